@@ -1,0 +1,70 @@
+//! The clap definition.
+
+use std::path::PathBuf;
+
+use clap::{Args, Parser, Subcommand};
+
+/// Triage and repair stuck turns in a flue agent-runtime journal database.
+#[derive(Debug, Parser)]
+#[command(name = "turnscope", version, about, long_about = None)]
+pub struct Cli {
+    /// The journal database (an SQLite file written by the runtime).
+    #[arg(long, global = true, env = "TURNSCOPE_DB", value_name = "PATH")]
+    pub db: Option<PathBuf>,
+
+    /// Context window (tokens) for silent-overflow detection. Default: from the model id, else 0.
+    #[arg(long, global = true, value_name = "N")]
+    pub context_window: Option<u64>,
+
+    /// Pin "now" (ms since the epoch) for reproducible output.
+    #[arg(long, global = true, env = "TURNSCOPE_NOW_MS", hide = true)]
+    pub now_ms: Option<i64>,
+
+    #[command(subcommand)]
+    pub command: Option<Command>,
+}
+
+#[derive(Debug, Subcommand)]
+pub enum Command {
+    /// List submissions: by default those whose lease expired (what the reconciler would pick up).
+    List(ListArgs),
+    /// Show one submission: row, journal, active path after the input, classification, recovery plan.
+    Show {
+        /// Submission id or a unique prefix of it.
+        submission: String,
+        /// Print JSON (schema turnscope.show/1).
+        #[arg(long)]
+        json: bool,
+    },
+    /// Classify one submission exactly as the runtime would, with the rule that matched.
+    Classify {
+        /// Submission id or a unique prefix of it.
+        submission: String,
+        /// Print JSON (schema turnscope.classify/1).
+        #[arg(long)]
+        json: bool,
+    },
+    /// Write a demo journal database (every recovery case) and list what is stuck in it.
+    Demo {
+        /// Where to write it (must not exist). Default: a new file in the temp directory.
+        path: Option<PathBuf>,
+        /// Print the list as JSON.
+        #[arg(long)]
+        json: bool,
+    },
+}
+
+#[derive(Debug, Clone, Default, Args)]
+pub struct ListArgs {
+    /// Only running submissions whose lease expired (the default).
+    #[arg(long, conflicts_with = "status")]
+    pub expired: bool,
+
+    /// Only submissions with this status: queued, running, terminalizing, settled, or all.
+    #[arg(long, value_name = "STATUS")]
+    pub status: Option<String>,
+
+    /// Print JSON (schema turnscope.list/1).
+    #[arg(long)]
+    pub json: bool,
+}

@@ -1,0 +1,94 @@
+//! `turnscope list`.
+
+use std::io::Write;
+
+use serde_json::json;
+
+use super::args::{Cli, ListArgs};
+use super::output::{sanitize, table, truncate};
+use super::{now_ms, CliError};
+use crate::report::{plan_json, submission_json, SubmissionReport};
+use crate::store::{JournalStore, ListFilter};
+
+pub fn run(store: &dyn JournalStore, cli: &Cli, args: &ListArgs, out: &mut dyn Write) -> Result<(), CliError> {
+    let now = now_ms(cli);
+    let filter = match args.status.as_deref() {
+        None => ListFilter::Expired { now_ms: now },
+        Some("all") => ListFilter::All,
+        Some(s @ ("queued" | "running" | "terminalizing" | "settled")) => ListFilter::Status(s.to_string()),
+        Some(other) => {
+            return Err(CliError::new(
+                format!("unknown status {other:?}"),
+                "use one of: queued, running, terminalizing, settled, all (or --expired)",
+                super::exit::USAGE,
+            ))
+        }
+    };
+    let rows = store.list_submissions(&filter)?;
+    let mut reports = Vec::with_capacity(rows.len());
+    for row in rows {
+        let bundle = store.load_bundle(&row.submission_id)?;
+        reports.push(SubmissionReport::build(bundle, cli.context_window, now));
+    }
+    if args.json {
+        let items: Vec<_> = reports
+            .iter()
+            .map(|r| {
+                let j = r.bundle.journal.as_ref();
+                json!({
+                    "submission": submission_json(r.row(), now),
+                    "journalPhase": j.map(|j| j.phase.clone()),
+                    "classification": r.classification().state.to_runtime_json(),
+                    "inspection": r.classification().state.inspection().as_str(),
+                    "trailingPartialBatch": r.classification().trailing_partial_batch,
+                    "verdict": r.verdict(),
+                    "plan": plan_json(&r.plan),
+                })
+            })
+            .collect();
+        let doc = json!({
+            "schema": "turnscope.list/1",
+            "database": store.location(),
+            "filter": match &filter {
+                ListFilter::Expired { .. } => "expired".to_string(),
+                ListFilter::Status(s) => s.clone(),
+                ListFilter::All => "all".to_string(),
+            },
+            "now": now,
+            "submissions": items,
+        });
+        writeln!(out, "{}", serde_json::to_string_pretty(&doc).unwrap_or_default())?;
+        return Ok(());
+    }
+    if reports.is_empty() {
+        let what = match &filter {
+            ListFilter::Expired { .. } => "no submission has an expired lease".to_string(),
+            ListFilter::Status(s) => format!("no submission has status {s}"),
+            ListFilter::All => "the database has no submissions".to_string(),
+        };
+        writeln!(out, "{what}")?;
+        return Ok(());
+    }
+    let body: Vec<Vec<String>> = reports
+        .iter()
+        .map(|r| {
+            let row = r.row();
+            vec![
+                row.sequence.to_string(),
+                truncate(&sanitize(&row.submission_id), 8),
+                row.kind.clone(),
+                truncate(&sanitize(&row.instance_id().unwrap_or_default()), 18),
+                row.status.clone(),
+                format!("{}/{}", row.attempt_count, row.max_retry),
+                r.lease_text(),
+                r.bundle.journal.as_ref().map_or("-".into(), |j| sanitize(&j.phase)),
+                r.verdict(),
+                r.plan.rule.map_or("-".into(), |n| format!("{n} {}", r.plan.result.unwrap_or(""))),
+                truncate(&sanitize(&row.error.clone().unwrap_or_default()), 40),
+            ]
+        })
+        .collect();
+    let header = ["SEQ", "ID", "KIND", "INSTANCE", "STATUS", "ATT", "LEASE", "PHASE", "VERDICT", "RULE", "ERROR"];
+    write!(out, "{}", table(&header, &body))?;
+    Ok(())
+}

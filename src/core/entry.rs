@@ -1,0 +1,420 @@
+//! Session entries as the runtime stores them in `flue_session_entries.data` (spec §2.3–2.6).
+//!
+//! Every entry keeps its raw JSON text. Parsing never fails: an entry whose JSON is malformed, whose
+//! `type` is unknown, or whose message has an unknown role is kept and labelled, so the UI can show it
+//! and the classifier can treat it exactly as the runtime would (the runtime's checks only look at
+//! `type === "message"` and `message.role`).
+
+use serde_json::{Map, Value};
+
+/// One row of `flue_session_entries`, parsed.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Entry {
+    /// `position` column: index in the append-only entry array.
+    pub position: i64,
+    /// The entry's id: `data.id` when it is a string, else the `entry_id` column.
+    pub id: String,
+    /// `data.parentId`; `None` for a root (null) or a missing/non-string value.
+    pub parent_id: Option<String>,
+    /// `data.timestamp` (ISO string) when present.
+    pub timestamp: Option<String>,
+    /// The stored JSON text, byte for byte.
+    pub raw: String,
+    pub body: EntryBody,
+}
+
+#[derive(Debug, Clone, PartialEq)]
+pub enum EntryBody {
+    Message(Box<Message>),
+    Compaction(Compaction),
+    /// Valid JSON object whose `type` is not one this runtime version writes.
+    Unknown { type_name: String },
+    /// Not a JSON object at all.
+    Malformed { error: String },
+}
+
+#[derive(Debug, Clone, PartialEq)]
+pub struct Compaction {
+    pub summary: String,
+    pub first_kept_entry_id: Option<String>,
+    pub tokens_before: Option<f64>,
+}
+
+/// `message.role`.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Role {
+    User,
+    Assistant,
+    ToolResult,
+    Signal,
+    /// A role this runtime version never writes (kept as found).
+    Other(String),
+    /// `message` missing or not an object, or no string `role`.
+    Missing,
+}
+
+/// A tool call block `{type:"toolCall", id, name, arguments}` of an assistant message.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ToolCall {
+    /// `id` as a JS value: `None` when absent (JS `undefined`).
+    pub id: Option<Value>,
+    pub name: String,
+    pub arguments: Value,
+}
+
+impl ToolCall {
+    /// The id as text for display and for writes (non-string ids are rendered as JSON).
+    pub fn id_text(&self) -> String {
+        js_key_text(&self.id)
+    }
+}
+
+/// The parts of a message the domain logic needs, plus the whole message as JSON for display.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Message {
+    pub role: Role,
+    /// The message object as parsed (key order preserved).
+    pub value: Value,
+}
+
+impl Message {
+    fn field(&self, key: &str) -> Option<&Value> {
+        self.value.as_object().and_then(|o| o.get(key))
+    }
+
+    fn str_field(&self, key: &str) -> Option<&str> {
+        self.field(key).and_then(Value::as_str)
+    }
+
+    /// `stopReason` when it is a string.
+    pub fn stop_reason(&self) -> Option<&str> {
+        self.str_field("stopReason")
+    }
+
+    /// `errorMessage` as stored (any JSON type), `None` when absent.
+    pub fn error_message_value(&self) -> Option<&Value> {
+        self.field("errorMessage")
+    }
+
+    /// The error text when `errorMessage` is truthy in JavaScript, converted as `String(x)` would.
+    pub fn truthy_error_message(&self) -> Option<String> {
+        let v = self.error_message_value()?;
+        js_truthy(v).then(|| js_to_string(v))
+    }
+
+    /// `usage.<key>` as a JS number: NaN when missing or not a number (JS arithmetic on `undefined`).
+    pub fn usage(&self, key: &str) -> f64 {
+        self.field("usage")
+            .and_then(|u| u.get(key))
+            .and_then(Value::as_f64)
+            .unwrap_or(f64::NAN)
+    }
+
+    /// Whether `usage` is an object (the runtime reads `usage.input` without a guard).
+    pub fn has_usage(&self) -> bool {
+        self.field("usage").is_some_and(Value::is_object)
+    }
+
+    /// Tool call blocks in content order (assistant messages).
+    pub fn tool_calls(&self) -> Vec<ToolCall> {
+        let Some(content) = self.field("content").and_then(Value::as_array) else {
+            return Vec::new();
+        };
+        content
+            .iter()
+            .filter(|b| b.get("type").and_then(Value::as_str) == Some("toolCall"))
+            .map(|b| ToolCall {
+                id: b.get("id").cloned(),
+                name: b.get("name").map(js_to_string).unwrap_or_default(),
+                arguments: b.get("arguments").cloned().unwrap_or(Value::Null),
+            })
+            .collect()
+    }
+
+    /// `toolCallId` of a toolResult as a JS value (`None` = undefined).
+    pub fn tool_call_id(&self) -> Option<Value> {
+        self.field("toolCallId").cloned()
+    }
+
+    pub fn tool_name(&self) -> Option<&str> {
+        self.str_field("toolName")
+    }
+
+    /// `isError` of a toolResult.
+    pub fn is_error(&self) -> bool {
+        self.field("isError").and_then(Value::as_bool).unwrap_or(false)
+    }
+
+    /// `type` of a signal message (`stream_continued`, `dispatch_input`, …).
+    pub fn signal_type(&self) -> Option<&str> {
+        self.str_field("type")
+    }
+
+    /// `model` of an assistant message.
+    pub fn model(&self) -> Option<&str> {
+        self.str_field("model")
+    }
+
+    /// The concatenated text of the message (text blocks, string content, signal content).
+    pub fn text(&self) -> String {
+        match self.field("content") {
+            Some(Value::String(s)) => s.clone(),
+            Some(Value::Array(blocks)) => {
+                let parts: Vec<&str> = blocks
+                    .iter()
+                    .filter(|b| b.get("type").and_then(Value::as_str) == Some("text"))
+                    .filter_map(|b| b.get("text").and_then(Value::as_str))
+                    .collect();
+                parts.join("\n")
+            }
+            _ => String::new(),
+        }
+    }
+
+    pub fn is_stream_continued(&self) -> bool {
+        self.role == Role::Signal && self.signal_type() == Some("stream_continued")
+    }
+}
+
+impl Entry {
+    /// Parse one stored row. Never fails: bad JSON becomes `EntryBody::Malformed`.
+    pub fn parse(position: i64, entry_id: &str, data: &str) -> Entry {
+        let value: Value = match serde_json::from_str(data) {
+            Ok(v) => v,
+            Err(e) => {
+                return Entry {
+                    position,
+                    id: entry_id.to_string(),
+                    parent_id: None,
+                    timestamp: None,
+                    raw: data.to_string(),
+                    body: EntryBody::Malformed {
+                        error: format!("invalid JSON: {e}"),
+                    },
+                }
+            }
+        };
+        let Value::Object(obj) = value else {
+            return Entry {
+                position,
+                id: entry_id.to_string(),
+                parent_id: None,
+                timestamp: None,
+                raw: data.to_string(),
+                body: EntryBody::Malformed {
+                    error: "entry JSON is not an object".to_string(),
+                },
+            };
+        };
+        let id = obj
+            .get("id")
+            .and_then(Value::as_str)
+            .unwrap_or(entry_id)
+            .to_string();
+        let parent_id = obj.get("parentId").and_then(Value::as_str).map(str::to_string);
+        let timestamp = obj.get("timestamp").and_then(Value::as_str).map(str::to_string);
+        let body = body_from(obj);
+        Entry {
+            position,
+            id,
+            parent_id,
+            timestamp,
+            raw: data.to_string(),
+            body,
+        }
+    }
+
+    /// The message, when this is a `type:"message"` entry.
+    pub fn message(&self) -> Option<&Message> {
+        match &self.body {
+            EntryBody::Message(m) => Some(m),
+            _ => None,
+        }
+    }
+
+    /// The message when it has the given role.
+    pub fn message_with_role(&self, role: &Role) -> Option<&Message> {
+        self.message().filter(|m| &m.role == role)
+    }
+
+    /// The whole entry as JSON (for display); `None` for malformed entries.
+    pub fn json(&self) -> Option<Value> {
+        serde_json::from_str(&self.raw).ok()
+    }
+
+    fn top_field(&self, key: &str) -> Option<Value> {
+        // Markers are rare; parse on demand instead of storing them on every entry.
+        self.json().and_then(|v| v.get(key).cloned())
+    }
+
+    /// `dispatch.dispatchId` (marks a dispatch input).
+    pub fn dispatch_id(&self) -> Option<String> {
+        if self.message().is_none() {
+            return None;
+        }
+        self.top_field("dispatch")
+            .and_then(|d| d.get("dispatchId").and_then(Value::as_str).map(str::to_string))
+    }
+
+    /// `directSubmissionId` (marks a direct input).
+    pub fn direct_submission_id(&self) -> Option<String> {
+        if self.message().is_none() {
+            return None;
+        }
+        self.top_field("directSubmissionId")
+            .and_then(|d| d.as_str().map(str::to_string))
+    }
+
+    /// `submissionTerminal.submissionId` (marks an interruption advisory).
+    pub fn submission_terminal_id(&self) -> Option<String> {
+        if self.message().is_none() {
+            return None;
+        }
+        self.top_field("submissionTerminal")
+            .and_then(|d| d.get("submissionId").and_then(Value::as_str).map(str::to_string))
+    }
+
+    /// A short label of what the entry is (`assistant`, `toolResult`, `signal:stream_continued`, …).
+    pub fn kind_label(&self) -> String {
+        match &self.body {
+            EntryBody::Message(m) => match &m.role {
+                Role::User => "user".into(),
+                Role::Assistant => "assistant".into(),
+                Role::ToolResult => "toolResult".into(),
+                Role::Signal => format!("signal:{}", m.signal_type().unwrap_or("?")),
+                Role::Other(r) => format!("message:{r} (unknown role)"),
+                Role::Missing => "message (no role)".into(),
+            },
+            EntryBody::Compaction(_) => "compaction".into(),
+            EntryBody::Unknown { type_name } => format!("{type_name} (unknown type)"),
+            EntryBody::Malformed { .. } => "malformed".into(),
+        }
+    }
+}
+
+fn body_from(mut obj: Map<String, Value>) -> EntryBody {
+    let type_name = match obj.get("type") {
+        Some(Value::String(s)) => s.clone(),
+        Some(other) => return EntryBody::Unknown { type_name: other.to_string() },
+        None => return EntryBody::Unknown { type_name: "(no type)".into() },
+    };
+    match type_name.as_str() {
+        "message" => {
+            let value = obj.remove("message").unwrap_or(Value::Null);
+            let role = match value.get("role") {
+                Some(Value::String(r)) => match r.as_str() {
+                    "user" => Role::User,
+                    "assistant" => Role::Assistant,
+                    "toolResult" => Role::ToolResult,
+                    "signal" => Role::Signal,
+                    other => Role::Other(other.to_string()),
+                },
+                _ => Role::Missing,
+            };
+            EntryBody::Message(Box::new(Message { role, value }))
+        }
+        "compaction" => EntryBody::Compaction(Compaction {
+            summary: obj.get("summary").map(js_to_string).unwrap_or_default(),
+            first_kept_entry_id: obj
+                .get("firstKeptEntryId")
+                .and_then(Value::as_str)
+                .map(str::to_string),
+            tokens_before: obj.get("tokensBefore").and_then(Value::as_f64),
+        }),
+        _ => EntryBody::Unknown { type_name },
+    }
+}
+
+/// JavaScript truthiness of a JSON value.
+pub fn js_truthy(v: &Value) -> bool {
+    match v {
+        Value::Null => false,
+        Value::Bool(b) => *b,
+        Value::Number(n) => n.as_f64().is_some_and(|f| f != 0.0 && !f.is_nan()),
+        Value::String(s) => !s.is_empty(),
+        Value::Array(_) | Value::Object(_) => true,
+    }
+}
+
+/// `String(v)` in JavaScript, for the JSON value types.
+pub fn js_to_string(v: &Value) -> String {
+    match v {
+        Value::Null => "null".into(),
+        Value::Bool(b) => b.to_string(),
+        Value::Number(n) => n.to_string(),
+        Value::String(s) => s.clone(),
+        Value::Array(items) => items
+            .iter()
+            .map(|i| match i {
+                Value::Null => String::new(),
+                other => js_to_string(other),
+            })
+            .collect::<Vec<_>>()
+            .join(","),
+        Value::Object(_) => "[object Object]".into(),
+    }
+}
+
+/// Text of a JS key value (`undefined` when absent).
+pub fn js_key_text(v: &Option<Value>) -> String {
+    match v {
+        None => "undefined".into(),
+        Some(Value::String(s)) => s.clone(),
+        Some(other) => other.to_string(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn parses_assistant_with_tool_calls() {
+        let raw = r#"{"type":"message","id":"e61f0b2c","parentId":"5d2a7f13","timestamp":"2026-01-05T09:12:45.870Z","message":{"role":"assistant","content":[{"type":"text","text":"Checking both."},{"type":"toolCall","id":"toolu_01XyZ","name":"get_weather","arguments":{"city":"Oslo"}},{"type":"toolCall","id":"toolu_01AbC","name":"get_time","arguments":{"tz":"Europe/Oslo"}}],"usage":{"input":1204,"output":88,"cacheRead":0},"stopReason":"toolUse","timestamp":1767604364140}}"#;
+        let e = Entry::parse(3, "e61f0b2c", raw);
+        assert_eq!(e.parent_id.as_deref(), Some("5d2a7f13"));
+        let m = e.message().unwrap();
+        assert_eq!(m.role, Role::Assistant);
+        assert_eq!(m.stop_reason(), Some("toolUse"));
+        let calls = m.tool_calls();
+        assert_eq!(calls.len(), 2);
+        assert_eq!(calls[1].id_text(), "toolu_01AbC");
+        assert_eq!(calls[1].name, "get_time");
+        assert_eq!(m.usage("input"), 1204.0);
+        assert!(m.usage("cacheWrite").is_nan());
+        assert_eq!(e.raw, raw);
+    }
+
+    #[test]
+    fn malformed_and_unknown_are_kept() {
+        let bad = Entry::parse(0, "x1", "{not json");
+        assert!(matches!(bad.body, EntryBody::Malformed { .. }));
+        assert_eq!(bad.id, "x1");
+        assert_eq!(bad.raw, "{not json");
+        let arr = Entry::parse(0, "x2", "[1,2]");
+        assert!(matches!(arr.body, EntryBody::Malformed { .. }));
+        let unk = Entry::parse(1, "x3", r#"{"type":"branch_summary","id":"x3","parentId":null}"#);
+        assert_eq!(unk.body, EntryBody::Unknown { type_name: "branch_summary".into() });
+        let role = Entry::parse(2, "x4", r#"{"type":"message","id":"x4","message":{"role":"custom"}}"#);
+        assert_eq!(role.message().unwrap().role, Role::Other("custom".into()));
+        assert_eq!(role.kind_label(), "message:custom (unknown role)");
+    }
+
+    #[test]
+    fn markers() {
+        let raw = r#"{"type":"message","id":"a","parentId":null,"timestamp":"t","message":{"role":"signal","type":"dispatch_input","content":"{}"},"dispatch":{"dispatchId":"d-1"}}"#;
+        let e = Entry::parse(0, "a", raw);
+        assert_eq!(e.dispatch_id().as_deref(), Some("d-1"));
+        assert_eq!(e.direct_submission_id(), None);
+        assert_eq!(e.kind_label(), "signal:dispatch_input");
+    }
+
+    #[test]
+    fn js_truthiness_and_strings() {
+        assert!(!js_truthy(&Value::String(String::new())));
+        assert!(js_truthy(&serde_json::json!(429)));
+        assert!(!js_truthy(&serde_json::json!(0)));
+        assert_eq!(js_to_string(&serde_json::json!(429)), "429");
+        assert_eq!(js_to_string(&serde_json::json!({"a":1})), "[object Object]");
+    }
+}

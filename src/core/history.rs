@@ -1,0 +1,271 @@
+//! A session's history: the append-only entry list plus the `leafId` pointer (spec §2.3–2.4, §2.8).
+
+use std::collections::{HashMap, HashSet};
+
+use super::entry::Entry;
+
+/// What kind of submission an input entry belongs to.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum SubmissionKind {
+    Dispatch,
+    Direct,
+}
+
+impl SubmissionKind {
+    pub fn parse(s: &str) -> Option<SubmissionKind> {
+        match s {
+            "dispatch" => Some(SubmissionKind::Dispatch),
+            "direct" => Some(SubmissionKind::Direct),
+            _ => None,
+        }
+    }
+
+    pub fn as_str(self) -> &'static str {
+        match self {
+            SubmissionKind::Dispatch => "dispatch",
+            SubmissionKind::Direct => "direct",
+        }
+    }
+}
+
+/// Damage found while walking the tree. The runtime itself would hang on a cycle; we stop and say so.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum PathDamage {
+    /// `leafId` names an entry that does not exist.
+    MissingLeaf(String),
+    /// An entry's `parentId` names an entry that does not exist (the path stops there, as in the runtime).
+    DanglingParent { entry: String, parent: String },
+    /// Following `parentId` returns to an entry already visited.
+    Cycle { at: String },
+}
+
+impl std::fmt::Display for PathDamage {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            PathDamage::MissingLeaf(id) => write!(f, "leafId {id} names no entry"),
+            PathDamage::DanglingParent { entry, parent } => {
+                write!(f, "entry {entry} has parentId {parent}, which names no entry")
+            }
+            PathDamage::Cycle { at } => write!(f, "parentId chain loops back to entry {at}"),
+        }
+    }
+}
+
+/// A session's entries in append order plus its leaf pointer.
+#[derive(Debug, Clone, Default)]
+pub struct History {
+    pub entries: Vec<Entry>,
+    pub leaf_id: Option<String>,
+    /// Indexes into `entries` along the active path, root first.
+    active: Vec<usize>,
+    on_path: Vec<bool>,
+    pub damage: Vec<PathDamage>,
+}
+
+impl History {
+    pub fn new(entries: Vec<Entry>, leaf_id: Option<String>) -> History {
+        // Like the runtime's `new Map(entries.map(e => [e.id, e]))`: a later duplicate id wins.
+        let mut by_id: HashMap<&str, usize> = HashMap::with_capacity(entries.len());
+        for (i, e) in entries.iter().enumerate() {
+            by_id.insert(e.id.as_str(), i);
+        }
+        let mut active = Vec::new();
+        let mut damage = Vec::new();
+        let mut seen = HashSet::new();
+        let mut current = match leaf_id.as_deref() {
+            Some(leaf) if !leaf.is_empty() => match by_id.get(leaf) {
+                Some(&i) => Some(i),
+                None => {
+                    damage.push(PathDamage::MissingLeaf(leaf.to_string()));
+                    None
+                }
+            },
+            _ => None,
+        };
+        while let Some(i) = current {
+            if !seen.insert(i) {
+                damage.push(PathDamage::Cycle { at: entries[i].id.clone() });
+                break;
+            }
+            active.push(i);
+            current = match entries[i].parent_id.as_deref() {
+                Some(p) if !p.is_empty() => match by_id.get(p) {
+                    Some(&j) => Some(j),
+                    None => {
+                        damage.push(PathDamage::DanglingParent {
+                            entry: entries[i].id.clone(),
+                            parent: p.to_string(),
+                        });
+                        None
+                    }
+                },
+                _ => None,
+            };
+        }
+        active.reverse();
+        let mut on_path = vec![false; entries.len()];
+        for &i in &active {
+            on_path[i] = true;
+        }
+        History {
+            entries,
+            leaf_id,
+            active,
+            on_path,
+            damage,
+        }
+    }
+
+    /// The active path, root first.
+    pub fn active_path(&self) -> Vec<&Entry> {
+        self.active.iter().map(|&i| &self.entries[i]).collect()
+    }
+
+    /// Indexes (into `entries`) of the active path, root first.
+    pub fn active_indexes(&self) -> &[usize] {
+        &self.active
+    }
+
+    pub fn is_on_active_path(&self, index: usize) -> bool {
+        self.on_path.get(index).copied().unwrap_or(false)
+    }
+
+    /// `getActivePathSince(id)`: entries strictly after `id` on the active path; empty when `id` is
+    /// not on it.
+    pub fn active_path_since(&self, id: &str) -> Vec<&Entry> {
+        let path = self.active_path();
+        match path.iter().position(|e| e.id == id) {
+            Some(i) => path[i + 1..].to_vec(),
+            None => Vec::new(),
+        }
+    }
+
+    /// Position of a submission's input entry on the active path (spec §2.8): the first entry whose
+    /// `dispatch.dispatchId` (dispatch) or `directSubmissionId` (direct) equals the submission id.
+    pub fn find_input(&self, kind: SubmissionKind, submission_id: &str) -> Option<&Entry> {
+        self.active_path().into_iter().find(|e| match kind {
+            SubmissionKind::Dispatch => e.dispatch_id().as_deref() == Some(submission_id),
+            SubmissionKind::Direct => e.direct_submission_id().as_deref() == Some(submission_id),
+        })
+    }
+
+    /// An input entry for this submission that exists only off the active path (it then counts as
+    /// absent, but an operator wants to know it is there).
+    pub fn find_input_off_path(&self, kind: SubmissionKind, submission_id: &str) -> Option<&Entry> {
+        self.entries.iter().enumerate().find_map(|(i, e)| {
+            let hit = match kind {
+                SubmissionKind::Dispatch => e.dispatch_id().as_deref() == Some(submission_id),
+                SubmissionKind::Direct => e.direct_submission_id().as_deref() == Some(submission_id),
+            };
+            (hit && !self.on_path[i]).then_some(e)
+        })
+    }
+
+    /// `following` for the classifier: the active path after the input, or `None` when the input
+    /// entry is not on the active path.
+    pub fn following(&self, kind: SubmissionKind, submission_id: &str) -> Option<Vec<&Entry>> {
+        let input = self.find_input(kind, submission_id)?;
+        Some(self.active_path_since(&input.id))
+    }
+
+    /// Entries off the active path, grouped under the active-path entry they branch from (the
+    /// deepest active ancestor), in append order. Entries whose ancestry never reaches the active path
+    /// are grouped under `None`.
+    pub fn abandoned_branches(&self) -> Vec<(Option<usize>, Vec<usize>)> {
+        let by_id: HashMap<&str, usize> = self
+            .entries
+            .iter()
+            .enumerate()
+            .map(|(i, e)| (e.id.as_str(), i))
+            .collect();
+        let mut groups: Vec<(Option<usize>, Vec<usize>)> = Vec::new();
+        for (i, e) in self.entries.iter().enumerate() {
+            if self.on_path[i] {
+                continue;
+            }
+            // Walk up to the first active ancestor (bounded: cycles stop the walk).
+            let mut anchor = None;
+            let mut seen = HashSet::new();
+            let mut cur = e.parent_id.as_deref();
+            while let Some(p) = cur {
+                let Some(&j) = by_id.get(p) else { break };
+                if !seen.insert(j) {
+                    break;
+                }
+                if self.on_path[j] {
+                    anchor = Some(j);
+                    break;
+                }
+                cur = self.entries[j].parent_id.as_deref();
+            }
+            match groups.iter_mut().find(|(a, _)| *a == anchor) {
+                Some((_, members)) => members.push(i),
+                None => groups.push((anchor, vec![i])),
+            }
+        }
+        groups
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn entry(pos: i64, id: &str, parent: Option<&str>, extra: &str) -> Entry {
+        let parent = parent.map_or("null".to_string(), |p| format!("\"{p}\""));
+        let raw = format!(
+            r#"{{"type":"message","id":"{id}","parentId":{parent},"timestamp":"2026-01-01T00:00:00.000Z","message":{{"role":"signal","type":"x","content":""}}{extra}}}"#
+        );
+        Entry::parse(pos, id, &raw)
+    }
+
+    #[test]
+    fn active_path_follows_parents_from_leaf() {
+        let h = History::new(
+            vec![
+                entry(0, "a", None, ""),
+                entry(1, "b", Some("a"), ""),
+                entry(2, "c", Some("b"), ""),
+                entry(3, "d", Some("b"), ""),
+            ],
+            Some("d".into()),
+        );
+        let ids: Vec<&str> = h.active_path().iter().map(|e| e.id.as_str()).collect();
+        assert_eq!(ids, ["a", "b", "d"]);
+        assert!(!h.is_on_active_path(2));
+        assert_eq!(h.abandoned_branches(), vec![(Some(1), vec![2])]);
+        let since: Vec<&str> = h.active_path_since("a").iter().map(|e| e.id.as_str()).collect();
+        assert_eq!(since, ["b", "d"]);
+        assert!(h.active_path_since("c").is_empty(), "off-path id gives []");
+    }
+
+    #[test]
+    fn finds_input_only_on_active_path() {
+        let marker = r#","dispatch":{"dispatchId":"sub-1"}"#;
+        let h = History::new(
+            vec![entry(0, "a", None, ""), entry(1, "b", Some("a"), marker), entry(2, "c", Some("a"), "")],
+            Some("c".into()),
+        );
+        assert!(h.find_input(SubmissionKind::Dispatch, "sub-1").is_none());
+        assert!(h.following(SubmissionKind::Dispatch, "sub-1").is_none());
+        assert_eq!(h.find_input_off_path(SubmissionKind::Dispatch, "sub-1").unwrap().id, "b");
+        let h2 = History::new(h.entries.clone(), Some("b".into()));
+        assert_eq!(h2.following(SubmissionKind::Dispatch, "sub-1").unwrap().len(), 0);
+    }
+
+    #[test]
+    fn cycles_and_dangling_parents_are_reported_not_looped() {
+        let h = History::new(
+            vec![entry(0, "a", Some("b"), ""), entry(1, "b", Some("a"), "")],
+            Some("b".into()),
+        );
+        assert_eq!(h.active_path().len(), 2);
+        assert!(matches!(h.damage[0], PathDamage::Cycle { .. }));
+        let d = History::new(vec![entry(0, "a", Some("zz"), "")], Some("a".into()));
+        assert_eq!(d.active_path().len(), 1);
+        assert!(matches!(d.damage[0], PathDamage::DanglingParent { .. }));
+        let m = History::new(vec![entry(0, "a", None, "")], Some("nope".into()));
+        assert!(m.active_path().is_empty());
+        assert_eq!(m.damage, vec![PathDamage::MissingLeaf("nope".into())]);
+    }
+}

@@ -1,0 +1,18 @@
+//! The pure domain: entries, the active path, the classifier, the partial-batch detector, the
+//! repair preview and the recovery planner. No I/O, no terminal, no SQL.
+
+pub mod classify;
+pub mod context_window;
+pub mod entry;
+pub mod history;
+pub mod jsregex;
+pub mod plan;
+pub mod repair;
+pub mod rows;
+pub mod stream;
+pub mod time;
+
+#[cfg(test)]
+mod classify_tests;
+#[cfg(test)]
+mod plan_tests;

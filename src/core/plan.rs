@@ -1,0 +1,619 @@
+//! The reconciler's decision table (spec §5.2, rules 0–9) as a pure function.
+//!
+//! `inspect_session` gathers, from the session history and stream chunks, everything the reconciler
+//! looks at; `plan_recovery` then names the rule that fires, the writes it implies in order, and why.
+
+use serde::Serialize;
+
+use super::classify::{classify_submission_state, Classification, Inspection};
+use super::entry::Role;
+use super::history::{History, SubmissionKind};
+use super::repair::{repair_for_journal, NoRepair, ToolRepair};
+use super::rows::{JournalRow, RequestedCall, SubmissionRow};
+use super::stream::{reconstruct_stream, StreamReconstruction};
+use super::time::human_duration;
+
+/// Everything about a submission's session that the reconciler consults, computed once.
+#[derive(Debug, Clone, PartialEq)]
+pub struct SessionInspection {
+    /// Whether `flue_sessions` has a row for the key (the runtime creates an empty one otherwise).
+    pub session_present: bool,
+    pub input_entry_id: Option<String>,
+    /// The input exists, but only on an abandoned branch.
+    pub input_off_path_id: Option<String>,
+    pub classification: Classification,
+    /// Rule 6's repair with the journal's tool request; `None` when the journal has none.
+    pub journal_repair: Option<Result<ToolRepair, NoRepair>>,
+    /// Problem reading the journal's tool request.
+    pub tool_request_error: Option<String>,
+    /// Stream chunks of the journal's stream key, rebuilt; `None` when there is no stream key.
+    pub stream: Option<StreamReconstruction>,
+    pub stream_segments: usize,
+    /// A `stream_continued` signal for the journal's stream key is already on the active path.
+    pub stream_already_continued: bool,
+    /// The active path ends with an aborted assistant that is not the journal's checkpoint leaf.
+    pub partial_already_checkpointed: bool,
+    /// An interruption advisory for this submission is already on the active path.
+    pub advisory_present: bool,
+}
+
+impl SessionInspection {
+    pub fn inspection(&self) -> Inspection {
+        self.classification.state.inspection()
+    }
+}
+
+/// Gather the inspection. `history` is `None` when the session row does not exist.
+pub fn inspect_session(
+    sub: &SubmissionRow,
+    journal: Option<&JournalRow>,
+    history: Option<&History>,
+    stream_bodies: &[String],
+    context_window: u64,
+) -> SessionInspection {
+    let empty = History::default();
+    let h = history.unwrap_or(&empty);
+    let kind = SubmissionKind::parse(&sub.kind).unwrap_or(SubmissionKind::Dispatch);
+    let input = h.find_input(kind, &sub.submission_id);
+    let following = h.following(kind, &sub.submission_id);
+    let classification = classify_submission_state(following.as_deref(), context_window);
+    let (journal_repair, tool_request_error) = match journal.map(JournalRow::tool_request) {
+        Some(Ok(Some(calls))) => (Some(repair_for_journal(following.as_deref(), &calls)), None),
+        Some(Err(e)) => (None, Some(e)),
+        _ => (None, None),
+    };
+    let active = h.active_path();
+    let stream_key = journal.and_then(|j| j.stream_key.clone());
+    let stream = stream_key.as_ref().map(|_| reconstruct_stream(stream_bodies));
+    let stream_already_continued = stream_key.as_deref().is_some_and(|key| {
+        active.iter().any(|e| {
+            e.message().is_some_and(|m| {
+                m.is_stream_continued()
+                    && m.value.pointer("/attributes/streamKey").and_then(|v| v.as_str()) == Some(key)
+            })
+        })
+    });
+    let partial_already_checkpointed = active.last().is_some_and(|last| {
+        last.message_with_role(&Role::Assistant)
+            .is_some_and(|m| m.stop_reason() == Some("aborted"))
+            && journal.and_then(|j| j.checkpoint_leaf_id.as_deref()) != Some(last.id.as_str())
+    });
+    let advisory_present = active
+        .iter()
+        .any(|e| e.submission_terminal_id().as_deref() == Some(sub.submission_id.as_str()));
+    SessionInspection {
+        session_present: history.is_some(),
+        input_entry_id: input.map(|e| e.id.clone()),
+        input_off_path_id: h
+            .find_input_off_path(kind, &sub.submission_id)
+            .map(|e| e.id.clone()),
+        classification,
+        journal_repair,
+        tool_request_error,
+        stream,
+        stream_segments: stream_bodies.len(),
+        stream_already_continued,
+        partial_already_checkpointed,
+        advisory_present,
+    }
+}
+
+/// One write the runtime would perform, in order.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+#[serde(tag = "op", rename_all = "snake_case")]
+pub enum PlannedWrite {
+    /// `completeSubmission(A)`: settled, no error.
+    CompleteSubmission,
+    /// Direct terminal outbox: reserve, append `submission_settled`, record offset, finalize.
+    SettleDirect { outcome: &'static str },
+    /// `failSubmission(A, error)`.
+    FailSubmission { error: String },
+    /// `recordSubmissionTerminal`: the `submission_interrupted` advisory signal.
+    AppendAdvisory { reason: &'static str, content: String },
+    /// `deleteStreamChunkSegments(key)`.
+    DeleteStreamChunks { stream_key: String },
+    /// `recoverInterruptedStream`: append the rebuilt partial (unless already checkpointed) and the
+    /// `stream_interrupted` / `stream_continued` signals.
+    RecoverStream { stream_key: String, append_partial: bool },
+    /// `markStreamConsumed(A, key)`.
+    MarkStreamConsumed { stream_key: String },
+    /// `repairInterruptedToolCalls`: a complete ordered result batch after the assistant.
+    RepairToolCalls { repair: ToolRepair },
+    /// `updateTurnJournalPhase(A, 'before_provider', {checkpointLeafId: <new leaf>})`.
+    JournalBeforeProvider,
+    /// `replaceTurnJournalAttempt(A, new, lease)`: hands the submission to a fresh attempt.
+    ReplaceAttempt,
+    /// `requeueSubmissionBeforeInputApplied(A)`.
+    Requeue,
+    /// The runtime's parser auto-settles a malformed row as failed.
+    AutoFailMalformed { error: String },
+}
+
+impl PlannedWrite {
+    /// One line for humans.
+    pub fn describe(&self) -> String {
+        match self {
+            PlannedWrite::CompleteSubmission => "settle the submission as completed (completeSubmission)".into(),
+            PlannedWrite::SettleDirect { outcome } => format!(
+                "settle through the terminal outbox: reserve, append submission_settled ({outcome}), record offset, finalize"
+            ),
+            PlannedWrite::FailSubmission { error } => format!("settle as failed with error: {error}"),
+            PlannedWrite::AppendAdvisory { reason, .. } => {
+                format!("append the submission_interrupted advisory signal (reason {reason})")
+            }
+            PlannedWrite::DeleteStreamChunks { stream_key } => format!("delete the stream chunks of {stream_key}"),
+            PlannedWrite::RecoverStream { append_partial, .. } => {
+                if *append_partial {
+                    "append the rebuilt aborted partial, then stream_interrupted and stream_continued signals".into()
+                } else {
+                    "append stream_interrupted and stream_continued signals (the partial is already in history)".into()
+                }
+            }
+            PlannedWrite::MarkStreamConsumed { .. } => "mark the stream consumed in the journal".into(),
+            PlannedWrite::RepairToolCalls { repair } => format!(
+                "append a complete batch of {} tool results after {} ({} synthetic interrupted, {} copied)",
+                repair.results.len(),
+                repair.assistant_id,
+                repair.synthetic_count(),
+                repair.results.len() - repair.synthetic_count()
+            ),
+            PlannedWrite::JournalBeforeProvider => {
+                "set the journal phase to before_provider with the repaired leaf as checkpoint".into()
+            }
+            PlannedWrite::ReplaceAttempt => "replace the attempt: new attempt id, attempt_count + 1, fresh lease".into(),
+            PlannedWrite::Requeue => "requeue: status queued, attempt/owner/started cleared, lease 0".into(),
+            PlannedWrite::AutoFailMalformed { error } => format!("auto-settle the malformed row as failed: {error}"),
+        }
+    }
+}
+
+/// Where a submission stands, for rows the reconciler does not (yet) touch as well.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+#[serde(tag = "state", rename_all = "snake_case")]
+pub enum Disposition {
+    /// Running with an expired lease: the next reconciliation pass applies `rule`.
+    Reconcile,
+    /// Running under a live lease: a worker owns it.
+    Live { expires_in_ms: i64 },
+    /// Running with `lease_expires_at = 0` (Cloudflare): a Node process never reconciles it.
+    NoLease,
+    /// Queued (the seed's `Pending`): waiting to be claimed.
+    Pending,
+    /// Terminalizing: the next pass publishes the terminal event and finalizes.
+    Publishing,
+    Completed,
+    Failed { error: String },
+    /// The row violates the runtime's row invariants; the runtime auto-fails it.
+    Malformed { problem: String },
+}
+
+impl Disposition {
+    pub fn label(&self) -> &'static str {
+        match self {
+            Disposition::Reconcile => "stuck",
+            Disposition::Live { .. } => "live",
+            Disposition::NoLease => "no-lease",
+            Disposition::Pending => "pending",
+            Disposition::Publishing => "publishing",
+            Disposition::Completed => "completed",
+            Disposition::Failed { .. } => "failed",
+            Disposition::Malformed { .. } => "malformed",
+        }
+    }
+}
+
+/// The planner's answer.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct RecoveryPlan {
+    pub disposition: Disposition,
+    /// Rule 0–9 of spec §5.2 that fires, for `Reconcile`.
+    pub rule: Option<u8>,
+    /// The runtime's result: `completed`, `failed`, `replacement`, `requeued`, `stale`.
+    pub result: Option<&'static str>,
+    pub writes: Vec<PlannedWrite>,
+    /// One line: why.
+    pub reason: String,
+}
+
+impl RecoveryPlan {
+    fn observe(disposition: Disposition, reason: String) -> RecoveryPlan {
+        RecoveryPlan {
+            disposition,
+            rule: None,
+            result: None,
+            writes: vec![],
+            reason,
+        }
+    }
+
+    fn rule(rule: u8, result: &'static str, writes: Vec<PlannedWrite>, reason: String) -> RecoveryPlan {
+        RecoveryPlan {
+            disposition: Disposition::Reconcile,
+            rule: Some(rule),
+            result: Some(result),
+            writes,
+            reason,
+        }
+    }
+}
+
+/// Error texts the runtime stores (`errors.ts`).
+pub mod messages {
+    pub const RETRY_EXHAUSTED_BEFORE_INPUT: &str =
+        "Submission was repeatedly interrupted before input application and exhausted its retry budget.";
+    pub const BEFORE_INPUT_MARKER: &str = "Submission was interrupted after its input was persisted but before input application was confirmed. The input was not replayed.";
+    pub const AFTER_INPUT_APPLICATION: &str = "Submission was interrupted after input application without a completed response. The work was not automatically replayed.";
+    pub const TIMEOUT: &str = "Submission exceeded the configured timeout.";
+
+    pub fn retry_exhausted(count: i64, max: i64) -> String {
+        format!("Submission exceeded maximum recovery attempts ({count}/{max}).")
+    }
+
+    pub fn pending_tools(names: &[String]) -> String {
+        format!(
+            "Submission was interrupted with pending tool call(s): {}. The tool outcome could not be confirmed and the tool was not automatically retried.",
+            names.join(", ")
+        )
+    }
+}
+
+/// Check the runtime's row invariants (`parseSubmission`); `Some(problem)` for a malformed row.
+pub fn row_problem(sub: &SubmissionRow) -> Option<String> {
+    let null_when_queued = [
+        ("attempt_id", sub.attempt_id.is_some()),
+        ("input_applied_at", sub.input_applied_at.is_some()),
+        ("recovery_requested_at", sub.recovery_requested_at.is_some()),
+        ("started_at", sub.started_at.is_some()),
+    ];
+    match sub.status.as_str() {
+        "queued" => {
+            if let Some((col, _)) = null_when_queued.iter().find(|(_, set)| *set) {
+                return Some(format!("queued row has {col} set"));
+            }
+        }
+        "running" | "terminalizing" => {
+            if sub.attempt_id.is_none() {
+                return Some(format!("{} row has no attempt_id", sub.status));
+            }
+            if sub.started_at.is_none() {
+                return Some(format!("{} row has no started_at", sub.status));
+            }
+        }
+        "settled" => {}
+        other => return Some(format!("unknown status {other:?}")),
+    }
+    if SubmissionKind::parse(&sub.kind).is_none() {
+        return Some(format!("unknown kind {:?}", sub.kind));
+    }
+    payload_problem(sub)
+}
+
+fn payload_problem(sub: &SubmissionRow) -> Option<String> {
+    let p: serde_json::Value = match serde_json::from_str(&sub.payload) {
+        Ok(v) => v,
+        Err(e) => return Some(format!("payload is not valid JSON: {e}")),
+    };
+    let s = |k: &str| p.get(k).and_then(|v| v.as_str());
+    if s("kind") != Some(sub.kind.as_str()) || s("submissionId") != Some(sub.submission_id.as_str()) {
+        return Some("payload kind/submissionId differ from the row".into());
+    }
+    let Some(id) = s("id") else {
+        return Some("payload has no id".into());
+    };
+    let key = format!(
+        "agent-session:{}",
+        serde_json::to_string(&[id, "default", "default"]).unwrap_or_default()
+    );
+    if key != sub.session_key {
+        return Some("payload id does not rebuild session_key".into());
+    }
+    match s("acceptedAt").and_then(super::time::ms_from_iso) {
+        Some(ms) if Some(ms) == sub.accepted_at => {}
+        _ => return Some("payload acceptedAt does not match accepted_at".into()),
+    }
+    if sub.kind == "dispatch" {
+        if s("dispatchId") != Some(sub.submission_id.as_str()) || p.get("input").is_none() {
+            return Some("dispatch payload lacks a matching dispatchId or an input".into());
+        }
+    } else if p.pointer("/payload/message").and_then(|m| m.as_str()).is_none() {
+        return Some("direct payload has no payload.message string".into());
+    }
+    None
+}
+
+/// What a settled or terminalizing row ended with.
+fn settled_disposition(sub: &SubmissionRow) -> Disposition {
+    if let Some(err) = &sub.error {
+        return Disposition::Failed { error: err.clone() };
+    }
+    // Direct failures keep `error` NULL; the outcome lives in the terminal event.
+    let event: Option<serde_json::Value> = sub
+        .terminal_event
+        .as_deref()
+        .and_then(|t| serde_json::from_str(t).ok());
+    match event {
+        Some(ev) if ev.get("outcome").and_then(|o| o.as_str()) == Some("failed") => Disposition::Failed {
+            error: ev
+                .pointer("/error/message")
+                .and_then(|m| m.as_str())
+                .unwrap_or("failed (no message in the terminal event)")
+                .to_string(),
+        },
+        _ => Disposition::Completed,
+    }
+}
+
+/// `reconcileInterruptedSubmission`'s decision for `sub` at `now_ms` (spec §5.2), or what the row's
+/// status means when the reconciler would not touch it.
+pub fn plan_recovery(
+    sub: &SubmissionRow,
+    journal: Option<&JournalRow>,
+    inspection: &SessionInspection,
+    now_ms: i64,
+) -> RecoveryPlan {
+    if let Some(problem) = row_problem(sub) {
+        if matches!(sub.status.as_str(), "queued" | "running") {
+            let mut plan = RecoveryPlan::observe(
+                Disposition::Malformed { problem: problem.clone() },
+                format!("the runtime's row parser rejects this row ({problem}) and settles it as failed"),
+            );
+            plan.writes.push(PlannedWrite::AutoFailMalformed { error: problem });
+            return plan;
+        }
+    }
+    match sub.status.as_str() {
+        "queued" => {
+            return RecoveryPlan::observe(
+                Disposition::Pending,
+                "queued: the claim loop starts it once no earlier submission of its session is unsettled".into(),
+            )
+        }
+        "terminalizing" => {
+            return RecoveryPlan::observe(
+                Disposition::Publishing,
+                "terminalizing: the next reconciliation pass publishes the terminal event and finalizes".into(),
+            )
+        }
+        "settled" => {
+            let d = settled_disposition(sub);
+            let reason = match &d {
+                Disposition::Failed { error } => format!("settled as failed: {error}"),
+                _ => "settled as completed".into(),
+            };
+            return RecoveryPlan::observe(d, reason);
+        }
+        _ => {}
+    }
+    if sub.lease_expires_at == 0 {
+        return RecoveryPlan::observe(
+            Disposition::NoLease,
+            "running with lease_expires_at = 0: a Node runtime never reconciles it (Cloudflare-style claim)".into(),
+        );
+    }
+    if sub.lease_expires_at >= now_ms {
+        let left = sub.lease_expires_at - now_ms;
+        return RecoveryPlan::observe(
+            Disposition::Live { expires_in_ms: left },
+            format!(
+                "live: owner {} holds the lease for {} more; the reconciler leaves it alone",
+                sub.owner_id.as_deref().unwrap_or("?"),
+                human_duration(left)
+            ),
+        );
+    }
+    decide(sub, journal, inspection, now_ms)
+}
+
+fn decide(sub: &SubmissionRow, j: Option<&JournalRow>, si: &SessionInspection, now_ms: i64) -> RecoveryPlan {
+    let c = si.inspection();
+    let stream_key = j.and_then(|j| j.stream_key.clone());
+    let delete_chunks = || {
+        stream_key
+            .clone()
+            .map(|k| PlannedWrite::DeleteStreamChunks { stream_key: k })
+    };
+    // Rule 0.
+    if sub.attempt_id.is_none() {
+        return RecoveryPlan::rule(0, "stale", vec![], "the row has no attempt id; nothing to reconcile".into());
+    }
+    // Rule 1.
+    if c == Inspection::Completed {
+        let mut w = vec![if sub.kind == "direct" {
+            PlannedWrite::SettleDirect { outcome: "completed" }
+        } else {
+            PlannedWrite::CompleteSubmission
+        }];
+        w.extend(delete_chunks());
+        return RecoveryPlan::rule(
+            1,
+            "completed",
+            w,
+            "the session already holds a completed answer after the input: settle it as completed, no model call (wins over budget and timeout)".into(),
+        );
+    }
+    // Rule 2.
+    if sub.attempt_count >= sub.max_retry {
+        let error = if sub.input_applied_at.is_none() {
+            messages::RETRY_EXHAUSTED_BEFORE_INPUT.to_string()
+        } else {
+            messages::retry_exhausted(sub.attempt_count, sub.max_retry)
+        };
+        return fail(
+            2,
+            sub,
+            si,
+            "exhausted_retry_budget",
+            error,
+            None,
+            delete_chunks(),
+            format!("attempts {}/{} exhausted: fail", sub.attempt_count, sub.max_retry),
+        );
+    }
+    // Rule 3.
+    if sub.timeout_at > 0 && now_ms >= sub.timeout_at {
+        return fail(
+            3,
+            sub,
+            si,
+            "exceeded_timeout",
+            messages::TIMEOUT.to_string(),
+            None,
+            delete_chunks(),
+            format!("the deadline passed {} ago: fail", human_duration(now_ms - sub.timeout_at)),
+        );
+    }
+    let phase = j.map(|j| j.phase.as_str());
+    let uncommitted = j.is_some_and(|j| !j.committed);
+    // Rule 4.
+    if let (Some(j), Some(key)) = (j, &stream_key) {
+        if j.phase == "provider_started" && !j.committed && j.stream_consumed_at.is_none() {
+            if si.stream.as_ref().is_some_and(StreamReconstruction::is_recoverable) {
+                let mut w = vec![];
+                if !si.stream_already_continued {
+                    w.push(PlannedWrite::RecoverStream {
+                        stream_key: key.clone(),
+                        append_partial: !si.partial_already_checkpointed,
+                    });
+                }
+                w.push(PlannedWrite::MarkStreamConsumed { stream_key: key.clone() });
+                w.push(PlannedWrite::DeleteStreamChunks { stream_key: key.clone() });
+                w.push(PlannedWrite::ReplaceAttempt);
+                return RecoveryPlan::rule(
+                    4,
+                    "replacement",
+                    w,
+                    format!(
+                        "the provider stream was cut mid-answer and {} stored segment(s) rebuild to text: recover it and hand to a fresh attempt",
+                        si.stream_segments
+                    ),
+                );
+            }
+        }
+    }
+    // Rule 5.
+    let provider_unreached = j.is_none() || phase == Some("before_provider");
+    let journal_allows = j.is_none() || (matches!(phase, Some("before_provider" | "provider_started")) && uncommitted);
+    if sub.input_applied_at.is_some()
+        && journal_allows
+        && (c == Inspection::Continuable || (c == Inspection::Uncertain && provider_unreached))
+    {
+        let why = match (c, j) {
+            (Inspection::Continuable, _) => format!(
+                "the history is continuable ({}) and the journal is {}: hand to a fresh attempt",
+                si.classification.state.label(),
+                phase.unwrap_or("absent")
+            ),
+            (_, None) => format!(
+                "no turn journal yet and the history is {}: hand to a fresh attempt",
+                si.classification.state.label()
+            ),
+            _ => format!(
+                "the provider was never reached (journal before_provider) and the history is {}: hand to a fresh attempt",
+                si.classification.state.label()
+            ),
+        };
+        return RecoveryPlan::rule(5, "replacement", vec![PlannedWrite::ReplaceAttempt], why);
+    }
+    // Rule 6.
+    if let Some(j) = j {
+        if j.phase == "tool_request_recorded" && !j.committed && j.tool_request_json.is_some() {
+            match &si.journal_repair {
+                Some(Ok(repair)) => {
+                    return RecoveryPlan::rule(
+                        6,
+                        "replacement",
+                        vec![
+                            PlannedWrite::RepairToolCalls { repair: repair.clone() },
+                            PlannedWrite::JournalBeforeProvider,
+                            PlannedWrite::ReplaceAttempt,
+                        ],
+                        format!(
+                            "tools were requested and {} of {} calls have no result: write interrupted results, then hand to a fresh attempt",
+                            repair.synthetic_count(),
+                            repair.results.len()
+                        ),
+                    )
+                }
+                other => {
+                    if c == Inspection::Continuable {
+                        let why = match other {
+                            Some(Err(n)) => n.describe().to_string(),
+                            _ => si.tool_request_error.clone().unwrap_or_default(),
+                        };
+                        return RecoveryPlan::rule(
+                            6,
+                            "replacement",
+                            vec![PlannedWrite::ReplaceAttempt],
+                            format!("tools were requested; repair writes nothing ({why}) and the history is continuable: hand to a fresh attempt"),
+                        );
+                    }
+                }
+            }
+        }
+    }
+    if sub.input_applied_at.is_none() {
+        // Rule 7.
+        if c == Inspection::Absent {
+            return RecoveryPlan::rule(
+                7,
+                "requeued",
+                vec![PlannedWrite::Requeue],
+                "the input never reached the session: requeue it as if it had just arrived".into(),
+            );
+        }
+        // Rule 8.
+        return fail(
+            8,
+            sub,
+            si,
+            "interrupted_before_input_marker",
+            messages::BEFORE_INPUT_MARKER.to_string(),
+            None,
+            delete_chunks(),
+            "the input is in the session but its application was never confirmed: fail without replay".into(),
+        );
+    }
+    // Rule 9.
+    let tools: Option<Vec<RequestedCall>> = j.and_then(|j| j.tool_request().ok().flatten());
+    let error = match &tools {
+        Some(t) if !t.is_empty() => {
+            messages::pending_tools(&t.iter().map(|c| c.name.clone()).collect::<Vec<_>>())
+        }
+        _ => messages::AFTER_INPUT_APPLICATION.to_string(),
+    };
+    let why = format!(
+        "nothing safe to resume from ({}, journal {}): fail after input application",
+        si.classification.state.label(),
+        phase.unwrap_or("absent")
+    );
+    fail(9, sub, si, "interrupted_after_input_application", error, tools, delete_chunks(), why)
+}
+
+#[allow(clippy::too_many_arguments)]
+fn fail(
+    rule: u8,
+    sub: &SubmissionRow,
+    si: &SessionInspection,
+    reason: &'static str,
+    error: String,
+    tools: Option<Vec<RequestedCall>>,
+    delete_chunks: Option<PlannedWrite>,
+    why: String,
+) -> RecoveryPlan {
+    let mut w = vec![];
+    if !si.advisory_present {
+        let mut content = error.clone(); // the advisory's content is the error's message
+        if let Some(t) = tools.filter(|t| !t.is_empty()) {
+            let list: Vec<String> = t.iter().map(|c| format!("  - {} ({})", c.name, c.id)).collect();
+            content.push_str(&format!("\n\nInterrupted tool call(s):\n{}", list.join("\n")));
+        }
+        w.push(PlannedWrite::AppendAdvisory { reason, content });
+    }
+    w.push(if sub.kind == "direct" {
+        PlannedWrite::SettleDirect { outcome: "failed" }
+    } else {
+        PlannedWrite::FailSubmission { error }
+    });
+    w.extend(delete_chunks);
+    RecoveryPlan::rule(rule, "failed", w, why)
+}

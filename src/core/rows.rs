@@ -1,0 +1,122 @@
+//! Plain data for the submission and journal rows (spec §1.4, §3.1). Filled by the store, read by
+//! the planner and the views. No I/O here.
+
+use serde::Serialize;
+
+/// One row of `flue_agent_submissions`. The terminal columns are read under either variant's names.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct SubmissionRow {
+    pub sequence: i64,
+    pub submission_id: String,
+    pub session_key: String,
+    pub kind: String,
+    pub payload: String,
+    pub status: String,
+    pub accepted_at: Option<i64>,
+    pub attempt_id: Option<String>,
+    pub input_applied_at: Option<i64>,
+    pub recovery_requested_at: Option<i64>,
+    pub started_at: Option<i64>,
+    pub settled_at: Option<i64>,
+    pub error: Option<String>,
+    pub attempt_count: i64,
+    pub max_retry: i64,
+    pub timeout_at: i64,
+    pub owner_id: Option<String>,
+    pub lease_expires_at: i64,
+    pub terminal_key: Option<String>,
+    pub terminal_event: Option<String>,
+    pub terminal_offset: Option<String>,
+}
+
+impl SubmissionRow {
+    /// The runtime's expired-lease test: `status='running' AND 0 < lease_expires_at < now`.
+    pub fn lease_expired(&self, now_ms: i64) -> bool {
+        self.status == "running" && self.lease_expires_at > 0 && self.lease_expires_at < now_ms
+    }
+
+    /// The instance id from the session key `agent-session:["<instanceId>","default","default"]`.
+    pub fn instance_id(&self) -> Option<String> {
+        instance_id_of(&self.session_key)
+    }
+
+    /// The agent name from the payload (`agent`).
+    pub fn agent(&self) -> Option<String> {
+        let v: serde_json::Value = serde_json::from_str(&self.payload).ok()?;
+        v.get("agent").and_then(|a| a.as_str()).map(str::to_string)
+    }
+}
+
+/// Parse the instance id out of a session key.
+pub fn instance_id_of(session_key: &str) -> Option<String> {
+    let rest = session_key.strip_prefix("agent-session:")?;
+    let parts: Vec<serde_json::Value> = serde_json::from_str(rest).ok()?;
+    parts.first().and_then(|p| p.as_str()).map(str::to_string)
+}
+
+/// One row of `flue_agent_turn_journals`.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct JournalRow {
+    pub submission_id: String,
+    pub session_key: String,
+    pub kind: String,
+    pub attempt_id: String,
+    pub operation_id: String,
+    pub turn_id: String,
+    pub phase: String,
+    pub revision: i64,
+    pub created_at: i64,
+    pub updated_at: i64,
+    pub checkpoint_leaf_id: Option<String>,
+    pub tool_request_json: Option<String>,
+    pub stream_key: Option<String>,
+    pub stream_consumed_at: Option<i64>,
+    pub committed: bool,
+    pub committed_leaf_id: Option<String>,
+}
+
+/// `{id, name}` of a journaled tool call.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct RequestedCall {
+    pub id: String,
+    pub name: String,
+}
+
+impl JournalRow {
+    /// The journal's tool request (`{"toolCalls":[…]}`): `Ok(None)` when the column is NULL.
+    pub fn tool_request(&self) -> Result<Option<Vec<RequestedCall>>, String> {
+        let Some(json) = &self.tool_request_json else {
+            return Ok(None);
+        };
+        let v: serde_json::Value =
+            serde_json::from_str(json).map_err(|e| format!("tool_request_json is not valid JSON: {e}"))?;
+        let calls = v
+            .get("toolCalls")
+            .and_then(|c| c.as_array())
+            .ok_or_else(|| "tool_request_json has no toolCalls array".to_string())?;
+        Ok(Some(
+            calls
+                .iter()
+                .map(|c| RequestedCall {
+                    id: c.get("id").map(crate::core::entry::js_to_string).unwrap_or_default(),
+                    name: c.get("name").map(crate::core::entry::js_to_string).unwrap_or_default(),
+                })
+                .collect(),
+        ))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn instance_id_from_session_key() {
+        assert_eq!(
+            instance_id_of(r#"agent-session:["guild-42","default","default"]"#).as_deref(),
+            Some("guild-42")
+        );
+        assert_eq!(instance_id_of("other"), None);
+        assert_eq!(instance_id_of("agent-session:[oops"), None);
+    }
+}

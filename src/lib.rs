@@ -1,0 +1,10 @@
+//! turnscope: triage and repair stuck turns in a flue agent-runtime journal database.
+//!
+//! Layers, each depending only on those before it: [`core`] (pure domain), [`store`] (reading the
+//! database), [`cli`] (commands and output).
+
+pub mod cli;
+pub mod core;
+//TMP pub mod demo;
+pub mod report;
+pub mod store;

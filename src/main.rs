@@ -1,0 +1,28 @@
+use std::io::Write;
+use std::process::ExitCode;
+
+use clap::Parser;
+use turnscope::cli::{self, Cli};
+
+fn main() -> ExitCode {
+    let cli = match Cli::try_parse() {
+        Ok(c) => c,
+        Err(e) => {
+            let _ = e.print();
+            return ExitCode::from(if e.use_stderr() { cli::exit::USAGE as u8 } else { 0 });
+        }
+    };
+    let stdout = std::io::stdout();
+    let mut out = stdout.lock();
+    match cli::run(&cli, &mut out) {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(e) => {
+            let _ = out.flush();
+            eprintln!("error: {}", cli::sanitize(&e.message));
+            if let Some(h) = &e.hint {
+                eprintln!("hint: {h}");
+            }
+            ExitCode::from(e.code as u8)
+        }
+    }
+}

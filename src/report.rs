@@ -1,0 +1,250 @@
+//! One submission, fully inspected: the rows, its history, the classification and the recovery plan.
+//! Shared by the CLI and the TUI so both always say the same thing.
+
+use serde_json::{json, Value};
+
+use crate::core::classify::Classification;
+use crate::core::context_window::{self, ContextWindow};
+use crate::core::entry::{Entry, Role};
+use crate::core::history::{History, SubmissionKind};
+use crate::core::plan::{inspect_session, plan_recovery, Disposition, RecoveryPlan, SessionInspection};
+use crate::core::rows::SubmissionRow;
+use crate::core::time::{human_duration, iso_from_ms};
+use crate::store::{JournalStore, StoreError, SubmissionBundle};
+
+/// A submission with everything turnscope concluded about it.
+#[derive(Debug, Clone)]
+pub struct SubmissionReport {
+    pub bundle: SubmissionBundle,
+    pub history: Option<History>,
+    pub window: ContextWindow,
+    pub inspection: SessionInspection,
+    pub plan: RecoveryPlan,
+    pub now_ms: i64,
+}
+
+impl SubmissionReport {
+    /// Inspect a loaded bundle at `now_ms`. `context_window` is the operator's `--context-window`.
+    pub fn build(bundle: SubmissionBundle, context_window: Option<u64>, now_ms: i64) -> SubmissionReport {
+        let history = bundle
+            .session
+            .as_ref()
+            .map(|s| History::new(s.entries.clone(), s.leaf_id.clone()));
+        let model = history.as_ref().and_then(last_model);
+        let window = context_window::resolve(context_window, model.as_deref());
+        let inspection = inspect_session(
+            &bundle.row,
+            bundle.journal.as_ref(),
+            history.as_ref(),
+            &bundle.stream_chunks,
+            window.tokens,
+        );
+        let plan = plan_recovery(&bundle.row, bundle.journal.as_ref(), &inspection, now_ms);
+        SubmissionReport {
+            bundle,
+            history,
+            window,
+            inspection,
+            plan,
+            now_ms,
+        }
+    }
+
+    /// Load and inspect one submission by id or unique prefix.
+    pub fn load(
+        store: &dyn JournalStore,
+        query: &str,
+        context_window: Option<u64>,
+        now_ms: i64,
+    ) -> Result<SubmissionReport, StoreError> {
+        let row = store.find_submission(query)?;
+        let bundle = store.load_bundle(&row.submission_id)?;
+        Ok(SubmissionReport::build(bundle, context_window, now_ms))
+    }
+
+    pub fn row(&self) -> &SubmissionRow {
+        &self.bundle.row
+    }
+
+    pub fn classification(&self) -> &Classification {
+        &self.inspection.classification
+    }
+
+    /// The verdict operators see: the classification for running rows, the outcome otherwise.
+    pub fn verdict(&self) -> String {
+        match &self.plan.disposition {
+            Disposition::Reconcile | Disposition::Live { .. } | Disposition::NoLease => {
+                self.classification().state.label()
+            }
+            other => other.label().to_string(),
+        }
+    }
+
+    /// The active path strictly after the input entry (what the classifier saw).
+    pub fn following(&self) -> Option<Vec<&Entry>> {
+        let h = self.history.as_ref()?;
+        let kind = SubmissionKind::parse(&self.row().kind)?;
+        h.following(kind, &self.row().submission_id)
+    }
+
+    /// Lease as operators read it: `expired 4m12s ago`, `live 18s`, `none`.
+    pub fn lease_text(&self) -> String {
+        lease_text(self.row(), self.now_ms)
+    }
+
+    /// The stable JSON document of `turnscope show --json` (schema `turnscope.show/1`).
+    pub fn to_json(&self) -> Value {
+        let row = self.row();
+        let c = self.classification();
+        let following: Vec<Value> = self
+            .following()
+            .unwrap_or_default()
+            .iter()
+            .map(|e| entry_summary_json(e))
+            .collect();
+        json!({
+            "schema": "turnscope.show/1",
+            "submission": submission_json(row, self.now_ms),
+            "journal": self.bundle.journal.as_ref().map(|j| json!({
+                "phase": j.phase,
+                "revision": j.revision,
+                "attemptId": j.attempt_id,
+                "matchesSubmissionAttempt": row.attempt_id.as_deref() == Some(j.attempt_id.as_str()),
+                "checkpointLeafId": j.checkpoint_leaf_id,
+                "toolRequest": j.tool_request().ok().flatten(),
+                "streamKey": j.stream_key,
+                "streamConsumedAt": j.stream_consumed_at,
+                "streamChunkSegments": self.bundle.stream_chunks.len(),
+                "committed": j.committed,
+                "committedLeafId": j.committed_leaf_id,
+                "createdAt": j.created_at,
+                "updatedAt": j.updated_at,
+            })),
+            "journalProblem": self.bundle.journal_problem,
+            "session": self.bundle.session.as_ref().map(|s| json!({
+                "id": s.id,
+                "leafId": s.leaf_id,
+                "entries": s.entries.len(),
+                "problems": s.data_problems,
+                "pathDamage": self.history.as_ref().map(|h| h.damage.iter().map(|d| d.to_string()).collect::<Vec<_>>()).unwrap_or_default(),
+            })),
+            "inputEntryId": self.inspection.input_entry_id,
+            "inputOffPathEntryId": self.inspection.input_off_path_id,
+            "contextWindow": self.window,
+            "classification": classification_json(c),
+            "inspection": c.state.inspection().as_str(),
+            "verdict": self.verdict(),
+            "plan": plan_json(&self.plan),
+            "following": following,
+        })
+    }
+}
+
+fn last_model(h: &History) -> Option<String> {
+    h.active_path()
+        .iter()
+        .rev()
+        .filter_map(|e| e.message_with_role(&Role::Assistant))
+        .find_map(|m| m.model().filter(|m| !m.is_empty()).map(str::to_string))
+}
+
+pub fn lease_text(row: &SubmissionRow, now_ms: i64) -> String {
+    if row.status != "running" {
+        return "-".into();
+    }
+    match row.lease_expires_at {
+        0 => "none".into(),
+        t if t < now_ms => format!("expired {} ago", human_duration(now_ms - t)),
+        t => format!("live {}", human_duration(t - now_ms)),
+    }
+}
+
+pub fn classification_json(c: &Classification) -> Value {
+    json!({
+        "result": c.state.to_runtime_json(),
+        "label": c.state.label(),
+        "explanation": c.explanation,
+        "trailingPartialBatch": c.trailing_partial_batch,
+    })
+}
+
+pub fn plan_json(p: &RecoveryPlan) -> Value {
+    json!({
+        "disposition": p.disposition,
+        "rule": p.rule,
+        "result": p.result,
+        "reason": p.reason,
+        "writes": p.writes.iter().map(|w| {
+            let mut v = serde_json::to_value(w).unwrap_or(Value::Null);
+            if let Value::Object(o) = &mut v {
+                o.insert("description".into(), w.describe().into());
+            }
+            v
+        }).collect::<Vec<_>>(),
+    })
+}
+
+pub fn submission_json(row: &SubmissionRow, now_ms: i64) -> Value {
+    let iso = |v: Option<i64>| v.filter(|t| *t > 0).map(iso_from_ms);
+    json!({
+        "sequence": row.sequence,
+        "submissionId": row.submission_id,
+        "sessionKey": row.session_key,
+        "instanceId": row.instance_id(),
+        "agent": row.agent(),
+        "kind": row.kind,
+        "status": row.status,
+        "attemptId": row.attempt_id,
+        "attemptCount": row.attempt_count,
+        "maxRetry": row.max_retry,
+        "acceptedAt": iso(row.accepted_at),
+        "inputAppliedAt": iso(row.input_applied_at),
+        "startedAt": iso(row.started_at),
+        "settledAt": iso(row.settled_at),
+        "timeoutAt": iso(Some(row.timeout_at)),
+        "ownerId": row.owner_id,
+        "leaseExpiresAt": row.lease_expires_at,
+        "leaseExpired": row.lease_expired(now_ms),
+        "lease": lease_text(row, now_ms),
+        "error": row.error,
+        "terminalKey": row.terminal_key,
+        "terminalOffset": row.terminal_offset,
+    })
+}
+
+/// One entry of the active path, summarised for `show --json`.
+pub fn entry_summary_json(e: &Entry) -> Value {
+    let mut v = json!({
+        "id": e.id,
+        "parentId": e.parent_id,
+        "position": e.position,
+        "timestamp": e.timestamp,
+        "kind": e.kind_label(),
+    });
+    if let Some(m) = e.message() {
+        let o = v.as_object_mut().expect("object");
+        match m.role {
+            Role::Assistant => {
+                o.insert("stopReason".into(), m.stop_reason().into());
+                if let Some(err) = m.truthy_error_message() {
+                    o.insert("errorMessage".into(), err.into());
+                }
+                let calls: Vec<Value> = m
+                    .tool_calls()
+                    .iter()
+                    .map(|c| json!({"id": c.id_text(), "name": c.name}))
+                    .collect();
+                if !calls.is_empty() {
+                    o.insert("toolCalls".into(), calls.into());
+                }
+            }
+            Role::ToolResult => {
+                o.insert("toolCallId".into(), crate::core::entry::js_key_text(&m.tool_call_id()).into());
+                o.insert("toolName".into(), m.tool_name().into());
+                o.insert("isError".into(), m.is_error().into());
+            }
+            _ => {}
+        }
+    }
+    v
+}

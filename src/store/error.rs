@@ -1,0 +1,101 @@
+//! Store errors: one line that says what was found, plus a hint that says what to do.
+
+use std::path::PathBuf;
+
+#[derive(Debug)]
+pub enum StoreError {
+    /// The database file does not exist (we never create one).
+    Missing(PathBuf),
+    /// The file is empty (0 bytes, or no tables at all).
+    Empty(PathBuf),
+    /// Not an SQLite database (or damaged beyond reading its header).
+    NotSqlite { path: PathBuf, detail: String },
+    /// An SQLite database, but not a flue journal.
+    NotFlue { path: PathBuf, tables: Vec<String> },
+    /// A newer runtime's format (`flue_meta.format_version`, flue ≥ 2).
+    NewerFormat { format_version: String },
+    /// `flue_meta.schema_version` outside 1–3.
+    SchemaVersion { found: String },
+    /// Another process holds a lock we could not wait out.
+    Locked { detail: String },
+    SubmissionNotFound { query: String },
+    Ambiguous { query: String, candidates: Vec<String> },
+    /// Any other SQLite failure.
+    Sqlite { context: String, detail: String },
+}
+
+impl std::fmt::Display for StoreError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            StoreError::Missing(p) => write!(f, "no database at {}", p.display()),
+            StoreError::Empty(p) => write!(f, "{} is empty: not a flue journal database", p.display()),
+            StoreError::NotSqlite { path, detail } => {
+                write!(f, "{} is not an SQLite database ({detail})", path.display())
+            }
+            StoreError::NotFlue { path, tables } => {
+                let shown: Vec<&str> = tables.iter().take(5).map(String::as_str).collect();
+                let more = if tables.len() > 5 { ", …" } else { "" };
+                write!(
+                    f,
+                    "{} is an SQLite database but not a flue journal (tables: {}{more})",
+                    path.display(),
+                    shown.join(", ")
+                )
+            }
+            StoreError::NewerFormat { format_version } => write!(
+                f,
+                "this journal uses a newer runtime format (flue_meta.format_version = {format_version})"
+            ),
+            StoreError::SchemaVersion { found } => {
+                write!(f, "unsupported journal schema version {found:?} (turnscope reads 1–3)")
+            }
+            StoreError::Locked { detail } => write!(f, "the database is locked ({detail})"),
+            StoreError::SubmissionNotFound { query } => write!(f, "no submission matches {query:?}"),
+            StoreError::Ambiguous { query, candidates } => write!(
+                f,
+                "{query:?} matches {} submissions: {}",
+                candidates.len(),
+                candidates.iter().take(4).cloned().collect::<Vec<_>>().join(", ")
+            ),
+            StoreError::Sqlite { context, detail } => write!(f, "{context}: {detail}"),
+        }
+    }
+}
+
+impl std::error::Error for StoreError {}
+
+impl StoreError {
+    /// What the operator can do next.
+    pub fn hint(&self) -> String {
+        match self {
+            StoreError::Missing(_) => "check the path given with --db or TURNSCOPE_DB; `turnscope demo` opens a demo database".into(),
+            StoreError::Empty(_) | StoreError::NotFlue { .. } => {
+                "point --db at the file the runtime's db.ts passes to sqlite(), e.g. ./data/flue.db".into()
+            }
+            StoreError::NotSqlite { .. } => {
+                "the file may be truncated or overwritten; restore it from a backup or copy the -wal file along with it".into()
+            }
+            StoreError::NewerFormat { .. } => {
+                "turnscope reads flue 1.0.0-beta.7 journals (schema_version 1–3); this database was written by flue 2 or later".into()
+            }
+            StoreError::SchemaVersion { .. } => "turnscope reads flue 1.0.0-beta.7 journals (schema_version 1–3)".into(),
+            StoreError::Locked { .. } => "another process holds a write lock; retry in a moment".into(),
+            StoreError::SubmissionNotFound { .. } => "run `turnscope list --status all` to see every submission id".into(),
+            StoreError::Ambiguous { .. } => "type more characters of the submission id".into(),
+            StoreError::Sqlite { .. } => "run `sqlite3 <db> 'PRAGMA integrity_check'` to look for damage".into(),
+        }
+    }
+
+    pub(crate) fn sqlite(context: &str, e: rusqlite::Error) -> StoreError {
+        let detail = e.to_string();
+        if let rusqlite::Error::SqliteFailure(code, _) = &e {
+            if matches!(code.code, rusqlite::ErrorCode::DatabaseBusy | rusqlite::ErrorCode::DatabaseLocked) {
+                return StoreError::Locked { detail };
+            }
+        }
+        StoreError::Sqlite {
+            context: context.to_string(),
+            detail,
+        }
+    }
+}

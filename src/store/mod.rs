@@ -1,0 +1,75 @@
+//! Reading the journal database. SQLite now; PostgreSQL later behind the same trait.
+
+mod error;
+mod sqlite;
+
+pub use error::StoreError;
+pub use sqlite::SqliteStore;
+
+use crate::core::entry::Entry;
+use crate::core::rows::{JournalRow, SubmissionRow};
+
+/// Which column names the terminal outbox uses (spec §1.2).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Variant {
+    /// Built-in `sqlite()` adapter: `terminal_event_key` / `terminal_event_json` / `terminal_event_offset`.
+    BuiltIn,
+    /// `@flue/libsql` (and PostgreSQL): `terminal_key` / `terminal_event` / `terminal_offset`.
+    Libsql,
+}
+
+/// What the database turned out to be.
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
+pub struct SchemaInfo {
+    pub variant: Variant,
+    pub schema_version: String,
+}
+
+/// Which submissions to list.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum ListFilter {
+    /// The runtime's definition: `status='running' AND 0 < lease_expires_at < now`.
+    Expired { now_ms: i64 },
+    Status(String),
+    All,
+}
+
+/// A session row plus its entries, read in one snapshot.
+#[derive(Debug, Clone)]
+pub struct SessionRecord {
+    pub id: String,
+    /// `flue_sessions.data` as stored.
+    pub data: String,
+    /// `leafId` from `data` (None when null, missing, or `data` is malformed).
+    pub leaf_id: Option<String>,
+    /// Problems with `data` itself (bad JSON, wrong version, malformed ids).
+    pub data_problems: Vec<String>,
+    pub entries: Vec<Entry>,
+}
+
+/// Everything about one submission, read in one snapshot.
+#[derive(Debug, Clone)]
+pub struct SubmissionBundle {
+    pub row: SubmissionRow,
+    pub journal: Option<JournalRow>,
+    /// Problem reading the journal row (e.g. an unknown phase), if any.
+    pub journal_problem: Option<String>,
+    pub session: Option<SessionRecord>,
+    /// Stream chunk bodies of the journal's stream key, in segment order.
+    pub stream_chunks: Vec<String>,
+}
+
+/// Read access to a journal database.
+pub trait JournalStore {
+    fn schema(&self) -> &SchemaInfo;
+    /// A short description of where the data lives (a path or a URL without password).
+    fn location(&self) -> String;
+    fn list_submissions(&self, filter: &ListFilter) -> Result<Vec<SubmissionRow>, StoreError>;
+    /// Count of submissions per status.
+    fn status_counts(&self) -> Result<Vec<(String, i64)>, StoreError>;
+    /// Resolve a full id or a unique prefix.
+    fn find_submission(&self, query: &str) -> Result<SubmissionRow, StoreError>;
+    /// Load a submission with its journal, session and stream chunks in one read snapshot.
+    fn load_bundle(&self, submission_id: &str) -> Result<SubmissionBundle, StoreError>;
+}

@@ -1,0 +1,445 @@
+//! SQLite journal databases, opened read-only: never created, never switched to another journal
+//! mode, never write-locked. Reads work while a live runtime writes in WAL mode.
+
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+
+use rusqlite::types::ValueRef;
+use rusqlite::{Connection, OpenFlags, OptionalExtension, Row};
+
+use super::{JournalStore, ListFilter, SchemaInfo, SessionRecord, StoreError, SubmissionBundle, Variant};
+use crate::core::entry::Entry;
+use crate::core::rows::{JournalRow, SubmissionRow};
+
+pub struct SqliteStore {
+    conn: Connection,
+    path: PathBuf,
+    schema: SchemaInfo,
+    /// The SELECT list for submissions, adapted to the variant and to columns an old schema lacks.
+    submission_columns: String,
+}
+
+const JOURNAL_PHASES: [&str; 4] = ["before_provider", "provider_started", "tool_request_recorded", "committed"];
+
+impl SqliteStore {
+    /// Open `path` read-only and check that it is a flue 1.0.0-beta.7 journal.
+    pub fn open(path: &Path) -> Result<SqliteStore, StoreError> {
+        let meta = std::fs::metadata(path).map_err(|_| StoreError::Missing(path.to_path_buf()))?;
+        if meta.is_dir() {
+            return Err(StoreError::NotSqlite {
+                path: path.to_path_buf(),
+                detail: "it is a directory".into(),
+            });
+        }
+        if meta.len() == 0 {
+            return Err(StoreError::Empty(path.to_path_buf()));
+        }
+        let flags = OpenFlags::SQLITE_OPEN_READ_ONLY | OpenFlags::SQLITE_OPEN_NO_MUTEX | OpenFlags::SQLITE_OPEN_URI;
+        let conn = Connection::open_with_flags(path, flags).map_err(|e| StoreError::NotSqlite {
+            path: path.to_path_buf(),
+            detail: e.to_string(),
+        })?;
+        // The runtime's own busy timeout is 0; ours only affects our reads.
+        conn.busy_timeout(Duration::from_millis(1500))
+            .map_err(|e| StoreError::sqlite("setting the busy timeout", e))?;
+        let tables = table_names(&conn).map_err(|e| classify_open_error(path, e))?;
+        if tables.is_empty() {
+            return Err(StoreError::Empty(path.to_path_buf()));
+        }
+        let schema = detect_schema(&conn, path, &tables)?;
+        let submission_columns = submission_select_list(&conn, schema.variant)?;
+        Ok(SqliteStore {
+            conn,
+            path: path.to_path_buf(),
+            schema,
+            submission_columns,
+        })
+    }
+
+    pub fn path(&self) -> &Path {
+        &self.path
+    }
+
+    /// The underlying connection (read-only).
+    pub fn connection(&self) -> &Connection {
+        &self.conn
+    }
+
+    fn query_submissions(&self, where_sql: &str, params: &[&dyn rusqlite::ToSql]) -> Result<Vec<SubmissionRow>, StoreError> {
+        let sql = format!(
+            "SELECT {} FROM flue_agent_submissions {where_sql} ORDER BY sequence",
+            self.submission_columns
+        );
+        let mut stmt = self
+            .conn
+            .prepare_cached(&sql)
+            .map_err(|e| StoreError::sqlite("reading submissions", e))?;
+        let rows = stmt
+            .query_map(params, submission_from_row)
+            .map_err(|e| StoreError::sqlite("reading submissions", e))?;
+        rows.collect::<Result<Vec<_>, _>>()
+            .map_err(|e| StoreError::sqlite("reading submissions", e))
+    }
+
+    fn journal(&self, submission_id: &str) -> Result<(Option<JournalRow>, Option<String>), StoreError> {
+        let row = self
+            .conn
+            .prepare_cached(
+                "SELECT submission_id, session_key, kind, attempt_id, operation_id, turn_id, phase, revision,
+                        created_at, updated_at, checkpoint_leaf_id, tool_request_json, stream_key,
+                        stream_consumed_at, committed, committed_leaf_id
+                 FROM flue_agent_turn_journals WHERE submission_id = ?1",
+            )
+            .and_then(|mut s| s.query_row([submission_id], journal_from_row).optional())
+            .map_err(|e| StoreError::sqlite("reading the turn journal", e))?;
+        let problem = row.as_ref().and_then(|j| {
+            (!JOURNAL_PHASES.contains(&j.phase.as_str()))
+                .then(|| format!("journal phase {:?} is not one the runtime writes", j.phase))
+        });
+        Ok((row, problem))
+    }
+
+    fn session(&self, key: &str) -> Result<Option<SessionRecord>, StoreError> {
+        let data: Option<String> = self
+            .conn
+            .prepare_cached("SELECT data FROM flue_sessions WHERE id = ?1")
+            .and_then(|mut s| s.query_row([key], |r| Ok(text_of(r.get_ref(0)?))).optional())
+            .map_err(|e| StoreError::sqlite("reading the session", e))?;
+        let Some(data) = data else { return Ok(None) };
+        let mut stmt = self
+            .conn
+            .prepare_cached(
+                "SELECT entry_id, position, data FROM flue_session_entries WHERE session_id = ?1 ORDER BY position",
+            )
+            .map_err(|e| StoreError::sqlite("reading session entries", e))?;
+        let entries = stmt
+            .query_map([key], |r| {
+                let id = text_of(r.get_ref(0)?);
+                let pos = r.get::<_, Option<i64>>(1).unwrap_or(None).unwrap_or(-1);
+                let data = text_of(r.get_ref(2)?);
+                Ok(Entry::parse(pos, &id, &data))
+            })
+            .and_then(|rows| rows.collect::<Result<Vec<_>, _>>())
+            .map_err(|e| StoreError::sqlite("reading session entries", e))?;
+        let (leaf_id, data_problems) = parse_session_data(&data);
+        Ok(Some(SessionRecord {
+            id: key.to_string(),
+            data,
+            leaf_id,
+            data_problems,
+            entries,
+        }))
+    }
+
+    fn stream_chunks(&self, stream_key: &str) -> Result<Vec<String>, StoreError> {
+        let mut stmt = self
+            .conn
+            .prepare_cached("SELECT body FROM flue_agent_stream_chunks WHERE stream_key = ?1 ORDER BY segment_index")
+            .map_err(|e| StoreError::sqlite("reading stream chunks", e))?;
+        let rows = stmt
+            .query_map([stream_key], |r| Ok(text_of(r.get_ref(0)?)))
+            .and_then(|rows| rows.collect::<Result<Vec<_>, _>>())
+            .map_err(|e| StoreError::sqlite("reading stream chunks", e))?;
+        Ok(rows)
+    }
+}
+
+impl JournalStore for SqliteStore {
+    fn schema(&self) -> &SchemaInfo {
+        &self.schema
+    }
+
+    fn location(&self) -> String {
+        self.path.display().to_string()
+    }
+
+    fn list_submissions(&self, filter: &ListFilter) -> Result<Vec<SubmissionRow>, StoreError> {
+        match filter {
+            // The runtime's exact predicate; served by the (status, sequence) index.
+            ListFilter::Expired { now_ms } => self.query_submissions(
+                "WHERE status = 'running' AND lease_expires_at > 0 AND lease_expires_at < ?1",
+                &[now_ms],
+            ),
+            ListFilter::Status(s) => self.query_submissions("WHERE status = ?1", &[s]),
+            ListFilter::All => self.query_submissions("", &[]),
+        }
+    }
+
+    fn status_counts(&self) -> Result<Vec<(String, i64)>, StoreError> {
+        let mut stmt = self
+            .conn
+            .prepare_cached("SELECT status, COUNT(*) FROM flue_agent_submissions GROUP BY status ORDER BY status")
+            .map_err(|e| StoreError::sqlite("counting submissions", e))?;
+        let rows = stmt
+            .query_map([], |r| Ok((text_of(r.get_ref(0)?), r.get::<_, i64>(1)?)))
+            .and_then(|rows| rows.collect::<Result<Vec<_>, _>>())
+            .map_err(|e| StoreError::sqlite("counting submissions", e))?;
+        Ok(rows)
+    }
+
+    fn find_submission(&self, query: &str) -> Result<SubmissionRow, StoreError> {
+        if query.is_empty() {
+            return Err(StoreError::SubmissionNotFound { query: query.into() });
+        }
+        let exact = self.query_submissions("WHERE submission_id = ?1", &[&query])?;
+        if let Some(row) = exact.into_iter().next() {
+            return Ok(row);
+        }
+        // Prefix match with a range instead of LIKE, so `%` and `_` in ids are literal.
+        let upper = format!("{query}\u{10FFFF}");
+        let mut hits = self.query_submissions("WHERE submission_id >= ?1 AND submission_id < ?2", &[&query, &upper])?;
+        hits.retain(|r| r.submission_id.starts_with(query));
+        match hits.len() {
+            0 => Err(StoreError::SubmissionNotFound { query: query.into() }),
+            1 => Ok(hits.remove(0)),
+            _ => Err(StoreError::Ambiguous {
+                query: query.into(),
+                candidates: hits.into_iter().map(|r| r.submission_id).collect(),
+            }),
+        }
+    }
+
+    fn load_bundle(&self, submission_id: &str) -> Result<SubmissionBundle, StoreError> {
+        // One read transaction: the row, journal, session and chunks come from the same snapshot.
+        self.conn
+            .execute_batch("BEGIN")
+            .map_err(|e| StoreError::sqlite("starting a read snapshot", e))?;
+        let result = (|| {
+            let row = self
+                .query_submissions("WHERE submission_id = ?1", &[&submission_id])?
+                .into_iter()
+                .next()
+                .ok_or_else(|| StoreError::SubmissionNotFound {
+                    query: submission_id.to_string(),
+                })?;
+            let (journal, journal_problem) = self.journal(submission_id)?;
+            let session = self.session(&row.session_key)?;
+            let stream_chunks = match journal.as_ref().and_then(|j| j.stream_key.as_deref()) {
+                Some(key) => self.stream_chunks(key)?,
+                None => Vec::new(),
+            };
+            Ok(SubmissionBundle {
+                row,
+                journal,
+                journal_problem,
+                session,
+                stream_chunks,
+            })
+        })();
+        let _ = self.conn.execute_batch("COMMIT");
+        result
+    }
+}
+
+fn table_names(conn: &Connection) -> rusqlite::Result<Vec<String>> {
+    let mut stmt = conn.prepare("SELECT name FROM sqlite_master WHERE type = 'table' ORDER BY name")?;
+    let rows = stmt.query_map([], |r| r.get::<_, String>(0))?;
+    rows.collect()
+}
+
+fn classify_open_error(path: &Path, e: rusqlite::Error) -> StoreError {
+    match &e {
+        rusqlite::Error::SqliteFailure(code, _)
+            if matches!(code.code, rusqlite::ErrorCode::NotADatabase | rusqlite::ErrorCode::DatabaseCorrupt) =>
+        {
+            StoreError::NotSqlite {
+                path: path.to_path_buf(),
+                detail: e.to_string(),
+            }
+        }
+        _ => StoreError::sqlite("opening the database", e),
+    }
+}
+
+fn detect_schema(conn: &Connection, path: &Path, tables: &[String]) -> Result<SchemaInfo, StoreError> {
+    let has = |t: &str| tables.iter().any(|n| n == t);
+    if has("flue_meta") {
+        let format: Option<String> = conn
+            .query_row("SELECT value FROM flue_meta WHERE key = 'format_version'", [], |r| Ok(text_of(r.get_ref(0)?)))
+            .optional()
+            .map_err(|e| StoreError::sqlite("reading flue_meta", e))?;
+        if let Some(format_version) = format {
+            return Err(StoreError::NewerFormat { format_version });
+        }
+    }
+    if !has("flue_agent_submissions") || !has("flue_sessions") || !has("flue_session_entries") {
+        return Err(StoreError::NotFlue {
+            path: path.to_path_buf(),
+            tables: tables.to_vec(),
+        });
+    }
+    let version: Option<String> = if has("flue_meta") {
+        conn.query_row("SELECT value FROM flue_meta WHERE key = 'schema_version'", [], |r| Ok(text_of(r.get_ref(0)?)))
+            .optional()
+            .map_err(|e| StoreError::sqlite("reading flue_meta", e))?
+    } else {
+        None
+    };
+    let schema_version = version.unwrap_or_else(|| "(none)".into());
+    if !matches!(schema_version.as_str(), "1" | "2" | "3") {
+        return Err(StoreError::SchemaVersion { found: schema_version });
+    }
+    let columns = column_names(conn, "flue_agent_submissions")?;
+    let variant = if columns.iter().any(|c| c == "terminal_key") {
+        Variant::Libsql
+    } else {
+        Variant::BuiltIn
+    };
+    Ok(SchemaInfo { variant, schema_version })
+}
+
+fn column_names(conn: &Connection, table: &str) -> Result<Vec<String>, StoreError> {
+    let mut stmt = conn
+        .prepare(&format!("PRAGMA table_info({table})"))
+        .map_err(|e| StoreError::sqlite("reading the schema", e))?;
+    let rows = stmt
+        .query_map([], |r| r.get::<_, String>(1))
+        .and_then(|rows| rows.collect::<Result<Vec<_>, _>>())
+        .map_err(|e| StoreError::sqlite("reading the schema", e))?;
+    Ok(rows)
+}
+
+const SUBMISSION_COLUMNS: [&str; 18] = [
+    "sequence",
+    "submission_id",
+    "session_key",
+    "kind",
+    "payload",
+    "status",
+    "accepted_at",
+    "attempt_id",
+    "input_applied_at",
+    "recovery_requested_at",
+    "started_at",
+    "settled_at",
+    "error",
+    "attempt_count",
+    "max_retry",
+    "timeout_at",
+    "owner_id",
+    "lease_expires_at",
+];
+
+fn submission_select_list(conn: &Connection, variant: Variant) -> Result<String, StoreError> {
+    let present = column_names(conn, "flue_agent_submissions")?;
+    let terminal = match variant {
+        Variant::BuiltIn => ["terminal_event_key", "terminal_event_json", "terminal_event_offset"],
+        Variant::Libsql => ["terminal_key", "terminal_event", "terminal_offset"],
+    };
+    let list: Vec<String> = SUBMISSION_COLUMNS
+        .iter()
+        .chain(terminal.iter())
+        .map(|c| {
+            if present.iter().any(|p| p == c) {
+                c.to_string()
+            } else {
+                // An older schema version may lack a column; read it as NULL.
+                format!("NULL AS {c}")
+            }
+        })
+        .collect();
+    Ok(list.join(", "))
+}
+
+/// Text of a column whatever its storage class (damaged rows may hold blobs or numbers).
+fn text_of(v: ValueRef<'_>) -> String {
+    match v {
+        ValueRef::Null => String::new(),
+        ValueRef::Integer(i) => i.to_string(),
+        ValueRef::Real(f) => f.to_string(),
+        ValueRef::Text(t) | ValueRef::Blob(t) => String::from_utf8_lossy(t).into_owned(),
+    }
+}
+
+fn opt_text(v: ValueRef<'_>) -> Option<String> {
+    match v {
+        ValueRef::Null => None,
+        other => Some(text_of(other)),
+    }
+}
+
+fn opt_int(v: ValueRef<'_>) -> Option<i64> {
+    match v {
+        ValueRef::Integer(i) => Some(i),
+        ValueRef::Real(f) => Some(f as i64),
+        ValueRef::Text(t) => std::str::from_utf8(t).ok()?.trim().parse().ok(),
+        _ => None,
+    }
+}
+
+fn submission_from_row(r: &Row<'_>) -> rusqlite::Result<SubmissionRow> {
+    Ok(SubmissionRow {
+        sequence: opt_int(r.get_ref(0)?).unwrap_or(0),
+        submission_id: text_of(r.get_ref(1)?),
+        session_key: text_of(r.get_ref(2)?),
+        kind: text_of(r.get_ref(3)?),
+        payload: text_of(r.get_ref(4)?),
+        status: text_of(r.get_ref(5)?),
+        accepted_at: opt_int(r.get_ref(6)?),
+        attempt_id: opt_text(r.get_ref(7)?),
+        input_applied_at: opt_int(r.get_ref(8)?),
+        recovery_requested_at: opt_int(r.get_ref(9)?),
+        started_at: opt_int(r.get_ref(10)?),
+        settled_at: opt_int(r.get_ref(11)?),
+        error: opt_text(r.get_ref(12)?),
+        attempt_count: opt_int(r.get_ref(13)?).unwrap_or(0),
+        max_retry: opt_int(r.get_ref(14)?).unwrap_or(10),
+        timeout_at: opt_int(r.get_ref(15)?).unwrap_or(0),
+        owner_id: opt_text(r.get_ref(16)?),
+        lease_expires_at: opt_int(r.get_ref(17)?).unwrap_or(0),
+        terminal_key: opt_text(r.get_ref(18)?),
+        terminal_event: opt_text(r.get_ref(19)?),
+        terminal_offset: opt_text(r.get_ref(20)?),
+    })
+}
+
+fn journal_from_row(r: &Row<'_>) -> rusqlite::Result<JournalRow> {
+    Ok(JournalRow {
+        submission_id: text_of(r.get_ref(0)?),
+        session_key: text_of(r.get_ref(1)?),
+        kind: text_of(r.get_ref(2)?),
+        attempt_id: text_of(r.get_ref(3)?),
+        operation_id: text_of(r.get_ref(4)?),
+        turn_id: text_of(r.get_ref(5)?),
+        phase: text_of(r.get_ref(6)?),
+        revision: opt_int(r.get_ref(7)?).unwrap_or(0),
+        created_at: opt_int(r.get_ref(8)?).unwrap_or(0),
+        updated_at: opt_int(r.get_ref(9)?).unwrap_or(0),
+        checkpoint_leaf_id: opt_text(r.get_ref(10)?),
+        tool_request_json: opt_text(r.get_ref(11)?),
+        stream_key: opt_text(r.get_ref(12)?),
+        stream_consumed_at: opt_int(r.get_ref(13)?),
+        committed: opt_int(r.get_ref(14)?).unwrap_or(0) != 0,
+        committed_leaf_id: opt_text(r.get_ref(15)?),
+    })
+}
+
+/// `leafId` and any problems of `flue_sessions.data` (spec §2.2).
+fn parse_session_data(data: &str) -> (Option<String>, Vec<String>) {
+    let v: serde_json::Value = match serde_json::from_str(data) {
+        Ok(v) => v,
+        Err(e) => return (None, vec![format!("session data is not valid JSON: {e}")]),
+    };
+    let mut problems = Vec::new();
+    if v.get("version").and_then(|x| x.as_i64()) != Some(8) {
+        problems.push(format!("session data version is {} (the runtime requires 8)", v.get("version").map(|x| x.to_string()).unwrap_or_else(|| "missing".into())));
+    }
+    let ulid_ok = |prefix: &str, key: &str| {
+        v.get(key).and_then(|x| x.as_str()).is_some_and(|s| {
+            s.strip_prefix(prefix).is_some_and(|rest| {
+                rest.len() == 26
+                    && rest.as_bytes()[0].is_ascii_digit()
+                    && rest.as_bytes()[0] <= b'7'
+                    && rest.bytes().all(|b| b.is_ascii_digit() || (b.is_ascii_uppercase() && !b"ILOU".contains(&b)))
+            })
+        })
+    };
+    if !ulid_ok("conv_", "conversationId") {
+        problems.push("conversationId is malformed: the runtime refuses to load this session".into());
+    }
+    if !ulid_ok("aff_", "affinityKey") {
+        problems.push("affinityKey is malformed: the runtime refuses to load this session".into());
+    }
+    let leaf = v.get("leafId").and_then(|x| x.as_str()).map(str::to_string);
+    (leaf, problems)
+}

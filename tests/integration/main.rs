@@ -1,0 +1,6 @@
+//! The one integration-test binary: conformance against the runtime's own answers, and the CLI.
+
+mod cli;
+mod fixtures;
+mod support;
+mod vectors;

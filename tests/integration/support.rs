@@ -1,0 +1,30 @@
+//! Shared helpers: unpack committed (gzipped) fixtures into a temporary directory.
+
+use std::io::Read;
+use std::path::{Path, PathBuf};
+
+pub fn fixtures_dir() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures")
+}
+
+pub fn gunzip(path: &Path) -> Vec<u8> {
+    let file = std::fs::File::open(path).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
+    let mut out = Vec::new();
+    flate2::read::GzDecoder::new(file)
+        .read_to_end(&mut out)
+        .unwrap_or_else(|e| panic!("{}: {e}", path.display()));
+    out
+}
+
+/// Unpack `tests/fixtures/flue-beta7/<name>.db.gz` as `<dir>/<name>.db`.
+pub fn unpack_fixture(dir: &Path, name: &str) -> PathBuf {
+    let gz = fixtures_dir().join("flue-beta7").join(format!("{name}.db.gz"));
+    let dest = dir.join(format!("{name}.db"));
+    std::fs::write(&dest, gunzip(&gz)).unwrap();
+    dest
+}
+
+pub fn manifest() -> serde_json::Value {
+    let text = std::fs::read_to_string(fixtures_dir().join("flue-beta7/manifest.json")).unwrap();
+    serde_json::from_str(&text).unwrap()
+}
