@@ -9,7 +9,11 @@ fn main() -> ExitCode {
         Ok(c) => c,
         Err(e) => {
             let _ = e.print();
-            return ExitCode::from(if e.use_stderr() { cli::exit::USAGE as u8 } else { 0 });
+            return ExitCode::from(if e.use_stderr() {
+                cli::exit::USAGE as u8
+            } else {
+                0
+            });
         }
     };
     let stdout = std::io::stdout();

@@ -7,7 +7,9 @@ use crate::core::classify::Classification;
 use crate::core::context_window::{self, ContextWindow};
 use crate::core::entry::{Entry, Role};
 use crate::core::history::{History, SubmissionKind};
-use crate::core::plan::{inspect_session, plan_recovery, Disposition, RecoveryPlan, SessionInspection};
+use crate::core::plan::{
+    inspect_session, plan_recovery, Disposition, RecoveryPlan, SessionInspection,
+};
 use crate::core::rows::SubmissionRow;
 use crate::core::time::{human_duration, iso_from_ms};
 use crate::store::{JournalStore, StoreError, SubmissionBundle};
@@ -25,7 +27,11 @@ pub struct SubmissionReport {
 
 impl SubmissionReport {
     /// Inspect a loaded bundle at `now_ms`. `context_window` is the operator's `--context-window`.
-    pub fn build(bundle: SubmissionBundle, context_window: Option<u64>, now_ms: i64) -> SubmissionReport {
+    pub fn build(
+        bundle: SubmissionBundle,
+        context_window: Option<u64>,
+        now_ms: i64,
+    ) -> SubmissionReport {
         let history = bundle
             .session
             .as_ref()
@@ -37,6 +43,10 @@ impl SubmissionReport {
             bundle.journal.as_ref(),
             history.as_ref(),
             &bundle.stream_chunks,
+            bundle
+                .session
+                .as_ref()
+                .map_or(&[][..], |s| &s.data_problems[..]),
             window.tokens,
         );
         let plan = plan_recovery(&bundle.row, bundle.journal.as_ref(), &inspection, now_ms);
@@ -239,7 +249,10 @@ pub fn entry_summary_json(e: &Entry) -> Value {
                 }
             }
             Role::ToolResult => {
-                o.insert("toolCallId".into(), crate::core::entry::js_key_text(&m.tool_call_id()).into());
+                o.insert(
+                    "toolCallId".into(),
+                    crate::core::entry::js_key_text(&m.tool_call_id()).into(),
+                );
                 o.insert("toolName".into(), m.tool_name().into());
                 o.insert("isError".into(), m.is_error().into());
             }

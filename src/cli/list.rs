@@ -10,12 +10,19 @@ use super::{now_ms, CliError};
 use crate::report::{plan_json, submission_json, SubmissionReport};
 use crate::store::{JournalStore, ListFilter};
 
-pub fn run(store: &dyn JournalStore, cli: &Cli, args: &ListArgs, out: &mut dyn Write) -> Result<(), CliError> {
+pub fn run(
+    store: &dyn JournalStore,
+    cli: &Cli,
+    args: &ListArgs,
+    out: &mut dyn Write,
+) -> Result<(), CliError> {
     let now = now_ms(cli);
     let filter = match args.status.as_deref() {
         None => ListFilter::Expired { now_ms: now },
         Some("all") => ListFilter::All,
-        Some(s @ ("queued" | "running" | "terminalizing" | "settled")) => ListFilter::Status(s.to_string()),
+        Some(s @ ("queued" | "running" | "terminalizing" | "settled")) => {
+            ListFilter::Status(s.to_string())
+        }
         Some(other) => {
             return Err(CliError::new(
                 format!("unknown status {other:?}"),
@@ -57,7 +64,11 @@ pub fn run(store: &dyn JournalStore, cli: &Cli, args: &ListArgs, out: &mut dyn W
             "now": now,
             "submissions": items,
         });
-        writeln!(out, "{}", serde_json::to_string_pretty(&doc).unwrap_or_default())?;
+        writeln!(
+            out,
+            "{}",
+            serde_json::to_string_pretty(&doc).unwrap_or_default()
+        )?;
         return Ok(());
     }
     if reports.is_empty() {
@@ -81,14 +92,22 @@ pub fn run(store: &dyn JournalStore, cli: &Cli, args: &ListArgs, out: &mut dyn W
                 row.status.clone(),
                 format!("{}/{}", row.attempt_count, row.max_retry),
                 r.lease_text(),
-                r.bundle.journal.as_ref().map_or("-".into(), |j| sanitize(&j.phase)),
+                r.bundle
+                    .journal
+                    .as_ref()
+                    .map_or("-".into(), |j| sanitize(&j.phase)),
                 r.verdict(),
-                r.plan.rule.map_or("-".into(), |n| format!("{n} {}", r.plan.result.unwrap_or(""))),
+                r.plan.rule.map_or("-".into(), |n| {
+                    format!("{n} {}", r.plan.result.unwrap_or(""))
+                }),
                 truncate(&sanitize(&row.error.clone().unwrap_or_default()), 40),
             ]
         })
         .collect();
-    let header = ["SEQ", "ID", "KIND", "INSTANCE", "STATUS", "ATT", "LEASE", "PHASE", "VERDICT", "RULE", "ERROR"];
+    let header = [
+        "SEQ", "ID", "KIND", "INSTANCE", "STATUS", "ATT", "LEASE", "PHASE", "VERDICT", "RULE",
+        "ERROR",
+    ];
     write!(out, "{}", table(&header, &body))?;
     Ok(())
 }

@@ -99,14 +99,22 @@ pub fn run(cli: &Cli, out: &mut dyn Write) -> Result<(), CliError> {
     }
 }
 
-fn run_demo(cli: &Cli, path: Option<PathBuf>, json: bool, out: &mut dyn Write) -> Result<(), CliError> {
+fn run_demo(
+    cli: &Cli,
+    path: Option<PathBuf>,
+    json: bool,
+    out: &mut dyn Write,
+) -> Result<(), CliError> {
     let now = now_ms(cli);
     let path = path.unwrap_or_else(|| {
         std::env::temp_dir().join(format!("turnscope-demo-{}-{now}.db", std::process::id()))
     });
     let summary = tmp_write_demo(&path, now).map_err(|e| {
         CliError::new(
-            format!("could not write the demo database at {}: {e}", path.display()),
+            format!(
+                "could not write the demo database at {}: {e}",
+                path.display()
+            ),
             "give a PATH that does not exist yet in a writable directory",
             exit::ERROR,
         )
@@ -123,7 +131,15 @@ fn run_demo(cli: &Cli, path: Option<PathBuf>, json: bool, out: &mut dyn Write) -
         )?;
         writeln!(out)?;
     }
-    list::run(&store, cli, &ListArgs { json, ..ListArgs::default() }, out)?;
+    list::run(
+        &store,
+        cli,
+        &ListArgs {
+            json,
+            ..ListArgs::default()
+        },
+        out,
+    )?;
     if !json {
         writeln!(out)?;
         writeln!(
@@ -135,6 +151,12 @@ fn run_demo(cli: &Cli, path: Option<PathBuf>, json: bool, out: &mut dyn Write) -
     Ok(())
 }
 //TMP-START
-struct TmpSummary { submissions: usize, sessions: usize, entries: usize }
-fn tmp_write_demo(_p: &std::path::Path, _n: i64) -> Result<TmpSummary, String> { Err("x".into()) }
+struct TmpSummary {
+    submissions: usize,
+    sessions: usize,
+    entries: usize,
+}
+fn tmp_write_demo(_p: &std::path::Path, _n: i64) -> Result<TmpSummary, String> {
+    Err("x".into())
+}
 //TMP-END

@@ -11,9 +11,10 @@ pub fn sanitize(text: &str) -> String {
             '\t' => out.push_str("\\t"),
             // Cc characters (C0, DEL, C1) are all below U+0100.
             c if c.is_control() => out.push_str(&format!("\\x{:02x}", c as u32)),
-            '\u{200B}'..='\u{200F}' | '\u{202A}'..='\u{202E}' | '\u{2066}'..='\u{2069}' | '\u{FEFF}' => {
-                out.push_str(&format!("\\u{{{:04x}}}", c as u32))
-            }
+            '\u{200B}'..='\u{200F}'
+            | '\u{202A}'..='\u{202E}'
+            | '\u{2066}'..='\u{2069}'
+            | '\u{FEFF}' => out.push_str(&format!("\\u{{{:04x}}}", c as u32)),
             c => out.push(c),
         }
     }

@@ -31,38 +31,104 @@ pub fn run_classify(
             "inspection": c.state.inspection().as_str(),
             "verdict": r.verdict(),
         });
-        writeln!(out, "{}", serde_json::to_string_pretty(&doc).unwrap_or_default())?;
+        writeln!(
+            out,
+            "{}",
+            serde_json::to_string_pretty(&doc).unwrap_or_default()
+        )?;
         return Ok(());
     }
-    writeln!(out, "{}  {}", sanitize(&r.row().submission_id), c.state.label())?;
+    writeln!(
+        out,
+        "{}  {}",
+        sanitize(&r.row().submission_id),
+        c.state.label()
+    )?;
     writeln!(out, "inspection      {}", c.state.inspection().as_str())?;
-    writeln!(out, "rule            step {} of the decision order: {}", c.explanation.step, sanitize(&c.explanation.rule))?;
+    writeln!(
+        out,
+        "rule            step {} of the decision order: {}",
+        c.explanation.step,
+        sanitize(&c.explanation.rule)
+    )?;
     if !c.explanation.entry_ids.is_empty() {
-        writeln!(out, "entries         {}", sanitize(&c.explanation.entry_ids.join(", ")))?;
+        writeln!(
+            out,
+            "entries         {}",
+            sanitize(&c.explanation.entry_ids.join(", "))
+        )?;
     }
     writeln!(out, "context window  {}", r.window.describe())?;
     if r.row().status != "running" {
-        writeln!(out, "note            the row is {}: the runtime only classifies running submissions ({})", r.row().status, r.verdict())?;
+        writeln!(
+            out,
+            "note            the row is {}: the runtime only classifies running submissions ({})",
+            r.row().status,
+            r.verdict()
+        )?;
     }
     Ok(())
 }
 
-pub fn run_show(store: &dyn JournalStore, cli: &Cli, query: &str, json: bool, out: &mut dyn Write) -> Result<(), CliError> {
+pub fn run_show(
+    store: &dyn JournalStore,
+    cli: &Cli,
+    query: &str,
+    json: bool,
+    out: &mut dyn Write,
+) -> Result<(), CliError> {
     let r = SubmissionReport::load(store, query, cli.context_window, now_ms(cli))?;
     if json {
-        writeln!(out, "{}", serde_json::to_string_pretty(&r.to_json()).unwrap_or_default())?;
+        writeln!(
+            out,
+            "{}",
+            serde_json::to_string_pretty(&r.to_json()).unwrap_or_default()
+        )?;
         return Ok(());
     }
     let row = r.row();
     let kv = |out: &mut dyn Write, k: &str, v: String| writeln!(out, "  {k:<16}{v}");
     writeln!(out, "submission {}", sanitize(&row.submission_id))?;
     kv(out, "sequence", row.sequence.to_string())?;
-    kv(out, "kind", format!("{} (agent {})", row.kind, sanitize(&row.agent().unwrap_or_else(|| "?".into()))))?;
-    kv(out, "instance", sanitize(&row.instance_id().unwrap_or_default()))?;
+    kv(
+        out,
+        "kind",
+        format!(
+            "{} (agent {})",
+            row.kind,
+            sanitize(&row.agent().unwrap_or_else(|| "?".into()))
+        ),
+    )?;
+    kv(
+        out,
+        "instance",
+        sanitize(&row.instance_id().unwrap_or_default()),
+    )?;
     kv(out, "status", row.status.clone())?;
-    kv(out, "attempts", format!("{}/{}  attempt {}", row.attempt_count, row.max_retry, sanitize(row.attempt_id.as_deref().unwrap_or("-"))))?;
-    kv(out, "lease", format!("{}  owner {}", r.lease_text(), sanitize(row.owner_id.as_deref().unwrap_or("-"))))?;
-    kv(out, "input applied", row.input_applied_at.map_or("no".into(), iso_from_ms))?;
+    kv(
+        out,
+        "attempts",
+        format!(
+            "{}/{}  attempt {}",
+            row.attempt_count,
+            row.max_retry,
+            sanitize(row.attempt_id.as_deref().unwrap_or("-"))
+        ),
+    )?;
+    kv(
+        out,
+        "lease",
+        format!(
+            "{}  owner {}",
+            r.lease_text(),
+            sanitize(row.owner_id.as_deref().unwrap_or("-"))
+        ),
+    )?;
+    kv(
+        out,
+        "input applied",
+        row.input_applied_at.map_or("no".into(), iso_from_ms),
+    )?;
     if row.timeout_at > 0 {
         kv(out, "timeout at", iso_from_ms(row.timeout_at))?;
     }
@@ -74,16 +140,53 @@ pub fn run_show(store: &dyn JournalStore, cli: &Cli, query: &str, json: bool, ou
         None => writeln!(out, "journal: none")?,
         Some(j) => {
             writeln!(out, "journal")?;
-            let fenced = if row.attempt_id.as_deref() == Some(j.attempt_id.as_str()) { "" } else { "  (another attempt)" };
-            kv(out, "phase", format!("{}  revision {}{}", sanitize(&j.phase), j.revision, if j.committed { "  committed" } else { "" }))?;
-            kv(out, "attempt", format!("{}{fenced}", sanitize(&j.attempt_id)))?;
-            kv(out, "checkpoint leaf", sanitize(j.checkpoint_leaf_id.as_deref().unwrap_or("-")))?;
+            let fenced = if row.attempt_id.as_deref() == Some(j.attempt_id.as_str()) {
+                ""
+            } else {
+                "  (another attempt)"
+            };
+            kv(
+                out,
+                "phase",
+                format!(
+                    "{}  revision {}{}",
+                    sanitize(&j.phase),
+                    j.revision,
+                    if j.committed { "  committed" } else { "" }
+                ),
+            )?;
+            kv(
+                out,
+                "attempt",
+                format!("{}{fenced}", sanitize(&j.attempt_id)),
+            )?;
+            kv(
+                out,
+                "checkpoint leaf",
+                sanitize(j.checkpoint_leaf_id.as_deref().unwrap_or("-")),
+            )?;
             if let Ok(Some(calls)) = j.tool_request() {
-                let list: Vec<String> = calls.iter().map(|c| format!("{} ({})", c.name, c.id)).collect();
+                let list: Vec<String> = calls
+                    .iter()
+                    .map(|c| format!("{} ({})", c.name, c.id))
+                    .collect();
                 kv(out, "tool request", sanitize(&list.join(", ")))?;
             }
             if let Some(k) = &j.stream_key {
-                kv(out, "stream", format!("{}  {} chunk segment(s){}", sanitize(k), r.bundle.stream_chunks.len(), if j.stream_consumed_at.is_some() { ", consumed" } else { "" }))?;
+                kv(
+                    out,
+                    "stream",
+                    format!(
+                        "{}  {} chunk segment(s){}",
+                        sanitize(k),
+                        r.bundle.stream_chunks.len(),
+                        if j.stream_consumed_at.is_some() {
+                            ", consumed"
+                        } else {
+                            ""
+                        }
+                    ),
+                )?;
             }
         }
     }
@@ -95,13 +198,33 @@ pub fn run_show(store: &dyn JournalStore, cli: &Cli, query: &str, json: bool, ou
     writeln!(out)?;
     let c = r.classification();
     writeln!(out, "verdict         {}", r.verdict())?;
-    writeln!(out, "classification  {}  (inspection {})", c.state.label(), c.state.inspection().as_str())?;
-    writeln!(out, "because         step {}: {}", c.explanation.step, sanitize(&c.explanation.rule))?;
+    writeln!(
+        out,
+        "classification  {}  (inspection {})",
+        c.state.label(),
+        c.state.inspection().as_str()
+    )?;
+    writeln!(
+        out,
+        "because         step {}: {}",
+        c.explanation.step,
+        sanitize(&c.explanation.rule)
+    )?;
     writeln!(out, "context window  {}", r.window.describe())?;
     writeln!(out)?;
     match r.plan.rule {
-        Some(rule) => writeln!(out, "plan            rule {rule} → {}: {}", r.plan.result.unwrap_or("?"), sanitize(&r.plan.reason))?,
-        None => writeln!(out, "plan            {}: {}", r.plan.disposition.label(), sanitize(&r.plan.reason))?,
+        Some(rule) => writeln!(
+            out,
+            "plan            rule {rule} → {}: {}",
+            r.plan.result.unwrap_or("?"),
+            sanitize(&r.plan.reason)
+        )?,
+        None => writeln!(
+            out,
+            "plan            {}: {}",
+            r.plan.disposition.label(),
+            sanitize(&r.plan.reason)
+        )?,
     }
     for (i, w) in r.plan.writes.iter().enumerate() {
         writeln!(out, "  {}. {}", i + 1, sanitize(&w.describe()))?;
@@ -111,7 +234,11 @@ pub fn run_show(store: &dyn JournalStore, cli: &Cli, query: &str, json: bool, ou
 
 fn write_history(r: &SubmissionReport, out: &mut dyn Write) -> std::io::Result<()> {
     let Some(session) = &r.bundle.session else {
-        return writeln!(out, "history: no session row for {}", sanitize(&r.row().session_key));
+        return writeln!(
+            out,
+            "history: no session row for {}",
+            sanitize(&r.row().session_key)
+        );
     };
     for p in &session.data_problems {
         writeln!(out, "  damaged: {}", sanitize(p))?;
@@ -124,12 +251,25 @@ fn write_history(r: &SubmissionReport, out: &mut dyn Write) -> std::io::Result<(
     let Some(following) = r.following() else {
         let off = r.inspection.input_off_path_id.as_deref();
         return match off {
-            Some(id) => writeln!(out, "history: the input entry {} is only on an abandoned branch (counts as absent)", sanitize(id)),
-            None => writeln!(out, "history: the input entry is not in the session ({} entries)", session.entries.len()),
+            Some(id) => writeln!(
+                out,
+                "history: the input entry {} is only on an abandoned branch (counts as absent)",
+                sanitize(id)
+            ),
+            None => writeln!(
+                out,
+                "history: the input entry is not in the session ({} entries)",
+                session.entries.len()
+            ),
         };
     };
     let input = r.inspection.input_entry_id.as_deref().unwrap_or("?");
-    writeln!(out, "history after input {} ({} entries)", sanitize(input), following.len())?;
+    writeln!(
+        out,
+        "history after input {} ({} entries)",
+        sanitize(input),
+        following.len()
+    )?;
     let batch = r.classification().trailing_partial_batch.as_ref();
     let explained = &r.classification().explanation.entry_ids;
     for e in &following {
@@ -138,7 +278,11 @@ fn write_history(r: &SubmissionReport, out: &mut dyn Write) -> std::io::Result<(
             match m.role {
                 Role::Assistant => {
                     line.push_str(&format!(" stop={}", m.stop_reason().unwrap_or("?")));
-                    let calls: Vec<String> = m.tool_calls().iter().map(|c| format!("{}({})", c.name, c.id_text())).collect();
+                    let calls: Vec<String> = m
+                        .tool_calls()
+                        .iter()
+                        .map(|c| format!("{}({})", c.name, c.id_text()))
+                        .collect();
                     if !calls.is_empty() {
                         line.push_str(&format!(" calls: {}", calls.join(" ")));
                     }
@@ -148,7 +292,11 @@ fn write_history(r: &SubmissionReport, out: &mut dyn Write) -> std::io::Result<(
                 }
                 Role::ToolResult => {
                     let mark = if m.is_error() { "✗" } else { "✓" };
-                    line.push_str(&format!(" {mark} {} ({})", m.tool_name().unwrap_or("?"), crate::core::entry::js_key_text(&m.tool_call_id())));
+                    line.push_str(&format!(
+                        " {mark} {} ({})",
+                        m.tool_name().unwrap_or("?"),
+                        crate::core::entry::js_key_text(&m.tool_call_id())
+                    ));
                 }
                 _ => line.push_str(&format!(" {}", truncate(&m.text(), 60))),
             }
@@ -164,7 +312,13 @@ fn write_history(r: &SubmissionReport, out: &mut dyn Write) -> std::io::Result<(
     }
     if let Some(b) = batch {
         for call in b.missing_calls() {
-            writeln!(out, "  {:8} ⧗ missing result for {} ({})  [partial batch]", "", sanitize(&call.name), sanitize(&call.id))?;
+            writeln!(
+                out,
+                "  {:8} ⧗ missing result for {} ({})  [partial batch]",
+                "",
+                sanitize(&call.name),
+                sanitize(&call.id)
+            )?;
         }
     }
     Ok(())

@@ -54,10 +54,18 @@ impl ResumeMode {
 pub enum SubmissionState {
     Absent,
     AdvancedPastInput,
-    Completed { assistant_id: String, overflow: bool },
-    ToolUseUnresolved { assistant_id: String },
+    Completed {
+        assistant_id: String,
+        overflow: bool,
+    },
+    ToolUseUnresolved {
+        assistant_id: String,
+    },
     /// `reason` is `errorMessage ?? stopReason`; `None` when both are undefined.
-    TerminalError { assistant_id: String, reason: Option<String> },
+    TerminalError {
+        assistant_id: String,
+        reason: Option<String>,
+    },
     Resume {
         mode: ResumeMode,
         /// The last assistant (absent for `input_only`).
@@ -112,7 +120,10 @@ impl SubmissionState {
                 ..
             } => {
                 o.insert("mode".into(), mode.as_str().into());
-                o.insert("consecutiveRetryableErrors".into(), (*consecutive_retryable_errors).into());
+                o.insert(
+                    "consecutiveRetryableErrors".into(),
+                    (*consecutive_retryable_errors).into(),
+                );
             }
             _ => {}
         }
@@ -272,7 +283,9 @@ pub fn find_trailing_partial_tool_batch(following: &[&Entry]) -> Option<Trailing
     let mut index = end;
     while index > 0 {
         let e = following[index - 1];
-        let Some(m) = e.message_with_role(&Role::ToolResult) else { break };
+        let Some(m) = e.message_with_role(&Role::ToolResult) else {
+            break;
+        };
         result_ids.push(m.tool_call_id());
         result_entry_ids.push(e.id.clone());
         index -= 1;
@@ -404,7 +417,10 @@ fn explain(step: u8, rule: impl Into<String>, entry_ids: Vec<String>) -> Explana
 /// `classifySubmissionState(following, {contextWindow})` (spec §4.1) with an explanation.
 ///
 /// `following` is `None` when the submission's input entry is not on the active path.
-pub fn classify_submission_state(following: Option<&[&Entry]>, context_window: u64) -> Classification {
+pub fn classify_submission_state(
+    following: Option<&[&Entry]>,
+    context_window: u64,
+) -> Classification {
     let (state, explanation) = classify_inner(following, context_window);
     let trailing_partial_batch = following.and_then(find_trailing_partial_tool_batch);
     Classification {
@@ -430,7 +446,11 @@ fn classify_inner(following: Option<&[&Entry]>, cw: u64) -> (SubmissionState, Ex
     if !users.is_empty() {
         return (
             SubmissionState::AdvancedPastInput,
-            explain(2, "a user message follows the input on the active path", users),
+            explain(
+                2,
+                "a user message follows the input on the active path",
+                users,
+            ),
         );
     }
     let last_assistant = following
@@ -475,7 +495,14 @@ fn classify_inner(following: Option<&[&Entry]>, cw: u64) -> (SubmissionState, Ex
     if let Some(r) = &overflow {
         return (
             resume(ResumeMode::Overflow),
-            explain(6, format!("the last assistant overflowed the context: {}", describe_overflow(r, cw)), vec![aid.clone()]),
+            explain(
+                6,
+                format!(
+                    "the last assistant overflowed the context: {}",
+                    describe_overflow(r, cw)
+                ),
+                vec![aid.clone()],
+            ),
         );
     }
     if is_retryable_model_error(a) {
@@ -502,7 +529,11 @@ fn classify_inner(following: Option<&[&Entry]>, cw: u64) -> (SubmissionState, Ex
         ids.extend(continued);
         return (
             resume(ResumeMode::StreamContinuation),
-            explain(8, "the last assistant was aborted and a stream_continued signal follows the input", ids),
+            explain(
+                8,
+                "the last assistant was aborted and a stream_continued signal follows the input",
+                ids,
+            ),
         );
     }
     if stop == "toolUse" {
@@ -537,8 +568,14 @@ fn classify_inner(following: Option<&[&Entry]>, cw: u64) -> (SubmissionState, Ex
             };
         }
         return (
-            SubmissionState::ToolUseUnresolved { assistant_id: aid.clone() },
-            explain(9, "the last assistant requested tools and no tool result follows the input", vec![aid]),
+            SubmissionState::ToolUseUnresolved {
+                assistant_id: aid.clone(),
+            },
+            explain(
+                9,
+                "the last assistant requested tools and no tool result follows the input",
+                vec![aid],
+            ),
         );
     }
     if stop == "aborted" {
@@ -549,12 +586,20 @@ fn classify_inner(following: Option<&[&Entry]>, cw: u64) -> (SubmissionState, Ex
                 ids.push(aid.clone());
                 (
                     resume(ResumeMode::ToolResultsPartial),
-                    explain(10, "the last assistant was aborted right after an incomplete tool batch", ids),
+                    explain(
+                        10,
+                        "the last assistant was aborted right after an incomplete tool batch",
+                        ids,
+                    ),
                 )
             }
             None => (
                 resume(ResumeMode::AbortedPartial),
-                explain(10, "the last assistant was aborted with no incomplete tool batch before it", vec![aid.clone()]),
+                explain(
+                    10,
+                    "the last assistant was aborted with no incomplete tool batch before it",
+                    vec![aid.clone()],
+                ),
             ),
         };
     }

@@ -33,7 +33,9 @@ impl ContextWindow {
                 self.tokens,
                 self.model.as_deref().unwrap_or("?")
             ),
-            WindowSource::Default => "0 (unknown model: only explicit overflow errors count)".into(),
+            WindowSource::Default => {
+                "0 (unknown model: only explicit overflow errors count)".into()
+            }
         }
     }
 }
@@ -67,7 +69,11 @@ pub fn window_for_model(model: &str) -> Option<u64> {
 /// Resolve: the flag wins, then the model table, then 0.
 pub fn resolve(flag: Option<u64>, model: Option<&str>) -> ContextWindow {
     if let Some(tokens) = flag {
-        return ContextWindow { tokens, source: WindowSource::Flag, model: None };
+        return ContextWindow {
+            tokens,
+            source: WindowSource::Flag,
+            model: None,
+        };
     }
     match model.and_then(|m| window_for_model(m).map(|w| (m, w))) {
         Some((m, tokens)) => ContextWindow {
@@ -75,7 +81,11 @@ pub fn resolve(flag: Option<u64>, model: Option<&str>) -> ContextWindow {
             source: WindowSource::ModelTable,
             model: Some(m.to_string()),
         },
-        None => ContextWindow { tokens: 0, source: WindowSource::Default, model: None },
+        None => ContextWindow {
+            tokens: 0,
+            source: WindowSource::Default,
+            model: None,
+        },
     }
 }
 

@@ -28,9 +28,13 @@ pub enum EntryBody {
     Message(Box<Message>),
     Compaction(Compaction),
     /// Valid JSON object whose `type` is not one this runtime version writes.
-    Unknown { type_name: String },
+    Unknown {
+        type_name: String,
+    },
     /// Not a JSON object at all.
-    Malformed { error: String },
+    Malformed {
+        error: String,
+    },
 }
 
 #[derive(Debug, Clone, PartialEq)]
@@ -142,7 +146,9 @@ impl Message {
 
     /// `isError` of a toolResult.
     pub fn is_error(&self) -> bool {
-        self.field("isError").and_then(Value::as_bool).unwrap_or(false)
+        self.field("isError")
+            .and_then(Value::as_bool)
+            .unwrap_or(false)
     }
 
     /// `type` of a signal message (`stream_continued`, `dispatch_input`, …).
@@ -211,8 +217,14 @@ impl Entry {
             .and_then(Value::as_str)
             .unwrap_or(entry_id)
             .to_string();
-        let parent_id = obj.get("parentId").and_then(Value::as_str).map(str::to_string);
-        let timestamp = obj.get("timestamp").and_then(Value::as_str).map(str::to_string);
+        let parent_id = obj
+            .get("parentId")
+            .and_then(Value::as_str)
+            .map(str::to_string);
+        let timestamp = obj
+            .get("timestamp")
+            .and_then(Value::as_str)
+            .map(str::to_string);
         let body = body_from(obj);
         Entry {
             position,
@@ -252,8 +264,11 @@ impl Entry {
         if self.message().is_none() {
             return None;
         }
-        self.top_field("dispatch")
-            .and_then(|d| d.get("dispatchId").and_then(Value::as_str).map(str::to_string))
+        self.top_field("dispatch").and_then(|d| {
+            d.get("dispatchId")
+                .and_then(Value::as_str)
+                .map(str::to_string)
+        })
     }
 
     /// `directSubmissionId` (marks a direct input).
@@ -270,8 +285,11 @@ impl Entry {
         if self.message().is_none() {
             return None;
         }
-        self.top_field("submissionTerminal")
-            .and_then(|d| d.get("submissionId").and_then(Value::as_str).map(str::to_string))
+        self.top_field("submissionTerminal").and_then(|d| {
+            d.get("submissionId")
+                .and_then(Value::as_str)
+                .map(str::to_string)
+        })
     }
 
     /// A short label of what the entry is (`assistant`, `toolResult`, `signal:stream_continued`, …).
@@ -295,8 +313,16 @@ impl Entry {
 fn body_from(mut obj: Map<String, Value>) -> EntryBody {
     let type_name = match obj.get("type") {
         Some(Value::String(s)) => s.clone(),
-        Some(other) => return EntryBody::Unknown { type_name: other.to_string() },
-        None => return EntryBody::Unknown { type_name: "(no type)".into() },
+        Some(other) => {
+            return EntryBody::Unknown {
+                type_name: other.to_string(),
+            }
+        }
+        None => {
+            return EntryBody::Unknown {
+                type_name: "(no type)".into(),
+            }
+        }
     };
     match type_name.as_str() {
         "message" => {
@@ -393,9 +419,22 @@ mod tests {
         assert_eq!(bad.raw, "{not json");
         let arr = Entry::parse(0, "x2", "[1,2]");
         assert!(matches!(arr.body, EntryBody::Malformed { .. }));
-        let unk = Entry::parse(1, "x3", r#"{"type":"branch_summary","id":"x3","parentId":null}"#);
-        assert_eq!(unk.body, EntryBody::Unknown { type_name: "branch_summary".into() });
-        let role = Entry::parse(2, "x4", r#"{"type":"message","id":"x4","message":{"role":"custom"}}"#);
+        let unk = Entry::parse(
+            1,
+            "x3",
+            r#"{"type":"branch_summary","id":"x3","parentId":null}"#,
+        );
+        assert_eq!(
+            unk.body,
+            EntryBody::Unknown {
+                type_name: "branch_summary".into()
+            }
+        );
+        let role = Entry::parse(
+            2,
+            "x4",
+            r#"{"type":"message","id":"x4","message":{"role":"custom"}}"#,
+        );
         assert_eq!(role.message().unwrap().role, Role::Other("custom".into()));
         assert_eq!(role.kind_label(), "message:custom (unknown role)");
     }

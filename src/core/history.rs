@@ -44,7 +44,10 @@ impl std::fmt::Display for PathDamage {
         match self {
             PathDamage::MissingLeaf(id) => write!(f, "leafId {id} names no entry"),
             PathDamage::DanglingParent { entry, parent } => {
-                write!(f, "entry {entry} has parentId {parent}, which names no entry")
+                write!(
+                    f,
+                    "entry {entry} has parentId {parent}, which names no entry"
+                )
             }
             PathDamage::Cycle { at } => write!(f, "parentId chain loops back to entry {at}"),
         }
@@ -84,7 +87,9 @@ impl History {
         };
         while let Some(i) = current {
             if !seen.insert(i) {
-                damage.push(PathDamage::Cycle { at: entries[i].id.clone() });
+                damage.push(PathDamage::Cycle {
+                    at: entries[i].id.clone(),
+                });
                 break;
             }
             active.push(i);
@@ -114,6 +119,33 @@ impl History {
             on_path,
             damage,
         }
+    }
+
+    /// Damage that makes the runtime itself fail (or hang) when it loads this session: entries whose
+    /// JSON does not parse, and a `parentId` cycle on the active path.
+    pub fn load_blockers(&self) -> Vec<String> {
+        let mut out: Vec<String> = self
+            .entries
+            .iter()
+            .filter_map(|e| match &e.body {
+                super::entry::EntryBody::Malformed { error }
+                    if error.starts_with("invalid JSON") =>
+                {
+                    Some(format!(
+                        "entry {} at position {} is malformed ({error})",
+                        e.id, e.position
+                    ))
+                }
+                _ => None,
+            })
+            .collect();
+        out.extend(
+            self.damage
+                .iter()
+                .filter(|d| matches!(d, PathDamage::Cycle { .. }))
+                .map(|d| d.to_string()),
+        );
+        out
     }
 
     /// The active path, root first.
@@ -155,7 +187,9 @@ impl History {
         self.entries.iter().enumerate().find_map(|(i, e)| {
             let hit = match kind {
                 SubmissionKind::Dispatch => e.dispatch_id().as_deref() == Some(submission_id),
-                SubmissionKind::Direct => e.direct_submission_id().as_deref() == Some(submission_id),
+                SubmissionKind::Direct => {
+                    e.direct_submission_id().as_deref() == Some(submission_id)
+                }
             };
             (hit && !self.on_path[i]).then_some(e)
         })
@@ -234,7 +268,11 @@ mod tests {
         assert_eq!(ids, ["a", "b", "d"]);
         assert!(!h.is_on_active_path(2));
         assert_eq!(h.abandoned_branches(), vec![(Some(1), vec![2])]);
-        let since: Vec<&str> = h.active_path_since("a").iter().map(|e| e.id.as_str()).collect();
+        let since: Vec<&str> = h
+            .active_path_since("a")
+            .iter()
+            .map(|e| e.id.as_str())
+            .collect();
         assert_eq!(since, ["b", "d"]);
         assert!(h.active_path_since("c").is_empty(), "off-path id gives []");
     }
@@ -243,14 +281,28 @@ mod tests {
     fn finds_input_only_on_active_path() {
         let marker = r#","dispatch":{"dispatchId":"sub-1"}"#;
         let h = History::new(
-            vec![entry(0, "a", None, ""), entry(1, "b", Some("a"), marker), entry(2, "c", Some("a"), "")],
+            vec![
+                entry(0, "a", None, ""),
+                entry(1, "b", Some("a"), marker),
+                entry(2, "c", Some("a"), ""),
+            ],
             Some("c".into()),
         );
         assert!(h.find_input(SubmissionKind::Dispatch, "sub-1").is_none());
         assert!(h.following(SubmissionKind::Dispatch, "sub-1").is_none());
-        assert_eq!(h.find_input_off_path(SubmissionKind::Dispatch, "sub-1").unwrap().id, "b");
+        assert_eq!(
+            h.find_input_off_path(SubmissionKind::Dispatch, "sub-1")
+                .unwrap()
+                .id,
+            "b"
+        );
         let h2 = History::new(h.entries.clone(), Some("b".into()));
-        assert_eq!(h2.following(SubmissionKind::Dispatch, "sub-1").unwrap().len(), 0);
+        assert_eq!(
+            h2.following(SubmissionKind::Dispatch, "sub-1")
+                .unwrap()
+                .len(),
+            0
+        );
     }
 
     #[test]

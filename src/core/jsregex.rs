@@ -11,8 +11,7 @@
 
 use regex::Regex;
 
-const JS_SPACE: &str =
-    r"\t\n\x0B\x0C\r \x{A0}\x{1680}\x{2000}-\x{200A}\x{2028}\x{2029}\x{202F}\x{205F}\x{3000}\x{FEFF}";
+const JS_SPACE: &str = r"\t\n\x0B\x0C\r \x{A0}\x{1680}\x{2000}-\x{200A}\x{2028}\x{2029}\x{202F}\x{205F}\x{3000}\x{FEFF}";
 const JS_DOT: &str = r"[^\n\r\x{2028}\x{2029}]";
 /// `.` when it can match at most once: an astral character is two code units in JS.
 const JS_DOT_SINGLE: &str = r"[^\n\r\x{2028}\x{2029}\x{10000}-\x{10FFFF}]";
@@ -95,9 +94,15 @@ mod tests {
     fn folds_ascii_only() {
         let r = JsRegex::new("socket hang up");
         assert!(r.test("SOCKET Hang Up"));
-        assert!(!r.test("\u{17F}ocket hang up"), "long s must not fold to s in JS");
+        assert!(
+            !r.test("\u{17F}ocket hang up"),
+            "long s must not fold to s in JS"
+        );
         let k = JsRegex::new("token limit exceeded");
-        assert!(!k.test("to\u{212A}en limit exceeded"), "Kelvin sign must not fold to k");
+        assert!(
+            !k.test("to\u{212A}en limit exceeded"),
+            "Kelvin sign must not fold to k"
+        );
     }
 
     #[test]
@@ -123,7 +128,10 @@ mod tests {
         assert!(r.test("ratelimit"));
         assert!(!r.test("rate\rlimit"));
         assert!(!r.test("rate\u{2028}limit"));
-        assert!(!r.test("rate\u{1F600}limit"), "an astral char is two JS code units");
+        assert!(
+            !r.test("rate\u{1F600}limit"),
+            "an astral char is two JS code units"
+        );
         assert!(r.test("rate\u{e9}limit"));
         let star = JsRegex::new("input token count.*exceeds the maximum");
         assert!(star.test("input token count \u{1F600} exceeds the maximum"));

@@ -16,3 +16,5 @@ pub mod time;
 mod classify_tests;
 #[cfg(test)]
 mod plan_tests;
+#[cfg(test)]
+mod proptests;

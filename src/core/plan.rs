@@ -35,6 +35,8 @@ pub struct SessionInspection {
     pub partial_already_checkpointed: bool,
     /// An interruption advisory for this submission is already on the active path.
     pub advisory_present: bool,
+    /// Damage that stops the runtime from loading the session (it then cannot reconcile the row).
+    pub load_blockers: Vec<String>,
 }
 
 impl SessionInspection {
@@ -49,6 +51,7 @@ pub fn inspect_session(
     journal: Option<&JournalRow>,
     history: Option<&History>,
     stream_bodies: &[String],
+    session_data_problems: &[String],
     context_window: u64,
 ) -> SessionInspection {
     let empty = History::default();
@@ -64,12 +67,17 @@ pub fn inspect_session(
     };
     let active = h.active_path();
     let stream_key = journal.and_then(|j| j.stream_key.clone());
-    let stream = stream_key.as_ref().map(|_| reconstruct_stream(stream_bodies));
+    let stream = stream_key
+        .as_ref()
+        .map(|_| reconstruct_stream(stream_bodies));
     let stream_already_continued = stream_key.as_deref().is_some_and(|key| {
         active.iter().any(|e| {
             e.message().is_some_and(|m| {
                 m.is_stream_continued()
-                    && m.value.pointer("/attributes/streamKey").and_then(|v| v.as_str()) == Some(key)
+                    && m.value
+                        .pointer("/attributes/streamKey")
+                        .and_then(|v| v.as_str())
+                        == Some(key)
             })
         })
     });
@@ -95,6 +103,11 @@ pub fn inspect_session(
         stream_already_continued,
         partial_already_checkpointed,
         advisory_present,
+        load_blockers: session_data_problems
+            .iter()
+            .cloned()
+            .chain(history.map(History::load_blockers).unwrap_or_default())
+            .collect(),
     }
 }
 
@@ -109,12 +122,18 @@ pub enum PlannedWrite {
     /// `failSubmission(A, error)`.
     FailSubmission { error: String },
     /// `recordSubmissionTerminal`: the `submission_interrupted` advisory signal.
-    AppendAdvisory { reason: &'static str, content: String },
+    AppendAdvisory {
+        reason: &'static str,
+        content: String,
+    },
     /// `deleteStreamChunkSegments(key)`.
     DeleteStreamChunks { stream_key: String },
     /// `recoverInterruptedStream`: append the rebuilt partial (unless already checkpointed) and the
     /// `stream_interrupted` / `stream_continued` signals.
-    RecoverStream { stream_key: String, append_partial: bool },
+    RecoverStream {
+        stream_key: String,
+        append_partial: bool,
+    },
     /// `markStreamConsumed(A, key)`.
     MarkStreamConsumed { stream_key: String },
     /// `repairInterruptedToolCalls`: a complete ordered result batch after the assistant.
@@ -174,7 +193,9 @@ pub enum Disposition {
     /// Running with an expired lease: the next reconciliation pass applies `rule`.
     Reconcile,
     /// Running under a live lease: a worker owns it.
-    Live { expires_in_ms: i64 },
+    Live {
+        expires_in_ms: i64,
+    },
     /// Running with `lease_expires_at = 0` (Cloudflare): a Node process never reconciles it.
     NoLease,
     /// Queued (the seed's `Pending`): waiting to be claimed.
@@ -182,9 +203,18 @@ pub enum Disposition {
     /// Terminalizing: the next pass publishes the terminal event and finalizes.
     Publishing,
     Completed,
-    Failed { error: String },
+    Failed {
+        error: String,
+    },
     /// The row violates the runtime's row invariants; the runtime auto-fails it.
-    Malformed { problem: String },
+    Malformed {
+        problem: String,
+    },
+    /// The session cannot be loaded (damaged entries or data): the runtime's reconciliation of this
+    /// row fails before any rule applies, and turnscope will not predict or write.
+    Unreadable {
+        problems: Vec<String>,
+    },
 }
 
 impl Disposition {
@@ -198,6 +228,7 @@ impl Disposition {
             Disposition::Completed => "completed",
             Disposition::Failed { .. } => "failed",
             Disposition::Malformed { .. } => "malformed",
+            Disposition::Unreadable { .. } => "damaged",
         }
     }
 }
@@ -226,7 +257,12 @@ impl RecoveryPlan {
         }
     }
 
-    fn rule(rule: u8, result: &'static str, writes: Vec<PlannedWrite>, reason: String) -> RecoveryPlan {
+    fn rule(
+        rule: u8,
+        result: &'static str,
+        writes: Vec<PlannedWrite>,
+        reason: String,
+    ) -> RecoveryPlan {
         RecoveryPlan {
             disposition: Disposition::Reconcile,
             rule: Some(rule),
@@ -294,7 +330,8 @@ fn payload_problem(sub: &SubmissionRow) -> Option<String> {
         Err(e) => return Some(format!("payload is not valid JSON: {e}")),
     };
     let s = |k: &str| p.get(k).and_then(|v| v.as_str());
-    if s("kind") != Some(sub.kind.as_str()) || s("submissionId") != Some(sub.submission_id.as_str()) {
+    if s("kind") != Some(sub.kind.as_str()) || s("submissionId") != Some(sub.submission_id.as_str())
+    {
         return Some("payload kind/submissionId differ from the row".into());
     }
     let Some(id) = s("id") else {
@@ -315,7 +352,11 @@ fn payload_problem(sub: &SubmissionRow) -> Option<String> {
         if s("dispatchId") != Some(sub.submission_id.as_str()) || p.get("input").is_none() {
             return Some("dispatch payload lacks a matching dispatchId or an input".into());
         }
-    } else if p.pointer("/payload/message").and_then(|m| m.as_str()).is_none() {
+    } else if p
+        .pointer("/payload/message")
+        .and_then(|m| m.as_str())
+        .is_none()
+    {
         return Some("direct payload has no payload.message string".into());
     }
     None
@@ -332,13 +373,15 @@ fn settled_disposition(sub: &SubmissionRow) -> Disposition {
         .as_deref()
         .and_then(|t| serde_json::from_str(t).ok());
     match event {
-        Some(ev) if ev.get("outcome").and_then(|o| o.as_str()) == Some("failed") => Disposition::Failed {
-            error: ev
-                .pointer("/error/message")
-                .and_then(|m| m.as_str())
-                .unwrap_or("failed (no message in the terminal event)")
-                .to_string(),
-        },
+        Some(ev) if ev.get("outcome").and_then(|o| o.as_str()) == Some("failed") => {
+            Disposition::Failed {
+                error: ev
+                    .pointer("/error/message")
+                    .and_then(|m| m.as_str())
+                    .unwrap_or("failed (no message in the terminal event)")
+                    .to_string(),
+            }
+        }
         _ => Disposition::Completed,
     }
 }
@@ -357,7 +400,8 @@ pub fn plan_recovery(
                 Disposition::Malformed { problem: problem.clone() },
                 format!("the runtime's row parser rejects this row ({problem}) and settles it as failed"),
             );
-            plan.writes.push(PlannedWrite::AutoFailMalformed { error: problem });
+            plan.writes
+                .push(PlannedWrite::AutoFailMalformed { error: problem });
             return plan;
         }
     }
@@ -393,7 +437,9 @@ pub fn plan_recovery(
     if sub.lease_expires_at >= now_ms {
         let left = sub.lease_expires_at - now_ms;
         return RecoveryPlan::observe(
-            Disposition::Live { expires_in_ms: left },
+            Disposition::Live {
+                expires_in_ms: left,
+            },
             format!(
                 "live: owner {} holds the lease for {} more; the reconciler leaves it alone",
                 sub.owner_id.as_deref().unwrap_or("?"),
@@ -401,10 +447,26 @@ pub fn plan_recovery(
             ),
         );
     }
+    if !inspection.load_blockers.is_empty() {
+        return RecoveryPlan::observe(
+            Disposition::Unreadable {
+                problems: inspection.load_blockers.clone(),
+            },
+            format!(
+                "the session is damaged ({}): the runtime cannot load it, so no rule applies",
+                inspection.load_blockers.join("; ")
+            ),
+        );
+    }
     decide(sub, journal, inspection, now_ms)
 }
 
-fn decide(sub: &SubmissionRow, j: Option<&JournalRow>, si: &SessionInspection, now_ms: i64) -> RecoveryPlan {
+fn decide(
+    sub: &SubmissionRow,
+    j: Option<&JournalRow>,
+    si: &SessionInspection,
+    now_ms: i64,
+) -> RecoveryPlan {
     let c = si.inspection();
     let stream_key = j.and_then(|j| j.stream_key.clone());
     let delete_chunks = || {
@@ -414,12 +476,19 @@ fn decide(sub: &SubmissionRow, j: Option<&JournalRow>, si: &SessionInspection, n
     };
     // Rule 0.
     if sub.attempt_id.is_none() {
-        return RecoveryPlan::rule(0, "stale", vec![], "the row has no attempt id; nothing to reconcile".into());
+        return RecoveryPlan::rule(
+            0,
+            "stale",
+            vec![],
+            "the row has no attempt id; nothing to reconcile".into(),
+        );
     }
     // Rule 1.
     if c == Inspection::Completed {
         let mut w = vec![if sub.kind == "direct" {
-            PlannedWrite::SettleDirect { outcome: "completed" }
+            PlannedWrite::SettleDirect {
+                outcome: "completed",
+            }
         } else {
             PlannedWrite::CompleteSubmission
         }];
@@ -446,7 +515,10 @@ fn decide(sub: &SubmissionRow, j: Option<&JournalRow>, si: &SessionInspection, n
             error,
             None,
             delete_chunks(),
-            format!("attempts {}/{} exhausted: fail", sub.attempt_count, sub.max_retry),
+            format!(
+                "attempts {}/{} exhausted: fail",
+                sub.attempt_count, sub.max_retry
+            ),
         );
     }
     // Rule 3.
@@ -459,7 +531,10 @@ fn decide(sub: &SubmissionRow, j: Option<&JournalRow>, si: &SessionInspection, n
             messages::TIMEOUT.to_string(),
             None,
             delete_chunks(),
-            format!("the deadline passed {} ago: fail", human_duration(now_ms - sub.timeout_at)),
+            format!(
+                "the deadline passed {} ago: fail",
+                human_duration(now_ms - sub.timeout_at)
+            ),
         );
     }
     let phase = j.map(|j| j.phase.as_str());
@@ -467,7 +542,11 @@ fn decide(sub: &SubmissionRow, j: Option<&JournalRow>, si: &SessionInspection, n
     // Rule 4.
     if let (Some(j), Some(key)) = (j, &stream_key) {
         if j.phase == "provider_started" && !j.committed && j.stream_consumed_at.is_none() {
-            if si.stream.as_ref().is_some_and(StreamReconstruction::is_recoverable) {
+            if si
+                .stream
+                .as_ref()
+                .is_some_and(StreamReconstruction::is_recoverable)
+            {
                 let mut w = vec![];
                 if !si.stream_already_continued {
                     w.push(PlannedWrite::RecoverStream {
@@ -475,8 +554,12 @@ fn decide(sub: &SubmissionRow, j: Option<&JournalRow>, si: &SessionInspection, n
                         append_partial: !si.partial_already_checkpointed,
                     });
                 }
-                w.push(PlannedWrite::MarkStreamConsumed { stream_key: key.clone() });
-                w.push(PlannedWrite::DeleteStreamChunks { stream_key: key.clone() });
+                w.push(PlannedWrite::MarkStreamConsumed {
+                    stream_key: key.clone(),
+                });
+                w.push(PlannedWrite::DeleteStreamChunks {
+                    stream_key: key.clone(),
+                });
                 w.push(PlannedWrite::ReplaceAttempt);
                 return RecoveryPlan::rule(
                     4,
@@ -492,7 +575,8 @@ fn decide(sub: &SubmissionRow, j: Option<&JournalRow>, si: &SessionInspection, n
     }
     // Rule 5.
     let provider_unreached = j.is_none() || phase == Some("before_provider");
-    let journal_allows = j.is_none() || (matches!(phase, Some("before_provider" | "provider_started")) && uncommitted);
+    let journal_allows = j.is_none()
+        || (matches!(phase, Some("before_provider" | "provider_started")) && uncommitted);
     if sub.input_applied_at.is_some()
         && journal_allows
         && (c == Inspection::Continuable || (c == Inspection::Uncertain && provider_unreached))
@@ -586,7 +670,16 @@ fn decide(sub: &SubmissionRow, j: Option<&JournalRow>, si: &SessionInspection, n
         si.classification.state.label(),
         phase.unwrap_or("absent")
     );
-    fail(9, sub, si, "interrupted_after_input_application", error, tools, delete_chunks(), why)
+    fail(
+        9,
+        sub,
+        si,
+        "interrupted_after_input_application",
+        error,
+        tools,
+        delete_chunks(),
+        why,
+    )
 }
 
 #[allow(clippy::too_many_arguments)]
@@ -604,8 +697,14 @@ fn fail(
     if !si.advisory_present {
         let mut content = error.clone(); // the advisory's content is the error's message
         if let Some(t) = tools.filter(|t| !t.is_empty()) {
-            let list: Vec<String> = t.iter().map(|c| format!("  - {} ({})", c.name, c.id)).collect();
-            content.push_str(&format!("\n\nInterrupted tool call(s):\n{}", list.join("\n")));
+            let list: Vec<String> = t
+                .iter()
+                .map(|c| format!("  - {} ({})", c.name, c.id))
+                .collect();
+            content.push_str(&format!(
+                "\n\nInterrupted tool call(s):\n{}",
+                list.join("\n")
+            ));
         }
         w.push(PlannedWrite::AppendAdvisory { reason, content });
     }

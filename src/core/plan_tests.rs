@@ -65,7 +65,9 @@ fn history(seq: &Seq) -> History {
     let input = Entry::parse(
         0,
         "input00",
-        &format!(r#"{{"type":"message","id":"input00","parentId":null,"timestamp":"t","message":{{"role":"signal","type":"dispatch_input","content":"{{}}"}},"dispatch":{{"dispatchId":"{SID}"}}}}"#),
+        &format!(
+            r#"{{"type":"message","id":"input00","parentId":null,"timestamp":"t","message":{{"role":"signal","type":"dispatch_input","content":"{{}}"}},"dispatch":{{"dispatchId":"{SID}"}}}}"#
+        ),
     );
     let mut entries = vec![input];
     entries.extend(seq.entries().iter().cloned());
@@ -73,15 +75,25 @@ fn history(seq: &Seq) -> History {
     History::new(entries, leaf)
 }
 
-fn plan_with(s: &SubmissionRow, j: Option<&JournalRow>, h: Option<&History>, chunks: &[String]) -> RecoveryPlan {
-    let si = inspect_session(s, j, h, chunks, 200_000);
+fn plan_with(
+    s: &SubmissionRow,
+    j: Option<&JournalRow>,
+    h: Option<&History>,
+    chunks: &[String],
+) -> RecoveryPlan {
+    let si = inspect_session(s, j, h, chunks, &[], 200_000);
     plan_recovery(s, j, &si, NOW)
 }
 
 fn ops(p: &RecoveryPlan) -> Vec<String> {
     p.writes
         .iter()
-        .map(|w| serde_json::to_value(w).unwrap()["op"].as_str().unwrap().to_string())
+        .map(|w| {
+            serde_json::to_value(w).unwrap()["op"]
+                .as_str()
+                .unwrap()
+                .to_string()
+        })
         .collect()
 }
 
@@ -90,7 +102,10 @@ fn stop() -> Seq {
 }
 
 fn stream_chunks() -> Vec<String> {
-    vec![r#"[{"type":"text_delta","contentIndex":0,"delta":"lorem ipsum","partial":{"api":"x"}}]"#.to_string()]
+    vec![
+        r#"[{"type":"text_delta","contentIndex":0,"delta":"lorem ipsum","partial":{"api":"x"}}]"#
+            .to_string(),
+    ]
 }
 
 #[test]
@@ -123,55 +138,134 @@ fn rule_1_completed_settles_even_when_exhausted() {
 fn rule_2_retry_budget() {
     let mut s = sub();
     s.attempt_count = 10;
-    let p = plan_with(&s, Some(&journal("before_provider")), Some(&history(&Seq::new())), &[]);
+    let p = plan_with(
+        &s,
+        Some(&journal("before_provider")),
+        Some(&history(&Seq::new())),
+        &[],
+    );
     assert_eq!(p.rule, Some(2));
     assert_eq!(ops(&p), ["append_advisory", "fail_submission"]);
-    assert!(matches!(&p.writes[1], PlannedWrite::FailSubmission { error } if error == "Submission exceeded maximum recovery attempts (10/10)."));
+    assert!(
+        matches!(&p.writes[1], PlannedWrite::FailSubmission { error } if error == "Submission exceeded maximum recovery attempts (10/10).")
+    );
     s.input_applied_at = None;
     let p = plan_with(&s, None, None, &[]);
-    assert!(matches!(&p.writes[1], PlannedWrite::FailSubmission { error } if error == messages::RETRY_EXHAUSTED_BEFORE_INPUT));
+    assert!(
+        matches!(&p.writes[1], PlannedWrite::FailSubmission { error } if error == messages::RETRY_EXHAUSTED_BEFORE_INPUT)
+    );
 }
 
 #[test]
 fn rule_3_timeout() {
     let mut s = sub();
     s.timeout_at = NOW - 1000;
-    let p = plan_with(&s, Some(&journal("provider_started")), Some(&history(&Seq::new())), &[]);
+    let p = plan_with(
+        &s,
+        Some(&journal("provider_started")),
+        Some(&history(&Seq::new())),
+        &[],
+    );
     assert_eq!(p.rule, Some(3));
-    assert!(matches!(&p.writes[1], PlannedWrite::FailSubmission { error } if error == messages::TIMEOUT));
+    assert!(
+        matches!(&p.writes[1], PlannedWrite::FailSubmission { error } if error == messages::TIMEOUT)
+    );
     // timeout_at 0 means unset.
     s.timeout_at = 0;
-    assert_ne!(plan_with(&s, Some(&journal("before_provider")), Some(&history(&Seq::new())), &[]).rule, Some(3));
+    assert_ne!(
+        plan_with(
+            &s,
+            Some(&journal("before_provider")),
+            Some(&history(&Seq::new())),
+            &[]
+        )
+        .rule,
+        Some(3)
+    );
 }
 
 #[test]
 fn rule_4_stream_recovery() {
     let mut j = journal("provider_started");
     j.stream_key = Some("sk".into());
-    let p = plan_with(&sub(), Some(&j), Some(&history(&Seq::new())), &stream_chunks());
+    let p = plan_with(
+        &sub(),
+        Some(&j),
+        Some(&history(&Seq::new())),
+        &stream_chunks(),
+    );
     assert_eq!(p.rule, Some(4));
-    assert_eq!(ops(&p), ["recover_stream", "mark_stream_consumed", "delete_stream_chunks", "replace_attempt"]);
+    assert_eq!(
+        ops(&p),
+        [
+            "recover_stream",
+            "mark_stream_consumed",
+            "delete_stream_chunks",
+            "replace_attempt"
+        ]
+    );
     // Unrecoverable chunks fall through to rule 5 (input_only, uncertain, provider_started → no) → 9.
     let bad = vec![r#"[{"type":"toolcall","partial":{}}]"#.to_string()];
-    assert_eq!(plan_with(&sub(), Some(&j), Some(&history(&Seq::new())), &bad).rule, Some(9));
+    assert_eq!(
+        plan_with(&sub(), Some(&j), Some(&history(&Seq::new())), &bad).rule,
+        Some(9)
+    );
     // Already consumed → not rule 4.
     j.stream_consumed_at = Some(NOW - 5);
-    assert_ne!(plan_with(&sub(), Some(&j), Some(&history(&Seq::new())), &stream_chunks()).rule, Some(4));
+    assert_ne!(
+        plan_with(
+            &sub(),
+            Some(&j),
+            Some(&history(&Seq::new())),
+            &stream_chunks()
+        )
+        .rule,
+        Some(4)
+    );
 }
 
 #[test]
 fn rule_5_replace() {
     // J null + input_only (uncertain, provider unreached).
-    assert_eq!(plan_with(&sub(), None, Some(&history(&Seq::new())), &[]).rule, Some(5));
+    assert_eq!(
+        plan_with(&sub(), None, Some(&history(&Seq::new())), &[]).rule,
+        Some(5)
+    );
     // before_provider + tool_results (continuable).
     let tr = Seq::new().tool_use(&[("a", "x")]).result("a", "x");
-    let p = plan_with(&sub(), Some(&journal("before_provider")), Some(&history(&tr)), &[]);
-    assert_eq!((p.rule, ops(&p)), (Some(5), vec!["replace_attempt".to_string()]));
+    let p = plan_with(
+        &sub(),
+        Some(&journal("before_provider")),
+        Some(&history(&tr)),
+        &[],
+    );
+    assert_eq!(
+        (p.rule, ops(&p)),
+        (Some(5), vec!["replace_attempt".to_string()])
+    );
     // overflow with provider_started is NOT rescued by rule 5 (uncertain, provider reached) → 9.
     let of = Seq::new().assistant("error", json!({"errorMessage":"prompt is too long"}));
-    assert_eq!(plan_with(&sub(), Some(&journal("provider_started")), Some(&history(&of)), &[]).rule, Some(9));
+    assert_eq!(
+        plan_with(
+            &sub(),
+            Some(&journal("provider_started")),
+            Some(&history(&of)),
+            &[]
+        )
+        .rule,
+        Some(9)
+    );
     // committed never qualifies.
-    assert_eq!(plan_with(&sub(), Some(&journal("committed")), Some(&history(&tr)), &[]).rule, Some(9));
+    assert_eq!(
+        plan_with(
+            &sub(),
+            Some(&journal("committed")),
+            Some(&history(&tr)),
+            &[]
+        )
+        .rule,
+        Some(9)
+    );
 }
 
 #[test]
@@ -181,23 +275,45 @@ fn rule_6_repair_then_replace() {
     let unresolved = Seq::new().tool_use(&[("tc-1", "get_weather"), ("tc-2", "get_time")]);
     let p = plan_with(&sub(), Some(&j), Some(&history(&unresolved)), &[]);
     assert_eq!(p.rule, Some(6));
-    assert_eq!(ops(&p), ["repair_tool_calls", "journal_before_provider", "replace_attempt"]);
-    let PlannedWrite::RepairToolCalls { repair } = &p.writes[0] else { panic!() };
+    assert_eq!(
+        ops(&p),
+        [
+            "repair_tool_calls",
+            "journal_before_provider",
+            "replace_attempt"
+        ]
+    );
+    let PlannedWrite::RepairToolCalls { repair } = &p.writes[0] else {
+        panic!()
+    };
     assert_eq!(repair.synthetic_count(), 2);
     // One result recorded: it is copied, the other is synthetic.
-    let partial = Seq::new().tool_use(&[("tc-1", "get_weather"), ("tc-2", "get_time")]).result("tc-1", "get_weather");
+    let partial = Seq::new()
+        .tool_use(&[("tc-1", "get_weather"), ("tc-2", "get_time")])
+        .result("tc-1", "get_weather");
     let p = plan_with(&sub(), Some(&j), Some(&history(&partial)), &[]);
-    let PlannedWrite::RepairToolCalls { repair } = &p.writes[0] else { panic!() };
-    assert_eq!(repair.results[0].copied_from.as_deref(), Some(partial.entries()[1].id.as_str()));
+    let PlannedWrite::RepairToolCalls { repair } = &p.writes[0] else {
+        panic!()
+    };
+    assert_eq!(
+        repair.results[0].copied_from.as_deref(),
+        Some(partial.entries()[1].id.as_str())
+    );
     assert!(repair.results[1].copied_from.is_none());
     // Complete batch: repair is a no-op, C continuable → replace (coordinator test 1332).
     let complete = partial.result("tc-2", "get_time");
     let p = plan_with(&sub(), Some(&j), Some(&history(&complete)), &[]);
-    assert_eq!((p.rule, ops(&p)), (Some(6), vec!["replace_attempt".to_string()]));
+    assert_eq!(
+        (p.rule, ops(&p)),
+        (Some(6), vec!["replace_attempt".to_string()])
+    );
     // Rule 6 has no input_applied_at check.
     let mut s = sub();
     s.input_applied_at = None;
-    assert_eq!(plan_with(&s, Some(&j), Some(&history(&unresolved)), &[]).rule, Some(6));
+    assert_eq!(
+        plan_with(&s, Some(&j), Some(&history(&unresolved)), &[]).rule,
+        Some(6)
+    );
 }
 
 #[test]
@@ -205,38 +321,57 @@ fn rule_7_requeue_and_rule_8_fail_before_input() {
     let mut s = sub();
     s.input_applied_at = None;
     let p = plan_with(&s, None, None, &[]);
-    assert_eq!((p.rule, p.result, ops(&p)), (Some(7), Some("requeued"), vec!["requeue".to_string()]));
+    assert_eq!(
+        (p.rule, p.result, ops(&p)),
+        (Some(7), Some("requeued"), vec!["requeue".to_string()])
+    );
     let p = plan_with(&s, None, Some(&history(&Seq::new())), &[]);
     assert_eq!(p.rule, Some(8));
-    assert!(matches!(&p.writes[1], PlannedWrite::FailSubmission { error } if error == messages::BEFORE_INPUT_MARKER));
+    assert!(
+        matches!(&p.writes[1], PlannedWrite::FailSubmission { error } if error == messages::BEFORE_INPUT_MARKER)
+    );
 }
 
 #[test]
 fn rule_9_fail_after_input_with_tool_names() {
     let p = plan_with(&sub(), None, None, &[]);
     assert_eq!(p.rule, Some(9));
-    assert!(matches!(&p.writes[1], PlannedWrite::FailSubmission { error } if error == messages::AFTER_INPUT_APPLICATION));
+    assert!(
+        matches!(&p.writes[1], PlannedWrite::FailSubmission { error } if error == messages::AFTER_INPUT_APPLICATION)
+    );
     let mut j = journal("tool_request_recorded");
     j.tool_request_json = Some(r#"{"toolCalls":[{"type":"toolCall","id":"t1","name":"lookup"},{"type":"toolCall","id":"t2","name":"search"}]}"#.into());
     j.stream_key = Some("sk".into());
     let p = plan_with(&sub(), Some(&j), None, &[]);
     assert_eq!(p.rule, Some(9));
-    assert_eq!(ops(&p), ["append_advisory", "fail_submission", "delete_stream_chunks"]);
-    let PlannedWrite::AppendAdvisory { content, .. } = &p.writes[0] else { panic!() };
-    assert!(content.ends_with("Interrupted tool call(s):\n  - lookup (t1)\n  - search (t2)"), "{content}");
-    assert!(matches!(&p.writes[1], PlannedWrite::FailSubmission { error } if error.contains("pending tool call(s): lookup, search.")));
+    assert_eq!(
+        ops(&p),
+        ["append_advisory", "fail_submission", "delete_stream_chunks"]
+    );
+    let PlannedWrite::AppendAdvisory { content, .. } = &p.writes[0] else {
+        panic!()
+    };
+    assert!(
+        content.ends_with("Interrupted tool call(s):\n  - lookup (t1)\n  - search (t2)"),
+        "{content}"
+    );
+    assert!(
+        matches!(&p.writes[1], PlannedWrite::FailSubmission { error } if error.contains("pending tool call(s): lookup, search."))
+    );
 }
 
 #[test]
 fn advisory_is_not_written_twice() {
     let mut s = sub();
     s.timeout_at = NOW - 1;
-    let advisory = Seq::new().msg(json!({"role":"signal","type":"submission_interrupted","content":"x"}));
+    let advisory =
+        Seq::new().msg(json!({"role":"signal","type":"submission_interrupted","content":"x"}));
     let mut h = history(&advisory);
     // Mark the signal as this submission's terminal advisory.
     let last = h.entries.last().unwrap().clone();
     let mut v: serde_json::Value = serde_json::from_str(&last.raw).unwrap();
-    v["submissionTerminal"] = json!({"submissionId": SID, "kind":"dispatch", "reason":"exceeded_timeout"});
+    v["submissionTerminal"] =
+        json!({"submissionId": SID, "kind":"dispatch", "reason":"exceeded_timeout"});
     let n = h.entries.len();
     h.entries[n - 1] = Entry::parse(last.position, &last.id, &v.to_string());
     let h = History::new(h.entries.clone(), h.leaf_id.clone());
@@ -248,26 +383,55 @@ fn advisory_is_not_written_twice() {
 fn statuses_other_than_running() {
     let mut s = sub();
     s.lease_expires_at = NOW + 18_000;
-    assert!(matches!(plan_with(&s, None, None, &[]).disposition, Disposition::Live { expires_in_ms: 18_000 }));
+    assert!(matches!(
+        plan_with(&s, None, None, &[]).disposition,
+        Disposition::Live {
+            expires_in_ms: 18_000
+        }
+    ));
     s.lease_expires_at = 0;
-    assert_eq!(plan_with(&s, None, None, &[]).disposition, Disposition::NoLease);
+    assert_eq!(
+        plan_with(&s, None, None, &[]).disposition,
+        Disposition::NoLease
+    );
     let mut q = sub();
     q.status = "queued".into();
     q.attempt_id = None;
     q.input_applied_at = None;
     q.started_at = None;
-    assert_eq!(plan_with(&q, None, None, &[]).disposition, Disposition::Pending);
+    assert_eq!(
+        plan_with(&q, None, None, &[]).disposition,
+        Disposition::Pending
+    );
     q.attempt_id = Some("x".into());
-    assert!(matches!(plan_with(&q, None, None, &[]).disposition, Disposition::Malformed { .. }));
+    assert!(matches!(
+        plan_with(&q, None, None, &[]).disposition,
+        Disposition::Malformed { .. }
+    ));
     let mut d = sub();
     d.status = "settled".into();
     d.error = Some("boom".into());
-    assert_eq!(plan_with(&d, None, None, &[]).disposition, Disposition::Failed { error: "boom".into() });
+    assert_eq!(
+        plan_with(&d, None, None, &[]).disposition,
+        Disposition::Failed {
+            error: "boom".into()
+        }
+    );
     d.error = None;
-    d.terminal_event = Some(r#"{"type":"submission_settled","outcome":"failed","error":{"message":"nope"}}"#.into());
-    assert_eq!(plan_with(&d, None, None, &[]).disposition, Disposition::Failed { error: "nope".into() });
+    d.terminal_event = Some(
+        r#"{"type":"submission_settled","outcome":"failed","error":{"message":"nope"}}"#.into(),
+    );
+    assert_eq!(
+        plan_with(&d, None, None, &[]).disposition,
+        Disposition::Failed {
+            error: "nope".into()
+        }
+    );
     d.terminal_event = None;
-    assert_eq!(plan_with(&d, None, None, &[]).disposition, Disposition::Completed);
+    assert_eq!(
+        plan_with(&d, None, None, &[]).disposition,
+        Disposition::Completed
+    );
 }
 
 /// The derived matrix (C × J) with input applied, budget and timeout not exhausted.
@@ -276,8 +440,18 @@ fn derived_matrix() {
     let tool_req = r#"{"toolCalls":[{"type":"toolCall","id":"a","name":"x"},{"type":"toolCall","id":"b","name":"y"}]}"#;
     let histories: Vec<(&str, Option<Seq>)> = vec![
         ("completed", Some(stop())),
-        ("continuable_partial", Some(Seq::new().tool_use(&[("a", "x"), ("b", "y")]).result("a", "x"))),
-        ("continuable_aborted", Some(Seq::new().assistant("aborted", json!({})))),
+        (
+            "continuable_partial",
+            Some(
+                Seq::new()
+                    .tool_use(&[("a", "x"), ("b", "y")])
+                    .result("a", "x"),
+            ),
+        ),
+        (
+            "continuable_aborted",
+            Some(Seq::new().assistant("aborted", json!({}))),
+        ),
         ("uncertain", Some(Seq::new())),
         ("absent", None),
     ];

@@ -27,7 +27,10 @@ pub struct ToolRepair {
 
 impl ToolRepair {
     pub fn synthetic_count(&self) -> usize {
-        self.results.iter().filter(|r| r.copied_from.is_none()).count()
+        self.results
+            .iter()
+            .filter(|r| r.copied_from.is_none())
+            .count()
     }
 }
 
@@ -44,7 +47,9 @@ impl NoRepair {
     pub fn describe(&self) -> &'static str {
         match self {
             NoRepair::InputMissing => "the input entry is not on the active path",
-            NoRepair::NoToolUseAssistant => "the last assistant after the input did not stop for tool use",
+            NoRepair::NoToolUseAssistant => {
+                "the last assistant after the input did not stop for tool use"
+            }
             NoRepair::BatchComplete => "every requested call already has a result",
         }
     }

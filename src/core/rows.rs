@@ -88,8 +88,8 @@ impl JournalRow {
         let Some(json) = &self.tool_request_json else {
             return Ok(None);
         };
-        let v: serde_json::Value =
-            serde_json::from_str(json).map_err(|e| format!("tool_request_json is not valid JSON: {e}"))?;
+        let v: serde_json::Value = serde_json::from_str(json)
+            .map_err(|e| format!("tool_request_json is not valid JSON: {e}"))?;
         let calls = v
             .get("toolCalls")
             .and_then(|c| c.as_array())
@@ -98,8 +98,14 @@ impl JournalRow {
             calls
                 .iter()
                 .map(|c| RequestedCall {
-                    id: c.get("id").map(crate::core::entry::js_to_string).unwrap_or_default(),
-                    name: c.get("name").map(crate::core::entry::js_to_string).unwrap_or_default(),
+                    id: c
+                        .get("id")
+                        .map(crate::core::entry::js_to_string)
+                        .unwrap_or_default(),
+                    name: c
+                        .get("name")
+                        .map(crate::core::entry::js_to_string)
+                        .unwrap_or_default(),
                 })
                 .collect(),
         ))

@@ -39,11 +39,18 @@ pub fn reconstruct_stream(bodies: &[String]) -> StreamReconstruction {
                 partial = true;
             }
             let ty = ev.get("type").and_then(Value::as_str).unwrap_or("");
-            if matches!(ty, "toolcall" | "toolcall_start" | "toolcall_delta" | "toolcall_end") {
+            if matches!(
+                ty,
+                "toolcall" | "toolcall_start" | "toolcall_delta" | "toolcall_end"
+            ) {
                 saw_tool_call = true;
                 continue;
             }
-            let Some(index) = ev.get("contentIndex").and_then(Value::as_u64).map(|i| i as usize) else {
+            let Some(index) = ev
+                .get("contentIndex")
+                .and_then(Value::as_u64)
+                .map(|i| i as usize)
+            else {
                 continue;
             };
             if index > 10_000 {
@@ -52,7 +59,11 @@ pub fn reconstruct_stream(bodies: &[String]) -> StreamReconstruction {
             if blocks.len() <= index {
                 blocks.resize(index + 1, None);
             }
-            let text = |k: &str| ev.get(k).map(crate::core::entry::js_to_string).unwrap_or_default();
+            let text = |k: &str| {
+                ev.get(k)
+                    .map(crate::core::entry::js_to_string)
+                    .unwrap_or_default()
+            };
             match ty {
                 "text_delta" => match &mut blocks[index] {
                     Some(Block::Text(t)) => t.push_str(&text("delta")),
@@ -105,11 +116,15 @@ mod tests {
     fn text_with_partial_is_recoverable() {
         let b = vec![
             r#"[{"type":"text_delta","contentIndex":0,"delta":"lorem "}]"#.to_string(),
-            r#"[{"type":"text_delta","contentIndex":0,"delta":"ipsum","partial":{"api":"x"}}]"#.to_string(),
+            r#"[{"type":"text_delta","contentIndex":0,"delta":"ipsum","partial":{"api":"x"}}]"#
+                .to_string(),
         ];
         assert_eq!(
             reconstruct_stream(&b),
-            StreamReconstruction::Recoverable { text_chars: 11, blocks: 1 }
+            StreamReconstruction::Recoverable {
+                text_chars: 11,
+                blocks: 1
+            }
         );
     }
 
@@ -119,7 +134,8 @@ mod tests {
         assert!(!reconstruct_stream(&tc).is_recoverable());
         let np = vec![r#"[{"type":"text_delta","contentIndex":0,"delta":"a"}]"#.to_string()];
         assert!(!reconstruct_stream(&np).is_recoverable());
-        let empty = vec![r#"[{"type":"text_delta","contentIndex":0,"delta":"","partial":{}}]"#.to_string()];
+        let empty =
+            vec![r#"[{"type":"text_delta","contentIndex":0,"delta":"","partial":{}}]"#.to_string()];
         assert!(!reconstruct_stream(&empty).is_recoverable());
         let junk = vec!["{oops".to_string()];
         assert!(!reconstruct_stream(&junk).is_recoverable());

@@ -9,19 +9,39 @@ pub enum StoreError {
     /// The file is empty (0 bytes, or no tables at all).
     Empty(PathBuf),
     /// Not an SQLite database (or damaged beyond reading its header).
-    NotSqlite { path: PathBuf, detail: String },
+    NotSqlite {
+        path: PathBuf,
+        detail: String,
+    },
     /// An SQLite database, but not a flue journal.
-    NotFlue { path: PathBuf, tables: Vec<String> },
+    NotFlue {
+        path: PathBuf,
+        tables: Vec<String>,
+    },
     /// A newer runtime's format (`flue_meta.format_version`, flue ≥ 2).
-    NewerFormat { format_version: String },
+    NewerFormat {
+        format_version: String,
+    },
     /// `flue_meta.schema_version` outside 1–3.
-    SchemaVersion { found: String },
+    SchemaVersion {
+        found: String,
+    },
     /// Another process holds a lock we could not wait out.
-    Locked { detail: String },
-    SubmissionNotFound { query: String },
-    Ambiguous { query: String, candidates: Vec<String> },
+    Locked {
+        detail: String,
+    },
+    SubmissionNotFound {
+        query: String,
+    },
+    Ambiguous {
+        query: String,
+        candidates: Vec<String>,
+    },
     /// Any other SQLite failure.
-    Sqlite { context: String, detail: String },
+    Sqlite {
+        context: String,
+        detail: String,
+    },
 }
 
 impl std::fmt::Display for StoreError {
@@ -89,7 +109,10 @@ impl StoreError {
     pub(crate) fn sqlite(context: &str, e: rusqlite::Error) -> StoreError {
         let detail = e.to_string();
         if let rusqlite::Error::SqliteFailure(code, _) = &e {
-            if matches!(code.code, rusqlite::ErrorCode::DatabaseBusy | rusqlite::ErrorCode::DatabaseLocked) {
+            if matches!(
+                code.code,
+                rusqlite::ErrorCode::DatabaseBusy | rusqlite::ErrorCode::DatabaseLocked
+            ) {
                 return StoreError::Locked { detail };
             }
         }

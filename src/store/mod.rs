@@ -30,7 +30,9 @@ pub struct SchemaInfo {
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum ListFilter {
     /// The runtime's definition: `status='running' AND 0 < lease_expires_at < now`.
-    Expired { now_ms: i64 },
+    Expired {
+        now_ms: i64,
+    },
     Status(String),
     All,
 }

@@ -7,7 +7,9 @@ use std::time::Duration;
 use rusqlite::types::ValueRef;
 use rusqlite::{Connection, OpenFlags, OptionalExtension, Row};
 
-use super::{JournalStore, ListFilter, SchemaInfo, SessionRecord, StoreError, SubmissionBundle, Variant};
+use super::{
+    JournalStore, ListFilter, SchemaInfo, SessionRecord, StoreError, SubmissionBundle, Variant,
+};
 use crate::core::entry::Entry;
 use crate::core::rows::{JournalRow, SubmissionRow};
 
@@ -19,7 +21,12 @@ pub struct SqliteStore {
     submission_columns: String,
 }
 
-const JOURNAL_PHASES: [&str; 4] = ["before_provider", "provider_started", "tool_request_recorded", "committed"];
+const JOURNAL_PHASES: [&str; 4] = [
+    "before_provider",
+    "provider_started",
+    "tool_request_recorded",
+    "committed",
+];
 
 impl SqliteStore {
     /// Open `path` read-only and check that it is a flue 1.0.0-beta.7 journal.
@@ -34,7 +41,9 @@ impl SqliteStore {
         if meta.len() == 0 {
             return Err(StoreError::Empty(path.to_path_buf()));
         }
-        let flags = OpenFlags::SQLITE_OPEN_READ_ONLY | OpenFlags::SQLITE_OPEN_NO_MUTEX | OpenFlags::SQLITE_OPEN_URI;
+        let flags = OpenFlags::SQLITE_OPEN_READ_ONLY
+            | OpenFlags::SQLITE_OPEN_NO_MUTEX
+            | OpenFlags::SQLITE_OPEN_URI;
         let conn = Connection::open_with_flags(path, flags).map_err(|e| StoreError::NotSqlite {
             path: path.to_path_buf(),
             detail: e.to_string(),
@@ -65,7 +74,11 @@ impl SqliteStore {
         &self.conn
     }
 
-    fn query_submissions(&self, where_sql: &str, params: &[&dyn rusqlite::ToSql]) -> Result<Vec<SubmissionRow>, StoreError> {
+    fn query_submissions(
+        &self,
+        where_sql: &str,
+        params: &[&dyn rusqlite::ToSql],
+    ) -> Result<Vec<SubmissionRow>, StoreError> {
         let sql = format!(
             "SELECT {} FROM flue_agent_submissions {where_sql} ORDER BY sequence",
             self.submission_columns
@@ -81,7 +94,10 @@ impl SqliteStore {
             .map_err(|e| StoreError::sqlite("reading submissions", e))
     }
 
-    fn journal(&self, submission_id: &str) -> Result<(Option<JournalRow>, Option<String>), StoreError> {
+    fn journal(
+        &self,
+        submission_id: &str,
+    ) -> Result<(Option<JournalRow>, Option<String>), StoreError> {
         let row = self
             .conn
             .prepare_cached(
@@ -103,7 +119,10 @@ impl SqliteStore {
         let data: Option<String> = self
             .conn
             .prepare_cached("SELECT data FROM flue_sessions WHERE id = ?1")
-            .and_then(|mut s| s.query_row([key], |r| Ok(text_of(r.get_ref(0)?))).optional())
+            .and_then(|mut s| {
+                s.query_row([key], |r| Ok(text_of(r.get_ref(0)?)))
+                    .optional()
+            })
             .map_err(|e| StoreError::sqlite("reading the session", e))?;
         let Some(data) = data else { return Ok(None) };
         let mut stmt = self
@@ -179,7 +198,9 @@ impl JournalStore for SqliteStore {
 
     fn find_submission(&self, query: &str) -> Result<SubmissionRow, StoreError> {
         if query.is_empty() {
-            return Err(StoreError::SubmissionNotFound { query: query.into() });
+            return Err(StoreError::SubmissionNotFound {
+                query: query.into(),
+            });
         }
         let exact = self.query_submissions("WHERE submission_id = ?1", &[&query])?;
         if let Some(row) = exact.into_iter().next() {
@@ -187,10 +208,15 @@ impl JournalStore for SqliteStore {
         }
         // Prefix match with a range instead of LIKE, so `%` and `_` in ids are literal.
         let upper = format!("{query}\u{10FFFF}");
-        let mut hits = self.query_submissions("WHERE submission_id >= ?1 AND submission_id < ?2", &[&query, &upper])?;
+        let mut hits = self.query_submissions(
+            "WHERE submission_id >= ?1 AND submission_id < ?2",
+            &[&query, &upper],
+        )?;
         hits.retain(|r| r.submission_id.starts_with(query));
         match hits.len() {
-            0 => Err(StoreError::SubmissionNotFound { query: query.into() }),
+            0 => Err(StoreError::SubmissionNotFound {
+                query: query.into(),
+            }),
             1 => Ok(hits.remove(0)),
             _ => Err(StoreError::Ambiguous {
                 query: query.into(),
@@ -232,7 +258,8 @@ impl JournalStore for SqliteStore {
 }
 
 fn table_names(conn: &Connection) -> rusqlite::Result<Vec<String>> {
-    let mut stmt = conn.prepare("SELECT name FROM sqlite_master WHERE type = 'table' ORDER BY name")?;
+    let mut stmt =
+        conn.prepare("SELECT name FROM sqlite_master WHERE type = 'table' ORDER BY name")?;
     let rows = stmt.query_map([], |r| r.get::<_, String>(0))?;
     rows.collect()
 }
@@ -240,7 +267,10 @@ fn table_names(conn: &Connection) -> rusqlite::Result<Vec<String>> {
 fn classify_open_error(path: &Path, e: rusqlite::Error) -> StoreError {
     match &e {
         rusqlite::Error::SqliteFailure(code, _)
-            if matches!(code.code, rusqlite::ErrorCode::NotADatabase | rusqlite::ErrorCode::DatabaseCorrupt) =>
+            if matches!(
+                code.code,
+                rusqlite::ErrorCode::NotADatabase | rusqlite::ErrorCode::DatabaseCorrupt
+            ) =>
         {
             StoreError::NotSqlite {
                 path: path.to_path_buf(),
@@ -251,11 +281,19 @@ fn classify_open_error(path: &Path, e: rusqlite::Error) -> StoreError {
     }
 }
 
-fn detect_schema(conn: &Connection, path: &Path, tables: &[String]) -> Result<SchemaInfo, StoreError> {
+fn detect_schema(
+    conn: &Connection,
+    path: &Path,
+    tables: &[String],
+) -> Result<SchemaInfo, StoreError> {
     let has = |t: &str| tables.iter().any(|n| n == t);
     if has("flue_meta") {
         let format: Option<String> = conn
-            .query_row("SELECT value FROM flue_meta WHERE key = 'format_version'", [], |r| Ok(text_of(r.get_ref(0)?)))
+            .query_row(
+                "SELECT value FROM flue_meta WHERE key = 'format_version'",
+                [],
+                |r| Ok(text_of(r.get_ref(0)?)),
+            )
             .optional()
             .map_err(|e| StoreError::sqlite("reading flue_meta", e))?;
         if let Some(format_version) = format {
@@ -269,15 +307,21 @@ fn detect_schema(conn: &Connection, path: &Path, tables: &[String]) -> Result<Sc
         });
     }
     let version: Option<String> = if has("flue_meta") {
-        conn.query_row("SELECT value FROM flue_meta WHERE key = 'schema_version'", [], |r| Ok(text_of(r.get_ref(0)?)))
-            .optional()
-            .map_err(|e| StoreError::sqlite("reading flue_meta", e))?
+        conn.query_row(
+            "SELECT value FROM flue_meta WHERE key = 'schema_version'",
+            [],
+            |r| Ok(text_of(r.get_ref(0)?)),
+        )
+        .optional()
+        .map_err(|e| StoreError::sqlite("reading flue_meta", e))?
     } else {
         None
     };
     let schema_version = version.unwrap_or_else(|| "(none)".into());
     if !matches!(schema_version.as_str(), "1" | "2" | "3") {
-        return Err(StoreError::SchemaVersion { found: schema_version });
+        return Err(StoreError::SchemaVersion {
+            found: schema_version,
+        });
     }
     let columns = column_names(conn, "flue_agent_submissions")?;
     let variant = if columns.iter().any(|c| c == "terminal_key") {
@@ -285,7 +329,10 @@ fn detect_schema(conn: &Connection, path: &Path, tables: &[String]) -> Result<Sc
     } else {
         Variant::BuiltIn
     };
-    Ok(SchemaInfo { variant, schema_version })
+    Ok(SchemaInfo {
+        variant,
+        schema_version,
+    })
 }
 
 fn column_names(conn: &Connection, table: &str) -> Result<Vec<String>, StoreError> {
@@ -323,7 +370,11 @@ const SUBMISSION_COLUMNS: [&str; 18] = [
 fn submission_select_list(conn: &Connection, variant: Variant) -> Result<String, StoreError> {
     let present = column_names(conn, "flue_agent_submissions")?;
     let terminal = match variant {
-        Variant::BuiltIn => ["terminal_event_key", "terminal_event_json", "terminal_event_offset"],
+        Variant::BuiltIn => [
+            "terminal_event_key",
+            "terminal_event_json",
+            "terminal_event_offset",
+        ],
         Variant::Libsql => ["terminal_key", "terminal_event", "terminal_offset"],
     };
     let list: Vec<String> = SUBMISSION_COLUMNS
@@ -422,7 +473,12 @@ fn parse_session_data(data: &str) -> (Option<String>, Vec<String>) {
     };
     let mut problems = Vec::new();
     if v.get("version").and_then(|x| x.as_i64()) != Some(8) {
-        problems.push(format!("session data version is {} (the runtime requires 8)", v.get("version").map(|x| x.to_string()).unwrap_or_else(|| "missing".into())));
+        problems.push(format!(
+            "session data version is {} (the runtime requires 8)",
+            v.get("version")
+                .map(|x| x.to_string())
+                .unwrap_or_else(|| "missing".into())
+        ));
     }
     let ulid_ok = |prefix: &str, key: &str| {
         v.get(key).and_then(|x| x.as_str()).is_some_and(|s| {
@@ -430,12 +486,15 @@ fn parse_session_data(data: &str) -> (Option<String>, Vec<String>) {
                 rest.len() == 26
                     && rest.as_bytes()[0].is_ascii_digit()
                     && rest.as_bytes()[0] <= b'7'
-                    && rest.bytes().all(|b| b.is_ascii_digit() || (b.is_ascii_uppercase() && !b"ILOU".contains(&b)))
+                    && rest.bytes().all(|b| {
+                        b.is_ascii_digit() || (b.is_ascii_uppercase() && !b"ILOU".contains(&b))
+                    })
             })
         })
     };
     if !ulid_ok("conv_", "conversationId") {
-        problems.push("conversationId is malformed: the runtime refuses to load this session".into());
+        problems
+            .push("conversationId is malformed: the runtime refuses to load this session".into());
     }
     if !ulid_ok("aff_", "affinityKey") {
         problems.push("affinityKey is malformed: the runtime refuses to load this session".into());

@@ -18,7 +18,9 @@ pub fn gunzip(path: &Path) -> Vec<u8> {
 
 /// Unpack `tests/fixtures/flue-beta7/<name>.db.gz` as `<dir>/<name>.db`.
 pub fn unpack_fixture(dir: &Path, name: &str) -> PathBuf {
-    let gz = fixtures_dir().join("flue-beta7").join(format!("{name}.db.gz"));
+    let gz = fixtures_dir()
+        .join("flue-beta7")
+        .join(format!("{name}.db.gz"));
     let dest = dir.join(format!("{name}.db"));
     std::fs::write(&dest, gunzip(&gz)).unwrap();
     dest

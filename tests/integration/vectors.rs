@@ -20,7 +20,9 @@ fn agrees_with_the_runtime_on_every_vector() {
         let entries: Option<Vec<Entry>> = v["following"].as_array().map(|arr| {
             arr.iter()
                 .enumerate()
-                .map(|(i, e)| Entry::parse(i as i64, e["id"].as_str().unwrap_or(""), &e.to_string()))
+                .map(|(i, e)| {
+                    Entry::parse(i as i64, e["id"].as_str().unwrap_or(""), &e.to_string())
+                })
                 .collect()
         });
         let refs: Option<Vec<&Entry>> = entries.as_ref().map(|es| es.iter().collect());
@@ -30,7 +32,11 @@ fn agrees_with_the_runtime_on_every_vector() {
             json!({"entryId": b.entry_id, "toolCallIds": b.tool_calls.iter().map(|c| c.id.clone()).collect::<Vec<_>>()})
         });
         // The runtime never runs the detector without a history.
-        let got_batch = if entries.is_none() { Value::Null } else { got_batch };
+        let got_batch = if entries.is_none() {
+            Value::Null
+        } else {
+            got_batch
+        };
         if got_state != v["expected"] || got_batch != v["trailing_partial_batch"] {
             failures.push(format!(
                 "{id}: expected {} / {}, got {got_state} / {got_batch}",
@@ -40,5 +46,15 @@ fn agrees_with_the_runtime_on_every_vector() {
         checked += 1;
     }
     assert_eq!(checked, 5000, "the vector file should hold 5,000 vectors");
-    assert!(failures.is_empty(), "{} of {checked} vectors disagree:\n{}", failures.len(), failures.iter().take(20).cloned().collect::<Vec<_>>().join("\n"));
+    assert!(
+        failures.is_empty(),
+        "{} of {checked} vectors disagree:\n{}",
+        failures.len(),
+        failures
+            .iter()
+            .take(20)
+            .cloned()
+            .collect::<Vec<_>>()
+            .join("\n")
+    );
 }
