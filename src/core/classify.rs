@@ -109,10 +109,10 @@ impl SubmissionState {
             SubmissionState::Completed { overflow, .. } => {
                 o.insert("overflow".into(), (*overflow).into());
             }
-            SubmissionState::TerminalError { reason, .. } => {
-                if let Some(r) = reason {
-                    o.insert("reason".into(), r.clone().into());
-                }
+            SubmissionState::TerminalError {
+                reason: Some(r), ..
+            } => {
+                o.insert("reason".into(), r.clone().into());
             }
             SubmissionState::Resume {
                 mode,

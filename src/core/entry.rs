@@ -261,9 +261,7 @@ impl Entry {
 
     /// `dispatch.dispatchId` (marks a dispatch input).
     pub fn dispatch_id(&self) -> Option<String> {
-        if self.message().is_none() {
-            return None;
-        }
+        self.message()?;
         self.top_field("dispatch").and_then(|d| {
             d.get("dispatchId")
                 .and_then(Value::as_str)
@@ -273,18 +271,14 @@ impl Entry {
 
     /// `directSubmissionId` (marks a direct input).
     pub fn direct_submission_id(&self) -> Option<String> {
-        if self.message().is_none() {
-            return None;
-        }
+        self.message()?;
         self.top_field("directSubmissionId")
             .and_then(|d| d.as_str().map(str::to_string))
     }
 
     /// `submissionTerminal.submissionId` (marks an interruption advisory).
     pub fn submission_terminal_id(&self) -> Option<String> {
-        if self.message().is_none() {
-            return None;
-        }
+        self.message()?;
         self.top_field("submissionTerminal").and_then(|d| {
             d.get("submissionId")
                 .and_then(Value::as_str)

@@ -541,27 +541,30 @@ fn decide(
     let uncommitted = j.is_some_and(|j| !j.committed);
     // Rule 4.
     if let (Some(j), Some(key)) = (j, &stream_key) {
-        if j.phase == "provider_started" && !j.committed && j.stream_consumed_at.is_none() {
-            if si
-                .stream
-                .as_ref()
-                .is_some_and(StreamReconstruction::is_recoverable)
-            {
-                let mut w = vec![];
-                if !si.stream_already_continued {
-                    w.push(PlannedWrite::RecoverStream {
-                        stream_key: key.clone(),
-                        append_partial: !si.partial_already_checkpointed,
-                    });
-                }
-                w.push(PlannedWrite::MarkStreamConsumed {
+        let recoverable = si
+            .stream
+            .as_ref()
+            .is_some_and(StreamReconstruction::is_recoverable);
+        if j.phase == "provider_started"
+            && !j.committed
+            && j.stream_consumed_at.is_none()
+            && recoverable
+        {
+            let mut w = vec![];
+            if !si.stream_already_continued {
+                w.push(PlannedWrite::RecoverStream {
                     stream_key: key.clone(),
+                    append_partial: !si.partial_already_checkpointed,
                 });
-                w.push(PlannedWrite::DeleteStreamChunks {
-                    stream_key: key.clone(),
-                });
-                w.push(PlannedWrite::ReplaceAttempt);
-                return RecoveryPlan::rule(
+            }
+            w.push(PlannedWrite::MarkStreamConsumed {
+                stream_key: key.clone(),
+            });
+            w.push(PlannedWrite::DeleteStreamChunks {
+                stream_key: key.clone(),
+            });
+            w.push(PlannedWrite::ReplaceAttempt);
+            return RecoveryPlan::rule(
                     4,
                     "replacement",
                     w,
@@ -570,7 +573,6 @@ fn decide(
                         si.stream_segments
                     ),
                 );
-            }
         }
     }
     // Rule 5.

@@ -1,6 +1,7 @@
 //! Reading the journal database. SQLite now; PostgreSQL later behind the same trait.
 
 mod error;
+mod sessions;
 mod sqlite;
 
 pub use error::StoreError;
@@ -48,6 +49,23 @@ pub struct SessionRecord {
     /// Problems with `data` itself (bad JSON, wrong version, malformed ids).
     pub data_problems: Vec<String>,
     pub entries: Vec<Entry>,
+}
+
+/// One `flue_sessions` row summarised for the sessions view.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct SessionSummary {
+    /// `flue_sessions.id` (the session key).
+    pub id: String,
+    /// The instance id parsed from the key, when it is an agent session key.
+    pub instance_id: Option<String>,
+    pub entry_count: usize,
+    /// `createdAt` / `updatedAt` of the session data (ISO strings as stored).
+    pub created_at: Option<String>,
+    pub updated_at: Option<String>,
+    pub leaf_id: Option<String>,
+    pub data_problems: Vec<String>,
+    /// Submissions of this session by status; settled rows with an error count as `failed`.
+    pub submissions_by_status: Vec<(String, i64)>,
 }
 
 /// Everything about one submission, read in one snapshot.

@@ -326,3 +326,24 @@ fn reads_a_crash_copy_with_its_wal() {
     let v: Value = serde_json::from_slice(&o.stdout).unwrap();
     assert_eq!(v["submissions"].as_array().unwrap().len(), 3);
 }
+
+#[test]
+fn locked_database_gives_a_retry_hint() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = unpack_fixture(dir.path(), "tool-batch-mid");
+    // A rollback-journal database under an exclusive lock blocks readers (WAL would not).
+    let holder = rusqlite::Connection::open(&db).unwrap();
+    holder
+        .execute_batch("PRAGMA journal_mode=DELETE; BEGIN EXCLUSIVE;")
+        .unwrap();
+    holder
+        .execute("UPDATE flue_meta SET value = value", [])
+        .unwrap();
+    let o = turnscope(Some(&db), &["list"]);
+    assert_fails(&o, 1, "locked");
+    holder.execute_batch("ROLLBACK").unwrap();
+    assert!(
+        turnscope(Some(&db), &["list"]).status.success(),
+        "works once the lock is gone"
+    );
+}

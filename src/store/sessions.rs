@@ -1,0 +1,227 @@
+//! Read queries for browsing sessions (the TUI's sessions view) and cheap change detection for
+//! live refresh. Read-only, like the rest of the store.
+
+use std::collections::HashMap;
+
+use rusqlite::types::ValueRef;
+use rusqlite::OptionalExtension;
+
+use super::{SessionRecord, SessionSummary, SqliteStore, StoreError};
+use crate::core::entry::Entry;
+use crate::core::rows::instance_id_of;
+
+fn text(v: ValueRef<'_>) -> String {
+    match v {
+        ValueRef::Null => String::new(),
+        ValueRef::Integer(i) => i.to_string(),
+        ValueRef::Real(f) => f.to_string(),
+        ValueRef::Text(t) | ValueRef::Blob(t) => String::from_utf8_lossy(t).into_owned(),
+    }
+}
+
+fn opt_text(v: ValueRef<'_>) -> Option<String> {
+    match v {
+        ValueRef::Null => None,
+        other => Some(text(other)),
+    }
+}
+
+fn json_str(v: &serde_json::Value, key: &str) -> Option<String> {
+    v.get(key).and_then(|x| x.as_str()).map(str::to_string)
+}
+
+/// `leafId` and problems of `flue_sessions.data` (spec §2.2), for sessions read without a
+/// submission. Mirrors the checks `load_bundle` makes.
+fn session_data_facts(data: &str) -> (Option<String>, Vec<String>, Option<String>, Option<String>) {
+    let v: serde_json::Value = match serde_json::from_str(data) {
+        Ok(v) => v,
+        Err(e) => {
+            return (
+                None,
+                vec![format!("session data is not valid JSON: {e}")],
+                None,
+                None,
+            )
+        }
+    };
+    let mut problems = Vec::new();
+    if v.get("version").and_then(|x| x.as_i64()) != Some(8) {
+        problems.push(format!(
+            "session data version is {} (the runtime requires 8)",
+            v.get("version")
+                .map(|x| x.to_string())
+                .unwrap_or_else(|| "missing".into())
+        ));
+    }
+    let ulid_ok = |prefix: &str, key: &str| {
+        json_str(&v, key).is_some_and(|s| {
+            s.strip_prefix(prefix).is_some_and(|rest| {
+                rest.len() == 26
+                    && rest.as_bytes()[0].is_ascii_digit()
+                    && rest.as_bytes()[0] <= b'7'
+                    && rest.bytes().all(|b| {
+                        b.is_ascii_digit() || (b.is_ascii_uppercase() && !b"ILOU".contains(&b))
+                    })
+            })
+        })
+    };
+    if !ulid_ok("conv_", "conversationId") {
+        problems
+            .push("conversationId is malformed: the runtime refuses to load this session".into());
+    }
+    if !ulid_ok("aff_", "affinityKey") {
+        problems.push("affinityKey is malformed: the runtime refuses to load this session".into());
+    }
+    (
+        json_str(&v, "leafId"),
+        problems,
+        json_str(&v, "createdAt"),
+        json_str(&v, "updatedAt"),
+    )
+}
+
+impl SqliteStore {
+    /// Every session with its entry count, timestamps and its submissions by status.
+    pub fn list_sessions(&self) -> Result<Vec<SessionSummary>, StoreError> {
+        let conn = self.connection();
+        let mut by_session: HashMap<String, Vec<(String, i64)>> = HashMap::new();
+        {
+            let mut stmt = conn
+                .prepare_cached(
+                    "SELECT session_key,
+                            CASE WHEN status = 'settled' AND error IS NOT NULL THEN 'failed' ELSE status END,
+                            COUNT(*)
+                     FROM flue_agent_submissions GROUP BY 1, 2 ORDER BY 1, 2",
+                )
+                .map_err(|e| StoreError::sqlite("counting submissions per session", e))?;
+            let rows = stmt
+                .query_map([], |r| {
+                    Ok((
+                        text(r.get_ref(0)?),
+                        text(r.get_ref(1)?),
+                        r.get::<_, i64>(2)?,
+                    ))
+                })
+                .and_then(|rows| rows.collect::<Result<Vec<_>, _>>())
+                .map_err(|e| StoreError::sqlite("counting submissions per session", e))?;
+            for (key, status, n) in rows {
+                by_session.entry(key).or_default().push((status, n));
+            }
+        }
+        let mut stmt = conn
+            .prepare_cached(
+                "SELECT s.id, s.data,
+                        (SELECT COUNT(*) FROM flue_session_entries e WHERE e.session_id = s.id)
+                 FROM flue_sessions s ORDER BY s.id",
+            )
+            .map_err(|e| StoreError::sqlite("listing sessions", e))?;
+        let rows = stmt
+            .query_map([], |r| {
+                Ok((
+                    text(r.get_ref(0)?),
+                    text(r.get_ref(1)?),
+                    r.get::<_, i64>(2)?,
+                ))
+            })
+            .and_then(|rows| rows.collect::<Result<Vec<_>, _>>())
+            .map_err(|e| StoreError::sqlite("listing sessions", e))?;
+        Ok(rows
+            .into_iter()
+            .map(|(id, data, count)| {
+                let (leaf_id, data_problems, created_at, updated_at) = session_data_facts(&data);
+                SessionSummary {
+                    instance_id: instance_id_of(&id),
+                    submissions_by_status: by_session.remove(&id).unwrap_or_default(),
+                    id,
+                    entry_count: count.max(0) as usize,
+                    created_at,
+                    updated_at,
+                    leaf_id,
+                    data_problems,
+                }
+            })
+            .collect())
+    }
+
+    /// One session and its entries in position order (`None` when there is no such row).
+    pub fn load_session(&self, key: &str) -> Result<Option<SessionRecord>, StoreError> {
+        let conn = self.connection();
+        let data: Option<String> = conn
+            .prepare_cached("SELECT data FROM flue_sessions WHERE id = ?1")
+            .and_then(|mut s| s.query_row([key], |r| Ok(text(r.get_ref(0)?))).optional())
+            .map_err(|e| StoreError::sqlite("reading the session", e))?;
+        let Some(data) = data else { return Ok(None) };
+        let mut stmt = conn
+            .prepare_cached(
+                "SELECT entry_id, position, data FROM flue_session_entries WHERE session_id = ?1 ORDER BY position",
+            )
+            .map_err(|e| StoreError::sqlite("reading session entries", e))?;
+        let entries = stmt
+            .query_map([key], |r| {
+                let id = text(r.get_ref(0)?);
+                let pos = r.get::<_, Option<i64>>(1).unwrap_or(None).unwrap_or(-1);
+                Ok(Entry::parse(pos, &id, &text(r.get_ref(2)?)))
+            })
+            .and_then(|rows| rows.collect::<Result<Vec<_>, _>>())
+            .map_err(|e| StoreError::sqlite("reading session entries", e))?;
+        let (leaf_id, data_problems, _, _) = session_data_facts(&data);
+        Ok(Some(SessionRecord {
+            id: key.to_string(),
+            data,
+            leaf_id,
+            data_problems,
+            entries,
+        }))
+    }
+
+    /// `submission_id → (phase, revision)` of every turn journal.
+    pub fn journal_phases(&self) -> Result<HashMap<String, (String, i64)>, StoreError> {
+        let mut stmt = self
+            .connection()
+            .prepare_cached("SELECT submission_id, phase, revision FROM flue_agent_turn_journals")
+            .map_err(|e| StoreError::sqlite("reading turn journals", e))?;
+        let rows = stmt
+            .query_map([], |r| {
+                Ok((
+                    text(r.get_ref(0)?),
+                    text(r.get_ref(1)?),
+                    r.get::<_, Option<i64>>(2).unwrap_or(None).unwrap_or(0),
+                ))
+            })
+            .and_then(|rows| rows.collect::<Result<Vec<_>, _>>())
+            .map_err(|e| StoreError::sqlite("reading turn journals", e))?;
+        Ok(rows.into_iter().map(|(id, p, r)| (id, (p, r))).collect())
+    }
+
+    /// A cheap fingerprint of everything `load_bundle` reads besides the submission row: the
+    /// session's data (its `updatedAt` changes on every save), its entry count, the journal's
+    /// phase/revision/update time and the stream chunk count. Equal fingerprints mean a cached
+    /// bundle is still current.
+    pub fn bundle_fingerprint(
+        &self,
+        submission_id: &str,
+        session_key: &str,
+    ) -> Result<String, StoreError> {
+        self.connection()
+            .prepare_cached(
+                "SELECT (SELECT data FROM flue_sessions WHERE id = ?1),
+                        (SELECT COUNT(*) FROM flue_session_entries WHERE session_id = ?1),
+                        (SELECT phase || ':' || revision || ':' || updated_at || ':' || committed
+                           FROM flue_agent_turn_journals WHERE submission_id = ?2),
+                        (SELECT COUNT(*) FROM flue_agent_stream_chunks WHERE stream_key =
+                           (SELECT stream_key FROM flue_agent_turn_journals WHERE submission_id = ?2))",
+            )
+            .and_then(|mut s| {
+                s.query_row([session_key, submission_id], |r| {
+                    Ok(format!(
+                        "{}\u{1}{}\u{1}{}\u{1}{}",
+                        opt_text(r.get_ref(0)?).unwrap_or_default(),
+                        text(r.get_ref(1)?),
+                        opt_text(r.get_ref(2)?).unwrap_or_default(),
+                        text(r.get_ref(3)?)
+                    ))
+                })
+            })
+            .map_err(|e| StoreError::sqlite("checking for changes", e))
+    }
+}
