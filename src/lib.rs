@@ -5,6 +5,6 @@
 
 pub mod cli;
 pub mod core;
-//TMP pub mod demo;
+pub mod demo;
 pub mod report;
 pub mod store;

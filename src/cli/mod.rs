@@ -109,7 +109,7 @@ fn run_demo(
     let path = path.unwrap_or_else(|| {
         std::env::temp_dir().join(format!("turnscope-demo-{}-{now}.db", std::process::id()))
     });
-    let summary = tmp_write_demo(&path, now).map_err(|e| {
+    let summary = crate::demo::write_demo(&path, now).map_err(|e| {
         CliError::new(
             format!(
                 "could not write the demo database at {}: {e}",
@@ -150,13 +150,3 @@ fn run_demo(
     }
     Ok(())
 }
-//TMP-START
-struct TmpSummary {
-    submissions: usize,
-    sessions: usize,
-    entries: usize,
-}
-fn tmp_write_demo(_p: &std::path::Path, _n: i64) -> Result<TmpSummary, String> {
-    Err("x".into())
-}
-//TMP-END

@@ -100,6 +100,8 @@ mod tests {
         assert_eq!(iso_from_ms(1767604364131), "2026-01-05T09:12:44.131Z");
         assert_eq!(ms_from_iso("2026-01-05T09:12:44.131Z"), Some(1767604364131));
         assert_eq!(iso_from_ms(0), "1970-01-01T00:00:00.000Z");
+        assert_eq!(iso_from_ms(951_782_400_000), "2000-02-29T00:00:00.000Z");
+        assert_eq!(iso_from_ms(1_796_014_375_640), "2026-11-30T04:52:55.640Z");
         for ms in [951_782_400_000i64, 1_796_014_375_576, 4_102_444_799_999] {
             assert_eq!(ms_from_iso(&iso_from_ms(ms)), Some(ms));
         }

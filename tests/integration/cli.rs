@@ -347,3 +347,53 @@ fn locked_database_gives_a_retry_hint() {
         "works once the lock is gone"
     );
 }
+
+#[test]
+fn demo_writes_a_database_and_lists_every_stuck_case() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("demo.db");
+    let o = turnscope(None, &["demo", db.to_str().unwrap()]);
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let text = stdout(&o).replace(dir.path().to_str().unwrap(), "<tmp>");
+    insta::assert_snapshot!("demo_list", text);
+    // The same file answers every command.
+    let v: Value =
+        serde_json::from_slice(&turnscope(Some(&db), &["list", "--json"]).stdout).unwrap();
+    let rules: std::collections::BTreeSet<i64> = v["submissions"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter_map(|s| s["plan"]["rule"].as_i64())
+        .collect();
+    assert_eq!(
+        rules,
+        (1..=9).collect(),
+        "every reconciler rule 1-9 fires somewhere in the demo"
+    );
+    let show = turnscope(Some(&db), &["show", "86bad5c1"]);
+    assert!(
+        stdout(&show).contains("[partial batch]"),
+        "{}",
+        stdout(&show)
+    );
+    // Refuses to overwrite.
+    let again = turnscope(None, &["demo", db.to_str().unwrap()]);
+    assert_fails(&again, 1, "could not write the demo database");
+}
+
+#[test]
+fn demo_without_a_path_uses_a_new_temp_file() {
+    let o = turnscope(None, &["demo", "--json"]);
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let v: Value = serde_json::from_slice(&o.stdout).unwrap();
+    let path = v["database"].as_str().unwrap().to_string();
+    assert!(
+        path.starts_with(std::env::temp_dir().to_str().unwrap()),
+        "{path}"
+    );
+    assert!(v["submissions"].as_array().unwrap().len() >= 20);
+    std::fs::remove_file(&path).ok();
+    for ext in ["-wal", "-shm"] {
+        std::fs::remove_file(format!("{path}{ext}")).ok();
+    }
+}
