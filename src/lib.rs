@@ -3,6 +3,7 @@
 //! Layers, each depending only on those before it: [`core`] (pure domain), [`store`] (reading the
 //! database), [`cli`] (commands and output).
 
+pub mod actions;
 pub mod cli;
 pub mod core;
 pub mod demo;

@@ -16,6 +16,14 @@ pub struct Cli {
     #[arg(long, global = true, value_name = "N")]
     pub context_window: Option<u64>,
 
+    /// Allow actions that write to the journal database (read-only without it).
+    #[arg(long, global = true)]
+    pub write: bool,
+
+    /// Operator name recorded in the audit trail (default: $USER@hostname).
+    #[arg(long, global = true, env = "TURNSCOPE_OPERATOR", value_name = "NAME")]
+    pub operator: Option<String>,
+
     /// Pin "now" (ms since the epoch) for reproducible output.
     #[arg(long, global = true, env = "TURNSCOPE_NOW_MS", hide = true)]
     pub now_ms: Option<i64>,
@@ -44,6 +52,18 @@ pub enum Command {
         #[arg(long)]
         json: bool,
     },
+    /// Complete the trailing tool batch with synthetic "interrupted" results, as the runtime's repair does.
+    Repair(ActionArgs),
+    /// Put a submission whose input never reached the session back in the queue (the runtime's rule 7).
+    Requeue(ActionArgs),
+    /// Give up on a submission: the runtime's failure writes (advisory entry, settlement). Needs --reason.
+    Fail(ActionArgs),
+    /// The audit trail of every action turnscope applied to this database.
+    Audit {
+        /// Print JSON (schema turnscope.audit/1).
+        #[arg(long)]
+        json: bool,
+    },
     /// Write a demo journal database (every recovery case) and list what is stuck in it.
     Demo {
         /// Where to write it (must not exist). Default: a new file in the temp directory.
@@ -65,6 +85,24 @@ pub struct ListArgs {
     pub status: Option<String>,
 
     /// Print JSON (schema turnscope.list/1).
+    #[arg(long)]
+    pub json: bool,
+}
+
+#[derive(Debug, Clone, Default, Args)]
+pub struct ActionArgs {
+    /// Submission id or a unique prefix of it.
+    pub submission: String,
+    /// Print the exact rows that would be written, and write nothing.
+    #[arg(long)]
+    pub dry_run: bool,
+    /// Why (recorded in the audit trail; required for fail).
+    #[arg(long, value_name = "TEXT")]
+    pub reason: Option<String>,
+    /// Apply without asking for confirmation on a terminal.
+    #[arg(long, short = 'y')]
+    pub yes: bool,
+    /// Print JSON (schema turnscope.action/1).
     #[arg(long)]
     pub json: bool,
 }

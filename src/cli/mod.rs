@@ -1,5 +1,6 @@
 //! The command line: thin, every command calls the same core/store/report code as the TUI.
 
+mod act;
 mod args;
 mod list;
 mod output;
@@ -8,7 +9,7 @@ mod show;
 use std::io::Write;
 use std::path::PathBuf;
 
-pub use args::{Cli, Command, ListArgs};
+pub use args::{ActionArgs, Cli, Command, ListArgs};
 pub use output::sanitize;
 
 use crate::store::{SqliteStore, StoreError};
@@ -18,6 +19,7 @@ pub mod exit {
     pub const OK: i32 = 0;
     pub const ERROR: i32 = 1;
     pub const USAGE: i32 = 2;
+    pub const REFUSED: i32 = 3;
     pub const NOT_FOUND: i32 = 4;
 }
 
@@ -69,7 +71,7 @@ pub fn now_ms(cli: &Cli) -> i64 {
     cli.now_ms.unwrap_or_else(crate::core::time::now_ms)
 }
 
-fn open_store(cli: &Cli) -> Result<SqliteStore, CliError> {
+pub(crate) fn open_store(cli: &Cli) -> Result<SqliteStore, CliError> {
     let Some(path) = &cli.db else {
         return Err(CliError::new(
             "no database given",
@@ -91,6 +93,10 @@ pub fn run(cli: &Cli, out: &mut dyn Write) -> Result<(), CliError> {
             show::run_classify(&open_store(cli)?, cli, submission, *json, out)
         }
         Some(Command::Demo { path, json }) => run_demo(cli, path.clone(), *json, out),
+        Some(Command::Repair(a)) => act::run(cli, crate::actions::ActionKind::Repair, a, out),
+        Some(Command::Requeue(a)) => act::run(cli, crate::actions::ActionKind::Requeue, a, out),
+        Some(Command::Fail(a)) => act::run(cli, crate::actions::ActionKind::Fail, a, out),
+        Some(Command::Audit { json }) => act::audit(&open_store(cli)?, *json, out),
         None => {
             // The TUI arrives in its own change; until then the bare command lists what is stuck.
             let args = ListArgs::default();

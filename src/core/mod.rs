@@ -1,6 +1,7 @@
 //! The pure domain: entries, the active path, the classifier, the partial-batch detector, the
 //! repair preview and the recovery planner. No I/O, no terminal, no SQL.
 
+pub mod changes;
 pub mod classify;
 pub mod context_window;
 pub mod entry;

@@ -3,9 +3,11 @@
 mod error;
 mod sessions;
 mod sqlite;
+mod write;
 
 pub use error::StoreError;
 pub use sqlite::SqliteStore;
+pub use write::{Applied, ApplyError, AuditInfo, AuditRecord, SqliteWriter};
 
 use crate::core::entry::Entry;
 use crate::core::rows::{JournalRow, SubmissionRow};

@@ -1,5 +1,6 @@
 //! The one integration-test binary: conformance against the runtime's own answers, and the CLI.
 
+mod actions;
 mod cli;
 mod fixtures;
 mod support;

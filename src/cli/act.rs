@@ -1,0 +1,267 @@
+//! `turnscope repair|requeue|fail <submission> [--dry-run] [--reason TEXT] [--json]` and `audit`.
+
+use std::io::{BufRead, IsTerminal, Write};
+
+use serde_json::json;
+
+use super::args::{ActionArgs, Cli};
+use super::output::{sanitize, table};
+use super::{exit, now_ms, open_store, CliError};
+use crate::actions::{
+    plan_fail, plan_repair, plan_requeue, ActionKind, ActionPlan, EntryIds, Refusal,
+};
+use crate::core::time::iso_from_ms;
+use crate::report::SubmissionReport;
+use crate::store::{ApplyError, AuditInfo, SqliteStore, SqliteWriter};
+
+/// `$USER@hostname`, unless `--operator` says otherwise.
+pub fn operator(cli: &Cli) -> String {
+    if let Some(o) = &cli.operator {
+        return o.clone();
+    }
+    let user = std::env::var("USER")
+        .or_else(|_| std::env::var("LOGNAME"))
+        .unwrap_or_else(|_| "unknown".into());
+    let host = std::fs::read_to_string("/proc/sys/kernel/hostname")
+        .map(|h| h.trim().to_string())
+        .or_else(|_| std::env::var("HOSTNAME"))
+        .unwrap_or_else(|_| "localhost".into());
+    format!("{user}@{host}")
+}
+
+/// Plan `kind` for the report (pure).
+pub fn plan_action(
+    kind: ActionKind,
+    r: &SubmissionReport,
+    reason: Option<&str>,
+    now: i64,
+) -> Result<ActionPlan, Refusal> {
+    let mut ids = EntryIds::for_report(r);
+    let mut plan = match kind {
+        ActionKind::Repair => plan_repair(r, now, &mut ids),
+        ActionKind::Requeue => plan_requeue(r, now),
+        ActionKind::Fail => plan_fail(r, reason.unwrap_or(""), now, &mut ids),
+    }?;
+    if plan.reason.is_none() {
+        plan.reason = reason.map(str::to_string);
+    }
+    Ok(plan)
+}
+
+fn refused(r: &Refusal) -> CliError {
+    CliError::new(
+        format!("refused: {}", r.reason),
+        r.instead.clone(),
+        exit::REFUSED,
+    )
+}
+
+pub fn run(
+    cli: &Cli,
+    kind: ActionKind,
+    args: &ActionArgs,
+    out: &mut dyn Write,
+) -> Result<(), CliError> {
+    if !cli.write && !args.dry_run {
+        return Err(CliError::new(
+            format!("{} writes to the journal database, and turnscope is read-only by default", kind.as_str()),
+            format!("add --write to apply it, or --dry-run to preview the rows it would write: turnscope --write {} {}", kind.as_str(), args.submission),
+            exit::USAGE,
+        ));
+    }
+    let store = open_store(cli)?;
+    let now = now_ms(cli);
+    let report = SubmissionReport::load(&store, &args.submission, cli.context_window, now)?;
+    let plan = plan_action(kind, &report, args.reason.as_deref(), now).map_err(|r| refused(&r))?;
+    let id = plan.submission_id.clone();
+    if args.json && (args.dry_run || plan.is_noop()) {
+        writeln!(
+            out,
+            "{}",
+            serde_json::to_string_pretty(&action_json(&plan, None, args.dry_run))
+                .unwrap_or_default()
+        )?;
+        return Ok(());
+    }
+    if !args.json {
+        write_preview(&plan, out)?;
+    }
+    if plan.is_noop() || args.dry_run {
+        if !args.json {
+            writeln!(
+                out,
+                "{}",
+                if plan.is_noop() {
+                    "nothing written."
+                } else {
+                    "dry run: nothing written."
+                }
+            )?;
+        }
+        return Ok(());
+    }
+    if !args.yes && std::io::stdin().is_terminal() && !confirm(out)? {
+        writeln!(out, "cancelled: nothing written.")?;
+        return Ok(());
+    }
+    let db = cli.db.clone().expect("open_store checked --db");
+    let mut writer = SqliteWriter::open(&db)?;
+    let audit = AuditInfo {
+        operator: operator(cli),
+        action: kind.as_str().to_string(),
+        reason: plan.reason.clone(),
+        summary: plan.summary.clone(),
+        now_ms: now,
+    };
+    let applied = writer
+        .apply(&plan.fence, &plan.changes, &audit)
+        .map_err(|e| match e {
+            ApplyError::Fenced(_) => CliError::new(
+                e.to_string(),
+                format!("run `turnscope show {id}` to see its current state"),
+                exit::REFUSED,
+            ),
+            ApplyError::Store(s) => CliError::from(s),
+        })?;
+    drop(writer);
+    let after = SqliteStore::open(&db)
+        .and_then(|s| SubmissionReport::load(&s, &id, cli.context_window, now));
+    if args.json {
+        let mut doc = action_json(&plan, Some(&applied), false);
+        if let Ok(a) = &after {
+            doc["after"] =
+                json!({"verdict": a.verdict(), "rule": a.plan.rule, "reason": a.plan.reason});
+        }
+        writeln!(
+            out,
+            "{}",
+            serde_json::to_string_pretty(&doc).unwrap_or_default()
+        )?;
+        return Ok(());
+    }
+    writeln!(
+        out,
+        "applied: {} row(s) written, write lock held {:.2} ms, audit #{}",
+        applied.rows_written,
+        applied.lock_held.as_secs_f64() * 1000.0,
+        applied.audit_id
+    )?;
+    if let Ok(a) = after {
+        let rule = a
+            .plan
+            .rule
+            .map_or(a.plan.disposition.label().to_string(), |n| {
+                format!("rule {n}")
+            });
+        writeln!(
+            out,
+            "now: {} · {rule}: {}",
+            a.verdict(),
+            sanitize(&a.plan.reason)
+        )?;
+    }
+    writeln!(
+        out,
+        "next: run `turnscope show {}` to check the result",
+        &id[..id.len().min(8)]
+    )?;
+    Ok(())
+}
+
+fn confirm(out: &mut dyn Write) -> Result<bool, CliError> {
+    write!(out, "apply these writes? [y/N] ")?;
+    out.flush()?;
+    let mut line = String::new();
+    std::io::stdin().lock().read_line(&mut line)?;
+    Ok(matches!(line.trim(), "y" | "Y" | "yes"))
+}
+
+fn write_preview(plan: &ActionPlan, out: &mut dyn Write) -> std::io::Result<()> {
+    writeln!(
+        out,
+        "{} {}: {}",
+        plan.action.as_str(),
+        plan.submission_id,
+        sanitize(&plan.summary)
+    )?;
+    for change in &plan.changes {
+        for line in change.preview() {
+            writeln!(out, "  {}", sanitize(&line))?;
+        }
+    }
+    writeln!(out, "afterwards: {}", plan.expected_after)?;
+    Ok(())
+}
+
+fn action_json(
+    plan: &ActionPlan,
+    applied: Option<&crate::store::Applied>,
+    dry_run: bool,
+) -> serde_json::Value {
+    json!({
+        "schema": "turnscope.action/1",
+        "action": plan.action,
+        "submissionId": plan.submission_id,
+        "attemptId": plan.attempt_id,
+        "summary": plan.summary,
+        "expectedAfter": plan.expected_after,
+        "reason": plan.reason,
+        "noop": plan.is_noop(),
+        "dryRun": dry_run,
+        "fence": plan.fence,
+        "changes": plan.changes,
+        "applied": applied.map(|a| json!({
+            "rowsWritten": a.rows_written,
+            "lockHeldMs": a.lock_held.as_secs_f64() * 1000.0,
+            "auditId": a.audit_id,
+        })),
+    })
+}
+
+pub fn audit(store: &SqliteStore, as_json: bool, out: &mut dyn Write) -> Result<(), CliError> {
+    let records = store.audit_records()?;
+    if as_json {
+        let doc = json!({"schema": "turnscope.audit/1", "records": records});
+        writeln!(
+            out,
+            "{}",
+            serde_json::to_string_pretty(&doc).unwrap_or_default()
+        )?;
+        return Ok(());
+    }
+    if records.is_empty() {
+        writeln!(out, "no turnscope action was ever applied to this database")?;
+        return Ok(());
+    }
+    let rows: Vec<Vec<String>> = records
+        .iter()
+        .map(|a| {
+            vec![
+                a.id.to_string(),
+                iso_from_ms(a.at),
+                sanitize(&a.operator),
+                a.action.clone(),
+                sanitize(&a.submission_id),
+                sanitize(a.reason.as_deref().unwrap_or("")),
+                sanitize(&a.summary),
+            ]
+        })
+        .collect();
+    write!(
+        out,
+        "{}",
+        table(
+            &[
+                "ID",
+                "AT",
+                "OPERATOR",
+                "ACTION",
+                "SUBMISSION",
+                "REASON",
+                "SUMMARY"
+            ],
+            &rows
+        )
+    )?;
+    Ok(())
+}

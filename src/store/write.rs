@@ -1,0 +1,363 @@
+//! Fenced writes: one short `BEGIN IMMEDIATE` transaction per action that first re-checks the exact
+//! state the operator previewed, then writes the rows and an audit record, then commits. Any
+//! difference rolls back and writes nothing.
+//!
+//! The runtime uses a busy timeout of 0, so while we hold the write lock *its* writes fail: the
+//! transaction does no reading beyond the fence check and no work outside SQL.
+
+use std::path::Path;
+use std::time::{Duration, Instant};
+
+use rusqlite::{
+    params, Connection, OpenFlags, OptionalExtension, Transaction, TransactionBehavior,
+};
+
+use super::{JournalStore, SchemaInfo, SqliteStore, StoreError, Variant};
+use crate::core::changes::{ColumnChange, Fence, RowChange, SqlValue};
+
+/// Who and why, recorded in `turnscope_audit` with every applied action.
+#[derive(Debug, Clone)]
+pub struct AuditInfo {
+    pub operator: String,
+    pub action: String,
+    pub reason: Option<String>,
+    pub summary: String,
+    pub now_ms: i64,
+}
+
+/// What an apply did.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Applied {
+    pub rows_written: usize,
+    /// From `BEGIN IMMEDIATE` acquired to `COMMIT` done.
+    pub lock_held: Duration,
+    pub audit_id: i64,
+}
+
+/// Why an apply wrote nothing.
+#[derive(Debug)]
+pub enum ApplyError {
+    /// The state changed since the preview: nothing was written.
+    Fenced(Vec<String>),
+    Store(StoreError),
+}
+
+impl std::fmt::Display for ApplyError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            ApplyError::Fenced(diffs) => write!(
+                f,
+                "refused, nothing written: the submission changed since the preview ({})",
+                diffs.join("; ")
+            ),
+            ApplyError::Store(e) => write!(f, "{e}"),
+        }
+    }
+}
+
+impl From<rusqlite::Error> for ApplyError {
+    fn from(e: rusqlite::Error) -> ApplyError {
+        ApplyError::Store(StoreError::sqlite("writing", e))
+    }
+}
+
+pub const AUDIT_DDL: &str = "CREATE TABLE IF NOT EXISTS turnscope_audit (
+  id INTEGER PRIMARY KEY AUTOINCREMENT,
+  at INTEGER NOT NULL,
+  operator TEXT NOT NULL,
+  action TEXT NOT NULL,
+  submission_id TEXT NOT NULL,
+  attempt_id TEXT,
+  reason TEXT,
+  summary TEXT NOT NULL,
+  version TEXT NOT NULL
+)";
+
+/// A read-write connection, opened only in `--write` mode. Never creates the file.
+pub struct SqliteWriter {
+    conn: Connection,
+    schema: SchemaInfo,
+}
+
+impl SqliteWriter {
+    pub fn open(path: &Path) -> Result<SqliteWriter, StoreError> {
+        // Validate it is a flue journal through the read-only path first.
+        let schema = SqliteStore::open(path)?.schema().clone();
+        let conn = Connection::open_with_flags(
+            path,
+            OpenFlags::SQLITE_OPEN_READ_WRITE | OpenFlags::SQLITE_OPEN_NO_MUTEX,
+        )
+        .map_err(|e| StoreError::sqlite("opening the database for writing", e))?;
+        // Waiting here only delays us; the runtime never waits for us.
+        conn.busy_timeout(Duration::from_millis(2000))
+            .map_err(|e| StoreError::sqlite("setting the busy timeout", e))?;
+        Ok(SqliteWriter { conn, schema })
+    }
+
+    pub fn connection(&self) -> &Connection {
+        &self.conn
+    }
+
+    /// Apply `changes` if `fence` still holds, with an audit row, in one immediate transaction.
+    pub fn apply(
+        &mut self,
+        fence: &Fence,
+        changes: &[RowChange],
+        audit: &AuditInfo,
+    ) -> Result<Applied, ApplyError> {
+        let variant = self.schema.variant;
+        let tx = self
+            .conn
+            .transaction_with_behavior(TransactionBehavior::Immediate)?;
+        let started = Instant::now();
+        let diffs = check_fence(&tx, fence, audit.now_ms)?;
+        if !diffs.is_empty() {
+            tx.rollback()?;
+            return Err(ApplyError::Fenced(diffs));
+        }
+        let mut rows = 0;
+        for change in changes {
+            let n = apply_change(&tx, change, variant)?;
+            if n == 0 {
+                tx.rollback()?;
+                return Err(ApplyError::Fenced(vec![format!(
+                    "a conditional write matched no row: {}",
+                    change.preview()[0]
+                )]));
+            }
+            rows += n;
+        }
+        tx.execute(AUDIT_DDL, [])?;
+        tx.execute(
+            "INSERT INTO turnscope_audit (at, operator, action, submission_id, attempt_id, reason, summary, version)
+             VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8)",
+            params![
+                audit.now_ms,
+                audit.operator,
+                audit.action,
+                fence.submission_id,
+                fence.attempt_id,
+                audit.reason,
+                audit.summary,
+                env!("CARGO_PKG_VERSION")
+            ],
+        )?;
+        let audit_id = tx.last_insert_rowid();
+        tx.commit()?;
+        Ok(Applied {
+            rows_written: rows,
+            lock_held: started.elapsed(),
+            audit_id,
+        })
+    }
+}
+
+fn check_fence(
+    tx: &Transaction,
+    fence: &Fence,
+    now_ms: i64,
+) -> Result<Vec<String>, rusqlite::Error> {
+    let mut diffs = Vec::new();
+    let row: Option<(String, Option<String>, i64)> = tx
+        .query_row(
+            "SELECT status, attempt_id, lease_expires_at FROM flue_agent_submissions WHERE submission_id = ?1",
+            [&fence.submission_id],
+            |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?)),
+        )
+        .optional()?;
+    let Some((status, attempt, lease)) = row else {
+        return Ok(vec!["the submission no longer exists".into()]);
+    };
+    if status != fence.status {
+        diffs.push(format!("status is now {status} (was {})", fence.status));
+    }
+    if attempt != fence.attempt_id {
+        diffs.push(format!(
+            "attempt is now {} (a new attempt started)",
+            attempt.as_deref().unwrap_or("none")
+        ));
+    }
+    if fence.require_expired_lease && !(lease > 0 && lease < now_ms) {
+        diffs.push("the lease is live again: a worker claimed it".into());
+    } else if lease != fence.lease_expires_at {
+        diffs.push("the lease was renewed".into());
+    }
+    let journal: Option<(String, String, i64, i64)> = tx
+        .query_row(
+            "SELECT attempt_id, phase, revision, committed FROM flue_agent_turn_journals WHERE submission_id = ?1",
+            [&fence.submission_id],
+            |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?, r.get(3)?)),
+        )
+        .optional()?;
+    let journal = journal.map(|(a, p, r, c)| (a, p, r, c != 0));
+    if journal != fence.journal {
+        diffs.push(match &journal {
+            Some((_, phase, rev, _)) => {
+                format!("the turn journal changed (now {phase}, revision {rev})")
+            }
+            None => "the turn journal row disappeared".into(),
+        });
+    }
+    if let Some((leaf, count)) = &fence.session {
+        let session_key: String = tx.query_row(
+            "SELECT session_key FROM flue_agent_submissions WHERE submission_id = ?1",
+            [&fence.submission_id],
+            |r| r.get(0),
+        )?;
+        let data: Option<String> = tx
+            .query_row(
+                "SELECT data FROM flue_sessions WHERE id = ?1",
+                [&session_key],
+                |r| r.get(0),
+            )
+            .optional()?;
+        let now_leaf = data
+            .as_deref()
+            .and_then(|d| serde_json::from_str::<serde_json::Value>(d).ok())
+            .and_then(|v| v.get("leafId").and_then(|l| l.as_str()).map(str::to_string));
+        let now_count: i64 = tx.query_row(
+            "SELECT COUNT(*) FROM flue_session_entries WHERE session_id = ?1",
+            [&session_key],
+            |r| r.get(0),
+        )?;
+        if data.is_none() {
+            diffs.push("the session row disappeared".into());
+        } else if &now_leaf != leaf || now_count != *count {
+            diffs.push(format!(
+                "the session changed (leaf {}, {now_count} entries)",
+                now_leaf.as_deref().unwrap_or("none")
+            ));
+        }
+    }
+    Ok(diffs)
+}
+
+fn to_sql(v: &SqlValue) -> rusqlite::types::Value {
+    match v {
+        SqlValue::Null => rusqlite::types::Value::Null,
+        SqlValue::Int(i) => rusqlite::types::Value::Integer(*i),
+        SqlValue::Text(t) => rusqlite::types::Value::Text(t.clone()),
+    }
+}
+
+fn column_name(c: &ColumnChange, variant: Variant) -> &'static str {
+    match (variant, c.column) {
+        (Variant::Libsql, "terminal_event_key") => "terminal_key",
+        (Variant::Libsql, "terminal_event_json") => "terminal_event",
+        (Variant::Libsql, "terminal_event_offset") => "terminal_offset",
+        (_, name) => name,
+    }
+}
+
+/// Apply one change with a conditional statement; returns the rows affected.
+fn apply_change(
+    tx: &Transaction,
+    change: &RowChange,
+    variant: Variant,
+) -> Result<usize, rusqlite::Error> {
+    match change {
+        RowChange::InsertEntry { session_id, entry_id, position, data } => tx.execute(
+            "INSERT INTO flue_session_entries (session_id, entry_id, position, data) VALUES (?1, ?2, ?3, ?4)",
+            params![session_id, entry_id, position, data],
+        ),
+        RowChange::UpdateSessionData { session_id, old, new } => tx.execute(
+            "UPDATE flue_sessions SET data = ?1 WHERE id = ?2 AND data = ?3",
+            params![new, session_id, old],
+        ),
+        RowChange::UpdateJournal { submission_id, attempt_id, set } => {
+            update(tx, "flue_agent_turn_journals", "committed = 0", submission_id, attempt_id, set, variant)
+        }
+        RowChange::UpdateSubmission { submission_id, attempt_id, set } => {
+            update(tx, "flue_agent_submissions", "status = 'running'", submission_id, attempt_id, set, variant)
+        }
+        RowChange::DeleteStreamChunks { stream_key, .. } => {
+            tx.execute("DELETE FROM flue_agent_stream_chunks WHERE stream_key = ?1", [stream_key])?;
+            // Deleting fewer (or more) segments than previewed is harmless: count it as done.
+            Ok(1)
+        }
+    }
+}
+
+/// `UPDATE table SET c = new, … WHERE submission_id = ? AND attempt_id = ? AND <guard> AND c = old …`
+fn update(
+    tx: &Transaction,
+    table: &str,
+    guard: &str,
+    submission_id: &str,
+    attempt_id: &str,
+    set: &[ColumnChange],
+    variant: Variant,
+) -> Result<usize, rusqlite::Error> {
+    let mut values: Vec<rusqlite::types::Value> = Vec::new();
+    let mut sets = Vec::new();
+    let mut wheres = vec![
+        format!("submission_id = ?{}", 1),
+        format!("attempt_id = ?{}", 2),
+        guard.to_string(),
+    ];
+    values.push(rusqlite::types::Value::Text(submission_id.to_string()));
+    values.push(rusqlite::types::Value::Text(attempt_id.to_string()));
+    for c in set {
+        let name = column_name(c, variant);
+        values.push(to_sql(&c.new));
+        sets.push(format!("{name} = ?{}", values.len()));
+        // Compare-and-set on the old value too (IS handles NULL).
+        values.push(to_sql(&c.old));
+        wheres.push(format!("{name} IS ?{}", values.len()));
+    }
+    let sql = format!(
+        "UPDATE {table} SET {} WHERE {}",
+        sets.join(", "),
+        wheres.join(" AND ")
+    );
+    tx.execute(&sql, rusqlite::params_from_iter(values))
+}
+
+/// One row of `turnscope_audit`.
+#[derive(Debug, Clone, PartialEq, serde::Serialize)]
+pub struct AuditRecord {
+    pub id: i64,
+    pub at: i64,
+    pub operator: String,
+    pub action: String,
+    pub submission_id: String,
+    pub attempt_id: Option<String>,
+    pub reason: Option<String>,
+    pub summary: String,
+    pub version: String,
+}
+
+impl SqliteStore {
+    /// The audit trail, newest first; empty when turnscope never wrote to this database.
+    pub fn audit_records(&self) -> Result<Vec<AuditRecord>, StoreError> {
+        let exists: bool = self
+            .connection()
+            .query_row("SELECT COUNT(*) FROM sqlite_master WHERE type = 'table' AND name = 'turnscope_audit'", [], |r| r.get::<_, i64>(0))
+            .map_err(|e| StoreError::sqlite("reading the audit trail", e))?
+            > 0;
+        if !exists {
+            return Ok(Vec::new());
+        }
+        let mut stmt = self
+            .connection()
+            .prepare("SELECT id, at, operator, action, submission_id, attempt_id, reason, summary, version FROM turnscope_audit ORDER BY id DESC")
+            .map_err(|e| StoreError::sqlite("reading the audit trail", e))?;
+        let rows = stmt
+            .query_map([], |r| {
+                Ok(AuditRecord {
+                    id: r.get(0)?,
+                    at: r.get(1)?,
+                    operator: r.get(2)?,
+                    action: r.get(3)?,
+                    submission_id: r.get(4)?,
+                    attempt_id: r.get(5)?,
+                    reason: r.get(6)?,
+                    summary: r.get(7)?,
+                    version: r.get(8)?,
+                })
+            })
+            .and_then(|rows| rows.collect::<Result<Vec<_>, _>>())
+            .map_err(|e| StoreError::sqlite("reading the audit trail", e))?;
+        Ok(rows)
+    }
+}

@@ -1,0 +1,493 @@
+//! Repair, requeue and fail: byte-exact writes, preconditions per reconciler state, fencing,
+//! idempotence, first-write-wins and the audit trail.
+
+use std::path::{Path, PathBuf};
+
+use rusqlite::Connection;
+use serde_json::Value;
+use turnscope::actions::{plan_fail, plan_repair, plan_requeue, ActionPlan, EntryIds};
+use turnscope::core::changes::RowChange;
+use turnscope::core::entry::Role;
+use turnscope::report::SubmissionReport;
+use turnscope::store::{
+    ApplyError, AuditInfo, JournalStore, ListFilter, SqliteStore, SqliteWriter,
+};
+
+use crate::support::unpack_fixture;
+
+/// Just after tool-batch-mid's leases expired (from its manifest).
+const FIXTURE_NOW: i64 = 1_796_014_405_862;
+/// The demo's clock.
+const DEMO_NOW: i64 = 1_796_018_889_175;
+
+fn report(db: &Path, id: &str, now: i64) -> SubmissionReport {
+    let store = SqliteStore::open(db).unwrap();
+    SubmissionReport::load(&store, id, Some(200_000), now).unwrap()
+}
+
+fn ids(r: &SubmissionReport) -> EntryIds {
+    let mut n = 0x1000u64;
+    EntryIds::with_source(
+        r,
+        Box::new(move || {
+            n += 0x1111;
+            n
+        }),
+    )
+}
+
+fn audit(action: &str, now: i64) -> AuditInfo {
+    AuditInfo {
+        operator: "tester@host".into(),
+        action: action.into(),
+        reason: Some("test".into()),
+        summary: "s".into(),
+        now_ms: now,
+    }
+}
+
+fn apply(db: &Path, plan: &ActionPlan, now: i64) -> Result<turnscope::store::Applied, ApplyError> {
+    SqliteWriter::open(db).unwrap().apply(
+        &plan.fence,
+        &plan.changes,
+        &audit(plan.action.as_str(), now),
+    )
+}
+
+fn inserted(plan: &ActionPlan) -> Vec<Value> {
+    plan.changes
+        .iter()
+        .filter_map(|c| match c {
+            RowChange::InsertEntry { data, .. } => Some(serde_json::from_str(data).unwrap()),
+            _ => None,
+        })
+        .collect()
+}
+
+fn demo(dir: &Path) -> PathBuf {
+    let db = dir.join("demo.db");
+    turnscope::demo::write_demo(&db, DEMO_NOW).unwrap();
+    db
+}
+
+fn demo_id(db: &Path, instance: &str) -> String {
+    let store = SqliteStore::open(db).unwrap();
+    store
+        .list_submissions(&ListFilter::Expired { now_ms: DEMO_NOW })
+        .unwrap()
+        .into_iter()
+        .find(|r| r.instance_id().as_deref() == Some(instance))
+        .unwrap_or_else(|| panic!("no stuck submission for {instance}"))
+        .submission_id
+}
+
+#[test]
+fn synthetic_results_are_byte_identical_in_form_to_the_runtime() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = unpack_fixture(dir.path(), "tool-batch-mid");
+    let r = report(&db, "74384fb4", FIXTURE_NOW);
+    let plan = plan_repair(&r, FIXTURE_NOW, &mut ids(&r)).unwrap();
+    let entries: Vec<&str> = plan
+        .changes
+        .iter()
+        .filter_map(|c| match c {
+            RowChange::InsertEntry { data, .. } => Some(data.as_str()),
+            _ => None,
+        })
+        .collect();
+    assert_eq!(entries.len(), 3);
+    // Spec §2.6 example 5, with this repair's ids, parent, times and call.
+    let example = r#"{"type":"message","id":"9b1e44c0","parentId":"3aa0c5d1","timestamp":"2026-01-05T09:20:03.442Z","message":{"role":"toolResult","toolCallId":"toolu_01AbC","toolName":"get_time","content":[{"type":"text","text":"{\"type\":\"interrupted\",\"message\":\"Tool execution was interrupted before completion. The outcome is unknown.\"}"}],"isError":true,"timestamp":1767604803441}}"#;
+    let v: Value = serde_json::from_str(entries[1]).unwrap();
+    let expected = example
+        .replace("9b1e44c0", v["id"].as_str().unwrap())
+        .replace("3aa0c5d1", v["parentId"].as_str().unwrap())
+        .replace("2026-01-05T09:20:03.442Z", v["timestamp"].as_str().unwrap())
+        .replace("toolu_01AbC", "tc_crash_0_1")
+        .replace("get_time", "write_note")
+        .replace("1767604803441", &FIXTURE_NOW.to_string());
+    assert_eq!(entries[1], expected);
+    // Parent chain from the assistant; one shared message timestamp; 8-hex ids; positions after the last.
+    let vs: Vec<Value> = entries
+        .iter()
+        .map(|e| serde_json::from_str(e).unwrap())
+        .collect();
+    assert_eq!(vs[0]["parentId"], "8dd456d7");
+    assert_eq!(vs[1]["parentId"], vs[0]["id"]);
+    assert_eq!(vs[2]["parentId"], vs[1]["id"]);
+    assert!(vs.iter().all(|v| v["message"]["timestamp"] == FIXTURE_NOW));
+    assert!(vs.iter().all(|v| v["id"].as_str().unwrap().len() == 8
+        && v["id"]
+            .as_str()
+            .unwrap()
+            .bytes()
+            .all(|b| b.is_ascii_hexdigit() && !b.is_ascii_uppercase())));
+    let positions: Vec<i64> = plan
+        .changes
+        .iter()
+        .filter_map(|c| match c {
+            RowChange::InsertEntry { position, .. } => Some(*position),
+            _ => None,
+        })
+        .collect();
+    assert_eq!(positions, [8, 9, 10]);
+}
+
+#[test]
+fn recorded_results_are_copied_verbatim_and_the_result_reads_as_the_runtime_expects() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = unpack_fixture(dir.path(), "tool-results-partial");
+    let r = report(&db, "ec6474", FIXTURE_NOW);
+    let original = r
+        .following()
+        .unwrap()
+        .iter()
+        .find(|e| e.message_with_role(&Role::ToolResult).is_some())
+        .unwrap()
+        .raw
+        .clone();
+    let plan = plan_repair(&r, FIXTURE_NOW, &mut ids(&r)).unwrap();
+    let first = inserted(&plan)[0].clone();
+    let orig: Value = serde_json::from_str(&original).unwrap();
+    assert_eq!(first["message"], orig["message"]);
+    // Byte for byte: the copied message text appears unchanged inside the new row.
+    let raw_msg = &original[original.find("\"message\":").unwrap() + 10..original.len() - 1];
+    let RowChange::InsertEntry { data, .. } = &plan.changes[0] else {
+        panic!()
+    };
+    assert!(data.contains(raw_msg), "{data}\n{raw_msg}");
+    let applied = apply(&db, &plan, FIXTURE_NOW).unwrap();
+    assert!(applied.lock_held.as_millis() < 2000);
+    let after = report(&db, "ec6474", FIXTURE_NOW);
+    assert_eq!(after.classification().state.label(), "resume/tool_results");
+    assert_eq!(after.plan.rule, Some(5));
+    // The partial results and the aborted assistant stay in the table, off the active path.
+    let h = after.history.as_ref().unwrap();
+    assert_eq!(
+        h.entries.len(),
+        r.history.as_ref().unwrap().entries.len() + 3
+    );
+    assert_eq!(h.abandoned_branches().len(), 1);
+}
+
+#[test]
+fn repair_twice_writes_nothing_the_second_time() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = unpack_fixture(dir.path(), "tool-batch-mid");
+    let r = report(&db, "74384fb4", FIXTURE_NOW);
+    apply(
+        &db,
+        &plan_repair(&r, FIXTURE_NOW, &mut ids(&r)).unwrap(),
+        FIXTURE_NOW,
+    )
+    .unwrap();
+    let r2 = report(&db, "74384fb4", FIXTURE_NOW);
+    let again = plan_repair(&r2, FIXTURE_NOW, &mut ids(&r2)).unwrap();
+    assert!(again.is_noop(), "{:?}", again.changes);
+    assert_eq!(r2.classification().state.label(), "resume/tool_results");
+    assert_eq!(r2.plan.rule, Some(5));
+    assert_eq!(r2.bundle.journal.as_ref().unwrap().phase, "before_provider");
+}
+
+#[test]
+fn each_action_on_each_reconciler_state() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = demo(dir.path());
+    // instance → (repair allowed, requeue allowed); fail is allowed on every expired row whose
+    // session does not already hold a completed answer.
+    let table = [
+        ("guild-42", false, true),       // rule 7: absent, input not applied
+        ("onboarding-17", false, true),  // rule 7, no session row
+        ("support-7", false, false),     // rule 9: absent, input applied
+        ("ci-runner-5", false, false),   // rule 9: advanced past input
+        ("weather-desk", false, false),  // rule 1: completed
+        ("billing-bot", true, false),    // rule 6: tool_use_unresolved
+        ("etl-nightly", true, false),    // rule 3, but the batch is unresolved
+        ("translator-eu", false, false), // rule 9: terminal error
+        ("newsroom-2", false, false),    // rule 5: input only
+        ("intake-form", false, false),   // rule 8: input persisted, not marked
+        ("warehouse-3", false, false), // rule 5: complete batch → repair is a no-op, not a refusal
+        ("travel-desk", true, false),  // rule 6: partial batch
+        ("crm-sync", true, false),     // rule 5: graceful-shutdown shape (§6.2 batch)
+        ("podcast-notes", false, false), // rule 4: stream recovery
+    ];
+    for (instance, repair_ok, requeue_ok) in table {
+        let id = demo_id(&db, instance);
+        let r = report(&db, &id, DEMO_NOW);
+        let repair = plan_repair(&r, DEMO_NOW, &mut ids(&r));
+        match (&repair, repair_ok) {
+            (Ok(p), true) => assert!(!p.is_noop(), "{instance}: repair should write"),
+            (Ok(p), false) => assert!(
+                p.is_noop(),
+                "{instance}: repair should refuse or do nothing, got {}",
+                p.summary
+            ),
+            (Err(refusal), false) => assert!(!refusal.instead.is_empty(), "{instance}"),
+            (Err(refusal), true) => panic!("{instance}: repair refused: {}", refusal.reason),
+        }
+        let requeue = plan_requeue(&r, DEMO_NOW);
+        assert_eq!(
+            requeue.is_ok(),
+            requeue_ok,
+            "{instance}: {:?}",
+            requeue.err()
+        );
+        if let Err(refusal) = requeue {
+            assert!(
+                refusal.reason.contains("input"),
+                "{instance}: {}",
+                refusal.reason
+            );
+        }
+        let completed = r.classification().state.kind() == "completed";
+        assert_eq!(
+            plan_fail(&r, "operator gave up", DEMO_NOW, &mut ids(&r)).is_ok(),
+            !completed,
+            "{instance}"
+        );
+        assert!(
+            plan_fail(&r, " ", DEMO_NOW, &mut ids(&r)).is_err(),
+            "a reason is required"
+        );
+    }
+    // A live lease and settled rows are refused for every action.
+    let store = SqliteStore::open(&db).unwrap();
+    for row in store.list_submissions(&ListFilter::All).unwrap() {
+        if row.lease_expired(DEMO_NOW) {
+            continue;
+        }
+        let r = SubmissionReport::load(&store, &row.submission_id, None, DEMO_NOW).unwrap();
+        assert!(
+            plan_fail(&r, "x", DEMO_NOW, &mut ids(&r)).is_err(),
+            "{} {}",
+            row.status,
+            row.submission_id
+        );
+        assert!(plan_repair(&r, DEMO_NOW, &mut ids(&r)).is_err());
+        assert!(plan_requeue(&r, DEMO_NOW).is_err());
+    }
+}
+
+#[test]
+fn requeue_and_fail_write_the_runtime_rows() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = demo(dir.path());
+    let id = demo_id(&db, "guild-42");
+    let r = report(&db, &id, DEMO_NOW);
+    apply(&db, &plan_requeue(&r, DEMO_NOW).unwrap(), DEMO_NOW).unwrap();
+    let after = report(&db, &id, DEMO_NOW);
+    assert_eq!(after.row().status, "queued");
+    assert_eq!(
+        (
+            after.row().attempt_id.clone(),
+            after.row().owner_id.clone(),
+            after.row().started_at,
+            after.row().lease_expires_at
+        ),
+        (None, None, None, 0)
+    );
+    assert_eq!(
+        after.plan.disposition.label(),
+        "pending",
+        "the row is well-formed for the runtime's parser"
+    );
+
+    let id = demo_id(&db, "travel-desk");
+    let r = report(&db, &id, DEMO_NOW);
+    let plan = plan_fail(&r, "customer cancelled", DEMO_NOW, &mut ids(&r)).unwrap();
+    let advisory = &inserted(&plan)[0];
+    assert_eq!(advisory["message"]["type"], "submission_interrupted");
+    assert_eq!(
+        advisory["submissionTerminal"]["reason"],
+        "interrupted_after_input_application"
+    );
+    assert!(advisory["message"]["content"]
+        .as_str()
+        .unwrap()
+        .contains("Interrupted tool call(s):\n  - search_flights ("));
+    apply(&db, &plan, DEMO_NOW).unwrap();
+    let after = report(&db, &id, DEMO_NOW);
+    assert_eq!(after.row().status, "settled");
+    assert!(after.row().error.as_deref().unwrap().starts_with("Submission was interrupted with pending tool call(s): search_flights, search_hotels, check_visa."));
+    // Failing again is refused (settled), and the advisory is never doubled.
+    assert!(plan_fail(&after, "again", DEMO_NOW, &mut ids(&after)).is_err());
+
+    // Direct: the terminal outbox is reserved for the runtime to publish.
+    let id = demo_id(&db, "dana-phone");
+    let r = report(&db, &id, DEMO_NOW);
+    apply(
+        &db,
+        &plan_fail(&r, "stuck", DEMO_NOW, &mut ids(&r)).unwrap(),
+        DEMO_NOW,
+    )
+    .unwrap();
+    let after = report(&db, &id, DEMO_NOW);
+    assert_eq!(after.row().status, "terminalizing");
+    assert_eq!(
+        after.row().terminal_key.as_deref(),
+        Some(format!("direct-submission:{id}:settled").as_str())
+    );
+    let event: Value =
+        serde_json::from_str(after.row().terminal_event.as_deref().unwrap()).unwrap();
+    assert_eq!(
+        (
+            event["type"].as_str(),
+            event["outcome"].as_str(),
+            event["v"].as_i64()
+        ),
+        (Some("submission_settled"), Some("failed"), Some(3))
+    );
+    assert_eq!(after.row().error, None, "direct failures keep error NULL");
+
+    // The audit trail has all three, newest first.
+    let trail = SqliteStore::open(&db).unwrap().audit_records().unwrap();
+    assert_eq!(
+        trail.iter().map(|a| a.action.as_str()).collect::<Vec<_>>(),
+        ["fail", "fail", "requeue"]
+    );
+    assert_eq!(trail[0].operator, "tester@host");
+}
+
+#[test]
+fn fencing_refuses_when_anything_changed_since_the_preview() {
+    let dir = tempfile::tempdir().unwrap();
+    let changes: [(&str, &str); 5] = [
+        ("row", "UPDATE flue_agent_submissions SET attempt_id = 'other' WHERE sequence = 2"),
+        ("lease", "UPDATE flue_agent_submissions SET lease_expires_at = 9999999999999 WHERE sequence = 2"),
+        ("journal", "UPDATE flue_agent_turn_journals SET revision = revision + 1 WHERE phase = 'tool_request_recorded'"),
+        ("session", "UPDATE flue_sessions SET data = json_set(data, '$.leafId', 'dc5ea03d')"),
+        ("entries", "INSERT INTO flue_session_entries VALUES ('agent-session:[\"s1\",\"default\",\"default\"]', 'zzzz0000', 99, '{}')"),
+    ];
+    for (what, sql) in changes {
+        let db = unpack_fixture(dir.path(), "tool-batch-mid");
+        let r = report(&db, "74384fb4", FIXTURE_NOW);
+        let plan = plan_repair(&r, FIXTURE_NOW, &mut ids(&r)).unwrap();
+        Connection::open(&db).unwrap().execute(sql, []).unwrap();
+        let count = |db: &Path| -> i64 {
+            Connection::open(db)
+                .unwrap()
+                .query_row("SELECT COUNT(*) FROM flue_session_entries", [], |r| {
+                    r.get(0)
+                })
+                .unwrap()
+        };
+        let before = count(&db);
+        match apply(&db, &plan, FIXTURE_NOW) {
+            Err(ApplyError::Fenced(diffs)) => assert!(!diffs.is_empty(), "{what}"),
+            other => panic!("{what}: expected a fenced refusal, got {other:?}"),
+        }
+        assert_eq!(count(&db), before, "{what}: nothing written");
+        let audit_rows: i64 = Connection::open(&db)
+            .unwrap()
+            .query_row(
+                "SELECT COUNT(*) FROM sqlite_master WHERE name = 'turnscope_audit'",
+                [],
+                |r| r.get(0),
+            )
+            .unwrap();
+        assert_eq!(audit_rows, 0, "{what}: no audit table, nothing committed");
+    }
+}
+
+#[test]
+fn a_result_that_arrives_first_wins() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = unpack_fixture(dir.path(), "tool-batch-mid");
+    let r = report(&db, "74384fb4", FIXTURE_NOW);
+    let plan = plan_repair(&r, FIXTURE_NOW, &mut ids(&r)).unwrap();
+    // Another writer records a real result for tc_crash_0_0 before our commit.
+    let real = r#"{"type":"message","id":"feed0001","parentId":"8dd456d7","timestamp":"2026-11-30T04:52:56.000Z","message":{"role":"toolResult","toolCallId":"tc_crash_0_0","toolName":"fetch_record","content":[{"type":"text","text":"real"}],"details":{},"isError":false,"timestamp":1796014376000}}"#;
+    let conn = Connection::open(&db).unwrap();
+    conn.execute("INSERT INTO flue_session_entries VALUES ('agent-session:[\"s1\",\"default\",\"default\"]', 'feed0001', 8, ?1)", [real]).unwrap();
+    conn.execute(
+        "UPDATE flue_sessions SET data = json_set(data, '$.leafId', 'feed0001')",
+        [],
+    )
+    .unwrap();
+    assert!(matches!(
+        apply(&db, &plan, FIXTURE_NOW),
+        Err(ApplyError::Fenced(_))
+    ));
+    // Re-plan: the real result is kept (copied), only the others are synthetic.
+    let r = report(&db, "74384fb4", FIXTURE_NOW);
+    let plan = plan_repair(&r, FIXTURE_NOW, &mut ids(&r)).unwrap();
+    let new = inserted(&plan);
+    assert_eq!(new[0]["message"]["content"][0]["text"], "real");
+    assert_eq!(new[1]["message"]["isError"], true);
+    apply(&db, &plan, FIXTURE_NOW).unwrap();
+    let after = report(&db, "74384fb4", FIXTURE_NOW);
+    let mut seen = std::collections::HashMap::new();
+    for e in after.following().unwrap() {
+        if let Some(m) = e.message_with_role(&Role::ToolResult) {
+            *seen
+                .entry(turnscope::core::entry::js_key_text(&m.tool_call_id()))
+                .or_insert(0) += 1;
+        }
+    }
+    assert_eq!(seen.len(), 3);
+    assert!(
+        seen.values().all(|n| *n == 1),
+        "no call has two results on the active path: {seen:?}"
+    );
+}
+
+fn turnscope(db: &Path, args: &[&str]) -> std::process::Output {
+    std::process::Command::new(env!("CARGO_BIN_EXE_turnscope"))
+        .env("TURNSCOPE_NOW_MS", FIXTURE_NOW.to_string())
+        .env("TURNSCOPE_OPERATOR", "cli@test")
+        .arg("--db")
+        .arg(db)
+        .args(args)
+        .output()
+        .unwrap()
+}
+
+#[test]
+fn cli_is_read_only_by_default_and_previews_before_writing() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = unpack_fixture(dir.path(), "tool-batch-mid");
+    let bytes = std::fs::read(&db).unwrap();
+    let o = turnscope(&db, &["repair", "74384fb4"]);
+    assert_eq!(o.status.code(), Some(2));
+    assert!(
+        String::from_utf8_lossy(&o.stderr).contains("hint: add --write to apply it, or --dry-run")
+    );
+    let dry = turnscope(&db, &["repair", "74384fb4", "--dry-run"]);
+    assert!(dry.status.success());
+    let text = String::from_utf8_lossy(&dry.stdout);
+    assert!(
+        text.contains("insert entry")
+            && text.contains("phase: 'tool_request_recorded' → 'before_provider'")
+            && text.ends_with("dry run: nothing written.\n"),
+        "{text}"
+    );
+    assert_eq!(
+        std::fs::read(&db).unwrap(),
+        bytes,
+        "dry run and refusal wrote nothing"
+    );
+
+    let o = turnscope(&db, &["--write", "repair", "74384fb4", "--json"]);
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let v: Value = serde_json::from_slice(&o.stdout).unwrap();
+    assert_eq!(v["schema"], "turnscope.action/1");
+    assert_eq!(v["after"]["verdict"], "resume/tool_results");
+    assert_eq!(v["after"]["rule"], 5);
+    assert!(v["applied"]["lockHeldMs"].as_f64().unwrap() > 0.0);
+
+    // Refusals exit 3 with the action that fits instead.
+    let o = turnscope(&db, &["--write", "requeue", "74384fb4"]);
+    assert_eq!(o.status.code(), Some(3));
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(
+        err.starts_with("error: refused: the input was already applied"),
+        "{err}"
+    );
+    let o = turnscope(&db, &["--write", "fail", "74384fb4"]);
+    assert_eq!(o.status.code(), Some(3), "fail needs a reason");
+
+    let audit = turnscope(&db, &["audit", "--json"]);
+    let v: Value = serde_json::from_slice(&audit.stdout).unwrap();
+    assert_eq!(v["records"][0]["action"], "repair");
+    assert_eq!(v["records"][0]["operator"], "cli@test");
+}
