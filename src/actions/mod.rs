@@ -8,11 +8,13 @@ mod entries;
 mod fail;
 mod repair;
 mod requeue;
+mod step;
 
 pub use entries::EntryIds;
 pub use fail::plan_fail;
 pub use repair::plan_repair;
 pub use requeue::plan_requeue;
+pub use step::plan_step;
 
 use serde::Serialize;
 
@@ -26,6 +28,7 @@ pub enum ActionKind {
     Repair,
     Requeue,
     Fail,
+    Step,
 }
 
 impl ActionKind {
@@ -34,6 +37,7 @@ impl ActionKind {
             ActionKind::Repair => "repair",
             ActionKind::Requeue => "requeue",
             ActionKind::Fail => "fail",
+            ActionKind::Step => "step",
         }
     }
 }

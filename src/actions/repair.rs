@@ -116,32 +116,7 @@ pub fn plan_repair(
             ))
         }
     };
-    let session = r.bundle.session.as_ref().expect("checked above");
-    let mut app = Appender::new(r, Some(repair.assistant_id.clone()), ids, now_ms);
-    for result in &repair.results {
-        let message = match &result.copied_from {
-            Some(entry_id) => {
-                let original = session
-                    .entries
-                    .iter()
-                    .find(|e| &e.id == entry_id)
-                    .and_then(|e| raw_message(&e.raw))
-                    .ok_or_else(|| {
-                        Refusal::new(
-                            format!("recorded result {entry_id} cannot be copied"),
-                            "inspect the entry",
-                        )
-                    })?;
-                original
-            }
-            None => synthetic_result(&result.call_id, &result.tool_name, now_ms),
-        };
-        app.append(&message, &[]);
-    }
-    let new_leaf = app.leaf.clone().unwrap_or_default();
-    let mut changes = app
-        .finish(r)
-        .map_err(|e| Refusal::new(e, "inspect the session row"))?;
+    let (mut changes, new_leaf) = repair_rows(r, &repair, now_ms, ids)?;
     let row = r.row();
     if let Some(j) = &r.bundle.journal {
         // The runtime's `updateTurnJournalPhase(A, 'before_provider', {checkpointLeafId})`.
@@ -192,4 +167,41 @@ pub fn plan_repair(
         changes,
         reason: None,
     })
+}
+
+/// The entry rows and session update of a repair: the batch appended after its assistant.
+pub(crate) fn repair_rows(
+    r: &SubmissionReport,
+    repair: &ToolRepair,
+    now_ms: i64,
+    ids: &mut EntryIds,
+) -> Result<(Vec<RowChange>, String), Refusal> {
+    let session = r
+        .bundle
+        .session
+        .as_ref()
+        .ok_or_else(|| Refusal::new("the submission has no session row", "fail it instead"))?;
+    let mut app = Appender::new(r, Some(repair.assistant_id.clone()), ids, now_ms);
+    for result in &repair.results {
+        let message = match &result.copied_from {
+            Some(entry_id) => session
+                .entries
+                .iter()
+                .find(|e| &e.id == entry_id)
+                .and_then(|e| raw_message(&e.raw))
+                .ok_or_else(|| {
+                    Refusal::new(
+                        format!("recorded result {entry_id} cannot be copied"),
+                        "inspect the entry",
+                    )
+                })?,
+            None => synthetic_result(&result.call_id, &result.tool_name, now_ms),
+        };
+        app.append(&message, &[]);
+    }
+    let new_leaf = app.leaf.clone().unwrap_or_default();
+    let changes = app
+        .finish(r)
+        .map_err(|e| Refusal::new(e, "inspect the session row"))?;
+    Ok((changes, new_leaf))
 }

@@ -8,7 +8,7 @@ use super::args::{ActionArgs, Cli};
 use super::output::{sanitize, table};
 use super::{exit, now_ms, open_store, CliError};
 use crate::actions::{
-    plan_fail, plan_repair, plan_requeue, ActionKind, ActionPlan, EntryIds, Refusal,
+    plan_fail, plan_repair, plan_requeue, plan_step, ActionKind, ActionPlan, EntryIds, Refusal,
 };
 use crate::core::time::iso_from_ms;
 use crate::report::SubmissionReport;
@@ -41,6 +41,7 @@ pub fn plan_action(
         ActionKind::Repair => plan_repair(r, now, &mut ids),
         ActionKind::Requeue => plan_requeue(r, now),
         ActionKind::Fail => plan_fail(r, reason.unwrap_or(""), now, &mut ids),
+        ActionKind::Step => plan_step(r, now, &mut ids),
     }?;
     if plan.reason.is_none() {
         plan.reason = reason.map(str::to_string);
@@ -84,6 +85,9 @@ pub fn run(
         return Ok(());
     }
     if !args.json {
+        if kind == ActionKind::Step {
+            write_runtime_plan(&report, out)?;
+        }
         write_preview(&plan, out)?;
     }
     if plan.is_noop() || args.dry_run {
@@ -147,18 +151,34 @@ pub fn run(
         applied.audit_id
     )?;
     if let Ok(a) = after {
-        let rule = a
-            .plan
-            .rule
-            .map_or(a.plan.disposition.label().to_string(), |n| {
-                format!("rule {n}")
-            });
+        let rule = |r: &SubmissionReport| {
+            r.plan
+                .rule
+                .map_or(r.plan.disposition.label().to_string(), |n| {
+                    format!("rule {n}")
+                })
+        };
+        writeln!(out, "before: {} · {}", report.verdict(), rule(&report))?;
         writeln!(
             out,
-            "now: {} · {rule}: {}",
+            "now:    {} · {}: {}",
             a.verdict(),
+            rule(&a),
             sanitize(&a.plan.reason)
         )?;
+        if kind == ActionKind::Step {
+            match a.plan.writes.first() {
+                Some(w) if a.plan.rule.is_some() => writeln!(
+                    out,
+                    "next write: {} (run step again, or stop here)",
+                    sanitize(&w.describe())
+                )?,
+                _ => writeln!(
+                    out,
+                    "no writes left: the runtime's reconciler has nothing more to do here"
+                )?,
+            }
+        }
     }
     writeln!(
         out,
@@ -174,6 +194,26 @@ fn confirm(out: &mut dyn Write) -> Result<bool, CliError> {
     let mut line = String::new();
     std::io::stdin().lock().read_line(&mut line)?;
     Ok(matches!(line.trim(), "y" | "Y" | "yes"))
+}
+
+fn write_runtime_plan(r: &SubmissionReport, out: &mut dyn Write) -> std::io::Result<()> {
+    writeln!(
+        out,
+        "runtime plan: rule {} → {}: {}",
+        r.plan.rule.map_or("-".into(), |n| n.to_string()),
+        r.plan.result.unwrap_or("-"),
+        sanitize(&r.plan.reason)
+    )?;
+    for (i, w) in r.plan.writes.iter().enumerate() {
+        writeln!(
+            out,
+            "  {} {}. {}",
+            if i == 0 { "▶" } else { " " },
+            i + 1,
+            sanitize(&w.describe())
+        )?;
+    }
+    Ok(())
 }
 
 fn write_preview(plan: &ActionPlan, out: &mut dyn Write) -> std::io::Result<()> {

@@ -58,6 +58,8 @@ pub enum Command {
     Requeue(ActionArgs),
     /// Give up on a submission: the runtime's failure writes (advisory entry, settlement). Needs --reason.
     Fail(ActionArgs),
+    /// Step through recovery: show the runtime's plan and apply exactly its next write.
+    Step(ActionArgs),
     /// The audit trail of every action turnscope applied to this database.
     Audit {
         /// Print JSON (schema turnscope.audit/1).

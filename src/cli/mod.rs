@@ -96,6 +96,7 @@ pub fn run(cli: &Cli, out: &mut dyn Write) -> Result<(), CliError> {
         Some(Command::Repair(a)) => act::run(cli, crate::actions::ActionKind::Repair, a, out),
         Some(Command::Requeue(a)) => act::run(cli, crate::actions::ActionKind::Requeue, a, out),
         Some(Command::Fail(a)) => act::run(cli, crate::actions::ActionKind::Fail, a, out),
+        Some(Command::Step(a)) => act::run(cli, crate::actions::ActionKind::Step, a, out),
         Some(Command::Audit { json }) => act::audit(&open_store(cli)?, *json, out),
         None => {
             // The TUI arrives in its own change; until then the bare command lists what is stuck.

@@ -441,7 +441,7 @@ pub fn plan_recovery(
                 expires_in_ms: left,
             },
             format!(
-                "live: owner {} holds the lease for {} more; the reconciler leaves it alone",
+                "owner {} holds the lease for {} more; the reconciler leaves it alone",
                 sub.owner_id.as_deref().unwrap_or("?"),
                 human_duration(left)
             ),

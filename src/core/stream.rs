@@ -26,8 +26,34 @@ enum Block {
 
 /// Rebuild the stream from segment bodies in `segment_index` order.
 pub fn reconstruct_stream(bodies: &[String]) -> StreamReconstruction {
+    rebuild(bodies).0
+}
+
+/// The aborted partial assistant message the runtime appends when it recovers the stream:
+/// the stored partial's keys first, then `role`, `content`, `stopReason`, `errorMessage`.
+pub fn recovered_partial_message(bodies: &[String]) -> Option<Value> {
+    match rebuild(bodies) {
+        (StreamReconstruction::Recoverable { .. }, Some((partial, content))) => {
+            let mut m = match partial {
+                Value::Object(o) => o,
+                _ => serde_json::Map::new(),
+            };
+            m.insert("role".into(), "assistant".into());
+            m.insert("content".into(), Value::Array(content));
+            m.insert("stopReason".into(), "aborted".into());
+            m.insert(
+                "errorMessage".into(),
+                "Stream interrupted before completion.".into(),
+            );
+            Some(Value::Object(m))
+        }
+        _ => None,
+    }
+}
+
+fn rebuild(bodies: &[String]) -> (StreamReconstruction, Option<(Value, Vec<Value>)>) {
     let mut blocks: Vec<Option<Block>> = Vec::new();
-    let mut partial = false;
+    let mut partial: Option<Value> = None;
     let mut saw_tool_call = false;
     for body in bodies {
         // A body that is not a JSON array counts as no events, as in the runtime's parseSegment.
@@ -35,8 +61,11 @@ pub fn reconstruct_stream(bodies: &[String]) -> StreamReconstruction {
             continue;
         };
         for ev in &events {
-            if ev.get("partial").is_some_and(crate::core::entry::js_truthy) {
-                partial = true;
+            if let Some(p) = ev
+                .get("partial")
+                .filter(|p| crate::core::entry::js_truthy(p))
+            {
+                partial = Some(p.clone());
             }
             let ty = ev.get("type").and_then(Value::as_str).unwrap_or("");
             if matches!(
@@ -81,11 +110,17 @@ pub fn reconstruct_stream(bodies: &[String]) -> StreamReconstruction {
         }
     }
     if saw_tool_call {
-        return StreamReconstruction::NotRecoverable("the stream contains a tool call marker");
+        return (
+            StreamReconstruction::NotRecoverable("the stream contains a tool call marker"),
+            None,
+        );
     }
-    if !partial {
-        return StreamReconstruction::NotRecoverable("no segment carries the partial message");
-    }
+    let Some(partial) = partial else {
+        return (
+            StreamReconstruction::NotRecoverable("no segment carries the partial message"),
+            None,
+        );
+    };
     let kept: Vec<&Block> = blocks
         .iter()
         .flatten()
@@ -94,7 +129,10 @@ pub fn reconstruct_stream(bodies: &[String]) -> StreamReconstruction {
         })
         .collect();
     if kept.is_empty() {
-        return StreamReconstruction::NotRecoverable("no non-empty text or thinking was streamed");
+        return (
+            StreamReconstruction::NotRecoverable("no non-empty text or thinking was streamed"),
+            None,
+        );
     }
     let text_chars = kept
         .iter()
@@ -102,10 +140,20 @@ pub fn reconstruct_stream(bodies: &[String]) -> StreamReconstruction {
             Block::Text(t) | Block::Thinking(t) => t.chars().count(),
         })
         .sum();
-    StreamReconstruction::Recoverable {
-        text_chars,
-        blocks: kept.len(),
-    }
+    let content = kept
+        .iter()
+        .map(|b| match b {
+            Block::Text(t) => serde_json::json!({"type": "text", "text": t}),
+            Block::Thinking(t) => serde_json::json!({"type": "thinking", "thinking": t}),
+        })
+        .collect();
+    (
+        StreamReconstruction::Recoverable {
+            text_chars,
+            blocks: kept.len(),
+        },
+        Some((partial, content)),
+    )
 }
 
 #[cfg(test)]
@@ -139,5 +187,15 @@ mod tests {
         assert!(!reconstruct_stream(&empty).is_recoverable());
         let junk = vec!["{oops".to_string()];
         assert!(!reconstruct_stream(&junk).is_recoverable());
+    }
+
+    #[test]
+    fn recovered_partial_keeps_the_partial_keys_first() {
+        let b = vec![r#"[{"type":"thinking_start","contentIndex":0},{"type":"thinking_delta","contentIndex":0,"delta":"hm"},{"type":"text_delta","contentIndex":1,"delta":"lorem","partial":{"api":"x","model":"m","usage":{"input":1},"timestamp":5}}]"#.to_string()];
+        let m = recovered_partial_message(&b).unwrap();
+        assert_eq!(
+            m.to_string(),
+            r#"{"api":"x","model":"m","usage":{"input":1},"timestamp":5,"role":"assistant","content":[{"type":"thinking","thinking":"hm"},{"type":"text","text":"lorem"}],"stopReason":"aborted","errorMessage":"Stream interrupted before completion."}"#
+        );
     }
 }

@@ -491,3 +491,130 @@ fn cli_is_read_only_by_default_and_previews_before_writing() {
     assert_eq!(v["records"][0]["action"], "repair");
     assert_eq!(v["records"][0]["operator"], "cli@test");
 }
+
+fn step(db: &Path, id: &str, now: i64) -> Result<ActionPlan, turnscope::actions::Refusal> {
+    let r = report(db, id, now);
+    let plan = turnscope::actions::plan_step(&r, now, &mut ids(&r))?;
+    apply(db, &plan, now).unwrap();
+    Ok(plan)
+}
+
+#[test]
+fn step_applies_the_runtime_writes_one_at_a_time() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = demo(dir.path());
+
+    // Rule 9: the advisory, then the settlement; then nothing is left.
+    let id = demo_id(&db, "translator-eu");
+    let first = step(&db, &id, DEMO_NOW).unwrap();
+    assert!(
+        first.summary.contains("submission_interrupted advisory"),
+        "{}",
+        first.summary
+    );
+    assert_eq!(
+        report(&db, &id, DEMO_NOW).row().status,
+        "running",
+        "one write at a time"
+    );
+    step(&db, &id, DEMO_NOW).unwrap();
+    let after = report(&db, &id, DEMO_NOW);
+    assert_eq!(after.row().status, "settled");
+    assert_eq!(
+        after.row().error.as_deref(),
+        Some(turnscope::core::plan::messages::AFTER_INPUT_APPLICATION)
+    );
+    assert!(after.inspection.advisory_present);
+    assert!(
+        step(&db, &id, DEMO_NOW).is_err(),
+        "settled: nothing left to step"
+    );
+
+    // Rule 4: the stream signals, then consumed + chunk cleanup; the replacement is left to the runtime.
+    let id = demo_id(&db, "podcast-notes");
+    step(&db, &id, DEMO_NOW).unwrap();
+    let r = report(&db, &id, DEMO_NOW);
+    assert_eq!(
+        r.classification().state.label(),
+        "resume/stream_continuation"
+    );
+    assert_eq!(
+        r.plan.rule,
+        Some(4),
+        "still rule 4: the chunks are there and not yet consumed"
+    );
+    let second = step(&db, &id, DEMO_NOW).unwrap();
+    assert!(second
+        .changes
+        .iter()
+        .any(|c| matches!(c, RowChange::DeleteStreamChunks { .. })));
+    let r = report(&db, &id, DEMO_NOW);
+    assert!(r.bundle.stream_chunks.is_empty());
+    assert!(r
+        .bundle
+        .journal
+        .as_ref()
+        .unwrap()
+        .stream_consumed_at
+        .is_some());
+    assert_eq!(r.plan.rule, Some(5));
+    let refusal = step(&db, &id, DEMO_NOW).unwrap_err();
+    assert!(
+        refusal.reason.contains("replaces the attempt"),
+        "{}",
+        refusal.reason
+    );
+
+    // Rule 7: the requeue.
+    let id = demo_id(&db, "guild-42");
+    step(&db, &id, DEMO_NOW).unwrap();
+    assert_eq!(report(&db, &id, DEMO_NOW).row().status, "queued");
+
+    let trail = SqliteStore::open(&db).unwrap().audit_records().unwrap();
+    assert_eq!(trail.len(), 5);
+    assert!(trail.iter().all(|a| a.action == "step"));
+}
+
+#[test]
+fn step_recovers_a_stream_with_its_partial() {
+    // The runtime's own crash fixture: provider started, chunks stored, nothing in history yet.
+    let dir = tempfile::tempdir().unwrap();
+    let db = unpack_fixture(dir.path(), "mid-stream");
+    let id = SqliteStore::open(&db)
+        .unwrap()
+        .list_submissions(&ListFilter::All)
+        .unwrap()[0]
+        .submission_id
+        .clone();
+    // Just after this fixture's lease expired (its manifest's maxLeaseExpiresAt + 1).
+    let now = 1_796_014_408_531;
+    let r = report(&db, &id, now);
+    assert_eq!(r.plan.rule, Some(4), "{}", r.plan.reason);
+    let plan = step(&db, &id, now).unwrap();
+    let rows = inserted(&plan);
+    assert_eq!(
+        rows.len(),
+        3,
+        "partial, stream_interrupted, stream_continued"
+    );
+    assert_eq!(rows[0]["message"]["stopReason"], "aborted");
+    assert_eq!(
+        rows[0]["message"]["errorMessage"],
+        "Stream interrupted before completion."
+    );
+    assert_eq!(rows[2]["message"]["type"], "stream_continued");
+    let key = r
+        .bundle
+        .journal
+        .as_ref()
+        .unwrap()
+        .stream_key
+        .clone()
+        .unwrap();
+    assert_eq!(rows[2]["message"]["attributes"]["streamKey"], key.as_str());
+    let after = report(&db, &id, now);
+    assert_eq!(
+        after.classification().state.label(),
+        "resume/stream_continuation"
+    );
+}
