@@ -7,7 +7,7 @@ mod write;
 
 pub use error::StoreError;
 pub use sqlite::SqliteStore;
-pub use write::{Applied, ApplyError, AuditInfo, AuditRecord, SqliteWriter};
+pub use write::{Applied, ApplyError, AuditInfo, AuditRecord, SqliteWriter, AUDIT_DDL};
 
 use crate::core::entry::Entry;
 use crate::core::rows::{JournalRow, SubmissionRow};
