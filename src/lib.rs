@@ -9,3 +9,4 @@ pub mod core;
 pub mod demo;
 pub mod report;
 pub mod store;
+pub mod tui;

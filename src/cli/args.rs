@@ -24,6 +24,10 @@ pub struct Cli {
     #[arg(long, global = true, env = "TURNSCOPE_OPERATOR", value_name = "NAME")]
     pub operator: Option<String>,
 
+    /// TUI live-refresh interval, e.g. 2s, 500ms, 10s.
+    #[arg(long, global = true, value_name = "DURATION", default_value = "2s", value_parser = parse_duration)]
+    pub refresh: std::time::Duration,
+
     /// Pin "now" (ms since the epoch) for reproducible output.
     #[arg(long, global = true, env = "TURNSCOPE_NOW_MS", hide = true)]
     pub now_ms: Option<i64>,
@@ -107,4 +111,47 @@ pub struct ActionArgs {
     /// Print JSON (schema turnscope.action/1).
     #[arg(long)]
     pub json: bool,
+}
+
+/// `2s`, `500ms`, `1.5s`, `1m`, or plain seconds.
+pub fn parse_duration(text: &str) -> Result<std::time::Duration, String> {
+    let t = text.trim();
+    let (num, unit) = match t.find(|c: char| c.is_ascii_alphabetic()) {
+        Some(i) => (&t[..i], &t[i..]),
+        None => (t, "s"),
+    };
+    let n: f64 = num
+        .parse()
+        .map_err(|_| format!("{text:?} is not a duration (try 2s or 500ms)"))?;
+    let secs = match unit {
+        "ms" => n / 1000.0,
+        "s" => n,
+        "m" => n * 60.0,
+        _ => {
+            return Err(format!(
+                "unknown unit {unit:?} in {text:?} (use ms, s or m)"
+            ))
+        }
+    };
+    if !(0.1..=3600.0).contains(&secs) {
+        return Err(format!("{text:?} is out of range (100ms to 1h)"));
+    }
+    Ok(std::time::Duration::from_secs_f64(secs))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::parse_duration;
+    use std::time::Duration;
+
+    #[test]
+    fn durations() {
+        assert_eq!(parse_duration("2s"), Ok(Duration::from_secs(2)));
+        assert_eq!(parse_duration("500ms"), Ok(Duration::from_millis(500)));
+        assert_eq!(parse_duration("3"), Ok(Duration::from_secs(3)));
+        assert_eq!(parse_duration("1m"), Ok(Duration::from_secs(60)));
+        assert!(parse_duration("10ms").is_err());
+        assert!(parse_duration("fast").is_err());
+        assert!(parse_duration("2h").is_err());
+    }
 }

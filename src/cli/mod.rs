@@ -6,7 +6,7 @@ mod list;
 mod output;
 mod show;
 
-use std::io::Write;
+use std::io::{IsTerminal, Write};
 use std::path::PathBuf;
 
 pub use args::{ActionArgs, Cli, Command, ListArgs};
@@ -99,11 +99,29 @@ pub fn run(cli: &Cli, out: &mut dyn Write) -> Result<(), CliError> {
         Some(Command::Step(a)) => act::run(cli, crate::actions::ActionKind::Step, a, out),
         Some(Command::Audit { json }) => act::audit(&open_store(cli)?, *json, out),
         None => {
-            // The TUI arrives in its own change; until then the bare command lists what is stuck.
-            let args = ListArgs::default();
-            list::run(&open_store(cli)?, cli, &args, out)
+            let store = open_store(cli)?;
+            if std::io::stdout().is_terminal() {
+                drop(store);
+                let db = cli.db.clone().expect("open_store checked --db");
+                return run_tui(cli, db, None);
+            }
+            // Not a terminal (a pipe, a script): print what is stuck instead.
+            list::run(&store, cli, &ListArgs::default(), out)
         }
     }
+}
+
+fn run_tui(cli: &Cli, db: PathBuf, display_name: Option<String>) -> Result<(), CliError> {
+    let mut o = crate::tui::TuiOptions::new(db);
+    o.now_override = cli.now_ms;
+    o.context_window = cli.context_window;
+    o.refresh = cli.refresh;
+    o.display_name = display_name;
+    crate::tui::run(o).map_err(|e| CliError {
+        message: e.to_string(),
+        hint: Some(e.hint()),
+        code: exit::ERROR,
+    })
 }
 
 fn run_demo(
@@ -127,6 +145,11 @@ fn run_demo(
         )
     })?;
     let store = SqliteStore::open(&path)?;
+    if !json && std::io::stdout().is_terminal() {
+        drop(store);
+        let name = format!("demo database ({})", path.display());
+        return run_tui(cli, path, Some(name));
+    }
     if !json {
         writeln!(
             out,

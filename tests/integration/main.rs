@@ -4,4 +4,5 @@ mod actions;
 mod cli;
 mod fixtures;
 mod support;
+mod tui;
 mod vectors;

@@ -1,0 +1,201 @@
+//! What the worker hands to the UI: list rows with their verdicts, sessions, and opened
+//! submissions or sessions. Plain data, built off the UI thread.
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use crate::core::history::{History, SubmissionKind};
+use crate::core::plan::{plan_recovery, Disposition, RecoveryPlan};
+use crate::core::rows::SubmissionRow;
+use crate::report::SubmissionReport;
+use crate::store::{SessionRecord, SessionSummary};
+
+/// What can be opened (drilled into).
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+pub enum Target {
+    Submission(String),
+    Session(String),
+}
+
+impl Target {
+    pub fn id(&self) -> &str {
+        match self {
+            Target::Submission(s) | Target::Session(s) => s,
+        }
+    }
+}
+
+/// One row of the submissions list, with everything its columns and the preview show.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ListItem {
+    pub row: SubmissionRow,
+    pub instance: String,
+    /// Journal phase and revision, if the submission has a journal.
+    pub journal: Option<(String, i64)>,
+    /// `SubmissionReport::verdict`: the classification for running rows, the outcome otherwise.
+    pub verdict: String,
+    /// `stuck`, `live`, `pending`, `completed`, `failed`, …
+    pub disposition: &'static str,
+    pub rule: Option<u8>,
+    pub result: Option<&'static str>,
+    /// The plan's one-line reason.
+    pub reason: String,
+    /// The planned writes, described, in order.
+    pub writes: Vec<String>,
+    /// `step N: rule` of the classifier (running rows only).
+    pub explanation: Option<String>,
+    /// (missing, total) calls of the trailing partial batch.
+    pub partial: Option<(usize, usize)>,
+    pub entry_count: Option<usize>,
+}
+
+impl ListItem {
+    pub fn failed(&self) -> bool {
+        self.disposition == "failed"
+    }
+
+    /// What counts as "the row changed" for the flash and the banner.
+    pub fn signature(&self) -> String {
+        let r = &self.row;
+        format!(
+            "{}|{:?}|{}|{:?}|{:?}|{:?}|{}|{:?}|{:?}|{}",
+            r.status,
+            r.attempt_id,
+            r.attempt_count,
+            r.error,
+            r.settled_at,
+            self.journal,
+            self.verdict,
+            self.rule,
+            self.entry_count,
+            self.disposition
+        )
+    }
+
+    /// Build from a full report; `plan` is the plan at the current time.
+    pub fn from_report(r: &SubmissionReport, plan: &RecoveryPlan, full: bool) -> ListItem {
+        let row = r.row().clone();
+        let c = r.classification();
+        let verdict = match &plan.disposition {
+            Disposition::Reconcile | Disposition::Live { .. } | Disposition::NoLease if full => {
+                c.state.label()
+            }
+            Disposition::Reconcile | Disposition::Live { .. } | Disposition::NoLease => "?".into(),
+            other => other.label().to_string(),
+        };
+        ListItem {
+            instance: row.instance_id().unwrap_or_default(),
+            journal: r
+                .bundle
+                .journal
+                .as_ref()
+                .map(|j| (j.phase.clone(), j.revision)),
+            verdict,
+            disposition: plan.disposition.label(),
+            rule: plan.rule,
+            result: plan.result,
+            reason: plan.reason.clone(),
+            writes: plan.writes.iter().map(|w| w.describe()).collect(),
+            explanation: full
+                .then(|| format!("step {}: {}", c.explanation.step, c.explanation.rule)),
+            partial: if full {
+                c.trailing_partial_batch
+                    .as_ref()
+                    .map(|b| (b.missing_calls().count(), b.tool_calls.len()))
+            } else {
+                None
+            },
+            entry_count: r.bundle.session.as_ref().map(|s| s.entries.len()),
+            row,
+        }
+    }
+}
+
+/// A submission as opened in the tree, with its plan at the time of loading.
+#[derive(Debug, Clone)]
+pub struct OpenedSubmission {
+    pub report: Arc<SubmissionReport>,
+    pub plan: RecoveryPlan,
+}
+
+impl OpenedSubmission {
+    pub fn new(report: Arc<SubmissionReport>, now_ms: i64) -> OpenedSubmission {
+        let plan = plan_recovery(
+            report.row(),
+            report.bundle.journal.as_ref(),
+            &report.inspection,
+            now_ms,
+        );
+        OpenedSubmission { report, plan }
+    }
+
+    /// The verdict with the current plan (see `SubmissionReport::verdict`).
+    pub fn verdict(&self) -> String {
+        match &self.plan.disposition {
+            Disposition::Reconcile | Disposition::Live { .. } | Disposition::NoLease => {
+                self.report.classification().state.label()
+            }
+            other => other.label().to_string(),
+        }
+    }
+}
+
+/// A session as opened from the sessions view.
+#[derive(Debug, Clone)]
+pub struct OpenedSession {
+    pub key: String,
+    pub summary: Option<SessionSummary>,
+    pub record: Option<SessionRecord>,
+    pub history: Option<History>,
+    /// Submissions of the session in sequence order, with their input entry when on the path.
+    pub submissions: Vec<(ListItem, Option<String>)>,
+}
+
+impl OpenedSession {
+    pub fn build(
+        key: &str,
+        record: Option<SessionRecord>,
+        summary: Option<SessionSummary>,
+        items: Vec<ListItem>,
+    ) -> Self {
+        let history = record
+            .as_ref()
+            .map(|s| History::new(s.entries.clone(), s.leaf_id.clone()));
+        let submissions = items
+            .into_iter()
+            .map(|it| {
+                let input = history.as_ref().and_then(|h| {
+                    let kind = SubmissionKind::parse(&it.row.kind)?;
+                    h.find_input(kind, &it.row.submission_id)
+                        .map(|e| e.id.clone())
+                });
+                (it, input)
+            })
+            .collect();
+        OpenedSession {
+            key: key.to_string(),
+            summary,
+            record,
+            history,
+            submissions,
+        }
+    }
+}
+
+#[derive(Debug, Clone)]
+pub enum Opened {
+    Submission(OpenedSubmission),
+    Session(Arc<OpenedSession>),
+}
+
+/// One refresh: every submission with its verdict, counts, sessions, and the opened target.
+#[derive(Debug, Clone)]
+pub struct Snapshot {
+    pub now_ms: i64,
+    pub items: Vec<ListItem>,
+    pub counts: Vec<(String, i64)>,
+    pub sessions: Vec<SessionSummary>,
+    pub open: Option<(Target, Result<Opened, String>)>,
+    /// How long the refresh took in the worker.
+    pub took: Duration,
+}

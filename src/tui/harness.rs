@@ -1,0 +1,411 @@
+//! Driving the app without a terminal or threads: a `TestBackend`, the worker called in line, and
+//! keys given as text (`"jj<Enter>"`). Used by the integration tests and the frame-time bench;
+//! not part of the stable API.
+
+use std::path::{Path, PathBuf};
+use std::time::{Duration, Instant};
+
+use crossterm::event::{KeyCode, KeyEvent, KeyModifiers, MouseButton, MouseEvent, MouseEventKind};
+use ratatui::backend::TestBackend;
+use ratatui::Terminal;
+use rusqlite::{params, Connection};
+
+use super::app::{App, AppConfig, Effect};
+use super::theme::Theme;
+use super::worker::Worker;
+use super::{draw, request_for};
+use crate::store::{SqliteStore, StoreError};
+
+pub struct Harness {
+    pub app: App,
+    pub worker: Worker,
+    pub terminal: Terminal<TestBackend>,
+    /// Texts sent to the clipboard (OSC 52) so far.
+    pub copied: Vec<String>,
+    /// A fixed UI clock, so refresh ages and flashes are deterministic.
+    pub clock: Instant,
+}
+
+#[derive(Debug, Clone)]
+pub struct HarnessOptions {
+    pub width: u16,
+    pub height: u16,
+    pub now_ms: i64,
+    pub display_name: String,
+    pub export_dir: PathBuf,
+    pub theme: Theme,
+    pub context_window: Option<u64>,
+}
+
+impl HarnessOptions {
+    pub fn new(now_ms: i64) -> HarnessOptions {
+        HarnessOptions {
+            width: 80,
+            height: 24,
+            now_ms,
+            display_name: "journal.db".into(),
+            export_dir: std::env::temp_dir(),
+            theme: Theme::default(),
+            context_window: None,
+        }
+    }
+}
+
+impl Harness {
+    /// Open `db`, run the first refresh and draw once.
+    pub fn open(db: &Path, o: HarnessOptions) -> Result<Harness, StoreError> {
+        let store = SqliteStore::open(db)?;
+        let cfg = AppConfig {
+            display_name: o.display_name,
+            read_only: true,
+            // Refresh only when a test asks for it.
+            refresh: Duration::from_secs(24 * 3600),
+            export_dir: o.export_dir,
+            now_override: Some(o.now_ms),
+            theme: o.theme,
+        };
+        let terminal = Terminal::new(TestBackend::new(o.width, o.height)).expect("test backend");
+        let mut h = Harness {
+            app: App::new(cfg, o.now_ms),
+            worker: Worker::new(store, o.context_window),
+            terminal,
+            copied: Vec::new(),
+            clock: Instant::now(),
+        };
+        h.app.tick(h.clock, o.now_ms);
+        h.settle();
+        Ok(h)
+    }
+
+    /// Carry out every pending effect (worker requests in line) until none is left.
+    pub fn settle(&mut self) {
+        for _ in 0..32 {
+            let effects = std::mem::take(&mut self.app.effects);
+            if effects.is_empty() {
+                return;
+            }
+            for e in effects {
+                match e {
+                    Effect::Request(kind) => {
+                        let req =
+                            request_for(kind, self.app.now_ms, &self.app.cfg.export_dir.clone());
+                        if let Some(resp) = self.worker.handle(req) {
+                            self.app.on_response(resp);
+                        }
+                    }
+                    Effect::Copy(t) => self.copied.push(t),
+                }
+            }
+        }
+    }
+
+    /// Ask for a refresh now (as the timer would) and carry it out.
+    pub fn refresh(&mut self) {
+        self.app.request_refresh();
+        self.settle();
+    }
+
+    /// Move the UI clock forward (flashes expire, refresh becomes due).
+    pub fn advance(&mut self, d: Duration) {
+        self.clock += d;
+        let now = self.app.now_ms;
+        self.app.tick(self.clock, now);
+        self.settle();
+    }
+
+    /// Press keys: plain characters, or `<Enter>`, `<Esc>`, `<Tab>`, `<S-Tab>`, `<Up>`, `<Down>`,
+    /// `<Left>`, `<Right>`, `<PgUp>`, `<PgDn>`, `<Home>`, `<End>`, `<Space>`, `<BS>`, `<C-x>`.
+    pub fn press(&mut self, keys: &str) {
+        for ev in parse_keys(keys) {
+            self.app.on_key(ev);
+            self.settle();
+        }
+    }
+
+    pub fn click(&mut self, x: u16, y: u16) {
+        self.mouse(MouseEventKind::Down(MouseButton::Left), x, y);
+    }
+
+    pub fn mouse(&mut self, kind: MouseEventKind, x: u16, y: u16) {
+        self.app.on_mouse(MouseEvent {
+            kind,
+            column: x,
+            row: y,
+            modifiers: KeyModifiers::NONE,
+        });
+        self.settle();
+    }
+
+    pub fn resize(&mut self, w: u16, h: u16) {
+        self.terminal.backend_mut().resize(w, h);
+        let _ = self.terminal.resize(ratatui::layout::Rect::new(0, 0, w, h));
+    }
+
+    /// Draw and return the screen as text, one line per row.
+    pub fn render(&mut self) -> String {
+        self.terminal
+            .draw(|f| draw(f, &mut self.app))
+            .expect("draw");
+        self.screen()
+    }
+
+    /// The last drawn screen as text.
+    pub fn screen(&self) -> String {
+        let buf = self.terminal.backend().buffer();
+        let mut out = String::new();
+        for y in 0..buf.area.height {
+            let mut line = String::new();
+            let mut skip = 0;
+            for x in 0..buf.area.width {
+                if skip > 0 {
+                    skip -= 1;
+                    continue;
+                }
+                let sym = buf[(x, y)].symbol();
+                line.push_str(sym);
+                skip = crate::tui::text::width(sym).saturating_sub(1);
+            }
+            out.push_str(line.trim_end());
+            out.push('\n');
+        }
+        out
+    }
+
+    /// The detail pane's text for the current selection (unwrapped).
+    pub fn detail_text(&self) -> String {
+        super::views::detail_text(&self.app)
+    }
+}
+
+pub fn parse_keys(keys: &str) -> Vec<KeyEvent> {
+    let mut out = Vec::new();
+    let mut chars = keys.chars().peekable();
+    while let Some(c) = chars.next() {
+        if c == '<' && chars.peek().is_some_and(|n| n.is_ascii_alphabetic()) {
+            let mut name = String::new();
+            for n in chars.by_ref() {
+                if n == '>' {
+                    break;
+                }
+                name.push(n);
+            }
+            let (code, mods) = match name.as_str() {
+                "Enter" => (KeyCode::Enter, KeyModifiers::NONE),
+                "Esc" => (KeyCode::Esc, KeyModifiers::NONE),
+                "Tab" => (KeyCode::Tab, KeyModifiers::NONE),
+                "S-Tab" => (KeyCode::BackTab, KeyModifiers::SHIFT),
+                "Up" => (KeyCode::Up, KeyModifiers::NONE),
+                "Down" => (KeyCode::Down, KeyModifiers::NONE),
+                "Left" => (KeyCode::Left, KeyModifiers::NONE),
+                "Right" => (KeyCode::Right, KeyModifiers::NONE),
+                "PgUp" => (KeyCode::PageUp, KeyModifiers::NONE),
+                "PgDn" => (KeyCode::PageDown, KeyModifiers::NONE),
+                "Home" => (KeyCode::Home, KeyModifiers::NONE),
+                "End" => (KeyCode::End, KeyModifiers::NONE),
+                "Space" => (KeyCode::Char(' '), KeyModifiers::NONE),
+                "BS" => (KeyCode::Backspace, KeyModifiers::NONE),
+                other => match other.strip_prefix("C-").and_then(|r| r.chars().next()) {
+                    Some(ch) => (KeyCode::Char(ch), KeyModifiers::CONTROL),
+                    None => panic!("unknown key <{other}>"),
+                },
+            };
+            out.push(KeyEvent::new(code, mods));
+        } else {
+            let mods = if c.is_ascii_uppercase() {
+                KeyModifiers::SHIFT
+            } else {
+                KeyModifiers::NONE
+            };
+            out.push(KeyEvent::new(KeyCode::Char(c), mods));
+        }
+    }
+    out
+}
+
+// ----- a synthetic journal with one long session (bench and scroll tests) -----------------------
+
+const DDL: &str = "
+CREATE TABLE flue_meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
+CREATE TABLE flue_sessions (id TEXT PRIMARY KEY, data TEXT NOT NULL);
+CREATE TABLE flue_session_entries (session_id TEXT NOT NULL, entry_id TEXT NOT NULL, position INTEGER NOT NULL,
+  data TEXT NOT NULL, PRIMARY KEY (session_id, entry_id));
+CREATE INDEX flue_session_entries_session_position_idx ON flue_session_entries (session_id, position ASC);
+CREATE TABLE flue_agent_submissions (sequence INTEGER PRIMARY KEY AUTOINCREMENT, submission_id TEXT NOT NULL UNIQUE,
+  session_key TEXT NOT NULL, kind TEXT NOT NULL, payload TEXT NOT NULL, status TEXT NOT NULL, accepted_at INTEGER NOT NULL,
+  attempt_id TEXT, input_applied_at INTEGER, recovery_requested_at INTEGER, started_at INTEGER, settled_at INTEGER,
+  error TEXT, attempt_count INTEGER NOT NULL DEFAULT 0, max_retry INTEGER NOT NULL DEFAULT 10,
+  timeout_at INTEGER NOT NULL DEFAULT 0, owner_id TEXT, lease_expires_at INTEGER NOT NULL DEFAULT 0,
+  terminal_event_key TEXT, terminal_event_json TEXT, terminal_event_offset TEXT);
+CREATE TABLE flue_agent_turn_journals (submission_id TEXT PRIMARY KEY, session_key TEXT NOT NULL, kind TEXT NOT NULL,
+  attempt_id TEXT NOT NULL, operation_id TEXT NOT NULL, turn_id TEXT NOT NULL, phase TEXT NOT NULL,
+  revision INTEGER NOT NULL, created_at INTEGER NOT NULL, updated_at INTEGER NOT NULL, checkpoint_leaf_id TEXT,
+  tool_request_json TEXT, stream_key TEXT, stream_consumed_at INTEGER, committed INTEGER NOT NULL DEFAULT 0,
+  committed_leaf_id TEXT);
+CREATE TABLE flue_agent_stream_chunks (stream_key TEXT NOT NULL, segment_index INTEGER NOT NULL, body TEXT NOT NULL,
+  PRIMARY KEY (stream_key, segment_index));
+";
+
+/// Write a journal database with the schema and no rows.
+pub fn write_empty_journal(path: &Path) -> rusqlite::Result<()> {
+    let conn = Connection::open(path)?;
+    conn.execute_batch(DDL)?;
+    conn.execute("INSERT INTO flue_meta VALUES ('schema_version', '3')", [])?;
+    Ok(())
+}
+
+/// The submission id of the synthetic database's stuck submission.
+pub const SYNTH_SUBMISSION: &str = "5e5e5e5e-0000-4000-8000-000000000001";
+
+/// Write a journal whose one session has about `entries` entries: 20 turns before the input, then
+/// tool turns (assistant + 2 results) up to the size, a repaired batch that left an abandoned
+/// branch, and a trailing partial batch (2 of 3 calls missing) under an expired lease.
+pub fn write_synthetic_journal(
+    path: &Path,
+    entries: usize,
+    now_ms: i64,
+) -> rusqlite::Result<usize> {
+    let mut conn = Connection::open(path)?;
+    conn.execute_batch(DDL)?;
+    let tx = conn.transaction()?;
+    tx.execute("INSERT INTO flue_meta VALUES ('schema_version', '3')", [])?;
+    let key = r#"agent-session:["synthetic-1","default","default"]"#;
+    let iso = crate::core::time::iso_from_ms;
+    let t0 = now_ms - 3_600_000;
+    let mut rows: Vec<(String, String)> = Vec::new();
+    let mut parent: Option<String> = None;
+    let mut n = 0usize;
+    let mut push = |rows: &mut Vec<(String, String)>,
+                    parent: &mut Option<String>,
+                    message: String,
+                    extra: &str|
+     -> String {
+        let id = format!("{:08x}", 0x1000_0000u32 + n as u32);
+        let p = parent
+            .as_ref()
+            .map_or("null".to_string(), |p| format!("\"{p}\""));
+        let ts = iso(t0 + n as i64 * 500);
+        rows.push((
+            id.clone(),
+            format!(r#"{{"type":"message","id":"{id}","parentId":{p},"timestamp":"{ts}","message":{message}{extra}}}"#),
+        ));
+        *parent = Some(id.clone());
+        n += 1;
+        id
+    };
+    let assistant = |calls: &[(String, &str)], stop: &str| {
+        let blocks: Vec<String> = calls
+            .iter()
+            .map(|(id, name)| format!(r#"{{"type":"toolCall","id":"{id}","name":"{name}","arguments":{{"city":"Oslo","n":{}}}}}"#, id.len()))
+            .collect();
+        format!(
+            r#"{{"role":"assistant","content":[{{"type":"text","text":"Working on it."}},{}],"api":"anthropic-messages","provider":"anthropic","model":"claude-haiku-4-5","usage":{{"input":1204,"output":88,"cacheRead":0,"cacheWrite":0,"totalTokens":1292,"cost":{{"input":0.001204,"output":0.00044,"cacheRead":0,"cacheWrite":0,"total":0.001644}}}},"stopReason":"{stop}","timestamp":{t0}}}"#,
+            blocks.join(",")
+        )
+    };
+    let result = |call: &str, name: &str, err: bool| {
+        format!(
+            r#"{{"role":"toolResult","toolCallId":"{call}","toolName":"{name}","content":[{{"type":"text","text":"result of {call}"}}],"details":{{}},"isError":{err},"timestamp":{t0}}}"#
+        )
+    };
+    // Earlier conversation, before the submission's input.
+    for i in 0..10 {
+        push(
+            &mut rows,
+            &mut parent,
+            format!(r#"{{"role":"user","content":"question {i}","timestamp":{t0}}}"#),
+            "",
+        );
+        push(
+            &mut rows,
+            &mut parent,
+            r#"{"role":"assistant","content":[{"type":"text","text":"answer"}],"model":"claude-haiku-4-5","usage":{"input":10,"output":5,"cost":{"total":0.0001}},"stopReason":"stop"}"#.into(),
+            "",
+        );
+    }
+    let input = push(
+        &mut rows,
+        &mut parent,
+        format!(
+            r#"{{"role":"signal","type":"dispatch_input","tagName":"dispatch","content":"{{}}","attributes":{{"agent":"bench","id":"synthetic-1","dispatchId":"{SYNTH_SUBMISSION}"}},"timestamp":{t0}}}"#
+        ),
+        &format!(r#","dispatch":{{"dispatchId":"{SYNTH_SUBMISSION}"}}"#),
+    );
+    let _ = input;
+    let mut turn = 0;
+    while rows.len() + 8 < entries {
+        let calls = [
+            (format!("toolu_{turn:05}a"), "get_weather"),
+            (format!("toolu_{turn:05}b"), "get_time"),
+        ];
+        let a = push(&mut rows, &mut parent, assistant(&calls, "toolUse"), "");
+        if turn == 3 {
+            // A repair: an old partial result left on an abandoned branch, then the leaf moves back.
+            push(
+                &mut rows,
+                &mut parent,
+                result(&calls[0].0, calls[0].1, false),
+                "",
+            );
+            parent = Some(a.clone());
+        }
+        push(
+            &mut rows,
+            &mut parent,
+            result(&calls[0].0, calls[0].1, false),
+            "",
+        );
+        push(
+            &mut rows,
+            &mut parent,
+            result(&calls[1].0, calls[1].1, turn % 7 == 0),
+            "",
+        );
+        turn += 1;
+    }
+    let calls = [
+        ("toolu_last_a".to_string(), "get_weather"),
+        ("toolu_last_b".to_string(), "get_time"),
+        ("toolu_last_c".to_string(), "search"),
+    ];
+    let owner = push(&mut rows, &mut parent, assistant(&calls, "toolUse"), "");
+    push(
+        &mut rows,
+        &mut parent,
+        result(&calls[0].0, calls[0].1, false),
+        "",
+    );
+    let leaf = parent.clone().unwrap_or_default();
+    let data = format!(
+        r#"{{"version":8,"conversationId":"conv_01KT3P3GZGFBCKHKMQ11A7H2HW","affinityKey":"aff_01KT3P3H0Q8Z6V5X4W3R2N1M0K","leafId":"{leaf}","childSessions":[],"metadata":{{}},"createdAt":"{}","updatedAt":"{}"}}"#,
+        iso(t0),
+        iso(now_ms - 60_000)
+    );
+    tx.execute(
+        "INSERT INTO flue_sessions (id, data) VALUES (?1, ?2)",
+        params![key, data],
+    )?;
+    {
+        let mut ins = tx.prepare("INSERT INTO flue_session_entries VALUES (?1, ?2, ?3, ?4)")?;
+        for (pos, (id, d)) in rows.iter().enumerate() {
+            ins.execute(params![key, id, pos as i64, d])?;
+        }
+    }
+    let payload = format!(
+        r#"{{"kind":"dispatch","submissionId":"{SYNTH_SUBMISSION}","id":"synthetic-1","agent":"bench","dispatchId":"{SYNTH_SUBMISSION}","input":{{}},"acceptedAt":"{}"}}"#,
+        iso(t0)
+    );
+    tx.execute(
+        "INSERT INTO flue_agent_submissions (submission_id, session_key, kind, payload, status, accepted_at, attempt_id,
+           input_applied_at, started_at, attempt_count, max_retry, timeout_at, owner_id, lease_expires_at)
+         VALUES (?1, ?2, 'dispatch', ?3, 'running', ?4, 'att-1', ?4, ?4, 1, 10, ?5, 'owner-1', ?6)",
+        params![SYNTH_SUBMISSION, key, payload, t0, now_ms + 3_600_000, now_ms - 252_000],
+    )?;
+    let req = r#"{"toolCalls":[{"type":"toolCall","id":"toolu_last_a","name":"get_weather","arguments":{}},{"type":"toolCall","id":"toolu_last_b","name":"get_time","arguments":{}},{"type":"toolCall","id":"toolu_last_c","name":"search","arguments":{}}]}"#;
+    tx.execute(
+        "INSERT INTO flue_agent_turn_journals VALUES (?1, ?2, 'dispatch', 'att-1', 'op_1', 'turn_1',
+           'tool_request_recorded', 7, ?3, ?3, ?4, ?5, NULL, NULL, 0, NULL)",
+        params![SYNTH_SUBMISSION, key, t0, owner, req],
+    )?;
+    tx.commit()?;
+    Ok(rows.len())
+}

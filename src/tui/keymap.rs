@@ -1,0 +1,712 @@
+//! The typed actions and the one keymap table. `?` help and the footer are generated from it, so
+//! what the screen says is what the keys do.
+
+use crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
+
+/// Which submissions the list shows (one key each).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum StatusFilter {
+    /// The runtime's definition: `status='running' AND 0 < lease_expires_at < now`.
+    #[default]
+    Expired,
+    All,
+    /// `queued`, shown as pending.
+    Queued,
+    Running,
+    Terminalizing,
+    Settled,
+    /// Settled with an error (dispatch) or a failed terminal event (direct).
+    Failed,
+}
+
+impl StatusFilter {
+    pub const ALL: [StatusFilter; 7] = [
+        StatusFilter::Expired,
+        StatusFilter::All,
+        StatusFilter::Queued,
+        StatusFilter::Running,
+        StatusFilter::Terminalizing,
+        StatusFilter::Settled,
+        StatusFilter::Failed,
+    ];
+
+    pub fn label(self) -> &'static str {
+        match self {
+            StatusFilter::Expired => "expired",
+            StatusFilter::All => "all",
+            StatusFilter::Queued => "pending",
+            StatusFilter::Running => "running",
+            StatusFilter::Terminalizing => "terminalizing",
+            StatusFilter::Settled => "settled",
+            StatusFilter::Failed => "failed",
+        }
+    }
+
+    pub fn key(self) -> char {
+        match self {
+            StatusFilter::Expired => '1',
+            StatusFilter::All => '2',
+            StatusFilter::Queued => '3',
+            StatusFilter::Running => '4',
+            StatusFilter::Terminalizing => '5',
+            StatusFilter::Settled => '6',
+            StatusFilter::Failed => '7',
+        }
+    }
+}
+
+/// Everything a key (or the mouse) can ask for. Write actions will join this enum in their own
+/// issue; `PlanWrites` already opens the confirm popup they will use.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Action {
+    Quit,
+    Back,
+    Help,
+    Refresh,
+    NextPane,
+    PrevPane,
+    ToggleSessions,
+    Copy,
+    Export,
+    PlanWrites,
+    Up,
+    Down,
+    PageUp,
+    PageDown,
+    Top,
+    Bottom,
+    Enter,
+    Filter(StatusFilter),
+    StartFilter,
+    SortNext,
+    SortReverse,
+    Expand,
+    Collapse,
+    ExpandAll,
+    CollapseAll,
+    JumpCheckpoint,
+    JumpInput,
+    JumpMatched,
+    ShowVerdict,
+    Search,
+    SearchNext,
+    SearchPrev,
+    PrevSubmission,
+    NextSubmission,
+    ToggleRaw,
+    Confirm,
+    Cancel,
+}
+
+/// Where a binding applies. Lookup goes from the focused pane outwards to `Global`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Ctx {
+    Global,
+    /// Moving in any list-like pane.
+    Nav,
+    List,
+    Sessions,
+    /// Tree and detail of an opened submission or session.
+    Inspect,
+    Tree,
+    Detail,
+    Popup,
+}
+
+impl Ctx {
+    pub fn title(self) -> &'static str {
+        match self {
+            Ctx::Global => "Everywhere",
+            Ctx::Nav => "Moving",
+            Ctx::List => "Submissions list",
+            Ctx::Sessions => "Sessions list",
+            Ctx::Inspect => "Opened submission or session (tree and detail)",
+            Ctx::Tree => "History tree",
+            Ctx::Detail => "Detail",
+            Ctx::Popup => "Popup",
+        }
+    }
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Key {
+    pub code: KeyCode,
+    pub mods: KeyModifiers,
+}
+
+const fn k(c: char) -> Key {
+    Key {
+        code: KeyCode::Char(c),
+        mods: KeyModifiers::NONE,
+    }
+}
+
+const fn code(code: KeyCode) -> Key {
+    Key {
+        code,
+        mods: KeyModifiers::NONE,
+    }
+}
+
+const fn ctrl(c: char) -> Key {
+    Key {
+        code: KeyCode::Char(c),
+        mods: KeyModifiers::CONTROL,
+    }
+}
+
+/// One row of the keymap.
+#[derive(Debug, Clone, Copy)]
+pub struct Binding {
+    pub ctx: Ctx,
+    pub keys: &'static [Key],
+    /// How the keys are written in help and footer.
+    pub label: &'static str,
+    pub action: Action,
+    pub help: &'static str,
+    /// Short text for the footer; `None` keeps the binding out of the footer. `"keys\ttext"`
+    /// overrides the key label (for groups like `1-7`).
+    pub footer: Option<&'static str>,
+}
+
+const fn b(
+    ctx: Ctx,
+    keys: &'static [Key],
+    label: &'static str,
+    action: Action,
+    help: &'static str,
+    footer: Option<&'static str>,
+) -> Binding {
+    Binding {
+        ctx,
+        keys,
+        label,
+        action,
+        help,
+        footer,
+    }
+}
+
+use Action as A;
+use Ctx as C;
+use StatusFilter as F;
+
+pub static KEYMAP: &[Binding] = &[
+    // Popup first: it owns the keyboard while open.
+    b(
+        C::Popup,
+        &[code(KeyCode::Enter), k('y')],
+        "⏎/y",
+        A::Confirm,
+        "confirm",
+        Some("confirm"),
+    ),
+    b(
+        C::Popup,
+        &[code(KeyCode::Esc), k('n'), k('q')],
+        "esc/n",
+        A::Cancel,
+        "cancel, close",
+        Some("close"),
+    ),
+    b(
+        C::Popup,
+        &[k('j'), code(KeyCode::Down)],
+        "j/↓",
+        A::Down,
+        "scroll down",
+        None,
+    ),
+    b(
+        C::Popup,
+        &[k('k'), code(KeyCode::Up)],
+        "k/↑",
+        A::Up,
+        "scroll up",
+        None,
+    ),
+    b(
+        C::Popup,
+        &[code(KeyCode::PageDown), k(' ')],
+        "PgDn",
+        A::PageDown,
+        "page down",
+        None,
+    ),
+    b(
+        C::Popup,
+        &[code(KeyCode::PageUp)],
+        "PgUp",
+        A::PageUp,
+        "page up",
+        None,
+    ),
+    // Submissions list.
+    b(
+        C::List,
+        &[k('1')],
+        "1",
+        A::Filter(F::Expired),
+        "filter: expired leases (what the reconciler picks up)",
+        Some("1-7\tfilter"),
+    ),
+    b(
+        C::List,
+        &[k('2')],
+        "2",
+        A::Filter(F::All),
+        "filter: all submissions",
+        None,
+    ),
+    b(
+        C::List,
+        &[k('3')],
+        "3",
+        A::Filter(F::Queued),
+        "filter: pending (queued)",
+        None,
+    ),
+    b(
+        C::List,
+        &[k('4')],
+        "4",
+        A::Filter(F::Running),
+        "filter: running",
+        None,
+    ),
+    b(
+        C::List,
+        &[k('5')],
+        "5",
+        A::Filter(F::Terminalizing),
+        "filter: terminalizing",
+        None,
+    ),
+    b(
+        C::List,
+        &[k('6')],
+        "6",
+        A::Filter(F::Settled),
+        "filter: settled",
+        None,
+    ),
+    b(
+        C::List,
+        &[k('7')],
+        "7",
+        A::Filter(F::Failed),
+        "filter: failed (settled with an error)",
+        None,
+    ),
+    b(
+        C::List,
+        &[k('/')],
+        "/",
+        A::StartFilter,
+        "filter by id, instance, verdict or error text",
+        Some("search"),
+    ),
+    b(
+        C::List,
+        &[k('o')],
+        "o",
+        A::SortNext,
+        "sort by the next column",
+        Some("sort"),
+    ),
+    b(
+        C::List,
+        &[k('O')],
+        "O",
+        A::SortReverse,
+        "reverse the sort order",
+        None,
+    ),
+    b(
+        C::List,
+        &[code(KeyCode::Enter)],
+        "⏎",
+        A::Enter,
+        "open the submission: history tree, verdict, plan",
+        Some("open"),
+    ),
+    // Sessions list.
+    b(
+        C::Sessions,
+        &[code(KeyCode::Enter)],
+        "⏎",
+        A::Enter,
+        "open the session's history tree",
+        Some("open"),
+    ),
+    b(
+        C::Sessions,
+        &[k('/')],
+        "/",
+        A::StartFilter,
+        "filter sessions by key or instance",
+        Some("search"),
+    ),
+    // Tree and detail.
+    b(
+        C::Inspect,
+        &[k('v')],
+        "v",
+        A::ShowVerdict,
+        "show the verdict and recovery plan (header row)",
+        Some("verdict"),
+    ),
+    b(
+        C::Inspect,
+        &[k('c')],
+        "c",
+        A::JumpCheckpoint,
+        "jump to the journal's checkpoint leaf",
+        Some("checkpoint"),
+    ),
+    b(
+        C::Inspect,
+        &[k('m')],
+        "m",
+        A::JumpMatched,
+        "jump to the next entry that made the rule match",
+        Some("matched"),
+    ),
+    b(
+        C::Inspect,
+        &[k('i')],
+        "i",
+        A::JumpInput,
+        "jump to the submission's input entry",
+        None,
+    ),
+    b(
+        C::Inspect,
+        &[k('[')],
+        "[",
+        A::PrevSubmission,
+        "previous submission of this session",
+        None,
+    ),
+    b(
+        C::Inspect,
+        &[k(']')],
+        "]",
+        A::NextSubmission,
+        "next submission of this session",
+        Some("[ ]\tsubmissions"),
+    ),
+    b(
+        C::Inspect,
+        &[k('W')],
+        "W",
+        A::PlanWrites,
+        "apply the recovery plan… (read-only: shows what would be written)",
+        None,
+    ),
+    b(
+        C::Tree,
+        &[code(KeyCode::Enter), k(' '), k('l'), code(KeyCode::Right)],
+        "⏎/l/→",
+        A::Expand,
+        "expand or collapse the node; on an input in a session, open its submission",
+        Some("fold"),
+    ),
+    b(
+        C::Tree,
+        &[k('h'), code(KeyCode::Left)],
+        "h/←",
+        A::Collapse,
+        "collapse, or go to the parent",
+        None,
+    ),
+    b(
+        C::Tree,
+        &[k('Z')],
+        "Z",
+        A::ExpandAll,
+        "expand everything",
+        None,
+    ),
+    b(
+        C::Tree,
+        &[k('z')],
+        "z",
+        A::CollapseAll,
+        "collapse everything",
+        Some("z/Z\tfold all"),
+    ),
+    b(
+        C::Tree,
+        &[k('/')],
+        "/",
+        A::Search,
+        "search the session's entries",
+        Some("search"),
+    ),
+    b(
+        C::Tree,
+        &[k('n')],
+        "n",
+        A::SearchNext,
+        "next search hit",
+        None,
+    ),
+    b(
+        C::Tree,
+        &[k('N')],
+        "N",
+        A::SearchPrev,
+        "previous search hit",
+        None,
+    ),
+    b(
+        C::Detail,
+        &[k('b')],
+        "b",
+        A::ToggleRaw,
+        "raw stored bytes / pretty JSON",
+        Some("raw"),
+    ),
+    // Moving (any pane).
+    b(
+        C::Nav,
+        &[k('j'), code(KeyCode::Down)],
+        "j/↓",
+        A::Down,
+        "down",
+        None,
+    ),
+    b(
+        C::Nav,
+        &[k('k'), code(KeyCode::Up)],
+        "k/↑",
+        A::Up,
+        "up",
+        None,
+    ),
+    b(
+        C::Nav,
+        &[code(KeyCode::PageDown), ctrl('d'), ctrl('f')],
+        "PgDn/^d",
+        A::PageDown,
+        "page down",
+        None,
+    ),
+    b(
+        C::Nav,
+        &[code(KeyCode::PageUp), ctrl('u'), ctrl('b')],
+        "PgUp/^u",
+        A::PageUp,
+        "page up",
+        None,
+    ),
+    b(
+        C::Nav,
+        &[k('g'), code(KeyCode::Home)],
+        "g/Home",
+        A::Top,
+        "first row",
+        None,
+    ),
+    b(
+        C::Nav,
+        &[k('G'), code(KeyCode::End)],
+        "G/End",
+        A::Bottom,
+        "last row",
+        None,
+    ),
+    // Everywhere.
+    b(
+        C::Global,
+        &[code(KeyCode::Tab)],
+        "Tab",
+        A::NextPane,
+        "next pane",
+        Some("pane"),
+    ),
+    b(
+        C::Global,
+        &[code(KeyCode::BackTab)],
+        "S-Tab",
+        A::PrevPane,
+        "previous pane",
+        None,
+    ),
+    b(
+        C::Global,
+        &[code(KeyCode::Esc)],
+        "esc",
+        A::Back,
+        "back: close, clear the filter, leave the tree",
+        Some("back"),
+    ),
+    b(
+        C::Global,
+        &[k('s')],
+        "s",
+        A::ToggleSessions,
+        "switch between submissions and sessions",
+        Some("sessions"),
+    ),
+    b(
+        C::Global,
+        &[k('y')],
+        "y",
+        A::Copy,
+        "copy the selected id to the clipboard (OSC 52, works over SSH)",
+        Some("copy"),
+    ),
+    b(
+        C::Global,
+        &[k('e')],
+        "e",
+        A::Export,
+        "export the selected session (entries, journal, verdict) as JSON",
+        Some("export"),
+    ),
+    b(
+        C::Global,
+        &[k('r')],
+        "r",
+        A::Refresh,
+        "refresh now (also every --refresh interval)",
+        None,
+    ),
+    b(
+        C::Global,
+        &[k('?')],
+        "?",
+        A::Help,
+        "this help",
+        Some("help"),
+    ),
+    b(C::Global, &[k('q')], "q", A::Quit, "quit", Some("quit")),
+    b(C::Global, &[ctrl('c')], "^c", A::Quit, "quit", None),
+];
+
+fn key_matches(key: &Key, ev: &KeyEvent) -> bool {
+    if key.code != ev.code {
+        return false;
+    }
+    // Shifted characters arrive with SHIFT on some terminals: compare the character only.
+    let relevant = ev.modifiers & (KeyModifiers::CONTROL | KeyModifiers::ALT);
+    match key.code {
+        KeyCode::Char(_) => relevant == key.mods,
+        KeyCode::BackTab => true,
+        _ => ev.modifiers == key.mods || relevant == key.mods,
+    }
+}
+
+/// The action for `ev` in the given contexts (innermost first).
+pub fn lookup(ctxs: &[Ctx], ev: &KeyEvent) -> Option<Action> {
+    ctxs.iter().find_map(|ctx| {
+        KEYMAP
+            .iter()
+            .filter(|b| b.ctx == *ctx)
+            .find(|b| b.keys.iter().any(|k| key_matches(k, ev)))
+            .map(|b| b.action)
+    })
+}
+
+/// Footer hints for the given contexts, innermost first, without duplicates: (keys, text, action).
+pub fn footer(ctxs: &[Ctx]) -> Vec<(&'static str, &'static str, Action)> {
+    let mut out: Vec<(&str, &str, Action)> = Vec::new();
+    for ctx in ctxs {
+        for bnd in KEYMAP.iter().filter(|b| b.ctx == *ctx) {
+            if let Some(text) = bnd.footer {
+                let (label, text) = text.split_once('\t').unwrap_or((bnd.label, text));
+                if !out.iter().any(|(_, t, _)| *t == text) {
+                    out.push((label, text, bnd.action));
+                }
+            }
+        }
+    }
+    out
+}
+
+/// Help groups in display order: (title, [(keys, description)]).
+pub fn help_groups() -> Vec<(&'static str, Vec<(&'static str, &'static str)>)> {
+    [
+        C::Global,
+        C::Nav,
+        C::List,
+        C::Sessions,
+        C::Inspect,
+        C::Tree,
+        C::Detail,
+        C::Popup,
+    ]
+    .into_iter()
+    .map(|ctx| {
+        let rows = KEYMAP
+            .iter()
+            .filter(|b| b.ctx == ctx)
+            .map(|b| (b.label, b.help))
+            .collect();
+        (ctx.title(), rows)
+    })
+    .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn ev(c: KeyCode, m: KeyModifiers) -> KeyEvent {
+        KeyEvent::new(c, m)
+    }
+
+    #[test]
+    fn innermost_context_wins() {
+        let slash = ev(KeyCode::Char('/'), KeyModifiers::NONE);
+        assert_eq!(
+            lookup(&[C::List, C::Nav, C::Global], &slash),
+            Some(A::StartFilter)
+        );
+        assert_eq!(
+            lookup(&[C::Tree, C::Inspect, C::Nav, C::Global], &slash),
+            Some(A::Search)
+        );
+        let g = ev(KeyCode::Char('G'), KeyModifiers::SHIFT);
+        assert_eq!(lookup(&[C::List, C::Nav, C::Global], &g), Some(A::Bottom));
+        let cc = ev(KeyCode::Char('c'), KeyModifiers::CONTROL);
+        assert_eq!(
+            lookup(&[C::Tree, C::Inspect, C::Nav, C::Global], &cc),
+            Some(A::Quit)
+        );
+        let c = ev(KeyCode::Char('c'), KeyModifiers::NONE);
+        assert_eq!(
+            lookup(&[C::Tree, C::Inspect, C::Nav, C::Global], &c),
+            Some(A::JumpCheckpoint)
+        );
+        assert_eq!(lookup(&[C::List, C::Nav, C::Global], &c), None);
+    }
+
+    #[test]
+    fn no_key_is_bound_twice_in_one_lookup_chain() {
+        let chains: [&[Ctx]; 4] = [
+            &[C::List, C::Nav, C::Global],
+            &[C::Sessions, C::Nav, C::Global],
+            &[C::Tree, C::Inspect, C::Nav, C::Global],
+            &[C::Detail, C::Inspect, C::Nav, C::Global],
+        ];
+        for chain in chains {
+            let mut seen: Vec<(Key, Ctx)> = Vec::new();
+            for ctx in chain {
+                for bnd in KEYMAP.iter().filter(|b| b.ctx == *ctx) {
+                    for key in bnd.keys {
+                        if let Some((_, other)) = seen.iter().find(|(k2, _)| k2 == key) {
+                            // Shadowing across contexts is deliberate only for Enter and '/'.
+                            let ok = matches!(key.code, KeyCode::Enter | KeyCode::Char('/'));
+                            assert!(ok || other == ctx, "{key:?} bound in {other:?} and {ctx:?}");
+                            assert!(other != ctx, "{key:?} bound twice in {ctx:?}");
+                        }
+                        seen.push((*key, *ctx));
+                    }
+                }
+            }
+        }
+    }
+}

@@ -1,0 +1,371 @@
+//! The full-screen terminal UI (ratatui + crossterm): the stuck-submission list, the active-path
+//! tree with the trailing partial batch highlighted, the verdict and recovery plan, sessions, live
+//! refresh. Read-only.
+//!
+//! Threads: the UI thread draws and handles keys; an input thread reads terminal events; a worker
+//! thread owns its own read-only database connection. All three meet on one channel, so database
+//! I/O never blocks drawing.
+//!
+//! The terminal is restored on quit, on error, on panic (a hook) and on Ctrl-C (a key in raw
+//! mode). Nothing is printed while the terminal is in raw mode; logs go to `--log`/`TURNSCOPE_LOG`.
+
+mod app;
+mod data;
+#[doc(hidden)]
+pub mod harness;
+mod keymap;
+mod log;
+mod text;
+mod theme;
+mod tree;
+mod views;
+mod worker;
+
+use std::io::{IsTerminal, Write};
+use std::path::PathBuf;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::mpsc::{channel, RecvTimeoutError, Sender};
+use std::sync::{Arc, Mutex, OnceLock};
+use std::time::{Duration, Instant};
+
+use crossterm::event::{
+    self, DisableMouseCapture, EnableMouseCapture, Event as TermEvent, KeyEventKind,
+};
+use crossterm::terminal::{
+    disable_raw_mode, enable_raw_mode, EnterAlternateScreen, LeaveAlternateScreen,
+};
+use crossterm::{cursor, execute};
+use ratatui::backend::CrosstermBackend;
+use ratatui::Terminal;
+
+pub use app::{App, AppConfig, Effect, Pane, Popup, RequestKind, Root};
+pub use data::Target;
+pub use keymap::{Action, StatusFilter, KEYMAP};
+pub use theme::Theme;
+pub use tree::{ExpandMode, NodeKind, Tree};
+pub use views::draw;
+pub use worker::{Request, Response, Worker};
+
+use crate::store::{SqliteStore, StoreError};
+
+/// How to run the TUI.
+#[derive(Debug, Clone)]
+pub struct TuiOptions {
+    pub db: PathBuf,
+    /// Poll interval for live refresh (default 2 s).
+    pub refresh: Duration,
+    /// `--context-window` for silent-overflow detection.
+    pub context_window: Option<u64>,
+    /// Pin "now" (ms since the epoch), for tests.
+    pub now_override: Option<i64>,
+    /// Always true in this version: a READ-ONLY badge is shown and nothing is written.
+    pub read_only: bool,
+    /// Shown in the header instead of the path (e.g. "demo database").
+    pub display_name: Option<String>,
+    /// Where `e` writes exports (default: the current directory).
+    pub export_dir: Option<PathBuf>,
+    /// Append log lines here (default: `TURNSCOPE_LOG`, else no log).
+    pub log_file: Option<PathBuf>,
+}
+
+impl TuiOptions {
+    pub fn new(db: impl Into<PathBuf>) -> TuiOptions {
+        TuiOptions {
+            db: db.into(),
+            refresh: Duration::from_secs(2),
+            context_window: None,
+            now_override: None,
+            read_only: true,
+            display_name: None,
+            export_dir: None,
+            log_file: None,
+        }
+    }
+}
+
+#[derive(Debug)]
+pub enum TuiError {
+    /// The database could not be opened (checked before the screen is taken over).
+    Store(StoreError),
+    /// stdout is not a terminal.
+    NotATerminal,
+    /// Terminal I/O failed.
+    Io(std::io::Error),
+}
+
+impl TuiError {
+    /// What the operator can do next.
+    pub fn hint(&self) -> String {
+        match self {
+            TuiError::Store(e) => e.hint(),
+            TuiError::NotATerminal => {
+                "use `turnscope list` or `turnscope show` for plain output".into()
+            }
+            TuiError::Io(_) => "the terminal went away; rerun turnscope".into(),
+        }
+    }
+}
+
+impl std::fmt::Display for TuiError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            TuiError::Store(e) => write!(f, "{e}"),
+            TuiError::NotATerminal => write!(
+                f,
+                "the interactive view needs a terminal, and stdout is not one"
+            ),
+            TuiError::Io(e) => write!(f, "terminal error: {e}"),
+        }
+    }
+}
+
+impl std::error::Error for TuiError {
+    fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
+        match self {
+            TuiError::Store(e) => Some(e),
+            TuiError::Io(e) => Some(e),
+            TuiError::NotATerminal => None,
+        }
+    }
+}
+
+impl From<std::io::Error> for TuiError {
+    fn from(e: std::io::Error) -> Self {
+        TuiError::Io(e)
+    }
+}
+
+/// Events the UI thread waits on.
+enum Event {
+    Term(TermEvent),
+    Worker(Response),
+}
+
+// ----- terminal setup and restore --------------------------------------------------------------
+
+/// Set while the terminal is in raw mode / the alternate screen.
+static ACTIVE: AtomicBool = AtomicBool::new(false);
+/// The UI thread (only its panics restore the terminal; others are reported after restore).
+static UI_THREAD: Mutex<Option<std::thread::ThreadId>> = Mutex::new(None);
+/// Panic messages from other threads while the screen was ours, printed after restore.
+static DEFERRED: Mutex<Vec<String>> = Mutex::new(Vec::new());
+
+fn restore_terminal() {
+    if ACTIVE.swap(false, Ordering::SeqCst) {
+        let mut out = std::io::stdout();
+        let _ = execute!(out, DisableMouseCapture, LeaveAlternateScreen, cursor::Show);
+        let _ = disable_raw_mode();
+        let _ = out.flush();
+    }
+}
+
+fn install_panic_hook() {
+    static ONCE: OnceLock<()> = OnceLock::new();
+    ONCE.get_or_init(|| {
+        let previous = std::panic::take_hook();
+        std::panic::set_hook(Box::new(move |info| {
+            let on_ui = UI_THREAD.lock().ok().and_then(|g| *g) == Some(std::thread::current().id());
+            if ACTIVE.load(Ordering::SeqCst) && !on_ui {
+                // Printing now would scribble over the screen: keep it for after restore.
+                let msg = format!("{info}");
+                log::line(&format!(
+                    "panic on {:?}: {msg}",
+                    std::thread::current().name()
+                ));
+                if let Ok(mut d) = DEFERRED.lock() {
+                    d.push(msg);
+                }
+                return;
+            }
+            restore_terminal();
+            previous(info);
+        }));
+    });
+}
+
+/// Restores the terminal when dropped (normal return, `?` errors, unwinding).
+struct Guard;
+
+impl Guard {
+    fn enter() -> std::io::Result<Guard> {
+        install_panic_hook();
+        *UI_THREAD.lock().unwrap_or_else(|e| e.into_inner()) = Some(std::thread::current().id());
+        enable_raw_mode()?;
+        ACTIVE.store(true, Ordering::SeqCst);
+        let mut out = std::io::stdout();
+        execute!(out, EnterAlternateScreen, EnableMouseCapture, cursor::Hide)?;
+        Ok(Guard)
+    }
+}
+
+impl Drop for Guard {
+    fn drop(&mut self) {
+        restore_terminal();
+        if let Ok(mut d) = DEFERRED.lock() {
+            for m in d.drain(..) {
+                eprintln!("turnscope: a background thread panicked: {m}");
+            }
+        }
+    }
+}
+
+// ----- the loop --------------------------------------------------------------------------------
+
+fn wall_ms() -> i64 {
+    crate::core::time::now_ms()
+}
+
+/// Turn an app effect into a worker request (adds the clock and the export directory).
+pub fn request_for(kind: RequestKind, now_ms: i64, export_dir: &std::path::Path) -> Request {
+    match kind {
+        RequestKind::Refresh { open } => Request::Refresh { now_ms, open },
+        RequestKind::Open(target) => Request::Open { target, now_ms },
+        RequestKind::Export(target) => Request::Export {
+            target,
+            dir: export_dir.to_path_buf(),
+            now_ms,
+        },
+    }
+}
+
+/// Run the TUI until the operator quits.
+pub fn run(options: TuiOptions) -> Result<(), TuiError> {
+    let store = SqliteStore::open(&options.db).map_err(TuiError::Store)?;
+    if !std::io::stdout().is_terminal() {
+        return Err(TuiError::NotATerminal);
+    }
+    log::init(
+        options
+            .log_file
+            .clone()
+            .or_else(|| std::env::var_os("TURNSCOPE_LOG").map(PathBuf::from)),
+    );
+    log::line(&format!("start: {}", options.db.display()));
+    let export_dir = options
+        .export_dir
+        .clone()
+        .or_else(|| std::env::current_dir().ok())
+        .unwrap_or_else(|| PathBuf::from("."));
+    let cfg = AppConfig {
+        display_name: options
+            .display_name
+            .clone()
+            .unwrap_or_else(|| options.db.display().to_string()),
+        read_only: options.read_only,
+        refresh: options.refresh.max(Duration::from_millis(100)),
+        export_dir: export_dir.clone(),
+        now_override: options.now_override,
+        theme: Theme::from_env(),
+    };
+    let (tx, rx) = channel::<Event>();
+    let (req_tx, worker_thread) = worker::spawn(
+        Worker::new(store, options.context_window),
+        tx.clone(),
+        Event::Worker,
+    );
+    let guard = Guard::enter()?;
+    let stop = Arc::new(AtomicBool::new(false));
+    let input_thread = spawn_input(tx, stop.clone());
+    let result = event_loop(cfg, options.now_override, &rx, &req_tx, &export_dir);
+    stop.store(true, Ordering::SeqCst);
+    let _ = req_tx.send(Request::Stop);
+    drop(guard);
+    let _ = input_thread.join();
+    drop(worker_thread); // finishes its current request on its own; never blocks quitting
+    log::line("quit");
+    result
+}
+
+fn spawn_input(tx: Sender<Event>, stop: Arc<AtomicBool>) -> std::thread::JoinHandle<()> {
+    std::thread::Builder::new()
+        .name("turnscope-input".into())
+        .spawn(move || {
+            while !stop.load(Ordering::SeqCst) {
+                match event::poll(Duration::from_millis(50)) {
+                    Ok(true) => match event::read() {
+                        Ok(ev) => {
+                            if tx.send(Event::Term(ev)).is_err() {
+                                return;
+                            }
+                        }
+                        Err(e) => {
+                            log::line(&format!("input error: {e}"));
+                            return;
+                        }
+                    },
+                    Ok(false) => {}
+                    Err(e) => {
+                        log::line(&format!("input error: {e}"));
+                        return;
+                    }
+                }
+            }
+        })
+        .expect("spawning the input thread")
+}
+
+fn event_loop(
+    cfg: AppConfig,
+    now_override: Option<i64>,
+    rx: &std::sync::mpsc::Receiver<Event>,
+    req_tx: &Sender<Request>,
+    export_dir: &std::path::Path,
+) -> Result<(), TuiError> {
+    let mut terminal = Terminal::new(CrosstermBackend::new(std::io::stdout()))?;
+    terminal.clear()?;
+    let mut app = App::new(cfg, now_override.unwrap_or_else(wall_ms));
+    loop {
+        app.tick(Instant::now(), wall_ms());
+        for eff in std::mem::take(&mut app.effects) {
+            match eff {
+                Effect::Request(kind) => {
+                    let _ = req_tx.send(request_for(kind, app.now_ms, export_dir));
+                }
+                Effect::Copy(text) => {
+                    // OSC 52 goes to the terminal itself (the local one, also over SSH).
+                    let mut out = std::io::stdout();
+                    let _ = out.write_all(text::osc52(&text).as_bytes());
+                    let _ = out.flush();
+                }
+            }
+        }
+        if app.quit {
+            return Ok(());
+        }
+        let t0 = Instant::now();
+        terminal.draw(|f| draw(f, &mut app))?;
+        log::frame(t0.elapsed());
+        // Wait for input or a worker answer; wake up regularly for the clock and the refresh.
+        let first = match rx.recv_timeout(Duration::from_millis(250)) {
+            Ok(ev) => Some(ev),
+            Err(RecvTimeoutError::Timeout) => None,
+            Err(RecvTimeoutError::Disconnected) => return Ok(()),
+        };
+        for ev in first.into_iter().chain(rx.try_iter()) {
+            match ev {
+                Event::Term(TermEvent::Key(k)) if k.kind != KeyEventKind::Release => app.on_key(k),
+                Event::Term(TermEvent::Mouse(m)) => app.on_mouse(m),
+                Event::Term(TermEvent::Resize(..)) => {
+                    terminal.autoresize()?;
+                }
+                Event::Term(_) => {}
+                Event::Worker(resp) => {
+                    if let Response::Snapshot(Err(e)) = &resp {
+                        log::line(&format!("refresh failed: {e}"));
+                    }
+                    if let Response::Snapshot(Ok(s)) = &resp {
+                        log::line(&format!(
+                            "refresh: {} submissions in {:?}",
+                            s.items.len(),
+                            s.took
+                        ));
+                    }
+                    app.on_response(resp);
+                }
+            }
+            if app.quit {
+                return Ok(());
+            }
+        }
+    }
+}

@@ -1,0 +1,147 @@
+//! Styles. With `NO_COLOR` set only modifiers (bold, reverse, dim, underline) are used; every
+//! meaning that colour carries is also carried by a text marker, so nothing is lost.
+
+use ratatui::style::{Color, Modifier, Style};
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Theme {
+    pub color: bool,
+}
+
+impl Default for Theme {
+    fn default() -> Self {
+        Theme { color: true }
+    }
+}
+
+impl Theme {
+    /// Colour unless `NO_COLOR` is set to a non-empty value (no-color.org).
+    pub fn from_env() -> Theme {
+        Theme {
+            color: match std::env::var_os("NO_COLOR") {
+                Some(v) => v.is_empty(),
+                None => true,
+            },
+        }
+    }
+
+    fn fg(&self, c: Color) -> Style {
+        if self.color {
+            Style::new().fg(c)
+        } else {
+            Style::new()
+        }
+    }
+
+    pub fn base(&self) -> Style {
+        Style::new()
+    }
+
+    pub fn title(&self) -> Style {
+        self.fg(Color::Cyan).add_modifier(Modifier::BOLD)
+    }
+
+    pub fn dim(&self) -> Style {
+        if self.color {
+            Style::new().fg(Color::DarkGray)
+        } else {
+            Style::new().add_modifier(Modifier::DIM)
+        }
+    }
+
+    pub fn key(&self) -> Style {
+        self.fg(Color::Cyan).add_modifier(Modifier::BOLD)
+    }
+
+    pub fn selected(&self) -> Style {
+        if self.color {
+            Style::new()
+                .bg(Color::Blue)
+                .fg(Color::White)
+                .add_modifier(Modifier::BOLD)
+        } else {
+            Style::new().add_modifier(Modifier::REVERSED)
+        }
+    }
+
+    /// Selected row of a pane without focus.
+    pub fn selected_unfocused(&self) -> Style {
+        if self.color {
+            Style::new().bg(Color::DarkGray)
+        } else {
+            Style::new().add_modifier(Modifier::UNDERLINED)
+        }
+    }
+
+    pub fn border(&self, focused: bool) -> Style {
+        match (focused, self.color) {
+            (true, true) => Style::new().fg(Color::Cyan),
+            (true, false) => Style::new().add_modifier(Modifier::BOLD),
+            (false, _) => self.dim(),
+        }
+    }
+
+    /// The trailing partial batch: the thing an operator must see first.
+    pub fn partial(&self) -> Style {
+        self.fg(Color::Yellow).add_modifier(Modifier::BOLD)
+    }
+
+    pub fn ok(&self) -> Style {
+        self.fg(Color::Green)
+    }
+
+    pub fn error(&self) -> Style {
+        self.fg(Color::Red).add_modifier(Modifier::BOLD)
+    }
+
+    pub fn warn(&self) -> Style {
+        self.fg(Color::Yellow)
+    }
+
+    pub fn matched(&self) -> Style {
+        self.fg(Color::Magenta).add_modifier(Modifier::BOLD)
+    }
+
+    pub fn badge_read_only(&self) -> Style {
+        if self.color {
+            Style::new()
+                .bg(Color::Green)
+                .fg(Color::Black)
+                .add_modifier(Modifier::BOLD)
+        } else {
+            Style::new().add_modifier(Modifier::REVERSED | Modifier::BOLD)
+        }
+    }
+
+    pub fn banner(&self) -> Style {
+        if self.color {
+            Style::new()
+                .bg(Color::Yellow)
+                .fg(Color::Black)
+                .add_modifier(Modifier::BOLD)
+        } else {
+            Style::new().add_modifier(Modifier::REVERSED | Modifier::BOLD)
+        }
+    }
+
+    /// A row whose state just changed (flashes once).
+    pub fn flash(&self) -> Style {
+        if self.color {
+            Style::new().bg(Color::Magenta).fg(Color::White)
+        } else {
+            Style::new().add_modifier(Modifier::REVERSED)
+        }
+    }
+
+    /// Style of a status (or verdict) word.
+    pub fn status(&self, s: &str) -> Style {
+        match s {
+            "running" | "stuck" => self.fg(Color::Yellow),
+            "failed" | "malformed" => self.fg(Color::Red),
+            "settled" | "completed" => self.fg(Color::Green),
+            "queued" | "pending" | "terminalizing" | "publishing" => self.fg(Color::Blue),
+            "live" => self.fg(Color::Cyan),
+            _ => Style::new(),
+        }
+    }
+}

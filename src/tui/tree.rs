@@ -1,0 +1,664 @@
+//! The history tree: a pure model of a session's active path for display.
+//!
+//! Top-level rows are the active path in order. An assistant that requested tools is a node whose
+//! children are its tool calls, each paired with its result (✓ ok, ✗ error, ⧗ missing); the paired
+//! result entries do not appear again. Entries off the active path (abandoned branches, e.g. the
+//! partial results a repair left behind) are folded under the active entry they branch from.
+//! Entries before the submission's input are collapsed into one line. The trailing partial batch
+//! (spec §4.3) is flagged on its owner, its recorded results and each missing call.
+//!
+//! Nothing here draws: [`Tree::visible`] flattens the open nodes into rows once per change, and the
+//! view lays out only the rows inside the viewport.
+
+use std::collections::{HashMap, HashSet};
+
+use crate::core::classify::TrailingPartialBatch;
+use crate::core::entry::{Entry, Role};
+use crate::core::history::History;
+
+/// Row flags, combined as bits.
+pub mod flag {
+    /// Part of the trailing partial batch (owner, recorded result or missing call).
+    pub const PARTIAL: u8 = 1;
+    /// Not on the active path (shown dimmed).
+    pub const OFF_PATH: u8 = 2;
+    /// One of the entries that made the classifier's rule match.
+    pub const MATCHED: u8 = 4;
+    /// The journal's checkpoint leaf.
+    pub const CHECKPOINT: u8 = 8;
+    /// The submission's input entry (or, for a session, any submission's input).
+    pub const INPUT: u8 = 16;
+}
+
+/// How a tool call ended.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum CallStatus {
+    Ok,
+    Error,
+    Missing,
+}
+
+impl CallStatus {
+    pub fn mark(self) -> &'static str {
+        match self {
+            CallStatus::Ok => "✓",
+            CallStatus::Error => "✗",
+            CallStatus::Missing => "⧗",
+        }
+    }
+}
+
+#[derive(Debug, Clone, PartialEq)]
+pub enum NodeKind {
+    /// The first row: the submission (verdict) or the session (summary).
+    Header,
+    /// `count` active-path entries before the input, folded into one line.
+    PreInput { count: usize },
+    /// A session entry (index into `History::entries`).
+    Entry { entry: usize },
+    /// Tool call `call` of the assistant entry `owner`, with its result entry if one was recorded.
+    Call {
+        owner: usize,
+        call: usize,
+        name: String,
+        call_id: String,
+        result: Option<usize>,
+        status: CallStatus,
+    },
+    /// `count` entries off the active path that branch from `anchor` (None: never reach the path).
+    Abandoned { anchor: Option<usize>, count: usize },
+    /// A line of text (damage, "no session").
+    Note(String),
+}
+
+/// Stable identity of a node across rebuilds (refresh), for expansion state and selection.
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+pub enum NodeKey {
+    Header,
+    PreInput,
+    Entry(String),
+    Call(String, usize),
+    Abandoned(Option<String>),
+    Note(usize),
+}
+
+#[derive(Debug, Clone)]
+pub struct Node {
+    pub kind: NodeKind,
+    pub parent: Option<usize>,
+    pub children: Vec<usize>,
+    pub depth: u16,
+    pub flags: u8,
+}
+
+impl Node {
+    pub fn has(&self, f: u8) -> bool {
+        self.flags & f != 0
+    }
+}
+
+/// What to build the tree from.
+#[derive(Debug, Default)]
+pub struct TreeInput<'a> {
+    pub history: Option<&'a History>,
+    /// The submission's input entry: active entries before it are folded into one line.
+    pub input_entry_id: Option<&'a str>,
+    pub partial: Option<&'a TrailingPartialBatch>,
+    /// Entry ids of the classifier's explanation.
+    pub matched: &'a [String],
+    pub checkpoint: Option<&'a str>,
+    /// Extra input entries to mark (every submission's input in the sessions view).
+    pub inputs: &'a [String],
+    /// Lines to show under the header (damage, missing session).
+    pub notes: Vec<String>,
+}
+
+/// Default openness of a kind of node (before any toggle).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum ExpandMode {
+    /// Assistants open (tool calls visible); the pre-input line and abandoned branches folded.
+    #[default]
+    Default,
+    AllOpen,
+    AllClosed,
+}
+
+/// Which nodes are open: a mode plus per-node overrides keyed by stable identity.
+#[derive(Debug, Clone, Default)]
+pub struct Expansion {
+    pub mode: ExpandMode,
+    pub overrides: HashMap<NodeKey, bool>,
+}
+
+#[derive(Debug, Clone, Default)]
+pub struct Tree {
+    pub nodes: Vec<Node>,
+    pub roots: Vec<usize>,
+    /// Entry index → the node that shows it.
+    by_entry: HashMap<usize, usize>,
+    /// Entry ids in the history, for keys (copied so the tree does not borrow the history).
+    entry_ids: Vec<String>,
+}
+
+struct Builder<'a> {
+    h: &'a History,
+    nodes: Vec<Node>,
+    by_entry: HashMap<usize, usize>,
+    /// Abandoned groups by anchor entry index.
+    branches: HashMap<Option<usize>, Vec<usize>>,
+    partial: Option<&'a TrailingPartialBatch>,
+    matched: HashSet<&'a str>,
+    checkpoint: Option<&'a str>,
+    inputs: HashSet<&'a str>,
+}
+
+impl<'a> Builder<'a> {
+    fn push(&mut self, kind: NodeKind, parent: Option<usize>, flags: u8) -> usize {
+        let depth = parent.map_or(0, |p| self.nodes[p].depth + 1);
+        let id = self.nodes.len();
+        self.nodes.push(Node {
+            kind,
+            parent,
+            children: Vec::new(),
+            depth,
+            flags,
+        });
+        if let Some(p) = parent {
+            self.nodes[p].children.push(id);
+        }
+        id
+    }
+
+    fn entry_flags(&self, i: usize) -> u8 {
+        let e = &self.h.entries[i];
+        let mut f = 0;
+        if !self.h.is_on_active_path(i) {
+            f |= flag::OFF_PATH;
+        }
+        if self.matched.contains(e.id.as_str()) {
+            f |= flag::MATCHED;
+        }
+        if self.checkpoint == Some(e.id.as_str()) {
+            f |= flag::CHECKPOINT;
+        }
+        if self.inputs.contains(e.id.as_str()) {
+            f |= flag::INPUT;
+        }
+        if let Some(b) = self.partial {
+            if b.entry_id == e.id || b.result_entry_ids.contains(&e.id) {
+                f |= flag::PARTIAL;
+            }
+        }
+        f
+    }
+
+    fn entry_node(&mut self, i: usize, parent: Option<usize>) -> usize {
+        let flags = self.entry_flags(i);
+        let n = self.push(NodeKind::Entry { entry: i }, parent, flags);
+        self.by_entry.insert(i, n);
+        n
+    }
+
+    /// Lay out a run of active-path entries (indexes into `entries`) under `parent`.
+    fn path_run(&mut self, run: &[usize], parent: Option<usize>) -> Vec<usize> {
+        let mut out = Vec::new();
+        let mut consumed: HashSet<usize> = HashSet::new();
+        for (k, &i) in run.iter().enumerate() {
+            if consumed.contains(&i) {
+                continue;
+            }
+            let node = self.entry_node(i, parent);
+            out.push(node);
+            let e = &self.h.entries[i];
+            if let Some(m) = e.message_with_role(&Role::Assistant) {
+                let calls = m.tool_calls();
+                if !calls.is_empty() {
+                    // Results recorded after this assistant, up to the next assistant or user
+                    // message; each call takes the first unclaimed result with its id.
+                    let mut candidates: Vec<usize> = Vec::new();
+                    for &j in &run[k + 1..] {
+                        let Some(mm) = self.h.entries[j].message() else {
+                            continue;
+                        };
+                        match mm.role {
+                            Role::ToolResult => candidates.push(j),
+                            Role::Assistant | Role::User => break,
+                            _ => {}
+                        }
+                    }
+                    let owner_partial = self.partial.filter(|b| b.entry_id == e.id);
+                    for (ci, call) in calls.iter().enumerate() {
+                        let result = candidates.iter().copied().find(|&j| {
+                            !consumed.contains(&j)
+                                && self.h.entries[j].message().and_then(|r| r.tool_call_id())
+                                    == call.id
+                        });
+                        if let Some(j) = result {
+                            consumed.insert(j);
+                        }
+                        let status = match result {
+                            None => CallStatus::Missing,
+                            Some(j)
+                                if self.h.entries[j].message().is_some_and(|r| r.is_error()) =>
+                            {
+                                CallStatus::Error
+                            }
+                            Some(_) => CallStatus::Ok,
+                        };
+                        let mut flags = result.map_or(0, |j| self.entry_flags(j)) & !flag::INPUT;
+                        if owner_partial.is_some() {
+                            flags |= flag::PARTIAL;
+                        }
+                        let c = self.push(
+                            NodeKind::Call {
+                                owner: i,
+                                call: ci,
+                                name: call.name.clone(),
+                                call_id: call.id_text(),
+                                result,
+                                status,
+                            },
+                            Some(node),
+                            flags,
+                        );
+                        if let Some(j) = result {
+                            self.by_entry.insert(j, c);
+                        }
+                    }
+                }
+            }
+            self.attach_branches(i, node);
+        }
+        out
+    }
+
+    fn attach_branches(&mut self, anchor: usize, node: usize) {
+        if let Some(members) = self.branches.remove(&Some(anchor)) {
+            let g = self.push(
+                NodeKind::Abandoned {
+                    anchor: Some(anchor),
+                    count: members.len(),
+                },
+                Some(node),
+                flag::OFF_PATH,
+            );
+            for m in members {
+                self.entry_node(m, Some(g));
+            }
+        }
+    }
+}
+
+impl Tree {
+    pub fn build(input: &TreeInput<'_>) -> Tree {
+        let empty = History::default();
+        let h = input.history.unwrap_or(&empty);
+        let mut b = Builder {
+            h,
+            nodes: Vec::new(),
+            by_entry: HashMap::new(),
+            branches: h.abandoned_branches().into_iter().collect(),
+            partial: input.partial,
+            matched: input.matched.iter().map(String::as_str).collect(),
+            checkpoint: input.checkpoint,
+            inputs: input
+                .inputs
+                .iter()
+                .map(String::as_str)
+                .chain(input.input_entry_id)
+                .collect(),
+        };
+        let mut roots = vec![b.push(NodeKind::Header, None, 0)];
+        for n in &input.notes {
+            let id = b.nodes.len();
+            roots.push(b.push(NodeKind::Note(n.clone()), None, 0));
+            debug_assert!(id < b.nodes.len());
+        }
+        let path = h.active_indexes();
+        let split = input
+            .input_entry_id
+            .and_then(|id| path.iter().position(|&i| h.entries[i].id == id))
+            .unwrap_or(0);
+        if split > 0 {
+            let g = b.push(NodeKind::PreInput { count: split }, None, 0);
+            roots.push(g);
+            b.path_run(&path[..split], Some(g));
+        }
+        roots.extend(b.path_run(&path[split..], None));
+        if let Some(members) = b.branches.remove(&None) {
+            let g = b.push(
+                NodeKind::Abandoned {
+                    anchor: None,
+                    count: members.len(),
+                },
+                None,
+                flag::OFF_PATH,
+            );
+            roots.push(g);
+            for m in members {
+                b.entry_node(m, Some(g));
+            }
+        }
+        // Anchors inside a folded pre-input run were attached there; anything left over (an anchor
+        // that is an off-path entry itself cannot happen) is dropped silently.
+        Tree {
+            nodes: b.nodes,
+            roots,
+            by_entry: b.by_entry,
+            entry_ids: h.entries.iter().map(|e| e.id.clone()).collect(),
+        }
+    }
+
+    pub fn key(&self, node: usize) -> NodeKey {
+        match &self.nodes[node].kind {
+            NodeKind::Header => NodeKey::Header,
+            NodeKind::PreInput { .. } => NodeKey::PreInput,
+            NodeKind::Entry { entry } => NodeKey::Entry(self.entry_ids[*entry].clone()),
+            NodeKind::Call { owner, call, .. } => {
+                NodeKey::Call(self.entry_ids[*owner].clone(), *call)
+            }
+            NodeKind::Abandoned { anchor, .. } => {
+                NodeKey::Abandoned(anchor.map(|a| self.entry_ids[a].clone()))
+            }
+            NodeKind::Note(_) => NodeKey::Note(node),
+        }
+    }
+
+    pub fn find_key(&self, key: &NodeKey) -> Option<usize> {
+        match key {
+            NodeKey::Entry(id) => self.node_of_entry_id(id),
+            NodeKey::Header => Some(self.roots[0]),
+            _ => (0..self.nodes.len()).find(|&n| &self.key(n) == key),
+        }
+    }
+
+    /// The node that shows entry `entry` (an entry row, or the tool call its result is paired with).
+    pub fn node_of_entry(&self, entry: usize) -> Option<usize> {
+        self.by_entry.get(&entry).copied()
+    }
+
+    pub fn node_of_entry_id(&self, id: &str) -> Option<usize> {
+        // Later duplicates win, as in the runtime's id map.
+        let i = self.entry_ids.iter().rposition(|e| e == id)?;
+        self.node_of_entry(i)
+    }
+
+    /// The entry a node shows (for a call: its result entry, if any).
+    pub fn entry_of(&self, node: usize) -> Option<usize> {
+        match &self.nodes[node].kind {
+            NodeKind::Entry { entry } => Some(*entry),
+            NodeKind::Call { result, .. } => *result,
+            _ => None,
+        }
+    }
+
+    pub fn is_open(&self, node: usize, exp: &Expansion) -> bool {
+        let n = &self.nodes[node];
+        if n.children.is_empty() {
+            return false;
+        }
+        if !exp.overrides.is_empty() {
+            if let Some(&o) = exp.overrides.get(&self.key(node)) {
+                return o;
+            }
+        }
+        match exp.mode {
+            ExpandMode::AllOpen => true,
+            ExpandMode::AllClosed => false,
+            ExpandMode::Default => {
+                matches!(n.kind, NodeKind::Entry { .. }) && !n.has(flag::OFF_PATH)
+            }
+        }
+    }
+
+    /// The open rows, depth first. O(number of visible rows).
+    pub fn visible(&self, exp: &Expansion) -> Vec<usize> {
+        let mut out = Vec::with_capacity(self.roots.len());
+        let mut stack: Vec<usize> = self.roots.iter().rev().copied().collect();
+        while let Some(n) = stack.pop() {
+            out.push(n);
+            if self.is_open(n, exp) {
+                stack.extend(self.nodes[n].children.iter().rev());
+            }
+        }
+        out
+    }
+
+    /// Open every ancestor of `node` so it becomes visible.
+    pub fn reveal(&self, node: usize, exp: &mut Expansion) {
+        let mut cur = self.nodes[node].parent;
+        while let Some(p) = cur {
+            if !self.is_open(p, exp) {
+                exp.overrides.insert(self.key(p), true);
+            }
+            cur = self.nodes[p].parent;
+        }
+    }
+
+    /// Nodes whose entry (or call) text contains `needle` (case-insensitive), in tree order.
+    pub fn search(&self, h: Option<&History>, needle: &str) -> Vec<usize> {
+        let needle = needle.to_lowercase();
+        if needle.is_empty() {
+            return Vec::new();
+        }
+        let mut out = Vec::new();
+        let mut stack: Vec<usize> = self.roots.iter().rev().copied().collect();
+        while let Some(n) = stack.pop() {
+            let hit = match &self.nodes[n].kind {
+                NodeKind::Call {
+                    name,
+                    call_id,
+                    result,
+                    ..
+                } => {
+                    name.to_lowercase().contains(&needle)
+                        || call_id.to_lowercase().contains(&needle)
+                        || result
+                            .and_then(|r| h.map(|h| entry_matches(&h.entries[r], &needle)))
+                            .unwrap_or(false)
+                }
+                NodeKind::Entry { entry } => {
+                    h.is_some_and(|h| entry_matches(&h.entries[*entry], &needle))
+                }
+                _ => false,
+            };
+            if hit {
+                out.push(n);
+            }
+            stack.extend(self.nodes[n].children.iter().rev());
+        }
+        out
+    }
+
+    pub fn len(&self) -> usize {
+        self.nodes.len()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.nodes.is_empty()
+    }
+}
+
+fn entry_matches(e: &Entry, needle_lower: &str) -> bool {
+    // ASCII-case-insensitive search over the stored JSON; avoids allocating per entry when the
+    // needle is ASCII.
+    if needle_lower.is_ascii() {
+        let hay = e.raw.as_bytes();
+        let n = needle_lower.as_bytes();
+        hay.windows(n.len()).any(|w| w.eq_ignore_ascii_case(n))
+    } else {
+        e.raw.to_lowercase().contains(needle_lower)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::core::classify::find_trailing_partial_tool_batch;
+
+    fn msg(pos: i64, id: &str, parent: Option<&str>, message: &str, extra: &str) -> Entry {
+        let parent = parent.map_or("null".to_string(), |p| format!("\"{p}\""));
+        let raw = format!(
+            r#"{{"type":"message","id":"{id}","parentId":{parent},"timestamp":"2026-01-05T09:12:44.131Z","message":{message}{extra}}}"#
+        );
+        Entry::parse(pos, id, &raw)
+    }
+
+    fn input(pos: i64, id: &str, parent: Option<&str>) -> Entry {
+        msg(
+            pos,
+            id,
+            parent,
+            r#"{"role":"signal","type":"dispatch_input","content":"{}"}"#,
+            r#","dispatch":{"dispatchId":"sub-1"}"#,
+        )
+    }
+
+    fn assistant(pos: i64, id: &str, parent: &str, stop: &str, calls: &[&str]) -> Entry {
+        let blocks: Vec<String> = calls
+            .iter()
+            .map(|c| {
+                format!(r#"{{"type":"toolCall","id":"{c}","name":"tool_{c}","arguments":{{}}}}"#)
+            })
+            .collect();
+        msg(
+            pos,
+            id,
+            Some(parent),
+            &format!(
+                r#"{{"role":"assistant","content":[{}],"stopReason":"{stop}","usage":{{"input":1,"output":2}}}}"#,
+                blocks.join(",")
+            ),
+            "",
+        )
+    }
+
+    fn result(pos: i64, id: &str, parent: &str, call: &str, err: bool) -> Entry {
+        msg(
+            pos,
+            id,
+            Some(parent),
+            &format!(
+                r#"{{"role":"toolResult","toolCallId":"{call}","toolName":"tool_{call}","content":[],"isError":{err}}}"#
+            ),
+            "",
+        )
+    }
+
+    fn labels(t: &Tree, h: &History, exp: &Expansion) -> Vec<String> {
+        t.visible(exp)
+            .into_iter()
+            .map(|n| {
+                let node = &t.nodes[n];
+                let pad = "  ".repeat(node.depth as usize);
+                let mark = if node.has(flag::PARTIAL) { " !" } else { "" };
+                let dim = if node.has(flag::OFF_PATH) { " ~" } else { "" };
+                let text = match &node.kind {
+                    NodeKind::Header => "header".to_string(),
+                    NodeKind::PreInput { count } => format!("{count} before input"),
+                    NodeKind::Entry { entry } => h.entries[*entry].id.clone(),
+                    NodeKind::Call {
+                        call_id, status, ..
+                    } => format!("{} {call_id}", status.mark()),
+                    NodeKind::Abandoned { count, .. } => format!("{count} abandoned"),
+                    NodeKind::Note(s) => s.clone(),
+                };
+                format!("{pad}{text}{mark}{dim}")
+            })
+            .collect()
+    }
+
+    #[test]
+    fn pairs_calls_flags_partial_batch_and_folds() {
+        let entries = vec![
+            msg(0, "u0", None, r#"{"role":"user","content":"hi"}"#, ""),
+            input(1, "in", Some("u0")),
+            assistant(2, "a1", "in", "toolUse", &["c1", "c2", "c3"]),
+            result(3, "r1", "a1", "c1", false),
+            result(4, "r2", "r1", "c2", true),
+        ];
+        let h = History::new(entries, Some("r2".into()));
+        let following = h
+            .following(crate::core::history::SubmissionKind::Dispatch, "sub-1")
+            .unwrap();
+        let batch = find_trailing_partial_tool_batch(&following).unwrap();
+        let t = Tree::build(&TreeInput {
+            history: Some(&h),
+            input_entry_id: Some("in"),
+            partial: Some(&batch),
+            ..TreeInput::default()
+        });
+        let exp = Expansion::default();
+        assert_eq!(
+            labels(&t, &h, &exp),
+            [
+                "header",
+                "1 before input",
+                "in",
+                "a1 !",
+                "  ✓ c1 !",
+                "  ✗ c2 !",
+                "  ⧗ c3 !"
+            ]
+        );
+        let open = Expansion {
+            mode: ExpandMode::AllOpen,
+            ..Default::default()
+        };
+        assert_eq!(labels(&t, &h, &open)[2], "  u0");
+        // The result entries resolve to their call rows.
+        assert_eq!(
+            t.node_of_entry_id("r2"),
+            t.find_key(&NodeKey::Call("a1".into(), 1))
+        );
+    }
+
+    #[test]
+    fn abandoned_branch_folds_under_its_anchor_and_reveal_opens_it() {
+        let entries = vec![
+            input(0, "in", None),
+            assistant(1, "a1", "in", "toolUse", &["c1", "c2"]),
+            result(2, "old1", "a1", "c1", false),
+            // repair: leaf moved back to a1, complete batch appended
+            result(3, "n1", "a1", "c1", false),
+            result(4, "n2", "n1", "c2", true),
+        ];
+        let h = History::new(entries, Some("n2".into()));
+        let t = Tree::build(&TreeInput {
+            history: Some(&h),
+            input_entry_id: Some("in"),
+            ..TreeInput::default()
+        });
+        let mut exp = Expansion::default();
+        assert_eq!(
+            labels(&t, &h, &exp),
+            ["header", "in", "a1", "  ✓ c1", "  ✗ c2", "  1 abandoned ~"]
+        );
+        let old = t.node_of_entry_id("old1").unwrap();
+        assert!(!t.visible(&exp).contains(&old));
+        t.reveal(old, &mut exp);
+        assert!(t.visible(&exp).contains(&old));
+        assert!(t.nodes[old].has(flag::OFF_PATH));
+        let closed = Expansion {
+            mode: ExpandMode::AllClosed,
+            ..Default::default()
+        };
+        assert_eq!(labels(&t, &h, &closed), ["header", "in", "a1"]);
+    }
+
+    #[test]
+    fn search_finds_entries_and_calls() {
+        let entries = vec![
+            input(0, "in", None),
+            assistant(1, "a1", "in", "toolUse", &["zebra"]),
+        ];
+        let h = History::new(entries, Some("a1".into()));
+        let t = Tree::build(&TreeInput {
+            history: Some(&h),
+            input_entry_id: Some("in"),
+            ..TreeInput::default()
+        });
+        let hits = t.search(Some(&h), "ZEBRA");
+        assert_eq!(hits.len(), 2, "the assistant's JSON and the call row");
+    }
+}

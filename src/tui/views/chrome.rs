@@ -1,0 +1,320 @@
+//! Header (database, read-only badge, counts per status), the navigation line (views, filters,
+//! breadcrumb), the banner, the status line and the footer of key hints.
+
+use ratatui::layout::Rect;
+use ratatui::style::Style;
+use ratatui::text::Span;
+use ratatui::Frame;
+
+use super::line;
+use crate::tui::app::{input_hints, App, InputMode, Level, Root};
+use crate::tui::data::Target;
+use crate::tui::keymap::{self, Action, StatusFilter};
+use crate::tui::text::{clean, fit, width};
+
+/// Pick the first variant that fits `w` cells.
+fn first_fit<'a>(variants: Vec<Vec<Span<'a>>>, w: usize) -> Vec<Span<'a>> {
+    let n = variants.len();
+    for (i, v) in variants.into_iter().enumerate() {
+        let total: usize = v.iter().map(|s| s.width()).sum();
+        if total <= w || i + 1 == n {
+            return v;
+        }
+    }
+    Vec::new()
+}
+
+pub fn header(f: &mut Frame, app: &App, area: Rect) {
+    let t = app.cfg.theme;
+    let count = |s: &str| {
+        app.counts
+            .iter()
+            .find(|(k, _)| k == s)
+            .map_or(0, |(_, n)| *n)
+    };
+    let failed = app.count(StatusFilter::Failed);
+    let name = clean(&app.cfg.display_name);
+    let mut left = vec![Span::styled(" turnscope ", t.title()), Span::raw(" ")];
+    left.push(Span::styled(name.clone(), Style::new()));
+    left.push(Span::raw(" "));
+    if app.cfg.read_only {
+        left.push(Span::styled(" READ-ONLY ", t.badge_read_only()));
+    }
+    let long = [
+        ("running", count("running")),
+        ("pending", count("queued")),
+        ("terminalizing", count("terminalizing")),
+        ("settled", count("settled")),
+        ("failed", failed as i64),
+    ];
+    let short = ["run", "pend", "term", "done", "fail"];
+    let counts = |labels: &[&'static str]| -> Vec<Span<'static>> {
+        let mut v = vec![Span::raw("  ")];
+        for (i, ((status, n), label)) in long.iter().zip(labels).enumerate() {
+            if i > 0 {
+                v.push(Span::styled(" · ", t.dim()));
+            }
+            v.push(Span::styled(
+                format!("{label} {n}"),
+                if *n > 0 { t.status(status) } else { t.dim() },
+            ));
+        }
+        v
+    };
+    let w = area.width as usize;
+    let base: usize = left.iter().map(|s| s.width()).sum();
+    let long_labels: Vec<&str> = long.iter().map(|(l, _)| *l).collect();
+    // Narrowest: only the statuses that have rows.
+    let mut nonzero = vec![Span::raw("  ")];
+    for ((status, n), label) in long.iter().zip(short) {
+        if *n > 0 {
+            nonzero.push(Span::styled(format!("{label} {n} "), t.status(status)));
+        }
+    }
+    let tail = first_fit(
+        vec![counts(&long_labels), counts(&short), nonzero, Vec::new()],
+        w.saturating_sub(base),
+    );
+    if base > w {
+        // Very narrow: shorten the database name first.
+        let keep = w.saturating_sub(base - width(&name)).max(4);
+        left[2] = Span::raw(fit(&name, keep));
+    }
+    left.extend(tail);
+    f.render_widget(line(left), area);
+}
+
+pub fn nav(f: &mut Frame, app: &App, area: Rect) {
+    let t = app.cfg.theme;
+    let w = area.width as usize;
+    let tab = |name: &'static str, on: bool| {
+        Span::styled(format!(" {name} "), if on { t.selected() } else { t.dim() })
+    };
+    if let Some(ins) = app.inspect() {
+        let mut v = vec![Span::raw(" ")];
+        let root = match app.root {
+            Root::Submissions => "Submissions",
+            Root::Sessions => "Sessions",
+        };
+        v.push(Span::styled(root, t.dim()));
+        for (i, level) in app.stack.iter().enumerate() {
+            v.push(Span::styled(" › ", t.dim()));
+            let label = match &level.target {
+                Target::Submission(id) => {
+                    let short: String = id.chars().take(8).collect();
+                    let inst = app
+                        .items
+                        .iter()
+                        .find(|it| &it.row.submission_id == id)
+                        .map(|it| format!(" ({} {})", it.row.kind, clean(&it.instance)))
+                        .unwrap_or_default();
+                    format!("submission {short}{inst}")
+                }
+                Target::Session(key) => {
+                    let inst =
+                        crate::core::rows::instance_id_of(key).unwrap_or_else(|| key.clone());
+                    format!("session {}", clean(&inst))
+                }
+            };
+            let style = if i + 1 == app.stack.len() {
+                t.title()
+            } else {
+                Style::new()
+            };
+            v.push(Span::styled(label, style));
+        }
+        if !ins.search.query.is_empty() || app.input == Some(InputMode::Search) {
+            let hits = ins.search.hits.len();
+            v.push(Span::styled("  search ", t.dim()));
+            v.push(Span::styled(
+                format!("/{}", clean(&ins.search.query)),
+                t.key(),
+            ));
+            if app.input == Some(InputMode::Search) {
+                v.push(Span::styled("▏", t.key()));
+            }
+            v.push(Span::styled(
+                format!(" {hits} hit{}", if hits == 1 { "" } else { "s" }),
+                t.dim(),
+            ));
+        }
+        f.render_widget(line(first_fit(vec![v], w)), area);
+        return;
+    }
+    let tabs = vec![
+        tab("Submissions", app.root == Root::Submissions),
+        tab("Sessions", app.root == Root::Sessions),
+        Span::raw(" "),
+    ];
+    let mut rest: Vec<Vec<Span>> = Vec::new();
+    if app.root == Root::Submissions {
+        for short in [false, true] {
+            let mut v = vec![Span::raw(" ")];
+            for fl in StatusFilter::ALL {
+                let on = app.list.filter == fl;
+                let label = if short {
+                    match fl {
+                        StatusFilter::Expired => "exp",
+                        StatusFilter::Terminalizing => "term",
+                        StatusFilter::Queued => "pend",
+                        StatusFilter::Settled => "done",
+                        StatusFilter::Running => "run",
+                        StatusFilter::Failed => "fail",
+                        StatusFilter::All => "all",
+                    }
+                } else {
+                    fl.label()
+                };
+                v.push(Span::styled(format!("{}", fl.key()), t.key()));
+                v.push(Span::styled(
+                    format!(" {label} {} ", app.count(fl)),
+                    if on { t.selected() } else { Style::new() },
+                ));
+                v.push(Span::raw(" "));
+            }
+            rest.push(v);
+        }
+    } else {
+        rest.push(vec![Span::styled(
+            format!("{} sessions", app.sessions.rows.len()),
+            t.dim(),
+        )]);
+    }
+    let query = match app.root {
+        Root::Submissions => &app.list.query,
+        Root::Sessions => &app.sessions.query,
+    };
+    let mut q = Vec::new();
+    if !query.is_empty() || app.input == Some(InputMode::Filter) {
+        q.push(Span::styled("/", t.key()));
+        q.push(Span::raw(clean(query)));
+        if app.input == Some(InputMode::Filter) {
+            q.push(Span::styled("▏", t.key()));
+        }
+    }
+    let qw: usize = q.iter().map(|s| s.width()).sum();
+    let tw: usize = tabs.iter().map(|s| s.width()).sum();
+    let mut variants: Vec<Vec<Span>> = Vec::new();
+    for r in &rest {
+        let mut v = tabs.clone();
+        v.extend(r.iter().cloned());
+        v.extend(q.iter().cloned());
+        variants.push(v);
+    }
+    for r in &rest {
+        // Without the tabs: the current view is in the title anyway.
+        let mut v = r.clone();
+        v.extend(q.iter().cloned());
+        variants.push(v);
+    }
+    let _ = (qw, tw);
+    f.render_widget(line(first_fit(variants, w)), area);
+}
+
+pub fn banner(f: &mut Frame, app: &App, area: Rect) {
+    if let Some(b) = &app.banner {
+        let text = fit(&format!(" ⚠ {}", clean(b)), area.width as usize);
+        f.render_widget(
+            line(vec![Span::styled(
+                format!("{text:<w$}", w = area.width as usize),
+                app.cfg.theme.banner(),
+            )]),
+            area,
+        );
+    }
+}
+
+pub fn status(f: &mut Frame, app: &App, area: Rect) {
+    let t = app.cfg.theme;
+    let w = area.width as usize;
+    let (text, style) = if let Some(e) = &app.db_error {
+        (format!(" ✗ {}", clean(e)), t.error())
+    } else if let Some(s) = &app.status {
+        match s.level {
+            Level::Error => (format!(" ✗ {}", clean(&s.text)), t.error()),
+            Level::Info => (format!(" {}", clean(&s.text)), Style::new()),
+        }
+    } else if !app.loaded {
+        (" reading the database…".to_string(), t.dim())
+    } else {
+        (String::new(), Style::new())
+    };
+    // Right side: where the cursor is, and how fresh the data is.
+    let pos = match (app.inspect(), app.root) {
+        (Some(ins), _) => format!(
+            "{}/{}",
+            (ins.sel + 1).min(ins.visible.len()),
+            ins.visible.len()
+        ),
+        (None, Root::Submissions) => format!(
+            "{}/{}",
+            (app.list.selected + 1).min(app.list.view.len()),
+            app.list.view.len()
+        ),
+        (None, Root::Sessions) => format!(
+            "{}/{}",
+            (app.sessions.selected + 1).min(app.sessions.view.len()),
+            app.sessions.view.len()
+        ),
+    };
+    let fresh = match app.last_refresh {
+        _ if app.refresh_pending && app.loaded => " ⟳".to_string(),
+        Some(t0) => {
+            let s = app.ui_now.saturating_duration_since(t0).as_secs();
+            format!(" ↻{s}s")
+        }
+        None => String::new(),
+    };
+    let right = format!("{pos}{fresh} ");
+    let room = w.saturating_sub(width(&right) + 1);
+    let left = fit(&text, room);
+    let gap = w.saturating_sub(width(&left) + width(&right));
+    f.render_widget(
+        line(vec![
+            Span::styled(left, style),
+            Span::raw(" ".repeat(gap)),
+            Span::styled(right, t.dim()),
+        ]),
+        area,
+    );
+}
+
+pub fn footer(f: &mut Frame, app: &App, area: Rect) {
+    let t = app.cfg.theme;
+    let hints: Vec<(&str, &str)> = if app.input.is_some() {
+        input_hints()
+    } else {
+        let can_go_back = app.inspect().is_some()
+            || app.popup.is_some()
+            || app.banner.is_some()
+            || !app.list.query.is_empty()
+            || !app.sessions.query.is_empty();
+        let help_open = matches!(app.popup, Some(crate::tui::app::Popup::Help { .. }));
+        keymap::footer(&app.contexts())
+            .into_iter()
+            .filter(|(_, _, a)| match a {
+                Action::Confirm => !help_open,
+                Action::NextPane => app.inspect().is_some(),
+                Action::Back => can_go_back,
+                Action::JumpCheckpoint | Action::JumpMatched => {
+                    app.inspect().is_some_and(|i| i.submission().is_some())
+                }
+                _ => true,
+            })
+            .map(|(k, t, _)| (k, t))
+            .collect()
+    };
+    let mut spans = Vec::new();
+    let mut used = 0;
+    let w = area.width as usize;
+    for (k, desc) in hints {
+        let need = width(k) + width(desc) + 3;
+        if used + need > w {
+            break;
+        }
+        spans.push(Span::styled(format!(" {k}"), t.key()));
+        spans.push(Span::styled(format!(" {desc} "), t.dim()));
+        used += need;
+    }
+    f.render_widget(line(spans), area);
+}

@@ -1,0 +1,126 @@
+//! Drawing. Every function here reads the app and writes cells; the only state it touches is the
+//! layout cache (for the mouse and paging) and scroll offsets that keep the selection in view.
+
+mod chrome;
+mod detail;
+mod help;
+mod list;
+mod popup;
+mod sessions;
+mod tree;
+
+use ratatui::layout::Rect;
+use ratatui::text::{Line, Span};
+use ratatui::widgets::Paragraph;
+use ratatui::Frame;
+
+use super::app::{App, Root};
+
+pub use detail::{detail_text, DetailCache};
+
+/// Draw the whole screen.
+pub fn draw(f: &mut Frame, app: &mut App) {
+    let area = f.area();
+    app.layout = Default::default();
+    if area.width < 30 || area.height < 8 {
+        let msg = format!(
+            "turnscope needs at least 30x8 (now {}x{})",
+            area.width, area.height
+        );
+        f.render_widget(Paragraph::new(msg), area);
+        return;
+    }
+    let banner_h = u16::from(app.banner.is_some());
+    let header = Rect { height: 1, ..area };
+    let nav = Rect {
+        y: area.y + 1,
+        height: 1,
+        ..area
+    };
+    let footer = Rect {
+        y: area.bottom() - 1,
+        height: 1,
+        ..area
+    };
+    let status = Rect {
+        y: area.bottom() - 2,
+        height: 1,
+        ..area
+    };
+    let banner = Rect {
+        y: area.bottom() - 2 - banner_h,
+        height: banner_h,
+        ..area
+    };
+    let body = Rect {
+        y: area.y + 2,
+        height: area.height - 4 - banner_h,
+        ..area
+    };
+    chrome::header(f, app, header);
+    chrome::nav(f, app, nav);
+    if app.inspect().is_some() {
+        inspect(f, app, body);
+    } else {
+        match app.root {
+            Root::Submissions => list::draw(f, app, body),
+            Root::Sessions => sessions::draw(f, app, body),
+        }
+    }
+    if banner_h > 0 {
+        chrome::banner(f, app, banner);
+    }
+    chrome::status(f, app, status);
+    chrome::footer(f, app, footer);
+    if app.popup.is_some() {
+        popup::draw(f, app, area);
+    }
+}
+
+/// Tree and detail side by side when there is room, stacked otherwise.
+fn inspect(f: &mut Frame, app: &mut App, body: Rect) {
+    let (t, d) = if body.width >= 110 {
+        let tw = body.width * 11 / 20;
+        (
+            Rect { width: tw, ..body },
+            Rect {
+                x: body.x + tw,
+                width: body.width - tw,
+                ..body
+            },
+        )
+    } else {
+        // Stacked: the tree takes what it needs, up to 55%; the detail gets the rest.
+        let rows = app.inspect().map_or(0, |i| i.visible.len()) as u16 + 2;
+        let th = rows
+            .clamp(5, (body.height * 11 / 20).max(5))
+            .min(body.height.saturating_sub(3));
+        (
+            Rect { height: th, ..body },
+            Rect {
+                y: body.y + th,
+                height: body.height - th,
+                ..body
+            },
+        )
+    };
+    tree::draw(f, app, t);
+    detail::draw(f, app, d);
+}
+
+/// A one-line paragraph of spans.
+fn line<'a>(spans: Vec<Span<'a>>) -> Paragraph<'a> {
+    Paragraph::new(Line::from(spans))
+}
+
+/// Keep `sel` inside a window of `height` rows starting at `offset`.
+fn scroll_into_view(offset: &mut usize, sel: usize, height: usize) {
+    if height == 0 {
+        return;
+    }
+    if sel < *offset {
+        *offset = sel;
+    } else if sel >= *offset + height {
+        *offset = sel + 1 - height;
+    }
+}

@@ -1,0 +1,137 @@
+//! The sessions view: every session with its instance, entry count, last update and its
+//! submissions by status.
+
+use ratatui::layout::Rect;
+use ratatui::style::{Modifier, Style};
+use ratatui::text::{Line, Span};
+use ratatui::widgets::Paragraph;
+use ratatui::Frame;
+
+use super::scroll_into_view;
+use crate::core::time::ms_from_iso;
+use crate::store::SessionSummary;
+use crate::tui::app::{App, Hit, Pane};
+use crate::tui::text::{ago, clean, pad};
+
+fn by_status(s: &SessionSummary) -> String {
+    if s.submissions_by_status.is_empty() {
+        return "-".into();
+    }
+    s.submissions_by_status
+        .iter()
+        .map(|(st, n)| format!("{n} {}", if st == "queued" { "pending" } else { st }))
+        .collect::<Vec<_>>()
+        .join(", ")
+}
+
+pub fn draw(f: &mut Frame, app: &mut App, area: Rect) {
+    let t = app.cfg.theme;
+    let w = area.width as usize;
+    // instance, entries, updated, submissions, key (widest last, dropped first)
+    let inst_w = 18.min(w / 4);
+    let cols: Vec<(&str, usize)> = vec![
+        ("INSTANCE", inst_w),
+        ("ENTRIES", 7),
+        ("UPDATED", 12),
+        ("SUBMISSIONS", 30.min(w.saturating_sub(inst_w + 7 + 12 + 5))),
+    ];
+    let used: usize = cols.iter().map(|(_, c)| c + 1).sum::<usize>() + 1;
+    let key_w = w.saturating_sub(used);
+    let mut head = vec![Span::raw(" ")];
+    for (title, cw) in &cols {
+        head.push(Span::styled(
+            pad(title, *cw),
+            t.dim().add_modifier(Modifier::BOLD),
+        ));
+        head.push(Span::raw(" "));
+    }
+    if key_w >= 12 {
+        head.push(Span::styled(
+            pad("SESSION KEY", key_w),
+            t.dim().add_modifier(Modifier::BOLD),
+        ));
+    }
+    f.render_widget(Paragraph::new(Line::from(head)), Rect { height: 1, ..area });
+    let rows_area = Rect {
+        y: area.y + 1,
+        height: area.height.saturating_sub(1),
+        ..area
+    };
+    app.layout.sessions = Some(Hit {
+        area,
+        rows: rows_area,
+    });
+    let h = rows_area.height as usize;
+    scroll_into_view(&mut app.sessions.offset, app.sessions.selected, h);
+    if app.sessions.view.is_empty() {
+        let msg = if !app.loaded {
+            "reading the database…"
+        } else if app.sessions.rows.is_empty() {
+            "the database has no sessions"
+        } else {
+            "no session matches the filter (esc clears)"
+        };
+        f.render_widget(
+            Paragraph::new(Span::styled(format!(" {msg}"), t.dim())),
+            Rect {
+                height: 1,
+                ..rows_area
+            },
+        );
+    }
+    let focused = app.focus == Pane::Sessions;
+    for (r, &idx) in app
+        .sessions
+        .view
+        .iter()
+        .enumerate()
+        .skip(app.sessions.offset)
+        .take(h)
+    {
+        let s = &app.sessions.rows[idx];
+        let selected = r == app.sessions.selected;
+        let row_style = match (selected, focused) {
+            (true, true) => t.selected(),
+            (true, false) => t.selected_unfocused(),
+            _ => Style::new(),
+        };
+        let updated = s
+            .updated_at
+            .as_deref()
+            .and_then(ms_from_iso)
+            .map_or("-".into(), |ms| ago(app.now_ms, ms));
+        let running = s
+            .submissions_by_status
+            .iter()
+            .any(|(st, _)| st == "running");
+        let cells = [
+            (
+                clean(s.instance_id.as_deref().unwrap_or("(not an agent session)")),
+                Style::new(),
+            ),
+            (s.entry_count.to_string(), t.dim()),
+            (updated, t.dim()),
+            (by_status(s), if running { t.warn() } else { Style::new() }),
+        ];
+        let mut spans = vec![Span::styled(if selected { "›" } else { " " }, row_style)];
+        for ((text, style), (_, cw)) in cells.into_iter().zip(&cols) {
+            spans.push(Span::styled(pad(&text, *cw), style.patch(row_style)));
+            spans.push(Span::styled(" ", row_style));
+        }
+        if key_w >= 12 {
+            spans.push(Span::styled(
+                pad(&clean(&s.id), key_w),
+                t.dim().patch(row_style),
+            ));
+        }
+        let y = rows_area.y + (r - app.sessions.offset) as u16;
+        f.render_widget(
+            Paragraph::new(Line::from(spans)).style(row_style),
+            Rect {
+                y,
+                height: 1,
+                ..rows_area
+            },
+        );
+    }
+}

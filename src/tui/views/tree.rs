@@ -1,0 +1,378 @@
+//! The history tree pane. Only the rows inside the viewport are laid out, so a session of
+//! thousands of entries draws as fast as a short one.
+
+use ratatui::layout::Rect;
+use ratatui::style::Style;
+use ratatui::text::{Line, Span};
+use ratatui::widgets::{Block, BorderType, Borders, Paragraph};
+use ratatui::Frame;
+
+use super::scroll_into_view;
+use crate::core::entry::{Entry, EntryBody, Role};
+use crate::core::time::ms_from_iso;
+use crate::tui::app::{App, Hit, Inspect, Pane};
+use crate::tui::data::Opened;
+use crate::tui::text::{ago, clean, compact, dollars, fit};
+use crate::tui::theme::Theme;
+use crate::tui::tree::{flag, CallStatus, NodeKind};
+
+pub fn draw(f: &mut Frame, app: &mut App, area: Rect) {
+    let t = app.cfg.theme;
+    let focused = app.focus == Pane::Tree;
+    let now = app.now_ms;
+    let Some(ins) = app.stack.last_mut() else {
+        return;
+    };
+    let title = match (&ins.data, &ins.error) {
+        (_, Some(_)) => " history (error) ".to_string(),
+        (None, _) => " history (loading…) ".to_string(),
+        (Some(_), _) => {
+            let n = ins.history().map_or(0, |h| h.entries.len());
+            let active = ins.history().map_or(0, |h| h.active_indexes().len());
+            format!(" history · {active} on the active path of {n} entries ")
+        }
+    };
+    let block = Block::new()
+        .borders(Borders::ALL)
+        .border_type(if focused && !t.color {
+            BorderType::Thick
+        } else {
+            BorderType::Rounded
+        })
+        .border_style(t.border(focused))
+        .title(Span::styled(
+            title,
+            if focused { t.title() } else { t.dim() },
+        ));
+    let inner = block.inner(area);
+    f.render_widget(block, area);
+    app.layout.tree = Some(Hit { area, rows: inner });
+    let Some(ins) = app.stack.last_mut() else {
+        return;
+    };
+    if let Some(e) = &ins.error {
+        f.render_widget(
+            Paragraph::new(vec![
+                Line::from(Span::styled(format!(" ✗ {}", clean(e)), t.error())),
+                Line::from(Span::styled(" r retries · esc goes back", t.dim())),
+            ]),
+            inner,
+        );
+        return;
+    }
+    if ins.data.is_none() {
+        f.render_widget(Paragraph::new(Span::styled(" loading…", t.dim())), inner);
+        return;
+    }
+    let h = inner.height as usize;
+    scroll_into_view(&mut ins.offset, ins.sel, h);
+    let w = inner.width as usize;
+    let ins: &Inspect = ins;
+    let hits: std::collections::HashSet<usize> = ins.search.hits.iter().copied().collect();
+    for (r, &node) in ins.visible.iter().enumerate().skip(ins.offset).take(h) {
+        let selected = r == ins.sel;
+        let mut spans = row_spans(ins, node, t, now, hits.contains(&node));
+        // Truncate to the pane width, keeping styles.
+        let mut used = 0;
+        let mut kept = Vec::new();
+        for s in spans.drain(..) {
+            let sw = s.width();
+            if used + sw <= w {
+                used += sw;
+                kept.push(s);
+            } else {
+                let room = w.saturating_sub(used);
+                if room > 0 {
+                    kept.push(Span::styled(fit(&s.content, room), s.style));
+                }
+                break;
+            }
+        }
+        let row_style = match (selected, focused) {
+            (true, true) => t.selected(),
+            (true, false) => t.selected_unfocused(),
+            _ => Style::new(),
+        };
+        let y = inner.y + (r - ins.offset) as u16;
+        let kept: Vec<Span> = kept
+            .into_iter()
+            .map(|s| Span::styled(s.content, s.style.patch(row_style)))
+            .collect();
+        f.render_widget(
+            Paragraph::new(Line::from(kept)).style(row_style),
+            Rect {
+                y,
+                height: 1,
+                ..inner
+            },
+        );
+    }
+}
+
+/// The spans of one tree row: gutter marker, indentation, fold marker, content and badges.
+fn row_spans<'a>(ins: &'a Inspect, node: usize, t: Theme, now: i64, hit: bool) -> Vec<Span<'a>> {
+    let tree = &ins.tree;
+    let n = &tree.nodes[node];
+    let hist = ins.history();
+    let gutter = if n.has(flag::PARTIAL) {
+        Span::styled("‼", t.partial())
+    } else if n.has(flag::INPUT) {
+        Span::styled("▶", t.title())
+    } else if n.has(flag::MATCHED) {
+        Span::styled("◆", t.matched())
+    } else if n.has(flag::CHECKPOINT) {
+        Span::styled("⚑", t.key())
+    } else if hit {
+        Span::styled("»", t.key())
+    } else {
+        Span::raw(" ")
+    };
+    let fold = if n.children.is_empty() {
+        "  "
+    } else if tree.is_open(node, &ins.exp) {
+        "▾ "
+    } else {
+        "▸ "
+    };
+    let dim = n.has(flag::OFF_PATH);
+    let base = if dim { t.dim() } else { Style::new() };
+    let mut v = vec![
+        gutter,
+        Span::raw("  ".repeat(n.depth as usize)),
+        Span::styled(fold, t.dim()),
+    ];
+    match &n.kind {
+        NodeKind::Header => match &ins.data {
+            Some(Opened::Submission(s)) => {
+                let short: String = s.report.row().submission_id.chars().take(8).collect();
+                v.push(Span::styled(format!("submission {short} "), t.title()));
+                v.push(Span::styled(
+                    s.verdict(),
+                    t.status(s.plan.disposition.label()),
+                ));
+                if let (Some(r), Some(res)) = (s.plan.rule, s.plan.result) {
+                    v.push(Span::raw(format!(" · rule {r} → {res}")));
+                }
+                v.push(Span::styled("  (v: verdict and plan)", t.dim()));
+            }
+            Some(Opened::Session(s)) => {
+                let inst =
+                    crate::core::rows::instance_id_of(&s.key).unwrap_or_else(|| s.key.clone());
+                v.push(Span::styled(
+                    format!("session {} ", clean(&inst)),
+                    t.title(),
+                ));
+                let n = s.record.as_ref().map_or(0, |r| r.entries.len());
+                v.push(Span::raw(format!(
+                    "· {n} entries · {} submissions",
+                    s.submissions.len()
+                )));
+            }
+            None => {}
+        },
+        NodeKind::Note(text) => v.push(Span::styled(format!("⚠ {}", clean(text)), t.warn())),
+        NodeKind::PreInput { count } => v.push(Span::styled(
+            format!(
+                "{count} entr{} before the input",
+                if *count == 1 { "y" } else { "ies" }
+            ),
+            t.dim(),
+        )),
+        NodeKind::Abandoned { anchor, count } => {
+            let what = if anchor.is_some() {
+                "off the active path, branching here"
+            } else {
+                "unreachable from the active path"
+            };
+            v.push(Span::styled(
+                format!(
+                    "⎇ {count} entr{} {what}",
+                    if *count == 1 { "y" } else { "ies" }
+                ),
+                t.dim(),
+            ));
+        }
+        NodeKind::Call {
+            name,
+            call_id,
+            result,
+            status,
+            ..
+        } => {
+            let style = match status {
+                CallStatus::Ok => t.ok(),
+                CallStatus::Error => t.error(),
+                CallStatus::Missing => t.partial(),
+            };
+            v.push(Span::styled(format!("{} ", status.mark()), style));
+            v.push(Span::styled(clean(name), base));
+            v.push(Span::styled(format!(" {}", clean(call_id)), t.dim()));
+            match (result, hist) {
+                (Some(r), Some(h)) => {
+                    let e = &h.entries[*r];
+                    v.push(Span::styled(format!(" → {}", clean(&e.id)), t.dim()));
+                    if let Some(m) = e.message() {
+                        let text = result_text(m);
+                        if !text.is_empty() {
+                            v.push(Span::styled(format!(" {}", fit(&clean(&text), 60)), base));
+                        }
+                    }
+                }
+                _ => v.push(Span::styled(" no result", t.partial())),
+            }
+        }
+        NodeKind::Entry { entry } => {
+            if let Some(h) = hist {
+                entry_spans(&h.entries[*entry], t, now, base, !dim, &mut v);
+            }
+        }
+    }
+    // Badges: text that keeps its meaning without colour.
+    if n.has(flag::PARTIAL) {
+        v.push(Span::styled(" [partial batch]", t.partial()));
+    }
+    if n.has(flag::INPUT) {
+        v.push(Span::styled(" [input]", t.title()));
+    }
+    if n.has(flag::MATCHED) {
+        v.push(Span::styled(" [matched]", t.matched()));
+    }
+    if n.has(flag::CHECKPOINT) {
+        v.push(Span::styled(" [checkpoint]", t.key()));
+    }
+    if dim && matches!(n.kind, NodeKind::Entry { .. }) {
+        v.push(Span::styled(" [off path]", t.dim()));
+    }
+    v
+}
+
+/// The text of a tool result (its text blocks).
+pub fn result_text(m: &crate::core::entry::Message) -> String {
+    m.text()
+}
+
+fn entry_spans<'a>(
+    e: &Entry,
+    t: Theme,
+    now: i64,
+    base: Style,
+    on_path: bool,
+    v: &mut Vec<Span<'a>>,
+) {
+    v.push(Span::styled(format!("{} ", clean(&e.id)), t.dim()));
+    match &e.body {
+        EntryBody::Message(m) => match &m.role {
+            Role::Assistant => {
+                let stop = m.stop_reason().unwrap_or("?").to_string();
+                let stop_style = match stop.as_str() {
+                    "error" => t.error(),
+                    "aborted" => t.warn(),
+                    "stop" | "length" => t.ok(),
+                    _ => base,
+                };
+                v.push(Span::styled("assistant ", base));
+                v.push(Span::styled(stop, stop_style));
+                if let Some(model) = m.model().filter(|s| !s.is_empty()) {
+                    v.push(Span::styled(format!(" · {}", clean(model)), t.dim()));
+                }
+                if m.has_usage() {
+                    v.push(Span::styled(
+                        format!(
+                            " · {} in {} out {}",
+                            compact(m.usage("input")),
+                            compact(m.usage("output")),
+                            dollars(
+                                m.value
+                                    .pointer("/usage/cost/total")
+                                    .and_then(|c| c.as_f64())
+                                    .unwrap_or(f64::NAN)
+                            )
+                        ),
+                        t.dim(),
+                    ));
+                }
+                if let Some(err) = m.truthy_error_message() {
+                    v.push(Span::styled(
+                        format!(" ✗ {}", fit(&clean(&err), 50)),
+                        t.error(),
+                    ));
+                } else {
+                    let text = m.text();
+                    if !text.is_empty() {
+                        v.push(Span::styled(format!(" “{}”", fit(&clean(&text), 40)), base));
+                    }
+                }
+            }
+            Role::User => {
+                v.push(Span::styled("user ", t.title()));
+                v.push(Span::styled(
+                    format!("“{}”", fit(&clean(&m.text()), 50)),
+                    base,
+                ));
+            }
+            Role::ToolResult => {
+                let mark = if m.is_error() { "✗" } else { "✓" };
+                v.push(Span::styled(
+                    format!("toolResult {mark} {} ", clean(m.tool_name().unwrap_or("?"))),
+                    if m.is_error() { t.error() } else { base },
+                ));
+                v.push(Span::styled(
+                    clean(&crate::core::entry::js_key_text(&m.tool_call_id())),
+                    t.dim(),
+                ));
+                if on_path {
+                    v.push(Span::styled(" (no call to pair with)", t.dim()));
+                }
+            }
+            Role::Signal => {
+                let ty = m.signal_type().unwrap_or("?");
+                v.push(Span::styled(format!("signal {}", clean(ty)), base));
+                let detail = match ty {
+                    "dispatch_input" => m
+                        .value
+                        .pointer("/attributes/agent")
+                        .and_then(|a| a.as_str())
+                        .map(|a| format!(" agent {a}"))
+                        .unwrap_or_default(),
+                    "submission_interrupted" => m
+                        .value
+                        .pointer("/attributes/reason")
+                        .and_then(|a| a.as_str())
+                        .map(|a| format!(" {a}"))
+                        .unwrap_or_default(),
+                    _ => String::new(),
+                };
+                v.push(Span::styled(clean(&detail), t.dim()));
+            }
+            Role::Other(r) => v.push(Span::styled(
+                format!("message role {} (unknown)", clean(r)),
+                t.warn(),
+            )),
+            Role::Missing => v.push(Span::styled("message without a role", t.warn())),
+        },
+        EntryBody::Compaction(c) => {
+            v.push(Span::styled("compaction", t.title()));
+            if let Some(tb) = c.tokens_before {
+                v.push(Span::styled(
+                    format!(" · {} tokens before", compact(tb)),
+                    t.dim(),
+                ));
+            }
+            v.push(Span::styled(
+                format!(" “{}”", fit(&clean(&c.summary), 40)),
+                base,
+            ));
+        }
+        EntryBody::Unknown { type_name } => v.push(Span::styled(
+            format!("{} (unknown entry type)", clean(type_name)),
+            t.warn(),
+        )),
+        EntryBody::Malformed { error } => v.push(Span::styled(
+            format!("malformed: {}", clean(error)),
+            t.error(),
+        )),
+    }
+    if let Some(ms) = e.timestamp.as_deref().and_then(ms_from_iso) {
+        v.push(Span::styled(format!(" · {}", ago(now, ms)), t.dim()));
+    }
+}
