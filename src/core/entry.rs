@@ -79,6 +79,20 @@ pub struct Message {
     pub role: Role,
     /// The message object as parsed (key order preserved).
     pub value: Value,
+    /// The entry-level submission markers, read once at parse time (they are looked up for every
+    /// entry of every path walk).
+    pub markers: Markers,
+}
+
+/// Entry-level fields that tie a message to a submission (spec §2.3).
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Markers {
+    /// `dispatch.dispatchId`: a dispatch input.
+    pub dispatch_id: Option<String>,
+    /// `directSubmissionId`: a direct input.
+    pub direct_submission_id: Option<String>,
+    /// `submissionTerminal.submissionId`: an interruption advisory.
+    pub submission_terminal_id: Option<String>,
 }
 
 impl Message {
@@ -254,36 +268,19 @@ impl Entry {
         serde_json::from_str(&self.raw).ok()
     }
 
-    fn top_field(&self, key: &str) -> Option<Value> {
-        // Markers are rare; parse on demand instead of storing them on every entry.
-        self.json().and_then(|v| v.get(key).cloned())
-    }
-
     /// `dispatch.dispatchId` (marks a dispatch input).
     pub fn dispatch_id(&self) -> Option<String> {
-        self.message()?;
-        self.top_field("dispatch").and_then(|d| {
-            d.get("dispatchId")
-                .and_then(Value::as_str)
-                .map(str::to_string)
-        })
+        self.message()?.markers.dispatch_id.clone()
     }
 
     /// `directSubmissionId` (marks a direct input).
     pub fn direct_submission_id(&self) -> Option<String> {
-        self.message()?;
-        self.top_field("directSubmissionId")
-            .and_then(|d| d.as_str().map(str::to_string))
+        self.message()?.markers.direct_submission_id.clone()
     }
 
     /// `submissionTerminal.submissionId` (marks an interruption advisory).
     pub fn submission_terminal_id(&self) -> Option<String> {
-        self.message()?;
-        self.top_field("submissionTerminal").and_then(|d| {
-            d.get("submissionId")
-                .and_then(Value::as_str)
-                .map(str::to_string)
-        })
+        self.message()?.markers.submission_terminal_id.clone()
     }
 
     /// A short label of what the entry is (`assistant`, `toolResult`, `signal:stream_continued`, …).
@@ -331,7 +328,20 @@ fn body_from(mut obj: Map<String, Value>) -> EntryBody {
                 },
                 _ => Role::Missing,
             };
-            EntryBody::Message(Box::new(Message { role, value }))
+            let text = |v: Option<&Value>| v.and_then(Value::as_str).map(str::to_string);
+            let markers = Markers {
+                dispatch_id: text(obj.get("dispatch").and_then(|d| d.get("dispatchId"))),
+                direct_submission_id: text(obj.get("directSubmissionId")),
+                submission_terminal_id: text(
+                    obj.get("submissionTerminal")
+                        .and_then(|d| d.get("submissionId")),
+                ),
+            };
+            EntryBody::Message(Box::new(Message {
+                role,
+                value,
+                markers,
+            }))
         }
         "compaction" => EntryBody::Compaction(Compaction {
             summary: obj.get("summary").map(js_to_string).unwrap_or_default(),
