@@ -20,6 +20,7 @@ fn main() -> ExitCode {
     let mut out = stdout.lock();
     match cli::run(&cli, &mut out) {
         Ok(()) => ExitCode::SUCCESS,
+        Err(e) if e.message.is_empty() => ExitCode::from(e.code as u8),
         Err(e) => {
             let _ = out.flush();
             eprintln!("error: {}", cli::sanitize(&e.message));

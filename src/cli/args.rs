@@ -6,7 +6,7 @@ use clap::{Args, Parser, Subcommand};
 
 /// Triage and repair stuck turns in a flue agent-runtime journal database.
 #[derive(Debug, Parser)]
-#[command(name = "turnscope", version, about, long_about = None)]
+#[command(name = "turnscope", version, long_version = env!("TURNSCOPE_LONG_VERSION"), about, long_about = None)]
 pub struct Cli {
     /// The journal database (an SQLite file written by the runtime).
     #[arg(long, global = true, env = "TURNSCOPE_DB", value_name = "PATH")]
@@ -64,6 +64,13 @@ pub enum Command {
     Fail(ActionArgs),
     /// Step through recovery: show the runtime's plan and apply exactly its next write.
     Step(ActionArgs),
+    /// Print a shell completion script (bash, zsh, fish, elvish, powershell).
+    Completions {
+        /// The shell.
+        shell: clap_complete::Shell,
+    },
+    /// Print the man page (roff) to stdout: turnscope man > turnscope.1
+    Man,
     /// The audit trail of every action turnscope applied to this database.
     Audit {
         /// Print JSON (schema turnscope.audit/1).
@@ -90,6 +97,28 @@ pub struct ListArgs {
     #[arg(long, value_name = "STATUS")]
     pub status: Option<String>,
 
+    /// Only dispatch or direct submissions.
+    #[arg(long, value_name = "KIND", value_parser = ["dispatch", "direct"])]
+    pub kind: Option<String>,
+
+    /// Only this verdict: a classification (tool_use_unresolved, resume/tool_results_partial, resume
+    /// for every mode, …) or an outcome (pending, publishing, completed, failed, live, damaged).
+    #[arg(long, value_name = "VERDICT")]
+    pub verdict: Option<String>,
+
+    /// Only this instance id (from the session key).
+    #[arg(long, value_name = "ID")]
+    pub instance: Option<String>,
+
+    /// Only rows older than this: lease expired at least this long ago for running rows, accepted
+    /// at least this long ago for the others (e.g. 10m, 2h).
+    #[arg(long, value_name = "DURATION", value_parser = parse_age)]
+    pub older_than: Option<std::time::Duration>,
+
+    /// At most this many rows (oldest first).
+    #[arg(long, value_name = "N")]
+    pub limit: Option<usize>,
+
     /// Print JSON (schema turnscope.list/1).
     #[arg(long)]
     pub json: bool,
@@ -111,6 +140,28 @@ pub struct ActionArgs {
     /// Print JSON (schema turnscope.action/1).
     #[arg(long)]
     pub json: bool,
+}
+
+/// An age: `30s`, `10m`, `2h`, `3d`.
+pub fn parse_age(text: &str) -> Result<std::time::Duration, String> {
+    let t = text.trim();
+    let split = t.find(|c: char| c.is_ascii_alphabetic()).unwrap_or(t.len());
+    let (num, unit) = t.split_at(split);
+    let n: u64 = num
+        .parse()
+        .map_err(|_| format!("{text:?} is not an age (try 10m or 2h)"))?;
+    let secs = match unit {
+        "s" | "" => n,
+        "m" => n * 60,
+        "h" => n * 3600,
+        "d" => n * 86_400,
+        _ => {
+            return Err(format!(
+                "unknown unit {unit:?} in {text:?} (use s, m, h or d)"
+            ))
+        }
+    };
+    Ok(std::time::Duration::from_secs(secs))
 }
 
 /// `2s`, `500ms`, `1.5s`, `1m`, or plain seconds.
@@ -153,5 +204,15 @@ mod tests {
         assert!(parse_duration("10ms").is_err());
         assert!(parse_duration("fast").is_err());
         assert!(parse_duration("2h").is_err());
+    }
+
+    #[test]
+    fn ages() {
+        use super::parse_age;
+        assert_eq!(parse_age("10m"), Ok(Duration::from_secs(600)));
+        assert_eq!(parse_age("2h"), Ok(Duration::from_secs(7200)));
+        assert_eq!(parse_age("3d"), Ok(Duration::from_secs(259_200)));
+        assert!(parse_age("ten minutes").is_err());
+        assert!(parse_age("5y").is_err());
     }
 }

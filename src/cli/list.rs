@@ -31,11 +31,39 @@ pub fn run(
             ))
         }
     };
-    let rows = store.list_submissions(&filter)?;
+    let mut rows = store.list_submissions(&filter)?;
+    // Row-level filters first, so only the rows shown are inspected.
+    rows.retain(|r| {
+        args.kind.as_ref().is_none_or(|k| &r.kind == k)
+            && args
+                .instance
+                .as_ref()
+                .is_none_or(|i| r.instance_id().as_ref() == Some(i))
+            && args.older_than.is_none_or(|age| {
+                let since = if r.status == "running" && r.lease_expires_at > 0 {
+                    r.lease_expires_at
+                } else {
+                    r.accepted_at.unwrap_or(now)
+                };
+                now - since >= age.as_millis() as i64
+            })
+    });
     let mut reports = Vec::with_capacity(rows.len());
     for row in rows {
+        if args.limit.is_some_and(|n| reports.len() >= n) {
+            break;
+        }
         let bundle = store.load_bundle(&row.submission_id)?;
-        reports.push(SubmissionReport::build(bundle, cli.context_window, now));
+        let report = SubmissionReport::build(bundle, cli.context_window, now);
+        if let Some(v) = &args.verdict {
+            let verdict = report.verdict();
+            // `resume` matches every resume mode; otherwise the label must match exactly.
+            let hit = &verdict == v || verdict.strip_prefix("resume/").is_some() && v == "resume";
+            if !hit {
+                continue;
+            }
+        }
+        reports.push(report);
     }
     if args.json {
         let items: Vec<_> = reports

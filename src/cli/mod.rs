@@ -58,6 +58,14 @@ impl From<StoreError> for CliError {
 
 impl From<std::io::Error> for CliError {
     fn from(e: std::io::Error) -> CliError {
+        if e.kind() == std::io::ErrorKind::BrokenPipe {
+            // The reader went away (`turnscope list | head`): stop quietly, like other CLI tools.
+            return CliError {
+                message: String::new(),
+                hint: None,
+                code: exit::OK,
+            };
+        }
         CliError {
             message: format!("could not write output: {e}"),
             hint: None,
@@ -98,6 +106,16 @@ pub fn run(cli: &Cli, out: &mut dyn Write) -> Result<(), CliError> {
         Some(Command::Fail(a)) => act::run(cli, crate::actions::ActionKind::Fail, a, out),
         Some(Command::Step(a)) => act::run(cli, crate::actions::ActionKind::Step, a, out),
         Some(Command::Audit { json }) => act::audit(&open_store(cli)?, *json, out),
+        Some(Command::Completions { shell }) => {
+            let mut cmd = <Cli as clap::CommandFactory>::command();
+            clap_complete::generate(*shell, &mut cmd, "turnscope", out);
+            Ok(())
+        }
+        Some(Command::Man) => {
+            let cmd = <Cli as clap::CommandFactory>::command();
+            clap_mangen::Man::new(cmd).render(out)?;
+            Ok(())
+        }
         None => {
             let store = open_store(cli)?;
             if std::io::stdout().is_terminal() {

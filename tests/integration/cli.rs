@@ -397,3 +397,83 @@ fn demo_without_a_path_uses_a_new_temp_file() {
         std::fs::remove_file(format!("{path}{ext}")).ok();
     }
 }
+
+#[test]
+fn list_filters_the_way_operators_ask() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("demo.db");
+    assert!(turnscope(None, &["demo", db.to_str().unwrap(), "--json"])
+        .status
+        .success());
+    let ids = |args: &[&str]| -> Vec<Value> {
+        let o = turnscope(Some(&db), &[&["list", "--json"], args].concat());
+        assert!(
+            o.status.success(),
+            "{args:?}: {}",
+            String::from_utf8_lossy(&o.stderr)
+        );
+        let v: Value = serde_json::from_slice(&o.stdout).unwrap();
+        v["submissions"].as_array().unwrap().clone()
+    };
+    let all_expired = ids(&[]);
+    let resume = ids(&["--verdict", "resume"]);
+    assert!(!resume.is_empty() && resume.len() < all_expired.len());
+    assert!(resume
+        .iter()
+        .all(|s| s["verdict"].as_str().unwrap().starts_with("resume/")));
+    let partial = ids(&["--verdict", "resume/tool_results_partial"]);
+    assert_eq!(partial.len(), 2, "travel-desk and crm-sync");
+    assert!(ids(&["--kind", "direct"])
+        .iter()
+        .all(|s| s["submission"]["kind"] == "direct"));
+    let support = ids(&["--status", "all", "--instance", "support-7"]);
+    assert!(
+        support.len() >= 2
+            && support
+                .iter()
+                .all(|s| s["submission"]["instanceId"] == "support-7")
+    );
+    assert_eq!(ids(&["--limit", "3"]).len(), 3);
+    // The demo's leases expired 30 s, about 4 min or about 2 h before its clock.
+    let old = ids(&["--older-than", "1h"]);
+    assert!(!old.is_empty() && old.len() < all_expired.len());
+    assert!(
+        old.iter()
+            .all(|s| s["submission"]["lease"].as_str().unwrap().contains('h')),
+        "{old:?}"
+    );
+    let bad = turnscope(Some(&db), &["list", "--older-than", "soon"]);
+    assert_eq!(bad.status.code(), Some(2));
+}
+
+#[test]
+fn version_completions_and_man_page() {
+    let v = Command::new(env!("CARGO_BIN_EXE_turnscope"))
+        .arg("--version")
+        .output()
+        .unwrap();
+    let text = String::from_utf8_lossy(&v.stdout);
+    assert!(
+        text.starts_with(&format!("turnscope {} (commit ", env!("CARGO_PKG_VERSION"))),
+        "{text}"
+    );
+    for shell in ["bash", "zsh", "fish"] {
+        let o = turnscope(None, &["completions", shell]);
+        assert!(o.status.success());
+        let script = stdout(&o);
+        assert!(
+            script.contains("turnscope") && script.contains("repair") && script.contains("dry-run"),
+            "{shell}"
+        );
+    }
+    let man = stdout(&turnscope(None, &["man"]));
+    assert!(
+        man.contains(".TH turnscope 1") && man.contains("\\-\\-db") && man.contains("repair"),
+        "{}",
+        &man[..200.min(man.len())]
+    );
+    assert_eq!(
+        turnscope(None, &["completions", "tcsh"]).status.code(),
+        Some(2)
+    );
+}
