@@ -7,9 +7,7 @@ use serde_json::json;
 use super::args::{ActionArgs, Cli};
 use super::output::{sanitize, table};
 use super::{exit, now_ms, open_store, CliError};
-use crate::actions::{
-    plan_fail, plan_repair, plan_requeue, plan_step, ActionKind, ActionPlan, EntryIds, Refusal,
-};
+use crate::actions::{ActionKind, ActionPlan, EntryIds, Refusal};
 use crate::core::time::iso_from_ms;
 use crate::report::SubmissionReport;
 use crate::store::{ApplyError, AuditInfo, SqliteStore, SqliteWriter};
@@ -29,24 +27,14 @@ pub fn operator(cli: &Cli) -> String {
     format!("{user}@{host}")
 }
 
-/// Plan `kind` for the report (pure).
+/// Plan `kind` for the report (pure), with fresh random entry ids.
 pub fn plan_action(
     kind: ActionKind,
     r: &SubmissionReport,
     reason: Option<&str>,
     now: i64,
 ) -> Result<ActionPlan, Refusal> {
-    let mut ids = EntryIds::for_report(r);
-    let mut plan = match kind {
-        ActionKind::Repair => plan_repair(r, now, &mut ids),
-        ActionKind::Requeue => plan_requeue(r, now),
-        ActionKind::Fail => plan_fail(r, reason.unwrap_or(""), now, &mut ids),
-        ActionKind::Step => plan_step(r, now, &mut ids),
-    }?;
-    if plan.reason.is_none() {
-        plan.reason = reason.map(str::to_string);
-    }
-    Ok(plan)
+    crate::actions::plan(kind, r, reason, now, &mut EntryIds::for_report(r))
 }
 
 fn refused(r: &Refusal) -> CliError {

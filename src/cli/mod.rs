@@ -135,6 +135,8 @@ fn run_tui(cli: &Cli, db: PathBuf, display_name: Option<String>) -> Result<(), C
     o.context_window = cli.context_window;
     o.refresh = cli.refresh;
     o.display_name = display_name;
+    o.read_only = !cli.write;
+    o.operator = act::operator(cli);
     crate::tui::run(o).map_err(|e| CliError {
         message: e.to_string(),
         hint: Some(e.hint()),

@@ -2,7 +2,7 @@
 //! for database work and clipboard writes by pushing [`Effect`]s, which the run loop (or a test)
 //! carries out.
 
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
 use std::path::PathBuf;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
@@ -10,13 +10,15 @@ use std::time::{Duration, Instant};
 use crossterm::event::{KeyCode, KeyEvent, KeyModifiers, MouseButton, MouseEvent, MouseEventKind};
 use ratatui::layout::Rect;
 
+use super::act::{self, Outcome, PlanItem, Planned};
 use super::data::{ListItem, Opened, OpenedSession, OpenedSubmission, Snapshot, Target};
 use super::keymap::{self, Action, Ctx, StatusFilter};
 use super::theme::Theme;
 use super::tree::{self, ExpandMode, Expansion, NodeKind, Tree, TreeInput};
 use super::worker::Response;
+use crate::actions::ActionKind;
 use crate::core::history::History;
-use crate::store::SessionSummary;
+use crate::store::{AuditRecord, SessionSummary};
 
 /// Something the app wants done outside itself.
 #[derive(Debug, Clone, PartialEq)]
@@ -29,9 +31,25 @@ pub enum Effect {
 /// A database request, without the clock (the run loop adds `now`).
 #[derive(Debug, Clone, PartialEq)]
 pub enum RequestKind {
-    Refresh { open: Option<Target> },
+    Refresh {
+        open: Option<Target>,
+    },
     Open(Target),
     Export(Target),
+    /// Plan an action on these submissions (write mode).
+    Plan {
+        kind: ActionKind,
+        ids: Vec<String>,
+        reason: Option<String>,
+    },
+    /// Apply the previewed plans (write mode), recording `operator` in the audit trail.
+    Apply {
+        kind: ActionKind,
+        items: Vec<PlanItem>,
+        operator: String,
+    },
+    /// Read the audit trail.
+    Audit,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -40,12 +58,15 @@ pub enum Pane {
     Sessions,
     Tree,
     Detail,
+    Audit,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Root {
     Submissions,
     Sessions,
+    /// The audit trail (`a`).
+    Audit,
 }
 
 /// List columns, in display order; also the sort keys.
@@ -108,13 +129,19 @@ pub struct Status {
     pub level: Level,
 }
 
-/// What confirming a popup does. Write actions will add their variants here.
-#[derive(Debug, Clone, PartialEq, Eq)]
+/// What a popup's Yes does.
+#[derive(Debug, Clone, PartialEq)]
 pub enum PopupAction {
-    /// Apply a submission's recovery plan (read-only in this version: explains and closes).
-    ApplyPlan { submission_id: String },
-    /// Nothing: an informational popup.
+    /// Nothing: an informational popup (⏎ or y closes it).
     Close,
+    /// Apply these previewed plans, each in its own fenced transaction. Needs an explicit Yes:
+    /// the No button is selected when the popup opens.
+    Apply {
+        kind: ActionKind,
+        items: Vec<PlanItem>,
+    },
+    /// Step mode, after a step: plan the next write of the runtime's plan for this submission.
+    NextStep { submission_id: String },
 }
 
 #[derive(Debug, Clone, PartialEq)]
@@ -125,11 +152,55 @@ pub enum Popup {
     Confirm {
         title: String,
         lines: Vec<String>,
-        /// What the confirm key says ("apply", "ok").
+        /// What the Yes button says ("apply", "ok", "next step").
         confirm_label: String,
         action: PopupAction,
         scroll: usize,
+        /// The selected button: Yes when true. Starts false (No) for writes.
+        yes: bool,
     },
+    /// A one-line text input: the reason of a `fail` (required).
+    Reason {
+        kind: ActionKind,
+        ids: Vec<String>,
+        text: String,
+        error: Option<String>,
+    },
+}
+
+impl Popup {
+    /// An informational popup with one button.
+    pub fn info(title: impl Into<String>, lines: Vec<String>) -> Popup {
+        Popup::Confirm {
+            title: title.into(),
+            lines,
+            confirm_label: "ok".into(),
+            action: PopupAction::Close,
+            scroll: 0,
+            yes: true,
+        }
+    }
+
+    /// Whether the popup asks before writing (two buttons, No selected first).
+    pub fn is_write_confirm(&self) -> bool {
+        matches!(
+            self,
+            Popup::Confirm {
+                action: PopupAction::Apply { .. },
+                ..
+            }
+        )
+    }
+}
+
+/// The audit trail view.
+#[derive(Debug, Clone, Default)]
+pub struct AuditState {
+    pub rows: Vec<AuditRecord>,
+    pub loaded: bool,
+    pub error: Option<String>,
+    pub selected: usize,
+    pub offset: usize,
 }
 
 /// Text being typed into the list filter or the tree search.
@@ -384,6 +455,7 @@ pub struct Hit {
 pub struct Layout {
     pub list: Option<Hit>,
     pub sessions: Option<Hit>,
+    pub audit: Option<Hit>,
     pub tree: Option<Hit>,
     pub detail: Option<Hit>,
     /// Total wrapped lines in the detail pane (for scroll bounds).
@@ -395,7 +467,10 @@ pub struct Layout {
 pub struct AppConfig {
     /// Shown in the header instead of the full path when set (tests, demo).
     pub display_name: String,
+    /// Without `--write`: the write actions are absent (no keys, no hints).
     pub read_only: bool,
+    /// `user@host`, recorded in the audit trail with every applied action.
+    pub operator: String,
     pub refresh: Duration,
     pub export_dir: PathBuf,
     pub now_override: Option<i64>,
@@ -429,6 +504,15 @@ pub struct App {
     pub layout: Layout,
     /// The detail pane's wrapped lines (built once per selection and width).
     pub detail_cache: Option<super::views::DetailCache>,
+    /// Submissions marked for a bulk action (write mode).
+    pub marks: HashSet<String>,
+    /// Submissions this app just wrote to: their next change is ours, not "under you".
+    pub own_writes: HashSet<String>,
+    pub audit: AuditState,
+    /// Where `a` (or esc) returns to from the audit trail.
+    pub audit_return: Root,
+    /// A plan or an apply is with the worker.
+    pub busy: Option<String>,
     last_click: Option<(Instant, u16, u16)>,
 }
 
@@ -461,6 +545,11 @@ impl App {
             quit: false,
             layout: Layout::default(),
             detail_cache: None,
+            marks: HashSet::new(),
+            own_writes: HashSet::new(),
+            audit: AuditState::default(),
+            audit_return: Root::Submissions,
+            busy: None,
             last_click: None,
         }
     }
@@ -512,7 +601,17 @@ impl App {
             Pane::Sessions => vec![Ctx::Sessions, Ctx::Nav, Ctx::Global],
             Pane::Tree => vec![Ctx::Tree, Ctx::Inspect, Ctx::Nav, Ctx::Global],
             Pane::Detail => vec![Ctx::Detail, Ctx::Inspect, Ctx::Nav, Ctx::Global],
+            Pane::Audit => vec![Ctx::Audit, Ctx::Nav, Ctx::Global],
         }
+    }
+
+    /// `--write` mode: the write actions exist.
+    pub fn write_mode(&self) -> bool {
+        !self.cfg.read_only
+    }
+
+    pub fn selected_audit(&self) -> Option<&AuditRecord> {
+        self.audit.rows.get(self.audit.selected)
     }
 
     fn matches_filter(&self, it: &ListItem, f: StatusFilter) -> bool {
@@ -659,6 +758,9 @@ impl App {
         let open = self.inspect().map(|i| i.target.clone());
         self.effects
             .push(Effect::Request(RequestKind::Refresh { open }));
+        if self.root == Root::Audit {
+            self.effects.push(Effect::Request(RequestKind::Audit));
+        }
     }
 
     pub fn on_key(&mut self, ev: KeyEvent) {
@@ -671,8 +773,54 @@ impl App {
             self.quit = true;
             return;
         }
-        if let Some(a) = keymap::lookup(&self.contexts(), &ev) {
+        if matches!(self.popup, Some(Popup::Reason { .. })) {
+            self.on_reason_key(ev);
+            return;
+        }
+        if let Some(a) = keymap::lookup(&self.contexts(), &ev, self.write_mode()) {
             self.apply(a);
+        }
+    }
+
+    /// Typing the reason of a `fail`: a one-line text input.
+    fn on_reason_key(&mut self, ev: KeyEvent) {
+        let ctrl = ev.modifiers.contains(KeyModifiers::CONTROL);
+        let Some(Popup::Reason {
+            kind,
+            ids,
+            text,
+            error,
+        }) = &mut self.popup
+        else {
+            return;
+        };
+        match ev.code {
+            KeyCode::Esc => {
+                self.popup = None;
+                self.info("cancelled: nothing written");
+            }
+            KeyCode::Enter => {
+                let reason = text.trim().to_string();
+                if reason.is_empty() {
+                    *error = Some("a reason is required to fail a submission".into());
+                    return;
+                }
+                let (kind, ids) = (*kind, ids.clone());
+                self.popup = None;
+                self.request_plan(kind, ids, Some(reason));
+            }
+            KeyCode::Backspace => {
+                text.pop();
+                *error = None;
+            }
+            KeyCode::Char('u') if ctrl => text.clear(),
+            KeyCode::Char(c) if !ctrl && !c.is_control() => {
+                if text.chars().count() < 500 {
+                    text.push(c);
+                }
+                *error = None;
+            }
+            _ => {}
         }
     }
 
@@ -820,8 +968,28 @@ impl App {
                     ins.touch();
                 }
             }
-            Action::Confirm => self.confirm(),
-            Action::Cancel => self.popup = None,
+            Action::Confirm => self.confirm(false),
+            Action::Yes => self.confirm(true),
+            Action::SwitchButton => {
+                if let Some(Popup::Confirm { yes, action, .. }) = &mut self.popup {
+                    if *action != PopupAction::Close {
+                        *yes = !*yes;
+                    }
+                }
+            }
+            Action::Cancel => {
+                if let Some(p) = self.popup.take() {
+                    if p.is_write_confirm() {
+                        self.info("cancelled: nothing written");
+                    }
+                }
+            }
+            Action::ToggleAudit => self.toggle_audit(),
+            // Write actions: their bindings exist only in write mode; this guard keeps a stray
+            // call (mouse, tests) from doing anything in read-only mode.
+            Action::Act(kind) if self.write_mode() => self.act(kind),
+            Action::ToggleMark if self.write_mode() => self.toggle_mark(),
+            Action::Act(_) | Action::ToggleMark => {}
         }
     }
 
@@ -845,6 +1013,7 @@ impl App {
             Pane::Sessions => self.layout.sessions,
             Pane::Tree => self.layout.tree,
             Pane::Detail => self.layout.detail,
+            Pane::Audit => self.layout.audit,
         };
         hit.map_or(10, |h| h.rows.height.max(2) as usize - 1)
     }
@@ -859,15 +1028,23 @@ impl App {
         if self.stack.pop().is_some() {
             self.focus = match (self.stack.is_empty(), self.root) {
                 (false, _) => Pane::Tree,
-                (true, Root::Submissions) => Pane::List,
-                (true, Root::Sessions) => Pane::Sessions,
+                (true, root) => root_pane(root),
             };
             return;
         }
         match self.focus {
+            Pane::Audit => self.toggle_audit(),
             Pane::List if !self.list.query.is_empty() => {
                 self.list.query.clear();
                 self.rebuild_list();
+            }
+            Pane::List if !self.marks.is_empty() => {
+                let n = self.marks.len();
+                self.marks.clear();
+                self.info(&format!(
+                    "unmarked {n} row{}",
+                    if n == 1 { "" } else { "s" }
+                ));
             }
             Pane::Sessions if !self.sessions.query.is_empty() => {
                 self.sessions.query.clear();
@@ -891,13 +1068,24 @@ impl App {
         self.stack.clear();
         self.banner = None;
         self.root = match self.root {
-            Root::Submissions => Root::Sessions,
+            Root::Submissions | Root::Audit => Root::Sessions,
             Root::Sessions => Root::Submissions,
         };
-        self.focus = match self.root {
-            Root::Submissions => Pane::List,
-            Root::Sessions => Pane::Sessions,
-        };
+        self.focus = root_pane(self.root);
+    }
+
+    /// `a`: the audit trail, or back to where it was opened from.
+    fn toggle_audit(&mut self) {
+        self.stack.clear();
+        self.banner = None;
+        if self.root == Root::Audit {
+            self.root = self.audit_return;
+        } else {
+            self.audit_return = self.root;
+            self.root = Root::Audit;
+            self.effects.push(Effect::Request(RequestKind::Audit));
+        }
+        self.focus = root_pane(self.root);
     }
 
     fn move_by(&mut self, delta: isize) {
@@ -921,6 +1109,9 @@ impl App {
             Pane::Sessions => {
                 self.sessions.selected = step(self.sessions.selected, self.sessions.view.len());
                 self.sessions.selected_id = self.selected_session().map(|s| s.id.clone());
+            }
+            Pane::Audit => {
+                self.audit.selected = step(self.audit.selected, self.audit.rows.len());
             }
             Pane::Tree => {
                 if let Some(ins) = self.inspect_mut() {
@@ -961,6 +1152,12 @@ impl App {
                 if let Some(s) = self.selected_session() {
                     let key = s.id.clone();
                     self.open(Target::Session(key));
+                }
+            }
+            Pane::Audit => {
+                if let Some(a) = self.selected_audit() {
+                    let id = a.submission_id.clone();
+                    self.open(Target::Submission(id));
                 }
             }
             Pane::Tree => self.expand(),
@@ -1197,6 +1394,7 @@ impl App {
         match self.focus {
             Pane::List => self.selected_item().map(|i| i.row.submission_id.clone()),
             Pane::Sessions => self.selected_session().map(|s| s.id.clone()),
+            Pane::Audit => self.selected_audit().map(|a| a.submission_id.clone()),
             Pane::Tree | Pane::Detail => {
                 let ins = self.inspect()?;
                 let node = ins.selected_node()?;
@@ -1236,6 +1434,9 @@ impl App {
             Pane::Sessions => self
                 .selected_session()
                 .map(|s| Target::Session(s.id.clone())),
+            Pane::Audit => self
+                .selected_audit()
+                .map(|a| Target::Submission(a.submission_id.clone())),
             _ => self
                 .selected_item()
                 .map(|i| Target::Submission(i.row.submission_id.clone())),
@@ -1259,10 +1460,7 @@ impl App {
         };
         let p = &s.plan;
         let title = match p.rule {
-            Some(r) => format!(
-                "Apply recovery plan: rule {r} → {}",
-                p.result.unwrap_or("?")
-            ),
+            Some(r) => format!("Recovery plan: rule {r} → {}", p.result.unwrap_or("?")),
             None => format!("Recovery plan: {}", p.disposition.label()),
         };
         let mut lines = vec![p.reason.clone(), String::new()];
@@ -1277,43 +1475,278 @@ impl App {
                     .map(|(i, w)| format!("  {}. {}", i + 1, w.describe())),
             );
         }
+        lines.push(String::new());
         if self.cfg.read_only {
-            lines.push(String::new());
-            lines.push(
-                "READ-ONLY: turnscope writes nothing in this version. Nothing will be written."
-                    .into(),
-            );
+            lines.push("READ-ONLY: nothing will be written.".into());
+        } else {
+            lines
+                .push("S applies these writes one at a time, each previewed and confirmed.".into());
         }
-        let id = s.report.row().submission_id.clone();
+        self.popup = Some(Popup::info(title, lines));
+    }
+
+    /// Press a popup button: `yes` is the `y` key; otherwise the selected button (⏎).
+    fn confirm(&mut self, yes_key: bool) {
+        match self.popup.take() {
+            Some(Popup::Confirm {
+                action,
+                yes,
+                title,
+                lines,
+                confirm_label,
+                scroll,
+            }) => {
+                let go = yes_key || yes;
+                match action {
+                    PopupAction::Close => {}
+                    PopupAction::NextStep { .. } if !go => {
+                        self.info(
+                            "stopped stepping: the rest is left to the runtime (S steps again)",
+                        );
+                    }
+                    _ if !go => {
+                        // ⏎ on No: nothing happens, and the popup stays.
+                        self.popup = Some(Popup::Confirm {
+                            title,
+                            lines,
+                            confirm_label,
+                            action,
+                            scroll,
+                            yes,
+                        });
+                        self.info("No is selected: nothing written · y applies · Tab selects Yes · esc cancels");
+                    }
+                    PopupAction::Apply { kind, items } => self.request_apply(kind, items),
+                    PopupAction::NextStep { submission_id } => {
+                        self.request_plan(ActionKind::Step, vec![submission_id], None)
+                    }
+                }
+            }
+            Some(Popup::Help { .. }) | Some(Popup::Reason { .. }) | None => {}
+        }
+    }
+
+    // ----- write actions (write mode only) -------------------------------------------------
+
+    /// The submissions an action applies to: the marked rows (from the list), else the selected
+    /// row, else the opened submission.
+    fn action_targets(&self) -> Result<Vec<String>, &'static str> {
+        if let Some(ins) = self.inspect() {
+            return match ins.submission() {
+                Some(s) => Ok(vec![s.report.row().submission_id.clone()]),
+                None => Err("open a submission (⏎ on its input) to act on it"),
+            };
+        }
+        if self.focus == Pane::List {
+            if !self.marks.is_empty() {
+                // In list order (sequence), whatever the current filter shows.
+                let mut marked: Vec<&ListItem> = self
+                    .items
+                    .iter()
+                    .filter(|i| self.marks.contains(&i.row.submission_id))
+                    .collect();
+                marked.sort_by_key(|i| i.row.sequence);
+                return Ok(marked
+                    .into_iter()
+                    .map(|i| i.row.submission_id.clone())
+                    .collect());
+            }
+            return match self.selected_item() {
+                Some(it) => Ok(vec![it.row.submission_id.clone()]),
+                None => Err("nothing selected"),
+            };
+        }
+        Err("select a submission first")
+    }
+
+    fn act(&mut self, kind: ActionKind) {
+        if let Some(b) = &self.busy {
+            let msg = format!("one action at a time: still {b}");
+            self.info(&msg);
+            return;
+        }
+        let ids = match self.action_targets() {
+            Ok(ids) => ids,
+            Err(e) => {
+                self.info(e);
+                return;
+            }
+        };
+        if kind == ActionKind::Fail {
+            self.popup = Some(Popup::Reason {
+                kind,
+                ids,
+                text: String::new(),
+                error: None,
+            });
+            return;
+        }
+        self.request_plan(kind, ids, None);
+    }
+
+    fn request_plan(&mut self, kind: ActionKind, ids: Vec<String>, reason: Option<String>) {
+        let what = if ids.len() == 1 {
+            act::short_id(&ids[0])
+        } else {
+            format!("{} marked submissions", ids.len())
+        };
+        self.busy = Some(format!("planning {} of {what}…", kind.as_str()));
+        self.info(&format!("reading {what} and planning {}…", kind.as_str()));
+        self.effects
+            .push(Effect::Request(RequestKind::Plan { kind, ids, reason }));
+    }
+
+    fn request_apply(&mut self, kind: ActionKind, items: Vec<PlanItem>) {
+        let n = items
+            .iter()
+            .filter(|i| i.result.as_ref().is_ok_and(|p| !p.is_noop()))
+            .count();
+        self.busy = Some(format!("applying {}…", kind.as_str()));
+        self.popup = Some(Popup::info(
+            format!("{}: applying…", act::title_word(kind)),
+            vec![format!(
+                "writing {n} submission{}, each in its own fenced transaction…",
+                if n == 1 { "" } else { "s" }
+            )],
+        ));
+        self.effects.push(Effect::Request(RequestKind::Apply {
+            kind,
+            items,
+            operator: self.cfg.operator.clone(),
+        }));
+    }
+
+    fn toggle_mark(&mut self) {
+        if self.focus != Pane::List || self.inspect().is_some() {
+            return;
+        }
+        let Some(id) = self.selected_item().map(|i| i.row.submission_id.clone()) else {
+            return;
+        };
+        if !self.marks.remove(&id) {
+            self.marks.insert(id);
+        }
+        self.move_by(1);
+        let n = self.marks.len();
+        self.info(&format!(
+            "{n} marked · R/Q/F/S act on every marked row · esc unmarks all"
+        ));
+    }
+
+    fn on_planned(&mut self, p: Planned) {
+        self.busy = None;
+        let kind = p.kind;
+        if p.items.len() == 1 {
+            let item = p.items.into_iter().next().expect("one item");
+            match &item.result {
+                Ok(plan) if !plan.is_noop() => {
+                    let plan = plan.clone();
+                    let (title, lines) = act::confirm_single(kind, &item, &plan);
+                    self.status = None;
+                    self.popup = Some(Popup::Confirm {
+                        title,
+                        lines,
+                        confirm_label: format!("Yes, {}", kind.as_str()),
+                        action: PopupAction::Apply {
+                            kind,
+                            items: vec![item],
+                        },
+                        scroll: 0,
+                        yes: false,
+                    });
+                }
+                _ => {
+                    let (title, lines) = act::refused_single(kind, &item);
+                    match &item.result {
+                        Err(r) => {
+                            self.error(&format!("refused: {} · instead: {}", r.reason, r.instead))
+                        }
+                        Ok(_) => self.info("nothing to write"),
+                    }
+                    self.popup = Some(Popup::info(title, lines));
+                }
+            }
+            return;
+        }
+        let (title, lines) = act::confirm_bulk(&p);
+        if p.applicable() == 0 {
+            self.error(
+                "nothing to apply: every marked submission was refused or has nothing to write",
+            );
+            self.popup = Some(Popup::info(title, lines));
+            return;
+        }
+        self.status = None;
         self.popup = Some(Popup::Confirm {
             title,
             lines,
-            confirm_label: if self.cfg.read_only {
-                "ok".into()
-            } else {
-                "apply".into()
-            },
-            action: if self.cfg.read_only {
-                PopupAction::Close
-            } else {
-                PopupAction::ApplyPlan { submission_id: id }
+            confirm_label: format!("Yes, {} {}", kind.as_str(), p.applicable()),
+            action: PopupAction::Apply {
+                kind,
+                items: p.items,
             },
             scroll: 0,
+            yes: false,
         });
     }
 
-    fn confirm(&mut self) {
-        match self.popup.take() {
-            Some(Popup::Confirm { action, .. }) => match action {
-                PopupAction::Close => {}
-                PopupAction::ApplyPlan { submission_id } => {
-                    // Write actions arrive in their own issue; until then nothing is written.
-                    self.info(&format!(
-                        "read-only: nothing was written for {submission_id}"
-                    ));
+    fn on_applied(&mut self, kind: ActionKind, outcomes: Vec<Outcome>) {
+        self.busy = None;
+        for o in &outcomes {
+            if matches!(o.result, act::OutcomeResult::Applied { .. }) {
+                self.own_writes.insert(o.submission_id.clone());
+            }
+        }
+        if outcomes.len() == 1 {
+            let o = &outcomes[0];
+            let (title, lines, next) = act::result_single(kind, o);
+            match &o.result {
+                act::OutcomeResult::Applied { applied, .. } => self.info(&format!(
+                    "{} {}: {} row(s) written, lock held {:.2} ms, audit #{}",
+                    kind.as_str(),
+                    act::short_id(&o.submission_id),
+                    applied.rows_written,
+                    applied.lock_held.as_secs_f64() * 1000.0,
+                    applied.audit_id
+                )),
+                act::OutcomeResult::Fenced(d) => self.error(&format!(
+                    "nothing written: {} changed since the preview ({})",
+                    act::short_id(&o.submission_id),
+                    d.join("; ")
+                )),
+                _ => self.error(&lines.join(" ")),
+            }
+            self.popup = Some(if next {
+                Popup::Confirm {
+                    title,
+                    lines,
+                    confirm_label: "next step".into(),
+                    action: PopupAction::NextStep {
+                        submission_id: o.submission_id.clone(),
+                    },
+                    scroll: 0,
+                    yes: true,
                 }
-            },
-            Some(Popup::Help { .. }) | None => {}
+            } else {
+                Popup::info(title, lines)
+            });
+        } else {
+            let (applied, refused, fenced, errors) = act::counts(&outcomes);
+            self.info(&format!(
+                "{}: {applied} applied · {refused} refused · {fenced} changed since the preview · {errors} failed",
+                kind.as_str()
+            ));
+            let (title, lines) = act::result_bulk(kind, &outcomes);
+            self.popup = Some(Popup::info(title, lines));
+        }
+        // The marked rows an action went through are done with.
+        for o in &outcomes {
+            self.marks.remove(&o.submission_id);
+        }
+        // Fresh data everywhere: the list, the opened submission, the audit trail.
+        self.request_refresh();
+        if self.root != Root::Audit {
+            self.effects.push(Effect::Request(RequestKind::Audit));
         }
     }
 
@@ -1330,6 +1763,8 @@ impl App {
             Some(Pane::List)
         } else if inside(&self.layout.sessions) {
             Some(Pane::Sessions)
+        } else if inside(&self.layout.audit) {
+            Some(Pane::Audit)
         } else {
             None
         };
@@ -1360,6 +1795,7 @@ impl App {
                     Pane::Sessions => self.layout.sessions,
                     Pane::Tree => self.layout.tree,
                     Pane::Detail => self.layout.detail,
+                    Pane::Audit => self.layout.audit,
                 };
                 let Some(hit) = hit else { return };
                 if !hit.rows.contains((x, y).into()) {
@@ -1405,6 +1841,15 @@ impl App {
                             }
                         }
                     }
+                    Pane::Audit => {
+                        let i = self.audit.offset + row;
+                        if i < self.audit.rows.len() {
+                            self.audit.selected = i;
+                            if double {
+                                self.enter();
+                            }
+                        }
+                    }
                     Pane::Detail => {}
                 }
             }
@@ -1418,6 +1863,8 @@ impl App {
         match resp {
             Response::Snapshot(Ok(snap)) => self.on_snapshot(*snap),
             Response::Snapshot(Err(e)) => {
+                // Also how a worker panic arrives: never leave an action waiting forever.
+                self.busy = None;
                 self.refresh_pending = false;
                 self.last_refresh = Some(self.ui_now);
                 self.db_error = Some(e);
@@ -1442,6 +1889,18 @@ impl App {
             }
             Response::Exported(Ok(path)) => self.info(&format!("exported to {}", path.display())),
             Response::Exported(Err(e)) => self.error(&format!("export failed: {e}")),
+            Response::Planned(p) => self.on_planned(p),
+            Response::Applied { kind, outcomes } => self.on_applied(kind, outcomes),
+            Response::Audit(Ok(rows)) => {
+                self.audit.rows = rows;
+                self.audit.loaded = true;
+                self.audit.error = None;
+                self.audit.selected = self
+                    .audit
+                    .selected
+                    .min(self.audit.rows.len().saturating_sub(1));
+            }
+            Response::Audit(Err(e)) => self.audit.error = Some(e),
         }
     }
 
@@ -1468,6 +1927,10 @@ impl App {
             }
         }
         self.items = snap.items;
+        // A marked row that no longer exists cannot be acted on: forget it.
+        let items = &self.items;
+        self.marks
+            .retain(|id| items.iter().any(|i| &i.row.submission_id == id));
         self.counts = snap.counts;
         self.sessions.rows = snap.sessions;
         let first = !self.loaded;
@@ -1482,9 +1945,14 @@ impl App {
             let ms = self.refresh_took.map_or(0, |d| d.as_millis());
             self.info(&format!("refreshed in {ms} ms"));
         }
+        // Our own writes are not "changed under you": forget them after this refresh.
+        let own = std::mem::take(&mut self.own_writes);
         // The selected row changed under the operator (the opened submission is checked below).
         if self.stack.is_empty() {
-            if let Some(old) = &selected_before {
+            if let Some(old) = selected_before
+                .as_ref()
+                .filter(|o| !own.contains(&o.row.submission_id))
+            {
                 let id = &old.row.submission_id;
                 let still = self
                     .selected_item()
@@ -1515,7 +1983,9 @@ impl App {
             match result {
                 Ok(data) => {
                     let change = match (&ins.data, &data) {
-                        (Some(Opened::Submission(a)), Opened::Submission(b)) => {
+                        (Some(Opened::Submission(a)), Opened::Submission(b))
+                            if !own.contains(&b.report.row().submission_id) =>
+                        {
                             describe_change(a, b)
                         }
                         _ => None,
@@ -1530,6 +2000,15 @@ impl App {
                 Err(e) => ins.error = Some(e),
             }
         }
+    }
+}
+
+/// The pane that has focus in a root view.
+fn root_pane(root: Root) -> Pane {
+    match root {
+        Root::Submissions => Pane::List,
+        Root::Sessions => Pane::Sessions,
+        Root::Audit => Pane::Audit,
     }
 }
 

@@ -35,6 +35,9 @@ pub struct HarnessOptions {
     pub export_dir: PathBuf,
     pub theme: Theme,
     pub context_window: Option<u64>,
+    /// `false` is `--write` mode.
+    pub read_only: bool,
+    pub operator: String,
 }
 
 impl HarnessOptions {
@@ -47,6 +50,8 @@ impl HarnessOptions {
             export_dir: std::env::temp_dir(),
             theme: Theme::default(),
             context_window: None,
+            read_only: true,
+            operator: "tester@host".into(),
         }
     }
 }
@@ -57,7 +62,8 @@ impl Harness {
         let store = SqliteStore::open(db)?;
         let cfg = AppConfig {
             display_name: o.display_name,
-            read_only: true,
+            read_only: o.read_only,
+            operator: o.operator,
             // Refresh only when a test asks for it.
             refresh: Duration::from_secs(24 * 3600),
             export_dir: o.export_dir,
@@ -67,7 +73,15 @@ impl Harness {
         let terminal = Terminal::new(TestBackend::new(o.width, o.height)).expect("test backend");
         let mut h = Harness {
             app: App::new(cfg, o.now_ms),
-            worker: Worker::new(store, o.context_window),
+            worker: {
+                // Reproducible entry ids, so previews can be snapshots.
+                let w = Worker::new(store, o.context_window).with_id_seed(7);
+                if o.read_only {
+                    w
+                } else {
+                    w.allow_writes()
+                }
+            },
             terminal,
             copied: Vec::new(),
             clock: Instant::now(),

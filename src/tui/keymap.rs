@@ -3,6 +3,8 @@
 
 use crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
 
+use crate::actions::ActionKind;
+
 /// Which submissions the list shows (one key each).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 pub enum StatusFilter {
@@ -55,8 +57,8 @@ impl StatusFilter {
     }
 }
 
-/// Everything a key (or the mouse) can ask for. Write actions will join this enum in their own
-/// issue; `PlanWrites` already opens the confirm popup they will use.
+/// Everything a key (or the mouse) can ask for. The write actions are one variant, `Act`, and
+/// exist only in `--write` mode (their bindings are marked `write`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Action {
     Quit,
@@ -94,8 +96,20 @@ pub enum Action {
     PrevSubmission,
     NextSubmission,
     ToggleRaw,
+    /// Press the popup's selected button (No on a write until the operator switches).
     Confirm,
+    /// The popup's Yes: apply the previewed writes, or ok.
+    Yes,
+    /// Switch between the popup's No and Yes buttons.
+    SwitchButton,
     Cancel,
+    /// Show the audit trail (both modes).
+    ToggleAudit,
+    /// Write mode only: plan an action on the selected (or every marked) submission and open its
+    /// confirm popup.
+    Act(ActionKind),
+    /// Write mode only: mark or unmark the selected list row for a bulk action.
+    ToggleMark,
 }
 
 /// Where a binding applies. Lookup goes from the focused pane outwards to `Global`.
@@ -110,6 +124,8 @@ pub enum Ctx {
     Inspect,
     Tree,
     Detail,
+    /// The audit trail view.
+    Audit,
     Popup,
 }
 
@@ -123,6 +139,7 @@ impl Ctx {
             Ctx::Inspect => "Opened submission or session (tree and detail)",
             Ctx::Tree => "History tree",
             Ctx::Detail => "Detail",
+            Ctx::Audit => "Audit trail",
             Ctx::Popup => "Popup",
         }
     }
@@ -167,6 +184,16 @@ pub struct Binding {
     /// Short text for the footer; `None` keeps the binding out of the footer. `"keys\ttext"`
     /// overrides the key label (for groups like `1-7`).
     pub footer: Option<&'static str>,
+    /// Only in `--write` mode. In read-only mode the binding is absent: not looked up, not in the
+    /// footer, not in the help.
+    pub write: bool,
+}
+
+impl Binding {
+    /// Whether the binding exists in this mode.
+    pub fn active(&self, write_mode: bool) -> bool {
+        write_mode || !self.write
+    }
 }
 
 const fn b(
@@ -184,6 +211,27 @@ const fn b(
         action,
         help,
         footer,
+        write: false,
+    }
+}
+
+/// A binding that exists only in `--write` mode.
+const fn w(
+    ctx: Ctx,
+    keys: &'static [Key],
+    label: &'static str,
+    action: Action,
+    help: &'static str,
+    footer: Option<&'static str>,
+) -> Binding {
+    Binding {
+        ctx,
+        keys,
+        label,
+        action,
+        help,
+        footer,
+        write: true,
     }
 }
 
@@ -195,11 +243,27 @@ pub static KEYMAP: &[Binding] = &[
     // Popup first: it owns the keyboard while open.
     b(
         C::Popup,
-        &[code(KeyCode::Enter), k('y')],
-        "⏎/y",
+        &[code(KeyCode::Enter)],
+        "⏎",
         A::Confirm,
-        "confirm",
-        Some("confirm"),
+        "press the selected button (a write's confirm opens with No selected)",
+        Some("select"),
+    ),
+    b(
+        C::Popup,
+        &[k('y')],
+        "y",
+        A::Yes,
+        "yes: apply the previewed writes, or ok",
+        Some("yes"),
+    ),
+    b(
+        C::Popup,
+        &[code(KeyCode::Tab), code(KeyCode::BackTab)],
+        "Tab",
+        A::SwitchButton,
+        "switch between the No and Yes buttons",
+        None,
     ),
     b(
         C::Popup,
@@ -330,6 +394,55 @@ pub static KEYMAP: &[Binding] = &[
         "open the submission: history tree, verdict, plan",
         Some("open"),
     ),
+    w(
+        C::List,
+        &[k('R')],
+        "R",
+        A::Act(ActionKind::Repair),
+        "repair: complete the trailing tool batch as the runtime does (previewed)",
+        Some("R/Q/F/S\tact"),
+    ),
+    w(
+        C::List,
+        &[k('Q')],
+        "Q",
+        A::Act(ActionKind::Requeue),
+        "requeue: back to the queue, only where the runtime's rule 7 would (previewed)",
+        None,
+    ),
+    w(
+        C::List,
+        &[k('F')],
+        "F",
+        A::Act(ActionKind::Fail),
+        "fail: give up with the runtime's failure writes; asks for a reason (previewed)",
+        None,
+    ),
+    w(
+        C::List,
+        &[k('S')],
+        "S",
+        A::Act(ActionKind::Step),
+        "step: apply the next write of the runtime's own plan, one at a time (previewed)",
+        None,
+    ),
+    w(
+        C::List,
+        &[k(' ')],
+        "space",
+        A::ToggleMark,
+        "mark or unmark the row; R/Q/F/S then act on every marked row",
+        Some("␣\tmark"),
+    ),
+    // Audit trail.
+    b(
+        C::Audit,
+        &[code(KeyCode::Enter)],
+        "⏎",
+        A::Enter,
+        "open the submission the action was applied to",
+        Some("open"),
+    ),
     // Sessions list.
     b(
         C::Sessions,
@@ -401,7 +514,39 @@ pub static KEYMAP: &[Binding] = &[
         &[k('W')],
         "W",
         A::PlanWrites,
-        "apply the recovery plan… (read-only: shows what would be written)",
+        "show the runtime's recovery plan: the writes its reconciler would make",
+        None,
+    ),
+    w(
+        C::Inspect,
+        &[k('R')],
+        "R",
+        A::Act(ActionKind::Repair),
+        "repair this submission (preview, then confirm)",
+        Some("R/Q/F/S\tact"),
+    ),
+    w(
+        C::Inspect,
+        &[k('Q')],
+        "Q",
+        A::Act(ActionKind::Requeue),
+        "requeue this submission (preview, then confirm)",
+        None,
+    ),
+    w(
+        C::Inspect,
+        &[k('F')],
+        "F",
+        A::Act(ActionKind::Fail),
+        "fail this submission; asks for a reason (preview, then confirm)",
+        None,
+    ),
+    w(
+        C::Inspect,
+        &[k('S')],
+        "S",
+        A::Act(ActionKind::Step),
+        "step through this submission's recovery, one runtime write at a time",
         None,
     ),
     b(
@@ -576,6 +721,14 @@ pub static KEYMAP: &[Binding] = &[
     ),
     b(
         C::Global,
+        &[k('a')],
+        "a",
+        A::ToggleAudit,
+        "the audit trail: every action turnscope applied to this database, newest first",
+        None,
+    ),
+    b(
+        C::Global,
         &[k('?')],
         "?",
         A::Help,
@@ -599,22 +752,26 @@ fn key_matches(key: &Key, ev: &KeyEvent) -> bool {
     }
 }
 
-/// The action for `ev` in the given contexts (innermost first).
-pub fn lookup(ctxs: &[Ctx], ev: &KeyEvent) -> Option<Action> {
+/// The action for `ev` in the given contexts (innermost first). Write bindings only match in
+/// `--write` mode.
+pub fn lookup(ctxs: &[Ctx], ev: &KeyEvent, write_mode: bool) -> Option<Action> {
     ctxs.iter().find_map(|ctx| {
         KEYMAP
             .iter()
-            .filter(|b| b.ctx == *ctx)
+            .filter(|b| b.ctx == *ctx && b.active(write_mode))
             .find(|b| b.keys.iter().any(|k| key_matches(k, ev)))
             .map(|b| b.action)
     })
 }
 
 /// Footer hints for the given contexts, innermost first, without duplicates: (keys, text, action).
-pub fn footer(ctxs: &[Ctx]) -> Vec<(&'static str, &'static str, Action)> {
+pub fn footer(ctxs: &[Ctx], write_mode: bool) -> Vec<(&'static str, &'static str, Action)> {
     let mut out: Vec<(&str, &str, Action)> = Vec::new();
     for ctx in ctxs {
-        for bnd in KEYMAP.iter().filter(|b| b.ctx == *ctx) {
+        for bnd in KEYMAP
+            .iter()
+            .filter(|b| b.ctx == *ctx && b.active(write_mode))
+        {
             if let Some(text) = bnd.footer {
                 let (label, text) = text.split_once('\t').unwrap_or((bnd.label, text));
                 if !out.iter().any(|(_, t, _)| *t == text) {
@@ -626,8 +783,8 @@ pub fn footer(ctxs: &[Ctx]) -> Vec<(&'static str, &'static str, Action)> {
     out
 }
 
-/// Help groups in display order: (title, [(keys, description)]).
-pub fn help_groups() -> Vec<(&'static str, Vec<(&'static str, &'static str)>)> {
+/// Help groups in display order: (title, [(keys, description)]), for this mode.
+pub fn help_groups(write_mode: bool) -> Vec<(&'static str, Vec<(&'static str, &'static str)>)> {
     [
         C::Global,
         C::Nav,
@@ -636,13 +793,14 @@ pub fn help_groups() -> Vec<(&'static str, Vec<(&'static str, &'static str)>)> {
         C::Inspect,
         C::Tree,
         C::Detail,
+        C::Audit,
         C::Popup,
     ]
     .into_iter()
     .map(|ctx| {
         let rows = KEYMAP
             .iter()
-            .filter(|b| b.ctx == ctx)
+            .filter(|b| b.ctx == ctx && b.active(write_mode))
             .map(|b| (b.label, b.help))
             .collect();
         (ctx.title(), rows)
@@ -662,35 +820,40 @@ mod tests {
     fn innermost_context_wins() {
         let slash = ev(KeyCode::Char('/'), KeyModifiers::NONE);
         assert_eq!(
-            lookup(&[C::List, C::Nav, C::Global], &slash),
+            lookup(&[C::List, C::Nav, C::Global], &slash, false),
             Some(A::StartFilter)
         );
         assert_eq!(
-            lookup(&[C::Tree, C::Inspect, C::Nav, C::Global], &slash),
+            lookup(&[C::Tree, C::Inspect, C::Nav, C::Global], &slash, false),
             Some(A::Search)
         );
         let g = ev(KeyCode::Char('G'), KeyModifiers::SHIFT);
-        assert_eq!(lookup(&[C::List, C::Nav, C::Global], &g), Some(A::Bottom));
+        assert_eq!(
+            lookup(&[C::List, C::Nav, C::Global], &g, false),
+            Some(A::Bottom)
+        );
         let cc = ev(KeyCode::Char('c'), KeyModifiers::CONTROL);
         assert_eq!(
-            lookup(&[C::Tree, C::Inspect, C::Nav, C::Global], &cc),
+            lookup(&[C::Tree, C::Inspect, C::Nav, C::Global], &cc, false),
             Some(A::Quit)
         );
         let c = ev(KeyCode::Char('c'), KeyModifiers::NONE);
         assert_eq!(
-            lookup(&[C::Tree, C::Inspect, C::Nav, C::Global], &c),
+            lookup(&[C::Tree, C::Inspect, C::Nav, C::Global], &c, false),
             Some(A::JumpCheckpoint)
         );
-        assert_eq!(lookup(&[C::List, C::Nav, C::Global], &c), None);
+        assert_eq!(lookup(&[C::List, C::Nav, C::Global], &c, false), None);
     }
 
     #[test]
     fn no_key_is_bound_twice_in_one_lookup_chain() {
-        let chains: [&[Ctx]; 4] = [
+        let chains: [&[Ctx]; 6] = [
             &[C::List, C::Nav, C::Global],
             &[C::Sessions, C::Nav, C::Global],
             &[C::Tree, C::Inspect, C::Nav, C::Global],
             &[C::Detail, C::Inspect, C::Nav, C::Global],
+            &[C::Audit, C::Nav, C::Global],
+            &[C::Popup],
         ];
         for chain in chains {
             let mut seen: Vec<(Key, Ctx)> = Vec::new();
@@ -708,5 +871,46 @@ mod tests {
                 }
             }
         }
+    }
+
+    #[test]
+    fn write_bindings_are_absent_in_read_only_mode() {
+        let chains: [&[Ctx]; 2] = [
+            &[C::List, C::Nav, C::Global],
+            &[C::Tree, C::Inspect, C::Nav, C::Global],
+        ];
+        for chain in chains {
+            for c in ['R', 'Q', 'F', 'S'] {
+                let e = ev(KeyCode::Char(c), KeyModifiers::SHIFT);
+                assert_eq!(lookup(chain, &e, false), None, "{c} in read-only mode");
+                assert!(matches!(lookup(chain, &e, true), Some(A::Act(_))), "{c}");
+            }
+            let footer_ro = footer(chain, false);
+            assert!(footer_ro
+                .iter()
+                .all(|(_, _, a)| !matches!(a, A::Act(_) | A::ToggleMark)));
+            assert!(footer(chain, true)
+                .iter()
+                .any(|(_, _, a)| matches!(a, A::Act(_))));
+        }
+        let space = ev(KeyCode::Char(' '), KeyModifiers::NONE);
+        assert_eq!(lookup(&[C::List, C::Nav, C::Global], &space, false), None);
+        assert_eq!(
+            lookup(&[C::List, C::Nav, C::Global], &space, true),
+            Some(A::ToggleMark)
+        );
+        let help: Vec<&str> = help_groups(false)
+            .into_iter()
+            .flat_map(|(_, rows)| rows.into_iter().map(|(_, h)| h))
+            .collect();
+        for b in KEYMAP.iter().filter(|b| b.write) {
+            assert!(!help.contains(&b.help), "{:?} in read-only help", b.help);
+        }
+        // The audit trail is there in both modes.
+        let a = ev(KeyCode::Char('a'), KeyModifiers::NONE);
+        assert_eq!(
+            lookup(&[C::List, C::Nav, C::Global], &a, false),
+            Some(A::ToggleAudit)
+        );
     }
 }

@@ -1,6 +1,7 @@
 //! The full-screen terminal UI (ratatui + crossterm): the stuck-submission list, the active-path
 //! tree with the trailing partial batch highlighted, the verdict and recovery plan, sessions, live
-//! refresh. Read-only.
+//! refresh, the audit trail. Read-only by default; with `--write` the operator can repair,
+//! requeue, fail and step submissions, each previewed, confirmed (No selected) and fenced.
 //!
 //! Threads: the UI thread draws and handles keys; an input thread reads terminal events; a worker
 //! thread owns its own read-only database connection. All three meet on one channel, so database
@@ -9,6 +10,7 @@
 //! The terminal is restored on quit, on error, on panic (a hook) and on Ctrl-C (a key in raw
 //! mode). Nothing is printed while the terminal is in raw mode; logs go to `--log`/`TURNSCOPE_LOG`.
 
+mod act;
 mod app;
 mod data;
 #[doc(hidden)]
@@ -38,7 +40,8 @@ use crossterm::{cursor, execute};
 use ratatui::backend::CrosstermBackend;
 use ratatui::Terminal;
 
-pub use app::{App, AppConfig, Effect, Pane, Popup, RequestKind, Root};
+pub use act::{Outcome, OutcomeResult, PlanItem, Planned, StateSummary};
+pub use app::{App, AppConfig, Effect, Pane, Popup, PopupAction, RequestKind, Root};
 pub use data::Target;
 pub use keymap::{Action, StatusFilter, KEYMAP};
 pub use theme::Theme;
@@ -58,8 +61,10 @@ pub struct TuiOptions {
     pub context_window: Option<u64>,
     /// Pin "now" (ms since the epoch), for tests.
     pub now_override: Option<i64>,
-    /// Always true in this version: a READ-ONLY badge is shown and nothing is written.
+    /// True unless `--write`: a READ-ONLY badge, and the write actions are absent.
     pub read_only: bool,
+    /// `user@host` recorded in the audit trail (`--operator`, else `$USER@hostname`).
+    pub operator: String,
     /// Shown in the header instead of the path (e.g. "demo database").
     pub display_name: Option<String>,
     /// Where `e` writes exports (default: the current directory).
@@ -76,6 +81,7 @@ impl TuiOptions {
             context_window: None,
             now_override: None,
             read_only: true,
+            operator: String::from("unknown@localhost"),
             display_name: None,
             export_dir: None,
             log_file: None,
@@ -225,6 +231,23 @@ pub fn request_for(kind: RequestKind, now_ms: i64, export_dir: &std::path::Path)
             dir: export_dir.to_path_buf(),
             now_ms,
         },
+        RequestKind::Plan { kind, ids, reason } => Request::Plan {
+            kind,
+            ids,
+            reason,
+            now_ms,
+        },
+        RequestKind::Apply {
+            kind,
+            items,
+            operator,
+        } => Request::Apply {
+            kind,
+            items,
+            operator,
+            now_ms,
+        },
+        RequestKind::Audit => Request::Audit,
     }
 }
 
@@ -252,17 +275,18 @@ pub fn run(options: TuiOptions) -> Result<(), TuiError> {
             .clone()
             .unwrap_or_else(|| options.db.display().to_string()),
         read_only: options.read_only,
+        operator: options.operator.clone(),
         refresh: options.refresh.max(Duration::from_millis(100)),
         export_dir: export_dir.clone(),
         now_override: options.now_override,
         theme: Theme::from_env(),
     };
     let (tx, rx) = channel::<Event>();
-    let (req_tx, worker_thread) = worker::spawn(
-        Worker::new(store, options.context_window),
-        tx.clone(),
-        Event::Worker,
-    );
+    let mut worker = Worker::new(store, options.context_window);
+    if !options.read_only {
+        worker = worker.allow_writes();
+    }
+    let (req_tx, worker_thread) = worker::spawn(worker, tx.clone(), Event::Worker);
     let guard = Guard::enter()?;
     let stop = Arc::new(AtomicBool::new(false));
     let input_thread = spawn_input(tx, stop.clone());

@@ -113,6 +113,23 @@ impl Theme {
         }
     }
 
+    /// `--write` mode: loud, and distinct from READ-ONLY also without colour (the text differs).
+    pub fn badge_write(&self) -> Style {
+        if self.color {
+            Style::new()
+                .bg(Color::Red)
+                .fg(Color::White)
+                .add_modifier(Modifier::BOLD)
+        } else {
+            Style::new().add_modifier(Modifier::REVERSED | Modifier::BOLD | Modifier::UNDERLINED)
+        }
+    }
+
+    /// A row marked for a bulk action.
+    pub fn marked(&self) -> Style {
+        self.fg(Color::Magenta).add_modifier(Modifier::BOLD)
+    }
+
     pub fn banner(&self) -> Style {
         if self.color {
             Style::new()

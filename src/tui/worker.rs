@@ -2,6 +2,9 @@
 //! are not `Sync`), answers requests in order, coalesces queued refreshes, and never panics the UI:
 //! every failure becomes an error message the status line shows.
 //!
+//! In `--write` mode (and only then) it also plans and applies operator actions; the read-write
+//! connection is opened on the first apply, so a read-only session never opens one.
+//!
 //! `Worker::handle` is synchronous so tests can drive the app without threads.
 
 use std::collections::HashMap;
@@ -13,11 +16,16 @@ use std::time::Instant;
 
 use serde_json::{json, Value};
 
+use super::act::{self, Outcome, OutcomeResult, PlanItem, Planned, StateSummary};
 use super::data::{ListItem, Opened, OpenedSession, OpenedSubmission, Snapshot, Target};
+use crate::actions::{ActionKind, EntryIds, Refusal};
 use crate::core::plan::plan_recovery;
 use crate::core::time::iso_from_ms;
 use crate::report::SubmissionReport;
-use crate::store::{JournalStore, ListFilter, SqliteStore, StoreError, SubmissionBundle};
+use crate::store::{
+    ApplyError, AuditRecord, JournalStore, ListFilter, SqliteStore, SqliteWriter, StoreError,
+    SubmissionBundle,
+};
 
 #[derive(Debug, Clone)]
 pub enum Request {
@@ -35,6 +43,22 @@ pub enum Request {
         dir: PathBuf,
         now_ms: i64,
     },
+    /// Re-read each submission at `now_ms` and plan `kind` on it (write mode).
+    Plan {
+        kind: ActionKind,
+        ids: Vec<String>,
+        reason: Option<String>,
+        now_ms: i64,
+    },
+    /// Apply each planned item in its own fenced transaction (write mode).
+    Apply {
+        kind: ActionKind,
+        items: Vec<PlanItem>,
+        operator: String,
+        now_ms: i64,
+    },
+    /// The audit trail, newest first.
+    Audit,
     Stop,
 }
 
@@ -46,6 +70,12 @@ pub enum Response {
         result: Result<Opened, String>,
     },
     Exported(Result<PathBuf, String>),
+    Planned(Planned),
+    Applied {
+        kind: ActionKind,
+        outcomes: Vec<Outcome>,
+    },
+    Audit(Result<Vec<AuditRecord>, String>),
 }
 
 struct Cached {
@@ -58,6 +88,12 @@ pub struct Worker {
     store: Option<SqliteStore>,
     context_window: Option<u64>,
     cache: HashMap<String, Cached>,
+    /// `--write` mode: plans and applies are allowed.
+    writable: bool,
+    /// The read-write connection, opened on the first apply.
+    writer: Option<SqliteWriter>,
+    /// A fixed seed for new entry ids (tests: reproducible previews); random otherwise.
+    id_seed: Option<u64>,
 }
 
 fn store_error(e: &StoreError) -> String {
@@ -71,7 +107,22 @@ impl Worker {
             store: Some(store),
             context_window,
             cache: HashMap::new(),
+            writable: false,
+            writer: None,
+            id_seed: None,
         }
+    }
+
+    /// Allow write actions (`--write`).
+    pub fn allow_writes(mut self) -> Worker {
+        self.writable = true;
+        self
+    }
+
+    /// New entry ids from a fixed sequence (reproducible previews in tests).
+    pub fn with_id_seed(mut self, seed: u64) -> Worker {
+        self.id_seed = Some(seed);
+        self
     }
 
     /// The store, reopened if it was dropped; an error when the file is gone.
@@ -112,6 +163,26 @@ impl Worker {
                 dir,
                 now_ms,
             } => Some(Response::Exported(self.export(&target, &dir, now_ms))),
+            Request::Plan {
+                kind,
+                ids,
+                reason,
+                now_ms,
+            } => Some(Response::Planned(self.plan(kind, &ids, reason, now_ms))),
+            Request::Apply {
+                kind,
+                items,
+                operator,
+                now_ms,
+            } => Some(Response::Applied {
+                kind,
+                outcomes: self.apply(&items, &operator, now_ms),
+            }),
+            Request::Audit => {
+                Some(Response::Audit(self.store().and_then(|s| {
+                    s.audit_records().map_err(|e| store_error(&e))
+                })))
+            }
             Request::Stop => None,
         }
     }
@@ -244,6 +315,121 @@ impl Worker {
                 ))))
             }
         }
+    }
+
+    fn entry_ids(&self, r: &SubmissionReport) -> EntryIds {
+        match self.id_seed {
+            None => EntryIds::for_report(r),
+            Some(seed) => {
+                // splitmix64: a fixed, well-spread sequence.
+                let mut x = seed;
+                EntryIds::with_source(
+                    r,
+                    Box::new(move || {
+                        x = x.wrapping_add(0x9e37_79b9_7f4a_7c15);
+                        let mut z = x;
+                        z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
+                        z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
+                        z ^ (z >> 31)
+                    }),
+                )
+            }
+        }
+    }
+
+    /// Plan `kind` on each submission, freshly read at `now_ms` (the fence is what this read saw).
+    fn plan(
+        &mut self,
+        kind: ActionKind,
+        ids: &[String],
+        reason: Option<String>,
+        now_ms: i64,
+    ) -> Planned {
+        let cw = self.context_window;
+        let mut items = Vec::with_capacity(ids.len());
+        for id in ids {
+            let loaded = if self.writable {
+                self.store().and_then(|s| {
+                    SubmissionReport::load(s, id, cw, now_ms).map_err(|e| store_error(&e))
+                })
+            } else {
+                Err("turnscope is read-only: start it with --write to act on submissions".into())
+            };
+            let item = match loaded {
+                Ok(r) => {
+                    let mut ids = self.entry_ids(&r);
+                    PlanItem {
+                        submission_id: r.row().submission_id.clone(),
+                        before: Some(StateSummary::of(&r)),
+                        result: act::plan_one(kind, &r, reason.as_deref(), now_ms, &mut ids),
+                    }
+                }
+                Err(e) => PlanItem {
+                    submission_id: id.clone(),
+                    before: None,
+                    result: Err(Refusal {
+                        reason: e,
+                        instead: "refresh and try again".into(),
+                    }),
+                },
+            };
+            items.push(item);
+        }
+        Planned {
+            kind,
+            reason,
+            items,
+        }
+    }
+
+    /// Apply each planned item in its own fenced transaction, then re-read it.
+    fn apply(&mut self, items: &[PlanItem], operator: &str, now_ms: i64) -> Vec<Outcome> {
+        let cw = self.context_window;
+        let mut out = Vec::with_capacity(items.len());
+        for item in items {
+            let result = match &item.result {
+                Err(r) => OutcomeResult::Refused(r.clone()),
+                Ok(plan) if plan.is_noop() => OutcomeResult::Noop(plan.summary.clone()),
+                Ok(plan) => match self.writer() {
+                    Err(e) => OutcomeResult::Error(e),
+                    Ok(w) => match act::apply_one(w, plan, operator, now_ms) {
+                        Ok(applied) => {
+                            let after = self.store().ok().and_then(|s| {
+                                SubmissionReport::load(s, &plan.submission_id, cw, now_ms).ok()
+                            });
+                            OutcomeResult::Applied {
+                                applied,
+                                after: after.as_ref().map(|r| Box::new(StateSummary::of(r))),
+                            }
+                        }
+                        Err(ApplyError::Fenced(diffs)) => OutcomeResult::Fenced(diffs),
+                        Err(ApplyError::Store(e)) => {
+                            // A broken connection is reopened on the next apply.
+                            self.writer = None;
+                            OutcomeResult::Error(store_error(&e))
+                        }
+                    },
+                },
+            };
+            out.push(Outcome {
+                submission_id: item.submission_id.clone(),
+                before: item.before.clone(),
+                result,
+            });
+        }
+        out
+    }
+
+    fn writer(&mut self) -> Result<&mut SqliteWriter, String> {
+        if !self.writable {
+            return Err(
+                "turnscope is read-only: start it with --write to act on submissions".into(),
+            );
+        }
+        if self.writer.is_none() {
+            self.writer = Some(SqliteWriter::open(&self.path).map_err(|e| store_error(&e))?);
+        }
+        Ok(self.writer.as_mut().expect("just opened"))
     }
 
     fn export(&mut self, target: &Target, dir: &Path, now_ms: i64) -> Result<PathBuf, String> {

@@ -267,12 +267,29 @@ fn help_is_generated_from_the_keymap() {
         text.push_str(&h.render());
     }
     settings().bind(|| insta::assert_snapshot!("help", text));
-    // Every binding's description appears in the help.
+    // Every binding's description appears in the help, in the mode it exists in.
     let mut h = fixture(dir.path(), "tool-results-partial", (160, 200));
     h.press("?");
     let screen = h.render();
     for b in turnscope::tui::KEYMAP {
-        assert!(screen.contains(b.help), "help lacks {:?}", b.help);
+        if b.write {
+            assert!(!screen.contains(b.help), "read-only help has {:?}", b.help);
+        } else {
+            assert!(screen.contains(b.help), "help lacks {:?}", b.help);
+        }
+    }
+    let db = unpack_fixture(dir.path(), "tool-results-partial");
+    let mut o = opts("x.db", fixture_now(&db), (160, 220), dir.path());
+    o.read_only = false;
+    let mut h = Harness::open(&db, o).unwrap();
+    h.press("?");
+    let screen = h.render();
+    for b in turnscope::tui::KEYMAP {
+        assert!(
+            screen.contains(b.help),
+            "write-mode help lacks {:?}",
+            b.help
+        );
     }
 }
 
@@ -707,7 +724,8 @@ impl Tmux {
     }
 
     fn wait_for(&self, needle: &str) -> Option<String> {
-        for _ in 0..100 {
+        // Up to 30 s: CI runs this beside the rest of the suite on two cores.
+        for _ in 0..300 {
             let screen = self.capture();
             if screen.contains(needle) {
                 return Some(screen);
@@ -869,4 +887,627 @@ fn a_locked_database_shows_in_the_status_line_and_the_app_recovers() {
     locker.execute_batch("ROLLBACK").unwrap();
     h.refresh();
     assert!(h.app.db_error.is_none());
+}
+
+// ----- write actions (--write) ------------------------------------------------------------------
+
+fn write_opts(name: &str, now: i64, size: (u16, u16), dir: &Path) -> HarnessOptions {
+    let mut o = opts(name, now, size, dir);
+    o.read_only = false;
+    o
+}
+
+/// A fresh copy of the demo database (each write test gets its own).
+fn demo_copy(dir: &Path, tag: &str) -> Option<PathBuf> {
+    let src = dir.join("demo.db");
+    if !src.exists() {
+        demo_db(dir)?;
+    }
+    let dst = dir.join(format!("demo-{tag}.db"));
+    std::fs::copy(&src, &dst).unwrap();
+    Some(dst)
+}
+
+/// The main file and its WAL, byte for byte.
+fn db_bytes(db: &Path) -> (Vec<u8>, Vec<u8>) {
+    let wal = PathBuf::from(format!("{}-wal", db.display()));
+    (
+        std::fs::read(db).unwrap(),
+        std::fs::read(wal).unwrap_or_default(),
+    )
+}
+
+/// Everything an action could change, as text: submissions, journals, sessions, entries, audit.
+fn db_state(db: &Path) -> String {
+    let conn = rusqlite::Connection::open(db).unwrap();
+    let mut out = String::new();
+    for sql in [
+        "SELECT submission_id, status, attempt_id, error, settled_at, lease_expires_at, terminal_event_key FROM flue_agent_submissions ORDER BY sequence",
+        "SELECT submission_id, phase, revision, committed, checkpoint_leaf_id FROM flue_agent_turn_journals ORDER BY submission_id",
+        "SELECT id, data FROM flue_sessions ORDER BY id",
+        "SELECT session_id, entry_id, position, data FROM flue_session_entries ORDER BY session_id, position",
+        "SELECT name FROM sqlite_master WHERE name = 'turnscope_audit'",
+    ] {
+        let mut stmt = conn.prepare(sql).unwrap();
+        let n = stmt.column_count();
+        let rows = stmt
+            .query_map([], |r| {
+                let mut v = Vec::new();
+                for i in 0..n {
+                    v.push(format!("{:?}", r.get::<_, rusqlite::types::Value>(i)?));
+                }
+                Ok(v.join("|"))
+            })
+            .unwrap();
+        for row in rows {
+            out.push_str(&row.unwrap());
+            out.push('\n');
+        }
+    }
+    out
+}
+
+fn audit_rows(db: &Path) -> Vec<(String, String, Option<String>, String)> {
+    let store = SqliteStore::open(db).unwrap();
+    store
+        .audit_records()
+        .unwrap()
+        .into_iter()
+        .map(|a| (a.action, a.submission_id, a.reason, a.operator))
+        .collect()
+}
+
+fn report_of(db: &Path, id: &str) -> turnscope::report::SubmissionReport {
+    let store = SqliteStore::open(db).unwrap();
+    turnscope::report::SubmissionReport::load(&store, id, Some(200_000), NOW).unwrap()
+}
+
+/// The id of the demo's stuck submission of `instance`.
+fn demo_id(db: &Path, instance: &str) -> String {
+    let store = SqliteStore::open(db).unwrap();
+    store
+        .list_submissions(&ListFilter::All)
+        .unwrap()
+        .into_iter()
+        .find(|r| r.instance_id().as_deref() == Some(instance) && r.status == "running")
+        .unwrap_or_else(|| panic!("no running submission for {instance}"))
+        .submission_id
+}
+
+/// The popup's title and lines (panics when no confirm popup is open).
+fn popup(h: &Harness) -> (String, String) {
+    match &h.app.popup {
+        Some(Popup::Confirm { title, lines, .. }) => (title.clone(), lines.join("\n")),
+        other => panic!("expected a confirm popup, got {other:?}"),
+    }
+}
+
+/// Lock-hold times and the version differ between runs: mask them in snapshots. The masked
+/// number has a fixed width; the next run of spaces absorbs the difference, so borders and
+/// right-aligned text stay where they were.
+fn mask(text: &str) -> String {
+    let mut out = String::with_capacity(text.len());
+    for line in text.lines() {
+        let mut done = String::new();
+        let mut rest = line;
+        let mut pad: isize = 0;
+        while let Some(i) = rest.find(" ms") {
+            let head = &rest[..i];
+            let start = head
+                .rfind(|c: char| !(c.is_ascii_digit() || c == '.'))
+                .map_or(0, |k| k + 1);
+            let num = &head[start..];
+            done.push_str(&head[..start]);
+            if num.chars().any(|c| c.is_ascii_digit()) {
+                done.push_str("#.##");
+                pad += num.len() as isize - 4;
+            } else {
+                done.push_str(num);
+            }
+            done.push_str(" ms");
+            rest = &rest[i + 3..];
+        }
+        let rest = if pad > 0 {
+            let fill = " ".repeat(pad as usize);
+            match rest.find("  ") {
+                Some(k) => format!("{}{fill}{}", &rest[..k], &rest[k..]),
+                None => format!("{rest}{fill}"),
+            }
+        } else {
+            rest.to_string()
+        };
+        done.push_str(&rest);
+        out.push_str(&done);
+        out.push('\n');
+    }
+    out.replace(
+        &format!("turnscope {}", env!("CARGO_PKG_VERSION")),
+        "turnscope X.Y.Z",
+    )
+}
+
+#[test]
+fn read_only_mode_has_no_write_actions() {
+    let dir = tempfile::tempdir().unwrap();
+    let Some(db) = demo_copy(dir.path(), "ro") else {
+        return;
+    };
+    let mut text = String::new();
+    for write in [false, true] {
+        // Tall enough for the whole help.
+        let mut o = opts("demo.db", NOW, (160, 110), dir.path());
+        o.read_only = !write;
+        let mut h = Harness::open(&db, o).unwrap();
+        let list = h.render();
+        h.press("<Enter>");
+        let tree = h.render();
+        h.press("<Esc>?");
+        let help = h.render();
+        let last = |s: &str| s.lines().last().unwrap_or("").to_string();
+        let first = |s: &str| s.lines().next().unwrap_or("").to_string();
+        text.push_str(&format!(
+            "── {} ──\nheader: {}\nlist footer: {}\ntree footer: {}\n{help}",
+            if write { "--write" } else { "read-only" },
+            first(&list),
+            last(&list),
+            last(&tree)
+        ));
+        for part in ["R/Q/F/S act", "␣ mark"] {
+            assert_eq!(list.contains(part), write, "{part} in the list footer");
+            assert_eq!(tree.contains("R/Q/F/S act"), write, "tree footer");
+        }
+        assert_eq!(list.contains("READ-ONLY"), !write);
+        assert_eq!(list.contains(" WRITE "), write);
+        assert_eq!(help.contains("repair: complete the trailing"), write);
+    }
+    settings().bind(|| insta::assert_snapshot!("write_keys_by_mode", text));
+
+    // Read-only: the keys do nothing at all, in the list and in an opened submission.
+    let before = db_bytes(&db);
+    let mut h = Harness::open(&db, opts("demo.db", NOW, (80, 24), dir.path())).unwrap();
+    for keys in ["R", "Q", "F", "S", "<Space>R", "<Space>F"] {
+        h.press(keys);
+        assert!(
+            h.app.popup.is_none(),
+            "{keys} opened a popup in read-only mode"
+        );
+        assert!(
+            h.app.marks.is_empty(),
+            "{keys} marked a row in read-only mode"
+        );
+        assert!(h.app.effects.is_empty());
+    }
+    h.press("g<Enter>");
+    for keys in ["R", "Q", "F", "S"] {
+        h.press(keys);
+        assert!(h.app.popup.is_none(), "{keys} in the tree, read-only");
+    }
+    // Not even a stray action call writes (the app guards it too).
+    h.app.apply(turnscope::tui::Action::Act(
+        turnscope::actions::ActionKind::Repair,
+    ));
+    h.settle();
+    assert!(h.app.popup.is_none());
+    drop(h);
+    assert!(
+        db_bytes(&db) == before,
+        "read-only mode changed the database"
+    );
+    assert!(audit_rows(&db).is_empty());
+}
+
+#[test]
+fn repair_previews_waits_for_yes_applies_and_is_audited() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut text = String::new();
+    for size in SIZES {
+        let Some(db) = demo_copy(dir.path(), &format!("repair-{}x{}", size.0, size.1)) else {
+            return;
+        };
+        let id = demo_id(&db, "billing-bot");
+        assert_eq!(
+            report_of(&db, &id).classification().state.label(),
+            "tool_use_unresolved"
+        );
+        let mut h = Harness::open(&db, write_opts("demo.db", NOW, size, dir.path())).unwrap();
+        h.press("/billing-bot<Enter>R");
+        let (title, lines) = popup(&h);
+        assert!(title.starts_with("Repair 83b5277a"), "{title}");
+        for part in [
+            "insert entry",
+            "\"isError\":true",
+            "update flue_sessions.data",
+            "phase: 'tool_request_recorded' → 'before_provider'",
+            "afterwards: resume/tool_results",
+        ] {
+            assert!(lines.contains(part), "{part} missing:\n{lines}");
+        }
+        assert!(
+            matches!(h.app.popup, Some(Popup::Confirm { yes: false, .. })),
+            "No is selected"
+        );
+        text.push_str(&format!("── {}x{} ──\n", size.0, size.1));
+        text.push_str(&h.render());
+        let state = db_state(&db);
+        // ⏎ on the default button: nothing happens.
+        h.press("<Enter>");
+        assert!(h.app.popup.as_ref().is_some_and(|p| p.is_write_confirm()));
+        assert!(h
+            .app
+            .status
+            .as_ref()
+            .unwrap()
+            .text
+            .contains("No is selected"));
+        assert_eq!(db_state(&db), state, "⏎ on No wrote something");
+        // y applies.
+        h.press("y");
+        let (title, lines) = popup(&h);
+        assert!(title.starts_with("Repair applied"), "{title}\n{lines}");
+        assert!(
+            lines.contains("applied: 4 row(s) written · write lock held"),
+            "{lines}"
+        );
+        assert!(lines.contains("audit #1"), "{lines}");
+        assert!(
+            lines.contains(
+                "before → now: tool_use_unresolved · rule 6 → resume/tool_results · rule 5"
+            ),
+            "{lines}"
+        );
+        let r = report_of(&db, &id);
+        assert_eq!(r.classification().state.label(), "resume/tool_results");
+        assert_eq!(r.plan.rule, Some(5));
+        // The list shows the new verdict (refreshed), and no "changed under you" banner for our write.
+        let item = h
+            .app
+            .items
+            .iter()
+            .find(|i| i.row.submission_id == id)
+            .unwrap();
+        assert_eq!(item.verdict, "resume/tool_results");
+        assert_eq!(item.rule, Some(5));
+        assert!(h.app.banner.is_none(), "{:?}", h.app.banner);
+        // The audit pane lists it.
+        h.press("<Esc>a");
+        assert_eq!(h.app.root, turnscope::tui::Root::Audit);
+        let rec = &h.app.audit.rows[0];
+        assert_eq!(
+            (
+                rec.action.as_str(),
+                rec.submission_id.as_str(),
+                rec.operator.as_str()
+            ),
+            ("repair", id.as_str(), "tester@host")
+        );
+        let screen = h.render();
+        assert!(
+            screen.contains("tester@host") && screen.contains("83b5277a"),
+            "{screen}"
+        );
+        if size == (160, 48) {
+            let audit = mask(&screen);
+            settings().bind(|| insta::assert_snapshot!("write_audit_pane", audit));
+        }
+        // a again (or esc) goes back.
+        h.press("a");
+        assert_eq!(h.app.root, turnscope::tui::Root::Submissions);
+        assert_eq!(audit_rows(&db).len(), 1);
+        // Idempotent: a second repair has nothing to write.
+        h.press("R");
+        let (title, _) = popup(&h);
+        assert!(
+            title.contains("refused") || title.contains("nothing to write"),
+            "{title}"
+        );
+        h.press("y");
+        assert_eq!(audit_rows(&db).len(), 1);
+    }
+    settings().bind(|| insta::assert_snapshot!("write_repair_confirm", text));
+}
+
+#[test]
+fn fail_requires_a_reason_and_records_it() {
+    let dir = tempfile::tempdir().unwrap();
+    let Some(db) = demo_copy(dir.path(), "fail") else {
+        return;
+    };
+    let id = demo_id(&db, "sales-assist");
+    let mut h = Harness::open(&db, write_opts("demo.db", NOW, (80, 24), dir.path())).unwrap();
+    h.press("/sales-assist<Enter>F");
+    assert!(matches!(h.app.popup, Some(Popup::Reason { .. })));
+    // Empty: refused in place.
+    h.press("<Enter>");
+    match &h.app.popup {
+        Some(Popup::Reason { error, .. }) => {
+            assert_eq!(
+                error.as_deref(),
+                Some("a reason is required to fail a submission")
+            )
+        }
+        other => panic!("{other:?}"),
+    }
+    h.press("   <Enter>");
+    assert!(
+        matches!(h.app.popup, Some(Popup::Reason { error: Some(_), .. })),
+        "blank is no reason"
+    );
+    let screen = h.render();
+    assert!(screen.contains("a reason is required"), "{screen}");
+    h.press("<C-u>customer gave up<BS>p");
+    let screen = h.render();
+    settings().bind(|| insta::assert_snapshot!("write_fail_reason", screen));
+    h.press("<Enter>");
+    let (title, lines) = popup(&h);
+    assert!(title.starts_with("Fail c2097c8e"), "{title}");
+    assert!(lines.contains("reason: customer gave up"), "{lines}");
+    assert!(lines.contains("status: 'running' → 'settled'"), "{lines}");
+    h.press("<Tab><Enter>");
+    let (title, _) = popup(&h);
+    assert!(title.starts_with("Fail applied"), "{title}");
+    assert_eq!(
+        audit_rows(&db),
+        [(
+            "fail".to_string(),
+            id.clone(),
+            Some("customer gave up".to_string()),
+            "tester@host".to_string()
+        )]
+    );
+    let r = report_of(&db, &id);
+    assert_eq!(r.row().status, "settled");
+    assert!(r.row().error.is_some());
+    // Esc in the reason input cancels: nothing written.
+    h.press("<Esc>2g");
+    h.press("F");
+    h.press("why not<Esc>");
+    assert!(h.app.popup.is_none());
+    assert_eq!(audit_rows(&db).len(), 1);
+}
+
+#[test]
+fn a_refusal_shows_its_reason_and_writes_nothing() {
+    let dir = tempfile::tempdir().unwrap();
+    let Some(db) = demo_copy(dir.path(), "refuse") else {
+        return;
+    };
+    let before = db_state(&db);
+    let mut h = Harness::open(&db, write_opts("demo.db", NOW, (80, 24), dir.path())).unwrap();
+    // billing-bot's input was applied: the runtime never requeues after that.
+    h.press("/billing-bot<Enter>Q");
+    let (title, lines) = popup(&h);
+    assert!(title.starts_with("Requeue refused"), "{title}");
+    assert!(
+        lines.contains("refused: the input was already applied to the session"),
+        "{lines}"
+    );
+    assert!(
+        lines.contains("instead: repair the tool batch, or fail it"),
+        "{lines}"
+    );
+    assert!(lines.contains("nothing written."));
+    let status = h.app.status.clone().unwrap().text;
+    assert!(
+        status.starts_with("refused:") && status.contains("instead:"),
+        "{status}"
+    );
+    let screen = h.render();
+    assert!(screen.contains("Requeue refused"), "{screen}");
+    h.press("y");
+    assert!(h.app.popup.is_none());
+    // A live lease is refused as well (the runtime owns it): open it from the running filter.
+    h.press("<Esc>4");
+    let live = h
+        .app
+        .items
+        .iter()
+        .find(|i| i.disposition == "live")
+        .map(|i| i.row.submission_id.clone());
+    if let Some(live) = live {
+        h.press(&format!("/{}<Enter>R", &live[..8]));
+        let (_, lines) = popup(&h);
+        assert!(lines.contains("the lease is live"), "{lines}");
+        h.press("<Esc>");
+    }
+    drop(h);
+    assert_eq!(db_state(&db), before);
+}
+
+#[test]
+fn a_change_between_preview_and_confirm_is_fenced() {
+    let dir = tempfile::tempdir().unwrap();
+    let Some(db) = demo_copy(dir.path(), "fence") else {
+        return;
+    };
+    let id = demo_id(&db, "billing-bot");
+    let mut h = Harness::open(&db, write_opts("demo.db", NOW, (80, 24), dir.path())).unwrap();
+    h.press("/billing-bot<Enter><Enter>");
+    assert!(
+        h.app.inspect().is_some(),
+        "acting from the opened submission"
+    );
+    h.press("R");
+    assert!(h.app.popup.as_ref().unwrap().is_write_confirm());
+    {
+        // The runtime moves on meanwhile: a new journal revision.
+        let conn = rusqlite::Connection::open(&db).unwrap();
+        conn.execute(
+            "UPDATE flue_agent_turn_journals SET revision = revision + 1 WHERE submission_id = ?1",
+            [&id],
+        )
+        .unwrap();
+    }
+    let after_external = db_state(&db);
+    h.press("y");
+    let (title, lines) = popup(&h);
+    assert!(title.contains("changed since the preview"), "{title}");
+    assert!(lines.contains("nothing written"), "{lines}");
+    assert!(
+        lines.contains("the turn journal changed (now tool_request_recorded, revision 4)"),
+        "{lines}"
+    );
+    let status = h.app.status.clone().unwrap().text;
+    assert!(status.contains("changed since the preview"), "{status}");
+    assert_eq!(db_state(&db), after_external, "nothing written");
+    assert!(audit_rows(&db).is_empty());
+    // The view was refreshed: a new preview is planned from the new state, and applies.
+    h.press("<Esc>R");
+    let (_, lines) = popup(&h);
+    assert!(lines.contains("revision: 4 → 5"), "{lines}");
+    h.press("y");
+    let (title, _) = popup(&h);
+    assert!(title.starts_with("Repair applied"), "{title}");
+}
+
+#[test]
+fn bulk_fail_previews_the_set_then_summarises() {
+    let dir = tempfile::tempdir().unwrap();
+    let Some(db) = demo_copy(dir.path(), "bulk") else {
+        return;
+    };
+    let mut h = Harness::open(&db, write_opts("demo.db", NOW, (160, 48), dir.path())).unwrap();
+    // The first three expired rows: completed (fail refused), advanced_past_input, tool_use_unresolved.
+    let ids: Vec<String> = h.app.list.view[..3]
+        .iter()
+        .map(|&i| h.app.items[i].row.submission_id.clone())
+        .collect();
+    h.press("g<Space><Space><Space>");
+    assert_eq!(h.app.marks.len(), 3);
+    let screen = h.render();
+    assert!(
+        screen.lines().next().unwrap().contains("3 marked"),
+        "{screen}"
+    );
+    assert_eq!(screen.matches('●').count(), 3, "{screen}");
+    // Unmark and mark again: space toggles.
+    h.press("k<Space>");
+    assert_eq!(h.app.marks.len(), 2);
+    h.press("k<Space>");
+    assert_eq!(h.app.marks.len(), 3);
+    h.press("F");
+    h.press("bulk cleanup<Enter>");
+    let (title, lines) = popup(&h);
+    assert_eq!(title, "Fail 3 marked submissions?");
+    assert!(
+        lines.starts_with("2 planned · 1 refused or nothing to do"),
+        "{lines}"
+    );
+    assert!(
+        lines.contains(&format!(
+            "✗ {} (weather-desk) · completed · rule 1 · refused",
+            &ids[0][..8]
+        )),
+        "{lines}"
+    );
+    assert!(lines.contains("would discard that answer"), "{lines}");
+    let before = db_state(&db);
+    h.press("<Enter>");
+    assert_eq!(db_state(&db), before, "⏎ on No");
+    h.press("y");
+    let (title, lines) = popup(&h);
+    assert_eq!(title, "Fail: 2 applied · 1 refused");
+    assert!(lines.starts_with("2 applied · 1 refused · 0 changed since the preview · 0 failed"));
+    let summary = mask(&h.render());
+    settings().bind(|| insta::assert_snapshot!("write_bulk_summary", summary));
+    assert!(
+        h.app.marks.is_empty(),
+        "marks are cleared after a bulk action"
+    );
+    // The database: two settled with the runtime's error, the completed one untouched.
+    let statuses: Vec<String> = ids
+        .iter()
+        .map(|id| report_of(&db, id).row().status.clone())
+        .collect();
+    assert_eq!(statuses, ["running", "settled", "settled"]);
+    for id in &ids[1..] {
+        assert!(report_of(&db, id)
+            .row()
+            .error
+            .as_deref()
+            .unwrap()
+            .contains("interrupted"));
+    }
+    let audit = audit_rows(&db);
+    assert_eq!(audit.len(), 2);
+    assert!(audit
+        .iter()
+        .all(|a| a.0 == "fail" && a.2.as_deref() == Some("bulk cleanup")));
+}
+
+#[test]
+fn step_twice_through_rule_9_advisory_then_settlement() {
+    let dir = tempfile::tempdir().unwrap();
+    let Some(db) = demo_copy(dir.path(), "step") else {
+        return;
+    };
+    let id = demo_id(&db, "translator-eu");
+    let entries = |db: &Path| {
+        report_of(db, &id)
+            .bundle
+            .session
+            .as_ref()
+            .map_or(0, |s| s.entries.len())
+    };
+    let n0 = entries(&db);
+    let mut h = Harness::open(&db, write_opts("demo.db", NOW, (160, 48), dir.path())).unwrap();
+    h.press("/translator-eu<Enter>S");
+    let (title, lines) = popup(&h);
+    assert!(title.starts_with("Step 12e460b0"), "{title}");
+    assert!(
+        lines.starts_with("runtime plan: rule 9 → failed"),
+        "{lines}"
+    );
+    assert!(
+        lines.contains("▶ 1. append the submission_interrupted advisory signal"),
+        "{lines}"
+    );
+    assert!(lines.contains("    2. settle as failed"), "{lines}");
+    assert!(
+        lines.contains("\"type\":\"submission_interrupted\""),
+        "{lines}"
+    );
+    let mut text = h.render();
+    h.press("y");
+    let (title, lines) = popup(&h);
+    assert!(title.starts_with("Step applied"), "{title}");
+    assert!(
+        lines.contains(&format!("session: {n0} → {} entries", n0 + 1)),
+        "{lines}"
+    );
+    assert!(lines.contains("next write: settle as failed"), "{lines}");
+    assert!(matches!(
+        h.app.popup,
+        Some(Popup::Confirm {
+            action: turnscope::tui::PopupAction::NextStep { .. },
+            ..
+        })
+    ));
+    text.push_str(&mask(&h.render()));
+    assert_eq!(entries(&db), n0 + 1);
+    assert_eq!(report_of(&db, &id).row().status, "running");
+    // The operator stops here; S again later continues with the next write.
+    h.press("<Esc>S");
+    let (_, lines) = popup(&h);
+    assert!(lines.contains("▶ 1. settle as failed"), "{lines}");
+    assert!(lines.contains("status: 'running' → 'settled'"), "{lines}");
+    h.press("y");
+    let (_, lines) = popup(&h);
+    assert!(
+        lines.contains("before → now: terminal_error · rule 9 → failed · failed"),
+        "{lines}"
+    );
+    assert!(lines.contains("status: running → settled"), "{lines}");
+    assert!(lines.contains("no writes left"), "{lines}");
+    text.push_str(&mask(&h.render()));
+    settings().bind(|| insta::assert_snapshot!("write_step", text));
+    let r = report_of(&db, &id);
+    assert_eq!(r.row().status, "settled");
+    assert_eq!(entries(&db), n0 + 1, "the advisory once");
+    let audit = audit_rows(&db);
+    assert_eq!(audit.len(), 2);
+    assert!(audit.iter().all(|a| a.0 == "step"));
+    // Nothing left to step.
+    h.press("<Esc>2S");
+    let (title, _) = popup(&h);
+    assert!(title.contains("refused"), "{title}");
 }

@@ -1,5 +1,5 @@
-//! Header (database, read-only badge, counts per status), the navigation line (views, filters,
-//! breadcrumb), the banner, the status line and the footer of key hints.
+//! Header (database, READ-ONLY or WRITE badge, marks, counts per status), the navigation line
+//! (views, filters, breadcrumb), the banner, the status line and the footer of key hints.
 
 use ratatui::layout::Rect;
 use ratatui::style::Style;
@@ -39,6 +39,14 @@ pub fn header(f: &mut Frame, app: &App, area: Rect) {
     left.push(Span::raw(" "));
     if app.cfg.read_only {
         left.push(Span::styled(" READ-ONLY ", t.badge_read_only()));
+    } else {
+        left.push(Span::styled(" WRITE ", t.badge_write()));
+        if !app.marks.is_empty() {
+            left.push(Span::styled(
+                format!(" {} marked", app.marks.len()),
+                t.marked(),
+            ));
+        }
     }
     let long = [
         ("running", count("running")),
@@ -95,6 +103,7 @@ pub fn nav(f: &mut Frame, app: &App, area: Rect) {
         let root = match app.root {
             Root::Submissions => "Submissions",
             Root::Sessions => "Sessions",
+            Root::Audit => "Audit trail",
         };
         v.push(Span::styled(root, t.dim()));
         for (i, level) in app.stack.iter().enumerate() {
@@ -141,6 +150,22 @@ pub fn nav(f: &mut Frame, app: &App, area: Rect) {
         f.render_widget(line(first_fit(vec![v], w)), area);
         return;
     }
+    if app.root == Root::Audit {
+        let n = app.audit.rows.len();
+        let v = vec![
+            Span::raw(" "),
+            Span::styled(" Audit trail ", t.selected()),
+            Span::styled(
+                format!(
+                    "  {n} applied action{} · newest first · a/esc back",
+                    if n == 1 { "" } else { "s" }
+                ),
+                t.dim(),
+            ),
+        ];
+        f.render_widget(line(first_fit(vec![v], w)), area);
+        return;
+    }
     let tabs = vec![
         tab("Submissions", app.root == Root::Submissions),
         tab("Sessions", app.root == Root::Sessions),
@@ -181,7 +206,7 @@ pub fn nav(f: &mut Frame, app: &App, area: Rect) {
         )]);
     }
     let query = match app.root {
-        Root::Submissions => &app.list.query,
+        Root::Submissions | Root::Audit => &app.list.query,
         Root::Sessions => &app.sessions.query,
     };
     let mut q = Vec::new();
@@ -256,6 +281,11 @@ pub fn status(f: &mut Frame, app: &App, area: Rect) {
             (app.sessions.selected + 1).min(app.sessions.view.len()),
             app.sessions.view.len()
         ),
+        (None, Root::Audit) => format!(
+            "{}/{}",
+            (app.audit.selected + 1).min(app.audit.rows.len()),
+            app.audit.rows.len()
+        ),
     };
     let fresh = match app.last_refresh {
         _ if app.refresh_pending && app.loaded => " ⟳".to_string(),
@@ -283,6 +313,8 @@ pub fn footer(f: &mut Frame, app: &App, area: Rect) {
     let t = app.cfg.theme;
     let hints: Vec<(&str, &str)> = if app.input.is_some() {
         input_hints()
+    } else if matches!(app.popup, Some(crate::tui::app::Popup::Reason { .. })) {
+        vec![("⏎", "preview"), ("esc", "cancel"), ("^u", "erase")]
     } else {
         let can_go_back = app.inspect().is_some()
             || app.popup.is_some()
@@ -290,10 +322,10 @@ pub fn footer(f: &mut Frame, app: &App, area: Rect) {
             || !app.list.query.is_empty()
             || !app.sessions.query.is_empty();
         let help_open = matches!(app.popup, Some(crate::tui::app::Popup::Help { .. }));
-        keymap::footer(&app.contexts())
+        keymap::footer(&app.contexts(), app.write_mode())
             .into_iter()
             .filter(|(_, _, a)| match a {
-                Action::Confirm => !help_open,
+                Action::Confirm | Action::Yes => !help_open,
                 Action::NextPane => app.inspect().is_some(),
                 Action::Back => can_go_back,
                 Action::JumpCheckpoint | Action::JumpMatched => {

@@ -26,6 +26,8 @@ pub struct DetailCache {
 
 struct Doc {
     t: Theme,
+    /// `--write` mode (the plan's hint names the step key).
+    write: bool,
     lines: Vec<Line<'static>>,
 }
 
@@ -142,7 +144,11 @@ fn submission_doc(d: &mut Doc, s: &OpenedSubmission, now: i64) {
     }
     if !s.plan.writes.is_empty() {
         d.text(
-            "  (W opens these writes in the confirm dialog; read-only: nothing is written)",
+            if d.write {
+                "  (W lists these writes · S applies the next one, previewed and confirmed)"
+            } else {
+                "  (W opens these writes in the confirm dialog; read-only: nothing is written)"
+            },
             t.dim(),
         );
     }
@@ -519,9 +525,10 @@ fn entry_doc(d: &mut Doc, e: &Entry, on_path: bool, now: i64, raw: bool) {
     }
 }
 
-fn build(ins: &Inspect, t: Theme, now: i64) -> Vec<Line<'static>> {
+fn build(ins: &Inspect, t: Theme, now: i64, write: bool) -> Vec<Line<'static>> {
     let mut d = Doc {
         t,
+        write,
         lines: Vec::new(),
     };
     let Some(node) = ins.selected_node() else {
@@ -598,6 +605,7 @@ fn build(ins: &Inspect, t: Theme, now: i64) -> Vec<Line<'static>> {
                     d.heading("RESULT");
                     let mut sub = Doc {
                         t,
+                        write,
                         lines: Vec::new(),
                     };
                     entry_doc(
@@ -726,7 +734,7 @@ pub fn draw(f: &mut Frame, app: &mut App, area: Rect) {
     let key = (depth, ins.generation, w, now / 1000);
     let stale = app.detail_cache.as_ref().stale_for(key);
     if stale {
-        let lines = wrap_lines(build(ins, t, now), w as usize);
+        let lines = wrap_lines(build(ins, t, now, app.write_mode()), w as usize);
         app.detail_cache = Some(DetailCache { key, lines });
     }
     let cache = app.detail_cache.as_ref().expect("just built");
@@ -771,7 +779,7 @@ pub fn detail_text(app: &App) -> String {
     let Some(ins) = app.inspect() else {
         return String::new();
     };
-    build(ins, app.cfg.theme, app.now_ms)
+    build(ins, app.cfg.theme, app.now_ms, app.write_mode())
         .iter()
         .map(|l| {
             l.spans

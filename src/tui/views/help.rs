@@ -8,7 +8,7 @@ use crate::tui::theme::Theme;
 
 pub fn lines(t: Theme, read_only: bool) -> Vec<Line<'static>> {
     let mut out = Vec::new();
-    for (title, rows) in keymap::help_groups() {
+    for (title, rows) in keymap::help_groups(!read_only) {
         if rows.is_empty() {
             continue;
         }
@@ -60,12 +60,20 @@ pub fn lines(t: Theme, read_only: bool) -> Vec<Line<'static>> {
             Span::raw(what),
         ]));
     }
+    out.push(Line::default());
     if read_only {
-        out.push(Line::default());
         out.push(Line::from(Span::styled(
-            "READ-ONLY: this version never writes to the database.",
+            "READ-ONLY: nothing is ever written to the database.",
             t.dim(),
         )));
+    } else {
+        for l in [
+            "WRITE: every action shows the exact rows first and asks, with No selected. It applies",
+            "in one fenced transaction that writes nothing if the submission changed meanwhile, and",
+            "it is recorded in the audit trail (a).",
+        ] {
+            out.push(Line::from(Span::styled(l, t.dim())));
+        }
     }
     out
 }

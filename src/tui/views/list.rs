@@ -1,5 +1,5 @@
 //! The submissions list (home): columns dropped by priority when narrow, a verdict preview of the
-//! selected row below.
+//! selected row below. In `--write` mode a marker column shows the rows marked for a bulk action.
 
 use ratatui::layout::Rect;
 use ratatui::style::{Modifier, Style};
@@ -113,10 +113,12 @@ pub fn draw(f: &mut Frame, app: &mut App, area: Rect) {
         height: preview_h,
         ..area
     };
-    let w = table.width as usize;
+    // The marker column exists only in write mode (marks do too).
+    let marker = app.write_mode();
+    let w = table.width as usize - usize::from(marker);
     let cols = columns(app, w);
     // Header row.
-    let mut head = vec![Span::raw(" ")];
+    let mut head = vec![Span::raw(if marker { "  " } else { " " })];
     for (c, cw) in &cols {
         let mut title = c.title().to_string();
         let sorted = app.list.sort == Some(*c) || (app.list.sort.is_none() && *c == Column::Seq);
@@ -194,6 +196,13 @@ pub fn draw(f: &mut Frame, app: &mut App, area: Rect) {
             Style::new()
         };
         let mut spans = vec![Span::raw(if selected { "›" } else { " " })];
+        if marker {
+            if app.marks.contains(&it.row.submission_id) {
+                spans.push(Span::styled("●", row_style.patch(t.marked())));
+            } else {
+                spans.push(Span::styled(" ", row_style));
+            }
+        }
         for (c, cw) in &cols {
             let text = pad(&cell(app, it, *c), *cw);
             let style = match c {

@@ -1,6 +1,7 @@
 //! Drawing. Every function here reads the app and writes cells; the only state it touches is the
 //! layout cache (for the mouse and paging) and scroll offsets that keep the selection in view.
 
+mod audit;
 mod chrome;
 mod detail;
 mod help;
@@ -65,6 +66,7 @@ pub fn draw(f: &mut Frame, app: &mut App) {
         match app.root {
             Root::Submissions => list::draw(f, app, body),
             Root::Sessions => sessions::draw(f, app, body),
+            Root::Audit => audit::draw(f, app, body),
         }
     }
     if banner_h > 0 {
