@@ -12,7 +12,7 @@ mod step;
 
 pub use entries::EntryIds;
 pub use fail::plan_fail;
-pub use repair::plan_repair;
+pub use repair::{plan_repair, synthetic_result, INTERRUPTED_TEXT};
 pub use requeue::plan_requeue;
 pub use step::plan_step;
 

@@ -618,3 +618,91 @@ fn step_recovers_a_stream_with_its_partial() {
         "resume/stream_continuation"
     );
 }
+
+/// Every entry a repair writes, on every repairable demo and fixture submission, has the runtime's
+/// exact form: a verbatim copy of the first recorded result, or the synthetic `interrupted` result
+/// with the runtime's key order and text; compact JSON; parents chained from the assistant.
+#[test]
+fn every_repair_on_demo_and_fixtures_has_the_runtime_form() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut cases: Vec<(PathBuf, String, i64)> = Vec::new();
+    let db = demo(dir.path());
+    for instance in ["billing-bot", "etl-nightly", "travel-desk", "crm-sync"] {
+        cases.push((db.clone(), demo_id(&db, instance), DEMO_NOW));
+    }
+    let m = crate::support::manifest();
+    for fixture in m["fixtures"].as_array().unwrap() {
+        let name = match fixture["db"].as_str().unwrap() {
+            "large.db" => "large-tail".to_string(),
+            other => other.trim_end_matches(".db").to_string(),
+        };
+        let path = unpack_fixture(dir.path(), &name);
+        let now = fixture["maxLeaseExpiresAt"].as_i64().unwrap() + 1;
+        for s in fixture["submissions"].as_array().unwrap() {
+            if s["status"] == "running" && !s["trailingPartialToolBatch"].is_null() {
+                cases.push((
+                    path.clone(),
+                    s["submissionId"].as_str().unwrap().to_string(),
+                    now,
+                ));
+            }
+        }
+    }
+    assert!(cases.len() >= 10, "{} cases", cases.len());
+    for (db, id, now) in cases {
+        let r = report(&db, &id, now);
+        let plan =
+            plan_repair(&r, now, &mut ids(&r)).unwrap_or_else(|e| panic!("{id}: {}", e.reason));
+        let session = r.bundle.session.as_ref().unwrap();
+        let mut parent = None::<String>;
+        for change in &plan.changes {
+            let RowChange::InsertEntry { data, entry_id, .. } = change else {
+                continue;
+            };
+            let v: Value = serde_json::from_str(data).unwrap();
+            assert_eq!(
+                &v.to_string(),
+                data,
+                "{id}: compact JSON with the runtime's key order"
+            );
+            let keys: Vec<&String> = v.as_object().unwrap().keys().collect();
+            assert_eq!(
+                keys,
+                ["type", "id", "parentId", "timestamp", "message"],
+                "{id}"
+            );
+            assert_eq!(v["id"], entry_id.as_str());
+            if let Some(p) = &parent {
+                assert_eq!(v["parentId"], p.as_str(), "{id}: chained");
+            }
+            parent = Some(entry_id.clone());
+            let msg = &v["message"];
+            if msg["isError"] == true
+                && msg["content"][0]["text"] == turnscope::actions::INTERRUPTED_TEXT
+            {
+                let expected = turnscope::actions::synthetic_result(
+                    msg["toolCallId"].as_str().unwrap(),
+                    msg["toolName"].as_str().unwrap(),
+                    now,
+                );
+                assert_eq!(msg.to_string(), expected, "{id}: synthetic result");
+            } else {
+                // A copy: byte-identical to the first recorded result for that call.
+                let original = session
+                    .entries
+                    .iter()
+                    .find(|e| {
+                        e.message()
+                            .is_some_and(|m| m.tool_call_id() == Some(msg["toolCallId"].clone()))
+                    })
+                    .unwrap();
+                let raw_message = &original.raw
+                    [original.raw.find("\"message\":").unwrap() + 10..original.raw.len() - 1];
+                assert!(
+                    data.ends_with(&format!("\"message\":{raw_message}}}")),
+                    "{id}: verbatim copy\n{data}\n{raw_message}"
+                );
+            }
+        }
+    }
+}
