@@ -84,6 +84,14 @@ pub enum Command {
         /// Print the list as JSON.
         #[arg(long)]
         json: bool,
+        /// Write a large production-like journal instead: 1 = 200,000 submissions over 20,000
+        /// sessions (about 2,000,000 entries, 5 GB) with a 120,000-entry whale session; 0.01 is
+        /// a hundredth of that. Prints a summary and does not open the TUI.
+        #[arg(long, value_name = "FACTOR", num_args = 0..=1, default_missing_value = "1")]
+        scale: Option<f64>,
+        /// Seed for --scale (the same seed, factor and time give the same rows).
+        #[arg(long, default_value_t = 1, requires = "scale")]
+        seed: u64,
     },
 }
 

@@ -100,7 +100,13 @@ pub fn run(cli: &Cli, out: &mut dyn Write) -> Result<(), CliError> {
         Some(Command::Classify { submission, json }) => {
             show::run_classify(&open_store(cli)?, cli, submission, *json, out)
         }
-        Some(Command::Demo { path, json }) => run_demo(cli, path.clone(), *json, out),
+        Some(Command::Demo {
+            path,
+            json,
+            scale: Some(factor),
+            seed,
+        }) => run_scale(cli, path.clone(), *factor, *seed, *json, out),
+        Some(Command::Demo { path, json, .. }) => run_demo(cli, path.clone(), *json, out),
         Some(Command::Repair(a)) => act::run(cli, crate::actions::ActionKind::Repair, a, out),
         Some(Command::Requeue(a)) => act::run(cli, crate::actions::ActionKind::Requeue, a, out),
         Some(Command::Fail(a)) => act::run(cli, crate::actions::ActionKind::Fail, a, out),
@@ -142,6 +148,78 @@ fn run_tui(cli: &Cli, db: PathBuf, display_name: Option<String>) -> Result<(), C
         hint: Some(e.hint()),
         code: exit::ERROR,
     })
+}
+
+fn run_scale(
+    cli: &Cli,
+    path: Option<PathBuf>,
+    factor: f64,
+    seed: u64,
+    json: bool,
+    out: &mut dyn Write,
+) -> Result<(), CliError> {
+    if !(factor > 0.0 && factor <= 20.0) {
+        return Err(CliError::new(
+            format!("--scale {factor} is out of range"),
+            "use a factor above 0 and at most 20 (1 = 200,000 submissions)",
+            exit::USAGE,
+        ));
+    }
+    let now = now_ms(cli);
+    let path = path.unwrap_or_else(|| {
+        std::env::temp_dir().join(format!("turnscope-scale-{}-{now}.db", std::process::id()))
+    });
+    let mut opts = crate::demo::scale::ScaleOptions::scaled(factor, now);
+    opts.seed = seed;
+    let started = std::time::Instant::now();
+    let s = crate::demo::scale::write_scale(&path, &opts).map_err(|e| {
+        CliError::new(
+            format!("could not write the scale database at {}: {e}", path.display()),
+            "give a PATH that does not exist yet in a directory with enough space (about 5 GB at scale 1)",
+            exit::ERROR,
+        )
+    })?;
+    let secs = started.elapsed().as_secs_f64();
+    if json {
+        let doc = serde_json::json!({
+            "schema": "turnscope.scale/1",
+            "database": path.display().to_string(),
+            "seed": seed,
+            "factor": factor,
+            "now": now,
+            "submissions": s.submissions,
+            "sessions": s.sessions,
+            "entries": s.entries,
+            "expired": s.expired,
+            "whaleSubmissionId": s.whale_submission_id,
+            "whaleSessionKey": s.whale_session_key,
+            "bytes": s.bytes,
+            "seconds": secs,
+        });
+        writeln!(
+            out,
+            "{}",
+            serde_json::to_string_pretty(&doc).unwrap_or_default()
+        )?;
+        return Ok(());
+    }
+    writeln!(
+        out,
+        "scale journal database: {} ({} submissions, {} sessions, {} entries, {} expired, {:.1} MB, {secs:.1} s)",
+        path.display(),
+        s.submissions,
+        s.sessions,
+        s.entries,
+        s.expired,
+        s.bytes as f64 / 1e6
+    )?;
+    writeln!(
+        out,
+        "whale: submission {} in {}",
+        s.whale_submission_id, s.whale_session_key
+    )?;
+    writeln!(out, "next: turnscope --db {} list", path.display())?;
+    Ok(())
 }
 
 fn run_demo(

@@ -213,6 +213,7 @@ impl History {
             .map(|(i, e)| (e.id.as_str(), i))
             .collect();
         let mut groups: Vec<(Option<usize>, Vec<usize>)> = Vec::new();
+        let mut group_of: HashMap<Option<usize>, usize> = HashMap::new();
         for (i, e) in self.entries.iter().enumerate() {
             if self.on_path[i] {
                 continue;
@@ -232,9 +233,12 @@ impl History {
                 }
                 cur = self.entries[j].parent_id.as_deref();
             }
-            match groups.iter_mut().find(|(a, _)| *a == anchor) {
-                Some((_, members)) => members.push(i),
-                None => groups.push((anchor, vec![i])),
+            match group_of.get(&anchor) {
+                Some(&g) => groups[g].1.push(i),
+                None => {
+                    group_of.insert(anchor, groups.len());
+                    groups.push((anchor, vec![i]));
+                }
             }
         }
         groups

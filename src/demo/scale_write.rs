@@ -1,0 +1,194 @@
+//! Rows of the scale database as the generator hands them to the writer, and the prepared
+//! inserts that put them in the file (same statements as the demo's `insert_all`).
+
+use std::collections::HashMap;
+
+use rusqlite::{params, Connection, Statement};
+
+use super::build::{Run, Sub};
+
+/// One `flue_agent_submissions` row, ready to insert.
+pub(crate) struct SubRow {
+    pub key: (i64, usize, usize),
+    pub id: String,
+    pub session_key: String,
+    pub kind: &'static str,
+    pub payload: String,
+    pub status: &'static str,
+    pub accepted_at: i64,
+    pub attempt_id: Option<String>,
+    pub input_applied_at: Option<i64>,
+    pub recovery_requested_at: Option<i64>,
+    pub started_at: Option<i64>,
+    pub settled_at: Option<i64>,
+    pub error: Option<String>,
+    pub attempt_count: i64,
+    pub max_retry: i64,
+    pub timeout_at: i64,
+    pub owner_id: Option<String>,
+    pub lease_expires_at: i64,
+    pub terminal_event_key: Option<String>,
+    pub terminal_event_json: Option<String>,
+    pub terminal_event_offset: Option<String>,
+}
+
+impl SubRow {
+    pub(crate) fn new(s: Sub, session: usize, local: usize) -> SubRow {
+        SubRow {
+            key: (s.accepted_at, session, local),
+            payload: s.payload.to_string(),
+            id: s.id,
+            session_key: s.session_key,
+            kind: s.kind,
+            status: s.status,
+            accepted_at: s.accepted_at,
+            attempt_id: s.attempt_id,
+            input_applied_at: s.input_applied_at,
+            recovery_requested_at: s.recovery_requested_at,
+            started_at: s.started_at,
+            settled_at: s.settled_at,
+            error: s.error,
+            attempt_count: s.attempt_count,
+            max_retry: s.max_retry,
+            timeout_at: s.timeout_at,
+            owner_id: s.owner_id,
+            lease_expires_at: s.lease_expires_at,
+            terminal_event_key: s.terminal_event_key,
+            terminal_event_json: s.terminal_event_json,
+            terminal_event_offset: s.terminal_event_offset,
+        }
+    }
+}
+
+/// A `flue_sessions` row and its entries ((entry id, data) in position order).
+pub(crate) struct SessionRow {
+    pub key: String,
+    pub data: String,
+    pub entries: Vec<(String, String)>,
+}
+
+/// Everything one session contributes to the file.
+pub(crate) struct Batch {
+    /// The session row, when the session has entries.
+    pub session: Option<SessionRow>,
+    pub subs: Vec<SubRow>,
+    pub journals: Vec<Run>,
+    pub chunks: Vec<(String, i64, String)>,
+    pub events: Vec<(String, String, String)>,
+    pub whale: Option<(String, String)>,
+}
+
+/// Prepared inserts of everything but submissions.
+pub(crate) struct Inserts<'c> {
+    session: Statement<'c>,
+    entry: Statement<'c>,
+    journal: Statement<'c>,
+    chunk: Statement<'c>,
+    stream: Statement<'c>,
+    key: Statement<'c>,
+}
+
+impl<'c> Inserts<'c> {
+    pub(crate) fn new(c: &'c Connection) -> rusqlite::Result<Self> {
+        Ok(Inserts {
+            session: c.prepare("INSERT INTO flue_sessions (id, data) VALUES (?1, ?2)")?,
+            entry: c.prepare(
+                "INSERT INTO flue_session_entries (session_id, entry_id, position, data) VALUES (?1, ?2, ?3, ?4)",
+            )?,
+            journal: c.prepare(
+                "INSERT INTO flue_agent_turn_journals (submission_id, session_key, kind, attempt_id, operation_id, \
+                 turn_id, phase, revision, created_at, updated_at, checkpoint_leaf_id, tool_request_json, stream_key, \
+                 stream_consumed_at, committed, committed_leaf_id) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, \
+                 ?11, ?12, ?13, ?14, ?15, ?16)",
+            )?,
+            chunk: c.prepare(
+                "INSERT INTO flue_agent_stream_chunks (stream_key, segment_index, body) VALUES (?1, ?2, ?3)",
+            )?,
+            stream: c.prepare("INSERT OR IGNORE INTO flue_event_streams (path) VALUES (?1)")?,
+            key: c.prepare(
+                "INSERT INTO flue_event_stream_keys (path, key, seq, data) VALUES (?1, ?2, ?3, ?4)",
+            )?,
+        })
+    }
+
+    /// Insert a batch; returns (entries, bytes of entry data).
+    pub(crate) fn batch(&mut self, b: &Batch) -> rusqlite::Result<(usize, usize)> {
+        let mut n = (0, 0);
+        if let Some(row) = &b.session {
+            self.session.execute(params![row.key, row.data])?;
+            for (pos, (id, data)) in row.entries.iter().enumerate() {
+                self.entry.execute(params![row.key, id, pos as i64, data])?;
+                n.1 += data.len();
+            }
+            n.0 = row.entries.len();
+        }
+        for j in &b.journals {
+            self.journal.execute(params![
+                j.submission_id,
+                j.session_key,
+                j.kind,
+                j.attempt_id,
+                j.operation_id,
+                j.turn_id,
+                j.phase,
+                j.revision,
+                j.created_at,
+                j.updated_at,
+                j.checkpoint_leaf_id,
+                j.tool_request_json,
+                j.stream_key,
+                j.stream_consumed_at,
+                j.committed as i64,
+                j.committed_leaf_id,
+            ])?;
+        }
+        for (key, idx, body) in &b.chunks {
+            self.chunk.execute(params![key, idx, body])?;
+        }
+        // Each session's events go to its own instance's stream, so sequence numbers restart here
+        // exactly as `Demo::append_event` numbered them.
+        let mut seq: HashMap<&str, i64> = HashMap::new();
+        for (path, key, data) in &b.events {
+            self.stream.execute(params![path])?;
+            let s = seq.entry(path.as_str()).or_insert(0);
+            self.key.execute(params![path, key, *s, data])?;
+            *s += 1;
+        }
+        Ok(n)
+    }
+}
+
+pub(crate) fn insert_submissions(c: &Connection, subs: &[SubRow]) -> rusqlite::Result<()> {
+    let mut st = c.prepare(
+        "INSERT INTO flue_agent_submissions (submission_id, session_key, kind, payload, status, accepted_at, \
+         attempt_id, input_applied_at, recovery_requested_at, started_at, settled_at, error, attempt_count, \
+         max_retry, timeout_at, owner_id, lease_expires_at, terminal_event_key, terminal_event_json, \
+         terminal_event_offset) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, \
+         ?17, ?18, ?19, ?20)",
+    )?;
+    for s in subs {
+        st.execute(params![
+            s.id,
+            s.session_key,
+            s.kind,
+            s.payload,
+            s.status,
+            s.accepted_at,
+            s.attempt_id,
+            s.input_applied_at,
+            s.recovery_requested_at,
+            s.started_at,
+            s.settled_at,
+            s.error,
+            s.attempt_count,
+            s.max_retry,
+            s.timeout_at,
+            s.owner_id,
+            s.lease_expires_at,
+            s.terminal_event_key,
+            s.terminal_event_json,
+            s.terminal_event_offset,
+        ])?;
+    }
+    Ok(())
+}
