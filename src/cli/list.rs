@@ -48,9 +48,12 @@ pub fn run(
                 now - since >= age.as_millis() as i64
             })
     });
-    let mut reports = Vec::with_capacity(rows.len());
+    // Each report (with its whole session) is turned into its output line and dropped at once, so
+    // memory stays at one session at a time however many rows are listed.
+    let mut items = Vec::new();
+    let mut body: Vec<Vec<String>> = Vec::new();
     for row in rows {
-        if args.limit.is_some_and(|n| reports.len() >= n) {
+        if args.limit.is_some_and(|n| items.len() + body.len() >= n) {
             break;
         }
         let bundle = store.load_bundle(&row.submission_id)?;
@@ -63,24 +66,13 @@ pub fn run(
                 continue;
             }
         }
-        reports.push(report);
+        if args.json {
+            items.push(json_item(&report, now));
+        } else {
+            body.push(table_row(&report));
+        }
     }
     if args.json {
-        let items: Vec<_> = reports
-            .iter()
-            .map(|r| {
-                let j = r.bundle.journal.as_ref();
-                json!({
-                    "submission": submission_json(r.row(), now),
-                    "journalPhase": j.map(|j| j.phase.clone()),
-                    "classification": r.classification().state.to_runtime_json(),
-                    "inspection": r.classification().state.inspection().as_str(),
-                    "trailingPartialBatch": r.classification().trailing_partial_batch,
-                    "verdict": r.verdict(),
-                    "plan": plan_json(&r.plan),
-                })
-            })
-            .collect();
         let doc = json!({
             "schema": "turnscope.list/1",
             "database": store.location(),
@@ -99,7 +91,7 @@ pub fn run(
         )?;
         return Ok(());
     }
-    if reports.is_empty() {
+    if body.is_empty() {
         let what = match &filter {
             ListFilter::Expired { .. } => "no submission has an expired lease".to_string(),
             ListFilter::Status(s) => format!("no submission has status {s}"),
@@ -108,34 +100,44 @@ pub fn run(
         writeln!(out, "{what}")?;
         return Ok(());
     }
-    let body: Vec<Vec<String>> = reports
-        .iter()
-        .map(|r| {
-            let row = r.row();
-            vec![
-                row.sequence.to_string(),
-                truncate(&sanitize(&row.submission_id), 8),
-                row.kind.clone(),
-                truncate(&sanitize(&row.instance_id().unwrap_or_default()), 18),
-                row.status.clone(),
-                format!("{}/{}", row.attempt_count, row.max_retry),
-                r.lease_text(),
-                r.bundle
-                    .journal
-                    .as_ref()
-                    .map_or("-".into(), |j| sanitize(&j.phase)),
-                r.verdict(),
-                r.plan.rule.map_or("-".into(), |n| {
-                    format!("{n} {}", r.plan.result.unwrap_or(""))
-                }),
-                truncate(&sanitize(&row.error.clone().unwrap_or_default()), 40),
-            ]
-        })
-        .collect();
     let header = [
         "SEQ", "ID", "KIND", "INSTANCE", "STATUS", "ATT", "LEASE", "PHASE", "VERDICT", "RULE",
         "ERROR",
     ];
     write!(out, "{}", table(&header, &body))?;
     Ok(())
+}
+
+fn json_item(r: &SubmissionReport, now: i64) -> serde_json::Value {
+    json!({
+        "submission": submission_json(r.row(), now),
+        "journalPhase": r.bundle.journal.as_ref().map(|j| j.phase.clone()),
+        "classification": r.classification().state.to_runtime_json(),
+        "inspection": r.classification().state.inspection().as_str(),
+        "trailingPartialBatch": r.classification().trailing_partial_batch,
+        "verdict": r.verdict(),
+        "plan": plan_json(&r.plan),
+    })
+}
+
+fn table_row(r: &SubmissionReport) -> Vec<String> {
+    let row = r.row();
+    vec![
+        row.sequence.to_string(),
+        truncate(&sanitize(&row.submission_id), 8),
+        row.kind.clone(),
+        truncate(&sanitize(&row.instance_id().unwrap_or_default()), 18),
+        row.status.clone(),
+        format!("{}/{}", row.attempt_count, row.max_retry),
+        r.lease_text(),
+        r.bundle
+            .journal
+            .as_ref()
+            .map_or("-".into(), |j| sanitize(&j.phase)),
+        r.verdict(),
+        r.plan.rule.map_or("-".into(), |n| {
+            format!("{n} {}", r.plan.result.unwrap_or(""))
+        }),
+        truncate(&sanitize(&row.error.clone().unwrap_or_default()), 40),
+    ]
 }
