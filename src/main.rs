@@ -25,7 +25,7 @@ fn main() -> ExitCode {
             let _ = out.flush();
             eprintln!("error: {}", cli::sanitize(&e.message));
             if let Some(h) = &e.hint {
-                eprintln!("hint: {h}");
+                eprintln!("hint: {}", cli::sanitize(h));
             }
             ExitCode::from(e.code as u8)
         }

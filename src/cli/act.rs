@@ -171,7 +171,7 @@ pub fn run(
     writeln!(
         out,
         "next: run `turnscope show {}` to check the result",
-        &id[..id.len().min(8)]
+        sanitize(&id.chars().take(8).collect::<String>())
     )?;
     Ok(())
 }
@@ -209,7 +209,7 @@ fn write_preview(plan: &ActionPlan, out: &mut dyn Write) -> std::io::Result<()> 
         out,
         "{} {}: {}",
         plan.action.as_str(),
-        plan.submission_id,
+        sanitize(&plan.submission_id),
         sanitize(&plan.summary)
     )?;
     for change in &plan.changes {
@@ -217,7 +217,7 @@ fn write_preview(plan: &ActionPlan, out: &mut dyn Write) -> std::io::Result<()> 
             writeln!(out, "  {}", sanitize(&line))?;
         }
     }
-    writeln!(out, "afterwards: {}", plan.expected_after)?;
+    writeln!(out, "afterwards: {}", sanitize(&plan.expected_after))?;
     Ok(())
 }
 

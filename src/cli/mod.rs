@@ -10,7 +10,7 @@ use std::io::{IsTerminal, Write};
 use std::path::PathBuf;
 
 pub use args::{ActionArgs, Cli, Command, ListArgs};
-pub use output::sanitize;
+pub use output::{is_hostile_char, sanitize};
 
 use crate::store::{SqliteStore, StoreError};
 
@@ -91,7 +91,27 @@ pub(crate) fn open_store(cli: &Cli) -> Result<SqliteStore, CliError> {
 }
 
 /// Run a parsed command line, writing to `out`. Errors are returned, not printed.
+///
+/// Everything written goes through [`output::TerminalSafe`], so no control sequence, bidi override
+/// or zero-width character from the database reaches the terminal raw, even where a caller forgot
+/// [`sanitize`] (human output) or serde_json left a character raw (JSON output).
 pub fn run(cli: &Cli, out: &mut dyn Write) -> Result<(), CliError> {
+    if matches!(
+        cli.command,
+        Some(Command::Completions { .. } | Command::Man)
+    ) {
+        // Generated from the clap definition, no database text: written byte for byte.
+        return run_command(cli, out);
+    }
+    let mut safe = output::TerminalSafe::new(out);
+    let result = run_command(cli, &mut safe);
+    let finished = safe.finish();
+    result?;
+    finished?;
+    Ok(())
+}
+
+fn run_command(cli: &Cli, out: &mut dyn Write) -> Result<(), CliError> {
     match &cli.command {
         Some(Command::List(args)) => list::run(&open_store(cli)?, cli, args, out),
         Some(Command::Show { submission, json }) => {

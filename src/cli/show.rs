@@ -63,7 +63,7 @@ pub fn run_classify(
         writeln!(
             out,
             "note            the row is {}: the runtime only classifies running submissions ({})",
-            r.row().status,
+            sanitize(&r.row().status),
             r.verdict()
         )?;
     }
@@ -95,7 +95,7 @@ pub fn run_show(
         "kind",
         format!(
             "{} (agent {})",
-            row.kind,
+            sanitize(&row.kind),
             sanitize(&row.agent().unwrap_or_else(|| "?".into()))
         ),
     )?;
@@ -104,7 +104,7 @@ pub fn run_show(
         "instance",
         sanitize(&row.instance_id().unwrap_or_default()),
     )?;
-    kv(out, "status", row.status.clone())?;
+    kv(out, "status", sanitize(&row.status))?;
     kv(
         out,
         "attempts",

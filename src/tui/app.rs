@@ -1419,6 +1419,9 @@ impl App {
     fn copy(&mut self) {
         match self.selected_id() {
             Some(id) => {
+                // What is pasted must not act either (a newline or ESC pasted into a shell): the
+                // clipboard gets the id as shown, with hostile characters as visible escapes.
+                let id = super::text::clean(&id);
                 self.effects.push(Effect::Copy(id.clone()));
                 self.info(&format!("copied {id} to the clipboard (OSC 52)"));
             }

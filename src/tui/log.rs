@@ -12,11 +12,15 @@ static FRAMES: Mutex<(u64, Duration, Duration)> = Mutex::new((0, Duration::ZERO,
 
 pub fn init(path: Option<PathBuf>) {
     let Some(p) = path else { return };
-    if let Ok(f) = std::fs::OpenOptions::new()
-        .create(true)
-        .append(true)
-        .open(&p)
+    let mut o = std::fs::OpenOptions::new();
+    o.create(true).append(true);
+    #[cfg(unix)]
     {
+        // The log names databases and submissions: readable by its owner only.
+        use std::os::unix::fs::OpenOptionsExt;
+        o.mode(0o600);
+    }
+    if let Ok(f) = o.open(&p) {
         if let Ok(mut g) = LOG.lock() {
             *g = Some(f);
         }
@@ -28,8 +32,9 @@ pub fn line(msg: &str) {
         if let Some(f) = g.as_mut() {
             let _ = writeln!(
                 f,
-                "{} {msg}",
-                crate::core::time::iso_from_ms(crate::core::time::now_ms())
+                "{} {}",
+                crate::core::time::iso_from_ms(crate::core::time::now_ms()),
+                crate::cli::sanitize(msg)
             );
         }
     }
@@ -52,5 +57,33 @@ pub fn frame(d: Duration) {
     };
     if let Some((mean, max)) = report {
         line(&format!("frames: mean {mean:?}, max {max:?} over 200"));
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    #[cfg(unix)]
+    #[test]
+    fn log_file_is_private_and_lines_are_terminal_safe() {
+        use std::os::unix::fs::PermissionsExt;
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("turnscope.log");
+        super::init(Some(path.clone()));
+        super::line("refresh failed: \x1b]52;c;aGk=\x07 \u{202e}x\r\n");
+        let mode = std::fs::metadata(&path).unwrap().permissions().mode();
+        assert_eq!(mode & 0o777, 0o600, "log mode {mode:o}");
+        let text = std::fs::read_to_string(&path).unwrap();
+        assert!(
+            text.contains("refresh failed: \\x1b]52;c;aGk=\\x07 \\u{202e}x\\x0d\\n"),
+            "{text}"
+        );
+        assert!(!text
+            .trim_end_matches('\n')
+            .chars()
+            .any(crate::cli::is_hostile_char));
+        // Later tests in this process must not write here.
+        if let Ok(mut g) = super::LOG.lock() {
+            *g = None;
+        }
     }
 }

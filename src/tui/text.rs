@@ -1,12 +1,69 @@
 //! Small text helpers: terminal-safe one-line text, width-aware truncation, compact numbers, and
 //! the OSC 52 clipboard sequence.
 
-use ratatui::text::Span;
+use ratatui::buffer::Buffer;
+use ratatui::text::{Line, Span};
 
 /// Text from the database made safe for one terminal line (escapes, newlines and bidi controls
-/// are shown as visible escapes).
+/// are shown as visible escapes). Every view passes database text through this.
 pub fn clean(text: &str) -> String {
     crate::cli::sanitize(text)
+}
+
+/// A span with its text [`clean`]ed (unchanged when it already is: `clean` is idempotent).
+pub fn clean_span(s: Span<'_>) -> Span<'_> {
+    if s.content.chars().any(crate::cli::is_hostile_char) {
+        Span::styled(clean(&s.content), s.style)
+    } else {
+        s
+    }
+}
+
+/// Lines with every span [`clean`]ed: views run whole documents through this before drawing.
+pub fn clean_lines(lines: Vec<Line<'static>>) -> Vec<Line<'static>> {
+    lines
+        .into_iter()
+        .map(|l| {
+            let (style, alignment) = (l.style, l.alignment);
+            let mut out = Line::from(l.spans.into_iter().map(clean_span).collect::<Vec<_>>());
+            out.style = style;
+            out.alignment = alignment;
+            out
+        })
+        .collect()
+}
+
+/// The visible stand-in for a hostile character that reached a cell: a control picture for C0
+/// (`␛` for ESC, `␀` for NUL, `␍` for CR), `␡` for DEL, `�` for the rest.
+pub fn control_picture(c: char) -> char {
+    match c as u32 {
+        n @ 0..=0x1f => char::from_u32(0x2400 + n).unwrap_or('\u{FFFD}'),
+        0x7f => '\u{2421}',
+        _ => '\u{FFFD}',
+    }
+}
+
+/// The last step of every frame: no cell may hand a control character, bidi control or zero-width
+/// character to the terminal. Views already show database text through [`clean`]; anything that
+/// still slipped into a cell (a zero-width joiner glued to a grapheme, a symbol set directly) is
+/// removed from the cell, and a cell made only of such characters shows [`control_picture`].
+pub fn scrub(buf: &mut Buffer) {
+    for cell in buf.content.iter_mut() {
+        let sym = cell.symbol();
+        if !sym.chars().any(crate::cli::is_hostile_char) {
+            continue;
+        }
+        let kept: String = sym
+            .chars()
+            .filter(|c| !crate::cli::is_hostile_char(*c))
+            .collect();
+        if kept.is_empty() {
+            let first = sym.chars().next().map_or('\u{FFFD}', control_picture);
+            cell.set_char(first);
+        } else {
+            cell.set_symbol(&kept);
+        }
+    }
 }
 
 /// Display width in terminal cells.
@@ -146,5 +203,18 @@ mod tests {
         assert_eq!(compact(1204.0), "1.2k");
         assert_eq!(compact(88.0), "88");
         assert_eq!(dollars(0.001644), "$0.0016");
+    }
+
+    #[test]
+    fn scrub_removes_hostile_characters_from_cells() {
+        let mut buf = Buffer::empty(ratatui::layout::Rect::new(0, 0, 4, 1));
+        buf[(0, 0)].set_symbol("\x1b");
+        buf[(1, 0)].set_symbol("a\u{200d}");
+        buf[(2, 0)].set_symbol("\u{202e}");
+        buf[(3, 0)].set_symbol("\u{9b}");
+        scrub(&mut buf);
+        let syms: Vec<&str> = buf.content.iter().map(|c| c.symbol()).collect();
+        assert_eq!(syms, ["␛", "a", "\u{FFFD}", "\u{FFFD}"]);
+        assert_eq!(clean("\x1b]52;c;aGk=\x07"), "\\x1b]52;c;aGk=\\x07");
     }
 }

@@ -512,11 +512,15 @@ impl Worker {
                 format!("turnscope-export-{safe}-{stamp}-{n}.json")
             };
             let path = dir.join(name);
-            match std::fs::OpenOptions::new()
-                .write(true)
-                .create_new(true)
-                .open(&path)
+            let mut o = std::fs::OpenOptions::new();
+            o.write(true).create_new(true);
+            #[cfg(unix)]
             {
+                // An export holds whole conversations: readable by its owner only.
+                use std::os::unix::fs::OpenOptionsExt;
+                o.mode(0o600);
+            }
+            match o.open(&path) {
                 Ok(mut f) => {
                     f.write_all(text.as_bytes())
                         .and_then(|_| f.write_all(b"\n"))

@@ -3,6 +3,7 @@
 mod actions;
 mod cli;
 mod fixtures;
+mod hostile;
 mod support;
 mod tui;
 mod vectors;

@@ -92,11 +92,11 @@ pub fn draw(f: &mut Frame, app: &mut App, area: Rect) {
             (true, false) => t.selected_unfocused(),
             _ => Style::new(),
         };
-        let short: String = a.submission_id.chars().take(8).collect();
+        let short = clean(&a.submission_id.chars().take(8).collect::<String>());
         let cells = [
             (when(a.at), t.dim(), 19),
             (clean(&a.operator), Style::new(), 16),
-            (a.action.clone(), t.key(), 7),
+            (clean(&a.action), t.key(), 7),
             (short, Style::new(), 10),
             (
                 clean(a.reason.as_deref().unwrap_or("-")),

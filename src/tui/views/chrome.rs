@@ -117,7 +117,7 @@ pub fn nav(f: &mut Frame, app: &App, area: Rect) {
                         .find(|it| &it.row.submission_id == id)
                         .map(|it| format!(" ({} {})", it.row.kind, clean(&it.instance)))
                         .unwrap_or_default();
-                    format!("submission {short}{inst}")
+                    clean(&format!("submission {short}{inst}"))
                 }
                 Target::Session(key) => {
                     let inst =

@@ -13,7 +13,7 @@ use crate::core::entry::{js_key_text, Entry, EntryBody, Role};
 use crate::core::time::{iso_from_ms, ms_from_iso};
 use crate::tui::app::{App, Hit, Inspect, Pane};
 use crate::tui::data::{Opened, OpenedSession, OpenedSubmission};
-use crate::tui::text::{ago, char_width, clean, dollars};
+use crate::tui::text::{ago, char_width, clean, clean_lines, dollars};
 use crate::tui::theme::Theme;
 use crate::tui::tree::{CallStatus, NodeKind};
 
@@ -36,8 +36,10 @@ impl Doc {
         if !self.lines.is_empty() {
             self.lines.push(Line::default());
         }
-        self.lines
-            .push(Line::from(Span::styled(text.into(), self.t.title())));
+        self.lines.push(Line::from(Span::styled(
+            clean(&text.into()),
+            self.t.title(),
+        )));
     }
 
     fn kv(&mut self, k: &str, v: impl Into<String>) {
@@ -51,8 +53,10 @@ impl Doc {
         ]));
     }
 
+    /// One line (cleaned: `clean` is idempotent, so callers may clean parts of it first).
     fn text(&mut self, s: impl Into<String>, style: Style) {
-        self.lines.push(Line::from(Span::styled(s.into(), style)));
+        self.lines
+            .push(Line::from(Span::styled(clean(&s.into()), style)));
     }
 
     /// Multi-line text kept as lines (JSON, message text); escapes only control characters.
@@ -532,7 +536,7 @@ fn build(ins: &Inspect, t: Theme, now: i64, write: bool) -> Vec<Line<'static>> {
         lines: Vec::new(),
     };
     let Some(node) = ins.selected_node() else {
-        return d.lines;
+        return clean_lines(d.lines);
     };
     let h = ins.history();
     match &ins.tree.nodes[node].kind {
@@ -635,7 +639,8 @@ fn build(ins: &Inspect, t: Theme, now: i64, write: bool) -> Vec<Line<'static>> {
             }
         }
     }
-    d.lines
+    // Every line of the document is shown terminal-safe, whatever built it.
+    clean_lines(d.lines)
 }
 
 /// Wrap styled lines to `w` cells, at spaces where possible; continuation lines are indented.

@@ -44,7 +44,12 @@ fn rule_text(it: &ListItem) -> String {
     }
 }
 
+/// The text of one list cell, terminal-safe.
 pub fn cell(app: &App, it: &ListItem, col: Column) -> String {
+    clean(&raw_cell(app, it, col))
+}
+
+fn raw_cell(app: &App, it: &ListItem, col: Column) -> String {
     match col {
         Column::Seq => it.row.sequence.to_string(),
         Column::Id => it.row.submission_id.chars().take(8).collect(),

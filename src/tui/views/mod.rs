@@ -19,8 +19,14 @@ use super::app::{App, Root};
 
 pub use detail::{detail_text, DetailCache};
 
-/// Draw the whole screen.
+/// Draw the whole screen. Every frame ends with [`crate::tui::text::scrub`], so whatever a view
+/// draws, no control, bidi or zero-width character reaches the terminal.
 pub fn draw(f: &mut Frame, app: &mut App) {
+    draw_views(f, app);
+    super::text::scrub(f.buffer_mut());
+}
+
+fn draw_views(f: &mut Frame, app: &mut App) {
     let area = f.area();
     app.layout = Default::default();
     if area.width < 30 || area.height < 8 {

@@ -232,7 +232,7 @@ pub fn draw(f: &mut Frame, app: &mut App, area: Rect) {
         } => {
             let r = centered(area, 80, 8);
             let what = if ids.len() == 1 {
-                ids[0].chars().take(8).collect::<String>()
+                clean(&ids[0].chars().take(8).collect::<String>())
             } else {
                 format!("{} marked submissions", ids.len())
             };
@@ -272,7 +272,7 @@ pub fn draw(f: &mut Frame, app: &mut App, area: Rect) {
                 ]),
             ];
             lines.push(match error {
-                Some(e) => Line::from(Span::styled(format!(" ✗ {e}"), t.error())),
+                Some(e) => Line::from(Span::styled(format!(" ✗ {}", clean(e)), t.error())),
                 None => Line::default(),
             });
             lines.push(Line::from(vec![

@@ -115,7 +115,10 @@ pub fn draw(f: &mut Frame, app: &mut App, area: Rect) {
         ];
         let mut spans = vec![Span::styled(if selected { "›" } else { " " }, row_style)];
         for ((text, style), (_, cw)) in cells.into_iter().zip(&cols) {
-            spans.push(Span::styled(pad(&text, *cw), style.patch(row_style)));
+            spans.push(Span::styled(
+                pad(&clean(&text), *cw),
+                style.patch(row_style),
+            ));
             spans.push(Span::styled(" ", row_style));
         }
         if key_w >= 12 {

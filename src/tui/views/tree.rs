@@ -12,7 +12,7 @@ use crate::core::entry::{Entry, EntryBody, Role};
 use crate::core::time::ms_from_iso;
 use crate::tui::app::{App, Hit, Inspect, Pane};
 use crate::tui::data::Opened;
-use crate::tui::text::{ago, clean, compact, dollars, fit};
+use crate::tui::text::{ago, clean, clean_span, compact, dollars, fit};
 use crate::tui::theme::Theme;
 use crate::tui::tree::{flag, CallStatus, NodeKind};
 
@@ -71,7 +71,11 @@ pub fn draw(f: &mut Frame, app: &mut App, area: Rect) {
     let hits: std::collections::HashSet<usize> = ins.search.hits.iter().copied().collect();
     for (r, &node) in ins.visible.iter().enumerate().skip(ins.offset).take(h) {
         let selected = r == ins.sel;
-        let mut spans = row_spans(ins, node, t, now, hits.contains(&node));
+        // Database text in a row is shown terminal-safe, whatever built the span.
+        let mut spans: Vec<Span> = row_spans(ins, node, t, now, hits.contains(&node))
+            .into_iter()
+            .map(clean_span)
+            .collect();
         // Truncate to the pane width, keeping styles.
         let mut used = 0;
         let mut kept = Vec::new();
