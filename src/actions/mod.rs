@@ -122,6 +122,15 @@ fn check_stuck(r: &SubmissionReport, now_ms: i64) -> Result<(), Refusal> {
             "leave it to the runtime that claimed it",
         ));
     }
+    if row.lease_expires_at < 0 {
+        return Err(Refusal::new(
+            format!(
+                "the lease is negative ({}): the runtime never writes one, so the row is damaged",
+                row.lease_expires_at
+            ),
+            "repair the row by hand first; the runtime never reconciles it either",
+        ));
+    }
     if row.lease_expires_at >= now_ms {
         return Err(Refusal::new(
             format!(
@@ -131,10 +140,38 @@ fn check_stuck(r: &SubmissionReport, now_ms: i64) -> Result<(), Refusal> {
             "wait for the lease to expire; never write under a live lease",
         ));
     }
+    if let crate::core::plan::Disposition::Malformed { problem } = &r.plan.disposition {
+        return Err(Refusal::new(
+            format!("the submission row is damaged: {problem}"),
+            "leave it to the runtime: its row parser rejects this row and settles it as failed",
+        ));
+    }
     if !r.inspection.load_blockers.is_empty() {
         return Err(Refusal::new(
             format!("the session is damaged: {}", r.inspection.load_blockers.join("; ")),
             "repair the damaged rows by hand first; turnscope never writes to a session it could not fully read",
+        ));
+    }
+    // Damage the runtime itself would live with, but that leaves turnscope unsure what it would
+    // overwrite or where its rows would hang: a broken tree, an unreadable journal.
+    if let Some(h) = r.history.as_ref().filter(|h| !h.damage.is_empty()) {
+        let damage: Vec<String> = h.damage.iter().map(|d| d.to_string()).collect();
+        return Err(Refusal::new(
+            format!("the session is damaged: {}", damage.join("; ")),
+            "repair the damaged rows by hand first; turnscope never writes to a session it could not fully read",
+        ));
+    }
+    let journal_problems: Vec<&str> = r
+        .bundle
+        .journal_problem
+        .iter()
+        .chain(r.inspection.tool_request_error.iter())
+        .map(String::as_str)
+        .collect();
+    if !journal_problems.is_empty() {
+        return Err(Refusal::new(
+            format!("the turn journal is damaged: {}", journal_problems.join("; ")),
+            "repair the journal row by hand first; turnscope never writes what it could not fully read",
         ));
     }
     if row.attempt_id.is_none() {

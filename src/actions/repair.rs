@@ -181,6 +181,24 @@ pub(crate) fn repair_rows(
         .session
         .as_ref()
         .ok_or_else(|| Refusal::new("the submission has no session row", "fail it instead"))?;
+    // Two calls with one id: which result answers which call is ambiguous, and a repair would
+    // leave that id with two results on the active path.
+    let mut seen = std::collections::HashSet::new();
+    let duplicates: Vec<&str> = repair
+        .results
+        .iter()
+        .filter(|c| !seen.insert(c.call_id.as_str()))
+        .map(|c| c.call_id.as_str())
+        .collect();
+    if !duplicates.is_empty() {
+        return Err(Refusal::new(
+            format!(
+                "the tool batch is damaged: duplicate tool-call ids ({})",
+                duplicates.join(", ")
+            ),
+            "resolve the batch by hand, or fail the submission",
+        ));
+    }
     let mut app = Appender::new(r, Some(repair.assistant_id.clone()), ids, now_ms);
     for result in &repair.results {
         let message = match &result.copied_from {

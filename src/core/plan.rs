@@ -434,6 +434,16 @@ pub fn plan_recovery(
             "running with lease_expires_at = 0: a Node runtime never reconciles it (Cloudflare-style claim)".into(),
         );
     }
+    if sub.lease_expires_at < 0 {
+        // The runtime's expired predicate is `0 < lease_expires_at < now`: it never picks this up.
+        return RecoveryPlan::observe(
+            Disposition::NoLease,
+            format!(
+                "running with a negative lease_expires_at ({}): the runtime never writes one and never reconciles it",
+                sub.lease_expires_at
+            ),
+        );
+    }
     if sub.lease_expires_at >= now_ms {
         let left = sub.lease_expires_at - now_ms;
         return RecoveryPlan::observe(

@@ -26,6 +26,11 @@ pub enum StoreError {
     SchemaVersion {
         found: String,
     },
+    /// A rollback journal left by a writer that stopped mid-transaction: only a read-write
+    /// connection can roll it back, and turnscope reads read-only.
+    HotJournal {
+        path: PathBuf,
+    },
     /// Another process holds a lock we could not wait out.
     Locked {
         detail: String,
@@ -69,6 +74,12 @@ impl std::fmt::Display for StoreError {
             StoreError::SchemaVersion { found } => {
                 write!(f, "unsupported journal schema version {found:?} (turnscope reads 1–3)")
             }
+            StoreError::HotJournal { path } => write!(
+                f,
+                "{} has an unfinished transaction in {}-journal (a writer stopped mid-write); a read-only open cannot roll it back",
+                path.display(),
+                path.display()
+            ),
             StoreError::Locked { detail } => write!(f, "the database is locked ({detail})"),
             StoreError::SubmissionNotFound { query } => write!(f, "no submission matches {query:?}"),
             StoreError::Ambiguous { query, candidates } => write!(
@@ -99,6 +110,7 @@ impl StoreError {
                 "turnscope reads flue 1.0.0-beta.7 journals (schema_version 1–3); this database was written by flue 2 or later".into()
             }
             StoreError::SchemaVersion { .. } => "turnscope reads flue 1.0.0-beta.7 journals (schema_version 1–3)".into(),
+            StoreError::HotJournal { .. } => "let the runtime (or `sqlite3 <db> 'PRAGMA integrity_check'`) open it read-write once to roll the transaction back; never delete the -journal file".into(),
             StoreError::Locked { .. } => "another process holds a write lock; retry in a moment".into(),
             StoreError::SubmissionNotFound { .. } => "run `turnscope list --status all` to see every submission id".into(),
             StoreError::Ambiguous { .. } => "type more characters of the submission id".into(),

@@ -4,10 +4,8 @@
 use std::collections::HashMap;
 
 use rusqlite::types::ValueRef;
-use rusqlite::OptionalExtension;
 
 use super::{SessionRecord, SessionSummary, SqliteStore, StoreError};
-use crate::core::entry::Entry;
 use crate::core::rows::instance_id_of;
 
 fn text(v: ValueRef<'_>) -> String {
@@ -143,39 +141,17 @@ impl SqliteStore {
             .collect())
     }
 
-    /// One session and its entries in position order (`None` when there is no such row).
+    /// One session and its entries in position order (`None` when there is no such row). The
+    /// same read as `load_bundle`'s, so both mark the same damage.
     pub fn load_session(&self, key: &str) -> Result<Option<SessionRecord>, StoreError> {
-        let conn = self.connection();
-        let data: Option<String> = conn
-            .prepare_cached("SELECT data FROM flue_sessions WHERE id = ?1")
-            .and_then(|mut s| s.query_row([key], |r| Ok(text(r.get_ref(0)?))).optional())
-            .map_err(|e| StoreError::sqlite("reading the session", e))?;
-        let Some(data) = data else { return Ok(None) };
-        let mut stmt = conn
-            .prepare_cached(
-                "SELECT entry_id, position, data FROM flue_session_entries WHERE session_id = ?1 ORDER BY position",
-            )
-            .map_err(|e| StoreError::sqlite("reading session entries", e))?;
-        let entries = stmt
-            .query_map([key], |r| {
-                let id = text(r.get_ref(0)?);
-                let pos = r.get::<_, Option<i64>>(1).unwrap_or(None).unwrap_or(-1);
-                Ok(Entry::parse(pos, &id, &text(r.get_ref(2)?)))
-            })
-            .and_then(|rows| rows.collect::<Result<Vec<_>, _>>())
-            .map_err(|e| StoreError::sqlite("reading session entries", e))?;
-        let (leaf_id, data_problems, _, _) = session_data_facts(&data);
-        Ok(Some(SessionRecord {
-            id: key.to_string(),
-            data,
-            leaf_id,
-            data_problems,
-            entries,
-        }))
+        self.session(key)
     }
 
     /// `submission_id → (phase, revision)` of every turn journal.
     pub fn journal_phases(&self) -> Result<HashMap<String, (String, i64)>, StoreError> {
+        if !self.has_table("flue_agent_turn_journals") {
+            return Ok(HashMap::new());
+        }
         let mut stmt = self
             .connection()
             .prepare_cached("SELECT submission_id, phase, revision FROM flue_agent_turn_journals")
@@ -202,15 +178,26 @@ impl SqliteStore {
         submission_id: &str,
         session_key: &str,
     ) -> Result<String, StoreError> {
+        let journal = if self.has_table("flue_agent_turn_journals") {
+            "(SELECT phase || ':' || revision || ':' || updated_at || ':' || committed
+               FROM flue_agent_turn_journals WHERE submission_id = ?2)"
+        } else {
+            "NULL"
+        };
+        let chunks = if self.has_table("flue_agent_turn_journals")
+            && self.has_table("flue_agent_stream_chunks")
+        {
+            "(SELECT COUNT(*) FROM flue_agent_stream_chunks WHERE stream_key =
+               (SELECT stream_key FROM flue_agent_turn_journals WHERE submission_id = ?2))"
+        } else {
+            "0"
+        };
         self.connection()
-            .prepare_cached(
+            .prepare_cached(&format!(
                 "SELECT (SELECT data FROM flue_sessions WHERE id = ?1),
                         (SELECT COUNT(*) FROM flue_session_entries WHERE session_id = ?1),
-                        (SELECT phase || ':' || revision || ':' || updated_at || ':' || committed
-                           FROM flue_agent_turn_journals WHERE submission_id = ?2),
-                        (SELECT COUNT(*) FROM flue_agent_stream_chunks WHERE stream_key =
-                           (SELECT stream_key FROM flue_agent_turn_journals WHERE submission_id = ?2))",
-            )
+                        {journal}, {chunks}, ?2"
+            ))
             .and_then(|mut s| {
                 s.query_row([session_key, submission_id], |r| {
                     Ok(format!(

@@ -19,6 +19,8 @@ pub struct SqliteStore {
     schema: SchemaInfo,
     /// The SELECT list for submissions, adapted to the variant and to columns an old schema lacks.
     submission_columns: String,
+    /// Every table of the database (a damaged or partial schema may lack the optional ones).
+    tables: Vec<String>,
 }
 
 const JOURNAL_PHASES: [&str; 4] = [
@@ -62,11 +64,17 @@ impl SqliteStore {
             path: path.to_path_buf(),
             schema,
             submission_columns,
+            tables,
         })
     }
 
     pub fn path(&self) -> &Path {
         &self.path
+    }
+
+    /// Whether the database has `table` (as of opening).
+    pub fn has_table(&self, table: &str) -> bool {
+        self.tables.iter().any(|t| t == table)
     }
 
     /// The underlying connection (read-only).
@@ -98,6 +106,13 @@ impl SqliteStore {
         &self,
         submission_id: &str,
     ) -> Result<(Option<JournalRow>, Option<String>), StoreError> {
+        if !self.has_table("flue_agent_turn_journals") {
+            // Shown without a journal, but marked: writes need the journal to fence on.
+            return Ok((
+                None,
+                Some("the database has no flue_agent_turn_journals table".into()),
+            ));
+        }
         let row = self
             .conn
             .prepare_cached(
@@ -106,25 +121,58 @@ impl SqliteStore {
                         stream_consumed_at, committed, committed_leaf_id
                  FROM flue_agent_turn_journals WHERE submission_id = ?1",
             )
-            .and_then(|mut s| s.query_row([submission_id], journal_from_row).optional())
+            .and_then(|mut s| {
+                s.query_row([submission_id], |r| {
+                    let lossy = (0..16).map(|i| r.get_ref(i)).any(|v| v.is_ok_and(is_lossy));
+                    Ok((journal_from_row(r)?, lossy))
+                })
+                .optional()
+            })
             .map_err(|e| StoreError::sqlite("reading the turn journal", e))?;
-        let problem = row.as_ref().and_then(|j| {
-            (!JOURNAL_PHASES.contains(&j.phase.as_str()))
-                .then(|| format!("journal phase {:?} is not one the runtime writes", j.phase))
-        });
-        Ok((row, problem))
+        let Some((row, lossy)) = row else {
+            return Ok((None, None));
+        };
+        let mut problems = Vec::new();
+        if !JOURNAL_PHASES.contains(&row.phase.as_str()) {
+            problems.push(format!(
+                "journal phase {:?} is not one the runtime writes",
+                row.phase
+            ));
+        }
+        if lossy {
+            problems.push(
+                "the journal row is not valid UTF-8 (shown with replacement characters)".into(),
+            );
+        }
+        Ok((
+            Some(row),
+            (!problems.is_empty()).then(|| problems.join("; ")),
+        ))
     }
 
-    fn session(&self, key: &str) -> Result<Option<SessionRecord>, StoreError> {
-        let data: Option<String> = self
+    /// One session and its entries in position order (`None` when there is no such row). Text
+    /// that is not valid UTF-8 is shown with replacement characters and listed in `data_problems`.
+    pub(super) fn session(&self, key: &str) -> Result<Option<SessionRecord>, StoreError> {
+        let data: Option<(String, bool)> = self
             .conn
             .prepare_cached("SELECT data FROM flue_sessions WHERE id = ?1")
             .and_then(|mut s| {
-                s.query_row([key], |r| Ok(text_of(r.get_ref(0)?)))
-                    .optional()
+                s.query_row([key], |r| {
+                    let v = r.get_ref(0)?;
+                    Ok((text_of(v), is_lossy(v)))
+                })
+                .optional()
             })
             .map_err(|e| StoreError::sqlite("reading the session", e))?;
-        let Some(data) = data else { return Ok(None) };
+        let Some((data, data_lossy)) = data else {
+            return Ok(None);
+        };
+        let mut lossy = Vec::new();
+        if data_lossy {
+            lossy.push(
+                "session data is not valid UTF-8 (shown with replacement characters)".to_string(),
+            );
+        }
         let mut stmt = self
             .conn
             .prepare_cached(
@@ -136,11 +184,20 @@ impl SqliteStore {
                 let id = text_of(r.get_ref(0)?);
                 let pos = r.get::<_, Option<i64>>(1).unwrap_or(None).unwrap_or(-1);
                 let data = text_of(r.get_ref(2)?);
-                Ok(Entry::parse(pos, &id, &data))
+                let lossy = is_lossy(r.get_ref(0)?) || is_lossy(r.get_ref(2)?);
+                Ok((Entry::parse(pos, &id, &data), lossy))
             })
             .and_then(|rows| rows.collect::<Result<Vec<_>, _>>())
             .map_err(|e| StoreError::sqlite("reading session entries", e))?;
-        let (leaf_id, data_problems) = parse_session_data(&data);
+        lossy.extend(entries.iter().filter(|(_, l)| *l).map(|(e, _)| {
+            format!(
+                "entry {} at position {} is not valid UTF-8 (shown with replacement characters)",
+                e.id, e.position
+            )
+        }));
+        let entries: Vec<Entry> = entries.into_iter().map(|(e, _)| e).collect();
+        let (leaf_id, mut data_problems) = parse_session_data(&data);
+        data_problems.extend(lossy);
         Ok(Some(SessionRecord {
             id: key.to_string(),
             data,
@@ -151,6 +208,9 @@ impl SqliteStore {
     }
 
     fn stream_chunks(&self, stream_key: &str) -> Result<Vec<String>, StoreError> {
+        if !self.has_table("flue_agent_stream_chunks") {
+            return Ok(Vec::new());
+        }
         let mut stmt = self
             .conn
             .prepare_cached("SELECT body FROM flue_agent_stream_chunks WHERE stream_key = ?1 ORDER BY segment_index")
@@ -277,8 +337,21 @@ fn classify_open_error(path: &Path, e: rusqlite::Error) -> StoreError {
                 detail: e.to_string(),
             }
         }
+        rusqlite::Error::SqliteFailure(code, _)
+            if code.code == rusqlite::ErrorCode::ReadOnly && hot_journal(path).exists() =>
+        {
+            StoreError::HotJournal {
+                path: path.to_path_buf(),
+            }
+        }
         _ => StoreError::sqlite("opening the database", e),
     }
+}
+
+fn hot_journal(path: &Path) -> PathBuf {
+    let mut p = path.as_os_str().to_owned();
+    p.push("-journal");
+    PathBuf::from(p)
 }
 
 fn detect_schema(
@@ -399,6 +472,14 @@ fn text_of(v: ValueRef<'_>) -> String {
         ValueRef::Integer(i) => i.to_string(),
         ValueRef::Real(f) => f.to_string(),
         ValueRef::Text(t) | ValueRef::Blob(t) => String::from_utf8_lossy(t).into_owned(),
+    }
+}
+
+/// Whether `text_of` had to replace bytes that are not valid UTF-8.
+fn is_lossy(v: ValueRef<'_>) -> bool {
+    match v {
+        ValueRef::Text(t) | ValueRef::Blob(t) => std::str::from_utf8(t).is_err(),
+        _ => false,
     }
 }
 

@@ -91,6 +91,7 @@ impl SqliteWriter {
         // Waiting here only delays us; the runtime never waits for us.
         conn.busy_timeout(Duration::from_millis(2000))
             .map_err(|e| StoreError::sqlite("setting the busy timeout", e))?;
+        check_integrity(&conn)?;
         Ok(SqliteWriter { conn, schema })
     }
 
@@ -150,6 +151,26 @@ impl SqliteWriter {
             audit_id,
         })
     }
+}
+
+/// Never write into a damaged file: a b-tree that reads fine where we looked can still be broken
+/// where SQLite would put our rows. `quick_check` reads every page once (no index cross-check);
+/// it runs before any lock is taken, so the runtime is not blocked by it.
+fn check_integrity(conn: &Connection) -> Result<(), StoreError> {
+    let findings: Vec<String> = conn
+        .prepare("PRAGMA quick_check(3)")
+        .and_then(|mut s| {
+            s.query_map([], |r| r.get::<_, String>(0))?
+                .collect::<Result<Vec<_>, _>>()
+        })
+        .map_err(|e| StoreError::sqlite("checking the database before writing", e))?;
+    if findings.len() == 1 && findings[0] == "ok" {
+        return Ok(());
+    }
+    Err(StoreError::Sqlite {
+        context: "refusing to write: the database file is damaged".into(),
+        detail: format!("PRAGMA quick_check: {}", findings.join("; ")),
+    })
 }
 
 fn check_fence(

@@ -2,6 +2,8 @@
 
 mod actions;
 mod cli;
+mod damaged;
+mod damaged_props;
 mod fixtures;
 mod hostile;
 mod support;
