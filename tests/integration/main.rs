@@ -6,6 +6,7 @@ mod damaged;
 mod damaged_props;
 mod fixtures;
 mod hostile;
+mod soak;
 mod support;
 mod tui;
 mod vectors;
