@@ -158,37 +158,15 @@ fn insert_all(tx: &rusqlite::Transaction<'_>, d: &Demo) -> rusqlite::Result<()> 
             ins_entry.execute(params![s.key, id, pos as i64, data])?;
         }
     }
-    let mut ins_sub = tx.prepare(
-        "INSERT INTO flue_agent_submissions (submission_id, session_key, kind, payload, status, accepted_at, \
-         attempt_id, input_applied_at, recovery_requested_at, started_at, settled_at, error, attempt_count, \
-         max_retry, timeout_at, owner_id, lease_expires_at, terminal_event_key, terminal_event_json, \
-         terminal_event_offset) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, \
-         ?17, ?18, ?19, ?20)",
-    )?;
-    for s in &d.subs {
-        ins_sub.execute(params![
-            s.id,
-            s.session_key,
-            s.kind,
-            s.payload.to_string(),
-            s.status,
-            s.accepted_at,
-            s.attempt_id,
-            s.input_applied_at,
-            s.recovery_requested_at,
-            s.started_at,
-            s.settled_at,
-            s.error,
-            s.attempt_count,
-            s.max_retry,
-            s.timeout_at,
-            s.owner_id,
-            s.lease_expires_at,
-            s.terminal_event_key,
-            s.terminal_event_json,
-            s.terminal_event_offset,
-        ])?;
-    }
+    // Admission order is the order the scenarios were built in.
+    let rows: Vec<scale_write::SubRow> = d
+        .subs
+        .iter()
+        .cloned()
+        .enumerate()
+        .map(|(i, sub)| scale_write::SubRow::new(sub, 0, i))
+        .collect();
+    scale_write::insert_submissions(tx, &rows)?;
     let mut ins_journal = tx.prepare(
         "INSERT INTO flue_agent_turn_journals (submission_id, session_key, kind, attempt_id, operation_id, \
          turn_id, phase, revision, created_at, updated_at, checkpoint_leaf_id, tool_request_json, stream_key, \
