@@ -5,18 +5,29 @@ use std::path::PathBuf;
 use clap::{Args, Parser, Subcommand};
 
 /// Triage and repair stuck turns in a flue agent-runtime journal database.
-#[derive(Debug, Parser)]
+#[derive(Debug, Clone, Parser)]
 #[command(name = "turnscope", version, long_version = env!("TURNSCOPE_LONG_VERSION"), about, long_about = None)]
 pub struct Cli {
+    /// The configuration file. Default: $XDG_CONFIG_HOME/turnscope/config.toml, else
+    /// ~/.config/turnscope/config.toml (a missing default file means the defaults).
+    #[arg(long, global = true, env = "TURNSCOPE_CONFIG", value_name = "PATH")]
+    pub config: Option<PathBuf>,
+
     /// The journal database (an SQLite file written by the runtime).
     #[arg(long, global = true, env = "TURNSCOPE_DB", value_name = "PATH")]
     pub db: Option<PathBuf>,
 
     /// Context window (tokens) for silent-overflow detection. Default: from the model id, else 0.
-    #[arg(long, global = true, value_name = "N")]
+    #[arg(
+        long,
+        global = true,
+        env = "TURNSCOPE_CONTEXT_WINDOW",
+        value_name = "N"
+    )]
     pub context_window: Option<u64>,
 
-    /// Allow actions that write to the journal database (read-only without it).
+    /// Allow actions that write to the journal database (read-only without it, unless the
+    /// configuration file says `read_only_default = false`).
     #[arg(long, global = true)]
     pub write: bool,
 
@@ -24,9 +35,18 @@ pub struct Cli {
     #[arg(long, global = true, env = "TURNSCOPE_OPERATOR", value_name = "NAME")]
     pub operator: Option<String>,
 
-    /// TUI live-refresh interval, e.g. 2s, 500ms, 10s.
-    #[arg(long, global = true, value_name = "DURATION", default_value = "2s", value_parser = parse_duration)]
-    pub refresh: std::time::Duration,
+    /// TUI live-refresh interval, e.g. 2s, 500ms, 10s [default: 2s, or the configuration file].
+    #[arg(long, global = true, env = "TURNSCOPE_REFRESH", value_name = "DURATION", value_parser = parse_duration)]
+    pub refresh: Option<std::time::Duration>,
+
+    /// Colour theme [default: dark, or the configuration file]. NO_COLOR (non-empty) turns
+    /// colours off in every theme.
+    #[arg(long, global = true, env = "TURNSCOPE_THEME", value_name = "THEME")]
+    pub theme: Option<crate::tui::Palette>,
+
+    /// Key overrides from the configuration file (not a flag).
+    #[arg(skip)]
+    pub keys: crate::tui::Overrides,
 
     /// Pin "now" (ms since the epoch) for reproducible output.
     #[arg(long, global = true, env = "TURNSCOPE_NOW_MS", hide = true)]
@@ -36,7 +56,7 @@ pub struct Cli {
     pub command: Option<Command>,
 }
 
-#[derive(Debug, Subcommand)]
+#[derive(Debug, Clone, Subcommand)]
 pub enum Command {
     /// List submissions: by default those whose lease expired (what the reconciler would pick up).
     List(ListArgs),
@@ -71,6 +91,12 @@ pub enum Command {
     },
     /// Print the man page (roff) to stdout: turnscope man > turnscope.1
     Man,
+    /// The configuration file: where it is looked for and what it sets.
+    Config {
+        /// Print a commented default file: turnscope config --print-default > ~/.config/turnscope/config.toml
+        #[arg(long)]
+        print_default: bool,
+    },
     /// The audit trail of every action turnscope applied to this database.
     Audit {
         /// Print JSON (schema turnscope.audit/1).

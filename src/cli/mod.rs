@@ -9,7 +9,7 @@ mod show;
 use std::io::{IsTerminal, Write};
 use std::path::PathBuf;
 
-pub use args::{ActionArgs, Cli, Command, ListArgs};
+pub use args::{parse_age, parse_duration, ActionArgs, Cli, Command, ListArgs};
 pub use output::{is_hostile_char, sanitize};
 
 use crate::store::{SqliteStore, StoreError};
@@ -103,11 +103,91 @@ pub fn run(cli: &Cli, out: &mut dyn Write) -> Result<(), CliError> {
         // Generated from the clap definition, no database text: written byte for byte.
         return run_command(cli, out);
     }
+    if let Some(Command::Config {
+        print_default: true,
+    }) = cli.command
+    {
+        // Works even when the current file is broken: it is how to start over.
+        out.write_all(crate::config::DEFAULT_FILE.as_bytes())?;
+        return Ok(());
+    }
+    let cli = &resolve(cli)?;
     let mut safe = output::TerminalSafe::new(out);
     let result = run_command(cli, &mut safe);
     let finished = safe.finish();
     result?;
     finished?;
+    Ok(())
+}
+
+/// Apply the configuration file where neither a flag nor an environment variable gave a value
+/// (clap already ranks flags above environment variables).
+pub fn resolve(cli: &Cli) -> Result<Cli, CliError> {
+    let file = crate::config::load(cli.config.as_deref()).map_err(|e| {
+        CliError::new(
+            format!("bad configuration: {e}"),
+            "fix that line, or see `turnscope config --print-default` for every key with its default",
+            exit::USAGE,
+        )
+    })?;
+    let mut c = cli.clone();
+    c.db = c.db.or(file.db);
+    c.operator = c.operator.or(file.operator);
+    c.context_window = c.context_window.or(file.context_window);
+    c.refresh = Some(c.refresh.unwrap_or(file.refresh));
+    c.theme = Some(c.theme.unwrap_or(file.theme));
+    c.write = c.write || !file.read_only_default;
+    c.keys = file.keys;
+    if let Some(Command::Config { .. }) = &c.command {
+        // Only what the file says is needed for `config`; the source is reported there.
+        c.config = file.source.or(c.config);
+    }
+    Ok(c)
+}
+
+fn run_config(cli: &Cli, out: &mut dyn Write) -> Result<(), CliError> {
+    let found = cli.config.as_ref().filter(|p| p.exists());
+    match found {
+        Some(p) => writeln!(out, "configuration file: {}", p.display())?,
+        None => writeln!(
+            out,
+            "configuration file: none (looked for {}; using the defaults)",
+            crate::config::default_path()
+                .map(|p| p.display().to_string())
+                .unwrap_or_else(|| "nothing: no XDG_CONFIG_HOME or HOME".into())
+        )?,
+    }
+    let show = |o: Option<String>| o.unwrap_or_else(|| "(not set)".into());
+    writeln!(
+        out,
+        "db = {}",
+        show(cli.db.as_ref().map(|p| p.display().to_string()))
+    )?;
+    writeln!(
+        out,
+        "refresh = {:?}",
+        cli.refresh.unwrap_or(std::time::Duration::from_secs(2))
+    )?;
+    writeln!(out, "theme = {}", cli.theme.unwrap_or_default().as_str())?;
+    writeln!(out, "write = {}", cli.write)?;
+    writeln!(out, "operator = {}", act::operator(cli))?;
+    writeln!(
+        out,
+        "context_window = {}",
+        show(cli.context_window.map(|n| n.to_string()))
+    )?;
+    for (a, k) in &cli.keys.0 {
+        writeln!(
+            out,
+            "keys.{} = {}",
+            crate::tui::action_name(*a),
+            crate::tui::key_label(k)
+        )?;
+    }
+    writeln!(
+        out,
+        "next: turnscope config --print-default   (a commented file with every key)"
+    )?;
     Ok(())
 }
 
@@ -137,6 +217,7 @@ fn run_command(cli: &Cli, out: &mut dyn Write) -> Result<(), CliError> {
             clap_complete::generate(*shell, &mut cmd, "turnscope", out);
             Ok(())
         }
+        Some(Command::Config { .. }) => run_config(cli, out),
         Some(Command::Man) => {
             let cmd = <Cli as clap::CommandFactory>::command();
             clap_mangen::Man::new(cmd).render(out)?;
@@ -159,7 +240,9 @@ fn run_tui(cli: &Cli, db: PathBuf, display_name: Option<String>) -> Result<(), C
     let mut o = crate::tui::TuiOptions::new(db);
     o.now_override = cli.now_ms;
     o.context_window = cli.context_window;
-    o.refresh = cli.refresh;
+    o.refresh = cli.refresh.unwrap_or(std::time::Duration::from_secs(2));
+    o.palette = cli.theme.unwrap_or_default();
+    o.keys = cli.keys.clone();
     o.display_name = display_name;
     o.read_only = !cli.write;
     o.operator = act::operator(cli);

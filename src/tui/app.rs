@@ -159,6 +159,11 @@ pub enum Popup {
         /// The selected button: Yes when true. Starts false (No) for writes.
         yes: bool,
     },
+    /// The command palette (`:`): every action with its key, filtered as you type.
+    Palette {
+        query: String,
+        selected: usize,
+    },
     /// A one-line text input: the reason of a `fail` (required).
     Reason {
         kind: ActionKind,
@@ -462,6 +467,19 @@ pub struct Layout {
     pub detail_lines: usize,
 }
 
+/// One row of the command palette.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct PaletteEntry {
+    /// The action's name (as in the configuration file's `[keys]`).
+    pub name: String,
+    /// Its key as shown (the configuration file's override, if any).
+    pub key: String,
+    pub help: &'static str,
+    pub action: Action,
+    /// Whether it applies in the current pane.
+    pub available: bool,
+}
+
 /// Options that shape the app (a subset of `TuiOptions`).
 #[derive(Debug, Clone)]
 pub struct AppConfig {
@@ -475,6 +493,8 @@ pub struct AppConfig {
     pub export_dir: PathBuf,
     pub now_override: Option<i64>,
     pub theme: Theme,
+    /// Key overrides from the configuration file.
+    pub keys: keymap::Overrides,
 }
 
 pub struct App {
@@ -777,8 +797,132 @@ impl App {
             self.on_reason_key(ev);
             return;
         }
-        if let Some(a) = keymap::lookup(&self.contexts(), &ev, self.write_mode()) {
+        if matches!(self.popup, Some(Popup::Palette { .. })) {
+            self.on_palette_key(ev);
+            return;
+        }
+        if let Some(a) =
+            keymap::lookup_with(&self.contexts(), &ev, self.write_mode(), &self.cfg.keys)
+        {
             self.apply(a);
+        }
+    }
+
+    /// The command palette's rows for this query: every action of this mode (write actions only
+    /// in write mode), with its key (overrides applied), filtered by name, key or description.
+    pub fn palette_entries(&self, query: &str) -> Vec<PaletteEntry> {
+        let q = query.trim().to_lowercase();
+        let here = self.contexts_without_popup();
+        let mut out: Vec<PaletteEntry> = Vec::new();
+        for b in keymap::KEYMAP.iter().filter(|b| {
+            b.ctx != Ctx::Popup && b.active(self.write_mode()) && b.action != Action::Palette
+        }) {
+            if out.iter().any(|e| e.action == b.action) {
+                continue;
+            }
+            let name = keymap::action_name(b.action);
+            let key = match self.cfg.keys.key_for(b.action) {
+                Some(k) => keymap::key_label(&k),
+                None => b.label.to_string(),
+            };
+            let hay = format!("{name} {key} {}", b.help).to_lowercase();
+            if !q.is_empty() && !q.split_whitespace().all(|w| hay.contains(w)) {
+                continue;
+            }
+            out.push(PaletteEntry {
+                name,
+                key,
+                help: b.help,
+                action: b.action,
+                available: keymap::KEYMAP.iter().any(|x| {
+                    x.action == b.action && here.contains(&x.ctx) && x.active(self.write_mode())
+                }),
+            });
+        }
+        // What works here first; within, the help's order (everywhere, moving, then the panes).
+        let rank = |a: Action| {
+            let ctx = keymap::KEYMAP
+                .iter()
+                .find(|b| b.action == a && b.ctx != Ctx::Popup)
+                .map(|b| b.ctx);
+            [
+                Ctx::Global,
+                Ctx::Nav,
+                Ctx::List,
+                Ctx::Sessions,
+                Ctx::Inspect,
+                Ctx::Tree,
+                Ctx::Detail,
+                Ctx::Audit,
+            ]
+            .iter()
+            .position(|c| Some(*c) == ctx)
+            .unwrap_or(9)
+        };
+        out.sort_by_key(|e| (!e.available, rank(e.action)));
+        out
+    }
+
+    fn contexts_without_popup(&self) -> Vec<Ctx> {
+        match self.focus {
+            Pane::List => vec![Ctx::List, Ctx::Nav, Ctx::Global],
+            Pane::Sessions => vec![Ctx::Sessions, Ctx::Nav, Ctx::Global],
+            Pane::Tree => vec![Ctx::Tree, Ctx::Inspect, Ctx::Nav, Ctx::Global],
+            Pane::Detail => vec![Ctx::Detail, Ctx::Inspect, Ctx::Nav, Ctx::Global],
+            Pane::Audit => vec![Ctx::Audit, Ctx::Nav, Ctx::Global],
+        }
+    }
+
+    /// Keys of the command palette: type to filter, ↑/↓ to choose, ⏎ runs, esc closes.
+    fn on_palette_key(&mut self, ev: KeyEvent) {
+        let ctrl = ev.modifiers.contains(KeyModifiers::CONTROL);
+        let Some(Popup::Palette { query, selected }) = &mut self.popup else {
+            return;
+        };
+        match ev.code {
+            KeyCode::Esc => self.popup = None,
+            KeyCode::Up => *selected = selected.saturating_sub(1),
+            KeyCode::Char('p') if ctrl => *selected = selected.saturating_sub(1),
+            KeyCode::Down | KeyCode::Tab => *selected += 1,
+            KeyCode::Char('n') if ctrl => *selected += 1,
+            KeyCode::Backspace => {
+                query.pop();
+                *selected = 0;
+            }
+            KeyCode::Char('u') if ctrl => {
+                query.clear();
+                *selected = 0;
+            }
+            KeyCode::Enter => {
+                let q = query.clone();
+                let sel = *selected;
+                let entries = self.palette_entries(&q);
+                self.popup = None;
+                match entries.get(sel.min(entries.len().saturating_sub(1))) {
+                    Some(e) if e.available => self.apply(e.action),
+                    Some(e) => self.info(&format!(
+                        "{} is not available here ({}): open a submission or switch panes first",
+                        e.name, e.help
+                    )),
+                    None => self.info("no action matches"),
+                }
+                return;
+            }
+            KeyCode::Char(c) if !ctrl && !c.is_control() => {
+                if query.chars().count() < 60 {
+                    query.push(c);
+                }
+                *selected = 0;
+            }
+            _ => {}
+        }
+        // Keep the selection on a row.
+        if let Some(Popup::Palette { query, selected }) = &self.popup {
+            let n = self.palette_entries(&query.clone()).len();
+            let sel = (*selected).min(n.saturating_sub(1));
+            if let Some(Popup::Palette { selected, .. }) = &mut self.popup {
+                *selected = sel;
+            }
         }
     }
 
@@ -890,6 +1034,12 @@ impl App {
         match a {
             Action::Quit => self.quit = true,
             Action::Help => self.popup = Some(Popup::Help { scroll: 0 }),
+            Action::Palette => {
+                self.popup = Some(Popup::Palette {
+                    query: String::new(),
+                    selected: 0,
+                })
+            }
             Action::Refresh => {
                 self.request_refresh();
                 self.info("refreshing…");
@@ -1099,6 +1249,14 @@ impl App {
         };
         if let Some(Popup::Help { scroll } | Popup::Confirm { scroll, .. }) = &mut self.popup {
             *scroll = (*scroll as isize).saturating_add(delta).clamp(0, 500) as usize;
+            return;
+        }
+        if let Some(Popup::Palette { query, .. }) = &self.popup {
+            // The wheel moves the palette's selection, not the list under it.
+            let n = self.palette_entries(&query.clone()).len();
+            if let Some(Popup::Palette { selected, .. }) = &mut self.popup {
+                *selected = step(*selected, n);
+            }
             return;
         }
         match self.focus {
@@ -1525,7 +1683,10 @@ impl App {
                     }
                 }
             }
-            Some(Popup::Help { .. }) | Some(Popup::Reason { .. }) | None => {}
+            Some(Popup::Help { .. })
+            | Some(Popup::Reason { .. })
+            | Some(Popup::Palette { .. })
+            | None => {}
         }
     }
 

@@ -38,6 +38,8 @@ pub struct HarnessOptions {
     /// `false` is `--write` mode.
     pub read_only: bool,
     pub operator: String,
+    /// Key overrides, as from the configuration file.
+    pub keys: super::keymap::Overrides,
 }
 
 impl HarnessOptions {
@@ -52,6 +54,7 @@ impl HarnessOptions {
             context_window: None,
             read_only: true,
             operator: "tester@host".into(),
+            keys: Default::default(),
         }
     }
 }
@@ -69,6 +72,7 @@ impl Harness {
             export_dir: o.export_dir,
             now_override: Some(o.now_ms),
             theme: o.theme,
+            keys: o.keys,
         };
         let terminal = Terminal::new(TestBackend::new(o.width, o.height)).expect("test backend");
         let mut h = Harness {

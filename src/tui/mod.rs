@@ -19,6 +19,7 @@ mod keymap;
 mod log;
 mod text;
 mod theme;
+pub mod tooltip;
 mod tree;
 mod views;
 mod worker;
@@ -43,8 +44,8 @@ use ratatui::Terminal;
 pub use act::{Outcome, OutcomeResult, PlanItem, Planned, StateSummary};
 pub use app::{App, AppConfig, Effect, Pane, Popup, PopupAction, RequestKind, Root};
 pub use data::Target;
-pub use keymap::{Action, StatusFilter, KEYMAP};
-pub use theme::Theme;
+pub use keymap::{action_name, key_label, parse_key, Action, Overrides, StatusFilter, KEYMAP};
+pub use theme::{no_color_env, Palette, Theme};
 pub use tree::{ExpandMode, NodeKind, Tree};
 pub use views::draw;
 pub use worker::{Request, Response, Worker};
@@ -71,6 +72,10 @@ pub struct TuiOptions {
     pub export_dir: Option<PathBuf>,
     /// Append log lines here (default: `TURNSCOPE_LOG`, else no log).
     pub log_file: Option<PathBuf>,
+    /// The colour palette (`NO_COLOR` still wins).
+    pub palette: Palette,
+    /// Key overrides from the configuration file.
+    pub keys: Overrides,
 }
 
 impl TuiOptions {
@@ -85,6 +90,8 @@ impl TuiOptions {
             display_name: None,
             export_dir: None,
             log_file: None,
+            palette: Palette::Dark,
+            keys: Overrides::default(),
         }
     }
 }
@@ -279,7 +286,8 @@ pub fn run(options: TuiOptions) -> Result<(), TuiError> {
         refresh: options.refresh.max(Duration::from_millis(100)),
         export_dir: export_dir.clone(),
         now_override: options.now_override,
-        theme: Theme::from_env(),
+        theme: Theme::with_palette(options.palette),
+        keys: options.keys.clone(),
     };
     let (tx, rx) = channel::<Event>();
     let mut worker = Worker::new(store, options.context_window);

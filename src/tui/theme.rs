@@ -3,31 +3,97 @@
 
 use ratatui::style::{Color, Modifier, Style};
 
+/// The colour palettes (`theme` in the configuration file, `--theme`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, serde::Deserialize, clap::ValueEnum)]
+#[serde(rename_all = "kebab-case")]
+pub enum Palette {
+    /// For dark terminal backgrounds (the default).
+    #[default]
+    Dark,
+    /// For light terminal backgrounds: no yellow or white text.
+    Light,
+    /// Bright colours, bold keys and borders, no dark grey.
+    HighContrast,
+}
+
+impl Palette {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Palette::Dark => "dark",
+            Palette::Light => "light",
+            Palette::HighContrast => "high-contrast",
+        }
+    }
+}
+
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Theme {
+    /// False with `NO_COLOR`: modifiers only.
     pub color: bool,
+    pub palette: Palette,
 }
 
 impl Default for Theme {
     fn default() -> Self {
-        Theme { color: true }
+        Theme {
+            color: true,
+            palette: Palette::Dark,
+        }
     }
+}
+
+/// Whether `NO_COLOR` is set to a non-empty value (no-color.org).
+pub fn no_color_env() -> bool {
+    std::env::var_os("NO_COLOR").is_some_and(|v| !v.is_empty())
 }
 
 impl Theme {
     /// Colour unless `NO_COLOR` is set to a non-empty value (no-color.org).
     pub fn from_env() -> Theme {
+        Theme::with_palette(Palette::Dark)
+    }
+
+    /// This palette, without colour when `NO_COLOR` is set.
+    pub fn with_palette(palette: Palette) -> Theme {
         Theme {
-            color: match std::env::var_os("NO_COLOR") {
-                Some(v) => v.is_empty(),
-                None => true,
-            },
+            color: !no_color_env(),
+            palette,
+        }
+    }
+
+    /// The colour for this palette: (dark, light, high-contrast).
+    fn pick(&self, dark: Color, light: Color, hc: Color) -> Color {
+        match self.palette {
+            Palette::Dark => dark,
+            Palette::Light => light,
+            Palette::HighContrast => hc,
+        }
+    }
+
+    /// A foreground role, named by its dark-theme colour.
+    fn role(&self, c: Color) -> Color {
+        match c {
+            Color::Cyan => self.pick(Color::Cyan, Color::Blue, Color::LightCyan),
+            Color::Yellow => self.pick(Color::Yellow, Color::Rgb(150, 80, 0), Color::LightYellow),
+            Color::Green => self.pick(Color::Green, Color::Rgb(0, 110, 0), Color::LightGreen),
+            Color::Red => self.pick(Color::Red, Color::Rgb(170, 0, 0), Color::LightRed),
+            Color::Magenta => {
+                self.pick(Color::Magenta, Color::Rgb(140, 0, 140), Color::LightMagenta)
+            }
+            Color::Blue => self.pick(Color::Blue, Color::Blue, Color::LightBlue),
+            Color::DarkGray => self.pick(Color::DarkGray, Color::Gray, Color::Gray),
+            other => other,
         }
     }
 
     fn fg(&self, c: Color) -> Style {
         if self.color {
-            Style::new().fg(c)
+            let s = Style::new().fg(self.role(c));
+            if self.palette == Palette::HighContrast {
+                s.add_modifier(Modifier::BOLD)
+            } else {
+                s
+            }
         } else {
             Style::new()
         }
@@ -43,7 +109,7 @@ impl Theme {
 
     pub fn dim(&self) -> Style {
         if self.color {
-            Style::new().fg(Color::DarkGray)
+            Style::new().fg(self.role(Color::DarkGray))
         } else {
             Style::new().add_modifier(Modifier::DIM)
         }
@@ -56,8 +122,8 @@ impl Theme {
     pub fn selected(&self) -> Style {
         if self.color {
             Style::new()
-                .bg(Color::Blue)
-                .fg(Color::White)
+                .bg(self.pick(Color::Blue, Color::LightBlue, Color::White))
+                .fg(self.pick(Color::White, Color::Black, Color::Black))
                 .add_modifier(Modifier::BOLD)
         } else {
             Style::new().add_modifier(Modifier::REVERSED)
@@ -67,7 +133,14 @@ impl Theme {
     /// Selected row of a pane without focus.
     pub fn selected_unfocused(&self) -> Style {
         if self.color {
-            Style::new().bg(Color::DarkGray)
+            match self.palette {
+                Palette::Dark => Style::new().bg(Color::DarkGray),
+                Palette::Light => Style::new().bg(Color::Gray).fg(Color::Black),
+                Palette::HighContrast => Style::new()
+                    .bg(Color::Gray)
+                    .fg(Color::Black)
+                    .add_modifier(Modifier::UNDERLINED),
+            }
         } else {
             Style::new().add_modifier(Modifier::UNDERLINED)
         }
@@ -75,7 +148,7 @@ impl Theme {
 
     pub fn border(&self, focused: bool) -> Style {
         match (focused, self.color) {
-            (true, true) => Style::new().fg(Color::Cyan),
+            (true, true) => self.fg(Color::Cyan),
             (true, false) => Style::new().add_modifier(Modifier::BOLD),
             (false, _) => self.dim(),
         }

@@ -432,7 +432,7 @@ fn a_result_that_arrives_first_wins() {
 }
 
 fn turnscope(db: &Path, args: &[&str]) -> std::process::Output {
-    std::process::Command::new(env!("CARGO_BIN_EXE_turnscope"))
+    crate::support::turnscope_command()
         .env("TURNSCOPE_NOW_MS", FIXTURE_NOW.to_string())
         .env("TURNSCOPE_OPERATOR", "cli@test")
         .arg("--db")

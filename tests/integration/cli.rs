@@ -1,7 +1,7 @@
 //! The CLI on the runtime's fixtures and on bad input: exit codes, one-line errors with a hint.
 
 use std::path::Path;
-use std::process::{Command, Output};
+use std::process::Output;
 
 use serde_json::Value;
 
@@ -11,7 +11,7 @@ use crate::support::unpack_fixture;
 const TOOL_BATCH_MID_NOW: &str = "1796014405862";
 
 fn turnscope(db: Option<&Path>, args: &[&str]) -> Output {
-    let mut cmd = Command::new(env!("CARGO_BIN_EXE_turnscope"));
+    let mut cmd = crate::support::turnscope_command();
     cmd.env_remove("TURNSCOPE_DB")
         .env("TURNSCOPE_NOW_MS", TOOL_BATCH_MID_NOW);
     if let Some(db) = db {
@@ -448,7 +448,7 @@ fn list_filters_the_way_operators_ask() {
 
 #[test]
 fn version_completions_and_man_page() {
-    let v = Command::new(env!("CARGO_BIN_EXE_turnscope"))
+    let v = crate::support::turnscope_command()
         .arg("--version")
         .output()
         .unwrap();

@@ -161,7 +161,7 @@ fn audit(now: i64) -> AuditInfo {
 
 /// Run the real binary with a deadline (a hang fails the test instead of stalling the suite).
 fn turnscope(db: &Path, args: &[&str]) -> Output {
-    let mut cmd = Command::new(env!("CARGO_BIN_EXE_turnscope"));
+    let mut cmd = crate::support::turnscope_command();
     cmd.env_remove("TURNSCOPE_DB")
         .env("TURNSCOPE_NOW_MS", NOW.to_string())
         .arg("--db")
@@ -982,7 +982,7 @@ fn a_50_mb_entry_loads_in_bounded_time_and_memory() {
     );
     assert_eq!(r.bundle.session.as_ref().unwrap().entries.len(), 3);
     drop(r);
-    let mut cmd = Command::new(env!("CARGO_BIN_EXE_turnscope"));
+    let mut cmd = crate::support::turnscope_command();
     cmd.env_remove("TURNSCOPE_DB")
         .env("TURNSCOPE_NOW_MS", NOW.to_string())
         .arg("--db")

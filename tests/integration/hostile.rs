@@ -4,7 +4,7 @@
 //! private (0600), and the read-only store is read-only at the SQLite layer.
 
 use std::path::{Path, PathBuf};
-use std::process::{Command, Output};
+use std::process::Output;
 
 use rusqlite::{params, Connection};
 use turnscope::store::SqliteStore;
@@ -293,7 +293,7 @@ fn every_tui_screen_shows_hostile_text_escaped_and_never_raw() {
 }
 
 fn run(db: &Path, args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_turnscope"))
+    crate::support::turnscope_command()
         .arg("--db")
         .arg(db)
         .args(args)

@@ -2,6 +2,7 @@
 
 mod actions;
 mod cli;
+mod config;
 mod damaged;
 mod damaged_props;
 mod fixtures;

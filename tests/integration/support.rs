@@ -30,3 +30,14 @@ pub fn manifest() -> serde_json::Value {
     let text = std::fs::read_to_string(fixtures_dir().join("flue-beta7/manifest.json")).unwrap();
     serde_json::from_str(&text).unwrap()
 }
+
+/// The real binary, isolated from the machine's configuration file and environment.
+pub fn turnscope_command() -> std::process::Command {
+    let mut cmd = std::process::Command::new(env!("CARGO_BIN_EXE_turnscope"));
+    cmd.env("XDG_CONFIG_HOME", fixtures_dir().join("no-config-here"))
+        .env_remove("TURNSCOPE_CONFIG")
+        .env_remove("TURNSCOPE_THEME")
+        .env_remove("TURNSCOPE_REFRESH")
+        .env_remove("TURNSCOPE_CONTEXT_WINDOW");
+    cmd
+}

@@ -64,7 +64,7 @@ fn synthetic(dir: &Path, entries: usize, size: (u16, u16)) -> (PathBuf, Harness)
 /// while the CLI does not write it yet.
 fn demo_db(dir: &Path) -> Option<PathBuf> {
     let path = dir.join("demo.db");
-    let out = Command::new(env!("CARGO_BIN_EXE_turnscope"))
+    let out = crate::support::turnscope_command()
         .args(["demo", path.to_str().unwrap(), "--json"])
         .env("TURNSCOPE_NOW_MS", NOW.to_string())
         .output()
@@ -682,7 +682,10 @@ fn partial_batch_marker_survives_no_color() {
     for color in [true, false] {
         let db = unpack_fixture(dir.path(), "tool-results-partial");
         let mut o = opts("x.db", fixture_now(&db), (100, 30), dir.path());
-        o.theme = Theme { color };
+        o.theme = Theme {
+            color,
+            ..Theme::default()
+        };
         let mut h = Harness::open(&db, o).unwrap();
         h.press("<Enter>");
         let screen = h.render();
@@ -1510,4 +1513,153 @@ fn step_twice_through_rule_9_advisory_then_settlement() {
     h.press("<Esc>2S");
     let (title, _) = popup(&h);
     assert!(title.contains("refused"), "{title}");
+}
+
+// ----- themes, command palette, key overrides ------------------------------------------------------
+
+/// The foreground of the first cell showing `symbol`.
+fn fg_of(h: &Harness, symbol: &str) -> Color {
+    let buf = h.terminal.backend().buffer();
+    let (x, y) = (0..buf.area.height)
+        .flat_map(|y| (0..buf.area.width).map(move |x| (x, y)))
+        .find(|&(x, y)| buf[(x, y)].symbol() == symbol)
+        .unwrap_or_else(|| panic!("no {symbol} on screen"));
+    buf[(x, y)].fg
+}
+
+#[test]
+fn light_and_high_contrast_themes_recolour_and_no_color_removes_every_colour() {
+    use turnscope::tui::Palette;
+    let dir = tempfile::tempdir().unwrap();
+    let db = unpack_fixture(dir.path(), "tool-results-partial");
+    let mut seen = Vec::new();
+    for palette in [Palette::Dark, Palette::Light, Palette::HighContrast] {
+        for color in [true, false] {
+            let mut o = opts("x.db", fixture_now(&db), (100, 30), dir.path());
+            o.theme = Theme { color, palette };
+            let mut h = Harness::open(&db, o).unwrap();
+            h.press("<Enter>");
+            let screen = h.render();
+            // Meaning is in the text too: the markers stay in every theme.
+            assert!(
+                screen.contains("[partial batch]") && screen.contains("‼") && screen.contains("⧗")
+            );
+            assert!(screen.contains("READ-ONLY"), "{screen}");
+            let buf = h.terminal.backend().buffer();
+            if color {
+                seen.push(fg_of(&h, "‼"));
+            } else {
+                for cell in buf.content() {
+                    assert_eq!(
+                        (cell.fg, cell.bg),
+                        (Color::Reset, Color::Reset),
+                        "NO_COLOR ({palette:?}): no colour at {:?}",
+                        cell.symbol()
+                    );
+                }
+            }
+        }
+    }
+    // The partial-batch marker: yellow on dark, dark orange on light, bright yellow in high contrast.
+    assert_eq!(
+        seen,
+        [Color::Yellow, Color::Rgb(150, 80, 0), Color::LightYellow]
+    );
+}
+
+#[test]
+fn command_palette_lists_filters_and_runs_actions() {
+    let dir = tempfile::tempdir().unwrap();
+    let (db, mut h) = synthetic(dir.path(), 50, (100, 30));
+    h.press(":");
+    let screen = h.render();
+    assert!(matches!(h.app.popup, Some(Popup::Palette { .. })));
+    assert!(screen.contains("commands"), "{screen}");
+    settings().bind(|| insta::assert_snapshot!("palette", screen));
+    for (key, name) in [
+        ("q", "quit"),
+        ("?", "help"),
+        ("a", "audit"),
+        ("s", "toggle_sessions"),
+    ] {
+        let row = screen
+            .lines()
+            .find(|l| l.contains(&format!(" {name} ")))
+            .unwrap_or_else(|| panic!("{name} missing:\n{screen}"));
+        assert!(row.contains(&format!(" {key} ")), "{row}");
+    }
+    // Write actions only in write mode.
+    h.press("repair");
+    let screen = h.render();
+    assert!(screen.contains("no action matches"), "{screen}");
+    h.press("<Esc>");
+    assert!(h.app.popup.is_none());
+    // Filter as you type, ⏎ runs the first match.
+    h.press(":audit trail<Enter>");
+    h.render();
+    assert!(h.app.popup.is_none());
+    assert_eq!(h.app.root, turnscope::tui::Root::Audit);
+    // ↓ chooses, the wheel too, ⏎ runs the chosen row.
+    h.press(":this help");
+    assert!(matches!(
+        h.app.popup,
+        Some(Popup::Palette { selected: 0, .. })
+    ));
+    h.press("<Down>");
+    assert!(
+        matches!(h.app.popup, Some(Popup::Palette { selected: 0, .. })),
+        "one match: the selection stays on it"
+    );
+    h.press("<Enter>");
+    assert!(matches!(h.app.popup, Some(Popup::Help { .. })));
+    h.press("<Esc>:<Down><Down>");
+    assert!(matches!(
+        h.app.popup,
+        Some(Popup::Palette { selected: 2, .. })
+    ));
+    h.press("<Esc>");
+    // An action of another pane is listed, but says so instead of running.
+    h.press(":collapse everything<Enter>");
+    let screen = h.render();
+    assert!(screen.contains("not available here"), "{screen}");
+
+    let mut o = opts("synthetic.db", NOW, (100, 30), dir.path());
+    o.read_only = false;
+    let mut w = Harness::open(&db, o).unwrap();
+    w.press(":repair");
+    let screen = w.render();
+    assert!(
+        screen.contains("repair") && screen.contains(" R "),
+        "{screen}"
+    );
+    assert!(!screen.contains("no action matches"), "{screen}");
+}
+
+#[test]
+fn key_overrides_from_the_configuration_replace_the_default_keys() {
+    use turnscope::tui::Overrides;
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("k.db");
+    write_synthetic_journal(&db, 20, NOW).unwrap();
+    let mut o = opts("k.db", NOW, (160, 48), dir.path());
+    o.keys = Overrides::parse([("quit", "x"), ("help", "f1")]).unwrap();
+    let mut h = Harness::open(&db, o).unwrap();
+    let screen = h.render();
+    let footer = screen.lines().last().unwrap();
+    assert!(
+        footer.contains(" x quit") && footer.contains(" F1 help"),
+        "{footer}"
+    );
+    h.press("q");
+    assert!(!h.app.quit, "q no longer quits");
+    h.app.apply(turnscope::tui::Action::Help);
+    let help = h.render();
+    assert!(help.contains("  x          quit"), "{help}");
+    h.press("<Esc>");
+    h.press(":");
+    let screen = h.render();
+    let row = screen.lines().find(|l| l.contains(" quit ")).unwrap();
+    assert!(row.contains(" x "), "the palette shows the override: {row}");
+    h.press("<Esc>x");
+    assert!(h.app.quit);
 }

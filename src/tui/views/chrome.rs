@@ -311,10 +311,20 @@ pub fn status(f: &mut Frame, app: &App, area: Rect) {
 
 pub fn footer(f: &mut Frame, app: &App, area: Rect) {
     let t = app.cfg.theme;
-    let hints: Vec<(&str, &str)> = if app.input.is_some() {
-        input_hints()
+    let owned = |v: &[(&str, &'static str)]| -> Vec<(String, &'static str)> {
+        v.iter().map(|(k, t)| (k.to_string(), *t)).collect()
+    };
+    let hints: Vec<(String, &str)> = if app.input.is_some() {
+        owned(&input_hints())
     } else if matches!(app.popup, Some(crate::tui::app::Popup::Reason { .. })) {
-        vec![("⏎", "preview"), ("esc", "cancel"), ("^u", "erase")]
+        owned(&[("⏎", "preview"), ("esc", "cancel"), ("^u", "erase")])
+    } else if matches!(app.popup, Some(crate::tui::app::Popup::Palette { .. })) {
+        owned(&[
+            ("⏎", "run"),
+            ("↑/↓", "choose"),
+            ("esc", "close"),
+            ("^u", "erase"),
+        ])
     } else {
         let can_go_back = app.inspect().is_some()
             || app.popup.is_some()
@@ -333,14 +343,18 @@ pub fn footer(f: &mut Frame, app: &App, area: Rect) {
                 }
                 _ => true,
             })
-            .map(|(k, t, _)| (k, t))
+            .map(|(k, t, a)| match app.cfg.keys.key_for(a) {
+                // The configuration file rebound it: show the key that works.
+                Some(key) => (keymap::key_label(&key), t),
+                None => (k.to_string(), t),
+            })
             .collect()
     };
     let mut spans = Vec::new();
     let mut used = 0;
     let w = area.width as usize;
     for (k, desc) in hints {
-        let need = width(k) + width(desc) + 3;
+        let need = width(&k) + width(desc) + 3;
         if used + need > w {
             break;
         }

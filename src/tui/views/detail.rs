@@ -135,6 +135,11 @@ fn submission_doc(d: &mut Doc, s: &OpenedSubmission, now: i64) {
         );
     }
     d.kv("context window", r.window.describe());
+    // The classification in one sentence (after the evidence, so the partial batch stays on the
+    // first screen).
+    if let Some(meaning) = crate::tui::tooltip::tooltip(&c.state.label()) {
+        d.kv_styled("meaning", meaning, t.dim());
+    }
     d.heading(match (s.plan.rule, s.plan.result) {
         (Some(rule), Some(res)) => format!("PLAN  rule {rule} → {res}"),
         _ => format!("PLAN  {}", s.plan.disposition.label()),

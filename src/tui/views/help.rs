@@ -6,9 +6,9 @@ use ratatui::text::{Line, Span};
 use crate::tui::keymap;
 use crate::tui::theme::Theme;
 
-pub fn lines(t: Theme, read_only: bool) -> Vec<Line<'static>> {
+pub fn lines(t: Theme, read_only: bool, keys: &keymap::Overrides) -> Vec<Line<'static>> {
     let mut out = Vec::new();
-    for (title, rows) in keymap::help_groups(!read_only) {
+    for (title, rows) in keymap::help_groups_with(!read_only, keys) {
         if rows.is_empty() {
             continue;
         }

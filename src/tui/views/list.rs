@@ -250,6 +250,18 @@ fn draw_preview(f: &mut Frame, app: &App, area: Rect) {
     let title = Line::from(vec![
         Span::styled(format!(" {short} "), t.title()),
         Span::styled(format!("{} ", it.verdict), t.status(it.disposition)),
+        Span::styled(
+            crate::tui::tooltip::tooltip(&it.verdict)
+                .map(|m| {
+                    let used = short.chars().count() + width(&it.verdict) + 5;
+                    fit(
+                        &format!("─ {m} "),
+                        (area.width as usize).saturating_sub(used),
+                    )
+                })
+                .unwrap_or_default(),
+            t.dim(),
+        ),
     ]);
     let block = Block::new()
         .borders(Borders::TOP)

@@ -108,10 +108,63 @@ fn button(t: Theme, label: &str, selected: bool) -> Span<'static> {
 
 pub fn draw(f: &mut Frame, app: &mut App, area: Rect) {
     let t = app.cfg.theme;
+    let palette_rows = match &app.popup {
+        Some(Popup::Palette { query, .. }) => app.palette_entries(query),
+        _ => Vec::new(),
+    };
     let Some(popup) = &mut app.popup else { return };
     match popup {
+        Popup::Palette { query, selected } => {
+            let r = centered(area, 90, area.height.saturating_sub(4));
+            let block = Block::new()
+                .borders(Borders::ALL)
+                .border_type(BorderType::Rounded)
+                .border_style(t.border(true))
+                .title(Span::styled(
+                    " commands · type to filter · ↑/↓ · ⏎ runs · esc closes ",
+                    t.title(),
+                ));
+            let inner = block.inner(r);
+            f.render_widget(Clear, r);
+            f.render_widget(block, r);
+            let mut lines = vec![
+                Line::from(vec![
+                    Span::styled(" : ", t.key()),
+                    Span::raw(clean(query)),
+                    Span::styled("▏", t.key()),
+                ]),
+                Line::default(),
+            ];
+            let room = (inner.height as usize).saturating_sub(lines.len());
+            let sel = (*selected).min(palette_rows.len().saturating_sub(1));
+            let skip = (sel + 1).saturating_sub(room);
+            if palette_rows.is_empty() {
+                lines.push(Line::from(Span::styled(
+                    " no action matches (backspace to widen)",
+                    t.warn(),
+                )));
+            }
+            let w = inner.width as usize;
+            for (i, e) in palette_rows.iter().enumerate().skip(skip).take(room) {
+                let marker = if i == sel { "▶" } else { " " };
+                let tail = if e.available { "" } else { "  (not here)" };
+                let text = fit(
+                    &format!("{marker} {:<8} {:<20} {}{tail}", e.key, e.name, e.help),
+                    w,
+                );
+                let style = if i == sel {
+                    t.selected()
+                } else if e.available {
+                    Style::new()
+                } else {
+                    t.dim()
+                };
+                lines.push(Line::from(Span::styled(text, style)));
+            }
+            f.render_widget(Paragraph::new(lines), inner);
+        }
         Popup::Help { scroll } => {
-            let lines = help::lines(t, app.cfg.read_only);
+            let lines = help::lines(t, app.cfg.read_only, &app.cfg.keys);
             let r = centered(area, 96, area.height.saturating_sub(2));
             let block = Block::new()
                 .borders(Borders::ALL)

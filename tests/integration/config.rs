@@ -1,0 +1,216 @@
+//! The configuration file through the real binary: precedence (flag > env > file > default),
+//! errors that name the key and the line, and `config --print-default`.
+
+use std::path::Path;
+use std::process::Output;
+
+use turnscope::config::{parse, Config};
+
+/// Run turnscope with a clean environment: no TURNSCOPE_* variables, and an empty config dir.
+fn turnscope(config_home: &Path, envs: &[(&str, &str)], args: &[&str]) -> Output {
+    let mut cmd = crate::support::turnscope_command();
+    for k in [
+        "TURNSCOPE_DB",
+        "TURNSCOPE_OPERATOR",
+        "TURNSCOPE_REFRESH",
+        "TURNSCOPE_THEME",
+        "TURNSCOPE_CONFIG",
+        "TURNSCOPE_CONTEXT_WINDOW",
+    ] {
+        cmd.env_remove(k);
+    }
+    cmd.env("XDG_CONFIG_HOME", config_home);
+    for (k, v) in envs {
+        cmd.env(k, v);
+    }
+    cmd.args(args).output().expect("run turnscope")
+}
+
+fn stdout(o: &Output) -> String {
+    String::from_utf8_lossy(&o.stdout).into_owned()
+}
+
+fn stderr(o: &Output) -> String {
+    String::from_utf8_lossy(&o.stderr).into_owned()
+}
+
+/// The value of `key = ...` in `turnscope config` output.
+fn value(out: &str, key: &str) -> String {
+    out.lines()
+        .find_map(|l| l.strip_prefix(&format!("{key} = ")))
+        .unwrap_or_else(|| panic!("no {key} in:\n{out}"))
+        .to_string()
+}
+
+const FILE: &str = "db = \"/from/file.db\"\noperator = \"file-op\"\ntheme = \"light\"\nrefresh = \"5s\"\n\n[keys]\nquit = \"x\"\n";
+
+#[test]
+fn print_default_parses_back_to_the_defaults() {
+    let dir = tempfile::tempdir().unwrap();
+    let o = turnscope(dir.path(), &[], &["config", "--print-default"]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let text = stdout(&o);
+    assert!(text.lines().filter(|l| l.starts_with('#')).count() > 10);
+    let parsed = parse(&text, Path::new("default.toml")).unwrap();
+    assert_eq!(
+        Config {
+            source: None,
+            ..parsed
+        },
+        Config::default()
+    );
+}
+
+#[test]
+fn the_default_location_is_used_and_a_missing_file_is_the_defaults() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = stdout(&turnscope(dir.path(), &[], &["config"]));
+    assert!(out.contains("none"), "{out}");
+    assert_eq!(value(&out, "theme"), "dark");
+    assert_eq!(value(&out, "write"), "false");
+    std::fs::create_dir_all(dir.path().join("turnscope")).unwrap();
+    std::fs::write(dir.path().join("turnscope/config.toml"), FILE).unwrap();
+    let out = stdout(&turnscope(dir.path(), &[], &["config"]));
+    assert_eq!(value(&out, "db"), "/from/file.db");
+    assert_eq!(value(&out, "theme"), "light");
+    assert_eq!(value(&out, "refresh"), "5s");
+    assert_eq!(value(&out, "keys.quit"), "x");
+}
+
+#[test]
+fn flags_beat_env_beats_file_beats_defaults() {
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("c.toml");
+    std::fs::write(&file, FILE).unwrap();
+    let f = file.to_str().unwrap();
+    let file_only = stdout(&turnscope(dir.path(), &[], &["--config", f, "config"]));
+    assert_eq!(value(&file_only, "operator"), "file-op");
+    assert_eq!(value(&file_only, "theme"), "light");
+    let env = [
+        ("TURNSCOPE_OPERATOR", "env-op"),
+        ("TURNSCOPE_THEME", "high-contrast"),
+        ("TURNSCOPE_DB", "/from/env.db"),
+    ];
+    let with_env = stdout(&turnscope(dir.path(), &env, &["--config", f, "config"]));
+    assert_eq!(value(&with_env, "operator"), "env-op");
+    assert_eq!(value(&with_env, "theme"), "high-contrast");
+    assert_eq!(value(&with_env, "db"), "/from/env.db");
+    assert_eq!(
+        value(&with_env, "refresh"),
+        "5s",
+        "not overridden: the file"
+    );
+    let with_flags = stdout(&turnscope(
+        dir.path(),
+        &env,
+        &[
+            "--config",
+            f,
+            "--operator",
+            "flag-op",
+            "--theme",
+            "dark",
+            "--db",
+            "/flag.db",
+            "--refresh",
+            "1s",
+            "config",
+        ],
+    ));
+    assert_eq!(value(&with_flags, "operator"), "flag-op");
+    assert_eq!(value(&with_flags, "theme"), "dark");
+    assert_eq!(value(&with_flags, "db"), "/flag.db");
+    assert_eq!(value(&with_flags, "refresh"), "1s");
+    // TURNSCOPE_CONFIG picks the file like --config.
+    let via_env = stdout(&turnscope(
+        dir.path(),
+        &[("TURNSCOPE_CONFIG", f)],
+        &["config"],
+    ));
+    assert_eq!(value(&via_env, "operator"), "file-op");
+}
+
+#[test]
+fn read_only_stays_the_default_unless_the_file_says_otherwise() {
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("c.toml");
+    std::fs::write(&file, "read_only_default = true\n").unwrap();
+    let f = file.to_str().unwrap();
+    let out = stdout(&turnscope(dir.path(), &[], &["--config", f, "config"]));
+    assert_eq!(value(&out, "write"), "false");
+    let out = stdout(&turnscope(
+        dir.path(),
+        &[],
+        &["--config", f, "--write", "config"],
+    ));
+    assert_eq!(value(&out, "write"), "true");
+    std::fs::write(&file, "read_only_default = false\n").unwrap();
+    let out = stdout(&turnscope(dir.path(), &[], &["--config", f, "config"]));
+    assert_eq!(value(&out, "write"), "true");
+}
+
+/// A failure with exit 2, an error line naming `path:line` and `needle`, and a hint.
+fn assert_config_error(o: &Output, path: &Path, line: usize, needle: &str) {
+    let err = stderr(o);
+    assert_eq!(o.status.code(), Some(2), "{err}");
+    let lines: Vec<&str> = err.lines().collect();
+    assert_eq!(lines.len(), 2, "{err}");
+    assert!(
+        lines[0].starts_with("error: ")
+            && lines[0].contains(&format!("{}:{line}:", path.display()))
+            && lines[0].contains(needle),
+        "{err}"
+    );
+    assert!(lines[1].starts_with("hint: "), "{err}");
+    assert!(o.stdout.is_empty());
+}
+
+#[test]
+fn unknown_keys_and_bad_values_name_the_line() {
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("c.toml");
+    let f = file.to_str().unwrap();
+    let cases: [(&str, usize, &str); 6] = [
+        ("theme = \"dark\"\n\ncolour = \"red\"\n", 3, "colour"),
+        ("theme = \"pink\"\n", 1, "pink"),
+        ("# refresh\nrefresh = \"fast\"\n", 2, "fast"),
+        ("read_only_default = \"no\"\n", 1, "bool"),
+        ("[keys]\nquit = \"x\"\nfly = \"f\"\n", 3, "fly"),
+        ("[keys]\nquit = \"x\"\nhelp = \"x\"\n", 3, "same key"),
+    ];
+    for (text, line, needle) in cases {
+        std::fs::write(&file, text).unwrap();
+        // Any command that reads the configuration refuses it, before touching a database.
+        let o = turnscope(dir.path(), &[], &["--config", f, "list"]);
+        assert_config_error(&o, &file, line, needle);
+    }
+    // print-default still works with a broken file: it is how to start over.
+    let o = turnscope(
+        dir.path(),
+        &[],
+        &["--config", f, "config", "--print-default"],
+    );
+    assert!(o.status.success());
+    // An explicit --config that does not exist is an error; the default location may be missing.
+    let o = turnscope(
+        dir.path(),
+        &[],
+        &["--config", "/nonexistent/turnscope.toml", "config"],
+    );
+    assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
+    assert!(stderr(&o).contains("/nonexistent/turnscope.toml"));
+}
+
+#[test]
+fn the_readme_example_parses() {
+    let readme = include_str!("../../README.md");
+    let start = readme
+        .find("```toml\n")
+        .expect("a toml block in the README")
+        + 8;
+    let end = start + readme[start..].find("```").unwrap();
+    let c = parse(&readme[start..end], Path::new("README.md")).unwrap();
+    assert_eq!(c.theme, turnscope::tui::Palette::Dark);
+    assert!(c.read_only_default);
+    assert_eq!(c.keys.0.len(), 2);
+}
