@@ -526,14 +526,22 @@ fn json_schemas_are_stable() {
     let tmp = dir.path().to_str().unwrap().to_string();
     let doc = |args: &[&str]| -> String {
         let o = turnscope(Some(&db), args);
-        assert!(o.status.success(), "{args:?}: {}", String::from_utf8_lossy(&o.stderr));
+        assert!(
+            o.status.success(),
+            "{args:?}: {}",
+            String::from_utf8_lossy(&o.stderr)
+        );
         stdout(&o).replace(&tmp, "<tmp>")
     };
     insta::assert_snapshot!("json_list", doc(&["list", "--status", "all", "--json"]));
-    insta::assert_snapshot!("json_show", doc(&["--context-window", "200000", "show", "74384fb4", "--json"]));
+    insta::assert_snapshot!(
+        "json_show",
+        doc(&["--context-window", "200000", "show", "74384fb4", "--json"])
+    );
     insta::assert_snapshot!("json_classify", doc(&["classify", "74384fb4", "--json"]));
     // Dry run: entry ids are random, so pin only the shape of the action document.
-    let action: Value = serde_json::from_str(&doc(&["repair", "74384fb4", "--dry-run", "--json"])).unwrap();
+    let action: Value =
+        serde_json::from_str(&doc(&["repair", "74384fb4", "--dry-run", "--json"])).unwrap();
     let keys: Vec<&String> = action.as_object().unwrap().keys().collect();
     insta::assert_snapshot!("json_action_keys", format!("{keys:?}"));
     insta::assert_snapshot!("json_audit_empty", doc(&["audit", "--json"]));
