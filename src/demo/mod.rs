@@ -167,31 +167,9 @@ fn insert_all(tx: &rusqlite::Transaction<'_>, d: &Demo) -> rusqlite::Result<()> 
         .map(|(i, sub)| scale_write::SubRow::new(sub, 0, i))
         .collect();
     scale_write::insert_submissions(tx, &rows)?;
-    let mut ins_journal = tx.prepare(
-        "INSERT INTO flue_agent_turn_journals (submission_id, session_key, kind, attempt_id, operation_id, \
-         turn_id, phase, revision, created_at, updated_at, checkpoint_leaf_id, tool_request_json, stream_key, \
-         stream_consumed_at, committed, committed_leaf_id) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, \
-         ?11, ?12, ?13, ?14, ?15, ?16)",
-    )?;
+    let mut ins_journal = tx.prepare(scale_write::JOURNAL_INSERT)?;
     for j in &d.journals {
-        ins_journal.execute(params![
-            j.submission_id,
-            j.session_key,
-            j.kind,
-            j.attempt_id,
-            j.operation_id,
-            j.turn_id,
-            j.phase,
-            j.revision,
-            j.created_at,
-            j.updated_at,
-            j.checkpoint_leaf_id,
-            j.tool_request_json,
-            j.stream_key,
-            j.stream_consumed_at,
-            j.committed as i64,
-            j.committed_leaf_id,
-        ])?;
+        scale_write::insert_journal(&mut ins_journal, j)?;
     }
     let mut ins_chunk =
         tx.prepare("INSERT INTO flue_agent_stream_chunks (stream_key, segment_index, body) VALUES (?1, ?2, ?3)")?;

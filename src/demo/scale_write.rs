@@ -95,12 +95,7 @@ impl<'c> Inserts<'c> {
             entry: c.prepare(
                 "INSERT INTO flue_session_entries (session_id, entry_id, position, data) VALUES (?1, ?2, ?3, ?4)",
             )?,
-            journal: c.prepare(
-                "INSERT INTO flue_agent_turn_journals (submission_id, session_key, kind, attempt_id, operation_id, \
-                 turn_id, phase, revision, created_at, updated_at, checkpoint_leaf_id, tool_request_json, stream_key, \
-                 stream_consumed_at, committed, committed_leaf_id) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, \
-                 ?11, ?12, ?13, ?14, ?15, ?16)",
-            )?,
+            journal: c.prepare(JOURNAL_INSERT)?,
             chunk: c.prepare(
                 "INSERT INTO flue_agent_stream_chunks (stream_key, segment_index, body) VALUES (?1, ?2, ?3)",
             )?,
@@ -123,24 +118,7 @@ impl<'c> Inserts<'c> {
             n.0 = row.entries.len();
         }
         for j in &b.journals {
-            self.journal.execute(params![
-                j.submission_id,
-                j.session_key,
-                j.kind,
-                j.attempt_id,
-                j.operation_id,
-                j.turn_id,
-                j.phase,
-                j.revision,
-                j.created_at,
-                j.updated_at,
-                j.checkpoint_leaf_id,
-                j.tool_request_json,
-                j.stream_key,
-                j.stream_consumed_at,
-                j.committed as i64,
-                j.committed_leaf_id,
-            ])?;
+            insert_journal(&mut self.journal, j)?;
         }
         for (key, idx, body) in &b.chunks {
             self.chunk.execute(params![key, idx, body])?;
@@ -156,6 +134,35 @@ impl<'c> Inserts<'c> {
         }
         Ok(n)
     }
+}
+
+/// `INSERT` of one `flue_agent_turn_journals` row; see [`insert_journal`].
+pub(crate) const JOURNAL_INSERT: &str =
+    "INSERT INTO flue_agent_turn_journals (submission_id, session_key, kind, attempt_id, operation_id, \
+     turn_id, phase, revision, created_at, updated_at, checkpoint_leaf_id, tool_request_json, stream_key, \
+     stream_consumed_at, committed, committed_leaf_id) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, \
+     ?11, ?12, ?13, ?14, ?15, ?16)";
+
+/// Insert one journal row with a statement prepared from [`JOURNAL_INSERT`].
+pub(crate) fn insert_journal(st: &mut Statement<'_>, j: &Run) -> rusqlite::Result<usize> {
+    st.execute(params![
+        j.submission_id,
+        j.session_key,
+        j.kind,
+        j.attempt_id,
+        j.operation_id,
+        j.turn_id,
+        j.phase,
+        j.revision,
+        j.created_at,
+        j.updated_at,
+        j.checkpoint_leaf_id,
+        j.tool_request_json,
+        j.stream_key,
+        j.stream_consumed_at,
+        j.committed as i64,
+        j.committed_leaf_id,
+    ])
 }
 
 pub(crate) fn insert_submissions(c: &Connection, subs: &[SubRow]) -> rusqlite::Result<()> {
