@@ -1,8 +1,10 @@
 //! The one integration-test binary: conformance against the runtime's own answers, and the CLI.
 
 mod actions;
+mod backends;
 mod cli;
 mod config;
+mod contract;
 mod damaged;
 mod damaged_props;
 mod fixtures;
