@@ -9,6 +9,7 @@ mod damaged;
 mod damaged_props;
 mod fixtures;
 mod hostile;
+mod pg;
 mod soak;
 mod support;
 mod tui;

@@ -71,7 +71,7 @@ pub(crate) fn pgpass_lookup(
 
 /// Connect to `t`. `read_only` sessions run with `default_transaction_read_only=on`, so any write
 /// attempt fails in PostgreSQL itself.
-pub(crate) fn connect(t: &PgTarget, read_only: bool) -> Result<Client, StoreError> {
+pub fn connect(t: &PgTarget, read_only: bool) -> Result<Client, StoreError> {
     let password = resolve_password(t);
     let mut cfg = postgres::Config::new();
     cfg.host(&t.host)

@@ -8,7 +8,7 @@
 //! Writing: [`PgWriter`], a separate read-write connection opened only with `--write`.
 //! Seeding: [`convert`] copies an SQLite journal row by row into a PostgreSQL database.
 
-mod connect;
+pub mod connect;
 pub mod convert;
 pub mod ddl;
 mod read;

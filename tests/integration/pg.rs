@@ -1,0 +1,302 @@
+//! PostgreSQL only (skipped with a note without `TURNSCOPE_TEST_PG`): read-only connections,
+//! one clear error per way to fail, passwords never shown, the CLI and the TUI end to end, and
+//! the runtime's fixtures classifying identically after conversion.
+
+use serde_json::Value;
+use turnscope::report::SubmissionReport;
+use turnscope::store::postgres::connect::connect;
+use turnscope::store::postgres::PgTarget;
+use turnscope::store::{self, DbTarget, PgFailure, SqliteStore, StoreError};
+use turnscope::tui::harness::{Harness, HarnessOptions};
+
+use crate::backends::{admin_client, fresh_pg_database, pg_admin, Kind, TestDb};
+use crate::support::{manifest, turnscope_command, unpack_fixture};
+
+const DEMO_NOW: i64 = 1_796_018_889_175;
+const SECRET: &str = "hunter2-Sekr1t";
+
+fn demo_db(dir: &std::path::Path) -> TestDb {
+    let path = dir.join("demo.db");
+    turnscope::demo::write_demo(&path, DEMO_NOW).unwrap();
+    TestDb::from_sqlite(Kind::Postgres, &path)
+}
+
+fn pg(db: &TestDb) -> &PgTarget {
+    match &db.target {
+        DbTarget::Postgres(t) => t,
+        DbTarget::Sqlite(_) => unreachable!(),
+    }
+}
+
+#[test]
+fn pg_read_connections_refuse_writes_in_postgresql_itself() {
+    let Some(_) = pg_admin() else { return };
+    let dir = tempfile::tempdir().unwrap();
+    let db = demo_db(dir.path());
+    let mut c = connect(pg(&db), true).unwrap();
+    let err = c
+        .execute("UPDATE flue_meta SET value = '3'", &[])
+        .unwrap_err();
+    assert_eq!(
+        err.code(),
+        Some(&postgres::error::SqlState::READ_ONLY_SQL_TRANSACTION),
+        "{err}"
+    );
+    // The store opens the same kind of connection and reads fine.
+    let s = store::open(&db.target).unwrap();
+    assert!(!s.status_counts().unwrap().is_empty());
+}
+
+type Expect = fn(&StoreError) -> bool;
+
+fn open_err(url: &str) -> StoreError {
+    match store::open(&DbTarget::parse(url).unwrap()) {
+        Ok(_) => panic!("{url}: opened"),
+        Err(e) => e,
+    }
+}
+
+fn assert_secret_free(e: &StoreError) {
+    let text = format!("{e} {} {e:?}", e.hint());
+    assert!(!text.contains(SECRET), "password shown: {text}");
+    assert!(!text.contains('\n'), "one line: {text}");
+}
+
+#[test]
+fn pg_each_way_to_fail_has_its_own_error_and_never_shows_the_password() {
+    let Some(admin) = pg_admin() else { return };
+    let host = format!("{}:{}", admin.host, admin.port);
+    let cases: Vec<(String, Expect)> = vec![
+        (
+            format!("postgres://u:{SECRET}@127.0.0.1:1/x?sslmode=disable&connect_timeout=2"),
+            |e| {
+                matches!(
+                    e,
+                    StoreError::PgConnect {
+                        why: PgFailure::Refused,
+                        ..
+                    }
+                )
+            },
+        ),
+        (
+            format!("postgres://nobody_here:{SECRET}@{host}/postgres?sslmode=disable"),
+            |e| {
+                matches!(
+                    e,
+                    StoreError::PgConnect {
+                        why: PgFailure::Auth,
+                        ..
+                    }
+                )
+            },
+        ),
+        (
+            format!(
+                "postgres://{}:{SECRET}@{host}/no_such_db_here?sslmode=disable",
+                admin.user
+            ),
+            |e| {
+                matches!(
+                    e,
+                    StoreError::PgConnect {
+                        why: PgFailure::NoDatabase,
+                        ..
+                    }
+                )
+            },
+        ),
+        (
+            // The test server has no TLS: `require` cannot be met.
+            format!(
+                "postgres://{}:{SECRET}@{host}/postgres?sslmode=require",
+                admin.user
+            ),
+            |e| {
+                matches!(
+                    e,
+                    StoreError::PgConnect {
+                        why: PgFailure::Tls,
+                        ..
+                    }
+                )
+            },
+        ),
+        (
+            format!(
+                "postgres://{}:{SECRET}@{host}/postgres?sslmode=verify-full",
+                admin.user
+            ),
+            |e| {
+                matches!(
+                    e,
+                    StoreError::PgConnect {
+                        why: PgFailure::Tls,
+                        ..
+                    }
+                )
+            },
+        ),
+    ];
+    for (url, expected) in &cases {
+        let e = open_err(url);
+        assert!(expected(&e), "{url}: {e:?}");
+        assert_secret_free(&e);
+    }
+    // A database without flue tables, then flue tables with other versions.
+    let (target, name) = fresh_pg_database(&admin);
+    let mut with_secret = target.clone();
+    with_secret.password = Some(SECRET.into());
+    let url = with_secret.url();
+    let e = open_err(&url);
+    assert!(matches!(e, StoreError::PgNotFlue { .. }), "{e:?}");
+    assert_secret_free(&e);
+    let mut c = connect(&target, false).unwrap();
+    c.batch_execute(turnscope::store::postgres::ddl::FLUE_DDL)
+        .unwrap();
+    c.batch_execute("INSERT INTO flue_meta VALUES ('schema_version', '9')")
+        .unwrap();
+    assert!(matches!(open_err(&url), StoreError::SchemaVersion { .. }));
+    c.batch_execute("INSERT INTO flue_meta VALUES ('format_version', '1')")
+        .unwrap();
+    assert!(matches!(open_err(&url), StoreError::NewerFormat { .. }));
+    drop(c);
+    admin_client(&admin)
+        .batch_execute(&format!("DROP DATABASE {name} WITH (FORCE)"))
+        .unwrap();
+}
+
+#[test]
+fn pg_cli_seeds_lists_shows_repairs_and_audits_without_showing_the_password() {
+    let Some(admin) = pg_admin() else { return };
+    let (target, name) = fresh_pg_database(&admin);
+    // The test server trusts loopback, so any password is accepted: it must still never show.
+    let mut t = target.clone();
+    t.password = Some(SECRET.into());
+    let url = t.url();
+    let now = DEMO_NOW.to_string();
+    let env_now = [("TURNSCOPE_NOW_MS", now.as_str())];
+    let cmd = |args: &[&str]| {
+        let o = turnscope_command()
+            .envs(env_now)
+            .args(args)
+            .output()
+            .unwrap();
+        (
+            o.status.code().unwrap_or(-1),
+            String::from_utf8_lossy(&o.stdout).into_owned(),
+            String::from_utf8_lossy(&o.stderr).into_owned(),
+        )
+    };
+    let (code, out, err) = cmd(&["--db", &url, "demo", "--json"]);
+    assert_eq!(code, 0, "{err}");
+    let list: Value = serde_json::from_str(&out).unwrap();
+    assert!(list["database"]
+        .as_str()
+        .unwrap()
+        .starts_with("postgres://"));
+    let mut seen = vec![out, err];
+    // Seeding twice is refused: the database holds a journal now.
+    let (code, out, err) = cmd(&["--db", &url, "demo", "--json"]);
+    assert_ne!(code, 0);
+    assert!(err.contains("already holds flue"), "{err}");
+    seen.extend([out, err]);
+    let (code, out, err) = cmd(&["--db", &url, "list", "--json"]);
+    assert_eq!(code, 0, "{err}");
+    let list: Value = serde_json::from_str(&out).unwrap();
+    let rows = list["submissions"].as_array().unwrap();
+    assert!(rows.len() >= 10, "{out}");
+    let id = rows
+        .iter()
+        .find(|r| r["submission"]["instanceId"] == "travel-desk")
+        .unwrap()["submission"]["submissionId"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    seen.extend([out, err]);
+    let (code, out, err) = cmd(&["--db", &url, "show", &id]);
+    assert_eq!(code, 0, "{err}");
+    seen.extend([out, err]);
+    let (code, out, err) = cmd(&[
+        "--db",
+        &url,
+        "--write",
+        "--operator",
+        "pg@test",
+        "fail",
+        &id,
+        "--reason",
+        "pg test",
+    ]);
+    assert_eq!(code, 0, "{out}{err}");
+    assert!(out.contains("applied:"), "{out}");
+    seen.extend([out, err]);
+    let (code, out, err) = cmd(&["--db", &url, "audit", "--json"]);
+    assert_eq!(code, 0, "{err}");
+    let audit: Value = serde_json::from_str(&out).unwrap();
+    assert_eq!(audit["records"][0]["operator"], "pg@test", "{out}");
+    seen.extend([out, err]);
+    let (_, out, err) = cmd(&["--db", &url, "config"]);
+    seen.extend([out, err]);
+    let (_, out, err) = cmd(&["--db", &url.replace(&admin.port.to_string(), "1"), "list"]);
+    seen.extend([out, err]);
+    for text in &seen {
+        assert!(!text.contains(SECRET), "password shown: {text}");
+    }
+    admin_client(&admin)
+        .batch_execute(&format!("DROP DATABASE {name} WITH (FORCE)"))
+        .unwrap();
+}
+
+#[test]
+fn pg_tui_opens_and_shows_the_same_list() {
+    let Some(_) = pg_admin() else { return };
+    let dir = tempfile::tempdir().unwrap();
+    let db = demo_db(dir.path());
+    let mut o = HarnessOptions::new(DEMO_NOW);
+    o.width = 160;
+    o.height = 48;
+    o.display_name = pg(&db).display();
+    let mut pg_h = Harness::open_target(&db.target, o.clone()).unwrap();
+    let mut lite = Harness::open(&db.sqlite, o).unwrap();
+    let a = pg_h.render();
+    assert_eq!(a, lite.render(), "the same first screen on both backends");
+    assert!(a.contains("postgres://"), "{a}");
+    pg_h.press("<Enter>");
+    lite.press("<Enter>");
+    pg_h.settle();
+    lite.settle();
+    assert_eq!(pg_h.render(), lite.render(), "the same opened submission");
+}
+
+#[test]
+fn pg_every_fixture_classifies_and_plans_as_on_sqlite() {
+    let Some(_) = pg_admin() else { return };
+    let dir = tempfile::tempdir().unwrap();
+    let m = manifest();
+    let mut checked = 0;
+    for fixture in m["fixtures"].as_array().unwrap() {
+        let name = match fixture["db"].as_str().unwrap() {
+            "large.db" => "large-tail".to_string(),
+            other => other.trim_end_matches(".db").to_string(),
+        };
+        let path = unpack_fixture(dir.path(), &name);
+        let now = fixture["maxLeaseExpiresAt"].as_i64().unwrap() + 1;
+        let db = TestDb::from_sqlite(Kind::Postgres, &path);
+        let lite = SqliteStore::open(&path).unwrap();
+        let pg = db.open();
+        for expected in fixture["submissions"].as_array().unwrap() {
+            let id = expected["submissionId"].as_str().unwrap();
+            let want = SubmissionReport::load(&lite, id, Some(200_000), now).unwrap();
+            let got = SubmissionReport::load(pg.reader(), id, Some(200_000), now).unwrap();
+            assert_eq!(got.to_json(), want.to_json(), "{name} {id}");
+            assert_eq!(
+                format!("{:?}", got.plan),
+                format!("{:?}", want.plan),
+                "{name} {id}"
+            );
+            checked += 1;
+        }
+    }
+    assert!(checked >= 20, "only {checked} submissions");
+}
