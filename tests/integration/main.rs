@@ -10,6 +10,7 @@ mod damaged_props;
 mod fixtures;
 mod hostile;
 mod pg;
+mod pg_race;
 mod soak;
 mod support;
 mod tui;
