@@ -66,7 +66,7 @@ fn assert_secret_free(e: &StoreError) {
 fn pg_each_way_to_fail_has_its_own_error_and_never_shows_the_password() {
     let Some(admin) = pg_admin() else { return };
     let host = format!("{}:{}", admin.host, admin.port);
-    let cases: Vec<(String, Expect)> = vec![
+    let mut cases: Vec<(String, Expect)> = vec![
         (
             format!("postgres://u:{SECRET}@127.0.0.1:1/x?sslmode=disable&connect_timeout=2"),
             |e| {
@@ -107,22 +107,6 @@ fn pg_each_way_to_fail_has_its_own_error_and_never_shows_the_password() {
             },
         ),
         (
-            // The test server has no TLS: `require` cannot be met.
-            format!(
-                "postgres://{}:{SECRET}@{host}/postgres?sslmode=require",
-                admin.user
-            ),
-            |e| {
-                matches!(
-                    e,
-                    StoreError::PgConnect {
-                        why: PgFailure::Tls,
-                        ..
-                    }
-                )
-            },
-        ),
-        (
             format!(
                 "postgres://{}:{SECRET}@{host}/postgres?sslmode=verify-full",
                 admin.user
@@ -138,6 +122,79 @@ fn pg_each_way_to_fail_has_its_own_error_and_never_shows_the_password() {
             },
         ),
     ];
+    match std::env::var("TURNSCOPE_TEST_PG_CA")
+        .ok()
+        .filter(|c| !c.is_empty())
+    {
+        Some(ca) => {
+            // The cluster serves TLS with a certificate for localhost signed by `ca`.
+            let other = std::path::Path::new(&ca).with_file_name("other-ca.pem");
+            let port = admin.port;
+            cases.push((
+                format!(
+                    "postgres://{}@localhost:{port}/postgres?sslmode=verify-full&sslrootcert={}",
+                    admin.user,
+                    other.display()
+                ),
+                |e| {
+                    matches!(
+                        e,
+                        StoreError::PgConnect {
+                            why: PgFailure::Tls,
+                            ..
+                        }
+                    )
+                },
+            ));
+            for url in [
+                format!(
+                    "postgres://{}@127.0.0.1:{port}/postgres?sslmode=require",
+                    admin.user
+                ),
+                format!(
+                    "postgres://{}@localhost:{port}/postgres?sslmode=verify-full&sslrootcert={ca}",
+                    admin.user
+                ),
+            ] {
+                let mut c = connect(&PgTarget::parse(&url).unwrap(), true).unwrap();
+                let ssl: bool = c
+                    .query_one(
+                        "SELECT ssl FROM pg_stat_ssl WHERE pid = pg_backend_pid()",
+                        &[],
+                    )
+                    .unwrap()
+                    .get(0);
+                assert!(ssl, "{url}: not encrypted");
+            }
+            // --pg-ca-file does what sslrootcert= does.
+            let t = DbTarget::parse(&format!(
+                "postgres://{}@localhost:{port}/postgres?sslmode=verify-full",
+                admin.user
+            ))
+            .unwrap()
+            .with_ca_file(Some(std::path::Path::new(&ca)));
+            match store::open(&t) {
+                Err(StoreError::PgNotFlue { .. }) => {}
+                other => panic!("verify-full with --pg-ca-file: {:?}", other.err()),
+            }
+        }
+        None => cases.push((
+            // This server has no TLS: `require` cannot be met.
+            format!(
+                "postgres://{}:{SECRET}@{host}/postgres?sslmode=require",
+                admin.user
+            ),
+            |e| {
+                matches!(
+                    e,
+                    StoreError::PgConnect {
+                        why: PgFailure::Tls,
+                        ..
+                    }
+                )
+            },
+        )),
+    }
     for (url, expected) in &cases {
         let e = open_err(url);
         assert!(expected(&e), "{url}: {e:?}");
