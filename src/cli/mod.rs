@@ -283,6 +283,9 @@ fn run_scale(
     }
     let now = now_ms(cli);
     let pg = seed::pg_seed_target(cli, path.as_deref())?;
+    if let Some(t) = &pg {
+        seed::check_reachable(t)?;
+    }
     let path = match (&pg, path) {
         (Some(_), _) => seed::staging_path("scale", now),
         (None, Some(p)) => p,
@@ -357,6 +360,9 @@ fn run_demo(
 ) -> Result<(), CliError> {
     let now = now_ms(cli);
     let pg = seed::pg_seed_target(cli, path.as_deref())?;
+    if let Some(t) = &pg {
+        seed::check_reachable(t)?;
+    }
     let path = match (&pg, path) {
         (Some(_), _) => seed::staging_path("demo", now),
         (None, Some(p)) => p,

@@ -36,6 +36,13 @@ pub(super) fn pg_seed_target(cli: &Cli, path: Option<&Path>) -> Result<Option<Pg
     }
 }
 
+/// Fail before generating anything when the server cannot be reached.
+pub(super) fn check_reachable(target: &PgTarget) -> Result<(), CliError> {
+    crate::store::postgres::connect::connect(target, false)
+        .map(drop)
+        .map_err(CliError::from)
+}
+
 /// Where the SQLite file goes before it is copied.
 pub(super) fn staging_path(kind: &str, now: i64) -> PathBuf {
     std::env::temp_dir().join(format!(

@@ -44,7 +44,19 @@ fn pg_read_connections_refuse_writes_in_postgresql_itself() {
     );
     // The store opens the same kind of connection and reads fine.
     let s = store::open(&db.target).unwrap();
-    assert!(!s.status_counts().unwrap().is_empty());
+    let counts = s.status_counts().unwrap();
+    assert!(!counts.is_empty());
+    // A dropped connection (server restart, failover) is opened again on the next read.
+    let admin = pg_admin().unwrap();
+    admin_client(&admin)
+        .execute(
+            "SELECT pg_terminate_backend(pid) FROM pg_stat_activity
+             WHERE datname = $1 AND pid <> pg_backend_pid()",
+            &[&pg(&db).dbname],
+        )
+        .unwrap();
+    let _ = s.status_counts(); // the read that notices may fail
+    assert_eq!(s.status_counts().unwrap(), counts);
 }
 
 type Expect = fn(&StoreError) -> bool;

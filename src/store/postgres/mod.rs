@@ -56,6 +56,16 @@ impl PgStore {
         &self.target
     }
 
+    /// The connection, opened again when the server dropped it (a restart, a failover): the
+    /// query that noticed fails, the next one reconnects.
+    pub(super) fn conn(&self) -> Result<std::cell::RefMut<'_, Client>, StoreError> {
+        let mut c = self.client.borrow_mut();
+        if c.is_closed() {
+            *c = connect(&self.target, true)?;
+        }
+        Ok(c)
+    }
+
     /// Whether the database has `table` (as of opening).
     pub fn has_table(&self, table: &str) -> bool {
         self.tables.iter().any(|t| t == table)

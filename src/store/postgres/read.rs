@@ -94,7 +94,7 @@ impl JournalStore for PgStore {
     }
 
     fn list_submissions(&self, filter: &ListFilter) -> Result<Vec<SubmissionRow>, StoreError> {
-        let c = &mut *self.client.borrow_mut();
+        let c = &mut *self.conn()?;
         let cols = &self.submission_columns;
         match filter {
             // The runtime's exact predicate; served by the (status, sequence) index.
@@ -111,8 +111,7 @@ impl JournalStore for PgStore {
 
     fn status_counts(&self) -> Result<Vec<(String, i64)>, StoreError> {
         Ok(self
-            .client
-            .borrow_mut()
+            .conn()?
             .query(
                 "SELECT status, COUNT(*) FROM flue_agent_submissions
                  GROUP BY status ORDER BY status COLLATE \"C\"",
@@ -130,7 +129,7 @@ impl JournalStore for PgStore {
                 query: query.into(),
             });
         }
-        let c = &mut *self.client.borrow_mut();
+        let c = &mut *self.conn()?;
         let cols = &self.submission_columns;
         let exact = query_submissions(c, cols, "WHERE submission_id = $1", &[&query])?;
         if let Some(row) = exact.into_iter().next() {
@@ -152,7 +151,7 @@ impl JournalStore for PgStore {
     }
 
     fn load_bundle(&self, submission_id: &str) -> Result<SubmissionBundle, StoreError> {
-        let c = &mut *self.client.borrow_mut();
+        let c = &mut *self.conn()?;
         let mut tx = c
             .build_transaction()
             .isolation_level(IsolationLevel::RepeatableRead)

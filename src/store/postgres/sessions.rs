@@ -95,7 +95,7 @@ pub fn session_record<C: GenericClient>(
 
 impl SessionBrowse for PgStore {
     fn list_sessions(&self) -> Result<Vec<SessionSummary>, StoreError> {
-        let c = &mut *self.client.borrow_mut();
+        let c = &mut *self.conn()?;
         let mut by_session: HashMap<String, Vec<(String, i64)>> = HashMap::new();
         let counts = c
             .query(
@@ -144,7 +144,7 @@ impl SessionBrowse for PgStore {
     }
 
     fn load_session(&self, key: &str) -> Result<Option<SessionRecord>, StoreError> {
-        let c = &mut *self.client.borrow_mut();
+        let c = &mut *self.conn()?;
         let mut tx = c
             .build_transaction()
             .isolation_level(postgres::IsolationLevel::RepeatableRead)
@@ -162,8 +162,7 @@ impl SessionBrowse for PgStore {
             return Ok(HashMap::new());
         }
         Ok(self
-            .client
-            .borrow_mut()
+            .conn()?
             .query(
                 "SELECT submission_id, phase, revision::bigint FROM flue_agent_turn_journals",
                 &[],
@@ -198,8 +197,7 @@ impl SessionBrowse for PgStore {
             "0::bigint"
         };
         let r = self
-            .client
-            .borrow_mut()
+            .conn()?
             .query_one(
                 &format!(
                     "SELECT (SELECT data FROM flue_sessions WHERE id = $1),
@@ -221,7 +219,7 @@ impl SessionBrowse for PgStore {
 
 impl AuditLog for PgStore {
     fn audit_records(&self) -> Result<Vec<AuditRecord>, StoreError> {
-        let c = &mut *self.client.borrow_mut();
+        let c = &mut *self.conn()?;
         let err = |e: postgres::Error| pg_error("reading the audit trail", &e);
         let exists: bool = c
             .query_one("SELECT to_regclass('turnscope_audit') IS NOT NULL", &[])
