@@ -97,3 +97,55 @@ pub fn open_writer(target: &DbTarget) -> Result<Box<dyn JournalWriter>, StoreErr
         DbTarget::Postgres(t) => Box::new(PgWriter::open(t)?),
     })
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn urls_pick_postgres_and_everything_else_is_an_sqlite_path() {
+        for s in ["postgres://u@h/d", "postgresql://u@h/d"] {
+            assert!(DbTarget::parse(s).unwrap().is_postgres(), "{s}");
+        }
+        for s in [
+            "./data/flue.db",
+            "/tmp/postgres://x",
+            "file:flue.db",
+            "postgres.db",
+        ] {
+            assert_eq!(
+                DbTarget::parse(s).unwrap(),
+                DbTarget::Sqlite(PathBuf::from(s))
+            );
+        }
+        assert!(matches!(
+            DbTarget::parse("postgres://u@h:notaport/d"),
+            Err(StoreError::PgUrl { .. })
+        ));
+    }
+
+    #[test]
+    fn the_url_ca_file_wins_over_the_flag_and_passwords_are_redacted() {
+        let flag = Path::new("/flag.pem");
+        let t = DbTarget::parse("postgres://u:pw-secret@h/d?sslrootcert=/url.pem")
+            .unwrap()
+            .with_ca_file(Some(flag));
+        let DbTarget::Postgres(pg) = &t else {
+            panic!("not postgres")
+        };
+        assert_eq!(pg.ca_file.as_deref(), Some(Path::new("/url.pem")));
+        assert!(!t.display().contains("pw-secret"));
+        assert_eq!(t.redact("auth pw-secret failed"), "auth *** failed");
+        let t = DbTarget::parse("postgres://u@h/d")
+            .unwrap()
+            .with_ca_file(Some(flag));
+        let DbTarget::Postgres(pg) = &t else {
+            panic!("not postgres")
+        };
+        assert_eq!(pg.ca_file.as_deref(), Some(flag));
+        assert_eq!(t.vanished(), None);
+        assert!(DbTarget::Sqlite(PathBuf::from("/nonexistent/x.db"))
+            .vanished()
+            .is_some());
+    }
+}

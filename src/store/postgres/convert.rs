@@ -13,6 +13,9 @@
 //!   `flue_event_stream_entries.event_key` of the same `(path, seq)`.
 //! * One transaction: a failure leaves the target as it was. A target that already holds flue
 //!   rows is refused, so seeding never mixes into a live journal.
+//! * What PostgreSQL `TEXT` cannot hold (a NUL byte, bytes that are not UTF-8, as a damaged
+//!   SQLite file may have) makes the copy fail with PostgreSQL's error naming the table; nothing
+//!   is changed then.
 
 use std::io::Write;
 use std::path::Path;
