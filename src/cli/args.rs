@@ -108,6 +108,16 @@ pub enum Command {
         #[arg(long)]
         json: bool,
     },
+    /// Copy an SQLite journal (a runtime database, the demo, the scale data) into the PostgreSQL
+    /// database given with --db, row by row and exactly. Needs --write; the target must hold no
+    /// flue rows yet.
+    CopyToPostgres {
+        /// The SQLite journal file to copy.
+        sqlite: PathBuf,
+        /// Print JSON (schema turnscope.copy/1): rows per table.
+        #[arg(long)]
+        json: bool,
+    },
     /// Write a demo journal database (every recovery case) and list what is stuck in it.
     Demo {
         /// Where to write it (must not exist). Default: a new file in the temp directory.

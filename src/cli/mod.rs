@@ -226,6 +226,7 @@ fn run_command(cli: &Cli, out: &mut dyn Write) -> Result<(), CliError> {
         Some(Command::Fail(a)) => act::run(cli, crate::actions::ActionKind::Fail, a, out),
         Some(Command::Step(a)) => act::run(cli, crate::actions::ActionKind::Step, a, out),
         Some(Command::Audit { json }) => act::audit(&*open_store(cli)?, *json, out),
+        Some(Command::CopyToPostgres { sqlite, json }) => seed::run_copy(cli, sqlite, *json, out),
         Some(Command::Completions { shell }) => {
             let mut cmd = <Cli as clap::CommandFactory>::command();
             clap_complete::generate(*shell, &mut cmd, "turnscope", out);

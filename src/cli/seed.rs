@@ -2,6 +2,7 @@
 //! journal is written to a temporary SQLite file as usual, then copied into PostgreSQL by the
 //! converter (`store::postgres::convert`), and the file is removed.
 
+use std::io::Write;
 use std::path::{Path, PathBuf};
 
 use super::args::Cli;
@@ -60,4 +61,65 @@ pub(super) fn seed(sqlite: &Path, target: &PgTarget) -> Result<convert::CopyStat
         let _ = std::fs::remove_file(PathBuf::from(p));
     }
     result.map_err(CliError::from)
+}
+
+/// `turnscope --write --db postgres://… copy-to-postgres FILE`.
+pub(super) fn run_copy(
+    cli: &Cli,
+    sqlite: &Path,
+    json: bool,
+    out: &mut dyn Write,
+) -> Result<(), CliError> {
+    let DbTarget::Postgres(target) = super::db_target(cli)? else {
+        return Err(CliError::new(
+            "copy-to-postgres needs a PostgreSQL database to copy into",
+            "give it with --db postgres://user@host/dbname (an empty database)",
+            exit::USAGE,
+        ));
+    };
+    if !cli.write {
+        return Err(CliError::new(
+            "copy-to-postgres writes into the database at --db, and turnscope is read-only by default",
+            format!(
+                "add --write: turnscope --write --db {} copy-to-postgres {}",
+                target.display(),
+                sqlite.display()
+            ),
+            exit::USAGE,
+        ));
+    }
+    // A flue journal, checked the way every command checks it (clear errors for anything else).
+    drop(crate::store::SqliteStore::open(sqlite)?);
+    let stats = convert::sqlite_to_postgres(sqlite, &target)?;
+    if json {
+        let tables: serde_json::Map<String, serde_json::Value> = stats
+            .tables
+            .iter()
+            .map(|(t, n)| (t.clone(), (*n).into()))
+            .collect();
+        let doc = serde_json::json!({
+            "schema": "turnscope.copy/1",
+            "from": sqlite.display().to_string(),
+            "to": target.display(),
+            "rows": tables,
+        });
+        writeln!(
+            out,
+            "{}",
+            serde_json::to_string_pretty(&doc).unwrap_or_default()
+        )?;
+        return Ok(());
+    }
+    writeln!(
+        out,
+        "copied {} into {}: {} submissions, {} sessions, {} entries, {} journals",
+        sqlite.display(),
+        target.display(),
+        stats.rows("flue_agent_submissions"),
+        stats.rows("flue_sessions"),
+        stats.rows("flue_session_entries"),
+        stats.rows("flue_agent_turn_journals")
+    )?;
+    writeln!(out, "next: turnscope --db {} list", target.display())?;
+    Ok(())
 }

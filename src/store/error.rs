@@ -62,6 +62,10 @@ pub enum StoreError {
         target: String,
         tables: Vec<String>,
     },
+    /// Seeding or copying into a PostgreSQL database that already holds a journal.
+    PgNotEmpty {
+        target: String,
+    },
     /// Any other PostgreSQL failure (never carries the password).
     Postgres {
         context: String,
@@ -141,6 +145,10 @@ impl std::fmt::Display for StoreError {
                     if shown.is_empty() { "none".to_string() } else { shown.join(", ") }
                 )
             }
+            StoreError::PgNotEmpty { target } => write!(
+                f,
+                "refusing to copy into {target}: it already holds flue submissions or sessions"
+            ),
             StoreError::Postgres { context, detail } => write!(f, "{context}: {detail}"),
         }
     }
@@ -178,6 +186,7 @@ impl StoreError {
                 PgFailure::Other => "check the URL and that the server accepts connections from here".into(),
             },
             StoreError::PgNotFlue { .. } => "point the URL at the database the runtime's postgres() adapter uses".into(),
+            StoreError::PgNotEmpty { .. } => "copy into a new, empty database: `createdb NAME`, then --db postgres://…/NAME".into(),
             StoreError::Postgres { .. } => "retry; if it persists, check the server log".into(),
         }
     }

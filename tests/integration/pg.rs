@@ -6,7 +6,7 @@ use serde_json::Value;
 use turnscope::report::SubmissionReport;
 use turnscope::store::postgres::connect::connect;
 use turnscope::store::postgres::PgTarget;
-use turnscope::store::{self, DbTarget, PgFailure, SqliteStore, StoreError};
+use turnscope::store::{self, DbTarget, JournalStore, PgFailure, SqliteStore, StoreError};
 use turnscope::tui::harness::{Harness, HarnessOptions};
 
 use crate::backends::{admin_client, fresh_pg_database, pg_admin, Kind, TestDb};
@@ -269,6 +269,7 @@ fn pg_cli_seeds_lists_shows_repairs_and_audits_without_showing_the_password() {
     let (code, out, err) = cmd(&["--db", &url, "demo", "--json"]);
     assert_ne!(code, 0);
     assert!(err.contains("already holds flue"), "{err}");
+    assert!(err.contains("createdb"), "{err}");
     seen.extend([out, err]);
     let (code, out, err) = cmd(&["--db", &url, "list", "--json"]);
     assert_eq!(code, 0, "{err}");
@@ -368,4 +369,40 @@ fn pg_every_fixture_classifies_and_plans_as_on_sqlite() {
         }
     }
     assert!(checked >= 20, "only {checked} submissions");
+}
+
+#[test]
+fn pg_copy_to_postgres_copies_a_runtime_journal_and_needs_write() {
+    let Some(admin) = pg_admin() else { return };
+    let dir = tempfile::tempdir().unwrap();
+    let src = unpack_fixture(dir.path(), "tool-results-partial");
+    let (target, name) = fresh_pg_database(&admin);
+    let url = target.url();
+    let src_s = src.to_str().unwrap();
+    let o = turnscope_command()
+        .args(["--db", &url, "copy-to-postgres", src_s])
+        .output()
+        .unwrap();
+    assert_eq!(o.status.code(), Some(2), "read-only by default");
+    let o = turnscope_command()
+        .args(["--write", "--db", &url, "copy-to-postgres", src_s, "--json"])
+        .output()
+        .unwrap();
+    assert_eq!(
+        o.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&o.stderr)
+    );
+    let doc: Value = serde_json::from_slice(&o.stdout).unwrap();
+    let lite = SqliteStore::open(&src).unwrap();
+    let pg = store::open(&DbTarget::Postgres(target)).unwrap();
+    let all = turnscope::store::ListFilter::All;
+    let rows = lite.list_submissions(&all).unwrap();
+    assert_eq!(doc["rows"]["flue_agent_submissions"], rows.len());
+    assert_eq!(pg.list_submissions(&all).unwrap(), rows);
+    drop(pg);
+    admin_client(&admin)
+        .batch_execute(&format!("DROP DATABASE {name} WITH (FORCE)"))
+        .unwrap();
 }

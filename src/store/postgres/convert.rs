@@ -90,9 +90,8 @@ pub fn sqlite_to_postgres(sqlite: &Path, target: &PgTarget) -> Result<CopyStats,
         .map_err(pg_err("checking the target is empty"))?
         .get(0);
     if busy {
-        return Err(StoreError::Postgres {
-            context: format!("refusing to seed {}", target.display()),
-            detail: "it already holds flue submissions or sessions".into(),
+        return Err(StoreError::PgNotEmpty {
+            target: target.display(),
         });
     }
     let mut stats = CopyStats::default();
