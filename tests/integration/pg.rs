@@ -340,6 +340,37 @@ fn pg_tui_opens_and_shows_the_same_list() {
 }
 
 #[test]
+fn pg_tui_fails_a_submission_in_write_mode_with_its_audit_row() {
+    let Some(_) = pg_admin() else { return };
+    let dir = tempfile::tempdir().unwrap();
+    let db = demo_db(dir.path());
+    let mut o = HarnessOptions::new(DEMO_NOW);
+    o.width = 100;
+    o.height = 30;
+    o.read_only = false;
+    let mut h = Harness::open_target(&db.target, o).unwrap();
+    h.press("/sales-assist<Enter>F");
+    h.press("customer gave up<Enter>");
+    let preview = h.render();
+    assert!(
+        preview.contains("status: 'running' → 'settled'"),
+        "{preview}"
+    );
+    h.press("<Tab><Enter>");
+    let screen = h.render();
+    assert!(screen.contains("Fail applied"), "{screen}");
+    let trail = db.open().audit_records().unwrap();
+    assert_eq!(trail.len(), 1);
+    assert_eq!(
+        (trail[0].action.as_str(), trail[0].reason.as_deref()),
+        ("fail", Some("customer gave up"))
+    );
+    let r = SubmissionReport::load(db.open().reader(), &trail[0].submission_id, None, DEMO_NOW)
+        .unwrap();
+    assert_eq!(r.row().status, "settled");
+}
+
+#[test]
 fn pg_every_fixture_classifies_and_plans_as_on_sqlite() {
     let Some(_) = pg_admin() else { return };
     let dir = tempfile::tempdir().unwrap();
