@@ -6,7 +6,7 @@ use postgres::{GenericClient, IsolationLevel};
 use rusqlite::types::ValueRef;
 
 use super::sessions::session_record;
-use super::{pg_error, sqlite_values, PgStore};
+use super::{cell_int, cell_text, pg_error, sqlite_values, PgStore};
 use crate::core::rows::{JournalRow, SubmissionRow};
 use crate::store::parse::{
     journal_from_values, journal_problem, submission_from_values, JOURNAL_COLUMNS,
@@ -119,7 +119,7 @@ impl JournalStore for PgStore {
             )
             .map_err(|e| pg_error("counting submissions", &e))?
             .iter()
-            .map(|r| (r.get(0), r.get(1)))
+            .map(|r| (cell_text(r, 0), cell_int(r, 1).unwrap_or(0)))
             .collect())
     }
 

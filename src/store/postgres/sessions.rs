@@ -7,7 +7,7 @@ use std::collections::HashMap;
 use postgres::fallible_iterator::FallibleIterator;
 use postgres::GenericClient;
 
-use super::{pg_error, PgStore};
+use super::{cell_int, cell_opt_text, cell_text, pg_error, PgStore};
 use crate::core::entry::Entry;
 use crate::core::rows::instance_id_of;
 use crate::store::sessions::session_data_facts;
@@ -110,9 +110,9 @@ impl SessionBrowse for PgStore {
             .map_err(|e| pg_error("counting submissions per session", &e))?;
         for r in &counts {
             by_session
-                .entry(r.get(0))
+                .entry(cell_text(r, 0))
                 .or_default()
-                .push((r.get(1), r.get(2)));
+                .push((cell_text(r, 1), cell_int(r, 2).unwrap_or(0)));
         }
         let rows = c
             .query(
@@ -125,9 +125,9 @@ impl SessionBrowse for PgStore {
         Ok(rows
             .iter()
             .map(|r| {
-                let id: String = r.get(0);
-                let data: String = r.get(1);
-                let count: i64 = r.get(2);
+                let id = cell_text(r, 0);
+                let data = cell_text(r, 1);
+                let count = cell_int(r, 2).unwrap_or(0);
                 let (leaf_id, data_problems, created_at, updated_at) = session_data_facts(&data);
                 SessionSummary {
                     instance_id: instance_id_of(&id),
@@ -171,8 +171,8 @@ impl SessionBrowse for PgStore {
             .iter()
             .map(|r| {
                 (
-                    r.get(0),
-                    (r.get(1), r.get::<_, Option<i64>>(2).unwrap_or(0)),
+                    cell_text(r, 0),
+                    (cell_text(r, 1), cell_int(r, 2).unwrap_or(0)),
                 )
             })
             .collect())
@@ -210,9 +210,9 @@ impl SessionBrowse for PgStore {
         Ok(format!(
             "{}\u{1}{}\u{1}{}\u{1}{}",
             r.get::<_, Option<String>>(0).unwrap_or_default(),
-            r.get::<_, i64>(1),
+            cell_int(&r, 1).unwrap_or(0),
             r.get::<_, Option<String>>(2).unwrap_or_default(),
-            r.get::<_, i64>(3)
+            cell_int(&r, 3).unwrap_or(0)
         ))
     }
 }
@@ -236,15 +236,15 @@ impl AuditLog for PgStore {
         .map_err(err)?
         .iter()
         .map(|r| AuditRecord {
-            id: r.get(0),
-            at: r.get(1),
-            operator: r.get(2),
-            action: r.get(3),
-            submission_id: r.get(4),
-            attempt_id: r.get(5),
-            reason: r.get(6),
-            summary: r.get(7),
-            version: r.get(8),
+            id: cell_int(r, 0).unwrap_or(0),
+            at: cell_int(r, 1).unwrap_or(0),
+            operator: cell_text(r, 2),
+            action: cell_text(r, 3),
+            submission_id: cell_text(r, 4),
+            attempt_id: cell_opt_text(r, 5),
+            reason: cell_opt_text(r, 6),
+            summary: cell_text(r, 7),
+            version: cell_text(r, 8),
         })
         .collect())
     }

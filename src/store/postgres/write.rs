@@ -18,7 +18,7 @@ use postgres::types::ToSql;
 use postgres::{Client, Transaction};
 
 use super::ddl::AUDIT_DDL;
-use super::{connect, detect_schema, pg_error, PgTarget};
+use super::{cell_int, cell_opt_text, cell_text, connect, detect_schema, pg_error, PgTarget};
 use crate::core::changes::{ColumnChange, Fence, RowChange, SqlValue};
 use crate::store::{
     Applied, ApplyError, AuditInfo, JournalWriter, SchemaInfo, StoreError, Variant,
@@ -147,8 +147,12 @@ fn check_fence(
     let Some(row) = row else {
         return Ok(vec!["the submission no longer exists".into()]);
     };
-    let (status, attempt, lease, session_key): (String, Option<String>, i64, String) =
-        (row.get(0), row.get(1), row.get(2), row.get(3));
+    let (status, attempt, lease, session_key) = (
+        cell_text(&row, 0),
+        cell_opt_text(&row, 1),
+        cell_int(&row, 2).unwrap_or(0),
+        cell_text(&row, 3),
+    );
     if status != fence.status {
         diffs.push(format!("status is now {status} (was {})", fence.status));
     }
@@ -165,17 +169,17 @@ fn check_fence(
     }
     let journal = tx
         .query_opt(
-            "SELECT attempt_id, phase, revision::bigint, committed::bigint FROM flue_agent_turn_journals
+            "SELECT attempt_id, phase, revision, committed FROM flue_agent_turn_journals
              WHERE submission_id = $1 FOR UPDATE",
             &[&fence.submission_id],
         )
         .map_err(werr("locking the turn journal"))?
         .map(|r| {
             (
-                r.get::<_, String>(0),
-                r.get::<_, String>(1),
-                r.get::<_, i64>(2),
-                r.get::<_, i64>(3) != 0,
+                cell_text(&r, 0),
+                cell_text(&r, 1),
+                cell_int(&r, 2).unwrap_or(0),
+                cell_int(&r, 3).unwrap_or(0) != 0,
             )
         });
     if journal != fence.journal {
@@ -199,7 +203,7 @@ fn check_fence(
                 &[&session_key],
             )
             .map_err(werr("locking the session"))?
-            .map(|r| r.get(0));
+            .map(|r| cell_text(&r, 0));
         let now_leaf = data
             .as_deref()
             .and_then(|d| serde_json::from_str::<serde_json::Value>(d).ok())
