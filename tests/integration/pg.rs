@@ -437,3 +437,66 @@ fn pg_copy_to_postgres_copies_a_runtime_journal_and_needs_write() {
         .batch_execute(&format!("DROP DATABASE {name} WITH (FORCE)"))
         .unwrap();
 }
+
+#[test]
+fn pg_passwords_come_from_the_url_pgpassword_or_the_password_file() {
+    let Some(admin) = pg_admin() else { return };
+    let (Ok(user), Ok(password)) = (
+        std::env::var("TURNSCOPE_TEST_PG_PW_USER"),
+        std::env::var("TURNSCOPE_TEST_PG_PW"),
+    ) else {
+        eprintln!("note: no password-checked role on the test server (.ci/pg-cluster makes one)");
+        return;
+    };
+    let base = format!("127.0.0.1:{}/postgres?sslmode=disable", admin.port);
+    // The `postgres` database holds no journal: "not a flue journal" means authentication passed.
+    let passed = |e: &StoreError| matches!(e, StoreError::PgNotFlue { .. });
+    let wrong = open_err(&format!("postgres://{user}:{SECRET}@{base}"));
+    assert!(
+        matches!(
+            wrong,
+            StoreError::PgConnect {
+                why: PgFailure::Auth,
+                ..
+            }
+        ),
+        "{wrong:?}"
+    );
+    assert_secret_free(&wrong);
+    let pw = |s: &str| s.replace('-', "%2D");
+    assert!(passed(&open_err(&format!(
+        "postgres://{user}:{}@{base}",
+        pw(&password)
+    ))));
+    // From the environment and the password file: the binary, so the variables stay per process.
+    let dir = tempfile::tempdir().unwrap();
+    let pgpass = dir.path().join("pgpass");
+    std::fs::write(
+        &pgpass,
+        format!(
+            "# test\nother:1:*:*:nope\n127.0.0.1:{}:*:{user}:{password}\n",
+            admin.port
+        ),
+    )
+    .unwrap();
+    let url = format!("postgres://{user}@{base}");
+    let run = |envs: &[(&str, &str)]| {
+        let o = turnscope_command()
+            .env_remove("PGPASSWORD")
+            .env("PGPASSFILE", dir.path().join("none"))
+            .envs(envs.iter().copied())
+            .args(["--db", &url, "list"])
+            .output()
+            .unwrap();
+        String::from_utf8_lossy(&o.stderr).into_owned()
+    };
+    let none = run(&[]);
+    assert!(none.contains("authentication failed"), "{none}");
+    let env = run(&[("PGPASSWORD", &password)]);
+    assert!(env.contains("not a flue journal"), "{env}");
+    let file = run(&[("PGPASSFILE", pgpass.to_str().unwrap())]);
+    assert!(file.contains("not a flue journal"), "{file}");
+    for text in [none, env, file] {
+        assert!(!text.contains(&password), "password shown: {text}");
+    }
+}
