@@ -6,11 +6,11 @@ use serde_json::json;
 
 use super::args::{ActionArgs, Cli};
 use super::output::{sanitize, table};
-use super::{exit, now_ms, open_store, CliError};
+use super::{db_target, exit, now_ms, open_store, CliError};
 use crate::actions::{ActionKind, ActionPlan, EntryIds, Refusal};
 use crate::core::time::iso_from_ms;
 use crate::report::SubmissionReport;
-use crate::store::{ApplyError, AuditInfo, SqliteStore, SqliteWriter};
+use crate::store::{ApplyError, AuditInfo, Backend};
 
 /// `$USER@hostname`, unless `--operator` says otherwise.
 pub fn operator(cli: &Cli) -> String {
@@ -60,7 +60,7 @@ pub fn run(
     }
     let store = open_store(cli)?;
     let now = now_ms(cli);
-    let report = SubmissionReport::load(&store, &args.submission, cli.context_window, now)?;
+    let report = SubmissionReport::load(store.reader(), &args.submission, cli.context_window, now)?;
     let plan = plan_action(kind, &report, args.reason.as_deref(), now).map_err(|r| refused(&r))?;
     let id = plan.submission_id.clone();
     if args.json && (args.dry_run || plan.is_noop()) {
@@ -96,8 +96,8 @@ pub fn run(
         writeln!(out, "cancelled: nothing written.")?;
         return Ok(());
     }
-    let db = cli.db.clone().expect("open_store checked --db");
-    let mut writer = SqliteWriter::open(&db)?;
+    let db = db_target(cli)?;
+    let mut writer = crate::store::open_writer(&db)?;
     let audit = AuditInfo {
         operator: operator(cli),
         action: kind.as_str().to_string(),
@@ -116,8 +116,8 @@ pub fn run(
             ApplyError::Store(s) => CliError::from(s),
         })?;
     drop(writer);
-    let after = SqliteStore::open(&db)
-        .and_then(|s| SubmissionReport::load(&s, &id, cli.context_window, now));
+    let after = crate::store::open(&db)
+        .and_then(|s| SubmissionReport::load(s.reader(), &id, cli.context_window, now));
     if args.json {
         let mut doc = action_json(&plan, Some(&applied), false);
         if let Ok(a) = &after {
@@ -246,7 +246,7 @@ fn action_json(
     })
 }
 
-pub fn audit(store: &SqliteStore, as_json: bool, out: &mut dyn Write) -> Result<(), CliError> {
+pub fn audit(store: &dyn Backend, as_json: bool, out: &mut dyn Write) -> Result<(), CliError> {
     let records = store.audit_records()?;
     if as_json {
         let doc = json!({"schema": "turnscope.audit/1", "records": records});

@@ -13,9 +13,14 @@ pub struct Cli {
     #[arg(long, global = true, env = "TURNSCOPE_CONFIG", value_name = "PATH")]
     pub config: Option<PathBuf>,
 
-    /// The journal database (an SQLite file written by the runtime).
-    #[arg(long, global = true, env = "TURNSCOPE_DB", value_name = "PATH")]
+    /// The journal database: an SQLite file written by the runtime, or a PostgreSQL URL
+    /// (postgres://user[:password]@host[:port]/dbname[?sslmode=require]).
+    #[arg(long, global = true, env = "TURNSCOPE_DB", value_name = "PATH|URL")]
     pub db: Option<PathBuf>,
+
+    /// CA certificate (PEM) to verify a PostgreSQL server with (like the URL's sslrootcert=).
+    #[arg(long, global = true, env = "TURNSCOPE_PG_CA_FILE", value_name = "PATH")]
+    pub pg_ca_file: Option<PathBuf>,
 
     /// Context window (tokens) for silent-overflow detection. Default: from the model id, else 0.
     #[arg(
@@ -100,6 +105,16 @@ pub enum Command {
     /// The audit trail of every action turnscope applied to this database.
     Audit {
         /// Print JSON (schema turnscope.audit/1).
+        #[arg(long)]
+        json: bool,
+    },
+    /// Copy an SQLite journal (a runtime database, the demo, the scale data) into the PostgreSQL
+    /// database given with --db, row by row and exactly. Needs --write; the target must hold no
+    /// flue rows yet.
+    CopyToPostgres {
+        /// The SQLite journal file to copy.
+        sqlite: PathBuf,
+        /// Print JSON (schema turnscope.copy/1): rows per table.
         #[arg(long)]
         json: bool,
     },

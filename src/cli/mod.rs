@@ -4,6 +4,7 @@ mod act;
 mod args;
 mod list;
 mod output;
+mod seed;
 mod show;
 
 use std::io::{IsTerminal, Write};
@@ -12,7 +13,7 @@ use std::path::PathBuf;
 pub use args::{parse_age, parse_duration, ActionArgs, Cli, Command, ListArgs};
 pub use output::{is_hostile_char, sanitize};
 
-use crate::store::{SqliteStore, StoreError};
+use crate::store::{Backend, DbTarget, StoreError};
 
 /// Exit codes (documented in the README).
 pub mod exit {
@@ -79,15 +80,25 @@ pub fn now_ms(cli: &Cli) -> i64 {
     cli.now_ms.unwrap_or_else(crate::core::time::now_ms)
 }
 
-pub(crate) fn open_store(cli: &Cli) -> Result<SqliteStore, CliError> {
+/// The database `--db` / `TURNSCOPE_DB` names: an SQLite path or a `postgres://` URL.
+pub(crate) fn db_target(cli: &Cli) -> Result<DbTarget, CliError> {
     let Some(path) = &cli.db else {
         return Err(CliError::new(
             "no database given",
-            "pass --db PATH or set TURNSCOPE_DB; `turnscope demo` opens a demo database",
+            "pass --db PATH (or --db postgres://user@host/db) or set TURNSCOPE_DB; `turnscope demo` opens a demo database",
             exit::USAGE,
         ));
     };
-    Ok(SqliteStore::open(path)?)
+    Ok(DbTarget::from_path(path)
+        .map_err(|e| CliError {
+            code: exit::USAGE,
+            ..CliError::from(e)
+        })?
+        .with_ca_file(cli.pg_ca_file.as_deref()))
+}
+
+pub(crate) fn open_store(cli: &Cli) -> Result<Box<dyn Backend>, CliError> {
+    Ok(crate::store::open(&db_target(cli)?)?)
 }
 
 /// Run a parsed command line, writing to `out`. Errors are returned, not printed.
@@ -161,7 +172,10 @@ fn run_config(cli: &Cli, out: &mut dyn Write) -> Result<(), CliError> {
     writeln!(
         out,
         "db = {}",
-        show(cli.db.as_ref().map(|p| p.display().to_string()))
+        show(cli.db.as_ref().map(|p| match DbTarget::from_path(p) {
+            Ok(t) => t.display(),
+            Err(_) => "(not a usable path or URL)".into(),
+        }))
     )?;
     writeln!(
         out,
@@ -193,12 +207,12 @@ fn run_config(cli: &Cli, out: &mut dyn Write) -> Result<(), CliError> {
 
 fn run_command(cli: &Cli, out: &mut dyn Write) -> Result<(), CliError> {
     match &cli.command {
-        Some(Command::List(args)) => list::run(&open_store(cli)?, cli, args, out),
+        Some(Command::List(args)) => list::run(open_store(cli)?.reader(), cli, args, out),
         Some(Command::Show { submission, json }) => {
-            show::run_show(&open_store(cli)?, cli, submission, *json, out)
+            show::run_show(open_store(cli)?.reader(), cli, submission, *json, out)
         }
         Some(Command::Classify { submission, json }) => {
-            show::run_classify(&open_store(cli)?, cli, submission, *json, out)
+            show::run_classify(open_store(cli)?.reader(), cli, submission, *json, out)
         }
         Some(Command::Demo {
             path,
@@ -211,7 +225,8 @@ fn run_command(cli: &Cli, out: &mut dyn Write) -> Result<(), CliError> {
         Some(Command::Requeue(a)) => act::run(cli, crate::actions::ActionKind::Requeue, a, out),
         Some(Command::Fail(a)) => act::run(cli, crate::actions::ActionKind::Fail, a, out),
         Some(Command::Step(a)) => act::run(cli, crate::actions::ActionKind::Step, a, out),
-        Some(Command::Audit { json }) => act::audit(&open_store(cli)?, *json, out),
+        Some(Command::Audit { json }) => act::audit(&*open_store(cli)?, *json, out),
+        Some(Command::CopyToPostgres { sqlite, json }) => seed::run_copy(cli, sqlite, *json, out),
         Some(Command::Completions { shell }) => {
             let mut cmd = <Cli as clap::CommandFactory>::command();
             clap_complete::generate(*shell, &mut cmd, "turnscope", out);
@@ -227,17 +242,16 @@ fn run_command(cli: &Cli, out: &mut dyn Write) -> Result<(), CliError> {
             let store = open_store(cli)?;
             if std::io::stdout().is_terminal() {
                 drop(store);
-                let db = cli.db.clone().expect("open_store checked --db");
-                return run_tui(cli, db, None);
+                return run_tui(cli, db_target(cli)?, None);
             }
             // Not a terminal (a pipe, a script): print what is stuck instead.
-            list::run(&store, cli, &ListArgs::default(), out)
+            list::run(store.reader(), cli, &ListArgs::default(), out)
         }
     }
 }
 
-fn run_tui(cli: &Cli, db: PathBuf, display_name: Option<String>) -> Result<(), CliError> {
-    let mut o = crate::tui::TuiOptions::new(db);
+fn run_tui(cli: &Cli, db: DbTarget, display_name: Option<String>) -> Result<(), CliError> {
+    let mut o = crate::tui::TuiOptions::for_target(db);
     o.now_override = cli.now_ms;
     o.context_window = cli.context_window;
     o.refresh = cli.refresh.unwrap_or(std::time::Duration::from_secs(2));
@@ -269,9 +283,17 @@ fn run_scale(
         ));
     }
     let now = now_ms(cli);
-    let path = path.unwrap_or_else(|| {
-        std::env::temp_dir().join(format!("turnscope-scale-{}-{now}.db", std::process::id()))
-    });
+    let pg = seed::pg_seed_target(cli, path.as_deref())?;
+    if let Some(t) = &pg {
+        seed::check_reachable(t)?;
+    }
+    let path = match (&pg, path) {
+        (Some(_), _) => seed::staging_path("scale", now),
+        (None, Some(p)) => p,
+        (None, None) => {
+            std::env::temp_dir().join(format!("turnscope-scale-{}-{now}.db", std::process::id()))
+        }
+    };
     let mut opts = crate::demo::scale::ScaleOptions::scaled(factor, now);
     opts.seed = seed;
     let started = std::time::Instant::now();
@@ -282,11 +304,18 @@ fn run_scale(
             exit::ERROR,
         )
     })?;
+    let shown = match &pg {
+        Some(t) => {
+            seed::seed(&path, t)?;
+            t.display()
+        }
+        None => path.display().to_string(),
+    };
     let secs = started.elapsed().as_secs_f64();
     if json {
         let doc = serde_json::json!({
             "schema": "turnscope.scale/1",
-            "database": path.display().to_string(),
+            "database": shown,
             "seed": seed,
             "factor": factor,
             "now": now,
@@ -308,8 +337,7 @@ fn run_scale(
     }
     writeln!(
         out,
-        "scale journal database: {} ({} submissions, {} sessions, {} entries, {} expired, {:.1} MB, {secs:.1} s)",
-        path.display(),
+        "scale journal database: {shown} ({} submissions, {} sessions, {} entries, {} expired, {:.1} MB, {secs:.1} s)",
         s.submissions,
         s.sessions,
         s.entries,
@@ -321,7 +349,7 @@ fn run_scale(
         "whale: submission {} in {}",
         s.whale_submission_id, s.whale_session_key
     )?;
-    writeln!(out, "next: turnscope --db {} list", path.display())?;
+    writeln!(out, "next: turnscope --db {shown} list")?;
     Ok(())
 }
 
@@ -332,9 +360,17 @@ fn run_demo(
     out: &mut dyn Write,
 ) -> Result<(), CliError> {
     let now = now_ms(cli);
-    let path = path.unwrap_or_else(|| {
-        std::env::temp_dir().join(format!("turnscope-demo-{}-{now}.db", std::process::id()))
-    });
+    let pg = seed::pg_seed_target(cli, path.as_deref())?;
+    if let Some(t) = &pg {
+        seed::check_reachable(t)?;
+    }
+    let path = match (&pg, path) {
+        (Some(_), _) => seed::staging_path("demo", now),
+        (None, Some(p)) => p,
+        (None, None) => {
+            std::env::temp_dir().join(format!("turnscope-demo-{}-{now}.db", std::process::id()))
+        }
+    };
     let summary = crate::demo::write_demo(&path, now).map_err(|e| {
         CliError::new(
             format!(
@@ -345,25 +381,30 @@ fn run_demo(
             exit::ERROR,
         )
     })?;
-    let store = SqliteStore::open(&path)?;
+    let target = match pg {
+        Some(t) => {
+            seed::seed(&path, &t)?;
+            DbTarget::Postgres(t)
+        }
+        None => DbTarget::Sqlite(path),
+    };
+    let shown = target.display();
+    let store = crate::store::open(&target)?;
     if !json && std::io::stdout().is_terminal() {
         drop(store);
-        let name = format!("demo database ({})", path.display());
-        return run_tui(cli, path, Some(name));
+        let name = format!("demo database ({shown})");
+        return run_tui(cli, target, Some(name));
     }
     if !json {
         writeln!(
             out,
-            "demo journal database: {} ({} submissions, {} sessions, {} entries)",
-            path.display(),
-            summary.submissions,
-            summary.sessions,
-            summary.entries
+            "demo journal database: {shown} ({} submissions, {} sessions, {} entries)",
+            summary.submissions, summary.sessions, summary.entries
         )?;
         writeln!(out)?;
     }
     list::run(
-        &store,
+        store.reader(),
         cli,
         &ListArgs {
             json,
@@ -375,8 +416,7 @@ fn run_demo(
         writeln!(out)?;
         writeln!(
             out,
-            "next: turnscope --db {} show <submission>   (any unique id prefix works)",
-            path.display()
+            "next: turnscope --db {shown} show <submission>   (any unique id prefix works)"
         )?;
     }
     Ok(())

@@ -47,6 +47,41 @@ pub enum StoreError {
         context: String,
         detail: String,
     },
+    /// A `postgres://` URL turnscope cannot use.
+    PgUrl {
+        detail: String,
+    },
+    /// Connecting to PostgreSQL failed (`target` is shown without its password).
+    PgConnect {
+        target: String,
+        why: PgFailure,
+        detail: String,
+    },
+    /// A PostgreSQL database, but not a flue journal.
+    PgNotFlue {
+        target: String,
+        tables: Vec<String>,
+    },
+    /// Seeding or copying into a PostgreSQL database that already holds a journal.
+    PgNotEmpty {
+        target: String,
+    },
+    /// Any other PostgreSQL failure (never carries the password).
+    Postgres {
+        context: String,
+        detail: String,
+    },
+}
+
+/// Why a PostgreSQL connection failed.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum PgFailure {
+    Refused,
+    Timeout,
+    Auth,
+    Tls,
+    NoDatabase,
+    Other,
 }
 
 impl std::fmt::Display for StoreError {
@@ -89,6 +124,32 @@ impl std::fmt::Display for StoreError {
                 candidates.iter().take(4).cloned().collect::<Vec<_>>().join(", ")
             ),
             StoreError::Sqlite { context, detail } => write!(f, "{context}: {detail}"),
+            StoreError::PgUrl { detail } => write!(f, "bad PostgreSQL URL: {detail}"),
+            StoreError::PgConnect { target, why, detail } => {
+                let what = match why {
+                    PgFailure::Refused => "the server refused the connection (is it running, on that host and port?)",
+                    PgFailure::Timeout => "no answer from the server within the connect timeout",
+                    PgFailure::Auth => "authentication failed",
+                    PgFailure::Tls => "the TLS handshake failed",
+                    PgFailure::NoDatabase => "that database does not exist",
+                    PgFailure::Other => "could not connect",
+                };
+                write!(f, "{target}: {what} ({detail})")
+            }
+            StoreError::PgNotFlue { target, tables } => {
+                let shown: Vec<&str> = tables.iter().take(5).map(String::as_str).collect();
+                let more = if tables.len() > 5 { ", …" } else { "" };
+                write!(
+                    f,
+                    "{target} is a PostgreSQL database but not a flue journal (tables: {}{more})",
+                    if shown.is_empty() { "none".to_string() } else { shown.join(", ") }
+                )
+            }
+            StoreError::PgNotEmpty { target } => write!(
+                f,
+                "refusing to copy into {target}: it already holds flue submissions or sessions"
+            ),
+            StoreError::Postgres { context, detail } => write!(f, "{context}: {detail}"),
         }
     }
 }
@@ -115,6 +176,18 @@ impl StoreError {
             StoreError::SubmissionNotFound { .. } => "run `turnscope list --status all` to see every submission id".into(),
             StoreError::Ambiguous { .. } => "type more characters of the submission id".into(),
             StoreError::Sqlite { .. } => "run `sqlite3 <db> 'PRAGMA integrity_check'` to look for damage".into(),
+            StoreError::PgUrl { .. } => "use postgres://user[:password]@host[:port]/dbname[?sslmode=require]".into(),
+            StoreError::PgConnect { why, .. } => match why {
+                PgFailure::Refused => "check host and port (`pg_isready -h HOST -p PORT`) and that the server listens on TCP".into(),
+                PgFailure::Timeout => "check the host name and firewalls, or raise ?connect_timeout=SECONDS".into(),
+                PgFailure::Auth => "check the user and password (URL, PGPASSWORD or ~/.pgpass) and pg_hba.conf".into(),
+                PgFailure::Tls => "check ?sslmode= (disable|prefer|require|verify-full) and the CA file (?sslrootcert= or --pg-ca-file)".into(),
+                PgFailure::NoDatabase => "check the database name at the end of the URL (`psql -l` lists them)".into(),
+                PgFailure::Other => "check the URL and that the server accepts connections from here".into(),
+            },
+            StoreError::PgNotFlue { .. } => "point the URL at the database the runtime's postgres() adapter uses".into(),
+            StoreError::PgNotEmpty { .. } => "copy into a new, empty database: `createdb NAME`, then --db postgres://…/NAME".into(),
+            StoreError::Postgres { .. } => "retry; if it persists, check the server log".into(),
         }
     }
 

@@ -1,13 +1,24 @@
-//! Reading the journal database. SQLite now; PostgreSQL later behind the same trait.
+//! Reading and writing the journal database: SQLite files and PostgreSQL databases behind the same
+//! traits. Everything above this module talks to [`Backend`] and [`JournalWriter`] trait objects
+//! obtained from [`open`] / [`open_writer`], and never learns which database it talks to.
 
+mod backend;
 mod error;
+mod parse;
+pub mod postgres;
 mod sessions;
 mod sqlite;
+mod sqlite_traits;
 mod write;
 
-pub use error::StoreError;
+pub use backend::{open, open_writer, Backend, DbTarget};
+pub use error::{PgFailure, StoreError};
 pub use sqlite::SqliteStore;
 pub use write::{Applied, ApplyError, AuditInfo, AuditRecord, SqliteWriter, AUDIT_DDL};
+
+use std::collections::HashMap;
+
+use crate::core::changes::{Fence, RowChange};
 
 use crate::core::entry::Entry;
 use crate::core::rows::{JournalRow, SubmissionRow};
@@ -94,4 +105,39 @@ pub trait JournalStore {
     fn find_submission(&self, query: &str) -> Result<SubmissionRow, StoreError>;
     /// Load a submission with its journal, session and stream chunks in one read snapshot.
     fn load_bundle(&self, submission_id: &str) -> Result<SubmissionBundle, StoreError>;
+}
+
+/// What the TUI reads besides submissions: sessions, journal phases and change fingerprints.
+pub trait SessionBrowse {
+    /// Every session with its entry count, timestamps and its submissions by status.
+    fn list_sessions(&self) -> Result<Vec<SessionSummary>, StoreError>;
+    /// One session and its entries in position order (`None` when there is no such row).
+    fn load_session(&self, key: &str) -> Result<Option<SessionRecord>, StoreError>;
+    /// `submission_id → (phase, revision)` of every turn journal.
+    fn journal_phases(&self) -> Result<HashMap<String, (String, i64)>, StoreError>;
+    /// A cheap fingerprint of everything `load_bundle` reads besides the submission row; equal
+    /// fingerprints mean a cached bundle is still current.
+    fn bundle_fingerprint(
+        &self,
+        submission_id: &str,
+        session_key: &str,
+    ) -> Result<String, StoreError>;
+}
+
+/// The `turnscope_audit` trail.
+pub trait AuditLog {
+    /// Newest first; empty when turnscope never wrote to this database.
+    fn audit_records(&self) -> Result<Vec<AuditRecord>, StoreError>;
+}
+
+/// Fenced writes (`--write` only): every backend keeps the guarantees of `SqliteWriter::apply`.
+pub trait JournalWriter: Send {
+    /// Apply `changes` if `fence` still holds, with an audit row, in one short transaction;
+    /// any difference writes nothing.
+    fn apply(
+        &mut self,
+        fence: &Fence,
+        changes: &[RowChange],
+        audit: &AuditInfo,
+    ) -> Result<Applied, ApplyError>;
 }

@@ -30,7 +30,9 @@ fn json_str(v: &serde_json::Value, key: &str) -> Option<String> {
 
 /// `leafId` and problems of `flue_sessions.data` (spec §2.2), for sessions read without a
 /// submission. Mirrors the checks `load_bundle` makes.
-fn session_data_facts(data: &str) -> (Option<String>, Vec<String>, Option<String>, Option<String>) {
+pub(super) fn session_data_facts(
+    data: &str,
+) -> (Option<String>, Vec<String>, Option<String>, Option<String>) {
     let v: serde_json::Value = match serde_json::from_str(data) {
         Ok(v) => v,
         Err(e) => {

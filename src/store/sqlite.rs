@@ -23,7 +23,7 @@ pub struct SqliteStore {
     tables: Vec<String>,
 }
 
-const JOURNAL_PHASES: [&str; 4] = [
+pub(super) const JOURNAL_PHASES: [&str; 4] = [
     "before_provider",
     "provider_started",
     "tool_request_recorded",
@@ -419,7 +419,7 @@ fn column_names(conn: &Connection, table: &str) -> Result<Vec<String>, StoreErro
     Ok(rows)
 }
 
-const SUBMISSION_COLUMNS: [&str; 18] = [
+pub(super) const SUBMISSION_COLUMNS: [&str; 18] = [
     "sequence",
     "submission_id",
     "session_key",
@@ -466,7 +466,7 @@ fn submission_select_list(conn: &Connection, variant: Variant) -> Result<String,
 }
 
 /// Text of a column whatever its storage class (damaged rows may hold blobs or numbers).
-fn text_of(v: ValueRef<'_>) -> String {
+pub(super) fn text_of(v: ValueRef<'_>) -> String {
     match v {
         ValueRef::Null => String::new(),
         ValueRef::Integer(i) => i.to_string(),
@@ -483,14 +483,14 @@ fn is_lossy(v: ValueRef<'_>) -> bool {
     }
 }
 
-fn opt_text(v: ValueRef<'_>) -> Option<String> {
+pub(super) fn opt_text(v: ValueRef<'_>) -> Option<String> {
     match v {
         ValueRef::Null => None,
         other => Some(text_of(other)),
     }
 }
 
-fn opt_int(v: ValueRef<'_>) -> Option<i64> {
+pub(super) fn opt_int(v: ValueRef<'_>) -> Option<i64> {
     match v {
         ValueRef::Integer(i) => Some(i),
         ValueRef::Real(f) => Some(f as i64),
@@ -547,7 +547,7 @@ fn journal_from_row(r: &Row<'_>) -> rusqlite::Result<JournalRow> {
 }
 
 /// `leafId` and any problems of `flue_sessions.data` (spec §2.2).
-fn parse_session_data(data: &str) -> (Option<String>, Vec<String>) {
+pub(super) fn parse_session_data(data: &str) -> (Option<String>, Vec<String>) {
     let v: serde_json::Value = match serde_json::from_str(data) {
         Ok(v) => v,
         Err(e) => return (None, vec![format!("session data is not valid JSON: {e}")]),

@@ -9,7 +9,7 @@
 use crate::actions::{ActionKind, ActionPlan, Refusal};
 use crate::core::plan::Disposition;
 use crate::report::SubmissionReport;
-use crate::store::{Applied, ApplyError, AuditInfo, SqliteWriter};
+use crate::store::{Applied, ApplyError, AuditInfo, JournalWriter};
 
 /// A submission's state in the operator's words (before or after an action).
 #[derive(Debug, Clone, PartialEq)]
@@ -122,7 +122,7 @@ pub use crate::actions::plan as plan_one;
 
 /// Apply one plan in its own fenced transaction, with its audit row.
 pub fn apply_one(
-    writer: &mut SqliteWriter,
+    writer: &mut dyn JournalWriter,
     plan: &ActionPlan,
     operator: &str,
     now_ms: i64,

@@ -14,7 +14,7 @@ use super::app::{App, AppConfig, Effect};
 use super::theme::Theme;
 use super::worker::Worker;
 use super::{draw, request_for};
-use crate::store::{SqliteStore, StoreError};
+use crate::store::{DbTarget, StoreError};
 
 pub struct Harness {
     pub app: App,
@@ -62,7 +62,12 @@ impl HarnessOptions {
 impl Harness {
     /// Open `db`, run the first refresh and draw once.
     pub fn open(db: &Path, o: HarnessOptions) -> Result<Harness, StoreError> {
-        let store = SqliteStore::open(db)?;
+        Harness::open_target(&DbTarget::from_path(db)?, o)
+    }
+
+    /// Open an SQLite file or a PostgreSQL database.
+    pub fn open_target(db: &DbTarget, o: HarnessOptions) -> Result<Harness, StoreError> {
+        let store = crate::store::open(db)?;
         let cfg = AppConfig {
             display_name: o.display_name,
             read_only: o.read_only,
@@ -79,7 +84,7 @@ impl Harness {
             app: App::new(cfg, o.now_ms),
             worker: {
                 // Reproducible entry ids, so previews can be snapshots.
-                let w = Worker::new(store, o.context_window).with_id_seed(7);
+                let w = Worker::new(store, db.clone(), o.context_window).with_id_seed(7);
                 if o.read_only {
                     w
                 } else {

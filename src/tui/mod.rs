@@ -50,12 +50,13 @@ pub use tree::{ExpandMode, NodeKind, Tree};
 pub use views::draw;
 pub use worker::{Request, Response, Worker};
 
-use crate::store::{SqliteStore, StoreError};
+use crate::store::{DbTarget, StoreError};
 
 /// How to run the TUI.
 #[derive(Debug, Clone)]
 pub struct TuiOptions {
-    pub db: PathBuf,
+    /// An SQLite file or a PostgreSQL database.
+    pub db: DbTarget,
     /// Poll interval for live refresh (default 2 s).
     pub refresh: Duration,
     /// `--context-window` for silent-overflow detection.
@@ -79,9 +80,15 @@ pub struct TuiOptions {
 }
 
 impl TuiOptions {
+    /// For an SQLite path (or a `postgres://` URL given as a path).
     pub fn new(db: impl Into<PathBuf>) -> TuiOptions {
+        let path: PathBuf = db.into();
+        TuiOptions::for_target(DbTarget::from_path(&path).unwrap_or(DbTarget::Sqlite(path)))
+    }
+
+    pub fn for_target(db: DbTarget) -> TuiOptions {
         TuiOptions {
-            db: db.into(),
+            db,
             refresh: Duration::from_secs(2),
             context_window: None,
             now_override: None,
@@ -260,7 +267,7 @@ pub fn request_for(kind: RequestKind, now_ms: i64, export_dir: &std::path::Path)
 
 /// Run the TUI until the operator quits.
 pub fn run(options: TuiOptions) -> Result<(), TuiError> {
-    let store = SqliteStore::open(&options.db).map_err(TuiError::Store)?;
+    let store = crate::store::open(&options.db).map_err(TuiError::Store)?;
     if !std::io::stdout().is_terminal() {
         return Err(TuiError::NotATerminal);
     }
@@ -280,7 +287,7 @@ pub fn run(options: TuiOptions) -> Result<(), TuiError> {
         display_name: options
             .display_name
             .clone()
-            .unwrap_or_else(|| options.db.display().to_string()),
+            .unwrap_or_else(|| options.db.display()),
         read_only: options.read_only,
         operator: options.operator.clone(),
         refresh: options.refresh.max(Duration::from_millis(100)),
@@ -290,7 +297,7 @@ pub fn run(options: TuiOptions) -> Result<(), TuiError> {
         keys: options.keys.clone(),
     };
     let (tx, rx) = channel::<Event>();
-    let mut worker = Worker::new(store, options.context_window);
+    let mut worker = Worker::new(store, options.db.clone(), options.context_window);
     if !options.read_only {
         worker = worker.allow_writes();
     }

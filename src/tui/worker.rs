@@ -1,4 +1,4 @@
-//! Database I/O off the UI thread. The worker owns its own read-only `SqliteStore` (connections
+//! Database I/O off the UI thread. The worker owns its own read-only store (connections
 //! are not `Sync`), answers requests in order, coalesces queued refreshes, and never panics the UI:
 //! every failure becomes an error message the status line shows.
 //!
@@ -23,7 +23,7 @@ use crate::core::plan::plan_recovery;
 use crate::core::time::iso_from_ms;
 use crate::report::SubmissionReport;
 use crate::store::{
-    ApplyError, AuditRecord, JournalStore, ListFilter, SqliteStore, SqliteWriter, StoreError,
+    ApplyError, AuditRecord, Backend, DbTarget, JournalWriter, ListFilter, StoreError,
     SubmissionBundle,
 };
 
@@ -84,14 +84,14 @@ struct Cached {
 }
 
 pub struct Worker {
-    path: PathBuf,
-    store: Option<SqliteStore>,
+    target: DbTarget,
+    store: Option<Box<dyn Backend>>,
     context_window: Option<u64>,
     cache: HashMap<String, Cached>,
     /// `--write` mode: plans and applies are allowed.
     writable: bool,
     /// The read-write connection, opened on the first apply.
-    writer: Option<SqliteWriter>,
+    writer: Option<Box<dyn JournalWriter>>,
     /// A fixed seed for new entry ids (tests: reproducible previews); random otherwise.
     id_seed: Option<u64>,
 }
@@ -101,9 +101,9 @@ fn store_error(e: &StoreError) -> String {
 }
 
 impl Worker {
-    pub fn new(store: SqliteStore, context_window: Option<u64>) -> Worker {
+    pub fn new(store: Box<dyn Backend>, target: DbTarget, context_window: Option<u64>) -> Worker {
         Worker {
-            path: store.path().to_path_buf(),
+            target,
             store: Some(store),
             context_window,
             cache: HashMap::new(),
@@ -126,25 +126,21 @@ impl Worker {
     }
 
     /// The store, reopened if it was dropped; an error when the file is gone.
-    fn store(&mut self) -> Result<&SqliteStore, String> {
+    fn store(&mut self) -> Result<&dyn Backend, String> {
         self.ensure_store()?;
-        Ok(self.store.as_ref().expect("ensured"))
+        Ok(self.store.as_deref().expect("ensured"))
     }
 
     fn ensure_store(&mut self) -> Result<(), String> {
-        if !self.path.exists() {
+        if let Some(name) = self.target.vanished() {
             self.store = None;
             self.cache.clear();
-            let name = self.path.file_name().map_or_else(
-                || self.path.display().to_string(),
-                |n| n.to_string_lossy().into_owned(),
-            );
             return Err(format!(
                 "the database vanished: {name} no longer exists (showing the last data read)"
             ));
         }
         if self.store.is_none() {
-            self.store = Some(SqliteStore::open(&self.path).map_err(|e| store_error(&e))?);
+            self.store = Some(crate::store::open(&self.target).map_err(|e| store_error(&e))?);
         }
         Ok(())
     }
@@ -191,7 +187,7 @@ impl Worker {
     fn report(&mut self, row_id: &str, session_key: &str) -> Result<Arc<SubmissionReport>, String> {
         let cw = self.context_window;
         self.ensure_store()?;
-        let store = self.store.as_ref().expect("ensured");
+        let store = self.store.as_deref().expect("ensured");
         let fp = store
             .bundle_fingerprint(row_id, session_key)
             .map_err(|e| store_error(&e))?;
@@ -350,7 +346,7 @@ impl Worker {
         for id in ids {
             let loaded = if self.writable {
                 self.store().and_then(|s| {
-                    SubmissionReport::load(s, id, cw, now_ms).map_err(|e| store_error(&e))
+                    SubmissionReport::load(s.reader(), id, cw, now_ms).map_err(|e| store_error(&e))
                 })
             } else {
                 Err("turnscope is read-only: start it with --write to act on submissions".into())
@@ -392,10 +388,11 @@ impl Worker {
                 Ok(plan) if plan.is_noop() => OutcomeResult::Noop(plan.summary.clone()),
                 Ok(plan) => match self.writer() {
                     Err(e) => OutcomeResult::Error(e),
-                    Ok(w) => match act::apply_one(w, plan, operator, now_ms) {
+                    Ok(w) => match act::apply_one(&mut **w, plan, operator, now_ms) {
                         Ok(applied) => {
                             let after = self.store().ok().and_then(|s| {
-                                SubmissionReport::load(s, &plan.submission_id, cw, now_ms).ok()
+                                SubmissionReport::load(s.reader(), &plan.submission_id, cw, now_ms)
+                                    .ok()
                             });
                             OutcomeResult::Applied {
                                 applied,
@@ -420,14 +417,15 @@ impl Worker {
         out
     }
 
-    fn writer(&mut self) -> Result<&mut SqliteWriter, String> {
+    fn writer(&mut self) -> Result<&mut Box<dyn JournalWriter>, String> {
         if !self.writable {
             return Err(
                 "turnscope is read-only: start it with --write to act on submissions".into(),
             );
         }
         if self.writer.is_none() {
-            self.writer = Some(SqliteWriter::open(&self.path).map_err(|e| store_error(&e))?);
+            self.writer =
+                Some(crate::store::open_writer(&self.target).map_err(|e| store_error(&e))?);
         }
         Ok(self.writer.as_mut().expect("just opened"))
     }
@@ -456,7 +454,7 @@ impl Worker {
             .collect();
         let mut submissions = Vec::new();
         for row in &rows {
-            let r = SubmissionReport::load(store, &row.submission_id, cw, now_ms)
+            let r = SubmissionReport::load(store.reader(), &row.submission_id, cw, now_ms)
                 .map_err(|e| store_error(&e))?;
             submissions.push(r.to_json());
         }

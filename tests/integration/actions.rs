@@ -13,6 +13,7 @@ use turnscope::store::{
     ApplyError, AuditInfo, JournalStore, ListFilter, SqliteStore, SqliteWriter,
 };
 
+use crate::backends::{kinds, TestDb};
 use crate::support::unpack_fixture;
 
 /// Just after tool-batch-mid's leases expired (from its manifest).
@@ -23,6 +24,30 @@ const DEMO_NOW: i64 = 1_796_018_889_175;
 fn report(db: &Path, id: &str, now: i64) -> SubmissionReport {
     let store = SqliteStore::open(db).unwrap();
     SubmissionReport::load(&store, id, Some(200_000), now).unwrap()
+}
+
+/// `report` on any backend.
+fn report_on(db: &TestDb, id: &str, now: i64) -> SubmissionReport {
+    let store = db.open();
+    SubmissionReport::load(store.reader(), id, Some(200_000), now).unwrap()
+}
+
+/// `apply` on any backend.
+fn apply_on(
+    db: &TestDb,
+    plan: &ActionPlan,
+    now: i64,
+) -> Result<turnscope::store::Applied, ApplyError> {
+    db.writer().apply(
+        &plan.fence,
+        &plan.changes,
+        &audit(plan.action.as_str(), now),
+    )
+}
+
+/// Rows in turnscope's audit table (0 when there is none).
+fn audit_rows(db: &TestDb) -> usize {
+    db.open().audit_records().unwrap().len()
 }
 
 fn ids(r: &SubmissionReport) -> EntryIds {
@@ -72,6 +97,10 @@ fn demo(dir: &Path) -> PathBuf {
 
 fn demo_id(db: &Path, instance: &str) -> String {
     let store = SqliteStore::open(db).unwrap();
+    demo_id_in(&store, instance)
+}
+
+fn demo_id_in(store: &dyn JournalStore, instance: &str) -> String {
     store
         .list_submissions(&ListFilter::Expired { now_ms: DEMO_NOW })
         .unwrap()
@@ -173,20 +202,26 @@ fn recorded_results_are_copied_verbatim_and_the_result_reads_as_the_runtime_expe
 #[test]
 fn repair_twice_writes_nothing_the_second_time() {
     let dir = tempfile::tempdir().unwrap();
-    let db = unpack_fixture(dir.path(), "tool-batch-mid");
-    let r = report(&db, "74384fb4", FIXTURE_NOW);
-    apply(
-        &db,
-        &plan_repair(&r, FIXTURE_NOW, &mut ids(&r)).unwrap(),
-        FIXTURE_NOW,
-    )
-    .unwrap();
-    let r2 = report(&db, "74384fb4", FIXTURE_NOW);
-    let again = plan_repair(&r2, FIXTURE_NOW, &mut ids(&r2)).unwrap();
-    assert!(again.is_noop(), "{:?}", again.changes);
-    assert_eq!(r2.classification().state.label(), "resume/tool_results");
-    assert_eq!(r2.plan.rule, Some(5));
-    assert_eq!(r2.bundle.journal.as_ref().unwrap().phase, "before_provider");
+    let src = unpack_fixture(dir.path(), "tool-batch-mid");
+    for kind in kinds() {
+        let copy = dir.path().join(format!("{kind:?}.db"));
+        std::fs::copy(&src, &copy).unwrap();
+        let db = TestDb::from_sqlite(kind, &copy);
+        let r = report_on(&db, "74384fb4", FIXTURE_NOW);
+        apply_on(
+            &db,
+            &plan_repair(&r, FIXTURE_NOW, &mut ids(&r)).unwrap(),
+            FIXTURE_NOW,
+        )
+        .unwrap();
+        let r2 = report_on(&db, "74384fb4", FIXTURE_NOW);
+        let again = plan_repair(&r2, FIXTURE_NOW, &mut ids(&r2)).unwrap();
+        assert!(again.is_noop(), "{kind:?}: {:?}", again.changes);
+        assert_eq!(r2.classification().state.label(), "resume/tool_results");
+        assert_eq!(r2.plan.rule, Some(5), "{kind:?}");
+        assert_eq!(r2.bundle.journal.as_ref().unwrap().phase, "before_provider");
+        assert_eq!(audit_rows(&db), 1, "{kind:?}");
+    }
 }
 
 #[test]
@@ -271,121 +306,118 @@ fn each_action_on_each_reconciler_state() {
 #[test]
 fn requeue_and_fail_write_the_runtime_rows() {
     let dir = tempfile::tempdir().unwrap();
-    let db = demo(dir.path());
-    let id = demo_id(&db, "guild-42");
-    let r = report(&db, &id, DEMO_NOW);
-    apply(&db, &plan_requeue(&r, DEMO_NOW).unwrap(), DEMO_NOW).unwrap();
-    let after = report(&db, &id, DEMO_NOW);
-    assert_eq!(after.row().status, "queued");
-    assert_eq!(
-        (
-            after.row().attempt_id.clone(),
-            after.row().owner_id.clone(),
-            after.row().started_at,
-            after.row().lease_expires_at
-        ),
-        (None, None, None, 0)
-    );
-    assert_eq!(
-        after.plan.disposition.label(),
-        "pending",
-        "the row is well-formed for the runtime's parser"
-    );
+    for kind in kinds() {
+        let sub = dir.path().join(format!("{kind:?}"));
+        std::fs::create_dir(&sub).unwrap();
+        let db = TestDb::from_sqlite(kind, &demo(&sub));
+        let id = demo_id_in(db.open().reader(), "guild-42");
+        let r = report_on(&db, &id, DEMO_NOW);
+        apply_on(&db, &plan_requeue(&r, DEMO_NOW).unwrap(), DEMO_NOW).unwrap();
+        let after = report_on(&db, &id, DEMO_NOW);
+        assert_eq!(after.row().status, "queued");
+        assert_eq!(
+            (
+                after.row().attempt_id.clone(),
+                after.row().owner_id.clone(),
+                after.row().started_at,
+                after.row().lease_expires_at
+            ),
+            (None, None, None, 0)
+        );
+        assert_eq!(
+            after.plan.disposition.label(),
+            "pending",
+            "the row is well-formed for the runtime's parser"
+        );
 
-    let id = demo_id(&db, "travel-desk");
-    let r = report(&db, &id, DEMO_NOW);
-    let plan = plan_fail(&r, "customer cancelled", DEMO_NOW, &mut ids(&r)).unwrap();
-    let advisory = &inserted(&plan)[0];
-    assert_eq!(advisory["message"]["type"], "submission_interrupted");
-    assert_eq!(
-        advisory["submissionTerminal"]["reason"],
-        "interrupted_after_input_application"
-    );
-    assert!(advisory["message"]["content"]
-        .as_str()
-        .unwrap()
-        .contains("Interrupted tool call(s):\n  - search_flights ("));
-    apply(&db, &plan, DEMO_NOW).unwrap();
-    let after = report(&db, &id, DEMO_NOW);
-    assert_eq!(after.row().status, "settled");
-    assert!(after.row().error.as_deref().unwrap().starts_with("Submission was interrupted with pending tool call(s): search_flights, search_hotels, check_visa."));
-    // Failing again is refused (settled), and the advisory is never doubled.
-    assert!(plan_fail(&after, "again", DEMO_NOW, &mut ids(&after)).is_err());
+        let id = demo_id_in(db.open().reader(), "travel-desk");
+        let r = report_on(&db, &id, DEMO_NOW);
+        let plan = plan_fail(&r, "customer cancelled", DEMO_NOW, &mut ids(&r)).unwrap();
+        let advisory = &inserted(&plan)[0];
+        assert_eq!(advisory["message"]["type"], "submission_interrupted");
+        assert_eq!(
+            advisory["submissionTerminal"]["reason"],
+            "interrupted_after_input_application"
+        );
+        assert!(advisory["message"]["content"]
+            .as_str()
+            .unwrap()
+            .contains("Interrupted tool call(s):\n  - search_flights ("));
+        apply_on(&db, &plan, DEMO_NOW).unwrap();
+        let after = report_on(&db, &id, DEMO_NOW);
+        assert_eq!(after.row().status, "settled");
+        assert!(after.row().error.as_deref().unwrap().starts_with("Submission was interrupted with pending tool call(s): search_flights, search_hotels, check_visa."));
+        // Failing again is refused (settled), and the advisory is never doubled.
+        assert!(plan_fail(&after, "again", DEMO_NOW, &mut ids(&after)).is_err());
 
-    // Direct: the terminal outbox is reserved for the runtime to publish.
-    let id = demo_id(&db, "dana-phone");
-    let r = report(&db, &id, DEMO_NOW);
-    apply(
-        &db,
-        &plan_fail(&r, "stuck", DEMO_NOW, &mut ids(&r)).unwrap(),
-        DEMO_NOW,
-    )
-    .unwrap();
-    let after = report(&db, &id, DEMO_NOW);
-    assert_eq!(after.row().status, "terminalizing");
-    assert_eq!(
-        after.row().terminal_key.as_deref(),
-        Some(format!("direct-submission:{id}:settled").as_str())
-    );
-    let event: Value =
-        serde_json::from_str(after.row().terminal_event.as_deref().unwrap()).unwrap();
-    assert_eq!(
-        (
-            event["type"].as_str(),
-            event["outcome"].as_str(),
-            event["v"].as_i64()
-        ),
-        (Some("submission_settled"), Some("failed"), Some(3))
-    );
-    assert_eq!(after.row().error, None, "direct failures keep error NULL");
+        // Direct: the terminal outbox is reserved for the runtime to publish.
+        let id = demo_id_in(db.open().reader(), "dana-phone");
+        let r = report_on(&db, &id, DEMO_NOW);
+        apply_on(
+            &db,
+            &plan_fail(&r, "stuck", DEMO_NOW, &mut ids(&r)).unwrap(),
+            DEMO_NOW,
+        )
+        .unwrap();
+        let after = report_on(&db, &id, DEMO_NOW);
+        assert_eq!(after.row().status, "terminalizing");
+        assert_eq!(
+            after.row().terminal_key.as_deref(),
+            Some(format!("direct-submission:{id}:settled").as_str())
+        );
+        let event: Value =
+            serde_json::from_str(after.row().terminal_event.as_deref().unwrap()).unwrap();
+        assert_eq!(
+            (
+                event["type"].as_str(),
+                event["outcome"].as_str(),
+                event["v"].as_i64()
+            ),
+            (Some("submission_settled"), Some("failed"), Some(3))
+        );
+        assert_eq!(after.row().error, None, "direct failures keep error NULL");
 
-    // The audit trail has all three, newest first.
-    let trail = SqliteStore::open(&db).unwrap().audit_records().unwrap();
-    assert_eq!(
-        trail.iter().map(|a| a.action.as_str()).collect::<Vec<_>>(),
-        ["fail", "fail", "requeue"]
-    );
-    assert_eq!(trail[0].operator, "tester@host");
+        // The audit trail has all three, newest first.
+        let trail = db.open().audit_records().unwrap();
+        assert_eq!(
+            trail.iter().map(|a| a.action.as_str()).collect::<Vec<_>>(),
+            ["fail", "fail", "requeue"]
+        );
+        assert_eq!(trail[0].operator, "tester@host");
+    }
 }
 
 #[test]
 fn fencing_refuses_when_anything_changed_since_the_preview() {
     let dir = tempfile::tempdir().unwrap();
+    // Written in SQL both backends accept: the same change, made by "someone else".
     let changes: [(&str, &str); 5] = [
         ("row", "UPDATE flue_agent_submissions SET attempt_id = 'other' WHERE sequence = 2"),
         ("lease", "UPDATE flue_agent_submissions SET lease_expires_at = 9999999999999 WHERE sequence = 2"),
         ("journal", "UPDATE flue_agent_turn_journals SET revision = revision + 1 WHERE phase = 'tool_request_recorded'"),
-        ("session", "UPDATE flue_sessions SET data = json_set(data, '$.leafId', 'dc5ea03d')"),
+        ("session", "UPDATE flue_sessions SET data = replace(data, '\"leafId\":\"', '\"leafId\":\"dc5ea03d')"),
         ("entries", "INSERT INTO flue_session_entries VALUES ('agent-session:[\"s1\",\"default\",\"default\"]', 'zzzz0000', 99, '{}')"),
     ];
-    for (what, sql) in changes {
-        let db = unpack_fixture(dir.path(), "tool-batch-mid");
-        let r = report(&db, "74384fb4", FIXTURE_NOW);
-        let plan = plan_repair(&r, FIXTURE_NOW, &mut ids(&r)).unwrap();
-        Connection::open(&db).unwrap().execute(sql, []).unwrap();
-        let count = |db: &Path| -> i64 {
-            Connection::open(db)
-                .unwrap()
-                .query_row("SELECT COUNT(*) FROM flue_session_entries", [], |r| {
-                    r.get(0)
-                })
-                .unwrap()
-        };
-        let before = count(&db);
-        match apply(&db, &plan, FIXTURE_NOW) {
-            Err(ApplyError::Fenced(diffs)) => assert!(!diffs.is_empty(), "{what}"),
-            other => panic!("{what}: expected a fenced refusal, got {other:?}"),
+    for kind in kinds() {
+        for (what, sql) in changes {
+            let src = unpack_fixture(dir.path(), "tool-batch-mid");
+            let db = TestDb::from_sqlite(kind, &src);
+            let r = report_on(&db, "74384fb4", FIXTURE_NOW);
+            let plan = plan_repair(&r, FIXTURE_NOW, &mut ids(&r)).unwrap();
+            assert!(db.exec(sql) >= 1, "{kind:?} {what}");
+            let count = || db.int("SELECT COUNT(*) FROM flue_session_entries");
+            let before = count();
+            match apply_on(&db, &plan, FIXTURE_NOW) {
+                Err(ApplyError::Fenced(diffs)) => assert!(!diffs.is_empty(), "{kind:?} {what}"),
+                other => panic!("{kind:?} {what}: expected a fenced refusal, got {other:?}"),
+            }
+            assert_eq!(count(), before, "{kind:?} {what}: nothing written");
+            assert_eq!(
+                audit_rows(&db),
+                0,
+                "{kind:?} {what}: no audit row, nothing committed"
+            );
         }
-        assert_eq!(count(&db), before, "{what}: nothing written");
-        let audit_rows: i64 = Connection::open(&db)
-            .unwrap()
-            .query_row(
-                "SELECT COUNT(*) FROM sqlite_master WHERE name = 'turnscope_audit'",
-                [],
-                |r| r.get(0),
-            )
-            .unwrap();
-        assert_eq!(audit_rows, 0, "{what}: no audit table, nothing committed");
     }
 }
 
@@ -492,6 +524,14 @@ fn cli_is_read_only_by_default_and_previews_before_writing() {
     assert_eq!(v["records"][0]["operator"], "cli@test");
 }
 
+fn step_on(db: &TestDb, id: &str, now: i64) -> Result<ActionPlan, turnscope::actions::Refusal> {
+    let r = report_on(db, id, now);
+    let plan = turnscope::actions::plan_step(&r, now, &mut ids(&r))?;
+    apply_on(db, &plan, now).unwrap();
+    Ok(plan)
+}
+
+#[allow(dead_code)]
 fn step(db: &Path, id: &str, now: i64) -> Result<ActionPlan, turnscope::actions::Refusal> {
     let r = report(db, id, now);
     let plan = turnscope::actions::plan_step(&r, now, &mut ids(&r))?;
@@ -502,77 +542,81 @@ fn step(db: &Path, id: &str, now: i64) -> Result<ActionPlan, turnscope::actions:
 #[test]
 fn step_applies_the_runtime_writes_one_at_a_time() {
     let dir = tempfile::tempdir().unwrap();
-    let db = demo(dir.path());
+    for kind in kinds() {
+        let sub = dir.path().join(format!("{kind:?}"));
+        std::fs::create_dir(&sub).unwrap();
+        let db = TestDb::from_sqlite(kind, &demo(&sub));
 
-    // Rule 9: the advisory, then the settlement; then nothing is left.
-    let id = demo_id(&db, "translator-eu");
-    let first = step(&db, &id, DEMO_NOW).unwrap();
-    assert!(
-        first.summary.contains("submission_interrupted advisory"),
-        "{}",
-        first.summary
-    );
-    assert_eq!(
-        report(&db, &id, DEMO_NOW).row().status,
-        "running",
-        "one write at a time"
-    );
-    step(&db, &id, DEMO_NOW).unwrap();
-    let after = report(&db, &id, DEMO_NOW);
-    assert_eq!(after.row().status, "settled");
-    assert_eq!(
-        after.row().error.as_deref(),
-        Some(turnscope::core::plan::messages::AFTER_INPUT_APPLICATION)
-    );
-    assert!(after.inspection.advisory_present);
-    assert!(
-        step(&db, &id, DEMO_NOW).is_err(),
-        "settled: nothing left to step"
-    );
+        // Rule 9: the advisory, then the settlement; then nothing is left.
+        let id = demo_id_in(db.open().reader(), "translator-eu");
+        let first = step_on(&db, &id, DEMO_NOW).unwrap();
+        assert!(
+            first.summary.contains("submission_interrupted advisory"),
+            "{}",
+            first.summary
+        );
+        assert_eq!(
+            report_on(&db, &id, DEMO_NOW).row().status,
+            "running",
+            "one write at a time"
+        );
+        step_on(&db, &id, DEMO_NOW).unwrap();
+        let after = report_on(&db, &id, DEMO_NOW);
+        assert_eq!(after.row().status, "settled");
+        assert_eq!(
+            after.row().error.as_deref(),
+            Some(turnscope::core::plan::messages::AFTER_INPUT_APPLICATION)
+        );
+        assert!(after.inspection.advisory_present);
+        assert!(
+            step_on(&db, &id, DEMO_NOW).is_err(),
+            "settled: nothing left to step"
+        );
 
-    // Rule 4: the stream signals, then consumed + chunk cleanup; the replacement is left to the runtime.
-    let id = demo_id(&db, "podcast-notes");
-    step(&db, &id, DEMO_NOW).unwrap();
-    let r = report(&db, &id, DEMO_NOW);
-    assert_eq!(
-        r.classification().state.label(),
-        "resume/stream_continuation"
-    );
-    assert_eq!(
-        r.plan.rule,
-        Some(4),
-        "still rule 4: the chunks are there and not yet consumed"
-    );
-    let second = step(&db, &id, DEMO_NOW).unwrap();
-    assert!(second
-        .changes
-        .iter()
-        .any(|c| matches!(c, RowChange::DeleteStreamChunks { .. })));
-    let r = report(&db, &id, DEMO_NOW);
-    assert!(r.bundle.stream_chunks.is_empty());
-    assert!(r
-        .bundle
-        .journal
-        .as_ref()
-        .unwrap()
-        .stream_consumed_at
-        .is_some());
-    assert_eq!(r.plan.rule, Some(5));
-    let refusal = step(&db, &id, DEMO_NOW).unwrap_err();
-    assert!(
-        refusal.reason.contains("replaces the attempt"),
-        "{}",
-        refusal.reason
-    );
+        // Rule 4: the stream signals, then consumed + chunk cleanup; the replacement is left to the runtime.
+        let id = demo_id_in(db.open().reader(), "podcast-notes");
+        step_on(&db, &id, DEMO_NOW).unwrap();
+        let r = report_on(&db, &id, DEMO_NOW);
+        assert_eq!(
+            r.classification().state.label(),
+            "resume/stream_continuation"
+        );
+        assert_eq!(
+            r.plan.rule,
+            Some(4),
+            "still rule 4: the chunks are there and not yet consumed"
+        );
+        let second = step_on(&db, &id, DEMO_NOW).unwrap();
+        assert!(second
+            .changes
+            .iter()
+            .any(|c| matches!(c, RowChange::DeleteStreamChunks { .. })));
+        let r = report_on(&db, &id, DEMO_NOW);
+        assert!(r.bundle.stream_chunks.is_empty());
+        assert!(r
+            .bundle
+            .journal
+            .as_ref()
+            .unwrap()
+            .stream_consumed_at
+            .is_some());
+        assert_eq!(r.plan.rule, Some(5));
+        let refusal = step_on(&db, &id, DEMO_NOW).unwrap_err();
+        assert!(
+            refusal.reason.contains("replaces the attempt"),
+            "{}",
+            refusal.reason
+        );
 
-    // Rule 7: the requeue.
-    let id = demo_id(&db, "guild-42");
-    step(&db, &id, DEMO_NOW).unwrap();
-    assert_eq!(report(&db, &id, DEMO_NOW).row().status, "queued");
+        // Rule 7: the requeue.
+        let id = demo_id_in(db.open().reader(), "guild-42");
+        step_on(&db, &id, DEMO_NOW).unwrap();
+        assert_eq!(report_on(&db, &id, DEMO_NOW).row().status, "queued");
 
-    let trail = SqliteStore::open(&db).unwrap().audit_records().unwrap();
-    assert_eq!(trail.len(), 5);
-    assert!(trail.iter().all(|a| a.action == "step"));
+        let trail = db.open().audit_records().unwrap();
+        assert_eq!(trail.len(), 5);
+        assert!(trail.iter().all(|a| a.action == "step"));
+    }
 }
 
 #[test]

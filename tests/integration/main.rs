@@ -1,12 +1,16 @@
 //! The one integration-test binary: conformance against the runtime's own answers, and the CLI.
 
 mod actions;
+mod backends;
 mod cli;
 mod config;
+mod contract;
 mod damaged;
 mod damaged_props;
 mod fixtures;
 mod hostile;
+mod pg;
+mod pg_race;
 mod scale_runtime;
 mod soak;
 mod support;

@@ -1,0 +1,151 @@
+//! Choosing the backend: an SQLite file for a path, PostgreSQL for a `postgres://` or
+//! `postgresql://` URL (from `--db` or `TURNSCOPE_DB`).
+
+use std::path::{Path, PathBuf};
+
+use super::postgres::{is_pg_url, PgStore, PgTarget, PgWriter};
+use super::{
+    AuditLog, JournalStore, JournalWriter, SessionBrowse, SqliteStore, SqliteWriter, StoreError,
+};
+
+/// Everything the CLI and the TUI read, from whichever database.
+pub trait Backend: JournalStore + SessionBrowse + AuditLog + Send {
+    /// The same store as a plain `JournalStore` (for `SubmissionReport::load`).
+    fn reader(&self) -> &dyn JournalStore;
+}
+
+impl<T: JournalStore + SessionBrowse + AuditLog + Send> Backend for T {
+    fn reader(&self) -> &dyn JournalStore {
+        self
+    }
+}
+
+/// Where the journal lives.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum DbTarget {
+    Sqlite(PathBuf),
+    Postgres(PgTarget),
+}
+
+impl DbTarget {
+    /// A URL or a path, as given to `--db`.
+    pub fn from_path(p: &Path) -> Result<DbTarget, StoreError> {
+        match p.to_str() {
+            Some(s) if is_pg_url(s) => Ok(DbTarget::Postgres(PgTarget::parse(s)?)),
+            _ => Ok(DbTarget::Sqlite(p.to_path_buf())),
+        }
+    }
+
+    pub fn parse(s: &str) -> Result<DbTarget, StoreError> {
+        DbTarget::from_path(Path::new(s))
+    }
+
+    /// Use `ca_file` (`--pg-ca-file`) unless the URL names one; no effect on SQLite.
+    pub fn with_ca_file(mut self, ca_file: Option<&Path>) -> DbTarget {
+        if let (DbTarget::Postgres(t), Some(ca)) = (&mut self, ca_file) {
+            if t.ca_file.is_none() {
+                t.ca_file = Some(ca.to_path_buf());
+            }
+        }
+        self
+    }
+
+    /// For titles, logs, errors and JSON: a path, or the URL without its password.
+    pub fn display(&self) -> String {
+        match self {
+            DbTarget::Sqlite(p) => p.display().to_string(),
+            DbTarget::Postgres(t) => t.display(),
+        }
+    }
+
+    /// `text` with any password of the target scrubbed.
+    pub fn redact(&self, text: &str) -> String {
+        match self {
+            DbTarget::Sqlite(_) => text.to_string(),
+            DbTarget::Postgres(t) => t.redact(text),
+        }
+    }
+
+    pub fn is_postgres(&self) -> bool {
+        matches!(self, DbTarget::Postgres(_))
+    }
+
+    /// An SQLite file that no longer exists (the TUI keeps showing the last data read).
+    pub fn vanished(&self) -> Option<String> {
+        match self {
+            DbTarget::Sqlite(p) if !p.exists() => Some(p.file_name().map_or_else(
+                || p.display().to_string(),
+                |n| n.to_string_lossy().into_owned(),
+            )),
+            _ => None,
+        }
+    }
+}
+
+/// Open `target` for reading (read-only on both backends).
+pub fn open(target: &DbTarget) -> Result<Box<dyn Backend>, StoreError> {
+    Ok(match target {
+        DbTarget::Sqlite(p) => Box::new(SqliteStore::open(p)?),
+        DbTarget::Postgres(t) => Box::new(PgStore::open(t)?),
+    })
+}
+
+/// Open `target` for fenced writes (`--write` only).
+pub fn open_writer(target: &DbTarget) -> Result<Box<dyn JournalWriter>, StoreError> {
+    Ok(match target {
+        DbTarget::Sqlite(p) => Box::new(SqliteWriter::open(p)?),
+        DbTarget::Postgres(t) => Box::new(PgWriter::open(t)?),
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn urls_pick_postgres_and_everything_else_is_an_sqlite_path() {
+        for s in ["postgres://u@h/d", "postgresql://u@h/d"] {
+            assert!(DbTarget::parse(s).unwrap().is_postgres(), "{s}");
+        }
+        for s in [
+            "./data/flue.db",
+            "/tmp/postgres://x",
+            "file:flue.db",
+            "postgres.db",
+        ] {
+            assert_eq!(
+                DbTarget::parse(s).unwrap(),
+                DbTarget::Sqlite(PathBuf::from(s))
+            );
+        }
+        assert!(matches!(
+            DbTarget::parse("postgres://u@h:notaport/d"),
+            Err(StoreError::PgUrl { .. })
+        ));
+    }
+
+    #[test]
+    fn the_url_ca_file_wins_over_the_flag_and_passwords_are_redacted() {
+        let flag = Path::new("/flag.pem");
+        let t = DbTarget::parse("postgres://u:pw-secret@h/d?sslrootcert=/url.pem")
+            .unwrap()
+            .with_ca_file(Some(flag));
+        let DbTarget::Postgres(pg) = &t else {
+            panic!("not postgres")
+        };
+        assert_eq!(pg.ca_file.as_deref(), Some(Path::new("/url.pem")));
+        assert!(!t.display().contains("pw-secret"));
+        assert_eq!(t.redact("auth pw-secret failed"), "auth *** failed");
+        let t = DbTarget::parse("postgres://u@h/d")
+            .unwrap()
+            .with_ca_file(Some(flag));
+        let DbTarget::Postgres(pg) = &t else {
+            panic!("not postgres")
+        };
+        assert_eq!(pg.ca_file.as_deref(), Some(flag));
+        assert_eq!(t.vanished(), None);
+        assert!(DbTarget::Sqlite(PathBuf::from("/nonexistent/x.db"))
+            .vanished()
+            .is_some());
+    }
+}

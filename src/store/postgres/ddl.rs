@@ -1,0 +1,148 @@
+//! The PostgreSQL schema of a flue 1.0.0-beta.7 journal.
+//!
+//! **Derived, not copied**: the runtime's `@flue/postgres` release does not publish its DDL. This is
+//! the SQLite DDL of spec §1.4 (as the fixtures' databases hold it) with the types of spec §7:
+//! milliseconds are `BIGINT`, counts and positions `INTEGER`, `committed INTEGER`, JSON as `TEXT`,
+//! `sequence BIGINT GENERATED ALWAYS AS IDENTITY`, the terminal columns `terminal_key` /
+//! `terminal_event` / `terminal_offset`, `flue_runs.is_error` and `flue_event_streams.closed`
+//! `BOOLEAN`, and `flue_event_stream_entries.event_key` with its partial unique index instead of the
+//! keys table and trigger. Same table and index names as SQLite.
+
+/// Every table and index, `IF NOT EXISTS`, in dependency-free order.
+pub const FLUE_DDL: &str = r#"
+CREATE TABLE IF NOT EXISTS flue_meta (
+  key TEXT PRIMARY KEY,
+  value TEXT NOT NULL
+);
+CREATE TABLE IF NOT EXISTS flue_sessions (
+  id TEXT PRIMARY KEY,
+  data TEXT NOT NULL
+);
+CREATE TABLE IF NOT EXISTS flue_session_entries (
+  session_id TEXT NOT NULL,
+  entry_id TEXT NOT NULL,
+  position INTEGER NOT NULL,
+  data TEXT NOT NULL,
+  PRIMARY KEY (session_id, entry_id)
+);
+CREATE INDEX IF NOT EXISTS flue_session_entries_session_position_idx
+  ON flue_session_entries (session_id, position ASC);
+CREATE TABLE IF NOT EXISTS flue_agent_submissions (
+  sequence BIGINT GENERATED ALWAYS AS IDENTITY PRIMARY KEY,
+  submission_id TEXT NOT NULL UNIQUE,
+  session_key TEXT NOT NULL,
+  kind TEXT NOT NULL,
+  payload TEXT NOT NULL,
+  status TEXT NOT NULL,
+  accepted_at BIGINT NOT NULL,
+  attempt_id TEXT,
+  input_applied_at BIGINT,
+  recovery_requested_at BIGINT,
+  started_at BIGINT,
+  settled_at BIGINT,
+  error TEXT,
+  attempt_count INTEGER NOT NULL DEFAULT 0,
+  max_retry INTEGER NOT NULL DEFAULT 10,
+  timeout_at BIGINT NOT NULL DEFAULT 0,
+  owner_id TEXT,
+  lease_expires_at BIGINT NOT NULL DEFAULT 0,
+  terminal_key TEXT,
+  terminal_event TEXT,
+  terminal_offset TEXT
+);
+CREATE INDEX IF NOT EXISTS flue_agent_submissions_status_sequence_idx
+  ON flue_agent_submissions (status, sequence ASC);
+CREATE INDEX IF NOT EXISTS flue_agent_submissions_session_status_sequence_idx
+  ON flue_agent_submissions (session_key, status, sequence ASC);
+CREATE TABLE IF NOT EXISTS flue_agent_session_deletions (
+  session_key TEXT PRIMARY KEY,
+  started_at BIGINT NOT NULL
+);
+CREATE TABLE IF NOT EXISTS flue_agent_dispatch_receipts (
+  dispatch_id TEXT PRIMARY KEY,
+  accepted_at BIGINT NOT NULL
+);
+CREATE TABLE IF NOT EXISTS flue_agent_attempt_markers (
+  submission_id TEXT NOT NULL,
+  attempt_id TEXT NOT NULL,
+  created_at BIGINT NOT NULL,
+  PRIMARY KEY (submission_id, attempt_id)
+);
+CREATE TABLE IF NOT EXISTS flue_agent_turn_journals (
+  submission_id TEXT PRIMARY KEY,
+  session_key TEXT NOT NULL,
+  kind TEXT NOT NULL,
+  attempt_id TEXT NOT NULL,
+  operation_id TEXT NOT NULL,
+  turn_id TEXT NOT NULL,
+  phase TEXT NOT NULL,
+  revision INTEGER NOT NULL,
+  created_at BIGINT NOT NULL,
+  updated_at BIGINT NOT NULL,
+  checkpoint_leaf_id TEXT,
+  tool_request_json TEXT,
+  stream_key TEXT,
+  stream_consumed_at BIGINT,
+  committed INTEGER NOT NULL DEFAULT 0,
+  committed_leaf_id TEXT
+);
+CREATE TABLE IF NOT EXISTS flue_agent_stream_chunks (
+  stream_key TEXT NOT NULL,
+  segment_index INTEGER NOT NULL,
+  body TEXT NOT NULL,
+  PRIMARY KEY (stream_key, segment_index)
+);
+CREATE TABLE IF NOT EXISTS flue_image_chunks (
+  owner_kind TEXT NOT NULL,
+  owner_id TEXT NOT NULL,
+  owner_part TEXT NOT NULL,
+  image_id TEXT NOT NULL,
+  chunk_index INTEGER NOT NULL,
+  chunk_count INTEGER NOT NULL,
+  data TEXT NOT NULL,
+  PRIMARY KEY (owner_kind, owner_id, owner_part, image_id, chunk_index)
+);
+CREATE TABLE IF NOT EXISTS flue_runs (
+  run_id TEXT PRIMARY KEY,
+  workflow_name TEXT,
+  status TEXT NOT NULL,
+  started_at TEXT NOT NULL,
+  payload TEXT,
+  traceparent TEXT,
+  tracestate TEXT,
+  ended_at TEXT,
+  is_error BOOLEAN,
+  duration_ms BIGINT,
+  result TEXT,
+  error TEXT
+);
+CREATE INDEX IF NOT EXISTS flue_runs_workflow_started_idx ON flue_runs (workflow_name, started_at DESC);
+CREATE INDEX IF NOT EXISTS flue_runs_status_started_idx ON flue_runs (status, started_at DESC, run_id DESC);
+CREATE TABLE IF NOT EXISTS flue_event_streams (
+  path TEXT PRIMARY KEY,
+  next_offset BIGINT NOT NULL DEFAULT 0,
+  closed BOOLEAN NOT NULL DEFAULT FALSE
+);
+CREATE TABLE IF NOT EXISTS flue_event_stream_entries (
+  path TEXT NOT NULL,
+  seq BIGINT NOT NULL,
+  data TEXT NOT NULL,
+  event_key TEXT,
+  PRIMARY KEY (path, seq)
+);
+CREATE UNIQUE INDEX IF NOT EXISTS flue_event_stream_entries_path_event_key_idx
+  ON flue_event_stream_entries (path, event_key) WHERE event_key IS NOT NULL;
+"#;
+
+/// turnscope's own audit trail, the PostgreSQL form of `store::AUDIT_DDL`.
+pub const AUDIT_DDL: &str = "CREATE TABLE IF NOT EXISTS turnscope_audit (
+  id BIGINT GENERATED BY DEFAULT AS IDENTITY PRIMARY KEY,
+  at BIGINT NOT NULL,
+  operator TEXT NOT NULL,
+  action TEXT NOT NULL,
+  submission_id TEXT NOT NULL,
+  attempt_id TEXT,
+  reason TEXT,
+  summary TEXT NOT NULL,
+  version TEXT NOT NULL
+)";

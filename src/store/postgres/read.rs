@@ -1,0 +1,192 @@
+//! `JournalStore` for PostgreSQL: server-side filters on the runtime's indexes, and bundles read
+//! in one `REPEATABLE READ READ ONLY` transaction.
+
+use postgres::types::ToSql;
+use postgres::{GenericClient, IsolationLevel};
+use rusqlite::types::ValueRef;
+
+use super::sessions::session_record;
+use super::{cell_int, cell_text, pg_error, sqlite_values, PgStore};
+use crate::core::rows::{JournalRow, SubmissionRow};
+use crate::store::parse::{
+    journal_from_values, journal_problem, submission_from_values, JOURNAL_COLUMNS,
+};
+use crate::store::{JournalStore, ListFilter, SchemaInfo, StoreError, SubmissionBundle};
+
+type Params<'a> = [&'a (dyn ToSql + Sync)];
+
+pub(super) fn query_submissions<C: GenericClient>(
+    c: &mut C,
+    columns: &str,
+    where_sql: &str,
+    params: &Params<'_>,
+) -> Result<Vec<SubmissionRow>, StoreError> {
+    let sql = format!("SELECT {columns} FROM flue_agent_submissions {where_sql} ORDER BY sequence");
+    let rows = c
+        .query(&sql, params)
+        .map_err(|e| pg_error("reading submissions", &e))?;
+    Ok(rows
+        .iter()
+        .map(|r| {
+            let values = sqlite_values(r);
+            let refs: Vec<ValueRef<'_>> = values.iter().map(ValueRef::from).collect();
+            submission_from_values(&refs)
+        })
+        .collect())
+}
+
+pub(super) fn journal<C: GenericClient>(
+    c: &mut C,
+    has_table: bool,
+    submission_id: &str,
+) -> Result<(Option<JournalRow>, Option<String>), StoreError> {
+    if !has_table {
+        return Ok((
+            None,
+            Some("the database has no flue_agent_turn_journals table".into()),
+        ));
+    }
+    let row = c
+        .query_opt(
+            &format!(
+                "SELECT {JOURNAL_COLUMNS} FROM flue_agent_turn_journals WHERE submission_id = $1"
+            ),
+            &[&submission_id],
+        )
+        .map_err(|e| pg_error("reading the turn journal", &e))?;
+    Ok(match row {
+        None => (None, None),
+        Some(r) => {
+            let values = sqlite_values(&r);
+            let refs: Vec<ValueRef<'_>> = values.iter().map(ValueRef::from).collect();
+            let j = journal_from_values(&refs);
+            let problem = journal_problem(&j);
+            (Some(j), problem)
+        }
+    })
+}
+
+fn stream_chunks<C: GenericClient>(
+    c: &mut C,
+    has_table: bool,
+    stream_key: &str,
+) -> Result<Vec<String>, StoreError> {
+    if !has_table {
+        return Ok(Vec::new());
+    }
+    Ok(c.query(
+        "SELECT body FROM flue_agent_stream_chunks WHERE stream_key = $1 ORDER BY segment_index",
+        &[&stream_key],
+    )
+    .map_err(|e| pg_error("reading stream chunks", &e))?
+    .iter()
+    .map(|r| r.get::<_, Option<String>>(0).unwrap_or_default())
+    .collect())
+}
+
+impl JournalStore for PgStore {
+    fn schema(&self) -> &SchemaInfo {
+        &self.schema
+    }
+
+    fn location(&self) -> String {
+        self.target.display()
+    }
+
+    fn list_submissions(&self, filter: &ListFilter) -> Result<Vec<SubmissionRow>, StoreError> {
+        let c = &mut *self.conn()?;
+        let cols = &self.submission_columns;
+        match filter {
+            // The runtime's exact predicate; served by the (status, sequence) index.
+            ListFilter::Expired { now_ms } => query_submissions(
+                c,
+                cols,
+                "WHERE status = 'running' AND lease_expires_at > 0 AND lease_expires_at < $1",
+                &[now_ms],
+            ),
+            ListFilter::Status(s) => query_submissions(c, cols, "WHERE status = $1", &[s]),
+            ListFilter::All => query_submissions(c, cols, "", &[]),
+        }
+    }
+
+    fn status_counts(&self) -> Result<Vec<(String, i64)>, StoreError> {
+        Ok(self
+            .conn()?
+            .query(
+                "SELECT status, COUNT(*) FROM flue_agent_submissions
+                 GROUP BY status ORDER BY status COLLATE \"C\"",
+                &[],
+            )
+            .map_err(|e| pg_error("counting submissions", &e))?
+            .iter()
+            .map(|r| (cell_text(r, 0), cell_int(r, 1).unwrap_or(0)))
+            .collect())
+    }
+
+    fn find_submission(&self, query: &str) -> Result<SubmissionRow, StoreError> {
+        if query.is_empty() {
+            return Err(StoreError::SubmissionNotFound {
+                query: query.into(),
+            });
+        }
+        let c = &mut *self.conn()?;
+        let cols = &self.submission_columns;
+        let exact = query_submissions(c, cols, "WHERE submission_id = $1", &[&query])?;
+        if let Some(row) = exact.into_iter().next() {
+            return Ok(row);
+        }
+        // starts_with: `%` and `_` in ids stay literal, whatever the collation.
+        let mut hits =
+            query_submissions(c, cols, "WHERE starts_with(submission_id, $1)", &[&query])?;
+        match hits.len() {
+            0 => Err(StoreError::SubmissionNotFound {
+                query: query.into(),
+            }),
+            1 => Ok(hits.remove(0)),
+            _ => Err(StoreError::Ambiguous {
+                query: query.into(),
+                candidates: hits.into_iter().map(|r| r.submission_id).collect(),
+            }),
+        }
+    }
+
+    fn load_bundle(&self, submission_id: &str) -> Result<SubmissionBundle, StoreError> {
+        let c = &mut *self.conn()?;
+        let mut tx = c
+            .build_transaction()
+            .isolation_level(IsolationLevel::RepeatableRead)
+            .read_only(true)
+            .start()
+            .map_err(|e| pg_error("starting a read snapshot", &e))?;
+        let row = query_submissions(
+            &mut tx,
+            &self.submission_columns,
+            "WHERE submission_id = $1",
+            &[&submission_id],
+        )?
+        .into_iter()
+        .next()
+        .ok_or_else(|| StoreError::SubmissionNotFound {
+            query: submission_id.to_string(),
+        })?;
+        let (journal, journal_problem) = journal(
+            &mut tx,
+            self.has_table("flue_agent_turn_journals"),
+            submission_id,
+        )?;
+        let session = session_record(&mut tx, &row.session_key)?;
+        let stream_chunks = match journal.as_ref().and_then(|j| j.stream_key.as_deref()) {
+            Some(key) => stream_chunks(&mut tx, self.has_table("flue_agent_stream_chunks"), key)?,
+            None => Vec::new(),
+        };
+        tx.commit()
+            .map_err(|e| pg_error("ending the read snapshot", &e))?;
+        Ok(SubmissionBundle {
+            row,
+            journal,
+            journal_problem,
+            session,
+            stream_chunks,
+        })
+    }
+}

@@ -1,0 +1,251 @@
+//! Sessions on PostgreSQL, built from small primitives (`session_data`, `entry_by_id`,
+//! `entries_in_order`) so a backend-neutral lazy loader can use them directly; plus the TUI's
+//! browsing queries and the audit trail.
+
+use std::collections::HashMap;
+
+use postgres::fallible_iterator::FallibleIterator;
+use postgres::GenericClient;
+
+use super::{cell_int, cell_opt_text, cell_text, pg_error, PgStore};
+use crate::core::entry::Entry;
+use crate::core::rows::instance_id_of;
+use crate::store::sessions::session_data_facts;
+use crate::store::sqlite::parse_session_data;
+use crate::store::{
+    AuditLog, AuditRecord, SessionBrowse, SessionRecord, SessionSummary, StoreError,
+};
+
+/// `flue_sessions.data` of `key`, or `None` when there is no such row.
+pub fn session_data<C: GenericClient>(c: &mut C, key: &str) -> Result<Option<String>, StoreError> {
+    Ok(
+        c.query_opt("SELECT data FROM flue_sessions WHERE id = $1", &[&key])
+            .map_err(|e| pg_error("reading the session", &e))?
+            .map(|r| r.get::<_, Option<String>>(0).unwrap_or_default()),
+    )
+}
+
+/// `(position, data)` of one entry (primary-key lookup).
+pub fn entry_by_id<C: GenericClient>(
+    c: &mut C,
+    session: &str,
+    entry_id: &str,
+) -> Result<Option<(i64, String)>, StoreError> {
+    Ok(c
+        .query_opt(
+            "SELECT position::bigint, data FROM flue_session_entries WHERE session_id = $1 AND entry_id = $2",
+            &[&session, &entry_id],
+        )
+        .map_err(|e| pg_error("reading a session entry", &e))?
+        .map(|r| {
+            (
+                r.get::<_, Option<i64>>(0).unwrap_or(-1),
+                r.get::<_, Option<String>>(1).unwrap_or_default(),
+            )
+        }))
+}
+
+/// Stream `(entry_id, position, data)` of every entry in position order (served by
+/// `flue_session_entries_session_position_idx`), without holding them all at once.
+pub fn entries_in_order<C: GenericClient>(
+    c: &mut C,
+    session: &str,
+    mut each: impl FnMut(String, i64, String),
+) -> Result<(), StoreError> {
+    let err = |e: postgres::Error| pg_error("reading session entries", &e);
+    let mut rows = c
+        .query_raw(
+            "SELECT entry_id, position::bigint, data FROM flue_session_entries
+             WHERE session_id = $1 ORDER BY position",
+            [session],
+        )
+        .map_err(err)?;
+    while let Some(r) = rows.next().map_err(err)? {
+        each(
+            r.get::<_, Option<String>>(0).unwrap_or_default(),
+            r.get::<_, Option<i64>>(1).unwrap_or(-1),
+            r.get::<_, Option<String>>(2).unwrap_or_default(),
+        );
+    }
+    Ok(())
+}
+
+/// One session and its entries, as the SQLite backend builds it (PostgreSQL text is always valid
+/// UTF-8, so there are no replacement-character problems to report).
+pub fn session_record<C: GenericClient>(
+    c: &mut C,
+    key: &str,
+) -> Result<Option<SessionRecord>, StoreError> {
+    let Some(data) = session_data(c, key)? else {
+        return Ok(None);
+    };
+    let mut entries = Vec::new();
+    entries_in_order(c, key, |id, pos, data| {
+        entries.push(Entry::parse(pos, &id, &data))
+    })?;
+    let (leaf_id, data_problems) = parse_session_data(&data);
+    Ok(Some(SessionRecord {
+        id: key.to_string(),
+        data,
+        leaf_id,
+        data_problems,
+        entries,
+    }))
+}
+
+impl SessionBrowse for PgStore {
+    fn list_sessions(&self) -> Result<Vec<SessionSummary>, StoreError> {
+        let c = &mut *self.conn()?;
+        let mut by_session: HashMap<String, Vec<(String, i64)>> = HashMap::new();
+        let counts = c
+            .query(
+                "SELECT k, st, n FROM (
+                   SELECT session_key AS k,
+                          CASE WHEN status = 'settled' AND error IS NOT NULL THEN 'failed' ELSE status END AS st,
+                          COUNT(*) AS n
+                   FROM flue_agent_submissions GROUP BY 1, 2) t
+                 ORDER BY k COLLATE \"C\", st COLLATE \"C\"",
+                &[],
+            )
+            .map_err(|e| pg_error("counting submissions per session", &e))?;
+        for r in &counts {
+            by_session
+                .entry(cell_text(r, 0))
+                .or_default()
+                .push((cell_text(r, 1), cell_int(r, 2).unwrap_or(0)));
+        }
+        let rows = c
+            .query(
+                "SELECT s.id, s.data,
+                        (SELECT COUNT(*) FROM flue_session_entries e WHERE e.session_id = s.id)
+                 FROM flue_sessions s ORDER BY s.id COLLATE \"C\"",
+                &[],
+            )
+            .map_err(|e| pg_error("listing sessions", &e))?;
+        Ok(rows
+            .iter()
+            .map(|r| {
+                let id = cell_text(r, 0);
+                let data = cell_text(r, 1);
+                let count = cell_int(r, 2).unwrap_or(0);
+                let (leaf_id, data_problems, created_at, updated_at) = session_data_facts(&data);
+                SessionSummary {
+                    instance_id: instance_id_of(&id),
+                    submissions_by_status: by_session.remove(&id).unwrap_or_default(),
+                    id,
+                    entry_count: count.max(0) as usize,
+                    created_at,
+                    updated_at,
+                    leaf_id,
+                    data_problems,
+                }
+            })
+            .collect())
+    }
+
+    fn load_session(&self, key: &str) -> Result<Option<SessionRecord>, StoreError> {
+        let c = &mut *self.conn()?;
+        let mut tx = c
+            .build_transaction()
+            .isolation_level(postgres::IsolationLevel::RepeatableRead)
+            .read_only(true)
+            .start()
+            .map_err(|e| pg_error("starting a read snapshot", &e))?;
+        let record = session_record(&mut tx, key)?;
+        tx.commit()
+            .map_err(|e| pg_error("ending the read snapshot", &e))?;
+        Ok(record)
+    }
+
+    fn journal_phases(&self) -> Result<HashMap<String, (String, i64)>, StoreError> {
+        if !self.has_table("flue_agent_turn_journals") {
+            return Ok(HashMap::new());
+        }
+        Ok(self
+            .conn()?
+            .query(
+                "SELECT submission_id, phase, revision::bigint FROM flue_agent_turn_journals",
+                &[],
+            )
+            .map_err(|e| pg_error("reading turn journals", &e))?
+            .iter()
+            .map(|r| {
+                (
+                    cell_text(r, 0),
+                    (cell_text(r, 1), cell_int(r, 2).unwrap_or(0)),
+                )
+            })
+            .collect())
+    }
+
+    fn bundle_fingerprint(
+        &self,
+        submission_id: &str,
+        session_key: &str,
+    ) -> Result<String, StoreError> {
+        let journals = self.has_table("flue_agent_turn_journals");
+        let journal = if journals {
+            "(SELECT phase || ':' || revision || ':' || updated_at || ':' || committed
+               FROM flue_agent_turn_journals WHERE submission_id = $2)"
+        } else {
+            "NULL::text"
+        };
+        let chunks = if journals && self.has_table("flue_agent_stream_chunks") {
+            "(SELECT COUNT(*) FROM flue_agent_stream_chunks WHERE stream_key =
+               (SELECT stream_key FROM flue_agent_turn_journals WHERE submission_id = $2))"
+        } else {
+            "0::bigint"
+        };
+        let r = self
+            .conn()?
+            .query_one(
+                &format!(
+                    "SELECT (SELECT data FROM flue_sessions WHERE id = $1),
+                            (SELECT COUNT(*) FROM flue_session_entries WHERE session_id = $1),
+                            {journal}, {chunks}, $2::text"
+                ),
+                &[&session_key, &submission_id],
+            )
+            .map_err(|e| pg_error("checking for changes", &e))?;
+        Ok(format!(
+            "{}\u{1}{}\u{1}{}\u{1}{}",
+            r.get::<_, Option<String>>(0).unwrap_or_default(),
+            cell_int(&r, 1).unwrap_or(0),
+            r.get::<_, Option<String>>(2).unwrap_or_default(),
+            cell_int(&r, 3).unwrap_or(0)
+        ))
+    }
+}
+
+impl AuditLog for PgStore {
+    fn audit_records(&self) -> Result<Vec<AuditRecord>, StoreError> {
+        let c = &mut *self.conn()?;
+        let err = |e: postgres::Error| pg_error("reading the audit trail", &e);
+        let exists: bool = c
+            .query_one("SELECT to_regclass('turnscope_audit') IS NOT NULL", &[])
+            .map_err(err)?
+            .get(0);
+        if !exists {
+            return Ok(Vec::new());
+        }
+        Ok(c.query(
+            "SELECT id, at, operator, action, submission_id, attempt_id, reason, summary, version
+                 FROM turnscope_audit ORDER BY id DESC",
+            &[],
+        )
+        .map_err(err)?
+        .iter()
+        .map(|r| AuditRecord {
+            id: cell_int(r, 0).unwrap_or(0),
+            at: cell_int(r, 1).unwrap_or(0),
+            operator: cell_text(r, 2),
+            action: cell_text(r, 3),
+            submission_id: cell_text(r, 4),
+            attempt_id: cell_opt_text(r, 5),
+            reason: cell_opt_text(r, 6),
+            summary: cell_text(r, 7),
+            version: cell_text(r, 8),
+        })
+        .collect())
+    }
+}

@@ -1,0 +1,358 @@
+//! Fenced writes on PostgreSQL, with the guarantees of `SqliteWriter::apply`: one short
+//! transaction per action that
+//!
+//! 1. locks the submission row with `SELECT … FOR UPDATE NOWAIT` (held by anyone else: refused
+//!    as busy, nothing written);
+//! 2. takes the runtime's admission lock `pg_advisory_xact_lock(hashtext(session_key))` and locks
+//!    the session row `FOR UPDATE` (the runtime's session save reads it `FOR SHARE`), and the
+//!    journal row;
+//! 3. re-checks the whole fence, then writes with compare-and-set statements
+//!    (`UPDATE … WHERE <old values> RETURNING`), inserts, and the audit row;
+//! 4. commits. Any mismatch rolls back: nothing written.
+//!
+//! Values are bound exactly as SQLite writing binds them (same text, same integers).
+
+use std::time::Instant;
+
+use postgres::types::ToSql;
+use postgres::{Client, Transaction};
+
+use super::ddl::AUDIT_DDL;
+use super::{cell_int, cell_opt_text, cell_text, connect, detect_schema, pg_error, PgTarget};
+use crate::core::changes::{ColumnChange, Fence, RowChange, SqlValue};
+use crate::store::{
+    Applied, ApplyError, AuditInfo, JournalWriter, SchemaInfo, StoreError, Variant,
+};
+
+/// A read-write connection, opened only in `--write` mode.
+pub struct PgWriter {
+    client: Client,
+    schema: SchemaInfo,
+}
+
+fn werr(context: &str) -> impl Fn(postgres::Error) -> ApplyError + '_ {
+    move |e| ApplyError::Store(pg_error(context, &e))
+}
+
+impl PgWriter {
+    pub fn open(target: &PgTarget) -> Result<PgWriter, StoreError> {
+        let mut client = connect(target, false)?;
+        let (schema, _, _) = detect_schema(&mut client, target)?;
+        // Created once, serialised so two writers starting together do not collide.
+        let mut tx = client
+            .transaction()
+            .map_err(|e| pg_error("preparing the audit table", &e))?;
+        tx.execute(
+            "SELECT pg_advisory_xact_lock(hashtext('turnscope_audit'))",
+            &[],
+        )
+        .and_then(|_| tx.batch_execute(AUDIT_DDL))
+        .map_err(|e| pg_error("creating turnscope_audit", &e))?;
+        tx.commit()
+            .map_err(|e| pg_error("creating turnscope_audit", &e))?;
+        Ok(PgWriter { client, schema })
+    }
+
+    pub fn client(&mut self) -> &mut Client {
+        &mut self.client
+    }
+
+    fn apply_tx(
+        tx: &mut Transaction<'_>,
+        variant: Variant,
+        fence: &Fence,
+        changes: &[RowChange],
+        audit: &AuditInfo,
+    ) -> Result<(usize, i64), ApplyError> {
+        // Fail fast instead of queueing behind the runtime.
+        tx.batch_execute("SET LOCAL lock_timeout = '2s'")
+            .map_err(werr("writing"))?;
+        let diffs = check_fence(tx, fence, audit.now_ms)?;
+        if !diffs.is_empty() {
+            return Err(ApplyError::Fenced(diffs));
+        }
+        let mut rows = 0;
+        for change in changes {
+            let n = apply_change(tx, change, variant)?;
+            if n == 0 {
+                return Err(ApplyError::Fenced(vec![format!(
+                    "a conditional write matched no row: {}",
+                    change.preview()[0]
+                )]));
+            }
+            rows += n;
+        }
+        let audit_id: i64 = tx
+            .query_one(
+                "INSERT INTO turnscope_audit (at, operator, action, submission_id, attempt_id, reason, summary, version)
+                 VALUES ($1, $2, $3, $4, $5, $6, $7, $8) RETURNING id",
+                &[
+                    &audit.now_ms,
+                    &audit.operator,
+                    &audit.action,
+                    &fence.submission_id,
+                    &fence.attempt_id,
+                    &audit.reason,
+                    &audit.summary,
+                    &env!("CARGO_PKG_VERSION"),
+                ],
+            )
+            .map_err(werr("writing the audit row"))?
+            .get(0);
+        Ok((rows, audit_id))
+    }
+}
+
+impl JournalWriter for PgWriter {
+    fn apply(
+        &mut self,
+        fence: &Fence,
+        changes: &[RowChange],
+        audit: &AuditInfo,
+    ) -> Result<Applied, ApplyError> {
+        let variant = self.schema.variant;
+        let mut tx = self.client.transaction().map_err(werr("writing"))?;
+        let started = Instant::now();
+        match PgWriter::apply_tx(&mut tx, variant, fence, changes, audit) {
+            Ok((rows_written, audit_id)) => {
+                tx.commit().map_err(werr("committing"))?;
+                Ok(Applied {
+                    rows_written,
+                    lock_held: started.elapsed(),
+                    audit_id,
+                })
+            }
+            Err(e) => {
+                // Dropping the transaction would roll back too; say it explicitly.
+                let _ = tx.rollback();
+                Err(e)
+            }
+        }
+    }
+}
+
+fn check_fence(
+    tx: &mut Transaction<'_>,
+    fence: &Fence,
+    now_ms: i64,
+) -> Result<Vec<String>, ApplyError> {
+    let mut diffs = Vec::new();
+    let row = tx
+        .query_opt(
+            "SELECT status, attempt_id, lease_expires_at, session_key FROM flue_agent_submissions
+             WHERE submission_id = $1 FOR UPDATE NOWAIT",
+            &[&fence.submission_id],
+        )
+        .map_err(werr("locking the submission (busy, try again)"))?;
+    let Some(row) = row else {
+        return Ok(vec!["the submission no longer exists".into()]);
+    };
+    let (status, attempt, lease, session_key) = (
+        cell_text(&row, 0),
+        cell_opt_text(&row, 1),
+        cell_int(&row, 2).unwrap_or(0),
+        cell_text(&row, 3),
+    );
+    if status != fence.status {
+        diffs.push(format!("status is now {status} (was {})", fence.status));
+    }
+    if attempt != fence.attempt_id {
+        diffs.push(format!(
+            "attempt is now {} (a new attempt started)",
+            attempt.as_deref().unwrap_or("none")
+        ));
+    }
+    if fence.require_expired_lease && !(lease > 0 && lease < now_ms) {
+        diffs.push("the lease is live again: a worker claimed it".into());
+    } else if lease != fence.lease_expires_at {
+        diffs.push("the lease was renewed".into());
+    }
+    let journal = tx
+        .query_opt(
+            "SELECT attempt_id, phase, revision, committed FROM flue_agent_turn_journals
+             WHERE submission_id = $1 FOR UPDATE",
+            &[&fence.submission_id],
+        )
+        .map_err(werr("locking the turn journal"))?
+        .map(|r| {
+            (
+                cell_text(&r, 0),
+                cell_text(&r, 1),
+                cell_int(&r, 2).unwrap_or(0),
+                cell_int(&r, 3).unwrap_or(0) != 0,
+            )
+        });
+    if journal != fence.journal {
+        diffs.push(match &journal {
+            Some((_, phase, rev, _)) => {
+                format!("the turn journal changed (now {phase}, revision {rev})")
+            }
+            None => "the turn journal row disappeared".into(),
+        });
+    }
+    if let Some((leaf, count)) = &fence.session {
+        // The runtime's admission/deletion lock for this session, then the row its save shares.
+        tx.execute(
+            "SELECT pg_advisory_xact_lock(hashtext($1))",
+            &[&session_key],
+        )
+        .map_err(werr("locking the session"))?;
+        let data: Option<String> = tx
+            .query_opt(
+                "SELECT data FROM flue_sessions WHERE id = $1 FOR UPDATE",
+                &[&session_key],
+            )
+            .map_err(werr("locking the session"))?
+            .map(|r| cell_text(&r, 0));
+        let now_leaf = data
+            .as_deref()
+            .and_then(|d| serde_json::from_str::<serde_json::Value>(d).ok())
+            .and_then(|v| v.get("leafId").and_then(|l| l.as_str()).map(str::to_string));
+        let now_count: i64 = tx
+            .query_one(
+                "SELECT COUNT(*) FROM flue_session_entries WHERE session_id = $1",
+                &[&session_key],
+            )
+            .map_err(werr("counting session entries"))?
+            .get(0);
+        if data.is_none() {
+            diffs.push("the session row disappeared".into());
+        } else if &now_leaf != leaf || now_count != *count {
+            diffs.push(format!(
+                "the session changed (leaf {}, {now_count} entries)",
+                now_leaf.as_deref().unwrap_or("none")
+            ));
+        }
+    }
+    Ok(diffs)
+}
+
+fn column_name(c: &ColumnChange, variant: Variant) -> &'static str {
+    match (variant, c.column) {
+        (Variant::Libsql, "terminal_event_key") => "terminal_key",
+        (Variant::Libsql, "terminal_event_json") => "terminal_event",
+        (Variant::Libsql, "terminal_event_offset") => "terminal_offset",
+        (_, name) => name,
+    }
+}
+
+/// Apply one change with a conditional statement; returns the rows affected.
+fn apply_change(
+    tx: &mut Transaction<'_>,
+    change: &RowChange,
+    variant: Variant,
+) -> Result<usize, ApplyError> {
+    let n = match change {
+        RowChange::InsertEntry {
+            session_id,
+            entry_id,
+            position,
+            data,
+        } => tx
+            .execute(
+                "INSERT INTO flue_session_entries (session_id, entry_id, position, data)
+                 VALUES ($1, $2, $3::bigint, $4)",
+                &[session_id, entry_id, position, data],
+            )
+            .map_err(werr("inserting a session entry"))?,
+        RowChange::UpdateSessionData {
+            session_id,
+            old,
+            new,
+        } => tx
+            .query(
+                "UPDATE flue_sessions SET data = $1 WHERE id = $2 AND data = $3 RETURNING 1",
+                &[new, session_id, old],
+            )
+            .map_err(werr("updating the session"))?
+            .len() as u64,
+        RowChange::UpdateJournal {
+            submission_id,
+            attempt_id,
+            set,
+        } => update(
+            tx,
+            "flue_agent_turn_journals",
+            "committed = 0",
+            submission_id,
+            attempt_id,
+            set,
+            variant,
+        )?,
+        RowChange::UpdateSubmission {
+            submission_id,
+            attempt_id,
+            set,
+        } => update(
+            tx,
+            "flue_agent_submissions",
+            "status = 'running'",
+            submission_id,
+            attempt_id,
+            set,
+            variant,
+        )?,
+        RowChange::DeleteStreamChunks { stream_key, .. } => {
+            tx.execute(
+                "DELETE FROM flue_agent_stream_chunks WHERE stream_key = $1",
+                &[stream_key],
+            )
+            .map_err(werr("deleting stream chunks"))?;
+            // Deleting fewer (or more) segments than previewed is harmless: count it as done.
+            1
+        }
+    };
+    Ok(n as usize)
+}
+
+/// A bound parameter for `v` and its placeholder; NULL is written as a literal (no type needed).
+fn placeholder(v: &SqlValue, params: &mut Vec<Box<dyn ToSql + Sync>>) -> String {
+    match v {
+        SqlValue::Null => "NULL".into(),
+        SqlValue::Int(i) => {
+            params.push(Box::new(*i));
+            format!("${}::bigint", params.len())
+        }
+        SqlValue::Text(t) => {
+            params.push(Box::new(t.clone()));
+            format!("${}::text", params.len())
+        }
+    }
+}
+
+/// `UPDATE t SET c = new, … WHERE submission_id = $1 AND attempt_id = $2 AND <guard>
+/// AND c IS NOT DISTINCT FROM old … RETURNING 1`
+fn update(
+    tx: &mut Transaction<'_>,
+    table: &str,
+    guard: &str,
+    submission_id: &str,
+    attempt_id: &str,
+    set: &[ColumnChange],
+    variant: Variant,
+) -> Result<u64, ApplyError> {
+    let mut params: Vec<Box<dyn ToSql + Sync>> = vec![
+        Box::new(submission_id.to_string()),
+        Box::new(attempt_id.to_string()),
+    ];
+    let mut sets = Vec::new();
+    let mut wheres = vec![
+        "submission_id = $1".to_string(),
+        "attempt_id = $2".to_string(),
+        guard.to_string(),
+    ];
+    for c in set {
+        let name = column_name(c, variant);
+        let new = placeholder(&c.new, &mut params);
+        sets.push(format!("{name} = {new}"));
+        let old = placeholder(&c.old, &mut params);
+        wheres.push(format!("{name} IS NOT DISTINCT FROM {old}"));
+    }
+    let sql = format!(
+        "UPDATE {table} SET {} WHERE {} RETURNING 1",
+        sets.join(", "),
+        wheres.join(" AND ")
+    );
+    let refs: Vec<&(dyn ToSql + Sync)> = params.iter().map(|p| p.as_ref()).collect();
+    Ok(tx.query(&sql, &refs).map_err(werr("updating"))?.len() as u64)
+}

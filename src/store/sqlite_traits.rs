@@ -1,0 +1,49 @@
+//! The backend-neutral traits for the SQLite backend, delegating to `SqliteStore`'s and
+//! `SqliteWriter`'s own methods (kept where they are, so their bodies evolve in one place).
+
+use std::collections::HashMap;
+
+use super::{
+    Applied, ApplyError, AuditInfo, AuditLog, AuditRecord, JournalWriter, SessionBrowse,
+    SessionRecord, SessionSummary, SqliteStore, SqliteWriter, StoreError,
+};
+use crate::core::changes::{Fence, RowChange};
+
+impl SessionBrowse for SqliteStore {
+    fn list_sessions(&self) -> Result<Vec<SessionSummary>, StoreError> {
+        SqliteStore::list_sessions(self)
+    }
+
+    fn load_session(&self, key: &str) -> Result<Option<SessionRecord>, StoreError> {
+        SqliteStore::load_session(self, key)
+    }
+
+    fn journal_phases(&self) -> Result<HashMap<String, (String, i64)>, StoreError> {
+        SqliteStore::journal_phases(self)
+    }
+
+    fn bundle_fingerprint(
+        &self,
+        submission_id: &str,
+        session_key: &str,
+    ) -> Result<String, StoreError> {
+        SqliteStore::bundle_fingerprint(self, submission_id, session_key)
+    }
+}
+
+impl AuditLog for SqliteStore {
+    fn audit_records(&self) -> Result<Vec<AuditRecord>, StoreError> {
+        SqliteStore::audit_records(self)
+    }
+}
+
+impl JournalWriter for SqliteWriter {
+    fn apply(
+        &mut self,
+        fence: &Fence,
+        changes: &[RowChange],
+        audit: &AuditInfo,
+    ) -> Result<Applied, ApplyError> {
+        SqliteWriter::apply(self, fence, changes, audit)
+    }
+}

@@ -1,0 +1,142 @@
+//! One test body, every backend: SQLite always, PostgreSQL when `TURNSCOPE_TEST_PG` names a
+//! server (`.ci/run` always sets it; `.ci/pg-cluster run cargo test` does it by hand). Each
+//! PostgreSQL test gets its own fresh database, created from the same SQLite source with the
+//! converter and dropped afterwards.
+
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicU64, Ordering};
+
+use turnscope::store::postgres::{convert, PgTarget};
+use turnscope::store::{self, DbTarget, JournalWriter};
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Kind {
+    Sqlite,
+    Postgres,
+}
+
+/// The server for PostgreSQL tests, or `None` (with a printed note) when not configured.
+pub fn pg_admin() -> Option<PgTarget> {
+    match std::env::var("TURNSCOPE_TEST_PG") {
+        Ok(url) if !url.is_empty() => Some(PgTarget::parse(&url).expect("TURNSCOPE_TEST_PG")),
+        _ => {
+            eprintln!(
+                "note: TURNSCOPE_TEST_PG is not set: PostgreSQL cases skipped (run `.ci/pg-cluster run cargo test`)"
+            );
+            None
+        }
+    }
+}
+
+/// The backends to run a contract test on.
+pub fn kinds() -> Vec<Kind> {
+    let mut v = vec![Kind::Sqlite];
+    if pg_admin().is_some() {
+        v.push(Kind::Postgres);
+    }
+    v
+}
+
+/// A journal database for one test: an SQLite file, or a fresh PostgreSQL database holding an
+/// exact copy of it (dropped on drop).
+pub struct TestDb {
+    pub kind: Kind,
+    pub target: DbTarget,
+    /// The SQLite source (for Postgres: the file it was copied from).
+    pub sqlite: PathBuf,
+    pg: Option<(PgTarget, String)>,
+}
+
+static COUNTER: AtomicU64 = AtomicU64::new(0);
+
+/// A new, empty PostgreSQL database on the test server (dropped with the returned guard).
+pub fn fresh_pg_database(admin: &PgTarget) -> (PgTarget, String) {
+    let name = format!(
+        "ts_{}_{}_{}",
+        std::process::id(),
+        COUNTER.fetch_add(1, Ordering::SeqCst),
+        std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .unwrap()
+            .subsec_nanos()
+    );
+    let mut c = admin_client(admin);
+    c.batch_execute(&format!("CREATE DATABASE {name}")).unwrap();
+    (admin.with_dbname(&name), name)
+}
+
+pub fn admin_client(admin: &PgTarget) -> postgres::Client {
+    postgres::Client::connect(&admin.url(), postgres::NoTls).expect("connecting to the test server")
+}
+
+impl TestDb {
+    /// `sqlite` as is, or copied into a fresh PostgreSQL database.
+    pub fn from_sqlite(kind: Kind, sqlite: &Path) -> TestDb {
+        match kind {
+            Kind::Sqlite => TestDb {
+                kind,
+                target: DbTarget::Sqlite(sqlite.to_path_buf()),
+                sqlite: sqlite.to_path_buf(),
+                pg: None,
+            },
+            Kind::Postgres => {
+                let admin = pg_admin().expect("TURNSCOPE_TEST_PG");
+                let (target, name) = fresh_pg_database(&admin);
+                convert::sqlite_to_postgres(sqlite, &target)
+                    .unwrap_or_else(|e| panic!("copying {}: {e}", sqlite.display()));
+                TestDb {
+                    kind,
+                    target: DbTarget::Postgres(target),
+                    sqlite: sqlite.to_path_buf(),
+                    pg: Some((admin, name)),
+                }
+            }
+        }
+    }
+
+    pub fn open(&self) -> Box<dyn store::Backend> {
+        store::open(&self.target).unwrap_or_else(|e| panic!("{:?}: {e}", self.kind))
+    }
+
+    pub fn writer(&self) -> Box<dyn JournalWriter> {
+        store::open_writer(&self.target).unwrap_or_else(|e| panic!("{:?}: {e}", self.kind))
+    }
+
+    /// Run a statement written in SQL both databases accept (a simulated runtime or operator).
+    pub fn exec(&self, sql: &str) -> u64 {
+        match &self.target {
+            DbTarget::Sqlite(p) => rusqlite::Connection::open(p)
+                .unwrap()
+                .execute(sql, [])
+                .unwrap() as u64,
+            DbTarget::Postgres(t) => postgres::Client::connect(&t.url(), postgres::NoTls)
+                .unwrap()
+                .execute(sql, &[])
+                .unwrap(),
+        }
+    }
+
+    /// One integer from a query both databases accept.
+    pub fn int(&self, sql: &str) -> i64 {
+        match &self.target {
+            DbTarget::Sqlite(p) => rusqlite::Connection::open(p)
+                .unwrap()
+                .query_row(sql, [], |r| r.get(0))
+                .unwrap(),
+            DbTarget::Postgres(t) => postgres::Client::connect(&t.url(), postgres::NoTls)
+                .unwrap()
+                .query_one(&format!("SELECT ({sql})::bigint"), &[])
+                .unwrap()
+                .get(0),
+        }
+    }
+}
+
+impl Drop for TestDb {
+    fn drop(&mut self) {
+        if let Some((admin, name)) = &self.pg {
+            let _ = admin_client(admin)
+                .batch_execute(&format!("DROP DATABASE IF EXISTS {name} WITH (FORCE)"));
+        }
+    }
+}

@@ -1,0 +1,502 @@
+//! PostgreSQL only (skipped with a note without `TURNSCOPE_TEST_PG`): read-only connections,
+//! one clear error per way to fail, passwords never shown, the CLI and the TUI end to end, and
+//! the runtime's fixtures classifying identically after conversion.
+
+use serde_json::Value;
+use turnscope::report::SubmissionReport;
+use turnscope::store::postgres::connect::connect;
+use turnscope::store::postgres::PgTarget;
+use turnscope::store::{self, DbTarget, JournalStore, PgFailure, SqliteStore, StoreError};
+use turnscope::tui::harness::{Harness, HarnessOptions};
+
+use crate::backends::{admin_client, fresh_pg_database, pg_admin, Kind, TestDb};
+use crate::support::{manifest, turnscope_command, unpack_fixture};
+
+const DEMO_NOW: i64 = 1_796_018_889_175;
+const SECRET: &str = "hunter2-Sekr1t";
+
+fn demo_db(dir: &std::path::Path) -> TestDb {
+    let path = dir.join("demo.db");
+    turnscope::demo::write_demo(&path, DEMO_NOW).unwrap();
+    TestDb::from_sqlite(Kind::Postgres, &path)
+}
+
+fn pg(db: &TestDb) -> &PgTarget {
+    match &db.target {
+        DbTarget::Postgres(t) => t,
+        DbTarget::Sqlite(_) => unreachable!(),
+    }
+}
+
+#[test]
+fn pg_read_connections_refuse_writes_in_postgresql_itself() {
+    let Some(_) = pg_admin() else { return };
+    let dir = tempfile::tempdir().unwrap();
+    let db = demo_db(dir.path());
+    let mut c = connect(pg(&db), true).unwrap();
+    let err = c
+        .execute("UPDATE flue_meta SET value = '3'", &[])
+        .unwrap_err();
+    assert_eq!(
+        err.code(),
+        Some(&postgres::error::SqlState::READ_ONLY_SQL_TRANSACTION),
+        "{err}"
+    );
+    // The store opens the same kind of connection and reads fine.
+    let s = store::open(&db.target).unwrap();
+    let counts = s.status_counts().unwrap();
+    assert!(!counts.is_empty());
+    // A dropped connection (server restart, failover) is opened again on the next read.
+    let admin = pg_admin().unwrap();
+    admin_client(&admin)
+        .execute(
+            "SELECT pg_terminate_backend(pid) FROM pg_stat_activity
+             WHERE datname = $1 AND pid <> pg_backend_pid()",
+            &[&pg(&db).dbname],
+        )
+        .unwrap();
+    let _ = s.status_counts(); // the read that notices may fail
+    assert_eq!(s.status_counts().unwrap(), counts);
+}
+
+type Expect = fn(&StoreError) -> bool;
+
+fn open_err(url: &str) -> StoreError {
+    match store::open(&DbTarget::parse(url).unwrap()) {
+        Ok(_) => panic!("{url}: opened"),
+        Err(e) => e,
+    }
+}
+
+fn assert_secret_free(e: &StoreError) {
+    let text = format!("{e} {} {e:?}", e.hint());
+    assert!(!text.contains(SECRET), "password shown: {text}");
+    assert!(!text.contains('\n'), "one line: {text}");
+}
+
+#[test]
+fn pg_each_way_to_fail_has_its_own_error_and_never_shows_the_password() {
+    let Some(admin) = pg_admin() else { return };
+    let host = format!("{}:{}", admin.host, admin.port);
+    let mut cases: Vec<(String, Expect)> = vec![
+        (
+            format!("postgres://u:{SECRET}@127.0.0.1:1/x?sslmode=disable&connect_timeout=2"),
+            |e| {
+                matches!(
+                    e,
+                    StoreError::PgConnect {
+                        why: PgFailure::Refused,
+                        ..
+                    }
+                )
+            },
+        ),
+        (
+            format!("postgres://nobody_here:{SECRET}@{host}/postgres?sslmode=disable"),
+            |e| {
+                matches!(
+                    e,
+                    StoreError::PgConnect {
+                        why: PgFailure::Auth,
+                        ..
+                    }
+                )
+            },
+        ),
+        (
+            format!(
+                "postgres://{}:{SECRET}@{host}/no_such_db_here?sslmode=disable",
+                admin.user
+            ),
+            |e| {
+                matches!(
+                    e,
+                    StoreError::PgConnect {
+                        why: PgFailure::NoDatabase,
+                        ..
+                    }
+                )
+            },
+        ),
+        (
+            format!(
+                "postgres://{}:{SECRET}@{host}/postgres?sslmode=verify-full",
+                admin.user
+            ),
+            |e| {
+                matches!(
+                    e,
+                    StoreError::PgConnect {
+                        why: PgFailure::Tls,
+                        ..
+                    }
+                )
+            },
+        ),
+    ];
+    match std::env::var("TURNSCOPE_TEST_PG_CA")
+        .ok()
+        .filter(|c| !c.is_empty())
+    {
+        Some(ca) => {
+            // The cluster serves TLS with a certificate for localhost signed by `ca`.
+            let other = std::path::Path::new(&ca).with_file_name("other-ca.pem");
+            let port = admin.port;
+            cases.push((
+                format!(
+                    "postgres://{}@localhost:{port}/postgres?sslmode=verify-full&sslrootcert={}",
+                    admin.user,
+                    other.display()
+                ),
+                |e| {
+                    matches!(
+                        e,
+                        StoreError::PgConnect {
+                            why: PgFailure::Tls,
+                            ..
+                        }
+                    )
+                },
+            ));
+            for url in [
+                format!(
+                    "postgres://{}@127.0.0.1:{port}/postgres?sslmode=require",
+                    admin.user
+                ),
+                format!(
+                    "postgres://{}@localhost:{port}/postgres?sslmode=verify-full&sslrootcert={ca}",
+                    admin.user
+                ),
+            ] {
+                let mut c = connect(&PgTarget::parse(&url).unwrap(), true).unwrap();
+                let ssl: bool = c
+                    .query_one(
+                        "SELECT ssl FROM pg_stat_ssl WHERE pid = pg_backend_pid()",
+                        &[],
+                    )
+                    .unwrap()
+                    .get(0);
+                assert!(ssl, "{url}: not encrypted");
+            }
+            // --pg-ca-file does what sslrootcert= does.
+            let t = DbTarget::parse(&format!(
+                "postgres://{}@localhost:{port}/postgres?sslmode=verify-full",
+                admin.user
+            ))
+            .unwrap()
+            .with_ca_file(Some(std::path::Path::new(&ca)));
+            match store::open(&t) {
+                Err(StoreError::PgNotFlue { .. }) => {}
+                other => panic!("verify-full with --pg-ca-file: {:?}", other.err()),
+            }
+        }
+        None => cases.push((
+            // This server has no TLS: `require` cannot be met.
+            format!(
+                "postgres://{}:{SECRET}@{host}/postgres?sslmode=require",
+                admin.user
+            ),
+            |e| {
+                matches!(
+                    e,
+                    StoreError::PgConnect {
+                        why: PgFailure::Tls,
+                        ..
+                    }
+                )
+            },
+        )),
+    }
+    for (url, expected) in &cases {
+        let e = open_err(url);
+        assert!(expected(&e), "{url}: {e:?}");
+        assert_secret_free(&e);
+    }
+    // A database without flue tables, then flue tables with other versions.
+    let (target, name) = fresh_pg_database(&admin);
+    let mut with_secret = target.clone();
+    with_secret.password = Some(SECRET.into());
+    let url = with_secret.url();
+    let e = open_err(&url);
+    assert!(matches!(e, StoreError::PgNotFlue { .. }), "{e:?}");
+    assert_secret_free(&e);
+    let mut c = connect(&target, false).unwrap();
+    c.batch_execute(turnscope::store::postgres::ddl::FLUE_DDL)
+        .unwrap();
+    c.batch_execute("INSERT INTO flue_meta VALUES ('schema_version', '9')")
+        .unwrap();
+    assert!(matches!(open_err(&url), StoreError::SchemaVersion { .. }));
+    c.batch_execute("INSERT INTO flue_meta VALUES ('format_version', '1')")
+        .unwrap();
+    assert!(matches!(open_err(&url), StoreError::NewerFormat { .. }));
+    drop(c);
+    admin_client(&admin)
+        .batch_execute(&format!("DROP DATABASE {name} WITH (FORCE)"))
+        .unwrap();
+}
+
+#[test]
+fn pg_cli_seeds_lists_shows_repairs_and_audits_without_showing_the_password() {
+    let Some(admin) = pg_admin() else { return };
+    let (target, name) = fresh_pg_database(&admin);
+    // The test server trusts loopback, so any password is accepted: it must still never show.
+    let mut t = target.clone();
+    t.password = Some(SECRET.into());
+    let url = t.url();
+    let now = DEMO_NOW.to_string();
+    let env_now = [("TURNSCOPE_NOW_MS", now.as_str())];
+    let cmd = |args: &[&str]| {
+        let o = turnscope_command()
+            .envs(env_now)
+            .args(args)
+            .output()
+            .unwrap();
+        (
+            o.status.code().unwrap_or(-1),
+            String::from_utf8_lossy(&o.stdout).into_owned(),
+            String::from_utf8_lossy(&o.stderr).into_owned(),
+        )
+    };
+    let (code, out, err) = cmd(&["--db", &url, "demo", "--json"]);
+    assert_eq!(code, 0, "{err}");
+    let list: Value = serde_json::from_str(&out).unwrap();
+    assert!(list["database"]
+        .as_str()
+        .unwrap()
+        .starts_with("postgres://"));
+    let mut seen = vec![out, err];
+    // Seeding twice is refused: the database holds a journal now.
+    let (code, out, err) = cmd(&["--db", &url, "demo", "--json"]);
+    assert_ne!(code, 0);
+    assert!(err.contains("already holds flue"), "{err}");
+    assert!(err.contains("createdb"), "{err}");
+    seen.extend([out, err]);
+    let (code, out, err) = cmd(&["--db", &url, "list", "--json"]);
+    assert_eq!(code, 0, "{err}");
+    let list: Value = serde_json::from_str(&out).unwrap();
+    let rows = list["submissions"].as_array().unwrap();
+    assert!(rows.len() >= 10, "{out}");
+    let id = rows
+        .iter()
+        .find(|r| r["submission"]["instanceId"] == "travel-desk")
+        .unwrap()["submission"]["submissionId"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    seen.extend([out, err]);
+    let (code, out, err) = cmd(&["--db", &url, "show", &id]);
+    assert_eq!(code, 0, "{err}");
+    seen.extend([out, err]);
+    let (code, out, err) = cmd(&[
+        "--db",
+        &url,
+        "--write",
+        "--operator",
+        "pg@test",
+        "fail",
+        &id,
+        "--reason",
+        "pg test",
+    ]);
+    assert_eq!(code, 0, "{out}{err}");
+    assert!(out.contains("applied:"), "{out}");
+    seen.extend([out, err]);
+    let (code, out, err) = cmd(&["--db", &url, "audit", "--json"]);
+    assert_eq!(code, 0, "{err}");
+    let audit: Value = serde_json::from_str(&out).unwrap();
+    assert_eq!(audit["records"][0]["operator"], "pg@test", "{out}");
+    seen.extend([out, err]);
+    let (_, out, err) = cmd(&["--db", &url, "config"]);
+    seen.extend([out, err]);
+    let (_, out, err) = cmd(&["--db", &url.replace(&admin.port.to_string(), "1"), "list"]);
+    seen.extend([out, err]);
+    for text in &seen {
+        assert!(!text.contains(SECRET), "password shown: {text}");
+    }
+    admin_client(&admin)
+        .batch_execute(&format!("DROP DATABASE {name} WITH (FORCE)"))
+        .unwrap();
+}
+
+#[test]
+fn pg_tui_opens_and_shows_the_same_list() {
+    let Some(_) = pg_admin() else { return };
+    let dir = tempfile::tempdir().unwrap();
+    let db = demo_db(dir.path());
+    let mut o = HarnessOptions::new(DEMO_NOW);
+    o.width = 160;
+    o.height = 48;
+    o.display_name = pg(&db).display();
+    let mut pg_h = Harness::open_target(&db.target, o.clone()).unwrap();
+    let mut lite = Harness::open(&db.sqlite, o).unwrap();
+    let a = pg_h.render();
+    assert_eq!(a, lite.render(), "the same first screen on both backends");
+    assert!(a.contains("postgres://"), "{a}");
+    pg_h.press("<Enter>");
+    lite.press("<Enter>");
+    pg_h.settle();
+    lite.settle();
+    assert_eq!(pg_h.render(), lite.render(), "the same opened submission");
+}
+
+#[test]
+fn pg_tui_fails_a_submission_in_write_mode_with_its_audit_row() {
+    let Some(_) = pg_admin() else { return };
+    let dir = tempfile::tempdir().unwrap();
+    let db = demo_db(dir.path());
+    let mut o = HarnessOptions::new(DEMO_NOW);
+    o.width = 100;
+    o.height = 30;
+    o.read_only = false;
+    let mut h = Harness::open_target(&db.target, o).unwrap();
+    h.press("/sales-assist<Enter>F");
+    h.press("customer gave up<Enter>");
+    let preview = h.render();
+    assert!(
+        preview.contains("status: 'running' → 'settled'"),
+        "{preview}"
+    );
+    h.press("<Tab><Enter>");
+    let screen = h.render();
+    assert!(screen.contains("Fail applied"), "{screen}");
+    let trail = db.open().audit_records().unwrap();
+    assert_eq!(trail.len(), 1);
+    assert_eq!(
+        (trail[0].action.as_str(), trail[0].reason.as_deref()),
+        ("fail", Some("customer gave up"))
+    );
+    let r = SubmissionReport::load(db.open().reader(), &trail[0].submission_id, None, DEMO_NOW)
+        .unwrap();
+    assert_eq!(r.row().status, "settled");
+}
+
+#[test]
+fn pg_every_fixture_classifies_and_plans_as_on_sqlite() {
+    let Some(_) = pg_admin() else { return };
+    let dir = tempfile::tempdir().unwrap();
+    let m = manifest();
+    let mut checked = 0;
+    for fixture in m["fixtures"].as_array().unwrap() {
+        let name = match fixture["db"].as_str().unwrap() {
+            "large.db" => "large-tail".to_string(),
+            other => other.trim_end_matches(".db").to_string(),
+        };
+        let path = unpack_fixture(dir.path(), &name);
+        let now = fixture["maxLeaseExpiresAt"].as_i64().unwrap() + 1;
+        let db = TestDb::from_sqlite(Kind::Postgres, &path);
+        let lite = SqliteStore::open(&path).unwrap();
+        let pg = db.open();
+        for expected in fixture["submissions"].as_array().unwrap() {
+            let id = expected["submissionId"].as_str().unwrap();
+            let want = SubmissionReport::load(&lite, id, Some(200_000), now).unwrap();
+            let got = SubmissionReport::load(pg.reader(), id, Some(200_000), now).unwrap();
+            assert_eq!(got.to_json(), want.to_json(), "{name} {id}");
+            assert_eq!(
+                format!("{:?}", got.plan),
+                format!("{:?}", want.plan),
+                "{name} {id}"
+            );
+            checked += 1;
+        }
+    }
+    assert!(checked >= 20, "only {checked} submissions");
+}
+
+#[test]
+fn pg_copy_to_postgres_copies_a_runtime_journal_and_needs_write() {
+    let Some(admin) = pg_admin() else { return };
+    let dir = tempfile::tempdir().unwrap();
+    let src = unpack_fixture(dir.path(), "tool-results-partial");
+    let (target, name) = fresh_pg_database(&admin);
+    let url = target.url();
+    let src_s = src.to_str().unwrap();
+    let o = turnscope_command()
+        .args(["--db", &url, "copy-to-postgres", src_s])
+        .output()
+        .unwrap();
+    assert_eq!(o.status.code(), Some(2), "read-only by default");
+    let o = turnscope_command()
+        .args(["--write", "--db", &url, "copy-to-postgres", src_s, "--json"])
+        .output()
+        .unwrap();
+    assert_eq!(
+        o.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&o.stderr)
+    );
+    let doc: Value = serde_json::from_slice(&o.stdout).unwrap();
+    let lite = SqliteStore::open(&src).unwrap();
+    let pg = store::open(&DbTarget::Postgres(target)).unwrap();
+    let all = turnscope::store::ListFilter::All;
+    let rows = lite.list_submissions(&all).unwrap();
+    assert_eq!(doc["rows"]["flue_agent_submissions"], rows.len());
+    assert_eq!(pg.list_submissions(&all).unwrap(), rows);
+    drop(pg);
+    admin_client(&admin)
+        .batch_execute(&format!("DROP DATABASE {name} WITH (FORCE)"))
+        .unwrap();
+}
+
+#[test]
+fn pg_passwords_come_from_the_url_pgpassword_or_the_password_file() {
+    let Some(admin) = pg_admin() else { return };
+    let (Ok(user), Ok(password)) = (
+        std::env::var("TURNSCOPE_TEST_PG_PW_USER"),
+        std::env::var("TURNSCOPE_TEST_PG_PW"),
+    ) else {
+        eprintln!("note: no password-checked role on the test server (.ci/pg-cluster makes one)");
+        return;
+    };
+    let base = format!("127.0.0.1:{}/postgres?sslmode=disable", admin.port);
+    // The `postgres` database holds no journal: "not a flue journal" means authentication passed.
+    let passed = |e: &StoreError| matches!(e, StoreError::PgNotFlue { .. });
+    let wrong = open_err(&format!("postgres://{user}:{SECRET}@{base}"));
+    assert!(
+        matches!(
+            wrong,
+            StoreError::PgConnect {
+                why: PgFailure::Auth,
+                ..
+            }
+        ),
+        "{wrong:?}"
+    );
+    assert_secret_free(&wrong);
+    let pw = |s: &str| s.replace('-', "%2D");
+    assert!(passed(&open_err(&format!(
+        "postgres://{user}:{}@{base}",
+        pw(&password)
+    ))));
+    // From the environment and the password file: the binary, so the variables stay per process.
+    let dir = tempfile::tempdir().unwrap();
+    let pgpass = dir.path().join("pgpass");
+    std::fs::write(
+        &pgpass,
+        format!(
+            "# test\nother:1:*:*:nope\n127.0.0.1:{}:*:{user}:{password}\n",
+            admin.port
+        ),
+    )
+    .unwrap();
+    let url = format!("postgres://{user}@{base}");
+    let run = |envs: &[(&str, &str)]| {
+        let o = turnscope_command()
+            .env_remove("PGPASSWORD")
+            .env("PGPASSFILE", dir.path().join("none"))
+            .envs(envs.iter().copied())
+            .args(["--db", &url, "list"])
+            .output()
+            .unwrap();
+        String::from_utf8_lossy(&o.stderr).into_owned()
+    };
+    let none = run(&[]);
+    assert!(none.contains("authentication failed"), "{none}");
+    let env = run(&[("PGPASSWORD", &password)]);
+    assert!(env.contains("not a flue journal"), "{env}");
+    let file = run(&[("PGPASSFILE", pgpass.to_str().unwrap())]);
+    assert!(file.contains("not a flue journal"), "{file}");
+    for text in [none, env, file] {
+        assert!(!text.contains(&password), "password shown: {text}");
+    }
+}
