@@ -18,8 +18,14 @@ pub struct Entry {
     pub parent_id: Option<String>,
     /// `data.timestamp` (ISO string) when present.
     pub timestamp: Option<String>,
-    /// The stored JSON text, byte for byte.
+    /// The stored JSON text, byte for byte. Empty for a compact entry (see `compact`).
     pub raw: String,
+    /// Byte length of the stored JSON text (also known for compact entries).
+    pub stored_len: usize,
+    /// A compact entry (`core::compact`): the message keeps only the fields the classifier, the
+    /// planner and the tree rows read, text is cut to a preview and `raw` is empty. Fetch the
+    /// stored text by id when the whole entry is needed.
+    pub compact: bool,
     pub body: EntryBody,
 }
 
@@ -199,33 +205,32 @@ impl Message {
 impl Entry {
     /// Parse one stored row. Never fails: bad JSON becomes `EntryBody::Malformed`.
     pub fn parse(position: i64, entry_id: &str, data: &str) -> Entry {
+        let malformed = |error: String| Entry {
+            position,
+            id: entry_id.to_string(),
+            parent_id: None,
+            timestamp: None,
+            raw: data.to_string(),
+            stored_len: data.len(),
+            compact: false,
+            body: EntryBody::Malformed { error },
+        };
         let value: Value = match serde_json::from_str(data) {
             Ok(v) => v,
-            Err(e) => {
-                return Entry {
-                    position,
-                    id: entry_id.to_string(),
-                    parent_id: None,
-                    timestamp: None,
-                    raw: data.to_string(),
-                    body: EntryBody::Malformed {
-                        error: format!("invalid JSON: {e}"),
-                    },
-                }
-            }
+            Err(e) => return malformed(format!("invalid JSON: {e}")),
         };
         let Value::Object(obj) = value else {
-            return Entry {
-                position,
-                id: entry_id.to_string(),
-                parent_id: None,
-                timestamp: None,
-                raw: data.to_string(),
-                body: EntryBody::Malformed {
-                    error: "entry JSON is not an object".to_string(),
-                },
-            };
+            return malformed("entry JSON is not an object".to_string());
         };
+        let mut e = Entry::from_object(position, entry_id, obj);
+        e.raw = data.to_string();
+        e.stored_len = data.len();
+        e
+    }
+
+    /// An entry from its parsed top-level object (`raw` left empty, `compact` false). Shared by
+    /// the full and the compact parser so both apply the same rules.
+    pub(crate) fn from_object(position: i64, entry_id: &str, obj: Map<String, Value>) -> Entry {
         let id = obj
             .get("id")
             .and_then(Value::as_str)
@@ -245,7 +250,9 @@ impl Entry {
             id,
             parent_id,
             timestamp,
-            raw: data.to_string(),
+            raw: String::new(),
+            stored_len: 0,
+            compact: false,
             body,
         }
     }
