@@ -1,12 +1,18 @@
 //! Reading the journal database. SQLite now; PostgreSQL later behind the same trait.
 
+mod access;
+mod compact_load;
 mod error;
 mod sessions;
 mod sqlite;
+mod walk;
 mod write;
 
+pub use access::{EntryRow, EntryVisitor, SessionLoader, SessionRows, SessionScope};
+pub use compact_load::{fetch_full, load_compact, CompactLoader};
 pub use error::StoreError;
 pub use sqlite::SqliteStore;
+pub use walk::PathWalker;
 pub use write::{Applied, ApplyError, AuditInfo, AuditRecord, SqliteWriter, AUDIT_DDL};
 
 use crate::core::entry::Entry;
@@ -51,6 +57,8 @@ pub struct SessionRecord {
     /// Problems with `data` itself (bad JSON, wrong version, malformed ids).
     pub data_problems: Vec<String>,
     pub entries: Vec<Entry>,
+    /// How much of the session `entries` holds (only `Full` and `Compact` are whole sessions).
+    pub scope: SessionScope,
 }
 
 /// One `flue_sessions` row summarised for the sessions view.
@@ -94,4 +102,18 @@ pub trait JournalStore {
     fn find_submission(&self, query: &str) -> Result<SubmissionRow, StoreError>;
     /// Load a submission with its journal, session and stream chunks in one read snapshot.
     fn load_bundle(&self, submission_id: &str) -> Result<SubmissionBundle, StoreError>;
+    /// Like `load_bundle`, with the session read by `loader` through `session_rows` inside the
+    /// same snapshot. A backend without row access reads the session whole (this default).
+    fn load_bundle_with(
+        &self,
+        submission_id: &str,
+        loader: &mut dyn SessionLoader,
+    ) -> Result<SubmissionBundle, StoreError> {
+        let _ = loader;
+        self.load_bundle(submission_id)
+    }
+    /// Row-level session access for the backend-neutral loaders, when the backend has it.
+    fn session_rows(&self) -> Option<&dyn SessionRows> {
+        None
+    }
 }

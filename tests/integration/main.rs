@@ -7,6 +7,7 @@ mod damaged;
 mod damaged_props;
 mod fixtures;
 mod hostile;
+mod scan;
 mod soak;
 mod support;
 mod tui;

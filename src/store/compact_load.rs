@@ -1,0 +1,109 @@
+//! The whole-session read for `show` and the TUI: every entry, compact (`core::compact`), with
+//! full bodies only for the entries a reader of the submission needs: its input entry and the
+//! active path after it (what the classifier, the plan and a repair's copies read). Any other
+//! entry's stored text is fetched by id when it is looked at (`SessionRows::entry_by_id`).
+//!
+//! The same rows are read as by the full loader, so damage (malformed JSON, text that is not
+//! UTF-8, cycles, dangling parents) is found and reported the same way.
+
+use std::collections::HashMap;
+
+use super::access::{
+    lossy_entry, parse_session_data, SessionLoader, SessionRows, SessionScope, LOSSY_DATA,
+};
+use super::{SessionRecord, StoreError};
+use crate::core::compact::parse_compact;
+use crate::core::entry::Entry;
+use crate::core::history::{History, SubmissionKind};
+
+/// `SessionLoader` for `load_compact`.
+pub struct CompactLoader;
+
+impl SessionLoader for CompactLoader {
+    fn load(
+        &mut self,
+        rows: &dyn SessionRows,
+        key: &str,
+        kind: &str,
+        submission_id: &str,
+    ) -> Result<Option<SessionRecord>, StoreError> {
+        load_compact(rows, key, kind, submission_id)
+    }
+}
+
+/// Read session `key` compactly, with full bodies from `submission_id`'s input to the leaf.
+pub fn load_compact(
+    rows: &dyn SessionRows,
+    key: &str,
+    kind: &str,
+    submission_id: &str,
+) -> Result<Option<SessionRecord>, StoreError> {
+    let Some((data, data_lossy)) = rows.session_data(key)? else {
+        return Ok(None);
+    };
+    let mut lossy = Vec::new();
+    if data_lossy {
+        lossy.push(LOSSY_DATA.to_string());
+    }
+    let mut entries: Vec<Entry> = Vec::new();
+    // `entry_id` column values that differ from the entry's `data.id` (to fetch bodies by key).
+    let mut column_ids: HashMap<usize, String> = HashMap::new();
+    rows.for_each_entry(key, &mut |id, position, bytes| {
+        let id_text = String::from_utf8_lossy(id);
+        let e = parse_compact(position, &id_text, bytes);
+        if std::str::from_utf8(id).is_err() || std::str::from_utf8(bytes).is_err() {
+            lossy.push(lossy_entry(&e.id, e.position));
+        }
+        if e.id != id_text {
+            column_ids.insert(entries.len(), id_text.into_owned());
+        }
+        entries.push(e);
+    })?;
+    let (leaf_id, mut data_problems) = parse_session_data(&data);
+    data_problems.extend(lossy);
+    let k = SubmissionKind::parse(kind).unwrap_or(SubmissionKind::Dispatch);
+    let mut h = History::new(entries, leaf_id.clone());
+    let path = h.active_indexes();
+    let from = path
+        .iter()
+        .position(|&i| is_input(&h.entries[i], k, submission_id));
+    let wanted: Vec<usize> = from.map(|f| path[f..].to_vec()).unwrap_or_default();
+    let mut entries = std::mem::take(&mut h.entries);
+    for i in wanted {
+        let column = column_ids
+            .get(&i)
+            .cloned()
+            .unwrap_or_else(|| entries[i].id.clone());
+        if let Some(full) = fetch_full(rows, key, &column)? {
+            if full.position == entries[i].position {
+                entries[i] = full;
+            }
+        }
+    }
+    Ok(Some(SessionRecord {
+        id: key.to_string(),
+        data,
+        leaf_id,
+        data_problems,
+        entries,
+        scope: SessionScope::Compact,
+    }))
+}
+
+/// One entry fully parsed, exactly as the full loader parses it (text read lossily).
+pub fn fetch_full(
+    rows: &dyn SessionRows,
+    key: &str,
+    entry_id: &str,
+) -> Result<Option<Entry>, StoreError> {
+    Ok(rows
+        .entry_by_id(key, entry_id)?
+        .map(|row| Entry::parse(row.position, entry_id, &String::from_utf8_lossy(&row.data))))
+}
+
+fn is_input(e: &Entry, kind: SubmissionKind, id: &str) -> bool {
+    match kind {
+        SubmissionKind::Dispatch => e.dispatch_id().as_deref() == Some(id),
+        SubmissionKind::Direct => e.direct_submission_id().as_deref() == Some(id),
+    }
+}
