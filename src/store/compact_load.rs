@@ -7,6 +7,7 @@
 //! UTF-8, cycles, dangling parents) is found and reported the same way.
 
 use std::collections::HashMap;
+use std::sync::Arc;
 
 use super::access::{
     lossy_entry, parse_session_data, SessionLoader, SessionRows, SessionScope, LOSSY_DATA,
@@ -68,7 +69,10 @@ pub fn load_compact(
         .iter()
         .position(|&i| is_input(&h.entries[i], k, submission_id));
     let wanted: Vec<usize> = from.map(|f| path[f..].to_vec()).unwrap_or_default();
-    let mut entries = std::mem::take(&mut h.entries);
+    // The history was only needed for the path; take the (now unshared) entries back.
+    let mut shared = std::mem::replace(&mut h.entries, Arc::from(Vec::new()));
+    drop(h);
+    let entries = Arc::get_mut(&mut shared).expect("entries are not shared");
     for i in wanted {
         let column = column_ids
             .get(&i)
@@ -85,7 +89,7 @@ pub fn load_compact(
         data,
         leaf_id,
         data_problems,
-        entries,
+        entries: shared,
         scope: SessionScope::Compact,
     }))
 }

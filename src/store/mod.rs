@@ -56,7 +56,8 @@ pub struct SessionRecord {
     pub leaf_id: Option<String>,
     /// Problems with `data` itself (bad JSON, wrong version, malformed ids).
     pub data_problems: Vec<String>,
-    pub entries: Vec<Entry>,
+    /// Shared with the `History` built from it.
+    pub entries: std::sync::Arc<[Entry]>,
     /// How much of the session `entries` holds (only `Full` and `Compact` are whole sessions).
     pub scope: SessionScope,
 }

@@ -204,7 +204,7 @@ impl SqliteStore {
             data,
             leaf_id,
             data_problems,
-            entries,
+            entries: entries.into(),
             scope: super::SessionScope::Full,
         }))
     }

@@ -277,7 +277,7 @@ impl SessionLoader for PathWalker {
             data: walk.data.clone(),
             leaf_id: walk.leaf_id.clone(),
             data_problems: walk.data_problems.clone(),
-            entries,
+            entries: entries.into(),
             scope: SessionScope::PathSinceInput,
         }))
     }

@@ -139,7 +139,7 @@ fn compact_reads_keep_full_bodies_where_needed_and_fetch_the_rest_exactly() {
             .iter()
             .map(|e| e.id.clone())
             .collect();
-        for e in &s.entries {
+        for e in s.entries.iter() {
             let stored: Vec<u8> = c
                 .query_row(
                     "SELECT data FROM flue_session_entries WHERE session_id = ?1 AND entry_id = ?2",
