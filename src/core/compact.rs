@@ -18,10 +18,10 @@ use serde::de::{self, DeserializeSeed, Deserializer, IgnoredAny, MapAccess, SeqA
 use serde::Deserialize;
 use serde_json::{Map, Value};
 
-use super::entry::Entry;
+use super::entry::{CompactFields, Entry, EntryBody};
 
 /// Characters of text kept per text block, string content, or compaction summary.
-pub const PREVIEW_CHARS: usize = 240;
+pub const PREVIEW_CHARS: usize = 120;
 
 /// Parse one stored row compactly (full parse when the shape is unusual). Never fails.
 pub fn parse_compact(position: i64, entry_id: &str, data: &[u8]) -> Entry {
@@ -41,6 +41,11 @@ pub fn parse_compact(position: i64, entry_id: &str, data: &[u8]) -> Entry {
             let mut e = Entry::from_object(position, entry_id, obj);
             e.stored_len = data.len();
             e.compact = true;
+            // Keep the accessors' answers, not the skeleton's JSON maps.
+            if let EntryBody::Message(m) = &mut e.body {
+                m.compact = Some(Box::new(CompactFields::of(m)));
+                m.value = Value::Null;
+            }
             e
         }
         None => Entry::parse(position, entry_id, &String::from_utf8_lossy(data)),
@@ -62,25 +67,23 @@ const TOP_KEYS: [&str; 11] = [
     "summary",
 ];
 
-/// Message keys the accessors of `entry::Message` and the views read (besides `content`).
-const MESSAGE_KEYS: [&str; 16] = [
+/// Message keys the accessors of `entry::Message`, the planner and the tree rows read (besides
+/// `content` and `usage`). Display-only fields (`api`, `provider`, `responseId`, …) are left to
+/// the full body, fetched when an entry is looked at.
+const MESSAGE_KEYS: [&str; 9] = [
     "role",
     "type",
-    "tagName",
     "stopReason",
     "errorMessage",
-    "usage",
     "model",
-    "api",
-    "provider",
-    "responseModel",
-    "responseId",
     "toolCallId",
     "toolName",
     "isError",
     "attributes",
-    "timestamp",
 ];
+
+/// `usage` keys kept: what overflow detection reads, and the tree row's token and cost figures.
+const USAGE_KEYS: [&str; 3] = ["input", "output", "cacheRead"];
 
 struct TopVisitor;
 
@@ -145,6 +148,7 @@ impl<'de> Visitor<'de> for MessageVisitor {
             let key = key.0;
             let value = match key.as_str() {
                 "content" => map.next_value_seed(ContentSeed)?,
+                "usage" => trim_usage(map.next_value::<Value>()?),
                 k if MESSAGE_KEYS.contains(&k) => map.next_value::<Value>()?,
                 _ => {
                     map.next_value::<IgnoredAny>()?;
@@ -181,9 +185,23 @@ impl<'de> Visitor<'de> for ContentVisitor {
     }
 
     fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<Value, A::Error> {
+        // Only tool calls and text count (`tool_calls()`, `text()`); text only until the preview
+        // is full, since nothing shows more of a compact entry.
         let mut blocks = Vec::new();
+        let mut text_left = PREVIEW_CHARS;
         while let Some(block) = seq.next_element_seed(BlockSeed)? {
-            blocks.push(block);
+            match block.get("type").and_then(Value::as_str) {
+                Some("toolCall") => blocks.push(block),
+                Some("text") if text_left > 0 => {
+                    let n = block
+                        .get("text")
+                        .and_then(Value::as_str)
+                        .map_or(0, |t| t.chars().count());
+                    text_left = text_left.saturating_sub(n.max(1));
+                    blocks.push(block);
+                }
+                _ => {}
+            }
         }
         Ok(Value::Array(blocks))
     }
@@ -214,7 +232,10 @@ impl<'de> Visitor<'de> for BlockVisitor {
             let key = key.0;
             let value = match key.as_str() {
                 "type" | "id" | "name" => map.next_value::<Value>()?,
-                "text" => Value::String(map.next_value_seed(PreviewSeed)?),
+                "text" => {
+                    let raw = map.next_value::<&'de serde_json::value::RawValue>()?;
+                    raw_preview(raw.get()).map_err(de::Error::custom)?
+                }
                 _ => {
                     map.next_value::<IgnoredAny>()?;
                     continue;
@@ -226,28 +247,40 @@ impl<'de> Visitor<'de> for BlockVisitor {
     }
 }
 
-/// A string, cut to a preview without copying the rest.
-struct PreviewSeed;
-
-impl<'de> DeserializeSeed<'de> for PreviewSeed {
-    type Value = String;
-    fn deserialize<D: Deserializer<'de>>(self, d: D) -> Result<String, D::Error> {
-        d.deserialize_str(PreviewVisitor)
+/// A JSON value's preview from its raw text: a string cut to `PREVIEW_CHARS` after unescaping
+/// only a prefix (tool results can be megabytes), any other value as stored.
+fn raw_preview(raw: &str) -> Result<Value, serde_json::Error> {
+    if !raw.starts_with('"') {
+        return serde_json::from_str(raw);
     }
-}
-
-struct PreviewVisitor;
-
-impl<'de> Visitor<'de> for PreviewVisitor {
-    type Value = String;
-
-    fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
-        f.write_str("a string")
+    // Up to 12 bytes per character (a surrogate pair of escapes): this prefix holds the preview.
+    let limit = PREVIEW_CHARS * 12 + 2;
+    if raw.len() > limit {
+        let bytes = raw.as_bytes();
+        let mut cut = 1;
+        let mut i = 1;
+        while i < limit {
+            if bytes[i] == b'\\' {
+                i += if bytes.get(i + 1) == Some(&b'u') {
+                    6
+                } else {
+                    2
+                };
+            } else {
+                i += 1;
+            }
+            if i <= limit && raw.is_char_boundary(i) {
+                cut = i;
+            }
+        }
+        let head = format!("{}\"", &raw[..cut]);
+        // A cut between the halves of a surrogate pair does not parse: then read it all.
+        if let Ok(s) = serde_json::from_str::<String>(&head) {
+            return Ok(Value::String(preview(&s)));
+        }
     }
-
-    fn visit_str<E: de::Error>(self, v: &str) -> Result<String, E> {
-        Ok(preview(v))
-    }
+    let s: String = serde_json::from_str(raw)?;
+    Ok(Value::String(preview(&s)))
 }
 
 /// A string as a preview, any other value as stored (a compaction `summary`).
@@ -262,6 +295,21 @@ impl<'de> DeserializeSeed<'de> for PreviewOrValue {
             other => other,
         })
     }
+}
+
+/// `usage` with only `USAGE_KEYS` and `cost.total`.
+fn trim_usage(v: Value) -> Value {
+    let Value::Object(mut u) = v else { return v };
+    let mut out = Map::new();
+    for k in USAGE_KEYS {
+        if let Some(x) = u.remove(k) {
+            out.insert(k.to_string(), x);
+        }
+    }
+    if let Some(total) = u.get("cost").and_then(|c| c.get("total")) {
+        out.insert("cost".into(), serde_json::json!({ "total": total }));
+    }
+    Value::Object(out)
 }
 
 fn preview(s: &str) -> String {
@@ -313,7 +361,7 @@ mod tests {
         let m = c.message().unwrap();
         assert_eq!(m.text().chars().count(), PREVIEW_CHARS);
         assert!(m.is_error());
-        assert!(m.value.get("details").is_none());
+        assert_eq!(m.value, Value::Null, "the skeleton is not kept");
     }
 
     #[test]

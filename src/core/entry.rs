@@ -83,8 +83,10 @@ impl ToolCall {
 #[derive(Debug, Clone, PartialEq)]
 pub struct Message {
     pub role: Role,
-    /// The message object as parsed (key order preserved).
+    /// The message object as parsed (key order preserved); `Null` for a compact message.
     pub value: Value,
+    /// A compact message's fields (`core::compact`): every accessor reads these instead of `value`.
+    pub compact: Option<Box<CompactFields>>,
     /// The entry-level submission markers, read once at parse time (they are looked up for every
     /// entry of every path walk).
     pub markers: Markers,
@@ -101,6 +103,56 @@ pub struct Markers {
     pub submission_terminal_id: Option<String>,
 }
 
+/// What the accessors below return for a compact message, computed once from its skeleton by the
+/// same accessors (so both forms answer alike) and kept without the JSON maps.
+#[derive(Debug, Clone, PartialEq)]
+pub struct CompactFields {
+    pub stop_reason: Option<Value>,
+    pub error_message: Option<Value>,
+    /// `usage` input, output, cacheRead and cost.total (NaN when missing); `None` when `usage` is
+    /// not an object.
+    pub usage: Option<[f64; 4]>,
+    /// Tool calls without their arguments.
+    pub tool_calls: Vec<ToolCall>,
+    pub tool_call_id: Option<Value>,
+    pub tool_name: Option<String>,
+    pub is_error: bool,
+    pub signal_type: Option<String>,
+    pub model: Option<String>,
+    /// The start of `text()`.
+    pub text: String,
+    /// `attributes` of a signal.
+    pub attributes: Option<Value>,
+}
+
+impl CompactFields {
+    /// Read the fields of a skeleton message with the full accessors.
+    pub fn of(skeleton: &Message) -> CompactFields {
+        let usage_keys = ["input", "output", "cacheRead"];
+        CompactFields {
+            stop_reason: skeleton.field("stopReason").cloned(),
+            error_message: skeleton.error_message_value().cloned(),
+            usage: skeleton.has_usage().then(|| {
+                let u = |k: &str| skeleton.usage(k);
+                [
+                    u(usage_keys[0]),
+                    u(usage_keys[1]),
+                    u(usage_keys[2]),
+                    skeleton.cost_total(),
+                ]
+            }),
+            tool_calls: skeleton.tool_calls(),
+            tool_call_id: skeleton.tool_call_id(),
+            tool_name: skeleton.tool_name().map(str::to_string),
+            is_error: skeleton.is_error(),
+            signal_type: skeleton.signal_type().map(str::to_string),
+            model: skeleton.model().map(str::to_string),
+            text: skeleton.text(),
+            attributes: skeleton.field("attributes").cloned(),
+        }
+    }
+}
+
 impl Message {
     fn field(&self, key: &str) -> Option<&Value> {
         self.value.as_object().and_then(|o| o.get(key))
@@ -112,12 +164,44 @@ impl Message {
 
     /// `stopReason` when it is a string.
     pub fn stop_reason(&self) -> Option<&str> {
-        self.str_field("stopReason")
+        self.stop_reason_value().and_then(Value::as_str)
+    }
+
+    /// `stopReason` as stored (any JSON type).
+    pub fn stop_reason_value(&self) -> Option<&Value> {
+        match &self.compact {
+            Some(c) => c.stop_reason.as_ref(),
+            None => self.field("stopReason"),
+        }
+    }
+
+    /// `attributes.<key>` of a signal when it is a string.
+    pub fn attribute(&self, key: &str) -> Option<&str> {
+        let attributes = match &self.compact {
+            Some(c) => c.attributes.as_ref(),
+            None => self.field("attributes"),
+        };
+        attributes.and_then(|a| a.get(key)).and_then(Value::as_str)
+    }
+
+    /// `usage.cost.total` as a number (NaN when missing).
+    pub fn cost_total(&self) -> f64 {
+        match &self.compact {
+            Some(c) => c.usage.map_or(f64::NAN, |u| u[3]),
+            None => self
+                .value
+                .pointer("/usage/cost/total")
+                .and_then(Value::as_f64)
+                .unwrap_or(f64::NAN),
+        }
     }
 
     /// `errorMessage` as stored (any JSON type), `None` when absent.
     pub fn error_message_value(&self) -> Option<&Value> {
-        self.field("errorMessage")
+        match &self.compact {
+            Some(c) => c.error_message.as_ref(),
+            None => self.field("errorMessage"),
+        }
     }
 
     /// The error text when `errorMessage` is truthy in JavaScript, converted as `String(x)` would.
@@ -128,6 +212,15 @@ impl Message {
 
     /// `usage.<key>` as a JS number: NaN when missing or not a number (JS arithmetic on `undefined`).
     pub fn usage(&self, key: &str) -> f64 {
+        if let Some(c) = &self.compact {
+            let i = ["input", "output", "cacheRead"]
+                .iter()
+                .position(|k| *k == key);
+            return match (c.usage, i) {
+                (Some(u), Some(i)) => u[i],
+                _ => f64::NAN,
+            };
+        }
         self.field("usage")
             .and_then(|u| u.get(key))
             .and_then(Value::as_f64)
@@ -136,11 +229,17 @@ impl Message {
 
     /// Whether `usage` is an object (the runtime reads `usage.input` without a guard).
     pub fn has_usage(&self) -> bool {
+        if let Some(c) = &self.compact {
+            return c.usage.is_some();
+        }
         self.field("usage").is_some_and(Value::is_object)
     }
 
     /// Tool call blocks in content order (assistant messages).
     pub fn tool_calls(&self) -> Vec<ToolCall> {
+        if let Some(c) = &self.compact {
+            return c.tool_calls.clone();
+        }
         let Some(content) = self.field("content").and_then(Value::as_array) else {
             return Vec::new();
         };
@@ -157,15 +256,24 @@ impl Message {
 
     /// `toolCallId` of a toolResult as a JS value (`None` = undefined).
     pub fn tool_call_id(&self) -> Option<Value> {
+        if let Some(c) = &self.compact {
+            return c.tool_call_id.clone();
+        }
         self.field("toolCallId").cloned()
     }
 
     pub fn tool_name(&self) -> Option<&str> {
+        if let Some(c) = &self.compact {
+            return c.tool_name.as_deref();
+        }
         self.str_field("toolName")
     }
 
     /// `isError` of a toolResult.
     pub fn is_error(&self) -> bool {
+        if let Some(c) = &self.compact {
+            return c.is_error;
+        }
         self.field("isError")
             .and_then(Value::as_bool)
             .unwrap_or(false)
@@ -173,16 +281,25 @@ impl Message {
 
     /// `type` of a signal message (`stream_continued`, `dispatch_input`, …).
     pub fn signal_type(&self) -> Option<&str> {
+        if let Some(c) = &self.compact {
+            return c.signal_type.as_deref();
+        }
         self.str_field("type")
     }
 
     /// `model` of an assistant message.
     pub fn model(&self) -> Option<&str> {
+        if let Some(c) = &self.compact {
+            return c.model.as_deref();
+        }
         self.str_field("model")
     }
 
     /// The concatenated text of the message (text blocks, string content, signal content).
     pub fn text(&self) -> String {
+        if let Some(c) = &self.compact {
+            return c.text.clone();
+        }
         match self.field("content") {
             Some(Value::String(s)) => s.clone(),
             Some(Value::Array(blocks)) => {
@@ -347,6 +464,7 @@ fn body_from(mut obj: Map<String, Value>) -> EntryBody {
             EntryBody::Message(Box::new(Message {
                 role,
                 value,
+                compact: None,
                 markers,
             }))
         }
