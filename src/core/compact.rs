@@ -25,7 +25,14 @@ pub const PREVIEW_CHARS: usize = 120;
 
 /// Parse one stored row compactly (full parse when the shape is unusual). Never fails.
 pub fn parse_compact(position: i64, entry_id: &str, data: &[u8]) -> Entry {
-    let parsed = std::str::from_utf8(data).ok().and_then(|text| {
+    parse_compact_checked(position, entry_id, data).0
+}
+
+/// `parse_compact`, and whether `data` was not UTF-8 (then read with replacement characters).
+pub fn parse_compact_checked(position: i64, entry_id: &str, data: &[u8]) -> (Entry, bool) {
+    let text = std::str::from_utf8(data);
+    let lossy = text.is_err();
+    let parsed = text.ok().and_then(|text| {
         // A derived or map visitor would also accept a JSON array; only objects are compact.
         if text.trim_start().starts_with('{') {
             let mut de = serde_json::Deserializer::from_str(text);
@@ -46,9 +53,12 @@ pub fn parse_compact(position: i64, entry_id: &str, data: &[u8]) -> Entry {
                 m.compact = Some(Box::new(CompactFields::of(m)));
                 m.value = Value::Null;
             }
-            e
+            (e, false)
         }
-        None => Entry::parse(position, entry_id, &String::from_utf8_lossy(data)),
+        None => (
+            Entry::parse(position, entry_id, &String::from_utf8_lossy(data)),
+            lossy,
+        ),
     }
 }
 
@@ -96,9 +106,12 @@ impl<'de> Visitor<'de> for TopVisitor {
 
     fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Self::Value, A::Error> {
         let mut out = Map::new();
-        while let Some(key) = map.next_key::<KeyText>()? {
-            let key = key.0;
-            let value = match key.as_str() {
+        while let Some(KeyText(key)) = map.next_key()? {
+            let Some(key) = key else {
+                map.next_value::<IgnoredAny>()?;
+                continue;
+            };
+            let value = match key {
                 // `message` must be an object for the compact form; else the full parse decides.
                 "message" => map.next_value_seed(MessageSeed)?,
                 "summary" => map.next_value_seed(PreviewOrValue)?,
@@ -109,18 +122,55 @@ impl<'de> Visitor<'de> for TopVisitor {
                 }
             };
             // A duplicate key replaces the earlier value, as in a full parse.
-            out.insert(key, value);
+            out.insert(key.to_string(), value);
         }
         Ok(out)
     }
 }
 
-/// An object key, unescaped.
-struct KeyText(String);
+/// An object key: one the compact form keeps (without allocating), or `None` for any other.
+struct KeyText(Option<&'static str>);
+
+/// Every key any compact visitor keeps.
+const KEPT: [&str; 23] = [
+    "type",
+    "id",
+    "parentId",
+    "timestamp",
+    "dispatch",
+    "directSubmissionId",
+    "submissionTerminal",
+    "firstKeptEntryId",
+    "tokensBefore",
+    "message",
+    "summary",
+    "role",
+    "stopReason",
+    "errorMessage",
+    "model",
+    "toolCallId",
+    "toolName",
+    "isError",
+    "attributes",
+    "content",
+    "usage",
+    "name",
+    "text",
+];
 
 impl<'de> Deserialize<'de> for KeyText {
     fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
-        String::deserialize(d).map(KeyText)
+        struct V;
+        impl<'de> Visitor<'de> for V {
+            type Value = KeyText;
+            fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
+                f.write_str("a key")
+            }
+            fn visit_str<E: de::Error>(self, v: &str) -> Result<KeyText, E> {
+                Ok(KeyText(KEPT.iter().find(|k| **k == v).copied()))
+            }
+        }
+        d.deserialize_str(V)
     }
 }
 
@@ -144,9 +194,12 @@ impl<'de> Visitor<'de> for MessageVisitor {
 
     fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Value, A::Error> {
         let mut out = Map::new();
-        while let Some(key) = map.next_key::<KeyText>()? {
-            let key = key.0;
-            let value = match key.as_str() {
+        while let Some(KeyText(key)) = map.next_key()? {
+            let Some(key) = key else {
+                map.next_value::<IgnoredAny>()?;
+                continue;
+            };
+            let value = match key {
                 "content" => map.next_value_seed(ContentSeed)?,
                 "usage" => trim_usage(map.next_value::<Value>()?),
                 k if MESSAGE_KEYS.contains(&k) => map.next_value::<Value>()?,
@@ -155,7 +208,7 @@ impl<'de> Visitor<'de> for MessageVisitor {
                     continue;
                 }
             };
-            out.insert(key, value);
+            out.insert(key.to_string(), value);
         }
         Ok(Value::Object(out))
     }
@@ -228,9 +281,12 @@ impl<'de> Visitor<'de> for BlockVisitor {
 
     fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Value, A::Error> {
         let mut out = Map::new();
-        while let Some(key) = map.next_key::<KeyText>()? {
-            let key = key.0;
-            let value = match key.as_str() {
+        while let Some(KeyText(key)) = map.next_key()? {
+            let Some(key) = key else {
+                map.next_value::<IgnoredAny>()?;
+                continue;
+            };
+            let value = match key {
                 "type" | "id" | "name" => map.next_value::<Value>()?,
                 "text" => {
                     let raw = map.next_value::<&'de serde_json::value::RawValue>()?;
@@ -241,7 +297,7 @@ impl<'de> Visitor<'de> for BlockVisitor {
                     continue;
                 }
             };
-            out.insert(key, value);
+            out.insert(key.to_string(), value);
         }
         Ok(Value::Object(out))
     }

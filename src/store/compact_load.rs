@@ -13,7 +13,7 @@ use super::access::{
     lossy_entry, parse_session_data, SessionLoader, SessionRows, SessionScope, LOSSY_DATA,
 };
 use super::{SessionRecord, StoreError};
-use crate::core::compact::parse_compact;
+use crate::core::compact::parse_compact_checked;
 use crate::core::entry::Entry;
 use crate::core::history::{History, SubmissionKind};
 
@@ -51,8 +51,8 @@ pub fn load_compact(
     let mut column_ids: HashMap<usize, String> = HashMap::new();
     rows.for_each_entry(key, &mut |id, position, bytes| {
         let id_text = String::from_utf8_lossy(id);
-        let e = parse_compact(position, &id_text, bytes);
-        if std::str::from_utf8(id).is_err() || std::str::from_utf8(bytes).is_err() {
+        let (e, data_lossy) = parse_compact_checked(position, &id_text, bytes);
+        if data_lossy || std::str::from_utf8(id).is_err() {
             lossy.push(lossy_entry(&e.id, e.position));
         }
         if e.id != id_text {
