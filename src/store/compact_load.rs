@@ -6,14 +6,11 @@
 //! The same rows are read as by the full loader, so damage (malformed JSON, text that is not
 //! UTF-8, cycles, dangling parents) is found and reported the same way.
 
-use std::collections::HashMap;
 use std::sync::Arc;
 
-use super::access::{
-    lossy_entry, parse_session_data, SessionLoader, SessionRows, SessionScope, LOSSY_DATA,
-};
+use super::access::{parse_session_data, SessionLoader, SessionRows, SessionScope, LOSSY_DATA};
+use super::parse_rows::{parse_rows, ParsedRows};
 use super::{SessionRecord, StoreError};
-use crate::core::compact::parse_compact_checked;
 use crate::core::entry::Entry;
 use crate::core::history::{History, SubmissionKind};
 
@@ -46,20 +43,12 @@ pub fn load_compact(
     if data_lossy {
         lossy.push(LOSSY_DATA.to_string());
     }
-    let mut entries: Vec<Entry> = Vec::new();
-    // `entry_id` column values that differ from the entry's `data.id` (to fetch bodies by key).
-    let mut column_ids: HashMap<usize, String> = HashMap::new();
-    rows.for_each_entry(key, &mut |id, position, bytes| {
-        let id_text = String::from_utf8_lossy(id);
-        let (e, data_lossy) = parse_compact_checked(position, &id_text, bytes);
-        if data_lossy || std::str::from_utf8(id).is_err() {
-            lossy.push(lossy_entry(&e.id, e.position));
-        }
-        if e.id != id_text {
-            column_ids.insert(entries.len(), id_text.into_owned());
-        }
-        entries.push(e);
-    })?;
+    let ParsedRows {
+        entries,
+        column_ids,
+        lossy: lossy_rows,
+    } = parse_rows(rows, key)?;
+    lossy.extend(lossy_rows);
     let (leaf_id, mut data_problems) = parse_session_data(&data);
     data_problems.extend(lossy);
     let k = SubmissionKind::parse(kind).unwrap_or(SubmissionKind::Dispatch);

@@ -3,6 +3,7 @@
 mod access;
 mod compact_load;
 mod error;
+mod parse_rows;
 mod sessions;
 mod sqlite;
 mod walk;
