@@ -20,8 +20,8 @@ use serde_json::{Map, Value};
 
 use super::entry::{CompactFields, Entry, EntryBody};
 
-/// Characters of text kept per text block, string content, or compaction summary.
-pub const PREVIEW_CHARS: usize = 120;
+/// Characters of text kept for a compact entry's preview (rows show at most 60 after cleaning).
+pub const PREVIEW_CHARS: usize = 96;
 
 /// Parse one stored row compactly (full parse when the shape is unusual). Never fails.
 pub fn parse_compact(position: i64, entry_id: &str, data: &[u8]) -> Entry {
