@@ -12,7 +12,7 @@ use crate::core::plan::{
 };
 use crate::core::rows::SubmissionRow;
 use crate::core::time::{human_duration, iso_from_ms};
-use crate::store::{JournalStore, StoreError, SubmissionBundle};
+use crate::store::{CompactLoader, JournalStore, PathWalker, StoreError, SubmissionBundle};
 
 /// A submission with everything turnscope concluded about it.
 #[derive(Debug, Clone)]
@@ -69,6 +69,33 @@ impl SubmissionReport {
     ) -> Result<SubmissionReport, StoreError> {
         let row = store.find_submission(query)?;
         let bundle = store.load_bundle(&row.submission_id)?;
+        Ok(SubmissionReport::build(bundle, context_window, now_ms))
+    }
+
+    /// Load and inspect one submission for viewing (`show`, the TUI): the session is read whole
+    /// but compact, with full bodies for the input entry and the active path after it. Verdict
+    /// and plan are those of `load`; actions must still use `load`.
+    pub fn load_compact(
+        store: &dyn JournalStore,
+        query: &str,
+        context_window: Option<u64>,
+        now_ms: i64,
+    ) -> Result<SubmissionReport, StoreError> {
+        let row = store.find_submission(query)?;
+        let bundle = store.load_bundle_with(&row.submission_id, &mut CompactLoader)?;
+        Ok(SubmissionReport::build(bundle, context_window, now_ms))
+    }
+
+    /// Inspect one submission for a listing: only the active path from its input entry to the
+    /// leaf is read (see `store::walk` for where this can differ from a full read).
+    pub fn scan(
+        store: &dyn JournalStore,
+        submission_id: &str,
+        walker: &mut PathWalker,
+        context_window: Option<u64>,
+        now_ms: i64,
+    ) -> Result<SubmissionReport, StoreError> {
+        let bundle = store.load_bundle_with(submission_id, walker)?;
         Ok(SubmissionReport::build(bundle, context_window, now_ms))
     }
 

@@ -105,6 +105,15 @@ impl Refusal {
 /// The preconditions every action shares: a running row whose lease expired, and a session the
 /// runtime itself could load.
 fn check_stuck(r: &SubmissionReport, now_ms: i64) -> Result<(), Refusal> {
+    // Writes are planned only from a whole, fully parsed session (`SubmissionReport::load`).
+    if let Some(s) = r.bundle.session.as_ref() {
+        if s.scope != crate::store::SessionScope::Full {
+            return Err(Refusal::new(
+                "the session was read in part (for a listing or a view), not whole",
+                "plan the action from a full read of the submission",
+            ));
+        }
+    }
     let row = r.row();
     if row.status != "running" {
         return Err(Refusal::new(

@@ -8,7 +8,7 @@ use super::args::{Cli, ListArgs};
 use super::output::{sanitize, table, truncate};
 use super::{now_ms, CliError};
 use crate::report::{plan_json, submission_json, SubmissionReport};
-use crate::store::{JournalStore, ListFilter};
+use crate::store::{JournalStore, ListFilter, PathWalker};
 
 pub fn run(
     store: &dyn JournalStore,
@@ -48,16 +48,22 @@ pub fn run(
                 now - since >= age.as_millis() as i64
             })
     });
-    // Each report (with its whole session) is turned into its output line and dropped at once, so
-    // memory stays at one session at a time however many rows are listed.
+    // Each report holds only its active path since the input (`store::walk`) and is turned into
+    // its output line and dropped at once; the walker keeps a few recent walks.
+    let mut walker = PathWalker::new(cli.context_window.is_some());
     let mut items = Vec::new();
     let mut body: Vec<Vec<String>> = Vec::new();
     for row in rows {
         if args.limit.is_some_and(|n| items.len() + body.len() >= n) {
             break;
         }
-        let bundle = store.load_bundle(&row.submission_id)?;
-        let report = SubmissionReport::build(bundle, cli.context_window, now);
+        let report = SubmissionReport::scan(
+            store,
+            &row.submission_id,
+            &mut walker,
+            cli.context_window,
+            now,
+        )?;
         if let Some(v) = &args.verdict {
             let verdict = report.verdict();
             // `resume` matches every resume mode; otherwise the label must match exactly.

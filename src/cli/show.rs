@@ -19,7 +19,7 @@ pub fn run_classify(
     json: bool,
     out: &mut dyn Write,
 ) -> Result<(), CliError> {
-    let r = SubmissionReport::load(store, query, cli.context_window, now_ms(cli))?;
+    let r = SubmissionReport::load_compact(store, query, cli.context_window, now_ms(cli))?;
     let c = r.classification();
     if json {
         let doc = json!({
@@ -77,7 +77,7 @@ pub fn run_show(
     json: bool,
     out: &mut dyn Write,
 ) -> Result<(), CliError> {
-    let r = SubmissionReport::load(store, query, cli.context_window, now_ms(cli))?;
+    let r = SubmissionReport::load_compact(store, query, cli.context_window, now_ms(cli))?;
     if json {
         writeln!(
             out,

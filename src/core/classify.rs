@@ -604,7 +604,7 @@ fn classify_inner(following: Option<&[&Entry]>, cw: u64) -> (SubmissionState, Ex
         };
     }
     let reason = match a.error_message_value() {
-        Some(Value::Null) | None => a.value.get("stopReason").map(super::entry::js_to_string),
+        Some(Value::Null) | None => a.stop_reason_value().map(super::entry::js_to_string),
         Some(v) => Some(super::entry::js_to_string(v)),
     };
     (

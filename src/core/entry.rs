@@ -18,8 +18,14 @@ pub struct Entry {
     pub parent_id: Option<String>,
     /// `data.timestamp` (ISO string) when present.
     pub timestamp: Option<String>,
-    /// The stored JSON text, byte for byte.
+    /// The stored JSON text, byte for byte. Empty for a compact entry (see `compact`).
     pub raw: String,
+    /// Byte length of the stored JSON text (also known for compact entries).
+    pub stored_len: usize,
+    /// A compact entry (`core::compact`): the message keeps only the fields the classifier, the
+    /// planner and the tree rows read, text is cut to a preview and `raw` is empty. Fetch the
+    /// stored text by id when the whole entry is needed.
+    pub compact: bool,
     pub body: EntryBody,
 }
 
@@ -77,8 +83,10 @@ impl ToolCall {
 #[derive(Debug, Clone, PartialEq)]
 pub struct Message {
     pub role: Role,
-    /// The message object as parsed (key order preserved).
+    /// The message object as parsed (key order preserved); `Null` for a compact message.
     pub value: Value,
+    /// A compact message's fields (`core::compact`): every accessor reads these instead of `value`.
+    pub compact: Option<Box<CompactFields>>,
     /// The entry-level submission markers, read once at parse time (they are looked up for every
     /// entry of every path walk).
     pub markers: Markers,
@@ -95,6 +103,61 @@ pub struct Markers {
     pub submission_terminal_id: Option<String>,
 }
 
+/// What the accessors below return for a compact message, computed once from its skeleton by the
+/// same accessors (so both forms answer alike) and kept without the JSON maps. Values that are
+/// usually absent are boxed: a `Value` is 72 bytes inline, and a whale has 100,000 of these.
+#[derive(Debug, Clone, PartialEq)]
+pub struct CompactFields {
+    pub stop_reason: Option<Box<Value>>,
+    pub error_message: Option<Box<Value>>,
+    /// `usage` input, output, cacheRead and cost.total (NaN when missing); `None` when `usage` is
+    /// not an object.
+    pub usage: Option<[f64; 4]>,
+    /// Tool calls as (id, name), without their arguments.
+    pub tool_calls: Vec<(Option<Box<Value>>, String)>,
+    pub tool_call_id: Option<Box<Value>>,
+    pub tool_name: Option<String>,
+    pub is_error: bool,
+    pub signal_type: Option<String>,
+    pub model: Option<String>,
+    /// The start of `text()`.
+    pub text: String,
+    /// `attributes` of a signal.
+    pub attributes: Option<Box<Value>>,
+}
+
+impl CompactFields {
+    /// Read the fields of a skeleton message with the full accessors.
+    pub fn of(skeleton: &Message) -> CompactFields {
+        let boxed = |v: Option<&Value>| v.cloned().map(Box::new);
+        CompactFields {
+            stop_reason: boxed(skeleton.field("stopReason")),
+            error_message: boxed(skeleton.error_message_value()),
+            usage: skeleton.has_usage().then(|| {
+                let u = |k: &str| skeleton.usage(k);
+                [
+                    u("input"),
+                    u("output"),
+                    u("cacheRead"),
+                    skeleton.cost_total(),
+                ]
+            }),
+            tool_calls: skeleton
+                .tool_calls()
+                .into_iter()
+                .map(|c| (c.id.map(Box::new), c.name))
+                .collect(),
+            tool_call_id: skeleton.tool_call_id().map(Box::new),
+            tool_name: skeleton.tool_name().map(str::to_string),
+            is_error: skeleton.is_error(),
+            signal_type: skeleton.signal_type().map(str::to_string),
+            model: skeleton.model().map(str::to_string),
+            text: skeleton.text(),
+            attributes: boxed(skeleton.field("attributes")),
+        }
+    }
+}
+
 impl Message {
     fn field(&self, key: &str) -> Option<&Value> {
         self.value.as_object().and_then(|o| o.get(key))
@@ -106,12 +169,44 @@ impl Message {
 
     /// `stopReason` when it is a string.
     pub fn stop_reason(&self) -> Option<&str> {
-        self.str_field("stopReason")
+        self.stop_reason_value().and_then(Value::as_str)
+    }
+
+    /// `stopReason` as stored (any JSON type).
+    pub fn stop_reason_value(&self) -> Option<&Value> {
+        match &self.compact {
+            Some(c) => c.stop_reason.as_deref(),
+            None => self.field("stopReason"),
+        }
+    }
+
+    /// `attributes.<key>` of a signal when it is a string.
+    pub fn attribute(&self, key: &str) -> Option<&str> {
+        let attributes = match &self.compact {
+            Some(c) => c.attributes.as_deref(),
+            None => self.field("attributes"),
+        };
+        attributes.and_then(|a| a.get(key)).and_then(Value::as_str)
+    }
+
+    /// `usage.cost.total` as a number (NaN when missing).
+    pub fn cost_total(&self) -> f64 {
+        match &self.compact {
+            Some(c) => c.usage.map_or(f64::NAN, |u| u[3]),
+            None => self
+                .value
+                .pointer("/usage/cost/total")
+                .and_then(Value::as_f64)
+                .unwrap_or(f64::NAN),
+        }
     }
 
     /// `errorMessage` as stored (any JSON type), `None` when absent.
     pub fn error_message_value(&self) -> Option<&Value> {
-        self.field("errorMessage")
+        match &self.compact {
+            Some(c) => c.error_message.as_deref(),
+            None => self.field("errorMessage"),
+        }
     }
 
     /// The error text when `errorMessage` is truthy in JavaScript, converted as `String(x)` would.
@@ -122,6 +217,15 @@ impl Message {
 
     /// `usage.<key>` as a JS number: NaN when missing or not a number (JS arithmetic on `undefined`).
     pub fn usage(&self, key: &str) -> f64 {
+        if let Some(c) = &self.compact {
+            let i = ["input", "output", "cacheRead"]
+                .iter()
+                .position(|k| *k == key);
+            return match (c.usage, i) {
+                (Some(u), Some(i)) => u[i],
+                _ => f64::NAN,
+            };
+        }
         self.field("usage")
             .and_then(|u| u.get(key))
             .and_then(Value::as_f64)
@@ -130,11 +234,25 @@ impl Message {
 
     /// Whether `usage` is an object (the runtime reads `usage.input` without a guard).
     pub fn has_usage(&self) -> bool {
+        if let Some(c) = &self.compact {
+            return c.usage.is_some();
+        }
         self.field("usage").is_some_and(Value::is_object)
     }
 
     /// Tool call blocks in content order (assistant messages).
     pub fn tool_calls(&self) -> Vec<ToolCall> {
+        if let Some(c) = &self.compact {
+            return c
+                .tool_calls
+                .iter()
+                .map(|(id, name)| ToolCall {
+                    id: id.as_deref().cloned(),
+                    name: name.clone(),
+                    arguments: Value::Null,
+                })
+                .collect();
+        }
         let Some(content) = self.field("content").and_then(Value::as_array) else {
             return Vec::new();
         };
@@ -151,15 +269,24 @@ impl Message {
 
     /// `toolCallId` of a toolResult as a JS value (`None` = undefined).
     pub fn tool_call_id(&self) -> Option<Value> {
+        if let Some(c) = &self.compact {
+            return c.tool_call_id.as_deref().cloned();
+        }
         self.field("toolCallId").cloned()
     }
 
     pub fn tool_name(&self) -> Option<&str> {
+        if let Some(c) = &self.compact {
+            return c.tool_name.as_deref();
+        }
         self.str_field("toolName")
     }
 
     /// `isError` of a toolResult.
     pub fn is_error(&self) -> bool {
+        if let Some(c) = &self.compact {
+            return c.is_error;
+        }
         self.field("isError")
             .and_then(Value::as_bool)
             .unwrap_or(false)
@@ -167,16 +294,25 @@ impl Message {
 
     /// `type` of a signal message (`stream_continued`, `dispatch_input`, …).
     pub fn signal_type(&self) -> Option<&str> {
+        if let Some(c) = &self.compact {
+            return c.signal_type.as_deref();
+        }
         self.str_field("type")
     }
 
     /// `model` of an assistant message.
     pub fn model(&self) -> Option<&str> {
+        if let Some(c) = &self.compact {
+            return c.model.as_deref();
+        }
         self.str_field("model")
     }
 
     /// The concatenated text of the message (text blocks, string content, signal content).
     pub fn text(&self) -> String {
+        if let Some(c) = &self.compact {
+            return c.text.clone();
+        }
         match self.field("content") {
             Some(Value::String(s)) => s.clone(),
             Some(Value::Array(blocks)) => {
@@ -199,33 +335,32 @@ impl Message {
 impl Entry {
     /// Parse one stored row. Never fails: bad JSON becomes `EntryBody::Malformed`.
     pub fn parse(position: i64, entry_id: &str, data: &str) -> Entry {
+        let malformed = |error: String| Entry {
+            position,
+            id: entry_id.to_string(),
+            parent_id: None,
+            timestamp: None,
+            raw: data.to_string(),
+            stored_len: data.len(),
+            compact: false,
+            body: EntryBody::Malformed { error },
+        };
         let value: Value = match serde_json::from_str(data) {
             Ok(v) => v,
-            Err(e) => {
-                return Entry {
-                    position,
-                    id: entry_id.to_string(),
-                    parent_id: None,
-                    timestamp: None,
-                    raw: data.to_string(),
-                    body: EntryBody::Malformed {
-                        error: format!("invalid JSON: {e}"),
-                    },
-                }
-            }
+            Err(e) => return malformed(format!("invalid JSON: {e}")),
         };
         let Value::Object(obj) = value else {
-            return Entry {
-                position,
-                id: entry_id.to_string(),
-                parent_id: None,
-                timestamp: None,
-                raw: data.to_string(),
-                body: EntryBody::Malformed {
-                    error: "entry JSON is not an object".to_string(),
-                },
-            };
+            return malformed("entry JSON is not an object".to_string());
         };
+        let mut e = Entry::from_object(position, entry_id, obj);
+        e.raw = data.to_string();
+        e.stored_len = data.len();
+        e
+    }
+
+    /// An entry from its parsed top-level object (`raw` left empty, `compact` false). Shared by
+    /// the full and the compact parser so both apply the same rules.
+    pub(crate) fn from_object(position: i64, entry_id: &str, obj: Map<String, Value>) -> Entry {
         let id = obj
             .get("id")
             .and_then(Value::as_str)
@@ -245,7 +380,9 @@ impl Entry {
             id,
             parent_id,
             timestamp,
-            raw: data.to_string(),
+            raw: String::new(),
+            stored_len: 0,
+            compact: false,
             body,
         }
     }
@@ -340,6 +477,7 @@ fn body_from(mut obj: Map<String, Value>) -> EntryBody {
             EntryBody::Message(Box::new(Message {
                 role,
                 value,
+                compact: None,
                 markers,
             }))
         }

@@ -1,6 +1,7 @@
 //! A session's history: the append-only entry list plus the `leafId` pointer (spec §2.3–2.4, §2.8).
 
 use std::collections::{HashMap, HashSet};
+use std::sync::Arc;
 
 use super::entry::Entry;
 
@@ -57,7 +58,8 @@ impl std::fmt::Display for PathDamage {
 /// A session's entries in append order plus its leaf pointer.
 #[derive(Debug, Clone, Default)]
 pub struct History {
-    pub entries: Vec<Entry>,
+    /// Shared with the `SessionRecord` it was built from (a whale session is read once).
+    pub entries: Arc<[Entry]>,
     pub leaf_id: Option<String>,
     /// Indexes into `entries` along the active path, root first.
     active: Vec<usize>,
@@ -66,7 +68,8 @@ pub struct History {
 }
 
 impl History {
-    pub fn new(entries: Vec<Entry>, leaf_id: Option<String>) -> History {
+    pub fn new(entries: impl Into<Arc<[Entry]>>, leaf_id: Option<String>) -> History {
+        let entries: Arc<[Entry]> = entries.into();
         // Like the runtime's `new Map(entries.map(e => [e.id, e]))`: a later duplicate id wins.
         let mut by_id: HashMap<&str, usize> = HashMap::with_capacity(entries.len());
         for (i, e) in entries.iter().enumerate() {

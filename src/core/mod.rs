@@ -3,6 +3,7 @@
 
 pub mod changes;
 pub mod classify;
+pub mod compact;
 pub mod context_window;
 pub mod entry;
 pub mod history;

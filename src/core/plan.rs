@@ -72,13 +72,8 @@ pub fn inspect_session(
         .map(|_| reconstruct_stream(stream_bodies));
     let stream_already_continued = stream_key.as_deref().is_some_and(|key| {
         active.iter().any(|e| {
-            e.message().is_some_and(|m| {
-                m.is_stream_continued()
-                    && m.value
-                        .pointer("/attributes/streamKey")
-                        .and_then(|v| v.as_str())
-                        == Some(key)
-            })
+            e.message()
+                .is_some_and(|m| m.is_stream_continued() && m.attribute("streamKey") == Some(key))
         })
     });
     let partial_already_checkpointed = active.last().is_some_and(|last| {

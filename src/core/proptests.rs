@@ -208,4 +208,32 @@ proptest! {
         prop_assert!(p1.rule.is_some() != unreadable, "{:?}", p1);
         prop_assert_eq!(unreadable, !si.load_blockers.is_empty());
     }
+
+    #[test]
+    fn compact_entries_classify_and_plan_like_full_ones(
+        raws in prop::collection::vec(raw_entry(), 0..12),
+        leaf in 0usize..14,
+        phase in prop::option::of(0usize..4),
+        cw in prop_oneof![Just(0u64), Just(200_000u64)],
+    ) {
+        let full = chain(&raws);
+        let compact: Vec<Entry> = full
+            .iter()
+            .map(|e| super::compact::parse_compact(e.position, &e.id, e.raw.as_bytes()))
+            .collect();
+        for (c, f) in compact.iter().zip(&full) {
+            prop_assert_eq!((&c.id, &c.parent_id, &c.timestamp), (&f.id, &f.parent_id, &f.timestamp));
+            prop_assert_eq!(c.kind_label(), f.kind_label());
+            prop_assert_eq!(c.stored_len, f.raw.len());
+        }
+        let leaf_id = full.get(leaf).map(|e| e.id.clone());
+        let (hf, hc) = (History::new(full, leaf_id.clone()), History::new(compact, leaf_id));
+        let sub = row(true, 1);
+        let tr = r#"{"toolCalls":[{"id":"a","name":"t"},{"id":"b","name":"t"}]}"#.to_string();
+        let j = phase.map(|p| journal(p, Some(tr.clone())));
+        let sf = inspect_session(&sub, j.as_ref(), Some(&hf), &[], &[], cw);
+        let sc = inspect_session(&sub, j.as_ref(), Some(&hc), &[], &[], cw);
+        prop_assert_eq!(&sf, &sc);
+        prop_assert_eq!(plan_recovery(&sub, j.as_ref(), &sf, 10), plan_recovery(&sub, j.as_ref(), &sc, 10));
+    }
 }

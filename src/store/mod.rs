@@ -2,18 +2,25 @@
 //! traits. Everything above this module talks to [`Backend`] and [`JournalWriter`] trait objects
 //! obtained from [`open`] / [`open_writer`], and never learns which database it talks to.
 
+mod access;
 mod backend;
+mod compact_load;
 mod error;
 mod parse;
+mod parse_rows;
 pub mod postgres;
 mod sessions;
 mod sqlite;
 mod sqlite_traits;
+mod walk;
 mod write;
 
+pub use access::{EntryRow, EntryVisitor, SessionLoader, SessionRows, SessionScope};
 pub use backend::{open, open_writer, Backend, DbTarget};
+pub use compact_load::{fetch_full, load_compact, CompactLoader};
 pub use error::{PgFailure, StoreError};
 pub use sqlite::SqliteStore;
+pub use walk::PathWalker;
 pub use write::{Applied, ApplyError, AuditInfo, AuditRecord, SqliteWriter, AUDIT_DDL};
 
 use std::collections::HashMap;
@@ -61,7 +68,10 @@ pub struct SessionRecord {
     pub leaf_id: Option<String>,
     /// Problems with `data` itself (bad JSON, wrong version, malformed ids).
     pub data_problems: Vec<String>,
-    pub entries: Vec<Entry>,
+    /// Shared with the `History` built from it.
+    pub entries: std::sync::Arc<[Entry]>,
+    /// How much of the session `entries` holds (only `Full` and `Compact` are whole sessions).
+    pub scope: SessionScope,
 }
 
 /// One `flue_sessions` row summarised for the sessions view.
@@ -105,6 +115,20 @@ pub trait JournalStore {
     fn find_submission(&self, query: &str) -> Result<SubmissionRow, StoreError>;
     /// Load a submission with its journal, session and stream chunks in one read snapshot.
     fn load_bundle(&self, submission_id: &str) -> Result<SubmissionBundle, StoreError>;
+    /// Like `load_bundle`, with the session read by `loader` through `session_rows` inside the
+    /// same snapshot. A backend without row access reads the session whole (this default).
+    fn load_bundle_with(
+        &self,
+        submission_id: &str,
+        loader: &mut dyn SessionLoader,
+    ) -> Result<SubmissionBundle, StoreError> {
+        let _ = loader;
+        self.load_bundle(submission_id)
+    }
+    /// Row-level session access for the backend-neutral loaders, when the backend has it.
+    fn session_rows(&self) -> Option<&dyn SessionRows> {
+        None
+    }
 }
 
 /// What the TUI reads besides submissions: sessions, journal phases and change fingerprints.

@@ -7,6 +7,7 @@ use std::time::Duration;
 use rusqlite::types::ValueRef;
 use rusqlite::{Connection, OpenFlags, OptionalExtension, Row};
 
+use super::access::{parse_session_data, EntryRow, EntryVisitor, SessionLoader, SessionRows};
 use super::{
     JournalStore, ListFilter, SchemaInfo, SessionRecord, StoreError, SubmissionBundle, Variant,
 };
@@ -203,7 +204,8 @@ impl SqliteStore {
             data,
             leaf_id,
             data_problems,
-            entries,
+            entries: entries.into(),
+            scope: super::SessionScope::Full,
         }))
     }
 
@@ -286,7 +288,34 @@ impl JournalStore for SqliteStore {
     }
 
     fn load_bundle(&self, submission_id: &str) -> Result<SubmissionBundle, StoreError> {
-        // One read transaction: the row, journal, session and chunks come from the same snapshot.
+        self.bundle_in_snapshot(submission_id, &mut |s, row| s.session(&row.session_key))
+    }
+
+    fn load_bundle_with(
+        &self,
+        submission_id: &str,
+        loader: &mut dyn SessionLoader,
+    ) -> Result<SubmissionBundle, StoreError> {
+        self.bundle_in_snapshot(submission_id, &mut |s, row| {
+            loader.load(s, &row.session_key, &row.kind, &row.submission_id)
+        })
+    }
+
+    fn session_rows(&self) -> Option<&dyn SessionRows> {
+        Some(self)
+    }
+}
+
+type SessionRead<'a> =
+    dyn FnMut(&SqliteStore, &SubmissionRow) -> Result<Option<SessionRecord>, StoreError> + 'a;
+
+impl SqliteStore {
+    /// The row, journal, session (read by `session`) and chunks from one read snapshot.
+    fn bundle_in_snapshot(
+        &self,
+        submission_id: &str,
+        session: &mut SessionRead<'_>,
+    ) -> Result<SubmissionBundle, StoreError> {
         self.conn
             .execute_batch("BEGIN")
             .map_err(|e| StoreError::sqlite("starting a read snapshot", e))?;
@@ -299,7 +328,7 @@ impl JournalStore for SqliteStore {
                     query: submission_id.to_string(),
                 })?;
             let (journal, journal_problem) = self.journal(submission_id)?;
-            let session = self.session(&row.session_key)?;
+            let session = session(self, &row)?;
             let stream_chunks = match journal.as_ref().and_then(|j| j.stream_key.as_deref()) {
                 Some(key) => self.stream_chunks(key)?,
                 None => Vec::new(),
@@ -314,6 +343,82 @@ impl JournalStore for SqliteStore {
         })();
         let _ = self.conn.execute_batch("COMMIT");
         result
+    }
+}
+
+/// Row access for the backend-neutral loaders (`access.rs`).
+impl SessionRows for SqliteStore {
+    fn session_data(&self, key: &str) -> Result<Option<(String, bool)>, StoreError> {
+        self.conn
+            .prepare_cached("SELECT data FROM flue_sessions WHERE id = ?1")
+            .and_then(|mut s| {
+                s.query_row([key], |r| {
+                    let v = r.get_ref(0)?;
+                    Ok((text_of(v), is_lossy(v)))
+                })
+                .optional()
+            })
+            .map_err(|e| StoreError::sqlite("reading the session", e))
+    }
+
+    fn entry_by_id(&self, session: &str, entry_id: &str) -> Result<Option<EntryRow>, StoreError> {
+        self.conn
+            .prepare_cached(
+                "SELECT position, data FROM flue_session_entries WHERE session_id = ?1 AND entry_id = ?2",
+            )
+            .and_then(|mut s| {
+                s.query_row([session, entry_id], |r| {
+                    Ok(EntryRow {
+                        position: r.get::<_, Option<i64>>(0).unwrap_or(None).unwrap_or(-1),
+                        data: bytes_of(r.get_ref(1)?),
+                    })
+                })
+                .optional()
+            })
+            .map_err(|e| StoreError::sqlite("reading a session entry", e))
+    }
+
+    fn for_each_entry(&self, session: &str, f: &mut EntryVisitor<'_>) -> Result<(), StoreError> {
+        let mut stmt = self
+            .conn
+            .prepare_cached(
+                "SELECT entry_id, position, data FROM flue_session_entries WHERE session_id = ?1 ORDER BY position",
+            )
+            .map_err(|e| StoreError::sqlite("reading session entries", e))?;
+        let mut rows = stmt
+            .query([session])
+            .map_err(|e| StoreError::sqlite("reading session entries", e))?;
+        let mut id = Vec::new();
+        while let Some(r) = rows
+            .next()
+            .map_err(|e| StoreError::sqlite("reading session entries", e))?
+        {
+            let pos = r.get::<_, Option<i64>>(1).unwrap_or(None).unwrap_or(-1);
+            let read = |i: usize, buf: &mut Vec<u8>| -> rusqlite::Result<()> {
+                buf.clear();
+                match r.get_ref(i)? {
+                    ValueRef::Text(t) | ValueRef::Blob(t) => buf.extend_from_slice(t),
+                    other => buf.extend_from_slice(text_of(other).as_bytes()),
+                }
+                Ok(())
+            };
+            // Text and blob columns are passed as stored; the data slice borrows SQLite's buffer.
+            read(0, &mut id).map_err(|e| StoreError::sqlite("reading session entries", e))?;
+            match r.get_ref(2) {
+                Ok(ValueRef::Text(t) | ValueRef::Blob(t)) => f(&id, pos, t),
+                Ok(other) => f(&id, pos, text_of(other).as_bytes()),
+                Err(e) => return Err(StoreError::sqlite("reading session entries", e)),
+            }
+        }
+        Ok(())
+    }
+}
+
+/// Bytes of a column whatever its storage class (text and blobs as stored).
+fn bytes_of(v: ValueRef<'_>) -> Vec<u8> {
+    match v {
+        ValueRef::Text(t) | ValueRef::Blob(t) => t.to_vec(),
+        other => text_of(other).into_bytes(),
     }
 }
 
@@ -544,42 +649,4 @@ fn journal_from_row(r: &Row<'_>) -> rusqlite::Result<JournalRow> {
         committed: opt_int(r.get_ref(14)?).unwrap_or(0) != 0,
         committed_leaf_id: opt_text(r.get_ref(15)?),
     })
-}
-
-/// `leafId` and any problems of `flue_sessions.data` (spec §2.2).
-pub(super) fn parse_session_data(data: &str) -> (Option<String>, Vec<String>) {
-    let v: serde_json::Value = match serde_json::from_str(data) {
-        Ok(v) => v,
-        Err(e) => return (None, vec![format!("session data is not valid JSON: {e}")]),
-    };
-    let mut problems = Vec::new();
-    if v.get("version").and_then(|x| x.as_i64()) != Some(8) {
-        problems.push(format!(
-            "session data version is {} (the runtime requires 8)",
-            v.get("version")
-                .map(|x| x.to_string())
-                .unwrap_or_else(|| "missing".into())
-        ));
-    }
-    let ulid_ok = |prefix: &str, key: &str| {
-        v.get(key).and_then(|x| x.as_str()).is_some_and(|s| {
-            s.strip_prefix(prefix).is_some_and(|rest| {
-                rest.len() == 26
-                    && rest.as_bytes()[0].is_ascii_digit()
-                    && rest.as_bytes()[0] <= b'7'
-                    && rest.bytes().all(|b| {
-                        b.is_ascii_digit() || (b.is_ascii_uppercase() && !b"ILOU".contains(&b))
-                    })
-            })
-        })
-    };
-    if !ulid_ok("conv_", "conversationId") {
-        problems
-            .push("conversationId is malformed: the runtime refuses to load this session".into());
-    }
-    if !ulid_ok("aff_", "affinityKey") {
-        problems.push("affinityKey is malformed: the runtime refuses to load this session".into());
-    }
-    let leaf = v.get("leafId").and_then(|x| x.as_str()).map(str::to_string);
-    (leaf, problems)
 }

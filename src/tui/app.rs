@@ -17,6 +17,7 @@ use super::theme::Theme;
 use super::tree::{self, ExpandMode, Expansion, NodeKind, Tree, TreeInput};
 use super::worker::Response;
 use crate::actions::ActionKind;
+use crate::core::entry::Entry;
 use crate::core::history::History;
 use crate::store::{AuditRecord, SessionSummary};
 
@@ -50,6 +51,11 @@ pub enum RequestKind {
     },
     /// Read the audit trail.
     Audit,
+    /// Fetch one entry's stored text (the tree holds compact entries).
+    EntryBody {
+        session: String,
+        entry_id: String,
+    },
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -263,6 +269,10 @@ pub struct Inspect {
     pub matched_cursor: usize,
     /// Bumped whenever data or selection changes (detail cache key).
     pub generation: u64,
+    /// Full entries fetched for the detail pane, by entry id (the tree's entries are compact).
+    pub bodies: HashMap<String, Entry>,
+    /// Entry ids whose body was asked for (so each is asked once).
+    pub bodies_requested: HashSet<String>,
 }
 
 impl Inspect {
@@ -281,7 +291,46 @@ impl Inspect {
             search: Search::default(),
             matched_cursor: 0,
             generation: 0,
+            bodies: HashMap::new(),
+            bodies_requested: HashSet::new(),
         }
+    }
+
+    /// `e` with its full body when it has been fetched (else `e`, compact or full as loaded).
+    pub fn body<'a>(&'a self, e: &'a Entry) -> &'a Entry {
+        match self.bodies.get(&e.id) {
+            Some(full) if e.compact && full.position == e.position => full,
+            _ => e,
+        }
+    }
+
+    /// The session key of what is open.
+    pub fn session_key(&self) -> Option<String> {
+        match &self.data {
+            Some(Opened::Submission(s)) => s.report.bundle.session.as_ref().map(|x| x.id.clone()),
+            Some(Opened::Session(s)) => s.record.as_ref().map(|x| x.id.clone()),
+            None => None,
+        }
+    }
+
+    /// Compact entries the detail pane shows for the selected node, whose body is not yet asked.
+    fn bodies_to_fetch(&self) -> Vec<String> {
+        let (Some(h), Some(node)) = (self.history(), self.selected_node()) else {
+            return Vec::new();
+        };
+        let shown: Vec<usize> = match &self.tree.nodes[node].kind {
+            NodeKind::Entry { entry } => vec![*entry],
+            NodeKind::Call { owner, result, .. } => {
+                std::iter::once(*owner).chain(*result).collect()
+            }
+            _ => Vec::new(),
+        };
+        shown
+            .into_iter()
+            .filter_map(|i| h.entries.get(i))
+            .filter(|e| e.compact && !self.bodies_requested.contains(&e.id))
+            .map(|e| e.id.clone())
+            .collect()
     }
 
     /// Mark the detail pane stale (a process-wide counter, so two inspects never share a key).
@@ -784,6 +833,28 @@ impl App {
     }
 
     pub fn on_key(&mut self, ev: KeyEvent) {
+        self.on_key_inner(ev);
+        self.request_bodies();
+    }
+
+    /// Ask the worker for the full bodies the detail pane is about to show.
+    fn request_bodies(&mut self) {
+        let Some(ins) = self.stack.last_mut() else {
+            return;
+        };
+        let Some(session) = ins.session_key() else {
+            return;
+        };
+        for entry_id in ins.bodies_to_fetch() {
+            ins.bodies_requested.insert(entry_id.clone());
+            self.effects.push(Effect::Request(RequestKind::EntryBody {
+                session: session.clone(),
+                entry_id,
+            }));
+        }
+    }
+
+    fn on_key_inner(&mut self, ev: KeyEvent) {
         if let Some(mode) = self.input {
             self.on_input_key(mode, ev);
             return;
@@ -1917,6 +1988,11 @@ impl App {
     // ----- mouse --------------------------------------------------------------------------
 
     pub fn on_mouse(&mut self, ev: MouseEvent) {
+        self.on_mouse_inner(ev);
+        self.request_bodies();
+    }
+
+    fn on_mouse_inner(&mut self, ev: MouseEvent) {
         let (x, y) = (ev.column, ev.row);
         let inside = |h: &Option<Hit>| h.is_some_and(|h| h.area.contains((x, y).into()));
         let pane = if inside(&self.layout.detail) {
@@ -2024,6 +2100,12 @@ impl App {
     // ----- worker responses ---------------------------------------------------------------
 
     pub fn on_response(&mut self, resp: Response) {
+        self.on_response_inner(resp);
+        // A newly opened tree selects a row whose body may be needed.
+        self.request_bodies();
+    }
+
+    fn on_response_inner(&mut self, resp: Response) {
         match resp {
             Response::Snapshot(Ok(snap)) => self.on_snapshot(*snap),
             Response::Snapshot(Err(e)) => {
@@ -2048,6 +2130,21 @@ impl App {
                             }
                         }
                         Err(e) => ins.error = Some(e),
+                    }
+                }
+            }
+            Response::EntryBody {
+                session,
+                entry_id,
+                result,
+            } => {
+                for ins in self.stack.iter_mut() {
+                    if ins.session_key().as_deref() != Some(session.as_str()) {
+                        continue;
+                    }
+                    if let Ok(Some(full)) = &result {
+                        ins.bodies.insert(entry_id.clone(), (**full).clone());
+                        ins.generation += 1;
                     }
                 }
             }

@@ -262,6 +262,7 @@ pub fn request_for(kind: RequestKind, now_ms: i64, export_dir: &std::path::Path)
             now_ms,
         },
         RequestKind::Audit => Request::Audit,
+        RequestKind::EntryBody { session, entry_id } => Request::EntryBody { session, entry_id },
     }
 }
 

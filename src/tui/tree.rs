@@ -480,6 +480,18 @@ impl Tree {
 }
 
 fn entry_matches(e: &Entry, needle_lower: &str) -> bool {
+    // A compact entry has no stored JSON in memory: search what it keeps (id, kind, tool names
+    // and ids, the text preview).
+    if e.compact {
+        let mut hay = format!("{} {}", e.id, e.kind_label());
+        if let Some(m) = e.message() {
+            for c in m.tool_calls() {
+                hay.push_str(&format!(" {} {}", c.name, c.id_text()));
+            }
+            hay.push_str(&format!(" {} {}", m.tool_name().unwrap_or(""), m.text()));
+        }
+        return hay.to_lowercase().contains(needle_lower);
+    }
     // ASCII-case-insensitive search over the stored JSON; avoids allocating per entry when the
     // needle is ASCII.
     if needle_lower.is_ascii() {

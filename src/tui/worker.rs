@@ -19,12 +19,13 @@ use serde_json::{json, Value};
 use super::act::{self, Outcome, OutcomeResult, PlanItem, Planned, StateSummary};
 use super::data::{ListItem, Opened, OpenedSession, OpenedSubmission, Snapshot, Target};
 use crate::actions::{ActionKind, EntryIds, Refusal};
+use crate::core::entry::Entry;
 use crate::core::plan::plan_recovery;
 use crate::core::time::iso_from_ms;
 use crate::report::SubmissionReport;
 use crate::store::{
-    ApplyError, AuditRecord, Backend, DbTarget, JournalWriter, ListFilter, StoreError,
-    SubmissionBundle,
+    fetch_full, ApplyError, AuditRecord, Backend, CompactLoader, DbTarget, JournalWriter,
+    ListFilter, StoreError, SubmissionBundle,
 };
 
 #[derive(Debug, Clone)]
@@ -59,6 +60,11 @@ pub enum Request {
     },
     /// The audit trail, newest first.
     Audit,
+    /// One entry's stored text, fully parsed (the tree keeps compact entries).
+    EntryBody {
+        session: String,
+        entry_id: String,
+    },
     Stop,
 }
 
@@ -76,6 +82,11 @@ pub enum Response {
         outcomes: Vec<Outcome>,
     },
     Audit(Result<Vec<AuditRecord>, String>),
+    EntryBody {
+        session: String,
+        entry_id: String,
+        result: Result<Option<Box<Entry>>, String>,
+    },
 }
 
 struct Cached {
@@ -179,6 +190,22 @@ impl Worker {
                     s.audit_records().map_err(|e| store_error(&e))
                 })))
             }
+            Request::EntryBody { session, entry_id } => {
+                let result = self.ensure_store().and_then(|_| {
+                    let store = self.store.as_deref().expect("ensured");
+                    let rows = store
+                        .session_rows()
+                        .ok_or_else(|| "this database cannot read single entries".to_string())?;
+                    fetch_full(rows, &session, &entry_id)
+                        .map(|e| e.map(Box::new))
+                        .map_err(|e| store_error(&e))
+                });
+                Some(Response::EntryBody {
+                    session,
+                    entry_id,
+                    result,
+                })
+            }
             Request::Stop => None,
         }
     }
@@ -197,7 +224,11 @@ impl Worker {
                 return Ok(c.report.clone());
             }
         }
-        let bundle = store.load_bundle(row_id).map_err(|e| store_error(&e))?;
+        // Compact: full bodies for the input and what follows it; others are fetched when shown
+        // (`Request::EntryBody`). Actions re-read the submission whole (`plan`, `apply`).
+        let bundle = store
+            .load_bundle_with(row_id, &mut CompactLoader)
+            .map_err(|e| store_error(&e))?;
         // `now` only matters for the plan, which callers recompute; inspection does not use it.
         let report = Arc::new(SubmissionReport::build(bundle, cw, 0));
         self.cache.insert(

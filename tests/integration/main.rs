@@ -12,6 +12,7 @@ mod hostile;
 mod pg;
 mod pg_race;
 mod scale_runtime;
+mod scan;
 mod soak;
 mod support;
 mod tui;

@@ -233,6 +233,44 @@ fn abandoned_branch_is_folded_dimmed_and_expandable() {
     settings().bind(|| insta::assert_snapshot!("abandoned_branch", text));
 }
 
+/// The tree holds compact entries; the detail pane shows the selected entry's stored text, fetched
+/// through the worker byte for byte.
+#[test]
+fn detail_fetches_the_stored_body_of_a_compact_entry() {
+    let dir = tempfile::tempdir().unwrap();
+    let (db, mut h) = synthetic(dir.path(), 60, (160, 48));
+    h.press("<Enter>");
+    let ins = h.app.inspect().unwrap();
+    let fold = ins
+        .visible
+        .iter()
+        .position(|&n| matches!(ins.tree.nodes[n].kind, NodeKind::Abandoned { .. }))
+        .expect("the abandoned branch is visible, folded");
+    for _ in 0..fold {
+        h.press("j");
+    }
+    h.press("<Enter>j");
+    let ins = h.app.inspect().unwrap();
+    let node = ins.selected_node().unwrap();
+    let i = ins.tree.entry_of(node).expect("an entry is selected");
+    let e = &ins.history().unwrap().entries[i];
+    assert!(
+        e.compact && e.raw.is_empty(),
+        "the tree keeps the entry compact"
+    );
+    let full = ins.bodies.get(&e.id).expect("the body was fetched");
+    let stored: String = rusqlite::Connection::open(&db)
+        .unwrap()
+        .query_row(
+            "SELECT data FROM flue_session_entries WHERE entry_id = ?1",
+            [&e.id],
+            |r| r.get(0),
+        )
+        .unwrap();
+    assert_eq!(full.raw, stored);
+    assert!(h.detail_text().contains("ENTRY JSON"));
+}
+
 #[test]
 fn verdict_panel() {
     let dir = tempfile::tempdir().unwrap();

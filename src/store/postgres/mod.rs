@@ -12,6 +12,7 @@ pub mod connect;
 pub mod convert;
 pub mod ddl;
 mod read;
+mod rows;
 pub mod sessions;
 pub mod url;
 mod write;

@@ -2,16 +2,22 @@
 //! in one `REPEATABLE READ READ ONLY` transaction.
 
 use postgres::types::ToSql;
-use postgres::{GenericClient, IsolationLevel};
+use std::cell::RefCell;
+
+use postgres::{GenericClient, IsolationLevel, Transaction};
 use rusqlite::types::ValueRef;
 
+use super::rows::TxRows;
 use super::sessions::session_record;
 use super::{cell_int, cell_text, pg_error, sqlite_values, PgStore};
 use crate::core::rows::{JournalRow, SubmissionRow};
 use crate::store::parse::{
     journal_from_values, journal_problem, submission_from_values, JOURNAL_COLUMNS,
 };
-use crate::store::{JournalStore, ListFilter, SchemaInfo, StoreError, SubmissionBundle};
+use crate::store::{
+    JournalStore, ListFilter, SchemaInfo, SessionLoader, SessionRecord, SessionRows, StoreError,
+    SubmissionBundle,
+};
 
 type Params<'a> = [&'a (dyn ToSql + Sync)];
 
@@ -151,6 +157,38 @@ impl JournalStore for PgStore {
     }
 
     fn load_bundle(&self, submission_id: &str) -> Result<SubmissionBundle, StoreError> {
+        self.bundle_in_snapshot(submission_id, &mut |tx, row| {
+            session_record(tx, &row.session_key)
+        })
+    }
+
+    fn load_bundle_with(
+        &self,
+        submission_id: &str,
+        loader: &mut dyn SessionLoader,
+    ) -> Result<SubmissionBundle, StoreError> {
+        self.bundle_in_snapshot(submission_id, &mut |tx, row| {
+            let rows = TxRows(RefCell::new(tx));
+            loader.load(&rows, &row.session_key, &row.kind, &row.submission_id)
+        })
+    }
+
+    fn session_rows(&self) -> Option<&dyn SessionRows> {
+        Some(self)
+    }
+}
+
+type SessionRead<'a> = dyn FnMut(&mut Transaction<'_>, &SubmissionRow) -> Result<Option<SessionRecord>, StoreError>
+    + 'a;
+
+impl PgStore {
+    /// The row, journal, session (read by `session`) and chunks from one `REPEATABLE READ READ
+    /// ONLY` transaction.
+    fn bundle_in_snapshot(
+        &self,
+        submission_id: &str,
+        session: &mut SessionRead<'_>,
+    ) -> Result<SubmissionBundle, StoreError> {
         let c = &mut *self.conn()?;
         let mut tx = c
             .build_transaction()
@@ -174,7 +212,7 @@ impl JournalStore for PgStore {
             self.has_table("flue_agent_turn_journals"),
             submission_id,
         )?;
-        let session = session_record(&mut tx, &row.session_key)?;
+        let session = session(&mut tx, &row)?;
         let stream_chunks = match journal.as_ref().and_then(|j| j.stream_key.as_deref()) {
             Some(key) => stream_chunks(&mut tx, self.has_table("flue_agent_stream_chunks"), key)?,
             None => Vec::new(),

@@ -10,10 +10,10 @@ use postgres::GenericClient;
 use super::{cell_int, cell_opt_text, cell_text, pg_error, PgStore};
 use crate::core::entry::Entry;
 use crate::core::rows::instance_id_of;
+use crate::store::access::parse_session_data;
 use crate::store::sessions::session_data_facts;
-use crate::store::sqlite::parse_session_data;
 use crate::store::{
-    AuditLog, AuditRecord, SessionBrowse, SessionRecord, SessionSummary, StoreError,
+    AuditLog, AuditRecord, SessionBrowse, SessionRecord, SessionScope, SessionSummary, StoreError,
 };
 
 /// `flue_sessions.data` of `key`, or `None` when there is no such row.
@@ -46,11 +46,12 @@ pub fn entry_by_id<C: GenericClient>(
 }
 
 /// Stream `(entry_id, position, data)` of every entry in position order (served by
-/// `flue_session_entries_session_position_idx`), without holding them all at once.
+/// `flue_session_entries_session_position_idx`), without holding them all at once; the slices
+/// borrow the row being read.
 pub fn entries_in_order<C: GenericClient>(
     c: &mut C,
     session: &str,
-    mut each: impl FnMut(String, i64, String),
+    mut each: impl FnMut(&str, i64, &str),
 ) -> Result<(), StoreError> {
     let err = |e: postgres::Error| pg_error("reading session entries", &e);
     let mut rows = c
@@ -62,9 +63,9 @@ pub fn entries_in_order<C: GenericClient>(
         .map_err(err)?;
     while let Some(r) = rows.next().map_err(err)? {
         each(
-            r.get::<_, Option<String>>(0).unwrap_or_default(),
+            r.get::<_, Option<&str>>(0).unwrap_or_default(),
             r.get::<_, Option<i64>>(1).unwrap_or(-1),
-            r.get::<_, Option<String>>(2).unwrap_or_default(),
+            r.get::<_, Option<&str>>(2).unwrap_or_default(),
         );
     }
     Ok(())
@@ -81,7 +82,7 @@ pub fn session_record<C: GenericClient>(
     };
     let mut entries = Vec::new();
     entries_in_order(c, key, |id, pos, data| {
-        entries.push(Entry::parse(pos, &id, &data))
+        entries.push(Entry::parse(pos, id, data))
     })?;
     let (leaf_id, data_problems) = parse_session_data(&data);
     Ok(Some(SessionRecord {
@@ -89,7 +90,8 @@ pub fn session_record<C: GenericClient>(
         data,
         leaf_id,
         data_problems,
-        entries,
+        entries: entries.into(),
+        scope: SessionScope::Full,
     }))
 }
 

@@ -513,6 +513,12 @@ fn entry_doc(d: &mut Doc, e: &Entry, on_path: bool, now: i64, raw: bool) {
         ),
         EntryBody::Malformed { error } => d.kv_styled("malformed", error.clone(), t.error()),
     }
+    if e.compact {
+        // The tree holds a compact entry; the worker is fetching the stored text.
+        d.heading(format!("STORED ENTRY ({} bytes)", e.stored_len));
+        d.text("loading the stored entry…", t.dim());
+        return;
+    }
     if raw {
         d.heading(format!(
             "RAW STORED BYTES ({} bytes · b: pretty JSON)",
@@ -600,7 +606,7 @@ fn build(ins: &Inspect, t: Theme, now: i64, write: bool) -> Vec<Line<'static>> {
                 format!("{owner_id} (call {} of its batch)", call + 1),
             );
             if let Some(args) = h
-                .and_then(|h| h.entries[*owner].message())
+                .and_then(|h| ins.body(&h.entries[*owner]).message())
                 .and_then(|m| m.tool_calls().get(*call).cloned())
             {
                 d.heading("ARGUMENTS");
@@ -619,7 +625,7 @@ fn build(ins: &Inspect, t: Theme, now: i64, write: bool) -> Vec<Line<'static>> {
                     };
                     entry_doc(
                         &mut sub,
-                        &h.entries[*r],
+                        ins.body(&h.entries[*r]),
                         h.is_on_active_path(*r),
                         now,
                         ins.raw,
@@ -636,7 +642,7 @@ fn build(ins: &Inspect, t: Theme, now: i64, write: bool) -> Vec<Line<'static>> {
             if let Some(h) = h {
                 entry_doc(
                     &mut d,
-                    &h.entries[*entry],
+                    ins.body(&h.entries[*entry]),
                     h.is_on_active_path(*entry),
                     now,
                     ins.raw,

@@ -285,12 +285,7 @@ fn entry_spans<'a>(
                             " · {} in {} out {}",
                             compact(m.usage("input")),
                             compact(m.usage("output")),
-                            dollars(
-                                m.value
-                                    .pointer("/usage/cost/total")
-                                    .and_then(|c| c.as_f64())
-                                    .unwrap_or(f64::NAN)
-                            )
+                            dollars(m.cost_total())
                         ),
                         t.dim(),
                     ));
@@ -333,15 +328,11 @@ fn entry_spans<'a>(
                 v.push(Span::styled(format!("signal {}", clean(ty)), base));
                 let detail = match ty {
                     "dispatch_input" => m
-                        .value
-                        .pointer("/attributes/agent")
-                        .and_then(|a| a.as_str())
+                        .attribute("agent")
                         .map(|a| format!(" agent {a}"))
                         .unwrap_or_default(),
                     "submission_interrupted" => m
-                        .value
-                        .pointer("/attributes/reason")
-                        .and_then(|a| a.as_str())
+                        .attribute("reason")
                         .map(|a| format!(" {a}"))
                         .unwrap_or_default(),
                     _ => String::new(),

@@ -1,0 +1,104 @@
+//! Row-level access to sessions: the few primitives the backend-neutral session loaders
+//! (`walk.rs` for the list scan, `compact_load.rs` for `show` and the TUI) are written against.
+//! Each backend implements `SessionRows` in its own files; nothing here knows about SQL.
+
+use super::{SessionRecord, StoreError};
+
+/// One `flue_session_entries` row read by id.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct EntryRow {
+    /// `position` (-1 when NULL or not a number).
+    pub position: i64,
+    /// `data` as stored, byte for byte (may not be UTF-8 in a damaged database).
+    pub data: Vec<u8>,
+}
+
+/// Called with `(entry_id, position, data)` for each row of a session, in position order.
+pub type EntryVisitor<'a> = dyn FnMut(&[u8], i64, &[u8]) + 'a;
+
+/// The session reads a backend offers. All reads of one `load_bundle_with` call happen inside the
+/// backend's read snapshot.
+pub trait SessionRows {
+    /// `flue_sessions.data` of `key` as text (lossily decoded) and whether decoding was lossy;
+    /// `None` when the session row does not exist.
+    fn session_data(&self, key: &str) -> Result<Option<(String, bool)>, StoreError>;
+    /// One entry by its `entry_id` column (the primary key is `(session_id, entry_id)`).
+    fn entry_by_id(&self, session: &str, entry_id: &str) -> Result<Option<EntryRow>, StoreError>;
+    /// Every entry of the session in position order: `f(entry_id, position, data)`. The slices are
+    /// only valid during the call (no copy of the row is made).
+    fn for_each_entry(&self, session: &str, f: &mut EntryVisitor<'_>) -> Result<(), StoreError>;
+}
+
+/// How much of a session a `SessionRecord` holds.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum SessionScope {
+    /// Every entry, fully parsed, with its raw text.
+    #[default]
+    Full,
+    /// Every entry, compact (`core::compact`); full bodies for the input entry and the active
+    /// path after it.
+    Compact,
+    /// Only the active path from the submission's input entry (or the root) to the leaf, compact;
+    /// the first entry's `parentId` is cleared. Enough to classify and plan, never to write.
+    PathSinceInput,
+}
+
+/// Reads a submission's session through `SessionRows` (a backend calls it inside its snapshot).
+pub trait SessionLoader {
+    /// `kind`/`submission_id` name the submission whose input the loader looks for.
+    fn load(
+        &mut self,
+        rows: &dyn SessionRows,
+        key: &str,
+        kind: &str,
+        submission_id: &str,
+    ) -> Result<Option<SessionRecord>, StoreError>;
+}
+
+/// `leafId` and any problems of `flue_sessions.data` (spec §2.2).
+pub fn parse_session_data(data: &str) -> (Option<String>, Vec<String>) {
+    let v: serde_json::Value = match serde_json::from_str(data) {
+        Ok(v) => v,
+        Err(e) => return (None, vec![format!("session data is not valid JSON: {e}")]),
+    };
+    let mut problems = Vec::new();
+    if v.get("version").and_then(|x| x.as_i64()) != Some(8) {
+        problems.push(format!(
+            "session data version is {} (the runtime requires 8)",
+            v.get("version")
+                .map(|x| x.to_string())
+                .unwrap_or_else(|| "missing".into())
+        ));
+    }
+    let ulid_ok = |prefix: &str, key: &str| {
+        v.get(key).and_then(|x| x.as_str()).is_some_and(|s| {
+            s.strip_prefix(prefix).is_some_and(|rest| {
+                rest.len() == 26
+                    && rest.as_bytes()[0].is_ascii_digit()
+                    && rest.as_bytes()[0] <= b'7'
+                    && rest.bytes().all(|b| {
+                        b.is_ascii_digit() || (b.is_ascii_uppercase() && !b"ILOU".contains(&b))
+                    })
+            })
+        })
+    };
+    if !ulid_ok("conv_", "conversationId") {
+        problems
+            .push("conversationId is malformed: the runtime refuses to load this session".into());
+    }
+    if !ulid_ok("aff_", "affinityKey") {
+        problems.push("affinityKey is malformed: the runtime refuses to load this session".into());
+    }
+    let leaf = v.get("leafId").and_then(|x| x.as_str()).map(str::to_string);
+    (leaf, problems)
+}
+
+/// The problem line the full loader records for session data that is not UTF-8.
+pub const LOSSY_DATA: &str = "session data is not valid UTF-8 (shown with replacement characters)";
+
+/// The problem line the full loader records for an entry that is not UTF-8.
+pub fn lossy_entry(id: &str, position: i64) -> String {
+    format!(
+        "entry {id} at position {position} is not valid UTF-8 (shown with replacement characters)"
+    )
+}

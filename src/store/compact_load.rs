@@ -1,0 +1,102 @@
+//! The whole-session read for `show` and the TUI: every entry, compact (`core::compact`), with
+//! full bodies only for the entries a reader of the submission needs: its input entry and the
+//! active path after it (what the classifier, the plan and a repair's copies read). Any other
+//! entry's stored text is fetched by id when it is looked at (`SessionRows::entry_by_id`).
+//!
+//! The same rows are read as by the full loader, so damage (malformed JSON, text that is not
+//! UTF-8, cycles, dangling parents) is found and reported the same way.
+
+use std::sync::Arc;
+
+use super::access::{parse_session_data, SessionLoader, SessionRows, SessionScope, LOSSY_DATA};
+use super::parse_rows::{parse_rows, ParsedRows};
+use super::{SessionRecord, StoreError};
+use crate::core::entry::Entry;
+use crate::core::history::{History, SubmissionKind};
+
+/// `SessionLoader` for `load_compact`.
+pub struct CompactLoader;
+
+impl SessionLoader for CompactLoader {
+    fn load(
+        &mut self,
+        rows: &dyn SessionRows,
+        key: &str,
+        kind: &str,
+        submission_id: &str,
+    ) -> Result<Option<SessionRecord>, StoreError> {
+        load_compact(rows, key, kind, submission_id)
+    }
+}
+
+/// Read session `key` compactly, with full bodies from `submission_id`'s input to the leaf.
+pub fn load_compact(
+    rows: &dyn SessionRows,
+    key: &str,
+    kind: &str,
+    submission_id: &str,
+) -> Result<Option<SessionRecord>, StoreError> {
+    let Some((data, data_lossy)) = rows.session_data(key)? else {
+        return Ok(None);
+    };
+    let mut lossy = Vec::new();
+    if data_lossy {
+        lossy.push(LOSSY_DATA.to_string());
+    }
+    let ParsedRows {
+        entries,
+        column_ids,
+        lossy: lossy_rows,
+    } = parse_rows(rows, key)?;
+    lossy.extend(lossy_rows);
+    let (leaf_id, mut data_problems) = parse_session_data(&data);
+    data_problems.extend(lossy);
+    let k = SubmissionKind::parse(kind).unwrap_or(SubmissionKind::Dispatch);
+    let mut h = History::new(entries, leaf_id.clone());
+    let path = h.active_indexes();
+    let from = path
+        .iter()
+        .position(|&i| is_input(&h.entries[i], k, submission_id));
+    let wanted: Vec<usize> = from.map(|f| path[f..].to_vec()).unwrap_or_default();
+    // The history was only needed for the path; take the (now unshared) entries back.
+    let mut shared = std::mem::replace(&mut h.entries, Arc::from(Vec::new()));
+    drop(h);
+    let entries = Arc::get_mut(&mut shared).expect("entries are not shared");
+    for i in wanted {
+        let column = column_ids
+            .get(&i)
+            .cloned()
+            .unwrap_or_else(|| entries[i].id.clone());
+        if let Some(full) = fetch_full(rows, key, &column)? {
+            if full.position == entries[i].position {
+                entries[i] = full;
+            }
+        }
+    }
+    Ok(Some(SessionRecord {
+        id: key.to_string(),
+        data,
+        leaf_id,
+        data_problems,
+        entries: shared,
+        scope: SessionScope::Compact,
+    }))
+}
+
+/// One entry fully parsed, exactly as the full loader parses it (text read lossily).
+pub fn fetch_full(
+    rows: &dyn SessionRows,
+    key: &str,
+    entry_id: &str,
+) -> Result<Option<Entry>, StoreError> {
+    Ok(rows
+        .entry_by_id(key, entry_id)?
+        .map(|row| Entry::parse(row.position, entry_id, &String::from_utf8_lossy(&row.data))))
+}
+
+fn is_input(e: &Entry, kind: SubmissionKind, id: &str) -> bool {
+    match kind {
+        SubmissionKind::Dispatch => e.dispatch_id().as_deref() == Some(id),
+        SubmissionKind::Direct => e.direct_submission_id().as_deref() == Some(id),
+    }
+}

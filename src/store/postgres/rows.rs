@@ -1,0 +1,74 @@
+//! `SessionRows` on PostgreSQL: the backend-neutral loaders (`walk.rs` for the list scan,
+//! `compact_load.rs` for `show`, the TUI and lazy entry bodies) read sessions through these
+//! primitives, inside a bundle's read snapshot (`TxRows`) or on the store's connection.
+
+use std::cell::RefCell;
+
+use postgres::GenericClient;
+
+use super::sessions::{entries_in_order, entry_by_id, session_data};
+use super::PgStore;
+use crate::store::{EntryRow, EntryVisitor, SessionRows, StoreError};
+
+/// Row access through one client (a read-only transaction while a bundle is read).
+pub(super) struct TxRows<'a, C: GenericClient>(pub RefCell<&'a mut C>);
+
+fn rows_session_data<C: GenericClient>(
+    c: &mut C,
+    key: &str,
+) -> Result<Option<(String, bool)>, StoreError> {
+    // PostgreSQL text is always valid UTF-8: never lossy.
+    Ok(session_data(c, key)?.map(|d| (d, false)))
+}
+
+fn rows_entry_by_id<C: GenericClient>(
+    c: &mut C,
+    session: &str,
+    entry_id: &str,
+) -> Result<Option<EntryRow>, StoreError> {
+    Ok(
+        entry_by_id(c, session, entry_id)?.map(|(position, data)| EntryRow {
+            position,
+            data: data.into_bytes(),
+        }),
+    )
+}
+
+fn rows_for_each<C: GenericClient>(
+    c: &mut C,
+    session: &str,
+    f: &mut EntryVisitor<'_>,
+) -> Result<(), StoreError> {
+    entries_in_order(c, session, |id, pos, data| {
+        f(id.as_bytes(), pos, data.as_bytes())
+    })
+}
+
+impl<C: GenericClient> SessionRows for TxRows<'_, C> {
+    fn session_data(&self, key: &str) -> Result<Option<(String, bool)>, StoreError> {
+        rows_session_data(&mut **self.0.borrow_mut(), key)
+    }
+
+    fn entry_by_id(&self, session: &str, entry_id: &str) -> Result<Option<EntryRow>, StoreError> {
+        rows_entry_by_id(&mut **self.0.borrow_mut(), session, entry_id)
+    }
+
+    fn for_each_entry(&self, session: &str, f: &mut EntryVisitor<'_>) -> Result<(), StoreError> {
+        rows_for_each(&mut **self.0.borrow_mut(), session, f)
+    }
+}
+
+/// Outside a bundle (the TUI fetching one entry's stored text): the store's own connection.
+impl SessionRows for PgStore {
+    fn session_data(&self, key: &str) -> Result<Option<(String, bool)>, StoreError> {
+        rows_session_data(&mut *self.conn()?, key)
+    }
+
+    fn entry_by_id(&self, session: &str, entry_id: &str) -> Result<Option<EntryRow>, StoreError> {
+        rows_entry_by_id(&mut *self.conn()?, session, entry_id)
+    }
+
+    fn for_each_entry(&self, session: &str, f: &mut EntryVisitor<'_>) -> Result<(), StoreError> {
+        rows_for_each(&mut *self.conn()?, session, f)
+    }
+}

@@ -1,0 +1,284 @@
+//! The list scan's session read: walk the active path back from `leafId` by primary-key lookups
+//! and stop at the submission's input entry (spec §2.8), instead of reading the whole session.
+//!
+//! The runtime's input is the FIRST marked entry on the active path; the walk finds the NEAREST
+//! one to the leaf. The runtime never applies an input that is already on the active path, so the
+//! two agree on every database it wrote. They can differ only on a damaged or hand-made session:
+//! - a second entry with the same input marker earlier on the active path (detected only when the
+//!   walk goes past the input anyway, for the model, below);
+//! - damage off the walked path: an entry elsewhere in the session whose JSON does not parse or is
+//!   not UTF-8 (the runtime cannot load the session, so the full read says `damaged`), or a row
+//!   whose `data.id` repeats the id of a walked entry (the runtime's id map takes the later row);
+//! - a `stream_continued` signal or an interruption advisory of this submission before its input.
+//!
+//! Damage ON the walked path (a missing leaf or parent, a parent whose position is not smaller
+//! than its child's, which is how a cycle shows, JSON that does not parse, text that is not UTF-8,
+//! `data.id` differing from `entry_id`) makes the walk give up and read the session whole and
+//! compact (`compact_load`), which classifies exactly like a full read.
+//!
+//! The context window comes from the last assistant's model on the whole active path; when the
+//! walked part has no assistant with a model but does have an assistant (so the window matters),
+//! the walk continues until it finds one, noting a repeated input marker on the way.
+//!
+//! Walks are cached per session (several submissions of one session share the walk) and reused
+//! while the session row's `data` (which holds `leafId` and `updatedAt`) is unchanged.
+
+use std::collections::VecDeque;
+
+use super::access::{
+    lossy_entry, parse_session_data, SessionLoader, SessionRows, SessionScope, LOSSY_DATA,
+};
+use super::compact_load::load_compact;
+use super::{SessionRecord, StoreError};
+use crate::core::compact::parse_compact;
+use crate::core::entry::{Entry, EntryBody, Role};
+use crate::core::history::SubmissionKind;
+
+/// Sessions whose walks are kept.
+const CACHED_SESSIONS: usize = 8;
+
+/// Reads sessions for `list` (a `SessionLoader`), keeping recent walks.
+#[derive(Default)]
+pub struct PathWalker {
+    /// `--context-window` was given: the model need not be looked up.
+    window_given: bool,
+    cache: VecDeque<Walk>,
+    /// Sessions read whole because the walk met damage (for the caller to report).
+    pub fallbacks: Vec<(String, String)>,
+}
+
+struct Walk {
+    key: String,
+    data: String,
+    data_lossy: bool,
+    leaf_id: Option<String>,
+    data_problems: Vec<String>,
+    /// Entries from the leaf back, leaf first.
+    chain: Vec<Entry>,
+    next: Next,
+}
+
+enum Next {
+    /// Continue with this parent id; the child's position bounds the parent's.
+    Parent { id: String, below: i64 },
+    /// The root was reached.
+    Root,
+    /// The path is damaged here: read the session whole.
+    Damaged(String),
+}
+
+impl PathWalker {
+    pub fn new(window_given: bool) -> PathWalker {
+        PathWalker {
+            window_given,
+            ..PathWalker::default()
+        }
+    }
+
+    fn walk_for(&mut self, rows: &dyn SessionRows, key: &str) -> Result<Option<usize>, StoreError> {
+        let Some((data, data_lossy)) = rows.session_data(key)? else {
+            self.cache.retain(|w| w.key != key);
+            return Ok(None);
+        };
+        if let Some(i) = self
+            .cache
+            .iter()
+            .position(|w| w.key == key && w.data == data && w.data_lossy == data_lossy)
+        {
+            return Ok(Some(i));
+        }
+        self.cache.retain(|w| w.key != key);
+        let (leaf_id, mut data_problems) = parse_session_data(&data);
+        if data_lossy {
+            data_problems.push(LOSSY_DATA.to_string());
+        }
+        let next = match &leaf_id {
+            Some(leaf) if !leaf.is_empty() => Next::Parent {
+                id: leaf.clone(),
+                below: i64::MAX,
+            },
+            _ => Next::Root,
+        };
+        if self.cache.len() == CACHED_SESSIONS {
+            self.cache.pop_back();
+        }
+        self.cache.push_front(Walk {
+            key: key.to_string(),
+            data,
+            data_lossy,
+            leaf_id,
+            data_problems,
+            chain: Vec::new(),
+            next,
+        });
+        Ok(Some(0))
+    }
+}
+
+impl Walk {
+    /// Take one step back; false when the walk cannot go further.
+    fn step(&mut self, rows: &dyn SessionRows) -> Result<bool, StoreError> {
+        let Next::Parent { id, below } = &self.next else {
+            return Ok(false);
+        };
+        let Some(row) = rows.entry_by_id(&self.key, id)? else {
+            self.next = Next::Damaged(if self.chain.is_empty() {
+                format!("leafId {id} names no entry")
+            } else {
+                format!("parentId {id} names no entry")
+            });
+            return Ok(true);
+        };
+        if row.position >= *below || row.position < 0 {
+            self.next = Next::Damaged(format!(
+                "entry {id} has position {} after its child's",
+                row.position
+            ));
+            return Ok(true);
+        }
+        if std::str::from_utf8(&row.data).is_err() {
+            self.next = Next::Damaged(lossy_entry(id, row.position));
+            return Ok(true);
+        }
+        let e = parse_compact(row.position, id, &row.data);
+        if matches!(e.body, EntryBody::Malformed { .. }) || &e.id != id {
+            self.next = Next::Damaged(format!("entry {id} is malformed or has another data.id"));
+            return Ok(true);
+        }
+        self.next = match e.parent_id.as_deref() {
+            Some(p) if !p.is_empty() => Next::Parent {
+                id: p.to_string(),
+                below: e.position,
+            },
+            _ => Next::Root,
+        };
+        self.chain.push(e);
+        Ok(true)
+    }
+
+    /// Index in `chain` of the nearest entry carrying the submission's input marker, walking as
+    /// far as needed; `Err(reason)` when the path is damaged before it is found.
+    fn find_input(
+        &mut self,
+        rows: &dyn SessionRows,
+        kind: SubmissionKind,
+        id: &str,
+    ) -> Result<Result<Option<usize>, String>, StoreError> {
+        let mut i = 0;
+        loop {
+            while i < self.chain.len() {
+                if is_input(&self.chain[i], kind, id) {
+                    return Ok(Ok(Some(i)));
+                }
+                i += 1;
+            }
+            if !self.step(rows)? {
+                return Ok(match &self.next {
+                    Next::Damaged(why) => Err(why.clone()),
+                    _ => Ok(None),
+                });
+            }
+        }
+    }
+
+    /// Walk on past `from` until an assistant with a non-empty model is in `chain`; `Err` when a
+    /// repeated input marker or damage is met on the way.
+    fn extend_for_model(
+        &mut self,
+        rows: &dyn SessionRows,
+        from: usize,
+        kind: SubmissionKind,
+        id: &str,
+    ) -> Result<Result<usize, String>, StoreError> {
+        let mut i = from + 1;
+        loop {
+            while i < self.chain.len() {
+                if is_input(&self.chain[i], kind, id) {
+                    return Ok(Err(
+                        "the input marker appears twice on the active path".into()
+                    ));
+                }
+                if has_model(&self.chain[i]) {
+                    return Ok(Ok(i));
+                }
+                i += 1;
+            }
+            if !self.step(rows)? {
+                return Ok(match &self.next {
+                    Next::Damaged(why) => Err(why.clone()),
+                    _ => Ok(i - 1),
+                });
+            }
+        }
+    }
+}
+
+fn is_input(e: &Entry, kind: SubmissionKind, id: &str) -> bool {
+    let Some(m) = e.message() else { return false };
+    match kind {
+        SubmissionKind::Dispatch => m.markers.dispatch_id.as_deref() == Some(id),
+        SubmissionKind::Direct => m.markers.direct_submission_id.as_deref() == Some(id),
+    }
+}
+
+fn has_model(e: &Entry) -> bool {
+    e.message_with_role(&Role::Assistant)
+        .and_then(|m| m.model())
+        .is_some_and(|m| !m.is_empty())
+}
+
+impl SessionLoader for PathWalker {
+    fn load(
+        &mut self,
+        rows: &dyn SessionRows,
+        key: &str,
+        kind: &str,
+        submission_id: &str,
+    ) -> Result<Option<SessionRecord>, StoreError> {
+        let Some(w) = self.walk_for(rows, key)? else {
+            return Ok(None);
+        };
+        let k = SubmissionKind::parse(kind).unwrap_or(SubmissionKind::Dispatch);
+        let walk = &mut self.cache[w];
+        let found = walk.find_input(rows, k, submission_id)?;
+        let upto = match found {
+            Ok(Some(i)) => {
+                let any_assistant = walk.chain[..i]
+                    .iter()
+                    .any(|e| e.message_with_role(&Role::Assistant).is_some());
+                if self.window_given || !any_assistant || walk.chain[..i].iter().any(has_model) {
+                    Ok(i)
+                } else {
+                    walk.extend_for_model(rows, i, k, submission_id)?
+                }
+            }
+            // Not on the path: the walk reached the root.
+            Ok(None) => Ok(walk.chain.len().saturating_sub(1)),
+            Err(why) => Err(why),
+        };
+        let upto = match upto {
+            Ok(i) => i,
+            Err(why) => {
+                self.fallbacks.push((submission_id.to_string(), why));
+                return load_compact(rows, key, kind, submission_id);
+            }
+        };
+        let mut entries: Vec<Entry> = if walk.chain.is_empty() {
+            Vec::new()
+        } else {
+            walk.chain[..=upto].iter().rev().cloned().collect()
+        };
+        // The walk stops at the input on purpose: its parent is not "missing".
+        if let Some(first) = entries.first_mut() {
+            first.parent_id = None;
+        }
+        Ok(Some(SessionRecord {
+            id: key.to_string(),
+            data: walk.data.clone(),
+            leaf_id: walk.leaf_id.clone(),
+            data_problems: walk.data_problems.clone(),
+            entries: entries.into(),
+            scope: SessionScope::PathSinceInput,
+        }))
+    }
+}

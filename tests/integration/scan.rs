@@ -1,0 +1,165 @@
+//! The fast reads agree with the full one: the list scan (active path from the input to the leaf,
+//! `store::walk`) gives the same verdict, classification and plan, and the compact whole-session
+//! read (`show`, the TUI) gives the same `turnscope.show/1` document, for every submission of the
+//! demo database, a small scale database and every runtime fixture; damage on the walked path
+//! makes the scan read the session whole instead.
+
+use std::path::{Path, PathBuf};
+
+use rusqlite::Connection;
+use serde_json::{json, Value};
+use turnscope::report::{plan_json, SubmissionReport};
+use turnscope::store::{
+    fetch_full, JournalStore, ListFilter, PathWalker, SessionScope, SqliteStore,
+};
+
+use crate::support::{manifest, unpack_fixture};
+
+fn verdict_doc(r: &SubmissionReport) -> Value {
+    json!({
+        "classification": r.classification().state.to_runtime_json(),
+        "explanation": r.classification().explanation,
+        "batch": r.classification().trailing_partial_batch,
+        "verdict": r.verdict(),
+        "plan": plan_json(&r.plan),
+    })
+}
+
+/// Every submission of `db`: scan == full verdicts (one walker for all, so walks are shared),
+/// compact `show` document == full one. Returns how many were checked.
+fn check_db(db: &Path, now: i64, window: Option<u64>) -> usize {
+    let store = SqliteStore::open(db).unwrap();
+    let mut walker = PathWalker::new(window.is_some());
+    let rows = store.list_submissions(&ListFilter::All).unwrap();
+    for row in &rows {
+        let id = &row.submission_id;
+        let full = SubmissionReport::load(&store, id, window, now).unwrap();
+        let scan = SubmissionReport::scan(&store, id, &mut walker, window, now).unwrap();
+        assert_eq!(
+            verdict_doc(&scan),
+            verdict_doc(&full),
+            "{}: scan differs for {id}",
+            db.display()
+        );
+        let compact = SubmissionReport::load_compact(&store, id, window, now).unwrap();
+        assert_eq!(
+            compact.to_json(),
+            full.to_json(),
+            "{}: compact show differs for {id}",
+            db.display()
+        );
+    }
+    rows.len()
+}
+
+#[test]
+fn scan_and_compact_reads_agree_with_the_full_read_on_the_demo_and_the_fixtures() {
+    let dir = tempfile::tempdir().unwrap();
+    let demo = dir.path().join("demo.db");
+    let now = turnscope::demo::demo_now_ms();
+    turnscope::demo::write_demo(&demo, now).unwrap();
+    let mut checked = check_db(&demo, now, None) + check_db(&demo, now, Some(200_000));
+    for fixture in manifest()["fixtures"].as_array().unwrap() {
+        let name = match fixture["db"].as_str().unwrap() {
+            "large.db" => "large-tail".to_string(),
+            other => other.trim_end_matches(".db").to_string(),
+        };
+        let path = unpack_fixture(dir.path(), &name);
+        let now = fixture["maxLeaseExpiresAt"].as_i64().unwrap() + 1;
+        checked += check_db(&path, now, Some(200_000)) + check_db(&path, now, None);
+    }
+    assert!(checked > 100, "{checked}");
+}
+
+#[test]
+fn scan_agrees_on_a_small_scale_database() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("scale.db");
+    let now = turnscope::demo::demo_now_ms();
+    let opts = turnscope::demo::scale::ScaleOptions::scaled(0.0005, now);
+    turnscope::demo::scale::write_scale(&db, &opts).unwrap();
+    assert!(check_db(&db, now, None) > 50);
+}
+
+/// A copy of the demo database with `sql` applied to it.
+fn damaged(dir: &Path, name: &str, sql: &str) -> PathBuf {
+    let db = dir.join(name);
+    turnscope::demo::write_demo(&db, turnscope::demo::demo_now_ms()).unwrap();
+    let c = Connection::open(&db).unwrap();
+    c.execute_batch(sql).unwrap();
+    db
+}
+
+#[test]
+fn damage_on_the_walked_path_makes_the_scan_read_the_session_whole() {
+    let dir = tempfile::tempdir().unwrap();
+    let now = turnscope::demo::demo_now_ms();
+    // The leaf of every session whose leaf has a parent: its parent id made dangling, its
+    // position moved before its parent's (how a cycle shows), its JSON broken, its id changed.
+    let leaf =
+        "(SELECT json_extract(s.data, '$.leafId') FROM flue_sessions s WHERE s.id = session_id)";
+    let cases = [
+        format!("UPDATE flue_session_entries SET data = json_set(data, '$.parentId', 'gone') WHERE entry_id = {leaf}"),
+        format!("UPDATE flue_session_entries SET position = -5 - position WHERE entry_id = {leaf}"),
+        format!("UPDATE flue_session_entries SET data = substr(data, 2) WHERE entry_id = {leaf}"),
+        format!("UPDATE flue_session_entries SET data = json_set(data, '$.id', 'other') WHERE entry_id = {leaf}"),
+        format!("UPDATE flue_session_entries SET data = CAST(data || x'ff' AS BLOB) WHERE entry_id = {leaf}"),
+        "UPDATE flue_sessions SET data = json_set(data, '$.leafId', 'nowhere')".to_string(),
+    ];
+    for (i, sql) in cases.iter().enumerate() {
+        let db = damaged(dir.path(), &format!("d{i}.db"), sql);
+        check_db(&db, now, None);
+        let store = SqliteStore::open(&db).unwrap();
+        let mut walker = PathWalker::new(false);
+        for row in store.list_submissions(&ListFilter::All).unwrap() {
+            SubmissionReport::scan(&store, &row.submission_id, &mut walker, None, now).unwrap();
+        }
+        assert!(!walker.fallbacks.is_empty(), "case {i}: {sql}");
+    }
+}
+
+#[test]
+fn compact_reads_keep_full_bodies_where_needed_and_fetch_the_rest_exactly() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("demo.db");
+    let now = turnscope::demo::demo_now_ms();
+    turnscope::demo::write_demo(&db, now).unwrap();
+    let store = SqliteStore::open(&db).unwrap();
+    let rows = store.session_rows().unwrap();
+    let c = Connection::open(&db).unwrap();
+    for row in store.list_submissions(&ListFilter::All).unwrap() {
+        let r = SubmissionReport::load_compact(&store, &row.submission_id, None, now).unwrap();
+        let Some(s) = r.bundle.session.as_ref() else {
+            continue;
+        };
+        assert_eq!(s.scope, SessionScope::Compact);
+        let following: Vec<String> = r
+            .following()
+            .unwrap_or_default()
+            .iter()
+            .map(|e| e.id.clone())
+            .collect();
+        for e in s.entries.iter() {
+            let stored: Vec<u8> = c
+                .query_row(
+                    "SELECT data FROM flue_session_entries WHERE session_id = ?1 AND entry_id = ?2",
+                    [&s.id, &e.id],
+                    |r| r.get::<_, String>(0),
+                )
+                .unwrap()
+                .into_bytes();
+            assert_eq!(e.stored_len, stored.len());
+            if following.contains(&e.id) || r.inspection.input_entry_id.as_ref() == Some(&e.id) {
+                assert!(!e.compact && e.raw.as_bytes() == stored, "{} is full", e.id);
+            }
+            let fetched = fetch_full(rows, &s.id, &e.id).unwrap().unwrap();
+            assert_eq!(
+                fetched.raw.as_bytes(),
+                &stored[..],
+                "exact bytes of {}",
+                e.id
+            );
+            assert_eq!(fetched.position, e.position);
+        }
+    }
+}
