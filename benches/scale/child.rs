@@ -74,7 +74,7 @@ fn first_frame(a: &ChildArgs) {
     );
     report(
         json!({"event": "drawn", "in_process_ms": ms(drawn), "rows": rows, "pending": pending,
-        "progress_shown": screen.contains("verdicts ")}),
+        "progress_shown": screen.contains("verdicts "), "hwm_kb": vm_hwm_kb()}),
     );
     let t1 = Instant::now();
     let mut batches = 0;

@@ -2132,7 +2132,10 @@ impl App {
             self.marks
                 .retain(|id| items.iter().any(|i| &i.row.submission_id == id));
         }
-        self.counts = snap.counts;
+        if let Some(c) = snap.counts {
+            self.counts = c;
+            self.scale.counts_known = true;
+        }
         if let Some(sessions) = snap.sessions {
             self.sessions.rows = sessions;
             self.scale.sessions_loaded = true;
@@ -2180,8 +2183,10 @@ impl App {
                 }
             }
         }
-        if first && self.list.view.is_empty() && self.counts.iter().any(|(_, n)| *n > 0) {
-            self.info("no expired lease: nothing for the reconciler to pick up (2 shows all)");
+        if first {
+            // Said once the counts are in (they follow the first snapshot).
+            self.scale.greet = true;
+            self.greet();
         }
         if let Some((target, result)) = snap.open {
             let Some(ins) = self.stack.last_mut() else {

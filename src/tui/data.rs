@@ -234,15 +234,14 @@ pub enum Opened {
 pub struct Snapshot {
     pub now_ms: i64,
     pub items: Vec<ListItem>,
-    pub counts: Vec<(String, i64)>,
+    /// Status counts: `None` from a refresh (they follow in the first verdict batch).
+    pub counts: Option<Vec<(String, i64)>>,
     /// Rows of the list filter's status in the database, when the list holds only the newest page.
     pub list_total: Option<usize>,
     /// The filter these items were read for.
     pub filter: crate::tui::keymap::StatusFilter,
     /// Expired-lease submissions (the runtime's predicate at `now_ms`).
     pub expired: usize,
-    /// Failed submissions; `None` while the background count runs.
-    pub failed: Option<usize>,
     /// `None` unless the sessions view asked for them (they are read lazily).
     pub sessions: Option<Vec<SessionSummary>>,
     /// Running rows whose verdicts are still being computed in the background.
@@ -261,6 +260,8 @@ pub struct VerdictBatch {
     /// Rows still waiting, and how many this refresh queued in all.
     pub remaining: usize,
     pub total: usize,
-    /// The failed count, when this batch finished computing it.
+    /// The status counts, when this batch read them (the first after a refresh).
+    pub counts: Option<Vec<(String, i64)>>,
+    /// The failed count, once computed for the current status counts.
     pub failed: Option<usize>,
 }

@@ -5,7 +5,7 @@
 
 use std::collections::{HashMap, HashSet};
 
-use super::app::{describe_item_change, App, Effect, RequestKind, Root, FLASH};
+use super::app::{describe_item_change, App, Effect, Level, RequestKind, Root, Status, FLASH};
 use super::data::{ListItem, Snapshot, VerdictBatch};
 use super::keymap::StatusFilter;
 
@@ -16,12 +16,16 @@ pub struct ScaleState {
     /// The filter's total when only its newest page is loaded.
     pub list_total: Option<usize>,
     pub expired: usize,
-    /// `None` while the worker counts them.
+    /// `None` until the worker has counted them (a recount keeps showing the last count).
     pub failed: Option<usize>,
     /// Verdicts still being computed, of `total` queued by the last refresh.
     pub remaining: usize,
     pub total: usize,
     pub sessions_loaded: bool,
+    /// The status counts have been read at least once.
+    pub counts_known: bool,
+    /// The first load's message is still to be said (when the counts are in).
+    pub greet: bool,
     /// `(sequence, id)` of the opened submission's session.
     pub siblings: Option<(String, Vec<(i64, String)>)>,
     /// Rows shown with their previous verdict while it is re-computed: that verdict, to tell
@@ -68,9 +72,6 @@ impl ScaleState {
         self.filter = Some(snap.filter);
         self.list_total = snap.list_total;
         self.expired = snap.expired;
-        if snap.failed.is_some() || self.failed.is_none() {
-            self.failed = snap.failed;
-        }
         self.remaining = snap.pending;
         self.total = snap.pending;
         self.prioritized.clear();
@@ -96,6 +97,9 @@ impl App {
                 .map(|(_, n)| (*n).max(0) as usize)
                 .sum::<usize>()
         };
+        if f != StatusFilter::Expired && !self.scale.counts_known {
+            return None;
+        }
         match f {
             StatusFilter::Expired => Some(self.scale.expired),
             StatusFilter::All => Some(self.counts.iter().map(|(_, n)| (*n).max(0) as usize).sum()),
@@ -174,6 +178,11 @@ impl App {
         if let Some(n) = batch.failed {
             self.scale.failed = Some(n);
         }
+        if let Some(c) = batch.counts {
+            self.counts = c;
+            self.scale.counts_known = true;
+            self.greet();
+        }
         if batch.items.is_empty() {
             return;
         }
@@ -203,6 +212,21 @@ impl App {
             self.items[i] = it;
         }
         self.rebuild_list();
+    }
+
+    /// On the first load, once the counts are in: an empty expired list is worth a word.
+    pub(super) fn greet(&mut self) {
+        if !self.scale.greet || !self.scale.counts_known {
+            return;
+        }
+        self.scale.greet = false;
+        if self.list.view.is_empty() && self.counts.iter().any(|(_, n)| *n > 0) {
+            self.status = Some(Status {
+                text: "no expired lease: nothing for the reconciler to pick up (2 shows all)"
+                    .into(),
+                level: Level::Info,
+            });
+        }
     }
 
     /// Ask for the submissions of the opened submission's session (stepping between them).

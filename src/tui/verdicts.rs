@@ -54,14 +54,19 @@ pub struct Verdicts {
     queue: VecDeque<Job>,
     total: usize,
     now_ms: i64,
+    /// The status counts are to be read (first thing after a refresh).
+    counts_due: bool,
     /// The failed count is still to be computed (after the queue).
     failed_due: bool,
+    /// The status counts last read, and the failed count computed for them.
+    counts: Option<Vec<(String, i64)>>,
+    failed: Option<usize>,
 }
 
 impl Verdicts {
     /// Work is waiting.
     pub fn busy(&self) -> bool {
-        !self.queue.is_empty() || self.failed_due
+        !self.queue.is_empty() || self.failed_due || self.counts_due
     }
 
     pub fn remaining(&self) -> usize {
@@ -76,15 +81,15 @@ impl Verdicts {
     /// A refresh's running rows at `now_ms`: the item to draw now for each (the cached verdict
     /// re-planned at `now_ms` when the row is unchanged, a placeholder otherwise). Every row is
     /// queued: placeholders to compute, cached ones to check against their fingerprint.
-    /// Forgets cached rows this refresh did not list. `failed_due`: recount failed rows after.
+    /// Forgets cached rows this refresh did not list. The status counts are read first, and the
+    /// failed count after the rows when the status counts moved.
     pub fn start(
         &mut self,
         rows: Vec<(SubmissionRow, Option<(String, i64)>)>,
         now_ms: i64,
-        failed_due: bool,
     ) -> Vec<ListItem> {
         self.now_ms = now_ms;
-        self.failed_due = failed_due;
+        self.counts_due = true;
         self.queue.clear();
         let listed: HashSet<&str> = rows.iter().map(|(r, _)| r.submission_id.as_str()).collect();
         self.cache.retain(|id, _| listed.contains(id.as_str()));
@@ -141,6 +146,19 @@ impl Verdicts {
         }
         let t0 = Instant::now();
         let mut items = Vec::new();
+        let mut counts = None;
+        if self.counts_due {
+            self.counts_due = false;
+            if let Ok(c) = store.status_counts() {
+                // Failed rows only change when rows settle (or go): recount when the counts move.
+                if self.counts.as_ref() != Some(&c) || self.failed.is_none() {
+                    self.failed = None;
+                    self.failed_due = true;
+                }
+                self.counts = Some(c.clone());
+                counts = Some(c);
+            }
+        }
         while let Some(job) = self.queue.pop_front() {
             match self.one(store, context_window, &job) {
                 Ok(Some(item)) => items.push(item),
@@ -159,16 +177,16 @@ impl Verdicts {
                 break;
             }
         }
-        let mut failed = None;
         if self.queue.is_empty() && self.failed_due && t0.elapsed() < budget {
             self.failed_due = false;
-            failed = crate::tui::listing::failed_count(store).ok();
+            self.failed = crate::tui::listing::failed_count(store).ok();
         }
         Some(VerdictBatch {
             items,
             remaining: self.queue.len(),
             total: self.total,
-            failed,
+            counts,
+            failed: self.failed,
         })
     }
 

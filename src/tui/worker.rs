@@ -118,12 +118,10 @@ pub struct Worker {
     id_seed: Option<u64>,
     /// Running rows' verdicts, computed between requests.
     verdicts: Verdicts,
-    /// The status counts the failed count was computed for (recounted when they change).
-    failed_for: Option<FailedCount>,
 }
 
-/// The status counts a failed count was computed for, and the count (`None` while computing).
-type FailedCount = (Vec<(String, i64)>, Option<usize>);
+/// Rows looked up in full before the first frame (more than a tall terminal shows).
+const FIRST_SCREEN: usize = 120;
 
 fn store_error(e: &StoreError) -> String {
     format!("{e} · {}", e.hint())
@@ -140,7 +138,6 @@ impl Worker {
             writer: None,
             id_seed: None,
             verdicts: Verdicts::default(),
-            failed_for: None,
         }
     }
 
@@ -200,6 +197,7 @@ impl Worker {
                     items: Vec::new(),
                     remaining: self.verdicts.remaining(),
                     total: self.verdicts.total(),
+                    counts: None,
                     failed: None,
                 }))
             }
@@ -290,9 +288,6 @@ impl Worker {
         }
         let store = self.store.as_ref().expect("ensured");
         let batch = self.verdicts.step(store, cw, STEP_BUDGET)?;
-        if let (Some(n), Some((_, failed))) = (batch.failed, self.failed_for.as_mut()) {
-            *failed = Some(n);
-        }
         Some(Response::Verdicts(batch))
     }
 
@@ -316,13 +311,22 @@ impl Worker {
         &mut self,
         filter: StatusFilter,
         now_ms: i64,
-        recount_failed: bool,
     ) -> Result<(Vec<ListItem>, Option<usize>), String> {
         let (rows, total, phases) = {
             let store = self.store()?;
             let (rows, total) =
                 listing::rows(store, filter, now_ms).map_err(|e| store_error(&e))?;
-            let ids: Vec<&str> = rows.iter().map(|r| r.submission_id.as_str()).collect();
+            // Running rows get their journal phase with their verdict; only the first screenful
+            // is looked up now.
+            let mut running = 0;
+            let ids: Vec<&str> = rows
+                .iter()
+                .filter(|r| {
+                    running += usize::from(r.status == "running");
+                    r.status != "running" || running <= FIRST_SCREEN
+                })
+                .map(|r| r.submission_id.as_str())
+                .collect();
             let phases = listing::phases(store, &ids).map_err(|e| store_error(&e))?;
             (rows, total, phases)
         };
@@ -341,7 +345,7 @@ impl Worker {
                 items.push(Some(item));
             }
         }
-        let done = self.verdicts.start(running, now_ms, recount_failed);
+        let done = self.verdicts.start(running, now_ms);
         for (slot, item) in slots.into_iter().zip(done) {
             items[slot] = Some(item);
         }
@@ -404,22 +408,13 @@ impl Worker {
         selected: Option<String>,
     ) -> Result<Snapshot, String> {
         let t0 = Instant::now();
-        let (counts, expired) = {
+        // The expired count is cheap (the index narrows to running rows); the status counts and
+        // the failed count follow in the background.
+        let expired = {
             let store = self.store()?;
-            let counts = store.status_counts().map_err(|e| store_error(&e))?;
-            let expired = listing::expired_count(store, now_ms).map_err(|e| store_error(&e))?;
-            (counts, expired)
+            listing::expired_count(store, now_ms).map_err(|e| store_error(&e))?
         };
-        // Failed rows only change when rows settle (or go): recount when the counts moved.
-        let failed = match &self.failed_for {
-            Some((c, Some(n))) if *c == counts => Some(*n),
-            _ => None,
-        };
-        let recount = failed.is_none();
-        if recount {
-            self.failed_for = Some((counts.clone(), None));
-        }
-        let (items, list_total) = self.list_items(filter, now_ms, recount)?;
+        let (items, list_total) = self.list_items(filter, now_ms)?;
         // Full reports are kept for the opened submission only (they hold whole sessions).
         let open_id = match &open {
             Some(Target::Submission(id)) => Some(id.clone()),
@@ -452,11 +447,10 @@ impl Worker {
         Ok(Snapshot {
             now_ms,
             items,
-            counts,
+            counts: None,
             list_total,
             filter,
             expired,
-            failed,
             sessions,
             pending: self.verdicts.remaining(),
             watched,

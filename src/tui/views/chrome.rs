@@ -26,7 +26,11 @@ fn first_fit<'a>(variants: Vec<Vec<Span<'a>>>, w: usize) -> Vec<Span<'a>> {
 
 pub fn header(f: &mut Frame, app: &App, area: Rect) {
     let t = app.cfg.theme;
+    // -1: not counted yet (the counts follow the first frame).
     let count = |s: &str| {
+        if !app.scale.counts_known {
+            return -1;
+        }
         app.counts
             .iter()
             .find(|(k, _)| k == s)
