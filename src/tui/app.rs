@@ -2154,6 +2154,7 @@ impl App {
         }
         // Our own writes are not "changed under you": forget them after this refresh.
         let own = std::mem::take(&mut self.own_writes);
+        self.scale.own_recent = own.clone();
         // The selected row changed under the operator (the opened submission is checked below).
         if self.stack.is_empty() {
             if let Some(old) = selected_before

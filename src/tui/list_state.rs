@@ -31,6 +31,8 @@ pub struct ScaleState {
     /// Rows shown with their previous verdict while it is re-computed: that verdict, to tell
     /// what changed (flash, banner) when the new one arrives.
     pub pending_base: HashMap<String, ListItem>,
+    /// Rows this app wrote to before the last refresh: their re-read verdicts are ours.
+    pub own_recent: HashSet<String>,
     /// The ids last sent to be computed first.
     pub prioritized: Vec<String>,
 }
@@ -130,22 +132,39 @@ impl App {
         })
     }
 
-    /// The ids of the rows on screen (around the selection), for visible-first verdicts.
+    /// The ids of the rows on screen (the selected one first), for visible-first verdicts.
     pub(super) fn visible_ids(&self) -> Vec<String> {
         let h = self
             .layout
             .list
             .map_or(40, |l| l.rows.height as usize)
             .max(1);
-        let start = self.list.offset.min(self.list.selected);
-        let end = (start + h).max(self.list.selected + 1);
-        self.list
+        // Where the next draw puts the viewport (as the list view scrolls the selection into it).
+        let (sel, mut start) = (self.list.selected, self.list.offset);
+        if sel < start {
+            start = sel;
+        } else if sel >= start + h {
+            start = sel + 1 - h;
+        }
+        let end = (start + h).min(self.list.view.len());
+        let mut ids: Vec<String> = self
+            .list
             .view
-            .get(start..end.min(self.list.view.len()))
+            .get(start.min(end)..end)
             .unwrap_or_default()
             .iter()
             .map(|&i| self.items[i].row.submission_id.clone())
-            .collect()
+            .collect();
+        if let Some(p) = self
+            .list
+            .selected_id
+            .as_ref()
+            .and_then(|s| ids.iter().position(|i| i == s))
+        {
+            let sel = ids.remove(p);
+            ids.insert(0, sel);
+        }
+        ids
     }
 
     /// After a key: if rows on screen still wait for their verdicts, have them computed next.
@@ -199,7 +218,13 @@ impl App {
                 continue;
             };
             let id = it.row.submission_id.clone();
-            if let Some(base) = self.scale.pending_base.remove(&id) {
+            // What the operator saw before: the verdict shown before the refresh, or the row as
+            // it is (a cached verdict that its fingerprint proved stale).
+            let base = self.scale.pending_base.remove(&id).or_else(|| {
+                let cur = &self.items[i];
+                (!cur.pending && !self.scale.own_recent.contains(&id)).then(|| cur.clone())
+            });
+            if let Some(base) = base {
                 if base.signature() != it.signature() {
                     self.flashes.insert(id.clone(), until);
                     if self.stack.is_empty() && selected.as_deref() == Some(id.as_str()) {

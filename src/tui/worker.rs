@@ -270,6 +270,11 @@ impl Worker {
         Ok(report)
     }
 
+    /// At most `n` verdicts per background step (tests and the bench watch them arrive).
+    pub fn set_batch_rows(&mut self, n: usize) {
+        self.verdicts.batch_rows = n;
+    }
+
     /// Background work is waiting (verdicts of running rows, the failed count).
     pub fn busy(&self) -> bool {
         self.verdicts.busy()

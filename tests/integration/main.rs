@@ -10,4 +10,5 @@ mod hostile;
 mod soak;
 mod support;
 mod tui;
+mod tui_scale;
 mod vectors;
