@@ -19,6 +19,12 @@ use crate::store::{JournalStore, SqliteStore, StoreError};
 /// How long one background step may run before the worker looks for requests again.
 pub const STEP_BUDGET: Duration = Duration::from_millis(40);
 
+/// The failed count reads every settled row (about half a second on a production journal): when
+/// it took longer than `FAILED_CHEAP`, it is recounted at most every `FAILED_RECOUNT` while the
+/// runtime keeps settling rows (else whenever the status counts move).
+const FAILED_RECOUNT: Duration = Duration::from_secs(30);
+const FAILED_CHEAP: Duration = Duration::from_millis(50);
+
 struct Cached {
     fingerprint: String,
     row: SubmissionRow,
@@ -61,6 +67,8 @@ pub struct Verdicts {
     /// The status counts last read, and the failed count computed for them.
     counts: Option<Vec<(String, i64)>>,
     failed: Option<usize>,
+    /// When the failed count was last computed, and how long it took.
+    failed_at: Option<(Instant, Duration)>,
     /// At most this many rows per step (tests: small batches); 0 is no limit.
     pub batch_rows: usize,
 }
@@ -153,8 +161,10 @@ impl Verdicts {
             self.counts_due = false;
             if let Ok(c) = store.status_counts() {
                 // Failed rows only change when rows settle (or go): recount when the counts move.
-                if self.counts.as_ref() != Some(&c) || self.failed.is_none() {
-                    self.failed = None;
+                let stale = self
+                    .failed_at
+                    .is_none_or(|(t, cost)| cost < FAILED_CHEAP || t.elapsed() >= FAILED_RECOUNT);
+                if self.failed.is_none() || (self.counts.as_ref() != Some(&c) && stale) {
                     self.failed_due = true;
                 }
                 self.counts = Some(c.clone());
@@ -181,7 +191,9 @@ impl Verdicts {
         }
         if self.queue.is_empty() && self.failed_due && t0.elapsed() < budget {
             self.failed_due = false;
+            let t = Instant::now();
             self.failed = crate::tui::listing::failed_count(store).ok();
+            self.failed_at = Some((t, t.elapsed()));
         }
         Some(VerdictBatch {
             items,
