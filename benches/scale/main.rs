@@ -316,6 +316,11 @@ fn parent(db: &Path) -> Result<(), String> {
         .as_ref()
         .map(|q| q.median(&s.db, &floors.first_frame, s.runs))
         .transpose()?;
+    // Every verdict reads what the scan reads: the same floor.
+    let scan_floor = sq
+        .as_ref()
+        .map(|q| q.median(&s.db, &floors.scan, s.runs))
+        .transpose()?;
 
     // 2. whale open
     let mut wo = Vec::new();
@@ -364,10 +369,6 @@ fn parent(db: &Path) -> Result<(), String> {
     } else {
         0.0
     };
-    let scan_floor = sq
-        .as_ref()
-        .map(|q| q.median(&s.db, &floors.scan, s.runs))
-        .transpose()?;
     let scan_ms = ms(scan_t);
 
     let rss_ok = |kb: u64| mb(kb) <= 150.0;
@@ -385,12 +386,18 @@ fn parent(db: &Path) -> Result<(), String> {
             "ms": ff_ms, "floor_ms": ff_floor, "ratio": ratio(ff_ms, ff_floor),
             "rows": ff_drawn["rows"], "pending_at_first_frame": ff_drawn["pending"],
             "progress_shown": ff_drawn["progress_shown"],
-            "all_verdicts_ms": verdicts_ms,
-            "rss_at_first_frame_mb": mb(ff_rss_drawn),
-            "peak_rss_mb": mb(ff_rss),
-            "peak_rss_note": "peak_rss_mb: the whole child, until every expired row's verdict is in (the whale's included)",
+            "peak_rss_mb": mb(ff_rss_drawn),
             "target": "<= 150 ms and <= 2x floor",
             "result": pass(ff_ms <= 150.0 && ff_floor.is_none_or(|f| ff_ms <= 2.0 * f)),
+            "rss_result": pass(rss_ok(ff_rss_drawn)),
+        },
+        "all_verdicts": {
+            "method": "the first_frame child, continued: from the first frame until every expired row's verdict and plan is in (background batches, the whale's included)",
+            "ms": verdicts_ms,
+            "floor_ms": scan_floor,
+            "ratio": ratio(verdicts_ms, scan_floor),
+            "peak_rss_mb": mb(ff_rss),
+            "target": "none of its own (progress shown meanwhile); RSS <= 150 MB",
             "rss_result": pass(rss_ok(ff_rss)),
         },
         "whale_open": {
@@ -469,6 +476,11 @@ fn table(d: &Value) {
         &d["first_frame"],
     );
     row(
+        "all_verdicts",
+        format!("{} ms", f(&d["all_verdicts"]["ms"])),
+        &d["all_verdicts"],
+    );
+    row(
         "whale_open",
         format!("{} ms", f(&d["whale_open"]["ms"])),
         &d["whale_open"],
@@ -489,10 +501,8 @@ fn table(d: &Value) {
         &d["scan"],
     );
     eprintln!(
-        "(first frame: peak RSS {} MB when drawn; all {} verdicts in after {} ms; scroll median {} ms over {} frames; refresh snapshot median {} ms; scan {} ms)",
-        f(&d["first_frame"]["rss_at_first_frame_mb"]),
+        "({} rows at the first frame; scroll median {} ms over {} frames; refresh snapshot median {} ms; scan {} ms)",
         d["first_frame"]["rows"],
-        f(&d["first_frame"]["all_verdicts_ms"]),
         f(&d["scroll"]["all"]["median_ms"]),
         d["scroll"]["all"]["n"],
         f(&d["refresh"]["snapshot"]["median_ms"]),
