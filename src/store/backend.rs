@@ -5,16 +5,17 @@ use std::path::{Path, PathBuf};
 
 use super::postgres::{is_pg_url, PgStore, PgTarget, PgWriter};
 use super::{
-    AuditLog, JournalStore, JournalWriter, SessionBrowse, SqliteStore, SqliteWriter, StoreError,
+    AuditLog, JournalStore, JournalWriter, ListQueries, SessionBrowse, SqliteStore, SqliteWriter,
+    StoreError,
 };
 
 /// Everything the CLI and the TUI read, from whichever database.
-pub trait Backend: JournalStore + SessionBrowse + AuditLog + Send {
+pub trait Backend: JournalStore + SessionBrowse + ListQueries + AuditLog + Send {
     /// The same store as a plain `JournalStore` (for `SubmissionReport::load`).
     fn reader(&self) -> &dyn JournalStore;
 }
 
-impl<T: JournalStore + SessionBrowse + AuditLog + Send> Backend for T {
+impl<T: JournalStore + SessionBrowse + ListQueries + AuditLog + Send> Backend for T {
     fn reader(&self) -> &dyn JournalStore {
         self
     }

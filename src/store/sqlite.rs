@@ -83,7 +83,7 @@ impl SqliteStore {
         &self.conn
     }
 
-    fn query_submissions(
+    pub(crate) fn query_submissions(
         &self,
         where_sql: &str,
         params: &[&dyn rusqlite::ToSql],

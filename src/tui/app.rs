@@ -34,7 +34,19 @@ pub enum Effect {
 pub enum RequestKind {
     Refresh {
         open: Option<Target>,
+        /// The list filter: only its rows are read.
+        filter: StatusFilter,
+        /// The sessions view is open: read the sessions too.
+        sessions: bool,
+        /// Rows on screen: their verdicts are computed first.
+        visible: Vec<String>,
+        /// The selected row, read even when it left the filter (to say what happened to it).
+        selected: Option<String>,
     },
+    /// Compute the verdicts of these rows next.
+    Prioritize(Vec<String>),
+    /// Every submission of this session, for stepping between them.
+    Siblings(String),
     Open(Target),
     Export(Target),
     /// Plan an action on these submissions (write mode).
@@ -583,6 +595,8 @@ pub struct App {
     /// A plan or an apply is with the worker.
     pub busy: Option<String>,
     last_click: Option<(Instant, u16, u16)>,
+    /// Server-side list state: counts, the page, background verdicts (see `list_state.rs`).
+    pub scale: super::list_state::ScaleState,
 }
 
 pub const FLASH: Duration = Duration::from_millis(1200);
@@ -620,6 +634,7 @@ impl App {
             audit_return: Root::Submissions,
             busy: None,
             last_click: None,
+            scale: Default::default(),
         }
     }
 
@@ -647,11 +662,9 @@ impl App {
             .map(|&i| &self.sessions.rows[i])
     }
 
+    /// Rows of filter `f` in the database (the counts come from SQL, not from the loaded rows).
     pub fn count(&self, f: StatusFilter) -> usize {
-        self.items
-            .iter()
-            .filter(|i| self.matches_filter(i, f))
-            .count()
+        self.count_known(f).unwrap_or(0)
     }
 
     pub fn is_flashing(&self, id: &str) -> bool {
@@ -825,8 +838,14 @@ impl App {
     pub fn request_refresh(&mut self) {
         self.refresh_pending = true;
         let open = self.inspect().map(|i| i.target.clone());
-        self.effects
-            .push(Effect::Request(RequestKind::Refresh { open }));
+        let visible = self.visible_ids();
+        self.effects.push(Effect::Request(RequestKind::Refresh {
+            open,
+            filter: self.list.filter,
+            sessions: self.root == Root::Sessions,
+            visible,
+            selected: self.list.selected_id.clone(),
+        }));
         if self.root == Root::Audit {
             self.effects.push(Effect::Request(RequestKind::Audit));
         }
@@ -1133,6 +1152,8 @@ impl App {
                 self.list.selected = 0;
                 self.list.offset = 0;
                 self.rebuild_list();
+                // Only the filter's rows are loaded: read the new filter's.
+                self.request_refresh();
             }
             Action::StartFilter => self.input = Some(InputMode::Filter),
             Action::SortNext => {
@@ -1212,6 +1233,7 @@ impl App {
             Action::ToggleMark if self.write_mode() => self.toggle_mark(),
             Action::Act(_) | Action::ToggleMark => {}
         }
+        self.prioritize_visible();
     }
 
     fn info(&mut self, text: &str) {
@@ -1293,6 +1315,10 @@ impl App {
             Root::Sessions => Root::Submissions,
         };
         self.focus = root_pane(self.root);
+        if self.root == Root::Sessions {
+            // Sessions are read when their view opens, not before.
+            self.request_refresh();
+        }
     }
 
     /// `a`: the audit trail, or back to where it was opened from.
@@ -1559,13 +1585,8 @@ impl App {
             Some(Opened::Submission(s)) => {
                 let key = s.report.row().session_key.clone();
                 let id = s.report.row().submission_id.clone();
-                let mut subs: Vec<&ListItem> = self
-                    .items
-                    .iter()
-                    .filter(|i| i.row.session_key == key)
-                    .collect();
-                subs.sort_by_key(|i| i.row.sequence);
-                let Some(pos) = subs.iter().position(|i| i.row.submission_id == id) else {
+                let subs = self.session_submissions(&key);
+                let Some(pos) = subs.iter().position(|(_, i)| *i == id) else {
                     return;
                 };
                 let next = pos as isize + delta;
@@ -1577,7 +1598,7 @@ impl App {
                     ));
                     return;
                 }
-                let target = Target::Submission(subs[next as usize].row.submission_id.clone());
+                let target = Target::Submission(subs[next as usize].1.clone());
                 let n = subs.len();
                 if let Some(top) = self.stack.last_mut() {
                     *top = Inspect::new(target.clone());
@@ -2108,6 +2129,8 @@ impl App {
     fn on_response_inner(&mut self, resp: Response) {
         match resp {
             Response::Snapshot(Ok(snap)) => self.on_snapshot(*snap),
+            Response::Verdicts(batch) => self.on_verdicts(batch),
+            Response::Siblings { key, ids } => self.scale.siblings = Some((key, ids)),
             Response::Snapshot(Err(e)) => {
                 // Also how a worker panic arrives: never leave an action waiting forever.
                 self.busy = None;
@@ -2118,6 +2141,9 @@ impl App {
             Response::Opened { target, result } => {
                 let ui_now = self.ui_now;
                 let _ = ui_now;
+                if let (Target::Submission(_), Ok(Opened::Submission(s))) = (&target, &result) {
+                    self.want_siblings(&s.report.row().session_key.clone());
+                }
                 if let Some(ins) = self.stack.iter_mut().rev().find(|i| i.target == target) {
                     match result {
                         Ok(data) => {
@@ -2174,26 +2200,43 @@ impl App {
             self.now_ms = snap.now_ms;
         }
         let selected_before = self.selected_item().cloned();
-        if self.loaded {
+        let watched = snap.watched.clone();
+        let same_filter = self.scale.filter == Some(snap.filter);
+        let mut snap = snap;
+        if self.loaded && same_filter {
+            let until = self.ui_now + FLASH;
+            self.scale
+                .merge_pending(&self.items, &mut snap.items, &self.own_writes);
             let old: HashMap<&str, String> = self
                 .items
                 .iter()
                 .map(|i| (i.row.submission_id.as_str(), i.signature()))
                 .collect();
-            let until = self.ui_now + FLASH;
-            for it in &snap.items {
+            for it in snap.items.iter().filter(|i| !i.pending) {
                 if old.get(it.row.submission_id.as_str()) != Some(&it.signature()) {
                     self.flashes.insert(it.row.submission_id.clone(), until);
                 }
             }
+        } else {
+            self.scale.pending_base.clear();
         }
+        self.scale.on_snapshot(&snap);
         self.items = snap.items;
-        // A marked row that no longer exists cannot be acted on: forget it.
+        // A marked row that no longer exists cannot be acted on: forget it (rows of another
+        // filter are not loaded, so only a refresh of the same filter tells).
         let items = &self.items;
-        self.marks
-            .retain(|id| items.iter().any(|i| &i.row.submission_id == id));
-        self.counts = snap.counts;
-        self.sessions.rows = snap.sessions;
+        if same_filter {
+            self.marks
+                .retain(|id| items.iter().any(|i| &i.row.submission_id == id));
+        }
+        if let Some(c) = snap.counts {
+            self.counts = c;
+            self.scale.counts_known = true;
+        }
+        if let Some(sessions) = snap.sessions {
+            self.sessions.rows = sessions;
+            self.scale.sessions_loaded = true;
+        }
         let first = !self.loaded;
         self.loaded = true;
         self.rebuild_list();
@@ -2208,6 +2251,7 @@ impl App {
         }
         // Our own writes are not "changed under you": forget them after this refresh.
         let own = std::mem::take(&mut self.own_writes);
+        self.scale.own_recent = own.clone();
         // The selected row changed under the operator (the opened submission is checked below).
         if self.stack.is_empty() {
             if let Some(old) = selected_before
@@ -2218,7 +2262,13 @@ impl App {
                 let still = self
                     .selected_item()
                     .is_some_and(|n| &n.row.submission_id == id);
-                if let Some(new) = self.items.iter().find(|i| &i.row.submission_id == id) {
+                let new = self
+                    .items
+                    .iter()
+                    .find(|i| &i.row.submission_id == id)
+                    .or(watched.as_ref().filter(|w| &w.row.submission_id == id))
+                    .filter(|i| !i.pending);
+                if let Some(new) = new {
                     if let Some(mut c) = describe_item_change(old, new) {
                         if !still {
                             c = c.replace(
@@ -2231,8 +2281,10 @@ impl App {
                 }
             }
         }
-        if first && self.list.view.is_empty() && !self.items.is_empty() {
-            self.info("no expired lease: nothing for the reconciler to pick up (2 shows all)");
+        if first {
+            // Said once the counts are in (they follow the first snapshot).
+            self.scale.greet = true;
+            self.greet();
         }
         if let Some((target, result)) = snap.open {
             let Some(ins) = self.stack.last_mut() else {
@@ -2274,7 +2326,7 @@ fn root_pane(root: Root) -> Pane {
 }
 
 /// What changed in a list row between two refreshes, in the operator's words.
-fn describe_item_change(old: &ListItem, new: &ListItem) -> Option<String> {
+pub(super) fn describe_item_change(old: &ListItem, new: &ListItem) -> Option<String> {
     let (a, b) = (&old.row, &new.row);
     let mut parts = Vec::new();
     if a.attempt_id != b.attempt_id || a.attempt_count != b.attempt_count {

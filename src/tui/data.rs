@@ -5,8 +5,8 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use crate::core::history::{History, SubmissionKind};
-use crate::core::plan::{plan_recovery, Disposition, RecoveryPlan};
-use crate::core::rows::SubmissionRow;
+use crate::core::plan::{plan_recovery, Disposition, RecoveryPlan, SessionInspection};
+use crate::core::rows::{JournalRow, SubmissionRow};
 use crate::report::SubmissionReport;
 use crate::store::{SessionRecord, SessionSummary};
 
@@ -47,6 +47,9 @@ pub struct ListItem {
     /// (missing, total) calls of the trailing partial batch.
     pub partial: Option<(usize, usize)>,
     pub entry_count: Option<usize>,
+    /// A running row drawn from its submission row alone: its verdict and plan are still being
+    /// computed in the background (`verdict` is `…` until then).
+    pub pending: bool,
 }
 
 impl ListItem {
@@ -74,8 +77,28 @@ impl ListItem {
 
     /// Build from a full report; `plan` is the plan at the current time.
     pub fn from_report(r: &SubmissionReport, plan: &RecoveryPlan, full: bool) -> ListItem {
-        let row = r.row().clone();
-        let c = r.classification();
+        ListItem::from_parts(
+            r.row(),
+            r.bundle.journal.as_ref(),
+            &r.inspection,
+            r.bundle.session.as_ref().map(|s| s.entries.len()),
+            plan,
+            full,
+        )
+    }
+
+    /// Build from what a report concluded (kept per submission by the verdict cache, so a later
+    /// refresh re-plans at its own time without re-reading the session).
+    pub fn from_parts(
+        row: &SubmissionRow,
+        journal: Option<&JournalRow>,
+        inspection: &SessionInspection,
+        entry_count: Option<usize>,
+        plan: &RecoveryPlan,
+        full: bool,
+    ) -> ListItem {
+        let row = row.clone();
+        let c = &inspection.classification;
         let verdict = match &plan.disposition {
             Disposition::Reconcile | Disposition::Live { .. } | Disposition::NoLease if full => {
                 c.state.label()
@@ -85,11 +108,7 @@ impl ListItem {
         };
         ListItem {
             instance: row.instance_id().unwrap_or_default(),
-            journal: r
-                .bundle
-                .journal
-                .as_ref()
-                .map(|j| (j.phase.clone(), j.revision)),
+            journal: journal.map(|j| (j.phase.clone(), j.revision)),
             verdict,
             disposition: plan.disposition.label(),
             rule: plan.rule,
@@ -105,7 +124,28 @@ impl ListItem {
             } else {
                 None
             },
-            entry_count: r.bundle.session.as_ref().map(|s| s.entries.len()),
+            entry_count,
+            pending: false,
+            row,
+        }
+    }
+
+    /// A running row before its verdict is known: the columns the submission row gives, the
+    /// verdict `…` and no plan yet.
+    pub fn placeholder(row: SubmissionRow, journal: Option<(String, i64)>) -> ListItem {
+        ListItem {
+            instance: row.instance_id().unwrap_or_default(),
+            journal,
+            verdict: "…".into(),
+            disposition: "computing",
+            rule: None,
+            result: None,
+            reason: "computing the verdict and plan…".into(),
+            writes: Vec::new(),
+            explanation: None,
+            partial: None,
+            entry_count: None,
+            pending: true,
             row,
         }
     }
@@ -188,14 +228,40 @@ pub enum Opened {
     Session(Arc<OpenedSession>),
 }
 
-/// One refresh: every submission with its verdict, counts, sessions, and the opened target.
+/// One refresh: the rows the list filter shows (running ones may be placeholders until their
+/// verdicts arrive), counts, sessions when asked for, and the opened target.
 #[derive(Debug, Clone)]
 pub struct Snapshot {
     pub now_ms: i64,
     pub items: Vec<ListItem>,
-    pub counts: Vec<(String, i64)>,
-    pub sessions: Vec<SessionSummary>,
+    /// Status counts: `None` from a refresh (they follow in the first verdict batch).
+    pub counts: Option<Vec<(String, i64)>>,
+    /// Rows of the list filter's status in the database, when the list holds only the newest page.
+    pub list_total: Option<usize>,
+    /// The filter these items were read for.
+    pub filter: crate::tui::keymap::StatusFilter,
+    /// Expired-lease submissions (the runtime's predicate at `now_ms`).
+    pub expired: usize,
+    /// `None` unless the sessions view asked for them (they are read lazily).
+    pub sessions: Option<Vec<SessionSummary>>,
+    /// Running rows whose verdicts are still being computed in the background.
+    pub pending: usize,
+    /// The selected row when it is not among `items` (it left the filter), complete.
+    pub watched: Option<ListItem>,
     pub open: Option<(Target, Result<Opened, String>)>,
     /// How long the refresh took in the worker.
     pub took: Duration,
+}
+
+/// Verdicts computed in the background since the last snapshot, in visible-first order.
+#[derive(Debug, Clone)]
+pub struct VerdictBatch {
+    pub items: Vec<ListItem>,
+    /// Rows still waiting, and how many this refresh queued in all.
+    pub remaining: usize,
+    pub total: usize,
+    /// The status counts, when this batch read them (the first after a refresh).
+    pub counts: Option<Vec<(String, i64)>>,
+    /// The failed count, once computed for the current status counts.
+    pub failed: Option<usize>,
 }

@@ -24,6 +24,9 @@ pub struct Harness {
     pub copied: Vec<String>,
     /// A fixed UI clock, so refresh ages and flashes are deterministic.
     pub clock: Instant,
+    /// Whether `settle` also finishes the worker's background verdicts (default). Off, they
+    /// wait for `background_step`, so a test (or the bench) sees the placeholders.
+    pub auto_background: bool,
 }
 
 #[derive(Debug, Clone)]
@@ -40,6 +43,8 @@ pub struct HarnessOptions {
     pub operator: String,
     /// Key overrides, as from the configuration file.
     pub keys: super::keymap::Overrides,
+    /// `settle` finishes background verdicts too (see [`Harness::auto_background`]).
+    pub auto_background: bool,
 }
 
 impl HarnessOptions {
@@ -55,6 +60,7 @@ impl HarnessOptions {
             read_only: true,
             operator: "tester@host".into(),
             keys: Default::default(),
+            auto_background: true,
         }
     }
 }
@@ -94,14 +100,43 @@ impl Harness {
             terminal,
             copied: Vec::new(),
             clock: Instant::now(),
+            auto_background: o.auto_background,
         };
         h.app.tick(h.clock, o.now_ms);
         h.settle();
         Ok(h)
     }
 
-    /// Carry out every pending effect (worker requests in line) until none is left.
+    /// Carry out every pending effect (worker requests in line) until none is left, then (with
+    /// `auto_background`) the worker's background verdicts.
     pub fn settle(&mut self) {
+        loop {
+            self.settle_requests();
+            if !self.auto_background || !self.background_step() {
+                return;
+            }
+        }
+    }
+
+    /// One step of the worker's background work (a batch of verdicts) given to the app; `false`
+    /// when there was none.
+    pub fn background_step(&mut self) -> bool {
+        match self.worker.background() {
+            Some(resp) => {
+                self.app.on_response(resp);
+                true
+            }
+            None => false,
+        }
+    }
+
+    /// Background work is waiting in the worker.
+    pub fn background_pending(&self) -> bool {
+        self.worker.busy()
+    }
+
+    /// Carry out every pending effect (worker requests in line), not the background work.
+    pub fn settle_requests(&mut self) {
         for _ in 0..32 {
             let effects = std::mem::take(&mut self.app.effects);
             if effects.is_empty() {

@@ -16,11 +16,14 @@ mod data;
 #[doc(hidden)]
 pub mod harness;
 mod keymap;
+mod list_state;
+mod listing;
 mod log;
 mod text;
 mod theme;
 pub mod tooltip;
 mod tree;
+mod verdicts;
 mod views;
 mod worker;
 
@@ -238,7 +241,22 @@ fn wall_ms() -> i64 {
 /// Turn an app effect into a worker request (adds the clock and the export directory).
 pub fn request_for(kind: RequestKind, now_ms: i64, export_dir: &std::path::Path) -> Request {
     match kind {
-        RequestKind::Refresh { open } => Request::Refresh { now_ms, open },
+        RequestKind::Refresh {
+            open,
+            filter,
+            sessions,
+            visible,
+            selected,
+        } => Request::Refresh {
+            now_ms,
+            open,
+            filter,
+            sessions,
+            visible,
+            selected,
+        },
+        RequestKind::Prioritize(ids) => Request::Prioritize(ids),
+        RequestKind::Siblings(key) => Request::Siblings(key),
         RequestKind::Open(target) => Request::Open { target, now_ms },
         RequestKind::Export(target) => Request::Export {
             target,

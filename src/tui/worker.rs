@@ -10,14 +10,19 @@
 use std::collections::HashMap;
 use std::io::Write;
 use std::path::{Path, PathBuf};
-use std::sync::mpsc::{Receiver, Sender};
+use std::sync::mpsc::{Receiver, Sender, TryRecvError};
 use std::sync::Arc;
 use std::time::Instant;
 
 use serde_json::{json, Value};
 
 use super::act::{self, Outcome, OutcomeResult, PlanItem, Planned, StateSummary};
-use super::data::{ListItem, Opened, OpenedSession, OpenedSubmission, Snapshot, Target};
+use super::data::{
+    ListItem, Opened, OpenedSession, OpenedSubmission, Snapshot, Target, VerdictBatch,
+};
+use super::keymap::StatusFilter;
+use super::listing;
+use super::verdicts::{Verdicts, STEP_BUDGET};
 use crate::actions::{ActionKind, EntryIds, Refusal};
 use crate::core::entry::Entry;
 use crate::core::plan::plan_recovery;
@@ -30,11 +35,22 @@ use crate::store::{
 
 #[derive(Debug, Clone)]
 pub enum Request {
-    /// Reload the list, counts and sessions, and the opened target if any.
+    /// Reload the rows `filter` shows, the counts, the sessions when `sessions` (the sessions
+    /// view is open), and the opened target if any. Running rows' verdicts follow in the
+    /// background, the rows in `visible` (on screen) first.
     Refresh {
         now_ms: i64,
         open: Option<Target>,
+        filter: StatusFilter,
+        sessions: bool,
+        visible: Vec<String>,
+        /// The selected row: read even when it left the filter.
+        selected: Option<String>,
     },
+    /// Compute the verdicts of these rows next (they scrolled into view).
+    Prioritize(Vec<String>),
+    /// The `(sequence, id)` of every submission of a session (stepping between them).
+    Siblings(String),
     Open {
         target: Target,
         now_ms: i64,
@@ -71,6 +87,12 @@ pub enum Request {
 #[derive(Debug, Clone)]
 pub enum Response {
     Snapshot(Result<Box<Snapshot>, String>),
+    /// Background verdicts since the last snapshot.
+    Verdicts(VerdictBatch),
+    Siblings {
+        key: String,
+        ids: Vec<(i64, String)>,
+    },
     Opened {
         target: Target,
         result: Result<Opened, String>,
@@ -105,7 +127,12 @@ pub struct Worker {
     writer: Option<Box<dyn JournalWriter>>,
     /// A fixed seed for new entry ids (tests: reproducible previews); random otherwise.
     id_seed: Option<u64>,
+    /// Running rows' verdicts, computed between requests.
+    verdicts: Verdicts,
 }
+
+/// Rows looked up in full before the first frame (more than a tall terminal shows).
+const FIRST_SCREEN: usize = 120;
 
 fn store_error(e: &StoreError) -> String {
     format!("{e} · {}", e.hint())
@@ -121,6 +148,7 @@ impl Worker {
             writable: false,
             writer: None,
             id_seed: None,
+            verdicts: Verdicts::default(),
         }
     }
 
@@ -158,8 +186,36 @@ impl Worker {
 
     pub fn handle(&mut self, req: Request) -> Option<Response> {
         match req {
-            Request::Refresh { now_ms, open } => {
-                Some(Response::Snapshot(self.refresh(now_ms, open).map(Box::new)))
+            Request::Refresh {
+                now_ms,
+                open,
+                filter,
+                sessions,
+                visible,
+                selected,
+            } => {
+                let snap = self.refresh(now_ms, open, filter, sessions, selected);
+                self.verdicts.prioritize(&visible);
+                Some(Response::Snapshot(snap.map(Box::new)))
+            }
+            Request::Prioritize(ids) => {
+                self.verdicts.prioritize(&ids);
+                Some(Response::Verdicts(VerdictBatch {
+                    items: Vec::new(),
+                    remaining: self.verdicts.remaining(),
+                    total: self.verdicts.total(),
+                    counts: None,
+                    failed: None,
+                }))
+            }
+            Request::Siblings(key) => {
+                let ids = self
+                    .store()
+                    .and_then(|s| listing::session_ids(s, &key).map_err(|e| store_error(&e)));
+                Some(Response::Siblings {
+                    key,
+                    ids: ids.unwrap_or_default(),
+                })
             }
             Request::Open { target, now_ms } => {
                 let result = self.open(&target, now_ms);
@@ -241,57 +297,189 @@ impl Worker {
         Ok(report)
     }
 
-    fn items(&mut self, now_ms: i64) -> Result<Vec<ListItem>, String> {
-        let (rows, phases) = {
+    /// At most `n` verdicts per background step (tests and the bench watch them arrive).
+    pub fn set_batch_rows(&mut self, n: usize) {
+        self.verdicts.batch_rows = n;
+    }
+
+    /// Background work is waiting (verdicts of running rows, the failed count).
+    pub fn busy(&self) -> bool {
+        self.verdicts.busy()
+    }
+
+    /// One step of background work (about [`STEP_BUDGET`]); `None` when there is none.
+    pub fn background(&mut self) -> Option<Response> {
+        if !self.verdicts.busy() {
+            return None;
+        }
+        let cw = self.context_window;
+        if self.ensure_store().is_err() {
+            // The database vanished: the next refresh says so; drop the queue.
+            self.verdicts = Verdicts::default();
+            return None;
+        }
+        let store = self.store.as_deref().expect("ensured");
+        let batch = self.verdicts.step(store, cw, STEP_BUDGET)?;
+        Some(Response::Verdicts(batch))
+    }
+
+    /// A row whose plan depends on the row only (not running): no need to read the session.
+    fn row_item(&self, row: crate::core::rows::SubmissionRow, now_ms: i64) -> ListItem {
+        let bundle = SubmissionBundle {
+            row,
+            journal: None,
+            journal_problem: None,
+            session: None,
+            stream_chunks: Vec::new(),
+        };
+        let r = SubmissionReport::build(bundle, self.context_window, now_ms);
+        ListItem::from_report(&r, &r.plan, false)
+    }
+
+    /// The rows `filter` shows: non-running ones complete, running ones from the verdict cache or
+    /// as placeholders (their verdicts follow in the background). Also the filter's total when
+    /// only its newest page was read.
+    fn list_items(
+        &mut self,
+        filter: StatusFilter,
+        now_ms: i64,
+    ) -> Result<(Vec<ListItem>, Option<usize>), String> {
+        let (rows, total, phases) = {
             let store = self.store()?;
-            let rows = store
-                .list_submissions(&ListFilter::All)
-                .map_err(|e| store_error(&e))?;
-            let phases = store.journal_phases().map_err(|e| store_error(&e))?;
-            (rows, phases)
+            let (rows, total) =
+                listing::rows(store, filter, now_ms).map_err(|e| store_error(&e))?;
+            // Running rows get their journal phase with their verdict; only the first screenful
+            // is looked up now.
+            let mut running = 0;
+            let ids: Vec<&str> = rows
+                .iter()
+                .filter(|r| {
+                    running += usize::from(r.status == "running");
+                    r.status != "running" || running <= FIRST_SCREEN
+                })
+                .map(|r| r.submission_id.as_str())
+                .collect();
+            let phases = listing::phases(store, &ids).map_err(|e| store_error(&e))?;
+            (rows, total, phases)
+        };
+        let mut items: Vec<Option<ListItem>> = Vec::with_capacity(rows.len());
+        let mut running = Vec::new();
+        let mut slots = Vec::new();
+        for row in rows {
+            let phase = phases.get(&row.submission_id).cloned();
+            if row.status == "running" {
+                slots.push(items.len());
+                items.push(None);
+                running.push((row, phase));
+            } else {
+                let mut item = self.row_item(row, now_ms);
+                item.journal = phase;
+                items.push(Some(item));
+            }
+        }
+        let done = self.verdicts.start(running, now_ms);
+        for (slot, item) in slots.into_iter().zip(done) {
+            items[slot] = Some(item);
+        }
+        Ok((items.into_iter().flatten().collect(), total))
+    }
+
+    /// One submission, complete (the selected row after it left the filter); `None` when it is
+    /// gone or unreadable.
+    fn watched_item(&mut self, id: &str, now_ms: i64) -> Option<ListItem> {
+        let row = self.store().ok()?.submission_by_id(id).ok()??;
+        if row.status == "running" {
+            let r = self.report(&row.submission_id, &row.session_key).ok()?;
+            let plan = plan_recovery(r.row(), r.bundle.journal.as_ref(), &r.inspection, now_ms);
+            Some(ListItem::from_report(&r, &plan, true))
+        } else {
+            let mut item = self.row_item(row, now_ms);
+            let store = self.store().ok()?;
+            item.journal = listing::phases(store, &[id]).ok()?.remove(id);
+            Some(item)
+        }
+    }
+
+    /// Every submission of one session, complete (an opened session lists them all).
+    fn session_items(&mut self, key: &str, now_ms: i64) -> Result<Vec<ListItem>, String> {
+        let rows = {
+            let store = self.store()?;
+            listing::session_rows(store, key).map_err(|e| store_error(&e))?
         };
         let mut items = Vec::with_capacity(rows.len());
-        let mut live_ids = Vec::new();
         for row in rows {
             if row.status == "running" {
-                live_ids.push(row.submission_id.clone());
                 let r = self.report(&row.submission_id, &row.session_key)?;
                 let plan = plan_recovery(r.row(), r.bundle.journal.as_ref(), &r.inspection, now_ms);
                 items.push(ListItem::from_report(&r, &plan, true));
             } else {
-                // Outside `running` the plan depends on the row only: no need to read the session.
-                let bundle = SubmissionBundle {
-                    row,
-                    journal: None,
-                    journal_problem: None,
-                    session: None,
-                    stream_chunks: Vec::new(),
-                };
-                let r = SubmissionReport::build(bundle, self.context_window, now_ms);
-                let mut item = ListItem::from_report(&r, &r.plan, false);
-                item.journal = phases.get(&r.row().submission_id).cloned();
+                let id = row.submission_id.clone();
+                let mut item = self.row_item(row, now_ms);
+                let store = self.store()?;
+                item.journal = listing::phases(store, &[id.as_str()])
+                    .map_err(|e| store_error(&e))?
+                    .remove(&id);
                 items.push(item);
             }
         }
-        self.cache.retain(|k, _| live_ids.contains(k));
         Ok(items)
     }
 
-    fn refresh(&mut self, now_ms: i64, open: Option<Target>) -> Result<Snapshot, String> {
+    fn refresh(
+        &mut self,
+        now_ms: i64,
+        open: Option<Target>,
+        filter: StatusFilter,
+        sessions: bool,
+        selected: Option<String>,
+    ) -> Result<Snapshot, String> {
         let t0 = Instant::now();
-        let items = self.items(now_ms)?;
-        let store = self.store()?;
-        let counts = store.status_counts().map_err(|e| store_error(&e))?;
-        let sessions = store.list_sessions().map_err(|e| store_error(&e))?;
-        let open = open.map(|t| {
-            let r = self.open_with(&t, now_ms, &items);
-            (t, r)
-        });
+        // The expired count is cheap (the index narrows to running rows); the status counts and
+        // the failed count follow in the background.
+        let expired = {
+            let store = self.store()?;
+            listing::expired_count(store, now_ms).map_err(|e| store_error(&e))?
+        };
+        let (items, list_total) = self.list_items(filter, now_ms)?;
+        // Full reports are kept for the opened submission only (they hold whole sessions).
+        let open_id = match &open {
+            Some(Target::Submission(id)) => Some(id.clone()),
+            _ => None,
+        };
+        self.cache.retain(|k, _| Some(k) == open_id.as_ref());
+        let watched = match selected {
+            Some(id) if !items.iter().any(|i| i.row.submission_id == id) => {
+                self.watched_item(&id, now_ms)
+            }
+            _ => None,
+        };
+        let sessions = if sessions {
+            let store = self.store()?;
+            Some(store.list_sessions().map_err(|e| store_error(&e))?)
+        } else {
+            None
+        };
+        let open = match open {
+            Some(t) => {
+                let subs = match &t {
+                    Target::Session(key) => self.session_items(key, now_ms)?,
+                    Target::Submission(_) => Vec::new(),
+                };
+                let r = self.open_with(&t, now_ms, &subs);
+                Some((t, r))
+            }
+            None => None,
+        };
         Ok(Snapshot {
             now_ms,
             items,
-            counts,
+            counts: None,
+            list_total,
+            filter,
+            expired,
             sessions,
+            pending: self.verdicts.remaining(),
+            watched,
             open,
             took: t0.elapsed(),
         })
@@ -300,7 +488,7 @@ impl Worker {
     fn open(&mut self, target: &Target, now_ms: i64) -> Result<Opened, String> {
         let items = match target {
             Target::Submission(_) => Vec::new(),
-            Target::Session(_) => self.items(now_ms)?,
+            Target::Session(key) => self.session_items(key, now_ms)?,
         };
         self.open_with(target, now_ms, &items)
     }
@@ -578,7 +766,35 @@ pub fn spawn<E: Send + 'static>(
     let handle = std::thread::Builder::new()
         .name("turnscope-db".into())
         .spawn(move || {
-            while let Ok(first) = rx.recv() {
+            loop {
+                // Requests first; background verdicts only while none is waiting.
+                let first = if worker.busy() {
+                    match rx.try_recv() {
+                        Ok(r) => r,
+                        Err(TryRecvError::Disconnected) => return,
+                        Err(TryRecvError::Empty) => {
+                            let resp =
+                                std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+                                    worker.background()
+                                }));
+                            match resp {
+                                Ok(Some(r)) => {
+                                    if events.send(wrap(r)).is_err() {
+                                        return;
+                                    }
+                                }
+                                Ok(None) => {}
+                                Err(_) => super::log::line("internal error computing verdicts"),
+                            }
+                            continue;
+                        }
+                    }
+                } else {
+                    match rx.recv() {
+                        Ok(r) => r,
+                        Err(_) => return,
+                    }
+                };
                 let mut batch = vec![first];
                 batch.extend(rx.try_iter());
                 let last_refresh = batch

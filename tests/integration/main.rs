@@ -16,4 +16,5 @@ mod scan;
 mod soak;
 mod support;
 mod tui;
+mod tui_scale;
 mod vectors;

@@ -11,6 +11,7 @@
 pub mod connect;
 pub mod convert;
 pub mod ddl;
+mod listing;
 mod read;
 mod rows;
 pub mod sessions;

@@ -26,13 +26,17 @@ fn first_fit<'a>(variants: Vec<Vec<Span<'a>>>, w: usize) -> Vec<Span<'a>> {
 
 pub fn header(f: &mut Frame, app: &App, area: Rect) {
     let t = app.cfg.theme;
+    // -1: not counted yet (the counts follow the first frame).
     let count = |s: &str| {
+        if !app.scale.counts_known {
+            return -1;
+        }
         app.counts
             .iter()
             .find(|(k, _)| k == s)
             .map_or(0, |(_, n)| *n)
     };
-    let failed = app.count(StatusFilter::Failed);
+    let failed = app.count_known(StatusFilter::Failed);
     let name = clean(&app.cfg.display_name);
     let mut left = vec![Span::styled(" turnscope ", t.title()), Span::raw(" ")];
     left.push(Span::styled(name.clone(), Style::new()));
@@ -53,7 +57,7 @@ pub fn header(f: &mut Frame, app: &App, area: Rect) {
         ("pending", count("queued")),
         ("terminalizing", count("terminalizing")),
         ("settled", count("settled")),
-        ("failed", failed as i64),
+        ("failed", failed.map_or(-1, |n| n as i64)),
     ];
     let short = ["run", "pend", "term", "done", "fail"];
     let counts = |labels: &[&'static str]| -> Vec<Span<'static>> {
@@ -62,8 +66,14 @@ pub fn header(f: &mut Frame, app: &App, area: Rect) {
             if i > 0 {
                 v.push(Span::styled(" · ", t.dim()));
             }
+            // -1: still being counted.
+            let n_text = if *n < 0 {
+                "…".to_string()
+            } else {
+                n.to_string()
+            };
             v.push(Span::styled(
-                format!("{label} {n}"),
+                format!("{label} {n_text}"),
                 if *n > 0 { t.status(status) } else { t.dim() },
             ));
         }
@@ -192,7 +202,7 @@ pub fn nav(f: &mut Frame, app: &App, area: Rect) {
                 };
                 v.push(Span::styled(format!("{}", fl.key()), t.key()));
                 v.push(Span::styled(
-                    format!(" {label} {} ", app.count(fl)),
+                    format!(" {label} {} ", app.count_label(fl)),
                     if on { t.selected() } else { Style::new() },
                 ));
                 v.push(Span::raw(" "));
@@ -295,7 +305,11 @@ pub fn status(f: &mut Frame, app: &App, area: Rect) {
         }
         None => String::new(),
     };
-    let right = format!("{pos}{fresh} ");
+    let progress = app
+        .progress_label()
+        .map(|p| format!("{p} · "))
+        .unwrap_or_default();
+    let right = format!("{progress}{pos}{fresh} ");
     let room = w.saturating_sub(width(&right) + 1);
     let left = fit(&text, room);
     let gap = w.saturating_sub(width(&left) + width(&right));

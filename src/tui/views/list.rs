@@ -154,7 +154,7 @@ pub fn draw(f: &mut Frame, app: &mut App, area: Rect) {
     if app.list.view.is_empty() {
         let msg = if !app.loaded {
             "reading the database…".to_string()
-        } else if app.items.is_empty() {
+        } else if app.count(StatusFilter::All) == 0 {
             "the database has no submissions".to_string()
         } else if !app.list.query.is_empty() {
             format!(

@@ -64,8 +64,8 @@ pub fn draw(f: &mut Frame, app: &mut App, area: Rect) {
     let h = rows_area.height as usize;
     scroll_into_view(&mut app.sessions.offset, app.sessions.selected, h);
     if app.sessions.view.is_empty() {
-        let msg = if !app.loaded {
-            "reading the database…"
+        let msg = if !app.loaded || !app.scale.sessions_loaded {
+            "reading the sessions…"
         } else if app.sessions.rows.is_empty() {
             "the database has no sessions"
         } else {

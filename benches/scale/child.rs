@@ -1,0 +1,213 @@
+//! The scenarios, each run in its own child process (the bench binary re-executed with
+//! `--scenario NAME`), so every figure has its own process start and its own peak RSS. They drive
+//! the app only through `turnscope::tui::harness` (headless, TestBackend 160x48). A child prints
+//! `BENCH {json}` lines; the parent timestamps the first one of `first_frame` as it arrives.
+
+use std::io::Write;
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use serde_json::{json, Value};
+use turnscope::tui::harness::{Harness, HarnessOptions};
+
+use crate::stats::{ms, summary};
+
+pub struct ChildArgs {
+    pub db: PathBuf,
+    pub now_ms: i64,
+    pub whale_submission: String,
+    pub writer: bool,
+}
+
+fn report(v: Value) {
+    let mut out = std::io::stdout().lock();
+    let _ = writeln!(out, "BENCH {v}");
+    let _ = out.flush();
+}
+
+/// Peak resident set of this process so far (kB), from /proc.
+pub fn vm_hwm_kb() -> Option<u64> {
+    let s = std::fs::read_to_string("/proc/self/status").ok()?;
+    s.lines()
+        .find(|l| l.starts_with("VmHWM:"))?
+        .split_whitespace()
+        .nth(1)?
+        .parse()
+        .ok()
+}
+
+fn harness(a: &ChildArgs, auto_background: bool) -> Harness {
+    let mut o = HarnessOptions::new(a.now_ms);
+    o.width = 160;
+    o.height = 48;
+    o.display_name = "scale.db".into();
+    o.auto_background = auto_background;
+    Harness::open(&a.db, o).unwrap_or_else(|e| panic!("opening {}: {e}", a.db.display()))
+}
+
+pub fn run(name: &str, a: &ChildArgs) {
+    match name {
+        "first_frame" => first_frame(a),
+        "whale_open" => {
+            whale_open(a, false);
+        }
+        "scroll" => scroll(a),
+        "refresh" => refresh(a),
+        other => panic!("unknown scenario {other}"),
+    }
+}
+
+/// Process start → the expired list drawn (running rows' verdicts still pending), then how long
+/// until every verdict is in.
+fn first_frame(a: &ChildArgs) {
+    let t0 = Instant::now();
+    let mut h = harness(a, false);
+    let screen = h.render();
+    let drawn = t0.elapsed();
+    let rows = h.app.list.view.len();
+    let pending = h.app.items.iter().filter(|i| i.pending).count();
+    assert!(
+        screen.contains("SEQ") && (rows > 0 || a.whale_submission.is_empty()),
+        "the list was not drawn:\n{screen}"
+    );
+    report(
+        json!({"event": "drawn", "in_process_ms": ms(drawn), "rows": rows, "pending": pending,
+        "progress_shown": screen.contains("verdicts "), "hwm_kb": vm_hwm_kb()}),
+    );
+    let t1 = Instant::now();
+    let mut batches = 0;
+    while h.background_step() {
+        batches += 1;
+        if batches % 8 == 0 {
+            h.render();
+        }
+    }
+    let screen = h.render();
+    let left = h.app.items.iter().filter(|i| i.pending).count();
+    assert_eq!(left, 0, "verdicts still pending:\n{screen}");
+    report(
+        json!({"event": "done", "verdicts_ms": ms(t1.elapsed()), "batches": batches,
+        "hwm_kb": vm_hwm_kb()}),
+    );
+}
+
+/// Select the whale's expired submission (filter by its id) and open it: tree, verdict and plan
+/// drawn. Returns the harness with the whale open.
+fn whale_open(a: &ChildArgs, quiet: bool) -> Harness {
+    let mut h = harness(a, true);
+    h.press("/");
+    h.press(&a.whale_submission);
+    h.press("<Enter>");
+    h.render();
+    assert_eq!(
+        h.app.selected_item().map(|i| i.row.submission_id.clone()),
+        Some(a.whale_submission.clone()),
+        "the whale submission is not in the expired list"
+    );
+    let t0 = Instant::now();
+    h.press("<Enter>");
+    let screen = h.render();
+    let took = t0.elapsed();
+    let ins = h.app.inspect().expect("opened");
+    assert!(
+        ins.error.is_none() && ins.data.is_some(),
+        "the whale did not open: {:?}",
+        ins.error
+    );
+    let detail = h.detail_text();
+    let tree_nodes = ins.tree.nodes.len();
+    let visible = ins.visible.len();
+    if !quiet {
+        report(
+            json!({"event": "opened", "open_ms": ms(took), "tree_nodes": tree_nodes,
+            "visible_rows": visible, "verdict_drawn": !detail.is_empty() && screen.contains("submission"),
+            "hwm_kb": vm_hwm_kb()}),
+        );
+    }
+    h
+}
+
+/// Scroll the whale's tree end to end: page steps from top to bottom (everything expanded), then
+/// 2,000 line steps down from the top. Each frame: the key, then a full draw.
+fn scroll(a: &ChildArgs) {
+    let mut h = whale_open(a, true);
+    h.press("Z");
+    h.press("g");
+    h.render();
+    let frame = |h: &mut Harness, keys: &str| {
+        let t = Instant::now();
+        h.press(keys);
+        h.render();
+        t.elapsed()
+    };
+    let rows = h.app.inspect().map_or(0, |i| i.visible.len());
+    let mut pages = Vec::new();
+    loop {
+        let before = h.app.inspect().map_or(0, |i| i.sel);
+        pages.push(frame(&mut h, "<PgDn>"));
+        let after = h.app.inspect().map_or(0, |i| i.sel);
+        if after == before || pages.len() > 1_000_000 {
+            break;
+        }
+    }
+    frame(&mut h, "g");
+    let lines: Vec<Duration> = (0..2000).map(|_| frame(&mut h, "j")).collect();
+    let mut all = pages.clone();
+    all.extend(lines.iter().copied());
+    report(
+        json!({"event": "scrolled", "tree_rows": rows, "page": summary(&pages),
+        "line": summary(&lines), "all": summary(&all), "hwm_kb": vm_hwm_kb()}),
+    );
+}
+
+/// Live refresh cycles while a writer thread does runtime-like writes (lease renewals of live
+/// submissions, appends to expired submissions' sessions), every change undone right after, so
+/// the database ends as it began.
+fn refresh(a: &ChildArgs) {
+    let mut h = harness(a, true);
+    h.render();
+    let stop = Arc::new(AtomicBool::new(false));
+    let writes = Arc::new(std::sync::atomic::AtomicU64::new(0));
+    let writer = a.writer.then(|| {
+        let (db, stop, writes, now) = (a.db.clone(), stop.clone(), writes.clone(), a.now_ms);
+        std::thread::spawn(move || crate::writer::run(&db, now, &stop, &writes))
+    });
+    // Let the writer start.
+    std::thread::sleep(Duration::from_millis(50));
+    let mut snapshot = Vec::new();
+    let mut complete = Vec::new();
+    let mut changed = Vec::new();
+    for _ in 0..7 {
+        std::thread::sleep(Duration::from_millis(60));
+        let t0 = Instant::now();
+        h.app.request_refresh();
+        h.settle_requests();
+        h.render();
+        snapshot.push(t0.elapsed());
+        let mut n = 0;
+        while h.background_step() {
+            n += 1;
+        }
+        h.render();
+        complete.push(t0.elapsed());
+        changed.push(n);
+    }
+    stop.store(true, Ordering::SeqCst);
+    let writer_result = writer.map(|w| w.join());
+    let writer_ok = match &writer_result {
+        None => true,
+        Some(Ok(Ok(()))) => true,
+        Some(Ok(Err(e))) => panic!("the writer failed: {e}"),
+        Some(Err(_)) => panic!("the writer panicked"),
+    };
+    report(json!({"event": "refreshed", "cycles": snapshot.len(),
+        "snapshot": summary(&snapshot), "complete": summary(&complete),
+        "writer": a.writer && writer_ok, "writes": writes.load(Ordering::SeqCst),
+        "hwm_kb": vm_hwm_kb()}));
+}
+
+pub fn db_arg(p: &Path) -> String {
+    p.display().to_string()
+}
