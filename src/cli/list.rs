@@ -73,7 +73,8 @@ pub fn run(
             }
         }
         if args.json {
-            items.push(json_item(&report, now));
+            // Kept as text: 2,000 items as JSON values would take tens of megabytes.
+            items.push(serde_json::to_string_pretty(&json_item(&report, now)).unwrap_or_default());
         } else {
             body.push(table_row(&report));
         }
@@ -88,13 +89,10 @@ pub fn run(
                 ListFilter::All => "all".to_string(),
             },
             "now": now,
-            "submissions": items,
+            "submissions": [],
         });
-        writeln!(
-            out,
-            "{}",
-            serde_json::to_string_pretty(&doc).unwrap_or_default()
-        )?;
+        let text = serde_json::to_string_pretty(&doc).unwrap_or_default();
+        writeln!(out, "{}", with_items(&text, &items))?;
         return Ok(());
     }
     if body.is_empty() {
@@ -112,6 +110,36 @@ pub fn run(
     ];
     write!(out, "{}", table(&header, &body))?;
     Ok(())
+}
+
+/// `doc` (pretty JSON ending in `"submissions": []`) with the pretty-printed `items` in that
+/// array, formatted exactly as `to_string_pretty` formats the whole document.
+fn with_items(doc: &str, items: &[String]) -> String {
+    const EMPTY: &str = "\"submissions\": []\n}";
+    let Some(head) = doc.strip_suffix(EMPTY) else {
+        return doc.to_string();
+    };
+    if items.is_empty() {
+        return doc.to_string();
+    }
+    let mut out =
+        String::with_capacity(doc.len() + items.iter().map(|i| i.len() + 64).sum::<usize>());
+    out.push_str(head);
+    out.push_str("\"submissions\": [\n");
+    for (n, item) in items.iter().enumerate() {
+        if n > 0 {
+            out.push_str(",\n");
+        }
+        for (k, line) in item.lines().enumerate() {
+            if k > 0 {
+                out.push('\n');
+            }
+            out.push_str("    ");
+            out.push_str(line);
+        }
+    }
+    out.push_str("\n  ]\n}");
+    out
 }
 
 fn json_item(r: &SubmissionReport, now: i64) -> serde_json::Value {
