@@ -29,8 +29,8 @@ use crate::core::plan::plan_recovery;
 use crate::core::time::iso_from_ms;
 use crate::report::SubmissionReport;
 use crate::store::{
-    fetch_full, ApplyError, AuditRecord, Backend, CompactLoader, DbTarget, JournalWriter,
-    ListFilter, StoreError, SubmissionBundle,
+    fetch_full, load_compact, ApplyError, AuditRecord, Backend, CompactLoader, DbTarget,
+    JournalWriter, StoreError, SubmissionBundle,
 };
 
 #[derive(Debug, Clone)]
@@ -511,7 +511,13 @@ impl Worker {
             }
             Target::Session(key) => {
                 let store = self.store()?;
-                let record = store.load_session(key).map_err(|e| store_error(&e))?;
+                // Compact (bodies are fetched when shown): a whale session would otherwise be
+                // parsed whole into memory.
+                let record = match store.session_rows() {
+                    Some(rows) => load_compact(rows, key, "", ""),
+                    None => store.load_session(key),
+                }
+                .map_err(|e| store_error(&e))?;
                 let summary = store
                     .list_sessions()
                     .map_err(|e| store_error(&e))?
@@ -665,12 +671,9 @@ impl Worker {
         let record = store
             .load_session(&session_key)
             .map_err(|e| store_error(&e))?;
-        let rows: Vec<_> = store
-            .list_submissions(&ListFilter::All)
-            .map_err(|e| store_error(&e))?
-            .into_iter()
-            .filter(|r| r.session_key == session_key)
-            .collect();
+        let rows = store
+            .session_submissions(&session_key)
+            .map_err(|e| store_error(&e))?;
         let mut submissions = Vec::new();
         for row in &rows {
             let r = SubmissionReport::load(store.reader(), &row.submission_id, cw, now_ms)
