@@ -1802,10 +1802,20 @@ impl App {
                     .filter(|i| self.marks.contains(&i.row.submission_id))
                     .collect();
                 marked.sort_by_key(|i| i.row.sequence);
-                return Ok(marked
+                let mut ids: Vec<String> = marked
                     .into_iter()
                     .map(|i| i.row.submission_id.clone())
-                    .collect());
+                    .collect();
+                // Marked under another filter (only the current filter's rows are loaded).
+                let mut other: Vec<String> = self
+                    .marks
+                    .iter()
+                    .filter(|m| !ids.contains(m))
+                    .cloned()
+                    .collect();
+                other.sort();
+                ids.extend(other);
+                return Ok(ids);
             }
             return match self.selected_item() {
                 Some(it) => Ok(vec![it.row.submission_id.clone()]),

@@ -256,9 +256,6 @@ impl App {
 
     /// Ask for the submissions of the opened submission's session (stepping between them).
     pub(super) fn want_siblings(&mut self, key: &str) {
-        if self.scale.siblings.as_ref().is_some_and(|(k, _)| k == key) {
-            return;
-        }
         self.effects
             .push(Effect::Request(RequestKind::Siblings(key.to_string())));
     }

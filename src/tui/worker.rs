@@ -129,7 +129,13 @@ pub struct Worker {
     id_seed: Option<u64>,
     /// Running rows' verdicts, computed between requests.
     verdicts: Verdicts,
+    /// When the sessions were last read, and how long that took.
+    sessions_read: Option<(Instant, std::time::Duration)>,
 }
+
+/// Sessions read faster than this are re-read on every refresh; slower, every `SESSIONS_RECOUNT`.
+const SESSIONS_CHEAP: std::time::Duration = std::time::Duration::from_millis(200);
+const SESSIONS_RECOUNT: std::time::Duration = std::time::Duration::from_secs(30);
 
 /// Rows looked up in full before the first frame (more than a tall terminal shows).
 const FIRST_SCREEN: usize = 120;
@@ -149,6 +155,7 @@ impl Worker {
             writer: None,
             id_seed: None,
             verdicts: Verdicts::default(),
+            sessions_read: None,
         }
     }
 
@@ -453,9 +460,17 @@ impl Worker {
             }
             _ => None,
         };
-        let sessions = if sessions {
+        // Every session's summary counts all entries (seconds on a production journal): when
+        // that was slow, the open sessions view is re-read at most every `SESSIONS_RECOUNT`.
+        let due = self
+            .sessions_read
+            .is_none_or(|(at, cost)| cost < SESSIONS_CHEAP || at.elapsed() >= SESSIONS_RECOUNT);
+        let sessions = if sessions && due {
+            let t = Instant::now();
             let store = self.store()?;
-            Some(store.list_sessions().map_err(|e| store_error(&e))?)
+            let rows = store.list_sessions().map_err(|e| store_error(&e))?;
+            self.sessions_read = Some((t, t.elapsed()));
+            Some(rows)
         } else {
             None
         };

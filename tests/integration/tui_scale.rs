@@ -234,3 +234,41 @@ fn tui_scale_sessions_are_read_when_their_view_opens() {
     let screen = h.render();
     assert!(screen.contains("oncall-platform"), "{screen}");
 }
+
+#[test]
+fn tui_scale_stepping_reaches_submissions_outside_the_filter() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = scale_db(dir.path());
+    let mut h = open(&db, true);
+    // The whale's expired submission: the only row of its session the expired list holds.
+    let key = r#"agent-session:["oncall-platform","default","default"]"#;
+    let whale = h
+        .app
+        .items
+        .iter()
+        .find(|i| i.row.session_key == key)
+        .expect("the whale is expired")
+        .row
+        .submission_id
+        .clone();
+    assert_eq!(
+        h.app
+            .items
+            .iter()
+            .filter(|i| i.row.session_key == key)
+            .count(),
+        1
+    );
+    h.press("/");
+    h.press(&whale);
+    h.press("<Enter><Enter>");
+    assert!(h.app.inspect().is_some_and(|i| i.data.is_some()));
+    h.press("[");
+    let status = h.app.status.clone().map(|s| s.text).unwrap_or_default();
+    assert!(
+        status.starts_with("submission ") && status.ends_with(" in this session"),
+        "{status}"
+    );
+    let opened = h.app.inspect().unwrap().target.id().to_string();
+    assert_ne!(opened, whale, "an earlier submission of the session opened");
+}
