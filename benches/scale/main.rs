@@ -26,6 +26,7 @@
 
 mod child;
 mod floor;
+mod postgres;
 mod stats;
 mod writer;
 
@@ -182,11 +183,16 @@ fn wait_rusage(child: std::process::Child) -> (bool, u64) {
 }
 
 fn spawn_scenario(s: &Setup, name: &str) -> Result<ChildRun, String> {
+    spawn_scenario_on(s, &child::db_arg(&s.db), name)
+}
+
+/// A scenario on `db` (a path or a PostgreSQL URL holding the same data).
+fn spawn_scenario_on(s: &Setup, db: &str, name: &str) -> Result<ChildRun, String> {
     let exe = std::env::current_exe().map_err(|e| e.to_string())?;
     let t0 = Instant::now();
     let mut child = Command::new(exe)
         .args(["--scenario", name])
-        .env("TURNSCOPE_BENCH_CHILD_DB", child::db_arg(&s.db))
+        .env("TURNSCOPE_BENCH_CHILD_DB", db)
         .env("TURNSCOPE_BENCH_CHILD_NOW", s.now_ms.to_string())
         .env("TURNSCOPE_BENCH_CHILD_WHALE", &s.whale_submission)
         .stdout(Stdio::piped())
@@ -371,6 +377,9 @@ fn parent(db: &Path) -> Result<(), String> {
     };
     let scan_ms = ms(scan_t);
 
+    // 6. the same first frame and whale open on PostgreSQL, when a copy is given.
+    let pg = postgres::measure(&s, &floors.first_frame, &floors.whale)?;
+
     let rss_ok = |kb: u64| mb(kb) <= 150.0;
     let doc = json!({
         "schema": "turnscope.bench.scale/1",
@@ -436,6 +445,7 @@ fn parent(db: &Path) -> Result<(), String> {
             "result": pass(per_s >= 20_000.0),
             "rss_result": pass(rss_ok(scan_rss)),
         },
+        "postgres": pg,
         "floors_sql": {
             "first_frame": floors.first_frame, "whale_open": floors.whale,
             "refresh": floors.refresh, "scan": floors.scan,
@@ -508,5 +518,22 @@ fn table(d: &Value) {
         f(&d["refresh"]["snapshot"]["median_ms"]),
         f(&d["scan"]["ms"]),
     );
+    if d["postgres"].is_object() {
+        let p = &d["postgres"];
+        eprintln!(
+            "on PostgreSQL ({}; the floor is psql):",
+            p["database"].as_str().unwrap_or("")
+        );
+        row(
+            "first_frame",
+            format!("{} ms", f(&p["first_frame"]["ms"])),
+            &p["first_frame"],
+        );
+        row(
+            "whale_open",
+            format!("{} ms", f(&p["whale_open"]["ms"])),
+            &p["whale_open"],
+        );
+    }
     eprintln!();
 }
