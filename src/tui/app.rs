@@ -285,6 +285,8 @@ pub struct Inspect {
     pub bodies: HashMap<String, Entry>,
     /// Entry ids whose body was asked for (so each is asked once).
     pub bodies_requested: HashSet<String>,
+    /// When this view was asked for (the loading line shows how long it has been).
+    pub requested_at: std::time::Instant,
 }
 
 impl Inspect {
@@ -305,6 +307,7 @@ impl Inspect {
             generation: 0,
             bodies: HashMap::new(),
             bodies_requested: HashSet::new(),
+            requested_at: std::time::Instant::now(),
         }
     }
 

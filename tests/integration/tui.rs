@@ -1701,3 +1701,25 @@ fn key_overrides_from_the_configuration_replace_the_default_keys() {
     h.press("<Esc>x");
     assert!(h.app.quit);
 }
+
+#[test]
+fn a_slow_open_says_how_long_it_has_been_reading() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut h = fixture(dir.path(), "tool-batch-mid", (120, 30));
+    h.press("2");
+    h.press("<Enter>");
+    h.render();
+    // Fresh: the plain loading line.
+    let ins = h.app.stack.last_mut().expect("opened");
+    ins.data = None;
+    ins.requested_at = std::time::Instant::now();
+    assert!(h.render().contains(" loading…"));
+    // Two seconds in: how long, that it is in the background, and the way out.
+    let ins = h.app.stack.last_mut().expect("opened");
+    ins.requested_at = std::time::Instant::now() - std::time::Duration::from_secs(2);
+    let screen = h.render();
+    assert!(
+        screen.contains("reading the session in the background… 2.0 s (esc goes back)"),
+        "{screen}"
+    );
+}

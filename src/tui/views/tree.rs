@@ -16,6 +16,9 @@ use crate::tui::text::{ago, clean, clean_span, compact, dollars, fit};
 use crate::tui::theme::Theme;
 use crate::tui::tree::{flag, CallStatus, NodeKind};
 
+/// Frames of the loading spinner (plain ASCII, so it reads the same without colour).
+const SPINNER: [char; 4] = ['|', '/', '-', '\\'];
+
 pub fn draw(f: &mut Frame, app: &mut App, area: Rect) {
     let t = app.cfg.theme;
     let focused = app.focus == Pane::Tree;
@@ -61,7 +64,18 @@ pub fn draw(f: &mut Frame, app: &mut App, area: Rect) {
         return;
     }
     if ins.data.is_none() {
-        f.render_widget(Paragraph::new(Span::styled(" loading…", t.dim())), inner);
+        // Past 100 ms, say how long and that nothing is stuck (a whale takes a second or more).
+        let waited = ins.requested_at.elapsed();
+        let text = if waited.as_millis() >= 100 {
+            format!(
+                " {} reading the session in the background… {:.1} s (esc goes back)",
+                SPINNER[(waited.as_millis() / 100) as usize % SPINNER.len()],
+                waited.as_secs_f64()
+            )
+        } else {
+            " loading…".to_string()
+        };
+        f.render_widget(Paragraph::new(Span::styled(text, t.dim())), inner);
         return;
     }
     let h = inner.height as usize;
