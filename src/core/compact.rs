@@ -122,15 +122,15 @@ fn message_from(m: Msg, markers: Markers) -> Message {
         None => Role::Missing,
     };
     let (tool_calls, text) = match m.content {
-        Some(Content::Text(s)) => (Vec::new(), s),
+        Some(Content::Text(s)) => (Box::default(), s.into_boxed_str()),
         Some(Content::Blocks { calls, texts }) => (
             calls
                 .into_iter()
                 .map(|(id, name)| (id.map(Box::new), name))
                 .collect(),
-            texts.join("\n"),
+            texts.join("\n").into_boxed_str(),
         ),
-        None => (Vec::new(), String::new()),
+        None => (Box::default(), Box::default()),
     };
     let fields = CompactFields {
         stop_reason: m.stop_reason.map(Box::new),
@@ -138,14 +138,14 @@ fn message_from(m: Msg, markers: Markers) -> Message {
         usage: m.usage.flatten(),
         tool_calls,
         tool_call_id: m.tool_call_id.map(Box::new),
-        tool_name: string(m.tool_name),
+        tool_name: string(m.tool_name).map(String::into_boxed_str),
         is_error: m
             .is_error
             .as_ref()
             .and_then(Value::as_bool)
             .unwrap_or(false),
-        signal_type: string(m.signal_type),
-        model: string(m.model),
+        signal_type: string(m.signal_type).map(String::into_boxed_str),
+        model: string(m.model).map(String::into_boxed_str),
         text,
         attributes: m.attributes.map(Box::new),
     };
