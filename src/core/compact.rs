@@ -2,23 +2,23 @@
 //! planner, `show`'s summaries and the tree rows read, and skips the rest (tool arguments, result
 //! bodies, thinking, `details`) without building it.
 //!
-//! A compact entry is an ordinary `Entry` built by the same `Entry::from_object` as a full parse,
-//! so every rule (id fallback, non-string types, markers) is applied identically. Its message is a
-//! skeleton: the small fields as stored, `content` with only each block's `type`, a tool call's
-//! `id`/`name`, and text cut to `PREVIEW_CHARS`. `raw` is empty; callers that need the whole entry
-//! fetch it by id.
+//! The visitors (`compact_de`) read the JSON straight into the kept fields, with no intermediate
+//! JSON map per entry, message or content block (for a whale session of 285 MB those maps were
+//! a fifth of the parse time and most of its allocations). `entry_from` then applies the rules of
+//! `Entry::from_object` and `CompactFields::of` to those fields, so a compact entry answers every
+//! accessor as the full parse would: tool calls keep only `id` and `name`, text is cut to
+//! `PREVIEW_CHARS`, `raw` is empty and callers that need the whole entry fetch it by id.
 //!
-//! Anything unusual (not an object, a non-object content block, a non-string text, content that
-//! is neither a string nor an array, bytes that are not UTF-8) falls back to the full parse, so the
-//! compact parser never has to reproduce the full parser's error handling.
+//! Anything unusual (not an object, a `message` or content block that is not an object, content
+//! that is neither a string nor an array, bytes that are not UTF-8) falls back to the full parse,
+//! so the compact parser never has to reproduce the full parser's error handling.
 
-use std::fmt;
+use serde_json::Value;
 
-use serde::de::{self, DeserializeSeed, Deserializer, IgnoredAny, MapAccess, SeqAccess, Visitor};
-use serde::Deserialize;
-use serde_json::{Map, Value};
-
-use super::entry::{CompactFields, Entry, EntryBody};
+use super::compact_de::{parse_top, Content, Msg, Top};
+use super::entry::{
+    js_to_string, CompactFields, Compaction, Entry, EntryBody, Markers, Message, Role,
+};
 
 /// Characters of text kept for a compact entry's preview (rows show at most 60 after cleaning).
 pub const PREVIEW_CHARS: usize = 96;
@@ -32,27 +32,16 @@ pub fn parse_compact(position: i64, entry_id: &str, data: &[u8]) -> Entry {
 pub fn parse_compact_checked(position: i64, entry_id: &str, data: &[u8]) -> (Entry, bool) {
     let text = std::str::from_utf8(data);
     let lossy = text.is_err();
-    let parsed = text.ok().and_then(|text| {
-        // A derived or map visitor would also accept a JSON array; only objects are compact.
-        if text.trim_start().starts_with('{') {
-            let mut de = serde_json::Deserializer::from_str(text);
-            let obj = (&mut de).deserialize_map(TopVisitor).ok()?;
-            de.end().ok()?;
-            Some(obj)
-        } else {
-            None
-        }
-    });
+    // A map visitor would also accept a JSON array; only objects are compact.
+    let parsed = text
+        .ok()
+        .filter(|t| t.trim_start().starts_with('{'))
+        .and_then(parse_top);
     match parsed {
-        Some(obj) => {
-            let mut e = Entry::from_object(position, entry_id, obj);
+        Some(top) => {
+            let mut e = entry_from(position, entry_id, top);
             e.stored_len = data.len();
             e.compact = true;
-            // Keep the accessors' answers, not the skeleton's JSON maps.
-            if let EntryBody::Message(m) = &mut e.body {
-                m.compact = Some(Box::new(CompactFields::of(m)));
-                m.value = Value::Null;
-            }
             (e, false)
         }
         None => (
@@ -62,250 +51,115 @@ pub fn parse_compact_checked(position: i64, entry_id: &str, data: &[u8]) -> (Ent
     }
 }
 
-/// Top-level keys `Entry::from_object` reads; every other key is skipped.
-const TOP_KEYS: [&str; 11] = [
-    "type",
-    "id",
-    "parentId",
-    "timestamp",
-    "dispatch",
-    "directSubmissionId",
-    "submissionTerminal",
-    "firstKeptEntryId",
-    "tokensBefore",
-    "message",
-    "summary",
-];
-
-/// Message keys the accessors of `entry::Message`, the planner and the tree rows read (besides
-/// `content` and `usage`). Display-only fields (`api`, `provider`, `responseId`, …) are left to
-/// the full body, fetched when an entry is looked at.
-const MESSAGE_KEYS: [&str; 9] = [
-    "role",
-    "type",
-    "stopReason",
-    "errorMessage",
-    "model",
-    "toolCallId",
-    "toolName",
-    "isError",
-    "attributes",
-];
-
-/// `usage` keys kept: what overflow detection reads, and the tree row's token and cost figures.
-const USAGE_KEYS: [&str; 3] = ["input", "output", "cacheRead"];
-
-struct TopVisitor;
-
-impl<'de> Visitor<'de> for TopVisitor {
-    type Value = Map<String, Value>;
-
-    fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
-        f.write_str("an entry object")
-    }
-
-    fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Self::Value, A::Error> {
-        let mut out = Map::new();
-        while let Some(KeyText(key)) = map.next_key()? {
-            let Some(key) = key else {
-                map.next_value::<IgnoredAny>()?;
-                continue;
-            };
-            let value = match key {
-                // `message` must be an object for the compact form; else the full parse decides.
-                "message" => map.next_value_seed(MessageSeed)?,
-                "summary" => map.next_value_seed(PreviewOrValue)?,
-                k if TOP_KEYS.contains(&k) => map.next_value::<Value>()?,
-                _ => {
-                    map.next_value::<IgnoredAny>()?;
-                    continue;
-                }
-            };
-            // A duplicate key replaces the earlier value, as in a full parse.
-            out.insert(key.to_string(), value);
-        }
-        Ok(out)
+fn string(v: Option<Value>) -> Option<String> {
+    match v {
+        Some(Value::String(s)) => Some(s),
+        _ => None,
     }
 }
 
-/// An object key: one the compact form keeps (without allocating), or `None` for any other.
-struct KeyText(Option<&'static str>);
-
-/// Every key any compact visitor keeps.
-const KEPT: [&str; 23] = [
-    "type",
-    "id",
-    "parentId",
-    "timestamp",
-    "dispatch",
-    "directSubmissionId",
-    "submissionTerminal",
-    "firstKeptEntryId",
-    "tokensBefore",
-    "message",
-    "summary",
-    "role",
-    "stopReason",
-    "errorMessage",
-    "model",
-    "toolCallId",
-    "toolName",
-    "isError",
-    "attributes",
-    "content",
-    "usage",
-    "name",
-    "text",
-];
-
-impl<'de> Deserialize<'de> for KeyText {
-    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
-        struct V;
-        impl<'de> Visitor<'de> for V {
-            type Value = KeyText;
-            fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
-                f.write_str("a key")
-            }
-            fn visit_str<E: de::Error>(self, v: &str) -> Result<KeyText, E> {
-                Ok(KeyText(KEPT.iter().find(|k| **k == v).copied()))
-            }
-        }
-        d.deserialize_str(V)
-    }
-}
-
-struct MessageSeed;
-
-impl<'de> DeserializeSeed<'de> for MessageSeed {
-    type Value = Value;
-    fn deserialize<D: Deserializer<'de>>(self, d: D) -> Result<Value, D::Error> {
-        d.deserialize_map(MessageVisitor)
-    }
-}
-
-struct MessageVisitor;
-
-impl<'de> Visitor<'de> for MessageVisitor {
-    type Value = Value;
-
-    fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
-        f.write_str("a message object")
-    }
-
-    fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Value, A::Error> {
-        let mut out = Map::new();
-        while let Some(KeyText(key)) = map.next_key()? {
-            let Some(key) = key else {
-                map.next_value::<IgnoredAny>()?;
-                continue;
-            };
-            let value = match key {
-                "content" => map.next_value_seed(ContentSeed)?,
-                "usage" => trim_usage(map.next_value::<Value>()?),
-                k if MESSAGE_KEYS.contains(&k) => map.next_value::<Value>()?,
-                _ => {
-                    map.next_value::<IgnoredAny>()?;
-                    continue;
-                }
-            };
-            out.insert(key.to_string(), value);
-        }
-        Ok(Value::Object(out))
-    }
-}
-
-/// `content`: a string (kept as a preview) or an array of blocks.
-struct ContentSeed;
-
-impl<'de> DeserializeSeed<'de> for ContentSeed {
-    type Value = Value;
-    fn deserialize<D: Deserializer<'de>>(self, d: D) -> Result<Value, D::Error> {
-        d.deserialize_any(ContentVisitor)
-    }
-}
-
-struct ContentVisitor;
-
-impl<'de> Visitor<'de> for ContentVisitor {
-    type Value = Value;
-
-    fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
-        f.write_str("string or array content")
-    }
-
-    fn visit_str<E: de::Error>(self, v: &str) -> Result<Value, E> {
-        Ok(Value::String(preview(v)))
-    }
-
-    fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<Value, A::Error> {
-        // Only tool calls and text count (`tool_calls()`, `text()`); text only until the preview
-        // is full, since nothing shows more of a compact entry.
-        let mut blocks = Vec::new();
-        let mut text_left = PREVIEW_CHARS;
-        while let Some(block) = seq.next_element_seed(BlockSeed)? {
-            match block.get("type").and_then(Value::as_str) {
-                Some("toolCall") => blocks.push(block),
-                Some("text") if text_left > 0 => {
-                    let n = block
-                        .get("text")
+/// The entry `Entry::from_object` would build from the same keys (`raw` empty).
+fn entry_from(position: i64, entry_id: &str, t: Top) -> Entry {
+    let member = |v: &Option<Value>, key: &str| {
+        v.as_ref()
+            .and_then(|d| d.get(key))
+            .and_then(Value::as_str)
+            .map(str::to_string)
+    };
+    let body = match t.type_name {
+        Some(Value::String(type_name)) => match type_name.as_str() {
+            "message" => {
+                let markers = Markers {
+                    dispatch_id: member(&t.dispatch, "dispatchId"),
+                    direct_submission_id: t
+                        .direct_submission_id
+                        .as_ref()
                         .and_then(Value::as_str)
-                        .map_or(0, |t| t.chars().count());
-                    text_left = text_left.saturating_sub(n.max(1));
-                    blocks.push(block);
-                }
-                _ => {}
+                        .map(str::to_string),
+                    submission_terminal_id: member(&t.submission_terminal, "submissionId"),
+                };
+                EntryBody::Message(Box::new(message_from(
+                    t.message.unwrap_or_default(),
+                    markers,
+                )))
             }
-        }
-        Ok(Value::Array(blocks))
+            "compaction" => EntryBody::Compaction(Compaction {
+                summary: t.summary.as_ref().map(js_to_string).unwrap_or_default(),
+                first_kept_entry_id: string(t.first_kept_entry_id),
+                tokens_before: t.tokens_before.as_ref().and_then(Value::as_f64),
+            }),
+            _ => EntryBody::Unknown { type_name },
+        },
+        Some(other) => EntryBody::Unknown {
+            type_name: other.to_string(),
+        },
+        None => EntryBody::Unknown {
+            type_name: "(no type)".into(),
+        },
+    };
+    Entry {
+        position,
+        id: string(t.id).unwrap_or_else(|| entry_id.to_string()),
+        parent_id: string(t.parent_id),
+        timestamp: string(t.timestamp),
+        raw: String::new(),
+        stored_len: 0,
+        compact: false,
+        body,
     }
 }
 
-/// One content block: `type`, a tool call's `id` and `name`, a text block's text (preview).
-struct BlockSeed;
-
-impl<'de> DeserializeSeed<'de> for BlockSeed {
-    type Value = Value;
-    fn deserialize<D: Deserializer<'de>>(self, d: D) -> Result<Value, D::Error> {
-        d.deserialize_map(BlockVisitor)
-    }
-}
-
-struct BlockVisitor;
-
-impl<'de> Visitor<'de> for BlockVisitor {
-    type Value = Value;
-
-    fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
-        f.write_str("a content block object")
-    }
-
-    fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Value, A::Error> {
-        let mut out = Map::new();
-        while let Some(KeyText(key)) = map.next_key()? {
-            let Some(key) = key else {
-                map.next_value::<IgnoredAny>()?;
-                continue;
-            };
-            let value = match key {
-                "type" | "id" | "name" => map.next_value::<Value>()?,
-                "text" => {
-                    let raw = map.next_value::<&'de serde_json::value::RawValue>()?;
-                    raw_preview(raw.get()).map_err(de::Error::custom)?
-                }
-                _ => {
-                    map.next_value::<IgnoredAny>()?;
-                    continue;
-                }
-            };
-            out.insert(key.to_string(), value);
-        }
-        Ok(Value::Object(out))
+/// A compact message: what `CompactFields::of` reads from a message with these fields.
+fn message_from(m: Msg, markers: Markers) -> Message {
+    let role = match string(m.role) {
+        Some(r) => match r.as_str() {
+            "user" => Role::User,
+            "assistant" => Role::Assistant,
+            "toolResult" => Role::ToolResult,
+            "signal" => Role::Signal,
+            _ => Role::Other(r),
+        },
+        None => Role::Missing,
+    };
+    let (tool_calls, text) = match m.content {
+        Some(Content::Text(s)) => (Box::default(), s.into_boxed_str()),
+        Some(Content::Blocks { calls, texts }) => (
+            calls
+                .into_iter()
+                .map(|(id, name)| (id.map(Box::new), name))
+                .collect(),
+            texts.join("\n").into_boxed_str(),
+        ),
+        None => (Box::default(), Box::default()),
+    };
+    let fields = CompactFields {
+        stop_reason: m.stop_reason.map(Box::new),
+        error_message: m.error_message.map(Box::new),
+        usage: m.usage.flatten(),
+        tool_calls,
+        tool_call_id: m.tool_call_id.map(Box::new),
+        tool_name: string(m.tool_name).map(String::into_boxed_str),
+        is_error: m
+            .is_error
+            .as_ref()
+            .and_then(Value::as_bool)
+            .unwrap_or(false),
+        signal_type: string(m.signal_type).map(String::into_boxed_str),
+        model: string(m.model).map(String::into_boxed_str),
+        text,
+        attributes: m.attributes.map(Box::new),
+    };
+    Message {
+        role,
+        value: Value::Null,
+        compact: Some(Box::new(fields)),
+        markers,
     }
 }
 
 /// A JSON value's preview from its raw text: a string cut to `PREVIEW_CHARS` after unescaping
 /// only a prefix (tool results can be megabytes), any other value as stored.
-fn raw_preview(raw: &str) -> Result<Value, serde_json::Error> {
+pub(super) fn raw_preview(raw: &str) -> Result<Value, serde_json::Error> {
     if !raw.starts_with('"') {
         return serde_json::from_str(raw);
     }
@@ -339,36 +193,7 @@ fn raw_preview(raw: &str) -> Result<Value, serde_json::Error> {
     Ok(Value::String(preview(&s)))
 }
 
-/// A string as a preview, any other value as stored (a compaction `summary`).
-struct PreviewOrValue;
-
-impl<'de> DeserializeSeed<'de> for PreviewOrValue {
-    type Value = Value;
-    fn deserialize<D: Deserializer<'de>>(self, d: D) -> Result<Value, D::Error> {
-        let v = Value::deserialize(d)?;
-        Ok(match v {
-            Value::String(s) if s.chars().count() > PREVIEW_CHARS => Value::String(preview(&s)),
-            other => other,
-        })
-    }
-}
-
-/// `usage` with only `USAGE_KEYS` and `cost.total`.
-fn trim_usage(v: Value) -> Value {
-    let Value::Object(mut u) = v else { return v };
-    let mut out = Map::new();
-    for k in USAGE_KEYS {
-        if let Some(x) = u.remove(k) {
-            out.insert(k.to_string(), x);
-        }
-    }
-    if let Some(total) = u.get("cost").and_then(|c| c.get("total")) {
-        out.insert("cost".into(), serde_json::json!({ "total": total }));
-    }
-    Value::Object(out)
-}
-
-fn preview(s: &str) -> String {
+pub(super) fn preview(s: &str) -> String {
     match s.char_indices().nth(PREVIEW_CHARS) {
         Some((cut, _)) => s[..cut].to_string(),
         None => s.to_string(),

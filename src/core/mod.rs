@@ -4,6 +4,9 @@
 pub mod changes;
 pub mod classify;
 pub mod compact;
+mod compact_de;
+#[cfg(test)]
+mod compact_oracle;
 pub mod context_window;
 pub mod entry;
 pub mod history;

@@ -132,6 +132,12 @@ pub trait JournalStore {
     fn session_rows(&self) -> Option<&dyn SessionRows> {
         None
     }
+    /// Run `f` with every read it makes through this store in one read snapshot: a listing then
+    /// reads one consistent state, and a backend saves a transaction per submission. A backend
+    /// without this keeps one snapshot per bundle (this default).
+    fn in_snapshot(&self, f: &mut dyn FnMut() -> Result<(), StoreError>) -> Result<(), StoreError> {
+        f()
+    }
 }
 
 /// What the TUI reads besides submissions: sessions, journal phases and change fingerprints.

@@ -1,6 +1,7 @@
 //! SQLite journal databases, opened read-only: never created, never switched to another journal
 //! mode, never write-locked. Reads work while a live runtime writes in WAL mode.
 
+use std::cell::Cell;
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
@@ -22,6 +23,8 @@ pub struct SqliteStore {
     submission_columns: String,
     /// Every table of the database (a damaged or partial schema may lack the optional ones).
     tables: Vec<String>,
+    /// Inside `in_snapshot`: bundles are read in its transaction instead of one of their own.
+    in_snapshot: Cell<bool>,
 }
 
 pub(super) const JOURNAL_PHASES: [&str; 4] = [
@@ -66,6 +69,7 @@ impl SqliteStore {
             schema,
             submission_columns,
             tables,
+            in_snapshot: Cell::new(false),
         })
     }
 
@@ -304,6 +308,20 @@ impl JournalStore for SqliteStore {
     fn session_rows(&self) -> Option<&dyn SessionRows> {
         Some(self)
     }
+
+    fn in_snapshot(&self, f: &mut dyn FnMut() -> Result<(), StoreError>) -> Result<(), StoreError> {
+        if self.in_snapshot.get() {
+            return f();
+        }
+        self.conn
+            .execute_batch("BEGIN")
+            .map_err(|e| StoreError::sqlite("starting a read snapshot", e))?;
+        self.in_snapshot.set(true);
+        let result = f();
+        self.in_snapshot.set(false);
+        let _ = self.conn.execute_batch("COMMIT");
+        result
+    }
 }
 
 type SessionRead<'a> =
@@ -316,9 +334,12 @@ impl SqliteStore {
         submission_id: &str,
         session: &mut SessionRead<'_>,
     ) -> Result<SubmissionBundle, StoreError> {
-        self.conn
-            .execute_batch("BEGIN")
-            .map_err(|e| StoreError::sqlite("starting a read snapshot", e))?;
+        let own = !self.in_snapshot.get();
+        if own {
+            self.conn
+                .execute_batch("BEGIN")
+                .map_err(|e| StoreError::sqlite("starting a read snapshot", e))?;
+        }
         let result = (|| {
             let row = self
                 .query_submissions("WHERE submission_id = ?1", &[&submission_id])?
@@ -341,7 +362,9 @@ impl SqliteStore {
                 stream_chunks,
             })
         })();
-        let _ = self.conn.execute_batch("COMMIT");
+        if own {
+            let _ = self.conn.execute_batch("COMMIT");
+        }
         result
     }
 }
