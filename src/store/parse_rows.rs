@@ -71,16 +71,23 @@ pub(super) fn parse_rows(rows: &dyn SessionRows, key: &str) -> Result<ParsedRows
     let mut count = 0usize;
     std::thread::scope(|scope| {
         let (done_tx, done_rx) = mpsc::channel::<(usize, Parsed)>();
+        // Parsed batches come back to be filled again: fresh 2 MB buffers cost page faults and
+        // heap consolidation on every batch.
+        let (spare_tx, spare_rx) = mpsc::channel::<Batch>();
         let mut workers = Vec::new();
         for _ in 0..THREADS {
             // At most one batch waits per worker: memory stays at a few batches.
             let (tx, rx) = mpsc::sync_channel::<(usize, Batch)>(1);
             let done = done_tx.clone();
+            let spare = spare_tx.clone();
             scope.spawn(move || {
-                for (i, b) in rx {
+                for (i, mut b) in rx {
                     if done.send((i, parse_batch(&b))).is_err() {
                         break;
                     }
+                    b.buf.clear();
+                    b.rows.clear();
+                    let _ = spare.send(b);
                 }
             });
             workers.push(tx);
@@ -116,7 +123,8 @@ pub(super) fn parse_rows(rows: &dyn SessionRows, key: &str) -> Result<ParsedRows
             batch.rows.push((id_end, position, batch.buf.len()));
             count += 1;
             if batch.buf.len() >= BATCH_BYTES {
-                send(std::mem::take(&mut batch), &mut sent);
+                let next = spare_rx.try_recv().unwrap_or_default();
+                send(std::mem::replace(&mut batch, next), &mut sent);
                 drain(&mut out, &mut pending, false);
             }
         });
