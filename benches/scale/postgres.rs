@@ -10,13 +10,16 @@ use serde_json::{json, Value};
 use crate::stats::{median, ms};
 use crate::{mb, pass, ratio, spawn_scenario_on, Setup};
 
-/// `psql` on `url` running `sql`, timed from process start to exit (output discarded).
+/// `psql` on `url` running `sql`, timed from process start to exit (unaligned output, discarded:
+/// aligned formatting of the whale's 285 MB would time psql's formatting, not the database).
 fn psql(url: &str, sql: &str) -> Result<Duration, String> {
     let t0 = Instant::now();
     let st = Command::new(std::env::var("TURNSCOPE_BENCH_PSQL").unwrap_or_else(|_| "psql".into()))
         .args([
             "-X",
             "-q",
+            "-A",
+            "-t",
             "-o",
             "/dev/null",
             "-v",

@@ -118,3 +118,106 @@ fn every_read_matches_sqlite_on_the_demo() {
         assert!(store.audit_records().unwrap().is_empty());
     }
 }
+
+/// The lazy paths (the list scan walking back from the leaf, the compact whole-session read, one
+/// entry's stored text fetched by id) and the TUI list's server-side queries, on every backend:
+/// the same answers as SQLite's, and the scan's verdicts equal to a whole read's.
+#[test]
+fn lazy_reads_and_list_queries_match_sqlite_on_the_demo() {
+    use turnscope::store::{fetch_full, ListQueries, ListRows, PathWalker};
+
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("demo.db");
+    turnscope::demo::write_demo(&path, DEMO_NOW).unwrap();
+    for kind in kinds() {
+        let db = TestDb::from_sqlite(kind, &path);
+        let reference = SqliteStore::open(&db.sqlite).unwrap();
+        let store = db.open();
+        let all = store.list_submissions(&ListFilter::All).unwrap();
+        let mut walker = PathWalker::new(false);
+        let mut ref_walker = PathWalker::new(false);
+        for row in &all {
+            let id = &row.submission_id;
+            let whole = SubmissionReport::load(&reference, id, None, DEMO_NOW).unwrap();
+            let scan =
+                SubmissionReport::scan(store.reader(), id, &mut walker, None, DEMO_NOW).unwrap();
+            let ref_scan =
+                SubmissionReport::scan(&reference, id, &mut ref_walker, None, DEMO_NOW).unwrap();
+            assert_eq!(scan.to_json(), ref_scan.to_json(), "{kind:?} scan {id}");
+            assert_eq!(
+                scan.verdict(),
+                whole.verdict(),
+                "{kind:?} scan verdict {id}"
+            );
+            assert_eq!(
+                format!("{:?}", scan.plan),
+                format!("{:?}", whole.plan),
+                "{kind:?} scan plan {id}"
+            );
+            let compact =
+                SubmissionReport::load_compact(store.reader(), id, None, DEMO_NOW).unwrap();
+            assert_eq!(compact.to_json(), whole.to_json(), "{kind:?} compact {id}");
+            // Every compact entry's stored text, fetched by id, is the stored bytes.
+            let rows = store.session_rows().expect("row access");
+            if let Some(s) = compact.bundle.session.as_ref() {
+                for e in s.entries.iter().filter(|e| e.compact) {
+                    let full = fetch_full(rows, &s.id, &e.id).unwrap().expect("entry");
+                    let want = fetch_full(&reference, &s.id, &e.id)
+                        .unwrap()
+                        .expect("entry");
+                    assert_eq!(full.raw, want.raw, "{kind:?} {} {}", s.id, e.id);
+                    assert!(!full.raw.is_empty());
+                }
+            }
+        }
+        // The TUI list's queries.
+        let filters = [
+            ListRows::Expired { now_ms: DEMO_NOW },
+            ListRows::All,
+            ListRows::Status("running"),
+            ListRows::Status("settled"),
+            ListRows::Failed,
+        ];
+        for rows in filters {
+            let got = store.submissions_where(rows, None).unwrap();
+            assert_eq!(
+                got,
+                reference.submissions_where(rows, None).unwrap(),
+                "{kind:?} {rows:?}"
+            );
+            assert_eq!(
+                store.count_where(rows).unwrap(),
+                got.len(),
+                "{kind:?} {rows:?}"
+            );
+            let newest = store.submissions_where(rows, Some(3)).unwrap();
+            assert_eq!(
+                newest.as_slice(),
+                &got[got.len().saturating_sub(3)..],
+                "{kind:?} {rows:?}"
+            );
+        }
+        assert!(
+            store.count_where(ListRows::Failed).unwrap() > 0,
+            "the demo has failures"
+        );
+        let ids: Vec<&str> = all.iter().map(|r| r.submission_id.as_str()).collect();
+        assert_eq!(
+            store.phases_of(&ids).unwrap(),
+            reference.phases_of(&ids).unwrap()
+        );
+        let key = &all[0].session_key;
+        assert_eq!(
+            store.session_submissions(key).unwrap(),
+            reference.session_submissions(key).unwrap()
+        );
+        assert_eq!(
+            store
+                .submission_by_id(&all[0].submission_id)
+                .unwrap()
+                .as_ref(),
+            Some(&all[0])
+        );
+        assert!(store.submission_by_id("no-such-id").unwrap().is_none());
+    }
+}
