@@ -152,3 +152,153 @@ impl ColumnChange {
         )
     }
 }
+
+/// What a writer read again inside its transaction (under its locks), to compare with the
+/// [`Fence`]. Each backend only reads; the comparison is this one function for all of them.
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub struct FenceSeen {
+    /// `(status, attempt_id, lease_expires_at)`; `None` when the submission row is gone.
+    pub submission: Option<(String, Option<String>, i64)>,
+    /// `(attempt_id, phase, revision, committed)` of the journal row, if any.
+    pub journal: Option<(String, String, i64, bool)>,
+    /// Read only when the fence names a session: `(flue_sessions.data, entry count)`, data
+    /// `None` when the row is gone.
+    pub session: Option<(Option<String>, i64)>,
+}
+
+impl Fence {
+    /// Every way `seen` differs from what the preview showed, in the operator's words; empty when
+    /// the fence holds. The lease must still be expired at `now_ms` when the fence requires it.
+    pub fn differences(&self, seen: &FenceSeen, now_ms: i64) -> Vec<String> {
+        let Some((status, attempt, lease)) = &seen.submission else {
+            return vec!["the submission no longer exists".into()];
+        };
+        let mut diffs = Vec::new();
+        if *status != self.status {
+            diffs.push(format!("status is now {status} (was {})", self.status));
+        }
+        if *attempt != self.attempt_id {
+            diffs.push(format!(
+                "attempt is now {} (a new attempt started)",
+                attempt.as_deref().unwrap_or("none")
+            ));
+        }
+        if self.require_expired_lease && !(*lease > 0 && *lease < now_ms) {
+            diffs.push("the lease is live again: a worker claimed it".into());
+        } else if *lease != self.lease_expires_at {
+            diffs.push("the lease was renewed".into());
+        }
+        if seen.journal != self.journal {
+            diffs.push(match &seen.journal {
+                Some((_, phase, rev, _)) => {
+                    format!("the turn journal changed (now {phase}, revision {rev})")
+                }
+                None => "the turn journal row disappeared".into(),
+            });
+        }
+        if let Some((leaf, count)) = &self.session {
+            match &seen.session {
+                Some((Some(data), now_count)) => {
+                    let now_leaf = serde_json::from_str::<serde_json::Value>(data)
+                        .ok()
+                        .and_then(|v| v.get("leafId").and_then(|l| l.as_str()).map(str::to_string));
+                    if &now_leaf != leaf || now_count != count {
+                        diffs.push(format!(
+                            "the session changed (leaf {}, {now_count} entries)",
+                            now_leaf.as_deref().unwrap_or("none")
+                        ));
+                    }
+                }
+                _ => diffs.push("the session row disappeared".into()),
+            }
+        }
+        diffs
+    }
+}
+
+#[cfg(test)]
+mod fence_tests {
+    use super::*;
+
+    const NOW: i64 = 1_000;
+
+    fn fence() -> Fence {
+        Fence {
+            submission_id: "s1".into(),
+            status: "running".into(),
+            attempt_id: Some("a1".into()),
+            lease_expires_at: 500,
+            require_expired_lease: true,
+            journal: Some(("a1".into(), "tool_request_recorded".into(), 3, false)),
+            session: Some((Some("e9".into()), 9)),
+        }
+    }
+
+    fn seen() -> FenceSeen {
+        FenceSeen {
+            submission: Some(("running".into(), Some("a1".into()), 500)),
+            journal: Some(("a1".into(), "tool_request_recorded".into(), 3, false)),
+            session: Some((Some(r#"{"version":8,"leafId":"e9"}"#.into()), 9)),
+        }
+    }
+
+    #[test]
+    fn the_state_the_preview_saw_holds() {
+        assert!(fence().differences(&seen(), NOW).is_empty());
+    }
+
+    #[test]
+    fn each_change_since_the_preview_is_named() {
+        type Change = fn(&mut FenceSeen);
+        let cases: [(Change, &str); 9] = [
+            (|s| s.submission = None, "the submission no longer exists"),
+            (
+                |s| s.submission.as_mut().unwrap().0 = "settled".into(),
+                "status is now settled (was running)",
+            ),
+            (
+                |s| s.submission.as_mut().unwrap().1 = Some("a2".into()),
+                "attempt is now a2 (a new attempt started)",
+            ),
+            (
+                |s| s.submission.as_mut().unwrap().2 = NOW + 30_000,
+                "the lease is live again: a worker claimed it",
+            ),
+            (
+                |s| s.submission.as_mut().unwrap().2 = 600,
+                "the lease was renewed",
+            ),
+            (
+                |s| s.journal.as_mut().unwrap().2 = 4,
+                "the turn journal changed (now tool_request_recorded, revision 4)",
+            ),
+            (|s| s.journal = None, "the turn journal row disappeared"),
+            (
+                |s| s.session.as_mut().unwrap().1 = 10,
+                "the session changed (leaf e9, 10 entries)",
+            ),
+            (
+                |s| s.session = Some((None, 0)),
+                "the session row disappeared",
+            ),
+        ];
+        for (change, want) in cases {
+            let mut s = seen();
+            change(&mut s);
+            assert_eq!(
+                fence().differences(&s, NOW),
+                vec![want.to_string()],
+                "{want}"
+            );
+        }
+    }
+
+    #[test]
+    fn a_fence_without_a_session_ignores_the_session() {
+        let mut f = fence();
+        f.session = None;
+        let mut s = seen();
+        s.session = None;
+        assert!(f.differences(&s, NOW).is_empty());
+    }
+}

@@ -13,7 +13,7 @@ use rusqlite::{
 };
 
 use super::{JournalStore, SchemaInfo, SqliteStore, StoreError, Variant};
-use crate::core::changes::{ColumnChange, Fence, RowChange, SqlValue};
+use crate::core::changes::{ColumnChange, Fence, FenceSeen, RowChange, SqlValue};
 
 /// Who and why, recorded in `turnscope_audit` with every applied action.
 #[derive(Debug, Clone)]
@@ -178,48 +178,27 @@ fn check_fence(
     fence: &Fence,
     now_ms: i64,
 ) -> Result<Vec<String>, rusqlite::Error> {
-    let mut diffs = Vec::new();
-    let row: Option<(String, Option<String>, i64)> = tx
-        .query_row(
-            "SELECT status, attempt_id, lease_expires_at FROM flue_agent_submissions WHERE submission_id = ?1",
-            [&fence.submission_id],
-            |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?)),
-        )
-        .optional()?;
-    let Some((status, attempt, lease)) = row else {
-        return Ok(vec!["the submission no longer exists".into()]);
+    let mut seen = FenceSeen {
+        submission: tx
+            .query_row(
+                "SELECT status, attempt_id, lease_expires_at FROM flue_agent_submissions WHERE submission_id = ?1",
+                [&fence.submission_id],
+                |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?)),
+            )
+            .optional()?,
+        ..FenceSeen::default()
     };
-    if status != fence.status {
-        diffs.push(format!("status is now {status} (was {})", fence.status));
+    if seen.submission.is_none() {
+        return Ok(fence.differences(&seen, now_ms));
     }
-    if attempt != fence.attempt_id {
-        diffs.push(format!(
-            "attempt is now {} (a new attempt started)",
-            attempt.as_deref().unwrap_or("none")
-        ));
-    }
-    if fence.require_expired_lease && !(lease > 0 && lease < now_ms) {
-        diffs.push("the lease is live again: a worker claimed it".into());
-    } else if lease != fence.lease_expires_at {
-        diffs.push("the lease was renewed".into());
-    }
-    let journal: Option<(String, String, i64, i64)> = tx
+    seen.journal = tx
         .query_row(
             "SELECT attempt_id, phase, revision, committed FROM flue_agent_turn_journals WHERE submission_id = ?1",
             [&fence.submission_id],
-            |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?, r.get(3)?)),
+            |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?, r.get::<_, i64>(3)? != 0)),
         )
         .optional()?;
-    let journal = journal.map(|(a, p, r, c)| (a, p, r, c != 0));
-    if journal != fence.journal {
-        diffs.push(match &journal {
-            Some((_, phase, rev, _)) => {
-                format!("the turn journal changed (now {phase}, revision {rev})")
-            }
-            None => "the turn journal row disappeared".into(),
-        });
-    }
-    if let Some((leaf, count)) = &fence.session {
+    if fence.session.is_some() {
         let session_key: String = tx.query_row(
             "SELECT session_key FROM flue_agent_submissions WHERE submission_id = ?1",
             [&fence.submission_id],
@@ -232,25 +211,14 @@ fn check_fence(
                 |r| r.get(0),
             )
             .optional()?;
-        let now_leaf = data
-            .as_deref()
-            .and_then(|d| serde_json::from_str::<serde_json::Value>(d).ok())
-            .and_then(|v| v.get("leafId").and_then(|l| l.as_str()).map(str::to_string));
-        let now_count: i64 = tx.query_row(
+        let count: i64 = tx.query_row(
             "SELECT COUNT(*) FROM flue_session_entries WHERE session_id = ?1",
             [&session_key],
             |r| r.get(0),
         )?;
-        if data.is_none() {
-            diffs.push("the session row disappeared".into());
-        } else if &now_leaf != leaf || now_count != *count {
-            diffs.push(format!(
-                "the session changed (leaf {}, {now_count} entries)",
-                now_leaf.as_deref().unwrap_or("none")
-            ));
-        }
+        seen.session = Some((data, count));
     }
-    Ok(diffs)
+    Ok(fence.differences(&seen, now_ms))
 }
 
 fn to_sql(v: &SqlValue) -> rusqlite::types::Value {

@@ -19,7 +19,7 @@ use postgres::{Client, Transaction};
 
 use super::ddl::AUDIT_DDL;
 use super::{cell_int, cell_opt_text, cell_text, connect, detect_schema, pg_error, PgTarget};
-use crate::core::changes::{ColumnChange, Fence, RowChange, SqlValue};
+use crate::core::changes::{ColumnChange, Fence, FenceSeen, RowChange, SqlValue};
 use crate::store::{
     Applied, ApplyError, AuditInfo, JournalWriter, SchemaInfo, StoreError, Variant,
 };
@@ -136,7 +136,6 @@ fn check_fence(
     fence: &Fence,
     now_ms: i64,
 ) -> Result<Vec<String>, ApplyError> {
-    let mut diffs = Vec::new();
     let row = tx
         .query_opt(
             "SELECT status, attempt_id, lease_expires_at, session_key FROM flue_agent_submissions
@@ -145,29 +144,18 @@ fn check_fence(
         )
         .map_err(werr("locking the submission (busy, try again)"))?;
     let Some(row) = row else {
-        return Ok(vec!["the submission no longer exists".into()]);
+        return Ok(fence.differences(&FenceSeen::default(), now_ms));
     };
-    let (status, attempt, lease, session_key) = (
-        cell_text(&row, 0),
-        cell_opt_text(&row, 1),
-        cell_int(&row, 2).unwrap_or(0),
-        cell_text(&row, 3),
-    );
-    if status != fence.status {
-        diffs.push(format!("status is now {status} (was {})", fence.status));
-    }
-    if attempt != fence.attempt_id {
-        diffs.push(format!(
-            "attempt is now {} (a new attempt started)",
-            attempt.as_deref().unwrap_or("none")
-        ));
-    }
-    if fence.require_expired_lease && !(lease > 0 && lease < now_ms) {
-        diffs.push("the lease is live again: a worker claimed it".into());
-    } else if lease != fence.lease_expires_at {
-        diffs.push("the lease was renewed".into());
-    }
-    let journal = tx
+    let session_key = cell_text(&row, 3);
+    let mut seen = FenceSeen {
+        submission: Some((
+            cell_text(&row, 0),
+            cell_opt_text(&row, 1),
+            cell_int(&row, 2).unwrap_or(0),
+        )),
+        ..FenceSeen::default()
+    };
+    seen.journal = tx
         .query_opt(
             "SELECT attempt_id, phase, revision, committed FROM flue_agent_turn_journals
              WHERE submission_id = $1 FOR UPDATE",
@@ -182,15 +170,7 @@ fn check_fence(
                 cell_int(&r, 3).unwrap_or(0) != 0,
             )
         });
-    if journal != fence.journal {
-        diffs.push(match &journal {
-            Some((_, phase, rev, _)) => {
-                format!("the turn journal changed (now {phase}, revision {rev})")
-            }
-            None => "the turn journal row disappeared".into(),
-        });
-    }
-    if let Some((leaf, count)) = &fence.session {
+    if fence.session.is_some() {
         // The runtime's admission/deletion lock for this session, then the row its save shares.
         tx.execute(
             "SELECT pg_advisory_xact_lock(hashtext($1))",
@@ -204,27 +184,16 @@ fn check_fence(
             )
             .map_err(werr("locking the session"))?
             .map(|r| cell_text(&r, 0));
-        let now_leaf = data
-            .as_deref()
-            .and_then(|d| serde_json::from_str::<serde_json::Value>(d).ok())
-            .and_then(|v| v.get("leafId").and_then(|l| l.as_str()).map(str::to_string));
-        let now_count: i64 = tx
+        let count: i64 = tx
             .query_one(
                 "SELECT COUNT(*) FROM flue_session_entries WHERE session_id = $1",
                 &[&session_key],
             )
             .map_err(werr("counting session entries"))?
             .get(0);
-        if data.is_none() {
-            diffs.push("the session row disappeared".into());
-        } else if &now_leaf != leaf || now_count != *count {
-            diffs.push(format!(
-                "the session changed (leaf {}, {now_count} entries)",
-                now_leaf.as_deref().unwrap_or("none")
-            ));
-        }
+        seen.session = Some((data, count));
     }
-    Ok(diffs)
+    Ok(fence.differences(&seen, now_ms))
 }
 
 fn column_name(c: &ColumnChange, variant: Variant) -> &'static str {
