@@ -55,41 +55,10 @@ pub trait SessionLoader {
     ) -> Result<Option<SessionRecord>, StoreError>;
 }
 
-/// `leafId` and any problems of `flue_sessions.data` (spec §2.2).
+/// `leafId` and any problems of `flue_sessions.data` (spec §2.2): the same checks the sessions
+/// view makes, without the timestamps.
 pub fn parse_session_data(data: &str) -> (Option<String>, Vec<String>) {
-    let v: serde_json::Value = match serde_json::from_str(data) {
-        Ok(v) => v,
-        Err(e) => return (None, vec![format!("session data is not valid JSON: {e}")]),
-    };
-    let mut problems = Vec::new();
-    if v.get("version").and_then(|x| x.as_i64()) != Some(8) {
-        problems.push(format!(
-            "session data version is {} (the runtime requires 8)",
-            v.get("version")
-                .map(|x| x.to_string())
-                .unwrap_or_else(|| "missing".into())
-        ));
-    }
-    let ulid_ok = |prefix: &str, key: &str| {
-        v.get(key).and_then(|x| x.as_str()).is_some_and(|s| {
-            s.strip_prefix(prefix).is_some_and(|rest| {
-                rest.len() == 26
-                    && rest.as_bytes()[0].is_ascii_digit()
-                    && rest.as_bytes()[0] <= b'7'
-                    && rest.bytes().all(|b| {
-                        b.is_ascii_digit() || (b.is_ascii_uppercase() && !b"ILOU".contains(&b))
-                    })
-            })
-        })
-    };
-    if !ulid_ok("conv_", "conversationId") {
-        problems
-            .push("conversationId is malformed: the runtime refuses to load this session".into());
-    }
-    if !ulid_ok("aff_", "affinityKey") {
-        problems.push("affinityKey is malformed: the runtime refuses to load this session".into());
-    }
-    let leaf = v.get("leafId").and_then(|x| x.as_str()).map(str::to_string);
+    let (leaf, problems, _created, _updated) = super::sessions::session_data_facts(data);
     (leaf, problems)
 }
 
