@@ -17,7 +17,8 @@ use serde_json::Value;
 
 use super::compact_de::{parse_top, Content, Msg, Top};
 use super::entry::{
-    js_to_string, CompactFields, Compaction, Entry, EntryBody, Markers, Message, Role,
+    js_to_string, CompactFields, Compaction, Entry, EntryBody, JsKey, KeptValue, Markers, Message,
+    Role,
 };
 
 /// Characters of text kept for a compact entry's preview (rows show at most 60 after cleaning).
@@ -126,18 +127,18 @@ fn message_from(m: Msg, markers: Markers) -> Message {
         Some(Content::Blocks { calls, texts }) => (
             calls
                 .into_iter()
-                .map(|(id, name)| (id.map(Box::new), name))
+                .map(|(id, name)| (id.map(JsKey::new), name.into_boxed_str()))
                 .collect(),
             texts.join("\n").into_boxed_str(),
         ),
         None => (Box::default(), Box::default()),
     };
     let fields = CompactFields {
-        stop_reason: m.stop_reason.map(Box::new),
+        stop_reason: m.stop_reason.map(KeptValue::new),
         error_message: m.error_message.map(Box::new),
         usage: m.usage.flatten(),
         tool_calls,
-        tool_call_id: m.tool_call_id.map(Box::new),
+        tool_call_id: m.tool_call_id.map(JsKey::new),
         tool_name: string(m.tool_name).map(String::into_boxed_str),
         is_error: m
             .is_error
@@ -151,9 +152,9 @@ fn message_from(m: Msg, markers: Markers) -> Message {
     };
     Message {
         role,
-        value: Value::Null,
+        full: None,
         compact: Some(Box::new(fields)),
-        markers,
+        marks: markers.boxed(),
     }
 }
 
@@ -242,7 +243,7 @@ mod tests {
         let m = c.message().unwrap();
         assert_eq!(m.text().chars().count(), PREVIEW_CHARS);
         assert!(m.is_error());
-        assert_eq!(m.value, Value::Null, "the skeleton is not kept");
+        assert_eq!(*m.value(), Value::Null, "the skeleton is not kept");
     }
 
     #[test]

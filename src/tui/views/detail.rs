@@ -410,9 +410,9 @@ fn entry_doc(d: &mut Doc, e: &Entry, on_path: bool, now: i64, raw: bool) {
     match &e.body {
         EntryBody::Message(m) => match &m.role {
             Role::Assistant => {
-                let api = m.value.get("api").and_then(|v| v.as_str()).unwrap_or("?");
+                let api = m.value().get("api").and_then(|v| v.as_str()).unwrap_or("?");
                 let provider = m
-                    .value
+                    .value()
                     .get("provider")
                     .and_then(|v| v.as_str())
                     .unwrap_or("?");
@@ -431,7 +431,7 @@ fn entry_doc(d: &mut Doc, e: &Entry, on_path: bool, now: i64, raw: bool) {
                         }
                     };
                     let cost = m
-                        .value
+                        .value()
                         .pointer("/usage/cost/total")
                         .and_then(|c| c.as_f64())
                         .unwrap_or(f64::NAN);
