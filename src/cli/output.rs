@@ -86,9 +86,14 @@ impl<'a> TerminalSafe<'a> {
 
 impl Write for TerminalSafe<'_> {
     fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
-        self.pending.extend_from_slice(buf);
-        let data = std::mem::take(&mut self.pending);
-        let mut rest: &[u8] = &data;
+        // Only a sequence split across writes needs a copy; the common case reads `buf` itself.
+        let data = if self.pending.is_empty() {
+            None
+        } else {
+            self.pending.extend_from_slice(buf);
+            Some(std::mem::take(&mut self.pending))
+        };
+        let mut rest: &[u8] = data.as_deref().unwrap_or(buf);
         loop {
             match std::str::from_utf8(rest) {
                 Ok(s) => {

@@ -79,11 +79,7 @@ pub fn run_show(
 ) -> Result<(), CliError> {
     let r = SubmissionReport::load_compact(store, query, cli.context_window, now_ms(cli))?;
     if json {
-        writeln!(
-            out,
-            "{}",
-            serde_json::to_string_pretty(&r.to_json()).unwrap_or_default()
-        )?;
+        r.write_json_pretty(out)?;
         return Ok(());
     }
     let row = r.row();

@@ -27,6 +27,16 @@ pub trait SessionRows {
     /// Every entry of the session in position order: `f(entry_id, position, data)`. The slices are
     /// only valid during the call (no copy of the row is made).
     fn for_each_entry(&self, session: &str, f: &mut EntryVisitor<'_>) -> Result<(), StoreError>;
+    /// Up to `limit` entries whose position is below `below`, in descending position order:
+    /// `f(entry_id, position, data)`. A long path walk reads these in chunks (one range scan of
+    /// the `(session_id, position)` index) instead of one primary-key lookup per entry.
+    fn entries_before(
+        &self,
+        session: &str,
+        below: i64,
+        limit: usize,
+        f: &mut EntryVisitor<'_>,
+    ) -> Result<(), StoreError>;
 }
 
 /// How much of a session a `SessionRecord` holds.

@@ -401,6 +401,35 @@ impl SessionRows for SqliteStore {
             .map_err(|e| StoreError::sqlite("reading a session entry", e))
     }
 
+    fn entries_before(
+        &self,
+        session: &str,
+        below: i64,
+        limit: usize,
+        f: &mut EntryVisitor<'_>,
+    ) -> Result<(), StoreError> {
+        let err = |e| StoreError::sqlite("reading session entries", e);
+        let mut stmt = self
+            .conn
+            .prepare_cached(
+                "SELECT entry_id, position, data FROM flue_session_entries
+                 WHERE session_id = ?1 AND position < ?2 ORDER BY position DESC LIMIT ?3",
+            )
+            .map_err(err)?;
+        let mut rows = stmt
+            .query(rusqlite::params![session, below, limit as i64])
+            .map_err(err)?;
+        while let Some(r) = rows.next().map_err(err)? {
+            let pos = r.get::<_, Option<i64>>(1).unwrap_or(None).unwrap_or(-1);
+            let id = bytes_of(r.get_ref(0).map_err(err)?);
+            match r.get_ref(2).map_err(err)? {
+                ValueRef::Text(t) | ValueRef::Blob(t) => f(&id, pos, t),
+                other => f(&id, pos, text_of(other).as_bytes()),
+            }
+        }
+        Ok(())
+    }
+
     fn for_each_entry(&self, session: &str, f: &mut EntryVisitor<'_>) -> Result<(), StoreError> {
         let mut stmt = self
             .conn
