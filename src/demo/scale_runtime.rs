@@ -90,7 +90,7 @@ fn invalid(msg: String) -> DemoError {
 
 /// Lay out the sessions of `o`.
 pub(crate) fn plan(o: &ScaleOptions) -> Result<Vec<Plan>, DemoError> {
-    let mut r = Rng::new(o.seed ^ 0x7275_6e74_696d_65); // "runtime"
+    let mut r = Rng::new(o.seed ^ 0x0072_756e_7469_6d65); // "runtime"
     let live = live_heads(o.sessions);
     let stuck_n = o.expired.saturating_sub(1);
     let queued = (o.sessions * 49 / 4_000).max(2);
