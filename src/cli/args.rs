@@ -126,8 +126,9 @@ pub enum Command {
         #[arg(long)]
         json: bool,
         /// Write a large production-like journal instead: 1 = 200,000 submissions over 20,000
-        /// sessions (about 2,000,000 entries, 5 GB) with a 120,000-entry whale session; 0.01 is
-        /// a hundredth of that. Prints a summary and does not open the TUI.
+        /// sessions (about 2,000,000 entries, 5 GB) with a 120,000-entry whale session (profile
+        /// session; see --profile for the runtime's shape); 0.01 is a hundredth of that. Prints
+        /// a summary and does not open the TUI.
         #[arg(long, value_name = "FACTOR", num_args = 0..=1, default_missing_value = "1")]
         scale: Option<f64>,
         /// Seed for --scale (the same seed, factor and time give the same rows).
