@@ -126,14 +126,43 @@ pub enum Command {
         #[arg(long)]
         json: bool,
         /// Write a large production-like journal instead: 1 = 200,000 submissions over 20,000
-        /// sessions (about 2,000,000 entries, 5 GB) with a 120,000-entry whale session; 0.01 is
-        /// a hundredth of that. Prints a summary and does not open the TUI.
+        /// sessions (about 2,000,000 entries, 5 GB) with a 120,000-entry whale session (profile
+        /// session; see --profile for the runtime's shape); 0.01 is a hundredth of that. Prints
+        /// a summary and does not open the TUI.
         #[arg(long, value_name = "FACTOR", num_args = 0..=1, default_missing_value = "1")]
         scale: Option<f64>,
         /// Seed for --scale (the same seed, factor and time give the same rows).
         #[arg(long, default_value_t = 1, requires = "scale")]
         seed: u64,
+        /// The shape of the --scale journal: `session` (one whale session of thousands of
+        /// submissions) or `runtime` (the runtime's own shape: 20,000 sessions of 5-200 entries,
+        /// 148,000 submissions of 3-call tool cycles, 401 expired, about 2 GB at 1, and a whale
+        /// whose stuck submission has 100,000 entries after its input plus 20,000 abandoned).
+        #[arg(long, value_enum, default_value_t = ScaleProfileArg::Session, requires = "scale")]
+        profile: ScaleProfileArg,
+        /// With --scale: the whale's history, in entries: its session's active path (profile
+        /// session) or its stuck submission's active path after the input (profile runtime); a
+        /// fifth of that again goes on abandoned repair branches. Default: the factor's share of
+        /// 100,000.
+        #[arg(long, value_name = "N", requires = "scale")]
+        whale_entries: Option<usize>,
     },
+}
+
+/// `demo --scale --profile`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum ScaleProfileArg {
+    Session,
+    Runtime,
+}
+
+impl From<ScaleProfileArg> for crate::demo::scale::ScaleProfile {
+    fn from(p: ScaleProfileArg) -> Self {
+        match p {
+            ScaleProfileArg::Session => crate::demo::scale::ScaleProfile::Session,
+            ScaleProfileArg::Runtime => crate::demo::scale::ScaleProfile::Runtime,
+        }
+    }
 }
 
 #[derive(Debug, Clone, Default, Args)]

@@ -219,7 +219,17 @@ fn run_command(cli: &Cli, out: &mut dyn Write) -> Result<(), CliError> {
             json,
             scale: Some(factor),
             seed,
-        }) => run_scale(cli, path.clone(), *factor, *seed, *json, out),
+            profile,
+            whale_entries,
+        }) => {
+            let shape = ScaleShape {
+                factor: *factor,
+                seed: *seed,
+                profile: (*profile).into(),
+                whale_entries: *whale_entries,
+            };
+            run_scale(cli, path.clone(), &shape, *json, out)
+        }
         Some(Command::Demo { path, json, .. }) => run_demo(cli, path.clone(), *json, out),
         Some(Command::Repair(a)) => act::run(cli, crate::actions::ActionKind::Repair, a, out),
         Some(Command::Requeue(a)) => act::run(cli, crate::actions::ActionKind::Requeue, a, out),
@@ -267,14 +277,22 @@ fn run_tui(cli: &Cli, db: DbTarget, display_name: Option<String>) -> Result<(), 
     })
 }
 
+/// What `demo --scale` generates.
+struct ScaleShape {
+    factor: f64,
+    seed: u64,
+    profile: crate::demo::scale::ScaleProfile,
+    whale_entries: Option<usize>,
+}
+
 fn run_scale(
     cli: &Cli,
     path: Option<PathBuf>,
-    factor: f64,
-    seed: u64,
+    shape: &ScaleShape,
     json: bool,
     out: &mut dyn Write,
 ) -> Result<(), CliError> {
+    let (factor, seed) = (shape.factor, shape.seed);
     if !(factor > 0.0 && factor <= 20.0) {
         return Err(CliError::new(
             format!("--scale {factor} is out of range"),
@@ -294,8 +312,17 @@ fn run_scale(
             std::env::temp_dir().join(format!("turnscope-scale-{}-{now}.db", std::process::id()))
         }
     };
-    let mut opts = crate::demo::scale::ScaleOptions::scaled(factor, now);
+    let mut opts = crate::demo::scale::ScaleOptions::for_profile(shape.profile, factor, now);
     opts.seed = seed;
+    if let Some(n) = shape.whale_entries {
+        opts = opts.with_whale_entries(n).map_err(|e| {
+            CliError::new(
+                format!("--whale-entries {n}: {e}"),
+                "give a number of entries in that range, e.g. --whale-entries 30000",
+                exit::USAGE,
+            )
+        })?;
+    }
     let started = std::time::Instant::now();
     let s = crate::demo::scale::write_scale(&path, &opts).map_err(|e| {
         CliError::new(
@@ -318,6 +345,9 @@ fn run_scale(
             "database": shown,
             "seed": seed,
             "factor": factor,
+            "profile": shape.profile.name(),
+            "whaleEntries": opts.whale_active,
+            "whaleAbandoned": opts.whale_abandoned,
             "now": now,
             "submissions": s.submissions,
             "sessions": s.sessions,
@@ -337,7 +367,8 @@ fn run_scale(
     }
     writeln!(
         out,
-        "scale journal database: {shown} ({} submissions, {} sessions, {} entries, {} expired, {:.1} MB, {secs:.1} s)",
+        "scale journal database ({} profile): {shown} ({} submissions, {} sessions, {} entries, {} expired, {:.1} MB, {secs:.1} s)",
+        shape.profile.name(),
         s.submissions,
         s.sessions,
         s.entries,
@@ -346,8 +377,15 @@ fn run_scale(
     )?;
     writeln!(
         out,
-        "whale: submission {} in {}",
-        s.whale_submission_id, s.whale_session_key
+        "whale: submission {} in {} ({} entries{}, {} abandoned)",
+        s.whale_submission_id,
+        s.whale_session_key,
+        opts.whale_active,
+        match shape.profile {
+            crate::demo::scale::ScaleProfile::Session => " on the session's active path",
+            crate::demo::scale::ScaleProfile::Runtime => " after its input",
+        },
+        opts.whale_abandoned
     )?;
     writeln!(out, "next: turnscope --db {shown} list")?;
     Ok(())

@@ -21,6 +21,8 @@ mod journal;
 pub mod scale;
 mod scale_history;
 mod scale_profiles;
+mod scale_runtime;
+mod scale_runtime_whale;
 mod scale_stuck;
 mod scale_text;
 mod scale_whale;
