@@ -10,4 +10,5 @@ pub mod core;
 pub mod demo;
 pub mod report;
 pub mod store;
+pub mod text;
 pub mod tui;

@@ -5,12 +5,13 @@ use std::io::{BufRead, IsTerminal, Write};
 use serde_json::json;
 
 use super::args::{ActionArgs, Cli};
-use super::output::{sanitize, table};
+use super::output::table;
 use super::{db_target, exit, now_ms, open_store, CliError};
 use crate::actions::{ActionKind, ActionPlan, EntryIds, Refusal};
 use crate::core::time::iso_from_ms;
 use crate::report::SubmissionReport;
 use crate::store::{ApplyError, AuditInfo, Backend};
+use crate::text::sanitize;
 
 /// `$USER@hostname`, unless `--operator` says otherwise.
 pub fn operator(cli: &Cli) -> String {

@@ -5,10 +5,11 @@ use std::io::Write;
 use serde_json::json;
 
 use super::args::{Cli, ListArgs};
-use super::output::{sanitize, table, truncate};
+use super::output::{table, truncate};
 use super::{now_ms, CliError};
 use crate::report::{plan_json, submission_json, SubmissionReport};
 use crate::store::{JournalStore, ListFilter, PathWalker, StoreError};
+use crate::text::sanitize;
 
 pub fn run(
     store: &dyn JournalStore,

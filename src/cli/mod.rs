@@ -10,8 +10,8 @@ mod show;
 use std::io::{IsTerminal, Write};
 use std::path::PathBuf;
 
+pub use crate::text::{is_hostile_char, sanitize};
 pub use args::{parse_age, parse_duration, ActionArgs, Cli, Command, ListArgs};
-pub use output::{is_hostile_char, sanitize};
 
 use crate::store::{Backend, DbTarget, StoreError};
 
@@ -103,7 +103,7 @@ pub(crate) fn open_store(cli: &Cli) -> Result<Box<dyn Backend>, CliError> {
 
 /// Run a parsed command line, writing to `out`. Errors are returned, not printed.
 ///
-/// Everything written goes through [`output::TerminalSafe`], so no control sequence, bidi override
+/// Everything written goes through [`crate::text::TerminalSafe`], so no control sequence, bidi override
 /// or zero-width character from the database reaches the terminal raw, even where a caller forgot
 /// [`sanitize`] (human output) or serde_json left a character raw (JSON output).
 pub fn run(cli: &Cli, out: &mut dyn Write) -> Result<(), CliError> {
@@ -123,7 +123,7 @@ pub fn run(cli: &Cli, out: &mut dyn Write) -> Result<(), CliError> {
         return Ok(());
     }
     let cli = &resolve(cli)?;
-    let mut safe = output::TerminalSafe::new(out);
+    let mut safe = crate::text::TerminalSafe::new(out);
     let result = run_command(cli, &mut safe);
     let finished = safe.finish();
     result?;
