@@ -2,6 +2,7 @@
 
 mod act;
 mod args;
+mod keys;
 mod list;
 mod output;
 mod seed;
@@ -10,8 +11,9 @@ mod show;
 use std::io::{IsTerminal, Write};
 use std::path::PathBuf;
 
+pub use crate::config::parse_duration;
 pub use crate::text::{is_hostile_char, sanitize};
-pub use args::{parse_age, parse_duration, ActionArgs, Cli, Command, ListArgs};
+pub use args::{parse_age, ActionArgs, Cli, Command, ListArgs};
 
 use crate::store::{Backend, DbTarget, StoreError};
 
@@ -134,13 +136,9 @@ pub fn run(cli: &Cli, out: &mut dyn Write) -> Result<(), CliError> {
 /// Apply the configuration file where neither a flag nor an environment variable gave a value
 /// (clap already ranks flags above environment variables).
 pub fn resolve(cli: &Cli) -> Result<Cli, CliError> {
-    let file = crate::config::load(cli.config.as_deref()).map_err(|e| {
-        CliError::new(
-            format!("bad configuration: {e}"),
-            "fix that line, or see `turnscope config --print-default` for every key with its default",
-            exit::USAGE,
-        )
-    })?;
+    let file = crate::config::load(cli.config.as_deref())
+        .and_then(|f| keys::overrides(&f.keys, f.source.as_deref()).map(|_| f))
+        .map_err(bad_configuration)?;
     let mut c = cli.clone();
     c.db = c.db.or(file.db);
     c.operator = c.operator.or(file.operator);
@@ -154,6 +152,19 @@ pub fn resolve(cli: &Cli) -> Result<Cli, CliError> {
         c.config = file.source.or(c.config);
     }
     Ok(c)
+}
+
+fn bad_configuration(e: crate::config::ConfigError) -> CliError {
+    CliError::new(
+        format!("bad configuration: {e}"),
+        "fix that line, or see `turnscope config --print-default` for every key with its default",
+        exit::USAGE,
+    )
+}
+
+/// The key overrides [`resolve`] already checked, as the keymap's type.
+fn key_overrides(cli: &Cli) -> Result<crate::tui::Overrides, CliError> {
+    keys::overrides(&cli.keys, cli.config.as_deref()).map_err(bad_configuration)
 }
 
 fn run_config(cli: &Cli, out: &mut dyn Write) -> Result<(), CliError> {
@@ -190,7 +201,7 @@ fn run_config(cli: &Cli, out: &mut dyn Write) -> Result<(), CliError> {
         "context_window = {}",
         show(cli.context_window.map(|n| n.to_string()))
     )?;
-    for (a, k) in &cli.keys.0 {
+    for (a, k) in &key_overrides(cli)?.0 {
         writeln!(
             out,
             "keys.{} = {}",
@@ -256,7 +267,7 @@ fn run_tui(cli: &Cli, db: DbTarget, display_name: Option<String>) -> Result<(), 
     o.context_window = cli.context_window;
     o.refresh = cli.refresh.unwrap_or(std::time::Duration::from_secs(2));
     o.palette = cli.theme.unwrap_or_default();
-    o.keys = cli.keys.clone();
+    o.keys = key_overrides(cli)?;
     o.display_name = display_name;
     o.read_only = !cli.write;
     o.operator = act::operator(cli);
