@@ -5,6 +5,7 @@
 
 pub mod actions;
 pub mod cli;
+pub mod clock;
 pub mod config;
 pub mod core;
 pub mod demo;

@@ -79,7 +79,7 @@ impl From<std::io::Error> for CliError {
 
 /// The current time, unless tests pin it with `TURNSCOPE_NOW_MS`.
 pub fn now_ms(cli: &Cli) -> i64 {
-    cli.now_ms.unwrap_or_else(crate::core::time::now_ms)
+    cli.now_ms.unwrap_or_else(crate::clock::now_ms)
 }
 
 /// The database `--db` / `TURNSCOPE_DB` names: an SQLite path or a `postgres://` URL.

@@ -33,7 +33,7 @@ pub fn line(msg: &str) {
             let _ = writeln!(
                 f,
                 "{} {}",
-                crate::core::time::iso_from_ms(crate::core::time::now_ms()),
+                crate::core::time::iso_from_ms(crate::clock::now_ms()),
                 crate::text::sanitize(msg)
             );
         }
