@@ -107,7 +107,7 @@ impl Refusal {
 fn check_stuck(r: &SubmissionReport, now_ms: i64) -> Result<(), Refusal> {
     // Writes are planned only from a whole, fully parsed session (`SubmissionReport::load`).
     if let Some(s) = r.bundle.session.as_ref() {
-        if s.scope != crate::store::SessionScope::Full {
+        if s.scope != crate::core::records::SessionScope::Full {
             return Err(Refusal::new(
                 "the session was read in part (for a listing or a view), not whole",
                 "plan the action from a full read of the submission",

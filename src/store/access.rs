@@ -2,6 +2,9 @@
 //! (`walk.rs` for the list scan, `compact_load.rs` for `show` and the TUI) are written against.
 //! Each backend implements `SessionRows` in its own files; nothing here knows about SQL.
 
+// The scope is part of the loaders' vocabulary; the type is a domain record.
+pub use crate::core::records::SessionScope;
+
 use super::{SessionRecord, StoreError};
 
 /// One `flue_session_entries` row read by id.
@@ -27,20 +30,6 @@ pub trait SessionRows {
     /// Every entry of the session in position order: `f(entry_id, position, data)`. The slices are
     /// only valid during the call (no copy of the row is made).
     fn for_each_entry(&self, session: &str, f: &mut EntryVisitor<'_>) -> Result<(), StoreError>;
-}
-
-/// How much of a session a `SessionRecord` holds.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
-pub enum SessionScope {
-    /// Every entry, fully parsed, with its raw text.
-    #[default]
-    Full,
-    /// Every entry, compact (`core::compact`); full bodies for the input entry and the active
-    /// path after it.
-    Compact,
-    /// Only the active path from the submission's input entry (or the root) to the leaf, compact;
-    /// the first entry's `parentId` is cleared. Enough to classify and plan, never to write.
-    PathSinceInput,
 }
 
 /// Reads a submission's session through `SessionRows` (a backend calls it inside its snapshot).

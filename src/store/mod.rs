@@ -17,7 +17,8 @@ mod sqlite_traits;
 mod walk;
 mod write;
 
-pub use access::{EntryRow, EntryVisitor, SessionLoader, SessionRows, SessionScope};
+pub use crate::core::records::{SessionRecord, SessionScope, SubmissionBundle};
+pub use access::{EntryRow, EntryVisitor, SessionLoader, SessionRows};
 pub use backend::{open, open_writer, Backend, DbTarget};
 pub use compact_load::{fetch_full, load_compact, CompactLoader};
 pub use error::{PgFailure, StoreError};
@@ -30,8 +31,7 @@ use std::collections::HashMap;
 
 use crate::core::changes::{Fence, RowChange};
 
-use crate::core::entry::Entry;
-use crate::core::rows::{JournalRow, SubmissionRow};
+use crate::core::rows::SubmissionRow;
 
 /// Which column names the terminal outbox uses (spec §1.2).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize)]
@@ -61,22 +61,6 @@ pub enum ListFilter {
     All,
 }
 
-/// A session row plus its entries, read in one snapshot.
-#[derive(Debug, Clone)]
-pub struct SessionRecord {
-    pub id: String,
-    /// `flue_sessions.data` as stored.
-    pub data: String,
-    /// `leafId` from `data` (None when null, missing, or `data` is malformed).
-    pub leaf_id: Option<String>,
-    /// Problems with `data` itself (bad JSON, wrong version, malformed ids).
-    pub data_problems: Vec<String>,
-    /// Shared with the `History` built from it.
-    pub entries: std::sync::Arc<[Entry]>,
-    /// How much of the session `entries` holds (only `Full` and `Compact` are whole sessions).
-    pub scope: SessionScope,
-}
-
 /// One `flue_sessions` row summarised for the sessions view.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct SessionSummary {
@@ -92,18 +76,6 @@ pub struct SessionSummary {
     pub data_problems: Vec<String>,
     /// Submissions of this session by status; settled rows with an error count as `failed`.
     pub submissions_by_status: Vec<(String, i64)>,
-}
-
-/// Everything about one submission, read in one snapshot.
-#[derive(Debug, Clone)]
-pub struct SubmissionBundle {
-    pub row: SubmissionRow,
-    pub journal: Option<JournalRow>,
-    /// Problem reading the journal row (e.g. an unknown phase), if any.
-    pub journal_problem: Option<String>,
-    pub session: Option<SessionRecord>,
-    /// Stream chunk bodies of the journal's stream key, in segment order.
-    pub stream_chunks: Vec<String>,
 }
 
 /// Read access to a journal database.
