@@ -12,6 +12,7 @@ pub mod entry;
 pub mod history;
 pub mod jsregex;
 pub mod plan;
+mod preview;
 pub mod records;
 pub mod repair;
 pub mod rows;
