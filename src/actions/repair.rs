@@ -3,8 +3,8 @@
 
 use serde_json::Value;
 
+use super::common::{check_stuck, fence, ActionKind, ActionPlan, Refusal};
 use super::entries::{raw_message, Appender, EntryIds};
-use super::{check_stuck, fence, ActionKind, ActionPlan, Refusal};
 use crate::core::changes::{ColumnChange, RowChange, SqlValue};
 use crate::core::repair::{repair_batch, repair_for_journal, NoRepair, ToolRepair};
 use crate::core::rows::RequestedCall;

@@ -17,7 +17,6 @@
 mod build;
 mod flow;
 mod ids;
-mod journal;
 pub mod scale;
 mod scale_history;
 mod scale_profiles;
@@ -32,7 +31,6 @@ mod scenarios_completed;
 mod scenarios_resume;
 mod scenarios_rows;
 mod shapes;
-mod submission;
 #[cfg(test)]
 mod tests;
 #[cfg(test)]
