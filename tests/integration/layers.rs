@@ -16,11 +16,16 @@ const ALLOWED: &[(&str, &[&str])] = &[
     ("clock", &[]),
     ("store", &["core", "text", "config", "clock"]),
     ("report", &["core", "store", "text", "config", "clock"]),
-    ("actions", &["core", "store", "report", "text", "config", "clock"]),
+    (
+        "actions",
+        &["core", "store", "report", "text", "config", "clock"],
+    ),
     ("demo", &["core", "store", "report", "text", "clock"]),
     (
         "tui",
-        &["core", "store", "report", "actions", "text", "config", "clock"],
+        &[
+            "core", "store", "report", "actions", "text", "config", "clock",
+        ],
     ),
     (
         "cli",
@@ -28,6 +33,21 @@ const ALLOWED: &[(&str, &[&str])] = &[
             "core", "store", "report", "actions", "tui", "demo", "text", "config", "clock",
         ],
     ),
+];
+
+/// File circles inside the TUI that its split into screens and popups removes. Each entry is one
+/// circle's exact set of files: a circle not listed here fails, and so does an entry whose circle
+/// is gone or has changed (delete or update it), so the list can only shrink honestly.
+const PENDING_TUI_CIRCLES: &[&[&str]] = &[
+    &["tui/app.rs", "tui/list_state.rs", "tui/views/detail.rs"],
+    &[
+        "tui/views/audit.rs",
+        "tui/views/chrome.rs",
+        "tui/views/list.rs",
+        "tui/views/mod.rs",
+        "tui/views/sessions.rs",
+        "tui/views/tree.rs",
+    ],
 ];
 
 type ModPath = Vec<String>;
@@ -448,7 +468,10 @@ fn read_crate(src: &Path) -> Crate {
 }
 
 /// Strongly connected components of a graph (Tarjan), only those with more than one node.
-fn circles(nodes: &BTreeSet<PathBuf>, edges: &BTreeMap<PathBuf, BTreeSet<PathBuf>>) -> Vec<Vec<PathBuf>> {
+fn circles(
+    nodes: &BTreeSet<PathBuf>,
+    edges: &BTreeMap<PathBuf, BTreeSet<PathBuf>>,
+) -> Vec<Vec<PathBuf>> {
     struct T<'a> {
         edges: &'a BTreeMap<PathBuf, BTreeSet<PathBuf>>,
         index: HashMap<&'a PathBuf, usize>,
@@ -507,7 +530,7 @@ fn circles(nodes: &BTreeSet<PathBuf>, edges: &BTreeMap<PathBuf, BTreeSet<PathBuf
 }
 
 /// The violations in the crate at `src`: one line each, naming the file and the path.
-fn violations(src: &Path) -> Vec<String> {
+fn violations(src: &Path, pending: &[&[&str]]) -> Vec<String> {
     let c = read_crate(src);
     let allowed: HashMap<&str, &[&str]> = ALLOWED.iter().copied().collect();
     let mut bad = Vec::new();
@@ -546,7 +569,26 @@ fn violations(src: &Path) -> Vec<String> {
         }
     }
     let nodes: BTreeSet<PathBuf> = c.modules.values().cloned().collect();
-    for comp in circles(&nodes, &edges) {
+    let found = circles(&nodes, &edges);
+    for pending in pending {
+        if !found.iter().any(|comp| {
+            comp.iter()
+                .map(|p| p.to_string_lossy())
+                .eq(pending.iter().copied())
+        }) {
+            bad.push(format!(
+                "the pending circle {pending:?} no longer exists as listed: delete or update its entry in PENDING_TUI_CIRCLES"
+            ));
+        }
+    }
+    for comp in found {
+        if pending.iter().any(|p| {
+            comp.iter()
+                .map(|f| f.to_string_lossy())
+                .eq(p.iter().copied())
+        }) {
+            continue;
+        }
         let set: BTreeSet<&PathBuf> = comp.iter().collect();
         let mut lines = Vec::new();
         for a in &comp {
@@ -573,7 +615,7 @@ fn violations(src: &Path) -> Vec<String> {
 #[test]
 fn no_upward_arrow_and_no_circle() {
     let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("src");
-    let bad = violations(&src);
+    let bad = violations(&src, PENDING_TUI_CIRCLES);
     assert!(
         bad.is_empty(),
         "{} layering violation(s):\n{}",
@@ -595,22 +637,52 @@ fn the_checker_finds_an_upward_path_and_a_circle() {
     write("lib.rs", "pub mod core;\npub mod cli;\n");
     write(
         "core/mod.rs",
-        "mod a;\nmod b;\npub use a::A;\n// crate::cli::ignored in a comment\nconst S: &str = \"crate::cli::ignored\";\n",
+        "mod a;\nmod b;\nmod c;\npub use a::A;\n// crate::cli::ignored in a comment\nconst S: &str = \"crate::cli::ignored\";\n",
     );
     write("core/a.rs", "use super::b::B;\npub struct A;\n");
     write(
         "core/b.rs",
-        "pub struct B;\nfn f() { let _ = crate::cli::run; let _ = super::A; }\n#[cfg(test)]\nmod tests { use super::*; }\n",
+        "pub struct B;\nfn f() { let _ = super::A; let _ = '\"'; }\n#[cfg(test)]\nmod tests { use super::*; }\n",
     );
+    write("core/c.rs", "fn g() { crate::cli::run(); }\n");
     write("cli/mod.rs", "use crate::core::{A, a};\npub fn run() {}\n");
-    let bad = violations(src);
+    let bad = violations(src, &[]);
     assert_eq!(bad.len(), 2, "{bad:#?}");
     assert_eq!(
         bad[0],
-        "src/core/b.rs: `crate::cli::run`: core → cli is not an allowed arrow"
+        "src/core/c.rs: `crate::cli::run`: core → cli is not an allowed arrow"
     );
     // `super::A` in b.rs is a.rs's A through core/mod.rs's re-export: a ⇄ b.
-    assert!(bad[1].starts_with("a circle between 2 files:"), "{}", bad[1]);
+    assert!(
+        bad[1].starts_with("a circle between 2 files:"),
+        "{}",
+        bad[1]
+    );
     assert!(bad[1].contains("src/core/a.rs → src/core/b.rs (`super::b::B`)"));
     assert!(bad[1].contains("src/core/b.rs → src/core/a.rs (`super::A`)"));
+}
+
+/// A listed pending circle excuses exactly that circle; a stale entry is itself a failure.
+#[test]
+fn pending_circles_must_match_exactly() {
+    let dir = tempfile::tempdir().unwrap();
+    let src = dir.path();
+    let write = |p: &str, text: &str| {
+        let p = src.join(p);
+        std::fs::create_dir_all(p.parent().unwrap()).unwrap();
+        std::fs::write(p, text).unwrap();
+    };
+    write("lib.rs", "pub mod tui;\n");
+    write("tui/mod.rs", "mod a;\nmod b;\n");
+    write("tui/a.rs", "use super::b::B;\npub struct A;\n");
+    write("tui/b.rs", "use super::a::A;\npub struct B;\n");
+    assert!(violations(src, &[&["tui/a.rs", "tui/b.rs"]]).is_empty());
+    let bad = violations(src, &[&["tui/a.rs", "tui/c.rs"]]);
+    assert_eq!(bad.len(), 2, "{bad:#?}");
+    assert!(bad[0].contains("no longer exists"), "{}", bad[0]);
+    assert!(
+        bad[1].starts_with("a circle between 2 files:"),
+        "{}",
+        bad[1]
+    );
 }
