@@ -9,6 +9,7 @@ mod entries;
 mod fail;
 mod repair;
 mod requeue;
+pub mod run;
 mod step;
 
 pub use common::{ActionKind, ActionPlan, Refusal};
@@ -16,6 +17,7 @@ pub use entries::EntryIds;
 pub use fail::plan_fail;
 pub use repair::{plan_repair, synthetic_result, INTERRUPTED_TEXT};
 pub use requeue::plan_requeue;
+pub use run::IdSource;
 pub use step::plan_step;
 
 use crate::report::SubmissionReport;

@@ -9,7 +9,7 @@
 use crate::actions::{ActionKind, ActionPlan, Refusal};
 use crate::core::plan::Disposition;
 use crate::report::SubmissionReport;
-use crate::store::{Applied, ApplyError, AuditInfo, JournalWriter};
+use crate::store::Applied;
 
 /// A submission's state in the operator's words (before or after an action).
 #[derive(Debug, Clone, PartialEq)]
@@ -116,25 +116,6 @@ pub struct Outcome {
     pub submission_id: String,
     pub before: Option<StateSummary>,
     pub result: OutcomeResult,
-}
-
-pub use crate::actions::plan as plan_one;
-
-/// Apply one plan in its own fenced transaction, with its audit row.
-pub fn apply_one(
-    writer: &mut dyn JournalWriter,
-    plan: &ActionPlan,
-    operator: &str,
-    now_ms: i64,
-) -> Result<Applied, ApplyError> {
-    let audit = AuditInfo {
-        operator: operator.to_string(),
-        action: plan.action.as_str().to_string(),
-        reason: plan.reason.clone(),
-        summary: plan.summary.clone(),
-        now_ms,
-    };
-    writer.apply(&plan.fence, &plan.changes, &audit)
 }
 
 /// What changed between two reads of a submission, in the operator's words.
