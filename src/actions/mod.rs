@@ -17,27 +17,5 @@ pub use entries::EntryIds;
 pub use fail::plan_fail;
 pub use repair::{plan_repair, synthetic_result, INTERRUPTED_TEXT};
 pub use requeue::plan_requeue;
-pub use run::IdSource;
+pub use run::{plan, IdSource};
 pub use step::plan_step;
-
-use crate::report::SubmissionReport;
-
-/// Plan `kind` for `r` at `now_ms` (pure). `reason` is the operator's (required for `fail`).
-pub fn plan(
-    kind: ActionKind,
-    r: &SubmissionReport,
-    reason: Option<&str>,
-    now_ms: i64,
-    ids: &mut EntryIds,
-) -> Result<ActionPlan, Refusal> {
-    let mut plan = match kind {
-        ActionKind::Repair => plan_repair(r, now_ms, ids),
-        ActionKind::Requeue => plan_requeue(r, now_ms),
-        ActionKind::Fail => plan_fail(r, reason.unwrap_or(""), now_ms, ids),
-        ActionKind::Step => plan_step(r, now_ms, ids),
-    }?;
-    if plan.reason.is_none() {
-        plan.reason = reason.map(str::to_string);
-    }
-    Ok(plan)
-}

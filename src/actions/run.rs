@@ -2,7 +2,7 @@
 //! whole at `now` and plan), *apply* (one fenced transaction with its audit row), *re-read* (the
 //! state the runtime will now see). The callers only decide how to ask and how to show.
 
-use super::{ActionPlan, EntryIds, Refusal};
+use super::{plan_fail, plan_repair, plan_requeue, plan_step, ActionPlan, EntryIds, Refusal};
 use crate::report::SubmissionReport;
 use crate::store::{Applied, ApplyError, AuditInfo, JournalStore, JournalWriter, StoreError};
 
@@ -41,6 +41,26 @@ impl IdSource {
     }
 }
 
+/// Plan `kind` for `r` at `now_ms` (pure). `reason` is the operator's (required for `fail`).
+pub fn plan(
+    kind: ActionKind,
+    r: &SubmissionReport,
+    reason: Option<&str>,
+    now_ms: i64,
+    ids: &mut EntryIds,
+) -> Result<ActionPlan, Refusal> {
+    let mut plan = match kind {
+        ActionKind::Repair => plan_repair(r, now_ms, ids),
+        ActionKind::Requeue => plan_requeue(r, now_ms),
+        ActionKind::Fail => plan_fail(r, reason.unwrap_or(""), now_ms, ids),
+        ActionKind::Step => plan_step(r, now_ms, ids),
+    }?;
+    if plan.reason.is_none() {
+        plan.reason = reason.map(str::to_string);
+    }
+    Ok(plan)
+}
+
 /// A submission read whole, and the plan for it (or why there is none).
 #[derive(Debug)]
 pub struct Prepared {
@@ -60,7 +80,7 @@ pub fn prepare(
     ids: IdSource,
 ) -> Result<Prepared, StoreError> {
     let report = SubmissionReport::load(store, submission, context_window, now_ms)?;
-    let plan = super::plan(kind, &report, reason, now_ms, &mut ids.for_report(&report));
+    let plan = plan(kind, &report, reason, now_ms, &mut ids.for_report(&report));
     Ok(Prepared { report, plan })
 }
 
