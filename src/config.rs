@@ -142,23 +142,13 @@ impl Default for Config {
 }
 
 /// A configuration error: the file, the line (1-based) when known, and what is wrong.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("{}{}: {message}", path.display(), line.map(|l| format!(":{l}")).unwrap_or_default())]
 pub struct ConfigError {
     pub path: PathBuf,
     pub line: Option<usize>,
     pub message: String,
 }
-
-impl std::fmt::Display for ConfigError {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        match self.line {
-            Some(l) => write!(f, "{}:{l}: {}", self.path.display(), self.message),
-            None => write!(f, "{}: {}", self.path.display(), self.message),
-        }
-    }
-}
-
-impl std::error::Error for ConfigError {}
 
 fn line_of(text: &str, offset: usize) -> usize {
     text[..offset.min(text.len())]

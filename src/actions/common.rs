@@ -7,8 +7,9 @@ use crate::core::changes::{Fence, RowChange};
 use crate::report::SubmissionReport;
 
 /// The operator actions.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, strum::IntoStaticStr)]
 #[serde(rename_all = "snake_case")]
+#[strum(serialize_all = "snake_case")]
 pub enum ActionKind {
     Repair,
     Requeue,
@@ -17,13 +18,9 @@ pub enum ActionKind {
 }
 
 impl ActionKind {
+    /// The command's name (`repair`, …), the same as in JSON.
     pub fn as_str(self) -> &'static str {
-        match self {
-            ActionKind::Repair => "repair",
-            ActionKind::Requeue => "requeue",
-            ActionKind::Fail => "fail",
-            ActionKind::Step => "step",
-        }
+        self.into()
     }
 }
 
@@ -80,7 +77,7 @@ pub(super) fn check_stuck(r: &SubmissionReport, now_ms: i64) -> Result<(), Refus
         }
     }
     let row = r.row();
-    if row.status != "running" {
+    if !row.is_running() {
         return Err(Refusal::new(
             format!(
                 "the submission is {} ({}), not running",

@@ -163,7 +163,7 @@ pub fn run(
     writeln!(
         out,
         "next: run `turnscope show {}` to check the result",
-        sanitize(&id.chars().take(8).collect::<String>())
+        sanitize(&crate::core::rows::short_id(&id))
     )?;
     Ok(())
 }

@@ -89,7 +89,7 @@ fn scan_rows(
                 .as_ref()
                 .is_none_or(|i| r.instance_id().as_ref() == Some(i))
             && args.older_than.is_none_or(|age| {
-                let since = if r.status == "running" && r.lease_expires_at > 0 {
+                let since = if r.is_running() && r.lease_expires_at > 0 {
                     r.lease_expires_at
                 } else {
                     r.accepted_at.unwrap_or(now)

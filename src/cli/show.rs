@@ -60,7 +60,7 @@ pub fn run_classify(
         )?;
     }
     writeln!(out, "context window  {}", r.window.describe())?;
-    if r.row().status != "running" {
+    if !r.row().is_running() {
         writeln!(
             out,
             "note            the row is {}: the runtime only classifies running submissions ({})",

@@ -29,6 +29,7 @@ use super::scale_text::Corpus;
 use super::scale_whale as whale;
 use super::scale_write::{insert_submissions, Batch, Inserts, SessionRow, SubRow};
 use super::{DemoError, DDL};
+use crate::core::status::SubmissionStatus;
 
 /// What to generate. `default_scale` is the production-sized database of issue 5.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -463,7 +464,11 @@ pub fn write_scale(path: &Path, opts: &ScaleOptions) -> Result<ScaleSummary, Dem
     summary.submissions = subs.len();
     summary.expired = subs
         .iter()
-        .filter(|s| s.status == "running" && s.lease_expires_at > 0 && s.lease_expires_at < now)
+        .filter(|s| {
+            s.status == SubmissionStatus::Running.as_str()
+                && s.lease_expires_at > 0
+                && s.lease_expires_at < now
+        })
         .count();
     drop(subs);
     let mode: String = conn.query_row("PRAGMA journal_mode=WAL", [], |r| r.get(0))?;

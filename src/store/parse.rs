@@ -4,7 +4,7 @@
 
 use rusqlite::types::ValueRef;
 
-use super::sqlite::{opt_int, opt_text, text_of, JOURNAL_PHASES, SUBMISSION_COLUMNS};
+use super::sqlite::{opt_int, opt_text, text_of, SUBMISSION_COLUMNS};
 use super::Variant;
 use crate::core::rows::{JournalRow, SubmissionRow};
 
@@ -94,7 +94,7 @@ pub(super) fn journal_from_values(v: &[ValueRef<'_>]) -> JournalRow {
 
 /// The journal problem the SQLite backend reports (an unknown phase), for text that is valid UTF-8.
 pub(super) fn journal_problem(row: &JournalRow) -> Option<String> {
-    (!JOURNAL_PHASES.contains(&row.phase.as_str())).then(|| {
+    (!row.typed_phase().is_known()).then(|| {
         format!(
             "journal phase {:?} is not one the runtime writes",
             row.phase

@@ -27,13 +27,6 @@ pub struct SqliteStore {
     in_snapshot: Cell<bool>,
 }
 
-pub(super) const JOURNAL_PHASES: [&str; 4] = [
-    "before_provider",
-    "provider_started",
-    "tool_request_recorded",
-    "committed",
-];
-
 impl SqliteStore {
     /// Open `path` read-only and check that it is a flue 1.0.0-beta.7 journal.
     pub fn open(path: &Path) -> Result<SqliteStore, StoreError> {
@@ -138,7 +131,7 @@ impl SqliteStore {
             return Ok((None, None));
         };
         let mut problems = Vec::new();
-        if !JOURNAL_PHASES.contains(&row.phase.as_str()) {
+        if !row.typed_phase().is_known() {
             problems.push(format!(
                 "journal phase {:?} is not one the runtime writes",
                 row.phase

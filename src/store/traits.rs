@@ -148,24 +148,16 @@ pub struct Applied {
 }
 
 /// Why an apply wrote nothing.
-#[derive(Debug)]
+#[derive(Debug, thiserror::Error)]
 pub enum ApplyError {
     /// The state changed since the preview: nothing was written.
+    #[error(
+        "refused, nothing written: the submission changed since the preview ({})",
+        .0.join("; ")
+    )]
     Fenced(Vec<String>),
+    #[error("{0}")]
     Store(StoreError),
-}
-
-impl std::fmt::Display for ApplyError {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        match self {
-            ApplyError::Fenced(diffs) => write!(
-                f,
-                "refused, nothing written: the submission changed since the preview ({})",
-                diffs.join("; ")
-            ),
-            ApplyError::Store(e) => write!(f, "{e}"),
-        }
-    }
 }
 
 impl From<rusqlite::Error> for ApplyError {

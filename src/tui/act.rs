@@ -8,6 +8,7 @@
 
 use crate::actions::{ActionKind, ActionPlan, Refusal};
 use crate::core::plan::Disposition;
+use crate::core::status::SubmissionStatus;
 use crate::report::SubmissionReport;
 use crate::store::Applied;
 
@@ -155,9 +156,7 @@ pub fn what_changed(before: &StateSummary, after: &StateSummary) -> Vec<String> 
     out
 }
 
-pub fn short_id(id: &str) -> String {
-    id.chars().take(8).collect()
-}
+pub use crate::core::rows::short_id;
 
 /// `Repair`, `Fail`, … for titles.
 pub fn title_word(kind: ActionKind) -> &'static str {
@@ -317,7 +316,7 @@ pub fn result_single(kind: ActionKind, o: &Outcome) -> (String, Vec<String>, boo
                     lines.extend(what_changed(b, a).into_iter().map(|l| format!("  {l}")));
                     lines.push(String::new());
                     match a.writes.first() {
-                        Some(w) if a.has_rule && a.status == "running" => {
+                        Some(w) if a.has_rule && a.status == SubmissionStatus::Running.as_str() => {
                             lines.push(format!("next write: {w}"));
                             lines.push(
                                 "⏎/y plans the next step (previewed, No selected) · esc stops here"

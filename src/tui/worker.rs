@@ -361,8 +361,8 @@ impl Worker {
             let ids: Vec<&str> = rows
                 .iter()
                 .filter(|r| {
-                    running += usize::from(r.status == "running");
-                    r.status != "running" || running <= FIRST_SCREEN
+                    running += usize::from(r.is_running());
+                    !r.is_running() || running <= FIRST_SCREEN
                 })
                 .map(|r| r.submission_id.as_str())
                 .collect();
@@ -374,7 +374,7 @@ impl Worker {
         let mut slots = Vec::new();
         for row in rows {
             let phase = phases.get(&row.submission_id).cloned();
-            if row.status == "running" {
+            if row.is_running() {
                 slots.push(items.len());
                 items.push(None);
                 running.push((row, phase));
@@ -395,7 +395,7 @@ impl Worker {
     /// gone or unreadable.
     fn watched_item(&mut self, id: &str, now_ms: i64) -> Option<ListItem> {
         let row = self.store().ok()?.submission_by_id(id).ok()??;
-        if row.status == "running" {
+        if row.is_running() {
             let r = self.report(&row.submission_id, &row.session_key).ok()?;
             let plan = plan_recovery(r.row(), r.bundle.journal.as_ref(), &r.inspection, now_ms);
             Some(ListItem::from_report(&r, &plan, true))
@@ -415,7 +415,7 @@ impl Worker {
         };
         let mut items = Vec::with_capacity(rows.len());
         for row in rows {
-            if row.status == "running" {
+            if row.is_running() {
                 let r = self.report(&row.submission_id, &row.session_key)?;
                 let plan = plan_recovery(r.row(), r.bundle.journal.as_ref(), &r.inspection, now_ms);
                 items.push(ListItem::from_report(&r, &plan, true));

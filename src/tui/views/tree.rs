@@ -162,7 +162,7 @@ fn row_spans<'a>(ins: &'a Inspect, node: usize, t: Theme, now: i64, hit: bool) -
     match &n.kind {
         NodeKind::Header => match &ins.data {
             Some(Opened::Submission(s)) => {
-                let short: String = s.report.row().submission_id.chars().take(8).collect();
+                let short = crate::core::rows::short_id(&s.report.row().submission_id);
                 v.push(Span::styled(format!("submission {short} "), t.title()));
                 v.push(Span::styled(
                     s.verdict(),
