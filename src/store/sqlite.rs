@@ -9,6 +9,7 @@ use rusqlite::types::ValueRef;
 use rusqlite::{Connection, OpenFlags, OptionalExtension, Row};
 
 use super::access::{parse_session_data, EntryRow, EntryVisitor, SessionLoader, SessionRows};
+use super::parse::{opt_int, opt_text, text_of};
 use super::{
     JournalStore, ListFilter, SchemaInfo, SessionRecord, StoreError, SubmissionBundle, Variant,
 };
@@ -518,7 +519,10 @@ fn detect_schema(
         });
     }
     let columns = column_names(conn, "flue_agent_submissions")?;
-    let variant = if columns.iter().any(|c| c == "terminal_key") {
+    let variant = if columns
+        .iter()
+        .any(|c| c == Variant::Libsql.terminal_columns()[0])
+    {
         Variant::Libsql
     } else {
         Variant::BuiltIn
@@ -540,60 +544,9 @@ fn column_names(conn: &Connection, table: &str) -> Result<Vec<String>, StoreErro
     Ok(rows)
 }
 
-pub(super) const SUBMISSION_COLUMNS: [&str; 18] = [
-    "sequence",
-    "submission_id",
-    "session_key",
-    "kind",
-    "payload",
-    "status",
-    "accepted_at",
-    "attempt_id",
-    "input_applied_at",
-    "recovery_requested_at",
-    "started_at",
-    "settled_at",
-    "error",
-    "attempt_count",
-    "max_retry",
-    "timeout_at",
-    "owner_id",
-    "lease_expires_at",
-];
-
 fn submission_select_list(conn: &Connection, variant: Variant) -> Result<String, StoreError> {
     let present = column_names(conn, "flue_agent_submissions")?;
-    let terminal = match variant {
-        Variant::BuiltIn => [
-            "terminal_event_key",
-            "terminal_event_json",
-            "terminal_event_offset",
-        ],
-        Variant::Libsql => ["terminal_key", "terminal_event", "terminal_offset"],
-    };
-    let list: Vec<String> = SUBMISSION_COLUMNS
-        .iter()
-        .chain(terminal.iter())
-        .map(|c| {
-            if present.iter().any(|p| p == c) {
-                c.to_string()
-            } else {
-                // An older schema version may lack a column; read it as NULL.
-                format!("NULL AS {c}")
-            }
-        })
-        .collect();
-    Ok(list.join(", "))
-}
-
-/// Text of a column whatever its storage class (damaged rows may hold blobs or numbers).
-pub(super) fn text_of(v: ValueRef<'_>) -> String {
-    match v {
-        ValueRef::Null => String::new(),
-        ValueRef::Integer(i) => i.to_string(),
-        ValueRef::Real(f) => f.to_string(),
-        ValueRef::Text(t) | ValueRef::Blob(t) => String::from_utf8_lossy(t).into_owned(),
-    }
+    Ok(super::parse::submission_select_list(&present, variant))
 }
 
 /// Whether `text_of` had to replace bytes that are not valid UTF-8.
@@ -601,22 +554,6 @@ fn is_lossy(v: ValueRef<'_>) -> bool {
     match v {
         ValueRef::Text(t) | ValueRef::Blob(t) => std::str::from_utf8(t).is_err(),
         _ => false,
-    }
-}
-
-pub(super) fn opt_text(v: ValueRef<'_>) -> Option<String> {
-    match v {
-        ValueRef::Null => None,
-        other => Some(text_of(other)),
-    }
-}
-
-pub(super) fn opt_int(v: ValueRef<'_>) -> Option<i64> {
-    match v {
-        ValueRef::Integer(i) => Some(i),
-        ValueRef::Real(f) => Some(f as i64),
-        ValueRef::Text(t) => std::str::from_utf8(t).ok()?.trim().parse().ok(),
-        _ => None,
     }
 }
 

@@ -24,6 +24,34 @@ pub enum Variant {
     Libsql,
 }
 
+/// The terminal outbox columns (key, event, offset) of the built-in adapter and of `@flue/libsql`
+/// (and PostgreSQL): the one table of these names.
+const BUILT_IN_TERMINAL: [&str; 3] = [
+    "terminal_event_key",
+    "terminal_event_json",
+    "terminal_event_offset",
+];
+const LIBSQL_TERMINAL: [&str; 3] = ["terminal_key", "terminal_event", "terminal_offset"];
+
+impl Variant {
+    /// This variant's terminal outbox columns: key, event, offset.
+    pub fn terminal_columns(self) -> [&'static str; 3] {
+        match self {
+            Variant::BuiltIn => BUILT_IN_TERMINAL,
+            Variant::Libsql => LIBSQL_TERMINAL,
+        }
+    }
+
+    /// A column named as the built-in adapter names it (how plans name columns), under this
+    /// variant; every other column is named the same in both.
+    pub fn column(self, built_in_name: &str) -> &str {
+        match BUILT_IN_TERMINAL.iter().position(|c| *c == built_in_name) {
+            Some(i) => self.terminal_columns()[i],
+            None => built_in_name,
+        }
+    }
+}
+
 /// What the database turned out to be.
 #[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
 pub struct SchemaInfo {

@@ -63,7 +63,10 @@ pub(crate) fn detect_schema(
         .iter()
         .map(|r| r.get(0))
         .collect();
-    let variant = if present.iter().any(|c| c == "terminal_event_key") {
+    let variant = if present
+        .iter()
+        .any(|c| c == Variant::BuiltIn.terminal_columns()[0])
+    {
         Variant::BuiltIn
     } else {
         Variant::Libsql
