@@ -10,6 +10,7 @@ mod listing;
 mod parse;
 mod parse_rows;
 pub mod postgres;
+mod prefix;
 mod sessions;
 mod sqlite;
 mod sqlite_listing;

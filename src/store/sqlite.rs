@@ -10,6 +10,7 @@ use rusqlite::{Connection, OpenFlags, OptionalExtension, Row};
 
 use super::access::{parse_session_data, EntryRow, EntryVisitor, SessionLoader, SessionRows};
 use super::parse::{opt_int, opt_text, text_of};
+use super::prefix::{find_by_prefix, Lookup};
 use super::{
     JournalStore, ListFilter, SchemaInfo, SessionRecord, StoreError, SubmissionBundle, Variant,
 };
@@ -257,32 +258,14 @@ impl JournalStore for SqliteStore {
     }
 
     fn find_submission(&self, query: &str) -> Result<SubmissionRow, StoreError> {
-        if query.is_empty() {
-            return Err(StoreError::SubmissionNotFound {
-                query: query.into(),
-            });
-        }
-        let exact = self.query_submissions("WHERE submission_id = ?1", &[&query])?;
-        if let Some(row) = exact.into_iter().next() {
-            return Ok(row);
-        }
-        // Prefix match with a range instead of LIKE, so `%` and `_` in ids are literal.
-        let upper = format!("{query}\u{10FFFF}");
-        let mut hits = self.query_submissions(
-            "WHERE submission_id >= ?1 AND submission_id < ?2",
-            &[&query, &upper],
-        )?;
-        hits.retain(|r| r.submission_id.starts_with(query));
-        match hits.len() {
-            0 => Err(StoreError::SubmissionNotFound {
-                query: query.into(),
-            }),
-            1 => Ok(hits.remove(0)),
-            _ => Err(StoreError::Ambiguous {
-                query: query.into(),
-                candidates: hits.into_iter().map(|r| r.submission_id).collect(),
-            }),
-        }
+        find_by_prefix(query, &mut |lookup| match lookup {
+            Lookup::Exact => self.query_submissions("WHERE submission_id = ?1", &[&query]),
+            // A range instead of LIKE, so `%` and `_` in ids are literal.
+            Lookup::Prefix => self.query_submissions(
+                "WHERE submission_id >= ?1 AND submission_id < ?2",
+                &[&query, &format!("{query}\u{10FFFF}")],
+            ),
+        })
     }
 
     fn load_bundle(&self, submission_id: &str) -> Result<SubmissionBundle, StoreError> {
