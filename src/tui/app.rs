@@ -1620,7 +1620,7 @@ impl App {
                     .iter()
                     .enumerate()
                     .filter(|(_, n)| {
-                        n.has(tree::flag::INPUT) && matches!(n.kind, NodeKind::Entry { .. })
+                        n.has(tree::Flags::INPUT) && matches!(n.kind, NodeKind::Entry { .. })
                     })
                     .map(|(i, _)| i)
                     .collect();
