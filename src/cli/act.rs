@@ -131,13 +131,7 @@ pub fn run(
         applied.audit_id
     )?;
     if let Ok(a) = after {
-        let rule = |r: &SubmissionReport| {
-            r.plan
-                .rule
-                .map_or(r.plan.disposition.label().to_string(), |n| {
-                    format!("rule {n}")
-                })
-        };
+        let rule = |r: &SubmissionReport| r.plan.rule_label();
         writeln!(out, "before: {} · {}", report.verdict(), rule(&report))?;
         writeln!(
             out,

@@ -256,6 +256,15 @@ pub struct RecoveryPlan {
 }
 
 impl RecoveryPlan {
+    /// `rule 9` when the reconciler has a rule to apply, else the disposition (`failed`, `live`,
+    /// …): how the CLI and the TUI name where a submission stands.
+    pub fn rule_label(&self) -> String {
+        match self.rule {
+            Some(n) => format!("rule {n}"),
+            None => self.disposition.label().to_string(),
+        }
+    }
+
     fn observe(disposition: Disposition, reason: String) -> RecoveryPlan {
         RecoveryPlan {
             disposition,

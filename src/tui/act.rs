@@ -36,10 +36,7 @@ pub struct StateSummary {
 impl StateSummary {
     pub fn of(r: &SubmissionReport) -> StateSummary {
         let row = r.row();
-        let rule = match r.plan.rule {
-            Some(n) => format!("rule {n}"),
-            None => r.plan.disposition.label().to_string(),
-        };
+        let rule = r.plan.rule_label();
         let plan_head = match (r.plan.rule, r.plan.result) {
             (Some(n), Some(res)) => format!("rule {n} → {res}: {}", r.plan.reason),
             _ => format!("{}: {}", r.plan.disposition.label(), r.plan.reason),
