@@ -242,7 +242,7 @@ fn last_model(h: &History) -> Option<String> {
 }
 
 pub fn lease_text(row: &SubmissionRow, now_ms: i64) -> String {
-    if row.status != "running" {
+    if !row.is_running() {
         return "-".into();
     }
     match row.lease_expires_at {

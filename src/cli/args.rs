@@ -41,17 +41,17 @@ pub struct Cli {
     pub operator: Option<String>,
 
     /// TUI live-refresh interval, e.g. 2s, 500ms, 10s [default: 2s, or the configuration file].
-    #[arg(long, global = true, env = "TURNSCOPE_REFRESH", value_name = "DURATION", value_parser = parse_duration)]
+    #[arg(long, global = true, env = "TURNSCOPE_REFRESH", value_name = "DURATION", value_parser = crate::config::parse_duration)]
     pub refresh: Option<std::time::Duration>,
 
     /// Colour theme [default: dark, or the configuration file]. NO_COLOR (non-empty) turns
     /// colours off in every theme.
     #[arg(long, global = true, env = "TURNSCOPE_THEME", value_name = "THEME")]
-    pub theme: Option<crate::tui::Palette>,
+    pub theme: Option<crate::config::Palette>,
 
     /// Key overrides from the configuration file (not a flag).
     #[arg(skip)]
-    pub keys: crate::tui::Overrides,
+    pub keys: Vec<crate::config::KeyOverride>,
 
     /// Pin "now" (ms since the epoch) for reproducible output.
     #[arg(long, global = true, env = "TURNSCOPE_NOW_MS", hide = true)]
@@ -242,51 +242,13 @@ pub fn parse_age(text: &str) -> Result<std::time::Duration, String> {
     Ok(std::time::Duration::from_secs(secs))
 }
 
-/// `2s`, `500ms`, `1.5s`, `1m`, or plain seconds.
-pub fn parse_duration(text: &str) -> Result<std::time::Duration, String> {
-    let t = text.trim();
-    let (num, unit) = match t.find(|c: char| c.is_ascii_alphabetic()) {
-        Some(i) => (&t[..i], &t[i..]),
-        None => (t, "s"),
-    };
-    let n: f64 = num
-        .parse()
-        .map_err(|_| format!("{text:?} is not a duration (try 2s or 500ms)"))?;
-    let secs = match unit {
-        "ms" => n / 1000.0,
-        "s" => n,
-        "m" => n * 60.0,
-        _ => {
-            return Err(format!(
-                "unknown unit {unit:?} in {text:?} (use ms, s or m)"
-            ))
-        }
-    };
-    if !(0.1..=3600.0).contains(&secs) {
-        return Err(format!("{text:?} is out of range (100ms to 1h)"));
-    }
-    Ok(std::time::Duration::from_secs_f64(secs))
-}
-
 #[cfg(test)]
 mod tests {
-    use super::parse_duration;
+    use super::parse_age;
     use std::time::Duration;
 
     #[test]
-    fn durations() {
-        assert_eq!(parse_duration("2s"), Ok(Duration::from_secs(2)));
-        assert_eq!(parse_duration("500ms"), Ok(Duration::from_millis(500)));
-        assert_eq!(parse_duration("3"), Ok(Duration::from_secs(3)));
-        assert_eq!(parse_duration("1m"), Ok(Duration::from_secs(60)));
-        assert!(parse_duration("10ms").is_err());
-        assert!(parse_duration("fast").is_err());
-        assert!(parse_duration("2h").is_err());
-    }
-
-    #[test]
     fn ages() {
-        use super::parse_age;
         assert_eq!(parse_age("10m"), Ok(Duration::from_secs(600)));
         assert_eq!(parse_age("2h"), Ok(Duration::from_secs(7200)));
         assert_eq!(parse_age("3d"), Ok(Duration::from_secs(259_200)));

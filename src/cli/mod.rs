@@ -2,6 +2,8 @@
 
 mod act;
 mod args;
+mod common;
+mod keys;
 mod list;
 mod output;
 mod seed;
@@ -10,100 +12,18 @@ mod show;
 use std::io::{IsTerminal, Write};
 use std::path::PathBuf;
 
-pub use args::{parse_age, parse_duration, ActionArgs, Cli, Command, ListArgs};
-pub use output::{is_hostile_char, sanitize};
+pub use crate::config::parse_duration;
+pub use crate::text::{is_hostile_char, sanitize};
+pub use args::{parse_age, ActionArgs, Cli, Command, ListArgs};
 
-use crate::store::{Backend, DbTarget, StoreError};
+pub use common::{exit, now_ms, CliError};
 
-/// Exit codes (documented in the README).
-pub mod exit {
-    pub const OK: i32 = 0;
-    pub const ERROR: i32 = 1;
-    pub const USAGE: i32 = 2;
-    pub const REFUSED: i32 = 3;
-    pub const NOT_FOUND: i32 = 4;
-}
-
-/// An error for the operator: one line, a hint, an exit code.
-#[derive(Debug)]
-pub struct CliError {
-    pub message: String,
-    pub hint: Option<String>,
-    pub code: i32,
-}
-
-impl CliError {
-    pub fn new(message: impl Into<String>, hint: impl Into<String>, code: i32) -> CliError {
-        CliError {
-            message: message.into(),
-            hint: Some(hint.into()),
-            code,
-        }
-    }
-}
-
-impl From<StoreError> for CliError {
-    fn from(e: StoreError) -> CliError {
-        let code = match e {
-            StoreError::SubmissionNotFound { .. } | StoreError::Missing(_) => exit::NOT_FOUND,
-            StoreError::Ambiguous { .. } => exit::USAGE,
-            _ => exit::ERROR,
-        };
-        CliError {
-            message: e.to_string(),
-            hint: Some(e.hint()),
-            code,
-        }
-    }
-}
-
-impl From<std::io::Error> for CliError {
-    fn from(e: std::io::Error) -> CliError {
-        if e.kind() == std::io::ErrorKind::BrokenPipe {
-            // The reader went away (`turnscope list | head`): stop quietly, like other CLI tools.
-            return CliError {
-                message: String::new(),
-                hint: None,
-                code: exit::OK,
-            };
-        }
-        CliError {
-            message: format!("could not write output: {e}"),
-            hint: None,
-            code: exit::ERROR,
-        }
-    }
-}
-
-/// The current time, unless tests pin it with `TURNSCOPE_NOW_MS`.
-pub fn now_ms(cli: &Cli) -> i64 {
-    cli.now_ms.unwrap_or_else(crate::core::time::now_ms)
-}
-
-/// The database `--db` / `TURNSCOPE_DB` names: an SQLite path or a `postgres://` URL.
-pub(crate) fn db_target(cli: &Cli) -> Result<DbTarget, CliError> {
-    let Some(path) = &cli.db else {
-        return Err(CliError::new(
-            "no database given",
-            "pass --db PATH (or --db postgres://user@host/db) or set TURNSCOPE_DB; `turnscope demo` opens a demo database",
-            exit::USAGE,
-        ));
-    };
-    Ok(DbTarget::from_path(path)
-        .map_err(|e| CliError {
-            code: exit::USAGE,
-            ..CliError::from(e)
-        })?
-        .with_ca_file(cli.pg_ca_file.as_deref()))
-}
-
-pub(crate) fn open_store(cli: &Cli) -> Result<Box<dyn Backend>, CliError> {
-    Ok(crate::store::open(&db_target(cli)?)?)
-}
+use crate::store::DbTarget;
+use common::{db_target, open_store};
 
 /// Run a parsed command line, writing to `out`. Errors are returned, not printed.
 ///
-/// Everything written goes through [`output::TerminalSafe`], so no control sequence, bidi override
+/// Everything written goes through [`crate::text::TerminalSafe`], so no control sequence, bidi override
 /// or zero-width character from the database reaches the terminal raw, even where a caller forgot
 /// [`sanitize`] (human output) or serde_json left a character raw (JSON output).
 pub fn run(cli: &Cli, out: &mut dyn Write) -> Result<(), CliError> {
@@ -123,7 +43,7 @@ pub fn run(cli: &Cli, out: &mut dyn Write) -> Result<(), CliError> {
         return Ok(());
     }
     let cli = &resolve(cli)?;
-    let mut safe = output::TerminalSafe::new(out);
+    let mut safe = crate::text::TerminalSafe::new(out);
     let result = run_command(cli, &mut safe);
     let finished = safe.finish();
     result?;
@@ -134,13 +54,9 @@ pub fn run(cli: &Cli, out: &mut dyn Write) -> Result<(), CliError> {
 /// Apply the configuration file where neither a flag nor an environment variable gave a value
 /// (clap already ranks flags above environment variables).
 pub fn resolve(cli: &Cli) -> Result<Cli, CliError> {
-    let file = crate::config::load(cli.config.as_deref()).map_err(|e| {
-        CliError::new(
-            format!("bad configuration: {e}"),
-            "fix that line, or see `turnscope config --print-default` for every key with its default",
-            exit::USAGE,
-        )
-    })?;
+    let file = crate::config::load(cli.config.as_deref())
+        .and_then(|f| keys::overrides(&f.keys, f.source.as_deref()).map(|_| f))
+        .map_err(bad_configuration)?;
     let mut c = cli.clone();
     c.db = c.db.or(file.db);
     c.operator = c.operator.or(file.operator);
@@ -154,6 +70,19 @@ pub fn resolve(cli: &Cli) -> Result<Cli, CliError> {
         c.config = file.source.or(c.config);
     }
     Ok(c)
+}
+
+fn bad_configuration(e: crate::config::ConfigError) -> CliError {
+    CliError::new(
+        format!("bad configuration: {e}"),
+        "fix that line, or see `turnscope config --print-default` for every key with its default",
+        exit::USAGE,
+    )
+}
+
+/// The key overrides [`resolve`] already checked, as the keymap's type.
+fn key_overrides(cli: &Cli) -> Result<crate::tui::Overrides, CliError> {
+    keys::overrides(&cli.keys, cli.config.as_deref()).map_err(bad_configuration)
 }
 
 fn run_config(cli: &Cli, out: &mut dyn Write) -> Result<(), CliError> {
@@ -190,7 +119,7 @@ fn run_config(cli: &Cli, out: &mut dyn Write) -> Result<(), CliError> {
         "context_window = {}",
         show(cli.context_window.map(|n| n.to_string()))
     )?;
-    for (a, k) in &cli.keys.0 {
+    for (a, k) in &key_overrides(cli)?.0 {
         writeln!(
             out,
             "keys.{} = {}",
@@ -266,7 +195,7 @@ fn run_tui(cli: &Cli, db: DbTarget, display_name: Option<String>) -> Result<(), 
     o.context_window = cli.context_window;
     o.refresh = cli.refresh.unwrap_or(std::time::Duration::from_secs(2));
     o.palette = cli.theme.unwrap_or_default();
-    o.keys = cli.keys.clone();
+    o.keys = key_overrides(cli)?;
     o.display_name = display_name;
     o.read_only = !cli.write;
     o.operator = act::operator(cli);

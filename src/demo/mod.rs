@@ -17,7 +17,6 @@
 mod build;
 mod flow;
 mod ids;
-mod journal;
 pub mod scale;
 mod scale_history;
 mod scale_profiles;
@@ -34,7 +33,6 @@ mod scenarios_completed;
 mod scenarios_resume;
 mod scenarios_rows;
 mod shapes;
-mod submission;
 #[cfg(test)]
 mod tests;
 #[cfg(test)]
@@ -99,10 +97,7 @@ impl From<rusqlite::Error> for DemoError {
 
 /// The current wall-clock time in ms since the Unix epoch (JavaScript `Date.now()`).
 pub fn demo_now_ms() -> i64 {
-    std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .map(|d| d.as_millis() as i64)
-        .unwrap_or(0)
+    crate::clock::now_ms()
 }
 
 /// Write the demo database to `path` (a new file, or an existing empty one), with every time

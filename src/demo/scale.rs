@@ -34,6 +34,7 @@ use super::scale_text::{Corpus, Sizes};
 use super::scale_whale as whale;
 use super::scale_write::{insert_submissions, Batch, Inserts, SessionRow, SubRow};
 use super::{DemoError, DDL};
+use crate::core::status::SubmissionStatus;
 
 /// The shape of the generated journal.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
@@ -581,7 +582,11 @@ pub fn write_scale(path: &Path, opts: &ScaleOptions) -> Result<ScaleSummary, Dem
     summary.submissions = subs.len();
     summary.expired = subs
         .iter()
-        .filter(|s| s.status == "running" && s.lease_expires_at > 0 && s.lease_expires_at < now)
+        .filter(|s| {
+            s.status == SubmissionStatus::Running.as_str()
+                && s.lease_expires_at > 0
+                && s.lease_expires_at < now
+        })
         .count();
     drop(subs);
     let mode: String = conn.query_row("PRAGMA journal_mode=WAL", [], |r| r.get(0))?;

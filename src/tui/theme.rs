@@ -3,28 +3,7 @@
 
 use ratatui::style::{Color, Modifier, Style};
 
-/// The colour palettes (`theme` in the configuration file, `--theme`).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, serde::Deserialize, clap::ValueEnum)]
-#[serde(rename_all = "kebab-case")]
-pub enum Palette {
-    /// For dark terminal backgrounds (the default).
-    #[default]
-    Dark,
-    /// For light terminal backgrounds: no yellow or white text.
-    Light,
-    /// Bright colours, bold keys and borders, no dark grey.
-    HighContrast,
-}
-
-impl Palette {
-    pub fn as_str(self) -> &'static str {
-        match self {
-            Palette::Dark => "dark",
-            Palette::Light => "light",
-            Palette::HighContrast => "high-contrast",
-        }
-    }
-}
+pub use crate::config::Palette;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Theme {

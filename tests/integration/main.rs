@@ -9,6 +9,7 @@ mod damaged;
 mod damaged_props;
 mod fixtures;
 mod hostile;
+mod layers;
 mod pg;
 mod pg_race;
 mod scale_runtime;

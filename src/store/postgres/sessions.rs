@@ -11,7 +11,7 @@ use super::{cell_int, cell_opt_text, cell_text, pg_error, PgStore};
 use crate::core::entry::Entry;
 use crate::core::rows::instance_id_of;
 use crate::store::access::parse_session_data;
-use crate::store::sessions::session_data_facts;
+use crate::store::access::session_data_facts;
 use crate::store::{
     AuditLog, AuditRecord, SessionBrowse, SessionRecord, SessionScope, SessionSummary, StoreError,
 };
