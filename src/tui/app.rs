@@ -13,6 +13,9 @@ use ratatui::layout::Rect;
 use super::act::{self, Outcome, PlanItem, Planned};
 use super::data::{ListItem, Opened, OpenedSession, OpenedSubmission, Snapshot, Target};
 use super::keymap::{self, Action, Ctx, StatusFilter};
+use super::popups::{
+    Confirm, Env, Help, Note, Palette, PaletteEntry, PaletteScope, Popup, PopupView, Reason, Reply,
+};
 use super::theme::Theme;
 use super::tree::{self, ExpandMode, Expansion, NodeKind, Tree, TreeInput};
 use super::worker::Response;
@@ -145,75 +148,6 @@ pub enum Level {
 pub struct Status {
     pub text: String,
     pub level: Level,
-}
-
-/// What a popup's Yes does.
-#[derive(Debug, Clone, PartialEq)]
-pub enum PopupAction {
-    /// Nothing: an informational popup (⏎ or y closes it).
-    Close,
-    /// Apply these previewed plans, each in its own fenced transaction. Needs an explicit Yes:
-    /// the No button is selected when the popup opens.
-    Apply {
-        kind: ActionKind,
-        items: Vec<PlanItem>,
-    },
-    /// Step mode, after a step: plan the next write of the runtime's plan for this submission.
-    NextStep { submission_id: String },
-}
-
-#[derive(Debug, Clone, PartialEq)]
-pub enum Popup {
-    Help {
-        scroll: usize,
-    },
-    Confirm {
-        title: String,
-        lines: Vec<String>,
-        /// What the Yes button says ("apply", "ok", "next step").
-        confirm_label: String,
-        action: PopupAction,
-        scroll: usize,
-        /// The selected button: Yes when true. Starts false (No) for writes.
-        yes: bool,
-    },
-    /// The command palette (`:`): every action with its key, filtered as you type.
-    Palette {
-        query: String,
-        selected: usize,
-    },
-    /// A one-line text input: the reason of a `fail` (required).
-    Reason {
-        kind: ActionKind,
-        ids: Vec<String>,
-        text: String,
-        error: Option<String>,
-    },
-}
-
-impl Popup {
-    /// An informational popup with one button.
-    pub fn info(title: impl Into<String>, lines: Vec<String>) -> Popup {
-        Popup::Confirm {
-            title: title.into(),
-            lines,
-            confirm_label: "ok".into(),
-            action: PopupAction::Close,
-            scroll: 0,
-            yes: true,
-        }
-    }
-
-    /// Whether the popup asks before writing (two buttons, No selected first).
-    pub fn is_write_confirm(&self) -> bool {
-        matches!(
-            self,
-            Popup::Confirm {
-                action: PopupAction::Apply { .. },
-                ..
-            }
-        )
-    }
 }
 
 /// The audit trail view.
@@ -529,19 +463,8 @@ pub struct Layout {
     pub detail: Option<Hit>,
     /// Total wrapped lines in the detail pane (for scroll bounds).
     pub detail_lines: usize,
-}
-
-/// One row of the command palette.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct PaletteEntry {
-    /// The action's name (as in the configuration file's `[keys]`).
-    pub name: String,
-    /// Its key as shown (the configuration file's override, if any).
-    pub key: String,
-    pub help: &'static str,
-    pub action: Action,
-    /// Whether it applies in the current pane.
-    pub available: bool,
+    /// The open popup's scroll bounds.
+    pub popup: PopupView,
 }
 
 /// Options that shape the app (a subset of `TuiOptions`).
@@ -681,13 +604,7 @@ impl App {
         if self.popup.is_some() {
             return vec![Ctx::Popup];
         }
-        match self.focus {
-            Pane::List => vec![Ctx::List, Ctx::Nav, Ctx::Global],
-            Pane::Sessions => vec![Ctx::Sessions, Ctx::Nav, Ctx::Global],
-            Pane::Tree => vec![Ctx::Tree, Ctx::Inspect, Ctx::Nav, Ctx::Global],
-            Pane::Detail => vec![Ctx::Detail, Ctx::Inspect, Ctx::Nav, Ctx::Global],
-            Pane::Audit => vec![Ctx::Audit, Ctx::Nav, Ctx::Global],
-        }
+        contexts_of(self.focus)
     }
 
     /// `--write` mode: the write actions exist.
@@ -886,12 +803,11 @@ impl App {
             self.quit = true;
             return;
         }
-        if matches!(self.popup, Some(Popup::Reason { .. })) {
-            self.on_reason_key(ev);
-            return;
-        }
-        if matches!(self.popup, Some(Popup::Palette { .. })) {
-            self.on_palette_key(ev);
+        if matches!(self.popup, Some(Popup::Reason(_) | Popup::Palette(_))) {
+            // They read text: every key is theirs.
+            if let Some(reply) = self.with_popup(|p, env, view| p.on_key(&ev, env, view)) {
+                self.on_popup_reply(reply);
+            }
             return;
         }
         if let Some(a) =
@@ -901,164 +817,76 @@ impl App {
         }
     }
 
-    /// The command palette's rows for this query: every action of this mode (write actions only
-    /// in write mode), with its key (overrides applied), filtered by name, key or description.
+    /// Open `p` in the popup slot (its scroll bounds are its own, from its first draw).
+    fn show(&mut self, p: Popup) {
+        self.popup = Some(p);
+        self.layout.popup = PopupView::default();
+    }
+
+    /// Carry out what the open popup asked for.
+    fn on_popup_reply(&mut self, reply: Reply) {
+        match reply {
+            Reply::Stay => {}
+            Reply::StayWith(msg) => self.info(&msg),
+            Reply::Close => self.popup = None,
+            Reply::CloseWith(msg) => {
+                self.popup = None;
+                self.info(&msg);
+            }
+            Reply::Run(a) => {
+                self.popup = None;
+                self.apply(a);
+            }
+            Reply::Apply { kind, items } => {
+                self.popup = None;
+                self.request_apply(kind, items);
+            }
+            Reply::Plan { kind, ids, reason } => {
+                self.popup = None;
+                self.request_plan(kind, ids, reason);
+            }
+        }
+    }
+
+    /// Call `f` with the open popup and what it needs from the app (the pane under it, the
+    /// theme, the keys); `None` without a popup.
+    fn with_popup<R>(&mut self, f: impl FnOnce(&mut Popup, &Env, &PopupView) -> R) -> Option<R> {
+        let here = contexts_of(self.focus);
+        let page = self.page();
+        let env = Env {
+            theme: self.cfg.theme,
+            write_mode: !self.cfg.read_only,
+            keys: &self.cfg.keys,
+            here,
+            page,
+        };
+        let p = self.popup.as_mut()?;
+        Some(f(p, &env, &self.layout.popup))
+    }
+
+    /// Draw the open popup over the screen.
+    pub fn draw_popup(&mut self, f: &mut ratatui::Frame, area: Rect) {
+        let env = Env {
+            theme: self.cfg.theme,
+            write_mode: !self.cfg.read_only,
+            keys: &self.cfg.keys,
+            here: contexts_of(self.focus),
+            page: 0,
+        };
+        if let Some(p) = &self.popup {
+            p.render(f, area, &env, &mut self.layout.popup);
+        }
+    }
+
+    /// The command palette's rows for this query (what `:` lists in the current pane).
     pub fn palette_entries(&self, query: &str) -> Vec<PaletteEntry> {
-        let q = query.trim().to_lowercase();
-        let here = self.contexts_without_popup();
-        let mut out: Vec<PaletteEntry> = Vec::new();
-        for b in keymap::KEYMAP.iter().filter(|b| {
-            b.ctx != Ctx::Popup && b.active(self.write_mode()) && b.action != Action::Palette
-        }) {
-            if out.iter().any(|e| e.action == b.action) {
-                continue;
-            }
-            let name = keymap::action_name(b.action);
-            let key = match self.cfg.keys.key_for(b.action) {
-                Some(k) => keymap::key_label(&k),
-                None => b.label.to_string(),
-            };
-            let hay = format!("{name} {key} {}", b.help).to_lowercase();
-            if !q.is_empty() && !q.split_whitespace().all(|w| hay.contains(w)) {
-                continue;
-            }
-            out.push(PaletteEntry {
-                name,
-                key,
-                help: b.help,
-                action: b.action,
-                available: keymap::KEYMAP.iter().any(|x| {
-                    x.action == b.action && here.contains(&x.ctx) && x.active(self.write_mode())
-                }),
-            });
+        let here = contexts_of(self.focus);
+        PaletteScope {
+            here: &here,
+            write_mode: self.write_mode(),
+            keys: &self.cfg.keys,
         }
-        // What works here first; within, the help's order (everywhere, moving, then the panes).
-        let rank = |a: Action| {
-            let ctx = keymap::KEYMAP
-                .iter()
-                .find(|b| b.action == a && b.ctx != Ctx::Popup)
-                .map(|b| b.ctx);
-            [
-                Ctx::Global,
-                Ctx::Nav,
-                Ctx::List,
-                Ctx::Sessions,
-                Ctx::Inspect,
-                Ctx::Tree,
-                Ctx::Detail,
-                Ctx::Audit,
-            ]
-            .iter()
-            .position(|c| Some(*c) == ctx)
-            .unwrap_or(9)
-        };
-        out.sort_by_key(|e| (!e.available, rank(e.action)));
-        out
-    }
-
-    fn contexts_without_popup(&self) -> Vec<Ctx> {
-        match self.focus {
-            Pane::List => vec![Ctx::List, Ctx::Nav, Ctx::Global],
-            Pane::Sessions => vec![Ctx::Sessions, Ctx::Nav, Ctx::Global],
-            Pane::Tree => vec![Ctx::Tree, Ctx::Inspect, Ctx::Nav, Ctx::Global],
-            Pane::Detail => vec![Ctx::Detail, Ctx::Inspect, Ctx::Nav, Ctx::Global],
-            Pane::Audit => vec![Ctx::Audit, Ctx::Nav, Ctx::Global],
-        }
-    }
-
-    /// Keys of the command palette: type to filter, ↑/↓ to choose, ⏎ runs, esc closes.
-    fn on_palette_key(&mut self, ev: KeyEvent) {
-        let ctrl = ev.modifiers.contains(KeyModifiers::CONTROL);
-        let Some(Popup::Palette { query, selected }) = &mut self.popup else {
-            return;
-        };
-        match ev.code {
-            KeyCode::Esc => self.popup = None,
-            KeyCode::Up => *selected = selected.saturating_sub(1),
-            KeyCode::Char('p') if ctrl => *selected = selected.saturating_sub(1),
-            KeyCode::Down | KeyCode::Tab => *selected += 1,
-            KeyCode::Char('n') if ctrl => *selected += 1,
-            KeyCode::Backspace => {
-                query.pop();
-                *selected = 0;
-            }
-            KeyCode::Char('u') if ctrl => {
-                query.clear();
-                *selected = 0;
-            }
-            KeyCode::Enter => {
-                let q = query.clone();
-                let sel = *selected;
-                let entries = self.palette_entries(&q);
-                self.popup = None;
-                match entries.get(sel.min(entries.len().saturating_sub(1))) {
-                    Some(e) if e.available => self.apply(e.action),
-                    Some(e) => self.info(&format!(
-                        "{} is not available here ({}): open a submission or switch panes first",
-                        e.name, e.help
-                    )),
-                    None => self.info("no action matches"),
-                }
-                return;
-            }
-            KeyCode::Char(c) if !ctrl && !c.is_control() => {
-                if query.chars().count() < 60 {
-                    query.push(c);
-                }
-                *selected = 0;
-            }
-            _ => {}
-        }
-        // Keep the selection on a row.
-        if let Some(Popup::Palette { query, selected }) = &self.popup {
-            let n = self.palette_entries(&query.clone()).len();
-            let sel = (*selected).min(n.saturating_sub(1));
-            if let Some(Popup::Palette { selected, .. }) = &mut self.popup {
-                *selected = sel;
-            }
-        }
-    }
-
-    /// Typing the reason of a `fail`: a one-line text input.
-    fn on_reason_key(&mut self, ev: KeyEvent) {
-        let ctrl = ev.modifiers.contains(KeyModifiers::CONTROL);
-        let Some(Popup::Reason {
-            kind,
-            ids,
-            text,
-            error,
-        }) = &mut self.popup
-        else {
-            return;
-        };
-        match ev.code {
-            KeyCode::Esc => {
-                self.popup = None;
-                self.info("cancelled: nothing written");
-            }
-            KeyCode::Enter => {
-                let reason = text.trim().to_string();
-                if reason.is_empty() {
-                    *error = Some("a reason is required to fail a submission".into());
-                    return;
-                }
-                let (kind, ids) = (*kind, ids.clone());
-                self.popup = None;
-                self.request_plan(kind, ids, Some(reason));
-            }
-            KeyCode::Backspace => {
-                text.pop();
-                *error = None;
-            }
-            KeyCode::Char('u') if ctrl => text.clear(),
-            KeyCode::Char(c) if !ctrl && !c.is_control() => {
-                if text.chars().count() < 500 {
-                    text.push(c);
-                }
-                *error = None;
-            }
-            _ => {}
-        }
+        .entries(query)
     }
 
     fn on_input_key(&mut self, mode: InputMode, ev: KeyEvent) {
@@ -1124,15 +952,16 @@ impl App {
     }
 
     pub fn apply(&mut self, a: Action) {
+        // The popup owns the keyboard while open.
+        if let Some(reply) = self.with_popup(|p, env, view| p.on_action(a, env, view)) {
+            self.on_popup_reply(reply);
+            self.prioritize_visible();
+            return;
+        }
         match a {
             Action::Quit => self.quit = true,
-            Action::Help => self.popup = Some(Popup::Help { scroll: 0 }),
-            Action::Palette => {
-                self.popup = Some(Popup::Palette {
-                    query: String::new(),
-                    selected: 0,
-                })
-            }
+            Action::Help => self.show(Popup::Help(Help::default())),
+            Action::Palette => self.show(Popup::Palette(Palette::default())),
             Action::Refresh => {
                 self.request_refresh();
                 self.info("refreshing…");
@@ -1213,22 +1042,8 @@ impl App {
                     ins.touch();
                 }
             }
-            Action::Confirm => self.confirm(false),
-            Action::Yes => self.confirm(true),
-            Action::SwitchButton => {
-                if let Some(Popup::Confirm { yes, action, .. }) = &mut self.popup {
-                    if *action != PopupAction::Close {
-                        *yes = !*yes;
-                    }
-                }
-            }
-            Action::Cancel => {
-                if let Some(p) = self.popup.take() {
-                    if p.is_write_confirm() {
-                        self.info("cancelled: nothing written");
-                    }
-                }
-            }
+            // The popup's own actions: nothing to do without one.
+            Action::Confirm | Action::Yes | Action::SwitchButton | Action::Cancel => {}
             Action::ToggleAudit => self.toggle_audit(),
             // Write actions: their bindings exist only in write mode; this guard keeps a stray
             // call (mouse, tests) from doing anything in read-only mode.
@@ -1347,16 +1162,11 @@ impl App {
                 .saturating_add(delta)
                 .clamp(0, len as isize - 1) as usize
         };
-        if let Some(Popup::Help { scroll } | Popup::Confirm { scroll, .. }) = &mut self.popup {
-            *scroll = (*scroll as isize).saturating_add(delta).clamp(0, 500) as usize;
-            return;
-        }
-        if let Some(Popup::Palette { query, .. }) = &self.popup {
-            // The wheel moves the palette's selection, not the list under it.
-            let n = self.palette_entries(&query.clone()).len();
-            if let Some(Popup::Palette { selected, .. }) = &mut self.popup {
-                *selected = step(*selected, n);
-            }
+        if matches!(
+            self.popup,
+            Some(Popup::Help(_) | Popup::Confirm(_) | Popup::Palette(_))
+        ) {
+            self.with_popup(|p, env, view| p.scroll_by(delta, env, view));
             return;
         }
         match self.focus {
@@ -1738,51 +1548,7 @@ impl App {
             lines
                 .push("S applies these writes one at a time, each previewed and confirmed.".into());
         }
-        self.popup = Some(Popup::info(title, lines));
-    }
-
-    /// Press a popup button: `yes` is the `y` key; otherwise the selected button (⏎).
-    fn confirm(&mut self, yes_key: bool) {
-        match self.popup.take() {
-            Some(Popup::Confirm {
-                action,
-                yes,
-                title,
-                lines,
-                confirm_label,
-                scroll,
-            }) => {
-                let go = yes_key || yes;
-                match action {
-                    PopupAction::Close => {}
-                    PopupAction::NextStep { .. } if !go => {
-                        self.info(
-                            "stopped stepping: the rest is left to the runtime (S steps again)",
-                        );
-                    }
-                    _ if !go => {
-                        // ⏎ on No: nothing happens, and the popup stays.
-                        self.popup = Some(Popup::Confirm {
-                            title,
-                            lines,
-                            confirm_label,
-                            action,
-                            scroll,
-                            yes,
-                        });
-                        self.info("No is selected: nothing written · y applies · Tab selects Yes · esc cancels");
-                    }
-                    PopupAction::Apply { kind, items } => self.request_apply(kind, items),
-                    PopupAction::NextStep { submission_id } => {
-                        self.request_plan(ActionKind::Step, vec![submission_id], None)
-                    }
-                }
-            }
-            Some(Popup::Help { .. })
-            | Some(Popup::Reason { .. })
-            | Some(Popup::Palette { .. })
-            | None => {}
-        }
+        self.show(Popup::info(title, lines));
     }
 
     // ----- write actions (write mode only) -------------------------------------------------
@@ -1842,12 +1608,7 @@ impl App {
             }
         };
         if kind == ActionKind::Fail {
-            self.popup = Some(Popup::Reason {
-                kind,
-                ids,
-                text: String::new(),
-                error: None,
-            });
+            self.show(Popup::Reason(Reason::new(kind, ids)));
             return;
         }
         self.request_plan(kind, ids, None);
@@ -1866,18 +1627,8 @@ impl App {
     }
 
     fn request_apply(&mut self, kind: ActionKind, items: Vec<PlanItem>) {
-        let n = items
-            .iter()
-            .filter(|i| i.result.as_ref().is_ok_and(|p| !p.is_noop()))
-            .count();
         self.busy = Some(format!("applying {}…", kind.as_str()));
-        self.popup = Some(Popup::info(
-            format!("{}: applying…", act::title_word(kind)),
-            vec![format!(
-                "writing {n} submission{}, each in its own fenced transaction…",
-                if n == 1 { "" } else { "s" }
-            )],
-        ));
+        self.show(Confirm::applying(kind, &items));
         self.effects.push(Effect::Request(RequestKind::Apply {
             kind,
             items,
@@ -1904,59 +1655,17 @@ impl App {
 
     fn on_planned(&mut self, p: Planned) {
         self.busy = None;
-        let kind = p.kind;
-        if p.items.len() == 1 {
-            let item = p.items.into_iter().next().expect("one item");
-            match &item.result {
-                Ok(plan) if !plan.is_noop() => {
-                    let plan = plan.clone();
-                    let (title, lines) = act::confirm_single(kind, &item, &plan);
-                    self.status = None;
-                    self.popup = Some(Popup::Confirm {
-                        title,
-                        lines,
-                        confirm_label: format!("Yes, {}", kind.as_str()),
-                        action: PopupAction::Apply {
-                            kind,
-                            items: vec![item],
-                        },
-                        scroll: 0,
-                        yes: false,
-                    });
-                }
-                _ => {
-                    let (title, lines) = act::refused_single(kind, &item);
-                    match &item.result {
-                        Err(r) => {
-                            self.error(&format!("refused: {} · instead: {}", r.reason, r.instead))
-                        }
-                        Ok(_) => self.info("nothing to write"),
-                    }
-                    self.popup = Some(Popup::info(title, lines));
-                }
-            }
-            return;
+        let (popup, note) = Confirm::for_planned(p);
+        self.note(note);
+        self.show(popup);
+    }
+
+    fn note(&mut self, note: Note) {
+        match note {
+            Note::Clear => self.status = None,
+            Note::Info(m) => self.info(&m),
+            Note::Error(m) => self.error(&m),
         }
-        let (title, lines) = act::confirm_bulk(&p);
-        if p.applicable() == 0 {
-            self.error(
-                "nothing to apply: every marked submission was refused or has nothing to write",
-            );
-            self.popup = Some(Popup::info(title, lines));
-            return;
-        }
-        self.status = None;
-        self.popup = Some(Popup::Confirm {
-            title,
-            lines,
-            confirm_label: format!("Yes, {} {}", kind.as_str(), p.applicable()),
-            action: PopupAction::Apply {
-                kind,
-                items: p.items,
-            },
-            scroll: 0,
-            yes: false,
-        });
     }
 
     fn on_applied(&mut self, kind: ActionKind, outcomes: Vec<Outcome>) {
@@ -1966,48 +1675,9 @@ impl App {
                 self.own_writes.insert(o.submission_id.clone());
             }
         }
-        if outcomes.len() == 1 {
-            let o = &outcomes[0];
-            let (title, lines, next) = act::result_single(kind, o);
-            match &o.result {
-                act::OutcomeResult::Applied { applied, .. } => self.info(&format!(
-                    "{} {}: {} row(s) written, lock held {:.2} ms, audit #{}",
-                    kind.as_str(),
-                    act::short_id(&o.submission_id),
-                    applied.rows_written,
-                    applied.lock_held.as_secs_f64() * 1000.0,
-                    applied.audit_id
-                )),
-                act::OutcomeResult::Fenced(d) => self.error(&format!(
-                    "nothing written: {} changed since the preview ({})",
-                    act::short_id(&o.submission_id),
-                    d.join("; ")
-                )),
-                _ => self.error(&lines.join(" ")),
-            }
-            self.popup = Some(if next {
-                Popup::Confirm {
-                    title,
-                    lines,
-                    confirm_label: "next step".into(),
-                    action: PopupAction::NextStep {
-                        submission_id: o.submission_id.clone(),
-                    },
-                    scroll: 0,
-                    yes: true,
-                }
-            } else {
-                Popup::info(title, lines)
-            });
-        } else {
-            let (applied, refused, fenced, errors) = act::counts(&outcomes);
-            self.info(&format!(
-                "{}: {applied} applied · {refused} refused · {fenced} changed since the preview · {errors} failed",
-                kind.as_str()
-            ));
-            let (title, lines) = act::result_bulk(kind, &outcomes);
-            self.popup = Some(Popup::info(title, lines));
-        }
+        let (popup, note) = Confirm::for_applied(kind, &outcomes);
+        self.note(note);
+        self.show(popup);
         // The marked rows an action went through are done with.
         for o in &outcomes {
             self.marks.remove(&o.submission_id);
@@ -2326,6 +1996,17 @@ impl App {
                 Err(e) => ins.error = Some(e),
             }
         }
+    }
+}
+
+/// The contexts keys are looked up in for a focused pane, innermost first.
+fn contexts_of(focus: Pane) -> Vec<Ctx> {
+    match focus {
+        Pane::List => vec![Ctx::List, Ctx::Nav, Ctx::Global],
+        Pane::Sessions => vec![Ctx::Sessions, Ctx::Nav, Ctx::Global],
+        Pane::Tree => vec![Ctx::Tree, Ctx::Inspect, Ctx::Nav, Ctx::Global],
+        Pane::Detail => vec![Ctx::Detail, Ctx::Inspect, Ctx::Nav, Ctx::Global],
+        Pane::Audit => vec![Ctx::Audit, Ctx::Nav, Ctx::Global],
     }
 }
 

@@ -10,10 +10,17 @@ use ratatui::backend::TestBackend;
 use ratatui::Terminal;
 use rusqlite::{params, Connection};
 
-use super::app::{App, AppConfig, Effect};
+use super::app::{App, AppConfig, Effect, Pane, Root};
+use super::data::ListItem;
+use super::keymap::{Action, StatusFilter};
+use super::popups::{Popup, PopupAction};
 use super::theme::Theme;
+use super::tree::NodeKind;
 use super::worker::Worker;
 use super::{draw, request_for};
+use crate::core::entry::Entry;
+use crate::report::SubmissionReport;
+use crate::store::AuditRecord;
 use crate::store::{DbTarget, StoreError};
 
 pub struct Harness {
@@ -157,6 +164,11 @@ impl Harness {
         }
     }
 
+    /// Ask for a refresh (as the timer would) without carrying it out.
+    pub fn request_refresh(&mut self) {
+        self.app.request_refresh();
+    }
+
     /// Ask for a refresh now (as the timer would) and carry it out.
     pub fn refresh(&mut self) {
         self.app.request_refresh();
@@ -233,6 +245,286 @@ impl Harness {
     pub fn detail_text(&self) -> String {
         super::views::detail_text(&self.app)
     }
+
+    // ----- the query facade: what a test may ask, without knowing how the app is built ------
+
+    /// The root view (submissions, sessions, audit trail).
+    pub fn root(&self) -> Root {
+        self.app.root
+    }
+
+    /// The pane that has the keyboard.
+    pub fn focus(&self) -> Pane {
+        self.app.focus
+    }
+
+    /// The open popup, as the operator sees it.
+    pub fn popup(&self) -> Option<PopupView> {
+        let p = self.app.popup.as_ref()?;
+        let mut v = PopupView {
+            kind: PopupKind::Help,
+            title: String::new(),
+            body: String::new(),
+            yes_selected: false,
+            selected: 0,
+            input: String::new(),
+            error: None,
+        };
+        match p {
+            Popup::Help(_) => {}
+            Popup::Confirm(c) => {
+                v.kind = match c.action {
+                    PopupAction::Close => PopupKind::Info,
+                    PopupAction::Apply { .. } => PopupKind::WriteConfirm,
+                    PopupAction::NextStep { .. } => PopupKind::NextStep,
+                };
+                v.title = c.title.clone();
+                v.body = c.lines.join("\n");
+                v.yes_selected = c.yes;
+            }
+            Popup::Palette(pal) => {
+                v.kind = PopupKind::Palette;
+                v.input = pal.query.clone();
+                v.selected = pal.selected;
+            }
+            Popup::Reason(r) => {
+                v.kind = PopupKind::Reason;
+                v.input = r.text.clone();
+                v.error = r.error.clone();
+            }
+        }
+        Some(v)
+    }
+
+    /// The kind of the open popup, if any.
+    pub fn popup_kind(&self) -> Option<PopupKind> {
+        self.popup().map(|p| p.kind)
+    }
+
+    /// The id `y` would copy: the selected row's, or the selected entry's.
+    pub fn selected_id(&self) -> Option<String> {
+        self.app.selected_id()
+    }
+
+    /// The selected row of the submissions list.
+    pub fn selected_row(&self) -> Option<&ListItem> {
+        self.app.selected_item()
+    }
+
+    /// The list's rows as shown (filtered, searched and sorted).
+    pub fn rows(&self) -> Vec<&ListItem> {
+        self.app
+            .list
+            .view
+            .iter()
+            .map(|&i| &self.app.items[i])
+            .collect()
+    }
+
+    /// Every loaded row of the current filter, in the worker's order.
+    pub fn loaded_rows(&self) -> &[ListItem] {
+        &self.app.items
+    }
+
+    /// The list's cursor (a position in [`Harness::rows`]).
+    pub fn list_cursor(&self) -> usize {
+        self.app.list.selected
+    }
+
+    /// The text typed into the list filter (`/`).
+    pub fn list_query(&self) -> &str {
+        &self.app.list.query
+    }
+
+    /// Where the list's rows were drawn last.
+    pub fn list_rows_area(&self) -> Option<ratatui::layout::Rect> {
+        self.app.layout.list.map(|h| h.rows)
+    }
+
+    /// Rows marked for a bulk action.
+    pub fn marked(&self) -> usize {
+        self.app.marks.len()
+    }
+
+    /// Rows of filter `f` in the database (0 until counted).
+    pub fn count(&self, f: StatusFilter) -> usize {
+        self.app.count(f)
+    }
+
+    /// Rows of filter `f` in the database, `None` until counted.
+    pub fn count_known(&self, f: StatusFilter) -> Option<usize> {
+        self.app.count_known(f)
+    }
+
+    /// Whether the row flashes (changed by the last refresh).
+    pub fn is_flashing(&self, id: &str) -> bool {
+        self.app.is_flashing(id)
+    }
+
+    /// The status line's text.
+    pub fn status_text(&self) -> Option<String> {
+        self.app.status.as_ref().map(|s| s.text.clone())
+    }
+
+    /// The "changed under you" banner.
+    pub fn banner(&self) -> Option<String> {
+        self.app.banner.clone()
+    }
+
+    /// The last database error (shown in the status line).
+    pub fn db_error(&self) -> Option<String> {
+        self.app.db_error.clone()
+    }
+
+    /// Sessions read for the sessions view.
+    pub fn sessions_loaded(&self) -> usize {
+        self.app.sessions.rows.len()
+    }
+
+    /// The audit trail as last read.
+    pub fn audit_records(&self) -> &[AuditRecord] {
+        &self.app.audit.rows
+    }
+
+    /// The app asked to quit.
+    pub fn quit_requested(&self) -> bool {
+        self.app.quit
+    }
+
+    /// No effect is waiting to be carried out.
+    pub fn idle(&self) -> bool {
+        self.app.effects.is_empty()
+    }
+
+    /// Run an action as if its key were pressed (also one whose key is absent).
+    pub fn dispatch(&mut self, a: Action) {
+        self.app.apply(a);
+        self.settle();
+    }
+
+    /// The id of the opened submission or session (the innermost one).
+    pub fn opened_id(&self) -> Option<String> {
+        self.app.inspect().map(|i| i.target.id().to_string())
+    }
+
+    /// How many views are stacked (a submission opened from a session is two).
+    pub fn open_depth(&self) -> usize {
+        self.app.stack.len()
+    }
+
+    /// The opened view's data has arrived (without error).
+    pub fn opened_loaded(&self) -> Result<bool, String> {
+        match self.app.inspect() {
+            None => Ok(false),
+            Some(i) => match &i.error {
+                Some(e) => Err(e.clone()),
+                None => Ok(i.data.is_some()),
+            },
+        }
+    }
+
+    /// The opened view is a session (not a submission).
+    pub fn opened_is_session(&self) -> bool {
+        self.app.inspect().is_some_and(|i| i.session().is_some())
+    }
+
+    /// The opened submission's report.
+    pub fn opened_report(&self) -> Option<&SubmissionReport> {
+        self.app.inspect()?.submission().map(|s| &*s.report)
+    }
+
+    /// The tree's visible rows: each node's kind and whether it has children.
+    pub fn tree_rows(&self) -> Vec<(NodeKind, bool)> {
+        let Some(ins) = self.app.inspect() else {
+            return Vec::new();
+        };
+        ins.visible
+            .iter()
+            .map(|&n| {
+                let node = &ins.tree.nodes[n];
+                (node.kind.clone(), !node.children.is_empty())
+            })
+            .collect()
+    }
+
+    /// Every node of the tree, folded or not.
+    pub fn tree_nodes(&self) -> usize {
+        self.app.inspect().map_or(0, |i| i.tree.nodes.len())
+    }
+
+    /// Top-level nodes of the tree.
+    pub fn tree_roots(&self) -> usize {
+        self.app.inspect().map_or(0, |i| i.tree.roots.len())
+    }
+
+    /// The tree's cursor (a position in [`Harness::tree_rows`]).
+    pub fn tree_cursor(&self) -> usize {
+        self.app.inspect().map_or(0, |i| i.sel)
+    }
+
+    /// The tree's first drawn row.
+    pub fn tree_offset(&self) -> usize {
+        self.app.inspect().map_or(0, |i| i.offset)
+    }
+
+    /// The entry of the selected tree row as the tree holds it (compact), and its full body when
+    /// the detail pane fetched it.
+    pub fn selected_entry(&self) -> Option<(Entry, Option<Entry>)> {
+        let ins = self.app.inspect()?;
+        let i = ins.tree.entry_of(ins.selected_node()?)?;
+        let e = ins.history()?.entries.get(i)?.clone();
+        let full = ins.bodies.get(&e.id).cloned();
+        Some((e, full))
+    }
+
+    /// The tree search: its text and how many rows match.
+    pub fn search(&self) -> (String, usize) {
+        self.app.inspect().map_or((String::new(), 0), |i| {
+            (i.search.query.clone(), i.search.hits.len())
+        })
+    }
+
+    /// Make the opened view look as if its read started `ago` and has not answered yet (the
+    /// loading line's timings without a slow database).
+    pub fn pretend_open_pending(&mut self, ago: Duration) {
+        if let Some(ins) = self.app.stack.last_mut() {
+            ins.data = None;
+            ins.requested_at = Instant::now() - ago;
+        }
+    }
+}
+
+/// Which popup is open.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum PopupKind {
+    Help,
+    /// One button: information (a plan, a refusal, a result).
+    Info,
+    /// Yes/No before a write (No selected when it opens).
+    WriteConfirm,
+    /// Step mode's "next step" after a step.
+    NextStep,
+    /// The command palette.
+    Palette,
+    /// The reason of a `fail`.
+    Reason,
+}
+
+/// A popup as the operator sees it.
+#[derive(Debug, Clone)]
+pub struct PopupView {
+    pub kind: PopupKind,
+    pub title: String,
+    /// The lines, joined with newlines.
+    pub body: String,
+    /// The Yes button is selected.
+    pub yes_selected: bool,
+    /// The palette's selected row.
+    pub selected: usize,
+    /// Text typed into the palette or the reason.
+    pub input: String,
+    /// The reason popup's complaint.
+    pub error: Option<String>,
 }
 
 pub fn parse_keys(keys: &str) -> Vec<KeyEvent> {

@@ -330,22 +330,15 @@ pub fn footer(f: &mut Frame, app: &App, area: Rect) {
     };
     let hints: Vec<(String, &str)> = if app.input.is_some() {
         owned(&input_hints())
-    } else if matches!(app.popup, Some(crate::tui::app::Popup::Reason { .. })) {
-        owned(&[("⏎", "preview"), ("esc", "cancel"), ("^u", "erase")])
-    } else if matches!(app.popup, Some(crate::tui::app::Popup::Palette { .. })) {
-        owned(&[
-            ("⏎", "run"),
-            ("↑/↓", "choose"),
-            ("esc", "close"),
-            ("^u", "erase"),
-        ])
+    } else if let Some(hints) = app.popup.as_ref().and_then(|p| p.footer_hints()) {
+        owned(&hints)
     } else {
         let can_go_back = app.inspect().is_some()
             || app.popup.is_some()
             || app.banner.is_some()
             || !app.list.query.is_empty()
             || !app.sessions.query.is_empty();
-        let help_open = matches!(app.popup, Some(crate::tui::app::Popup::Help { .. }));
+        let help_open = matches!(app.popup, Some(crate::tui::popups::Popup::Help(_)));
         keymap::footer(&app.contexts(), app.write_mode())
             .into_iter()
             .filter(|(_, _, a)| match a {

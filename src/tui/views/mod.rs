@@ -4,9 +4,7 @@
 mod audit;
 mod chrome;
 mod detail;
-mod help;
 mod list;
-mod popup;
 mod sessions;
 mod tree;
 
@@ -80,9 +78,7 @@ fn draw_views(f: &mut Frame, app: &mut App) {
     }
     chrome::status(f, app, status);
     chrome::footer(f, app, footer);
-    if app.popup.is_some() {
-        popup::draw(f, app, area);
-    }
+    app.draw_popup(f, area);
 }
 
 /// Tree and detail side by side when there is room, stacked otherwise.
