@@ -33,6 +33,7 @@ mod scenarios_resume;
 mod scenarios_rows;
 mod shapes;
 mod submission;
+pub mod synthetic;
 #[cfg(test)]
 mod tests;
 #[cfg(test)]

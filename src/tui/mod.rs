@@ -13,7 +13,7 @@
 mod act;
 mod app;
 mod data;
-#[doc(hidden)]
+#[cfg(feature = "test-harness")]
 pub mod harness;
 mod keymap;
 mod list_state;

@@ -790,7 +790,8 @@ impl CacheCheck for Option<&DetailCache> {
     }
 }
 
-/// Plain text of the detail pane for the current selection (tests and export of what is shown).
+/// Plain text of the detail pane for the current selection (what the harness reads).
+#[cfg(feature = "test-harness")]
 pub fn detail_text(app: &App) -> String {
     let Some(ins) = app.inspect() else {
         return String::new();

@@ -15,7 +15,9 @@ use ratatui::Frame;
 
 use super::app::{App, Root};
 
-pub use detail::{detail_text, DetailCache};
+#[cfg(feature = "test-harness")]
+pub use detail::detail_text;
+pub use detail::DetailCache;
 
 /// Draw the whole screen. Every frame ends with [`crate::tui::text::scrub`], so whatever a view
 /// draws, no control, bidi or zero-width character reaches the terminal.
