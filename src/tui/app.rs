@@ -4,24 +4,24 @@
 
 use std::collections::{HashMap, HashSet};
 use std::path::PathBuf;
-use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use crossterm::event::{KeyCode, KeyEvent, KeyModifiers, MouseButton, MouseEvent, MouseEventKind};
 use ratatui::layout::Rect;
 
 use super::act::{self, Outcome, PlanItem, Planned};
-use super::data::{ListItem, Opened, OpenedSession, OpenedSubmission, Snapshot, Target};
+use super::data::{ListItem, Opened, Snapshot, Target};
 use super::keymap::{self, Action, Ctx, StatusFilter};
 use super::popups::{
     Confirm, Env, Help, Note, Palette, PaletteEntry, PaletteScope, Popup, PopupView, Reason, Reply,
 };
+use super::screens::audit::AuditScreen;
+use super::screens::inspect::{describe_change, Inspect, Said};
+use super::screens::list::{describe_item_change, marked_in_order, ListScreen};
+use super::screens::sessions::SessionsScreen;
 use super::theme::Theme;
-use super::tree::{self, ExpandMode, Expansion, NodeKind, Tree, TreeInput};
 use super::worker::Response;
 use crate::actions::ActionKind;
-use crate::core::entry::Entry;
-use crate::core::history::History;
 use crate::store::{AuditRecord, SessionSummary};
 
 /// Something the app wants done outside itself.
@@ -90,54 +90,6 @@ pub enum Root {
     Audit,
 }
 
-/// List columns, in display order; also the sort keys.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Column {
-    Seq,
-    Id,
-    Kind,
-    Instance,
-    Status,
-    Attempts,
-    Lease,
-    Phase,
-    Verdict,
-    Rule,
-    Error,
-}
-
-impl Column {
-    pub const ALL: [Column; 11] = [
-        Column::Seq,
-        Column::Id,
-        Column::Kind,
-        Column::Instance,
-        Column::Status,
-        Column::Attempts,
-        Column::Lease,
-        Column::Phase,
-        Column::Verdict,
-        Column::Rule,
-        Column::Error,
-    ];
-
-    pub fn title(self) -> &'static str {
-        match self {
-            Column::Seq => "SEQ",
-            Column::Id => "ID",
-            Column::Kind => "KIND",
-            Column::Instance => "INSTANCE",
-            Column::Status => "STATUS",
-            Column::Attempts => "TRIES",
-            Column::Lease => "LEASE",
-            Column::Phase => "JOURNAL",
-            Column::Verdict => "VERDICT",
-            Column::Rule => "RULE",
-            Column::Error => "LAST ERROR",
-        }
-    }
-}
-
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Level {
     Info,
@@ -150,299 +102,11 @@ pub struct Status {
     pub level: Level,
 }
 
-/// The audit trail view.
-#[derive(Debug, Clone, Default)]
-pub struct AuditState {
-    pub rows: Vec<AuditRecord>,
-    pub loaded: bool,
-    pub error: Option<String>,
-    pub selected: usize,
-    pub offset: usize,
-}
-
 /// Text being typed into the list filter or the tree search.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum InputMode {
     Filter,
     Search,
-}
-
-#[derive(Debug, Clone, Default)]
-pub struct ListState {
-    pub filter: StatusFilter,
-    pub sort: Option<Column>,
-    pub desc: bool,
-    pub query: String,
-    /// Indexes into `App::items`, filtered and sorted.
-    pub view: Vec<usize>,
-    pub selected: usize,
-    pub offset: usize,
-    pub selected_id: Option<String>,
-}
-
-#[derive(Debug, Clone, Default)]
-pub struct SessionsState {
-    pub rows: Vec<SessionSummary>,
-    pub query: String,
-    pub view: Vec<usize>,
-    pub selected: usize,
-    pub offset: usize,
-    pub selected_id: Option<String>,
-}
-
-#[derive(Debug, Clone, Default)]
-pub struct Search {
-    pub query: String,
-    pub hits: Vec<usize>,
-    pub current: Option<usize>,
-}
-
-/// An opened submission or session: its tree and detail state.
-#[derive(Debug, Clone)]
-pub struct Inspect {
-    pub target: Target,
-    pub data: Option<Opened>,
-    pub error: Option<String>,
-    pub tree: Tree,
-    pub exp: Expansion,
-    /// Visible node ids (recomputed when the tree or the expansion changes).
-    pub visible: Vec<usize>,
-    pub sel: usize,
-    pub offset: usize,
-    pub detail_scroll: usize,
-    pub raw: bool,
-    pub search: Search,
-    pub matched_cursor: usize,
-    /// Bumped whenever data or selection changes (detail cache key).
-    pub generation: u64,
-    /// Full entries fetched for the detail pane, by entry id (the tree's entries are compact).
-    pub bodies: HashMap<String, Entry>,
-    /// Entry ids whose body was asked for (so each is asked once).
-    pub bodies_requested: HashSet<String>,
-    /// When this view was asked for (the loading line shows how long it has been).
-    pub requested_at: std::time::Instant,
-}
-
-impl Inspect {
-    fn new(target: Target) -> Inspect {
-        Inspect {
-            target,
-            data: None,
-            error: None,
-            tree: Tree::default(),
-            exp: Expansion::default(),
-            visible: Vec::new(),
-            sel: 0,
-            offset: 0,
-            detail_scroll: 0,
-            raw: false,
-            search: Search::default(),
-            matched_cursor: 0,
-            generation: 0,
-            bodies: HashMap::new(),
-            bodies_requested: HashSet::new(),
-            requested_at: std::time::Instant::now(),
-        }
-    }
-
-    /// `e` with its full body when it has been fetched (else `e`, compact or full as loaded).
-    pub fn body<'a>(&'a self, e: &'a Entry) -> &'a Entry {
-        match self.bodies.get(&e.id) {
-            Some(full) if e.compact && full.position == e.position => full,
-            _ => e,
-        }
-    }
-
-    /// The session key of what is open.
-    pub fn session_key(&self) -> Option<String> {
-        match &self.data {
-            Some(Opened::Submission(s)) => s.report.bundle.session.as_ref().map(|x| x.id.clone()),
-            Some(Opened::Session(s)) => s.record.as_ref().map(|x| x.id.clone()),
-            None => None,
-        }
-    }
-
-    /// Compact entries the detail pane shows for the selected node, whose body is not yet asked.
-    fn bodies_to_fetch(&self) -> Vec<String> {
-        let (Some(h), Some(node)) = (self.history(), self.selected_node()) else {
-            return Vec::new();
-        };
-        let shown: Vec<usize> = match &self.tree.nodes[node].kind {
-            NodeKind::Entry { entry } => vec![*entry],
-            NodeKind::Call { owner, result, .. } => {
-                std::iter::once(*owner).chain(*result).collect()
-            }
-            _ => Vec::new(),
-        };
-        shown
-            .into_iter()
-            .filter_map(|i| h.entries.get(i))
-            .filter(|e| e.compact && !self.bodies_requested.contains(&e.id))
-            .map(|e| e.id.clone())
-            .collect()
-    }
-
-    /// Mark the detail pane stale (a process-wide counter, so two inspects never share a key).
-    pub fn touch(&mut self) {
-        static NEXT: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(1);
-        self.generation = NEXT.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
-    }
-
-    pub fn submission(&self) -> Option<&OpenedSubmission> {
-        match &self.data {
-            Some(Opened::Submission(s)) => Some(s),
-            _ => None,
-        }
-    }
-
-    pub fn session(&self) -> Option<&Arc<OpenedSession>> {
-        match &self.data {
-            Some(Opened::Session(s)) => Some(s),
-            _ => None,
-        }
-    }
-
-    pub fn history(&self) -> Option<&History> {
-        match &self.data {
-            Some(Opened::Submission(s)) => s.report.history.as_ref(),
-            Some(Opened::Session(s)) => s.history.as_ref(),
-            None => None,
-        }
-    }
-
-    pub fn selected_node(&self) -> Option<usize> {
-        self.visible.get(self.sel).copied()
-    }
-
-    fn rebuild(&mut self) {
-        let keep = self.selected_node().map(|n| self.tree.key(n));
-        let tree = match &self.data {
-            Some(Opened::Submission(s)) => {
-                let r = &s.report;
-                let c = r.classification();
-                let notes = submission_notes(s);
-                Tree::build(&TreeInput {
-                    history: r.history.as_ref(),
-                    input_entry_id: r.inspection.input_entry_id.as_deref(),
-                    partial: c.trailing_partial_batch.as_ref(),
-                    matched: &c.explanation.entry_ids,
-                    checkpoint: r
-                        .bundle
-                        .journal
-                        .as_ref()
-                        .and_then(|j| j.checkpoint_leaf_id.as_deref()),
-                    inputs: &[],
-                    notes,
-                })
-            }
-            Some(Opened::Session(s)) => {
-                let inputs: Vec<String> = s
-                    .submissions
-                    .iter()
-                    .filter_map(|(_, e)| e.clone())
-                    .collect();
-                let mut notes: Vec<String> = Vec::new();
-                if let Some(rec) = &s.record {
-                    notes.extend(rec.data_problems.iter().map(|p| format!("damaged: {p}")));
-                } else {
-                    notes.push("no flue_sessions row for this key".into());
-                }
-                if let Some(h) = &s.history {
-                    notes.extend(h.damage.iter().map(|d| format!("damaged: {d}")));
-                }
-                Tree::build(&TreeInput {
-                    history: s.history.as_ref(),
-                    inputs: &inputs,
-                    notes,
-                    ..TreeInput::default()
-                })
-            }
-            None => Tree::default(),
-        };
-        self.tree = tree;
-        self.visible = self.tree.visible(&self.exp);
-        if let Some(k) = keep {
-            if let Some(n) = self.tree.find_key(&k) {
-                self.tree.reveal(n, &mut self.exp);
-                self.visible = self.tree.visible(&self.exp);
-                if let Some(pos) = self.visible.iter().position(|&v| v == n) {
-                    self.sel = pos;
-                }
-            }
-        }
-        self.sel = self.sel.min(self.visible.len().saturating_sub(1));
-        if !self.search.query.is_empty() {
-            self.search.hits = self.tree.search(self.history(), &self.search.query);
-        }
-        self.touch();
-    }
-
-    fn relayout(&mut self) {
-        let keep = self.selected_node();
-        self.visible = self.tree.visible(&self.exp);
-        if let Some(n) = keep {
-            if let Some(pos) = self.visible.iter().position(|&v| v == n) {
-                self.sel = pos;
-            } else {
-                // The selected row was folded away: select its nearest visible ancestor.
-                let mut cur = self.tree.nodes[n].parent;
-                while let Some(p) = cur {
-                    if let Some(pos) = self.visible.iter().position(|&v| v == p) {
-                        self.sel = pos;
-                        break;
-                    }
-                    cur = self.tree.nodes[p].parent;
-                }
-            }
-        }
-        self.sel = self.sel.min(self.visible.len().saturating_sub(1));
-        self.touch();
-    }
-
-    /// Select `node`, opening its ancestors.
-    pub fn select_node(&mut self, node: usize) {
-        self.tree.reveal(node, &mut self.exp);
-        self.visible = self.tree.visible(&self.exp);
-        if let Some(pos) = self.visible.iter().position(|&v| v == node) {
-            self.sel = pos;
-        }
-        self.detail_scroll = 0;
-        self.touch();
-    }
-
-    fn select_entry_id(&mut self, id: &str) -> bool {
-        match self.tree.node_of_entry_id(id) {
-            Some(n) => {
-                self.select_node(n);
-                true
-            }
-            None => false,
-        }
-    }
-}
-
-fn submission_notes(s: &OpenedSubmission) -> Vec<String> {
-    let r = &s.report;
-    let mut notes = Vec::new();
-    match &r.bundle.session {
-        None => notes.push(format!("no session row for {}", r.row().session_key)),
-        Some(sess) => notes.extend(sess.data_problems.iter().map(|p| format!("damaged: {p}"))),
-    }
-    if let Some(h) = &r.history {
-        notes.extend(h.damage.iter().map(|d| format!("damaged: {d}")));
-    }
-    if r.inspection.input_entry_id.is_none() {
-        match &r.inspection.input_off_path_id {
-            Some(id) => notes.push(format!(
-                "the input entry {id} is only on an abandoned branch (counts as absent)"
-            )),
-            None if r.bundle.session.is_some() => {
-                notes.push("the input entry is not in the session".into())
-            }
-            None => {}
-        }
-    }
-    notes
 }
 
 /// Screen rectangles from the last draw, for the mouse and for paging.
@@ -490,8 +154,8 @@ pub struct App {
     pub ui_now: Instant,
     pub root: Root,
     pub focus: Pane,
-    pub list: ListState,
-    pub sessions: SessionsState,
+    pub list: ListScreen,
+    pub sessions: SessionsScreen,
     pub stack: Vec<Inspect>,
     pub items: Vec<ListItem>,
     pub counts: Vec<(String, i64)>,
@@ -515,7 +179,7 @@ pub struct App {
     pub marks: HashSet<String>,
     /// Submissions this app just wrote to: their next change is ours, not "under you".
     pub own_writes: HashSet<String>,
-    pub audit: AuditState,
+    pub audit: AuditScreen,
     /// Where `a` (or esc) returns to from the audit trail.
     pub audit_return: Root,
     /// A plan or an apply is with the worker.
@@ -535,8 +199,8 @@ impl App {
             ui_now: Instant::now(),
             root: Root::Submissions,
             focus: Pane::List,
-            list: ListState::default(),
-            sessions: SessionsState::default(),
+            list: ListScreen::default(),
+            sessions: SessionsScreen::default(),
             stack: Vec::new(),
             items: Vec::new(),
             counts: Vec::new(),
@@ -556,7 +220,7 @@ impl App {
             detail_cache: None,
             marks: HashSet::new(),
             own_writes: HashSet::new(),
-            audit: AuditState::default(),
+            audit: AuditScreen::default(),
             audit_return: Root::Submissions,
             busy: None,
             last_click: None,
@@ -582,10 +246,7 @@ impl App {
     }
 
     pub fn selected_session(&self) -> Option<&SessionSummary> {
-        self.sessions
-            .view
-            .get(self.sessions.selected)
-            .map(|&i| &self.sessions.rows[i])
+        self.sessions.selected_session()
     }
 
     /// Rows of filter `f` in the database (the counts come from SQL, not from the loaded rows).
@@ -613,87 +274,13 @@ impl App {
     }
 
     pub fn selected_audit(&self) -> Option<&AuditRecord> {
-        self.audit.rows.get(self.audit.selected)
-    }
-
-    fn matches_filter(&self, it: &ListItem, f: StatusFilter) -> bool {
-        let s = it.row.status.as_str();
-        match f {
-            StatusFilter::Expired => it.row.lease_expired(self.now_ms),
-            StatusFilter::All => true,
-            StatusFilter::Queued => s == "queued",
-            StatusFilter::Running => s == "running",
-            StatusFilter::Terminalizing => s == "terminalizing",
-            StatusFilter::Settled => s == "settled",
-            StatusFilter::Failed => it.failed(),
-        }
-    }
-
-    fn matches_query(it: &ListItem, q: &str) -> bool {
-        if q.is_empty() {
-            return true;
-        }
-        let q = q.to_lowercase();
-        [
-            it.row.submission_id.as_str(),
-            it.instance.as_str(),
-            it.verdict.as_str(),
-            it.row.error.as_deref().unwrap_or(""),
-            it.row.session_key.as_str(),
-            it.reason.as_str(),
-        ]
-        .iter()
-        .any(|f| f.to_lowercase().contains(&q))
+        self.audit.selected_record()
     }
 
     // ----- list and sessions views ----------------------------------------------------------
 
     pub fn rebuild_list(&mut self) {
-        let f = self.list.filter;
-        let q = self.list.query.clone();
-        let mut view: Vec<usize> = (0..self.items.len())
-            .filter(|&i| {
-                self.matches_filter(&self.items[i], f) && Self::matches_query(&self.items[i], &q)
-            })
-            .collect();
-        if let Some(col) = self.list.sort {
-            let items = &self.items;
-            view.sort_by(|&a, &b| {
-                let (x, y) = (&items[a], &items[b]);
-                let o = match col {
-                    Column::Seq => x.row.sequence.cmp(&y.row.sequence),
-                    Column::Id => x.row.submission_id.cmp(&y.row.submission_id),
-                    Column::Kind => x.row.kind.cmp(&y.row.kind),
-                    Column::Instance => x.instance.cmp(&y.instance),
-                    Column::Status => x.row.status.cmp(&y.row.status),
-                    Column::Attempts => x.row.attempt_count.cmp(&y.row.attempt_count),
-                    Column::Lease => x.row.lease_expires_at.cmp(&y.row.lease_expires_at),
-                    Column::Phase => x.journal.cmp(&y.journal),
-                    Column::Verdict => x.verdict.cmp(&y.verdict),
-                    Column::Rule => x.rule.cmp(&y.rule),
-                    Column::Error => x.row.error.cmp(&y.row.error),
-                };
-                o.then(x.row.sequence.cmp(&y.row.sequence))
-            });
-        }
-        if self.list.desc {
-            view.reverse();
-        }
-        self.list.view = view;
-        let keep = self.list.selected_id.clone();
-        self.list.selected = keep
-            .and_then(|id| {
-                self.list
-                    .view
-                    .iter()
-                    .position(|&i| self.items[i].row.submission_id == id)
-            })
-            .unwrap_or_else(|| {
-                self.list
-                    .selected
-                    .min(self.list.view.len().saturating_sub(1))
-            });
-        self.sync_list_selection();
+        self.list.rebuild(&self.items, self.now_ms);
     }
 
     fn sync_list_selection(&mut self) {
@@ -701,42 +288,7 @@ impl App {
     }
 
     pub fn rebuild_sessions(&mut self) {
-        let q = self.sessions.query.to_lowercase();
-        let mut view: Vec<usize> = (0..self.sessions.rows.len())
-            .filter(|&i| {
-                let s = &self.sessions.rows[i];
-                q.is_empty()
-                    || s.id.to_lowercase().contains(&q)
-                    || s.instance_id
-                        .as_deref()
-                        .unwrap_or("")
-                        .to_lowercase()
-                        .contains(&q)
-            })
-            .collect();
-        // Most recently updated first (ISO strings sort chronologically).
-        let rows = &self.sessions.rows;
-        view.sort_by(|&a, &b| {
-            rows[b]
-                .updated_at
-                .cmp(&rows[a].updated_at)
-                .then(rows[a].id.cmp(&rows[b].id))
-        });
-        self.sessions.view = view;
-        let keep = self.sessions.selected_id.clone();
-        self.sessions.selected = keep
-            .and_then(|id| {
-                self.sessions
-                    .view
-                    .iter()
-                    .position(|&i| self.sessions.rows[i].id == id)
-            })
-            .unwrap_or_else(|| {
-                self.sessions
-                    .selected
-                    .min(self.sessions.view.len().saturating_sub(1))
-            });
-        self.sessions.selected_id = self.selected_session().map(|s| s.id.clone());
+        self.sessions.rebuild();
     }
 
     // ----- events -------------------------------------------------------------------------
@@ -941,9 +493,7 @@ impl App {
             }
             InputMode::Search => {
                 if let Some(ins) = self.inspect_mut() {
-                    ins.search.hits = ins.tree.search(ins.history(), &q);
-                    ins.search.query = q;
-                    ins.search.current = None;
+                    ins.set_search(q);
                 }
                 // Incremental: jump to the first hit at or after the cursor as the text grows.
                 self.search_step(true, true);
@@ -989,14 +539,7 @@ impl App {
             }
             Action::StartFilter => self.input = Some(InputMode::Filter),
             Action::SortNext => {
-                let next = match self.list.sort {
-                    None => Column::ALL[0],
-                    Some(c) => {
-                        let i = Column::ALL.iter().position(|x| *x == c).unwrap_or(0);
-                        Column::ALL[(i + 1) % Column::ALL.len()]
-                    }
-                };
-                self.list.sort = Some(next);
+                let next = self.list.sort_next();
                 self.rebuild_list();
                 self.info(&format!("sorted by {}", next.title().to_lowercase()));
             }
@@ -1008,13 +551,7 @@ impl App {
             Action::Collapse => self.collapse(),
             Action::ExpandAll | Action::CollapseAll => {
                 if let Some(ins) = self.inspect_mut() {
-                    ins.exp.overrides.clear();
-                    ins.exp.mode = if a == Action::ExpandAll {
-                        ExpandMode::AllOpen
-                    } else {
-                        ExpandMode::AllClosed
-                    };
-                    ins.relayout();
+                    ins.expand_all(a == Action::ExpandAll);
                 }
             }
             Action::JumpCheckpoint => self.jump_checkpoint(),
@@ -1022,7 +559,7 @@ impl App {
             Action::JumpMatched => self.jump_matched(),
             Action::ShowVerdict => {
                 if let Some(ins) = self.inspect_mut() {
-                    ins.select_node(ins.tree.roots.first().copied().unwrap_or(0));
+                    ins.show_verdict();
                 }
             }
             Action::Search => {
@@ -1037,9 +574,7 @@ impl App {
             Action::NextSubmission => self.step_submission(1),
             Action::ToggleRaw => {
                 if let Some(ins) = self.inspect_mut() {
-                    ins.raw = !ins.raw;
-                    ins.detail_scroll = 0;
-                    ins.touch();
+                    ins.toggle_raw();
                 }
             }
             // The popup's own actions: nothing to do without one.
@@ -1174,26 +709,17 @@ impl App {
                 self.list.selected = step(self.list.selected, self.list.view.len());
                 self.sync_list_selection();
             }
-            Pane::Sessions => {
-                self.sessions.selected = step(self.sessions.selected, self.sessions.view.len());
-                self.sessions.selected_id = self.selected_session().map(|s| s.id.clone());
-            }
-            Pane::Audit => {
-                self.audit.selected = step(self.audit.selected, self.audit.rows.len());
-            }
+            Pane::Sessions => self.sessions.move_cursor(delta),
+            Pane::Audit => self.audit.move_cursor(delta),
             Pane::Tree => {
                 if let Some(ins) = self.inspect_mut() {
-                    ins.sel = step(ins.sel, ins.visible.len());
-                    ins.detail_scroll = 0;
-                    ins.touch();
+                    ins.move_cursor(delta);
                 }
             }
             Pane::Detail => {
-                let max = self.layout.detail_lines.saturating_sub(1);
+                let lines = self.layout.detail_lines;
                 if let Some(ins) = self.inspect_mut() {
-                    ins.detail_scroll = (ins.detail_scroll as isize)
-                        .saturating_add(delta)
-                        .clamp(0, max as isize) as usize;
+                    ins.scroll_detail(delta, lines);
                 }
             }
         }
@@ -1233,163 +759,59 @@ impl App {
         }
     }
 
-    /// The submission whose input is the selected session-tree row, if any.
-    fn input_submission_at_cursor(&self) -> Option<String> {
-        let ins = self.inspect()?;
-        let sess = ins.session()?;
-        let node = ins.selected_node()?;
-        let entry = ins.tree.entry_of(node)?;
-        let id = &ins.history()?.entries[entry].id;
-        sess.submissions
-            .iter()
-            .find(|(_, e)| e.as_deref() == Some(id.as_str()))
-            .map(|(it, _)| it.row.submission_id.clone())
-    }
-
     fn expand(&mut self) {
-        if let Some(sub) = self.input_submission_at_cursor() {
+        if let Some(sub) = self.inspect().and_then(|i| i.input_submission_at_cursor()) {
             self.open(Target::Submission(sub));
             return;
         }
         if let Some(ins) = self.inspect_mut() {
-            if let Some(n) = ins.selected_node() {
-                if !ins.tree.nodes[n].children.is_empty() {
-                    let open = ins.tree.is_open(n, &ins.exp);
-                    ins.exp.overrides.insert(ins.tree.key(n), !open);
-                    ins.relayout();
-                }
-            }
+            ins.toggle_fold();
         }
     }
 
     fn collapse(&mut self) {
         if let Some(ins) = self.inspect_mut() {
-            if let Some(n) = ins.selected_node() {
-                if ins.tree.is_open(n, &ins.exp) {
-                    ins.exp.overrides.insert(ins.tree.key(n), false);
-                    ins.relayout();
-                } else if let Some(p) = ins.tree.nodes[n].parent {
-                    ins.select_node(p);
-                }
-            }
+            ins.collapse();
         }
     }
 
     fn jump_checkpoint(&mut self) {
-        let Some(ins) = self.inspect_mut() else {
-            return;
-        };
-        let Some(s) = ins.submission() else {
-            self.info("open a submission to jump to its checkpoint leaf");
-            return;
-        };
-        let leaf = s
-            .report
-            .bundle
-            .journal
-            .as_ref()
-            .and_then(|j| j.checkpoint_leaf_id.clone());
-        match leaf {
-            None => self
-                .info("no checkpoint leaf: the submission has no journal or the journal has none"),
-            Some(id) => {
-                if ins.select_entry_id(&id) {
-                    self.focus = Pane::Tree;
-                    self.info(&format!("checkpoint leaf {id}"));
-                } else {
-                    self.error(&format!(
-                        "the checkpoint leaf {id} names no entry of the session"
-                    ));
-                }
-            }
+        if let Some((said, focus)) = self.inspect_mut().map(|i| i.jump_checkpoint()) {
+            self.hear(said, focus);
+        }
+    }
+
+    /// What the inspect screen said after an action, and whether its tree takes the keyboard.
+    fn hear(&mut self, said: Option<Said>, focus_tree: bool) {
+        if focus_tree {
+            self.focus = Pane::Tree;
+        }
+        match said {
+            Some(Said::Info(m)) => self.info(&m),
+            Some(Said::Error(m)) => self.error(&m),
+            None => {}
         }
     }
 
     fn jump_input(&mut self) {
-        let Some(ins) = self.inspect_mut() else {
-            return;
-        };
-        let Some(s) = ins.submission() else { return };
-        let id = s
-            .report
-            .inspection
-            .input_entry_id
-            .clone()
-            .or_else(|| s.report.inspection.input_off_path_id.clone());
-        match id {
-            Some(id) if ins.select_entry_id(&id) => self.info(&format!("input entry {id}")),
-            _ => self.info("the input entry is not in the session"),
+        if let Some(said) = self.inspect_mut().map(|i| i.jump_input()) {
+            self.hear(said, false);
         }
     }
 
     fn jump_matched(&mut self) {
-        let Some(ins) = self.inspect_mut() else {
-            return;
-        };
-        let Some(s) = ins.submission() else { return };
-        let ids = s.report.classification().explanation.entry_ids.clone();
-        if ids.is_empty() {
-            self.info("the matching rule names no entry");
-            return;
-        }
-        let k = ins.matched_cursor % ids.len();
-        ins.matched_cursor = k + 1;
-        let id = ids[k].clone();
-        if ins.select_entry_id(&id) {
-            self.focus = Pane::Tree;
-            self.info(&format!("matched entry {} of {}: {id}", k + 1, ids.len()));
+        if let Some((said, focus)) = self.inspect_mut().map(|i| i.jump_matched()) {
+            self.hear(said, focus);
         }
     }
 
     fn search_step(&mut self, forward: bool, from_cursor: bool) {
-        let Some(ins) = self.inspect_mut() else {
-            return;
-        };
-        if ins.search.hits.is_empty() {
-            let msg = if ins.search.query.is_empty() {
-                "no search: press / to search the entries".to_string()
-            } else {
-                format!("no entry matches {:?}", ins.search.query)
-            };
-            self.info(&msg);
-            return;
+        if let Some(said) = self
+            .inspect_mut()
+            .map(|i| i.search_step(forward, from_cursor))
+        {
+            self.hear(said, false);
         }
-        let n = ins.search.hits.len();
-        let next = match (ins.search.current, from_cursor) {
-            (Some(c), false) => {
-                if forward {
-                    (c + 1) % n
-                } else {
-                    (c + n - 1) % n
-                }
-            }
-            _ => {
-                // First hit at or after the selected row in tree order.
-                let order: HashMap<usize, usize> = {
-                    let mut all = Vec::new();
-                    let mut stack: Vec<usize> = ins.tree.roots.iter().rev().copied().collect();
-                    while let Some(x) = stack.pop() {
-                        all.push(x);
-                        stack.extend(ins.tree.nodes[x].children.iter().rev());
-                    }
-                    all.into_iter().enumerate().map(|(i, x)| (x, i)).collect()
-                };
-                let cur = ins
-                    .selected_node()
-                    .and_then(|s| order.get(&s).copied())
-                    .unwrap_or(0);
-                ins.search
-                    .hits
-                    .iter()
-                    .position(|h| order.get(h).copied().unwrap_or(0) >= cur)
-                    .unwrap_or(0)
-            }
-        };
-        ins.search.current = Some(next);
-        let node = ins.search.hits[next];
-        ins.select_node(node);
-        let q = ins.search.query.clone();
-        self.info(&format!("match {} of {n} for {q:?}", next + 1));
     }
 
     fn step_submission(&mut self, delta: isize) {
@@ -1422,30 +844,8 @@ impl App {
                 self.info(&format!("submission {} of {n} in this session", next + 1));
             }
             Some(Opened::Session(_)) => {
-                let ins = self.inspect_mut().expect("checked");
-                let inputs: Vec<usize> = ins
-                    .tree
-                    .nodes
-                    .iter()
-                    .enumerate()
-                    .filter(|(_, n)| {
-                        n.has(tree::flag::INPUT) && matches!(n.kind, NodeKind::Entry { .. })
-                    })
-                    .map(|(i, _)| i)
-                    .collect();
-                if inputs.is_empty() {
-                    self.info("no submission input on this session's active path");
-                    return;
-                }
-                let cur = ins.selected_node().unwrap_or(0);
-                let pick = if delta > 0 {
-                    inputs.iter().find(|&&n| n > cur).or(inputs.first())
-                } else {
-                    inputs.iter().rev().find(|&&n| n < cur).or(inputs.last())
-                };
-                if let Some(&n) = pick {
-                    ins.select_node(n);
-                    self.focus = Pane::Tree;
+                if let Some((said, focus)) = self.inspect_mut().map(|i| i.step_input(delta)) {
+                    self.hear(said, focus);
                 }
             }
             None => {}
@@ -1458,24 +858,7 @@ impl App {
             Pane::List => self.selected_item().map(|i| i.row.submission_id.clone()),
             Pane::Sessions => self.selected_session().map(|s| s.id.clone()),
             Pane::Audit => self.selected_audit().map(|a| a.submission_id.clone()),
-            Pane::Tree | Pane::Detail => {
-                let ins = self.inspect()?;
-                let node = ins.selected_node()?;
-                match &ins.tree.nodes[node].kind {
-                    NodeKind::Header => Some(ins.target.id().to_string()),
-                    NodeKind::Call {
-                        call_id, result, ..
-                    } => Some(
-                        result
-                            .and_then(|r| ins.history().map(|h| h.entries[r].id.clone()))
-                            .unwrap_or_else(|| call_id.clone()),
-                    ),
-                    NodeKind::Entry { entry } => {
-                        ins.history().map(|h| h.entries[*entry].id.clone())
-                    }
-                    _ => None,
-                }
-            }
+            Pane::Tree | Pane::Detail => self.inspect()?.selected_id(),
         }
     }
 
@@ -1564,27 +947,7 @@ impl App {
         }
         if self.focus == Pane::List {
             if !self.marks.is_empty() {
-                // In list order (sequence), whatever the current filter shows.
-                let mut marked: Vec<&ListItem> = self
-                    .items
-                    .iter()
-                    .filter(|i| self.marks.contains(&i.row.submission_id))
-                    .collect();
-                marked.sort_by_key(|i| i.row.sequence);
-                let mut ids: Vec<String> = marked
-                    .into_iter()
-                    .map(|i| i.row.submission_id.clone())
-                    .collect();
-                // Marked under another filter (only the current filter's rows are loaded).
-                let mut other: Vec<String> = self
-                    .marks
-                    .iter()
-                    .filter(|m| !ids.contains(m))
-                    .cloned()
-                    .collect();
-                other.sort();
-                ids.extend(other);
-                return Ok(ids);
+                return Ok(marked_in_order(&self.items, &self.marks));
             }
             return match self.selected_item() {
                 Some(it) => Ok(vec![it.row.submission_id.clone()]),
@@ -1752,9 +1115,7 @@ impl App {
                 self.last_click = Some((self.ui_now, x, y));
                 match pane {
                     Pane::List => {
-                        let i = self.list.offset + row;
-                        if i < self.list.view.len() {
-                            self.list.selected = i;
+                        if self.list.click_row(row) {
                             self.sync_list_selection();
                             if double {
                                 self.enter();
@@ -1762,36 +1123,18 @@ impl App {
                         }
                     }
                     Pane::Sessions => {
-                        let i = self.sessions.offset + row;
-                        if i < self.sessions.view.len() {
-                            self.sessions.selected = i;
-                            self.sessions.selected_id =
-                                self.selected_session().map(|s| s.id.clone());
-                            if double {
-                                self.enter();
-                            }
+                        if self.sessions.click_row(row) && double {
+                            self.enter();
                         }
                     }
                     Pane::Tree => {
-                        if let Some(ins) = self.inspect_mut() {
-                            let i = ins.offset + row;
-                            if i < ins.visible.len() {
-                                ins.sel = i;
-                                ins.detail_scroll = 0;
-                                ins.touch();
-                                if double {
-                                    self.expand();
-                                }
-                            }
+                        if self.inspect_mut().is_some_and(|i| i.click_row(row)) && double {
+                            self.expand();
                         }
                     }
                     Pane::Audit => {
-                        let i = self.audit.offset + row;
-                        if i < self.audit.rows.len() {
-                            self.audit.selected = i;
-                            if double {
-                                self.enter();
-                            }
+                        if self.audit.click_row(row) && double {
+                            self.enter();
                         }
                     }
                     Pane::Detail => {}
@@ -1861,16 +1204,7 @@ impl App {
             Response::Exported(Err(e)) => self.error(&format!("export failed: {e}")),
             Response::Planned(p) => self.on_planned(p),
             Response::Applied { kind, outcomes } => self.on_applied(kind, outcomes),
-            Response::Audit(Ok(rows)) => {
-                self.audit.rows = rows;
-                self.audit.loaded = true;
-                self.audit.error = None;
-                self.audit.selected = self
-                    .audit
-                    .selected
-                    .min(self.audit.rows.len().saturating_sub(1));
-            }
-            Response::Audit(Err(e)) => self.audit.error = Some(e),
+            Response::Audit(result) => self.audit.on_read(result),
         }
     }
 
@@ -2017,87 +1351,6 @@ fn root_pane(root: Root) -> Pane {
         Root::Sessions => Pane::Sessions,
         Root::Audit => Pane::Audit,
     }
-}
-
-/// What changed in a list row between two refreshes, in the operator's words.
-pub(super) fn describe_item_change(old: &ListItem, new: &ListItem) -> Option<String> {
-    let (a, b) = (&old.row, &new.row);
-    let mut parts = Vec::new();
-    if a.attempt_id != b.attempt_id || a.attempt_count != b.attempt_count {
-        parts.push(format!("new attempt ({}/{})", b.attempt_count, b.max_retry));
-    }
-    if let (Some(x), Some(y)) = (old.entry_count, new.entry_count) {
-        if y > x {
-            parts.push(format!(
-                "{} new entr{}",
-                y - x,
-                if y - x == 1 { "y" } else { "ies" }
-            ));
-        }
-    }
-    if a.status != b.status {
-        parts.push(format!("now {} ({})", b.status, new.verdict));
-    } else if old.verdict != new.verdict {
-        parts.push(format!("verdict now {}", new.verdict));
-    }
-    (!parts.is_empty()).then(|| {
-        let short: String = b.submission_id.chars().take(8).collect();
-        format!(
-            "{short} changed under you: {} · esc dismisses",
-            parts.join(", ")
-        )
-    })
-}
-
-/// What changed in the opened submission between two loads, in the operator's words.
-fn describe_change(old: &OpenedSubmission, new: &OpenedSubmission) -> Option<String> {
-    let (a, b) = (old.report.row(), new.report.row());
-    let mut parts = Vec::new();
-    if a.attempt_id != b.attempt_id || a.attempt_count != b.attempt_count {
-        parts.push(format!("new attempt ({}/{})", b.attempt_count, b.max_retry));
-    }
-    let count = |s: &OpenedSubmission| {
-        s.report
-            .bundle
-            .session
-            .as_ref()
-            .map_or(0, |s| s.entries.len())
-    };
-    let (ca, cb) = (count(old), count(new));
-    if cb > ca {
-        parts.push(format!(
-            "{} new entr{}",
-            cb - ca,
-            if cb - ca == 1 { "y" } else { "ies" }
-        ));
-    } else if cb < ca {
-        parts.push(format!("{} entries removed", ca - cb));
-    }
-    if a.status != b.status {
-        parts.push(format!("now {} ({})", b.status, new.verdict()));
-    } else if old.verdict() != new.verdict() {
-        parts.push(format!("verdict now {}", new.verdict()));
-    }
-    let j = |s: &OpenedSubmission| {
-        s.report
-            .bundle
-            .journal
-            .as_ref()
-            .map(|j| (j.phase.clone(), j.revision))
-    };
-    if parts.is_empty() && j(old) != j(new) {
-        parts.push(format!(
-            "journal now {}",
-            j(new).map_or("gone".to_string(), |(p, r)| format!("{p} (revision {r})"))
-        ));
-    }
-    (!parts.is_empty()).then(|| {
-        let short: String = b.submission_id.chars().take(8).collect();
-        format!(
-            "{short} changed under you: {} · esc dismisses",
-            parts.join(", ")
-        )
-    })
 }
 
 /// Keys that are plain text while typing in a filter or search (for the footer).

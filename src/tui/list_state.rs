@@ -5,9 +5,10 @@
 
 use std::collections::{HashMap, HashSet};
 
-use super::app::{describe_item_change, App, Effect, Level, RequestKind, Root, Status, FLASH};
+use super::app::{App, Effect, Level, RequestKind, Root, Status, FLASH};
 use super::data::{ListItem, Snapshot, VerdictBatch};
 use super::keymap::StatusFilter;
+use super::screens::list::describe_item_change;
 
 #[derive(Debug, Clone, Default)]
 pub struct ScaleState {

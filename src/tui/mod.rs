@@ -20,6 +20,7 @@ mod list_state;
 mod listing;
 mod log;
 mod popups;
+mod screens;
 mod text;
 mod theme;
 pub mod tooltip;

@@ -1,12 +1,7 @@
 //! Drawing. Every function here reads the app and writes cells; the only state it touches is the
 //! layout cache (for the mouse and paging) and scroll offsets that keep the selection in view.
 
-mod audit;
 mod chrome;
-mod detail;
-mod list;
-mod sessions;
-mod tree;
 
 use ratatui::layout::Rect;
 use ratatui::text::{Line, Span};
@@ -16,8 +11,10 @@ use ratatui::Frame;
 use super::app::{App, Root};
 
 #[cfg(feature = "test-harness")]
-pub use detail::detail_text;
-pub use detail::DetailCache;
+pub use crate::tui::screens::inspect::detail_pane::detail_text;
+pub use crate::tui::screens::inspect::detail_pane::DetailCache;
+use crate::tui::screens::inspect::{detail_pane, tree_pane};
+use crate::tui::screens::{audit, list, sessions};
 
 /// Draw the whole screen. Every frame ends with [`crate::tui::text::scrub`], so whatever a view
 /// draws, no control, bidi or zero-width character reaches the terminal.
@@ -110,8 +107,8 @@ fn inspect(f: &mut Frame, app: &mut App, body: Rect) {
             },
         )
     };
-    tree::draw(f, app, t);
-    detail::draw(f, app, d);
+    tree_pane::draw(f, app, t);
+    detail_pane::draw(f, app, d);
 }
 
 /// A one-line paragraph of spans.
@@ -120,7 +117,7 @@ fn line<'a>(spans: Vec<Span<'a>>) -> Paragraph<'a> {
 }
 
 /// Keep `sel` inside a window of `height` rows starting at `offset`.
-fn scroll_into_view(offset: &mut usize, sel: usize, height: usize) {
+pub(crate) fn scroll_into_view(offset: &mut usize, sel: usize, height: usize) {
     if height == 0 {
         return;
     }

@@ -9,9 +9,10 @@ use ratatui::text::{Line, Span};
 use ratatui::widgets::{Block, BorderType, Borders, Paragraph};
 use ratatui::Frame;
 
+use super::Inspect;
 use crate::core::entry::{js_key_text, Entry, EntryBody, Role};
 use crate::core::time::{iso_from_ms, ms_from_iso};
-use crate::tui::app::{App, Hit, Inspect, Pane};
+use crate::tui::app::{App, Hit, Pane};
 use crate::tui::data::{Opened, OpenedSession, OpenedSubmission};
 use crate::tui::text::{ago, char_width, clean, clean_lines, dollars};
 use crate::tui::theme::Theme;

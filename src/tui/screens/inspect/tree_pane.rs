@@ -7,14 +7,15 @@ use ratatui::text::{Line, Span};
 use ratatui::widgets::{Block, BorderType, Borders, Paragraph};
 use ratatui::Frame;
 
-use super::scroll_into_view;
+use super::Inspect;
 use crate::core::entry::{Entry, EntryBody, Role};
 use crate::core::time::ms_from_iso;
-use crate::tui::app::{App, Hit, Inspect, Pane};
+use crate::tui::app::{App, Hit, Pane};
 use crate::tui::data::Opened;
 use crate::tui::text::{ago, clean, clean_span, compact, dollars, fit};
 use crate::tui::theme::Theme;
 use crate::tui::tree::{flag, CallStatus, NodeKind};
+use crate::tui::views::scroll_into_view;
 
 /// Frames of the loading spinner (plain ASCII, so it reads the same without colour).
 const SPINNER: [char; 4] = ['|', '/', '-', '\\'];

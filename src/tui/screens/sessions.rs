@@ -1,5 +1,6 @@
-//! The sessions view: every session with its instance, entry count, last update and its
-//! submissions by status.
+//! The sessions view (`s`): every session with its instance, entry count, last update and its
+//! submissions by status, most recently updated first; `/` filters by key or instance, ⏎ opens
+//! the session's tree.
 
 use ratatui::layout::Rect;
 use ratatui::style::{Modifier, Style};
@@ -7,11 +8,74 @@ use ratatui::text::{Line, Span};
 use ratatui::widgets::Paragraph;
 use ratatui::Frame;
 
-use super::scroll_into_view;
+use super::step;
 use crate::core::time::ms_from_iso;
 use crate::store::SessionSummary;
 use crate::tui::app::{App, Hit, Pane};
 use crate::tui::text::{ago, clean, pad};
+use crate::tui::views::scroll_into_view;
+
+#[derive(Debug, Clone, Default)]
+pub struct SessionsScreen {
+    pub rows: Vec<SessionSummary>,
+    pub query: String,
+    pub view: Vec<usize>,
+    pub selected: usize,
+    pub offset: usize,
+    pub selected_id: Option<String>,
+}
+
+impl SessionsScreen {
+    pub fn selected_session(&self) -> Option<&SessionSummary> {
+        self.view.get(self.selected).map(|&i| &self.rows[i])
+    }
+
+    pub fn rebuild(&mut self) {
+        let q = self.query.to_lowercase();
+        let mut view: Vec<usize> = (0..self.rows.len())
+            .filter(|&i| {
+                let s = &self.rows[i];
+                q.is_empty()
+                    || s.id.to_lowercase().contains(&q)
+                    || s.instance_id
+                        .as_deref()
+                        .unwrap_or("")
+                        .to_lowercase()
+                        .contains(&q)
+            })
+            .collect();
+        // Most recently updated first (ISO strings sort chronologically).
+        let rows = &self.rows;
+        view.sort_by(|&a, &b| {
+            rows[b]
+                .updated_at
+                .cmp(&rows[a].updated_at)
+                .then(rows[a].id.cmp(&rows[b].id))
+        });
+        self.view = view;
+        let keep = self.selected_id.clone();
+        self.selected = keep
+            .and_then(|id| self.view.iter().position(|&i| self.rows[i].id == id))
+            .unwrap_or_else(|| self.selected.min(self.view.len().saturating_sub(1)));
+        self.selected_id = self.selected_session().map(|s| s.id.clone());
+    }
+
+    pub fn move_cursor(&mut self, delta: isize) {
+        self.selected = step(self.selected, self.view.len(), delta);
+        self.selected_id = self.selected_session().map(|s| s.id.clone());
+    }
+
+    /// A click on row `row` of the viewport; `true` when it landed on a session.
+    pub fn click_row(&mut self, row: usize) -> bool {
+        let i = self.offset + row;
+        if i >= self.view.len() {
+            return false;
+        }
+        self.selected = i;
+        self.selected_id = self.selected_session().map(|s| s.id.clone());
+        true
+    }
+}
 
 fn by_status(s: &SessionSummary) -> String {
     if s.submissions_by_status.is_empty() {

@@ -1,5 +1,10 @@
-//! The submissions list (home): columns dropped by priority when narrow, a verdict preview of the
-//! selected row below. In `--write` mode a marker column shows the rows marked for a bulk action.
+//! The submissions list (home): the current filter's rows, filtered as you type (`/`), sorted
+//! by any column (`o`, `O`), marked for bulk actions in `--write` mode (space). Its write keys
+//! (R, Q, F, S) plan an action on the marked rows or the selected one; the plan comes back as
+//! the confirm popup (`popups/confirm.rs`). Drawn with columns dropped by priority when narrow
+//! and a verdict preview of the selected row below.
+
+use std::collections::HashSet;
 
 use ratatui::layout::Rect;
 use ratatui::style::{Modifier, Style};
@@ -7,12 +12,221 @@ use ratatui::text::{Line, Span};
 use ratatui::widgets::{Block, Borders, Paragraph};
 use ratatui::Frame;
 
-use super::scroll_into_view;
 use crate::report::lease_text;
-use crate::tui::app::{App, Column, Hit, Pane};
+use crate::tui::app::{App, Hit, Pane};
 use crate::tui::data::ListItem;
 use crate::tui::keymap::StatusFilter;
 use crate::tui::text::{clean, fit, pad, width};
+use crate::tui::views::scroll_into_view;
+
+/// List columns, in display order; also the sort keys.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Column {
+    Seq,
+    Id,
+    Kind,
+    Instance,
+    Status,
+    Attempts,
+    Lease,
+    Phase,
+    Verdict,
+    Rule,
+    Error,
+}
+
+impl Column {
+    pub const ALL: [Column; 11] = [
+        Column::Seq,
+        Column::Id,
+        Column::Kind,
+        Column::Instance,
+        Column::Status,
+        Column::Attempts,
+        Column::Lease,
+        Column::Phase,
+        Column::Verdict,
+        Column::Rule,
+        Column::Error,
+    ];
+
+    pub fn title(self) -> &'static str {
+        match self {
+            Column::Seq => "SEQ",
+            Column::Id => "ID",
+            Column::Kind => "KIND",
+            Column::Instance => "INSTANCE",
+            Column::Status => "STATUS",
+            Column::Attempts => "TRIES",
+            Column::Lease => "LEASE",
+            Column::Phase => "JOURNAL",
+            Column::Verdict => "VERDICT",
+            Column::Rule => "RULE",
+            Column::Error => "LAST ERROR",
+        }
+    }
+}
+
+#[derive(Debug, Clone, Default)]
+pub struct ListScreen {
+    pub filter: StatusFilter,
+    pub sort: Option<Column>,
+    pub desc: bool,
+    pub query: String,
+    /// Indexes into `App::items`, filtered and sorted.
+    pub view: Vec<usize>,
+    pub selected: usize,
+    pub offset: usize,
+    pub selected_id: Option<String>,
+}
+
+impl ListScreen {
+    pub fn rebuild(&mut self, items: &[ListItem], now_ms: i64) {
+        let f = self.filter;
+        let q = self.query.clone();
+        let mut view: Vec<usize> = (0..items.len())
+            .filter(|&i| {
+                Self::matches_filter(&items[i], f, now_ms) && Self::matches_query(&items[i], &q)
+            })
+            .collect();
+        if let Some(col) = self.sort {
+            view.sort_by(|&a, &b| {
+                let (x, y) = (&items[a], &items[b]);
+                let o = match col {
+                    Column::Seq => x.row.sequence.cmp(&y.row.sequence),
+                    Column::Id => x.row.submission_id.cmp(&y.row.submission_id),
+                    Column::Kind => x.row.kind.cmp(&y.row.kind),
+                    Column::Instance => x.instance.cmp(&y.instance),
+                    Column::Status => x.row.status.cmp(&y.row.status),
+                    Column::Attempts => x.row.attempt_count.cmp(&y.row.attempt_count),
+                    Column::Lease => x.row.lease_expires_at.cmp(&y.row.lease_expires_at),
+                    Column::Phase => x.journal.cmp(&y.journal),
+                    Column::Verdict => x.verdict.cmp(&y.verdict),
+                    Column::Rule => x.rule.cmp(&y.rule),
+                    Column::Error => x.row.error.cmp(&y.row.error),
+                };
+                o.then(x.row.sequence.cmp(&y.row.sequence))
+            });
+        }
+        if self.desc {
+            view.reverse();
+        }
+        self.view = view;
+        let keep = self.selected_id.clone();
+        self.selected = keep
+            .and_then(|id| {
+                self.view
+                    .iter()
+                    .position(|&i| items[i].row.submission_id == id)
+            })
+            .unwrap_or_else(|| self.selected.min(self.view.len().saturating_sub(1)));
+        self.selected_id = self
+            .view
+            .get(self.selected)
+            .map(|&i| items[i].row.submission_id.clone());
+    }
+
+    fn matches_filter(it: &ListItem, f: StatusFilter, now_ms: i64) -> bool {
+        let s = it.row.status.as_str();
+        match f {
+            StatusFilter::Expired => it.row.lease_expired(now_ms),
+            StatusFilter::All => true,
+            StatusFilter::Queued => s == "queued",
+            StatusFilter::Running => s == "running",
+            StatusFilter::Terminalizing => s == "terminalizing",
+            StatusFilter::Settled => s == "settled",
+            StatusFilter::Failed => it.failed(),
+        }
+    }
+
+    fn matches_query(it: &ListItem, q: &str) -> bool {
+        if q.is_empty() {
+            return true;
+        }
+        let q = q.to_lowercase();
+        [
+            it.row.submission_id.as_str(),
+            it.instance.as_str(),
+            it.verdict.as_str(),
+            it.row.error.as_deref().unwrap_or(""),
+            it.row.session_key.as_str(),
+            it.reason.as_str(),
+        ]
+        .iter()
+        .any(|f| f.to_lowercase().contains(&q))
+    }
+
+    /// The next sort column (`o`), then back to the first.
+    pub fn sort_next(&mut self) -> Column {
+        let next = match self.sort {
+            None => Column::ALL[0],
+            Some(c) => {
+                let i = Column::ALL.iter().position(|x| *x == c).unwrap_or(0);
+                Column::ALL[(i + 1) % Column::ALL.len()]
+            }
+        };
+        self.sort = Some(next);
+        next
+    }
+
+    /// A click on row `row` of the viewport; `true` when it landed on a row.
+    pub fn click_row(&mut self, row: usize) -> bool {
+        let i = self.offset + row;
+        if i >= self.view.len() {
+            return false;
+        }
+        self.selected = i;
+        true
+    }
+}
+
+/// The marked rows in list order (sequence), then those marked under another filter (only the
+/// current filter's rows are loaded), by id.
+pub fn marked_in_order(items: &[ListItem], marks: &HashSet<String>) -> Vec<String> {
+    let mut marked: Vec<&ListItem> = items
+        .iter()
+        .filter(|i| marks.contains(&i.row.submission_id))
+        .collect();
+    marked.sort_by_key(|i| i.row.sequence);
+    let mut ids: Vec<String> = marked
+        .into_iter()
+        .map(|i| i.row.submission_id.clone())
+        .collect();
+    let mut other: Vec<String> = marks.iter().filter(|m| !ids.contains(m)).cloned().collect();
+    other.sort();
+    ids.extend(other);
+    ids
+}
+
+/// What changed in a list row between two refreshes, in the operator's words.
+pub fn describe_item_change(old: &ListItem, new: &ListItem) -> Option<String> {
+    let (a, b) = (&old.row, &new.row);
+    let mut parts = Vec::new();
+    if a.attempt_id != b.attempt_id || a.attempt_count != b.attempt_count {
+        parts.push(format!("new attempt ({}/{})", b.attempt_count, b.max_retry));
+    }
+    if let (Some(x), Some(y)) = (old.entry_count, new.entry_count) {
+        if y > x {
+            parts.push(format!(
+                "{} new entr{}",
+                y - x,
+                if y - x == 1 { "y" } else { "ies" }
+            ));
+        }
+    }
+    if a.status != b.status {
+        parts.push(format!("now {} ({})", b.status, new.verdict));
+    } else if old.verdict != new.verdict {
+        parts.push(format!("verdict now {}", new.verdict));
+    }
+    (!parts.is_empty()).then(|| {
+        let short: String = b.submission_id.chars().take(8).collect();
+        format!(
+            "{short} changed under you: {} · esc dismisses",
+            parts.join(", ")
+        )
+    })
+}
 
 /// Columns in the order they are kept when the terminal is narrow.
 const PRIORITY: [Column; 11] = [

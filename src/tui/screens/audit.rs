@@ -1,5 +1,6 @@
 //! The audit trail (`a`, both modes): every `turnscope_audit` row, newest first, with the
-//! selected record in full below.
+//! selected record in full below. ⏎ opens the recorded submission; `a` or esc goes back to
+//! where the trail was opened from (the app's router keeps that).
 
 use ratatui::layout::Rect;
 use ratatui::style::{Modifier, Style};
@@ -7,10 +8,55 @@ use ratatui::text::{Line, Span};
 use ratatui::widgets::{Block, Borders, Paragraph, Wrap};
 use ratatui::Frame;
 
-use super::scroll_into_view;
+use super::step;
 use crate::core::time::iso_from_ms;
+use crate::store::AuditRecord;
 use crate::tui::app::{App, Hit, Pane};
 use crate::tui::text::{clean, pad};
+use crate::tui::views::scroll_into_view;
+
+/// The audit trail's state: the rows as last read, and the cursor.
+#[derive(Debug, Clone, Default)]
+pub struct AuditScreen {
+    pub rows: Vec<AuditRecord>,
+    pub loaded: bool,
+    pub error: Option<String>,
+    pub selected: usize,
+    pub offset: usize,
+}
+
+impl AuditScreen {
+    pub fn selected_record(&self) -> Option<&AuditRecord> {
+        self.rows.get(self.selected)
+    }
+
+    pub fn move_cursor(&mut self, delta: isize) {
+        self.selected = step(self.selected, self.rows.len(), delta);
+    }
+
+    /// A click on row `row` of the viewport; `true` when it landed on a record.
+    pub fn click_row(&mut self, row: usize) -> bool {
+        let i = self.offset + row;
+        if i >= self.rows.len() {
+            return false;
+        }
+        self.selected = i;
+        true
+    }
+
+    /// The worker read the audit trail (or could not).
+    pub fn on_read(&mut self, result: Result<Vec<AuditRecord>, String>) {
+        match result {
+            Ok(rows) => {
+                self.rows = rows;
+                self.loaded = true;
+                self.error = None;
+                self.selected = self.selected.min(self.rows.len().saturating_sub(1));
+            }
+            Err(e) => self.error = Some(e),
+        }
+    }
+}
 
 /// `2026-01-05 09:20:00` (UTC).
 fn when(ms: i64) -> String {
