@@ -13,12 +13,12 @@ use ratatui::Terminal;
 
 use super::app::{App, AppConfig, Effect, Pane, Root};
 use super::data::ListItem;
+use super::draw;
 use super::keymap::{Action, StatusFilter};
 use super::popups::{Popup, PopupAction};
 use super::theme::Theme;
 use super::tree::NodeKind;
 use super::worker::Worker;
-use super::{draw, request_for};
 use crate::core::entry::Entry;
 use crate::report::SubmissionReport;
 use crate::store::AuditRecord;
@@ -155,9 +155,7 @@ impl Harness {
             }
             for e in effects {
                 match e {
-                    Effect::Request(kind) => {
-                        let req =
-                            request_for(kind, self.app.now_ms, &self.app.cfg.export_dir.clone());
+                    Effect::Request(req) => {
                         if let Some(resp) = self.worker.handle(req) {
                             self.app.on_response(resp);
                         }
@@ -347,7 +345,7 @@ impl Harness {
 
     /// Rows marked for a bulk action.
     pub fn marked(&self) -> usize {
-        self.app.marks.len()
+        self.app.list.marks.len()
     }
 
     /// Rows of filter `f` in the database (0 until counted).

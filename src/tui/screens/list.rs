@@ -12,10 +12,12 @@ use ratatui::text::{Line, Span};
 use ratatui::widgets::{Block, Borders, Paragraph};
 use ratatui::Frame;
 
+use crate::actions::ActionKind;
 use crate::report::lease_text;
 use crate::tui::app::{App, Hit, Pane};
 use crate::tui::data::ListItem;
 use crate::tui::keymap::StatusFilter;
+use crate::tui::popups::Reason;
 use crate::tui::text::{clean, fit, pad, width};
 use crate::tui::views::scroll_into_view;
 
@@ -78,9 +80,47 @@ pub struct ListScreen {
     pub selected: usize,
     pub offset: usize,
     pub selected_id: Option<String>,
+    /// Submissions marked for a bulk action (write mode).
+    pub marks: HashSet<String>,
+}
+
+/// What a write key asks for once its targets are known.
+pub enum WriteAsk {
+    /// `fail` needs a reason first: the reason popup (`popups/reason.rs`) plans it on ⏎.
+    Reason(Reason),
+    /// Plan `kind` on these submissions now; the worker's plan comes back as the confirm popup
+    /// (`popups/confirm.rs`, `Confirm::for_planned`), with No selected.
+    Plan { kind: ActionKind, ids: Vec<String> },
 }
 
 impl ListScreen {
+    /// R, Q, F, S on the list: the marked rows (in list order), else the selected row.
+    pub fn write_targets(&self, items: &[ListItem]) -> Result<Vec<String>, &'static str> {
+        if !self.marks.is_empty() {
+            return Ok(marked_in_order(items, &self.marks));
+        }
+        match self.view.get(self.selected).map(|&i| &items[i]) {
+            Some(it) => Ok(vec![it.row.submission_id.clone()]),
+            None => Err("nothing selected"),
+        }
+    }
+
+    /// The write key `kind` on `ids`: ask for a reason first (fail), or plan at once.
+    pub fn write_ask(kind: ActionKind, ids: Vec<String>) -> WriteAsk {
+        if kind == ActionKind::Fail {
+            WriteAsk::Reason(Reason::new(kind, ids))
+        } else {
+            WriteAsk::Plan { kind, ids }
+        }
+    }
+
+    /// Space: mark or unmark a row for a bulk action.
+    pub fn toggle_mark(&mut self, id: String) {
+        if !self.marks.remove(&id) {
+            self.marks.insert(id);
+        }
+    }
+
     pub fn rebuild(&mut self, items: &[ListItem], now_ms: i64) {
         let f = self.filter;
         let q = self.query.clone();
@@ -416,7 +456,7 @@ pub fn draw(f: &mut Frame, app: &mut App, area: Rect) {
         };
         let mut spans = vec![Span::raw(if selected { "›" } else { " " })];
         if marker {
-            if app.marks.contains(&it.row.submission_id) {
+            if app.list.marks.contains(&it.row.submission_id) {
                 spans.push(Span::styled("●", row_style.patch(t.marked())));
             } else {
                 spans.push(Span::styled(" ", row_style));

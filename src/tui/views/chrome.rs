@@ -45,9 +45,9 @@ pub fn header(f: &mut Frame, app: &App, area: Rect) {
         left.push(Span::styled(" READ-ONLY ", t.badge_read_only()));
     } else {
         left.push(Span::styled(" WRITE ", t.badge_write()));
-        if !app.marks.is_empty() {
+        if !app.list.marks.is_empty() {
             left.push(Span::styled(
-                format!(" {} marked", app.marks.len()),
+                format!(" {} marked", app.list.marks.len()),
                 t.marked(),
             ));
         }

@@ -7,8 +7,16 @@ struct Tmux {
 }
 
 impl Tmux {
+    /// tmux on a server of this test's own (`-L`): other tmux users on the machine, or another
+    /// test run, cannot end it or collide with its session names.
+    fn tmux(&self) -> Command {
+        let mut c = Command::new("tmux");
+        c.args(["-L", &self.name]);
+        c
+    }
+
     fn cmd(&self, args: &[&str]) -> String {
-        let out = Command::new("tmux").args(args).output().unwrap();
+        let out = self.tmux().args(args).output().unwrap();
         String::from_utf8_lossy(&out.stdout).into_owned()
     }
 
@@ -46,9 +54,7 @@ impl Tmux {
 
 impl Drop for Tmux {
     fn drop(&mut self) {
-        let _ = Command::new("tmux")
-            .args(["kill-session", "-t", &self.name])
-            .output();
+        let _ = self.tmux().arg("kill-server").output();
     }
 }
 
@@ -72,7 +78,8 @@ fn run_e2e(db: &Path, quit: &[&str], tag: &str) -> String {
         stty = stty.display()
     );
     let t = Tmux { name: name.clone() };
-    let status = Command::new("tmux")
+    let status = t
+        .tmux()
         .args([
             "new-session",
             "-d",

@@ -13,64 +13,28 @@ use super::act::{self, Outcome, PlanItem, Planned};
 use super::data::{ListItem, Opened, Snapshot, Target};
 use super::keymap::{self, Action, Ctx, StatusFilter};
 use super::popups::{
-    Confirm, Env, Help, Note, Palette, PaletteEntry, PaletteScope, Popup, PopupView, Reason, Reply,
+    Confirm, Env, Help, Note, Palette, PaletteEntry, PaletteScope, Popup, PopupView, Reply,
 };
 use super::screens::audit::AuditScreen;
 use super::screens::inspect::{describe_change, Inspect, Said};
-use super::screens::list::{describe_item_change, marked_in_order, ListScreen};
+use super::screens::list::{describe_item_change, ListScreen, WriteAsk};
 use super::screens::sessions::SessionsScreen;
 use super::theme::Theme;
-use super::worker::Response;
+use super::worker::{Request, Response};
 use crate::actions::ActionKind;
 use crate::store::{AuditRecord, SessionSummary};
 
+mod mouse;
+mod responses;
+mod writes;
+
 /// Something the app wants done outside itself.
-#[derive(Debug, Clone, PartialEq)]
+#[derive(Debug, Clone)]
 pub enum Effect {
-    Request(RequestKind),
+    /// Database work for the worker thread (the one request type it answers).
+    Request(Request),
     /// Put this text on the clipboard (OSC 52).
     Copy(String),
-}
-
-/// A database request, without the clock (the run loop adds `now`).
-#[derive(Debug, Clone, PartialEq)]
-pub enum RequestKind {
-    Refresh {
-        open: Option<Target>,
-        /// The list filter: only its rows are read.
-        filter: StatusFilter,
-        /// The sessions view is open: read the sessions too.
-        sessions: bool,
-        /// Rows on screen: their verdicts are computed first.
-        visible: Vec<String>,
-        /// The selected row, read even when it left the filter (to say what happened to it).
-        selected: Option<String>,
-    },
-    /// Compute the verdicts of these rows next.
-    Prioritize(Vec<String>),
-    /// Every submission of this session, for stepping between them.
-    Siblings(String),
-    Open(Target),
-    Export(Target),
-    /// Plan an action on these submissions (write mode).
-    Plan {
-        kind: ActionKind,
-        ids: Vec<String>,
-        reason: Option<String>,
-    },
-    /// Apply the previewed plans (write mode), recording `operator` in the audit trail.
-    Apply {
-        kind: ActionKind,
-        items: Vec<PlanItem>,
-        operator: String,
-    },
-    /// Read the audit trail.
-    Audit,
-    /// Fetch one entry's stored text (the tree holds compact entries).
-    EntryBody {
-        session: String,
-        entry_id: String,
-    },
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -175,8 +139,6 @@ pub struct App {
     pub layout: Layout,
     /// The detail pane's wrapped lines (built once per selection and width).
     pub detail_cache: Option<super::views::DetailCache>,
-    /// Submissions marked for a bulk action (write mode).
-    pub marks: HashSet<String>,
     /// Submissions this app just wrote to: their next change is ours, not "under you".
     pub own_writes: HashSet<String>,
     pub audit: AuditScreen,
@@ -218,7 +180,6 @@ impl App {
             quit: false,
             layout: Layout::default(),
             detail_cache: None,
-            marks: HashSet::new(),
             own_writes: HashSet::new(),
             audit: AuditScreen::default(),
             audit_return: Root::Submissions,
@@ -311,7 +272,8 @@ impl App {
         self.refresh_pending = true;
         let open = self.inspect().map(|i| i.target.clone());
         let visible = self.visible_ids();
-        self.effects.push(Effect::Request(RequestKind::Refresh {
+        self.effects.push(Effect::Request(Request::Refresh {
+            now_ms: self.now_ms,
             open,
             filter: self.list.filter,
             sessions: self.root == Root::Sessions,
@@ -319,7 +281,7 @@ impl App {
             selected: self.list.selected_id.clone(),
         }));
         if self.root == Root::Audit {
-            self.effects.push(Effect::Request(RequestKind::Audit));
+            self.effects.push(Effect::Request(Request::Audit));
         }
     }
 
@@ -338,7 +300,7 @@ impl App {
         };
         for entry_id in ins.bodies_to_fetch() {
             ins.bodies_requested.insert(entry_id.clone());
-            self.effects.push(Effect::Request(RequestKind::EntryBody {
+            self.effects.push(Effect::Request(Request::EntryBody {
                 session: session.clone(),
                 entry_id,
             }));
@@ -634,9 +596,9 @@ impl App {
                 self.list.query.clear();
                 self.rebuild_list();
             }
-            Pane::List if !self.marks.is_empty() => {
-                let n = self.marks.len();
-                self.marks.clear();
+            Pane::List if !self.list.marks.is_empty() => {
+                let n = self.list.marks.len();
+                self.list.marks.clear();
                 self.info(&format!(
                     "unmarked {n} row{}",
                     if n == 1 { "" } else { "s" }
@@ -683,7 +645,7 @@ impl App {
         } else {
             self.audit_return = self.root;
             self.root = Root::Audit;
-            self.effects.push(Effect::Request(RequestKind::Audit));
+            self.effects.push(Effect::Request(Request::Audit));
         }
         self.focus = root_pane(self.root);
     }
@@ -729,8 +691,10 @@ impl App {
         self.stack.push(Inspect::new(target.clone()));
         self.focus = Pane::Tree;
         self.banner = None;
-        self.effects
-            .push(Effect::Request(RequestKind::Open(target)));
+        self.effects.push(Effect::Request(Request::Open {
+            target,
+            now_ms: self.now_ms,
+        }));
     }
 
     fn enter(&mut self) {
@@ -839,8 +803,10 @@ impl App {
                     *top = Inspect::new(target.clone());
                 }
                 self.banner = None;
-                self.effects
-                    .push(Effect::Request(RequestKind::Open(target)));
+                self.effects.push(Effect::Request(Request::Open {
+                    target,
+                    now_ms: self.now_ms,
+                }));
                 self.info(&format!("submission {} of {n} in this session", next + 1));
             }
             Some(Opened::Session(_)) => {
@@ -895,7 +861,11 @@ impl App {
     fn export(&mut self) {
         match self.export_target() {
             Some(t) => {
-                self.effects.push(Effect::Request(RequestKind::Export(t)));
+                self.effects.push(Effect::Request(Request::Export {
+                    target: t,
+                    dir: self.cfg.export_dir.clone(),
+                    now_ms: self.now_ms,
+                }));
                 self.info("exporting…");
             }
             None => self.info("nothing selected to export"),
@@ -932,404 +902,6 @@ impl App {
                 .push("S applies these writes one at a time, each previewed and confirmed.".into());
         }
         self.show(Popup::info(title, lines));
-    }
-
-    // ----- write actions (write mode only) -------------------------------------------------
-
-    /// The submissions an action applies to: the marked rows (from the list), else the selected
-    /// row, else the opened submission.
-    fn action_targets(&self) -> Result<Vec<String>, &'static str> {
-        if let Some(ins) = self.inspect() {
-            return match ins.submission() {
-                Some(s) => Ok(vec![s.report.row().submission_id.clone()]),
-                None => Err("open a submission (⏎ on its input) to act on it"),
-            };
-        }
-        if self.focus == Pane::List {
-            if !self.marks.is_empty() {
-                return Ok(marked_in_order(&self.items, &self.marks));
-            }
-            return match self.selected_item() {
-                Some(it) => Ok(vec![it.row.submission_id.clone()]),
-                None => Err("nothing selected"),
-            };
-        }
-        Err("select a submission first")
-    }
-
-    fn act(&mut self, kind: ActionKind) {
-        if let Some(b) = &self.busy {
-            let msg = format!("one action at a time: still {b}");
-            self.info(&msg);
-            return;
-        }
-        let ids = match self.action_targets() {
-            Ok(ids) => ids,
-            Err(e) => {
-                self.info(e);
-                return;
-            }
-        };
-        if kind == ActionKind::Fail {
-            self.show(Popup::Reason(Reason::new(kind, ids)));
-            return;
-        }
-        self.request_plan(kind, ids, None);
-    }
-
-    fn request_plan(&mut self, kind: ActionKind, ids: Vec<String>, reason: Option<String>) {
-        let what = if ids.len() == 1 {
-            act::short_id(&ids[0])
-        } else {
-            format!("{} marked submissions", ids.len())
-        };
-        self.busy = Some(format!("planning {} of {what}…", kind.as_str()));
-        self.info(&format!("reading {what} and planning {}…", kind.as_str()));
-        self.effects
-            .push(Effect::Request(RequestKind::Plan { kind, ids, reason }));
-    }
-
-    fn request_apply(&mut self, kind: ActionKind, items: Vec<PlanItem>) {
-        self.busy = Some(format!("applying {}…", kind.as_str()));
-        self.show(Confirm::applying(kind, &items));
-        self.effects.push(Effect::Request(RequestKind::Apply {
-            kind,
-            items,
-            operator: self.cfg.operator.clone(),
-        }));
-    }
-
-    fn toggle_mark(&mut self) {
-        if self.focus != Pane::List || self.inspect().is_some() {
-            return;
-        }
-        let Some(id) = self.selected_item().map(|i| i.row.submission_id.clone()) else {
-            return;
-        };
-        if !self.marks.remove(&id) {
-            self.marks.insert(id);
-        }
-        self.move_by(1);
-        let n = self.marks.len();
-        self.info(&format!(
-            "{n} marked · R/Q/F/S act on every marked row · esc unmarks all"
-        ));
-    }
-
-    fn on_planned(&mut self, p: Planned) {
-        self.busy = None;
-        let (popup, note) = Confirm::for_planned(p);
-        self.note(note);
-        self.show(popup);
-    }
-
-    fn note(&mut self, note: Note) {
-        match note {
-            Note::Clear => self.status = None,
-            Note::Info(m) => self.info(&m),
-            Note::Error(m) => self.error(&m),
-        }
-    }
-
-    fn on_applied(&mut self, kind: ActionKind, outcomes: Vec<Outcome>) {
-        self.busy = None;
-        for o in &outcomes {
-            if matches!(o.result, act::OutcomeResult::Applied { .. }) {
-                self.own_writes.insert(o.submission_id.clone());
-            }
-        }
-        let (popup, note) = Confirm::for_applied(kind, &outcomes);
-        self.note(note);
-        self.show(popup);
-        // The marked rows an action went through are done with.
-        for o in &outcomes {
-            self.marks.remove(&o.submission_id);
-        }
-        // Fresh data everywhere: the list, the opened submission, the audit trail.
-        self.request_refresh();
-        if self.root != Root::Audit {
-            self.effects.push(Effect::Request(RequestKind::Audit));
-        }
-    }
-
-    // ----- mouse --------------------------------------------------------------------------
-
-    pub fn on_mouse(&mut self, ev: MouseEvent) {
-        self.on_mouse_inner(ev);
-        self.request_bodies();
-    }
-
-    fn on_mouse_inner(&mut self, ev: MouseEvent) {
-        let (x, y) = (ev.column, ev.row);
-        let inside = |h: &Option<Hit>| h.is_some_and(|h| h.area.contains((x, y).into()));
-        let pane = if inside(&self.layout.detail) {
-            Some(Pane::Detail)
-        } else if inside(&self.layout.tree) {
-            Some(Pane::Tree)
-        } else if inside(&self.layout.list) {
-            Some(Pane::List)
-        } else if inside(&self.layout.sessions) {
-            Some(Pane::Sessions)
-        } else if inside(&self.layout.audit) {
-            Some(Pane::Audit)
-        } else {
-            None
-        };
-        if self.popup.is_some() {
-            match ev.kind {
-                MouseEventKind::ScrollDown => self.move_by(3),
-                MouseEventKind::ScrollUp => self.move_by(-3),
-                _ => {}
-            }
-            return;
-        }
-        let Some(pane) = pane else { return };
-        match ev.kind {
-            MouseEventKind::ScrollDown | MouseEventKind::ScrollUp => {
-                let saved = self.focus;
-                self.focus = pane;
-                self.move_by(if ev.kind == MouseEventKind::ScrollDown {
-                    3
-                } else {
-                    -3
-                });
-                self.focus = saved;
-            }
-            MouseEventKind::Down(MouseButton::Left) => {
-                self.focus = pane;
-                let hit = match pane {
-                    Pane::List => self.layout.list,
-                    Pane::Sessions => self.layout.sessions,
-                    Pane::Tree => self.layout.tree,
-                    Pane::Detail => self.layout.detail,
-                    Pane::Audit => self.layout.audit,
-                };
-                let Some(hit) = hit else { return };
-                if !hit.rows.contains((x, y).into()) {
-                    return;
-                }
-                let row = (y - hit.rows.y) as usize;
-                let double = self.last_click.is_some_and(|(t, cx, cy)| {
-                    cx == x && cy == y && self.ui_now.duration_since(t) < Duration::from_millis(400)
-                });
-                self.last_click = Some((self.ui_now, x, y));
-                match pane {
-                    Pane::List => {
-                        if self.list.click_row(row) {
-                            self.sync_list_selection();
-                            if double {
-                                self.enter();
-                            }
-                        }
-                    }
-                    Pane::Sessions => {
-                        if self.sessions.click_row(row) && double {
-                            self.enter();
-                        }
-                    }
-                    Pane::Tree => {
-                        if self.inspect_mut().is_some_and(|i| i.click_row(row)) && double {
-                            self.expand();
-                        }
-                    }
-                    Pane::Audit => {
-                        if self.audit.click_row(row) && double {
-                            self.enter();
-                        }
-                    }
-                    Pane::Detail => {}
-                }
-            }
-            _ => {}
-        }
-    }
-
-    // ----- worker responses ---------------------------------------------------------------
-
-    pub fn on_response(&mut self, resp: Response) {
-        self.on_response_inner(resp);
-        // A newly opened tree selects a row whose body may be needed.
-        self.request_bodies();
-    }
-
-    fn on_response_inner(&mut self, resp: Response) {
-        match resp {
-            Response::Snapshot(Ok(snap)) => self.on_snapshot(*snap),
-            Response::Verdicts(batch) => self.on_verdicts(batch),
-            Response::Siblings { key, ids } => self.scale.siblings = Some((key, ids)),
-            Response::Snapshot(Err(e)) => {
-                // Also how a worker panic arrives: never leave an action waiting forever.
-                self.busy = None;
-                self.refresh_pending = false;
-                self.last_refresh = Some(self.ui_now);
-                self.db_error = Some(e);
-            }
-            Response::Opened { target, result } => {
-                let ui_now = self.ui_now;
-                let _ = ui_now;
-                if let (Target::Submission(_), Ok(Opened::Submission(s))) = (&target, &result) {
-                    self.want_siblings(&s.report.row().session_key.clone());
-                }
-                if let Some(ins) = self.stack.iter_mut().rev().find(|i| i.target == target) {
-                    match result {
-                        Ok(data) => {
-                            let first = ins.data.is_none();
-                            ins.data = Some(data);
-                            ins.error = None;
-                            ins.rebuild();
-                            if first {
-                                ins.sel = 0;
-                            }
-                        }
-                        Err(e) => ins.error = Some(e),
-                    }
-                }
-            }
-            Response::EntryBody {
-                session,
-                entry_id,
-                result,
-            } => {
-                for ins in self.stack.iter_mut() {
-                    if ins.session_key().as_deref() != Some(session.as_str()) {
-                        continue;
-                    }
-                    if let Ok(Some(full)) = &result {
-                        ins.bodies.insert(entry_id.clone(), (**full).clone());
-                        ins.generation += 1;
-                    }
-                }
-            }
-            Response::Exported(Ok(path)) => self.info(&format!("exported to {}", path.display())),
-            Response::Exported(Err(e)) => self.error(&format!("export failed: {e}")),
-            Response::Planned(p) => self.on_planned(p),
-            Response::Applied { kind, outcomes } => self.on_applied(kind, outcomes),
-            Response::Audit(result) => self.audit.on_read(result),
-        }
-    }
-
-    fn on_snapshot(&mut self, snap: Snapshot) {
-        self.refresh_pending = false;
-        self.last_refresh = Some(self.ui_now);
-        self.refresh_took = Some(snap.took);
-        self.db_error = None;
-        if self.cfg.now_override.is_none() {
-            self.now_ms = snap.now_ms;
-        }
-        let selected_before = self.selected_item().cloned();
-        let watched = snap.watched.clone();
-        let same_filter = self.scale.filter == Some(snap.filter);
-        let mut snap = snap;
-        if self.loaded && same_filter {
-            let until = self.ui_now + FLASH;
-            self.scale
-                .merge_pending(&self.items, &mut snap.items, &self.own_writes);
-            let old: HashMap<&str, String> = self
-                .items
-                .iter()
-                .map(|i| (i.row.submission_id.as_str(), i.signature()))
-                .collect();
-            for it in snap.items.iter().filter(|i| !i.pending) {
-                if old.get(it.row.submission_id.as_str()) != Some(&it.signature()) {
-                    self.flashes.insert(it.row.submission_id.clone(), until);
-                }
-            }
-        } else {
-            self.scale.pending_base.clear();
-        }
-        self.scale.on_snapshot(&snap);
-        self.items = snap.items;
-        // A marked row that no longer exists cannot be acted on: forget it (rows of another
-        // filter are not loaded, so only a refresh of the same filter tells).
-        let items = &self.items;
-        if same_filter {
-            self.marks
-                .retain(|id| items.iter().any(|i| &i.row.submission_id == id));
-        }
-        if let Some(c) = snap.counts {
-            self.counts = c;
-            self.scale.counts_known = true;
-        }
-        if let Some(sessions) = snap.sessions {
-            self.sessions.rows = sessions;
-            self.scale.sessions_loaded = true;
-        }
-        let first = !self.loaded;
-        self.loaded = true;
-        self.rebuild_list();
-        self.rebuild_sessions();
-        if self
-            .status
-            .as_ref()
-            .is_some_and(|s| s.text == "refreshing…")
-        {
-            let ms = self.refresh_took.map_or(0, |d| d.as_millis());
-            self.info(&format!("refreshed in {ms} ms"));
-        }
-        // Our own writes are not "changed under you": forget them after this refresh.
-        let own = std::mem::take(&mut self.own_writes);
-        self.scale.own_recent = own.clone();
-        // The selected row changed under the operator (the opened submission is checked below).
-        if self.stack.is_empty() {
-            if let Some(old) = selected_before
-                .as_ref()
-                .filter(|o| !own.contains(&o.row.submission_id))
-            {
-                let id = &old.row.submission_id;
-                let still = self
-                    .selected_item()
-                    .is_some_and(|n| &n.row.submission_id == id);
-                let new = self
-                    .items
-                    .iter()
-                    .find(|i| &i.row.submission_id == id)
-                    .or(watched.as_ref().filter(|w| &w.row.submission_id == id))
-                    .filter(|i| !i.pending);
-                if let Some(new) = new {
-                    if let Some(mut c) = describe_item_change(old, new) {
-                        if !still {
-                            c = c.replace(
-                                " · esc dismisses",
-                                " · it left this filter · esc dismisses",
-                            );
-                        }
-                        self.banner = Some(c);
-                    }
-                }
-            }
-        }
-        if first {
-            // Said once the counts are in (they follow the first snapshot).
-            self.scale.greet = true;
-            self.greet();
-        }
-        if let Some((target, result)) = snap.open {
-            let Some(ins) = self.stack.last_mut() else {
-                return;
-            };
-            if ins.target != target {
-                return;
-            }
-            match result {
-                Ok(data) => {
-                    let change = match (&ins.data, &data) {
-                        (Some(Opened::Submission(a)), Opened::Submission(b))
-                            if !own.contains(&b.report.row().submission_id) =>
-                        {
-                            describe_change(a, b)
-                        }
-                        _ => None,
-                    };
-                    ins.data = Some(data);
-                    ins.error = None;
-                    ins.rebuild();
-                    if let Some(c) = change {
-                        self.banner = Some(c);
-                    }
-                }
-                Err(e) => ins.error = Some(e),
-            }
-        }
     }
 }
 
