@@ -466,7 +466,7 @@ impl Harness {
 
     /// The tree's first drawn row.
     pub fn tree_offset(&self) -> usize {
-        self.app.inspect().map_or(0, |i| i.offset)
+        self.app.layout.tree_offset()
     }
 
     /// The entry of the selected tree row as the tree holds it (compact), and its full body when

@@ -142,7 +142,7 @@ impl App {
             .map_or(40, |l| l.rows.height as usize)
             .max(1);
         // Where the next draw puts the viewport (as the list view scrolls the selection into it).
-        let (sel, mut start) = (self.list.selected, self.list.offset);
+        let (sel, mut start) = (self.list.selected, self.layout.list_offset);
         if sel < start {
             start = sel;
         } else if sel >= start + h {

@@ -82,6 +82,9 @@ pub struct Hit {
     pub rows: Rect,
 }
 
+/// What drawing writes and the keys and the mouse read back: the hit areas of the last frame,
+/// the scroll offsets that keep each pane's selection in view, the detail pane's wrapped lines.
+/// The screens draw from their own state (`&App`) plus this.
 #[derive(Debug, Clone, Default)]
 pub struct Layout {
     pub list: Option<Hit>,
@@ -91,8 +94,36 @@ pub struct Layout {
     pub detail: Option<Hit>,
     /// Total wrapped lines in the detail pane (for scroll bounds).
     pub detail_lines: usize,
+    /// The detail pane's last page start as last drawn (its scroll is clamped to it).
+    pub detail_max_scroll: Option<usize>,
     /// The open popup's scroll bounds.
     pub popup: PopupView,
+    /// The first drawn row of each list-like pane.
+    pub list_offset: usize,
+    pub sessions_offset: usize,
+    pub audit_offset: usize,
+    /// The tree's first drawn row, one per opened view (the app's stack).
+    pub tree_offsets: Vec<usize>,
+    /// The detail pane's wrapped lines (built once per selection and width).
+    pub detail_cache: Option<super::views::DetailCache>,
+}
+
+impl Layout {
+    /// A new frame: forget the last frame's areas and bounds, keep the offsets and the cache.
+    pub fn new_frame(&mut self) {
+        self.list = None;
+        self.sessions = None;
+        self.audit = None;
+        self.tree = None;
+        self.detail = None;
+        self.detail_lines = 0;
+        self.popup = PopupView::default();
+    }
+
+    /// The innermost opened view's tree offset.
+    pub fn tree_offset(&self) -> usize {
+        self.tree_offsets.last().copied().unwrap_or(0)
+    }
 }
 
 /// Options that shape the app (a subset of `TuiOptions`).
@@ -137,8 +168,6 @@ pub struct App {
     pub flashes: HashMap<String, Instant>,
     pub quit: bool,
     pub layout: Layout,
-    /// The detail pane's wrapped lines (built once per selection and width).
-    pub detail_cache: Option<super::views::DetailCache>,
     /// Submissions this app just wrote to: their next change is ours, not "under you".
     pub own_writes: HashSet<String>,
     pub audit: AuditScreen,
@@ -179,7 +208,6 @@ impl App {
             flashes: HashMap::new(),
             quit: false,
             layout: Layout::default(),
-            detail_cache: None,
             own_writes: HashSet::new(),
             audit: AuditScreen::default(),
             audit_return: Root::Submissions,
@@ -364,7 +392,10 @@ impl App {
 
     /// Call `f` with the open popup and what it needs from the app (the pane under it, the
     /// theme, the keys); `None` without a popup.
-    fn with_popup<R>(&mut self, f: impl FnOnce(&mut Popup, &Env, &PopupView) -> R) -> Option<R> {
+    fn with_popup<R>(
+        &mut self,
+        f: impl FnOnce(&mut Popup, &Env, &mut PopupView) -> R,
+    ) -> Option<R> {
         let here = contexts_of(self.focus);
         let page = self.page();
         let env = Env {
@@ -375,11 +406,11 @@ impl App {
             page,
         };
         let p = self.popup.as_mut()?;
-        Some(f(p, &env, &self.layout.popup))
+        Some(f(p, &env, &mut self.layout.popup))
     }
 
     /// Draw the open popup over the screen.
-    pub fn draw_popup(&mut self, f: &mut ratatui::Frame, area: Rect) {
+    pub fn draw_popup(&self, f: &mut ratatui::Frame, area: Rect, view: &mut PopupView) {
         let env = Env {
             theme: self.cfg.theme,
             write_mode: !self.cfg.read_only,
@@ -388,7 +419,7 @@ impl App {
             page: 0,
         };
         if let Some(p) = &self.popup {
-            p.render(f, area, &env, &mut self.layout.popup);
+            p.render(f, area, &env, view);
         }
     }
 
@@ -494,7 +525,7 @@ impl App {
             Action::Filter(f) => {
                 self.list.filter = f;
                 self.list.selected = 0;
-                self.list.offset = 0;
+                self.layout.list_offset = 0;
                 self.rebuild_list();
                 // Only the filter's rows are loaded: read the new filter's.
                 self.request_refresh();
@@ -584,6 +615,7 @@ impl App {
             return;
         }
         if self.stack.pop().is_some() {
+            self.layout.tree_offsets.truncate(self.stack.len());
             self.focus = match (self.stack.is_empty(), self.root) {
                 (false, _) => Pane::Tree,
                 (true, root) => root_pane(root),
@@ -624,6 +656,7 @@ impl App {
 
     fn toggle_root(&mut self) {
         self.stack.clear();
+        self.layout.tree_offsets.clear();
         self.banner = None;
         self.root = match self.root {
             Root::Submissions | Root::Audit => Root::Sessions,
@@ -639,6 +672,7 @@ impl App {
     /// `a`: the audit trail, or back to where it was opened from.
     fn toggle_audit(&mut self) {
         self.stack.clear();
+        self.layout.tree_offsets.clear();
         self.banner = None;
         if self.root == Root::Audit {
             self.root = self.audit_return;
@@ -679,9 +713,13 @@ impl App {
                 }
             }
             Pane::Detail => {
-                let lines = self.layout.detail_lines;
+                // The first key after a draw starts from what it showed (see `scroll_detail`).
+                let (lines, shown) = (
+                    self.layout.detail_lines,
+                    self.layout.detail_max_scroll.take(),
+                );
                 if let Some(ins) = self.inspect_mut() {
-                    ins.scroll_detail(delta, lines);
+                    ins.scroll_detail(delta, lines, shown);
                 }
             }
         }
@@ -689,6 +727,8 @@ impl App {
 
     fn open(&mut self, target: Target) {
         self.stack.push(Inspect::new(target.clone()));
+        self.layout.tree_offsets.resize(self.stack.len() - 1, 0);
+        self.layout.tree_offsets.push(0);
         self.focus = Pane::Tree;
         self.banner = None;
         self.effects.push(Effect::Request(Request::Open {
@@ -801,6 +841,9 @@ impl App {
                 let n = subs.len();
                 if let Some(top) = self.stack.last_mut() {
                     *top = Inspect::new(target.clone());
+                    if let Some(off) = self.layout.tree_offsets.last_mut() {
+                        *off = 0;
+                    }
                 }
                 self.banner = None;
                 self.effects.push(Effect::Request(Request::Open {

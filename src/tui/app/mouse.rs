@@ -65,7 +65,7 @@ impl App {
                 self.last_click = Some((self.ui_now, x, y));
                 match pane {
                     Pane::List => {
-                        if self.list.click_row(row) {
+                        if self.list.click_row(row, self.layout.list_offset) {
                             self.sync_list_selection();
                             if double {
                                 self.enter();
@@ -73,17 +73,18 @@ impl App {
                         }
                     }
                     Pane::Sessions => {
-                        if self.sessions.click_row(row) && double {
+                        if self.sessions.click_row(row, self.layout.sessions_offset) && double {
                             self.enter();
                         }
                     }
                     Pane::Tree => {
-                        if self.inspect_mut().is_some_and(|i| i.click_row(row)) && double {
+                        let offset = self.layout.tree_offset();
+                        if self.inspect_mut().is_some_and(|i| i.click_row(row, offset)) && double {
                             self.expand();
                         }
                     }
                     Pane::Audit => {
-                        if self.audit.click_row(row) && double {
+                        if self.audit.click_row(row, self.layout.audit_offset) && double {
                             self.enter();
                         }
                     }

@@ -87,9 +87,10 @@ pub struct PopupView {
     pub max_scroll: Option<usize>,
 }
 
-/// The scroll of a popup body after `delta` (bounded by what the last draw could show).
-fn scrolled(scroll: usize, delta: isize, view: &PopupView) -> usize {
-    let cur = scroll.min(view.max_scroll.unwrap_or(usize::MAX));
+/// The scroll of a popup body after `delta`. The first key after a draw starts from what that
+/// draw showed (the body's end at most); keys between two draws add up, as they always did.
+fn scrolled(scroll: usize, delta: isize, view: &mut PopupView) -> usize {
+    let cur = scroll.min(view.max_scroll.take().unwrap_or(usize::MAX));
     (cur as isize).saturating_add(delta).clamp(0, 500) as usize
 }
 
@@ -106,7 +107,7 @@ impl Popup {
 
     /// A key while the popup is open. The palette and the reason input read text; help and the
     /// confirm dialog use the keymap's popup bindings.
-    pub fn on_key(&mut self, ev: &KeyEvent, env: &Env, view: &PopupView) -> Reply {
+    pub fn on_key(&mut self, ev: &KeyEvent, env: &Env, view: &mut PopupView) -> Reply {
         match self {
             Popup::Palette(p) => p.on_key(ev, &env.palette()),
             Popup::Reason(r) => r.on_key(ev),
@@ -120,7 +121,7 @@ impl Popup {
     }
 
     /// An action while the popup is open (a key of the popup's bindings, or the mouse wheel).
-    pub fn on_action(&mut self, a: Action, env: &Env, view: &PopupView) -> Reply {
+    pub fn on_action(&mut self, a: Action, env: &Env, view: &mut PopupView) -> Reply {
         let delta = match a {
             Action::Up => Some(-1),
             Action::Down => Some(1),
@@ -146,7 +147,7 @@ impl Popup {
     }
 
     /// Scroll the body (help, confirm) or move the palette's selection (the wheel too).
-    pub fn scroll_by(&mut self, delta: isize, env: &Env, view: &PopupView) {
+    pub fn scroll_by(&mut self, delta: isize, env: &Env, view: &mut PopupView) {
         match self {
             Popup::Help(h) => h.scroll = scrolled(h.scroll, delta, view),
             Popup::Confirm(c) => c.scroll = scrolled(c.scroll, delta, view),

@@ -11,7 +11,7 @@ use ratatui::Frame;
 use super::step;
 use crate::core::time::iso_from_ms;
 use crate::store::AuditRecord;
-use crate::tui::app::{App, Hit, Pane};
+use crate::tui::app::{App, Hit, Layout, Pane};
 use crate::tui::text::{clean, pad};
 use crate::tui::views::scroll_into_view;
 
@@ -22,7 +22,6 @@ pub struct AuditScreen {
     pub loaded: bool,
     pub error: Option<String>,
     pub selected: usize,
-    pub offset: usize,
 }
 
 impl AuditScreen {
@@ -35,8 +34,8 @@ impl AuditScreen {
     }
 
     /// A click on row `row` of the viewport; `true` when it landed on a record.
-    pub fn click_row(&mut self, row: usize) -> bool {
-        let i = self.offset + row;
+    pub fn click_row(&mut self, row: usize, offset: usize) -> bool {
+        let i = offset + row;
         if i >= self.rows.len() {
             return false;
         }
@@ -63,7 +62,7 @@ fn when(ms: i64) -> String {
     iso_from_ms(ms).replace('T', " ").chars().take(19).collect()
 }
 
-pub fn draw(f: &mut Frame, app: &mut App, area: Rect) {
+pub fn draw(f: &mut Frame, app: &App, view: &mut Layout, area: Rect) {
     let t = app.cfg.theme;
     let detail_h = if area.height >= 14 { 6 } else { 0 };
     let table = Rect {
@@ -101,12 +100,12 @@ pub fn draw(f: &mut Frame, app: &mut App, area: Rect) {
         height: table.height.saturating_sub(1),
         ..table
     };
-    app.layout.audit = Some(Hit {
+    view.audit = Some(Hit {
         area: table,
         rows: rows_area,
     });
     let h = rows_area.height as usize;
-    scroll_into_view(&mut app.audit.offset, app.audit.selected, h);
+    scroll_into_view(&mut view.audit_offset, app.audit.selected, h);
     if app.audit.rows.is_empty() {
         let msg = if let Some(e) = &app.audit.error {
             format!("could not read the audit trail: {}", clean(e))
@@ -129,7 +128,7 @@ pub fn draw(f: &mut Frame, app: &mut App, area: Rect) {
         .rows
         .iter()
         .enumerate()
-        .skip(app.audit.offset)
+        .skip(view.audit_offset)
         .take(h)
     {
         let selected = r == app.audit.selected;
@@ -161,7 +160,7 @@ pub fn draw(f: &mut Frame, app: &mut App, area: Rect) {
                 t.dim().patch(row_style),
             ));
         }
-        let y = rows_area.y + (r - app.audit.offset) as u16;
+        let y = rows_area.y + (r - view.audit_offset) as u16;
         f.render_widget(
             Paragraph::new(Line::from(spans)).style(row_style),
             Rect {

@@ -14,7 +14,7 @@ use ratatui::Frame;
 
 use crate::actions::ActionKind;
 use crate::report::lease_text;
-use crate::tui::app::{App, Hit, Pane};
+use crate::tui::app::{App, Hit, Layout, Pane};
 use crate::tui::data::ListItem;
 use crate::tui::keymap::StatusFilter;
 use crate::tui::popups::Reason;
@@ -78,7 +78,6 @@ pub struct ListScreen {
     /// Indexes into `App::items`, filtered and sorted.
     pub view: Vec<usize>,
     pub selected: usize,
-    pub offset: usize,
     pub selected_id: Option<String>,
     /// Submissions marked for a bulk action (write mode).
     pub marks: HashSet<String>,
@@ -210,8 +209,8 @@ impl ListScreen {
     }
 
     /// A click on row `row` of the viewport; `true` when it landed on a row.
-    pub fn click_row(&mut self, row: usize) -> bool {
-        let i = self.offset + row;
+    pub fn click_row(&mut self, row: usize, offset: usize) -> bool {
+        let i = offset + row;
         if i >= self.view.len() {
             return false;
         }
@@ -360,7 +359,7 @@ fn columns(app: &App, w: usize) -> Vec<(Column, usize)> {
     chosen
 }
 
-pub fn draw(f: &mut Frame, app: &mut App, area: Rect) {
+pub fn draw(f: &mut Frame, app: &App, view: &mut Layout, area: Rect) {
     let t = app.cfg.theme;
     let preview_h = if area.height >= 14 { 5 } else { 0 };
     let table = Rect {
@@ -399,12 +398,12 @@ pub fn draw(f: &mut Frame, app: &mut App, area: Rect) {
         height: table.height.saturating_sub(1),
         ..table
     };
-    app.layout.list = Some(Hit {
+    view.list = Some(Hit {
         area: table,
         rows: rows_area,
     });
     let h = rows_area.height as usize;
-    scroll_into_view(&mut app.list.offset, app.list.selected, h);
+    scroll_into_view(&mut view.list_offset, app.list.selected, h);
     if app.list.view.is_empty() {
         let msg = if !app.loaded {
             "reading the database…".to_string()
@@ -438,7 +437,7 @@ pub fn draw(f: &mut Frame, app: &mut App, area: Rect) {
         .view
         .iter()
         .enumerate()
-        .skip(app.list.offset)
+        .skip(view.list_offset)
         .take(h)
     {
         let it = &app.items[idx];
@@ -476,7 +475,7 @@ pub fn draw(f: &mut Frame, app: &mut App, area: Rect) {
             spans.push(Span::styled(text, style.patch(row_style)));
             spans.push(Span::styled(" ", row_style));
         }
-        let y = rows_area.y + (r - app.list.offset) as u16;
+        let y = rows_area.y + (r - view.list_offset) as u16;
         f.render_widget(
             Paragraph::new(Line::from(spans)).style(row_style),
             Rect {

@@ -11,7 +11,7 @@ use ratatui::Frame;
 use super::step;
 use crate::core::time::ms_from_iso;
 use crate::store::SessionSummary;
-use crate::tui::app::{App, Hit, Pane};
+use crate::tui::app::{App, Hit, Layout, Pane};
 use crate::tui::text::{ago, clean, pad};
 use crate::tui::views::scroll_into_view;
 
@@ -21,7 +21,6 @@ pub struct SessionsScreen {
     pub query: String,
     pub view: Vec<usize>,
     pub selected: usize,
-    pub offset: usize,
     pub selected_id: Option<String>,
 }
 
@@ -66,8 +65,8 @@ impl SessionsScreen {
     }
 
     /// A click on row `row` of the viewport; `true` when it landed on a session.
-    pub fn click_row(&mut self, row: usize) -> bool {
-        let i = self.offset + row;
+    pub fn click_row(&mut self, row: usize, offset: usize) -> bool {
+        let i = offset + row;
         if i >= self.view.len() {
             return false;
         }
@@ -88,7 +87,7 @@ fn by_status(s: &SessionSummary) -> String {
         .join(", ")
 }
 
-pub fn draw(f: &mut Frame, app: &mut App, area: Rect) {
+pub fn draw(f: &mut Frame, app: &App, view: &mut Layout, area: Rect) {
     let t = app.cfg.theme;
     let w = area.width as usize;
     // instance, entries, updated, submissions, key (widest last, dropped first)
@@ -121,12 +120,12 @@ pub fn draw(f: &mut Frame, app: &mut App, area: Rect) {
         height: area.height.saturating_sub(1),
         ..area
     };
-    app.layout.sessions = Some(Hit {
+    view.sessions = Some(Hit {
         area,
         rows: rows_area,
     });
     let h = rows_area.height as usize;
-    scroll_into_view(&mut app.sessions.offset, app.sessions.selected, h);
+    scroll_into_view(&mut view.sessions_offset, app.sessions.selected, h);
     if app.sessions.view.is_empty() {
         let msg = if !app.loaded || !app.scale.sessions_loaded {
             "reading the sessions…"
@@ -149,7 +148,7 @@ pub fn draw(f: &mut Frame, app: &mut App, area: Rect) {
         .view
         .iter()
         .enumerate()
-        .skip(app.sessions.offset)
+        .skip(view.sessions_offset)
         .take(h)
     {
         let s = &app.sessions.rows[idx];
@@ -191,7 +190,7 @@ pub fn draw(f: &mut Frame, app: &mut App, area: Rect) {
                 t.dim().patch(row_style),
             ));
         }
-        let y = rows_area.y + (r - app.sessions.offset) as u16;
+        let y = rows_area.y + (r - view.sessions_offset) as u16;
         f.render_widget(
             Paragraph::new(Line::from(spans)).style(row_style),
             Rect {

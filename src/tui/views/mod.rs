@@ -8,7 +8,7 @@ use ratatui::text::{Line, Span};
 use ratatui::widgets::Paragraph;
 use ratatui::Frame;
 
-use super::app::{App, Root};
+use super::app::{App, Layout, Root};
 
 #[cfg(feature = "test-harness")]
 pub use crate::tui::screens::inspect::detail_pane::detail_text;
@@ -19,13 +19,16 @@ use crate::tui::screens::{audit, list, sessions};
 /// Draw the whole screen. Every frame ends with [`crate::tui::text::scrub`], so whatever a view
 /// draws, no control, bidi or zero-width character reaches the terminal.
 pub fn draw(f: &mut Frame, app: &mut App) {
-    draw_views(f, app);
+    // The screens draw from `&App`; what drawing writes (offsets, hit areas) goes to the layout.
+    let mut view = std::mem::take(&mut app.layout);
+    view.new_frame();
+    draw_views(f, app, &mut view);
+    app.layout = view;
     super::text::scrub(f.buffer_mut());
 }
 
-fn draw_views(f: &mut Frame, app: &mut App) {
+fn draw_views(f: &mut Frame, app: &App, view: &mut Layout) {
     let area = f.area();
-    app.layout = Default::default();
     if area.width < 30 || area.height < 8 {
         let msg = format!(
             "turnscope needs at least 30x8 (now {}x{})",
@@ -64,12 +67,12 @@ fn draw_views(f: &mut Frame, app: &mut App) {
     chrome::header(f, app, header);
     chrome::nav(f, app, nav);
     if app.inspect().is_some() {
-        inspect(f, app, body);
+        inspect(f, app, view, body);
     } else {
         match app.root {
-            Root::Submissions => list::draw(f, app, body),
-            Root::Sessions => sessions::draw(f, app, body),
-            Root::Audit => audit::draw(f, app, body),
+            Root::Submissions => list::draw(f, app, view, body),
+            Root::Sessions => sessions::draw(f, app, view, body),
+            Root::Audit => audit::draw(f, app, view, body),
         }
     }
     if banner_h > 0 {
@@ -77,11 +80,11 @@ fn draw_views(f: &mut Frame, app: &mut App) {
     }
     chrome::status(f, app, status);
     chrome::footer(f, app, footer);
-    app.draw_popup(f, area);
+    app.draw_popup(f, area, &mut view.popup);
 }
 
 /// Tree and detail side by side when there is room, stacked otherwise.
-fn inspect(f: &mut Frame, app: &mut App, body: Rect) {
+fn inspect(f: &mut Frame, app: &App, view: &mut Layout, body: Rect) {
     let (t, d) = if body.width >= 110 {
         let tw = body.width * 11 / 20;
         (
@@ -107,8 +110,8 @@ fn inspect(f: &mut Frame, app: &mut App, body: Rect) {
             },
         )
     };
-    tree_pane::draw(f, app, t);
-    detail_pane::draw(f, app, d);
+    tree_pane::draw(f, app, view, t);
+    detail_pane::draw(f, app, view, d);
 }
 
 /// A one-line paragraph of spans.

@@ -31,7 +31,6 @@ pub struct Inspect {
     /// Visible node ids (recomputed when the tree or the expansion changes).
     pub visible: Vec<usize>,
     pub sel: usize,
-    pub offset: usize,
     pub detail_scroll: usize,
     pub raw: bool,
     pub search: Search,
@@ -56,7 +55,6 @@ impl Inspect {
             exp: Expansion::default(),
             visible: Vec::new(),
             sel: 0,
-            offset: 0,
             detail_scroll: 0,
             raw: false,
             search: Search::default(),
@@ -333,17 +331,18 @@ impl Inspect {
         self.touch();
     }
 
-    /// Scroll the detail pane (bounded by its wrapped lines).
-    pub fn scroll_detail(&mut self, delta: isize, lines: usize) {
+    /// Scroll the detail pane, bounded by its wrapped lines. The first key after a draw starts
+    /// from what the draw showed (`shown_max`: the last page's start at most); keys between two
+    /// draws add up.
+    pub fn scroll_detail(&mut self, delta: isize, lines: usize, shown_max: Option<usize>) {
+        let cur = self.detail_scroll.min(shown_max.unwrap_or(usize::MAX));
         let max = lines.saturating_sub(1);
-        self.detail_scroll = (self.detail_scroll as isize)
-            .saturating_add(delta)
-            .clamp(0, max as isize) as usize;
+        self.detail_scroll = (cur as isize).saturating_add(delta).clamp(0, max as isize) as usize;
     }
 
     /// A click on tree row `row` of the viewport; `true` when it landed on a row.
-    pub fn click_row(&mut self, row: usize) -> bool {
-        let i = self.offset + row;
+    pub fn click_row(&mut self, row: usize, offset: usize) -> bool {
+        let i = offset + row;
         if i >= self.visible.len() {
             return false;
         }
