@@ -400,7 +400,7 @@ impl Harness {
 
     /// Run an action as if its key were pressed (also one whose key is absent).
     pub fn dispatch(&mut self, a: Action) {
-        self.app.apply(a);
+        self.app.dispatch(a);
         self.settle();
     }
 

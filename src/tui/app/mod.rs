@@ -355,7 +355,7 @@ impl App {
         if let Some(a) =
             keymap::lookup_with(&self.contexts(), &ev, self.write_mode(), &self.cfg.keys)
         {
-            self.apply(a);
+            self.dispatch(a);
         }
     }
 
@@ -377,7 +377,7 @@ impl App {
             }
             Reply::Run(a) => {
                 self.popup = None;
-                self.apply(a);
+                self.dispatch(a);
             }
             Reply::Apply { kind, items } => {
                 self.popup = None;
@@ -494,7 +494,8 @@ impl App {
         }
     }
 
-    pub fn apply(&mut self, a: Action) {
+    /// The router: an action goes to the open popup, else to the focused screen or the app.
+    pub fn dispatch(&mut self, a: Action) {
         // The popup owns the keyboard while open.
         if let Some(reply) = self.with_popup(|p, env, view| p.on_action(a, env, view)) {
             self.on_popup_reply(reply);

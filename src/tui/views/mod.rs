@@ -3,7 +3,7 @@
 
 mod chrome;
 
-use ratatui::layout::Rect;
+use ratatui::layout::{Constraint, Layout as RLayout, Rect};
 use ratatui::text::{Line, Span};
 use ratatui::widgets::Paragraph;
 use ratatui::Frame;
@@ -38,32 +38,16 @@ fn draw_views(f: &mut Frame, app: &App, view: &mut Layout) {
         return;
     }
     let banner_h = u16::from(app.banner.is_some());
-    let header = Rect { height: 1, ..area };
-    let nav = Rect {
-        y: area.y + 1,
-        height: 1,
-        ..area
-    };
-    let footer = Rect {
-        y: area.bottom() - 1,
-        height: 1,
-        ..area
-    };
-    let status = Rect {
-        y: area.bottom() - 2,
-        height: 1,
-        ..area
-    };
-    let banner = Rect {
-        y: area.bottom() - 2 - banner_h,
-        height: banner_h,
-        ..area
-    };
-    let body = Rect {
-        y: area.y + 2,
-        height: area.height - 4 - banner_h,
-        ..area
-    };
+    // Header, navigation, the screen, the "changed under you" banner, status line, footer.
+    let [header, nav, body, banner, status, footer] = RLayout::vertical([
+        Constraint::Length(1),
+        Constraint::Length(1),
+        Constraint::Min(0),
+        Constraint::Length(banner_h),
+        Constraint::Length(1),
+        Constraint::Length(1),
+    ])
+    .areas(area);
     chrome::header(f, app, header);
     chrome::nav(f, app, nav);
     if app.inspect().is_some() {
@@ -85,30 +69,16 @@ fn draw_views(f: &mut Frame, app: &App, view: &mut Layout) {
 
 /// Tree and detail side by side when there is room, stacked otherwise.
 fn inspect(f: &mut Frame, app: &App, view: &mut Layout, body: Rect) {
-    let (t, d) = if body.width >= 110 {
+    let [t, d] = if body.width >= 110 {
         let tw = body.width * 11 / 20;
-        (
-            Rect { width: tw, ..body },
-            Rect {
-                x: body.x + tw,
-                width: body.width - tw,
-                ..body
-            },
-        )
+        RLayout::horizontal([Constraint::Length(tw), Constraint::Min(0)]).areas(body)
     } else {
         // Stacked: the tree takes what it needs, up to 55%; the detail gets the rest.
         let rows = app.inspect().map_or(0, |i| i.visible.len()) as u16 + 2;
         let th = rows
             .clamp(5, (body.height * 11 / 20).max(5))
             .min(body.height.saturating_sub(3));
-        (
-            Rect { height: th, ..body },
-            Rect {
-                y: body.y + th,
-                height: body.height - th,
-                ..body
-            },
-        )
+        RLayout::vertical([Constraint::Length(th), Constraint::Min(0)]).areas(body)
     };
     tree_pane::draw(f, app, view, t);
     detail_pane::draw(f, app, view, d);
