@@ -1,6 +1,9 @@
-//! The application state and every state transition. No drawing and no I/O here: the app asks
-//! for database work and clipboard writes by pushing [`Effect`]s, which the run loop (or a test)
-//! carries out.
+//! The router: the root screen, the focused pane, the popup slot, the status line and the clocks.
+//! A key becomes an [`Action`] (the keymap) and [`App::dispatch`] hands it to the open popup
+//! (`popups/`), else to the focused screen (`screens/`), and carries out what they answer. No
+//! drawing and no I/O here: the app asks for database work and clipboard writes by pushing
+//! [`Effect`]s, which the run loop (or a test) carries out; the worker's answers come back
+//! through `responses.rs`. The write flow is in `writes.rs`, the mouse in `mouse.rs`.
 
 use std::collections::{HashMap, HashSet};
 use std::path::PathBuf;
@@ -26,7 +29,10 @@ use crate::store::{AuditRecord, SessionSummary};
 
 mod mouse;
 mod responses;
+mod view;
 mod writes;
+
+pub use view::{Hit, Layout};
 
 /// Something the app wants done outside itself.
 #[derive(Debug, Clone)]
@@ -71,59 +77,6 @@ pub struct Status {
 pub enum InputMode {
     Filter,
     Search,
-}
-
-/// Screen rectangles from the last draw, for the mouse and for paging.
-#[derive(Debug, Clone, Copy, Default)]
-pub struct Hit {
-    /// The pane's whole area.
-    pub area: Rect,
-    /// Where its first row is drawn and how many rows fit.
-    pub rows: Rect,
-}
-
-/// What drawing writes and the keys and the mouse read back: the hit areas of the last frame,
-/// the scroll offsets that keep each pane's selection in view, the detail pane's wrapped lines.
-/// The screens draw from their own state (`&App`) plus this.
-#[derive(Debug, Clone, Default)]
-pub struct Layout {
-    pub list: Option<Hit>,
-    pub sessions: Option<Hit>,
-    pub audit: Option<Hit>,
-    pub tree: Option<Hit>,
-    pub detail: Option<Hit>,
-    /// Total wrapped lines in the detail pane (for scroll bounds).
-    pub detail_lines: usize,
-    /// The detail pane's last page start as last drawn (its scroll is clamped to it).
-    pub detail_max_scroll: Option<usize>,
-    /// The open popup's scroll bounds.
-    pub popup: PopupView,
-    /// The first drawn row of each list-like pane.
-    pub list_offset: usize,
-    pub sessions_offset: usize,
-    pub audit_offset: usize,
-    /// The tree's first drawn row, one per opened view (the app's stack).
-    pub tree_offsets: Vec<usize>,
-    /// The detail pane's wrapped lines (built once per selection and width).
-    pub detail_cache: Option<super::views::DetailCache>,
-}
-
-impl Layout {
-    /// A new frame: forget the last frame's areas and bounds, keep the offsets and the cache.
-    pub fn new_frame(&mut self) {
-        self.list = None;
-        self.sessions = None;
-        self.audit = None;
-        self.tree = None;
-        self.detail = None;
-        self.detail_lines = 0;
-        self.popup = PopupView::default();
-    }
-
-    /// The innermost opened view's tree offset.
-    pub fn tree_offset(&self) -> usize {
-        self.tree_offsets.last().copied().unwrap_or(0)
-    }
 }
 
 /// Options that shape the app (a subset of `TuiOptions`).
