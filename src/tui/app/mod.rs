@@ -455,6 +455,14 @@ impl App {
             self.prioritize_visible();
             return;
         }
+        // The opened submission or session handles its tree's actions itself.
+        if let Some(ins) = self.stack.last_mut() {
+            if let Some((said, focus_tree)) = ins.on_action(a) {
+                self.hear(said, focus_tree);
+                self.prioritize_visible();
+                return;
+            }
+        }
         match a {
             Action::Quit => self.quit = true,
             Action::Help => self.show(Popup::Help(Help::default())),
@@ -485,45 +493,31 @@ impl App {
                 self.request_refresh();
             }
             Action::StartFilter => self.input = Some(InputMode::Filter),
-            Action::SortNext => {
-                let next = self.list.sort_next();
-                self.rebuild_list();
-                self.info(&format!("sorted by {}", next.title().to_lowercase()));
-            }
-            Action::SortReverse => {
-                self.list.desc = !self.list.desc;
-                self.rebuild_list();
+            Action::SortNext | Action::SortReverse => {
+                if let Some(msg) = self.list.on_sort(a, &self.items, self.now_ms) {
+                    self.info(&msg);
+                }
             }
             Action::Expand => self.expand(),
-            Action::Collapse => self.collapse(),
-            Action::ExpandAll | Action::CollapseAll => {
-                if let Some(ins) = self.inspect_mut() {
-                    ins.expand_all(a == Action::ExpandAll);
-                }
-            }
-            Action::JumpCheckpoint => self.jump_checkpoint(),
-            Action::JumpInput => self.jump_input(),
-            Action::JumpMatched => self.jump_matched(),
-            Action::ShowVerdict => {
-                if let Some(ins) = self.inspect_mut() {
-                    ins.show_verdict();
-                }
-            }
             Action::Search => {
                 if self.inspect().is_some() {
                     self.focus = Pane::Tree;
                     self.input = Some(InputMode::Search);
                 }
             }
-            Action::SearchNext => self.search_step(true, false),
-            Action::SearchPrev => self.search_step(false, false),
             Action::PrevSubmission => self.step_submission(-1),
             Action::NextSubmission => self.step_submission(1),
-            Action::ToggleRaw => {
-                if let Some(ins) = self.inspect_mut() {
-                    ins.toggle_raw();
-                }
-            }
+            // The opened view's own actions, without one.
+            Action::Collapse
+            | Action::ExpandAll
+            | Action::CollapseAll
+            | Action::JumpCheckpoint
+            | Action::JumpInput
+            | Action::JumpMatched
+            | Action::ShowVerdict
+            | Action::SearchNext
+            | Action::SearchPrev
+            | Action::ToggleRaw => {}
             // The popup's own actions: nothing to do without one.
             Action::Confirm | Action::Yes | Action::SwitchButton | Action::Cancel => {}
             Action::ToggleAudit => self.toggle_audit(),
@@ -727,18 +721,6 @@ impl App {
         }
     }
 
-    fn collapse(&mut self) {
-        if let Some(ins) = self.inspect_mut() {
-            ins.collapse();
-        }
-    }
-
-    fn jump_checkpoint(&mut self) {
-        if let Some((said, focus)) = self.inspect_mut().map(|i| i.jump_checkpoint()) {
-            self.hear(said, focus);
-        }
-    }
-
     /// What the inspect screen said after an action, and whether its tree takes the keyboard.
     fn hear(&mut self, said: Option<Said>, focus_tree: bool) {
         if focus_tree {
@@ -748,18 +730,6 @@ impl App {
             Some(Said::Info(m)) => self.info(&m),
             Some(Said::Error(m)) => self.error(&m),
             None => {}
-        }
-    }
-
-    fn jump_input(&mut self) {
-        if let Some(said) = self.inspect_mut().map(|i| i.jump_input()) {
-            self.hear(said, false);
-        }
-    }
-
-    fn jump_matched(&mut self) {
-        if let Some((said, focus)) = self.inspect_mut().map(|i| i.jump_matched()) {
-            self.hear(said, focus);
         }
     }
 

@@ -16,7 +16,7 @@ use crate::actions::ActionKind;
 use crate::report::lease_text;
 use crate::tui::app::{App, Hit, Layout, Pane};
 use crate::tui::data::ListItem;
-use crate::tui::keymap::StatusFilter;
+use crate::tui::keymap::{Action, StatusFilter};
 use crate::tui::popups::Reason;
 use crate::tui::text::{clean, fit, pad, width};
 use crate::tui::views::scroll_into_view;
@@ -195,17 +195,29 @@ impl ListScreen {
         .any(|f| f.to_lowercase().contains(&q))
     }
 
-    /// The next sort column (`o`), then back to the first.
-    pub fn sort_next(&mut self) -> Column {
-        let next = match self.sort {
-            None => Column::ALL[0],
-            Some(c) => {
-                let i = Column::ALL.iter().position(|x| *x == c).unwrap_or(0);
-                Column::ALL[(i + 1) % Column::ALL.len()]
+    /// `o` sorts by the next column (then back to the first), `O` reverses; what the status
+    /// line says.
+    pub fn on_sort(&mut self, a: Action, items: &[ListItem], now_ms: i64) -> Option<String> {
+        let said = match a {
+            Action::SortNext => {
+                let next = match self.sort {
+                    None => Column::ALL[0],
+                    Some(c) => {
+                        let i = Column::ALL.iter().position(|x| *x == c).unwrap_or(0);
+                        Column::ALL[(i + 1) % Column::ALL.len()]
+                    }
+                };
+                self.sort = Some(next);
+                Some(format!("sorted by {}", next.title().to_lowercase()))
             }
+            Action::SortReverse => {
+                self.desc = !self.desc;
+                None
+            }
+            _ => return None,
         };
-        self.sort = Some(next);
-        next
+        self.rebuild(items, now_ms);
+        said
     }
 
     /// A click on row `row` of the viewport; `true` when it landed on a row.

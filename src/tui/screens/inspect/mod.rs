@@ -11,6 +11,7 @@ use std::sync::Arc;
 use crate::core::entry::Entry;
 use crate::core::history::History;
 use crate::tui::data::{Opened, OpenedSession, OpenedSubmission, Target};
+use crate::tui::keymap::Action;
 use crate::tui::tree::{self, ExpandMode, Expansion, NodeKind, Tree, TreeInput};
 
 #[derive(Debug, Clone, Default)]
@@ -278,6 +279,36 @@ fn info(text: impl Into<String>) -> Option<Said> {
 }
 
 impl Inspect {
+    /// The tree's actions (fold, jumps, search steps, raw bytes): what it says, and whether the
+    /// tree takes the keyboard; `None` for an action that is not the opened view's.
+    pub fn on_action(&mut self, a: Action) -> Option<(Option<Said>, bool)> {
+        let quiet = (None, false);
+        Some(match a {
+            Action::Collapse => {
+                self.collapse();
+                quiet
+            }
+            Action::ExpandAll | Action::CollapseAll => {
+                self.expand_all(a == Action::ExpandAll);
+                quiet
+            }
+            Action::ShowVerdict => {
+                self.show_verdict();
+                quiet
+            }
+            Action::ToggleRaw => {
+                self.toggle_raw();
+                quiet
+            }
+            Action::JumpCheckpoint => self.jump_checkpoint(),
+            Action::JumpInput => (self.jump_input(), false),
+            Action::JumpMatched => self.jump_matched(),
+            Action::SearchNext => (self.search_step(true, false), false),
+            Action::SearchPrev => (self.search_step(false, false), false),
+            _ => return None,
+        })
+    }
+
     /// ⏎ / l on a tree row: fold or unfold it.
     pub fn toggle_fold(&mut self) {
         if let Some(n) = self.selected_node() {
