@@ -198,3 +198,58 @@ fn button(t: Theme, label: &str, selected: bool) -> Span<'static> {
         Span::styled(format!("[  {label}  ]"), Style::new())
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn env(keys: &Overrides) -> Env<'_> {
+        Env {
+            theme: Theme::default(),
+            write_mode: false,
+            keys,
+            here: vec![Ctx::List, Ctx::Nav, Ctx::Global],
+            page: 10,
+        }
+    }
+
+    #[test]
+    fn scrolling_starts_from_what_the_last_draw_showed() {
+        let keys = Overrides::default();
+        let env = env(&keys);
+        let mut p = Popup::Help(Help::default());
+        let mut view = PopupView::default();
+        // No draw yet: keys add up (bounded at 500).
+        for _ in 0..5 {
+            p.on_action(Action::Down, &env, &mut view);
+        }
+        assert!(matches!(&p, Popup::Help(h) if h.scroll == 5));
+        // A draw that could show at most 2: the next key starts there, the one after adds up.
+        view.max_scroll = Some(2);
+        p.on_action(Action::Up, &env, &mut view);
+        assert!(matches!(&p, Popup::Help(h) if h.scroll == 1));
+        p.on_action(Action::PageDown, &env, &mut view);
+        assert!(matches!(&p, Popup::Help(h) if h.scroll == 11));
+        assert_eq!(
+            p.on_action(Action::Confirm, &env, &mut view),
+            Reply::Close,
+            "⏎ closes help"
+        );
+    }
+
+    #[test]
+    fn palette_keeps_its_selection_on_a_row() {
+        let keys = Overrides::default();
+        let env = env(&keys);
+        let mut p = Popup::Palette(Palette::default());
+        let mut view = PopupView::default();
+        let n = env.palette().entries("").len();
+        p.scroll_by(10_000, &env, &mut view);
+        assert!(matches!(&p, Popup::Palette(x) if x.selected == n - 1));
+        let esc = KeyEvent::new(
+            crossterm::event::KeyCode::Esc,
+            crossterm::event::KeyModifiers::NONE,
+        );
+        assert_eq!(p.on_key(&esc, &env, &mut view), Reply::Close);
+    }
+}
