@@ -2,10 +2,12 @@
 //! selected record in full below. ⏎ opens the recorded submission; `a` or esc goes back to
 //! where the trail was opened from (the app's router keeps that).
 
-use ratatui::layout::Rect;
-use ratatui::style::{Modifier, Style};
+use ratatui::layout::{Constraint, Rect};
+use ratatui::style::Modifier;
 use ratatui::text::{Line, Span};
-use ratatui::widgets::{Block, Borders, Paragraph, Wrap};
+use ratatui::widgets::{
+    Block, Borders, Cell, HighlightSpacing, Paragraph, Row, Table, TableState, Wrap,
+};
 use ratatui::Frame;
 
 use super::step;
@@ -80,20 +82,20 @@ pub fn draw(f: &mut Frame, app: &App, view: &mut Layout, area: Rect) {
     let reason_w = 24.min(w / 5);
     let used: usize = fixed.iter().map(|(_, c)| c + 1).sum::<usize>() + reason_w + 2;
     let summary_w = w.saturating_sub(used);
-    let mut head = vec![Span::raw(" ")];
     let bold = t.dim().add_modifier(Modifier::BOLD);
-    for (title, cw) in fixed {
-        head.push(Span::styled(pad(title, cw), bold));
-        head.push(Span::raw(" "));
-    }
-    head.push(Span::styled(pad("REASON", reason_w), bold));
-    head.push(Span::raw(" "));
+    let mut titles: Vec<(&str, usize)> = fixed.to_vec();
+    titles.push(("REASON", reason_w));
     if summary_w >= 8 {
-        head.push(Span::styled(pad("SUMMARY", summary_w), bold));
+        titles.push(("SUMMARY", summary_w));
     }
-    f.render_widget(
-        Paragraph::new(Line::from(head)),
-        Rect { height: 1, ..table },
+    let widths: Vec<Constraint> = titles
+        .iter()
+        .map(|(_, cw)| Constraint::Length(*cw as u16))
+        .collect();
+    let header = Row::new(
+        titles
+            .iter()
+            .map(|(title, cw)| Cell::from(Span::styled(pad(title, *cw), bold))),
     );
     let rows_area = Rect {
         y: table.y + 1,
@@ -106,6 +108,39 @@ pub fn draw(f: &mut Frame, app: &App, view: &mut Layout, area: Rect) {
     });
     let h = rows_area.height as usize;
     scroll_into_view(&mut view.audit_offset, app.audit.selected, h);
+    let rows = app.audit.rows.iter().map(|a| {
+        let short = clean(&a.submission_id.chars().take(8).collect::<String>());
+        let mut cells = vec![
+            Cell::from(Span::styled(pad(&when(a.at), 19), t.dim())),
+            Cell::from(pad(&clean(&a.operator), 16)),
+            Cell::from(Span::styled(pad(&clean(&a.action), 7), t.key())),
+            Cell::from(pad(&short, 10)),
+            Cell::from(pad(&clean(a.reason.as_deref().unwrap_or("-")), reason_w)),
+        ];
+        if summary_w >= 8 {
+            cells.push(Cell::from(Span::styled(
+                pad(&clean(&a.summary), summary_w),
+                t.dim(),
+            )));
+        }
+        Row::new(cells)
+    });
+    let focused = app.focus == Pane::Audit;
+    // The selected row is highlighted across the whole width, with the cursor in front.
+    let table_widget = Table::new(rows, widths)
+        .header(header)
+        .column_spacing(1)
+        .row_highlight_style(if focused {
+            t.selected()
+        } else {
+            t.selected_unfocused()
+        })
+        .highlight_symbol("›")
+        .highlight_spacing(HighlightSpacing::Always);
+    let mut state = TableState::new()
+        .with_offset(view.audit_offset)
+        .with_selected((!app.audit.rows.is_empty()).then_some(app.audit.selected));
+    f.render_stateful_widget(table_widget, table, &mut state);
     if app.audit.rows.is_empty() {
         let msg = if let Some(e) = &app.audit.error {
             format!("could not read the audit trail: {}", clean(e))
@@ -117,54 +152,6 @@ pub fn draw(f: &mut Frame, app: &App, view: &mut Layout, area: Rect) {
         f.render_widget(
             Paragraph::new(Span::styled(format!(" {msg}"), t.dim())),
             Rect {
-                height: 1,
-                ..rows_area
-            },
-        );
-    }
-    let focused = app.focus == Pane::Audit;
-    for (r, a) in app
-        .audit
-        .rows
-        .iter()
-        .enumerate()
-        .skip(view.audit_offset)
-        .take(h)
-    {
-        let selected = r == app.audit.selected;
-        let row_style = match (selected, focused) {
-            (true, true) => t.selected(),
-            (true, false) => t.selected_unfocused(),
-            _ => Style::new(),
-        };
-        let short = clean(&a.submission_id.chars().take(8).collect::<String>());
-        let cells = [
-            (when(a.at), t.dim(), 19),
-            (clean(&a.operator), Style::new(), 16),
-            (clean(&a.action), t.key(), 7),
-            (short, Style::new(), 10),
-            (
-                clean(a.reason.as_deref().unwrap_or("-")),
-                Style::new(),
-                reason_w,
-            ),
-        ];
-        let mut spans = vec![Span::styled(if selected { "›" } else { " " }, row_style)];
-        for (text, style, cw) in cells {
-            spans.push(Span::styled(pad(&text, cw), style.patch(row_style)));
-            spans.push(Span::styled(" ", row_style));
-        }
-        if summary_w >= 8 {
-            spans.push(Span::styled(
-                pad(&clean(&a.summary), summary_w),
-                t.dim().patch(row_style),
-            ));
-        }
-        let y = rows_area.y + (r - view.audit_offset) as u16;
-        f.render_widget(
-            Paragraph::new(Line::from(spans)).style(row_style),
-            Rect {
-                y,
                 height: 1,
                 ..rows_area
             },

@@ -45,6 +45,18 @@ impl Tmux {
         None
     }
 
+    /// Up to 30 s for the screen to satisfy `ok`.
+    fn wait_until(&self, ok: impl Fn(&str) -> bool) -> Option<String> {
+        for _ in 0..300 {
+            let screen = self.capture();
+            if ok(&screen) {
+                return Some(screen);
+            }
+            std::thread::sleep(Duration::from_millis(100));
+        }
+        None
+    }
+
     fn flag(&self, f: &str) -> String {
         self.cmd(&["display-message", "-p", "-t", &self.name, f])
             .trim()
@@ -118,6 +130,9 @@ fn run_e2e(db: &Path, quit: &[&str], tag: &str) -> String {
     t.keys(&["?"]);
     t.wait_for("Everywhere").expect("help opens");
     t.keys(&["Escape"]);
+    // Wait for the help to close before the quit key: ESC and a key read together are Alt+key.
+    t.wait_until(|screen| !screen.contains("Everywhere"))
+        .expect("esc closes the help");
     t.keys(quit);
     let after = t.wait_for("EXIT=").expect("the program exits");
     assert!(after.contains("EXIT=0"), "{after}");
