@@ -2,10 +2,10 @@
 //! submissions by status, most recently updated first; `/` filters by key or instance, ⏎ opens
 //! the session's tree.
 
-use ratatui::layout::Rect;
+use ratatui::layout::{Constraint, Rect};
 use ratatui::style::{Modifier, Style};
-use ratatui::text::{Line, Span};
-use ratatui::widgets::Paragraph;
+use ratatui::text::Span;
+use ratatui::widgets::{Cell, HighlightSpacing, Paragraph, Row, Table, TableState};
 use ratatui::Frame;
 
 use super::step;
@@ -100,21 +100,20 @@ pub fn draw(f: &mut Frame, app: &App, view: &mut Layout, area: Rect) {
     ];
     let used: usize = cols.iter().map(|(_, c)| c + 1).sum::<usize>() + 1;
     let key_w = w.saturating_sub(used);
-    let mut head = vec![Span::raw(" ")];
-    for (title, cw) in &cols {
-        head.push(Span::styled(
-            pad(title, *cw),
-            t.dim().add_modifier(Modifier::BOLD),
-        ));
-        head.push(Span::raw(" "));
-    }
+    let bold = t.dim().add_modifier(Modifier::BOLD);
+    let mut titles = cols.clone();
     if key_w >= 12 {
-        head.push(Span::styled(
-            pad("SESSION KEY", key_w),
-            t.dim().add_modifier(Modifier::BOLD),
-        ));
+        titles.push(("SESSION KEY", key_w));
     }
-    f.render_widget(Paragraph::new(Line::from(head)), Rect { height: 1, ..area });
+    let widths: Vec<Constraint> = titles
+        .iter()
+        .map(|(_, cw)| Constraint::Length(*cw as u16))
+        .collect();
+    let header = Row::new(
+        titles
+            .iter()
+            .map(|(title, cw)| Cell::from(Span::styled(pad(title, *cw), bold))),
+    );
     let rows_area = Rect {
         y: area.y + 1,
         height: area.height.saturating_sub(1),
@@ -126,6 +125,54 @@ pub fn draw(f: &mut Frame, app: &App, view: &mut Layout, area: Rect) {
     });
     let h = rows_area.height as usize;
     scroll_into_view(&mut view.sessions_offset, app.sessions.selected, h);
+    let rows = app.sessions.view.iter().map(|&idx| {
+        let s = &app.sessions.rows[idx];
+        let updated = s
+            .updated_at
+            .as_deref()
+            .and_then(ms_from_iso)
+            .map_or("-".into(), |ms| ago(app.now_ms, ms));
+        let running = s
+            .submissions_by_status
+            .iter()
+            .any(|(st, _)| st == "running");
+        let texts = [
+            (
+                clean(s.instance_id.as_deref().unwrap_or("(not an agent session)")),
+                Style::new(),
+            ),
+            (s.entry_count.to_string(), t.dim()),
+            (updated, t.dim()),
+            (by_status(s), if running { t.warn() } else { Style::new() }),
+        ];
+        let mut cells: Vec<Cell> = texts
+            .into_iter()
+            .zip(&cols)
+            .map(|((text, style), (_, cw))| {
+                Cell::from(Span::styled(pad(&clean(&text), *cw), style))
+            })
+            .collect();
+        if key_w >= 12 {
+            cells.push(Cell::from(Span::styled(pad(&clean(&s.id), key_w), t.dim())));
+        }
+        Row::new(cells)
+    });
+    let focused = app.focus == Pane::Sessions;
+    // The selected row is highlighted across the whole width, with the cursor in front.
+    let table = Table::new(rows, widths)
+        .header(header)
+        .column_spacing(1)
+        .row_highlight_style(if focused {
+            t.selected()
+        } else {
+            t.selected_unfocused()
+        })
+        .highlight_symbol("›")
+        .highlight_spacing(HighlightSpacing::Always);
+    let mut state = TableState::new()
+        .with_offset(view.sessions_offset)
+        .with_selected((!app.sessions.view.is_empty()).then_some(app.sessions.selected));
+    f.render_stateful_widget(table, area, &mut state);
     if app.sessions.view.is_empty() {
         let msg = if !app.loaded || !app.scale.sessions_loaded {
             "reading the sessions…"
@@ -137,64 +184,6 @@ pub fn draw(f: &mut Frame, app: &App, view: &mut Layout, area: Rect) {
         f.render_widget(
             Paragraph::new(Span::styled(format!(" {msg}"), t.dim())),
             Rect {
-                height: 1,
-                ..rows_area
-            },
-        );
-    }
-    let focused = app.focus == Pane::Sessions;
-    for (r, &idx) in app
-        .sessions
-        .view
-        .iter()
-        .enumerate()
-        .skip(view.sessions_offset)
-        .take(h)
-    {
-        let s = &app.sessions.rows[idx];
-        let selected = r == app.sessions.selected;
-        let row_style = match (selected, focused) {
-            (true, true) => t.selected(),
-            (true, false) => t.selected_unfocused(),
-            _ => Style::new(),
-        };
-        let updated = s
-            .updated_at
-            .as_deref()
-            .and_then(ms_from_iso)
-            .map_or("-".into(), |ms| ago(app.now_ms, ms));
-        let running = s
-            .submissions_by_status
-            .iter()
-            .any(|(st, _)| st == "running");
-        let cells = [
-            (
-                clean(s.instance_id.as_deref().unwrap_or("(not an agent session)")),
-                Style::new(),
-            ),
-            (s.entry_count.to_string(), t.dim()),
-            (updated, t.dim()),
-            (by_status(s), if running { t.warn() } else { Style::new() }),
-        ];
-        let mut spans = vec![Span::styled(if selected { "›" } else { " " }, row_style)];
-        for ((text, style), (_, cw)) in cells.into_iter().zip(&cols) {
-            spans.push(Span::styled(
-                pad(&clean(&text), *cw),
-                style.patch(row_style),
-            ));
-            spans.push(Span::styled(" ", row_style));
-        }
-        if key_w >= 12 {
-            spans.push(Span::styled(
-                pad(&clean(&s.id), key_w),
-                t.dim().patch(row_style),
-            ));
-        }
-        let y = rows_area.y + (r - view.sessions_offset) as u16;
-        f.render_widget(
-            Paragraph::new(Line::from(spans)).style(row_style),
-            Rect {
-                y,
                 height: 1,
                 ..rows_area
             },
