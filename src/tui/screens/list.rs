@@ -6,10 +6,10 @@
 
 use std::collections::HashSet;
 
-use ratatui::layout::Rect;
+use ratatui::layout::{Constraint, Rect};
 use ratatui::style::{Modifier, Style};
 use ratatui::text::{Line, Span};
-use ratatui::widgets::{Block, Borders, Paragraph};
+use ratatui::widgets::{Block, Borders, Cell, HighlightSpacing, Paragraph, Row, Table, TableState};
 use ratatui::Frame;
 
 use crate::actions::ActionKind;
@@ -387,24 +387,30 @@ pub fn draw(f: &mut Frame, app: &App, view: &mut Layout, area: Rect) {
     let marker = app.write_mode();
     let w = table.width as usize - usize::from(marker);
     let cols = columns(app, w);
-    // Header row.
-    let mut head = vec![Span::raw(if marker { "  " } else { " " })];
-    for (c, cw) in &cols {
+    let bold = t.dim().add_modifier(Modifier::BOLD);
+    // In write mode the marker column sits right after the cursor, in the first column's cell.
+    let lead = usize::from(marker);
+    let widths: Vec<Constraint> = cols
+        .iter()
+        .enumerate()
+        .map(|(i, (_, cw))| Constraint::Length((cw + if i == 0 { lead } else { 0 }) as u16))
+        .collect();
+    let header = Row::new(cols.iter().enumerate().map(|(i, (c, cw))| {
         let mut title = c.title().to_string();
         let sorted = app.list.sort == Some(*c) || (app.list.sort.is_none() && *c == Column::Seq);
         if sorted {
             title.push(if app.list.desc { '▼' } else { '▲' });
         }
-        head.push(Span::styled(
-            pad(&title, *cw),
-            t.dim().add_modifier(Modifier::BOLD),
-        ));
-        head.push(Span::raw(" "));
-    }
-    f.render_widget(
-        Paragraph::new(Line::from(head)),
-        Rect { height: 1, ..table },
-    );
+        let lead = if i == 0 {
+            " ".repeat(lead)
+        } else {
+            String::new()
+        };
+        Cell::from(Line::from(vec![
+            Span::raw(lead),
+            Span::styled(pad(&title, *cw), bold),
+        ]))
+    }));
     let rows_area = Rect {
         y: table.y + 1,
         height: table.height.saturating_sub(1),
@@ -416,6 +422,55 @@ pub fn draw(f: &mut Frame, app: &App, view: &mut Layout, area: Rect) {
     });
     let h = rows_area.height as usize;
     scroll_into_view(&mut view.list_offset, app.list.selected, h);
+    let focused = app.focus == Pane::List;
+    let rows = app.list.view.iter().enumerate().map(|(r, &idx)| {
+        let it = &app.items[idx];
+        let selected = r == app.list.selected;
+        // The row's style wins over a cell's (a flashing or selected row reads as one).
+        let row_style = if selected {
+            if focused {
+                t.selected()
+            } else {
+                t.selected_unfocused()
+            }
+        } else if app.is_flashing(&it.row.submission_id) {
+            t.flash()
+        } else {
+            Style::new()
+        };
+        let cells = cols.iter().enumerate().map(|(i, (c, cw))| {
+            let text = pad(&cell(app, it, *c), *cw);
+            let style = match c {
+                Column::Status => t.status(&it.row.status),
+                Column::Verdict if it.partial.is_some() => t.partial(),
+                Column::Verdict => t.status(it.disposition),
+                Column::Lease if it.row.lease_expired(app.now_ms) => t.warn(),
+                Column::Error => t.error().remove_modifier(Modifier::BOLD),
+                Column::Seq | Column::Kind | Column::Attempts | Column::Phase => t.dim(),
+                _ => Style::new(),
+            };
+            let mut spans = Vec::new();
+            if i == 0 && marker {
+                spans.push(if app.list.marks.contains(&it.row.submission_id) {
+                    Span::styled("●", row_style.patch(t.marked()))
+                } else {
+                    Span::styled(" ", row_style)
+                });
+            }
+            spans.push(Span::styled(text, style.patch(row_style)));
+            Cell::from(Line::from(spans))
+        });
+        Row::new(cells).style(row_style)
+    });
+    let rows_widget = Table::new(rows, widths)
+        .header(header)
+        .column_spacing(1)
+        .highlight_symbol("›")
+        .highlight_spacing(HighlightSpacing::Always);
+    let mut state = TableState::new()
+        .with_offset(view.list_offset)
+        .with_selected((!app.list.view.is_empty()).then_some(app.list.selected));
+    f.render_stateful_widget(rows_widget, table, &mut state);
     if app.list.view.is_empty() {
         let msg = if !app.loaded {
             "reading the database…".to_string()
@@ -438,60 +493,6 @@ pub fn draw(f: &mut Frame, app: &App, view: &mut Layout, area: Rect) {
         f.render_widget(
             Paragraph::new(Span::styled(format!(" {msg}"), t.dim())),
             Rect {
-                height: 1,
-                ..rows_area
-            },
-        );
-    }
-    let focused = app.focus == Pane::List;
-    for (r, &idx) in app
-        .list
-        .view
-        .iter()
-        .enumerate()
-        .skip(view.list_offset)
-        .take(h)
-    {
-        let it = &app.items[idx];
-        let selected = r == app.list.selected;
-        let row_style = if selected {
-            if focused {
-                t.selected()
-            } else {
-                t.selected_unfocused()
-            }
-        } else if app.is_flashing(&it.row.submission_id) {
-            t.flash()
-        } else {
-            Style::new()
-        };
-        let mut spans = vec![Span::raw(if selected { "›" } else { " " })];
-        if marker {
-            if app.list.marks.contains(&it.row.submission_id) {
-                spans.push(Span::styled("●", row_style.patch(t.marked())));
-            } else {
-                spans.push(Span::styled(" ", row_style));
-            }
-        }
-        for (c, cw) in &cols {
-            let text = pad(&cell(app, it, *c), *cw);
-            let style = match c {
-                Column::Status => t.status(&it.row.status),
-                Column::Verdict if it.partial.is_some() => t.partial(),
-                Column::Verdict => t.status(it.disposition),
-                Column::Lease if it.row.lease_expired(app.now_ms) => t.warn(),
-                Column::Error => t.error().remove_modifier(Modifier::BOLD),
-                Column::Seq | Column::Kind | Column::Attempts | Column::Phase => t.dim(),
-                _ => Style::new(),
-            };
-            spans.push(Span::styled(text, style.patch(row_style)));
-            spans.push(Span::styled(" ", row_style));
-        }
-        let y = rows_area.y + (r - view.list_offset) as u16;
-        f.render_widget(
-            Paragraph::new(Line::from(spans)).style(row_style),
-            Rect {
-                y,
                 height: 1,
                 ..rows_area
             },
