@@ -17,5 +17,4 @@ mod scan;
 mod soak;
 mod support;
 mod tui;
-mod tui_scale;
 mod vectors;
