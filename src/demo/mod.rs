@@ -19,6 +19,7 @@ mod flow;
 mod ids;
 pub mod scale;
 mod scale_history;
+mod scale_options;
 mod scale_profiles;
 mod scale_runtime;
 mod scale_runtime_whale;
@@ -38,6 +39,8 @@ pub mod synthetic;
 mod tests;
 #[cfg(test)]
 mod tests_rules;
+#[cfg(test)]
+mod tests_scale_runtime;
 
 use std::fmt;
 use std::path::Path;

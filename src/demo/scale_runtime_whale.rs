@@ -12,8 +12,8 @@
 use super::build::{Demo, Session, MIN, SEC};
 use super::flow;
 use super::scale_history::{self as hist, Ctx};
+use super::scale_options::CALLS;
 use super::scale_profiles::RUNTIME_WHALE;
-use super::scale_runtime::CALLS;
 
 /// The shortest history after the input: one cycle, then the partly recorded batch.
 pub(crate) const MIN_ACTIVE: usize = CALLS + 1 + 2;
