@@ -39,7 +39,6 @@ const ALLOWED: &[(&str, &[&str])] = &[
 /// circle's exact set of files: a circle not listed here fails, and so does an entry whose circle
 /// is gone or has changed (delete or update it), so the list can only shrink honestly.
 const PENDING_TUI_CIRCLES: &[&[&str]] = &[
-    &["tui/keymap/mod.rs", "tui/keymap/table.rs"],
     &[
         "tui/popups/confirm.rs",
         "tui/popups/help.rs",

@@ -3,7 +3,7 @@
 
 use crossterm::event::{KeyCode, KeyModifiers};
 
-use super::{Action, Binding, Ctx, Key, StatusFilter};
+use super::action::{Action, Binding, Ctx, Key, StatusFilter};
 use crate::actions::ActionKind;
 
 const fn k(c: char) -> Key {

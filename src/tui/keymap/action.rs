@@ -1,0 +1,178 @@
+//! The vocabulary of the keymap: the typed actions, the contexts a binding applies in, keys and
+//! bindings. A leaf, so the table (`table.rs`) and the lookups (`mod.rs`) both use it.
+
+use crossterm::event::{KeyCode, KeyModifiers};
+
+use crate::actions::ActionKind;
+
+/// Which submissions the list shows (one key each).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum StatusFilter {
+    /// The runtime's definition: `status='running' AND 0 < lease_expires_at < now`.
+    #[default]
+    Expired,
+    All,
+    /// `queued`, shown as pending.
+    Queued,
+    Running,
+    Terminalizing,
+    Settled,
+    /// Settled with an error (dispatch) or a failed terminal event (direct).
+    Failed,
+}
+
+impl StatusFilter {
+    pub const ALL: [StatusFilter; 7] = [
+        StatusFilter::Expired,
+        StatusFilter::All,
+        StatusFilter::Queued,
+        StatusFilter::Running,
+        StatusFilter::Terminalizing,
+        StatusFilter::Settled,
+        StatusFilter::Failed,
+    ];
+
+    pub fn label(self) -> &'static str {
+        match self {
+            StatusFilter::Expired => "expired",
+            StatusFilter::All => "all",
+            StatusFilter::Queued => "pending",
+            StatusFilter::Running => "running",
+            StatusFilter::Terminalizing => "terminalizing",
+            StatusFilter::Settled => "settled",
+            StatusFilter::Failed => "failed",
+        }
+    }
+
+    pub fn key(self) -> char {
+        match self {
+            StatusFilter::Expired => '1',
+            StatusFilter::All => '2',
+            StatusFilter::Queued => '3',
+            StatusFilter::Running => '4',
+            StatusFilter::Terminalizing => '5',
+            StatusFilter::Settled => '6',
+            StatusFilter::Failed => '7',
+        }
+    }
+}
+
+/// Everything a key (or the mouse) can ask for. The write actions are one variant, `Act`, and
+/// exist only in `--write` mode (their bindings are marked `write`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Action {
+    Quit,
+    Back,
+    Help,
+    Refresh,
+    NextPane,
+    PrevPane,
+    ToggleSessions,
+    Copy,
+    Export,
+    PlanWrites,
+    Up,
+    Down,
+    PageUp,
+    PageDown,
+    Top,
+    Bottom,
+    Enter,
+    Filter(StatusFilter),
+    StartFilter,
+    SortNext,
+    SortReverse,
+    Expand,
+    Collapse,
+    ExpandAll,
+    CollapseAll,
+    JumpCheckpoint,
+    JumpInput,
+    JumpMatched,
+    ShowVerdict,
+    Search,
+    SearchNext,
+    SearchPrev,
+    PrevSubmission,
+    NextSubmission,
+    ToggleRaw,
+    /// Press the popup's selected button (No on a write until the operator switches).
+    Confirm,
+    /// The popup's Yes: apply the previewed writes, or ok.
+    Yes,
+    /// Switch between the popup's No and Yes buttons.
+    SwitchButton,
+    Cancel,
+    /// Show the audit trail (both modes).
+    ToggleAudit,
+    /// Write mode only: plan an action on the selected (or every marked) submission and open its
+    /// confirm popup.
+    Act(ActionKind),
+    /// Write mode only: mark or unmark the selected list row for a bulk action.
+    ToggleMark,
+    /// The command palette: every action with its key, filtered as you type.
+    Palette,
+}
+
+/// Where a binding applies. Lookup goes from the focused pane outwards to `Global`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Ctx {
+    Global,
+    /// Moving in any list-like pane.
+    Nav,
+    List,
+    Sessions,
+    /// Tree and detail of an opened submission or session.
+    Inspect,
+    Tree,
+    Detail,
+    /// The audit trail view.
+    Audit,
+    Popup,
+}
+
+impl Ctx {
+    pub fn title(self) -> &'static str {
+        match self {
+            Ctx::Global => "Everywhere",
+            Ctx::Nav => "Moving",
+            Ctx::List => "Submissions list",
+            Ctx::Sessions => "Sessions list",
+            Ctx::Inspect => "Opened submission or session (tree and detail)",
+            Ctx::Tree => "History tree",
+            Ctx::Detail => "Detail",
+            Ctx::Audit => "Audit trail",
+            Ctx::Popup => "Popup",
+        }
+    }
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Key {
+    pub code: KeyCode,
+    pub mods: KeyModifiers,
+}
+
+/// One row of the keymap.
+#[derive(Debug, Clone, Copy)]
+pub struct Binding {
+    pub ctx: Ctx,
+    pub keys: &'static [Key],
+    /// How the keys are written in help and footer.
+    pub label: &'static str,
+    pub action: Action,
+    pub help: &'static str,
+    /// Short text for the footer; `None` keeps the binding out of the footer. `"keys\ttext"`
+    /// overrides the key label (for groups like `1-7`).
+    pub footer: Option<&'static str>,
+    /// Only in `--write` mode. In read-only mode the binding is absent: not looked up, not in the
+    /// footer, not in the help.
+    pub write: bool,
+}
+
+impl Binding {
+    /// Whether the binding exists in this mode.
+    pub fn active(&self, write_mode: bool) -> bool {
+        write_mode || !self.write
+    }
+}
