@@ -61,7 +61,7 @@ impl App {
 
     pub(super) fn request_apply(&mut self, kind: ActionKind, items: Vec<PlanItem>) {
         self.busy = Some(format!("applying {}…", kind.as_str()));
-        self.show(Confirm::applying(kind, &items));
+        self.show(Popup::Confirm(Confirm::applying(kind, &items)));
         self.effects.push(Effect::Request(Request::Apply {
             kind,
             items,
@@ -89,7 +89,7 @@ impl App {
         self.busy = None;
         let (popup, note) = Confirm::for_planned(p);
         self.note(note);
-        self.show(popup);
+        self.show(Popup::Confirm(popup));
     }
 
     pub(super) fn note(&mut self, note: Note) {
@@ -109,7 +109,7 @@ impl App {
         }
         let (popup, note) = Confirm::for_applied(kind, &outcomes);
         self.note(note);
-        self.show(popup);
+        self.show(Popup::Confirm(popup));
         // The marked rows an action went through are done with.
         for o in &outcomes {
             self.list.marks.remove(&o.submission_id);

@@ -11,7 +11,8 @@ use ratatui::text::{Line, Span};
 use ratatui::widgets::{Block, BorderType, Borders, Clear, Paragraph};
 use ratatui::Frame;
 
-use super::{button, centered, Popup, PopupView, Reply};
+use super::env::{PopupView, Reply};
+use super::widgets::{button, centered};
 use crate::actions::ActionKind;
 use crate::tui::act::{self, Outcome, OutcomeResult, PlanItem, Planned};
 use crate::tui::keymap::Action;
@@ -90,7 +91,7 @@ impl Confirm {
     }
 
     /// The worker's plans for a write: the preview to confirm, or why there is nothing to.
-    pub fn for_planned(p: Planned) -> (Popup, Note) {
+    pub fn for_planned(p: Planned) -> (Confirm, Note) {
         let kind = p.kind;
         if p.items.len() == 1 {
             let item = p.items.into_iter().next().expect("one item");
@@ -99,7 +100,7 @@ impl Confirm {
                     let (title, lines) = act::confirm_single(kind, &item, plan);
                     let label = format!("Yes, {}", kind.as_str());
                     (
-                        Popup::Confirm(Confirm::apply(title, lines, label, kind, vec![item])),
+                        Confirm::apply(title, lines, label, kind, vec![item]),
                         Note::Clear,
                     )
                 }
@@ -111,7 +112,7 @@ impl Confirm {
                         }
                         Ok(_) => Note::Info("nothing to write".into()),
                     };
-                    (Popup::info(title, lines), note)
+                    (Confirm::info(title, lines), note)
                 }
             };
         }
@@ -121,22 +122,22 @@ impl Confirm {
                 "nothing to apply: every marked submission was refused or has nothing to write"
                     .into(),
             );
-            return (Popup::info(title, lines), note);
+            return (Confirm::info(title, lines), note);
         }
         let label = format!("Yes, {} {}", kind.as_str(), p.applicable());
         (
-            Popup::Confirm(Confirm::apply(title, lines, label, kind, p.items)),
+            Confirm::apply(title, lines, label, kind, p.items),
             Note::Clear,
         )
     }
 
     /// The popup shown while the worker applies.
-    pub fn applying(kind: ActionKind, items: &[PlanItem]) -> Popup {
+    pub fn applying(kind: ActionKind, items: &[PlanItem]) -> Confirm {
         let n = items
             .iter()
             .filter(|i| i.result.as_ref().is_ok_and(|p| !p.is_noop()))
             .count();
-        Popup::info(
+        Confirm::info(
             format!("{}: applying…", act::title_word(kind)),
             vec![format!(
                 "writing {n} submission{}, each in its own fenced transaction…",
@@ -146,7 +147,7 @@ impl Confirm {
     }
 
     /// The worker's report of an apply: what was written (before → now), or why not.
-    pub fn for_applied(kind: ActionKind, outcomes: &[Outcome]) -> (Popup, Note) {
+    pub fn for_applied(kind: ActionKind, outcomes: &[Outcome]) -> (Confirm, Note) {
         if outcomes.len() == 1 {
             let o = &outcomes[0];
             let (title, lines, next) = act::result_single(kind, o);
@@ -167,7 +168,7 @@ impl Confirm {
                 _ => Note::Error(lines.join(" ")),
             };
             let popup = if next {
-                Popup::Confirm(Confirm {
+                Confirm {
                     title,
                     lines,
                     confirm_label: "next step".into(),
@@ -176,9 +177,9 @@ impl Confirm {
                     },
                     scroll: 0,
                     yes: true,
-                })
+                }
             } else {
-                Popup::info(title, lines)
+                Confirm::info(title, lines)
             };
             return (popup, note);
         }
@@ -188,7 +189,7 @@ impl Confirm {
             kind.as_str()
         ));
         let (title, lines) = act::result_bulk(kind, outcomes);
-        (Popup::info(title, lines), note)
+        (Confirm::info(title, lines), note)
     }
 
     /// The popup's keys: ⏎ presses the selected button, `y` is Yes, Tab switches, esc cancels.

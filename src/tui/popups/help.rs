@@ -7,7 +7,8 @@ use ratatui::text::{Line, Span};
 use ratatui::widgets::{Block, BorderType, Borders, Clear, Paragraph};
 use ratatui::Frame;
 
-use super::{centered, Env, PopupView};
+use super::env::{Env, PopupView};
+use super::widgets::centered;
 use crate::tui::keymap;
 use crate::tui::theme::Theme;
 

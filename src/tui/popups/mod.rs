@@ -4,22 +4,20 @@
 //! carries out what a key asks for ([`Reply`]).
 
 mod confirm;
+mod env;
 mod help;
 mod palette;
 mod reason;
+mod widgets;
 
 use crossterm::event::KeyEvent;
 use ratatui::layout::Rect;
-use ratatui::style::Style;
-use ratatui::text::Span;
 use ratatui::Frame;
 
-use super::act::PlanItem;
-use super::keymap::{self, Action, Ctx, Overrides};
-use super::theme::Theme;
-use crate::actions::ActionKind;
+use super::keymap::{self, Action, Ctx};
 
 pub use confirm::{Confirm, Note, PopupAction};
+pub use env::{Env, PopupView, Reply};
 pub use help::Help;
 pub use palette::{Palette, PaletteEntry, PaletteScope};
 pub use reason::Reason;
@@ -32,59 +30,6 @@ pub enum Popup {
     Palette(Palette),
     /// A one-line text input: the reason of a `fail` (required).
     Reason(Reason),
-}
-
-/// What a popup asks of the app after a key.
-#[derive(Debug, Clone, PartialEq)]
-pub enum Reply {
-    /// Stay open (the popup changed itself, or the key did nothing).
-    Stay,
-    /// Stay open and say this in the status line.
-    StayWith(String),
-    /// Close.
-    Close,
-    /// Close and say this in the status line.
-    CloseWith(String),
-    /// Close and run this action (the palette).
-    Run(Action),
-    /// Close and apply these previewed plans, each in its own fenced transaction.
-    Apply {
-        kind: ActionKind,
-        items: Vec<PlanItem>,
-    },
-    /// Close and plan this action (a `fail` with its reason, or step mode's next step).
-    Plan {
-        kind: ActionKind,
-        ids: Vec<String>,
-        reason: Option<String>,
-    },
-}
-
-/// What popups need from the app to handle keys and draw.
-pub struct Env<'a> {
-    pub theme: Theme,
-    pub write_mode: bool,
-    pub keys: &'a Overrides,
-    /// The contexts of the pane under the popup (the palette says what works there).
-    pub here: Vec<Ctx>,
-    /// Rows of a page of the pane under the popup (PgUp/PgDn scroll by it).
-    pub page: usize,
-}
-
-impl Env<'_> {
-    pub fn palette(&self) -> PaletteScope<'_> {
-        PaletteScope {
-            here: &self.here,
-            write_mode: self.write_mode,
-            keys: self.keys,
-        }
-    }
-}
-
-/// Written while drawing: how far the open popup's body can scroll.
-#[derive(Debug, Clone, Copy, Default)]
-pub struct PopupView {
-    pub max_scroll: Option<usize>,
 }
 
 /// The scroll of a popup body after `delta`. The first key after a draw starts from what that
@@ -180,28 +125,11 @@ impl Popup {
     }
 }
 
-fn centered(area: Rect, w: u16, h: u16) -> Rect {
-    let w = w.min(area.width.saturating_sub(2)).max(10);
-    let h = h.min(area.height.saturating_sub(2)).max(3);
-    Rect {
-        x: area.x + (area.width - w) / 2,
-        y: area.y + (area.height - h) / 2,
-        width: w,
-        height: h,
-    }
-}
-
-fn button(t: Theme, label: &str, selected: bool) -> Span<'static> {
-    if selected {
-        Span::styled(format!("[> {label} <]"), t.selected())
-    } else {
-        Span::styled(format!("[  {label}  ]"), Style::new())
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::tui::keymap::Overrides;
+    use crate::tui::theme::Theme;
 
     fn env(keys: &Overrides) -> Env<'_> {
         Env {

@@ -8,7 +8,8 @@ use ratatui::text::{Line, Span};
 use ratatui::widgets::{Block, BorderType, Borders, Clear, Paragraph};
 use ratatui::Frame;
 
-use super::{centered, Env, Reply};
+use super::env::{Env, Reply};
+use super::widgets::centered;
 use crate::tui::keymap::{self, Action, Ctx, Overrides};
 use crate::tui::text::{clean, fit};
 
@@ -91,6 +92,17 @@ impl PaletteScope<'_> {
         };
         out.sort_by_key(|e| (!e.available, rank(e.action)));
         out
+    }
+}
+
+/// The palette's view of the pane under it.
+impl Env<'_> {
+    pub fn palette(&self) -> PaletteScope<'_> {
+        PaletteScope {
+            here: &self.here,
+            write_mode: self.write_mode,
+            keys: self.keys,
+        }
     }
 }
 

@@ -7,7 +7,8 @@ use ratatui::text::{Line, Span};
 use ratatui::widgets::{Block, BorderType, Borders, Clear, Paragraph};
 use ratatui::Frame;
 
-use super::{centered, Reply};
+use super::env::Reply;
+use super::widgets::centered;
 use crate::actions::ActionKind;
 use crate::tui::act;
 use crate::tui::text::{char_width, clean};
