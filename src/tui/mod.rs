@@ -26,7 +26,9 @@ mod theme;
 pub mod tooltip;
 mod tree;
 mod verdicts;
+mod view_state;
 mod views;
+mod widgets;
 mod worker;
 
 use std::io::{IsTerminal, Write};

@@ -29,10 +29,9 @@ use crate::store::{AuditRecord, SessionSummary};
 
 mod mouse;
 mod responses;
-mod view;
 mod writes;
 
-pub use view::{Hit, Layout};
+pub use super::view_state::{Hit, InputMode, Layout, Level, Pane, Root, Status};
 
 /// Something the app wants done outside itself.
 #[derive(Debug, Clone)]
@@ -41,42 +40,6 @@ pub enum Effect {
     Request(Request),
     /// Put this text on the clipboard (OSC 52).
     Copy(String),
-}
-
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Pane {
-    List,
-    Sessions,
-    Tree,
-    Detail,
-    Audit,
-}
-
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Root {
-    Submissions,
-    Sessions,
-    /// The audit trail (`a`).
-    Audit,
-}
-
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub enum Level {
-    Info,
-    Error,
-}
-
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Status {
-    pub text: String,
-    pub level: Level,
-}
-
-/// Text being typed into the list filter or the tree search.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum InputMode {
-    Filter,
-    Search,
 }
 
 /// Options that shape the app (a subset of `TuiOptions`).
@@ -890,9 +853,4 @@ fn root_pane(root: Root) -> Pane {
         Root::Sessions => Pane::Sessions,
         Root::Audit => Pane::Audit,
     }
-}
-
-/// Keys that are plain text while typing in a filter or search (for the footer).
-pub fn input_hints() -> Vec<(&'static str, &'static str)> {
-    vec![("⏎", "keep"), ("esc", "clear"), ("^u", "erase")]
 }

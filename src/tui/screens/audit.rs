@@ -13,9 +13,10 @@ use ratatui::Frame;
 use super::step;
 use crate::core::time::iso_from_ms;
 use crate::store::AuditRecord;
-use crate::tui::app::{App, Hit, Layout, Pane};
+use crate::tui::app::App;
 use crate::tui::text::{clean, pad};
-use crate::tui::views::scroll_into_view;
+use crate::tui::view_state::{Hit, Layout, Pane};
+use crate::tui::widgets::scroll_into_view;
 
 /// The audit trail's state: the rows as last read, and the cursor.
 #[derive(Debug, Clone, Default)]

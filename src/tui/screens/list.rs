@@ -14,12 +14,13 @@ use ratatui::Frame;
 
 use crate::actions::ActionKind;
 use crate::report::lease_text;
-use crate::tui::app::{App, Hit, Layout, Pane};
+use crate::tui::app::App;
 use crate::tui::data::ListItem;
 use crate::tui::keymap::{Action, StatusFilter};
 use crate::tui::popups::Reason;
 use crate::tui::text::{clean, fit, pad, width};
-use crate::tui::views::scroll_into_view;
+use crate::tui::view_state::{Hit, Layout, Pane};
+use crate::tui::widgets::scroll_into_view;
 
 /// List columns, in display order; also the sort keys.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

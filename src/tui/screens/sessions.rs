@@ -11,9 +11,10 @@ use ratatui::Frame;
 use super::step;
 use crate::core::time::ms_from_iso;
 use crate::store::SessionSummary;
-use crate::tui::app::{App, Hit, Layout, Pane};
+use crate::tui::app::App;
 use crate::tui::text::{ago, clean, pad};
-use crate::tui::views::scroll_into_view;
+use crate::tui::view_state::{Hit, Layout, Pane};
+use crate::tui::widgets::scroll_into_view;
 
 #[derive(Debug, Clone, Default)]
 pub struct SessionsScreen {

@@ -6,11 +6,12 @@ use ratatui::style::Style;
 use ratatui::text::Span;
 use ratatui::Frame;
 
-use super::line;
-use crate::tui::app::{input_hints, App, InputMode, Level, Root};
+use crate::tui::app::App;
 use crate::tui::data::Target;
 use crate::tui::keymap::{self, Action, StatusFilter};
 use crate::tui::text::{clean, fit, width};
+use crate::tui::view_state::{InputMode, Level, Root};
+use crate::tui::widgets::line;
 
 /// Pick the first variant that fits `w` cells.
 fn first_fit<'a>(variants: Vec<Vec<Span<'a>>>, w: usize) -> Vec<Span<'a>> {
@@ -370,4 +371,9 @@ pub fn footer(f: &mut Frame, app: &App, area: Rect) {
         used += need;
     }
     f.render_widget(line(spans), area);
+}
+
+/// Keys that are plain text while typing in a filter or search (for the footer).
+fn input_hints() -> Vec<(&'static str, &'static str)> {
+    vec![("⏎", "keep"), ("esc", "clear"), ("^u", "erase")]
 }

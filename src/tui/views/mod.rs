@@ -4,15 +4,14 @@
 mod chrome;
 
 use ratatui::layout::{Constraint, Layout as RLayout, Rect};
-use ratatui::text::{Line, Span};
 use ratatui::widgets::Paragraph;
 use ratatui::Frame;
 
-use super::app::{App, Layout, Root};
+use super::app::App;
+use super::view_state::{Layout, Root};
 
 #[cfg(feature = "test-harness")]
 pub use crate::tui::screens::inspect::detail_pane::detail_text;
-pub use crate::tui::screens::inspect::detail_pane::DetailCache;
 use crate::tui::screens::inspect::{detail_pane, tree_pane};
 use crate::tui::screens::{audit, list, sessions};
 
@@ -82,21 +81,4 @@ fn inspect(f: &mut Frame, app: &App, view: &mut Layout, body: Rect) {
     };
     tree_pane::draw(f, app, view, t);
     detail_pane::draw(f, app, view, d);
-}
-
-/// A one-line paragraph of spans.
-fn line<'a>(spans: Vec<Span<'a>>) -> Paragraph<'a> {
-    Paragraph::new(Line::from(spans))
-}
-
-/// Keep `sel` inside a window of `height` rows starting at `offset`.
-pub(crate) fn scroll_into_view(offset: &mut usize, sel: usize, height: usize) {
-    if height == 0 {
-        return;
-    }
-    if sel < *offset {
-        *offset = sel;
-    } else if sel >= *offset + height {
-        *offset = sel + 1 - height;
-    }
 }

@@ -12,18 +12,12 @@ use ratatui::Frame;
 use super::Inspect;
 use crate::core::entry::{js_key_text, Entry, EntryBody, Role};
 use crate::core::time::{iso_from_ms, ms_from_iso};
-use crate::tui::app::{App, Hit, Layout, Pane};
+use crate::tui::app::App;
 use crate::tui::data::{Opened, OpenedSession, OpenedSubmission};
 use crate::tui::text::{ago, char_width, clean, clean_lines, dollars};
 use crate::tui::theme::Theme;
 use crate::tui::tree::{CallStatus, NodeKind};
-
-/// Wrapped lines of the detail pane for one (selection, width, clock) state.
-#[derive(Debug, Clone, Default)]
-pub struct DetailCache {
-    key: (usize, u64, u16, i64),
-    lines: Vec<Line<'static>>,
-}
+use crate::tui::view_state::{DetailCache, Hit, Layout, Pane};
 
 struct Doc {
     t: Theme,

@@ -10,12 +10,13 @@ use ratatui::Frame;
 use super::Inspect;
 use crate::core::entry::{Entry, EntryBody, Role};
 use crate::core::time::ms_from_iso;
-use crate::tui::app::{App, Hit, Layout, Pane};
+use crate::tui::app::App;
 use crate::tui::data::Opened;
 use crate::tui::text::{ago, clean, clean_span, compact, dollars, fit};
 use crate::tui::theme::Theme;
 use crate::tui::tree::{CallStatus, Flags, NodeKind};
-use crate::tui::views::scroll_into_view;
+use crate::tui::view_state::{Hit, Layout, Pane};
+use crate::tui::widgets::scroll_into_view;
 
 /// Frames of the loading spinner (plain ASCII, so it reads the same without colour).
 const SPINNER: [char; 4] = ['|', '/', '-', '\\'];

@@ -1,6 +1,8 @@
-//! The view state: what drawing writes and the keys and the mouse read back.
+//! The view state: which screen and pane are shown, what drawing writes and the keys and the
+//! mouse read back. A leaf: the app, the screens and the frame composer (`views/`) all use it.
 
 use ratatui::layout::Rect;
+use ratatui::text::Line;
 
 use crate::tui::popups::PopupView;
 
@@ -15,7 +17,7 @@ pub struct Hit {
 
 /// What drawing writes and the keys and the mouse read back: the hit areas of the last frame,
 /// the scroll offsets that keep each pane's selection in view, the detail pane's wrapped lines.
-/// The screens draw from their own state (`&App`) plus this.
+/// The screens draw from the app (`&App`) plus this.
 #[derive(Debug, Clone, Default)]
 pub struct Layout {
     pub list: Option<Hit>,
@@ -36,7 +38,7 @@ pub struct Layout {
     /// The tree's first drawn row, one per opened view (the app's stack).
     pub tree_offsets: Vec<usize>,
     /// The detail pane's wrapped lines (built once per selection and width).
-    pub detail_cache: Option<crate::tui::views::DetailCache>,
+    pub detail_cache: Option<DetailCache>,
 }
 
 impl Layout {
@@ -55,4 +57,47 @@ impl Layout {
     pub fn tree_offset(&self) -> usize {
         self.tree_offsets.last().copied().unwrap_or(0)
     }
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Pane {
+    List,
+    Sessions,
+    Tree,
+    Detail,
+    Audit,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Root {
+    Submissions,
+    Sessions,
+    /// The audit trail (`a`).
+    Audit,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Level {
+    Info,
+    Error,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Status {
+    pub text: String,
+    pub level: Level,
+}
+
+/// Text being typed into the list filter or the tree search.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum InputMode {
+    Filter,
+    Search,
+}
+
+/// Wrapped lines of the detail pane for one (selection, width, clock) state.
+#[derive(Debug, Clone, Default)]
+pub struct DetailCache {
+    pub(crate) key: (usize, u64, u16, i64),
+    pub(crate) lines: Vec<Line<'static>>,
 }
