@@ -9,7 +9,10 @@ mod damaged;
 mod damaged_props;
 mod fixtures;
 mod hostile;
+// PostgreSQL-only suites; the backend-neutral ones run on SQLite alone without the feature.
+#[cfg(feature = "postgres")]
 mod pg;
+#[cfg(feature = "postgres")]
 mod pg_race;
 mod scale_runtime;
 mod scan;

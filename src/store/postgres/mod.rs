@@ -15,6 +15,7 @@ mod listing;
 mod read;
 mod rows;
 pub mod sessions;
+mod tls;
 pub mod url;
 mod write;
 
