@@ -744,13 +744,20 @@ fn partial_batch_marker_survives_no_color() {
 
 // ----- end to end -------------------------------------------------------------------------------
 
+/// A tmux session on a server of its own (`-L name`): on the shared default server another
+/// test's last `kill-session` ends the server while this one starts ("server exited
+/// unexpectedly").
 struct Tmux {
     name: String,
 }
 
 impl Tmux {
     fn cmd(&self, args: &[&str]) -> String {
-        let out = Command::new("tmux").args(args).output().unwrap();
+        let out = Command::new("tmux")
+            .args(["-L", &self.name])
+            .args(args)
+            .output()
+            .unwrap();
         String::from_utf8_lossy(&out.stdout).into_owned()
     }
 
@@ -789,7 +796,7 @@ impl Tmux {
 impl Drop for Tmux {
     fn drop(&mut self) {
         let _ = Command::new("tmux")
-            .args(["kill-session", "-t", &self.name])
+            .args(["-L", &self.name, "kill-server"])
             .output();
     }
 }
@@ -816,6 +823,8 @@ fn run_e2e(db: &Path, quit: &[&str], tag: &str) -> Option<String> {
     let t = Tmux { name: name.clone() };
     let status = Command::new("tmux")
         .args([
+            "-L",
+            &name,
             "new-session",
             "-d",
             "-s",
