@@ -2,6 +2,10 @@
 //! `~/.config/turnscope/config.toml`. A missing file is the defaults. Precedence: flags, then
 //! environment variables, then the file, then the defaults. Unknown keys and bad values are errors
 //! that name the line.
+//!
+//! Settings as plain data: a leaf that imports nothing from the crate. Key overrides stay strings
+//! here (with their line); the keymap that knows action names and key syntax checks them when the
+//! command line is resolved (`cli::keys`).
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
@@ -9,7 +13,38 @@ use std::time::Duration;
 
 use serde::Deserialize;
 
-use crate::tui::{Overrides, Palette};
+/// The colour palettes (`theme` in the configuration file, `--theme`): only the name; the styles
+/// are the TUI's.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, serde::Deserialize, clap::ValueEnum)]
+#[serde(rename_all = "kebab-case")]
+pub enum Palette {
+    /// For dark terminal backgrounds (the default).
+    #[default]
+    Dark,
+    /// For light terminal backgrounds: no yellow or white text.
+    Light,
+    /// Bright colours, bold keys and borders, no dark grey.
+    HighContrast,
+}
+
+impl Palette {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Palette::Dark => "dark",
+            Palette::Light => "light",
+            Palette::HighContrast => "high-contrast",
+        }
+    }
+}
+
+/// One `[keys]` line as written: `action = "key"`, not yet checked against the keymap.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct KeyOverride {
+    pub action: String,
+    pub key: String,
+    /// The line (1-based) in the file, for errors; 0 when not read from a file.
+    pub line: usize,
+}
 
 /// The commented default file, printed by `turnscope config --print-default` (`assets/config.toml`,
 /// embedded: the binary needs no file beside it).
@@ -36,7 +71,7 @@ struct Refresh(Duration);
 impl<'de> Deserialize<'de> for Refresh {
     fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
         let s = String::deserialize(d)?;
-        crate::cli::parse_duration(&s)
+        parse_duration(&s)
             .map(Refresh)
             .map_err(serde::de::Error::custom)
     }
@@ -51,7 +86,8 @@ pub struct Config {
     pub read_only_default: bool,
     pub operator: Option<String>,
     pub context_window: Option<u64>,
-    pub keys: Overrides,
+    /// `[keys]` in file order.
+    pub keys: Vec<KeyOverride>,
     /// Where it was read from (`None`: no file, the defaults).
     pub source: Option<PathBuf>,
 }
@@ -65,30 +101,20 @@ impl Default for Config {
             read_only_default: true,
             operator: None,
             context_window: None,
-            keys: Overrides::default(),
+            keys: Vec::new(),
             source: None,
         }
     }
 }
 
 /// A configuration error: the file, the line (1-based) when known, and what is wrong.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("{}{}: {message}", path.display(), line.map(|l| format!(":{l}")).unwrap_or_default())]
 pub struct ConfigError {
     pub path: PathBuf,
     pub line: Option<usize>,
     pub message: String,
 }
-
-impl std::fmt::Display for ConfigError {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        match self.line {
-            Some(l) => write!(f, "{}:{l}: {}", self.path.display(), self.message),
-            None => write!(f, "{}: {}", self.path.display(), self.message),
-        }
-    }
-}
-
-impl std::error::Error for ConfigError {}
 
 fn line_of(text: &str, offset: usize) -> usize {
     text[..offset.min(text.len())]
@@ -109,31 +135,17 @@ pub fn parse(text: &str, path: &Path) -> Result<Config, ConfigError> {
         let line = e.span().map(|s| line_of(text, s.start));
         err(line, e.message().trim().to_string())
     })?;
-    let mut pairs = Vec::new();
-    for (name, key) in &raw.keys {
-        let line = line_of(text, key.span().start);
-        Overrides::parse([(name.as_str(), key.get_ref().as_str())])
-            .map_err(|m| err(Some(line), m))?;
-        pairs.push((name.as_str(), key.get_ref().as_str(), line));
-    }
-    let keys =
-        Overrides::parse(pairs.iter().map(|(n, k, _)| (*n, *k))).map_err(|m| err(None, m))?;
-    // Two actions on one key would make one of them unreachable.
-    for (i, (a, ka)) in keys.0.iter().enumerate() {
-        if let Some(j) = (i + 1..keys.0.len()).find(|&j| keys.0[j].1 == *ka) {
-            let b = &keys.0[j].0;
-            // The later of the two lines: that is the one just added.
-            let line = pairs.get(i).zip(pairs.get(j)).map(|(p, q)| p.2.max(q.2));
-            return Err(err(
-                line,
-                format!(
-                    "[keys]: {} and {} are both bound to the same key",
-                    crate::tui::action_name(*a),
-                    crate::tui::action_name(*b)
-                ),
-            ));
-        }
-    }
+    let mut keys: Vec<KeyOverride> = raw
+        .keys
+        .iter()
+        .map(|(name, key)| KeyOverride {
+            action: name.clone(),
+            key: key.get_ref().clone(),
+            line: line_of(text, key.span().start),
+        })
+        .collect();
+    // The TOML table is a map; errors should name lines in the order they are written.
+    keys.sort_by_key(|k| k.line);
     let d = Config::default();
     Ok(Config {
         db: raw.db,
@@ -145,6 +157,33 @@ pub fn parse(text: &str, path: &Path) -> Result<Config, ConfigError> {
         keys,
         source: Some(path.to_path_buf()),
     })
+}
+
+/// A refresh interval as written on the command line or in the file: `2s`, `500ms`, `1m`, or a
+/// bare number of seconds; 100ms to 1h.
+pub fn parse_duration(text: &str) -> Result<Duration, String> {
+    let t = text.trim();
+    let (num, unit) = match t.find(|c: char| c.is_ascii_alphabetic()) {
+        Some(i) => (&t[..i], &t[i..]),
+        None => (t, "s"),
+    };
+    let n: f64 = num
+        .parse()
+        .map_err(|_| format!("{text:?} is not a duration (try 2s or 500ms)"))?;
+    let secs = match unit {
+        "ms" => n / 1000.0,
+        "s" => n,
+        "m" => n * 60.0,
+        _ => {
+            return Err(format!(
+                "unknown unit {unit:?} in {text:?} (use ms, s or m)"
+            ))
+        }
+    };
+    if !(0.1..=3600.0).contains(&secs) {
+        return Err(format!("{text:?} is out of range (100ms to 1h)"));
+    }
+    Ok(Duration::from_secs_f64(secs))
 }
 
 /// Where the file is looked for without `--config`.
@@ -213,7 +252,7 @@ mod tests {
         assert_eq!(c.db.as_deref(), Some(Path::new("/var/lib/flue/journal.db")));
         assert_eq!(c.operator.as_deref(), Some("alice@ops"));
         assert_eq!(c.context_window, Some(200000));
-        assert_eq!(c.keys.0.len(), 2, "{:?}", c.keys);
+        assert_eq!(c.keys.len(), 2, "{:?}", c.keys);
     }
 
     #[test]
@@ -226,10 +265,28 @@ mod tests {
         let e = parse("\nrefresh = \"fast\"\n", Path::new("c.toml")).unwrap_err();
         assert_eq!(e.line, Some(2), "{e}");
         assert!(e.message.contains("fast"), "{e}");
-        let e = parse("[keys]\nquit = \"x\"\nfly = \"f\"\n", Path::new("c.toml")).unwrap_err();
-        assert_eq!(e.line, Some(3), "{e}");
-        assert!(e.message.contains("fly"), "{e}");
-        let e = parse("[keys]\nquit = \"ctrl-\"\n", Path::new("c.toml")).unwrap_err();
-        assert_eq!(e.line, Some(2), "{e}");
+    }
+
+    #[test]
+    fn key_overrides_keep_their_lines_in_file_order() {
+        let c = parse("[keys]\nquit = \"x\"\nfly = \"f\"\n", Path::new("c.toml")).unwrap();
+        let got: Vec<_> = c
+            .keys
+            .iter()
+            .map(|k| (k.action.as_str(), k.key.as_str(), k.line))
+            .collect();
+        // `quit` sorts after `fly` in the TOML map; file order puts it first.
+        assert_eq!(got, [("quit", "x", 2), ("fly", "f", 3)]);
+    }
+
+    #[test]
+    fn durations() {
+        assert_eq!(parse_duration("2s"), Ok(Duration::from_secs(2)));
+        assert_eq!(parse_duration("500ms"), Ok(Duration::from_millis(500)));
+        assert_eq!(parse_duration("3"), Ok(Duration::from_secs(3)));
+        assert_eq!(parse_duration("1m"), Ok(Duration::from_secs(60)));
+        assert!(parse_duration("10ms").is_err());
+        assert!(parse_duration("fast").is_err());
+        assert!(parse_duration("2h").is_err());
     }
 }

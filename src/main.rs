@@ -108,10 +108,7 @@ fn append_to_log(path: &Path, report: &str) {
     }
     if let Ok(mut f) = o.open(path) {
         let plain = strip_ansi(report);
-        let ms = std::time::SystemTime::now()
-            .duration_since(std::time::UNIX_EPOCH)
-            .map_or(0, |d| d.as_millis() as i64);
-        let now = turnscope::core::time::iso_from_ms(ms);
+        let now = turnscope::core::time::iso_from_ms(turnscope::clock::now_ms());
         let _ = writeln!(f, "{now} panic report:\n{plain}");
     }
 }

@@ -129,16 +129,40 @@ impl SubmissionReport {
         lease_text(self.row(), self.now_ms)
     }
 
-    /// The stable JSON document of `turnscope show --json` (schema `turnscope.show/1`).
+    /// The stable JSON document of `turnscope show --json` (schema `turnscope.show/1`), whole.
     pub fn to_json(&self) -> Value {
-        let row = self.row();
-        let c = self.classification();
+        let mut doc = self.json_head();
         let following: Vec<Value> = self
             .following()
             .unwrap_or_default()
             .iter()
             .map(|e| entry_summary_json(e))
             .collect();
+        if let Value::Object(o) = &mut doc {
+            o.insert("following".into(), following.into());
+        }
+        doc
+    }
+
+    /// `to_json`, pretty-printed to `out` with the same bytes, without building the document's
+    /// `following` (a whale submission has 100,000 entries there): each entry's summary is built,
+    /// written and dropped in turn.
+    pub fn write_json_pretty(&self, out: &mut dyn std::io::Write) -> std::io::Result<()> {
+        let following = self.following().unwrap_or_default();
+        let doc = ShowDocument {
+            head: self.json_head(),
+            following: &following,
+        };
+        let mut w = std::io::BufWriter::with_capacity(1 << 16, out);
+        serde_json::to_writer_pretty(&mut w, &doc)?;
+        std::io::Write::write_all(&mut w, b"\n")?;
+        std::io::Write::flush(&mut w)
+    }
+
+    /// Every key of the `show --json` document but `following` (which comes last).
+    fn json_head(&self) -> Value {
+        let row = self.row();
+        let c = self.classification();
         json!({
             "schema": "turnscope.show/1",
             "submission": submission_json(row, self.now_ms),
@@ -172,8 +196,40 @@ impl SubmissionReport {
             "inspection": c.state.inspection().as_str(),
             "verdict": self.verdict(),
             "plan": plan_json(&self.plan),
-            "following": following,
         })
+    }
+}
+
+/// The `show --json` document as serde sees it: the head's keys in order, then `following`
+/// serialised entry by entry.
+struct ShowDocument<'a> {
+    head: Value,
+    following: &'a [&'a Entry],
+}
+
+impl serde::Serialize for ShowDocument<'_> {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        use serde::ser::SerializeMap;
+        let head = self.head.as_object();
+        let mut m = s.serialize_map(Some(head.map_or(0, |o| o.len()) + 1))?;
+        for (k, v) in head.into_iter().flatten() {
+            m.serialize_entry(k, v)?;
+        }
+        m.serialize_entry("following", &FollowingSummaries(self.following))?;
+        m.end()
+    }
+}
+
+struct FollowingSummaries<'a>(&'a [&'a Entry]);
+
+impl serde::Serialize for FollowingSummaries<'_> {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        use serde::ser::SerializeSeq;
+        let mut seq = s.serialize_seq(Some(self.0.len()))?;
+        for e in self.0 {
+            seq.serialize_element(&entry_summary_json(e))?;
+        }
+        seq.end()
     }
 }
 
@@ -186,7 +242,7 @@ fn last_model(h: &History) -> Option<String> {
 }
 
 pub fn lease_text(row: &SubmissionRow, now_ms: i64) -> String {
-    if row.status != "running" {
+    if !row.is_running() {
         return "-".into();
     }
     match row.lease_expires_at {

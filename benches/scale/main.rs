@@ -12,7 +12,12 @@
 //!    (each change undone right after: the database ends as it began; `TURNSCOPE_BENCH_WRITER=0`
 //!    turns the writer off);
 //! 5. `scan`: `turnscope list --expired --json` (the release binary): submissions per second;
-//! 6. the peak RSS of every child process (`wait4`'s `ru_maxrss`).
+//! 6. `whale_show`: `turnscope show WHALE --json` (the release binary), output read and dropped;
+//! 7. the peak RSS of every child process (`wait4`'s `ru_maxrss`).
+//!
+//! `cargo bench --bench scale -- --growth` runs the growth scenario instead (`growth.rs`): the
+//! whale's history doubled from 15,000 to 240,000 entries on both profiles, in generated and
+//! cached databases.
 //!
 //! Next to each figure: the floor, the `sqlite3` shell (`/usr/bin/sqlite3`) running the
 //! equivalent SQL for the rows that screen needs, timed the same way (process start → exit), and
@@ -26,6 +31,7 @@
 
 mod child;
 mod floor;
+mod growth;
 mod postgres;
 mod stats;
 mod writer;
@@ -69,6 +75,13 @@ fn main() {
         child::run(name, &a);
         return;
     }
+    if args.iter().any(|a| a == "--growth") {
+        if let Err(e) = growth::run() {
+            eprintln!("scale bench (growth): {e}");
+            std::process::exit(1);
+        }
+        return;
+    }
     // `cargo bench` passes `--bench`; anything else not a flag is the database.
     let db = args
         .iter()
@@ -93,6 +106,11 @@ struct Setup {
 }
 
 fn setup(db: &Path) -> Result<Setup, String> {
+    setup_at(db, env_or("TURNSCOPE_NOW_MS", wall_ms()))
+}
+
+/// The setup of `db` with leases judged at `now_ms`.
+fn setup_at(db: &Path, now_ms: i64) -> Result<Setup, String> {
     if !db.exists() {
         return Err(format!(
             "{} does not exist: generate it with `turnscope demo {} --scale 1` (or pass another PATH)",
@@ -100,7 +118,6 @@ fn setup(db: &Path) -> Result<Setup, String> {
             db.display()
         ));
     }
-    let now_ms = env_or("TURNSCOPE_NOW_MS", wall_ms());
     let conn = Connection::open_with_flags(db, OpenFlags::SQLITE_OPEN_READ_ONLY)
         .map_err(|e| e.to_string())?;
     let expired: i64 = conn
@@ -248,6 +265,40 @@ fn scan(s: &Setup) -> Result<(Duration, u64, usize), String> {
     Ok((took, rss, rows))
 }
 
+/// `turnscope show WHALE --json` (the release binary): (time, peak RSS kB, bytes of output).
+fn whale_show(s: &Setup) -> Result<(Duration, u64, usize), String> {
+    let t0 = Instant::now();
+    let mut child = Command::new(env!("CARGO_BIN_EXE_turnscope"))
+        .arg("--db")
+        .arg(&s.db)
+        .args(["show", &s.whale_submission, "--json"])
+        .env("TURNSCOPE_NOW_MS", s.now_ms.to_string())
+        .env("XDG_CONFIG_HOME", "/nonexistent")
+        .env_remove("TURNSCOPE_CONFIG")
+        .env_remove("TURNSCOPE_CONTEXT_WINDOW")
+        .stdout(Stdio::piped())
+        .stderr(Stdio::inherit())
+        .spawn()
+        .map_err(|e| format!("running turnscope show: {e}"))?;
+    // Read and drop the output as it comes: the whale's document can be hundreds of MB.
+    let mut bytes = 0;
+    let mut buf = vec![0u8; 1 << 16];
+    let mut out = child.stdout.take().expect("piped");
+    loop {
+        match std::io::Read::read(&mut out, &mut buf) {
+            Ok(0) => break,
+            Ok(n) => bytes += n,
+            Err(e) => return Err(e.to_string()),
+        }
+    }
+    let (ok, rss) = wait_rusage(child);
+    let took = t0.elapsed();
+    if !ok {
+        return Err("turnscope show WHALE --json failed".into());
+    }
+    Ok((took, rss, bytes))
+}
+
 fn mb(kb: u64) -> f64 {
     (kb as f64 / 1024.0 * 10.0).round() / 10.0
 }
@@ -291,6 +342,7 @@ fn parent(db: &Path) -> Result<(), String> {
     spawn_scenario(&s, "first_frame")?;
     spawn_scenario(&s, "whale_open")?;
     scan(&s)?;
+    whale_show(&s)?;
 
     // 1. first frame
     let mut ff = Vec::new();
@@ -377,7 +429,18 @@ fn parent(db: &Path) -> Result<(), String> {
     };
     let scan_ms = ms(scan_t);
 
-    // 6. the same first frame and whale open on PostgreSQL, when a copy is given.
+    // 6. whale show --json
+    let mut shows = Vec::new();
+    for _ in 0..s.runs {
+        shows.push(whale_show(&s)?);
+    }
+    let show_ms = ms(median(
+        &shows.iter().map(|(t, _, _)| *t).collect::<Vec<_>>(),
+    ));
+    let show_rss = shows.iter().map(|(_, r, _)| *r).max().unwrap_or(0);
+    let show_bytes = shows[0].2;
+
+    // 7. the same first frame and whale open on PostgreSQL, when a copy is given.
     let pg = postgres::measure(&s, &floors.first_frame, &floors.whale)?;
 
     let rss_ok = |kb: u64| mb(kb) <= 150.0;
@@ -445,9 +508,26 @@ fn parent(db: &Path) -> Result<(), String> {
             "result": pass(per_s >= 20_000.0),
             "rss_result": pass(rss_ok(scan_rss)),
         },
+        "list_expired": {
+            "method": "the scan's runs: turnscope list --expired --json against the floor of every expired row, journal and session entries",
+            "ms": scan_ms, "floor_ms": scan_floor, "ratio": ratio(scan_ms, scan_floor),
+            "peak_rss_mb": mb(scan_rss),
+            "target": "<= 1x floor",
+            "result": pass(scan_floor.is_none_or(|f| scan_ms <= f)),
+            "rss_result": pass(rss_ok(scan_rss)),
+        },
+        "whale_show": {
+            "method": "turnscope show WHALE --json (release binary), process start to exit, output read and dropped",
+            "ms": show_ms, "bytes": show_bytes,
+            "floor_ms": wo_floor, "ratio": ratio(show_ms, wo_floor),
+            "peak_rss_mb": mb(show_rss),
+            "target": "<= 2x floor and <= 1000 ms",
+            "result": pass(show_ms <= 1000.0 && wo_floor.is_none_or(|f| show_ms <= 2.0 * f)),
+            "rss_result": pass(rss_ok(show_rss)),
+        },
         "postgres": pg,
         "floors_sql": {
-            "first_frame": floors.first_frame, "whale_open": floors.whale,
+            "first_frame": floors.first_frame, "whale_open": floors.whale, "whale_show": floors.whale,
             "refresh": floors.refresh, "scan": floors.scan,
         },
     });
@@ -496,6 +576,11 @@ fn table(d: &Value) {
         &d["whale_open"],
     );
     row(
+        "whale_show",
+        format!("{} ms", f(&d["whale_show"]["ms"])),
+        &d["whale_show"],
+    );
+    row(
         "scroll p99",
         format!("{} ms", f(&d["scroll"]["all"]["p99_ms"])),
         &d["scroll"],
@@ -509,6 +594,11 @@ fn table(d: &Value) {
         "scan",
         format!("{}/s", f(&d["scan"]["per_second"])),
         &d["scan"],
+    );
+    row(
+        "list_expired",
+        format!("{} ms", f(&d["list_expired"]["ms"])),
+        &d["list_expired"],
     );
     eprintln!(
         "({} rows at the first frame; scroll median {} ms over {} frames; refresh snapshot median {} ms; scan {} ms)",

@@ -3,8 +3,8 @@
 
 use serde_json::{json, Value};
 
+use super::common::{check_stuck, fence, ActionKind, ActionPlan, Refusal};
 use super::entries::{Appender, EntryIds};
-use super::{check_stuck, fence, ActionKind, ActionPlan, Refusal};
 use crate::core::changes::{ColumnChange, RowChange, SqlValue};
 use crate::core::plan::messages;
 use crate::core::time::iso_from_ms;

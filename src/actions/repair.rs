@@ -3,11 +3,12 @@
 
 use serde_json::Value;
 
+use super::common::{check_stuck, fence, ActionKind, ActionPlan, Refusal};
 use super::entries::{raw_message, Appender, EntryIds};
-use super::{check_stuck, fence, ActionKind, ActionPlan, Refusal};
 use crate::core::changes::{ColumnChange, RowChange, SqlValue};
 use crate::core::repair::{repair_batch, repair_for_journal, NoRepair, ToolRepair};
 use crate::core::rows::RequestedCall;
+use crate::core::status::JournalPhase;
 use crate::report::SubmissionReport;
 
 /// The text of a synthetic result (`JSON.stringify({type, message})`).
@@ -33,7 +34,7 @@ fn select_batch(r: &SubmissionReport) -> Result<Result<ToolRepair, NoRepair>, Re
         )
     })?;
     if let Some(j) = &r.bundle.journal {
-        if j.phase == "tool_request_recorded" && !j.committed {
+        if j.typed_phase() == JournalPhase::ToolRequestRecorded && !j.committed {
             if let Ok(Some(calls)) = j.tool_request() {
                 return Ok(repair_for_journal(Some(&following), &calls));
             }
@@ -79,7 +80,7 @@ pub fn plan_repair(
                 .bundle
                 .journal
                 .as_ref()
-                .is_some_and(|j| j.phase == "tool_request_recorded");
+                .is_some_and(|j| j.typed_phase() == JournalPhase::ToolRequestRecorded);
             if !has_batch_case {
                 return Err(Refusal::new(
                     format!("no unresolved tool batch: the history is {label}"),
@@ -122,7 +123,7 @@ pub fn plan_repair(
         // The runtime's `updateTurnJournalPhase(A, 'before_provider', {checkpointLeafId})`.
         if !j.committed && Some(&j.attempt_id) == row.attempt_id.as_ref() {
             let mut set = vec![];
-            if j.phase != "before_provider" {
+            if j.typed_phase() != JournalPhase::BeforeProvider {
                 set.push(ColumnChange::new(
                     "phase",
                     SqlValue::text(&j.phase),

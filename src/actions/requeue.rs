@@ -1,7 +1,7 @@
 //! `requeue`: the runtime's rule 7 write (`requeueSubmissionBeforeInputApplied`, spec §5.4), only
 //! where its preconditions hold.
 
-use super::{check_stuck, fence, ActionKind, ActionPlan, Refusal};
+use super::common::{check_stuck, fence, ActionKind, ActionPlan, Refusal};
 use crate::core::changes::{ColumnChange, RowChange, SqlValue};
 use crate::core::classify::Inspection;
 use crate::report::SubmissionReport;

@@ -7,9 +7,9 @@
 
 use serde_json::json;
 
+use super::common::{check_stuck, fence, ActionKind, ActionPlan, Refusal};
 use super::entries::{Appender, EntryIds};
 use super::repair::repair_rows;
-use super::{check_stuck, fence, ActionKind, ActionPlan, Refusal};
 use crate::core::changes::{ColumnChange, RowChange, SqlValue};
 use crate::core::plan::PlannedWrite;
 use crate::core::stream::recovered_partial_message;

@@ -5,12 +5,13 @@ use std::io::{BufRead, IsTerminal, Write};
 use serde_json::json;
 
 use super::args::{ActionArgs, Cli};
-use super::output::{sanitize, table};
+use super::output::table;
 use super::{db_target, exit, now_ms, open_store, CliError};
-use crate::actions::{ActionKind, ActionPlan, EntryIds, Refusal};
+use crate::actions::{run, ActionKind, ActionPlan, IdSource, Refusal};
 use crate::core::time::iso_from_ms;
 use crate::report::SubmissionReport;
-use crate::store::{ApplyError, AuditInfo, Backend};
+use crate::store::{ApplyError, Backend};
+use crate::text::sanitize;
 
 /// `$USER@hostname`, unless `--operator` says otherwise.
 pub fn operator(cli: &Cli) -> String {
@@ -25,16 +26,6 @@ pub fn operator(cli: &Cli) -> String {
         .or_else(|_| std::env::var("HOSTNAME"))
         .unwrap_or_else(|_| "localhost".into());
     format!("{user}@{host}")
-}
-
-/// Plan `kind` for the report (pure), with fresh random entry ids.
-pub fn plan_action(
-    kind: ActionKind,
-    r: &SubmissionReport,
-    reason: Option<&str>,
-    now: i64,
-) -> Result<ActionPlan, Refusal> {
-    crate::actions::plan(kind, r, reason, now, &mut EntryIds::for_report(r))
 }
 
 fn refused(r: &Refusal) -> CliError {
@@ -60,8 +51,17 @@ pub fn run(
     }
     let store = open_store(cli)?;
     let now = now_ms(cli);
-    let report = SubmissionReport::load(store.reader(), &args.submission, cli.context_window, now)?;
-    let plan = plan_action(kind, &report, args.reason.as_deref(), now).map_err(|r| refused(&r))?;
+    let prepared = run::prepare(
+        store.reader(),
+        kind,
+        &args.submission,
+        args.reason.as_deref(),
+        cli.context_window,
+        now,
+        IdSource::Random,
+    )?;
+    let report = prepared.report;
+    let plan = prepared.plan.map_err(|r| refused(&r))?;
     let id = plan.submission_id.clone();
     if args.json && (args.dry_run || plan.is_noop()) {
         writeln!(
@@ -98,26 +98,18 @@ pub fn run(
     }
     let db = db_target(cli)?;
     let mut writer = crate::store::open_writer(&db)?;
-    let audit = AuditInfo {
-        operator: operator(cli),
-        action: kind.as_str().to_string(),
-        reason: plan.reason.clone(),
-        summary: plan.summary.clone(),
-        now_ms: now,
-    };
-    let applied = writer
-        .apply(&plan.fence, &plan.changes, &audit)
-        .map_err(|e| match e {
-            ApplyError::Fenced(_) => CliError::new(
-                e.to_string(),
-                format!("run `turnscope show {id}` to see its current state"),
-                exit::REFUSED,
-            ),
-            ApplyError::Store(s) => CliError::from(s),
-        })?;
+    let applied = run::apply(&mut *writer, &plan, &operator(cli), now).map_err(|e| match e {
+        ApplyError::Fenced(_) => CliError::new(
+            e.to_string(),
+            format!("run `turnscope show {id}` to see its current state"),
+            exit::REFUSED,
+        ),
+        ApplyError::Store(s) => CliError::from(s),
+    })?;
     drop(writer);
+    // A fresh connection: what any reader of the database sees now.
     let after = crate::store::open(&db)
-        .and_then(|s| SubmissionReport::load(s.reader(), &id, cli.context_window, now));
+        .and_then(|s| run::reread(s.reader(), &plan, cli.context_window, now));
     if args.json {
         let mut doc = action_json(&plan, Some(&applied), false);
         if let Ok(a) = &after {
@@ -139,13 +131,7 @@ pub fn run(
         applied.audit_id
     )?;
     if let Ok(a) = after {
-        let rule = |r: &SubmissionReport| {
-            r.plan
-                .rule
-                .map_or(r.plan.disposition.label().to_string(), |n| {
-                    format!("rule {n}")
-                })
-        };
+        let rule = |r: &SubmissionReport| r.plan.rule_label();
         writeln!(out, "before: {} · {}", report.verdict(), rule(&report))?;
         writeln!(
             out,
@@ -171,7 +157,7 @@ pub fn run(
     writeln!(
         out,
         "next: run `turnscope show {}` to check the result",
-        sanitize(&id.chars().take(8).collect::<String>())
+        sanitize(&crate::core::rows::short_id(&id))
     )?;
     Ok(())
 }

@@ -41,17 +41,17 @@ pub struct Cli {
     pub operator: Option<String>,
 
     /// TUI live-refresh interval, e.g. 2s, 500ms, 10s [default: 2s, or the configuration file].
-    #[arg(long, global = true, env = "TURNSCOPE_REFRESH", value_name = "DURATION", value_parser = parse_duration)]
+    #[arg(long, global = true, env = "TURNSCOPE_REFRESH", value_name = "DURATION", value_parser = crate::config::parse_duration)]
     pub refresh: Option<std::time::Duration>,
 
     /// Colour theme [default: dark, or the configuration file]. NO_COLOR (non-empty) turns
     /// colours off in every theme.
     #[arg(long, global = true, env = "TURNSCOPE_THEME", value_name = "THEME")]
-    pub theme: Option<crate::tui::Palette>,
+    pub theme: Option<crate::config::Palette>,
 
     /// Key overrides from the configuration file (not a flag).
     #[arg(skip)]
-    pub keys: crate::tui::Overrides,
+    pub keys: Vec<crate::config::KeyOverride>,
 
     /// Pin "now" (ms since the epoch) for reproducible output.
     #[arg(long, global = true, env = "TURNSCOPE_NOW_MS", hide = true)]
@@ -126,14 +126,43 @@ pub enum Command {
         #[arg(long)]
         json: bool,
         /// Write a large production-like journal instead: 1 = 200,000 submissions over 20,000
-        /// sessions (about 2,000,000 entries, 5 GB) with a 120,000-entry whale session; 0.01 is
-        /// a hundredth of that. Prints a summary and does not open the TUI.
+        /// sessions (about 2,000,000 entries, 5 GB) with a 120,000-entry whale session (profile
+        /// session; see --profile for the runtime's shape); 0.01 is a hundredth of that. Prints
+        /// a summary and does not open the TUI.
         #[arg(long, value_name = "FACTOR", num_args = 0..=1, default_missing_value = "1")]
         scale: Option<f64>,
         /// Seed for --scale (the same seed, factor and time give the same rows).
         #[arg(long, default_value_t = 1, requires = "scale")]
         seed: u64,
+        /// The shape of the --scale journal: `session` (one whale session of thousands of
+        /// submissions) or `runtime` (the runtime's own shape: 20,000 sessions of 5-200 entries,
+        /// 148,000 submissions of 3-call tool cycles, 401 expired, about 2 GB at 1, and a whale
+        /// whose stuck submission has 100,000 entries after its input plus 20,000 abandoned).
+        #[arg(long, value_enum, default_value_t = ScaleProfileArg::Session, requires = "scale")]
+        profile: ScaleProfileArg,
+        /// With --scale: the whale's history, in entries: its session's active path (profile
+        /// session) or its stuck submission's active path after the input (profile runtime); a
+        /// fifth of that again goes on abandoned repair branches. Default: the factor's share of
+        /// 100,000.
+        #[arg(long, value_name = "N", requires = "scale")]
+        whale_entries: Option<usize>,
     },
+}
+
+/// `demo --scale --profile`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum ScaleProfileArg {
+    Session,
+    Runtime,
+}
+
+impl From<ScaleProfileArg> for crate::demo::scale::ScaleProfile {
+    fn from(p: ScaleProfileArg) -> Self {
+        match p {
+            ScaleProfileArg::Session => crate::demo::scale::ScaleProfile::Session,
+            ScaleProfileArg::Runtime => crate::demo::scale::ScaleProfile::Runtime,
+        }
+    }
 }
 
 #[derive(Debug, Clone, Default, Args)]
@@ -213,51 +242,13 @@ pub fn parse_age(text: &str) -> Result<std::time::Duration, String> {
     Ok(std::time::Duration::from_secs(secs))
 }
 
-/// `2s`, `500ms`, `1.5s`, `1m`, or plain seconds.
-pub fn parse_duration(text: &str) -> Result<std::time::Duration, String> {
-    let t = text.trim();
-    let (num, unit) = match t.find(|c: char| c.is_ascii_alphabetic()) {
-        Some(i) => (&t[..i], &t[i..]),
-        None => (t, "s"),
-    };
-    let n: f64 = num
-        .parse()
-        .map_err(|_| format!("{text:?} is not a duration (try 2s or 500ms)"))?;
-    let secs = match unit {
-        "ms" => n / 1000.0,
-        "s" => n,
-        "m" => n * 60.0,
-        _ => {
-            return Err(format!(
-                "unknown unit {unit:?} in {text:?} (use ms, s or m)"
-            ))
-        }
-    };
-    if !(0.1..=3600.0).contains(&secs) {
-        return Err(format!("{text:?} is out of range (100ms to 1h)"));
-    }
-    Ok(std::time::Duration::from_secs_f64(secs))
-}
-
 #[cfg(test)]
 mod tests {
-    use super::parse_duration;
+    use super::parse_age;
     use std::time::Duration;
 
     #[test]
-    fn durations() {
-        assert_eq!(parse_duration("2s"), Ok(Duration::from_secs(2)));
-        assert_eq!(parse_duration("500ms"), Ok(Duration::from_millis(500)));
-        assert_eq!(parse_duration("3"), Ok(Duration::from_secs(3)));
-        assert_eq!(parse_duration("1m"), Ok(Duration::from_secs(60)));
-        assert!(parse_duration("10ms").is_err());
-        assert!(parse_duration("fast").is_err());
-        assert!(parse_duration("2h").is_err());
-    }
-
-    #[test]
     fn ages() {
-        use super::parse_age;
         assert_eq!(parse_age("10m"), Ok(Duration::from_secs(600)));
         assert_eq!(parse_age("2h"), Ok(Duration::from_secs(7200)));
         assert_eq!(parse_age("3d"), Ok(Duration::from_secs(259_200)));

@@ -5,10 +5,11 @@ use std::io::Write;
 use serde_json::json;
 
 use super::args::{Cli, ListArgs};
-use super::output::{sanitize, table, truncate};
+use super::output::{table, truncate};
 use super::{now_ms, CliError};
 use crate::report::{plan_json, submission_json, SubmissionReport};
 use crate::store::{JournalStore, ListFilter, PathWalker, StoreError};
+use crate::text::sanitize;
 
 pub fn run(
     store: &dyn JournalStore,
@@ -88,7 +89,7 @@ fn scan_rows(
                 .as_ref()
                 .is_none_or(|i| r.instance_id().as_ref() == Some(i))
             && args.older_than.is_none_or(|age| {
-                let since = if r.status == "running" && r.lease_expires_at > 0 {
+                let since = if r.is_running() && r.lease_expires_at > 0 {
                     r.lease_expires_at
                 } else {
                     r.accepted_at.unwrap_or(now)

@@ -2,6 +2,8 @@
 
 mod act;
 mod args;
+mod common;
+mod keys;
 mod list;
 mod output;
 mod seed;
@@ -10,100 +12,18 @@ mod show;
 use std::io::{IsTerminal, Write};
 use std::path::PathBuf;
 
-pub use args::{parse_age, parse_duration, ActionArgs, Cli, Command, ListArgs};
-pub use output::{is_hostile_char, sanitize};
+pub use crate::config::parse_duration;
+pub use crate::text::{is_hostile_char, sanitize};
+pub use args::{parse_age, ActionArgs, Cli, Command, ListArgs};
 
-use crate::store::{Backend, DbTarget, StoreError};
+pub use common::{exit, now_ms, CliError};
 
-/// Exit codes (documented in the README).
-pub mod exit {
-    pub const OK: i32 = 0;
-    pub const ERROR: i32 = 1;
-    pub const USAGE: i32 = 2;
-    pub const REFUSED: i32 = 3;
-    pub const NOT_FOUND: i32 = 4;
-}
-
-/// An error for the operator: one line, a hint, an exit code.
-#[derive(Debug)]
-pub struct CliError {
-    pub message: String,
-    pub hint: Option<String>,
-    pub code: i32,
-}
-
-impl CliError {
-    pub fn new(message: impl Into<String>, hint: impl Into<String>, code: i32) -> CliError {
-        CliError {
-            message: message.into(),
-            hint: Some(hint.into()),
-            code,
-        }
-    }
-}
-
-impl From<StoreError> for CliError {
-    fn from(e: StoreError) -> CliError {
-        let code = match e {
-            StoreError::SubmissionNotFound { .. } | StoreError::Missing(_) => exit::NOT_FOUND,
-            StoreError::Ambiguous { .. } => exit::USAGE,
-            _ => exit::ERROR,
-        };
-        CliError {
-            message: e.to_string(),
-            hint: Some(e.hint()),
-            code,
-        }
-    }
-}
-
-impl From<std::io::Error> for CliError {
-    fn from(e: std::io::Error) -> CliError {
-        if e.kind() == std::io::ErrorKind::BrokenPipe {
-            // The reader went away (`turnscope list | head`): stop quietly, like other CLI tools.
-            return CliError {
-                message: String::new(),
-                hint: None,
-                code: exit::OK,
-            };
-        }
-        CliError {
-            message: format!("could not write output: {e}"),
-            hint: None,
-            code: exit::ERROR,
-        }
-    }
-}
-
-/// The current time, unless tests pin it with `TURNSCOPE_NOW_MS`.
-pub fn now_ms(cli: &Cli) -> i64 {
-    cli.now_ms.unwrap_or_else(crate::core::time::now_ms)
-}
-
-/// The database `--db` / `TURNSCOPE_DB` names: an SQLite path or a `postgres://` URL.
-pub(crate) fn db_target(cli: &Cli) -> Result<DbTarget, CliError> {
-    let Some(path) = &cli.db else {
-        return Err(CliError::new(
-            "no database given",
-            "pass --db PATH (or --db postgres://user@host/db) or set TURNSCOPE_DB; `turnscope demo` opens a demo database",
-            exit::USAGE,
-        ));
-    };
-    Ok(DbTarget::from_path(path)
-        .map_err(|e| CliError {
-            code: exit::USAGE,
-            ..CliError::from(e)
-        })?
-        .with_ca_file(cli.pg_ca_file.as_deref()))
-}
-
-pub(crate) fn open_store(cli: &Cli) -> Result<Box<dyn Backend>, CliError> {
-    Ok(crate::store::open(&db_target(cli)?)?)
-}
+use crate::store::DbTarget;
+use common::{db_target, open_store};
 
 /// Run a parsed command line, writing to `out`. Errors are returned, not printed.
 ///
-/// Everything written goes through [`output::TerminalSafe`], so no control sequence, bidi override
+/// Everything written goes through [`crate::text::TerminalSafe`], so no control sequence, bidi override
 /// or zero-width character from the database reaches the terminal raw, even where a caller forgot
 /// [`sanitize`] (human output) or serde_json left a character raw (JSON output).
 pub fn run(cli: &Cli, out: &mut dyn Write) -> Result<(), CliError> {
@@ -123,7 +43,7 @@ pub fn run(cli: &Cli, out: &mut dyn Write) -> Result<(), CliError> {
         return Ok(());
     }
     let cli = &resolve(cli)?;
-    let mut safe = output::TerminalSafe::new(out);
+    let mut safe = crate::text::TerminalSafe::new(out);
     let result = run_command(cli, &mut safe);
     let finished = safe.finish();
     result?;
@@ -134,13 +54,9 @@ pub fn run(cli: &Cli, out: &mut dyn Write) -> Result<(), CliError> {
 /// Apply the configuration file where neither a flag nor an environment variable gave a value
 /// (clap already ranks flags above environment variables).
 pub fn resolve(cli: &Cli) -> Result<Cli, CliError> {
-    let file = crate::config::load(cli.config.as_deref()).map_err(|e| {
-        CliError::new(
-            format!("bad configuration: {e}"),
-            "fix that line, or see `turnscope config --print-default` for every key with its default",
-            exit::USAGE,
-        )
-    })?;
+    let file = crate::config::load(cli.config.as_deref())
+        .and_then(|f| keys::overrides(&f.keys, f.source.as_deref()).map(|_| f))
+        .map_err(bad_configuration)?;
     let mut c = cli.clone();
     c.db = c.db.or(file.db);
     c.operator = c.operator.or(file.operator);
@@ -154,6 +70,19 @@ pub fn resolve(cli: &Cli) -> Result<Cli, CliError> {
         c.config = file.source.or(c.config);
     }
     Ok(c)
+}
+
+fn bad_configuration(e: crate::config::ConfigError) -> CliError {
+    CliError::new(
+        format!("bad configuration: {e}"),
+        "fix that line, or see `turnscope config --print-default` for every key with its default",
+        exit::USAGE,
+    )
+}
+
+/// The key overrides [`resolve`] already checked, as the keymap's type.
+fn key_overrides(cli: &Cli) -> Result<crate::tui::Overrides, CliError> {
+    keys::overrides(&cli.keys, cli.config.as_deref()).map_err(bad_configuration)
 }
 
 fn run_config(cli: &Cli, out: &mut dyn Write) -> Result<(), CliError> {
@@ -190,7 +119,7 @@ fn run_config(cli: &Cli, out: &mut dyn Write) -> Result<(), CliError> {
         "context_window = {}",
         show(cli.context_window.map(|n| n.to_string()))
     )?;
-    for (a, k) in &cli.keys.0 {
+    for (a, k) in &key_overrides(cli)?.0 {
         writeln!(
             out,
             "keys.{} = {}",
@@ -219,7 +148,17 @@ fn run_command(cli: &Cli, out: &mut dyn Write) -> Result<(), CliError> {
             json,
             scale: Some(factor),
             seed,
-        }) => run_scale(cli, path.clone(), *factor, *seed, *json, out),
+            profile,
+            whale_entries,
+        }) => {
+            let shape = ScaleShape {
+                factor: *factor,
+                seed: *seed,
+                profile: (*profile).into(),
+                whale_entries: *whale_entries,
+            };
+            run_scale(cli, path.clone(), &shape, *json, out)
+        }
         Some(Command::Demo { path, json, .. }) => run_demo(cli, path.clone(), *json, out),
         Some(Command::Repair(a)) => act::run(cli, crate::actions::ActionKind::Repair, a, out),
         Some(Command::Requeue(a)) => act::run(cli, crate::actions::ActionKind::Requeue, a, out),
@@ -256,7 +195,7 @@ fn run_tui(cli: &Cli, db: DbTarget, display_name: Option<String>) -> Result<(), 
     o.context_window = cli.context_window;
     o.refresh = cli.refresh.unwrap_or(std::time::Duration::from_secs(2));
     o.palette = cli.theme.unwrap_or_default();
-    o.keys = cli.keys.clone();
+    o.keys = key_overrides(cli)?;
     o.display_name = display_name;
     o.read_only = !cli.write;
     o.operator = act::operator(cli);
@@ -267,14 +206,22 @@ fn run_tui(cli: &Cli, db: DbTarget, display_name: Option<String>) -> Result<(), 
     })
 }
 
+/// What `demo --scale` generates.
+struct ScaleShape {
+    factor: f64,
+    seed: u64,
+    profile: crate::demo::scale::ScaleProfile,
+    whale_entries: Option<usize>,
+}
+
 fn run_scale(
     cli: &Cli,
     path: Option<PathBuf>,
-    factor: f64,
-    seed: u64,
+    shape: &ScaleShape,
     json: bool,
     out: &mut dyn Write,
 ) -> Result<(), CliError> {
+    let (factor, seed) = (shape.factor, shape.seed);
     if !(factor > 0.0 && factor <= 20.0) {
         return Err(CliError::new(
             format!("--scale {factor} is out of range"),
@@ -294,8 +241,17 @@ fn run_scale(
             std::env::temp_dir().join(format!("turnscope-scale-{}-{now}.db", std::process::id()))
         }
     };
-    let mut opts = crate::demo::scale::ScaleOptions::scaled(factor, now);
+    let mut opts = crate::demo::scale::ScaleOptions::for_profile(shape.profile, factor, now);
     opts.seed = seed;
+    if let Some(n) = shape.whale_entries {
+        opts = opts.with_whale_entries(n).map_err(|e| {
+            CliError::new(
+                format!("--whale-entries {n}: {e}"),
+                "give a number of entries in that range, e.g. --whale-entries 30000",
+                exit::USAGE,
+            )
+        })?;
+    }
     let started = std::time::Instant::now();
     let s = crate::demo::scale::write_scale(&path, &opts).map_err(|e| {
         CliError::new(
@@ -318,6 +274,9 @@ fn run_scale(
             "database": shown,
             "seed": seed,
             "factor": factor,
+            "profile": shape.profile.name(),
+            "whaleEntries": opts.whale_active,
+            "whaleAbandoned": opts.whale_abandoned,
             "now": now,
             "submissions": s.submissions,
             "sessions": s.sessions,
@@ -337,7 +296,8 @@ fn run_scale(
     }
     writeln!(
         out,
-        "scale journal database: {shown} ({} submissions, {} sessions, {} entries, {} expired, {:.1} MB, {secs:.1} s)",
+        "scale journal database ({} profile): {shown} ({} submissions, {} sessions, {} entries, {} expired, {:.1} MB, {secs:.1} s)",
+        shape.profile.name(),
         s.submissions,
         s.sessions,
         s.entries,
@@ -346,8 +306,15 @@ fn run_scale(
     )?;
     writeln!(
         out,
-        "whale: submission {} in {}",
-        s.whale_submission_id, s.whale_session_key
+        "whale: submission {} in {} ({} entries{}, {} abandoned)",
+        s.whale_submission_id,
+        s.whale_session_key,
+        opts.whale_active,
+        match shape.profile {
+            crate::demo::scale::ScaleProfile::Session => " on the session's active path",
+            crate::demo::scale::ScaleProfile::Runtime => " after its input",
+        },
+        opts.whale_abandoned
     )?;
     writeln!(out, "next: turnscope --db {shown} list")?;
     Ok(())

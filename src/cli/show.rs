@@ -5,12 +5,13 @@ use std::io::Write;
 use serde_json::json;
 
 use super::args::Cli;
-use super::output::{sanitize, truncate};
+use super::output::truncate;
 use super::{now_ms, CliError};
 use crate::core::entry::Role;
 use crate::core::time::iso_from_ms;
 use crate::report::{classification_json, SubmissionReport};
 use crate::store::JournalStore;
+use crate::text::sanitize;
 
 pub fn run_classify(
     store: &dyn JournalStore,
@@ -59,7 +60,7 @@ pub fn run_classify(
         )?;
     }
     writeln!(out, "context window  {}", r.window.describe())?;
-    if r.row().status != "running" {
+    if !r.row().is_running() {
         writeln!(
             out,
             "note            the row is {}: the runtime only classifies running submissions ({})",
@@ -79,11 +80,7 @@ pub fn run_show(
 ) -> Result<(), CliError> {
     let r = SubmissionReport::load_compact(store, query, cli.context_window, now_ms(cli))?;
     if json {
-        writeln!(
-            out,
-            "{}",
-            serde_json::to_string_pretty(&r.to_json()).unwrap_or_default()
-        )?;
+        r.write_json_pretty(out)?;
         return Ok(());
     }
     let row = r.row();

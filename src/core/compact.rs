@@ -17,11 +17,11 @@ use serde_json::Value;
 
 use super::compact_de::{parse_top, Content, Msg, Top};
 use super::entry::{
-    js_to_string, CompactFields, Compaction, Entry, EntryBody, Markers, Message, Role,
+    js_to_string, CompactFields, Compaction, Entry, EntryBody, JsKey, KeptValue, Markers, Message,
+    Role,
 };
 
-/// Characters of text kept for a compact entry's preview (rows show at most 60 after cleaning).
-pub const PREVIEW_CHARS: usize = 96;
+pub use super::preview::PREVIEW_CHARS;
 
 /// Parse one stored row compactly (full parse when the shape is unusual). Never fails.
 pub fn parse_compact(position: i64, entry_id: &str, data: &[u8]) -> Entry {
@@ -126,18 +126,18 @@ fn message_from(m: Msg, markers: Markers) -> Message {
         Some(Content::Blocks { calls, texts }) => (
             calls
                 .into_iter()
-                .map(|(id, name)| (id.map(Box::new), name))
+                .map(|(id, name)| (id.map(JsKey::new), name.into_boxed_str()))
                 .collect(),
             texts.join("\n").into_boxed_str(),
         ),
         None => (Box::default(), Box::default()),
     };
     let fields = CompactFields {
-        stop_reason: m.stop_reason.map(Box::new),
+        stop_reason: m.stop_reason.map(KeptValue::new),
         error_message: m.error_message.map(Box::new),
         usage: m.usage.flatten(),
         tool_calls,
-        tool_call_id: m.tool_call_id.map(Box::new),
+        tool_call_id: m.tool_call_id.map(JsKey::new),
         tool_name: string(m.tool_name).map(String::into_boxed_str),
         is_error: m
             .is_error
@@ -151,52 +151,9 @@ fn message_from(m: Msg, markers: Markers) -> Message {
     };
     Message {
         role,
-        value: Value::Null,
+        full: None,
         compact: Some(Box::new(fields)),
-        markers,
-    }
-}
-
-/// A JSON value's preview from its raw text: a string cut to `PREVIEW_CHARS` after unescaping
-/// only a prefix (tool results can be megabytes), any other value as stored.
-pub(super) fn raw_preview(raw: &str) -> Result<Value, serde_json::Error> {
-    if !raw.starts_with('"') {
-        return serde_json::from_str(raw);
-    }
-    // Up to 12 bytes per character (a surrogate pair of escapes): this prefix holds the preview.
-    let limit = PREVIEW_CHARS * 12 + 2;
-    if raw.len() > limit {
-        let bytes = raw.as_bytes();
-        let mut cut = 1;
-        let mut i = 1;
-        while i < limit {
-            if bytes[i] == b'\\' {
-                i += if bytes.get(i + 1) == Some(&b'u') {
-                    6
-                } else {
-                    2
-                };
-            } else {
-                i += 1;
-            }
-            if i <= limit && raw.is_char_boundary(i) {
-                cut = i;
-            }
-        }
-        let head = format!("{}\"", &raw[..cut]);
-        // A cut between the halves of a surrogate pair does not parse: then read it all.
-        if let Ok(s) = serde_json::from_str::<String>(&head) {
-            return Ok(Value::String(preview(&s)));
-        }
-    }
-    let s: String = serde_json::from_str(raw)?;
-    Ok(Value::String(preview(&s)))
-}
-
-pub(super) fn preview(s: &str) -> String {
-    match s.char_indices().nth(PREVIEW_CHARS) {
-        Some((cut, _)) => s[..cut].to_string(),
-        None => s.to_string(),
+        marks: markers.boxed(),
     }
 }
 
@@ -242,7 +199,7 @@ mod tests {
         let m = c.message().unwrap();
         assert_eq!(m.text().chars().count(), PREVIEW_CHARS);
         assert!(m.is_error());
-        assert_eq!(m.value, Value::Null, "the skeleton is not kept");
+        assert_eq!(*m.value(), Value::Null, "the skeleton is not kept");
     }
 
     #[test]

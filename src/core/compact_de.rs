@@ -14,8 +14,8 @@ use serde::Deserialize;
 use serde_json::value::RawValue;
 use serde_json::Value;
 
-use super::compact::{preview, raw_preview, PREVIEW_CHARS};
 use super::entry::js_to_string;
+use super::preview::{preview, raw_preview, PREVIEW_CHARS};
 
 /// The top-level keys `Entry::from_object` reads, as parsed.
 #[derive(Default)]

@@ -9,8 +9,8 @@ use serde::de::{self, DeserializeSeed, Deserializer, IgnoredAny, MapAccess, SeqA
 use serde::Deserialize;
 use serde_json::{Map, Value};
 
-use super::compact::{preview, raw_preview, PREVIEW_CHARS};
 use super::entry::{CompactFields, Entry, EntryBody};
+use super::preview::{preview, raw_preview, PREVIEW_CHARS};
 
 /// `parse_compact`, and whether `data` was not UTF-8 (then read with replacement characters).
 pub fn skeleton_parse(position: i64, entry_id: &str, data: &[u8]) -> (Entry, bool) {
@@ -35,7 +35,7 @@ pub fn skeleton_parse(position: i64, entry_id: &str, data: &[u8]) -> (Entry, boo
             // Keep the accessors' answers, not the skeleton's JSON maps.
             if let EntryBody::Message(m) = &mut e.body {
                 m.compact = Some(Box::new(CompactFields::of(m)));
-                m.value = Value::Null;
+                m.full = None;
             }
             (e, false)
         }

@@ -83,13 +83,85 @@ impl ToolCall {
 #[derive(Debug, Clone, PartialEq)]
 pub struct Message {
     pub role: Role,
-    /// The message object as parsed (key order preserved); `Null` for a compact message.
-    pub value: Value,
+    /// The message object as parsed (key order preserved); `None` for a compact message (read it
+    /// with `value()`). Boxed: a whale holds 100,000 compact messages, which never have one.
+    pub full: Option<Box<Value>>,
     /// A compact message's fields (`core::compact`): every accessor reads these instead of `value`.
     pub compact: Option<Box<CompactFields>>,
     /// The entry-level submission markers, read once at parse time (they are looked up for every
-    /// entry of every path walk).
-    pub markers: Markers,
+    /// entry of every path walk); `None` when the entry has none, as nearly every entry.
+    pub marks: Option<Box<Markers>>,
+}
+
+/// A JSON value a compact message keeps: the few strings the runtime writes over and over
+/// (`stopReason`) point at one shared value, anything else is owned.
+#[derive(Debug, Clone, PartialEq)]
+pub enum KeptValue {
+    Shared(&'static Value),
+    Owned(Box<Value>),
+}
+
+impl KeptValue {
+    pub fn new(v: Value) -> KeptValue {
+        static COMMON: std::sync::LazyLock<[Value; 6]> = std::sync::LazyLock::new(|| {
+            ["toolUse", "stop", "length", "error", "aborted", "end_turn"].map(Value::from)
+        });
+        match COMMON.iter().find(|c| **c == v) {
+            Some(c) => KeptValue::Shared(c),
+            None => KeptValue::Owned(Box::new(v)),
+        }
+    }
+
+    pub fn get(&self) -> &Value {
+        match self {
+            KeptValue::Shared(v) => v,
+            KeptValue::Owned(v) => v,
+        }
+    }
+}
+
+/// A JavaScript key value (a tool call's `id`, a result's `toolCallId`) as a compact message keeps
+/// it: a string without a `Value` around it, anything else (damaged rows) as stored.
+#[derive(Debug, Clone, PartialEq)]
+pub enum JsKey {
+    Str(Box<str>),
+    Other(Box<Value>),
+}
+
+impl JsKey {
+    pub fn new(v: Value) -> JsKey {
+        match v {
+            Value::String(s) => JsKey::Str(s.into_boxed_str()),
+            other => JsKey::Other(Box::new(other)),
+        }
+    }
+
+    pub fn as_str(&self) -> Option<&str> {
+        match self {
+            JsKey::Str(s) => Some(s),
+            JsKey::Other(_) => None,
+        }
+    }
+
+    pub fn to_value(&self) -> Value {
+        match self {
+            JsKey::Str(s) => Value::String(s.to_string()),
+            JsKey::Other(v) => (**v).clone(),
+        }
+    }
+}
+
+static NO_MARKERS: Markers = Markers {
+    dispatch_id: None,
+    direct_submission_id: None,
+    submission_terminal_id: None,
+};
+
+impl Markers {
+    /// `None` when no marker is set (the common case keeps no allocation).
+    pub fn boxed(self) -> Option<Box<Markers>> {
+        (self != NO_MARKERS).then(|| Box::new(self))
+    }
 }
 
 /// Entry-level fields that tie a message to a submission (spec §2.3).
@@ -109,14 +181,14 @@ pub struct Markers {
 /// bytes, not 24): a whale has 100,000 of these.
 #[derive(Debug, Clone, PartialEq)]
 pub struct CompactFields {
-    pub stop_reason: Option<Box<Value>>,
+    pub stop_reason: Option<KeptValue>,
     pub error_message: Option<Box<Value>>,
     /// `usage` input, output, cacheRead and cost.total (NaN when missing); `None` when `usage` is
     /// not an object.
     pub usage: Option<[f64; 4]>,
     /// Tool calls as (id, name), without their arguments.
-    pub tool_calls: Box<[(Option<Box<Value>>, String)]>,
-    pub tool_call_id: Option<Box<Value>>,
+    pub tool_calls: Box<[(Option<JsKey>, Box<str>)]>,
+    pub tool_call_id: Option<JsKey>,
     pub tool_name: Option<Box<str>>,
     pub is_error: bool,
     pub signal_type: Option<Box<str>>,
@@ -132,7 +204,7 @@ impl CompactFields {
     pub fn of(skeleton: &Message) -> CompactFields {
         let boxed = |v: Option<&Value>| v.cloned().map(Box::new);
         CompactFields {
-            stop_reason: boxed(skeleton.field("stopReason")),
+            stop_reason: skeleton.field("stopReason").cloned().map(KeptValue::new),
             error_message: boxed(skeleton.error_message_value()),
             usage: skeleton.has_usage().then(|| {
                 let u = |k: &str| skeleton.usage(k);
@@ -146,9 +218,9 @@ impl CompactFields {
             tool_calls: skeleton
                 .tool_calls()
                 .into_iter()
-                .map(|c| (c.id.map(Box::new), c.name))
+                .map(|c| (c.id.map(JsKey::new), c.name.into_boxed_str()))
                 .collect(),
-            tool_call_id: skeleton.tool_call_id().map(Box::new),
+            tool_call_id: skeleton.tool_call_id().map(JsKey::new),
             tool_name: skeleton.tool_name().map(Box::from),
             is_error: skeleton.is_error(),
             signal_type: skeleton.signal_type().map(Box::from),
@@ -160,8 +232,29 @@ impl CompactFields {
 }
 
 impl Message {
+    /// A message as the full parser reads it.
+    pub fn full(role: Role, value: Value, markers: Markers) -> Message {
+        Message {
+            role,
+            full: Some(Box::new(value)),
+            compact: None,
+            marks: markers.boxed(),
+        }
+    }
+
+    /// The message object as parsed; `Null` for a compact message.
+    pub fn value(&self) -> &Value {
+        static NULL: Value = Value::Null;
+        self.full.as_deref().unwrap_or(&NULL)
+    }
+
+    /// The entry-level submission markers.
+    pub fn markers(&self) -> &Markers {
+        self.marks.as_deref().unwrap_or(&NO_MARKERS)
+    }
+
     fn field(&self, key: &str) -> Option<&Value> {
-        self.value.as_object().and_then(|o| o.get(key))
+        self.value().as_object().and_then(|o| o.get(key))
     }
 
     fn str_field(&self, key: &str) -> Option<&str> {
@@ -176,7 +269,7 @@ impl Message {
     /// `stopReason` as stored (any JSON type).
     pub fn stop_reason_value(&self) -> Option<&Value> {
         match &self.compact {
-            Some(c) => c.stop_reason.as_deref(),
+            Some(c) => c.stop_reason.as_ref().map(KeptValue::get),
             None => self.field("stopReason"),
         }
     }
@@ -195,7 +288,7 @@ impl Message {
         match &self.compact {
             Some(c) => c.usage.map_or(f64::NAN, |u| u[3]),
             None => self
-                .value
+                .value()
                 .pointer("/usage/cost/total")
                 .and_then(Value::as_f64)
                 .unwrap_or(f64::NAN),
@@ -248,8 +341,8 @@ impl Message {
                 .tool_calls
                 .iter()
                 .map(|(id, name)| ToolCall {
-                    id: id.as_deref().cloned(),
-                    name: name.clone(),
+                    id: id.as_ref().map(JsKey::to_value),
+                    name: name.to_string(),
                     arguments: Value::Null,
                 })
                 .collect();
@@ -271,9 +364,17 @@ impl Message {
     /// `toolCallId` of a toolResult as a JS value (`None` = undefined).
     pub fn tool_call_id(&self) -> Option<Value> {
         if let Some(c) = &self.compact {
-            return c.tool_call_id.as_deref().cloned();
+            return c.tool_call_id.as_ref().map(JsKey::to_value);
         }
         self.field("toolCallId").cloned()
+    }
+
+    /// `toolCallId` when it is a string, borrowed (the repair preview looks it up per result).
+    pub fn tool_call_id_str(&self) -> Option<&str> {
+        match &self.compact {
+            Some(c) => c.tool_call_id.as_ref().and_then(JsKey::as_str),
+            None => self.str_field("toolCallId"),
+        }
     }
 
     pub fn tool_name(&self) -> Option<&str> {
@@ -408,17 +509,17 @@ impl Entry {
 
     /// `dispatch.dispatchId` (marks a dispatch input).
     pub fn dispatch_id(&self) -> Option<String> {
-        self.message()?.markers.dispatch_id.clone()
+        self.message()?.markers().dispatch_id.clone()
     }
 
     /// `directSubmissionId` (marks a direct input).
     pub fn direct_submission_id(&self) -> Option<String> {
-        self.message()?.markers.direct_submission_id.clone()
+        self.message()?.markers().direct_submission_id.clone()
     }
 
     /// `submissionTerminal.submissionId` (marks an interruption advisory).
     pub fn submission_terminal_id(&self) -> Option<String> {
-        self.message()?.markers.submission_terminal_id.clone()
+        self.message()?.markers().submission_terminal_id.clone()
     }
 
     /// A short label of what the entry is (`assistant`, `toolResult`, `signal:stream_continued`, …).
@@ -475,12 +576,7 @@ fn body_from(mut obj: Map<String, Value>) -> EntryBody {
                         .and_then(|d| d.get("submissionId")),
                 ),
             };
-            EntryBody::Message(Box::new(Message {
-                role,
-                value,
-                compact: None,
-                markers,
-            }))
+            EntryBody::Message(Box::new(Message::full(role, value, markers)))
         }
         "compaction" => EntryBody::Compaction(Compaction {
             summary: obj.get("summary").map(js_to_string).unwrap_or_default(),

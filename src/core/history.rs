@@ -215,27 +215,51 @@ impl History {
             .enumerate()
             .map(|(i, e)| (e.id.as_str(), i))
             .collect();
+        // The anchor of each off-path entry, memoised: a long abandoned branch would otherwise be
+        // walked once per entry on it (quadratic in its length).
+        const UNKNOWN: usize = usize::MAX;
+        const NONE: usize = usize::MAX - 1;
+        let n = self.entries.len();
+        let mut anchor_of = vec![UNKNOWN; n];
         let mut groups: Vec<(Option<usize>, Vec<usize>)> = Vec::new();
         let mut group_of: HashMap<Option<usize>, usize> = HashMap::new();
-        for (i, e) in self.entries.iter().enumerate() {
+        let mut chain: Vec<usize> = Vec::new();
+        for i in 0..n {
             if self.on_path[i] {
                 continue;
             }
-            // Walk up to the first active ancestor (bounded: cycles stop the walk).
-            let mut anchor = None;
-            let mut seen = HashSet::new();
-            let mut cur = e.parent_id.as_deref();
-            while let Some(p) = cur {
-                let Some(&j) = by_id.get(p) else { break };
-                if !seen.insert(j) {
-                    break;
+            if anchor_of[i] == UNKNOWN {
+                // Walk up to the first active ancestor or a known anchor (cycles stop the walk,
+                // as before: every entry of the chain then has no anchor).
+                chain.clear();
+                let mut on_chain = HashSet::new();
+                let mut cur = i;
+                let found = loop {
+                    chain.push(cur);
+                    on_chain.insert(cur);
+                    let Some(&j) = self.entries[cur]
+                        .parent_id
+                        .as_deref()
+                        .and_then(|p| by_id.get(p))
+                    else {
+                        break NONE;
+                    };
+                    if on_chain.contains(&j) {
+                        break NONE;
+                    }
+                    if self.on_path[j] {
+                        break j;
+                    }
+                    if anchor_of[j] != UNKNOWN {
+                        break anchor_of[j];
+                    }
+                    cur = j;
+                };
+                for &k in &chain {
+                    anchor_of[k] = found;
                 }
-                if self.on_path[j] {
-                    anchor = Some(j);
-                    break;
-                }
-                cur = self.entries[j].parent_id.as_deref();
             }
+            let anchor = (anchor_of[i] != NONE).then_some(anchor_of[i]);
             match group_of.get(&anchor) {
                 Some(&g) => groups[g].1.push(i),
                 None => {

@@ -12,8 +12,11 @@ pub mod entry;
 pub mod history;
 pub mod jsregex;
 pub mod plan;
+mod preview;
+pub mod records;
 pub mod repair;
 pub mod rows;
+pub mod status;
 pub mod stream;
 pub mod time;
 

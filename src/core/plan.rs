@@ -10,6 +10,7 @@ use super::entry::Role;
 use super::history::{History, SubmissionKind};
 use super::repair::{repair_for_journal, NoRepair, ToolRepair};
 use super::rows::{JournalRow, RequestedCall, SubmissionRow};
+use super::status::{JournalPhase, SubmissionStatus};
 use super::stream::{reconstruct_stream, StreamReconstruction};
 use super::time::human_duration;
 
@@ -182,8 +183,9 @@ impl PlannedWrite {
 }
 
 /// Where a submission stands, for rows the reconciler does not (yet) touch as well.
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, strum::EnumDiscriminants)]
 #[serde(tag = "state", rename_all = "snake_case")]
+#[strum_discriminants(name(DispositionKind), derive(Hash))]
 pub enum Disposition {
     /// Running with an expired lease: the next reconciliation pass applies `rule`.
     Reconcile,
@@ -213,17 +215,29 @@ pub enum Disposition {
 }
 
 impl Disposition {
+    /// Which disposition, without its details.
+    pub fn kind(&self) -> DispositionKind {
+        DispositionKind::from(self)
+    }
+
     pub fn label(&self) -> &'static str {
+        self.kind().label()
+    }
+}
+
+impl DispositionKind {
+    /// The one word the CLI and the TUI show for it (`failed`, `stuck`, …).
+    pub fn label(self) -> &'static str {
         match self {
-            Disposition::Reconcile => "stuck",
-            Disposition::Live { .. } => "live",
-            Disposition::NoLease => "no-lease",
-            Disposition::Pending => "pending",
-            Disposition::Publishing => "publishing",
-            Disposition::Completed => "completed",
-            Disposition::Failed { .. } => "failed",
-            Disposition::Malformed { .. } => "malformed",
-            Disposition::Unreadable { .. } => "damaged",
+            DispositionKind::Reconcile => "stuck",
+            DispositionKind::Live => "live",
+            DispositionKind::NoLease => "no-lease",
+            DispositionKind::Pending => "pending",
+            DispositionKind::Publishing => "publishing",
+            DispositionKind::Completed => "completed",
+            DispositionKind::Failed => "failed",
+            DispositionKind::Malformed => "malformed",
+            DispositionKind::Unreadable => "damaged",
         }
     }
 }
@@ -242,6 +256,15 @@ pub struct RecoveryPlan {
 }
 
 impl RecoveryPlan {
+    /// `rule 9` when the reconciler has a rule to apply, else the disposition (`failed`, `live`,
+    /// …): how the CLI and the TUI name where a submission stands.
+    pub fn rule_label(&self) -> String {
+        match self.rule {
+            Some(n) => format!("rule {n}"),
+            None => self.disposition.label().to_string(),
+        }
+    }
+
     fn observe(disposition: Disposition, reason: String) -> RecoveryPlan {
         RecoveryPlan {
             disposition,
@@ -296,13 +319,13 @@ pub fn row_problem(sub: &SubmissionRow) -> Option<String> {
         ("recovery_requested_at", sub.recovery_requested_at.is_some()),
         ("started_at", sub.started_at.is_some()),
     ];
-    match sub.status.as_str() {
-        "queued" => {
+    match sub.typed_status() {
+        SubmissionStatus::Queued => {
             if let Some((col, _)) = null_when_queued.iter().find(|(_, set)| *set) {
                 return Some(format!("queued row has {col} set"));
             }
         }
-        "running" | "terminalizing" => {
+        SubmissionStatus::Running | SubmissionStatus::Terminalizing => {
             if sub.attempt_id.is_none() {
                 return Some(format!("{} row has no attempt_id", sub.status));
             }
@@ -310,8 +333,8 @@ pub fn row_problem(sub: &SubmissionRow) -> Option<String> {
                 return Some(format!("{} row has no started_at", sub.status));
             }
         }
-        "settled" => {}
-        other => return Some(format!("unknown status {other:?}")),
+        SubmissionStatus::Settled => {}
+        SubmissionStatus::Other(other) => return Some(format!("unknown status {other:?}")),
     }
     if SubmissionKind::parse(&sub.kind).is_none() {
         return Some(format!("unknown kind {:?}", sub.kind));
@@ -390,7 +413,10 @@ pub fn plan_recovery(
     now_ms: i64,
 ) -> RecoveryPlan {
     if let Some(problem) = row_problem(sub) {
-        if matches!(sub.status.as_str(), "queued" | "running") {
+        if matches!(
+            sub.typed_status(),
+            SubmissionStatus::Queued | SubmissionStatus::Running
+        ) {
             let mut plan = RecoveryPlan::observe(
                 Disposition::Malformed { problem: problem.clone() },
                 format!("the runtime's row parser rejects this row ({problem}) and settles it as failed"),
@@ -400,20 +426,20 @@ pub fn plan_recovery(
             return plan;
         }
     }
-    match sub.status.as_str() {
-        "queued" => {
+    match sub.typed_status() {
+        SubmissionStatus::Queued => {
             return RecoveryPlan::observe(
                 Disposition::Pending,
                 "queued: the claim loop starts it once no earlier submission of its session is unsettled".into(),
             )
         }
-        "terminalizing" => {
+        SubmissionStatus::Terminalizing => {
             return RecoveryPlan::observe(
                 Disposition::Publishing,
                 "terminalizing: the next reconciliation pass publishes the terminal event and finalizes".into(),
             )
         }
-        "settled" => {
+        SubmissionStatus::Settled => {
             let d = settled_disposition(sub);
             let reason = match &d {
                 Disposition::Failed { error } => format!("settled as failed: {error}"),
@@ -543,6 +569,7 @@ fn decide(
         );
     }
     let phase = j.map(|j| j.phase.as_str());
+    let typed_phase = j.map(JournalRow::typed_phase);
     let uncommitted = j.is_some_and(|j| !j.committed);
     // Rule 4.
     if let (Some(j), Some(key)) = (j, &stream_key) {
@@ -550,7 +577,7 @@ fn decide(
             .stream
             .as_ref()
             .is_some_and(StreamReconstruction::is_recoverable);
-        if j.phase == "provider_started"
+        if j.typed_phase() == JournalPhase::ProviderStarted
             && !j.committed
             && j.stream_consumed_at.is_none()
             && recoverable
@@ -581,9 +608,12 @@ fn decide(
         }
     }
     // Rule 5.
-    let provider_unreached = j.is_none() || phase == Some("before_provider");
+    let provider_unreached = j.is_none() || typed_phase == Some(JournalPhase::BeforeProvider);
     let journal_allows = j.is_none()
-        || (matches!(phase, Some("before_provider" | "provider_started")) && uncommitted);
+        || (matches!(
+            typed_phase,
+            Some(JournalPhase::BeforeProvider | JournalPhase::ProviderStarted)
+        ) && uncommitted);
     if sub.input_applied_at.is_some()
         && journal_allows
         && (c == Inspection::Continuable || (c == Inspection::Uncertain && provider_unreached))
@@ -607,7 +637,10 @@ fn decide(
     }
     // Rule 6.
     if let Some(j) = j {
-        if j.phase == "tool_request_recorded" && !j.committed && j.tool_request_json.is_some() {
+        if j.typed_phase() == JournalPhase::ToolRequestRecorded
+            && !j.committed
+            && j.tool_request_json.is_some()
+        {
             match &si.journal_repair {
                 Some(Ok(repair)) => {
                     return RecoveryPlan::rule(

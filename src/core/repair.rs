@@ -2,8 +2,9 @@
 //!
 //! The actions layer turns a `ToolRepair` into rows; the planner and the UI use it to preview.
 
+use std::collections::HashMap;
+
 use serde::Serialize;
-use serde_json::Value;
 
 use super::entry::{Entry, Role};
 use super::rows::RequestedCall;
@@ -63,21 +64,18 @@ pub fn repair_batch(
     calls: &[RequestedCall],
 ) -> Result<ToolRepair, NoRepair> {
     // First result per toolCallId, in path order, over all of `following` (not only the tail).
-    let mut settled: Vec<(Option<Value>, &str)> = Vec::new();
+    // Only string ids can match a requested call's id; a hash map keeps this linear in the
+    // path's length (a whale submission has tens of thousands of results after its input).
+    let mut settled: HashMap<&str, &str> = HashMap::new();
     for e in following {
-        if let Some(m) = e.message_with_role(&Role::ToolResult) {
-            let id = m.tool_call_id();
-            if !settled.iter().any(|(k, _)| *k == id) {
-                settled.push((id, e.id.as_str()));
-            }
+        if let Some(id) = e
+            .message_with_role(&Role::ToolResult)
+            .and_then(|m| m.tool_call_id_str())
+        {
+            settled.entry(id).or_insert(e.id.as_str());
         }
     }
-    let find = |id: &str| {
-        settled
-            .iter()
-            .find(|(k, _)| k.as_ref().and_then(Value::as_str) == Some(id))
-            .map(|(_, e)| e.to_string())
-    };
+    let find = |id: &str| settled.get(id).map(|e| e.to_string());
     if calls.iter().all(|c| find(&c.id).is_some()) {
         return Err(NoRepair::BatchComplete);
     }

@@ -3,6 +3,8 @@
 
 use serde::Serialize;
 
+use super::status::{JournalPhase, SubmissionStatus};
+
 /// One row of `flue_agent_submissions`. The terminal columns are read under either variant's names.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct SubmissionRow {
@@ -32,7 +34,19 @@ pub struct SubmissionRow {
 impl SubmissionRow {
     /// The runtime's expired-lease test: `status='running' AND 0 < lease_expires_at < now`.
     pub fn lease_expired(&self, now_ms: i64) -> bool {
-        self.status == "running" && self.lease_expires_at > 0 && self.lease_expires_at < now_ms
+        self.typed_status() == SubmissionStatus::Running
+            && self.lease_expires_at > 0
+            && self.lease_expires_at < now_ms
+    }
+
+    /// `status` as a type (`Other` for a damaged row; the text stays as stored).
+    pub fn typed_status(&self) -> SubmissionStatus {
+        SubmissionStatus::parse(&self.status)
+    }
+
+    /// Whether the row is `running` (the only status a recovery acts on).
+    pub fn is_running(&self) -> bool {
+        self.typed_status() == SubmissionStatus::Running
     }
 
     /// The instance id from the session key `agent-session:["<instanceId>","default","default"]`.
@@ -45,6 +59,11 @@ impl SubmissionRow {
         let v: serde_json::Value = serde_json::from_str(&self.payload).ok()?;
         v.get("agent").and_then(|a| a.as_str()).map(str::to_string)
     }
+}
+
+/// A submission id as lists, popups and confirmations show it: its first 8 characters.
+pub fn short_id(id: &str) -> String {
+    id.chars().take(8).collect()
 }
 
 /// Parse the instance id out of a session key.
@@ -73,6 +92,13 @@ pub struct JournalRow {
     pub stream_consumed_at: Option<i64>,
     pub committed: bool,
     pub committed_leaf_id: Option<String>,
+}
+
+impl JournalRow {
+    /// `phase` as a type (`Other` for a damaged row; the text stays as stored).
+    pub fn typed_phase(&self) -> JournalPhase {
+        JournalPhase::parse(&self.phase)
+    }
 }
 
 /// `{id, name}` of a journaled tool call.

@@ -1,4 +1,5 @@
-//! Millisecond timestamps: JS `toISOString()` form and short human durations.
+//! Millisecond timestamps: JS `toISOString()` form and short human durations. Pure: the clock
+//! is read by the caller (`crate::clock`) and passed in as `now`.
 
 /// `new Date(ms).toISOString()` for years 0000–9999.
 pub fn iso_from_ms(ms: i64) -> String {
@@ -81,14 +82,6 @@ pub fn human_duration(ms: i64) -> String {
     } else {
         format!("{}d{:02}h", s / 86_400, s / 3600 % 24)
     }
-}
-
-/// Current wall-clock time in ms (the one impure helper; callers pass `now` into pure code).
-pub fn now_ms() -> i64 {
-    std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .map(|d| d.as_millis() as i64)
-        .unwrap_or(0)
 }
 
 #[cfg(test)]

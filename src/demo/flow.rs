@@ -7,6 +7,11 @@ use serde_json::{json, Value};
 use super::build::{Demo, Run, Session, Sub, HOUR, MIN, SEC};
 use super::shapes::{self, Model, Tokens};
 
+/// A scenario's JSON value as a successful tool result (`Ok` with the builder's error type).
+pub(crate) fn ok(v: Value) -> Result<Value, &'static str> {
+    Ok(v)
+}
+
 /// `durability` of an agent: (maxAttempts, timeoutMs). The runtime defaults.
 pub(crate) const DEFAULT_DURABILITY: (i64, i64) = (10, HOUR);
 

@@ -17,10 +17,11 @@
 mod build;
 mod flow;
 mod ids;
-mod journal;
 pub mod scale;
 mod scale_history;
 mod scale_profiles;
+mod scale_runtime;
+mod scale_runtime_whale;
 mod scale_stuck;
 mod scale_text;
 mod scale_whale;
@@ -32,7 +33,6 @@ mod scenarios_completed;
 mod scenarios_resume;
 mod scenarios_rows;
 mod shapes;
-mod submission;
 #[cfg(test)]
 mod tests;
 #[cfg(test)]
@@ -97,10 +97,7 @@ impl From<rusqlite::Error> for DemoError {
 
 /// The current wall-clock time in ms since the Unix epoch (JavaScript `Date.now()`).
 pub fn demo_now_ms() -> i64 {
-    std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .map(|d| d.as_millis() as i64)
-        .unwrap_or(0)
+    crate::clock::now_ms()
 }
 
 /// Write the demo database to `path` (a new file, or an existing empty one), with every time

@@ -14,6 +14,10 @@
 //! a few sessions with a live submission (lease a month ahead) or a `terminalizing` direct
 //! prompt; queued submissions, mostly behind the stuck heads; every other submission settled
 //! (`scale_history.rs`: about 96% completed, the rest failed or completed after a repair).
+//!
+//! That is the `session` profile (the default). The `runtime` profile (`scale_runtime.rs`) lays
+//! out the same kinds of rows in the shape of the runtime's own journals: short tool-heavy
+//! sessions and a whale whose stuck submission holds the long history.
 
 use std::path::Path;
 use std::sync::mpsc::sync_channel;
@@ -24,11 +28,35 @@ use super::build::{Demo, Session, Sub, DAY, HOUR, MIN, SEC};
 use super::ids::Rng;
 use super::scale_history::{self as hist, Ctx};
 use super::scale_profiles::{self as prof, PROFILES, WHALE};
+use super::scale_runtime as rt;
 use super::scale_stuck::{self as stuck, VARIANTS};
-use super::scale_text::Corpus;
+use super::scale_text::{Corpus, Sizes};
 use super::scale_whale as whale;
 use super::scale_write::{insert_submissions, Batch, Inserts, SessionRow, SubRow};
 use super::{DemoError, DDL};
+use crate::core::status::SubmissionStatus;
+
+/// The shape of the generated journal.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum ScaleProfile {
+    /// One whale *session* of thousands of submissions (its stuck submission is short), many
+    /// settled submissions of 1–4 calls per round, 2,000 expired leases at factor 1.
+    #[default]
+    Session,
+    /// The shape of the runtime's own journals (issue 12): 20,000 sessions of 5–200 entries,
+    /// 148,000 submissions of tool cycles of 3 calls, 401 expired leases, and a whale whose
+    /// stuck *submission* has 100,000 entries after its input plus 20,000 abandoned.
+    Runtime,
+}
+
+impl ScaleProfile {
+    pub fn name(self) -> &'static str {
+        match self {
+            ScaleProfile::Session => "session",
+            ScaleProfile::Runtime => "runtime",
+        }
+    }
+}
 
 /// What to generate. `default_scale` is the production-sized database of issue 5.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -42,12 +70,15 @@ pub struct ScaleOptions {
     pub entries: usize,
     /// Running submissions whose lease expired (the whale's included).
     pub expired: usize,
-    /// Entries on the whale session's active path.
+    /// Entries on the whale session's active path (profile `session`), or on the active path
+    /// after the whale submission's input (profile `runtime`).
     pub whale_active: usize,
-    /// Entries on the whale session's abandoned repair branches.
+    /// Entries on the whale's abandoned repair branches (for `runtime`: branches after the whale
+    /// submission's input).
     pub whale_abandoned: usize,
     /// "Now" (ms): leases are expired or live relative to it.
     pub now_ms: i64,
+    pub profile: ScaleProfile,
 }
 
 /// The default seed.
@@ -79,8 +110,52 @@ impl ScaleOptions {
             whale_active,
             whale_abandoned,
             now_ms,
+            profile: ScaleProfile::Session,
         }
     }
+
+    /// The layout of `profile` at `factor` (for `Session` the same as [`ScaleOptions::scaled`]).
+    pub fn for_profile(profile: ScaleProfile, factor: f64, now_ms: i64) -> Self {
+        match profile {
+            ScaleProfile::Session => Self::scaled(factor, now_ms),
+            ScaleProfile::Runtime => rt::options(factor, now_ms, DEFAULT_SEED),
+        }
+    }
+
+    /// The whale's history set to `n` entries (the session's active path for `Session`, the
+    /// stuck submission's active path after its input for `Runtime`), a fifth of that again on
+    /// abandoned branches; the other sessions keep their entries (submissions are raised where
+    /// a session whale needs more). Fails when `n` is out of the profile's range.
+    pub fn with_whale_entries(mut self, n: usize) -> Result<Self, String> {
+        let abandoned = n / 5;
+        // Everything but the whale keeps its entries.
+        let others = self
+            .entries
+            .saturating_sub(self.whale_active + self.whale_abandoned);
+        self.entries = others + n + abandoned;
+        match self.profile {
+            ScaleProfile::Session => {
+                if !(40..=2_000_000).contains(&n) {
+                    return Err(format!(
+                        "a whale session of {n} entries is outside 40..=2000000"
+                    ));
+                }
+                self.submissions = self.submissions.max(self.sessions * 3 + whale::subs(n));
+                self.entries = self.entries.max(self.submissions * 8 + n + abandoned);
+            }
+            ScaleProfile::Runtime => {
+                rt_whale_check(n, abandoned)?;
+                self.entries = self.entries.max(4 * self.submissions + n + abandoned);
+            }
+        }
+        self.whale_active = n;
+        self.whale_abandoned = abandoned;
+        Ok(self)
+    }
+}
+
+fn rt_whale_check(n: usize, abandoned: usize) -> Result<(), String> {
+    super::scale_runtime_whale::check(n, abandoned)
 }
 
 /// What was written.
@@ -99,7 +174,7 @@ pub struct ScaleSummary {
 
 /// Coordinator processes that crashed: how long before `now`, and their relative share of the
 /// stuck submissions (all of a process's submissions crashed at the same moment).
-const CRASHES: [(i64, u64); 10] = [
+pub(crate) const CRASHES: [(i64, u64); 10] = [
     (90 * SEC, 10),
     (4 * MIN, 20),
     (17 * MIN, 15),
@@ -112,9 +187,9 @@ const CRASHES: [(i64, u64); 10] = [
     (6 * DAY, 3),
 ];
 /// Days of coordinator processes before now (one process per day).
-const DAYS: usize = 64;
+pub(crate) const DAYS: usize = 64;
 /// Live leases run this far past `now`.
-const LIVE_LEASE: i64 = 30 * DAY;
+pub(crate) const LIVE_LEASE: i64 = 30 * DAY;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 enum Head {
@@ -251,12 +326,12 @@ fn plan(o: &ScaleOptions) -> Result<Vec<SessionPlan>, DemoError> {
 }
 
 /// Derive a session's seed from the run's seed.
-fn session_seed(seed: u64, i: usize) -> u64 {
+pub(crate) fn session_seed(seed: u64, i: usize) -> u64 {
     Rng::new(seed ^ (i as u64 + 1).wrapping_mul(0x9E37_79B9_7F4A_7C15)).next_u64()
 }
 
 /// Weighted pick of a crash event (index into `CRASHES`).
-fn crash_event(d: &mut Demo) -> usize {
+pub(crate) fn crash_event(d: &mut Demo) -> usize {
     let total: u64 = CRASHES.iter().map(|c| c.1).sum();
     let mut x = d.rng.next_u64() % total;
     for (i, c) in CRASHES.iter().enumerate() {
@@ -334,20 +409,33 @@ fn session(x: &Ctx, o: &ScaleOptions, procs: &[String], i: usize, sp: &SessionPl
         }
         s
     };
-    // Queued submissions after the last admitted one: just admitted where nothing blocks them.
-    if sp.queued > 0 {
+    finish(d, s, i, sp.queued, sp.head == Head::Settled, whale_ids)
+}
+
+/// Queued submissions after the last admitted one (just admitted where nothing blocks them:
+/// `idle`), then the session's rows.
+fn finish(
+    mut d: Demo,
+    s: Session,
+    i: usize,
+    queued: usize,
+    idle: bool,
+    whale_ids: Option<(String, String)>,
+) -> Batch {
+    let now = d.now;
+    if queued > 0 {
         let last = d
             .subs
             .iter()
             .map(|s| s.accepted_at)
             .max()
             .unwrap_or(now - HOUR);
-        let from = if sp.head == Head::Settled {
+        let from = if idle {
             (now - 15 * SEC).max(last + 1)
         } else {
             last + 1
         };
-        let mut times: Vec<i64> = (0..sp.queued).map(|_| d.jitter(from, now - 1)).collect();
+        let mut times: Vec<i64> = (0..queued).map(|_| d.jitter(from, now - 1)).collect();
         times.sort_unstable();
         let profile = PROFILES
             .iter()
@@ -380,6 +468,31 @@ fn session(x: &Ctx, o: &ScaleOptions, procs: &[String], i: usize, sp: &SessionPl
     }
 }
 
+/// The sessions to generate, by profile.
+enum Layout {
+    Session(Vec<SessionPlan>),
+    Runtime(Vec<rt::Plan>),
+}
+
+impl Layout {
+    fn len(&self) -> usize {
+        match self {
+            Layout::Session(p) => p.len(),
+            Layout::Runtime(p) => p.len(),
+        }
+    }
+
+    fn batch(&self, x: &Ctx, o: &ScaleOptions, procs: &[String], i: usize) -> Batch {
+        match self {
+            Layout::Session(p) => session(x, o, procs, i, &p[i]),
+            Layout::Runtime(p) => {
+                let (d, s, whale_ids, queued) = rt::session(x, o, procs, i, &p[i]);
+                finish(d, s, i, queued, rt::idle(&p[i]), whale_ids)
+            }
+        }
+    }
+}
+
 /// Commit and start a new transaction once this many bytes of entries were inserted.
 const COMMIT_BYTES: usize = 256 << 20;
 
@@ -397,14 +510,20 @@ pub fn write_scale(path: &Path, opts: &ScaleOptions) -> Result<ScaleSummary, Dem
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => {}
         Err(e) => return Err(DemoError::Io(e)),
     }
-    let plan = plan(opts)?;
+    let layout = match opts.profile {
+        ScaleProfile::Session => Layout::Session(plan(opts)?),
+        ScaleProfile::Runtime => Layout::Runtime(rt::plan(opts)?),
+    };
     let now = opts.now_ms;
     let mut r = Rng::new(opts.seed ^ 0x6f77_6e65_7273);
     let procs: Vec<String> = (0..DAYS + CRASHES.len() + 1).map(|_| r.uuid()).collect();
     let corpus = Corpus::new();
     let ctx = Ctx {
         corpus: &corpus,
-        huge_every: 4_000,
+        sizes: match opts.profile {
+            ScaleProfile::Session => Sizes::Session { huge_every: 4_000 },
+            ScaleProfile::Runtime => Sizes::Runtime,
+        },
         first_day: now.div_euclid(DAY) - DAYS as i64 + 1,
         days: DAYS,
     };
@@ -430,10 +549,10 @@ pub fn write_scale(path: &Path, opts: &ScaleOptions) -> Result<ScaleSummary, Dem
     };
     std::thread::scope(|scope| -> Result<(), DemoError> {
         let (tx, rx) = sync_channel::<Batch>(16);
-        let (ctx, plan, procs) = (&ctx, &plan, &procs);
+        let (ctx, layout, procs) = (&ctx, &layout, &procs);
         scope.spawn(move || {
-            for (i, sp) in plan.iter().enumerate() {
-                if tx.send(session(ctx, opts, procs, i, sp)).is_err() {
+            for i in 0..layout.len() {
+                if tx.send(layout.batch(ctx, opts, procs, i)).is_err() {
                     return; // the writer failed
                 }
             }
@@ -463,7 +582,11 @@ pub fn write_scale(path: &Path, opts: &ScaleOptions) -> Result<ScaleSummary, Dem
     summary.submissions = subs.len();
     summary.expired = subs
         .iter()
-        .filter(|s| s.status == "running" && s.lease_expires_at > 0 && s.lease_expires_at < now)
+        .filter(|s| {
+            s.status == SubmissionStatus::Running.as_str()
+                && s.lease_expires_at > 0
+                && s.lease_expires_at < now
+        })
         .count();
     drop(subs);
     let mode: String = conn.query_row("PRAGMA journal_mode=WAL", [], |r| r.get(0))?;

@@ -7,14 +7,14 @@ use serde_json::{json, Value};
 use super::build::{Demo, Run, Session, Sub, MIN, SEC};
 use super::flow::{self, error_turn};
 use super::scale_profiles::{self as prof, Profile, Tool};
-use super::scale_text::{self as txt, sentence, Corpus};
+use super::scale_text::{self as txt, sentence, Corpus, Sizes};
 use super::shapes::{self, Model, Tokens};
 
 /// Shared, read-only generation context.
 pub(crate) struct Ctx<'a> {
     pub corpus: &'a Corpus,
-    /// One tool output in this many is 200 KB–1 MB.
-    pub huge_every: u64,
+    /// How big tool outputs are.
+    pub sizes: Sizes,
     /// Day (ms since epoch / DAY) of `procs[0]`: coordinator `procs[i]` ran on day `first_day + i`.
     pub first_day: i64,
     pub days: usize,
@@ -146,7 +146,7 @@ pub(crate) fn results(
             let err = format!("{} failed: {}", c.tool.name, sentence(&mut d.rng, 3, 9));
             txt::tool_result(&c.id, c.tool.name, &err, Some("{}"), true, ts)
         } else {
-            let out = prof::output(x.corpus, &mut d.rng, &c.tool, &c.args, x.huge_every);
+            let out = prof::output(x.corpus, &mut d.rng, &c.tool, &c.args, x.sizes);
             txt::tool_result(&c.id, c.tool.name, &out.text, Some(&out.details), false, ts)
         };
         last = txt::push_message(d, s, &m, "");
@@ -209,7 +209,8 @@ pub(crate) fn maybe_compact(d: &mut Demo, s: &mut Session, force: bool) -> bool 
 /// A repaired tool round (spec §6.1): `n` calls, the first `recorded` results saved, the process
 /// died; on restart the leaf moved back to the assistant, the recorded results were re-appended
 /// verbatim and the rest got synthetic `interrupted` results; journal back to `before_provider`,
-/// attempt replaced. Leaves `recorded` entries on an abandoned branch.
+/// attempt replaced. Leaves `recorded` entries on an abandoned branch. The restart comes
+/// `restart` ms (a range) after the crash.
 #[allow(clippy::too_many_arguments)]
 pub(crate) fn repaired_round(
     x: &Ctx,
@@ -220,12 +221,13 @@ pub(crate) fn repaired_round(
     run: &mut Option<Run>,
     n: usize,
     recorded: usize,
+    restart: (i64, i64),
 ) {
     debug_assert!(recorded < n);
     let (asst, calls) = request(d, s, p, sub, run, n);
     let (_, kept) = results(x, d, s, None, &calls[..recorded], true);
     let crashed = s.t + d.jitter(40, 1_500);
-    s.jump(crashed + d.jitter(MIN, 6 * MIN));
+    s.jump(crashed + d.jitter(restart.0, restart.1));
     let repair_ts = s.t;
     s.set_leaf(&asst);
     for m in &kept {
@@ -253,6 +255,9 @@ pub(crate) fn repaired_round(
     r.replace_attempt(s.t, &attempt);
     s.tick(d, 30, 300);
 }
+
+/// How long after a crash the process restarted and repaired a tool round (ms).
+pub(crate) const RESTART: (i64, i64) = (MIN, 6 * MIN);
 
 /// When a settled submission compacts its session.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -347,7 +352,17 @@ pub(crate) fn settled(
     let mut abandoned = 0;
     for (i, round) in rounds.iter().enumerate() {
         if round.recorded > 0 {
-            repaired_round(x, d, s, p, &mut sub, &mut run, round.calls, round.recorded);
+            repaired_round(
+                x,
+                d,
+                s,
+                p,
+                &mut sub,
+                &mut run,
+                round.calls,
+                round.recorded,
+                RESTART,
+            );
             abandoned += round.recorded;
         } else {
             let (_, calls) = request(d, s, p, &sub, &mut run, round.calls);

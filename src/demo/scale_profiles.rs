@@ -5,10 +5,10 @@ use std::borrow::Cow;
 
 use serde_json::{json, Value};
 
-use super::build::{HOUR, MIN};
+use super::build::{DAY, HOUR, MIN};
 use super::flow::DEFAULT_DURABILITY;
 use super::ids::Rng;
-use super::scale_text::{output_size, sentence, Corpus, Flavor};
+use super::scale_text::{output_size, sentence, Corpus, Flavor, Sizes};
 use super::shapes::{Model, GPT5_MINI, HAIKU, SONNET};
 
 /// What a tool returns.
@@ -146,6 +146,13 @@ pub(crate) const WHALE: Profile = Profile {
     ],
 };
 
+/// The runtime profile's whale agent: the same on-call assistant, configured for one very long
+/// submission: a retry budget and a timeout that thousands of repairs over days do not exhaust.
+pub(crate) const RUNTIME_WHALE: Profile = Profile {
+    durability: (1_000_000, 365 * DAY),
+    ..WHALE
+};
+
 fn pick<'a>(r: &mut Rng, xs: &[&'a str]) -> &'a str {
     xs[(r.next_u64() % xs.len() as u64) as usize]
 }
@@ -225,16 +232,17 @@ pub(crate) struct Output<'c> {
 }
 
 /// What `tool` returned for `args`. Custom JSON tools store their output twice (text and
-/// `details.output`), so they stay small; text tools carry the large bodies.
+/// `details.output`); with [`Sizes::Session`] they stay small and text tools carry the large
+/// bodies, with [`Sizes::Runtime`] every output's text follows the runtime's size spread.
 pub(crate) fn output<'c>(
     c: &'c Corpus,
     r: &mut Rng,
     tool: &Tool,
     args: &Value,
-    huge_every: u64,
+    sizes: Sizes,
 ) -> Output<'c> {
     let plain = |flavor: Flavor, r: &mut Rng| {
-        let n = output_size(r, huge_every);
+        let n = sizes.draw(r);
         c.text(r, flavor, n)
     };
     match tool.kind {
@@ -255,7 +263,10 @@ pub(crate) fn output<'c>(
             details: "{}".into(),
         },
         Kind::Search => {
-            let budget = output_size(r, u64::MAX).min(8_000);
+            let budget = match sizes {
+                Sizes::Session { .. } => output_size(r, u64::MAX).min(8_000),
+                Sizes::Runtime => sizes.draw(r),
+            };
             let mut hits = Vec::new();
             let mut used = 0;
             while used < budget {
@@ -270,7 +281,11 @@ pub(crate) fn output<'c>(
             )
         }
         Kind::Api => {
-            let n = r.range(60, 1_200) as usize;
+            let n = match sizes {
+                Sizes::Session { .. } => r.range(60, 1_200) as usize,
+                // The text is about the notes plus 100 bytes of other fields.
+                Sizes::Runtime => sizes.draw(r).saturating_sub(100).max(60),
+            };
             let notes = c.text(r, Flavor::Prose, n);
             let v = json!({"ok": true, "id": format!("{}_{}", &tool.name[..3], r.base62(10)), "status": pick(r, &["succeeded", "pending", "queued", "open", "closed"]), "notes": notes});
             custom(tool, v)

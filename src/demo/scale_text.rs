@@ -215,6 +215,34 @@ pub(crate) fn output_size(r: &mut Rng, huge_every: u64) -> usize {
     (200.0 * 100f64.powf(u.powf(1.6))) as usize
 }
 
+/// How big tool outputs are.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Sizes {
+    /// [`output_size`]: 200 B to 20 KB skewed towards small (median about 900 B), and one output
+    /// in `huge_every` of 200 KB to 1 MB.
+    Session { huge_every: u64 },
+    /// [`runtime_output_size`]: 200 B to 20 KB, median about 370 B, mean about 1.9 KB (the
+    /// runtime's own sessions: most results are short, a few are whole files or logs).
+    Runtime,
+}
+
+impl Sizes {
+    /// The size of the next plain-text output.
+    pub(crate) fn draw(self, r: &mut Rng) -> usize {
+        match self {
+            Sizes::Session { huge_every } => output_size(r, huge_every),
+            Sizes::Runtime => runtime_output_size(r),
+        }
+    }
+}
+
+/// Size of a tool output of the runtime profile: `200 * 100^(u^2.9)` bytes for a uniform `u`,
+/// so 200 B to 20 KB with median about 370 B and mean about 1.9 KB.
+pub(crate) fn runtime_output_size(r: &mut Rng) -> usize {
+    let u = (r.next_u64() >> 11) as f64 / (1u64 << 53) as f64;
+    ((200.0 * 100f64.powf(u.powf(2.9))) as usize).min(20_000)
+}
+
 /// `io::Write` into a `String` (serde_json writes whole UTF-8 pieces: runs of the input
 /// between escapes, and ASCII escapes).
 struct Into<'a>(&'a mut String);
@@ -455,5 +483,14 @@ mod tests {
             .map(|_| output_size(&mut r, 1_000_000))
             .collect();
         assert!(sizes.iter().all(|s| (200..=20_000).contains(s)));
+        let mut sizes: Vec<usize> = (0..20_000).map(|_| runtime_output_size(&mut r)).collect();
+        assert!(sizes.iter().all(|s| (200..=20_000).contains(s)));
+        sizes.sort_unstable();
+        let (median, mean) = (
+            sizes[sizes.len() / 2],
+            sizes.iter().sum::<usize>() / sizes.len(),
+        );
+        assert!((300..=450).contains(&median), "median {median}");
+        assert!((1_500..=2_400).contains(&mean), "mean {mean}");
     }
 }

@@ -2,15 +2,11 @@
 //! input, completed (with and without overflow), tool use unresolved, terminal error, and a
 //! committed journal on a session that moved on. Every one has an expired lease.
 
-use serde_json::{json, Value};
+use serde_json::json;
 
 use super::build::{Demo, Session, Sub, DAY, HOUR, SEC};
 use super::flow::*;
 use super::shapes::{self, HAIKU, SONNET};
-
-pub(crate) fn ok(v: Value) -> Result<Value, &'static str> {
-    Ok(v)
-}
 
 pub(crate) fn build(d: &mut Demo) {
     absent_before_input(d);

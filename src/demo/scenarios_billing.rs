@@ -5,7 +5,6 @@ use serde_json::{json, Value};
 
 use super::build::{Demo, Run, Session, Sub, DAY, HOUR, MIN, SEC};
 use super::flow::*;
-use super::scenarios::ok;
 use super::shapes::{self, HAIKU};
 
 /// The billing agent's `durability`: 3 attempts, 15 minutes.

@@ -5,7 +5,6 @@ use serde_json::{json, Value};
 
 use super::build::{Demo, Session, Sub, DAY, HOUR, SEC};
 use super::flow::*;
-use super::scenarios::ok;
 use super::shapes::{self, Tokens, HAIKU, SONNET};
 
 pub(crate) fn build(d: &mut Demo) {

@@ -6,7 +6,6 @@ use serde_json::json;
 
 use super::build::{Demo, Run, Session, Sub, DAY, HOUR, MIN, SEC};
 use super::flow::*;
-use super::scenarios::ok;
 use super::shapes::{self, Tokens, GPT5_MINI, HAIKU, SONNET};
 
 pub(crate) fn build(d: &mut Demo) {

@@ -2,6 +2,9 @@
 //! (`walk.rs` for the list scan, `compact_load.rs` for `show` and the TUI) are written against.
 //! Each backend implements `SessionRows` in its own files; nothing here knows about SQL.
 
+// The scope is part of the loaders' vocabulary; the type is a domain record.
+pub use crate::core::records::SessionScope;
+
 use super::{SessionRecord, StoreError};
 
 /// One `flue_session_entries` row read by id.
@@ -27,20 +30,16 @@ pub trait SessionRows {
     /// Every entry of the session in position order: `f(entry_id, position, data)`. The slices are
     /// only valid during the call (no copy of the row is made).
     fn for_each_entry(&self, session: &str, f: &mut EntryVisitor<'_>) -> Result<(), StoreError>;
-}
-
-/// How much of a session a `SessionRecord` holds.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
-pub enum SessionScope {
-    /// Every entry, fully parsed, with its raw text.
-    #[default]
-    Full,
-    /// Every entry, compact (`core::compact`); full bodies for the input entry and the active
-    /// path after it.
-    Compact,
-    /// Only the active path from the submission's input entry (or the root) to the leaf, compact;
-    /// the first entry's `parentId` is cleared. Enough to classify and plan, never to write.
-    PathSinceInput,
+    /// Up to `limit` entries whose position is below `below`, in descending position order:
+    /// `f(entry_id, position, data)`. A long path walk reads these in chunks (one range scan of
+    /// the `(session_id, position)` index) instead of one primary-key lookup per entry.
+    fn entries_before(
+        &self,
+        session: &str,
+        below: i64,
+        limit: usize,
+        f: &mut EntryVisitor<'_>,
+    ) -> Result<(), StoreError>;
 }
 
 /// Reads a submission's session through `SessionRows` (a backend calls it inside its snapshot).
@@ -58,8 +57,64 @@ pub trait SessionLoader {
 /// `leafId` and any problems of `flue_sessions.data` (spec §2.2): the same checks the sessions
 /// view makes, without the timestamps.
 pub fn parse_session_data(data: &str) -> (Option<String>, Vec<String>) {
-    let (leaf, problems, _created, _updated) = super::sessions::session_data_facts(data);
+    let (leaf, problems, _created, _updated) = session_data_facts(data);
     (leaf, problems)
+}
+
+fn json_str(v: &serde_json::Value, key: &str) -> Option<String> {
+    v.get(key).and_then(|x| x.as_str()).map(str::to_string)
+}
+
+/// `leafId` and problems of `flue_sessions.data` (spec §2.2), for sessions read without a
+/// submission. Mirrors the checks `load_bundle` makes.
+pub(crate) fn session_data_facts(
+    data: &str,
+) -> (Option<String>, Vec<String>, Option<String>, Option<String>) {
+    let v: serde_json::Value = match serde_json::from_str(data) {
+        Ok(v) => v,
+        Err(e) => {
+            return (
+                None,
+                vec![format!("session data is not valid JSON: {e}")],
+                None,
+                None,
+            )
+        }
+    };
+    let mut problems = Vec::new();
+    if v.get("version").and_then(|x| x.as_i64()) != Some(8) {
+        problems.push(format!(
+            "session data version is {} (the runtime requires 8)",
+            v.get("version")
+                .map(|x| x.to_string())
+                .unwrap_or_else(|| "missing".into())
+        ));
+    }
+    let ulid_ok = |prefix: &str, key: &str| {
+        json_str(&v, key).is_some_and(|s| {
+            s.strip_prefix(prefix).is_some_and(|rest| {
+                rest.len() == 26
+                    && rest.as_bytes()[0].is_ascii_digit()
+                    && rest.as_bytes()[0] <= b'7'
+                    && rest.bytes().all(|b| {
+                        b.is_ascii_digit() || (b.is_ascii_uppercase() && !b"ILOU".contains(&b))
+                    })
+            })
+        })
+    };
+    if !ulid_ok("conv_", "conversationId") {
+        problems
+            .push("conversationId is malformed: the runtime refuses to load this session".into());
+    }
+    if !ulid_ok("aff_", "affinityKey") {
+        problems.push("affinityKey is malformed: the runtime refuses to load this session".into());
+    }
+    (
+        json_str(&v, "leafId"),
+        problems,
+        json_str(&v, "createdAt"),
+        json_str(&v, "updatedAt"),
+    )
 }
 
 /// The problem line the full loader records for session data that is not UTF-8.

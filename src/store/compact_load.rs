@@ -57,7 +57,7 @@ pub fn load_compact(
     let from = path
         .iter()
         .position(|&i| is_input(&h.entries[i], k, submission_id));
-    let wanted: Vec<usize> = from.map(|f| path[f..].to_vec()).unwrap_or_default();
+    let wanted: Vec<usize> = from.map(|f| vec![path[f]]).unwrap_or_default();
     // The history was only needed for the path; take the (now unshared) entries back.
     let mut shared = std::mem::replace(&mut h.entries, Arc::from(Vec::new()));
     drop(h);

@@ -4,21 +4,61 @@
 
 use rusqlite::types::ValueRef;
 
-use super::sqlite::{opt_int, opt_text, text_of, JOURNAL_PHASES, SUBMISSION_COLUMNS};
 use super::Variant;
 use crate::core::rows::{JournalRow, SubmissionRow};
+
+/// The submission columns both backends read, before the variant's terminal columns.
+pub(super) const SUBMISSION_COLUMNS: [&str; 18] = [
+    "sequence",
+    "submission_id",
+    "session_key",
+    "kind",
+    "payload",
+    "status",
+    "accepted_at",
+    "attempt_id",
+    "input_applied_at",
+    "recovery_requested_at",
+    "started_at",
+    "settled_at",
+    "error",
+    "attempt_count",
+    "max_retry",
+    "timeout_at",
+    "owner_id",
+    "lease_expires_at",
+];
+
+/// Text of a column whatever its storage class (damaged rows may hold blobs or numbers).
+pub(super) fn text_of(v: ValueRef<'_>) -> String {
+    match v {
+        ValueRef::Null => String::new(),
+        ValueRef::Integer(i) => i.to_string(),
+        ValueRef::Real(f) => f.to_string(),
+        ValueRef::Text(t) | ValueRef::Blob(t) => String::from_utf8_lossy(t).into_owned(),
+    }
+}
+
+pub(super) fn opt_text(v: ValueRef<'_>) -> Option<String> {
+    match v {
+        ValueRef::Null => None,
+        other => Some(text_of(other)),
+    }
+}
+
+pub(super) fn opt_int(v: ValueRef<'_>) -> Option<i64> {
+    match v {
+        ValueRef::Integer(i) => Some(i),
+        ValueRef::Real(f) => Some(f as i64),
+        ValueRef::Text(t) => std::str::from_utf8(t).ok()?.trim().parse().ok(),
+        _ => None,
+    }
+}
 
 /// The submission SELECT list for `variant`, with `NULL AS c` for columns `present` lacks (an
 /// older schema version), in the order `submission_from_values` reads.
 pub(super) fn submission_select_list(present: &[String], variant: Variant) -> String {
-    let terminal = match variant {
-        Variant::BuiltIn => [
-            "terminal_event_key",
-            "terminal_event_json",
-            "terminal_event_offset",
-        ],
-        Variant::Libsql => ["terminal_key", "terminal_event", "terminal_offset"],
-    };
+    let terminal = variant.terminal_columns();
     SUBMISSION_COLUMNS
         .iter()
         .chain(terminal.iter())
@@ -26,6 +66,7 @@ pub(super) fn submission_select_list(present: &[String], variant: Variant) -> St
             if present.iter().any(|p| p == c) {
                 c.to_string()
             } else {
+                // An older schema version may lack a column; read it as NULL.
                 format!("NULL AS {c}")
             }
         })
@@ -94,7 +135,7 @@ pub(super) fn journal_from_values(v: &[ValueRef<'_>]) -> JournalRow {
 
 /// The journal problem the SQLite backend reports (an unknown phase), for text that is valid UTF-8.
 pub(super) fn journal_problem(row: &JournalRow) -> Option<String> {
-    (!JOURNAL_PHASES.contains(&row.phase.as_str())).then(|| {
+    (!row.typed_phase().is_known()).then(|| {
         format!(
             "journal phase {:?} is not one the runtime writes",
             row.phase

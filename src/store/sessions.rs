@@ -5,6 +5,7 @@ use std::collections::HashMap;
 
 use rusqlite::types::ValueRef;
 
+use super::access::session_data_facts;
 use super::{SessionRecord, SessionSummary, SqliteStore, StoreError};
 use crate::core::rows::instance_id_of;
 
@@ -22,62 +23,6 @@ fn opt_text(v: ValueRef<'_>) -> Option<String> {
         ValueRef::Null => None,
         other => Some(text(other)),
     }
-}
-
-fn json_str(v: &serde_json::Value, key: &str) -> Option<String> {
-    v.get(key).and_then(|x| x.as_str()).map(str::to_string)
-}
-
-/// `leafId` and problems of `flue_sessions.data` (spec §2.2), for sessions read without a
-/// submission. Mirrors the checks `load_bundle` makes.
-pub(super) fn session_data_facts(
-    data: &str,
-) -> (Option<String>, Vec<String>, Option<String>, Option<String>) {
-    let v: serde_json::Value = match serde_json::from_str(data) {
-        Ok(v) => v,
-        Err(e) => {
-            return (
-                None,
-                vec![format!("session data is not valid JSON: {e}")],
-                None,
-                None,
-            )
-        }
-    };
-    let mut problems = Vec::new();
-    if v.get("version").and_then(|x| x.as_i64()) != Some(8) {
-        problems.push(format!(
-            "session data version is {} (the runtime requires 8)",
-            v.get("version")
-                .map(|x| x.to_string())
-                .unwrap_or_else(|| "missing".into())
-        ));
-    }
-    let ulid_ok = |prefix: &str, key: &str| {
-        json_str(&v, key).is_some_and(|s| {
-            s.strip_prefix(prefix).is_some_and(|rest| {
-                rest.len() == 26
-                    && rest.as_bytes()[0].is_ascii_digit()
-                    && rest.as_bytes()[0] <= b'7'
-                    && rest.bytes().all(|b| {
-                        b.is_ascii_digit() || (b.is_ascii_uppercase() && !b"ILOU".contains(&b))
-                    })
-            })
-        })
-    };
-    if !ulid_ok("conv_", "conversationId") {
-        problems
-            .push("conversationId is malformed: the runtime refuses to load this session".into());
-    }
-    if !ulid_ok("aff_", "affinityKey") {
-        problems.push("affinityKey is malformed: the runtime refuses to load this session".into());
-    }
-    (
-        json_str(&v, "leafId"),
-        problems,
-        json_str(&v, "createdAt"),
-        json_str(&v, "updatedAt"),
-    )
 }
 
 impl SqliteStore {

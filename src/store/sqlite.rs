@@ -9,6 +9,8 @@ use rusqlite::types::ValueRef;
 use rusqlite::{Connection, OpenFlags, OptionalExtension, Row};
 
 use super::access::{parse_session_data, EntryRow, EntryVisitor, SessionLoader, SessionRows};
+use super::parse::{opt_int, opt_text, text_of};
+use super::prefix::{find_by_prefix, Lookup};
 use super::{
     JournalStore, ListFilter, SchemaInfo, SessionRecord, StoreError, SubmissionBundle, Variant,
 };
@@ -26,13 +28,6 @@ pub struct SqliteStore {
     /// Inside `in_snapshot`: bundles are read in its transaction instead of one of their own.
     in_snapshot: Cell<bool>,
 }
-
-pub(super) const JOURNAL_PHASES: [&str; 4] = [
-    "before_provider",
-    "provider_started",
-    "tool_request_recorded",
-    "committed",
-];
 
 impl SqliteStore {
     /// Open `path` read-only and check that it is a flue 1.0.0-beta.7 journal.
@@ -138,7 +133,7 @@ impl SqliteStore {
             return Ok((None, None));
         };
         let mut problems = Vec::new();
-        if !JOURNAL_PHASES.contains(&row.phase.as_str()) {
+        if !row.typed_phase().is_known() {
             problems.push(format!(
                 "journal phase {:?} is not one the runtime writes",
                 row.phase
@@ -263,32 +258,14 @@ impl JournalStore for SqliteStore {
     }
 
     fn find_submission(&self, query: &str) -> Result<SubmissionRow, StoreError> {
-        if query.is_empty() {
-            return Err(StoreError::SubmissionNotFound {
-                query: query.into(),
-            });
-        }
-        let exact = self.query_submissions("WHERE submission_id = ?1", &[&query])?;
-        if let Some(row) = exact.into_iter().next() {
-            return Ok(row);
-        }
-        // Prefix match with a range instead of LIKE, so `%` and `_` in ids are literal.
-        let upper = format!("{query}\u{10FFFF}");
-        let mut hits = self.query_submissions(
-            "WHERE submission_id >= ?1 AND submission_id < ?2",
-            &[&query, &upper],
-        )?;
-        hits.retain(|r| r.submission_id.starts_with(query));
-        match hits.len() {
-            0 => Err(StoreError::SubmissionNotFound {
-                query: query.into(),
-            }),
-            1 => Ok(hits.remove(0)),
-            _ => Err(StoreError::Ambiguous {
-                query: query.into(),
-                candidates: hits.into_iter().map(|r| r.submission_id).collect(),
-            }),
-        }
+        find_by_prefix(query, &mut |lookup| match lookup {
+            Lookup::Exact => self.query_submissions("WHERE submission_id = ?1", &[&query]),
+            // A range instead of LIKE, so `%` and `_` in ids are literal.
+            Lookup::Prefix => self.query_submissions(
+                "WHERE submission_id >= ?1 AND submission_id < ?2",
+                &[&query, &format!("{query}\u{10FFFF}")],
+            ),
+        })
     }
 
     fn load_bundle(&self, submission_id: &str) -> Result<SubmissionBundle, StoreError> {
@@ -399,6 +376,35 @@ impl SessionRows for SqliteStore {
                 .optional()
             })
             .map_err(|e| StoreError::sqlite("reading a session entry", e))
+    }
+
+    fn entries_before(
+        &self,
+        session: &str,
+        below: i64,
+        limit: usize,
+        f: &mut EntryVisitor<'_>,
+    ) -> Result<(), StoreError> {
+        let err = |e| StoreError::sqlite("reading session entries", e);
+        let mut stmt = self
+            .conn
+            .prepare_cached(
+                "SELECT entry_id, position, data FROM flue_session_entries
+                 WHERE session_id = ?1 AND position < ?2 ORDER BY position DESC LIMIT ?3",
+            )
+            .map_err(err)?;
+        let mut rows = stmt
+            .query(rusqlite::params![session, below, limit as i64])
+            .map_err(err)?;
+        while let Some(r) = rows.next().map_err(err)? {
+            let pos = r.get::<_, Option<i64>>(1).unwrap_or(None).unwrap_or(-1);
+            let id = bytes_of(r.get_ref(0).map_err(err)?);
+            match r.get_ref(2).map_err(err)? {
+                ValueRef::Text(t) | ValueRef::Blob(t) => f(&id, pos, t),
+                other => f(&id, pos, text_of(other).as_bytes()),
+            }
+        }
+        Ok(())
     }
 
     fn for_each_entry(&self, session: &str, f: &mut EntryVisitor<'_>) -> Result<(), StoreError> {
@@ -525,7 +531,10 @@ fn detect_schema(
         });
     }
     let columns = column_names(conn, "flue_agent_submissions")?;
-    let variant = if columns.iter().any(|c| c == "terminal_key") {
+    let variant = if columns
+        .iter()
+        .any(|c| c == Variant::Libsql.terminal_columns()[0])
+    {
         Variant::Libsql
     } else {
         Variant::BuiltIn
@@ -547,60 +556,9 @@ fn column_names(conn: &Connection, table: &str) -> Result<Vec<String>, StoreErro
     Ok(rows)
 }
 
-pub(super) const SUBMISSION_COLUMNS: [&str; 18] = [
-    "sequence",
-    "submission_id",
-    "session_key",
-    "kind",
-    "payload",
-    "status",
-    "accepted_at",
-    "attempt_id",
-    "input_applied_at",
-    "recovery_requested_at",
-    "started_at",
-    "settled_at",
-    "error",
-    "attempt_count",
-    "max_retry",
-    "timeout_at",
-    "owner_id",
-    "lease_expires_at",
-];
-
 fn submission_select_list(conn: &Connection, variant: Variant) -> Result<String, StoreError> {
     let present = column_names(conn, "flue_agent_submissions")?;
-    let terminal = match variant {
-        Variant::BuiltIn => [
-            "terminal_event_key",
-            "terminal_event_json",
-            "terminal_event_offset",
-        ],
-        Variant::Libsql => ["terminal_key", "terminal_event", "terminal_offset"],
-    };
-    let list: Vec<String> = SUBMISSION_COLUMNS
-        .iter()
-        .chain(terminal.iter())
-        .map(|c| {
-            if present.iter().any(|p| p == c) {
-                c.to_string()
-            } else {
-                // An older schema version may lack a column; read it as NULL.
-                format!("NULL AS {c}")
-            }
-        })
-        .collect();
-    Ok(list.join(", "))
-}
-
-/// Text of a column whatever its storage class (damaged rows may hold blobs or numbers).
-pub(super) fn text_of(v: ValueRef<'_>) -> String {
-    match v {
-        ValueRef::Null => String::new(),
-        ValueRef::Integer(i) => i.to_string(),
-        ValueRef::Real(f) => f.to_string(),
-        ValueRef::Text(t) | ValueRef::Blob(t) => String::from_utf8_lossy(t).into_owned(),
-    }
+    Ok(super::parse::submission_select_list(&present, variant))
 }
 
 /// Whether `text_of` had to replace bytes that are not valid UTF-8.
@@ -608,22 +566,6 @@ fn is_lossy(v: ValueRef<'_>) -> bool {
     match v {
         ValueRef::Text(t) | ValueRef::Blob(t) => std::str::from_utf8(t).is_err(),
         _ => false,
-    }
-}
-
-pub(super) fn opt_text(v: ValueRef<'_>) -> Option<String> {
-    match v {
-        ValueRef::Null => None,
-        other => Some(text_of(other)),
-    }
-}
-
-pub(super) fn opt_int(v: ValueRef<'_>) -> Option<i64> {
-    match v {
-        ValueRef::Integer(i) => Some(i),
-        ValueRef::Real(f) => Some(f as i64),
-        ValueRef::Text(t) => std::str::from_utf8(t).ok()?.trim().parse().ok(),
-        _ => None,
     }
 }
 

@@ -26,7 +26,7 @@
 use std::collections::VecDeque;
 
 use super::access::{
-    lossy_entry, parse_session_data, SessionLoader, SessionRows, SessionScope, LOSSY_DATA,
+    lossy_entry, parse_session_data, EntryRow, SessionLoader, SessionRows, SessionScope, LOSSY_DATA,
 };
 use super::compact_load::load_compact;
 use super::{SessionRecord, StoreError};
@@ -36,6 +36,16 @@ use crate::core::history::SubmissionKind;
 
 /// Sessions whose walks are kept.
 const CACHED_SESSIONS: usize = 8;
+
+/// Primary-key lookups a walk makes before it reads on backwards by position in chunks: most
+/// walks stop within a few entries, a whale submission's goes on for 100,000 (one range scan of
+/// the position index is several times cheaper than a lookup per entry).
+const KEY_LOOKUPS: usize = 64;
+/// Rows per backward chunk, growing to `MAX_CHUNK`.
+const FIRST_CHUNK: usize = 256;
+const MAX_CHUNK: usize = 8192;
+/// Walks longer than this are moved into the record instead of cloned (and not kept).
+const MOVE_OUT_ABOVE: usize = 4096;
 
 /// Reads sessions for `list` (a `SessionLoader`), keeping recent walks.
 #[derive(Default)]
@@ -56,6 +66,15 @@ struct Walk {
     /// Entries from the leaf back, leaf first.
     chain: Vec<Entry>,
     next: Next,
+    /// Primary-key lookups made so far.
+    lookups: usize,
+    /// Rows read ahead by position (descending), not yet reached by the walk.
+    ahead: VecDeque<(Vec<u8>, i64, Vec<u8>)>,
+    /// Rows below this position have not been read ahead yet; `None` before the first chunk.
+    fetched_below: Option<i64>,
+    /// The backward read reached the session's first row.
+    exhausted: bool,
+    chunk: usize,
 }
 
 enum Next {
@@ -110,6 +129,11 @@ impl PathWalker {
             data_problems,
             chain: Vec::new(),
             next,
+            lookups: 0,
+            ahead: VecDeque::new(),
+            fetched_below: None,
+            exhausted: false,
+            chunk: FIRST_CHUNK,
         });
         Ok(Some(0))
     }
@@ -121,7 +145,20 @@ impl Walk {
         let Next::Parent { id, below } = &self.next else {
             return Ok(false);
         };
-        let Some(row) = rows.entry_by_id(&self.key, id)? else {
+        let (id, below) = (id.clone(), *below);
+        let row = if self.lookups < KEY_LOOKUPS {
+            self.lookups += 1;
+            rows.entry_by_id(&self.key, &id)?
+        } else {
+            match self.read_ahead(rows, &id, below)? {
+                Some(row) => Some(row),
+                // Not among the rows below the child (a damaged path, or positions that repeat
+                // across a chunk boundary): the lookup decides, as for the first steps.
+                None => rows.entry_by_id(&self.key, &id)?,
+            }
+        };
+        let (id, below) = (&id, &below);
+        let Some(row) = row else {
             self.next = Next::Damaged(if self.chain.is_empty() {
                 format!("leafId {id} names no entry")
             } else {
@@ -154,6 +191,46 @@ impl Walk {
         };
         self.chain.push(e);
         Ok(true)
+    }
+
+    /// The row `id` among the rows below position `below`, read backwards in chunks; rows the
+    /// walk passes over (abandoned branches, other submissions' entries) are dropped unparsed.
+    fn read_ahead(
+        &mut self,
+        rows: &dyn SessionRows,
+        id: &str,
+        below: i64,
+    ) -> Result<Option<EntryRow>, StoreError> {
+        if self.fetched_below.is_none() {
+            self.fetched_below = Some(below);
+        }
+        loop {
+            while let Some((row_id, position, _)) = self.ahead.front() {
+                if *position >= below {
+                    self.ahead.pop_front();
+                } else if row_id.as_slice() == id.as_bytes() {
+                    let (_, position, data) = self.ahead.pop_front().expect("front exists");
+                    return Ok(Some(EntryRow { position, data }));
+                } else {
+                    self.ahead.pop_front();
+                }
+            }
+            if self.exhausted {
+                return Ok(None);
+            }
+            let from = self.fetched_below.unwrap_or(below).min(below);
+            let mut got = 0;
+            let mut lowest = from;
+            let ahead = &mut self.ahead;
+            rows.entries_before(&self.key, from, self.chunk, &mut |id, pos, data| {
+                got += 1;
+                lowest = lowest.min(pos);
+                ahead.push_back((id.to_vec(), pos, data.to_vec()));
+            })?;
+            self.exhausted = got < self.chunk;
+            self.fetched_below = Some(lowest);
+            self.chunk = (self.chunk * 2).min(MAX_CHUNK);
+        }
     }
 
     /// Index in `chain` of the nearest entry carrying the submission's input marker, walking as
@@ -216,8 +293,8 @@ impl Walk {
 fn is_input(e: &Entry, kind: SubmissionKind, id: &str) -> bool {
     let Some(m) = e.message() else { return false };
     match kind {
-        SubmissionKind::Dispatch => m.markers.dispatch_id.as_deref() == Some(id),
-        SubmissionKind::Direct => m.markers.direct_submission_id.as_deref() == Some(id),
+        SubmissionKind::Dispatch => m.markers().dispatch_id.as_deref() == Some(id),
+        SubmissionKind::Direct => m.markers().direct_submission_id.as_deref() == Some(id),
     }
 }
 
@@ -263,8 +340,21 @@ impl SessionLoader for PathWalker {
                 return load_compact(rows, key, kind, submission_id);
             }
         };
+        let (data, leaf_id, data_problems) = (
+            walk.data.clone(),
+            walk.leaf_id.clone(),
+            walk.data_problems.clone(),
+        );
         let mut entries: Vec<Entry> = if walk.chain.is_empty() {
             Vec::new()
+        } else if walk.chain.len() > MOVE_OUT_ABOVE {
+            // A long walk (a whale submission) is handed over rather than copied; the walk is
+            // forgotten, so another submission of the session walks again.
+            let mut chain = std::mem::take(&mut walk.chain);
+            chain.truncate(upto + 1);
+            chain.reverse();
+            self.cache.remove(w);
+            chain
         } else {
             walk.chain[..=upto].iter().rev().cloned().collect()
         };
@@ -274,9 +364,9 @@ impl SessionLoader for PathWalker {
         }
         Ok(Some(SessionRecord {
             id: key.to_string(),
-            data: walk.data.clone(),
-            leaf_id: walk.leaf_id.clone(),
-            data_problems: walk.data_problems.clone(),
+            data,
+            leaf_id,
+            data_problems,
             entries: entries.into(),
             scope: SessionScope::PathSinceInput,
         }))

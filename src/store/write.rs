@@ -12,54 +12,9 @@ use rusqlite::{
     params, Connection, OpenFlags, OptionalExtension, Transaction, TransactionBehavior,
 };
 
+use super::traits::{Applied, ApplyError, AuditInfo, AuditRecord};
 use super::{JournalStore, SchemaInfo, SqliteStore, StoreError, Variant};
 use crate::core::changes::{ColumnChange, Fence, FenceSeen, RowChange, SqlValue};
-
-/// Who and why, recorded in `turnscope_audit` with every applied action.
-#[derive(Debug, Clone)]
-pub struct AuditInfo {
-    pub operator: String,
-    pub action: String,
-    pub reason: Option<String>,
-    pub summary: String,
-    pub now_ms: i64,
-}
-
-/// What an apply did.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Applied {
-    pub rows_written: usize,
-    /// From `BEGIN IMMEDIATE` acquired to `COMMIT` done.
-    pub lock_held: Duration,
-    pub audit_id: i64,
-}
-
-/// Why an apply wrote nothing.
-#[derive(Debug)]
-pub enum ApplyError {
-    /// The state changed since the preview: nothing was written.
-    Fenced(Vec<String>),
-    Store(StoreError),
-}
-
-impl std::fmt::Display for ApplyError {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        match self {
-            ApplyError::Fenced(diffs) => write!(
-                f,
-                "refused, nothing written: the submission changed since the preview ({})",
-                diffs.join("; ")
-            ),
-            ApplyError::Store(e) => write!(f, "{e}"),
-        }
-    }
-}
-
-impl From<rusqlite::Error> for ApplyError {
-    fn from(e: rusqlite::Error) -> ApplyError {
-        ApplyError::Store(StoreError::sqlite("writing", e))
-    }
-}
 
 pub const AUDIT_DDL: &str = "CREATE TABLE IF NOT EXISTS turnscope_audit (
   id INTEGER PRIMARY KEY AUTOINCREMENT,
@@ -230,12 +185,7 @@ fn to_sql(v: &SqlValue) -> rusqlite::types::Value {
 }
 
 fn column_name(c: &ColumnChange, variant: Variant) -> &'static str {
-    match (variant, c.column) {
-        (Variant::Libsql, "terminal_event_key") => "terminal_key",
-        (Variant::Libsql, "terminal_event_json") => "terminal_event",
-        (Variant::Libsql, "terminal_event_offset") => "terminal_offset",
-        (_, name) => name,
-    }
+    variant.column(c.column)
 }
 
 /// Apply one change with a conditional statement; returns the rows affected.
@@ -300,20 +250,6 @@ fn update(
         wheres.join(" AND ")
     );
     tx.execute(&sql, rusqlite::params_from_iter(values))
-}
-
-/// One row of `turnscope_audit`.
-#[derive(Debug, Clone, PartialEq, serde::Serialize)]
-pub struct AuditRecord {
-    pub id: i64,
-    pub at: i64,
-    pub operator: String,
-    pub action: String,
-    pub submission_id: String,
-    pub attempt_id: Option<String>,
-    pub reason: Option<String>,
-    pub summary: String,
-    pub version: String,
 }
 
 impl SqliteStore {

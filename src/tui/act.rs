@@ -8,8 +8,9 @@
 
 use crate::actions::{ActionKind, ActionPlan, Refusal};
 use crate::core::plan::Disposition;
+use crate::core::status::SubmissionStatus;
 use crate::report::SubmissionReport;
-use crate::store::{Applied, ApplyError, AuditInfo, JournalWriter};
+use crate::store::Applied;
 
 /// A submission's state in the operator's words (before or after an action).
 #[derive(Debug, Clone, PartialEq)]
@@ -35,10 +36,7 @@ pub struct StateSummary {
 impl StateSummary {
     pub fn of(r: &SubmissionReport) -> StateSummary {
         let row = r.row();
-        let rule = match r.plan.rule {
-            Some(n) => format!("rule {n}"),
-            None => r.plan.disposition.label().to_string(),
-        };
+        let rule = r.plan.rule_label();
         let plan_head = match (r.plan.rule, r.plan.result) {
             (Some(n), Some(res)) => format!("rule {n} → {res}: {}", r.plan.reason),
             _ => format!("{}: {}", r.plan.disposition.label(), r.plan.reason),
@@ -118,25 +116,6 @@ pub struct Outcome {
     pub result: OutcomeResult,
 }
 
-pub use crate::actions::plan as plan_one;
-
-/// Apply one plan in its own fenced transaction, with its audit row.
-pub fn apply_one(
-    writer: &mut dyn JournalWriter,
-    plan: &ActionPlan,
-    operator: &str,
-    now_ms: i64,
-) -> Result<Applied, ApplyError> {
-    let audit = AuditInfo {
-        operator: operator.to_string(),
-        action: plan.action.as_str().to_string(),
-        reason: plan.reason.clone(),
-        summary: plan.summary.clone(),
-        now_ms,
-    };
-    writer.apply(&plan.fence, &plan.changes, &audit)
-}
-
 /// What changed between two reads of a submission, in the operator's words.
 pub fn what_changed(before: &StateSummary, after: &StateSummary) -> Vec<String> {
     let mut out = Vec::new();
@@ -174,9 +153,7 @@ pub fn what_changed(before: &StateSummary, after: &StateSummary) -> Vec<String> 
     out
 }
 
-pub fn short_id(id: &str) -> String {
-    id.chars().take(8).collect()
-}
+pub use crate::core::rows::short_id;
 
 /// `Repair`, `Fail`, … for titles.
 pub fn title_word(kind: ActionKind) -> &'static str {
@@ -336,7 +313,7 @@ pub fn result_single(kind: ActionKind, o: &Outcome) -> (String, Vec<String>, boo
                     lines.extend(what_changed(b, a).into_iter().map(|l| format!("  {l}")));
                     lines.push(String::new());
                     match a.writes.first() {
-                        Some(w) if a.has_rule && a.status == "running" => {
+                        Some(w) if a.has_rule && a.status == SubmissionStatus::Running.as_str() => {
                             lines.push(format!("next write: {w}"));
                             lines.push(
                                 "⏎/y plans the next step (previewed, No selected) · esc stops here"

@@ -700,14 +700,15 @@ impl App {
     }
 
     fn matches_filter(&self, it: &ListItem, f: StatusFilter) -> bool {
-        let s = it.row.status.as_str();
+        use crate::core::status::SubmissionStatus as S;
+        let s = it.row.typed_status();
         match f {
             StatusFilter::Expired => it.row.lease_expired(self.now_ms),
             StatusFilter::All => true,
-            StatusFilter::Queued => s == "queued",
-            StatusFilter::Running => s == "running",
-            StatusFilter::Terminalizing => s == "terminalizing",
-            StatusFilter::Settled => s == "settled",
+            StatusFilter::Queued => s == S::Queued,
+            StatusFilter::Running => s == S::Running,
+            StatusFilter::Terminalizing => s == S::Terminalizing,
+            StatusFilter::Settled => s == S::Settled,
             StatusFilter::Failed => it.failed(),
         }
     }
@@ -1619,7 +1620,7 @@ impl App {
                     .iter()
                     .enumerate()
                     .filter(|(_, n)| {
-                        n.has(tree::flag::INPUT) && matches!(n.kind, NodeKind::Entry { .. })
+                        n.has(tree::Flags::INPUT) && matches!(n.kind, NodeKind::Entry { .. })
                     })
                     .map(|(i, _)| i)
                     .collect();
@@ -2360,7 +2361,7 @@ pub(super) fn describe_item_change(old: &ListItem, new: &ListItem) -> Option<Str
         parts.push(format!("verdict now {}", new.verdict));
     }
     (!parts.is_empty()).then(|| {
-        let short: String = b.submission_id.chars().take(8).collect();
+        let short = crate::core::rows::short_id(&b.submission_id);
         format!(
             "{short} changed under you: {} · esc dismisses",
             parts.join(", ")
@@ -2411,7 +2412,7 @@ fn describe_change(old: &OpenedSubmission, new: &OpenedSubmission) -> Option<Str
         ));
     }
     (!parts.is_empty()).then(|| {
-        let short: String = b.submission_id.chars().take(8).collect();
+        let short = crate::core::rows::short_id(&b.submission_id);
         format!(
             "{short} changed under you: {} · esc dismisses",
             parts.join(", ")

@@ -5,7 +5,9 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use crate::core::history::{History, SubmissionKind};
-use crate::core::plan::{plan_recovery, Disposition, RecoveryPlan, SessionInspection};
+use crate::core::plan::{
+    plan_recovery, Disposition, DispositionKind, RecoveryPlan, SessionInspection,
+};
 use crate::core::rows::{JournalRow, SubmissionRow};
 use crate::report::SubmissionReport;
 use crate::store::{SessionRecord, SessionSummary};
@@ -25,6 +27,33 @@ impl Target {
     }
 }
 
+/// A list row's disposition: the plan's, or where the TUI is in computing it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ItemDisposition {
+    Planned(DispositionKind),
+    /// A placeholder: the verdict and plan follow in the background.
+    Computing,
+    /// The submission could not be read.
+    Error,
+}
+
+impl ItemDisposition {
+    /// `stuck`, `live`, `pending`, `completed`, `failed`, … (`computing`, `error`).
+    pub fn label(self) -> &'static str {
+        match self {
+            ItemDisposition::Planned(k) => k.label(),
+            ItemDisposition::Computing => "computing",
+            ItemDisposition::Error => "error",
+        }
+    }
+}
+
+impl std::fmt::Display for ItemDisposition {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.label())
+    }
+}
+
 /// One row of the submissions list, with everything its columns and the preview show.
 #[derive(Debug, Clone, PartialEq)]
 pub struct ListItem {
@@ -34,8 +63,8 @@ pub struct ListItem {
     pub journal: Option<(String, i64)>,
     /// `SubmissionReport::verdict`: the classification for running rows, the outcome otherwise.
     pub verdict: String,
-    /// `stuck`, `live`, `pending`, `completed`, `failed`, …
-    pub disposition: &'static str,
+    /// The plan's disposition, or where the TUI is in getting it.
+    pub disposition: ItemDisposition,
     pub rule: Option<u8>,
     pub result: Option<&'static str>,
     /// The plan's one-line reason.
@@ -54,7 +83,7 @@ pub struct ListItem {
 
 impl ListItem {
     pub fn failed(&self) -> bool {
-        self.disposition == "failed"
+        self.disposition == ItemDisposition::Planned(DispositionKind::Failed)
     }
 
     /// What counts as "the row changed" for the flash and the banner.
@@ -71,7 +100,7 @@ impl ListItem {
             self.verdict,
             self.rule,
             self.entry_count,
-            self.disposition
+            self.disposition.label()
         )
     }
 
@@ -110,7 +139,7 @@ impl ListItem {
             instance: row.instance_id().unwrap_or_default(),
             journal: journal.map(|j| (j.phase.clone(), j.revision)),
             verdict,
-            disposition: plan.disposition.label(),
+            disposition: ItemDisposition::Planned(plan.disposition.kind()),
             rule: plan.rule,
             result: plan.result,
             reason: plan.reason.clone(),
@@ -137,7 +166,7 @@ impl ListItem {
             instance: row.instance_id().unwrap_or_default(),
             journal,
             verdict: "…".into(),
-            disposition: "computing",
+            disposition: ItemDisposition::Computing,
             rule: None,
             result: None,
             reason: "computing the verdict and plan…".into(),

@@ -33,8 +33,8 @@ pub fn line(msg: &str) {
             let _ = writeln!(
                 f,
                 "{} {}",
-                crate::core::time::iso_from_ms(crate::core::time::now_ms()),
-                crate::cli::sanitize(msg)
+                crate::core::time::iso_from_ms(crate::clock::now_ms()),
+                crate::text::sanitize(msg)
             );
         }
     }
@@ -80,7 +80,7 @@ mod tests {
         assert!(!text
             .trim_end_matches('\n')
             .chars()
-            .any(crate::cli::is_hostile_char));
+            .any(crate::text::is_hostile_char));
         // Later tests in this process must not write here.
         if let Ok(mut g) = super::LOG.lock() {
             *g = None;

@@ -238,7 +238,7 @@ impl Drop for Guard {
 // ----- the loop --------------------------------------------------------------------------------
 
 fn wall_ms() -> i64 {
-    crate::core::time::now_ms()
+    crate::clock::now_ms()
 }
 
 /// Turn an app effect into a worker request (adds the clock and the export directory).

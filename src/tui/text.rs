@@ -7,12 +7,12 @@ use ratatui::text::{Line, Span};
 /// Text from the database made safe for one terminal line (escapes, newlines and bidi controls
 /// are shown as visible escapes). Every view passes database text through this.
 pub fn clean(text: &str) -> String {
-    crate::cli::sanitize(text)
+    crate::text::sanitize(text)
 }
 
 /// A span with its text [`clean`]ed (unchanged when it already is: `clean` is idempotent).
 pub fn clean_span(s: Span<'_>) -> Span<'_> {
-    if s.content.chars().any(crate::cli::is_hostile_char) {
+    if s.content.chars().any(crate::text::is_hostile_char) {
         Span::styled(clean(&s.content), s.style)
     } else {
         s
@@ -50,12 +50,12 @@ pub fn control_picture(c: char) -> char {
 pub fn scrub(buf: &mut Buffer) {
     for cell in buf.content.iter_mut() {
         let sym = cell.symbol();
-        if !sym.chars().any(crate::cli::is_hostile_char) {
+        if !sym.chars().any(crate::text::is_hostile_char) {
             continue;
         }
         let kept: String = sym
             .chars()
-            .filter(|c| !crate::cli::is_hostile_char(*c))
+            .filter(|c| !crate::text::is_hostile_char(*c))
             .collect();
         if kept.is_empty() {
             let first = sym.chars().next().map_or('\u{FFFD}', control_picture);

@@ -90,28 +90,9 @@ fn themes() -> &'static Themes {
     THEMES.get_or_init(|| parse_themes(THEMES_FILE).expect("assets/themes.toml parses (tested)"))
 }
 
-/// The colour palettes (`theme` in the configuration file, `--theme`).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, serde::Deserialize, clap::ValueEnum)]
-#[serde(rename_all = "kebab-case")]
-pub enum Palette {
-    /// For dark terminal backgrounds (the default).
-    #[default]
-    Dark,
-    /// For light terminal backgrounds: no yellow or white text.
-    Light,
-    /// Bright colours, bold keys and borders, no dark grey.
-    HighContrast,
-}
+pub use crate::config::Palette;
 
 impl Palette {
-    pub fn as_str(self) -> &'static str {
-        match self {
-            Palette::Dark => "dark",
-            Palette::Light => "light",
-            Palette::HighContrast => "high-contrast",
-        }
-    }
-
     /// This palette's colours from `assets/themes.toml`.
     pub fn colors(self) -> &'static Colors {
         let t = themes();

@@ -16,18 +16,21 @@ use crate::core::classify::TrailingPartialBatch;
 use crate::core::entry::{Entry, Role};
 use crate::core::history::History;
 
-/// Row flags, combined as bits.
-pub mod flag {
-    /// Part of the trailing partial batch (owner, recorded result or missing call).
-    pub const PARTIAL: u8 = 1;
-    /// Not on the active path (shown dimmed).
-    pub const OFF_PATH: u8 = 2;
-    /// One of the entries that made the classifier's rule match.
-    pub const MATCHED: u8 = 4;
-    /// The journal's checkpoint leaf.
-    pub const CHECKPOINT: u8 = 8;
-    /// The submission's input entry (or, for a session, any submission's input).
-    pub const INPUT: u8 = 16;
+bitflags::bitflags! {
+    /// Row flags, combined as bits.
+    #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+    pub struct Flags: u8 {
+        /// Part of the trailing partial batch (owner, recorded result or missing call).
+        const PARTIAL = 1;
+        /// Not on the active path (shown dimmed).
+        const OFF_PATH = 2;
+        /// One of the entries that made the classifier's rule match.
+        const MATCHED = 4;
+        /// The journal's checkpoint leaf.
+        const CHECKPOINT = 8;
+        /// The submission's input entry (or, for a session, any submission's input).
+        const INPUT = 16;
+    }
 }
 
 /// How a tool call ended.
@@ -88,12 +91,12 @@ pub struct Node {
     pub parent: Option<usize>,
     pub children: Vec<usize>,
     pub depth: u16,
-    pub flags: u8,
+    pub flags: Flags,
 }
 
 impl Node {
-    pub fn has(&self, f: u8) -> bool {
-        self.flags & f != 0
+    pub fn has(&self, f: Flags) -> bool {
+        self.flags.intersects(f)
     }
 }
 
@@ -153,7 +156,7 @@ struct Builder<'a> {
 }
 
 impl<'a> Builder<'a> {
-    fn push(&mut self, kind: NodeKind, parent: Option<usize>, flags: u8) -> usize {
+    fn push(&mut self, kind: NodeKind, parent: Option<usize>, flags: Flags) -> usize {
         let depth = parent.map_or(0, |p| self.nodes[p].depth + 1);
         let id = self.nodes.len();
         self.nodes.push(Node {
@@ -169,24 +172,24 @@ impl<'a> Builder<'a> {
         id
     }
 
-    fn entry_flags(&self, i: usize) -> u8 {
+    fn entry_flags(&self, i: usize) -> Flags {
         let e = &self.h.entries[i];
-        let mut f = 0;
+        let mut f = Flags::empty();
         if !self.h.is_on_active_path(i) {
-            f |= flag::OFF_PATH;
+            f |= Flags::OFF_PATH;
         }
         if self.matched.contains(e.id.as_str()) {
-            f |= flag::MATCHED;
+            f |= Flags::MATCHED;
         }
         if self.checkpoint == Some(e.id.as_str()) {
-            f |= flag::CHECKPOINT;
+            f |= Flags::CHECKPOINT;
         }
         if self.inputs.contains(e.id.as_str()) {
-            f |= flag::INPUT;
+            f |= Flags::INPUT;
         }
         if let Some(b) = self.partial {
             if b.entry_id == e.id || b.result_entry_ids.contains(&e.id) {
-                f |= flag::PARTIAL;
+                f |= Flags::PARTIAL;
             }
         }
         f
@@ -245,9 +248,10 @@ impl<'a> Builder<'a> {
                             }
                             Some(_) => CallStatus::Ok,
                         };
-                        let mut flags = result.map_or(0, |j| self.entry_flags(j)) & !flag::INPUT;
+                        let mut flags =
+                            result.map_or(Flags::empty(), |j| self.entry_flags(j)) & !Flags::INPUT;
                         if owner_partial.is_some() {
-                            flags |= flag::PARTIAL;
+                            flags |= Flags::PARTIAL;
                         }
                         let c = self.push(
                             NodeKind::Call {
@@ -280,7 +284,7 @@ impl<'a> Builder<'a> {
                     count: members.len(),
                 },
                 Some(node),
-                flag::OFF_PATH,
+                Flags::OFF_PATH,
             );
             for m in members {
                 self.entry_node(m, Some(g));
@@ -308,10 +312,10 @@ impl Tree {
                 .chain(input.input_entry_id)
                 .collect(),
         };
-        let mut roots = vec![b.push(NodeKind::Header, None, 0)];
+        let mut roots = vec![b.push(NodeKind::Header, None, Flags::empty())];
         for n in &input.notes {
             let id = b.nodes.len();
-            roots.push(b.push(NodeKind::Note(n.clone()), None, 0));
+            roots.push(b.push(NodeKind::Note(n.clone()), None, Flags::empty()));
             debug_assert!(id < b.nodes.len());
         }
         let path = h.active_indexes();
@@ -320,7 +324,7 @@ impl Tree {
             .and_then(|id| path.iter().position(|&i| h.entries[i].id == id))
             .unwrap_or(0);
         if split > 0 {
-            let g = b.push(NodeKind::PreInput { count: split }, None, 0);
+            let g = b.push(NodeKind::PreInput { count: split }, None, Flags::empty());
             roots.push(g);
             b.path_run(&path[..split], Some(g));
         }
@@ -332,7 +336,7 @@ impl Tree {
                     count: members.len(),
                 },
                 None,
-                flag::OFF_PATH,
+                Flags::OFF_PATH,
             );
             roots.push(g);
             for m in members {
@@ -406,7 +410,7 @@ impl Tree {
             ExpandMode::AllOpen => true,
             ExpandMode::AllClosed => false,
             ExpandMode::Default => {
-                matches!(n.kind, NodeKind::Entry { .. }) && !n.has(flag::OFF_PATH)
+                matches!(n.kind, NodeKind::Entry { .. }) && !n.has(Flags::OFF_PATH)
             }
         }
     }
@@ -563,8 +567,8 @@ mod tests {
             .map(|n| {
                 let node = &t.nodes[n];
                 let pad = "  ".repeat(node.depth as usize);
-                let mark = if node.has(flag::PARTIAL) { " !" } else { "" };
-                let dim = if node.has(flag::OFF_PATH) { " ~" } else { "" };
+                let mark = if node.has(Flags::PARTIAL) { " !" } else { "" };
+                let dim = if node.has(Flags::OFF_PATH) { " ~" } else { "" };
                 let text = match &node.kind {
                     NodeKind::Header => "header".to_string(),
                     NodeKind::PreInput { count } => format!("{count} before input"),
@@ -650,7 +654,7 @@ mod tests {
         assert!(!t.visible(&exp).contains(&old));
         t.reveal(old, &mut exp);
         assert!(t.visible(&exp).contains(&old));
-        assert!(t.nodes[old].has(flag::OFF_PATH));
+        assert!(t.nodes[old].has(Flags::OFF_PATH));
         let closed = Expansion {
             mode: ExpandMode::AllClosed,
             ..Default::default()

@@ -180,7 +180,7 @@ impl Verdicts {
                     let mut it = ListItem::placeholder(job.row.clone(), None);
                     it.pending = false;
                     it.verdict = "unreadable".into();
-                    it.disposition = "error";
+                    it.disposition = super::data::ItemDisposition::Error;
                     it.reason = format!("{e} · {}", e.hint());
                     items.push(it);
                 }

@@ -16,14 +16,14 @@ use std::time::Instant;
 
 use serde_json::{json, Value};
 
-use super::act::{self, Outcome, OutcomeResult, PlanItem, Planned, StateSummary};
+use super::act::{Outcome, OutcomeResult, PlanItem, Planned, StateSummary};
 use super::data::{
     ListItem, Opened, OpenedSession, OpenedSubmission, Snapshot, Target, VerdictBatch,
 };
 use super::keymap::StatusFilter;
 use super::listing;
 use super::verdicts::{Verdicts, STEP_BUDGET};
-use crate::actions::{ActionKind, EntryIds, Refusal};
+use crate::actions::{run, ActionKind, IdSource, Refusal};
 use crate::core::entry::Entry;
 use crate::core::plan::plan_recovery;
 use crate::core::time::iso_from_ms;
@@ -126,7 +126,7 @@ pub struct Worker {
     /// The read-write connection, opened on the first apply.
     writer: Option<Box<dyn JournalWriter>>,
     /// A fixed seed for new entry ids (tests: reproducible previews); random otherwise.
-    id_seed: Option<u64>,
+    id_source: IdSource,
     /// Running rows' verdicts, computed between requests.
     verdicts: Verdicts,
     /// When the sessions were last read, and how long that took.
@@ -153,7 +153,7 @@ impl Worker {
             cache: HashMap::new(),
             writable: false,
             writer: None,
-            id_seed: None,
+            id_source: IdSource::Random,
             verdicts: Verdicts::default(),
             sessions_read: None,
         }
@@ -167,7 +167,7 @@ impl Worker {
 
     /// New entry ids from a fixed sequence (reproducible previews in tests).
     pub fn with_id_seed(mut self, seed: u64) -> Worker {
-        self.id_seed = Some(seed);
+        self.id_source = IdSource::Seeded(seed);
         self
     }
 
@@ -361,8 +361,8 @@ impl Worker {
             let ids: Vec<&str> = rows
                 .iter()
                 .filter(|r| {
-                    running += usize::from(r.status == "running");
-                    r.status != "running" || running <= FIRST_SCREEN
+                    running += usize::from(r.is_running());
+                    !r.is_running() || running <= FIRST_SCREEN
                 })
                 .map(|r| r.submission_id.as_str())
                 .collect();
@@ -374,7 +374,7 @@ impl Worker {
         let mut slots = Vec::new();
         for row in rows {
             let phase = phases.get(&row.submission_id).cloned();
-            if row.status == "running" {
+            if row.is_running() {
                 slots.push(items.len());
                 items.push(None);
                 running.push((row, phase));
@@ -395,7 +395,7 @@ impl Worker {
     /// gone or unreadable.
     fn watched_item(&mut self, id: &str, now_ms: i64) -> Option<ListItem> {
         let row = self.store().ok()?.submission_by_id(id).ok()??;
-        if row.status == "running" {
+        if row.is_running() {
             let r = self.report(&row.submission_id, &row.session_key).ok()?;
             let plan = plan_recovery(r.row(), r.bundle.journal.as_ref(), &r.inspection, now_ms);
             Some(ListItem::from_report(&r, &plan, true))
@@ -415,7 +415,7 @@ impl Worker {
         };
         let mut items = Vec::with_capacity(rows.len());
         for row in rows {
-            if row.status == "running" {
+            if row.is_running() {
                 let r = self.report(&row.submission_id, &row.session_key)?;
                 let plan = plan_recovery(r.row(), r.bundle.journal.as_ref(), &r.inspection, now_ms);
                 items.push(ListItem::from_report(&r, &plan, true));
@@ -553,26 +553,6 @@ impl Worker {
         }
     }
 
-    fn entry_ids(&self, r: &SubmissionReport) -> EntryIds {
-        match self.id_seed {
-            None => EntryIds::for_report(r),
-            Some(seed) => {
-                // splitmix64: a fixed, well-spread sequence.
-                let mut x = seed;
-                EntryIds::with_source(
-                    r,
-                    Box::new(move || {
-                        x = x.wrapping_add(0x9e37_79b9_7f4a_7c15);
-                        let mut z = x;
-                        z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
-                        z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
-                        z ^ (z >> 31)
-                    }),
-                )
-            }
-        }
-    }
-
     /// Plan `kind` on each submission, freshly read at `now_ms` (the fence is what this read saw).
     fn plan(
         &mut self,
@@ -584,22 +564,21 @@ impl Worker {
         let cw = self.context_window;
         let mut items = Vec::with_capacity(ids.len());
         for id in ids {
+            let ids = self.id_source;
             let loaded = if self.writable {
                 self.store().and_then(|s| {
-                    SubmissionReport::load(s.reader(), id, cw, now_ms).map_err(|e| store_error(&e))
+                    run::prepare(s.reader(), kind, id, reason.as_deref(), cw, now_ms, ids)
+                        .map_err(|e| store_error(&e))
                 })
             } else {
                 Err("turnscope is read-only: start it with --write to act on submissions".into())
             };
             let item = match loaded {
-                Ok(r) => {
-                    let mut ids = self.entry_ids(&r);
-                    PlanItem {
-                        submission_id: r.row().submission_id.clone(),
-                        before: Some(StateSummary::of(&r)),
-                        result: act::plan_one(kind, &r, reason.as_deref(), now_ms, &mut ids),
-                    }
-                }
+                Ok(p) => PlanItem {
+                    submission_id: p.report.row().submission_id.clone(),
+                    before: Some(StateSummary::of(&p.report)),
+                    result: p.plan,
+                },
                 Err(e) => PlanItem {
                     submission_id: id.clone(),
                     before: None,
@@ -628,12 +607,12 @@ impl Worker {
                 Ok(plan) if plan.is_noop() => OutcomeResult::Noop(plan.summary.clone()),
                 Ok(plan) => match self.writer() {
                     Err(e) => OutcomeResult::Error(e),
-                    Ok(w) => match act::apply_one(&mut **w, plan, operator, now_ms) {
+                    Ok(w) => match run::apply(&mut **w, plan, operator, now_ms) {
                         Ok(applied) => {
-                            let after = self.store().ok().and_then(|s| {
-                                SubmissionReport::load(s.reader(), &plan.submission_id, cw, now_ms)
-                                    .ok()
-                            });
+                            let after = self
+                                .store()
+                                .ok()
+                                .and_then(|s| run::reread(s.reader(), plan, cw, now_ms).ok());
                             OutcomeResult::Applied {
                                 applied,
                                 after: after.as_ref().map(|r| Box::new(StateSummary::of(r))),

@@ -217,5 +217,5 @@ fn the_readme_example_parses() {
     let c = parse(&readme[start..end], Path::new("README.md")).unwrap();
     assert_eq!(c.theme, turnscope::tui::Palette::Dark);
     assert!(c.read_only_default);
-    assert_eq!(c.keys.0.len(), 2);
+    assert_eq!(c.keys.len(), 2);
 }

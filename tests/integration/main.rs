@@ -9,6 +9,7 @@ mod damaged;
 mod damaged_props;
 mod fixtures;
 mod hostile;
+mod layers;
 mod panic_report;
 // PostgreSQL-only suites; the backend-neutral ones run on SQLite alone without the feature.
 #[cfg(feature = "postgres")]

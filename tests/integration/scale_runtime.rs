@@ -3,10 +3,13 @@
 //! `tests/fixtures/scale-0.01-seed7-verdicts.jsonl.gz` holds what flue's `classifySubmissionState`
 //! and `findTrailingPartialToolBatch` said about every submission of
 //! `turnscope demo DB --scale 0.01 --seed 7` generated at `TURNSCOPE_NOW_MS=1780000000000`
-//! (the harness's `inspect.sh`; how to remake it is in `tests/fixtures/README.md`). The test
-//! regenerates that database and checks that both the list scan and the per-submission `show`
-//! agree with the runtime on every submission: the generator writes what the runtime would
-//! read, and the fast list path gives the same verdicts as the full one.
+//! (the harness's `inspect.sh`; how to remake it is in `tests/fixtures/README.md`), and
+//! `scale-runtime-0.005-seed7-verdicts.jsonl.gz` the same for
+//! `--profile runtime --scale 0.005 --seed 7 --whale-entries 5000` (its whale's stuck submission
+//! has 5,000 entries after its input and 1,000 abandoned). Each test regenerates its database and
+//! checks that both the list scan and the per-submission `show` agree with the runtime on every
+//! submission: the generator writes what the runtime would read, and the fast list path gives the
+//! same verdicts as the full one.
 
 use std::collections::BTreeMap;
 
@@ -22,8 +25,8 @@ struct RuntimeVerdict {
     trailing: Option<Vec<String>>,
 }
 
-fn runtime_verdicts() -> BTreeMap<String, RuntimeVerdict> {
-    let text = gunzip(&fixtures_dir().join("scale-0.01-seed7-verdicts.jsonl.gz"));
+fn runtime_verdicts(fixture: &str) -> BTreeMap<String, RuntimeVerdict> {
+    let text = gunzip(&fixtures_dir().join(fixture));
     let text = String::from_utf8(text).expect("utf-8 verdicts");
     text.lines()
         .map(|line| {
@@ -75,13 +78,58 @@ fn trailing_ids(batch: &Value) -> Option<Vec<String>> {
 
 #[test]
 fn scale_database_classifies_as_the_runtime_did() {
+    agrees_with_the_runtime(
+        &["--scale", "0.01", "--seed", "7"],
+        "scale-0.01-seed7-verdicts.jsonl.gz",
+        2000,
+        97,
+    );
+}
+
+/// The runtime profile, whale included: `list` on every submission, `show` on every one not
+/// settled (the whale's 5,000-entry history among them) and every fifth settled one.
+#[test]
+fn runtime_profile_classifies_as_the_runtime_did() {
+    let whale = agrees_with_the_runtime(
+        &[
+            "--profile",
+            "runtime",
+            "--scale",
+            "0.005",
+            "--seed",
+            "7",
+            "--whale-entries",
+            "5000",
+        ],
+        "scale-runtime-0.005-seed7-verdicts.jsonl.gz",
+        740,
+        5,
+    );
+    // The whale's history after its input was shown whole, and it is the partly recorded batch.
+    assert_eq!(whale["following"].as_array().map(Vec::len), Some(5000));
+    assert_eq!(
+        whale["classification"]["result"]["mode"],
+        "tool_results_partial"
+    );
+}
+
+/// Generate the scale database with `gen_args`, and check `list` (every submission) and `show`
+/// (every one not settled and every `show_every`-th settled one) against the runtime's answers
+/// in `fixture` (`count` submissions). Returns the whale's `show --json`.
+fn agrees_with_the_runtime(
+    gen_args: &[&str],
+    fixture: &str,
+    count: usize,
+    show_every: usize,
+) -> Value {
     let dir = tempfile::tempdir().unwrap();
     let db = dir.path().join("scale.db");
     let gen = turnscope_command()
         .env("TURNSCOPE_NOW_MS", NOW_MS)
         .arg("demo")
         .arg(&db)
-        .args(["--scale", "0.01", "--seed", "7"])
+        .args(gen_args)
+        .arg("--json")
         .output()
         .expect("run demo --scale");
     assert!(
@@ -89,11 +137,13 @@ fn scale_database_classifies_as_the_runtime_did() {
         "{}",
         String::from_utf8_lossy(&gen.stderr)
     );
+    let summary: Value = serde_json::from_slice(&gen.stdout).expect("summary JSON");
+    let whale_id = summary["whaleSubmissionId"].as_str().expect("whale id");
 
-    let expected = runtime_verdicts();
+    let expected = runtime_verdicts(fixture);
     assert_eq!(
         expected.len(),
-        2000,
+        count,
         "the recorded answers cover every submission"
     );
 
@@ -126,11 +176,15 @@ fn scale_database_classifies_as_the_runtime_did() {
 
     // `show` reads the whole session; check it on every submission that is not settled (the
     // ones an operator opens) and on a spread of settled ones.
+    let mut whale = None;
     for (i, (id, want)) in expected.iter().enumerate() {
-        if want.status == "settled" && i % 97 != 0 {
+        if want.status == "settled" && i % show_every != 0 {
             continue;
         }
         let show = run_json(&db, &["show", id, "--json"]);
+        if id == whale_id {
+            whale = Some(show.clone());
+        }
         let c = &show["classification"];
         if c["result"] != want.classification
             || trailing_ids(&c["trailingPartialBatch"]) != want.trailing
@@ -147,4 +201,5 @@ fn scale_database_classifies_as_the_runtime_did() {
         disagreements.len(),
         disagreements.join("\n")
     );
+    whale.expect("the whale was shown")
 }

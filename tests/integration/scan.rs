@@ -48,6 +48,15 @@ fn check_db(db: &Path, now: i64, window: Option<u64>) -> usize {
             "{}: compact show differs for {id}",
             db.display()
         );
+        // `show --json` streams its `following`: the same bytes as the whole document.
+        let mut streamed = Vec::new();
+        compact.write_json_pretty(&mut streamed).unwrap();
+        assert_eq!(
+            String::from_utf8(streamed).unwrap(),
+            serde_json::to_string_pretty(&full.to_json()).unwrap() + "\n",
+            "{}: streamed show differs for {id}",
+            db.display()
+        );
     }
     rows.len()
 }
@@ -119,7 +128,7 @@ fn damage_on_the_walked_path_makes_the_scan_read_the_session_whole() {
 }
 
 #[test]
-fn compact_reads_keep_full_bodies_where_needed_and_fetch_the_rest_exactly() {
+fn compact_reads_keep_only_the_input_whole_and_fetch_the_rest_exactly() {
     let dir = tempfile::tempdir().unwrap();
     let db = dir.path().join("demo.db");
     let now = turnscope::demo::demo_now_ms();
@@ -149,8 +158,12 @@ fn compact_reads_keep_full_bodies_where_needed_and_fetch_the_rest_exactly() {
                 .unwrap()
                 .into_bytes();
             assert_eq!(e.stored_len, stored.len());
-            if following.contains(&e.id) || r.inspection.input_entry_id.as_ref() == Some(&e.id) {
+            if r.inspection.input_entry_id.as_ref() == Some(&e.id) {
                 assert!(!e.compact && e.raw.as_bytes() == stored, "{} is full", e.id);
+            } else if following.contains(&e.id) && !e.raw.is_empty() {
+                // The path after the input is compact too (a whale submission's is 100,000
+                // entries); only entries the compact parser does not handle are parsed whole.
+                assert!(!e.compact, "{} holds its text only when parsed whole", e.id);
             }
             let fetched = fetch_full(rows, &s.id, &e.id).unwrap().unwrap();
             assert_eq!(
@@ -161,5 +174,129 @@ fn compact_reads_keep_full_bodies_where_needed_and_fetch_the_rest_exactly() {
             );
             assert_eq!(fetched.position, e.position);
         }
+    }
+}
+
+/// Append `cycles` tool rounds after the leaf of every session that has a running submission
+/// (an assistant `toolUse` with two calls, its two results, and every 5th round an abandoned
+/// result branching off the assistant), so the walk back to the input goes far past its
+/// primary-key lookups and reads ahead by position through rows that are not on the path.
+fn lengthen(db: &Path, cycles: usize) -> Vec<(String, Vec<String>)> {
+    let c = Connection::open(db).unwrap();
+    let sessions: Vec<(String, String)> = c
+        .prepare(
+            "SELECT DISTINCT s.id, json_extract(s.data, '$.leafId') FROM flue_sessions s
+             JOIN flue_agent_submissions a ON a.session_key = s.id WHERE a.status = 'running'",
+        )
+        .unwrap()
+        .query_map([], |r| Ok((r.get(0)?, r.get(1)?)))
+        .unwrap()
+        .map(Result::unwrap)
+        .collect();
+    let mut out = Vec::new();
+    for (n, (key, leaf)) in sessions.into_iter().enumerate() {
+        let mut pos: i64 = c
+            .query_row(
+                "SELECT MAX(position) + 1 FROM flue_session_entries WHERE session_id = ?1",
+                [&key],
+                |r| r.get(0),
+            )
+            .unwrap();
+        let mut parent = leaf;
+        let mut path = Vec::new();
+        let put = |id: &str, data: String, pos: &mut i64| {
+            c.execute(
+                "INSERT INTO flue_session_entries (session_id, entry_id, position, data) VALUES (?1, ?2, ?3, ?4)",
+                rusqlite::params![key, id, *pos, data],
+            )
+            .unwrap();
+            *pos += 1;
+        };
+        for k in 0..cycles {
+            let a = format!("a{n}x{k:05}");
+            let call = |j: usize| format!("call_{n}_{k}_{j}");
+            put(&a, json!({"type":"message","id":a,"parentId":parent,"timestamp":"2026-01-01T00:00:00.000Z",
+                "message":{"role":"assistant","content":[
+                    {"type":"toolCall","id":call(0),"name":"t","arguments":{}},
+                    {"type":"toolCall","id":call(1),"name":"u","arguments":{}}],
+                    "model":"claude-haiku-4-5","usage":{"input":10,"output":2,"cacheRead":0},
+                    "stopReason":"toolUse","timestamp":1}}).to_string(), &mut pos);
+            path.push(a.clone());
+            if k % 5 == 0 {
+                let x = format!("x{n}x{k:05}");
+                put(&x, json!({"type":"message","id":x,"parentId":a,"timestamp":"2026-01-01T00:00:00.000Z",
+                    "message":{"role":"toolResult","toolCallId":call(0),"toolName":"t",
+                    "content":[{"type":"text","text":"abandoned"}],"isError":false,"timestamp":1}}).to_string(), &mut pos);
+            }
+            let mut last = a;
+            for j in 0..2 {
+                let r = format!("r{n}x{k:05}x{j}");
+                put(&r, json!({"type":"message","id":r,"parentId":last,"timestamp":"2026-01-01T00:00:00.000Z",
+                    "message":{"role":"toolResult","toolCallId":call(j),"toolName":"t",
+                    "content":[{"type":"text","text":"ok"}],"isError":false,"timestamp":1}}).to_string(), &mut pos);
+                path.push(r.clone());
+                last = r;
+            }
+            parent = last;
+        }
+        c.execute(
+            "UPDATE flue_sessions SET data = json_set(data, '$.leafId', ?2) WHERE id = ?1",
+            rusqlite::params![key, parent],
+        )
+        .unwrap();
+        out.push((key, path));
+    }
+    out
+}
+
+#[test]
+fn long_walks_read_ahead_by_position_and_agree_with_the_full_read() {
+    let dir = tempfile::tempdir().unwrap();
+    let now = turnscope::demo::demo_now_ms();
+    // Intact: every verdict agrees and no walk gave up.
+    let db = dir.path().join("long.db");
+    turnscope::demo::write_demo(&db, now).unwrap();
+    let paths = lengthen(&db, 120);
+    assert!(paths.len() > 3);
+    check_db(&db, now, None);
+    let store = SqliteStore::open(&db).unwrap();
+    let mut walker = PathWalker::new(false);
+    for row in store.list_submissions(&ListFilter::All).unwrap() {
+        SubmissionReport::scan(&store, &row.submission_id, &mut walker, None, now).unwrap();
+    }
+    assert_eq!(walker.fallbacks, Vec::<(String, String)>::new());
+    drop(store);
+    // Damage deep in the walk (past the key lookups): a dangling parent, a parent whose position
+    // comes after its child's, and a row off the path sharing a path entry's position (read-ahead
+    // chunks end between equal positions, so the lookup must still find it).
+    let deep = |p: &Vec<String>| p[p.len() - 300].clone();
+    // Each statement gets the session key as ?1 and the deep path entry's id as ?2.
+    let cases = [
+        ("dangling", "UPDATE flue_session_entries SET data = json_set(data, '$.parentId', 'gone') WHERE session_id = ?1 AND entry_id = ?2", true),
+        ("late-parent", "UPDATE flue_session_entries SET position = position + 100000 WHERE session_id = ?1 AND entry_id = ?2", true),
+        ("tied-position", "UPDATE flue_session_entries SET position = (SELECT position FROM flue_session_entries WHERE session_id = ?1 AND entry_id = ?2) WHERE session_id = ?1 AND entry_id LIKE 'x%'", false),
+    ];
+    for (name, damage, falls_back) in cases {
+        let db = dir.path().join(format!("{name}.db"));
+        turnscope::demo::write_demo(&db, now).unwrap();
+        let paths = lengthen(&db, 120);
+        {
+            let c = Connection::open(&db).unwrap();
+            for (key, path) in &paths {
+                c.execute(damage, [key, &deep(path)]).unwrap();
+            }
+        }
+        check_db(&db, now, None);
+        let store = SqliteStore::open(&db).unwrap();
+        let mut walker = PathWalker::new(false);
+        for row in store.list_submissions(&ListFilter::All).unwrap() {
+            SubmissionReport::scan(&store, &row.submission_id, &mut walker, None, now).unwrap();
+        }
+        assert_eq!(
+            !walker.fallbacks.is_empty(),
+            falls_back,
+            "{name}: {:?}",
+            walker.fallbacks
+        );
     }
 }

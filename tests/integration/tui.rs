@@ -1351,7 +1351,7 @@ fn a_refusal_shows_its_reason_and_writes_nothing() {
         .app
         .items
         .iter()
-        .find(|i| i.disposition == "live")
+        .find(|i| i.disposition.label() == "live")
         .map(|i| i.row.submission_id.clone());
     if let Some(live) = live {
         h.press(&format!("/{}<Enter>R", &live[..8]));

@@ -25,7 +25,7 @@ use rusqlite::{Connection, OpenFlags};
 
 use super::ddl::{AUDIT_DDL, FLUE_DDL};
 use super::{connect, pg_error, PgTarget};
-use crate::store::StoreError;
+use crate::store::{StoreError, Variant};
 
 /// The tables copied, in order.
 const TABLES: [&str; 14] = [
@@ -144,13 +144,9 @@ fn sqlite_columns(src: &Connection, table: &str) -> Result<Vec<String>, StoreErr
         .map_err(sqlite_err("reading the SQLite schema"))
 }
 
+/// PostgreSQL names the terminal columns as `@flue/libsql` does.
 fn pg_name(column: &str) -> &str {
-    match column {
-        "terminal_event_key" => "terminal_key",
-        "terminal_event_json" => "terminal_event",
-        "terminal_event_offset" => "terminal_offset",
-        other => other,
-    }
+    Variant::Libsql.column(column)
 }
 
 /// `COPY` every row of SQLite `from` into PostgreSQL `to`; returns the row count.

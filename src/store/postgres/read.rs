@@ -14,6 +14,7 @@ use crate::core::rows::{JournalRow, SubmissionRow};
 use crate::store::parse::{
     journal_from_values, journal_problem, submission_from_values, JOURNAL_COLUMNS,
 };
+use crate::store::prefix::{find_by_prefix, Lookup};
 use crate::store::{
     JournalStore, ListFilter, SchemaInfo, SessionLoader, SessionRecord, SessionRows, StoreError,
     SubmissionBundle,
@@ -131,29 +132,18 @@ impl JournalStore for PgStore {
 
     fn find_submission(&self, query: &str) -> Result<SubmissionRow, StoreError> {
         if query.is_empty() {
-            return Err(StoreError::SubmissionNotFound {
-                query: query.into(),
-            });
+            // Without a connection: an empty query is never a submission.
+            return find_by_prefix(query, &mut |_| Ok(Vec::new()));
         }
         let c = &mut *self.conn()?;
         let cols = &self.submission_columns;
-        let exact = query_submissions(c, cols, "WHERE submission_id = $1", &[&query])?;
-        if let Some(row) = exact.into_iter().next() {
-            return Ok(row);
-        }
-        // starts_with: `%` and `_` in ids stay literal, whatever the collation.
-        let mut hits =
-            query_submissions(c, cols, "WHERE starts_with(submission_id, $1)", &[&query])?;
-        match hits.len() {
-            0 => Err(StoreError::SubmissionNotFound {
-                query: query.into(),
-            }),
-            1 => Ok(hits.remove(0)),
-            _ => Err(StoreError::Ambiguous {
-                query: query.into(),
-                candidates: hits.into_iter().map(|r| r.submission_id).collect(),
-            }),
-        }
+        find_by_prefix(query, &mut |lookup| match lookup {
+            Lookup::Exact => query_submissions(c, cols, "WHERE submission_id = $1", &[&query]),
+            // starts_with: `%` and `_` in ids stay literal, whatever the collation.
+            Lookup::Prefix => {
+                query_submissions(c, cols, "WHERE starts_with(submission_id, $1)", &[&query])
+            }
+        })
     }
 
     fn load_bundle(&self, submission_id: &str) -> Result<SubmissionBundle, StoreError> {

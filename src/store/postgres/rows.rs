@@ -6,7 +6,7 @@ use std::cell::RefCell;
 
 use postgres::GenericClient;
 
-use super::sessions::{entries_in_order, entry_by_id, session_data};
+use super::sessions::{entries_before, entries_in_order, entry_by_id, session_data};
 use super::PgStore;
 use crate::store::{EntryRow, EntryVisitor, SessionRows, StoreError};
 
@@ -56,6 +56,22 @@ impl<C: GenericClient> SessionRows for TxRows<'_, C> {
     fn for_each_entry(&self, session: &str, f: &mut EntryVisitor<'_>) -> Result<(), StoreError> {
         rows_for_each(&mut **self.0.borrow_mut(), session, f)
     }
+
+    fn entries_before(
+        &self,
+        session: &str,
+        below: i64,
+        limit: usize,
+        f: &mut EntryVisitor<'_>,
+    ) -> Result<(), StoreError> {
+        entries_before(
+            &mut **self.0.borrow_mut(),
+            session,
+            below,
+            limit,
+            |id, pos, data| f(id.as_bytes(), pos, data.as_bytes()),
+        )
+    }
 }
 
 /// Outside a bundle (the TUI fetching one entry's stored text): the store's own connection.
@@ -70,5 +86,21 @@ impl SessionRows for PgStore {
 
     fn for_each_entry(&self, session: &str, f: &mut EntryVisitor<'_>) -> Result<(), StoreError> {
         rows_for_each(&mut *self.conn()?, session, f)
+    }
+
+    fn entries_before(
+        &self,
+        session: &str,
+        below: i64,
+        limit: usize,
+        f: &mut EntryVisitor<'_>,
+    ) -> Result<(), StoreError> {
+        entries_before(
+            &mut *self.conn()?,
+            session,
+            below,
+            limit,
+            |id, pos, data| f(id.as_bytes(), pos, data.as_bytes()),
+        )
     }
 }

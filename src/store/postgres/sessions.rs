@@ -11,7 +11,7 @@ use super::{cell_int, cell_opt_text, cell_text, pg_error, PgStore};
 use crate::core::entry::Entry;
 use crate::core::rows::instance_id_of;
 use crate::store::access::parse_session_data;
-use crate::store::sessions::session_data_facts;
+use crate::store::access::session_data_facts;
 use crate::store::{
     AuditLog, AuditRecord, SessionBrowse, SessionRecord, SessionScope, SessionSummary, StoreError,
 };
@@ -54,11 +54,60 @@ pub fn entries_in_order<C: GenericClient>(
     mut each: impl FnMut(&str, i64, &str),
 ) -> Result<(), StoreError> {
     let err = |e: postgres::Error| pg_error("reading session entries", &e);
+    // In chunks, by (position, entry_id): the client buffers a result set as fast as the server
+    // sends it, so one query for a whale session held all its rows (285 MB) at once.
+    let mut after: Option<(i64, String)> = None;
+    loop {
+        let rows = match &after {
+            None => c.query(
+                "SELECT entry_id, position::bigint, data FROM flue_session_entries
+                 WHERE session_id = $1 ORDER BY position, entry_id LIMIT $2::bigint",
+                &[&session, &PG_CHUNK_ROWS],
+            ),
+            Some((pos, id)) => c.query(
+                "SELECT entry_id, position::bigint, data FROM flue_session_entries
+                 WHERE session_id = $1 AND (position, entry_id) > ($2::bigint, $3)
+                 ORDER BY position, entry_id LIMIT $4::bigint",
+                &[&session, pos, id, &PG_CHUNK_ROWS],
+            ),
+        }
+        .map_err(err)?;
+        for r in &rows {
+            each(
+                r.get::<_, Option<&str>>(0).unwrap_or_default(),
+                r.get::<_, Option<i64>>(1).unwrap_or(-1),
+                r.get::<_, Option<&str>>(2).unwrap_or_default(),
+            );
+        }
+        if (rows.len() as i64) < PG_CHUNK_ROWS {
+            return Ok(());
+        }
+        let last = rows.last().expect("a full chunk has a last row");
+        after = Some((
+            last.get::<_, Option<i64>>(1).unwrap_or(-1),
+            last.get::<_, Option<String>>(0).unwrap_or_default(),
+        ));
+    }
+}
+
+/// Rows per chunk of a whole-session read on PostgreSQL (a few megabytes of entry JSON).
+const PG_CHUNK_ROWS: i64 = 2048;
+
+/// Up to `limit` entries below position `below`, in descending position order.
+pub fn entries_before<C: GenericClient>(
+    c: &mut C,
+    session: &str,
+    below: i64,
+    limit: usize,
+    mut each: impl FnMut(&str, i64, &str),
+) -> Result<(), StoreError> {
+    let err = |e: postgres::Error| pg_error("reading session entries", &e);
+    let limit = limit as i64;
     let mut rows = c
         .query_raw(
             "SELECT entry_id, position::bigint, data FROM flue_session_entries
-             WHERE session_id = $1 ORDER BY position",
-            [session],
+             WHERE session_id = $1 AND position < $2::bigint ORDER BY position DESC LIMIT $3::bigint",
+            [&session as &(dyn postgres::types::ToSql + Sync), &below, &limit],
         )
         .map_err(err)?;
     while let Some(r) = rows.next().map_err(err)? {

@@ -197,12 +197,7 @@ fn check_fence(
 }
 
 fn column_name(c: &ColumnChange, variant: Variant) -> &'static str {
-    match (variant, c.column) {
-        (Variant::Libsql, "terminal_event_key") => "terminal_key",
-        (Variant::Libsql, "terminal_event_json") => "terminal_event",
-        (Variant::Libsql, "terminal_event_offset") => "terminal_offset",
-        (_, name) => name,
-    }
+    variant.column(c.column)
 }
 
 /// Apply one change with a conditional statement; returns the rows affected.

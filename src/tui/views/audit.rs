@@ -92,7 +92,7 @@ pub fn draw(f: &mut Frame, app: &mut App, area: Rect) {
             (true, false) => t.selected_unfocused(),
             _ => Style::new(),
         };
-        let short = clean(&a.submission_id.chars().take(8).collect::<String>());
+        let short = clean(&crate::core::rows::short_id(&a.submission_id));
         let cells = [
             (when(a.at), t.dim(), 19),
             (clean(&a.operator), Style::new(), 16),

@@ -120,7 +120,7 @@ pub fn nav(f: &mut Frame, app: &App, area: Rect) {
             v.push(Span::styled(" › ", t.dim()));
             let label = match &level.target {
                 Target::Submission(id) => {
-                    let short: String = id.chars().take(8).collect();
+                    let short = crate::core::rows::short_id(id);
                     let inst = app
                         .items
                         .iter()

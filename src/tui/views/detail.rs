@@ -88,7 +88,7 @@ fn submission_doc(d: &mut Doc, s: &OpenedSubmission, now: i64) {
             t.dim(),
         ),
     ]));
-    if row.status != "running" {
+    if !row.is_running() {
         d.kv(
             "note",
             format!(
@@ -177,7 +177,7 @@ fn submission_doc(d: &mut Doc, s: &OpenedSubmission, now: i64) {
         "status",
         format!(
             "{}{}",
-            if row.status == "queued" {
+            if row.typed_status() == crate::core::status::SubmissionStatus::Queued {
                 "pending (queued)"
             } else {
                 &row.status
@@ -342,7 +342,7 @@ fn session_doc(d: &mut Doc, s: &OpenedSession, now: i64) {
         d.text("  none", t.dim());
     }
     for (it, input) in &s.submissions {
-        let short: String = it.row.submission_id.chars().take(8).collect();
+        let short = crate::core::rows::short_id(&it.row.submission_id);
         let rule = match (it.rule, it.result) {
             (Some(r), Some(res)) => format!(" · rule {r} → {res}"),
             _ => String::new(),
@@ -350,7 +350,7 @@ fn session_doc(d: &mut Doc, s: &OpenedSession, now: i64) {
         d.lines.push(Line::from(vec![
             Span::styled(format!("  #{} {short} ", it.row.sequence), Style::new()),
             Span::styled(format!("{} ", it.row.status), t.status(&it.row.status)),
-            Span::styled(it.verdict.clone(), t.status(it.disposition)),
+            Span::styled(it.verdict.clone(), t.status(it.disposition.label())),
             Span::raw(rule),
             Span::styled(
                 match input {
@@ -410,9 +410,9 @@ fn entry_doc(d: &mut Doc, e: &Entry, on_path: bool, now: i64, raw: bool) {
     match &e.body {
         EntryBody::Message(m) => match &m.role {
             Role::Assistant => {
-                let api = m.value.get("api").and_then(|v| v.as_str()).unwrap_or("?");
+                let api = m.value().get("api").and_then(|v| v.as_str()).unwrap_or("?");
                 let provider = m
-                    .value
+                    .value()
                     .get("provider")
                     .and_then(|v| v.as_str())
                     .unwrap_or("?");
@@ -431,7 +431,7 @@ fn entry_doc(d: &mut Doc, e: &Entry, on_path: bool, now: i64, raw: bool) {
                         }
                     };
                     let cost = m
-                        .value
+                        .value()
                         .pointer("/usage/cost/total")
                         .and_then(|c| c.as_f64())
                         .unwrap_or(f64::NAN);

@@ -52,7 +52,7 @@ pub fn cell(app: &App, it: &ListItem, col: Column) -> String {
 fn raw_cell(app: &App, it: &ListItem, col: Column) -> String {
     match col {
         Column::Seq => it.row.sequence.to_string(),
-        Column::Id => it.row.submission_id.chars().take(8).collect(),
+        Column::Id => crate::core::rows::short_id(&it.row.submission_id),
         Column::Kind => it.row.kind.clone(),
         Column::Instance => clean(&it.instance),
         Column::Status => status_label(&it.row.status).to_string(),
@@ -213,7 +213,7 @@ pub fn draw(f: &mut Frame, app: &mut App, area: Rect) {
             let style = match c {
                 Column::Status => t.status(&it.row.status),
                 Column::Verdict if it.partial.is_some() => t.partial(),
-                Column::Verdict => t.status(it.disposition),
+                Column::Verdict => t.status(it.disposition.label()),
                 Column::Lease if it.row.lease_expired(app.now_ms) => t.warn(),
                 Column::Error => t.error().remove_modifier(Modifier::BOLD),
                 Column::Seq | Column::Kind | Column::Attempts | Column::Phase => t.dim(),
@@ -246,10 +246,10 @@ fn draw_preview(f: &mut Frame, app: &App, area: Rect) {
         f.render_widget(block, area);
         return;
     };
-    let short: String = it.row.submission_id.chars().take(8).collect();
+    let short = crate::core::rows::short_id(&it.row.submission_id);
     let title = Line::from(vec![
         Span::styled(format!(" {short} "), t.title()),
-        Span::styled(format!("{} ", it.verdict), t.status(it.disposition)),
+        Span::styled(format!("{} ", it.verdict), t.status(it.disposition.label())),
         Span::styled(
             crate::tui::tooltip::tooltip(&it.verdict)
                 .map(|m| {
@@ -280,7 +280,7 @@ fn draw_preview(f: &mut Frame, app: &App, area: Rect) {
     }
     let plan = match (it.rule, it.result) {
         (Some(r), Some(res)) => format!("rule {r} → {res}: {}", it.reason),
-        _ => format!("{}: {}", it.disposition, it.reason),
+        _ => format!("{}: {}", it.disposition.label(), it.reason),
     };
     lines.push(Line::from(vec![
         label("plan"),

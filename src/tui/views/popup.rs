@@ -285,7 +285,7 @@ pub fn draw(f: &mut Frame, app: &mut App, area: Rect) {
         } => {
             let r = centered(area, 80, 8);
             let what = if ids.len() == 1 {
-                clean(&ids[0].chars().take(8).collect::<String>())
+                clean(&crate::core::rows::short_id(&ids[0]))
             } else {
                 format!("{} marked submissions", ids.len())
             };

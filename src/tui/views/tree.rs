@@ -14,7 +14,7 @@ use crate::tui::app::{App, Hit, Inspect, Pane};
 use crate::tui::data::Opened;
 use crate::tui::text::{ago, clean, clean_span, compact, dollars, fit};
 use crate::tui::theme::Theme;
-use crate::tui::tree::{flag, CallStatus, NodeKind};
+use crate::tui::tree::{CallStatus, Flags, NodeKind};
 
 /// Frames of the loading spinner (plain ASCII, so it reads the same without colour).
 const SPINNER: [char; 4] = ['|', '/', '-', '\\'];
@@ -132,13 +132,13 @@ fn row_spans<'a>(ins: &'a Inspect, node: usize, t: Theme, now: i64, hit: bool) -
     let tree = &ins.tree;
     let n = &tree.nodes[node];
     let hist = ins.history();
-    let gutter = if n.has(flag::PARTIAL) {
+    let gutter = if n.has(Flags::PARTIAL) {
         Span::styled("‼", t.partial())
-    } else if n.has(flag::INPUT) {
+    } else if n.has(Flags::INPUT) {
         Span::styled("▶", t.title())
-    } else if n.has(flag::MATCHED) {
+    } else if n.has(Flags::MATCHED) {
         Span::styled("◆", t.matched())
-    } else if n.has(flag::CHECKPOINT) {
+    } else if n.has(Flags::CHECKPOINT) {
         Span::styled("⚑", t.key())
     } else if hit {
         Span::styled("»", t.key())
@@ -152,7 +152,7 @@ fn row_spans<'a>(ins: &'a Inspect, node: usize, t: Theme, now: i64, hit: bool) -
     } else {
         "▸ "
     };
-    let dim = n.has(flag::OFF_PATH);
+    let dim = n.has(Flags::OFF_PATH);
     let base = if dim { t.dim() } else { Style::new() };
     let mut v = vec![
         gutter,
@@ -162,7 +162,7 @@ fn row_spans<'a>(ins: &'a Inspect, node: usize, t: Theme, now: i64, hit: bool) -
     match &n.kind {
         NodeKind::Header => match &ins.data {
             Some(Opened::Submission(s)) => {
-                let short: String = s.report.row().submission_id.chars().take(8).collect();
+                let short = crate::core::rows::short_id(&s.report.row().submission_id);
                 v.push(Span::styled(format!("submission {short} "), t.title()));
                 v.push(Span::styled(
                     s.verdict(),
@@ -246,16 +246,16 @@ fn row_spans<'a>(ins: &'a Inspect, node: usize, t: Theme, now: i64, hit: bool) -
         }
     }
     // Badges: text that keeps its meaning without colour.
-    if n.has(flag::PARTIAL) {
+    if n.has(Flags::PARTIAL) {
         v.push(Span::styled(" [partial batch]", t.partial()));
     }
-    if n.has(flag::INPUT) {
+    if n.has(Flags::INPUT) {
         v.push(Span::styled(" [input]", t.title()));
     }
-    if n.has(flag::MATCHED) {
+    if n.has(Flags::MATCHED) {
         v.push(Span::styled(" [matched]", t.matched()));
     }
-    if n.has(flag::CHECKPOINT) {
+    if n.has(Flags::CHECKPOINT) {
         v.push(Span::styled(" [checkpoint]", t.key()));
     }
     if dim && matches!(n.kind, NodeKind::Entry { .. }) {

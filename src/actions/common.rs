@@ -1,0 +1,180 @@
+//! What every planner shares: the action kinds, the plan, the refusal, the preconditions of a
+//! stuck submission, and the fence a plan is applied under.
+
+use serde::Serialize;
+
+use crate::core::changes::{Fence, RowChange};
+use crate::report::SubmissionReport;
+
+/// The operator actions.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, strum::IntoStaticStr)]
+#[serde(rename_all = "snake_case")]
+#[strum(serialize_all = "snake_case")]
+pub enum ActionKind {
+    Repair,
+    Requeue,
+    Fail,
+    Step,
+}
+
+impl ActionKind {
+    /// The command's name (`repair`, …), the same as in JSON.
+    pub fn as_str(self) -> &'static str {
+        self.into()
+    }
+}
+
+/// A previewable action: nothing is written until the store applies it.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct ActionPlan {
+    pub action: ActionKind,
+    pub submission_id: String,
+    pub attempt_id: Option<String>,
+    pub fence: Fence,
+    /// The rows to write, in order. Empty means the action has nothing to do (idempotent no-op).
+    pub changes: Vec<RowChange>,
+    /// One line: what this does.
+    pub summary: String,
+    /// What the runtime should conclude afterwards.
+    pub expected_after: String,
+    /// The operator's reason (required for `fail`).
+    pub reason: Option<String>,
+}
+
+impl ActionPlan {
+    pub fn is_noop(&self) -> bool {
+        self.changes.is_empty()
+    }
+}
+
+/// Why an action does not apply, and what would.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct Refusal {
+    pub reason: String,
+    /// The action (or wait) that fits instead.
+    pub instead: String,
+}
+
+impl Refusal {
+    pub(super) fn new(reason: impl Into<String>, instead: impl Into<String>) -> Refusal {
+        Refusal {
+            reason: reason.into(),
+            instead: instead.into(),
+        }
+    }
+}
+
+/// The preconditions every action shares: a running row whose lease expired, and a session the
+/// runtime itself could load.
+pub(super) fn check_stuck(r: &SubmissionReport, now_ms: i64) -> Result<(), Refusal> {
+    // Writes are planned only from a whole, fully parsed session (`SubmissionReport::load`).
+    if let Some(s) = r.bundle.session.as_ref() {
+        if s.scope != crate::core::records::SessionScope::Full {
+            return Err(Refusal::new(
+                "the session was read in part (for a listing or a view), not whole",
+                "plan the action from a full read of the submission",
+            ));
+        }
+    }
+    let row = r.row();
+    if !row.is_running() {
+        return Err(Refusal::new(
+            format!(
+                "the submission is {} ({}), not running",
+                row.status,
+                r.verdict()
+            ),
+            "nothing to do: only running submissions are recovered",
+        ));
+    }
+    if row.lease_expires_at == 0 {
+        return Err(Refusal::new(
+            "the lease is 0 (a Cloudflare-style claim): turnscope cannot tell whether a worker still owns it",
+            "leave it to the runtime that claimed it",
+        ));
+    }
+    if row.lease_expires_at < 0 {
+        return Err(Refusal::new(
+            format!(
+                "the lease is negative ({}): the runtime never writes one, so the row is damaged",
+                row.lease_expires_at
+            ),
+            "repair the row by hand first; the runtime never reconciles it either",
+        ));
+    }
+    if row.lease_expires_at >= now_ms {
+        return Err(Refusal::new(
+            format!(
+                "the lease is live ({}): a worker owns this submission",
+                r.lease_text()
+            ),
+            "wait for the lease to expire; never write under a live lease",
+        ));
+    }
+    if let crate::core::plan::Disposition::Malformed { problem } = &r.plan.disposition {
+        return Err(Refusal::new(
+            format!("the submission row is damaged: {problem}"),
+            "leave it to the runtime: its row parser rejects this row and settles it as failed",
+        ));
+    }
+    if !r.inspection.load_blockers.is_empty() {
+        return Err(Refusal::new(
+            format!("the session is damaged: {}", r.inspection.load_blockers.join("; ")),
+            "repair the damaged rows by hand first; turnscope never writes to a session it could not fully read",
+        ));
+    }
+    // Damage the runtime itself would live with, but that leaves turnscope unsure what it would
+    // overwrite or where its rows would hang: a broken tree, an unreadable journal.
+    if let Some(h) = r.history.as_ref().filter(|h| !h.damage.is_empty()) {
+        let damage: Vec<String> = h.damage.iter().map(|d| d.to_string()).collect();
+        return Err(Refusal::new(
+            format!("the session is damaged: {}", damage.join("; ")),
+            "repair the damaged rows by hand first; turnscope never writes to a session it could not fully read",
+        ));
+    }
+    let journal_problems: Vec<&str> = r
+        .bundle
+        .journal_problem
+        .iter()
+        .chain(r.inspection.tool_request_error.iter())
+        .map(String::as_str)
+        .collect();
+    if !journal_problems.is_empty() {
+        return Err(Refusal::new(
+            format!("the turn journal is damaged: {}", journal_problems.join("; ")),
+            "repair the journal row by hand first; turnscope never writes what it could not fully read",
+        ));
+    }
+    if row.attempt_id.is_none() {
+        return Err(Refusal::new(
+            "the row has no attempt id",
+            "nothing to fence on",
+        ));
+    }
+    Ok(())
+}
+
+/// The fence for `r`: everything the preview relied on.
+pub(super) fn fence(r: &SubmissionReport) -> Fence {
+    let row = r.row();
+    Fence {
+        submission_id: row.submission_id.clone(),
+        status: row.status.clone(),
+        attempt_id: row.attempt_id.clone(),
+        lease_expires_at: row.lease_expires_at,
+        require_expired_lease: true,
+        journal: r.bundle.journal.as_ref().map(|j| {
+            (
+                j.attempt_id.clone(),
+                j.phase.clone(),
+                j.revision,
+                j.committed,
+            )
+        }),
+        session: r
+            .bundle
+            .session
+            .as_ref()
+            .map(|s| (s.leaf_id.clone(), s.entries.len() as i64)),
+    }
+}

@@ -1,0 +1,209 @@
+//! The store's vocabulary: what the database turned out to be, which rows to list, and the
+//! traits every backend implements. Defined apart from `store/mod.rs` (which only declares and
+//! re-exports) so the backends and the loaders use it without depending on each other.
+
+use std::collections::HashMap;
+use std::time::Duration;
+
+use crate::core::changes::{Fence, RowChange};
+
+use crate::core::records::{SessionRecord, SubmissionBundle};
+use crate::core::rows::SubmissionRow;
+
+use super::access::SessionLoader;
+use super::access::SessionRows;
+use super::error::StoreError;
+
+/// Which column names the terminal outbox uses (spec §1.2).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Variant {
+    /// Built-in `sqlite()` adapter: `terminal_event_key` / `terminal_event_json` / `terminal_event_offset`.
+    BuiltIn,
+    /// `@flue/libsql` (and PostgreSQL): `terminal_key` / `terminal_event` / `terminal_offset`.
+    Libsql,
+}
+
+/// The terminal outbox columns (key, event, offset) of the built-in adapter and of `@flue/libsql`
+/// (and PostgreSQL): the one table of these names.
+const BUILT_IN_TERMINAL: [&str; 3] = [
+    "terminal_event_key",
+    "terminal_event_json",
+    "terminal_event_offset",
+];
+const LIBSQL_TERMINAL: [&str; 3] = ["terminal_key", "terminal_event", "terminal_offset"];
+
+impl Variant {
+    /// This variant's terminal outbox columns: key, event, offset.
+    pub fn terminal_columns(self) -> [&'static str; 3] {
+        match self {
+            Variant::BuiltIn => BUILT_IN_TERMINAL,
+            Variant::Libsql => LIBSQL_TERMINAL,
+        }
+    }
+
+    /// A column named as the built-in adapter names it (how plans name columns), under this
+    /// variant; every other column is named the same in both.
+    pub fn column(self, built_in_name: &str) -> &str {
+        match BUILT_IN_TERMINAL.iter().position(|c| *c == built_in_name) {
+            Some(i) => self.terminal_columns()[i],
+            None => built_in_name,
+        }
+    }
+}
+
+/// What the database turned out to be.
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
+pub struct SchemaInfo {
+    pub variant: Variant,
+    pub schema_version: String,
+}
+
+/// Which submissions to list.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum ListFilter {
+    /// The runtime's definition: `status='running' AND 0 < lease_expires_at < now`.
+    Expired {
+        now_ms: i64,
+    },
+    Status(String),
+    All,
+}
+
+/// One `flue_sessions` row summarised for the sessions view.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct SessionSummary {
+    /// `flue_sessions.id` (the session key).
+    pub id: String,
+    /// The instance id parsed from the key, when it is an agent session key.
+    pub instance_id: Option<String>,
+    pub entry_count: usize,
+    /// `createdAt` / `updatedAt` of the session data (ISO strings as stored).
+    pub created_at: Option<String>,
+    pub updated_at: Option<String>,
+    pub leaf_id: Option<String>,
+    pub data_problems: Vec<String>,
+    /// Submissions of this session by status; settled rows with an error count as `failed`.
+    pub submissions_by_status: Vec<(String, i64)>,
+}
+
+/// Read access to a journal database.
+pub trait JournalStore {
+    fn schema(&self) -> &SchemaInfo;
+    /// A short description of where the data lives (a path or a URL without password).
+    fn location(&self) -> String;
+    fn list_submissions(&self, filter: &ListFilter) -> Result<Vec<SubmissionRow>, StoreError>;
+    /// Count of submissions per status.
+    fn status_counts(&self) -> Result<Vec<(String, i64)>, StoreError>;
+    /// Resolve a full id or a unique prefix.
+    fn find_submission(&self, query: &str) -> Result<SubmissionRow, StoreError>;
+    /// Load a submission with its journal, session and stream chunks in one read snapshot.
+    fn load_bundle(&self, submission_id: &str) -> Result<SubmissionBundle, StoreError>;
+    /// Like `load_bundle`, with the session read by `loader` through `session_rows` inside the
+    /// same snapshot. A backend without row access reads the session whole (this default).
+    fn load_bundle_with(
+        &self,
+        submission_id: &str,
+        loader: &mut dyn SessionLoader,
+    ) -> Result<SubmissionBundle, StoreError> {
+        let _ = loader;
+        self.load_bundle(submission_id)
+    }
+    /// Row-level session access for the backend-neutral loaders, when the backend has it.
+    fn session_rows(&self) -> Option<&dyn SessionRows> {
+        None
+    }
+    /// Run `f` with every read it makes through this store in one read snapshot: a listing then
+    /// reads one consistent state, and a backend saves a transaction per submission. A backend
+    /// without this keeps one snapshot per bundle (this default).
+    fn in_snapshot(&self, f: &mut dyn FnMut() -> Result<(), StoreError>) -> Result<(), StoreError> {
+        f()
+    }
+}
+
+/// What the TUI reads besides submissions: sessions, journal phases and change fingerprints.
+pub trait SessionBrowse {
+    /// Every session with its entry count, timestamps and its submissions by status.
+    fn list_sessions(&self) -> Result<Vec<SessionSummary>, StoreError>;
+    /// One session and its entries in position order (`None` when there is no such row).
+    fn load_session(&self, key: &str) -> Result<Option<SessionRecord>, StoreError>;
+    /// `submission_id → (phase, revision)` of every turn journal.
+    fn journal_phases(&self) -> Result<HashMap<String, (String, i64)>, StoreError>;
+    /// A cheap fingerprint of everything `load_bundle` reads besides the submission row; equal
+    /// fingerprints mean a cached bundle is still current.
+    fn bundle_fingerprint(
+        &self,
+        submission_id: &str,
+        session_key: &str,
+    ) -> Result<String, StoreError>;
+}
+
+/// The `turnscope_audit` trail.
+pub trait AuditLog {
+    /// Newest first; empty when turnscope never wrote to this database.
+    fn audit_records(&self) -> Result<Vec<AuditRecord>, StoreError>;
+}
+
+/// Fenced writes (`--write` only): every backend keeps the guarantees of `SqliteWriter::apply`.
+pub trait JournalWriter: Send {
+    /// Apply `changes` if `fence` still holds, with an audit row, in one short transaction;
+    /// any difference writes nothing.
+    fn apply(
+        &mut self,
+        fence: &Fence,
+        changes: &[RowChange],
+        audit: &AuditInfo,
+    ) -> Result<Applied, ApplyError>;
+}
+
+/// Who and why, recorded in `turnscope_audit` with every applied action.
+#[derive(Debug, Clone)]
+pub struct AuditInfo {
+    pub operator: String,
+    pub action: String,
+    pub reason: Option<String>,
+    pub summary: String,
+    pub now_ms: i64,
+}
+
+/// What an apply did.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Applied {
+    pub rows_written: usize,
+    /// From `BEGIN IMMEDIATE` acquired to `COMMIT` done.
+    pub lock_held: Duration,
+    pub audit_id: i64,
+}
+
+/// Why an apply wrote nothing.
+#[derive(Debug, thiserror::Error)]
+pub enum ApplyError {
+    /// The state changed since the preview: nothing was written.
+    #[error(
+        "refused, nothing written: the submission changed since the preview ({})",
+        .0.join("; ")
+    )]
+    Fenced(Vec<String>),
+    #[error("{0}")]
+    Store(StoreError),
+}
+
+impl From<rusqlite::Error> for ApplyError {
+    fn from(e: rusqlite::Error) -> ApplyError {
+        ApplyError::Store(StoreError::sqlite("writing", e))
+    }
+}
+
+/// One row of `turnscope_audit`.
+#[derive(Debug, Clone, PartialEq, serde::Serialize)]
+pub struct AuditRecord {
+    pub id: i64,
+    pub at: i64,
+    pub operator: String,
+    pub action: String,
+    pub submission_id: String,
+    pub attempt_id: Option<String>,
+    pub reason: Option<String>,
+    pub summary: String,
+    pub version: String,
+}

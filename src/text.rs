@@ -1,0 +1,170 @@
+//! Terminal-safe text, shared by the CLI and the TUI: which characters must never reach a
+//! terminal raw, how database text is shown instead, and the writer that is the CLI's last line
+//! of defence. A leaf: it imports nothing from the crate, so every layer above `core` may use it.
+
+use std::io::Write;
+
+/// Whether `c` must never reach a terminal raw: control characters (C0 including ESC, CR, BS and
+/// NUL; DEL; C1 such as the 8-bit CSI U+009B), bidi embeddings/overrides/isolates and marks, and
+/// zero-width characters (they hide or reorder what the operator reads).
+pub fn is_hostile_char(c: char) -> bool {
+    c.is_control()
+        || matches!(
+            c,
+            '\u{061C}'
+                | '\u{200B}'..='\u{200F}'
+                | '\u{2028}'..='\u{202E}'
+                | '\u{2060}'..='\u{2069}'
+                | '\u{FEFF}'
+        )
+}
+
+/// Make text from the database safe to print: control characters (ANSI/OSC escapes, CR, BS, NUL),
+/// bidi overrides and zero-width characters are shown as visible escapes instead of acting on the
+/// terminal.
+pub fn sanitize(text: &str) -> String {
+    if !text.chars().any(is_hostile_char) {
+        return text.to_string();
+    }
+    let mut out = String::with_capacity(text.len() + 16);
+    for c in text.chars() {
+        match c {
+            '\n' => out.push_str("\\n"),
+            '\t' => out.push_str("\\t"),
+            // Cc characters (C0, DEL, C1) are all below U+0100.
+            c if c.is_control() => out.push_str(&format!("\\x{:02x}", c as u32)),
+            c if is_hostile_char(c) => out.push_str(&format!("\\u{{{:04x}}}", c as u32)),
+            c => out.push(c),
+        }
+    }
+    out
+}
+
+/// A last line of defence for everything the CLI prints: any hostile character (see
+/// [`is_hostile_char`]) other than newline and tab that still reaches the writer is written as a
+/// JSON-style `\uXXXX` escape, which is visible text in human output and an equivalent escape
+/// inside JSON strings (serde_json leaves DEL, C1, bidi and zero-width characters raw). Bytes that
+/// are not UTF-8 are written as `\xNN`. Call [`TerminalSafe::finish`] at the end.
+pub struct TerminalSafe<'a> {
+    inner: &'a mut dyn Write,
+    pending: Vec<u8>,
+}
+
+impl<'a> TerminalSafe<'a> {
+    pub fn new(inner: &'a mut dyn Write) -> TerminalSafe<'a> {
+        TerminalSafe {
+            inner,
+            pending: Vec::new(),
+        }
+    }
+
+    /// Write out a trailing incomplete UTF-8 sequence (escaped) and flush.
+    pub fn finish(&mut self) -> std::io::Result<()> {
+        let rest = std::mem::take(&mut self.pending);
+        for b in rest {
+            write!(self.inner, "\\x{b:02x}")?;
+        }
+        self.inner.flush()
+    }
+
+    fn emit(&mut self, s: &str) -> std::io::Result<()> {
+        if !s
+            .chars()
+            .any(|c| c != '\n' && c != '\t' && is_hostile_char(c))
+        {
+            return self.inner.write_all(s.as_bytes());
+        }
+        let mut out = String::with_capacity(s.len() + 16);
+        for c in s.chars() {
+            if c != '\n' && c != '\t' && is_hostile_char(c) {
+                out.push_str(&format!("\\u{:04x}", c as u32));
+            } else {
+                out.push(c);
+            }
+        }
+        self.inner.write_all(out.as_bytes())
+    }
+}
+
+impl Write for TerminalSafe<'_> {
+    fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
+        // Only a sequence split across writes needs a copy; the common case reads `buf` itself.
+        let data = if self.pending.is_empty() {
+            None
+        } else {
+            self.pending.extend_from_slice(buf);
+            Some(std::mem::take(&mut self.pending))
+        };
+        let mut rest: &[u8] = data.as_deref().unwrap_or(buf);
+        loop {
+            match std::str::from_utf8(rest) {
+                Ok(s) => {
+                    self.emit(s)?;
+                    break;
+                }
+                Err(e) => {
+                    let (good, bad) = rest.split_at(e.valid_up_to());
+                    // `good` was just validated.
+                    self.emit(std::str::from_utf8(good).unwrap_or_default())?;
+                    match e.error_len() {
+                        None => {
+                            // An incomplete sequence at the end: wait for the next write.
+                            self.pending = bad.to_vec();
+                            break;
+                        }
+                        Some(n) => {
+                            for b in &bad[..n] {
+                                write!(self.inner, "\\x{b:02x}")?;
+                            }
+                            rest = &bad[n..];
+                        }
+                    }
+                }
+            }
+        }
+        Ok(buf.len())
+    }
+
+    fn flush(&mut self) -> std::io::Result<()> {
+        self.inner.flush()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn sanitize_escapes_terminal_controls() {
+        assert_eq!(sanitize("a\x1b[31mb"), "a\\x1b[31mb");
+        assert_eq!(sanitize("x\ry\u{8}"), "x\\x0dy\\x08");
+        assert_eq!(sanitize("\u{202E}evil"), "\\u{202e}evil");
+        assert_eq!(sanitize("ok ✓"), "ok ✓");
+        assert_eq!(sanitize("\u{9b}"), "\\x9b");
+        assert_eq!(
+            sanitize("a\u{200b}\u{feff}\u{2066}b"),
+            "a\\u{200b}\\u{feff}\\u{2066}b"
+        );
+        assert_eq!(sanitize("\x7f\0"), "\\x7f\\x00");
+    }
+
+    #[test]
+    fn terminal_safe_writer_escapes_what_slips_through() {
+        let mut buf = Vec::new();
+        {
+            let mut w = TerminalSafe::new(&mut buf);
+            // A character split across two writes, a raw ESC, a C1 CSI, an RLO and a bad byte.
+            let bytes = "é\x1b[2J\u{9b}\u{202e}x\n\tok".as_bytes();
+            w.write_all(&bytes[..1]).unwrap();
+            w.write_all(&bytes[1..]).unwrap();
+            w.write_all(&[0xff, b'!']).unwrap();
+            w.write_all(&[0xc3]).unwrap();
+            w.finish().unwrap();
+        }
+        let text = String::from_utf8(buf).unwrap();
+        assert_eq!(text, "é\\u001b[2J\\u009b\\u202ex\n\tok\\xff!\\xc3");
+        // In JSON the escape is equivalent to the raw character.
+        let v: serde_json::Value = serde_json::from_str("\"\\u009b\\u202e\"").unwrap();
+        assert_eq!(v.as_str().unwrap(), "\u{9b}\u{202e}");
+    }
+}
