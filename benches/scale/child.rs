@@ -66,8 +66,8 @@ fn first_frame(a: &ChildArgs) {
     let mut h = harness(a, false);
     let screen = h.render();
     let drawn = t0.elapsed();
-    let rows = h.app.list.view.len();
-    let pending = h.app.items.iter().filter(|i| i.pending).count();
+    let rows = h.rows().len();
+    let pending = h.loaded_rows().iter().filter(|i| i.pending).count();
     assert!(
         screen.contains("SEQ") && (rows > 0 || a.whale_submission.is_empty()),
         "the list was not drawn:\n{screen}"
@@ -85,7 +85,7 @@ fn first_frame(a: &ChildArgs) {
         }
     }
     let screen = h.render();
-    let left = h.app.items.iter().filter(|i| i.pending).count();
+    let left = h.loaded_rows().iter().filter(|i| i.pending).count();
     assert_eq!(left, 0, "verdicts still pending:\n{screen}");
     report(
         json!({"event": "done", "verdicts_ms": ms(t1.elapsed()), "batches": batches,
@@ -102,7 +102,7 @@ fn whale_open(a: &ChildArgs, quiet: bool) -> Harness {
     h.press("<Enter>");
     h.render();
     assert_eq!(
-        h.app.selected_item().map(|i| i.row.submission_id.clone()),
+        h.selected_row().map(|i| i.row.submission_id.clone()),
         Some(a.whale_submission.clone()),
         "the whale submission is not in the expired list"
     );
@@ -110,15 +110,10 @@ fn whale_open(a: &ChildArgs, quiet: bool) -> Harness {
     h.press("<Enter>");
     let screen = h.render();
     let took = t0.elapsed();
-    let ins = h.app.inspect().expect("opened");
-    assert!(
-        ins.error.is_none() && ins.data.is_some(),
-        "the whale did not open: {:?}",
-        ins.error
-    );
+    assert_eq!(h.opened_loaded(), Ok(true), "the whale did not open");
     let detail = h.detail_text();
-    let tree_nodes = ins.tree.nodes.len();
-    let visible = ins.visible.len();
+    let tree_nodes = h.tree_nodes();
+    let visible = h.tree_rows().len();
     if !quiet {
         report(
             json!({"event": "opened", "open_ms": ms(took), "tree_nodes": tree_nodes,
@@ -142,12 +137,12 @@ fn scroll(a: &ChildArgs) {
         h.render();
         t.elapsed()
     };
-    let rows = h.app.inspect().map_or(0, |i| i.visible.len());
+    let rows = h.tree_rows().len();
     let mut pages = Vec::new();
     loop {
-        let before = h.app.inspect().map_or(0, |i| i.sel);
+        let before = h.tree_cursor();
         pages.push(frame(&mut h, "<PgDn>"));
-        let after = h.app.inspect().map_or(0, |i| i.sel);
+        let after = h.tree_cursor();
         if after == before || pages.len() > 1_000_000 {
             break;
         }
@@ -182,7 +177,7 @@ fn refresh(a: &ChildArgs) {
     for _ in 0..7 {
         std::thread::sleep(Duration::from_millis(60));
         let t0 = Instant::now();
-        h.app.request_refresh();
+        h.request_refresh();
         h.settle_requests();
         h.render();
         snapshot.push(t0.elapsed());

@@ -33,6 +33,7 @@ mod scenarios_completed;
 mod scenarios_resume;
 mod scenarios_rows;
 mod shapes;
+pub mod synthetic;
 #[cfg(test)]
 mod tests;
 #[cfg(test)]

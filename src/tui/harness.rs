@@ -1,6 +1,8 @@
 //! Driving the app without a terminal or threads: a `TestBackend`, the worker called in line, and
-//! keys given as text (`"jj<Enter>"`). Used by the integration tests and the frame-time bench;
-//! not part of the stable API.
+//! keys given as text (`"jj<Enter>"`). Used by the integration tests and the scale bench, behind
+//! the `test-harness` feature (they enable it); not part of the library otherwise. Tests ask
+//! the app through the query facade below, never through its fields, so the app's structure
+//! can change without touching them.
 
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
@@ -8,13 +10,22 @@ use std::time::{Duration, Instant};
 use crossterm::event::{KeyCode, KeyEvent, KeyModifiers, MouseButton, MouseEvent, MouseEventKind};
 use ratatui::backend::TestBackend;
 use ratatui::Terminal;
-use rusqlite::{params, Connection};
 
-use super::app::{App, AppConfig, Effect};
+use super::app::{App, AppConfig, Effect, Pane, Root};
+use super::data::ListItem;
+use super::draw;
+use super::keymap::{Action, StatusFilter};
+use super::popups::{Popup, PopupAction};
 use super::theme::Theme;
+use super::tree::NodeKind;
 use super::worker::Worker;
-use super::{draw, request_for};
+use crate::core::entry::Entry;
+use crate::report::SubmissionReport;
+use crate::store::AuditRecord;
 use crate::store::{DbTarget, StoreError};
+
+/// Journals written for the tests and the bench (the demo's schema, the runtime's DDL).
+pub use crate::demo::synthetic::{write_empty_journal, write_synthetic_journal, SYNTH_SUBMISSION};
 
 pub struct Harness {
     pub app: App,
@@ -144,9 +155,7 @@ impl Harness {
             }
             for e in effects {
                 match e {
-                    Effect::Request(kind) => {
-                        let req =
-                            request_for(kind, self.app.now_ms, &self.app.cfg.export_dir.clone());
+                    Effect::Request(req) => {
                         if let Some(resp) = self.worker.handle(req) {
                             self.app.on_response(resp);
                         }
@@ -155,6 +164,11 @@ impl Harness {
                 }
             }
         }
+    }
+
+    /// Ask for a refresh (as the timer would) without carrying it out.
+    pub fn request_refresh(&mut self) {
+        self.app.request_refresh();
     }
 
     /// Ask for a refresh now (as the timer would) and carry it out.
@@ -233,6 +247,286 @@ impl Harness {
     pub fn detail_text(&self) -> String {
         super::views::detail_text(&self.app)
     }
+
+    // ----- the query facade: what a test may ask, without knowing how the app is built ------
+
+    /// The root view (submissions, sessions, audit trail).
+    pub fn root(&self) -> Root {
+        self.app.root
+    }
+
+    /// The pane that has the keyboard.
+    pub fn focus(&self) -> Pane {
+        self.app.focus
+    }
+
+    /// The open popup, as the operator sees it.
+    pub fn popup(&self) -> Option<PopupView> {
+        let p = self.app.popup.as_ref()?;
+        let mut v = PopupView {
+            kind: PopupKind::Help,
+            title: String::new(),
+            body: String::new(),
+            yes_selected: false,
+            selected: 0,
+            input: String::new(),
+            error: None,
+        };
+        match p {
+            Popup::Help(_) => {}
+            Popup::Confirm(c) => {
+                v.kind = match c.action {
+                    PopupAction::Close => PopupKind::Info,
+                    PopupAction::Apply { .. } => PopupKind::WriteConfirm,
+                    PopupAction::NextStep { .. } => PopupKind::NextStep,
+                };
+                v.title = c.title.clone();
+                v.body = c.lines.join("\n");
+                v.yes_selected = c.yes;
+            }
+            Popup::Palette(pal) => {
+                v.kind = PopupKind::Palette;
+                v.input = pal.query.clone();
+                v.selected = pal.selected;
+            }
+            Popup::Reason(r) => {
+                v.kind = PopupKind::Reason;
+                v.input = r.text.clone();
+                v.error = r.error.clone();
+            }
+        }
+        Some(v)
+    }
+
+    /// The kind of the open popup, if any.
+    pub fn popup_kind(&self) -> Option<PopupKind> {
+        self.popup().map(|p| p.kind)
+    }
+
+    /// The id `y` would copy: the selected row's, or the selected entry's.
+    pub fn selected_id(&self) -> Option<String> {
+        self.app.selected_id()
+    }
+
+    /// The selected row of the submissions list.
+    pub fn selected_row(&self) -> Option<&ListItem> {
+        self.app.selected_item()
+    }
+
+    /// The list's rows as shown (filtered, searched and sorted).
+    pub fn rows(&self) -> Vec<&ListItem> {
+        self.app
+            .list
+            .view
+            .iter()
+            .map(|&i| &self.app.items[i])
+            .collect()
+    }
+
+    /// Every loaded row of the current filter, in the worker's order.
+    pub fn loaded_rows(&self) -> &[ListItem] {
+        &self.app.items
+    }
+
+    /// The list's cursor (a position in [`Harness::rows`]).
+    pub fn list_cursor(&self) -> usize {
+        self.app.list.selected
+    }
+
+    /// The text typed into the list filter (`/`).
+    pub fn list_query(&self) -> &str {
+        &self.app.list.query
+    }
+
+    /// Where the list's rows were drawn last.
+    pub fn list_rows_area(&self) -> Option<ratatui::layout::Rect> {
+        self.app.layout.list.map(|h| h.rows)
+    }
+
+    /// Rows marked for a bulk action.
+    pub fn marked(&self) -> usize {
+        self.app.list.marks.len()
+    }
+
+    /// Rows of filter `f` in the database (0 until counted).
+    pub fn count(&self, f: StatusFilter) -> usize {
+        self.app.count(f)
+    }
+
+    /// Rows of filter `f` in the database, `None` until counted.
+    pub fn count_known(&self, f: StatusFilter) -> Option<usize> {
+        self.app.count_known(f)
+    }
+
+    /// Whether the row flashes (changed by the last refresh).
+    pub fn is_flashing(&self, id: &str) -> bool {
+        self.app.is_flashing(id)
+    }
+
+    /// The status line's text.
+    pub fn status_text(&self) -> Option<String> {
+        self.app.status.as_ref().map(|s| s.text.clone())
+    }
+
+    /// The "changed under you" banner.
+    pub fn banner(&self) -> Option<String> {
+        self.app.banner.clone()
+    }
+
+    /// The last database error (shown in the status line).
+    pub fn db_error(&self) -> Option<String> {
+        self.app.db_error.clone()
+    }
+
+    /// Sessions read for the sessions view.
+    pub fn sessions_loaded(&self) -> usize {
+        self.app.sessions.rows.len()
+    }
+
+    /// The audit trail as last read.
+    pub fn audit_records(&self) -> &[AuditRecord] {
+        &self.app.audit.rows
+    }
+
+    /// The app asked to quit.
+    pub fn quit_requested(&self) -> bool {
+        self.app.quit
+    }
+
+    /// No effect is waiting to be carried out.
+    pub fn idle(&self) -> bool {
+        self.app.effects.is_empty()
+    }
+
+    /// Run an action as if its key were pressed (also one whose key is absent).
+    pub fn dispatch(&mut self, a: Action) {
+        self.app.dispatch(a);
+        self.settle();
+    }
+
+    /// The id of the opened submission or session (the innermost one).
+    pub fn opened_id(&self) -> Option<String> {
+        self.app.inspect().map(|i| i.target.id().to_string())
+    }
+
+    /// How many views are stacked (a submission opened from a session is two).
+    pub fn open_depth(&self) -> usize {
+        self.app.stack.len()
+    }
+
+    /// The opened view's data has arrived (without error).
+    pub fn opened_loaded(&self) -> Result<bool, String> {
+        match self.app.inspect() {
+            None => Ok(false),
+            Some(i) => match &i.error {
+                Some(e) => Err(e.clone()),
+                None => Ok(i.data.is_some()),
+            },
+        }
+    }
+
+    /// The opened view is a session (not a submission).
+    pub fn opened_is_session(&self) -> bool {
+        self.app.inspect().is_some_and(|i| i.session().is_some())
+    }
+
+    /// The opened submission's report.
+    pub fn opened_report(&self) -> Option<&SubmissionReport> {
+        self.app.inspect()?.submission().map(|s| &*s.report)
+    }
+
+    /// The tree's visible rows: each node's kind and whether it has children.
+    pub fn tree_rows(&self) -> Vec<(NodeKind, bool)> {
+        let Some(ins) = self.app.inspect() else {
+            return Vec::new();
+        };
+        ins.visible
+            .iter()
+            .map(|&n| {
+                let node = &ins.tree.nodes[n];
+                (node.kind.clone(), !node.children.is_empty())
+            })
+            .collect()
+    }
+
+    /// Every node of the tree, folded or not.
+    pub fn tree_nodes(&self) -> usize {
+        self.app.inspect().map_or(0, |i| i.tree.nodes.len())
+    }
+
+    /// Top-level nodes of the tree.
+    pub fn tree_roots(&self) -> usize {
+        self.app.inspect().map_or(0, |i| i.tree.roots.len())
+    }
+
+    /// The tree's cursor (a position in [`Harness::tree_rows`]).
+    pub fn tree_cursor(&self) -> usize {
+        self.app.inspect().map_or(0, |i| i.sel)
+    }
+
+    /// The tree's first drawn row.
+    pub fn tree_offset(&self) -> usize {
+        self.app.layout.tree_offset()
+    }
+
+    /// The entry of the selected tree row as the tree holds it (compact), and its full body when
+    /// the detail pane fetched it.
+    pub fn selected_entry(&self) -> Option<(Entry, Option<Entry>)> {
+        let ins = self.app.inspect()?;
+        let i = ins.tree.entry_of(ins.selected_node()?)?;
+        let e = ins.history()?.entries.get(i)?.clone();
+        let full = ins.bodies.get(&e.id).cloned();
+        Some((e, full))
+    }
+
+    /// The tree search: its text and how many rows match.
+    pub fn search(&self) -> (String, usize) {
+        self.app.inspect().map_or((String::new(), 0), |i| {
+            (i.search.query.clone(), i.search.hits.len())
+        })
+    }
+
+    /// Make the opened view look as if its read started `ago` and has not answered yet (the
+    /// loading line's timings without a slow database).
+    pub fn pretend_open_pending(&mut self, ago: Duration) {
+        if let Some(ins) = self.app.stack.last_mut() {
+            ins.data = None;
+            ins.requested_at = Instant::now() - ago;
+        }
+    }
+}
+
+/// Which popup is open.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum PopupKind {
+    Help,
+    /// One button: information (a plan, a refusal, a result).
+    Info,
+    /// Yes/No before a write (No selected when it opens).
+    WriteConfirm,
+    /// Step mode's "next step" after a step.
+    NextStep,
+    /// The command palette.
+    Palette,
+    /// The reason of a `fail`.
+    Reason,
+}
+
+/// A popup as the operator sees it.
+#[derive(Debug, Clone)]
+pub struct PopupView {
+    pub kind: PopupKind,
+    pub title: String,
+    /// The lines, joined with newlines.
+    pub body: String,
+    /// The Yes button is selected.
+    pub yes_selected: bool,
+    /// The palette's selected row.
+    pub selected: usize,
+    /// Text typed into the palette or the reason.
+    pub input: String,
+    /// The reason popup's complaint.
+    pub error: Option<String>,
 }
 
 pub fn parse_keys(keys: &str) -> Vec<KeyEvent> {
@@ -278,192 +572,4 @@ pub fn parse_keys(keys: &str) -> Vec<KeyEvent> {
         }
     }
     out
-}
-
-// ----- a synthetic journal with one long session (bench and scroll tests) -----------------------
-
-const DDL: &str = "
-CREATE TABLE flue_meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
-CREATE TABLE flue_sessions (id TEXT PRIMARY KEY, data TEXT NOT NULL);
-CREATE TABLE flue_session_entries (session_id TEXT NOT NULL, entry_id TEXT NOT NULL, position INTEGER NOT NULL,
-  data TEXT NOT NULL, PRIMARY KEY (session_id, entry_id));
-CREATE INDEX flue_session_entries_session_position_idx ON flue_session_entries (session_id, position ASC);
-CREATE TABLE flue_agent_submissions (sequence INTEGER PRIMARY KEY AUTOINCREMENT, submission_id TEXT NOT NULL UNIQUE,
-  session_key TEXT NOT NULL, kind TEXT NOT NULL, payload TEXT NOT NULL, status TEXT NOT NULL, accepted_at INTEGER NOT NULL,
-  attempt_id TEXT, input_applied_at INTEGER, recovery_requested_at INTEGER, started_at INTEGER, settled_at INTEGER,
-  error TEXT, attempt_count INTEGER NOT NULL DEFAULT 0, max_retry INTEGER NOT NULL DEFAULT 10,
-  timeout_at INTEGER NOT NULL DEFAULT 0, owner_id TEXT, lease_expires_at INTEGER NOT NULL DEFAULT 0,
-  terminal_event_key TEXT, terminal_event_json TEXT, terminal_event_offset TEXT);
-CREATE TABLE flue_agent_turn_journals (submission_id TEXT PRIMARY KEY, session_key TEXT NOT NULL, kind TEXT NOT NULL,
-  attempt_id TEXT NOT NULL, operation_id TEXT NOT NULL, turn_id TEXT NOT NULL, phase TEXT NOT NULL,
-  revision INTEGER NOT NULL, created_at INTEGER NOT NULL, updated_at INTEGER NOT NULL, checkpoint_leaf_id TEXT,
-  tool_request_json TEXT, stream_key TEXT, stream_consumed_at INTEGER, committed INTEGER NOT NULL DEFAULT 0,
-  committed_leaf_id TEXT);
-CREATE TABLE flue_agent_stream_chunks (stream_key TEXT NOT NULL, segment_index INTEGER NOT NULL, body TEXT NOT NULL,
-  PRIMARY KEY (stream_key, segment_index));
-";
-
-/// Write a journal database with the schema and no rows.
-pub fn write_empty_journal(path: &Path) -> rusqlite::Result<()> {
-    let conn = Connection::open(path)?;
-    conn.execute_batch(DDL)?;
-    conn.execute("INSERT INTO flue_meta VALUES ('schema_version', '3')", [])?;
-    Ok(())
-}
-
-/// The submission id of the synthetic database's stuck submission.
-pub const SYNTH_SUBMISSION: &str = "5e5e5e5e-0000-4000-8000-000000000001";
-
-/// Write a journal whose one session has about `entries` entries: 20 turns before the input, then
-/// tool turns (assistant + 2 results) up to the size, a repaired batch that left an abandoned
-/// branch, and a trailing partial batch (2 of 3 calls missing) under an expired lease.
-pub fn write_synthetic_journal(
-    path: &Path,
-    entries: usize,
-    now_ms: i64,
-) -> rusqlite::Result<usize> {
-    let mut conn = Connection::open(path)?;
-    conn.execute_batch(DDL)?;
-    let tx = conn.transaction()?;
-    tx.execute("INSERT INTO flue_meta VALUES ('schema_version', '3')", [])?;
-    let key = r#"agent-session:["synthetic-1","default","default"]"#;
-    let iso = crate::core::time::iso_from_ms;
-    let t0 = now_ms - 3_600_000;
-    let mut rows: Vec<(String, String)> = Vec::new();
-    let mut parent: Option<String> = None;
-    let mut n = 0usize;
-    let mut push = |rows: &mut Vec<(String, String)>,
-                    parent: &mut Option<String>,
-                    message: String,
-                    extra: &str|
-     -> String {
-        let id = format!("{:08x}", 0x1000_0000u32 + n as u32);
-        let p = parent
-            .as_ref()
-            .map_or("null".to_string(), |p| format!("\"{p}\""));
-        let ts = iso(t0 + n as i64 * 500);
-        rows.push((
-            id.clone(),
-            format!(r#"{{"type":"message","id":"{id}","parentId":{p},"timestamp":"{ts}","message":{message}{extra}}}"#),
-        ));
-        *parent = Some(id.clone());
-        n += 1;
-        id
-    };
-    let assistant = |calls: &[(String, &str)], stop: &str| {
-        let blocks: Vec<String> = calls
-            .iter()
-            .map(|(id, name)| format!(r#"{{"type":"toolCall","id":"{id}","name":"{name}","arguments":{{"city":"Oslo","n":{}}}}}"#, id.len()))
-            .collect();
-        format!(
-            r#"{{"role":"assistant","content":[{{"type":"text","text":"Working on it."}},{}],"api":"anthropic-messages","provider":"anthropic","model":"claude-haiku-4-5","usage":{{"input":1204,"output":88,"cacheRead":0,"cacheWrite":0,"totalTokens":1292,"cost":{{"input":0.001204,"output":0.00044,"cacheRead":0,"cacheWrite":0,"total":0.001644}}}},"stopReason":"{stop}","timestamp":{t0}}}"#,
-            blocks.join(",")
-        )
-    };
-    let result = |call: &str, name: &str, err: bool| {
-        format!(
-            r#"{{"role":"toolResult","toolCallId":"{call}","toolName":"{name}","content":[{{"type":"text","text":"result of {call}"}}],"details":{{}},"isError":{err},"timestamp":{t0}}}"#
-        )
-    };
-    // Earlier conversation, before the submission's input.
-    for i in 0..10 {
-        push(
-            &mut rows,
-            &mut parent,
-            format!(r#"{{"role":"user","content":"question {i}","timestamp":{t0}}}"#),
-            "",
-        );
-        push(
-            &mut rows,
-            &mut parent,
-            r#"{"role":"assistant","content":[{"type":"text","text":"answer"}],"model":"claude-haiku-4-5","usage":{"input":10,"output":5,"cost":{"total":0.0001}},"stopReason":"stop"}"#.into(),
-            "",
-        );
-    }
-    let input = push(
-        &mut rows,
-        &mut parent,
-        format!(
-            r#"{{"role":"signal","type":"dispatch_input","tagName":"dispatch","content":"{{}}","attributes":{{"agent":"bench","id":"synthetic-1","dispatchId":"{SYNTH_SUBMISSION}"}},"timestamp":{t0}}}"#
-        ),
-        &format!(r#","dispatch":{{"dispatchId":"{SYNTH_SUBMISSION}"}}"#),
-    );
-    let _ = input;
-    let mut turn = 0;
-    while rows.len() + 8 < entries {
-        let calls = [
-            (format!("toolu_{turn:05}a"), "get_weather"),
-            (format!("toolu_{turn:05}b"), "get_time"),
-        ];
-        let a = push(&mut rows, &mut parent, assistant(&calls, "toolUse"), "");
-        if turn == 3 {
-            // A repair: an old partial result left on an abandoned branch, then the leaf moves back.
-            push(
-                &mut rows,
-                &mut parent,
-                result(&calls[0].0, calls[0].1, false),
-                "",
-            );
-            parent = Some(a.clone());
-        }
-        push(
-            &mut rows,
-            &mut parent,
-            result(&calls[0].0, calls[0].1, false),
-            "",
-        );
-        push(
-            &mut rows,
-            &mut parent,
-            result(&calls[1].0, calls[1].1, turn % 7 == 0),
-            "",
-        );
-        turn += 1;
-    }
-    let calls = [
-        ("toolu_last_a".to_string(), "get_weather"),
-        ("toolu_last_b".to_string(), "get_time"),
-        ("toolu_last_c".to_string(), "search"),
-    ];
-    let owner = push(&mut rows, &mut parent, assistant(&calls, "toolUse"), "");
-    push(
-        &mut rows,
-        &mut parent,
-        result(&calls[0].0, calls[0].1, false),
-        "",
-    );
-    let leaf = parent.clone().unwrap_or_default();
-    let data = format!(
-        r#"{{"version":8,"conversationId":"conv_01KT3P3GZGFBCKHKMQ11A7H2HW","affinityKey":"aff_01KT3P3H0Q8Z6V5X4W3R2N1M0K","leafId":"{leaf}","childSessions":[],"metadata":{{}},"createdAt":"{}","updatedAt":"{}"}}"#,
-        iso(t0),
-        iso(now_ms - 60_000)
-    );
-    tx.execute(
-        "INSERT INTO flue_sessions (id, data) VALUES (?1, ?2)",
-        params![key, data],
-    )?;
-    {
-        let mut ins = tx.prepare("INSERT INTO flue_session_entries VALUES (?1, ?2, ?3, ?4)")?;
-        for (pos, (id, d)) in rows.iter().enumerate() {
-            ins.execute(params![key, id, pos as i64, d])?;
-        }
-    }
-    let payload = format!(
-        r#"{{"kind":"dispatch","submissionId":"{SYNTH_SUBMISSION}","id":"synthetic-1","agent":"bench","dispatchId":"{SYNTH_SUBMISSION}","input":{{}},"acceptedAt":"{}"}}"#,
-        iso(t0)
-    );
-    tx.execute(
-        "INSERT INTO flue_agent_submissions (submission_id, session_key, kind, payload, status, accepted_at, attempt_id,
-           input_applied_at, started_at, attempt_count, max_retry, timeout_at, owner_id, lease_expires_at)
-         VALUES (?1, ?2, 'dispatch', ?3, 'running', ?4, 'att-1', ?4, ?4, 1, 10, ?5, 'owner-1', ?6)",
-        params![SYNTH_SUBMISSION, key, payload, t0, now_ms + 3_600_000, now_ms - 252_000],
-    )?;
-    let req = r#"{"toolCalls":[{"type":"toolCall","id":"toolu_last_a","name":"get_weather","arguments":{}},{"type":"toolCall","id":"toolu_last_b","name":"get_time","arguments":{}},{"type":"toolCall","id":"toolu_last_c","name":"search","arguments":{}}]}"#;
-    tx.execute(
-        "INSERT INTO flue_agent_turn_journals VALUES (?1, ?2, 'dispatch', 'att-1', 'op_1', 'turn_1',
-           'tool_request_recorded', 7, ?3, ?3, ?4, ?5, NULL, NULL, 0, NULL)",
-        params![SYNTH_SUBMISSION, key, t0, owner, req],
-    )?;
-    tx.commit()?;
-    Ok(rows.len())
 }

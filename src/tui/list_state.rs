@@ -5,9 +5,11 @@
 
 use std::collections::{HashMap, HashSet};
 
-use super::app::{describe_item_change, App, Effect, Level, RequestKind, Root, Status, FLASH};
+use super::app::{App, Effect, Level, Root, Status, FLASH};
 use super::data::{ListItem, Snapshot, VerdictBatch};
 use super::keymap::StatusFilter;
+use super::screens::list::describe_item_change;
+use super::worker::Request;
 
 #[derive(Debug, Clone, Default)]
 pub struct ScaleState {
@@ -140,7 +142,7 @@ impl App {
             .map_or(40, |l| l.rows.height as usize)
             .max(1);
         // Where the next draw puts the viewport (as the list view scrolls the selection into it).
-        let (sel, mut start) = (self.list.selected, self.list.offset);
+        let (sel, mut start) = (self.list.selected, self.layout.list_offset);
         if sel < start {
             start = sel;
         } else if sel >= start + h {
@@ -185,8 +187,7 @@ impl App {
             return;
         }
         self.scale.prioritized = ids.clone();
-        self.effects
-            .push(Effect::Request(RequestKind::Prioritize(ids)));
+        self.effects.push(Effect::Request(Request::Prioritize(ids)));
     }
 
     /// Background verdicts arrived: replace the placeholders (or the previous verdicts), flash
@@ -257,7 +258,7 @@ impl App {
     /// Ask for the submissions of the opened submission's session (stepping between them).
     pub(super) fn want_siblings(&mut self, key: &str) {
         self.effects
-            .push(Effect::Request(RequestKind::Siblings(key.to_string())));
+            .push(Effect::Request(Request::Siblings(key.to_string())));
     }
 
     /// `(sequence, id)` of every submission of session `key`: from the worker when it has

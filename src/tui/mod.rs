@@ -13,12 +13,14 @@
 mod act;
 mod app;
 mod data;
-#[doc(hidden)]
+#[cfg(feature = "test-harness")]
 pub mod harness;
 mod keymap;
 mod list_state;
 mod listing;
 mod log;
+mod popups;
+mod screens;
 mod text;
 mod theme;
 pub mod tooltip;
@@ -45,9 +47,10 @@ use ratatui::backend::CrosstermBackend;
 use ratatui::Terminal;
 
 pub use act::{Outcome, OutcomeResult, PlanItem, Planned, StateSummary};
-pub use app::{App, AppConfig, Effect, Pane, Popup, PopupAction, RequestKind, Root};
-pub use data::Target;
+pub use app::{App, AppConfig, Effect, Pane, Root};
+pub use data::{ListItem, Target};
 pub use keymap::{action_name, key_label, parse_key, Action, Overrides, StatusFilter, KEYMAP};
+pub use popups::{Popup, PopupAction};
 pub use theme::{no_color_env, Palette, Theme};
 pub use tree::{ExpandMode, NodeKind, Tree};
 pub use views::draw;
@@ -241,52 +244,6 @@ fn wall_ms() -> i64 {
     crate::clock::now_ms()
 }
 
-/// Turn an app effect into a worker request (adds the clock and the export directory).
-pub fn request_for(kind: RequestKind, now_ms: i64, export_dir: &std::path::Path) -> Request {
-    match kind {
-        RequestKind::Refresh {
-            open,
-            filter,
-            sessions,
-            visible,
-            selected,
-        } => Request::Refresh {
-            now_ms,
-            open,
-            filter,
-            sessions,
-            visible,
-            selected,
-        },
-        RequestKind::Prioritize(ids) => Request::Prioritize(ids),
-        RequestKind::Siblings(key) => Request::Siblings(key),
-        RequestKind::Open(target) => Request::Open { target, now_ms },
-        RequestKind::Export(target) => Request::Export {
-            target,
-            dir: export_dir.to_path_buf(),
-            now_ms,
-        },
-        RequestKind::Plan { kind, ids, reason } => Request::Plan {
-            kind,
-            ids,
-            reason,
-            now_ms,
-        },
-        RequestKind::Apply {
-            kind,
-            items,
-            operator,
-        } => Request::Apply {
-            kind,
-            items,
-            operator,
-            now_ms,
-        },
-        RequestKind::Audit => Request::Audit,
-        RequestKind::EntryBody { session, entry_id } => Request::EntryBody { session, entry_id },
-    }
-}
-
 /// Run the TUI until the operator quits.
 pub fn run(options: TuiOptions) -> Result<(), TuiError> {
     let store = crate::store::open(&options.db).map_err(TuiError::Store)?;
@@ -333,7 +290,7 @@ pub fn run(options: TuiOptions) -> Result<(), TuiError> {
             "TURNSCOPE_TEST_PANIC is set: a deliberate panic in raw mode on the alternate screen"
         );
     }
-    let result = event_loop(cfg, options.now_override, &rx, &req_tx, &export_dir);
+    let result = event_loop(cfg, options.now_override, &rx, &req_tx);
     stop.store(true, Ordering::SeqCst);
     let _ = req_tx.send(Request::Stop);
     drop(guard);
@@ -376,7 +333,6 @@ fn event_loop(
     now_override: Option<i64>,
     rx: &std::sync::mpsc::Receiver<Event>,
     req_tx: &Sender<Request>,
-    export_dir: &std::path::Path,
 ) -> Result<(), TuiError> {
     let mut terminal = Terminal::new(CrosstermBackend::new(std::io::stdout()))?;
     terminal.clear()?;
@@ -385,8 +341,8 @@ fn event_loop(
         app.tick(Instant::now(), wall_ms());
         for eff in std::mem::take(&mut app.effects) {
             match eff {
-                Effect::Request(kind) => {
-                    let _ = req_tx.send(request_for(kind, app.now_ms, export_dir));
+                Effect::Request(req) => {
+                    let _ = req_tx.send(req);
                 }
                 Effect::Copy(text) => {
                     // OSC 52 goes to the terminal itself (the local one, also over SSH).

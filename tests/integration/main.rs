@@ -21,5 +21,4 @@ mod scan;
 mod soak;
 mod support;
 mod tui;
-mod tui_scale;
 mod vectors;

@@ -45,9 +45,9 @@ pub fn header(f: &mut Frame, app: &App, area: Rect) {
         left.push(Span::styled(" READ-ONLY ", t.badge_read_only()));
     } else {
         left.push(Span::styled(" WRITE ", t.badge_write()));
-        if !app.marks.is_empty() {
+        if !app.list.marks.is_empty() {
             left.push(Span::styled(
-                format!(" {} marked", app.marks.len()),
+                format!(" {} marked", app.list.marks.len()),
                 t.marked(),
             ));
         }
@@ -330,22 +330,15 @@ pub fn footer(f: &mut Frame, app: &App, area: Rect) {
     };
     let hints: Vec<(String, &str)> = if app.input.is_some() {
         owned(&input_hints())
-    } else if matches!(app.popup, Some(crate::tui::app::Popup::Reason { .. })) {
-        owned(&[("⏎", "preview"), ("esc", "cancel"), ("^u", "erase")])
-    } else if matches!(app.popup, Some(crate::tui::app::Popup::Palette { .. })) {
-        owned(&[
-            ("⏎", "run"),
-            ("↑/↓", "choose"),
-            ("esc", "close"),
-            ("^u", "erase"),
-        ])
+    } else if let Some(hints) = app.popup.as_ref().and_then(|p| p.footer_hints()) {
+        owned(&hints)
     } else {
         let can_go_back = app.inspect().is_some()
             || app.popup.is_some()
             || app.banner.is_some()
             || !app.list.query.is_empty()
             || !app.sessions.query.is_empty();
-        let help_open = matches!(app.popup, Some(crate::tui::app::Popup::Help { .. }));
+        let help_open = matches!(app.popup, Some(crate::tui::popups::Popup::Help(_)));
         keymap::footer(&app.contexts(), app.write_mode())
             .into_iter()
             .filter(|(_, _, a)| match a {

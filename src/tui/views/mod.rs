@@ -1,34 +1,34 @@
 //! Drawing. Every function here reads the app and writes cells; the only state it touches is the
 //! layout cache (for the mouse and paging) and scroll offsets that keep the selection in view.
 
-mod audit;
 mod chrome;
-mod detail;
-mod help;
-mod list;
-mod popup;
-mod sessions;
-mod tree;
 
-use ratatui::layout::Rect;
+use ratatui::layout::{Constraint, Layout as RLayout, Rect};
 use ratatui::text::{Line, Span};
 use ratatui::widgets::Paragraph;
 use ratatui::Frame;
 
-use super::app::{App, Root};
+use super::app::{App, Layout, Root};
 
-pub use detail::{detail_text, DetailCache};
+#[cfg(feature = "test-harness")]
+pub use crate::tui::screens::inspect::detail_pane::detail_text;
+pub use crate::tui::screens::inspect::detail_pane::DetailCache;
+use crate::tui::screens::inspect::{detail_pane, tree_pane};
+use crate::tui::screens::{audit, list, sessions};
 
 /// Draw the whole screen. Every frame ends with [`crate::tui::text::scrub`], so whatever a view
 /// draws, no control, bidi or zero-width character reaches the terminal.
 pub fn draw(f: &mut Frame, app: &mut App) {
-    draw_views(f, app);
+    // The screens draw from `&App`; what drawing writes (offsets, hit areas) goes to the layout.
+    let mut view = std::mem::take(&mut app.layout);
+    view.new_frame();
+    draw_views(f, app, &mut view);
+    app.layout = view;
     super::text::scrub(f.buffer_mut());
 }
 
-fn draw_views(f: &mut Frame, app: &mut App) {
+fn draw_views(f: &mut Frame, app: &App, view: &mut Layout) {
     let area = f.area();
-    app.layout = Default::default();
     if area.width < 30 || area.height < 8 {
         let msg = format!(
             "turnscope needs at least 30x8 (now {}x{})",
@@ -38,41 +38,25 @@ fn draw_views(f: &mut Frame, app: &mut App) {
         return;
     }
     let banner_h = u16::from(app.banner.is_some());
-    let header = Rect { height: 1, ..area };
-    let nav = Rect {
-        y: area.y + 1,
-        height: 1,
-        ..area
-    };
-    let footer = Rect {
-        y: area.bottom() - 1,
-        height: 1,
-        ..area
-    };
-    let status = Rect {
-        y: area.bottom() - 2,
-        height: 1,
-        ..area
-    };
-    let banner = Rect {
-        y: area.bottom() - 2 - banner_h,
-        height: banner_h,
-        ..area
-    };
-    let body = Rect {
-        y: area.y + 2,
-        height: area.height - 4 - banner_h,
-        ..area
-    };
+    // Header, navigation, the screen, the "changed under you" banner, status line, footer.
+    let [header, nav, body, banner, status, footer] = RLayout::vertical([
+        Constraint::Length(1),
+        Constraint::Length(1),
+        Constraint::Min(0),
+        Constraint::Length(banner_h),
+        Constraint::Length(1),
+        Constraint::Length(1),
+    ])
+    .areas(area);
     chrome::header(f, app, header);
     chrome::nav(f, app, nav);
     if app.inspect().is_some() {
-        inspect(f, app, body);
+        inspect(f, app, view, body);
     } else {
         match app.root {
-            Root::Submissions => list::draw(f, app, body),
-            Root::Sessions => sessions::draw(f, app, body),
-            Root::Audit => audit::draw(f, app, body),
+            Root::Submissions => list::draw(f, app, view, body),
+            Root::Sessions => sessions::draw(f, app, view, body),
+            Root::Audit => audit::draw(f, app, view, body),
         }
     }
     if banner_h > 0 {
@@ -80,40 +64,24 @@ fn draw_views(f: &mut Frame, app: &mut App) {
     }
     chrome::status(f, app, status);
     chrome::footer(f, app, footer);
-    if app.popup.is_some() {
-        popup::draw(f, app, area);
-    }
+    app.draw_popup(f, area, &mut view.popup);
 }
 
 /// Tree and detail side by side when there is room, stacked otherwise.
-fn inspect(f: &mut Frame, app: &mut App, body: Rect) {
-    let (t, d) = if body.width >= 110 {
+fn inspect(f: &mut Frame, app: &App, view: &mut Layout, body: Rect) {
+    let [t, d] = if body.width >= 110 {
         let tw = body.width * 11 / 20;
-        (
-            Rect { width: tw, ..body },
-            Rect {
-                x: body.x + tw,
-                width: body.width - tw,
-                ..body
-            },
-        )
+        RLayout::horizontal([Constraint::Length(tw), Constraint::Min(0)]).areas(body)
     } else {
         // Stacked: the tree takes what it needs, up to 55%; the detail gets the rest.
         let rows = app.inspect().map_or(0, |i| i.visible.len()) as u16 + 2;
         let th = rows
             .clamp(5, (body.height * 11 / 20).max(5))
             .min(body.height.saturating_sub(3));
-        (
-            Rect { height: th, ..body },
-            Rect {
-                y: body.y + th,
-                height: body.height - th,
-                ..body
-            },
-        )
+        RLayout::vertical([Constraint::Length(th), Constraint::Min(0)]).areas(body)
     };
-    tree::draw(f, app, t);
-    detail::draw(f, app, d);
+    tree_pane::draw(f, app, view, t);
+    detail_pane::draw(f, app, view, d);
 }
 
 /// A one-line paragraph of spans.
@@ -122,7 +90,7 @@ fn line<'a>(spans: Vec<Span<'a>>) -> Paragraph<'a> {
 }
 
 /// Keep `sel` inside a window of `height` rows starting at `offset`.
-fn scroll_into_view(offset: &mut usize, sel: usize, height: usize) {
+pub(crate) fn scroll_into_view(offset: &mut usize, sel: usize, height: usize) {
     if height == 0 {
         return;
     }

@@ -9,9 +9,10 @@ use ratatui::text::{Line, Span};
 use ratatui::widgets::{Block, BorderType, Borders, Paragraph};
 use ratatui::Frame;
 
+use super::Inspect;
 use crate::core::entry::{js_key_text, Entry, EntryBody, Role};
 use crate::core::time::{iso_from_ms, ms_from_iso};
-use crate::tui::app::{App, Hit, Inspect, Pane};
+use crate::tui::app::{App, Hit, Layout, Pane};
 use crate::tui::data::{Opened, OpenedSession, OpenedSubmission};
 use crate::tui::text::{ago, char_width, clean, clean_lines, dollars};
 use crate::tui::theme::Theme;
@@ -718,7 +719,7 @@ fn wrap_lines(lines: Vec<Line<'static>>, w: usize) -> Vec<Line<'static>> {
     out
 }
 
-pub fn draw(f: &mut Frame, app: &mut App, area: Rect) {
+pub fn draw(f: &mut Frame, app: &App, view: &mut Layout, area: Rect) {
     let t = app.cfg.theme;
     let focused = app.focus == Pane::Detail;
     let block = Block::new()
@@ -739,7 +740,7 @@ pub fn draw(f: &mut Frame, app: &mut App, area: Rect) {
         ));
     let inner = block.inner(area);
     f.render_widget(block, area);
-    app.layout.detail = Some(Hit { area, rows: inner });
+    view.detail = Some(Hit { area, rows: inner });
     let depth = app.stack.len();
     let now = app.now_ms;
     let Some(ins) = app.stack.last() else { return };
@@ -748,18 +749,19 @@ pub fn draw(f: &mut Frame, app: &mut App, area: Rect) {
     }
     let w = inner.width.max(1);
     let key = (depth, ins.generation, w, now / 1000);
-    let stale = app.detail_cache.as_ref().stale_for(key);
+    let stale = view.detail_cache.as_ref().stale_for(key);
     if stale {
         let lines = wrap_lines(build(ins, t, now, app.write_mode()), w as usize);
-        app.detail_cache = Some(DetailCache { key, lines });
+        view.detail_cache = Some(DetailCache { key, lines });
     }
-    let cache = app.detail_cache.as_ref().expect("just built");
+    let cache = view.detail_cache.as_ref().expect("just built");
     let total = cache.lines.len();
-    app.layout.detail_lines = total;
+    view.detail_lines = total;
     let h = inner.height as usize;
-    let ins = app.stack.last_mut().expect("checked");
-    ins.detail_scroll = ins.detail_scroll.min(total.saturating_sub(h.min(total)));
-    let start = ins.detail_scroll;
+    // The last page ends at the last line; keys start from here (see `Inspect::scroll_detail`).
+    let max = total.saturating_sub(h.min(total));
+    view.detail_max_scroll = Some(max);
+    let start = ins.detail_scroll.min(max);
     let visible: Vec<Line> = cache.lines.iter().skip(start).take(h).cloned().collect();
     f.render_widget(Paragraph::new(visible), inner);
     if total > h {
@@ -790,7 +792,8 @@ impl CacheCheck for Option<&DetailCache> {
     }
 }
 
-/// Plain text of the detail pane for the current selection (tests and export of what is shown).
+/// Plain text of the detail pane for the current selection (what the harness reads).
+#[cfg(feature = "test-harness")]
 pub fn detail_text(app: &App) -> String {
     let Some(ins) = app.inspect() else {
         return String::new();

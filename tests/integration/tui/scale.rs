@@ -44,7 +44,7 @@ fn open_sized(db: &Path, auto_background: bool, (w, ht): (u16, u16)) -> Harness 
 }
 
 fn pending(h: &Harness) -> usize {
-    h.app.items.iter().filter(|i| i.pending).count()
+    h.loaded_rows().iter().filter(|i| i.pending).count()
 }
 
 #[test]
@@ -52,13 +52,13 @@ fn tui_scale_placeholders_first_then_verdicts_replace_them_with_progress_shown()
     let dir = tempfile::tempdir().unwrap();
     let db = scale_db(dir.path());
     let mut h = open(&db, false);
-    let expired = h.app.count(StatusFilter::Expired);
+    let expired = h.count(StatusFilter::Expired);
     assert!(expired >= 20, "{expired}");
     // The first frame: every expired row, drawn from its submission row; no verdict yet.
-    assert_eq!(h.app.items.len(), expired);
+    assert_eq!(h.loaded_rows().len(), expired);
     assert_eq!(pending(&h), expired);
-    assert!(h.app.items.iter().all(|i| i.verdict == "…"));
-    assert_eq!(h.app.count_known(StatusFilter::Running), None);
+    assert!(h.loaded_rows().iter().all(|i| i.verdict == "…"));
+    assert_eq!(h.count_known(StatusFilter::Running), None);
     let screen = h.render();
     assert!(
         screen.contains(&format!("verdicts 0/{expired}")),
@@ -67,7 +67,7 @@ fn tui_scale_placeholders_first_then_verdicts_replace_them_with_progress_shown()
     assert!(screen.contains("running …"), "counts follow: {screen}");
     // The first batch brings the counts and a few verdicts.
     assert!(h.background_step());
-    assert!(h.app.count_known(StatusFilter::Running).is_some());
+    assert!(h.count_known(StatusFilter::Running).is_some());
     let left = pending(&h);
     assert!(left < expired && left > 0, "{left} of {expired}");
     let screen = h.render();
@@ -82,7 +82,7 @@ fn tui_scale_placeholders_first_then_verdicts_replace_them_with_progress_shown()
         !screen.contains("verdicts "),
         "no progress when done: {screen}"
     );
-    assert!(h.app.count_known(StatusFilter::Failed).is_some());
+    assert!(h.count_known(StatusFilter::Failed).is_some());
     // The same verdicts as a harness that finished everything before its first frame.
     let full = open(&db, true);
     let verdicts = |h: &Harness| {
@@ -101,7 +101,7 @@ fn tui_scale_placeholders_first_then_verdicts_replace_them_with_progress_shown()
         v
     };
     assert_eq!(verdicts(&h), verdicts(&full));
-    assert!(h.app.items.iter().all(|i| i.verdict != "…"));
+    assert!(h.loaded_rows().iter().all(|i| i.verdict != "…"));
 }
 
 #[test]
@@ -113,8 +113,8 @@ fn tui_scale_rows_on_screen_are_computed_first() {
     h.render();
     // Jump to the last row: it is on screen now, the first rows are not.
     h.press("G");
-    let last = h.app.selected_item().unwrap().row.submission_id.clone();
-    assert!(h.app.selected_item().unwrap().pending);
+    let last = h.selected_row().unwrap().row.submission_id.clone();
+    assert!(h.selected_row().unwrap().pending);
     assert!(h.background_step());
     let item = h
         .app
@@ -132,12 +132,16 @@ fn tui_scale_a_filter_change_reads_that_filters_rows() {
     let db = scale_db(dir.path());
     let mut h = open(&db, true);
     let now = NOW;
-    assert!(h.app.items.iter().all(|i| i.row.lease_expired(now)));
+    assert!(h.loaded_rows().iter().all(|i| i.row.lease_expired(now)));
     h.press("3");
-    let queued = h.app.count(StatusFilter::Queued);
+    let queued = h.count(StatusFilter::Queued);
     assert!(queued > 0);
-    assert_eq!(h.app.items.len(), queued, "only the queued rows are loaded");
-    assert!(h.app.items.iter().all(|i| i.row.status == "queued"));
+    assert_eq!(
+        h.loaded_rows().len(),
+        queued,
+        "only the queued rows are loaded"
+    );
+    assert!(h.loaded_rows().iter().all(|i| i.row.status == "queued"));
     // A row written meanwhile shows up on the next filter change, without a refresh.
     {
         let conn = rusqlite::Connection::open(&db).unwrap();
@@ -151,17 +155,17 @@ fn tui_scale_a_filter_change_reads_that_filters_rows() {
         .unwrap();
     }
     h.press("1");
-    assert!(h.app.items.iter().all(|i| i.row.status == "running"));
+    assert!(h.loaded_rows().iter().all(|i| i.row.status == "running"));
     h.press("3");
     assert!(h
         .app
         .items
         .iter()
         .any(|i| i.row.submission_id == "bench-new-row"));
-    assert_eq!(h.app.items.len(), queued + 1);
+    assert_eq!(h.loaded_rows().len(), queued + 1);
     // All: every row of this small database (under the page size).
     h.press("2");
-    assert_eq!(h.app.items.len(), h.app.count(StatusFilter::All));
+    assert_eq!(h.loaded_rows().len(), h.count(StatusFilter::All));
 }
 
 #[test]
@@ -169,7 +173,7 @@ fn tui_scale_refresh_rereads_only_changed_rows() {
     let dir = tempfile::tempdir().unwrap();
     let db = scale_db(dir.path());
     let mut h = open(&db, true);
-    let target = h.app.items[0].clone();
+    let target = h.loaded_rows()[0].clone();
     assert!(!target.pending);
     h.auto_background = false;
     // Nothing changed: a refresh shows every cached verdict at once, nothing pending.
@@ -209,7 +213,7 @@ fn tui_scale_refresh_rereads_only_changed_rows() {
         .app
         .items
         .iter()
-        .filter(|i| h.app.is_flashing(&i.row.submission_id))
+        .filter(|i| h.is_flashing(&i.row.submission_id))
         .map(|i| i.row.submission_id.as_str())
         .collect();
     assert_eq!(flashing, vec![target.row.submission_id.as_str()]);
@@ -228,9 +232,9 @@ fn tui_scale_sessions_are_read_when_their_view_opens() {
     let dir = tempfile::tempdir().unwrap();
     let db = scale_db(dir.path());
     let mut h = open(&db, true);
-    assert!(h.app.sessions.rows.is_empty(), "not read for the list");
+    assert_eq!(h.sessions_loaded(), 0, "not read for the list");
     h.press("s");
-    assert!(!h.app.sessions.rows.is_empty());
+    assert!(h.sessions_loaded() > 0);
     let screen = h.render();
     assert!(screen.contains("oncall-platform"), "{screen}");
 }
@@ -252,8 +256,7 @@ fn tui_scale_stepping_reaches_submissions_outside_the_filter() {
         .submission_id
         .clone();
     assert_eq!(
-        h.app
-            .items
+        h.loaded_rows()
             .iter()
             .filter(|i| i.row.session_key == key)
             .count(),
@@ -262,13 +265,13 @@ fn tui_scale_stepping_reaches_submissions_outside_the_filter() {
     h.press("/");
     h.press(&whale);
     h.press("<Enter><Enter>");
-    assert!(h.app.inspect().is_some_and(|i| i.data.is_some()));
+    assert!(h.opened_loaded() == Ok(true));
     h.press("[");
-    let status = h.app.status.clone().map(|s| s.text).unwrap_or_default();
+    let status = h.status_text().unwrap_or_default();
     assert!(
         status.starts_with("submission ") && status.ends_with(" in this session"),
         "{status}"
     );
-    let opened = h.app.inspect().unwrap().target.id().to_string();
+    let opened = h.opened_id().unwrap();
     assert_ne!(opened, whale, "an earlier submission of the session opened");
 }

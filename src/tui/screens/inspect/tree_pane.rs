@@ -7,23 +7,24 @@ use ratatui::text::{Line, Span};
 use ratatui::widgets::{Block, BorderType, Borders, Paragraph};
 use ratatui::Frame;
 
-use super::scroll_into_view;
+use super::Inspect;
 use crate::core::entry::{Entry, EntryBody, Role};
 use crate::core::time::ms_from_iso;
-use crate::tui::app::{App, Hit, Inspect, Pane};
+use crate::tui::app::{App, Hit, Layout, Pane};
 use crate::tui::data::Opened;
 use crate::tui::text::{ago, clean, clean_span, compact, dollars, fit};
 use crate::tui::theme::Theme;
 use crate::tui::tree::{CallStatus, Flags, NodeKind};
+use crate::tui::views::scroll_into_view;
 
 /// Frames of the loading spinner (plain ASCII, so it reads the same without colour).
 const SPINNER: [char; 4] = ['|', '/', '-', '\\'];
 
-pub fn draw(f: &mut Frame, app: &mut App, area: Rect) {
+pub fn draw(f: &mut Frame, app: &App, view: &mut Layout, area: Rect) {
     let t = app.cfg.theme;
     let focused = app.focus == Pane::Tree;
     let now = app.now_ms;
-    let Some(ins) = app.stack.last_mut() else {
+    let Some(ins) = app.stack.last() else {
         return;
     };
     let title = match (&ins.data, &ins.error) {
@@ -49,8 +50,8 @@ pub fn draw(f: &mut Frame, app: &mut App, area: Rect) {
         ));
     let inner = block.inner(area);
     f.render_widget(block, area);
-    app.layout.tree = Some(Hit { area, rows: inner });
-    let Some(ins) = app.stack.last_mut() else {
+    view.tree = Some(Hit { area, rows: inner });
+    let Some(ins) = app.stack.last() else {
         return;
     };
     if let Some(e) = &ins.error {
@@ -79,11 +80,13 @@ pub fn draw(f: &mut Frame, app: &mut App, area: Rect) {
         return;
     }
     let h = inner.height as usize;
-    scroll_into_view(&mut ins.offset, ins.sel, h);
+    view.tree_offsets.resize(app.stack.len(), 0);
+    let offset = view.tree_offsets.last_mut().expect("one per opened view");
+    scroll_into_view(offset, ins.sel, h);
+    let offset = *offset;
     let w = inner.width as usize;
-    let ins: &Inspect = ins;
     let hits: std::collections::HashSet<usize> = ins.search.hits.iter().copied().collect();
-    for (r, &node) in ins.visible.iter().enumerate().skip(ins.offset).take(h) {
+    for (r, &node) in ins.visible.iter().enumerate().skip(offset).take(h) {
         let selected = r == ins.sel;
         // Database text in a row is shown terminal-safe, whatever built the span.
         let mut spans: Vec<Span> = row_spans(ins, node, t, now, hits.contains(&node))
@@ -111,7 +114,7 @@ pub fn draw(f: &mut Frame, app: &mut App, area: Rect) {
             (true, false) => t.selected_unfocused(),
             _ => Style::new(),
         };
-        let y = inner.y + (r - ins.offset) as u16;
+        let y = inner.y + (r - offset) as u16;
         let kept: Vec<Span> = kept
             .into_iter()
             .map(|s| Span::styled(s.content, s.style.patch(row_style)))

@@ -1,10 +1,45 @@
 //! `?` help: generated from the keymap, grouped by pane, plus the mouse and the tree's markers.
+//! Its keys: j/k and the pages scroll, ⏎, y and esc close (see [`super::Popup::on_action`]).
 
+use ratatui::layout::Rect;
 use ratatui::style::Style;
 use ratatui::text::{Line, Span};
+use ratatui::widgets::{Block, BorderType, Borders, Clear, Paragraph};
+use ratatui::Frame;
 
+use super::{centered, Env, PopupView};
 use crate::tui::keymap;
 use crate::tui::theme::Theme;
+
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct Help {
+    pub scroll: usize,
+}
+
+impl Help {
+    pub fn render(&self, f: &mut Frame, area: Rect, env: &Env, view: &mut PopupView) {
+        let t = env.theme;
+        let lines = lines(t, !env.write_mode, env.keys);
+        let r = centered(area, 96, area.height.saturating_sub(2));
+        let block = Block::new()
+            .borders(Borders::ALL)
+            .border_type(BorderType::Rounded)
+            .border_style(t.border(true))
+            .title(Span::styled(" help · j/k scroll · esc closes ", t.title()));
+        let inner = block.inner(r);
+        let max = lines.len().saturating_sub(inner.height as usize);
+        view.max_scroll = Some(max);
+        let scroll = self.scroll.min(max);
+        f.render_widget(Clear, r);
+        f.render_widget(block, r);
+        let visible: Vec<Line> = lines
+            .into_iter()
+            .skip(scroll)
+            .take(inner.height as usize)
+            .collect();
+        f.render_widget(Paragraph::new(visible), inner);
+    }
+}
 
 pub fn lines(t: Theme, read_only: bool, keys: &keymap::Overrides) -> Vec<Line<'static>> {
     let mut out = Vec::new();

@@ -1,0 +1,898 @@
+//! The router: the root screen, the focused pane, the popup slot, the status line and the clocks.
+//! A key becomes an [`Action`] (the keymap) and [`App::dispatch`] hands it to the open popup
+//! (`popups/`), else to the focused screen (`screens/`), and carries out what they answer. No
+//! drawing and no I/O here: the app asks for database work and clipboard writes by pushing
+//! [`Effect`]s, which the run loop (or a test) carries out; the worker's answers come back
+//! through `responses.rs`. The write flow is in `writes.rs`, the mouse in `mouse.rs`.
+
+use std::collections::{HashMap, HashSet};
+use std::path::PathBuf;
+use std::time::{Duration, Instant};
+
+use crossterm::event::{KeyCode, KeyEvent, KeyModifiers, MouseButton, MouseEvent, MouseEventKind};
+use ratatui::layout::Rect;
+
+use super::act::{self, Outcome, PlanItem, Planned};
+use super::data::{ListItem, Opened, Snapshot, Target};
+use super::keymap::{self, Action, Ctx, StatusFilter};
+use super::popups::{
+    Confirm, Env, Help, Note, Palette, PaletteEntry, PaletteScope, Popup, PopupView, Reply,
+};
+use super::screens::audit::AuditScreen;
+use super::screens::inspect::{describe_change, Inspect, Said};
+use super::screens::list::{describe_item_change, ListScreen, WriteAsk};
+use super::screens::sessions::SessionsScreen;
+use super::theme::Theme;
+use super::worker::{Request, Response};
+use crate::actions::ActionKind;
+use crate::store::{AuditRecord, SessionSummary};
+
+mod mouse;
+mod responses;
+mod view;
+mod writes;
+
+pub use view::{Hit, Layout};
+
+/// Something the app wants done outside itself.
+#[derive(Debug, Clone)]
+pub enum Effect {
+    /// Database work for the worker thread (the one request type it answers).
+    Request(Request),
+    /// Put this text on the clipboard (OSC 52).
+    Copy(String),
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Pane {
+    List,
+    Sessions,
+    Tree,
+    Detail,
+    Audit,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Root {
+    Submissions,
+    Sessions,
+    /// The audit trail (`a`).
+    Audit,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Level {
+    Info,
+    Error,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Status {
+    pub text: String,
+    pub level: Level,
+}
+
+/// Text being typed into the list filter or the tree search.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum InputMode {
+    Filter,
+    Search,
+}
+
+/// Options that shape the app (a subset of `TuiOptions`).
+#[derive(Debug, Clone)]
+pub struct AppConfig {
+    /// Shown in the header instead of the full path when set (tests, demo).
+    pub display_name: String,
+    /// Without `--write`: the write actions are absent (no keys, no hints).
+    pub read_only: bool,
+    /// `user@host`, recorded in the audit trail with every applied action.
+    pub operator: String,
+    pub refresh: Duration,
+    pub export_dir: PathBuf,
+    pub now_override: Option<i64>,
+    pub theme: Theme,
+    /// Key overrides from the configuration file.
+    pub keys: keymap::Overrides,
+}
+
+pub struct App {
+    pub cfg: AppConfig,
+    pub now_ms: i64,
+    pub ui_now: Instant,
+    pub root: Root,
+    pub focus: Pane,
+    pub list: ListScreen,
+    pub sessions: SessionsScreen,
+    pub stack: Vec<Inspect>,
+    pub items: Vec<ListItem>,
+    pub counts: Vec<(String, i64)>,
+    pub loaded: bool,
+    pub status: Option<Status>,
+    /// The last database error; cleared by the next good refresh.
+    pub db_error: Option<String>,
+    pub banner: Option<String>,
+    pub popup: Option<Popup>,
+    pub input: Option<InputMode>,
+    pub effects: Vec<Effect>,
+    pub last_refresh: Option<Instant>,
+    pub refresh_pending: bool,
+    pub refresh_took: Option<Duration>,
+    pub flashes: HashMap<String, Instant>,
+    pub quit: bool,
+    pub layout: Layout,
+    /// Submissions this app just wrote to: their next change is ours, not "under you".
+    pub own_writes: HashSet<String>,
+    pub audit: AuditScreen,
+    /// Where `a` (or esc) returns to from the audit trail.
+    pub audit_return: Root,
+    /// A plan or an apply is with the worker.
+    pub busy: Option<String>,
+    last_click: Option<(Instant, u16, u16)>,
+    /// Server-side list state: counts, the page, background verdicts (see `list_state.rs`).
+    pub scale: super::list_state::ScaleState,
+}
+
+pub const FLASH: Duration = Duration::from_millis(1200);
+
+impl App {
+    pub fn new(cfg: AppConfig, now_ms: i64) -> App {
+        App {
+            cfg,
+            now_ms,
+            ui_now: Instant::now(),
+            root: Root::Submissions,
+            focus: Pane::List,
+            list: ListScreen::default(),
+            sessions: SessionsScreen::default(),
+            stack: Vec::new(),
+            items: Vec::new(),
+            counts: Vec::new(),
+            loaded: false,
+            status: None,
+            db_error: None,
+            banner: None,
+            popup: None,
+            input: None,
+            effects: Vec::new(),
+            last_refresh: None,
+            refresh_pending: false,
+            refresh_took: None,
+            flashes: HashMap::new(),
+            quit: false,
+            layout: Layout::default(),
+            own_writes: HashSet::new(),
+            audit: AuditScreen::default(),
+            audit_return: Root::Submissions,
+            busy: None,
+            last_click: None,
+            scale: Default::default(),
+        }
+    }
+
+    // ----- queries used by the views -------------------------------------------------------
+
+    pub fn inspect(&self) -> Option<&Inspect> {
+        self.stack.last()
+    }
+
+    fn inspect_mut(&mut self) -> Option<&mut Inspect> {
+        self.stack.last_mut()
+    }
+
+    pub fn selected_item(&self) -> Option<&ListItem> {
+        self.list
+            .view
+            .get(self.list.selected)
+            .map(|&i| &self.items[i])
+    }
+
+    pub fn selected_session(&self) -> Option<&SessionSummary> {
+        self.sessions.selected_session()
+    }
+
+    /// Rows of filter `f` in the database (the counts come from SQL, not from the loaded rows).
+    pub fn count(&self, f: StatusFilter) -> usize {
+        self.count_known(f).unwrap_or(0)
+    }
+
+    pub fn is_flashing(&self, id: &str) -> bool {
+        self.flashes
+            .get(id)
+            .is_some_and(|&until| self.ui_now < until)
+    }
+
+    /// The contexts keys are looked up in, innermost first.
+    pub fn contexts(&self) -> Vec<Ctx> {
+        if self.popup.is_some() {
+            return vec![Ctx::Popup];
+        }
+        contexts_of(self.focus)
+    }
+
+    /// `--write` mode: the write actions exist.
+    pub fn write_mode(&self) -> bool {
+        !self.cfg.read_only
+    }
+
+    pub fn selected_audit(&self) -> Option<&AuditRecord> {
+        self.audit.selected_record()
+    }
+
+    // ----- list and sessions views ----------------------------------------------------------
+
+    pub fn rebuild_list(&mut self) {
+        self.list.rebuild(&self.items, self.now_ms);
+    }
+
+    fn sync_list_selection(&mut self) {
+        self.list.selected_id = self.selected_item().map(|i| i.row.submission_id.clone());
+    }
+
+    pub fn rebuild_sessions(&mut self) {
+        self.sessions.rebuild();
+    }
+
+    // ----- events -------------------------------------------------------------------------
+
+    /// Advance the clocks; asks for a refresh when one is due.
+    pub fn tick(&mut self, ui_now: Instant, wall_ms: i64) {
+        self.ui_now = ui_now;
+        self.now_ms = self.cfg.now_override.unwrap_or(wall_ms);
+        let due = match self.last_refresh {
+            None => true,
+            Some(t) => ui_now.duration_since(t) >= self.cfg.refresh,
+        };
+        if due && !self.refresh_pending {
+            self.request_refresh();
+        }
+        self.flashes.retain(|_, until| ui_now < *until);
+    }
+
+    pub fn request_refresh(&mut self) {
+        self.refresh_pending = true;
+        let open = self.inspect().map(|i| i.target.clone());
+        let visible = self.visible_ids();
+        self.effects.push(Effect::Request(Request::Refresh {
+            now_ms: self.now_ms,
+            open,
+            filter: self.list.filter,
+            sessions: self.root == Root::Sessions,
+            visible,
+            selected: self.list.selected_id.clone(),
+        }));
+        if self.root == Root::Audit {
+            self.effects.push(Effect::Request(Request::Audit));
+        }
+    }
+
+    pub fn on_key(&mut self, ev: KeyEvent) {
+        self.on_key_inner(ev);
+        self.request_bodies();
+    }
+
+    /// Ask the worker for the full bodies the detail pane is about to show.
+    fn request_bodies(&mut self) {
+        let Some(ins) = self.stack.last_mut() else {
+            return;
+        };
+        let Some(session) = ins.session_key() else {
+            return;
+        };
+        for entry_id in ins.bodies_to_fetch() {
+            ins.bodies_requested.insert(entry_id.clone());
+            self.effects.push(Effect::Request(Request::EntryBody {
+                session: session.clone(),
+                entry_id,
+            }));
+        }
+    }
+
+    fn on_key_inner(&mut self, ev: KeyEvent) {
+        if let Some(mode) = self.input {
+            self.on_input_key(mode, ev);
+            return;
+        }
+        // Ctrl-C quits from anywhere, popups included.
+        if ev.code == KeyCode::Char('c') && ev.modifiers.contains(KeyModifiers::CONTROL) {
+            self.quit = true;
+            return;
+        }
+        if matches!(self.popup, Some(Popup::Reason(_) | Popup::Palette(_))) {
+            // They read text: every key is theirs.
+            if let Some(reply) = self.with_popup(|p, env, view| p.on_key(&ev, env, view)) {
+                self.on_popup_reply(reply);
+            }
+            return;
+        }
+        if let Some(a) =
+            keymap::lookup_with(&self.contexts(), &ev, self.write_mode(), &self.cfg.keys)
+        {
+            self.dispatch(a);
+        }
+    }
+
+    /// Open `p` in the popup slot (its scroll bounds are its own, from its first draw).
+    fn show(&mut self, p: Popup) {
+        self.popup = Some(p);
+        self.layout.popup = PopupView::default();
+    }
+
+    /// Carry out what the open popup asked for.
+    fn on_popup_reply(&mut self, reply: Reply) {
+        match reply {
+            Reply::Stay => {}
+            Reply::StayWith(msg) => self.info(&msg),
+            Reply::Close => self.popup = None,
+            Reply::CloseWith(msg) => {
+                self.popup = None;
+                self.info(&msg);
+            }
+            Reply::Run(a) => {
+                self.popup = None;
+                self.dispatch(a);
+            }
+            Reply::Apply { kind, items } => {
+                self.popup = None;
+                self.request_apply(kind, items);
+            }
+            Reply::Plan { kind, ids, reason } => {
+                self.popup = None;
+                self.request_plan(kind, ids, reason);
+            }
+        }
+    }
+
+    /// Call `f` with the open popup and what it needs from the app (the pane under it, the
+    /// theme, the keys); `None` without a popup.
+    fn with_popup<R>(
+        &mut self,
+        f: impl FnOnce(&mut Popup, &Env, &mut PopupView) -> R,
+    ) -> Option<R> {
+        let here = contexts_of(self.focus);
+        let page = self.page();
+        let env = Env {
+            theme: self.cfg.theme,
+            write_mode: !self.cfg.read_only,
+            keys: &self.cfg.keys,
+            here,
+            page,
+        };
+        let p = self.popup.as_mut()?;
+        Some(f(p, &env, &mut self.layout.popup))
+    }
+
+    /// Draw the open popup over the screen.
+    pub fn draw_popup(&self, f: &mut ratatui::Frame, area: Rect, view: &mut PopupView) {
+        let env = Env {
+            theme: self.cfg.theme,
+            write_mode: !self.cfg.read_only,
+            keys: &self.cfg.keys,
+            here: contexts_of(self.focus),
+            page: 0,
+        };
+        if let Some(p) = &self.popup {
+            p.render(f, area, &env, view);
+        }
+    }
+
+    /// The command palette's rows for this query (what `:` lists in the current pane).
+    pub fn palette_entries(&self, query: &str) -> Vec<PaletteEntry> {
+        let here = contexts_of(self.focus);
+        PaletteScope {
+            here: &here,
+            write_mode: self.write_mode(),
+            keys: &self.cfg.keys,
+        }
+        .entries(query)
+    }
+
+    fn on_input_key(&mut self, mode: InputMode, ev: KeyEvent) {
+        let ctrl = ev.modifiers.contains(KeyModifiers::CONTROL);
+        match ev.code {
+            KeyCode::Char('c') if ctrl => self.quit = true,
+            KeyCode::Esc => {
+                self.input = None;
+                self.set_query(mode, String::new());
+            }
+            KeyCode::Enter => {
+                self.input = None;
+                if mode == InputMode::Search {
+                    self.search_step(true, true);
+                }
+            }
+            KeyCode::Backspace => {
+                let mut q = self.query(mode);
+                q.pop();
+                self.set_query(mode, q);
+            }
+            KeyCode::Char('u') if ctrl => self.set_query(mode, String::new()),
+            KeyCode::Char(c) if !ctrl => {
+                let mut q = self.query(mode);
+                q.push(c);
+                self.set_query(mode, q);
+            }
+            _ => {}
+        }
+    }
+
+    fn query(&self, mode: InputMode) -> String {
+        match mode {
+            InputMode::Filter if self.focus == Pane::Sessions => self.sessions.query.clone(),
+            InputMode::Filter => self.list.query.clone(),
+            InputMode::Search => self
+                .inspect()
+                .map(|i| i.search.query.clone())
+                .unwrap_or_default(),
+        }
+    }
+
+    fn set_query(&mut self, mode: InputMode, q: String) {
+        match mode {
+            InputMode::Filter if self.focus == Pane::Sessions => {
+                self.sessions.query = q;
+                self.rebuild_sessions();
+            }
+            InputMode::Filter => {
+                self.list.query = q;
+                self.rebuild_list();
+            }
+            InputMode::Search => {
+                if let Some(ins) = self.inspect_mut() {
+                    ins.set_search(q);
+                }
+                // Incremental: jump to the first hit at or after the cursor as the text grows.
+                self.search_step(true, true);
+            }
+        }
+    }
+
+    /// The router: an action goes to the open popup, else to the focused screen or the app.
+    pub fn dispatch(&mut self, a: Action) {
+        // The popup owns the keyboard while open.
+        if let Some(reply) = self.with_popup(|p, env, view| p.on_action(a, env, view)) {
+            self.on_popup_reply(reply);
+            self.prioritize_visible();
+            return;
+        }
+        // The opened submission or session handles its tree's actions itself.
+        if let Some(ins) = self.stack.last_mut() {
+            if let Some((said, focus_tree)) = ins.on_action(a) {
+                self.hear(said, focus_tree);
+                self.prioritize_visible();
+                return;
+            }
+        }
+        match a {
+            Action::Quit => self.quit = true,
+            Action::Help => self.show(Popup::Help(Help::default())),
+            Action::Palette => self.show(Popup::Palette(Palette::default())),
+            Action::Refresh => {
+                self.request_refresh();
+                self.info("refreshing…");
+            }
+            Action::Back => self.back(),
+            Action::NextPane | Action::PrevPane => self.cycle_pane(),
+            Action::ToggleSessions => self.toggle_root(),
+            Action::Copy => self.copy(),
+            Action::Export => self.export(),
+            Action::PlanWrites => self.plan_writes(),
+            Action::Up => self.move_by(-1),
+            Action::Down => self.move_by(1),
+            Action::PageUp => self.move_by(-(self.page() as isize)),
+            Action::PageDown => self.move_by(self.page() as isize),
+            Action::Top => self.move_by(isize::MIN / 2),
+            Action::Bottom => self.move_by(isize::MAX / 2),
+            Action::Enter => self.enter(),
+            Action::Filter(f) => {
+                self.list.filter = f;
+                self.list.selected = 0;
+                self.layout.list_offset = 0;
+                self.rebuild_list();
+                // Only the filter's rows are loaded: read the new filter's.
+                self.request_refresh();
+            }
+            Action::StartFilter => self.input = Some(InputMode::Filter),
+            Action::SortNext | Action::SortReverse => {
+                if let Some(msg) = self.list.on_sort(a, &self.items, self.now_ms) {
+                    self.info(&msg);
+                }
+            }
+            Action::Expand => self.expand(),
+            Action::Search => {
+                if self.inspect().is_some() {
+                    self.focus = Pane::Tree;
+                    self.input = Some(InputMode::Search);
+                }
+            }
+            Action::PrevSubmission => self.step_submission(-1),
+            Action::NextSubmission => self.step_submission(1),
+            // The opened view's own actions, without one.
+            Action::Collapse
+            | Action::ExpandAll
+            | Action::CollapseAll
+            | Action::JumpCheckpoint
+            | Action::JumpInput
+            | Action::JumpMatched
+            | Action::ShowVerdict
+            | Action::SearchNext
+            | Action::SearchPrev
+            | Action::ToggleRaw => {}
+            // The popup's own actions: nothing to do without one.
+            Action::Confirm | Action::Yes | Action::SwitchButton | Action::Cancel => {}
+            Action::ToggleAudit => self.toggle_audit(),
+            // Write actions: their bindings exist only in write mode; this guard keeps a stray
+            // call (mouse, tests) from doing anything in read-only mode.
+            Action::Act(kind) if self.write_mode() => self.act(kind),
+            Action::ToggleMark if self.write_mode() => self.toggle_mark(),
+            Action::Act(_) | Action::ToggleMark => {}
+        }
+        self.prioritize_visible();
+    }
+
+    fn info(&mut self, text: &str) {
+        self.status = Some(Status {
+            text: text.to_string(),
+            level: Level::Info,
+        });
+    }
+
+    fn error(&mut self, text: &str) {
+        self.status = Some(Status {
+            text: text.to_string(),
+            level: Level::Error,
+        });
+    }
+
+    fn page(&self) -> usize {
+        let hit = match self.focus {
+            Pane::List => self.layout.list,
+            Pane::Sessions => self.layout.sessions,
+            Pane::Tree => self.layout.tree,
+            Pane::Detail => self.layout.detail,
+            Pane::Audit => self.layout.audit,
+        };
+        hit.map_or(10, |h| h.rows.height.max(2) as usize - 1)
+    }
+
+    fn back(&mut self) {
+        if self.popup.take().is_some() {
+            return;
+        }
+        if self.banner.take().is_some() {
+            return;
+        }
+        if self.stack.pop().is_some() {
+            self.layout.tree_offsets.truncate(self.stack.len());
+            self.focus = match (self.stack.is_empty(), self.root) {
+                (false, _) => Pane::Tree,
+                (true, root) => root_pane(root),
+            };
+            return;
+        }
+        match self.focus {
+            Pane::Audit => self.toggle_audit(),
+            Pane::List if !self.list.query.is_empty() => {
+                self.list.query.clear();
+                self.rebuild_list();
+            }
+            Pane::List if !self.list.marks.is_empty() => {
+                let n = self.list.marks.len();
+                self.list.marks.clear();
+                self.info(&format!(
+                    "unmarked {n} row{}",
+                    if n == 1 { "" } else { "s" }
+                ));
+            }
+            Pane::Sessions if !self.sessions.query.is_empty() => {
+                self.sessions.query.clear();
+                self.rebuild_sessions();
+            }
+            _ => {}
+        }
+    }
+
+    fn cycle_pane(&mut self) {
+        if self.inspect().is_some() {
+            self.focus = if self.focus == Pane::Tree {
+                Pane::Detail
+            } else {
+                Pane::Tree
+            };
+        }
+    }
+
+    fn toggle_root(&mut self) {
+        self.stack.clear();
+        self.layout.tree_offsets.clear();
+        self.banner = None;
+        self.root = match self.root {
+            Root::Submissions | Root::Audit => Root::Sessions,
+            Root::Sessions => Root::Submissions,
+        };
+        self.focus = root_pane(self.root);
+        if self.root == Root::Sessions {
+            // Sessions are read when their view opens, not before.
+            self.request_refresh();
+        }
+    }
+
+    /// `a`: the audit trail, or back to where it was opened from.
+    fn toggle_audit(&mut self) {
+        self.stack.clear();
+        self.layout.tree_offsets.clear();
+        self.banner = None;
+        if self.root == Root::Audit {
+            self.root = self.audit_return;
+        } else {
+            self.audit_return = self.root;
+            self.root = Root::Audit;
+            self.effects.push(Effect::Request(Request::Audit));
+        }
+        self.focus = root_pane(self.root);
+    }
+
+    fn move_by(&mut self, delta: isize) {
+        let step = |cur: usize, len: usize| -> usize {
+            if len == 0 {
+                return 0;
+            }
+            (cur as isize)
+                .saturating_add(delta)
+                .clamp(0, len as isize - 1) as usize
+        };
+        if matches!(
+            self.popup,
+            Some(Popup::Help(_) | Popup::Confirm(_) | Popup::Palette(_))
+        ) {
+            self.with_popup(|p, env, view| p.scroll_by(delta, env, view));
+            return;
+        }
+        match self.focus {
+            Pane::List => {
+                self.list.selected = step(self.list.selected, self.list.view.len());
+                self.sync_list_selection();
+            }
+            Pane::Sessions => self.sessions.move_cursor(delta),
+            Pane::Audit => self.audit.move_cursor(delta),
+            Pane::Tree => {
+                if let Some(ins) = self.inspect_mut() {
+                    ins.move_cursor(delta);
+                }
+            }
+            Pane::Detail => {
+                // The first key after a draw starts from what it showed (see `scroll_detail`).
+                let (lines, shown) = (
+                    self.layout.detail_lines,
+                    self.layout.detail_max_scroll.take(),
+                );
+                if let Some(ins) = self.inspect_mut() {
+                    ins.scroll_detail(delta, lines, shown);
+                }
+            }
+        }
+    }
+
+    fn open(&mut self, target: Target) {
+        self.stack.push(Inspect::new(target.clone()));
+        self.layout.tree_offsets.resize(self.stack.len() - 1, 0);
+        self.layout.tree_offsets.push(0);
+        self.focus = Pane::Tree;
+        self.banner = None;
+        self.effects.push(Effect::Request(Request::Open {
+            target,
+            now_ms: self.now_ms,
+        }));
+    }
+
+    fn enter(&mut self) {
+        match self.focus {
+            Pane::List => match self.selected_item() {
+                Some(it) => {
+                    let id = it.row.submission_id.clone();
+                    self.open(Target::Submission(id));
+                }
+                None => self.info("nothing selected: try another filter (1-7)"),
+            },
+            Pane::Sessions => {
+                if let Some(s) = self.selected_session() {
+                    let key = s.id.clone();
+                    self.open(Target::Session(key));
+                }
+            }
+            Pane::Audit => {
+                if let Some(a) = self.selected_audit() {
+                    let id = a.submission_id.clone();
+                    self.open(Target::Submission(id));
+                }
+            }
+            Pane::Tree => self.expand(),
+            Pane::Detail => {}
+        }
+    }
+
+    fn expand(&mut self) {
+        if let Some(sub) = self.inspect().and_then(|i| i.input_submission_at_cursor()) {
+            self.open(Target::Submission(sub));
+            return;
+        }
+        if let Some(ins) = self.inspect_mut() {
+            ins.toggle_fold();
+        }
+    }
+
+    /// What the inspect screen said after an action, and whether its tree takes the keyboard.
+    fn hear(&mut self, said: Option<Said>, focus_tree: bool) {
+        if focus_tree {
+            self.focus = Pane::Tree;
+        }
+        match said {
+            Some(Said::Info(m)) => self.info(&m),
+            Some(Said::Error(m)) => self.error(&m),
+            None => {}
+        }
+    }
+
+    fn search_step(&mut self, forward: bool, from_cursor: bool) {
+        if let Some(said) = self
+            .inspect_mut()
+            .map(|i| i.search_step(forward, from_cursor))
+        {
+            self.hear(said, false);
+        }
+    }
+
+    fn step_submission(&mut self, delta: isize) {
+        let Some(ins) = self.inspect() else { return };
+        match &ins.data {
+            Some(Opened::Submission(s)) => {
+                let key = s.report.row().session_key.clone();
+                let id = s.report.row().submission_id.clone();
+                let subs = self.session_submissions(&key);
+                let Some(pos) = subs.iter().position(|(_, i)| *i == id) else {
+                    return;
+                };
+                let next = pos as isize + delta;
+                if next < 0 || next >= subs.len() as isize {
+                    self.info(&format!(
+                        "no {} submission in this session ({} in all)",
+                        if delta < 0 { "earlier" } else { "later" },
+                        subs.len()
+                    ));
+                    return;
+                }
+                let target = Target::Submission(subs[next as usize].1.clone());
+                let n = subs.len();
+                if let Some(top) = self.stack.last_mut() {
+                    *top = Inspect::new(target.clone());
+                    if let Some(off) = self.layout.tree_offsets.last_mut() {
+                        *off = 0;
+                    }
+                }
+                self.banner = None;
+                self.effects.push(Effect::Request(Request::Open {
+                    target,
+                    now_ms: self.now_ms,
+                }));
+                self.info(&format!("submission {} of {n} in this session", next + 1));
+            }
+            Some(Opened::Session(_)) => {
+                if let Some((said, focus)) = self.inspect_mut().map(|i| i.step_input(delta)) {
+                    self.hear(said, focus);
+                }
+            }
+            None => {}
+        }
+    }
+
+    /// The id `y` copies: the selected row's id, or the selected entry's.
+    pub fn selected_id(&self) -> Option<String> {
+        match self.focus {
+            Pane::List => self.selected_item().map(|i| i.row.submission_id.clone()),
+            Pane::Sessions => self.selected_session().map(|s| s.id.clone()),
+            Pane::Audit => self.selected_audit().map(|a| a.submission_id.clone()),
+            Pane::Tree | Pane::Detail => self.inspect()?.selected_id(),
+        }
+    }
+
+    fn copy(&mut self) {
+        match self.selected_id() {
+            Some(id) => {
+                // What is pasted must not act either (a newline or ESC pasted into a shell): the
+                // clipboard gets the id as shown, with hostile characters as visible escapes.
+                let id = super::text::clean(&id);
+                self.effects.push(Effect::Copy(id.clone()));
+                self.info(&format!("copied {id} to the clipboard (OSC 52)"));
+            }
+            None => self.info("nothing to copy here"),
+        }
+    }
+
+    fn export_target(&self) -> Option<Target> {
+        if let Some(ins) = self.inspect() {
+            return Some(ins.target.clone());
+        }
+        match self.focus {
+            Pane::Sessions => self
+                .selected_session()
+                .map(|s| Target::Session(s.id.clone())),
+            Pane::Audit => self
+                .selected_audit()
+                .map(|a| Target::Submission(a.submission_id.clone())),
+            _ => self
+                .selected_item()
+                .map(|i| Target::Submission(i.row.submission_id.clone())),
+        }
+    }
+
+    fn export(&mut self) {
+        match self.export_target() {
+            Some(t) => {
+                self.effects.push(Effect::Request(Request::Export {
+                    target: t,
+                    dir: self.cfg.export_dir.clone(),
+                    now_ms: self.now_ms,
+                }));
+                self.info("exporting…");
+            }
+            None => self.info("nothing selected to export"),
+        }
+    }
+
+    fn plan_writes(&mut self) {
+        let Some(s) = self.inspect().and_then(|i| i.submission()) else {
+            self.info("open a submission to see its recovery plan");
+            return;
+        };
+        let p = &s.plan;
+        let title = match p.rule {
+            Some(r) => format!("Recovery plan: rule {r} → {}", p.result.unwrap_or("?")),
+            None => format!("Recovery plan: {}", p.disposition.label()),
+        };
+        let mut lines = vec![p.reason.clone(), String::new()];
+        if p.writes.is_empty() {
+            lines.push("No writes: the runtime would leave this row as it is.".into());
+        } else {
+            lines.push("The runtime's reconciler would write, in order:".into());
+            lines.extend(
+                p.writes
+                    .iter()
+                    .enumerate()
+                    .map(|(i, w)| format!("  {}. {}", i + 1, w.describe())),
+            );
+        }
+        lines.push(String::new());
+        if self.cfg.read_only {
+            lines.push("READ-ONLY: nothing will be written.".into());
+        } else {
+            lines
+                .push("S applies these writes one at a time, each previewed and confirmed.".into());
+        }
+        self.show(Popup::info(title, lines));
+    }
+}
+
+/// The contexts keys are looked up in for a focused pane, innermost first.
+fn contexts_of(focus: Pane) -> Vec<Ctx> {
+    match focus {
+        Pane::List => vec![Ctx::List, Ctx::Nav, Ctx::Global],
+        Pane::Sessions => vec![Ctx::Sessions, Ctx::Nav, Ctx::Global],
+        Pane::Tree => vec![Ctx::Tree, Ctx::Inspect, Ctx::Nav, Ctx::Global],
+        Pane::Detail => vec![Ctx::Detail, Ctx::Inspect, Ctx::Nav, Ctx::Global],
+        Pane::Audit => vec![Ctx::Audit, Ctx::Nav, Ctx::Global],
+    }
+}
+
+/// The pane that has focus in a root view.
+fn root_pane(root: Root) -> Pane {
+    match root {
+        Root::Submissions => Pane::List,
+        Root::Sessions => Pane::Sessions,
+        Root::Audit => Pane::Audit,
+    }
+}
+
+/// Keys that are plain text while typing in a filter or search (for the footer).
+pub fn input_hints() -> Vec<(&'static str, &'static str)> {
+    vec![("⏎", "keep"), ("esc", "clear"), ("^u", "erase")]
+}

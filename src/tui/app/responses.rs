@@ -1,0 +1,193 @@
+//! The worker's answers: snapshots merged into the screens (flashes, "changed under you"),
+//! opened views, entry bodies, exports, plans and results, the audit trail.
+
+use super::*;
+
+impl App {
+    pub fn on_response(&mut self, resp: Response) {
+        self.on_response_inner(resp);
+        // A newly opened tree selects a row whose body may be needed.
+        self.request_bodies();
+    }
+
+    pub(super) fn on_response_inner(&mut self, resp: Response) {
+        match resp {
+            Response::Snapshot(Ok(snap)) => self.on_snapshot(*snap),
+            Response::Verdicts(batch) => self.on_verdicts(batch),
+            Response::Siblings { key, ids } => self.scale.siblings = Some((key, ids)),
+            Response::Snapshot(Err(e)) => {
+                // Also how a worker panic arrives: never leave an action waiting forever.
+                self.busy = None;
+                self.refresh_pending = false;
+                self.last_refresh = Some(self.ui_now);
+                self.db_error = Some(e);
+            }
+            Response::Opened { target, result } => {
+                let ui_now = self.ui_now;
+                let _ = ui_now;
+                if let (Target::Submission(_), Ok(Opened::Submission(s))) = (&target, &result) {
+                    self.want_siblings(&s.report.row().session_key.clone());
+                }
+                if let Some(ins) = self.stack.iter_mut().rev().find(|i| i.target == target) {
+                    match result {
+                        Ok(data) => {
+                            let first = ins.data.is_none();
+                            ins.data = Some(data);
+                            ins.error = None;
+                            ins.rebuild();
+                            if first {
+                                ins.sel = 0;
+                            }
+                        }
+                        Err(e) => ins.error = Some(e),
+                    }
+                }
+            }
+            Response::EntryBody {
+                session,
+                entry_id,
+                result,
+            } => {
+                for ins in self.stack.iter_mut() {
+                    if ins.session_key().as_deref() != Some(session.as_str()) {
+                        continue;
+                    }
+                    if let Ok(Some(full)) = &result {
+                        ins.bodies.insert(entry_id.clone(), (**full).clone());
+                        ins.generation += 1;
+                    }
+                }
+            }
+            Response::Exported(Ok(path)) => self.info(&format!("exported to {}", path.display())),
+            Response::Exported(Err(e)) => self.error(&format!("export failed: {e}")),
+            Response::Planned(p) => self.on_planned(p),
+            Response::Applied { kind, outcomes } => self.on_applied(kind, outcomes),
+            Response::Audit(result) => self.audit.on_read(result),
+        }
+    }
+
+    pub(super) fn on_snapshot(&mut self, snap: Snapshot) {
+        self.refresh_pending = false;
+        self.last_refresh = Some(self.ui_now);
+        self.refresh_took = Some(snap.took);
+        self.db_error = None;
+        if self.cfg.now_override.is_none() {
+            self.now_ms = snap.now_ms;
+        }
+        let selected_before = self.selected_item().cloned();
+        let watched = snap.watched.clone();
+        let same_filter = self.scale.filter == Some(snap.filter);
+        let mut snap = snap;
+        if self.loaded && same_filter {
+            let until = self.ui_now + FLASH;
+            self.scale
+                .merge_pending(&self.items, &mut snap.items, &self.own_writes);
+            let old: HashMap<&str, String> = self
+                .items
+                .iter()
+                .map(|i| (i.row.submission_id.as_str(), i.signature()))
+                .collect();
+            for it in snap.items.iter().filter(|i| !i.pending) {
+                if old.get(it.row.submission_id.as_str()) != Some(&it.signature()) {
+                    self.flashes.insert(it.row.submission_id.clone(), until);
+                }
+            }
+        } else {
+            self.scale.pending_base.clear();
+        }
+        self.scale.on_snapshot(&snap);
+        self.items = snap.items;
+        // A marked row that no longer exists cannot be acted on: forget it (rows of another
+        // filter are not loaded, so only a refresh of the same filter tells).
+        let items = &self.items;
+        if same_filter {
+            self.list
+                .marks
+                .retain(|id| items.iter().any(|i| &i.row.submission_id == id));
+        }
+        if let Some(c) = snap.counts {
+            self.counts = c;
+            self.scale.counts_known = true;
+        }
+        if let Some(sessions) = snap.sessions {
+            self.sessions.rows = sessions;
+            self.scale.sessions_loaded = true;
+        }
+        let first = !self.loaded;
+        self.loaded = true;
+        self.rebuild_list();
+        self.rebuild_sessions();
+        if self
+            .status
+            .as_ref()
+            .is_some_and(|s| s.text == "refreshing…")
+        {
+            let ms = self.refresh_took.map_or(0, |d| d.as_millis());
+            self.info(&format!("refreshed in {ms} ms"));
+        }
+        // Our own writes are not "changed under you": forget them after this refresh.
+        let own = std::mem::take(&mut self.own_writes);
+        self.scale.own_recent = own.clone();
+        // The selected row changed under the operator (the opened submission is checked below).
+        if self.stack.is_empty() {
+            if let Some(old) = selected_before
+                .as_ref()
+                .filter(|o| !own.contains(&o.row.submission_id))
+            {
+                let id = &old.row.submission_id;
+                let still = self
+                    .selected_item()
+                    .is_some_and(|n| &n.row.submission_id == id);
+                let new = self
+                    .items
+                    .iter()
+                    .find(|i| &i.row.submission_id == id)
+                    .or(watched.as_ref().filter(|w| &w.row.submission_id == id))
+                    .filter(|i| !i.pending);
+                if let Some(new) = new {
+                    if let Some(mut c) = describe_item_change(old, new) {
+                        if !still {
+                            c = c.replace(
+                                " · esc dismisses",
+                                " · it left this filter · esc dismisses",
+                            );
+                        }
+                        self.banner = Some(c);
+                    }
+                }
+            }
+        }
+        if first {
+            // Said once the counts are in (they follow the first snapshot).
+            self.scale.greet = true;
+            self.greet();
+        }
+        if let Some((target, result)) = snap.open {
+            let Some(ins) = self.stack.last_mut() else {
+                return;
+            };
+            if ins.target != target {
+                return;
+            }
+            match result {
+                Ok(data) => {
+                    let change = match (&ins.data, &data) {
+                        (Some(Opened::Submission(a)), Opened::Submission(b))
+                            if !own.contains(&b.report.row().submission_id) =>
+                        {
+                            describe_change(a, b)
+                        }
+                        _ => None,
+                    };
+                    ins.data = Some(data);
+                    ins.error = None;
+                    ins.rebuild();
+                    if let Some(c) = change {
+                        self.banner = Some(c);
+                    }
+                }
+                Err(e) => ins.error = Some(e),
+            }
+        }
+    }
+}

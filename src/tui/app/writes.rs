@@ -1,0 +1,123 @@
+//! Write actions (write mode only): what a write key plans, what an apply asks the worker,
+//! and how their answers open the confirm popup (`popups/confirm.rs`).
+
+use super::*;
+
+impl App {
+    /// The submissions an action applies to: the marked rows (from the list), else the selected
+    /// row, else the opened submission.
+    pub(super) fn action_targets(&self) -> Result<Vec<String>, &'static str> {
+        if let Some(ins) = self.inspect() {
+            return match ins.submission() {
+                Some(s) => Ok(vec![s.report.row().submission_id.clone()]),
+                None => Err("open a submission (⏎ on its input) to act on it"),
+            };
+        }
+        if self.focus == Pane::List {
+            return self.list.write_targets(&self.items);
+        }
+        Err("select a submission first")
+    }
+
+    pub(super) fn act(&mut self, kind: ActionKind) {
+        if let Some(b) = &self.busy {
+            let msg = format!("one action at a time: still {b}");
+            self.info(&msg);
+            return;
+        }
+        let ids = match self.action_targets() {
+            Ok(ids) => ids,
+            Err(e) => {
+                self.info(e);
+                return;
+            }
+        };
+        match ListScreen::write_ask(kind, ids) {
+            WriteAsk::Reason(r) => self.show(Popup::Reason(r)),
+            WriteAsk::Plan { kind, ids } => self.request_plan(kind, ids, None),
+        }
+    }
+
+    pub(super) fn request_plan(
+        &mut self,
+        kind: ActionKind,
+        ids: Vec<String>,
+        reason: Option<String>,
+    ) {
+        let what = if ids.len() == 1 {
+            act::short_id(&ids[0])
+        } else {
+            format!("{} marked submissions", ids.len())
+        };
+        self.busy = Some(format!("planning {} of {what}…", kind.as_str()));
+        self.info(&format!("reading {what} and planning {}…", kind.as_str()));
+        self.effects.push(Effect::Request(Request::Plan {
+            kind,
+            ids,
+            reason,
+            now_ms: self.now_ms,
+        }));
+    }
+
+    pub(super) fn request_apply(&mut self, kind: ActionKind, items: Vec<PlanItem>) {
+        self.busy = Some(format!("applying {}…", kind.as_str()));
+        self.show(Confirm::applying(kind, &items));
+        self.effects.push(Effect::Request(Request::Apply {
+            kind,
+            items,
+            operator: self.cfg.operator.clone(),
+            now_ms: self.now_ms,
+        }));
+    }
+
+    pub(super) fn toggle_mark(&mut self) {
+        if self.focus != Pane::List || self.inspect().is_some() {
+            return;
+        }
+        let Some(id) = self.selected_item().map(|i| i.row.submission_id.clone()) else {
+            return;
+        };
+        self.list.toggle_mark(id);
+        self.move_by(1);
+        let n = self.list.marks.len();
+        self.info(&format!(
+            "{n} marked · R/Q/F/S act on every marked row · esc unmarks all"
+        ));
+    }
+
+    pub(super) fn on_planned(&mut self, p: Planned) {
+        self.busy = None;
+        let (popup, note) = Confirm::for_planned(p);
+        self.note(note);
+        self.show(popup);
+    }
+
+    pub(super) fn note(&mut self, note: Note) {
+        match note {
+            Note::Clear => self.status = None,
+            Note::Info(m) => self.info(&m),
+            Note::Error(m) => self.error(&m),
+        }
+    }
+
+    pub(super) fn on_applied(&mut self, kind: ActionKind, outcomes: Vec<Outcome>) {
+        self.busy = None;
+        for o in &outcomes {
+            if matches!(o.result, act::OutcomeResult::Applied { .. }) {
+                self.own_writes.insert(o.submission_id.clone());
+            }
+        }
+        let (popup, note) = Confirm::for_applied(kind, &outcomes);
+        self.note(note);
+        self.show(popup);
+        // The marked rows an action went through are done with.
+        for o in &outcomes {
+            self.list.marks.remove(&o.submission_id);
+        }
+        // Fresh data everywhere: the list, the opened submission, the audit trail.
+        self.request_refresh();
+        if self.root != Root::Audit {
+            self.effects.push(Effect::Request(Request::Audit));
+        }
+    }
+}

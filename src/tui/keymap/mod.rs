@@ -1,0 +1,475 @@
+//! The typed actions and the one keymap table. `?` help and the footer are generated from it, so
+//! what the screen says is what the keys do.
+
+use crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
+
+use crate::actions::ActionKind;
+
+mod table;
+
+pub use table::KEYMAP;
+
+use Action as A;
+use Ctx as C;
+
+/// Which submissions the list shows (one key each).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum StatusFilter {
+    /// The runtime's definition: `status='running' AND 0 < lease_expires_at < now`.
+    #[default]
+    Expired,
+    All,
+    /// `queued`, shown as pending.
+    Queued,
+    Running,
+    Terminalizing,
+    Settled,
+    /// Settled with an error (dispatch) or a failed terminal event (direct).
+    Failed,
+}
+
+impl StatusFilter {
+    pub const ALL: [StatusFilter; 7] = [
+        StatusFilter::Expired,
+        StatusFilter::All,
+        StatusFilter::Queued,
+        StatusFilter::Running,
+        StatusFilter::Terminalizing,
+        StatusFilter::Settled,
+        StatusFilter::Failed,
+    ];
+
+    pub fn label(self) -> &'static str {
+        match self {
+            StatusFilter::Expired => "expired",
+            StatusFilter::All => "all",
+            StatusFilter::Queued => "pending",
+            StatusFilter::Running => "running",
+            StatusFilter::Terminalizing => "terminalizing",
+            StatusFilter::Settled => "settled",
+            StatusFilter::Failed => "failed",
+        }
+    }
+
+    pub fn key(self) -> char {
+        match self {
+            StatusFilter::Expired => '1',
+            StatusFilter::All => '2',
+            StatusFilter::Queued => '3',
+            StatusFilter::Running => '4',
+            StatusFilter::Terminalizing => '5',
+            StatusFilter::Settled => '6',
+            StatusFilter::Failed => '7',
+        }
+    }
+}
+
+/// Everything a key (or the mouse) can ask for. The write actions are one variant, `Act`, and
+/// exist only in `--write` mode (their bindings are marked `write`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Action {
+    Quit,
+    Back,
+    Help,
+    Refresh,
+    NextPane,
+    PrevPane,
+    ToggleSessions,
+    Copy,
+    Export,
+    PlanWrites,
+    Up,
+    Down,
+    PageUp,
+    PageDown,
+    Top,
+    Bottom,
+    Enter,
+    Filter(StatusFilter),
+    StartFilter,
+    SortNext,
+    SortReverse,
+    Expand,
+    Collapse,
+    ExpandAll,
+    CollapseAll,
+    JumpCheckpoint,
+    JumpInput,
+    JumpMatched,
+    ShowVerdict,
+    Search,
+    SearchNext,
+    SearchPrev,
+    PrevSubmission,
+    NextSubmission,
+    ToggleRaw,
+    /// Press the popup's selected button (No on a write until the operator switches).
+    Confirm,
+    /// The popup's Yes: apply the previewed writes, or ok.
+    Yes,
+    /// Switch between the popup's No and Yes buttons.
+    SwitchButton,
+    Cancel,
+    /// Show the audit trail (both modes).
+    ToggleAudit,
+    /// Write mode only: plan an action on the selected (or every marked) submission and open its
+    /// confirm popup.
+    Act(ActionKind),
+    /// Write mode only: mark or unmark the selected list row for a bulk action.
+    ToggleMark,
+    /// The command palette: every action with its key, filtered as you type.
+    Palette,
+}
+
+/// Where a binding applies. Lookup goes from the focused pane outwards to `Global`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Ctx {
+    Global,
+    /// Moving in any list-like pane.
+    Nav,
+    List,
+    Sessions,
+    /// Tree and detail of an opened submission or session.
+    Inspect,
+    Tree,
+    Detail,
+    /// The audit trail view.
+    Audit,
+    Popup,
+}
+
+impl Ctx {
+    pub fn title(self) -> &'static str {
+        match self {
+            Ctx::Global => "Everywhere",
+            Ctx::Nav => "Moving",
+            Ctx::List => "Submissions list",
+            Ctx::Sessions => "Sessions list",
+            Ctx::Inspect => "Opened submission or session (tree and detail)",
+            Ctx::Tree => "History tree",
+            Ctx::Detail => "Detail",
+            Ctx::Audit => "Audit trail",
+            Ctx::Popup => "Popup",
+        }
+    }
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Key {
+    pub code: KeyCode,
+    pub mods: KeyModifiers,
+}
+
+/// One row of the keymap.
+#[derive(Debug, Clone, Copy)]
+pub struct Binding {
+    pub ctx: Ctx,
+    pub keys: &'static [Key],
+    /// How the keys are written in help and footer.
+    pub label: &'static str,
+    pub action: Action,
+    pub help: &'static str,
+    /// Short text for the footer; `None` keeps the binding out of the footer. `"keys\ttext"`
+    /// overrides the key label (for groups like `1-7`).
+    pub footer: Option<&'static str>,
+    /// Only in `--write` mode. In read-only mode the binding is absent: not looked up, not in the
+    /// footer, not in the help.
+    pub write: bool,
+}
+
+impl Binding {
+    /// Whether the binding exists in this mode.
+    pub fn active(&self, write_mode: bool) -> bool {
+        write_mode || !self.write
+    }
+}
+
+fn key_matches(key: &Key, ev: &KeyEvent) -> bool {
+    if key.code != ev.code {
+        return false;
+    }
+    // Shifted characters arrive with SHIFT on some terminals: compare the character only.
+    let relevant = ev.modifiers & (KeyModifiers::CONTROL | KeyModifiers::ALT);
+    match key.code {
+        KeyCode::Char(_) => relevant == key.mods,
+        KeyCode::BackTab => true,
+        _ => ev.modifiers == key.mods || relevant == key.mods,
+    }
+}
+
+/// The action for `ev` in the given contexts (innermost first). Write bindings only match in
+/// `--write` mode.
+pub fn lookup(ctxs: &[Ctx], ev: &KeyEvent, write_mode: bool) -> Option<Action> {
+    ctxs.iter().find_map(|ctx| {
+        KEYMAP
+            .iter()
+            .filter(|b| b.ctx == *ctx && b.active(write_mode))
+            .find(|b| b.keys.iter().any(|k| key_matches(k, ev)))
+            .map(|b| b.action)
+    })
+}
+
+/// Footer hints for the given contexts, innermost first, without duplicates: (keys, text, action).
+pub fn footer(ctxs: &[Ctx], write_mode: bool) -> Vec<(&'static str, &'static str, Action)> {
+    let mut out: Vec<(&str, &str, Action)> = Vec::new();
+    for ctx in ctxs {
+        for bnd in KEYMAP
+            .iter()
+            .filter(|b| b.ctx == *ctx && b.active(write_mode))
+        {
+            if let Some(text) = bnd.footer {
+                let (label, text) = text.split_once('\t').unwrap_or((bnd.label, text));
+                if !out.iter().any(|(_, t, _)| *t == text) {
+                    out.push((label, text, bnd.action));
+                }
+            }
+        }
+    }
+    out
+}
+
+/// Help groups in display order: (title, [(keys, description)]), for this mode.
+pub fn help_groups(write_mode: bool) -> Vec<(&'static str, Vec<(&'static str, &'static str)>)> {
+    [
+        C::Global,
+        C::Nav,
+        C::List,
+        C::Sessions,
+        C::Inspect,
+        C::Tree,
+        C::Detail,
+        C::Audit,
+        C::Popup,
+    ]
+    .into_iter()
+    .map(|ctx| {
+        let rows = KEYMAP
+            .iter()
+            .filter(|b| b.ctx == ctx && b.active(write_mode))
+            .map(|b| (b.label, b.help))
+            .collect();
+        (ctx.title(), rows)
+    })
+    .collect()
+}
+
+/// The name of an action in the configuration file's `[keys]` table and in the command palette.
+pub fn action_name(a: Action) -> String {
+    let s = match a {
+        A::Quit => "quit",
+        A::Back => "back",
+        A::Help => "help",
+        A::Refresh => "refresh",
+        A::NextPane => "next_pane",
+        A::PrevPane => "prev_pane",
+        A::ToggleSessions => "toggle_sessions",
+        A::Copy => "copy",
+        A::Export => "export",
+        A::PlanWrites => "plan_writes",
+        A::Up => "up",
+        A::Down => "down",
+        A::PageUp => "page_up",
+        A::PageDown => "page_down",
+        A::Top => "top",
+        A::Bottom => "bottom",
+        A::Enter => "open",
+        A::Filter(f) => return format!("filter_{}", f.label()),
+        A::StartFilter => "filter",
+        A::SortNext => "sort",
+        A::SortReverse => "sort_reverse",
+        A::Expand => "expand",
+        A::Collapse => "collapse",
+        A::ExpandAll => "expand_all",
+        A::CollapseAll => "collapse_all",
+        A::JumpCheckpoint => "jump_checkpoint",
+        A::JumpInput => "jump_input",
+        A::JumpMatched => "jump_matched",
+        A::ShowVerdict => "verdict",
+        A::Search => "search",
+        A::SearchNext => "search_next",
+        A::SearchPrev => "search_prev",
+        A::PrevSubmission => "prev_submission",
+        A::NextSubmission => "next_submission",
+        A::ToggleRaw => "toggle_raw",
+        A::Confirm => "confirm",
+        A::Yes => "yes",
+        A::SwitchButton => "switch_button",
+        A::Cancel => "cancel",
+        A::ToggleAudit => "audit",
+        A::Act(kind) => kind.as_str(),
+        A::ToggleMark => "mark",
+        A::Palette => "palette",
+    };
+    s.to_string()
+}
+
+/// Every action that can be rebound, by name (outside popups), sorted by name.
+pub fn rebindable() -> Vec<(String, Action)> {
+    let mut out: Vec<(String, Action)> = Vec::new();
+    for b in KEYMAP.iter().filter(|b| b.ctx != Ctx::Popup) {
+        let name = action_name(b.action);
+        if !out.iter().any(|(n, _)| *n == name) {
+            out.push((name, b.action));
+        }
+    }
+    out.sort_by(|a, b| a.0.cmp(&b.0));
+    out
+}
+
+/// Parse a key as written in the configuration file: `x`, `X`, `ctrl-x`, `enter`, `esc`, `tab`,
+/// `space`, `up`, `down`, `left`, `right`, `home`, `end`, `pgup`, `pgdn`, `f1`…`f12`.
+pub fn parse_key(text: &str) -> Result<Key, String> {
+    let t = text.trim();
+    let (mods, rest) = match t.strip_prefix("ctrl-").or_else(|| t.strip_prefix("C-")) {
+        Some(r) => (KeyModifiers::CONTROL, r),
+        None => (KeyModifiers::NONE, t),
+    };
+    let mut chars = rest.chars();
+    let code = match (chars.next(), chars.next()) {
+        (Some(c), None) if !c.is_control() => KeyCode::Char(c),
+        _ => match rest.to_ascii_lowercase().as_str() {
+            "enter" | "return" => KeyCode::Enter,
+            "esc" | "escape" => KeyCode::Esc,
+            "tab" => KeyCode::Tab,
+            "backtab" | "shift-tab" => KeyCode::BackTab,
+            "space" => KeyCode::Char(' '),
+            "up" => KeyCode::Up,
+            "down" => KeyCode::Down,
+            "left" => KeyCode::Left,
+            "right" => KeyCode::Right,
+            "home" => KeyCode::Home,
+            "end" => KeyCode::End,
+            "pgup" | "pageup" => KeyCode::PageUp,
+            "pgdn" | "pagedown" => KeyCode::PageDown,
+            f if f.starts_with('f') && f[1..].parse::<u8>().is_ok_and(|n| (1..=12).contains(&n)) => {
+                KeyCode::F(f[1..].parse().unwrap_or(1))
+            }
+            _ => {
+                return Err(format!(
+                    "{text:?} is not a key (use a character, ctrl-x, enter, esc, tab, space, up, down, left, right, home, end, pgup, pgdn or f1-f12)"
+                ))
+            }
+        },
+    };
+    Ok(Key { code, mods })
+}
+
+/// How a key is written back (palette, help).
+pub fn key_label(key: &Key) -> String {
+    let base = match key.code {
+        KeyCode::Char(' ') => "space".to_string(),
+        KeyCode::Char(c) => c.to_string(),
+        KeyCode::Enter => "⏎".into(),
+        KeyCode::Esc => "esc".into(),
+        KeyCode::Tab => "Tab".into(),
+        KeyCode::BackTab => "S-Tab".into(),
+        KeyCode::Up => "↑".into(),
+        KeyCode::Down => "↓".into(),
+        KeyCode::Left => "←".into(),
+        KeyCode::Right => "→".into(),
+        KeyCode::Home => "Home".into(),
+        KeyCode::End => "End".into(),
+        KeyCode::PageUp => "PgUp".into(),
+        KeyCode::PageDown => "PgDn".into(),
+        KeyCode::F(n) => format!("F{n}"),
+        other => format!("{other:?}"),
+    };
+    if key.mods.contains(KeyModifiers::CONTROL) {
+        format!("^{base}")
+    } else {
+        base
+    }
+}
+
+/// Key overrides from the configuration file: each replaces every default key of its action
+/// (outside popups).
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Overrides(pub Vec<(Action, Key)>);
+
+impl Overrides {
+    /// Validate `name = "key"` pairs against the keymap.
+    pub fn parse<'a>(
+        pairs: impl IntoIterator<Item = (&'a str, &'a str)>,
+    ) -> Result<Overrides, String> {
+        let names = rebindable();
+        let mut out = Vec::new();
+        for (name, key) in pairs {
+            let Some((_, action)) = names.iter().find(|(n, _)| n == name) else {
+                return Err(format!(
+                    "unknown action {name:?} in [keys] (known: {})",
+                    names
+                        .iter()
+                        .map(|(n, _)| n.as_str())
+                        .collect::<Vec<_>>()
+                        .join(", ")
+                ));
+            };
+            out.push((*action, parse_key(key)?));
+        }
+        Ok(Overrides(out))
+    }
+
+    pub fn key_for(&self, a: Action) -> Option<Key> {
+        self.0.iter().find(|(x, _)| *x == a).map(|(_, k)| *k)
+    }
+}
+
+/// [`lookup`] with the configuration file's overrides: an overridden action answers only to its
+/// new key; popups keep their keys.
+pub fn lookup_with(
+    ctxs: &[Ctx],
+    ev: &KeyEvent,
+    write_mode: bool,
+    ov: &Overrides,
+) -> Option<Action> {
+    if ov.0.is_empty() || ctxs == [Ctx::Popup] {
+        return lookup(ctxs, ev, write_mode);
+    }
+    for ctx in ctxs {
+        for (action, key) in &ov.0 {
+            let available = KEYMAP
+                .iter()
+                .any(|b| b.ctx == *ctx && b.action == *action && b.active(write_mode));
+            if available && key_matches(key, ev) {
+                return Some(*action);
+            }
+        }
+    }
+    ctxs.iter().find_map(|ctx| {
+        KEYMAP
+            .iter()
+            .filter(|b| b.ctx == *ctx && b.active(write_mode))
+            .filter(|b| ov.key_for(b.action).is_none())
+            .find(|b| b.keys.iter().any(|k| key_matches(k, ev)))
+            .map(|b| b.action)
+    })
+}
+
+/// [`help_groups`] with the configuration file's overrides shown as the keys.
+pub fn help_groups_with(
+    write_mode: bool,
+    ov: &Overrides,
+) -> Vec<(&'static str, Vec<(String, &'static str)>)> {
+    help_groups(write_mode)
+        .into_iter()
+        .map(|(title, rows)| {
+            let rows = rows
+                .into_iter()
+                .map(|(label, help)| {
+                    let bnd = KEYMAP
+                        .iter()
+                        .find(|b| b.label == label && b.help == help && b.ctx != Ctx::Popup);
+                    let key = bnd.and_then(|b| ov.key_for(b.action));
+                    (
+                        key.map_or_else(|| label.to_string(), |k| key_label(&k)),
+                        help,
+                    )
+                })
+                .collect();
+            (title, rows)
+        })
+        .collect()
+}
+
+#[cfg(test)]
+mod tests;

@@ -1,0 +1,445 @@
+//! The confirm dialog: the preview of a write (No selected until the operator switches), the
+//! informational popups that report plans, refusals and results, and step mode's "next step".
+//!
+//! Pressing R (or Q, F, S) in the list asks the worker for a plan ([`super::super::screens`]);
+//! the plan arrives here ([`Confirm::for_planned`]), ⏎ on Yes or `y` answers [`Reply::Apply`],
+//! and the worker's report comes back as [`Confirm::for_applied`].
+
+use ratatui::layout::Rect;
+use ratatui::style::{Modifier, Style};
+use ratatui::text::{Line, Span};
+use ratatui::widgets::{Block, BorderType, Borders, Clear, Paragraph};
+use ratatui::Frame;
+
+use super::{button, centered, Popup, PopupView, Reply};
+use crate::actions::ActionKind;
+use crate::tui::act::{self, Outcome, OutcomeResult, PlanItem, Planned};
+use crate::tui::keymap::Action;
+use crate::tui::text::{char_width, clean, fit, width};
+use crate::tui::theme::Theme;
+
+/// What a popup's Yes does.
+#[derive(Debug, Clone, PartialEq)]
+pub enum PopupAction {
+    /// Nothing: an informational popup (⏎ or y closes it).
+    Close,
+    /// Apply these previewed plans, each in its own fenced transaction. Needs an explicit Yes:
+    /// the No button is selected when the popup opens.
+    Apply {
+        kind: ActionKind,
+        items: Vec<PlanItem>,
+    },
+    /// Step mode, after a step: plan the next write of the runtime's plan for this submission.
+    NextStep { submission_id: String },
+}
+
+#[derive(Debug, Clone, PartialEq)]
+pub struct Confirm {
+    pub title: String,
+    pub lines: Vec<String>,
+    /// What the Yes button says ("apply", "ok", "next step").
+    pub confirm_label: String,
+    pub action: PopupAction,
+    pub scroll: usize,
+    /// The selected button: Yes when true. Starts false (No) for writes.
+    pub yes: bool,
+}
+
+/// What the status line says when a plan or a result arrives.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Note {
+    /// Clear it (the popup says everything).
+    Clear,
+    Info(String),
+    Error(String),
+}
+
+impl Confirm {
+    /// An informational popup with one button.
+    pub fn info(title: impl Into<String>, lines: Vec<String>) -> Confirm {
+        Confirm {
+            title: title.into(),
+            lines,
+            confirm_label: "ok".into(),
+            action: PopupAction::Close,
+            scroll: 0,
+            yes: true,
+        }
+    }
+
+    /// A write's preview: No is selected.
+    fn apply(
+        title: String,
+        lines: Vec<String>,
+        label: String,
+        kind: ActionKind,
+        items: Vec<PlanItem>,
+    ) -> Confirm {
+        Confirm {
+            title,
+            lines,
+            confirm_label: label,
+            action: PopupAction::Apply { kind, items },
+            scroll: 0,
+            yes: false,
+        }
+    }
+
+    pub fn is_write(&self) -> bool {
+        matches!(self.action, PopupAction::Apply { .. })
+    }
+
+    /// The worker's plans for a write: the preview to confirm, or why there is nothing to.
+    pub fn for_planned(p: Planned) -> (Popup, Note) {
+        let kind = p.kind;
+        if p.items.len() == 1 {
+            let item = p.items.into_iter().next().expect("one item");
+            return match &item.result {
+                Ok(plan) if !plan.is_noop() => {
+                    let (title, lines) = act::confirm_single(kind, &item, plan);
+                    let label = format!("Yes, {}", kind.as_str());
+                    (
+                        Popup::Confirm(Confirm::apply(title, lines, label, kind, vec![item])),
+                        Note::Clear,
+                    )
+                }
+                _ => {
+                    let (title, lines) = act::refused_single(kind, &item);
+                    let note = match &item.result {
+                        Err(r) => {
+                            Note::Error(format!("refused: {} · instead: {}", r.reason, r.instead))
+                        }
+                        Ok(_) => Note::Info("nothing to write".into()),
+                    };
+                    (Popup::info(title, lines), note)
+                }
+            };
+        }
+        let (title, lines) = act::confirm_bulk(&p);
+        if p.applicable() == 0 {
+            let note = Note::Error(
+                "nothing to apply: every marked submission was refused or has nothing to write"
+                    .into(),
+            );
+            return (Popup::info(title, lines), note);
+        }
+        let label = format!("Yes, {} {}", kind.as_str(), p.applicable());
+        (
+            Popup::Confirm(Confirm::apply(title, lines, label, kind, p.items)),
+            Note::Clear,
+        )
+    }
+
+    /// The popup shown while the worker applies.
+    pub fn applying(kind: ActionKind, items: &[PlanItem]) -> Popup {
+        let n = items
+            .iter()
+            .filter(|i| i.result.as_ref().is_ok_and(|p| !p.is_noop()))
+            .count();
+        Popup::info(
+            format!("{}: applying…", act::title_word(kind)),
+            vec![format!(
+                "writing {n} submission{}, each in its own fenced transaction…",
+                if n == 1 { "" } else { "s" }
+            )],
+        )
+    }
+
+    /// The worker's report of an apply: what was written (before → now), or why not.
+    pub fn for_applied(kind: ActionKind, outcomes: &[Outcome]) -> (Popup, Note) {
+        if outcomes.len() == 1 {
+            let o = &outcomes[0];
+            let (title, lines, next) = act::result_single(kind, o);
+            let note = match &o.result {
+                OutcomeResult::Applied { applied, .. } => Note::Info(format!(
+                    "{} {}: {} row(s) written, lock held {:.2} ms, audit #{}",
+                    kind.as_str(),
+                    act::short_id(&o.submission_id),
+                    applied.rows_written,
+                    applied.lock_held.as_secs_f64() * 1000.0,
+                    applied.audit_id
+                )),
+                OutcomeResult::Fenced(d) => Note::Error(format!(
+                    "nothing written: {} changed since the preview ({})",
+                    act::short_id(&o.submission_id),
+                    d.join("; ")
+                )),
+                _ => Note::Error(lines.join(" ")),
+            };
+            let popup = if next {
+                Popup::Confirm(Confirm {
+                    title,
+                    lines,
+                    confirm_label: "next step".into(),
+                    action: PopupAction::NextStep {
+                        submission_id: o.submission_id.clone(),
+                    },
+                    scroll: 0,
+                    yes: true,
+                })
+            } else {
+                Popup::info(title, lines)
+            };
+            return (popup, note);
+        }
+        let (applied, refused, fenced, errors) = act::counts(outcomes);
+        let note = Note::Info(format!(
+            "{}: {applied} applied · {refused} refused · {fenced} changed since the preview · {errors} failed",
+            kind.as_str()
+        ));
+        let (title, lines) = act::result_bulk(kind, outcomes);
+        (Popup::info(title, lines), note)
+    }
+
+    /// The popup's keys: ⏎ presses the selected button, `y` is Yes, Tab switches, esc cancels.
+    pub fn on_action(&mut self, a: Action) -> Reply {
+        match a {
+            Action::Confirm | Action::Yes => {
+                let go = a == Action::Yes || self.yes;
+                match &self.action {
+                    PopupAction::Close => Reply::Close,
+                    PopupAction::NextStep { .. } if !go => Reply::CloseWith(
+                        "stopped stepping: the rest is left to the runtime (S steps again)".into(),
+                    ),
+                    // ⏎ on No: nothing happens, and the popup stays.
+                    _ if !go => Reply::StayWith(
+                        "No is selected: nothing written · y applies · Tab selects Yes · esc cancels"
+                            .into(),
+                    ),
+                    PopupAction::Apply { kind, items } => Reply::Apply {
+                        kind: *kind,
+                        items: items.clone(),
+                    },
+                    PopupAction::NextStep { submission_id } => Reply::Plan {
+                        kind: ActionKind::Step,
+                        ids: vec![submission_id.clone()],
+                        reason: None,
+                    },
+                }
+            }
+            Action::SwitchButton => {
+                if self.action != PopupAction::Close {
+                    self.yes = !self.yes;
+                }
+                Reply::Stay
+            }
+            Action::Cancel if self.is_write() => {
+                Reply::CloseWith("cancelled: nothing written".into())
+            }
+            Action::Cancel | Action::Back => Reply::Close,
+            _ => Reply::Stay,
+        }
+    }
+
+    pub fn render(&self, f: &mut Frame, area: Rect, t: Theme, view: &mut PopupView) {
+        let pw = area.width.saturating_sub(2).min(120);
+        let text_w = pw.saturating_sub(4) as usize;
+        let wrapped: Vec<Line> = self
+            .lines
+            .iter()
+            .flat_map(|l| {
+                let style = tone(t, l);
+                wrap(l, text_w)
+                    .into_iter()
+                    .map(move |piece| Line::from(Span::styled(format!(" {piece}"), style)))
+            })
+            .collect();
+        // Borders, the body, a blank line and the buttons.
+        let h = (wrapped.len() as u16 + 4).min(area.height.saturating_sub(2));
+        let r = centered(area, pw, h);
+        let block = Block::new()
+            .borders(Borders::ALL)
+            .border_type(BorderType::Double)
+            .border_style(if self.is_write() {
+                t.partial()
+            } else {
+                t.border(true)
+            })
+            .title(Span::styled(
+                format!(
+                    " {} ",
+                    fit(&clean(&self.title), pw.saturating_sub(4) as usize)
+                ),
+                t.title(),
+            ));
+        let inner = block.inner(r);
+        f.render_widget(Clear, r);
+        f.render_widget(block, r);
+        let body_h = inner.height.saturating_sub(2) as usize;
+        let total = wrapped.len();
+        let max = total.saturating_sub(body_h);
+        view.max_scroll = Some(max);
+        let scroll = self.scroll.min(max);
+        let visible: Vec<Line> = wrapped.into_iter().skip(scroll).take(body_h).collect();
+        f.render_widget(
+            Paragraph::new(visible),
+            Rect {
+                height: body_h as u16,
+                ..inner
+            },
+        );
+        if total > body_h {
+            let pos = format!(
+                " {}-{}/{} · j/k scroll ",
+                scroll + 1,
+                (scroll + body_h).min(total),
+                total
+            );
+            let x = r.right().saturating_sub(width(&pos) as u16 + 1);
+            f.render_widget(
+                Paragraph::new(Span::styled(pos, t.dim())),
+                Rect {
+                    x,
+                    y: r.bottom().saturating_sub(1),
+                    width: r.right().saturating_sub(x),
+                    height: 1,
+                },
+            );
+        }
+        let label = &self.confirm_label;
+        let keys = match &self.action {
+            PopupAction::Close => vec![
+                Span::raw(" "),
+                button(t, label, true),
+                Span::styled("   esc close", t.dim()),
+            ],
+            PopupAction::Apply { .. } => vec![
+                Span::raw(" "),
+                button(t, "No", !self.yes),
+                Span::raw("  "),
+                button(t, label, self.yes),
+                Span::styled("   y yes · Tab switch · esc cancel", t.dim()),
+            ],
+            PopupAction::NextStep { .. } => vec![
+                Span::raw(" "),
+                button(t, "stop here", !self.yes),
+                Span::raw("  "),
+                button(t, label, self.yes),
+                Span::styled("   y next step · Tab switch · esc stop", t.dim()),
+            ],
+        };
+        f.render_widget(
+            Paragraph::new(Line::from(keys)),
+            Rect {
+                y: inner.bottom().saturating_sub(1),
+                height: 1,
+                ..inner
+            },
+        );
+    }
+}
+
+/// The style of a popup line, from how it starts (the text carries the meaning; colour repeats it).
+fn tone(t: Theme, line: &str) -> Style {
+    let s = line.trim_start();
+    if s.starts_with('✗') || s.starts_with("refused") || s.starts_with("- ") {
+        t.error().remove_modifier(Modifier::BOLD)
+    } else if s.starts_with('✓') || s.starts_with("applied:") || s.starts_with("+ ") {
+        t.ok()
+    } else if s.starts_with('▶') || s.starts_with("next write:") {
+        t.key()
+    } else if s.starts_with("nothing written") || s.starts_with("instead:") {
+        t.warn()
+    } else if [
+        "runtime plan:",
+        "afterwards:",
+        "before → now:",
+        "writes, in one",
+        "what changed:",
+    ]
+    .iter()
+    .any(|p| s.starts_with(p))
+    {
+        t.title()
+    } else if ["insert entry", "update ", "delete "]
+        .iter()
+        .any(|p| s.starts_with(p))
+    {
+        Style::new().add_modifier(Modifier::BOLD)
+    } else {
+        Style::new()
+    }
+}
+
+/// Wrap `line` to `w` cells: prose after a space near the edge, row data (JSON, SQL values)
+/// exactly at the edge so every byte stays visible; continuation lines keep the line's
+/// indentation plus two, so a long row stays visibly one row.
+fn wrap(line: &str, w: usize) -> Vec<String> {
+    let line = clean(line);
+    if width(&line) <= w || w < 8 {
+        return vec![line];
+    }
+    let words = !line.contains(['{', '\'']);
+    let lead = line.chars().take_while(|c| *c == ' ').count().min(w / 2) + 2;
+    let mut out = Vec::new();
+    let mut cur: Vec<char> = Vec::new();
+    let mut used = 0;
+    let mut first = true;
+    for c in line.chars() {
+        let cw = char_width(c);
+        if used + cw > w {
+            let start = if first { 0 } else { lead };
+            let mut carry: Vec<char> = Vec::new();
+            if let Some(sp) = cur.iter().rposition(|&x| x == ' ').filter(|_| words) {
+                if sp > start && cur.len() - sp < w / 3 {
+                    carry = cur.split_off(sp + 1);
+                }
+            }
+            let piece: String = cur.iter().collect();
+            out.push(if words {
+                piece.trim_end().to_string()
+            } else {
+                piece
+            });
+            cur = " ".repeat(lead).chars().chain(carry).collect();
+            used = cur.iter().map(|&x| char_width(x)).sum();
+            first = false;
+        }
+        cur.push(c);
+        used += cw;
+    }
+    if cur.iter().any(|c| *c != ' ') {
+        out.push(cur.into_iter().collect());
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn wrap_keeps_the_indent_of_long_rows() {
+        let out = wrap("    abcdefghijklmnop", 10);
+        assert_eq!(out, ["    abcdef", "      ghij", "      klmn", "      op"]);
+        assert_eq!(wrap("short", 10), ["short"]);
+        // Prose breaks after a space near the edge.
+        assert_eq!(
+            wrap("the quick brown fox jumps", 12),
+            ["the quick", "  brown fox", "  jumps"]
+        );
+        // Row data wraps at the edge, spaces kept.
+        assert_eq!(
+            wrap("{\"a\":\"b c d e f\"}", 10),
+            ["{\"a\":\"b c ", "  d e f\"}"]
+        );
+    }
+
+    #[test]
+    fn enter_on_no_stays_and_yes_applies() {
+        let mut c = Confirm::apply(
+            "t".into(),
+            vec![],
+            "Yes, repair".into(),
+            ActionKind::Repair,
+            vec![],
+        );
+        assert!(matches!(c.on_action(Action::Confirm), Reply::StayWith(_)));
+        assert_eq!(c.on_action(Action::SwitchButton), Reply::Stay);
+        assert!(matches!(c.on_action(Action::Confirm), Reply::Apply { .. }));
+        assert_eq!(
+            c.on_action(Action::Cancel),
+            Reply::CloseWith("cancelled: nothing written".into())
+        );
+    }
+}

@@ -1,0 +1,586 @@
+//! The submissions list (home): the current filter's rows, filtered as you type (`/`), sorted
+//! by any column (`o`, `O`), marked for bulk actions in `--write` mode (space). Its write keys
+//! (R, Q, F, S) plan an action on the marked rows or the selected one; the plan comes back as
+//! the confirm popup (`popups/confirm.rs`). Drawn with columns dropped by priority when narrow
+//! and a verdict preview of the selected row below.
+
+use std::collections::HashSet;
+
+use ratatui::layout::{Constraint, Rect};
+use ratatui::style::{Modifier, Style};
+use ratatui::text::{Line, Span};
+use ratatui::widgets::{Block, Borders, Cell, HighlightSpacing, Paragraph, Row, Table, TableState};
+use ratatui::Frame;
+
+use crate::actions::ActionKind;
+use crate::report::lease_text;
+use crate::tui::app::{App, Hit, Layout, Pane};
+use crate::tui::data::ListItem;
+use crate::tui::keymap::{Action, StatusFilter};
+use crate::tui::popups::Reason;
+use crate::tui::text::{clean, fit, pad, width};
+use crate::tui::views::scroll_into_view;
+
+/// List columns, in display order; also the sort keys.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Column {
+    Seq,
+    Id,
+    Kind,
+    Instance,
+    Status,
+    Attempts,
+    Lease,
+    Phase,
+    Verdict,
+    Rule,
+    Error,
+}
+
+impl Column {
+    pub const ALL: [Column; 11] = [
+        Column::Seq,
+        Column::Id,
+        Column::Kind,
+        Column::Instance,
+        Column::Status,
+        Column::Attempts,
+        Column::Lease,
+        Column::Phase,
+        Column::Verdict,
+        Column::Rule,
+        Column::Error,
+    ];
+
+    pub fn title(self) -> &'static str {
+        match self {
+            Column::Seq => "SEQ",
+            Column::Id => "ID",
+            Column::Kind => "KIND",
+            Column::Instance => "INSTANCE",
+            Column::Status => "STATUS",
+            Column::Attempts => "TRIES",
+            Column::Lease => "LEASE",
+            Column::Phase => "JOURNAL",
+            Column::Verdict => "VERDICT",
+            Column::Rule => "RULE",
+            Column::Error => "LAST ERROR",
+        }
+    }
+}
+
+#[derive(Debug, Clone, Default)]
+pub struct ListScreen {
+    pub filter: StatusFilter,
+    pub sort: Option<Column>,
+    pub desc: bool,
+    pub query: String,
+    /// Indexes into `App::items`, filtered and sorted.
+    pub view: Vec<usize>,
+    pub selected: usize,
+    pub selected_id: Option<String>,
+    /// Submissions marked for a bulk action (write mode).
+    pub marks: HashSet<String>,
+}
+
+/// What a write key asks for once its targets are known.
+pub enum WriteAsk {
+    /// `fail` needs a reason first: the reason popup (`popups/reason.rs`) plans it on ⏎.
+    Reason(Reason),
+    /// Plan `kind` on these submissions now; the worker's plan comes back as the confirm popup
+    /// (`popups/confirm.rs`, `Confirm::for_planned`), with No selected.
+    Plan { kind: ActionKind, ids: Vec<String> },
+}
+
+impl ListScreen {
+    /// R, Q, F, S on the list: the marked rows (in list order), else the selected row.
+    pub fn write_targets(&self, items: &[ListItem]) -> Result<Vec<String>, &'static str> {
+        if !self.marks.is_empty() {
+            return Ok(marked_in_order(items, &self.marks));
+        }
+        match self.view.get(self.selected).map(|&i| &items[i]) {
+            Some(it) => Ok(vec![it.row.submission_id.clone()]),
+            None => Err("nothing selected"),
+        }
+    }
+
+    /// The write key `kind` on `ids`: ask for a reason first (fail), or plan at once.
+    pub fn write_ask(kind: ActionKind, ids: Vec<String>) -> WriteAsk {
+        if kind == ActionKind::Fail {
+            WriteAsk::Reason(Reason::new(kind, ids))
+        } else {
+            WriteAsk::Plan { kind, ids }
+        }
+    }
+
+    /// Space: mark or unmark a row for a bulk action.
+    pub fn toggle_mark(&mut self, id: String) {
+        if !self.marks.remove(&id) {
+            self.marks.insert(id);
+        }
+    }
+
+    pub fn rebuild(&mut self, items: &[ListItem], now_ms: i64) {
+        let f = self.filter;
+        let q = self.query.clone();
+        let mut view: Vec<usize> = (0..items.len())
+            .filter(|&i| {
+                Self::matches_filter(&items[i], f, now_ms) && Self::matches_query(&items[i], &q)
+            })
+            .collect();
+        if let Some(col) = self.sort {
+            view.sort_by(|&a, &b| {
+                let (x, y) = (&items[a], &items[b]);
+                let o = match col {
+                    Column::Seq => x.row.sequence.cmp(&y.row.sequence),
+                    Column::Id => x.row.submission_id.cmp(&y.row.submission_id),
+                    Column::Kind => x.row.kind.cmp(&y.row.kind),
+                    Column::Instance => x.instance.cmp(&y.instance),
+                    Column::Status => x.row.status.cmp(&y.row.status),
+                    Column::Attempts => x.row.attempt_count.cmp(&y.row.attempt_count),
+                    Column::Lease => x.row.lease_expires_at.cmp(&y.row.lease_expires_at),
+                    Column::Phase => x.journal.cmp(&y.journal),
+                    Column::Verdict => x.verdict.cmp(&y.verdict),
+                    Column::Rule => x.rule.cmp(&y.rule),
+                    Column::Error => x.row.error.cmp(&y.row.error),
+                };
+                o.then(x.row.sequence.cmp(&y.row.sequence))
+            });
+        }
+        if self.desc {
+            view.reverse();
+        }
+        self.view = view;
+        let keep = self.selected_id.clone();
+        self.selected = keep
+            .and_then(|id| {
+                self.view
+                    .iter()
+                    .position(|&i| items[i].row.submission_id == id)
+            })
+            .unwrap_or_else(|| self.selected.min(self.view.len().saturating_sub(1)));
+        self.selected_id = self
+            .view
+            .get(self.selected)
+            .map(|&i| items[i].row.submission_id.clone());
+    }
+
+    fn matches_filter(it: &ListItem, f: StatusFilter, now_ms: i64) -> bool {
+        use crate::core::status::SubmissionStatus as S;
+        let s = it.row.typed_status();
+        match f {
+            StatusFilter::Expired => it.row.lease_expired(now_ms),
+            StatusFilter::All => true,
+            StatusFilter::Queued => s == S::Queued,
+            StatusFilter::Running => s == S::Running,
+            StatusFilter::Terminalizing => s == S::Terminalizing,
+            StatusFilter::Settled => s == S::Settled,
+            StatusFilter::Failed => it.failed(),
+        }
+    }
+
+    fn matches_query(it: &ListItem, q: &str) -> bool {
+        if q.is_empty() {
+            return true;
+        }
+        let q = q.to_lowercase();
+        [
+            it.row.submission_id.as_str(),
+            it.instance.as_str(),
+            it.verdict.as_str(),
+            it.row.error.as_deref().unwrap_or(""),
+            it.row.session_key.as_str(),
+            it.reason.as_str(),
+        ]
+        .iter()
+        .any(|f| f.to_lowercase().contains(&q))
+    }
+
+    /// `o` sorts by the next column (then back to the first), `O` reverses; what the status
+    /// line says.
+    pub fn on_sort(&mut self, a: Action, items: &[ListItem], now_ms: i64) -> Option<String> {
+        let said = match a {
+            Action::SortNext => {
+                let next = match self.sort {
+                    None => Column::ALL[0],
+                    Some(c) => {
+                        let i = Column::ALL.iter().position(|x| *x == c).unwrap_or(0);
+                        Column::ALL[(i + 1) % Column::ALL.len()]
+                    }
+                };
+                self.sort = Some(next);
+                Some(format!("sorted by {}", next.title().to_lowercase()))
+            }
+            Action::SortReverse => {
+                self.desc = !self.desc;
+                None
+            }
+            _ => return None,
+        };
+        self.rebuild(items, now_ms);
+        said
+    }
+
+    /// A click on row `row` of the viewport; `true` when it landed on a row.
+    pub fn click_row(&mut self, row: usize, offset: usize) -> bool {
+        let i = offset + row;
+        if i >= self.view.len() {
+            return false;
+        }
+        self.selected = i;
+        true
+    }
+}
+
+/// The marked rows in list order (sequence), then those marked under another filter (only the
+/// current filter's rows are loaded), by id.
+pub fn marked_in_order(items: &[ListItem], marks: &HashSet<String>) -> Vec<String> {
+    let mut marked: Vec<&ListItem> = items
+        .iter()
+        .filter(|i| marks.contains(&i.row.submission_id))
+        .collect();
+    marked.sort_by_key(|i| i.row.sequence);
+    let mut ids: Vec<String> = marked
+        .into_iter()
+        .map(|i| i.row.submission_id.clone())
+        .collect();
+    let mut other: Vec<String> = marks.iter().filter(|m| !ids.contains(m)).cloned().collect();
+    other.sort();
+    ids.extend(other);
+    ids
+}
+
+/// What changed in a list row between two refreshes, in the operator's words.
+pub fn describe_item_change(old: &ListItem, new: &ListItem) -> Option<String> {
+    let (a, b) = (&old.row, &new.row);
+    let mut parts = Vec::new();
+    if a.attempt_id != b.attempt_id || a.attempt_count != b.attempt_count {
+        parts.push(format!("new attempt ({}/{})", b.attempt_count, b.max_retry));
+    }
+    if let (Some(x), Some(y)) = (old.entry_count, new.entry_count) {
+        if y > x {
+            parts.push(format!(
+                "{} new entr{}",
+                y - x,
+                if y - x == 1 { "y" } else { "ies" }
+            ));
+        }
+    }
+    if a.status != b.status {
+        parts.push(format!("now {} ({})", b.status, new.verdict));
+    } else if old.verdict != new.verdict {
+        parts.push(format!("verdict now {}", new.verdict));
+    }
+    (!parts.is_empty()).then(|| {
+        let short = crate::core::rows::short_id(&b.submission_id);
+        format!(
+            "{short} changed under you: {} · esc dismisses",
+            parts.join(", ")
+        )
+    })
+}
+
+/// Columns in the order they are kept when the terminal is narrow.
+const PRIORITY: [Column; 11] = [
+    Column::Id,
+    Column::Verdict,
+    Column::Lease,
+    Column::Status,
+    Column::Rule,
+    Column::Instance,
+    Column::Attempts,
+    Column::Seq,
+    Column::Phase,
+    Column::Kind,
+    Column::Error,
+];
+
+fn status_label(s: &str) -> &str {
+    if s == "queued" {
+        "pending"
+    } else {
+        s
+    }
+}
+
+fn rule_text(it: &ListItem) -> String {
+    match (it.rule, it.result) {
+        (Some(r), Some(res)) => format!("{r} {res}"),
+        _ => "-".into(),
+    }
+}
+
+/// The text of one list cell, terminal-safe.
+pub fn cell(app: &App, it: &ListItem, col: Column) -> String {
+    clean(&raw_cell(app, it, col))
+}
+
+fn raw_cell(app: &App, it: &ListItem, col: Column) -> String {
+    match col {
+        Column::Seq => it.row.sequence.to_string(),
+        Column::Id => crate::core::rows::short_id(&it.row.submission_id),
+        Column::Kind => it.row.kind.clone(),
+        Column::Instance => clean(&it.instance),
+        Column::Status => status_label(&it.row.status).to_string(),
+        Column::Attempts => format!("{}/{}", it.row.attempt_count, it.row.max_retry),
+        Column::Lease => lease_text(&it.row, app.now_ms),
+        Column::Phase => it.journal.as_ref().map_or("-".into(), |(p, _)| clean(p)),
+        Column::Verdict => {
+            if it.partial.is_some() {
+                format!("{} ‼", it.verdict)
+            } else {
+                it.verdict.clone()
+            }
+        }
+        Column::Rule => rule_text(it),
+        Column::Error => it.row.error.as_deref().map(clean).unwrap_or_default(),
+    }
+}
+
+/// Which columns fit in `w` cells, with their widths, in display order.
+fn columns(app: &App, w: usize) -> Vec<(Column, usize)> {
+    let rows: Vec<&ListItem> = app.list.view.iter().map(|&i| &app.items[i]).collect();
+    let natural = |c: Column| -> usize {
+        let content = rows
+            .iter()
+            .map(|it| width(&cell(app, it, c)))
+            .max()
+            .unwrap_or(0);
+        let cap = match c {
+            Column::Instance => 18,
+            Column::Verdict => 30,
+            Column::Error => 60,
+            Column::Lease => 18,
+            _ => 24,
+        };
+        content.max(width(c.title()) + 1).min(cap)
+    };
+    let mut chosen: Vec<(Column, usize)> = Vec::new();
+    let mut used = 1; // left margin
+    for c in PRIORITY {
+        let nw = if c == Column::Error { 10 } else { natural(c) };
+        if used + nw < w {
+            chosen.push((c, nw));
+            used += nw + 1;
+        }
+    }
+    // The error column takes what is left.
+    if let Some(e) = chosen.iter_mut().find(|(c, _)| *c == Column::Error) {
+        e.1 += w.saturating_sub(used);
+    }
+    chosen.sort_by_key(|(c, _)| Column::ALL.iter().position(|x| x == c));
+    chosen
+}
+
+pub fn draw(f: &mut Frame, app: &App, view: &mut Layout, area: Rect) {
+    let t = app.cfg.theme;
+    let preview_h = if area.height >= 14 { 5 } else { 0 };
+    let table = Rect {
+        height: area.height - preview_h,
+        ..area
+    };
+    let preview = Rect {
+        y: area.y + table.height,
+        height: preview_h,
+        ..area
+    };
+    // The marker column exists only in write mode (marks do too).
+    let marker = app.write_mode();
+    let w = table.width as usize - usize::from(marker);
+    let cols = columns(app, w);
+    let bold = t.dim().add_modifier(Modifier::BOLD);
+    // In write mode the marker column sits right after the cursor, in the first column's cell.
+    let lead = usize::from(marker);
+    let widths: Vec<Constraint> = cols
+        .iter()
+        .enumerate()
+        .map(|(i, (_, cw))| Constraint::Length((cw + if i == 0 { lead } else { 0 }) as u16))
+        .collect();
+    let header = Row::new(cols.iter().enumerate().map(|(i, (c, cw))| {
+        let mut title = c.title().to_string();
+        let sorted = app.list.sort == Some(*c) || (app.list.sort.is_none() && *c == Column::Seq);
+        if sorted {
+            title.push(if app.list.desc { '▼' } else { '▲' });
+        }
+        let lead = if i == 0 {
+            " ".repeat(lead)
+        } else {
+            String::new()
+        };
+        Cell::from(Line::from(vec![
+            Span::raw(lead),
+            Span::styled(pad(&title, *cw), bold),
+        ]))
+    }));
+    let rows_area = Rect {
+        y: table.y + 1,
+        height: table.height.saturating_sub(1),
+        ..table
+    };
+    view.list = Some(Hit {
+        area: table,
+        rows: rows_area,
+    });
+    let h = rows_area.height as usize;
+    scroll_into_view(&mut view.list_offset, app.list.selected, h);
+    let focused = app.focus == Pane::List;
+    let rows = app.list.view.iter().enumerate().map(|(r, &idx)| {
+        let it = &app.items[idx];
+        let selected = r == app.list.selected;
+        // The row's style wins over a cell's (a flashing or selected row reads as one).
+        let row_style = if selected {
+            if focused {
+                t.selected()
+            } else {
+                t.selected_unfocused()
+            }
+        } else if app.is_flashing(&it.row.submission_id) {
+            t.flash()
+        } else {
+            Style::new()
+        };
+        let cells = cols.iter().enumerate().map(|(i, (c, cw))| {
+            let text = pad(&cell(app, it, *c), *cw);
+            let style = match c {
+                Column::Status => t.status(&it.row.status),
+                Column::Verdict if it.partial.is_some() => t.partial(),
+                Column::Verdict => t.status(it.disposition.label()),
+                Column::Lease if it.row.lease_expired(app.now_ms) => t.warn(),
+                Column::Error => t.error().remove_modifier(Modifier::BOLD),
+                Column::Seq | Column::Kind | Column::Attempts | Column::Phase => t.dim(),
+                _ => Style::new(),
+            };
+            let mut spans = Vec::new();
+            if i == 0 && marker {
+                spans.push(if app.list.marks.contains(&it.row.submission_id) {
+                    Span::styled("●", row_style.patch(t.marked()))
+                } else {
+                    Span::styled(" ", row_style)
+                });
+            }
+            spans.push(Span::styled(text, style.patch(row_style)));
+            Cell::from(Line::from(spans))
+        });
+        Row::new(cells).style(row_style)
+    });
+    let rows_widget = Table::new(rows, widths)
+        .header(header)
+        .column_spacing(1)
+        .highlight_symbol("›")
+        .highlight_spacing(HighlightSpacing::Always);
+    let mut state = TableState::new()
+        .with_offset(view.list_offset)
+        .with_selected((!app.list.view.is_empty()).then_some(app.list.selected));
+    f.render_stateful_widget(rows_widget, table, &mut state);
+    if app.list.view.is_empty() {
+        let msg = if !app.loaded {
+            "reading the database…".to_string()
+        } else if app.count(StatusFilter::All) == 0 {
+            "the database has no submissions".to_string()
+        } else if !app.list.query.is_empty() {
+            format!(
+                "no submission matches /{} (esc clears)",
+                clean(&app.list.query)
+            )
+        } else {
+            match app.list.filter {
+                StatusFilter::Expired => {
+                    "no expired lease: nothing for the reconciler to pick up · 2 shows all"
+                        .to_string()
+                }
+                fl => format!("no {} submission · 2 shows all", fl.label()),
+            }
+        };
+        f.render_widget(
+            Paragraph::new(Span::styled(format!(" {msg}"), t.dim())),
+            Rect {
+                height: 1,
+                ..rows_area
+            },
+        );
+    }
+    if preview_h > 0 {
+        draw_preview(f, app, preview);
+    }
+}
+
+fn draw_preview(f: &mut Frame, app: &App, area: Rect) {
+    let t = app.cfg.theme;
+    let Some(it) = app.selected_item() else {
+        let block = Block::new()
+            .borders(Borders::TOP)
+            .border_style(t.border(false));
+        f.render_widget(block, area);
+        return;
+    };
+    let short = crate::core::rows::short_id(&it.row.submission_id);
+    let title = Line::from(vec![
+        Span::styled(format!(" {short} "), t.title()),
+        Span::styled(format!("{} ", it.verdict), t.status(it.disposition.label())),
+        Span::styled(
+            crate::tui::tooltip::tooltip(&it.verdict)
+                .map(|m| {
+                    let used = short.chars().count() + width(&it.verdict) + 5;
+                    fit(
+                        &format!("─ {m} "),
+                        (area.width as usize).saturating_sub(used),
+                    )
+                })
+                .unwrap_or_default(),
+            t.dim(),
+        ),
+    ]);
+    let block = Block::new()
+        .borders(Borders::TOP)
+        .border_style(t.border(false))
+        .title(title);
+    let inner = block.inner(area);
+    f.render_widget(block, area);
+    let w = inner.width as usize;
+    let label = |s: &'static str| Span::styled(format!(" {s:<7}"), t.dim());
+    let mut lines: Vec<Line> = Vec::new();
+    if let Some(ex) = &it.explanation {
+        lines.push(Line::from(vec![
+            label("why"),
+            Span::raw(fit(&clean(ex), w.saturating_sub(8))),
+        ]));
+    }
+    let plan = match (it.rule, it.result) {
+        (Some(r), Some(res)) => format!("rule {r} → {res}: {}", it.reason),
+        _ => format!("{}: {}", it.disposition, it.reason),
+    };
+    lines.push(Line::from(vec![
+        label("plan"),
+        Span::raw(fit(&clean(&plan), w.saturating_sub(8))),
+    ]));
+    if let Some((missing, total)) = it.partial {
+        lines.push(Line::from(vec![
+            label("batch"),
+            Span::styled(
+                fit(
+                    &format!("‼ partial batch: {missing} of {total} tool calls have no result"),
+                    w.saturating_sub(8),
+                ),
+                t.partial(),
+            ),
+        ]));
+    } else if let Some(first) = it.writes.first() {
+        let more = if it.writes.len() > 1 {
+            format!(" (+{} more)", it.writes.len() - 1)
+        } else {
+            String::new()
+        };
+        lines.push(Line::from(vec![
+            label("writes"),
+            Span::raw(fit(
+                &format!("1. {}{more}", clean(first)),
+                w.saturating_sub(8),
+            )),
+        ]));
+    }
+    lines.push(Line::from(vec![
+        Span::styled(" ⏎", t.key()),
+        Span::styled(" history tree, verdict and plan", t.dim()),
+    ]));
+    f.render_widget(Paragraph::new(lines), inner);
+}

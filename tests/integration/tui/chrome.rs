@@ -1,0 +1,142 @@
+//! The frame around the views: status line, errors, empty databases, resizing, themes.
+
+use super::*;
+
+#[test]
+fn error_status_line_when_the_database_vanishes() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut text = String::new();
+    for size in SIZES {
+        let sub = dir.path().join(format!("{}x{}", size.0, size.1));
+        std::fs::create_dir_all(&sub).unwrap();
+        let db = unpack_fixture(&sub, "tool-results-partial");
+        let now = fixture_now(&db);
+        let mut h = Harness::open(&db, opts("tool-results-partial.db", now, size, &sub)).unwrap();
+        std::fs::remove_file(&db).unwrap();
+        h.refresh();
+        assert!(h.db_error().unwrap().contains("vanished"));
+        // The app keeps running and keeps the last data.
+        h.press("<Enter>");
+        text.push_str(&h.render());
+    }
+    settings().bind(|| insta::assert_snapshot!("error_status_line", text));
+}
+
+#[test]
+fn empty_database() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("empty.db");
+    write_empty_journal(&db).unwrap();
+    let mut text = String::new();
+    for size in SIZES {
+        let mut h = Harness::open(&db, opts("empty.db", NOW, size, dir.path())).unwrap();
+        text.push_str(&h.render());
+        h.press("s");
+        text.push_str(&h.render());
+        h.press("s<Enter>y");
+        assert!(h.opened_id().is_none(), "nothing to open");
+    }
+    settings().bind(|| insta::assert_snapshot!("empty_database", text));
+}
+
+#[test]
+fn resize_and_narrow_terminals_degrade_gracefully() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut h = fixture(dir.path(), "tool-batch-mid", (160, 48));
+    h.press("2");
+    let wide = h.render();
+    assert!(wide.contains("LAST ERROR") && wide.contains("JOURNAL"));
+    h.resize(80, 24);
+    let narrow = h.render();
+    assert!(
+        narrow.contains("VERDICT") && !narrow.contains("JOURNAL"),
+        "{narrow}"
+    );
+    h.resize(50, 12);
+    let tiny = h.render();
+    assert!(tiny.contains("ID") && tiny.contains("VERDICT"), "{tiny}");
+    h.resize(20, 5);
+    let small = h.render();
+    assert!(small.contains("needs at"), "{small}");
+    h.resize(80, 24);
+    h.press("<Enter>");
+    h.render();
+}
+
+#[test]
+fn a_locked_database_shows_in_the_status_line_and_the_app_recovers() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = unpack_fixture(dir.path(), "tool-results-partial");
+    let now = fixture_now(&db);
+    // A rollback-journal database under an exclusive lock blocks readers (WAL would not).
+    let locker = rusqlite::Connection::open(&db).unwrap();
+    locker.execute_batch("PRAGMA journal_mode=DELETE;").unwrap();
+    let mut h = Harness::open(&db, opts("x.db", now, (80, 24), dir.path())).unwrap();
+    let before = h.loaded_rows().len();
+    locker.execute_batch("BEGIN EXCLUSIVE;").unwrap();
+    locker
+        .execute("UPDATE flue_meta SET value = value", [])
+        .unwrap();
+    h.refresh();
+    let err = h.db_error().expect("an error in the status line");
+    assert!(err.contains("locked"), "{err}");
+    assert!(h.render().contains("✗ the database is locked"));
+    assert_eq!(
+        h.loaded_rows().len(),
+        before,
+        "the last data stays on screen"
+    );
+    locker.execute_batch("ROLLBACK").unwrap();
+    h.refresh();
+    assert!(h.db_error().is_none());
+}
+
+/// The foreground of the first cell showing `symbol`.
+fn fg_of(h: &Harness, symbol: &str) -> Color {
+    let buf = h.terminal.backend().buffer();
+    let (x, y) = (0..buf.area.height)
+        .flat_map(|y| (0..buf.area.width).map(move |x| (x, y)))
+        .find(|&(x, y)| buf[(x, y)].symbol() == symbol)
+        .unwrap_or_else(|| panic!("no {symbol} on screen"));
+    buf[(x, y)].fg
+}
+
+#[test]
+fn light_and_high_contrast_themes_recolour_and_no_color_removes_every_colour() {
+    use turnscope::tui::Palette;
+    let dir = tempfile::tempdir().unwrap();
+    let db = unpack_fixture(dir.path(), "tool-results-partial");
+    let mut seen = Vec::new();
+    for palette in [Palette::Dark, Palette::Light, Palette::HighContrast] {
+        for color in [true, false] {
+            let mut o = opts("x.db", fixture_now(&db), (100, 30), dir.path());
+            o.theme = Theme { color, palette };
+            let mut h = Harness::open(&db, o).unwrap();
+            h.press("<Enter>");
+            let screen = h.render();
+            // Meaning is in the text too: the markers stay in every theme.
+            assert!(
+                screen.contains("[partial batch]") && screen.contains("‼") && screen.contains("⧗")
+            );
+            assert!(screen.contains("READ-ONLY"), "{screen}");
+            let buf = h.terminal.backend().buffer();
+            if color {
+                seen.push(fg_of(&h, "‼"));
+            } else {
+                for cell in buf.content() {
+                    assert_eq!(
+                        (cell.fg, cell.bg),
+                        (Color::Reset, Color::Reset),
+                        "NO_COLOR ({palette:?}): no colour at {:?}",
+                        cell.symbol()
+                    );
+                }
+            }
+        }
+    }
+    // The partial-batch marker: yellow on dark, dark orange on light, bright yellow in high contrast.
+    assert_eq!(
+        seen,
+        [Color::Yellow, Color::Rgb(150, 80, 0), Color::LightYellow]
+    );
+}

@@ -1,0 +1,344 @@
+//! An opened submission: the active-path tree, the detail pane, jumps, export, long sessions.
+
+use super::*;
+
+/// One crash fixture per classification the runtime produced for it.
+const KINDS: [(&str, &str); 10] = [
+    ("claimed-before-input", "absent"),
+    ("completed-before-settle", "completed"),
+    ("before-provider", "resume/input_only"),
+    ("overflow", "resume/overflow"),
+    ("transient-retry", "resume/transient_retry"),
+    ("tool-results-complete", "resume/tool_results"),
+    ("tool-results-partial", "resume/tool_results_partial"),
+    ("stream-abort", "resume/aborted_partial"),
+    ("timeout-exceeded", "tool_use_unresolved"),
+    ("terminal-error", "terminal_error"),
+];
+
+#[test]
+fn tree_for_each_classification_kind() {
+    let dir = tempfile::tempdir().unwrap();
+    for (name, kind) in KINDS {
+        let mut text = String::new();
+        for size in SIZES {
+            let mut h = fixture(dir.path(), name, size);
+            // Open the first running submission.
+            h.press("4<Enter>");
+            let verdict = h.opened_report().unwrap().classification().state.label();
+            assert_eq!(verdict, kind, "{name}");
+            text.push_str(&h.render());
+        }
+        settings()
+            .bind(|| insta::assert_snapshot!(format!("tree_{}", kind.replace('/', "_")), text));
+    }
+}
+
+#[test]
+fn demo_tree_for_each_classification_kind() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = demo_db(dir.path());
+    let mut h = Harness::open(&db, opts("demo.db", NOW, (160, 48), dir.path())).unwrap();
+    h.press("4");
+    let mut seen: Vec<String> = Vec::new();
+    let rows: Vec<(usize, String)> = h
+        .rows()
+        .into_iter()
+        .enumerate()
+        .map(|(pos, it)| (pos, it.verdict.clone()))
+        .collect();
+    for (pos, verdict) in rows {
+        if seen.contains(&verdict) {
+            continue;
+        }
+        seen.push(verdict.clone());
+        h.press("g");
+        for _ in 0..pos {
+            h.press("j");
+        }
+        h.press("<Enter>");
+        let text = h.render();
+        settings().bind(|| {
+            insta::assert_snapshot!(format!("demo_tree_{}", verdict.replace('/', "_")), text)
+        });
+        h.press("<Esc>");
+    }
+    assert!(
+        seen.len() >= 10,
+        "the demo covers every classification: {seen:?}"
+    );
+}
+
+#[test]
+fn abandoned_branch_is_folded_dimmed_and_expandable() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut text = String::new();
+    for size in SIZES {
+        let (_, mut h) = synthetic(dir.path(), 60, size);
+        h.press("<Enter>");
+        let fold = h
+            .tree_rows()
+            .iter()
+            .position(|(kind, _)| matches!(kind, NodeKind::Abandoned { .. }))
+            .expect("the abandoned branch is visible, folded");
+        for _ in 0..fold {
+            h.press("j");
+        }
+        text.push_str("── folded ──\n");
+        text.push_str(&h.render());
+        h.press("<Enter>j");
+        text.push_str("── expanded, off-path entry selected ──\n");
+        text.push_str(&h.render());
+        assert!(h.detail_text().contains("off the active path"));
+    }
+    settings().bind(|| insta::assert_snapshot!("abandoned_branch", text));
+}
+
+/// The tree holds compact entries; the detail pane shows the selected entry's stored text, fetched
+/// through the worker byte for byte.
+#[test]
+fn detail_fetches_the_stored_body_of_a_compact_entry() {
+    let dir = tempfile::tempdir().unwrap();
+    let (db, mut h) = synthetic(dir.path(), 60, (160, 48));
+    h.press("<Enter>");
+    let fold = h
+        .tree_rows()
+        .iter()
+        .position(|(kind, _)| matches!(kind, NodeKind::Abandoned { .. }))
+        .expect("the abandoned branch is visible, folded");
+    for _ in 0..fold {
+        h.press("j");
+    }
+    h.press("<Enter>j");
+    let (e, full) = h.selected_entry().expect("an entry is selected");
+    assert!(
+        e.compact && e.raw.is_empty(),
+        "the tree keeps the entry compact"
+    );
+    let full = full.expect("the body was fetched");
+    let stored: String = rusqlite::Connection::open(&db)
+        .unwrap()
+        .query_row(
+            "SELECT data FROM flue_session_entries WHERE entry_id = ?1",
+            [&e.id],
+            |r| r.get(0),
+        )
+        .unwrap();
+    assert_eq!(full.raw, stored);
+    assert!(h.detail_text().contains("ENTRY JSON"));
+}
+
+#[test]
+fn verdict_panel() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut text = String::new();
+    for size in SIZES {
+        let mut h = fixture(dir.path(), "tool-results-partial", size);
+        h.press("<Enter><Tab>");
+        assert_eq!(h.focus(), Pane::Detail);
+        text.push_str(&h.render());
+        let detail = h.detail_text();
+        for part in [
+            "VERDICT resume/tool_results_partial",
+            "because",
+            "PLAN  rule 5 → replacement",
+            "JOURNAL",
+            "checkpoint leaf",
+        ] {
+            assert!(detail.contains(part), "{part} missing in:\n{detail}");
+        }
+    }
+    settings().bind(|| insta::assert_snapshot!("verdict_panel", text));
+}
+
+#[test]
+fn expand_collapse_and_jumps() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut h = fixture(dir.path(), "tool-results-partial", (80, 24));
+    h.press("<Enter>");
+    assert_eq!(h.focus(), Pane::Tree);
+    let all = h.tree_rows().len();
+    let roots = h.tree_roots();
+    assert!(all > roots, "the assistant's tool calls are shown");
+    h.press("z");
+    assert_eq!(h.tree_rows().len(), roots);
+    h.press("Z");
+    assert_eq!(h.tree_rows().len(), all);
+    // Enter on the assistant folds its calls, Enter again opens them.
+    let assistant = h
+        .tree_rows()
+        .iter()
+        .position(|(_, has_children)| *has_children)
+        .unwrap();
+    h.press("g");
+    for _ in 0..assistant {
+        h.press("j");
+    }
+    h.press("<Enter>");
+    assert_eq!(h.tree_rows().len(), all - 3);
+    h.press("<Right>");
+    assert_eq!(h.tree_rows().len(), all);
+    h.press("j<Left>");
+    assert_eq!(
+        h.tree_cursor(),
+        assistant,
+        "h/← on a leaf goes to the parent"
+    );
+
+    // Jump to the checkpoint leaf (the journal names it).
+    h.press("c");
+    let leaf = h
+        .opened_report()
+        .unwrap()
+        .bundle
+        .journal
+        .as_ref()
+        .unwrap()
+        .checkpoint_leaf_id
+        .clone()
+        .unwrap();
+    assert_eq!(h.selected_id().as_deref(), Some(leaf.as_str()));
+    // Jump through the entries that made the rule match.
+    let matched = h
+        .opened_report()
+        .unwrap()
+        .classification()
+        .explanation
+        .entry_ids
+        .clone();
+    for id in &matched {
+        h.press("m");
+        assert_eq!(h.selected_id().as_deref(), Some(id.as_str()));
+    }
+    h.press("i");
+    let input = h.opened_report().unwrap().inspection.input_entry_id.clone();
+    assert_eq!(h.selected_id(), input);
+    h.press("v");
+    assert_eq!(h.tree_cursor(), 0);
+    assert!(h.detail_text().starts_with("VERDICT"));
+    // Raw bytes are one key away.
+    h.press("i<Tab>b");
+    assert!(h.detail_text().contains("RAW STORED BYTES"));
+    h.press("b");
+    assert!(h.detail_text().contains("ENTRY JSON"));
+    // The write actions' confirm popup shows the plan and writes nothing.
+    h.press("W");
+    assert_eq!(h.popup_kind(), Some(PopupKind::Info));
+    h.render();
+    h.press("<Enter>");
+    assert!(h.popup().is_none());
+    h.press("<Esc>");
+    assert!(h.opened_id().is_none());
+    assert_eq!(h.focus(), Pane::List);
+}
+
+#[test]
+fn export_writes_the_session_and_says_where() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut h = fixture(dir.path(), "tool-results-partial", (80, 24));
+    h.press("e");
+    let status = h.status_text().unwrap();
+    let path = PathBuf::from(status.strip_prefix("exported to ").expect(&status));
+    assert_eq!(path.parent().unwrap(), dir.path());
+    let doc: Value = serde_json::from_str(&std::fs::read_to_string(&path).unwrap()).unwrap();
+    assert_eq!(doc["schema"], "turnscope.export/1");
+    let sub = &doc["submissions"][0];
+    assert_eq!(
+        sub["classification"]["label"],
+        "resume/tool_results_partial"
+    );
+    assert_eq!(sub["journal"]["phase"], "provider_started");
+    assert_eq!(sub["plan"]["rule"], 5);
+    let entries = doc["session"]["entries"].as_array().unwrap();
+    assert_eq!(entries.len(), 4);
+    assert!(entries.iter().all(|e| e["data"]["type"] == "message"));
+    // A second export does not overwrite the first.
+    h.press("<Enter>e");
+    let second = h.status_text().unwrap();
+    assert_ne!(second, status);
+    assert!(path.exists());
+}
+
+#[test]
+fn long_sessions_scroll_and_lay_out_only_the_viewport() {
+    let dir = tempfile::tempdir().unwrap();
+    let (_, mut h) = synthetic(dir.path(), 5000, (80, 24));
+    h.press("<Enter>");
+    let total = h.tree_rows().len();
+    assert!(total > 4900, "{total}");
+    h.press("G");
+    let screen = h.render();
+    assert_eq!(h.tree_cursor(), total - 1);
+    assert!(h.tree_offset() > 4000, "the viewport follows the selection");
+    // The partial batch at the very end is on screen.
+    assert!(screen.contains("‼"), "{screen}");
+    h.press("<PgUp><PgUp>g");
+    h.render();
+    assert_eq!(h.tree_offset(), 0);
+}
+
+#[test]
+fn partial_batch_marker_survives_no_color() {
+    let dir = tempfile::tempdir().unwrap();
+    for color in [true, false] {
+        let db = unpack_fixture(dir.path(), "tool-results-partial");
+        let mut o = opts("x.db", fixture_now(&db), (100, 30), dir.path());
+        o.theme = Theme {
+            color,
+            ..Theme::default()
+        };
+        let mut h = Harness::open(&db, o).unwrap();
+        h.press("<Enter>");
+        let screen = h.render();
+        assert!(screen.contains("[partial batch]") && screen.contains("‼") && screen.contains("⧗"));
+        let buf = h.terminal.backend().buffer();
+        let (x, y) = (0..buf.area.height)
+            .flat_map(|y| (0..buf.area.width).map(move |x| (x, y)))
+            .find(|&(x, y)| buf[(x, y)].symbol() == "‼")
+            .unwrap();
+        let fg = buf[(x, y)].fg;
+        if color {
+            assert_eq!(fg, Color::Yellow);
+        } else {
+            assert_eq!(fg, Color::Reset, "NO_COLOR: no colour at all");
+        }
+    }
+}
+
+#[test]
+fn detail_follows_the_opened_submission() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut h = fixture(dir.path(), "tool-batch-mid", (160, 48));
+    h.press("2g<Enter>");
+    let first = h.opened_id().unwrap();
+    assert!(h.render().contains(&format!("SUBMISSION {first}")));
+    h.press("<Esc>j<Enter>");
+    let second = h.opened_id().unwrap();
+    assert_ne!(first, second);
+    let screen = h.render();
+    assert!(screen.contains(&format!("SUBMISSION {second}")), "{screen}");
+    // ] and [ step between the session's submissions in place.
+    h.press("[");
+    assert_eq!(h.opened_id().unwrap(), first);
+    assert!(h.render().contains(&format!("SUBMISSION {first}")));
+}
+
+#[test]
+fn a_slow_open_says_how_long_it_has_been_reading() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut h = fixture(dir.path(), "tool-batch-mid", (120, 30));
+    h.press("2");
+    h.press("<Enter>");
+    h.render();
+    // Fresh: the plain loading line.
+    assert!(h.opened_id().is_some(), "opened");
+    h.pretend_open_pending(std::time::Duration::ZERO);
+    assert!(h.render().contains(" loading…"));
+    // Two seconds in: how long, that it is in the background, and the way out.
+    h.pretend_open_pending(std::time::Duration::from_secs(2));
+    let screen = h.render();
+    assert!(
+        screen.contains("reading the session in the background… 2.0 s (esc goes back)"),
+        "{screen}"
+    );
+}

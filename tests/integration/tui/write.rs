@@ -1,0 +1,450 @@
+//! Write mode (`--write`): previews, confirmations, refusals, fences, bulk actions, step mode.
+
+use super::*;
+
+#[test]
+fn read_only_mode_has_no_write_actions() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = demo_copy(dir.path(), "ro");
+    let mut text = String::new();
+    for write in [false, true] {
+        // Tall enough for the whole help.
+        let mut o = opts("demo.db", NOW, (160, 110), dir.path());
+        o.read_only = !write;
+        let mut h = Harness::open(&db, o).unwrap();
+        let list = h.render();
+        h.press("<Enter>");
+        let tree = h.render();
+        h.press("<Esc>?");
+        let help = h.render();
+        let last = |s: &str| s.lines().last().unwrap_or("").to_string();
+        let first = |s: &str| s.lines().next().unwrap_or("").to_string();
+        text.push_str(&format!(
+            "── {} ──\nheader: {}\nlist footer: {}\ntree footer: {}\n{help}",
+            if write { "--write" } else { "read-only" },
+            first(&list),
+            last(&list),
+            last(&tree)
+        ));
+        for part in ["R/Q/F/S act", "␣ mark"] {
+            assert_eq!(list.contains(part), write, "{part} in the list footer");
+            assert_eq!(tree.contains("R/Q/F/S act"), write, "tree footer");
+        }
+        assert_eq!(list.contains("READ-ONLY"), !write);
+        assert_eq!(list.contains(" WRITE "), write);
+        assert_eq!(help.contains("repair: complete the trailing"), write);
+    }
+    settings().bind(|| insta::assert_snapshot!("write_keys_by_mode", text));
+
+    // Read-only: the keys do nothing at all, in the list and in an opened submission.
+    let before = db_bytes(&db);
+    let mut h = Harness::open(&db, opts("demo.db", NOW, (80, 24), dir.path())).unwrap();
+    for keys in ["R", "Q", "F", "S", "<Space>R", "<Space>F"] {
+        h.press(keys);
+        assert!(
+            h.popup().is_none(),
+            "{keys} opened a popup in read-only mode"
+        );
+        assert!(h.marked() == 0, "{keys} marked a row in read-only mode");
+        assert!(h.idle());
+    }
+    h.press("g<Enter>");
+    for keys in ["R", "Q", "F", "S"] {
+        h.press(keys);
+        assert!(h.popup().is_none(), "{keys} in the tree, read-only");
+    }
+    // Not even a stray action call writes (the app guards it too).
+    h.dispatch(turnscope::tui::Action::Act(
+        turnscope::actions::ActionKind::Repair,
+    ));
+    assert!(h.popup().is_none());
+    drop(h);
+    assert!(
+        db_bytes(&db) == before,
+        "read-only mode changed the database"
+    );
+    assert!(audit_rows(&db).is_empty());
+}
+
+#[test]
+fn repair_previews_waits_for_yes_applies_and_is_audited() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut text = String::new();
+    for size in SIZES {
+        let db = demo_copy(dir.path(), &format!("repair-{}x{}", size.0, size.1));
+        let id = demo_id(&db, "billing-bot");
+        assert_eq!(
+            report_of(&db, &id).classification().state.label(),
+            "tool_use_unresolved"
+        );
+        let mut h = Harness::open(&db, write_opts("demo.db", NOW, size, dir.path())).unwrap();
+        h.press("/billing-bot<Enter>R");
+        let (title, lines) = popup(&h);
+        assert!(title.starts_with("Repair 83b5277a"), "{title}");
+        for part in [
+            "insert entry",
+            "\"isError\":true",
+            "update flue_sessions.data",
+            "phase: 'tool_request_recorded' → 'before_provider'",
+            "afterwards: resume/tool_results",
+        ] {
+            assert!(lines.contains(part), "{part} missing:\n{lines}");
+        }
+        assert!(
+            h.popup()
+                .is_some_and(|p| p.kind == PopupKind::WriteConfirm && !p.yes_selected),
+            "No is selected"
+        );
+        text.push_str(&format!("── {}x{} ──\n", size.0, size.1));
+        text.push_str(&h.render());
+        let state = db_state(&db);
+        // ⏎ on the default button: nothing happens.
+        h.press("<Enter>");
+        assert!(h.popup_kind() == Some(PopupKind::WriteConfirm));
+        assert!(h.status_text().unwrap().contains("No is selected"));
+        assert_eq!(db_state(&db), state, "⏎ on No wrote something");
+        // y applies.
+        h.press("y");
+        let (title, lines) = popup(&h);
+        assert!(title.starts_with("Repair applied"), "{title}\n{lines}");
+        assert!(
+            lines.contains("applied: 4 row(s) written · write lock held"),
+            "{lines}"
+        );
+        assert!(lines.contains("audit #1"), "{lines}");
+        assert!(
+            lines.contains(
+                "before → now: tool_use_unresolved · rule 6 → resume/tool_results · rule 5"
+            ),
+            "{lines}"
+        );
+        let r = report_of(&db, &id);
+        assert_eq!(r.classification().state.label(), "resume/tool_results");
+        assert_eq!(r.plan.rule, Some(5));
+        // The list shows the new verdict (refreshed), and no "changed under you" banner for our write.
+        let item = h
+            .loaded_rows()
+            .iter()
+            .find(|i| i.row.submission_id == id)
+            .unwrap();
+        assert_eq!(item.verdict, "resume/tool_results");
+        assert_eq!(item.rule, Some(5));
+        assert!(h.banner().is_none(), "{:?}", h.banner());
+        // The audit pane lists it.
+        h.press("<Esc>a");
+        assert_eq!(h.root(), turnscope::tui::Root::Audit);
+        let rec = &h.audit_records()[0];
+        assert_eq!(
+            (
+                rec.action.as_str(),
+                rec.submission_id.as_str(),
+                rec.operator.as_str()
+            ),
+            ("repair", id.as_str(), "tester@host")
+        );
+        let screen = h.render();
+        assert!(
+            screen.contains("tester@host") && screen.contains("83b5277a"),
+            "{screen}"
+        );
+        if size == (160, 48) {
+            let audit = mask(&screen);
+            settings().bind(|| insta::assert_snapshot!("write_audit_pane", audit));
+        }
+        // a again (or esc) goes back.
+        h.press("a");
+        assert_eq!(h.root(), turnscope::tui::Root::Submissions);
+        assert_eq!(audit_rows(&db).len(), 1);
+        // Idempotent: a second repair has nothing to write.
+        h.press("R");
+        let (title, _) = popup(&h);
+        assert!(
+            title.contains("refused") || title.contains("nothing to write"),
+            "{title}"
+        );
+        h.press("y");
+        assert_eq!(audit_rows(&db).len(), 1);
+    }
+    settings().bind(|| insta::assert_snapshot!("write_repair_confirm", text));
+}
+
+#[test]
+fn fail_requires_a_reason_and_records_it() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = demo_copy(dir.path(), "fail");
+    let id = demo_id(&db, "sales-assist");
+    let mut h = Harness::open(&db, write_opts("demo.db", NOW, (80, 24), dir.path())).unwrap();
+    h.press("/sales-assist<Enter>F");
+    assert!(h.popup_kind() == Some(PopupKind::Reason));
+    // Empty: refused in place.
+    h.press("<Enter>");
+    match h.popup() {
+        Some(p) if p.kind == PopupKind::Reason => assert_eq!(
+            p.error.as_deref(),
+            Some("a reason is required to fail a submission")
+        ),
+        other => panic!("{other:?}"),
+    }
+    h.press("   <Enter>");
+    assert!(
+        h.popup()
+            .is_some_and(|p| p.kind == PopupKind::Reason && p.error.is_some()),
+        "blank is no reason"
+    );
+    let screen = h.render();
+    assert!(screen.contains("a reason is required"), "{screen}");
+    h.press("<C-u>customer gave up<BS>p");
+    let screen = h.render();
+    settings().bind(|| insta::assert_snapshot!("write_fail_reason", screen));
+    h.press("<Enter>");
+    let (title, lines) = popup(&h);
+    assert!(title.starts_with("Fail c2097c8e"), "{title}");
+    assert!(lines.contains("reason: customer gave up"), "{lines}");
+    assert!(lines.contains("status: 'running' → 'settled'"), "{lines}");
+    h.press("<Tab><Enter>");
+    let (title, _) = popup(&h);
+    assert!(title.starts_with("Fail applied"), "{title}");
+    assert_eq!(
+        audit_rows(&db),
+        [(
+            "fail".to_string(),
+            id.clone(),
+            Some("customer gave up".to_string()),
+            "tester@host".to_string()
+        )]
+    );
+    let r = report_of(&db, &id);
+    assert_eq!(r.row().status, "settled");
+    assert!(r.row().error.is_some());
+    // Esc in the reason input cancels: nothing written.
+    h.press("<Esc>2g");
+    h.press("F");
+    h.press("why not<Esc>");
+    assert!(h.popup().is_none());
+    assert_eq!(audit_rows(&db).len(), 1);
+}
+
+#[test]
+fn a_refusal_shows_its_reason_and_writes_nothing() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = demo_copy(dir.path(), "refuse");
+    let before = db_state(&db);
+    let mut h = Harness::open(&db, write_opts("demo.db", NOW, (80, 24), dir.path())).unwrap();
+    // billing-bot's input was applied: the runtime never requeues after that.
+    h.press("/billing-bot<Enter>Q");
+    let (title, lines) = popup(&h);
+    assert!(title.starts_with("Requeue refused"), "{title}");
+    assert!(
+        lines.contains("refused: the input was already applied to the session"),
+        "{lines}"
+    );
+    assert!(
+        lines.contains("instead: repair the tool batch, or fail it"),
+        "{lines}"
+    );
+    assert!(lines.contains("nothing written."));
+    let status = h.status_text().unwrap();
+    assert!(
+        status.starts_with("refused:") && status.contains("instead:"),
+        "{status}"
+    );
+    let screen = h.render();
+    assert!(screen.contains("Requeue refused"), "{screen}");
+    h.press("y");
+    assert!(h.popup().is_none());
+    // A live lease is refused as well (the runtime owns it): open it from the running filter.
+    h.press("<Esc>4");
+    let live = h
+        .loaded_rows()
+        .iter()
+        .find(|i| i.disposition.label() == "live")
+        .map(|i| i.row.submission_id.clone())
+        .expect("the demo has one submission under a live lease");
+    h.press(&format!("/{}<Enter>R", &live[..8]));
+    let (_, lines) = popup(&h);
+    assert!(lines.contains("the lease is live"), "{lines}");
+    h.press("<Esc>");
+    drop(h);
+    assert_eq!(db_state(&db), before);
+}
+
+#[test]
+fn a_change_between_preview_and_confirm_is_fenced() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = demo_copy(dir.path(), "fence");
+    let id = demo_id(&db, "billing-bot");
+    let mut h = Harness::open(&db, write_opts("demo.db", NOW, (80, 24), dir.path())).unwrap();
+    h.press("/billing-bot<Enter><Enter>");
+    assert!(h.opened_id().is_some(), "acting from the opened submission");
+    h.press("R");
+    assert!(h.popup_kind() == Some(PopupKind::WriteConfirm));
+    {
+        // The runtime moves on meanwhile: a new journal revision.
+        let conn = rusqlite::Connection::open(&db).unwrap();
+        conn.execute(
+            "UPDATE flue_agent_turn_journals SET revision = revision + 1 WHERE submission_id = ?1",
+            [&id],
+        )
+        .unwrap();
+    }
+    let after_external = db_state(&db);
+    h.press("y");
+    let (title, lines) = popup(&h);
+    assert!(title.contains("changed since the preview"), "{title}");
+    assert!(lines.contains("nothing written"), "{lines}");
+    assert!(
+        lines.contains("the turn journal changed (now tool_request_recorded, revision 4)"),
+        "{lines}"
+    );
+    let status = h.status_text().unwrap();
+    assert!(status.contains("changed since the preview"), "{status}");
+    assert_eq!(db_state(&db), after_external, "nothing written");
+    assert!(audit_rows(&db).is_empty());
+    // The view was refreshed: a new preview is planned from the new state, and applies.
+    h.press("<Esc>R");
+    let (_, lines) = popup(&h);
+    assert!(lines.contains("revision: 4 → 5"), "{lines}");
+    h.press("y");
+    let (title, _) = popup(&h);
+    assert!(title.starts_with("Repair applied"), "{title}");
+}
+
+#[test]
+fn bulk_fail_previews_the_set_then_summarises() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = demo_copy(dir.path(), "bulk");
+    let mut h = Harness::open(&db, write_opts("demo.db", NOW, (160, 48), dir.path())).unwrap();
+    // The first three expired rows: completed (fail refused), advanced_past_input, tool_use_unresolved.
+    let ids: Vec<String> = h.rows()[..3]
+        .iter()
+        .map(|it| it.row.submission_id.clone())
+        .collect();
+    h.press("g<Space><Space><Space>");
+    assert_eq!(h.marked(), 3);
+    let screen = h.render();
+    assert!(
+        screen.lines().next().unwrap().contains("3 marked"),
+        "{screen}"
+    );
+    assert_eq!(screen.matches('●').count(), 3, "{screen}");
+    // Unmark and mark again: space toggles.
+    h.press("k<Space>");
+    assert_eq!(h.marked(), 2);
+    h.press("k<Space>");
+    assert_eq!(h.marked(), 3);
+    h.press("F");
+    h.press("bulk cleanup<Enter>");
+    let (title, lines) = popup(&h);
+    assert_eq!(title, "Fail 3 marked submissions?");
+    assert!(
+        lines.starts_with("2 planned · 1 refused or nothing to do"),
+        "{lines}"
+    );
+    assert!(
+        lines.contains(&format!(
+            "✗ {} (weather-desk) · completed · rule 1 · refused",
+            &ids[0][..8]
+        )),
+        "{lines}"
+    );
+    assert!(lines.contains("would discard that answer"), "{lines}");
+    let before = db_state(&db);
+    h.press("<Enter>");
+    assert_eq!(db_state(&db), before, "⏎ on No");
+    h.press("y");
+    let (title, lines) = popup(&h);
+    assert_eq!(title, "Fail: 2 applied · 1 refused");
+    assert!(lines.starts_with("2 applied · 1 refused · 0 changed since the preview · 0 failed"));
+    let summary = mask(&h.render());
+    settings().bind(|| insta::assert_snapshot!("write_bulk_summary", summary));
+    assert!(h.marked() == 0, "marks are cleared after a bulk action");
+    // The database: two settled with the runtime's error, the completed one untouched.
+    let statuses: Vec<String> = ids
+        .iter()
+        .map(|id| report_of(&db, id).row().status.clone())
+        .collect();
+    assert_eq!(statuses, ["running", "settled", "settled"]);
+    for id in &ids[1..] {
+        assert!(report_of(&db, id)
+            .row()
+            .error
+            .as_deref()
+            .unwrap()
+            .contains("interrupted"));
+    }
+    let audit = audit_rows(&db);
+    assert_eq!(audit.len(), 2);
+    assert!(audit
+        .iter()
+        .all(|a| a.0 == "fail" && a.2.as_deref() == Some("bulk cleanup")));
+}
+
+#[test]
+fn step_twice_through_rule_9_advisory_then_settlement() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = demo_copy(dir.path(), "step");
+    let id = demo_id(&db, "translator-eu");
+    let entries = |db: &Path| {
+        report_of(db, &id)
+            .bundle
+            .session
+            .as_ref()
+            .map_or(0, |s| s.entries.len())
+    };
+    let n0 = entries(&db);
+    let mut h = Harness::open(&db, write_opts("demo.db", NOW, (160, 48), dir.path())).unwrap();
+    h.press("/translator-eu<Enter>S");
+    let (title, lines) = popup(&h);
+    assert!(title.starts_with("Step 12e460b0"), "{title}");
+    assert!(
+        lines.starts_with("runtime plan: rule 9 → failed"),
+        "{lines}"
+    );
+    assert!(
+        lines.contains("▶ 1. append the submission_interrupted advisory signal"),
+        "{lines}"
+    );
+    assert!(lines.contains("    2. settle as failed"), "{lines}");
+    assert!(
+        lines.contains("\"type\":\"submission_interrupted\""),
+        "{lines}"
+    );
+    let mut text = h.render();
+    h.press("y");
+    let (title, lines) = popup(&h);
+    assert!(title.starts_with("Step applied"), "{title}");
+    assert!(
+        lines.contains(&format!("session: {n0} → {} entries", n0 + 1)),
+        "{lines}"
+    );
+    assert!(lines.contains("next write: settle as failed"), "{lines}");
+    assert_eq!(h.popup_kind(), Some(PopupKind::NextStep));
+    text.push_str(&mask(&h.render()));
+    assert_eq!(entries(&db), n0 + 1);
+    assert_eq!(report_of(&db, &id).row().status, "running");
+    // The operator stops here; S again later continues with the next write.
+    h.press("<Esc>S");
+    let (_, lines) = popup(&h);
+    assert!(lines.contains("▶ 1. settle as failed"), "{lines}");
+    assert!(lines.contains("status: 'running' → 'settled'"), "{lines}");
+    h.press("y");
+    let (_, lines) = popup(&h);
+    assert!(
+        lines.contains("before → now: terminal_error · rule 9 → failed · failed"),
+        "{lines}"
+    );
+    assert!(lines.contains("status: running → settled"), "{lines}");
+    assert!(lines.contains("no writes left"), "{lines}");
+    text.push_str(&mask(&h.render()));
+    settings().bind(|| insta::assert_snapshot!("write_step", text));
+    let r = report_of(&db, &id);
+    assert_eq!(r.row().status, "settled");
+    assert_eq!(entries(&db), n0 + 1, "the advisory once");
+    let audit = audit_rows(&db);
+    assert_eq!(audit.len(), 2);
+    assert!(audit.iter().all(|a| a.0 == "step"));
+    // Nothing left to step.
+    h.press("<Esc>2S");
+    let (title, _) = popup(&h);
+    assert!(title.contains("refused"), "{title}");
+}
