@@ -46,43 +46,9 @@ pub struct KeyOverride {
     pub line: usize,
 }
 
-/// The commented default file, printed by `turnscope config --print-default`.
-pub const DEFAULT_FILE: &str = r#"# turnscope configuration file.
-# Location: --config PATH, else $XDG_CONFIG_HOME/turnscope/config.toml,
-# else ~/.config/turnscope/config.toml. A missing file means these defaults.
-# Precedence: command-line flags > environment variables (TURNSCOPE_DB,
-# TURNSCOPE_OPERATOR, TURNSCOPE_REFRESH, TURNSCOPE_THEME, ...) > this file > defaults.
-# Unknown keys and bad values are errors naming the line.
-
-# The journal database (an SQLite file written by the runtime). Like --db.
-# db = "/var/lib/flue/journal.db"
-
-# TUI live-refresh interval: 500ms, 2s, 1m (100ms to 1h). Like --refresh.
-refresh = "2s"
-
-# Colours: "dark", "light" or "high-contrast". Like --theme. NO_COLOR (set and
-# non-empty) always wins: no colours, the markers and text carry the meaning.
-theme = "dark"
-
-# true: read-only unless --write is given (TUI and the CLI write commands).
-# false: behave as if --write were always given. Keep true unless this machine
-# is only used for repairs.
-read_only_default = true
-
-# Operator name recorded in the audit trail. Like --operator. Default: $USER@hostname.
-# operator = "alice@ops"
-
-# Context window (tokens) for silent-overflow detection. Like --context-window.
-# Default: from the model id, else 0.
-# context_window = 200000
-
-# Key overrides: action name = key. An override replaces the action's default keys.
-# Keys: a character, ctrl-x, enter, esc, tab, space, up, down, left, right, home,
-# end, pgup, pgdn, f1-f12. Action names are listed in the command palette (:).
-[keys]
-# quit = "x"
-# verdict = "V"
-"#;
+/// The commented default file, printed by `turnscope config --print-default` (`assets/config.toml`,
+/// embedded: the binary needs no file beside it).
+pub const DEFAULT_FILE: &str = include_str!("../assets/config.toml");
 
 /// The file as written: every key optional.
 #[derive(Debug, Default, Deserialize)]
@@ -262,6 +228,31 @@ mod tests {
     fn default_file_parses_to_the_defaults() {
         let c = parse(DEFAULT_FILE, Path::new("d.toml")).unwrap();
         assert_eq!(Config { source: None, ..c }, Config::default());
+    }
+
+    #[test]
+    fn every_commented_example_in_the_default_file_is_valid() {
+        // Uncomment `# key = value` lines (prose comments have no ` = "` or ` = <digit>`).
+        let example: String = DEFAULT_FILE
+            .lines()
+            .map(|l| match l.strip_prefix("# ") {
+                Some(rest)
+                    if rest.split_once(" = ").is_some_and(|(k, v)| {
+                        !k.contains(' ')
+                            && (v.starts_with('"') || v.starts_with(|c: char| c.is_ascii_digit()))
+                    }) =>
+                {
+                    rest
+                }
+                _ => l,
+            })
+            .map(|l| format!("{l}\n"))
+            .collect();
+        let c = parse(&example, Path::new("example.toml")).unwrap();
+        assert_eq!(c.db.as_deref(), Some(Path::new("/var/lib/flue/journal.db")));
+        assert_eq!(c.operator.as_deref(), Some("alice@ops"));
+        assert_eq!(c.context_window, Some(200000));
+        assert_eq!(c.keys.len(), 2, "{:?}", c.keys);
     }
 
     #[test]

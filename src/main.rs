@@ -1,10 +1,12 @@
-use std::io::Write;
+use std::io::{IsTerminal, Write};
+use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
 use clap::Parser;
 use turnscope::cli::{self, Cli};
 
 fn main() -> ExitCode {
+    install_panic_report();
     let cli = match Cli::try_parse() {
         Ok(c) => c,
         Err(e) => {
@@ -18,6 +20,7 @@ fn main() -> ExitCode {
     };
     let stdout = std::io::stdout();
     let mut out = stdout.lock();
+    // Errors are the operator's to fix: one `error:` line and one `hint:` line, never a report.
     match cli::run(&cli, &mut out) {
         Ok(()) => ExitCode::SUCCESS,
         Err(e) if e.message.is_empty() => ExitCode::from(e.code as u8),
@@ -30,4 +33,101 @@ fn main() -> ExitCode {
             ExitCode::from(e.code as u8)
         }
     }
+}
+
+/// A panic is a bug: color-eyre's report, with what to send and where, printed after the terminal
+/// is given back (a report written over the TUI's alternate screen in raw mode would be lost) and
+/// appended to the log file when `TURNSCOPE_LOG` names one.
+fn install_panic_report() {
+    let log = std::env::var_os("TURNSCOPE_LOG")
+        .filter(|p| !p.is_empty())
+        .map(PathBuf::from);
+    let colour = std::io::stderr().is_terminal() && !turnscope::tui::no_color_env();
+    let builder = if colour {
+        color_eyre::config::HookBuilder::default()
+    } else {
+        color_eyre::config::HookBuilder::blank()
+    };
+    let (panic_hook, eyre_hook) = builder
+        .display_env_section(true)
+        .panic_section(bug_report_section(log.as_deref()))
+        .into_hooks();
+    // Only fails when a hook is already installed, and then that one reports.
+    let _ = eyre_hook.install();
+    std::panic::set_hook(Box::new(move |info| {
+        turnscope::tui::restore_terminal();
+        let report = panic_hook.panic_report(info).to_string();
+        eprintln!("{report}");
+        if let Some(path) = &log {
+            append_to_log(path, &report);
+        }
+    }));
+}
+
+/// Where to file the bug, what to say about this build, and how to get a log.
+fn bug_report_section(log: Option<&Path>) -> String {
+    let repository = env!("CARGO_PKG_REPOSITORY");
+    let file_at = if repository.is_empty() {
+        "the turnscope issue tracker".to_string()
+    } else {
+        format!("{repository}/issues")
+    };
+    let features = if cfg!(feature = "postgres") {
+        "postgres"
+    } else {
+        "no postgres"
+    };
+    let log_line = match log {
+        Some(p) => format!(
+            "this report was also appended to {} (TURNSCOPE_LOG); attach that file",
+            p.display()
+        ),
+        None => "rerun with TURNSCOPE_LOG=/tmp/turnscope.log set, and attach that file".into(),
+    };
+    format!(
+        "This is a bug in turnscope. Please report it.\n\
+         \x20 where:   {file_at}\n\
+         \x20 version: turnscope {} ({features}; {}-{})\n\
+         \x20 log:     {log_line}\n\
+         \x20 send:    this report, the command you ran, and what you did just before; the log\n\
+         \x20          names databases and submission ids, so look it over first",
+        env!("CARGO_PKG_VERSION"),
+        std::env::consts::OS,
+        std::env::consts::ARCH,
+    )
+}
+
+/// Append the report, without colour codes, to the log (owner-readable only, like the TUI's log).
+fn append_to_log(path: &Path, report: &str) {
+    let mut o = std::fs::OpenOptions::new();
+    o.create(true).append(true);
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::OpenOptionsExt;
+        o.mode(0o600);
+    }
+    if let Ok(mut f) = o.open(path) {
+        let plain = strip_ansi(report);
+        let now = turnscope::core::time::iso_from_ms(turnscope::clock::now_ms());
+        let _ = writeln!(f, "{now} panic report:\n{plain}");
+    }
+}
+
+/// `text` without SGR colour sequences (the only escapes color-eyre writes).
+fn strip_ansi(text: &str) -> String {
+    let mut out = String::with_capacity(text.len());
+    let mut chars = text.chars().peekable();
+    while let Some(c) = chars.next() {
+        if c == '\x1b' && chars.peek() == Some(&'[') {
+            chars.next();
+            for c in chars.by_ref() {
+                if c.is_ascii_alphabetic() {
+                    break;
+                }
+            }
+            continue;
+        }
+        out.push(c);
+    }
+    out
 }

@@ -3,7 +3,9 @@
 
 use std::path::{Path, PathBuf};
 
-use super::postgres::{is_pg_url, PgStore, PgTarget, PgWriter};
+use super::postgres::{is_pg_url, PgTarget};
+#[cfg(feature = "postgres")]
+use super::postgres::{PgStore, PgWriter};
 use super::{
     AuditLog, JournalStore, JournalWriter, ListQueries, SessionBrowse, SqliteStore, SqliteWriter,
     StoreError,
@@ -87,7 +89,14 @@ impl DbTarget {
 pub fn open(target: &DbTarget) -> Result<Box<dyn Backend>, StoreError> {
     Ok(match target {
         DbTarget::Sqlite(p) => Box::new(SqliteStore::open(p)?),
+        #[cfg(feature = "postgres")]
         DbTarget::Postgres(t) => Box::new(PgStore::open(t)?),
+        #[cfg(not(feature = "postgres"))]
+        DbTarget::Postgres(t) => {
+            return Err(StoreError::PgNotBuilt {
+                target: t.display(),
+            })
+        }
     })
 }
 
@@ -95,7 +104,14 @@ pub fn open(target: &DbTarget) -> Result<Box<dyn Backend>, StoreError> {
 pub fn open_writer(target: &DbTarget) -> Result<Box<dyn JournalWriter>, StoreError> {
     Ok(match target {
         DbTarget::Sqlite(p) => Box::new(SqliteWriter::open(p)?),
+        #[cfg(feature = "postgres")]
         DbTarget::Postgres(t) => Box::new(PgWriter::open(t)?),
+        #[cfg(not(feature = "postgres"))]
+        DbTarget::Postgres(t) => {
+            return Err(StoreError::PgNotBuilt {
+                target: t.display(),
+            })
+        }
     })
 }
 

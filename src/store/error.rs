@@ -66,6 +66,10 @@ pub enum StoreError {
     PgNotEmpty {
         target: String,
     },
+    /// A `postgres://` URL, and this build has no PostgreSQL support (the `postgres` feature).
+    PgNotBuilt {
+        target: String,
+    },
     /// Any other PostgreSQL failure (never carries the password).
     Postgres {
         context: String,
@@ -149,6 +153,10 @@ impl std::fmt::Display for StoreError {
                 f,
                 "refusing to copy into {target}: it already holds flue submissions or sessions"
             ),
+            StoreError::PgNotBuilt { target } => write!(
+                f,
+                "{target}: this turnscope was built without PostgreSQL support"
+            ),
             StoreError::Postgres { context, detail } => write!(f, "{context}: {detail}"),
         }
     }
@@ -187,6 +195,7 @@ impl StoreError {
             },
             StoreError::PgNotFlue { .. } => "point the URL at the database the runtime's postgres() adapter uses".into(),
             StoreError::PgNotEmpty { .. } => "copy into a new, empty database: `createdb NAME`, then --db postgres://…/NAME".into(),
+            StoreError::PgNotBuilt { .. } => "rebuild with --features postgres (a default feature), or give --db an SQLite path".into(),
             StoreError::Postgres { .. } => "retry; if it persists, check the server log".into(),
         }
     }

@@ -6,9 +6,17 @@ mod access;
 mod backend;
 mod compact_load;
 mod error;
+// Parts of it serve the PostgreSQL store only.
+#[cfg_attr(not(feature = "postgres"), allow(dead_code))]
 mod listing;
+// Parts of it serve the PostgreSQL store only.
+#[cfg_attr(not(feature = "postgres"), allow(dead_code))]
 mod parse;
 mod parse_rows;
+#[cfg(feature = "postgres")]
+pub mod postgres;
+#[cfg(not(feature = "postgres"))]
+#[path = "postgres_absent.rs"]
 pub mod postgres;
 mod prefix;
 mod sessions;

@@ -26,7 +26,7 @@
 use std::collections::VecDeque;
 
 use super::access::{
-    lossy_entry, parse_session_data, EntryRow, SessionLoader, SessionRows, SessionScope, LOSSY_DATA,
+    lossy_entry, parse_session_data, SessionLoader, SessionRows, SessionScope, LOSSY_DATA,
 };
 use super::compact_load::load_compact;
 use super::{SessionRecord, StoreError};
@@ -68,13 +68,49 @@ struct Walk {
     next: Next,
     /// Primary-key lookups made so far.
     lookups: usize,
-    /// Rows read ahead by position (descending), not yet reached by the walk.
-    ahead: VecDeque<(Vec<u8>, i64, Vec<u8>)>,
+    /// Rows read ahead by position (descending), parsed, not yet reached by the walk.
+    ahead: VecDeque<AheadRow>,
     /// Rows below this position have not been read ahead yet; `None` before the first chunk.
     fetched_below: Option<i64>,
     /// The backward read reached the session's first row.
     exhausted: bool,
     chunk: usize,
+}
+
+/// A row read ahead: its `entry_id`, position and compact parse (`None`: not UTF-8).
+struct AheadRow {
+    id: Vec<u8>,
+    position: i64,
+    entry: Option<Entry>,
+}
+
+/// A row's compact parse, `None` when it is not UTF-8 (the walk then gives up on the path).
+fn parse_row(position: i64, id: &str, data: &[u8]) -> Option<Entry> {
+    std::str::from_utf8(data).ok()?;
+    Some(parse_compact(position, id, data))
+}
+
+/// Parse a read-ahead chunk on two threads: parsing, not reading, is most of a long walk.
+fn parse_chunk(raw: Vec<(Vec<u8>, i64, Vec<u8>)>) -> Vec<AheadRow> {
+    let parse = |rows: &[(Vec<u8>, i64, Vec<u8>)]| -> Vec<AheadRow> {
+        rows.iter()
+            .map(|(id, position, data)| AheadRow {
+                id: id.clone(),
+                position: *position,
+                entry: parse_row(*position, &String::from_utf8_lossy(id), data),
+            })
+            .collect()
+    };
+    if raw.len() < 512 {
+        return parse(&raw);
+    }
+    let (first, second) = raw.split_at(raw.len() / 2);
+    std::thread::scope(|scope| {
+        let later = scope.spawn(|| parse(second));
+        let mut out = parse(first);
+        out.extend(later.join().unwrap_or_else(|_| parse(second)));
+        out
+    })
 }
 
 enum Next {
@@ -146,19 +182,24 @@ impl Walk {
             return Ok(false);
         };
         let (id, below) = (id.clone(), *below);
-        let row = if self.lookups < KEY_LOOKUPS {
+        let lookup = |rows: &dyn SessionRows, key: &str| -> Result<_, StoreError> {
+            Ok(rows
+                .entry_by_id(key, &id)?
+                .map(|r| (r.position, parse_row(r.position, &id, &r.data))))
+        };
+        let found = if self.lookups < KEY_LOOKUPS {
             self.lookups += 1;
-            rows.entry_by_id(&self.key, &id)?
+            lookup(rows, &self.key)?
         } else {
             match self.read_ahead(rows, &id, below)? {
                 Some(row) => Some(row),
                 // Not among the rows below the child (a damaged path, or positions that repeat
                 // across a chunk boundary): the lookup decides, as for the first steps.
-                None => rows.entry_by_id(&self.key, &id)?,
+                None => lookup(rows, &self.key)?,
             }
         };
         let (id, below) = (&id, &below);
-        let Some(row) = row else {
+        let Some((position, parsed)) = found else {
             self.next = Next::Damaged(if self.chain.is_empty() {
                 format!("leafId {id} names no entry")
             } else {
@@ -166,18 +207,16 @@ impl Walk {
             });
             return Ok(true);
         };
-        if row.position >= *below || row.position < 0 {
+        if position >= *below || position < 0 {
             self.next = Next::Damaged(format!(
-                "entry {id} has position {} after its child's",
-                row.position
+                "entry {id} has position {position} after its child's"
             ));
             return Ok(true);
         }
-        if std::str::from_utf8(&row.data).is_err() {
-            self.next = Next::Damaged(lossy_entry(id, row.position));
+        let Some(e) = parsed else {
+            self.next = Next::Damaged(lossy_entry(id, position));
             return Ok(true);
-        }
-        let e = parse_compact(row.position, id, &row.data);
+        };
         if matches!(e.body, EntryBody::Malformed { .. }) || &e.id != id {
             self.next = Next::Damaged(format!("entry {id} is malformed or has another data.id"));
             return Ok(true);
@@ -193,24 +232,25 @@ impl Walk {
         Ok(true)
     }
 
-    /// The row `id` among the rows below position `below`, read backwards in chunks; rows the
-    /// walk passes over (abandoned branches, other submissions' entries) are dropped unparsed.
+    /// The row `id` among the rows below position `below` (its position and parse), read
+    /// backwards in chunks; rows the walk passes over (abandoned branches, other submissions'
+    /// entries) are dropped.
     fn read_ahead(
         &mut self,
         rows: &dyn SessionRows,
         id: &str,
         below: i64,
-    ) -> Result<Option<EntryRow>, StoreError> {
+    ) -> Result<Option<(i64, Option<Entry>)>, StoreError> {
         if self.fetched_below.is_none() {
             self.fetched_below = Some(below);
         }
         loop {
-            while let Some((row_id, position, _)) = self.ahead.front() {
-                if *position >= below {
+            while let Some(row) = self.ahead.front() {
+                if row.position >= below {
                     self.ahead.pop_front();
-                } else if row_id.as_slice() == id.as_bytes() {
-                    let (_, position, data) = self.ahead.pop_front().expect("front exists");
-                    return Ok(Some(EntryRow { position, data }));
+                } else if row.id.as_slice() == id.as_bytes() {
+                    let row = self.ahead.pop_front().expect("front exists");
+                    return Ok(Some((row.position, row.entry)));
                 } else {
                     self.ahead.pop_front();
                 }
@@ -221,12 +261,13 @@ impl Walk {
             let from = self.fetched_below.unwrap_or(below).min(below);
             let mut got = 0;
             let mut lowest = from;
-            let ahead = &mut self.ahead;
+            let mut raw = Vec::new();
             rows.entries_before(&self.key, from, self.chunk, &mut |id, pos, data| {
                 got += 1;
                 lowest = lowest.min(pos);
-                ahead.push_back((id.to_vec(), pos, data.to_vec()));
+                raw.push((id.to_vec(), pos, data.to_vec()));
             })?;
+            self.ahead.extend(parse_chunk(raw));
             self.exhausted = got < self.chunk;
             self.fetched_below = Some(lowest);
             self.chunk = (self.chunk * 2).min(MAX_CHUNK);

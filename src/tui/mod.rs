@@ -178,7 +178,10 @@ static UI_THREAD: Mutex<Option<std::thread::ThreadId>> = Mutex::new(None);
 /// Panic messages from other threads while the screen was ours, printed after restore.
 static DEFERRED: Mutex<Vec<String>> = Mutex::new(Vec::new());
 
-fn restore_terminal() {
+/// Give the terminal back: leave raw mode and the alternate screen, show the cursor, stop mouse
+/// capture. Safe to call any number of times and from any thread (the binary's panic report calls
+/// it first); only the first call after entering does anything.
+pub fn restore_terminal() {
     if ACTIVE.swap(false, Ordering::SeqCst) {
         let mut out = std::io::stdout();
         let _ = execute!(out, DisableMouseCapture, LeaveAlternateScreen, cursor::Show);
@@ -283,6 +286,12 @@ pub fn run(options: TuiOptions) -> Result<(), TuiError> {
     let guard = Guard::enter()?;
     let stop = Arc::new(AtomicBool::new(false));
     let input_thread = spawn_input(tx, stop.clone());
+    if std::env::var_os("TURNSCOPE_TEST_PANIC").is_some() {
+        // For the end-to-end test of the panic report: a bug with the screen taken over.
+        panic!(
+            "TURNSCOPE_TEST_PANIC is set: a deliberate panic in raw mode on the alternate screen"
+        );
+    }
     let result = event_loop(cfg, options.now_override, &rx, &req_tx);
     stop.store(true, Ordering::SeqCst);
     let _ = req_tx.send(Request::Stop);

@@ -1,9 +1,108 @@
 //! Styles. With `NO_COLOR` set only modifiers (bold, reverse, dim, underline) are used; every
-//! meaning that colour carries is also carried by a text marker, so nothing is lost.
+//! meaning that colour carries is also carried by a text marker, so nothing is lost. The colours of
+//! each palette are data: `assets/themes.toml`, embedded in the binary.
+
+use std::sync::OnceLock;
 
 use ratatui::style::{Color, Modifier, Style};
+use serde::Deserialize;
+
+/// The theme definitions (`assets/themes.toml`).
+pub const THEMES_FILE: &str = include_str!("../../assets/themes.toml");
+
+/// One palette's colours, by role (the roles are described in `assets/themes.toml`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Colors {
+    /// Every coloured text also bold.
+    pub bold: bool,
+    #[serde(deserialize_with = "color")]
+    pub accent: Color,
+    #[serde(deserialize_with = "color")]
+    pub warn: Color,
+    #[serde(deserialize_with = "color")]
+    pub ok: Color,
+    #[serde(deserialize_with = "color")]
+    pub error: Color,
+    #[serde(rename = "match", deserialize_with = "color")]
+    pub matched: Color,
+    #[serde(deserialize_with = "color")]
+    pub info: Color,
+    #[serde(deserialize_with = "color")]
+    pub dim: Color,
+    pub selected: RowColors,
+    pub selected_unfocused: RowColors,
+}
+
+/// A highlighted row: its background, optionally its text colour and an underline.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct RowColors {
+    #[serde(default, deserialize_with = "some_color")]
+    pub fg: Option<Color>,
+    #[serde(deserialize_with = "color")]
+    pub bg: Color,
+    #[serde(default)]
+    pub underline: bool,
+}
+
+impl RowColors {
+    fn style(&self) -> Style {
+        let mut s = Style::new().bg(self.bg);
+        if let Some(fg) = self.fg {
+            s = s.fg(fg);
+        }
+        if self.underline {
+            s = s.add_modifier(Modifier::UNDERLINED);
+        }
+        s
+    }
+}
+
+fn color<'de, D: serde::Deserializer<'de>>(d: D) -> Result<Color, D::Error> {
+    let s = String::deserialize(d)?;
+    s.parse::<Color>()
+        .map_err(|_| serde::de::Error::custom(format!("unknown colour {s:?}")))
+}
+
+fn some_color<'de, D: serde::Deserializer<'de>>(d: D) -> Result<Option<Color>, D::Error> {
+    color(d).map(Some)
+}
+
+/// The three palettes of a themes file.
+#[derive(Debug, Clone, PartialEq, Eq, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Themes {
+    pub dark: Colors,
+    pub light: Colors,
+    #[serde(rename = "high-contrast")]
+    pub high_contrast: Colors,
+}
+
+/// Parse a themes file (the embedded one is checked by a test, so this is for that test and for
+/// anyone editing `assets/themes.toml`).
+pub fn parse_themes(text: &str) -> Result<Themes, String> {
+    toml::from_str(text).map_err(|e| e.to_string())
+}
+
+fn themes() -> &'static Themes {
+    static THEMES: OnceLock<Themes> = OnceLock::new();
+    THEMES.get_or_init(|| parse_themes(THEMES_FILE).expect("assets/themes.toml parses (tested)"))
+}
 
 pub use crate::config::Palette;
+
+impl Palette {
+    /// This palette's colours from `assets/themes.toml`.
+    pub fn colors(self) -> &'static Colors {
+        let t = themes();
+        match self {
+            Palette::Dark => &t.dark,
+            Palette::Light => &t.light,
+            Palette::HighContrast => &t.high_contrast,
+        }
+    }
+}
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Theme {
@@ -40,27 +139,17 @@ impl Theme {
         }
     }
 
-    /// The colour for this palette: (dark, light, high-contrast).
-    fn pick(&self, dark: Color, light: Color, hc: Color) -> Color {
-        match self.palette {
-            Palette::Dark => dark,
-            Palette::Light => light,
-            Palette::HighContrast => hc,
-        }
-    }
-
     /// A foreground role, named by its dark-theme colour.
     fn role(&self, c: Color) -> Color {
+        let t = self.palette.colors();
         match c {
-            Color::Cyan => self.pick(Color::Cyan, Color::Blue, Color::LightCyan),
-            Color::Yellow => self.pick(Color::Yellow, Color::Rgb(150, 80, 0), Color::LightYellow),
-            Color::Green => self.pick(Color::Green, Color::Rgb(0, 110, 0), Color::LightGreen),
-            Color::Red => self.pick(Color::Red, Color::Rgb(170, 0, 0), Color::LightRed),
-            Color::Magenta => {
-                self.pick(Color::Magenta, Color::Rgb(140, 0, 140), Color::LightMagenta)
-            }
-            Color::Blue => self.pick(Color::Blue, Color::Blue, Color::LightBlue),
-            Color::DarkGray => self.pick(Color::DarkGray, Color::Gray, Color::Gray),
+            Color::Cyan => t.accent,
+            Color::Yellow => t.warn,
+            Color::Green => t.ok,
+            Color::Red => t.error,
+            Color::Magenta => t.matched,
+            Color::Blue => t.info,
+            Color::DarkGray => t.dim,
             other => other,
         }
     }
@@ -68,7 +157,7 @@ impl Theme {
     fn fg(&self, c: Color) -> Style {
         if self.color {
             let s = Style::new().fg(self.role(c));
-            if self.palette == Palette::HighContrast {
+            if self.palette.colors().bold {
                 s.add_modifier(Modifier::BOLD)
             } else {
                 s
@@ -100,9 +189,10 @@ impl Theme {
 
     pub fn selected(&self) -> Style {
         if self.color {
-            Style::new()
-                .bg(self.pick(Color::Blue, Color::LightBlue, Color::White))
-                .fg(self.pick(Color::White, Color::Black, Color::Black))
+            self.palette
+                .colors()
+                .selected
+                .style()
                 .add_modifier(Modifier::BOLD)
         } else {
             Style::new().add_modifier(Modifier::REVERSED)
@@ -112,14 +202,7 @@ impl Theme {
     /// Selected row of a pane without focus.
     pub fn selected_unfocused(&self) -> Style {
         if self.color {
-            match self.palette {
-                Palette::Dark => Style::new().bg(Color::DarkGray),
-                Palette::Light => Style::new().bg(Color::Gray).fg(Color::Black),
-                Palette::HighContrast => Style::new()
-                    .bg(Color::Gray)
-                    .fg(Color::Black)
-                    .add_modifier(Modifier::UNDERLINED),
-            }
+            self.palette.colors().selected_unfocused.style()
         } else {
             Style::new().add_modifier(Modifier::UNDERLINED)
         }
@@ -212,5 +295,83 @@ impl Theme {
             "live" => self.fg(Color::Cyan),
             _ => Style::new(),
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn row(fg: Option<Color>, bg: Color, underline: bool) -> RowColors {
+        RowColors { fg, bg, underline }
+    }
+
+    /// The palettes as they were written in code before they became data: the snapshots of the
+    /// TUI depend on these staying exactly the same.
+    #[test]
+    fn every_theme_parses_to_the_palettes_the_tui_was_built_with() {
+        let t = parse_themes(THEMES_FILE).unwrap();
+        assert_eq!(
+            t.dark,
+            Colors {
+                bold: false,
+                accent: Color::Cyan,
+                warn: Color::Yellow,
+                ok: Color::Green,
+                error: Color::Red,
+                matched: Color::Magenta,
+                info: Color::Blue,
+                dim: Color::DarkGray,
+                selected: row(Some(Color::White), Color::Blue, false),
+                selected_unfocused: row(None, Color::DarkGray, false),
+            }
+        );
+        assert_eq!(
+            t.light,
+            Colors {
+                bold: false,
+                accent: Color::Blue,
+                warn: Color::Rgb(150, 80, 0),
+                ok: Color::Rgb(0, 110, 0),
+                error: Color::Rgb(170, 0, 0),
+                matched: Color::Rgb(140, 0, 140),
+                info: Color::Blue,
+                dim: Color::Gray,
+                selected: row(Some(Color::Black), Color::LightBlue, false),
+                selected_unfocused: row(Some(Color::Black), Color::Gray, false),
+            }
+        );
+        assert_eq!(
+            t.high_contrast,
+            Colors {
+                bold: true,
+                accent: Color::LightCyan,
+                warn: Color::LightYellow,
+                ok: Color::LightGreen,
+                error: Color::LightRed,
+                matched: Color::LightMagenta,
+                info: Color::LightBlue,
+                dim: Color::Gray,
+                selected: row(Some(Color::Black), Color::White, false),
+                selected_unfocused: row(Some(Color::Black), Color::Gray, true),
+            }
+        );
+        for p in [Palette::Dark, Palette::Light, Palette::HighContrast] {
+            let theme = Theme {
+                color: true,
+                palette: p,
+            };
+            assert_eq!(theme.selected().add_modifier, Modifier::BOLD, "{p:?}");
+        }
+    }
+
+    #[test]
+    fn a_bad_colour_or_a_missing_role_names_the_problem() {
+        let bad = THEMES_FILE.replacen("accent = \"cyan\"", "accent = \"teal-ish\"", 1);
+        let e = parse_themes(&bad).unwrap_err();
+        assert!(e.contains("unknown colour \"teal-ish\""), "{e}");
+        let missing = THEMES_FILE.replacen("ok = \"green\"\n", "", 1);
+        let e = parse_themes(&missing).unwrap_err();
+        assert!(e.contains("ok"), "{e}");
     }
 }

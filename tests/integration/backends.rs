@@ -4,9 +4,12 @@
 //! converter and dropped afterwards.
 
 use std::path::{Path, PathBuf};
+#[cfg(feature = "postgres")]
 use std::sync::atomic::{AtomicU64, Ordering};
 
-use turnscope::store::postgres::{convert, PgTarget};
+#[cfg(feature = "postgres")]
+use turnscope::store::postgres::convert;
+use turnscope::store::postgres::PgTarget;
 use turnscope::store::{self, DbTarget, JournalWriter};
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -31,7 +34,8 @@ pub fn pg_admin() -> Option<PgTarget> {
 /// The backends to run a contract test on.
 pub fn kinds() -> Vec<Kind> {
     let mut v = vec![Kind::Sqlite];
-    if pg_admin().is_some() {
+    // A build without the `postgres` feature has no PostgreSQL backend to test.
+    if cfg!(feature = "postgres") && pg_admin().is_some() {
         v.push(Kind::Postgres);
     }
     v
@@ -44,12 +48,15 @@ pub struct TestDb {
     pub target: DbTarget,
     /// The SQLite source (for Postgres: the file it was copied from).
     pub sqlite: PathBuf,
+    #[cfg_attr(not(feature = "postgres"), allow(dead_code))]
     pg: Option<(PgTarget, String)>,
 }
 
+#[cfg(feature = "postgres")]
 static COUNTER: AtomicU64 = AtomicU64::new(0);
 
 /// A new, empty PostgreSQL database on the test server (dropped with the returned guard).
+#[cfg(feature = "postgres")]
 pub fn fresh_pg_database(admin: &PgTarget) -> (PgTarget, String) {
     let name = format!(
         "ts_{}_{}_{}",
@@ -65,6 +72,7 @@ pub fn fresh_pg_database(admin: &PgTarget) -> (PgTarget, String) {
     (admin.with_dbname(&name), name)
 }
 
+#[cfg(feature = "postgres")]
 pub fn admin_client(admin: &PgTarget) -> postgres::Client {
     postgres::Client::connect(&admin.url(), postgres::NoTls).expect("connecting to the test server")
 }
@@ -79,6 +87,9 @@ impl TestDb {
                 sqlite: sqlite.to_path_buf(),
                 pg: None,
             },
+            #[cfg(not(feature = "postgres"))]
+            Kind::Postgres => unreachable!("kinds() has no PostgreSQL without the feature"),
+            #[cfg(feature = "postgres")]
             Kind::Postgres => {
                 let admin = pg_admin().expect("TURNSCOPE_TEST_PG");
                 let (target, name) = fresh_pg_database(&admin);
@@ -109,6 +120,9 @@ impl TestDb {
                 .unwrap()
                 .execute(sql, [])
                 .unwrap() as u64,
+            #[cfg(not(feature = "postgres"))]
+            DbTarget::Postgres(_) => unreachable!("no PostgreSQL without the feature"),
+            #[cfg(feature = "postgres")]
             DbTarget::Postgres(t) => postgres::Client::connect(&t.url(), postgres::NoTls)
                 .unwrap()
                 .execute(sql, &[])
@@ -123,6 +137,9 @@ impl TestDb {
                 .unwrap()
                 .query_row(sql, [], |r| r.get(0))
                 .unwrap(),
+            #[cfg(not(feature = "postgres"))]
+            DbTarget::Postgres(_) => unreachable!("no PostgreSQL without the feature"),
+            #[cfg(feature = "postgres")]
             DbTarget::Postgres(t) => postgres::Client::connect(&t.url(), postgres::NoTls)
                 .unwrap()
                 .query_one(&format!("SELECT ({sql})::bigint"), &[])
@@ -134,6 +151,7 @@ impl TestDb {
 
 impl Drop for TestDb {
     fn drop(&mut self) {
+        #[cfg(feature = "postgres")]
         if let Some((admin, name)) = &self.pg {
             let _ = admin_client(admin)
                 .batch_execute(&format!("DROP DATABASE IF EXISTS {name} WITH (FORCE)"));

@@ -546,3 +546,21 @@ fn json_schemas_are_stable() {
     insta::assert_snapshot!("json_action_keys", format!("{keys:?}"));
     insta::assert_snapshot!("json_audit_empty", doc(&["audit", "--json"]));
 }
+
+/// Without the `postgres` feature a URL is refused in one line that says how to get it.
+#[cfg(not(feature = "postgres"))]
+#[test]
+fn a_postgres_url_without_the_feature_says_how_to_rebuild() {
+    let url = Path::new("postgres://ops:pw-secret@db.example/journal");
+    for args in [
+        &["list"][..],
+        &["show", "abc"],
+        &["demo", "postgres://ops@db.example/x"],
+    ] {
+        let o = turnscope(Some(url), args);
+        assert_fails(&o, 1, "this turnscope was built without PostgreSQL support");
+        let err = String::from_utf8_lossy(&o.stderr);
+        assert!(err.contains("--features postgres"), "{args:?}: {err}");
+        assert!(!err.contains("pw-secret"), "{args:?}: {err}");
+    }
+}

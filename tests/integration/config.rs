@@ -50,6 +50,11 @@ fn print_default_parses_back_to_the_defaults() {
     let o = turnscope(dir.path(), &[], &["config", "--print-default"]);
     assert!(o.status.success(), "{}", stderr(&o));
     let text = stdout(&o);
+    assert_eq!(
+        text,
+        include_str!("../../assets/config.toml"),
+        "prints assets/config.toml byte for byte"
+    );
     assert!(text.lines().filter(|l| l.starts_with('#')).count() > 10);
     let parsed = parse(&text, Path::new("default.toml")).unwrap();
     assert_eq!(

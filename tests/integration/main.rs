@@ -10,7 +10,11 @@ mod damaged_props;
 mod fixtures;
 mod hostile;
 mod layers;
+mod panic_report;
+// PostgreSQL-only suites; the backend-neutral ones run on SQLite alone without the feature.
+#[cfg(feature = "postgres")]
 mod pg;
+#[cfg(feature = "postgres")]
 mod pg_race;
 mod scale_runtime;
 mod scan;

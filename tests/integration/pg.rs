@@ -158,9 +158,34 @@ fn pg_each_way_to_fail_has_its_own_error_and_never_shows_the_password() {
                     )
                 },
             ));
+            // With a CA file `require` verifies the chain too (libpq's rule), so another CA fails.
+            cases.push((
+                format!(
+                    "postgres://{}@127.0.0.1:{port}/postgres?sslmode=require&sslrootcert={}",
+                    admin.user,
+                    other.display()
+                ),
+                |e| {
+                    matches!(
+                        e,
+                        StoreError::PgConnect {
+                            why: PgFailure::Tls,
+                            ..
+                        }
+                    )
+                },
+            ));
             for url in [
                 format!(
                     "postgres://{}@127.0.0.1:{port}/postgres?sslmode=require",
+                    admin.user
+                ),
+                format!(
+                    "postgres://{}@127.0.0.1:{port}/postgres?sslmode=require&sslrootcert={ca}",
+                    admin.user
+                ),
+                format!(
+                    "postgres://{}@localhost:{port}/postgres?sslmode=verify-ca&sslrootcert={ca}",
                     admin.user
                 ),
                 format!(

@@ -6,6 +6,7 @@ use std::path::{Path, PathBuf};
 use postgres::error::SqlState;
 use postgres::{Client, NoTls};
 
+use super::tls;
 use super::url::{redact_with, PgTarget, SslMode};
 use crate::store::{PgFailure, StoreError};
 
@@ -102,35 +103,22 @@ pub fn connect(t: &PgTarget, read_only: bool) -> Result<Client, StoreError> {
             } else {
                 postgres::config::SslMode::Require
             });
-            let mut b = native_tls::TlsConnector::builder();
-            if let Some(ca) = &t.ca_file {
-                let pem = std::fs::read(ca).map_err(|e| {
-                    fail(
-                        PgFailure::Tls,
-                        format!("cannot read the CA file {}: {e}", ca.display()),
-                    )
-                })?;
-                let cert = native_tls::Certificate::from_pem(&pem).map_err(|e| {
-                    fail(
-                        PgFailure::Tls,
-                        format!("{} is not a PEM certificate: {e}", ca.display()),
-                    )
-                })?;
-                b.add_root_certificate(cert);
-            } else if mode == SslMode::VerifyFull {
+            if t.ca_file.is_none() && mode == SslMode::VerifyFull {
                 return Err(fail(
                     PgFailure::Tls,
                     "sslmode=verify-full needs a CA file (sslrootcert=PATH or --pg-ca-file PATH)"
                         .into(),
                 ));
             }
+            let roots = match &t.ca_file {
+                Some(ca) => Some(tls::read_roots(ca).map_err(|d| fail(PgFailure::Tls, d))?),
+                None => None,
+            };
             // libpq semantics: prefer/require without a CA file encrypt but do not verify;
             // with a CA file the chain is verified; verify-full also checks the host name.
-            let verify_chain = t.ca_file.is_some();
-            b.danger_accept_invalid_certs(!verify_chain)
-                .danger_accept_invalid_hostnames(mode != SslMode::VerifyFull);
-            let connector = b.build().map_err(|e| fail(PgFailure::Tls, e.to_string()))?;
-            cfg.connect(postgres_native_tls::MakeTlsConnector::new(connector))
+            let config = tls::client_config(roots, mode == SslMode::VerifyFull)
+                .map_err(|d| fail(PgFailure::Tls, d))?;
+            cfg.connect(tokio_postgres_rustls::MakeRustlsConnect::new(config))
         }
     };
     result.map_err(|e| {

@@ -17,6 +17,7 @@ mod read;
 mod rows;
 mod schema;
 pub mod sessions;
+mod tls;
 pub mod url;
 mod write;
 
