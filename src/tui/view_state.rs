@@ -4,6 +4,8 @@
 use ratatui::layout::Rect;
 use ratatui::text::Line;
 
+use crate::tui::theme::Theme;
+
 use crate::tui::popups::PopupView;
 
 /// Screen rectangles from the last draw, for the mouse and for paging.
@@ -100,4 +102,20 @@ pub enum InputMode {
 pub struct DetailCache {
     pub(crate) key: (usize, u64, u16, i64),
     pub(crate) lines: Vec<Line<'static>>,
+}
+
+/// What a screen needs from the app to draw itself besides its own state: the app builds it
+/// once per frame, so the screens never read the app.
+#[derive(Debug, Clone, Copy)]
+pub struct DrawCtx {
+    pub theme: Theme,
+    /// "Now" of the frame (ages and lease countdowns).
+    pub now_ms: i64,
+    pub focus: Pane,
+    /// `--write` mode.
+    pub write_mode: bool,
+    /// The first snapshot of the list arrived.
+    pub loaded: bool,
+    /// The first page of sessions arrived.
+    pub sessions_loaded: bool,
 }

@@ -31,6 +31,7 @@ mod mouse;
 mod responses;
 mod writes;
 
+use super::view_state::DrawCtx;
 pub use super::view_state::{Hit, InputMode, Layout, Level, Pane, Root, Status};
 
 /// Something the app wants done outside itself.
@@ -176,6 +177,18 @@ impl App {
     /// `--write` mode: the write actions exist.
     pub fn write_mode(&self) -> bool {
         !self.cfg.read_only
+    }
+
+    /// What the screens draw with besides their own state.
+    pub fn draw_ctx(&self) -> DrawCtx {
+        DrawCtx {
+            theme: self.cfg.theme,
+            now_ms: self.now_ms,
+            focus: self.focus,
+            write_mode: self.write_mode(),
+            loaded: self.loaded,
+            sessions_loaded: self.scale.sessions_loaded,
+        }
     }
 
     pub fn selected_audit(&self) -> Option<&AuditRecord> {

@@ -13,9 +13,8 @@ use ratatui::Frame;
 use super::step;
 use crate::core::time::iso_from_ms;
 use crate::store::AuditRecord;
-use crate::tui::app::App;
 use crate::tui::text::{clean, pad};
-use crate::tui::view_state::{Hit, Layout, Pane};
+use crate::tui::view_state::{DrawCtx, Hit, Layout, Pane};
 use crate::tui::widgets::scroll_into_view;
 
 /// The audit trail's state: the rows as last read, and the cursor.
@@ -65,140 +64,142 @@ fn when(ms: i64) -> String {
     iso_from_ms(ms).replace('T', " ").chars().take(19).collect()
 }
 
-pub fn draw(f: &mut Frame, app: &App, view: &mut Layout, area: Rect) {
-    let t = app.cfg.theme;
-    let detail_h = if area.height >= 14 { 6 } else { 0 };
-    let table = Rect {
-        height: area.height - detail_h,
-        ..area
-    };
-    let w = table.width as usize;
-    // time, operator, action, submission, reason; the summary takes what is left.
-    let fixed = [
-        ("AT (UTC)", 19),
-        ("OPERATOR", 16),
-        ("ACTION", 7),
-        ("SUBMISSION", 10),
-    ];
-    let reason_w = 24.min(w / 5);
-    let used: usize = fixed.iter().map(|(_, c)| c + 1).sum::<usize>() + reason_w + 2;
-    let summary_w = w.saturating_sub(used);
-    let bold = t.dim().add_modifier(Modifier::BOLD);
-    let mut titles: Vec<(&str, usize)> = fixed.to_vec();
-    titles.push(("REASON", reason_w));
-    if summary_w >= 8 {
-        titles.push(("SUMMARY", summary_w));
-    }
-    let widths: Vec<Constraint> = titles
-        .iter()
-        .map(|(_, cw)| Constraint::Length(*cw as u16))
-        .collect();
-    let header = Row::new(
-        titles
-            .iter()
-            .map(|(title, cw)| Cell::from(Span::styled(pad(title, *cw), bold))),
-    );
-    let rows_area = Rect {
-        y: table.y + 1,
-        height: table.height.saturating_sub(1),
-        ..table
-    };
-    view.audit = Some(Hit {
-        area: table,
-        rows: rows_area,
-    });
-    let h = rows_area.height as usize;
-    scroll_into_view(&mut view.audit_offset, app.audit.selected, h);
-    let rows = app.audit.rows.iter().map(|a| {
-        let short = clean(&crate::core::rows::short_id(&a.submission_id));
-        let mut cells = vec![
-            Cell::from(Span::styled(pad(&when(a.at), 19), t.dim())),
-            Cell::from(pad(&clean(&a.operator), 16)),
-            Cell::from(Span::styled(pad(&clean(&a.action), 7), t.key())),
-            Cell::from(pad(&short, 10)),
-            Cell::from(pad(&clean(a.reason.as_deref().unwrap_or("-")), reason_w)),
-        ];
-        if summary_w >= 8 {
-            cells.push(Cell::from(Span::styled(
-                pad(&clean(&a.summary), summary_w),
-                t.dim(),
-            )));
-        }
-        Row::new(cells)
-    });
-    let focused = app.focus == Pane::Audit;
-    // The selected row is highlighted across the whole width, with the cursor in front.
-    let table_widget = Table::new(rows, widths)
-        .header(header)
-        .column_spacing(1)
-        .row_highlight_style(if focused {
-            t.selected()
-        } else {
-            t.selected_unfocused()
-        })
-        .highlight_symbol("›")
-        .highlight_spacing(HighlightSpacing::Always);
-    let mut state = TableState::new()
-        .with_offset(view.audit_offset)
-        .with_selected((!app.audit.rows.is_empty()).then_some(app.audit.selected));
-    f.render_stateful_widget(table_widget, table, &mut state);
-    if app.audit.rows.is_empty() {
-        let msg = if let Some(e) = &app.audit.error {
-            format!("could not read the audit trail: {}", clean(e))
-        } else if !app.audit.loaded {
-            "reading the audit trail…".to_string()
-        } else {
-            "no turnscope action was ever applied to this database".to_string()
-        };
-        f.render_widget(
-            Paragraph::new(Span::styled(format!(" {msg}"), t.dim())),
-            Rect {
-                height: 1,
-                ..rows_area
-            },
-        );
-    }
-    if detail_h > 0 {
-        let d = Rect {
-            y: area.y + table.height,
-            height: detail_h,
+impl AuditScreen {
+    pub fn draw(&self, f: &mut Frame, cx: &DrawCtx, view: &mut Layout, area: Rect) {
+        let t = cx.theme;
+        let detail_h = if area.height >= 14 { 6 } else { 0 };
+        let table = Rect {
+            height: area.height - detail_h,
             ..area
         };
-        let block = Block::new()
-            .borders(Borders::TOP)
-            .border_style(t.border(false));
-        let inner = block.inner(d);
-        f.render_widget(block, d);
-        let Some(a) = app.selected_audit() else {
-            return;
-        };
-        let label = |s: &'static str| Span::styled(format!(" {s:<11}"), t.dim());
-        let lines = vec![
-            Line::from(vec![
-                label("record"),
-                Span::raw(format!(
-                    "#{} · {} · {} by {} · turnscope {}",
-                    a.id,
-                    iso_from_ms(a.at),
-                    a.action,
-                    clean(&a.operator),
-                    clean(&a.version)
-                )),
-            ]),
-            Line::from(vec![
-                label("submission"),
-                Span::raw(format!(
-                    "{} · attempt {}",
-                    clean(&a.submission_id),
-                    clean(a.attempt_id.as_deref().unwrap_or("-"))
-                )),
-            ]),
-            Line::from(vec![
-                label("reason"),
-                Span::raw(clean(a.reason.as_deref().unwrap_or("-"))),
-            ]),
-            Line::from(vec![label("summary"), Span::raw(clean(&a.summary))]),
+        let w = table.width as usize;
+        // time, operator, action, submission, reason; the summary takes what is left.
+        let fixed = [
+            ("AT (UTC)", 19),
+            ("OPERATOR", 16),
+            ("ACTION", 7),
+            ("SUBMISSION", 10),
         ];
-        f.render_widget(Paragraph::new(lines).wrap(Wrap { trim: false }), inner);
+        let reason_w = 24.min(w / 5);
+        let used: usize = fixed.iter().map(|(_, c)| c + 1).sum::<usize>() + reason_w + 2;
+        let summary_w = w.saturating_sub(used);
+        let bold = t.dim().add_modifier(Modifier::BOLD);
+        let mut titles: Vec<(&str, usize)> = fixed.to_vec();
+        titles.push(("REASON", reason_w));
+        if summary_w >= 8 {
+            titles.push(("SUMMARY", summary_w));
+        }
+        let widths: Vec<Constraint> = titles
+            .iter()
+            .map(|(_, cw)| Constraint::Length(*cw as u16))
+            .collect();
+        let header = Row::new(
+            titles
+                .iter()
+                .map(|(title, cw)| Cell::from(Span::styled(pad(title, *cw), bold))),
+        );
+        let rows_area = Rect {
+            y: table.y + 1,
+            height: table.height.saturating_sub(1),
+            ..table
+        };
+        view.audit = Some(Hit {
+            area: table,
+            rows: rows_area,
+        });
+        let h = rows_area.height as usize;
+        scroll_into_view(&mut view.audit_offset, self.selected, h);
+        let rows = self.rows.iter().map(|a| {
+            let short = clean(&crate::core::rows::short_id(&a.submission_id));
+            let mut cells = vec![
+                Cell::from(Span::styled(pad(&when(a.at), 19), t.dim())),
+                Cell::from(pad(&clean(&a.operator), 16)),
+                Cell::from(Span::styled(pad(&clean(&a.action), 7), t.key())),
+                Cell::from(pad(&short, 10)),
+                Cell::from(pad(&clean(a.reason.as_deref().unwrap_or("-")), reason_w)),
+            ];
+            if summary_w >= 8 {
+                cells.push(Cell::from(Span::styled(
+                    pad(&clean(&a.summary), summary_w),
+                    t.dim(),
+                )));
+            }
+            Row::new(cells)
+        });
+        let focused = cx.focus == Pane::Audit;
+        // The selected row is highlighted across the whole width, with the cursor in front.
+        let table_widget = Table::new(rows, widths)
+            .header(header)
+            .column_spacing(1)
+            .row_highlight_style(if focused {
+                t.selected()
+            } else {
+                t.selected_unfocused()
+            })
+            .highlight_symbol("›")
+            .highlight_spacing(HighlightSpacing::Always);
+        let mut state = TableState::new()
+            .with_offset(view.audit_offset)
+            .with_selected((!self.rows.is_empty()).then_some(self.selected));
+        f.render_stateful_widget(table_widget, table, &mut state);
+        if self.rows.is_empty() {
+            let msg = if let Some(e) = &self.error {
+                format!("could not read the audit trail: {}", clean(e))
+            } else if !self.loaded {
+                "reading the audit trail…".to_string()
+            } else {
+                "no turnscope action was ever applied to this database".to_string()
+            };
+            f.render_widget(
+                Paragraph::new(Span::styled(format!(" {msg}"), t.dim())),
+                Rect {
+                    height: 1,
+                    ..rows_area
+                },
+            );
+        }
+        if detail_h > 0 {
+            let d = Rect {
+                y: area.y + table.height,
+                height: detail_h,
+                ..area
+            };
+            let block = Block::new()
+                .borders(Borders::TOP)
+                .border_style(t.border(false));
+            let inner = block.inner(d);
+            f.render_widget(block, d);
+            let Some(a) = self.selected_record() else {
+                return;
+            };
+            let label = |s: &'static str| Span::styled(format!(" {s:<11}"), t.dim());
+            let lines = vec![
+                Line::from(vec![
+                    label("record"),
+                    Span::raw(format!(
+                        "#{} · {} · {} by {} · turnscope {}",
+                        a.id,
+                        iso_from_ms(a.at),
+                        a.action,
+                        clean(&a.operator),
+                        clean(&a.version)
+                    )),
+                ]),
+                Line::from(vec![
+                    label("submission"),
+                    Span::raw(format!(
+                        "{} · attempt {}",
+                        clean(&a.submission_id),
+                        clean(a.attempt_id.as_deref().unwrap_or("-"))
+                    )),
+                ]),
+                Line::from(vec![
+                    label("reason"),
+                    Span::raw(clean(a.reason.as_deref().unwrap_or("-"))),
+                ]),
+                Line::from(vec![label("summary"), Span::raw(clean(&a.summary))]),
+            ];
+            f.render_widget(Paragraph::new(lines).wrap(Wrap { trim: false }), inner);
+        }
     }
 }

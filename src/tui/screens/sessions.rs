@@ -11,9 +11,8 @@ use ratatui::Frame;
 use super::step;
 use crate::core::time::ms_from_iso;
 use crate::store::SessionSummary;
-use crate::tui::app::App;
 use crate::tui::text::{ago, clean, pad};
-use crate::tui::view_state::{Hit, Layout, Pane};
+use crate::tui::view_state::{DrawCtx, Hit, Layout, Pane};
 use crate::tui::widgets::scroll_into_view;
 
 #[derive(Debug, Clone, Default)]
@@ -88,106 +87,108 @@ fn by_status(s: &SessionSummary) -> String {
         .join(", ")
 }
 
-pub fn draw(f: &mut Frame, app: &App, view: &mut Layout, area: Rect) {
-    let t = app.cfg.theme;
-    let w = area.width as usize;
-    // instance, entries, updated, submissions, key (widest last, dropped first)
-    let inst_w = 18.min(w / 4);
-    let cols: Vec<(&str, usize)> = vec![
-        ("INSTANCE", inst_w),
-        ("ENTRIES", 7),
-        ("UPDATED", 12),
-        ("SUBMISSIONS", 30.min(w.saturating_sub(inst_w + 7 + 12 + 5))),
-    ];
-    let used: usize = cols.iter().map(|(_, c)| c + 1).sum::<usize>() + 1;
-    let key_w = w.saturating_sub(used);
-    let bold = t.dim().add_modifier(Modifier::BOLD);
-    let mut titles = cols.clone();
-    if key_w >= 12 {
-        titles.push(("SESSION KEY", key_w));
-    }
-    let widths: Vec<Constraint> = titles
-        .iter()
-        .map(|(_, cw)| Constraint::Length(*cw as u16))
-        .collect();
-    let header = Row::new(
-        titles
-            .iter()
-            .map(|(title, cw)| Cell::from(Span::styled(pad(title, *cw), bold))),
-    );
-    let rows_area = Rect {
-        y: area.y + 1,
-        height: area.height.saturating_sub(1),
-        ..area
-    };
-    view.sessions = Some(Hit {
-        area,
-        rows: rows_area,
-    });
-    let h = rows_area.height as usize;
-    scroll_into_view(&mut view.sessions_offset, app.sessions.selected, h);
-    let rows = app.sessions.view.iter().map(|&idx| {
-        let s = &app.sessions.rows[idx];
-        let updated = s
-            .updated_at
-            .as_deref()
-            .and_then(ms_from_iso)
-            .map_or("-".into(), |ms| ago(app.now_ms, ms));
-        let running = s
-            .submissions_by_status
-            .iter()
-            .any(|(st, _)| st == "running");
-        let texts = [
-            (
-                clean(s.instance_id.as_deref().unwrap_or("(not an agent session)")),
-                Style::new(),
-            ),
-            (s.entry_count.to_string(), t.dim()),
-            (updated, t.dim()),
-            (by_status(s), if running { t.warn() } else { Style::new() }),
+impl SessionsScreen {
+    pub fn draw(&self, f: &mut Frame, cx: &DrawCtx, view: &mut Layout, area: Rect) {
+        let t = cx.theme;
+        let w = area.width as usize;
+        // instance, entries, updated, submissions, key (widest last, dropped first)
+        let inst_w = 18.min(w / 4);
+        let cols: Vec<(&str, usize)> = vec![
+            ("INSTANCE", inst_w),
+            ("ENTRIES", 7),
+            ("UPDATED", 12),
+            ("SUBMISSIONS", 30.min(w.saturating_sub(inst_w + 7 + 12 + 5))),
         ];
-        let mut cells: Vec<Cell> = texts
-            .into_iter()
-            .zip(&cols)
-            .map(|((text, style), (_, cw))| {
-                Cell::from(Span::styled(pad(&clean(&text), *cw), style))
-            })
-            .collect();
+        let used: usize = cols.iter().map(|(_, c)| c + 1).sum::<usize>() + 1;
+        let key_w = w.saturating_sub(used);
+        let bold = t.dim().add_modifier(Modifier::BOLD);
+        let mut titles = cols.clone();
         if key_w >= 12 {
-            cells.push(Cell::from(Span::styled(pad(&clean(&s.id), key_w), t.dim())));
+            titles.push(("SESSION KEY", key_w));
         }
-        Row::new(cells)
-    });
-    let focused = app.focus == Pane::Sessions;
-    // The selected row is highlighted across the whole width, with the cursor in front.
-    let table = Table::new(rows, widths)
-        .header(header)
-        .column_spacing(1)
-        .row_highlight_style(if focused {
-            t.selected()
-        } else {
-            t.selected_unfocused()
-        })
-        .highlight_symbol("›")
-        .highlight_spacing(HighlightSpacing::Always);
-    let mut state = TableState::new()
-        .with_offset(view.sessions_offset)
-        .with_selected((!app.sessions.view.is_empty()).then_some(app.sessions.selected));
-    f.render_stateful_widget(table, area, &mut state);
-    if app.sessions.view.is_empty() {
-        let msg = if !app.loaded || !app.scale.sessions_loaded {
-            "reading the sessions…"
-        } else if app.sessions.rows.is_empty() {
-            "the database has no sessions"
-        } else {
-            "no session matches the filter (esc clears)"
-        };
-        f.render_widget(
-            Paragraph::new(Span::styled(format!(" {msg}"), t.dim())),
-            Rect {
-                height: 1,
-                ..rows_area
-            },
+        let widths: Vec<Constraint> = titles
+            .iter()
+            .map(|(_, cw)| Constraint::Length(*cw as u16))
+            .collect();
+        let header = Row::new(
+            titles
+                .iter()
+                .map(|(title, cw)| Cell::from(Span::styled(pad(title, *cw), bold))),
         );
+        let rows_area = Rect {
+            y: area.y + 1,
+            height: area.height.saturating_sub(1),
+            ..area
+        };
+        view.sessions = Some(Hit {
+            area,
+            rows: rows_area,
+        });
+        let h = rows_area.height as usize;
+        scroll_into_view(&mut view.sessions_offset, self.selected, h);
+        let rows = self.view.iter().map(|&idx| {
+            let s = &self.rows[idx];
+            let updated = s
+                .updated_at
+                .as_deref()
+                .and_then(ms_from_iso)
+                .map_or("-".into(), |ms| ago(cx.now_ms, ms));
+            let running = s
+                .submissions_by_status
+                .iter()
+                .any(|(st, _)| st == "running");
+            let texts = [
+                (
+                    clean(s.instance_id.as_deref().unwrap_or("(not an agent session)")),
+                    Style::new(),
+                ),
+                (s.entry_count.to_string(), t.dim()),
+                (updated, t.dim()),
+                (by_status(s), if running { t.warn() } else { Style::new() }),
+            ];
+            let mut cells: Vec<Cell> = texts
+                .into_iter()
+                .zip(&cols)
+                .map(|((text, style), (_, cw))| {
+                    Cell::from(Span::styled(pad(&clean(&text), *cw), style))
+                })
+                .collect();
+            if key_w >= 12 {
+                cells.push(Cell::from(Span::styled(pad(&clean(&s.id), key_w), t.dim())));
+            }
+            Row::new(cells)
+        });
+        let focused = cx.focus == Pane::Sessions;
+        // The selected row is highlighted across the whole width, with the cursor in front.
+        let table = Table::new(rows, widths)
+            .header(header)
+            .column_spacing(1)
+            .row_highlight_style(if focused {
+                t.selected()
+            } else {
+                t.selected_unfocused()
+            })
+            .highlight_symbol("›")
+            .highlight_spacing(HighlightSpacing::Always);
+        let mut state = TableState::new()
+            .with_offset(view.sessions_offset)
+            .with_selected((!self.view.is_empty()).then_some(self.selected));
+        f.render_stateful_widget(table, area, &mut state);
+        if self.view.is_empty() {
+            let msg = if !cx.loaded || !cx.sessions_loaded {
+                "reading the sessions…"
+            } else if self.rows.is_empty() {
+                "the database has no sessions"
+            } else {
+                "no session matches the filter (esc clears)"
+            };
+            f.render_widget(
+                Paragraph::new(Span::styled(format!(" {msg}"), t.dim())),
+                Rect {
+                    height: 1,
+                    ..rows_area
+                },
+            );
+        }
     }
 }

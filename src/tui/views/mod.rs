@@ -13,7 +13,7 @@ use super::view_state::{Layout, Root};
 #[cfg(feature = "test-harness")]
 pub use crate::tui::screens::inspect::detail_pane::detail_text;
 use crate::tui::screens::inspect::{detail_pane, tree_pane};
-use crate::tui::screens::{audit, list, sessions};
+use crate::tui::screens::list;
 
 /// Draw the whole screen. Every frame ends with [`crate::tui::text::scrub`], so whatever a view
 /// draws, no control, bidi or zero-width character reaches the terminal.
@@ -54,8 +54,8 @@ fn draw_views(f: &mut Frame, app: &App, view: &mut Layout) {
     } else {
         match app.root {
             Root::Submissions => list::draw(f, app, view, body),
-            Root::Sessions => sessions::draw(f, app, view, body),
-            Root::Audit => audit::draw(f, app, view, body),
+            Root::Sessions => app.sessions.draw(f, &app.draw_ctx(), view, body),
+            Root::Audit => app.audit.draw(f, &app.draw_ctx(), view, body),
         }
     }
     if banner_h > 0 {
