@@ -29,6 +29,7 @@ use crate::store::{AuditRecord, SessionSummary};
 
 mod mouse;
 mod responses;
+mod scale;
 mod writes;
 
 use super::view_state::DrawCtx;

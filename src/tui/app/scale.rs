@@ -1,0 +1,196 @@
+//! The app's side of the list at production scale (the state is `list_state.rs`): status
+//! counts, snapshots and verdict batches from the worker, flashes and the "changed under you"
+//! banner, and the opened submission's siblings.
+
+use super::*;
+use crate::tui::data::VerdictBatch;
+
+impl App {
+    /// Rows of filter `f` in the database; `None` while not known yet (the failed count is
+    /// computed in the background).
+    pub fn count_known(&self, f: StatusFilter) -> Option<usize> {
+        let status = |s: &str| {
+            self.counts
+                .iter()
+                .filter(|(k, _)| k == s)
+                .map(|(_, n)| (*n).max(0) as usize)
+                .sum::<usize>()
+        };
+        if f != StatusFilter::Expired && !self.scale.counts_known {
+            return None;
+        }
+        match f {
+            StatusFilter::Expired => Some(self.scale.expired),
+            StatusFilter::All => Some(self.counts.iter().map(|(_, n)| (*n).max(0) as usize).sum()),
+            StatusFilter::Queued => Some(status("queued")),
+            StatusFilter::Running => Some(status("running")),
+            StatusFilter::Terminalizing => Some(status("terminalizing")),
+            StatusFilter::Settled => Some(status("settled")),
+            StatusFilter::Failed => self.scale.failed,
+        }
+    }
+
+    /// A count as shown: `…` while it is being computed.
+    pub fn count_label(&self, f: StatusFilter) -> String {
+        self.count_known(f)
+            .map_or_else(|| "…".to_string(), |n| n.to_string())
+    }
+
+    /// The progress of the background verdicts, while rows wait for theirs (re-checking cached
+    /// verdicts against their fingerprints is not shown).
+    pub fn progress_label(&self) -> Option<String> {
+        let waiting = self.scale.remaining > 0 && self.items.iter().any(|i| i.pending);
+        (waiting && self.scale.total > 0).then(|| {
+            format!(
+                "verdicts {}/{}",
+                self.scale.total - self.scale.remaining,
+                self.scale.total
+            )
+        })
+    }
+
+    /// The ids of the rows on screen (the selected one first), for visible-first verdicts.
+    pub(in crate::tui) fn visible_ids(&self) -> Vec<String> {
+        let h = self
+            .layout
+            .list
+            .map_or(40, |l| l.rows.height as usize)
+            .max(1);
+        // Where the next draw puts the viewport (as the list view scrolls the selection into it).
+        let (sel, mut start) = (self.list.selected, self.layout.list_offset);
+        if sel < start {
+            start = sel;
+        } else if sel >= start + h {
+            start = sel + 1 - h;
+        }
+        let end = (start + h).min(self.list.view.len());
+        let mut ids: Vec<String> = self
+            .list
+            .view
+            .get(start.min(end)..end)
+            .unwrap_or_default()
+            .iter()
+            .map(|&i| self.items[i].row.submission_id.clone())
+            .collect();
+        if let Some(p) = self
+            .list
+            .selected_id
+            .as_ref()
+            .and_then(|s| ids.iter().position(|i| i == s))
+        {
+            let sel = ids.remove(p);
+            ids.insert(0, sel);
+        }
+        ids
+    }
+
+    /// After a key: if rows on screen still wait for their verdicts, have them computed next.
+    pub(in crate::tui) fn prioritize_visible(&mut self) {
+        if self.scale.remaining == 0 || self.root != Root::Submissions || !self.stack.is_empty() {
+            return;
+        }
+        let ids: Vec<String> = self
+            .visible_ids()
+            .into_iter()
+            .filter(|id| {
+                self.items
+                    .iter()
+                    .any(|i| &i.row.submission_id == id && i.pending)
+            })
+            .collect();
+        if ids.is_empty() || ids == self.scale.prioritized {
+            return;
+        }
+        self.scale.prioritized = ids.clone();
+        self.effects.push(Effect::Request(Request::Prioritize(ids)));
+    }
+
+    /// Background verdicts arrived: replace the placeholders (or the previous verdicts), flash
+    /// rows whose verdict changed, and say so when it is the selected row.
+    pub(in crate::tui) fn on_verdicts(&mut self, batch: VerdictBatch) {
+        self.scale.remaining = batch.remaining;
+        self.scale.total = self.scale.total.max(batch.total);
+        if let Some(n) = batch.failed {
+            self.scale.failed = Some(n);
+        }
+        if let Some(c) = batch.counts {
+            self.counts = c;
+            self.scale.counts_known = true;
+            self.greet();
+        }
+        if batch.items.is_empty() {
+            return;
+        }
+        let index: HashMap<String, usize> = self
+            .items
+            .iter()
+            .enumerate()
+            .map(|(i, it)| (it.row.submission_id.clone(), i))
+            .collect();
+        let selected = self.list.selected_id.clone();
+        let until = self.ui_now + FLASH;
+        for it in batch.items {
+            let Some(&i) = index.get(&it.row.submission_id) else {
+                continue;
+            };
+            let id = it.row.submission_id.clone();
+            // What the operator saw before: the verdict shown before the refresh, or the row as
+            // it is (a cached verdict that its fingerprint proved stale).
+            let base = self.scale.pending_base.remove(&id).or_else(|| {
+                let cur = &self.items[i];
+                (!cur.pending && !self.scale.own_recent.contains(&id)).then(|| cur.clone())
+            });
+            if let Some(base) = base {
+                if base.signature() != it.signature() {
+                    self.flashes.insert(id.clone(), until);
+                    if self.stack.is_empty() && selected.as_deref() == Some(id.as_str()) {
+                        if let Some(c) = describe_item_change(&base, &it) {
+                            self.banner = Some(c);
+                        }
+                    }
+                }
+            }
+            self.items[i] = it;
+        }
+        self.rebuild_list();
+    }
+
+    /// On the first load, once the counts are in: an empty expired list is worth a word.
+    pub(in crate::tui) fn greet(&mut self) {
+        if !self.scale.greet || !self.scale.counts_known {
+            return;
+        }
+        self.scale.greet = false;
+        if self.list.view.is_empty() && self.counts.iter().any(|(_, n)| *n > 0) {
+            self.status = Some(Status {
+                text: "no expired lease: nothing for the reconciler to pick up (2 shows all)"
+                    .into(),
+                level: Level::Info,
+            });
+        }
+    }
+
+    /// Ask for the submissions of the opened submission's session (stepping between them).
+    pub(in crate::tui) fn want_siblings(&mut self, key: &str) {
+        self.effects
+            .push(Effect::Request(Request::Siblings(key.to_string())));
+    }
+
+    /// `(sequence, id)` of every submission of session `key`: from the worker when it has
+    /// answered, else from the loaded rows.
+    pub(in crate::tui) fn session_submissions(&self, key: &str) -> Vec<(i64, String)> {
+        if let Some((k, ids)) = &self.scale.siblings {
+            if k == key {
+                return ids.clone();
+            }
+        }
+        let mut subs: Vec<(i64, String)> = self
+            .items
+            .iter()
+            .filter(|i| i.row.session_key == key)
+            .map(|i| (i.row.sequence, i.row.submission_id.clone()))
+            .collect();
+        subs.sort();
+        subs
+    }
+}
