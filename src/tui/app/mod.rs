@@ -20,7 +20,7 @@ use super::popups::{
 };
 use super::screens::audit::AuditScreen;
 use super::screens::inspect::{describe_change, Inspect, Said};
-use super::screens::list::{describe_item_change, ListScreen, WriteAsk};
+use super::screens::list::{describe_item_change, ListRows, ListScreen, WriteAsk};
 use super::screens::sessions::SessionsScreen;
 use super::theme::Theme;
 use super::worker::{Request, Response};
@@ -189,6 +189,16 @@ impl App {
             write_mode: self.write_mode(),
             loaded: self.loaded,
             sessions_loaded: self.scale.sessions_loaded,
+        }
+    }
+
+    /// What the list screen draws from the app's loaded rows.
+    pub fn list_rows(&self) -> ListRows<'_> {
+        ListRows {
+            items: &self.items,
+            flashes: &self.flashes,
+            ui_now: self.ui_now,
+            total: self.count(StatusFilter::All),
         }
     }
 

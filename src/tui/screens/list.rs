@@ -4,7 +4,8 @@
 //! the confirm popup (`popups/confirm.rs`). Drawn with columns dropped by priority when narrow
 //! and a verdict preview of the selected row below.
 
-use std::collections::HashSet;
+use std::collections::{HashMap, HashSet};
+use std::time::Instant;
 
 use ratatui::layout::{Constraint, Rect};
 use ratatui::style::{Modifier, Style};
@@ -14,12 +15,11 @@ use ratatui::Frame;
 
 use crate::actions::ActionKind;
 use crate::report::lease_text;
-use crate::tui::app::App;
 use crate::tui::data::ListItem;
 use crate::tui::keymap::{Action, StatusFilter};
 use crate::tui::popups::Reason;
 use crate::tui::text::{clean, fit, pad, width};
-use crate::tui::view_state::{Hit, Layout, Pane};
+use crate::tui::view_state::{DrawCtx, Hit, Layout, Pane};
 use crate::tui::widgets::scroll_into_view;
 
 /// List columns, in display order; also the sort keys.
@@ -312,11 +312,11 @@ fn rule_text(it: &ListItem) -> String {
 }
 
 /// The text of one list cell, terminal-safe.
-pub fn cell(app: &App, it: &ListItem, col: Column) -> String {
-    clean(&raw_cell(app, it, col))
+pub fn cell(now_ms: i64, it: &ListItem, col: Column) -> String {
+    clean(&raw_cell(now_ms, it, col))
 }
 
-fn raw_cell(app: &App, it: &ListItem, col: Column) -> String {
+fn raw_cell(now_ms: i64, it: &ListItem, col: Column) -> String {
     match col {
         Column::Seq => it.row.sequence.to_string(),
         Column::Id => crate::core::rows::short_id(&it.row.submission_id),
@@ -324,7 +324,7 @@ fn raw_cell(app: &App, it: &ListItem, col: Column) -> String {
         Column::Instance => clean(&it.instance),
         Column::Status => status_label(&it.row.status).to_string(),
         Column::Attempts => format!("{}/{}", it.row.attempt_count, it.row.max_retry),
-        Column::Lease => lease_text(&it.row, app.now_ms),
+        Column::Lease => lease_text(&it.row, now_ms),
         Column::Phase => it.journal.as_ref().map_or("-".into(), |(p, _)| clean(p)),
         Column::Verdict => {
             if it.partial.is_some() {
@@ -338,250 +338,274 @@ fn raw_cell(app: &App, it: &ListItem, col: Column) -> String {
     }
 }
 
-/// Which columns fit in `w` cells, with their widths, in display order.
-fn columns(app: &App, w: usize) -> Vec<(Column, usize)> {
-    let rows: Vec<&ListItem> = app.list.view.iter().map(|&i| &app.items[i]).collect();
-    let natural = |c: Column| -> usize {
-        let content = rows
-            .iter()
-            .map(|it| width(&cell(app, it, c)))
-            .max()
-            .unwrap_or(0);
-        let cap = match c {
-            Column::Instance => 18,
-            Column::Verdict => 30,
-            Column::Error => 60,
-            Column::Lease => 18,
-            _ => 24,
-        };
-        content.max(width(c.title()) + 1).min(cap)
-    };
-    let mut chosen: Vec<(Column, usize)> = Vec::new();
-    let mut used = 1; // left margin
-    for c in PRIORITY {
-        let nw = if c == Column::Error { 10 } else { natural(c) };
-        if used + nw < w {
-            chosen.push((c, nw));
-            used += nw + 1;
-        }
-    }
-    // The error column takes what is left.
-    if let Some(e) = chosen.iter_mut().find(|(c, _)| *c == Column::Error) {
-        e.1 += w.saturating_sub(used);
-    }
-    chosen.sort_by_key(|(c, _)| Column::ALL.iter().position(|x| x == c));
-    chosen
+/// What the list draws besides its own state and the frame's context: the loaded rows (its
+/// view indexes into them), which rows flash, and the total for the empty-list message.
+pub struct ListRows<'a> {
+    pub items: &'a [ListItem],
+    pub flashes: &'a HashMap<String, Instant>,
+    pub ui_now: Instant,
+    /// Rows in the database of every status.
+    pub total: usize,
 }
 
-pub fn draw(f: &mut Frame, app: &App, view: &mut Layout, area: Rect) {
-    let t = app.cfg.theme;
-    let preview_h = if area.height >= 14 { 5 } else { 0 };
-    let table = Rect {
-        height: area.height - preview_h,
-        ..area
-    };
-    let preview = Rect {
-        y: area.y + table.height,
-        height: preview_h,
-        ..area
-    };
-    // The marker column exists only in write mode (marks do too).
-    let marker = app.write_mode();
-    let w = table.width as usize - usize::from(marker);
-    let cols = columns(app, w);
-    let bold = t.dim().add_modifier(Modifier::BOLD);
-    // In write mode the marker column sits right after the cursor, in the first column's cell.
-    let lead = usize::from(marker);
-    let widths: Vec<Constraint> = cols
-        .iter()
-        .enumerate()
-        .map(|(i, (_, cw))| Constraint::Length((cw + if i == 0 { lead } else { 0 }) as u16))
-        .collect();
-    let header = Row::new(cols.iter().enumerate().map(|(i, (c, cw))| {
-        let mut title = c.title().to_string();
-        let sorted = app.list.sort == Some(*c) || (app.list.sort.is_none() && *c == Column::Seq);
-        if sorted {
-            title.push(if app.list.desc { '▼' } else { '▲' });
-        }
-        let lead = if i == 0 {
-            " ".repeat(lead)
-        } else {
-            String::new()
-        };
-        Cell::from(Line::from(vec![
-            Span::raw(lead),
-            Span::styled(pad(&title, *cw), bold),
-        ]))
-    }));
-    let rows_area = Rect {
-        y: table.y + 1,
-        height: table.height.saturating_sub(1),
-        ..table
-    };
-    view.list = Some(Hit {
-        area: table,
-        rows: rows_area,
-    });
-    let h = rows_area.height as usize;
-    scroll_into_view(&mut view.list_offset, app.list.selected, h);
-    let focused = app.focus == Pane::List;
-    let rows = app.list.view.iter().enumerate().map(|(r, &idx)| {
-        let it = &app.items[idx];
-        let selected = r == app.list.selected;
-        // The row's style wins over a cell's (a flashing or selected row reads as one).
-        let row_style = if selected {
-            if focused {
-                t.selected()
-            } else {
-                t.selected_unfocused()
-            }
-        } else if app.is_flashing(&it.row.submission_id) {
-            t.flash()
-        } else {
-            Style::new()
-        };
-        let cells = cols.iter().enumerate().map(|(i, (c, cw))| {
-            let text = pad(&cell(app, it, *c), *cw);
-            let style = match c {
-                Column::Status => t.status(&it.row.status),
-                Column::Verdict if it.partial.is_some() => t.partial(),
-                Column::Verdict => t.status(it.disposition.label()),
-                Column::Lease if it.row.lease_expired(app.now_ms) => t.warn(),
-                Column::Error => t.error().remove_modifier(Modifier::BOLD),
-                Column::Seq | Column::Kind | Column::Attempts | Column::Phase => t.dim(),
-                _ => Style::new(),
+impl ListRows<'_> {
+    fn is_flashing(&self, id: &str) -> bool {
+        self.flashes
+            .get(id)
+            .is_some_and(|&until| self.ui_now < until)
+    }
+}
+
+impl ListScreen {
+    /// Which columns fit in `w` cells, with their widths, in display order.
+    fn columns(&self, cx: &DrawCtx, data: &ListRows, w: usize) -> Vec<(Column, usize)> {
+        let shown: Vec<&ListItem> = self.view.iter().map(|&i| &data.items[i]).collect();
+        let natural = |c: Column| -> usize {
+            let content = shown
+                .iter()
+                .map(|it| width(&cell(cx.now_ms, it, c)))
+                .max()
+                .unwrap_or(0);
+            let cap = match c {
+                Column::Instance => 18,
+                Column::Verdict => 30,
+                Column::Error => 60,
+                Column::Lease => 18,
+                _ => 24,
             };
-            let mut spans = Vec::new();
-            if i == 0 && marker {
-                spans.push(if app.list.marks.contains(&it.row.submission_id) {
-                    Span::styled("●", row_style.patch(t.marked()))
-                } else {
-                    Span::styled(" ", row_style)
-                });
-            }
-            spans.push(Span::styled(text, style.patch(row_style)));
-            Cell::from(Line::from(spans))
-        });
-        Row::new(cells).style(row_style)
-    });
-    let rows_widget = Table::new(rows, widths)
-        .header(header)
-        .column_spacing(1)
-        .highlight_symbol("›")
-        .highlight_spacing(HighlightSpacing::Always);
-    let mut state = TableState::new()
-        .with_offset(view.list_offset)
-        .with_selected((!app.list.view.is_empty()).then_some(app.list.selected));
-    f.render_stateful_widget(rows_widget, table, &mut state);
-    if app.list.view.is_empty() {
-        let msg = if !app.loaded {
-            "reading the database…".to_string()
-        } else if app.count(StatusFilter::All) == 0 {
-            "the database has no submissions".to_string()
-        } else if !app.list.query.is_empty() {
-            format!(
-                "no submission matches /{} (esc clears)",
-                clean(&app.list.query)
-            )
-        } else {
-            match app.list.filter {
-                StatusFilter::Expired => {
-                    "no expired lease: nothing for the reconciler to pick up · 2 shows all"
-                        .to_string()
-                }
-                fl => format!("no {} submission · 2 shows all", fl.label()),
-            }
+            content.max(width(c.title()) + 1).min(cap)
         };
-        f.render_widget(
-            Paragraph::new(Span::styled(format!(" {msg}"), t.dim())),
-            Rect {
-                height: 1,
-                ..rows_area
-            },
-        );
+        let mut chosen: Vec<(Column, usize)> = Vec::new();
+        let mut used = 1; // left margin
+        for c in PRIORITY {
+            let nw = if c == Column::Error { 10 } else { natural(c) };
+            if used + nw < w {
+                chosen.push((c, nw));
+                used += nw + 1;
+            }
+        }
+        // The error column takes what is left.
+        if let Some(e) = chosen.iter_mut().find(|(c, _)| *c == Column::Error) {
+            e.1 += w.saturating_sub(used);
+        }
+        chosen.sort_by_key(|(c, _)| Column::ALL.iter().position(|x| x == c));
+        chosen
     }
-    if preview_h > 0 {
-        draw_preview(f, app, preview);
-    }
-}
 
-fn draw_preview(f: &mut Frame, app: &App, area: Rect) {
-    let t = app.cfg.theme;
-    let Some(it) = app.selected_item() else {
+    pub fn draw(
+        &self,
+        f: &mut Frame,
+        cx: &DrawCtx,
+        data: &ListRows,
+        view: &mut Layout,
+        area: Rect,
+    ) {
+        let t = cx.theme;
+        let preview_h = if area.height >= 14 { 5 } else { 0 };
+        let table = Rect {
+            height: area.height - preview_h,
+            ..area
+        };
+        let preview = Rect {
+            y: area.y + table.height,
+            height: preview_h,
+            ..area
+        };
+        // The marker column exists only in write mode (marks do too).
+        let marker = cx.write_mode;
+        let w = table.width as usize - usize::from(marker);
+        let cols = self.columns(cx, data, w);
+        let bold = t.dim().add_modifier(Modifier::BOLD);
+        // In write mode the marker column sits right after the cursor, in the first column's cell.
+        let lead = usize::from(marker);
+        let widths: Vec<Constraint> = cols
+            .iter()
+            .enumerate()
+            .map(|(i, (_, cw))| Constraint::Length((cw + if i == 0 { lead } else { 0 }) as u16))
+            .collect();
+        let header = Row::new(cols.iter().enumerate().map(|(i, (c, cw))| {
+            let mut title = c.title().to_string();
+            let sorted = self.sort == Some(*c) || (self.sort.is_none() && *c == Column::Seq);
+            if sorted {
+                title.push(if self.desc { '▼' } else { '▲' });
+            }
+            let lead = if i == 0 {
+                " ".repeat(lead)
+            } else {
+                String::new()
+            };
+            Cell::from(Line::from(vec![
+                Span::raw(lead),
+                Span::styled(pad(&title, *cw), bold),
+            ]))
+        }));
+        let rows_area = Rect {
+            y: table.y + 1,
+            height: table.height.saturating_sub(1),
+            ..table
+        };
+        view.list = Some(Hit {
+            area: table,
+            rows: rows_area,
+        });
+        let h = rows_area.height as usize;
+        scroll_into_view(&mut view.list_offset, self.selected, h);
+        let focused = cx.focus == Pane::List;
+        let rows = self.view.iter().enumerate().map(|(r, &idx)| {
+            let it = &data.items[idx];
+            let selected = r == self.selected;
+            // The row's style wins over a cell's (a flashing or selected row reads as one).
+            let row_style = if selected {
+                if focused {
+                    t.selected()
+                } else {
+                    t.selected_unfocused()
+                }
+            } else if data.is_flashing(&it.row.submission_id) {
+                t.flash()
+            } else {
+                Style::new()
+            };
+            let cells = cols.iter().enumerate().map(|(i, (c, cw))| {
+                let text = pad(&cell(cx.now_ms, it, *c), *cw);
+                let style = match c {
+                    Column::Status => t.status(&it.row.status),
+                    Column::Verdict if it.partial.is_some() => t.partial(),
+                    Column::Verdict => t.status(it.disposition.label()),
+                    Column::Lease if it.row.lease_expired(cx.now_ms) => t.warn(),
+                    Column::Error => t.error().remove_modifier(Modifier::BOLD),
+                    Column::Seq | Column::Kind | Column::Attempts | Column::Phase => t.dim(),
+                    _ => Style::new(),
+                };
+                let mut spans = Vec::new();
+                if i == 0 && marker {
+                    spans.push(if self.marks.contains(&it.row.submission_id) {
+                        Span::styled("●", row_style.patch(t.marked()))
+                    } else {
+                        Span::styled(" ", row_style)
+                    });
+                }
+                spans.push(Span::styled(text, style.patch(row_style)));
+                Cell::from(Line::from(spans))
+            });
+            Row::new(cells).style(row_style)
+        });
+        let rows_widget = Table::new(rows, widths)
+            .header(header)
+            .column_spacing(1)
+            .highlight_symbol("›")
+            .highlight_spacing(HighlightSpacing::Always);
+        let mut state = TableState::new()
+            .with_offset(view.list_offset)
+            .with_selected((!self.view.is_empty()).then_some(self.selected));
+        f.render_stateful_widget(rows_widget, table, &mut state);
+        if self.view.is_empty() {
+            let msg = if !cx.loaded {
+                "reading the database…".to_string()
+            } else if data.total == 0 {
+                "the database has no submissions".to_string()
+            } else if !self.query.is_empty() {
+                format!("no submission matches /{} (esc clears)", clean(&self.query))
+            } else {
+                match self.filter {
+                    StatusFilter::Expired => {
+                        "no expired lease: nothing for the reconciler to pick up · 2 shows all"
+                            .to_string()
+                    }
+                    fl => format!("no {} submission · 2 shows all", fl.label()),
+                }
+            };
+            f.render_widget(
+                Paragraph::new(Span::styled(format!(" {msg}"), t.dim())),
+                Rect {
+                    height: 1,
+                    ..rows_area
+                },
+            );
+        }
+        if preview_h > 0 {
+            self.draw_preview(f, cx, data, preview);
+        }
+    }
+
+    fn draw_preview(&self, f: &mut Frame, cx: &DrawCtx, data: &ListRows, area: Rect) {
+        let t = cx.theme;
+        let Some(it) = self.view.get(self.selected).map(|&i| &data.items[i]) else {
+            let block = Block::new()
+                .borders(Borders::TOP)
+                .border_style(t.border(false));
+            f.render_widget(block, area);
+            return;
+        };
+        let short = crate::core::rows::short_id(&it.row.submission_id);
+        let title = Line::from(vec![
+            Span::styled(format!(" {short} "), t.title()),
+            Span::styled(format!("{} ", it.verdict), t.status(it.disposition.label())),
+            Span::styled(
+                crate::tui::tooltip::tooltip(&it.verdict)
+                    .map(|m| {
+                        let used = short.chars().count() + width(&it.verdict) + 5;
+                        fit(
+                            &format!("─ {m} "),
+                            (area.width as usize).saturating_sub(used),
+                        )
+                    })
+                    .unwrap_or_default(),
+                t.dim(),
+            ),
+        ]);
         let block = Block::new()
             .borders(Borders::TOP)
-            .border_style(t.border(false));
+            .border_style(t.border(false))
+            .title(title);
+        let inner = block.inner(area);
         f.render_widget(block, area);
-        return;
-    };
-    let short = crate::core::rows::short_id(&it.row.submission_id);
-    let title = Line::from(vec![
-        Span::styled(format!(" {short} "), t.title()),
-        Span::styled(format!("{} ", it.verdict), t.status(it.disposition.label())),
-        Span::styled(
-            crate::tui::tooltip::tooltip(&it.verdict)
-                .map(|m| {
-                    let used = short.chars().count() + width(&it.verdict) + 5;
-                    fit(
-                        &format!("─ {m} "),
-                        (area.width as usize).saturating_sub(used),
-                    )
-                })
-                .unwrap_or_default(),
-            t.dim(),
-        ),
-    ]);
-    let block = Block::new()
-        .borders(Borders::TOP)
-        .border_style(t.border(false))
-        .title(title);
-    let inner = block.inner(area);
-    f.render_widget(block, area);
-    let w = inner.width as usize;
-    let label = |s: &'static str| Span::styled(format!(" {s:<7}"), t.dim());
-    let mut lines: Vec<Line> = Vec::new();
-    if let Some(ex) = &it.explanation {
-        lines.push(Line::from(vec![
-            label("why"),
-            Span::raw(fit(&clean(ex), w.saturating_sub(8))),
-        ]));
-    }
-    let plan = match (it.rule, it.result) {
-        (Some(r), Some(res)) => format!("rule {r} → {res}: {}", it.reason),
-        _ => format!("{}: {}", it.disposition, it.reason),
-    };
-    lines.push(Line::from(vec![
-        label("plan"),
-        Span::raw(fit(&clean(&plan), w.saturating_sub(8))),
-    ]));
-    if let Some((missing, total)) = it.partial {
-        lines.push(Line::from(vec![
-            label("batch"),
-            Span::styled(
-                fit(
-                    &format!("‼ partial batch: {missing} of {total} tool calls have no result"),
-                    w.saturating_sub(8),
-                ),
-                t.partial(),
-            ),
-        ]));
-    } else if let Some(first) = it.writes.first() {
-        let more = if it.writes.len() > 1 {
-            format!(" (+{} more)", it.writes.len() - 1)
-        } else {
-            String::new()
+        let w = inner.width as usize;
+        let label = |s: &'static str| Span::styled(format!(" {s:<7}"), t.dim());
+        let mut lines: Vec<Line> = Vec::new();
+        if let Some(ex) = &it.explanation {
+            lines.push(Line::from(vec![
+                label("why"),
+                Span::raw(fit(&clean(ex), w.saturating_sub(8))),
+            ]));
+        }
+        let plan = match (it.rule, it.result) {
+            (Some(r), Some(res)) => format!("rule {r} → {res}: {}", it.reason),
+            _ => format!("{}: {}", it.disposition, it.reason),
         };
         lines.push(Line::from(vec![
-            label("writes"),
-            Span::raw(fit(
-                &format!("1. {}{more}", clean(first)),
-                w.saturating_sub(8),
-            )),
+            label("plan"),
+            Span::raw(fit(&clean(&plan), w.saturating_sub(8))),
         ]));
+        if let Some((missing, total)) = it.partial {
+            lines.push(Line::from(vec![
+                label("batch"),
+                Span::styled(
+                    fit(
+                        &format!("‼ partial batch: {missing} of {total} tool calls have no result"),
+                        w.saturating_sub(8),
+                    ),
+                    t.partial(),
+                ),
+            ]));
+        } else if let Some(first) = it.writes.first() {
+            let more = if it.writes.len() > 1 {
+                format!(" (+{} more)", it.writes.len() - 1)
+            } else {
+                String::new()
+            };
+            lines.push(Line::from(vec![
+                label("writes"),
+                Span::raw(fit(
+                    &format!("1. {}{more}", clean(first)),
+                    w.saturating_sub(8),
+                )),
+            ]));
+        }
+        lines.push(Line::from(vec![
+            Span::styled(" ⏎", t.key()),
+            Span::styled(" history tree, verdict and plan", t.dim()),
+        ]));
+        f.render_widget(Paragraph::new(lines), inner);
     }
-    lines.push(Line::from(vec![
-        Span::styled(" ⏎", t.key()),
-        Span::styled(" history tree, verdict and plan", t.dim()),
-    ]));
-    f.render_widget(Paragraph::new(lines), inner);
 }

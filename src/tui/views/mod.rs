@@ -13,7 +13,6 @@ use super::view_state::{Layout, Root};
 #[cfg(feature = "test-harness")]
 pub use crate::tui::screens::inspect::detail_pane::detail_text;
 use crate::tui::screens::inspect::{detail_pane, tree_pane};
-use crate::tui::screens::list;
 
 /// Draw the whole screen. Every frame ends with [`crate::tui::text::scrub`], so whatever a view
 /// draws, no control, bidi or zero-width character reaches the terminal.
@@ -53,7 +52,9 @@ fn draw_views(f: &mut Frame, app: &App, view: &mut Layout) {
         inspect(f, app, view, body);
     } else {
         match app.root {
-            Root::Submissions => list::draw(f, app, view, body),
+            Root::Submissions => app
+                .list
+                .draw(f, &app.draw_ctx(), &app.list_rows(), view, body),
             Root::Sessions => app.sessions.draw(f, &app.draw_ctx(), view, body),
             Root::Audit => app.audit.draw(f, &app.draw_ctx(), view, body),
         }
