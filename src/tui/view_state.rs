@@ -19,7 +19,7 @@ pub struct Hit {
 
 /// What drawing writes and the keys and the mouse read back: the hit areas of the last frame,
 /// the scroll offsets that keep each pane's selection in view, the detail pane's wrapped lines.
-/// The screens draw from the app (`&App`) plus this.
+/// The screens draw from their own state plus a [`DrawCtx`], and write this.
 #[derive(Debug, Clone, Default)]
 pub struct Layout {
     pub list: Option<Hit>,

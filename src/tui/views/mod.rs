@@ -1,5 +1,7 @@
-//! Drawing. Every function here reads the app and writes cells; the only state it touches is the
-//! layout cache (for the mouse and paging) and scroll offsets that keep the selection in view.
+//! Drawing: the frame composer. It reads the app, builds the screens' `DrawCtx` and calls every
+//! screen with its own state; the screens never see the app and nothing here is used back by
+//! them. The only state drawing touches is the layout (hit areas for the mouse and paging, and
+//! scroll offsets that keep the selection in view).
 
 mod chrome;
 
@@ -80,6 +82,7 @@ fn inspect(f: &mut Frame, app: &App, view: &mut Layout, body: Rect) {
             .min(body.height.saturating_sub(3));
         RLayout::vertical([Constraint::Length(th), Constraint::Min(0)]).areas(body)
     };
-    tree_pane::draw(f, app, view, t);
-    detail_pane::draw(f, app, view, d);
+    let cx = app.draw_ctx();
+    tree_pane::draw(f, &cx, &app.stack, view, t);
+    detail_pane::draw(f, &cx, &app.stack, view, d);
 }

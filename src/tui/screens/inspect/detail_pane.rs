@@ -12,12 +12,11 @@ use ratatui::Frame;
 use super::Inspect;
 use crate::core::entry::{js_key_text, Entry, EntryBody, Role};
 use crate::core::time::{iso_from_ms, ms_from_iso};
-use crate::tui::app::App;
 use crate::tui::data::{Opened, OpenedSession, OpenedSubmission};
 use crate::tui::text::{ago, char_width, clean, clean_lines, dollars};
 use crate::tui::theme::Theme;
 use crate::tui::tree::{CallStatus, NodeKind};
-use crate::tui::view_state::{DetailCache, Hit, Layout, Pane};
+use crate::tui::view_state::{DetailCache, DrawCtx, Hit, Layout, Pane};
 
 struct Doc {
     t: Theme,
@@ -713,9 +712,10 @@ fn wrap_lines(lines: Vec<Line<'static>>, w: usize) -> Vec<Line<'static>> {
     out
 }
 
-pub fn draw(f: &mut Frame, app: &App, view: &mut Layout, area: Rect) {
-    let t = app.cfg.theme;
-    let focused = app.focus == Pane::Detail;
+/// Draw the innermost of the opened views (`stack`, outermost first).
+pub fn draw(f: &mut Frame, cx: &DrawCtx, stack: &[Inspect], view: &mut Layout, area: Rect) {
+    let t = cx.theme;
+    let focused = cx.focus == Pane::Detail;
     let block = Block::new()
         .borders(Borders::ALL)
         .border_type(if focused && !t.color {
@@ -725,7 +725,7 @@ pub fn draw(f: &mut Frame, app: &App, view: &mut Layout, area: Rect) {
         })
         .border_style(t.border(focused))
         .title(Span::styled(
-            if app.inspect().is_some_and(|i| i.raw) {
+            if stack.last().is_some_and(|i| i.raw) {
                 " detail · raw "
             } else {
                 " detail "
@@ -735,9 +735,9 @@ pub fn draw(f: &mut Frame, app: &App, view: &mut Layout, area: Rect) {
     let inner = block.inner(area);
     f.render_widget(block, area);
     view.detail = Some(Hit { area, rows: inner });
-    let depth = app.stack.len();
-    let now = app.now_ms;
-    let Some(ins) = app.stack.last() else { return };
+    let depth = stack.len();
+    let now = cx.now_ms;
+    let Some(ins) = stack.last() else { return };
     if ins.data.is_none() {
         return;
     }
@@ -745,7 +745,7 @@ pub fn draw(f: &mut Frame, app: &App, view: &mut Layout, area: Rect) {
     let key = (depth, ins.generation, w, now / 1000);
     let stale = view.detail_cache.as_ref().stale_for(key);
     if stale {
-        let lines = wrap_lines(build(ins, t, now, app.write_mode()), w as usize);
+        let lines = wrap_lines(build(ins, t, now, cx.write_mode), w as usize);
         view.detail_cache = Some(DetailCache { key, lines });
     }
     let cache = view.detail_cache.as_ref().expect("just built");
@@ -788,11 +788,11 @@ impl CacheCheck for Option<&DetailCache> {
 
 /// Plain text of the detail pane for the current selection (what the harness reads).
 #[cfg(feature = "test-harness")]
-pub fn detail_text(app: &App) -> String {
-    let Some(ins) = app.inspect() else {
+pub fn detail_text(cx: &DrawCtx, ins: Option<&Inspect>) -> String {
+    let Some(ins) = ins else {
         return String::new();
     };
-    build(ins, app.cfg.theme, app.now_ms, app.write_mode())
+    build(ins, cx.theme, cx.now_ms, cx.write_mode)
         .iter()
         .map(|l| {
             l.spans

@@ -10,22 +10,22 @@ use ratatui::Frame;
 use super::Inspect;
 use crate::core::entry::{Entry, EntryBody, Role};
 use crate::core::time::ms_from_iso;
-use crate::tui::app::App;
 use crate::tui::data::Opened;
 use crate::tui::text::{ago, clean, clean_span, compact, dollars, fit};
 use crate::tui::theme::Theme;
 use crate::tui::tree::{CallStatus, Flags, NodeKind};
-use crate::tui::view_state::{Hit, Layout, Pane};
+use crate::tui::view_state::{DrawCtx, Hit, Layout, Pane};
 use crate::tui::widgets::scroll_into_view;
 
 /// Frames of the loading spinner (plain ASCII, so it reads the same without colour).
 const SPINNER: [char; 4] = ['|', '/', '-', '\\'];
 
-pub fn draw(f: &mut Frame, app: &App, view: &mut Layout, area: Rect) {
-    let t = app.cfg.theme;
-    let focused = app.focus == Pane::Tree;
-    let now = app.now_ms;
-    let Some(ins) = app.stack.last() else {
+/// Draw the innermost of the opened views (`stack`, outermost first).
+pub fn draw(f: &mut Frame, cx: &DrawCtx, stack: &[Inspect], view: &mut Layout, area: Rect) {
+    let t = cx.theme;
+    let focused = cx.focus == Pane::Tree;
+    let now = cx.now_ms;
+    let Some(ins) = stack.last() else {
         return;
     };
     let title = match (&ins.data, &ins.error) {
@@ -52,7 +52,7 @@ pub fn draw(f: &mut Frame, app: &App, view: &mut Layout, area: Rect) {
     let inner = block.inner(area);
     f.render_widget(block, area);
     view.tree = Some(Hit { area, rows: inner });
-    let Some(ins) = app.stack.last() else {
+    let Some(ins) = stack.last() else {
         return;
     };
     if let Some(e) = &ins.error {
@@ -81,7 +81,7 @@ pub fn draw(f: &mut Frame, app: &App, view: &mut Layout, area: Rect) {
         return;
     }
     let h = inner.height as usize;
-    view.tree_offsets.resize(app.stack.len(), 0);
+    view.tree_offsets.resize(stack.len(), 0);
     let offset = view.tree_offsets.last_mut().expect("one per opened view");
     scroll_into_view(offset, ins.sel, h);
     let offset = *offset;
