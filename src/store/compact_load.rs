@@ -1,7 +1,8 @@
-//! The whole-session read for `show` and the TUI: every entry, compact (`core::compact`), with
-//! full bodies only for the entries a reader of the submission needs: its input entry and the
-//! active path after it (what the classifier, the plan and a repair's copies read). Any other
-//! entry's stored text is fetched by id when it is looked at (`SessionRows::entry_by_id`).
+//! The whole-session read for `show` and the TUI: every entry, compact (`core::compact`), with a
+//! full body only for the submission's input entry. The classifier, the planner, `show`'s
+//! summaries and the tree read only compact fields from the path after it (for a whale
+//! submission that path is its whole history); actions read the session whole themselves. Any
+//! other entry's stored text is fetched by id when it is looked at (`SessionRows::entry_by_id`).
 //!
 //! The same rows are read as by the full loader, so damage (malformed JSON, text that is not
 //! UTF-8, cycles, dangling parents) is found and reported the same way.
@@ -29,7 +30,7 @@ impl SessionLoader for CompactLoader {
     }
 }
 
-/// Read session `key` compactly, with full bodies from `submission_id`'s input to the leaf.
+/// Read session `key` compactly, with a full body for `submission_id`'s input entry.
 pub fn load_compact(
     rows: &dyn SessionRows,
     key: &str,

@@ -4,7 +4,7 @@
 //! session (a whale's 285 MB of JSON), so this roughly halves it on two cores.
 
 use std::collections::{BTreeMap, HashMap};
-use std::sync::mpsc;
+use std::sync::{mpsc, Arc};
 
 use super::access::{lossy_entry, SessionRows};
 use super::StoreError;
@@ -16,9 +16,11 @@ const BATCH_BYTES: usize = 2 << 20;
 const THREADS: usize = 2;
 
 /// The parsed rows of one session, in position order.
-#[derive(Default)]
 pub(super) struct ParsedRows {
-    pub entries: Vec<Entry>,
+    /// Allocated once at its exact length: growing a `Vec` of 250,000 entries doubles it (and
+    /// copies it) up to 18 times, and turning it into an `Arc<[Entry]>` copies it again, which
+    /// put the peak at three times the entries' size.
+    pub entries: Arc<[Entry]>,
     /// `entry_id` column values that differ from the entry's `data.id`, by index.
     pub column_ids: HashMap<usize, String>,
     /// Problem lines for rows that are not UTF-8, in position order.
@@ -51,23 +53,49 @@ fn parse_batch(b: &Batch) -> Parsed {
         .collect()
 }
 
-impl ParsedRows {
+/// The parsed batches, in position order, before they become one slice.
+#[derive(Default)]
+struct Gathered {
+    batches: Vec<Vec<Entry>>,
+    len: usize,
+    column_ids: HashMap<usize, String>,
+    lossy: Vec<String>,
+}
+
+impl Gathered {
     fn absorb(&mut self, parsed: Parsed) {
+        let mut entries = Vec::with_capacity(parsed.len());
         for (e, lossy, column) in parsed {
             if lossy {
                 self.lossy.push(lossy_entry(&e.id, e.position));
             }
             if let Some(c) = column {
-                self.column_ids.insert(self.entries.len(), c);
+                self.column_ids.insert(self.len + entries.len(), c);
             }
-            self.entries.push(e);
+            entries.push(e);
+        }
+        self.len += entries.len();
+        self.batches.push(entries);
+    }
+
+    fn finish(self) -> ParsedRows {
+        // A range mapped is a trusted-length iterator: the slice is allocated once, filled in
+        // place.
+        let mut all = self.batches.into_iter().flatten();
+        let entries: Arc<[Entry]> = (0..self.len)
+            .map(|_| all.next().expect("len counts every parsed entry"))
+            .collect();
+        ParsedRows {
+            entries,
+            column_ids: self.column_ids,
+            lossy: self.lossy,
         }
     }
 }
 
 /// Read and parse every row of session `key`.
 pub(super) fn parse_rows(rows: &dyn SessionRows, key: &str) -> Result<ParsedRows, StoreError> {
-    let mut out = ParsedRows::default();
+    let mut out = Gathered::default();
     let mut count = 0usize;
     std::thread::scope(|scope| {
         let (done_tx, done_rx) = mpsc::channel::<(usize, Parsed)>();
@@ -93,23 +121,34 @@ pub(super) fn parse_rows(rows: &dyn SessionRows, key: &str) -> Result<ParsedRows
             workers.push(tx);
         }
         drop(done_tx);
+        // Only the workers hold the spare channel's senders: when every worker has stopped,
+        // waiting for a spare ends.
+        drop(spare_tx);
         let mut pending: BTreeMap<usize, Parsed> = BTreeMap::new();
         let mut next = 0;
-        let mut drain =
-            |out: &mut ParsedRows, pending: &mut BTreeMap<usize, Parsed>, wait: bool| loop {
-                let got = if wait {
-                    done_rx.recv().ok()
-                } else {
-                    done_rx.try_recv().ok()
-                };
-                let Some((i, parsed)) = got else { break };
-                pending.insert(i, parsed);
-                while let Some(p) = pending.remove(&next) {
-                    out.absorb(p);
-                    next += 1;
-                }
+        let mut drain = |out: &mut Gathered, pending: &mut BTreeMap<usize, Parsed>, wait: bool| loop {
+            let got = if wait {
+                done_rx.recv().ok()
+            } else {
+                done_rx.try_recv().ok()
             };
-        let mut batch = Batch::default();
+            let Some((i, parsed)) = got else { break };
+            pending.insert(i, parsed);
+            while let Some(p) = pending.remove(&next) {
+                out.absorb(p);
+                next += 1;
+            }
+        };
+        // At most this many batches exist (one being filled, two per worker in flight); past
+        // it the reader waits for a parsed one to come back instead of allocating another
+        // (the reader outpaced the parsers and held a dozen 4 MB buffers at once).
+        const MAX_BATCHES: usize = 2 * THREADS + 1;
+        let fresh = || Batch {
+            buf: Vec::with_capacity(BATCH_BYTES + (BATCH_BYTES >> 3)),
+            rows: Vec::new(),
+        };
+        let mut batches = 1;
+        let mut batch = fresh();
         let mut sent = 0;
         let send = |batch: Batch, sent: &mut usize| {
             // A worker that stopped (it panicked) shows up below as missing rows.
@@ -123,7 +162,14 @@ pub(super) fn parse_rows(rows: &dyn SessionRows, key: &str) -> Result<ParsedRows
             batch.rows.push((id_end, position, batch.buf.len()));
             count += 1;
             if batch.buf.len() >= BATCH_BYTES {
-                let next = spare_rx.try_recv().unwrap_or_default();
+                let next = match spare_rx.try_recv() {
+                    Ok(b) => b,
+                    Err(_) if batches < MAX_BATCHES => {
+                        batches += 1;
+                        fresh()
+                    }
+                    Err(_) => spare_rx.recv().unwrap_or_else(|_| fresh()),
+                };
                 send(std::mem::replace(&mut batch, next), &mut sent);
                 drain(&mut out, &mut pending, false);
             }
@@ -135,11 +181,11 @@ pub(super) fn parse_rows(rows: &dyn SessionRows, key: &str) -> Result<ParsedRows
         drain(&mut out, &mut pending, true);
         read
     })?;
-    if out.entries.len() != count {
+    if out.len != count {
         return Err(StoreError::Sqlite {
             context: "parsing session entries".into(),
-            detail: format!("{} of {count} rows were parsed", out.entries.len()),
+            detail: format!("{} of {count} rows were parsed", out.len),
         });
     }
-    Ok(out)
+    Ok(out.finish())
 }
