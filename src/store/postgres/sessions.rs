@@ -54,39 +54,54 @@ pub fn entries_in_order<C: GenericClient>(
     mut each: impl FnMut(&str, i64, &str),
 ) -> Result<(), StoreError> {
     let err = |e: postgres::Error| pg_error("reading session entries", &e);
-    // In chunks, by (position, entry_id): the client buffers a result set as fast as the server
-    // sends it, so one query for a whale session held all its rows (285 MB) at once.
-    let mut after: Option<(i64, String)> = None;
-    loop {
-        let rows = match &after {
-            None => c.query(
-                "SELECT entry_id, position::bigint, data FROM flue_session_entries
-                 WHERE session_id = $1 ORDER BY position, entry_id LIMIT $2::bigint",
-                &[&session, &PG_CHUNK_ROWS],
-            ),
-            Some((pos, id)) => c.query(
-                "SELECT entry_id, position::bigint, data FROM flue_session_entries
-                 WHERE session_id = $1 AND (position, entry_id) > ($2::bigint, $3)
-                 ORDER BY position, entry_id LIMIT $4::bigint",
-                &[&session, pos, id, &PG_CHUNK_ROWS],
-            ),
-        }
-        .map_err(err)?;
-        for r in &rows {
+    // In chunks by position: the client buffers a result set as fast as the server sends it,
+    // so one query for a whale session held all its rows (285 MB) at once. Each chunk is a range
+    // of the (session_id, position) index; the rows of its last position are read on their own
+    // so that a chunk never ends between two rows of one position.
+    let emit = |rows: &[postgres::Row], each: &mut dyn FnMut(&str, i64, &str)| {
+        for r in rows {
             each(
                 r.get::<_, Option<&str>>(0).unwrap_or_default(),
                 r.get::<_, Option<i64>>(1).unwrap_or(-1),
                 r.get::<_, Option<&str>>(2).unwrap_or_default(),
             );
         }
+    };
+    let mut after: Option<i64> = None;
+    loop {
+        let rows = match after {
+            None => c.query(
+                "SELECT entry_id, position::bigint, data FROM flue_session_entries
+                 WHERE session_id = $1 ORDER BY flue_session_entries.position LIMIT $2::bigint",
+                &[&session, &PG_CHUNK_ROWS],
+            ),
+            Some(pos) => c.query(
+                "SELECT entry_id, position::bigint, data FROM flue_session_entries
+                 WHERE session_id = $1 AND position > $2::bigint
+                 ORDER BY flue_session_entries.position LIMIT $3::bigint",
+                &[&session, &pos, &PG_CHUNK_ROWS],
+            ),
+        }
+        .map_err(err)?;
         if (rows.len() as i64) < PG_CHUNK_ROWS {
+            emit(&rows, &mut each);
             return Ok(());
         }
-        let last = rows.last().expect("a full chunk has a last row");
-        after = Some((
-            last.get::<_, Option<i64>>(1).unwrap_or(-1),
-            last.get::<_, Option<String>>(0).unwrap_or_default(),
-        ));
+        let last: i64 = rows[rows.len() - 1].get::<_, Option<i64>>(1).unwrap_or(-1);
+        let keep = rows
+            .iter()
+            .position(|r| r.get::<_, Option<i64>>(1).unwrap_or(-1) == last)
+            .unwrap_or(rows.len());
+        emit(&rows[..keep], &mut each);
+        let ties = c
+            .query(
+                "SELECT entry_id, position::bigint, data FROM flue_session_entries
+                 WHERE session_id = $1 AND position = $2::bigint ORDER BY entry_id",
+                &[&session, &last],
+            )
+            .map_err(err)?;
+        emit(&ties, &mut each);
+        after = Some(last);
     }
 }
 
@@ -106,7 +121,7 @@ pub fn entries_before<C: GenericClient>(
     let mut rows = c
         .query_raw(
             "SELECT entry_id, position::bigint, data FROM flue_session_entries
-             WHERE session_id = $1 AND position < $2::bigint ORDER BY position DESC LIMIT $3::bigint",
+             WHERE session_id = $1 AND position < $2::bigint ORDER BY flue_session_entries.position DESC LIMIT $3::bigint",
             [&session as &(dyn postgres::types::ToSql + Sync), &below, &limit],
         )
         .map_err(err)?;
