@@ -525,3 +525,43 @@ fn pg_passwords_come_from_the_url_pgpassword_or_the_password_file() {
         assert!(!text.contains(&password), "password shown: {text}");
     }
 }
+
+/// Sessions longer than a read chunk (2,048 rows) and walks longer than the walk's key lookups:
+/// the chunked whole-session read and the walk's read-ahead give on PostgreSQL exactly what they
+/// give on SQLite.
+#[test]
+fn pg_long_sessions_read_in_chunks_classify_and_show_as_on_sqlite() {
+    let Some(_) = pg_admin() else { return };
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("long.db");
+    turnscope::demo::write_demo(&path, DEMO_NOW).unwrap();
+    let paths = crate::scan::lengthen(&path, 700);
+    assert!(paths.iter().all(|(_, p)| p.len() > 2_048));
+    let db = TestDb::from_sqlite(Kind::Postgres, &path);
+    let lite = SqliteStore::open(&path).unwrap();
+    let pg = db.open();
+    let mut lite_walker = turnscope::store::PathWalker::new(false);
+    let mut pg_walker = turnscope::store::PathWalker::new(false);
+    let running = lite
+        .list_submissions(&turnscope::store::ListFilter::All)
+        .unwrap()
+        .into_iter()
+        .filter(|r| r.status == "running");
+    let mut checked = 0;
+    for row in running {
+        let id = &row.submission_id;
+        let want = SubmissionReport::load_compact(&lite, id, None, DEMO_NOW).unwrap();
+        let got = SubmissionReport::load_compact(pg.reader(), id, None, DEMO_NOW).unwrap();
+        assert_eq!(got.to_json(), want.to_json(), "show of {id}");
+        let want = SubmissionReport::scan(&lite, id, &mut lite_walker, None, DEMO_NOW).unwrap();
+        let got = SubmissionReport::scan(pg.reader(), id, &mut pg_walker, None, DEMO_NOW).unwrap();
+        assert_eq!(
+            crate::scan::verdict_doc(&got),
+            crate::scan::verdict_doc(&want),
+            "scan of {id}"
+        );
+        checked += 1;
+    }
+    assert!(checked > 10, "only {checked} running submissions");
+    assert_eq!(pg_walker.fallbacks, Vec::<(String, String)>::new());
+}

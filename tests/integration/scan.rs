@@ -15,7 +15,7 @@ use turnscope::store::{
 
 use crate::support::{manifest, unpack_fixture};
 
-fn verdict_doc(r: &SubmissionReport) -> Value {
+pub(crate) fn verdict_doc(r: &SubmissionReport) -> Value {
     json!({
         "classification": r.classification().state.to_runtime_json(),
         "explanation": r.classification().explanation,
@@ -181,7 +181,7 @@ fn compact_reads_keep_only_the_input_whole_and_fetch_the_rest_exactly() {
 /// (an assistant `toolUse` with two calls, its two results, and every 5th round an abandoned
 /// result branching off the assistant), so the walk back to the input goes far past its
 /// primary-key lookups and reads ahead by position through rows that are not on the path.
-fn lengthen(db: &Path, cycles: usize) -> Vec<(String, Vec<String>)> {
+pub(crate) fn lengthen(db: &Path, cycles: usize) -> Vec<(String, Vec<String>)> {
     let c = Connection::open(db).unwrap();
     let sessions: Vec<(String, String)> = c
         .prepare(
