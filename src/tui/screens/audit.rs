@@ -5,9 +5,7 @@
 use ratatui::layout::{Constraint, Rect};
 use ratatui::style::Modifier;
 use ratatui::text::{Line, Span};
-use ratatui::widgets::{
-    Block, Borders, Cell, HighlightSpacing, Paragraph, Row, Table, TableState, Wrap,
-};
+use ratatui::widgets::{Block, Borders, Cell, Paragraph, Row, Table, Wrap};
 use ratatui::Frame;
 
 use super::step;
@@ -15,7 +13,7 @@ use crate::core::time::iso_from_ms;
 use crate::store::AuditRecord;
 use crate::tui::text::{clean, pad};
 use crate::tui::view_state::{DrawCtx, Hit, Layout, Pane};
-use crate::tui::widgets::scroll_into_view;
+use crate::tui::widgets::{render_selectable, scroll_into_view};
 
 /// The audit trail's state: the rows as last read, and the cursor.
 #[derive(Debug, Clone, Default)]
@@ -126,22 +124,15 @@ impl AuditScreen {
             }
             Row::new(cells)
         });
-        let focused = cx.focus == Pane::Audit;
-        // The selected row is highlighted across the whole width, with the cursor in front.
-        let table_widget = Table::new(rows, widths)
-            .header(header)
-            .column_spacing(1)
-            .row_highlight_style(if focused {
-                t.selected()
-            } else {
-                t.selected_unfocused()
-            })
-            .highlight_symbol("›")
-            .highlight_spacing(HighlightSpacing::Always);
-        let mut state = TableState::new()
-            .with_offset(view.audit_offset)
-            .with_selected((!self.rows.is_empty()).then_some(self.selected));
-        f.render_stateful_widget(table_widget, table, &mut state);
+        render_selectable(
+            f,
+            table,
+            Table::new(rows, widths).header(header),
+            &t,
+            cx.focus == Pane::Audit,
+            view.audit_offset,
+            (!self.rows.is_empty()).then_some(self.selected),
+        );
         if self.rows.is_empty() {
             let msg = if let Some(e) = &self.error {
                 format!("could not read the audit trail: {}", clean(e))

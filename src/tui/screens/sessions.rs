@@ -5,7 +5,7 @@
 use ratatui::layout::{Constraint, Rect};
 use ratatui::style::{Modifier, Style};
 use ratatui::text::Span;
-use ratatui::widgets::{Cell, HighlightSpacing, Paragraph, Row, Table, TableState};
+use ratatui::widgets::{Cell, Paragraph, Row, Table};
 use ratatui::Frame;
 
 use super::step;
@@ -13,7 +13,7 @@ use crate::core::time::ms_from_iso;
 use crate::store::SessionSummary;
 use crate::tui::text::{ago, clean, pad};
 use crate::tui::view_state::{DrawCtx, Hit, Layout, Pane};
-use crate::tui::widgets::scroll_into_view;
+use crate::tui::widgets::{render_selectable, scroll_into_view};
 
 #[derive(Debug, Clone, Default)]
 pub struct SessionsScreen {
@@ -158,22 +158,15 @@ impl SessionsScreen {
             }
             Row::new(cells)
         });
-        let focused = cx.focus == Pane::Sessions;
-        // The selected row is highlighted across the whole width, with the cursor in front.
-        let table = Table::new(rows, widths)
-            .header(header)
-            .column_spacing(1)
-            .row_highlight_style(if focused {
-                t.selected()
-            } else {
-                t.selected_unfocused()
-            })
-            .highlight_symbol("›")
-            .highlight_spacing(HighlightSpacing::Always);
-        let mut state = TableState::new()
-            .with_offset(view.sessions_offset)
-            .with_selected((!self.view.is_empty()).then_some(self.selected));
-        f.render_stateful_widget(table, area, &mut state);
+        render_selectable(
+            f,
+            area,
+            Table::new(rows, widths).header(header),
+            &t,
+            cx.focus == Pane::Sessions,
+            view.sessions_offset,
+            (!self.view.is_empty()).then_some(self.selected),
+        );
         if self.view.is_empty() {
             let msg = if !cx.loaded || !cx.sessions_loaded {
                 "reading the sessions…"
