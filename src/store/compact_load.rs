@@ -1,5 +1,5 @@
 //! The whole-session read for `show` and the TUI: every entry, compact (`core::compact`), with a
-//! full body only for the submission's input entry. The classifier, the planner, `show`'s
+//! full body only for the submission's input entry (and any other entry with its input marker). The classifier, the planner, `show`'s
 //! summaries and the tree read only compact fields from the path after it (for a whale
 //! submission that path is its whole history); actions read the session whole themselves. Any
 //! other entry's stored text is fetched by id when it is looked at (`SessionRows::entry_by_id`).
@@ -13,7 +13,7 @@ use super::access::{parse_session_data, SessionLoader, SessionRows, SessionScope
 use super::parse_rows::{parse_rows, ParsedRows};
 use super::{SessionRecord, StoreError};
 use crate::core::entry::Entry;
-use crate::core::history::{History, SubmissionKind};
+use crate::core::history::SubmissionKind;
 
 /// `SessionLoader` for `load_compact`.
 pub struct CompactLoader;
@@ -53,17 +53,15 @@ pub fn load_compact(
     let (leaf_id, mut data_problems) = parse_session_data(&data);
     data_problems.extend(lossy);
     let k = SubmissionKind::parse(kind).unwrap_or(SubmissionKind::Dispatch);
-    let mut h = History::new(entries, leaf_id.clone());
-    let path = h.active_indexes();
-    let from = path
-        .iter()
-        .position(|&i| is_input(&h.entries[i], k, submission_id));
-    let wanted: Vec<usize> = from.map(|f| vec![path[f]]).unwrap_or_default();
-    // The history was only needed for the path; take the (now unshared) entries back.
-    let mut shared = std::mem::replace(&mut h.entries, Arc::from(Vec::new()));
-    drop(h);
+    // Every entry carrying the submission's input marker is read whole (nearly always exactly
+    // one, the input itself). Finding the one on the active path would build the path here and
+    // again in the report, for the whale's 288,000 entries.
+    let mut shared = entries;
     let entries = Arc::get_mut(&mut shared).expect("entries are not shared");
-    for i in wanted {
+    let marked: Vec<usize> = (0..entries.len())
+        .filter(|&i| is_input(&entries[i], k, submission_id))
+        .collect();
+    for i in marked {
         let column = column_ids
             .get(&i)
             .cloned()
