@@ -24,6 +24,9 @@ pub struct Fence {
 #[derive(Debug, Clone, PartialEq, Serialize)]
 #[serde(tag = "change", rename_all = "snake_case")]
 pub enum RowChange {
+    /// `INSERT INTO flue_sessions` of a session the runtime would create (its get-or-create);
+    /// matches nothing when a row for the key appeared since the read.
+    InsertSession { session_id: String, data: String },
     /// `INSERT INTO flue_session_entries`.
     InsertEntry {
         session_id: String,
@@ -96,6 +99,10 @@ impl RowChange {
     /// Human preview lines: the exact row inserted, or `column: old → new`.
     pub fn preview(&self) -> Vec<String> {
         match self {
+            RowChange::InsertSession { session_id, data } => vec![
+                format!("insert session {session_id} (only while no entry row has its key):"),
+                format!("    {data}"),
+            ],
             RowChange::InsertEntry {
                 entry_id,
                 position,

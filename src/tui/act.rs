@@ -162,7 +162,21 @@ pub fn title_word(kind: ActionKind) -> &'static str {
         ActionKind::Requeue => "Requeue",
         ActionKind::Fail => "Fail",
         ActionKind::Step => "Step",
+        ActionKind::Reconcile => "Reconcile",
+        ActionKind::Extend => "Extend",
     }
+}
+
+/// A next pass that fails the submission anyway, said first: the warning and the way out.
+fn fails_anyway_lines(plan: &ActionPlan, indent: &str) -> Vec<String> {
+    let mut v = Vec::new();
+    if let Some(w) = plan.prediction.warning() {
+        v.push(format!("{indent}warning: {w}"));
+        if let Some(way) = &plan.prediction.way_out {
+            v.push(format!("{indent}way out: {way}"));
+        }
+    }
+    v
 }
 
 fn who(item: &PlanItem) -> String {
@@ -202,7 +216,10 @@ pub fn confirm_single(
     plan: &ActionPlan,
 ) -> (String, Vec<String>) {
     let title = format!("{} {}?", title_word(kind), who(item));
-    let mut lines = Vec::new();
+    let mut lines = fails_anyway_lines(plan, "");
+    if !lines.is_empty() {
+        lines.push(String::new());
+    }
     if kind == ActionKind::Step {
         if let Some(b) = &item.before {
             lines.extend(runtime_plan_lines(b));
@@ -224,7 +241,7 @@ pub fn confirm_single(
     ));
     lines.extend(preview_lines(plan, "  "));
     lines.push(String::new());
-    lines.push(format!("afterwards: {}", plan.expected_after));
+    lines.push(format!("prediction: {}", plan.prediction.line()));
     (title, lines)
 }
 
@@ -244,7 +261,7 @@ pub fn refused_single(kind: ActionKind, item: &PlanItem) -> (String, Vec<String>
             format!("{}: nothing to write for {}", title_word(kind), who(item)),
             vec![
                 plan.summary.clone(),
-                format!("afterwards: {}", plan.expected_after),
+                format!("prediction: {}", plan.prediction.line()),
                 String::new(),
                 "nothing written.".into(),
             ],
@@ -270,9 +287,10 @@ pub fn confirm_bulk(p: &Planned) -> (String, Vec<String>) {
         match &item.result {
             Ok(plan) if !plan.is_noop() => {
                 lines.push(format!("✓ {} · {state}", who(item)));
+                lines.extend(fails_anyway_lines(plan, "  "));
                 lines.push(format!("  {}", plan.summary));
                 lines.extend(preview_lines(plan, "  "));
-                lines.push(format!("  afterwards: {}", plan.expected_after));
+                lines.push(format!("  prediction: {}", plan.prediction.line()));
             }
             Ok(plan) => {
                 lines.push(format!("– {} · {state} · nothing to write", who(item)));

@@ -567,8 +567,17 @@ impl Worker {
             let ids = self.id_source;
             let loaded = if self.writable {
                 self.store().and_then(|s| {
-                    run::prepare(s.reader(), kind, id, reason.as_deref(), cw, now_ms, ids)
-                        .map_err(|e| store_error(&e))
+                    run::prepare(
+                        s.reader(),
+                        kind,
+                        id,
+                        reason.as_deref(),
+                        None,
+                        cw,
+                        now_ms,
+                        ids,
+                    )
+                    .map_err(|e| store_error(&e))
                 })
             } else {
                 Err("turnscope is read-only: start it with --write to act on submissions".into())

@@ -339,11 +339,15 @@ fn tone(t: Theme, line: &str) -> Style {
         t.ok()
     } else if s.starts_with('▶') || s.starts_with("next write:") {
         t.key()
-    } else if s.starts_with("nothing written") || s.starts_with("instead:") {
+    } else if s.starts_with("nothing written")
+        || s.starts_with("instead:")
+        || s.starts_with("warning:")
+        || s.starts_with("way out:")
+    {
         t.warn()
     } else if [
         "runtime plan:",
-        "afterwards:",
+        "prediction:",
         "before → now:",
         "writes, in one",
         "what changed:",
@@ -352,7 +356,7 @@ fn tone(t: Theme, line: &str) -> Style {
     .any(|p| s.starts_with(p))
     {
         t.title()
-    } else if ["insert entry", "update ", "delete "]
+    } else if ["insert entry", "insert session", "update ", "delete "]
         .iter()
         .any(|p| s.starts_with(p))
     {
