@@ -64,7 +64,7 @@ pub enum Role {
 }
 
 /// A tool call block `{type:"toolCall", id, name, arguments}` of an assistant message.
-#[derive(Debug, Clone, PartialEq)]
+#[derive(Debug, Clone, Default, PartialEq)]
 pub struct ToolCall {
     /// `id` as a JS value: `None` when absent (JS `undefined`).
     pub id: Option<Value>,

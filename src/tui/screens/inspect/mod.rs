@@ -90,10 +90,11 @@ impl Inspect {
             return Vec::new();
         };
         let shown: Vec<usize> = match &self.tree.nodes[node].kind {
-            NodeKind::Entry { entry } => vec![*entry],
-            NodeKind::Call { owner, result, .. } => {
-                std::iter::once(*owner).chain(*result).collect()
-            }
+            NodeKind::Entry { entry } => vec![*entry as usize],
+            NodeKind::Call { owner, result, .. } => std::iter::once(*owner)
+                .chain(*result)
+                .map(|i| i as usize)
+                .collect(),
             _ => Vec::new(),
         };
         shown
@@ -207,13 +208,13 @@ impl Inspect {
                 self.sel = pos;
             } else {
                 // The selected row was folded away: select its nearest visible ancestor.
-                let mut cur = self.tree.nodes[n].parent;
+                let mut cur = self.tree.nodes[n].parent();
                 while let Some(p) = cur {
                     if let Some(pos) = self.visible.iter().position(|&v| v == p) {
                         self.sel = pos;
                         break;
                     }
-                    cur = self.tree.nodes[p].parent;
+                    cur = self.tree.nodes[p].parent();
                 }
             }
         }
@@ -312,7 +313,7 @@ impl Inspect {
     /// ⏎ / l on a tree row: fold or unfold it.
     pub fn toggle_fold(&mut self) {
         if let Some(n) = self.selected_node() {
-            if !self.tree.nodes[n].children.is_empty() {
+            if self.tree.nodes[n].has_children() {
                 let open = self.tree.is_open(n, &self.exp);
                 self.exp.overrides.insert(self.tree.key(n), !open);
                 self.relayout();
@@ -326,7 +327,7 @@ impl Inspect {
             if self.tree.is_open(n, &self.exp) {
                 self.exp.overrides.insert(self.tree.key(n), false);
                 self.relayout();
-            } else if let Some(p) = self.tree.nodes[n].parent {
+            } else if let Some(p) = self.tree.nodes[n].parent() {
                 self.select_node(p);
             }
         }
@@ -399,14 +400,12 @@ impl Inspect {
         let node = self.selected_node()?;
         match &self.tree.nodes[node].kind {
             NodeKind::Header => Some(self.target.id().to_string()),
-            NodeKind::Call {
-                call_id, result, ..
-            } => Some(
-                result
-                    .and_then(|r| self.history().map(|h| h.entries[r].id.clone()))
-                    .unwrap_or_else(|| call_id.clone()),
-            ),
-            NodeKind::Entry { entry } => self.history().map(|h| h.entries[*entry].id.clone()),
+            NodeKind::Call { result, .. } => result
+                .and_then(|r| self.history().map(|h| h.entries[r as usize].id.clone()))
+                .or_else(|| self.tree.call(node).map(|c| c.id_text())),
+            NodeKind::Entry { entry } => self
+                .history()
+                .map(|h| h.entries[*entry as usize].id.clone()),
             _ => None,
         }
     }
@@ -502,15 +501,12 @@ impl Inspect {
             }
             _ => {
                 // First hit at or after the selected row in tree order.
-                let order: HashMap<usize, usize> = {
-                    let mut all = Vec::new();
-                    let mut stack: Vec<usize> = self.tree.roots.iter().rev().copied().collect();
-                    while let Some(x) = stack.pop() {
-                        all.push(x);
-                        stack.extend(self.tree.nodes[x].children.iter().rev());
-                    }
-                    all.into_iter().enumerate().map(|(i, x)| (x, i)).collect()
-                };
+                let order: HashMap<usize, usize> = self
+                    .tree
+                    .preorder(|_| true)
+                    .enumerate()
+                    .map(|(i, x)| (x, i))
+                    .collect();
                 let cur = self
                     .selected_node()
                     .and_then(|s| order.get(&s).copied())
