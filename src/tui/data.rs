@@ -82,10 +82,6 @@ pub struct ListItem {
 }
 
 impl ListItem {
-    pub fn failed(&self) -> bool {
-        self.disposition == ItemDisposition::Planned(DispositionKind::Failed)
-    }
-
     /// What counts as "the row changed" for the flash and the banner.
     pub fn signature(&self) -> String {
         let r = &self.row;
@@ -268,7 +264,7 @@ pub struct Snapshot {
     /// Rows of the list filter's status in the database, when the list holds only the newest page.
     pub list_total: Option<usize>,
     /// The filter these items were read for.
-    pub filter: crate::tui::keymap::StatusFilter,
+    pub filter: crate::store::RowFilter,
     /// Expired-lease submissions (the runtime's predicate at `now_ms`).
     pub expired: usize,
     /// `None` unless the sessions view asked for them (they are read lazily).
