@@ -5,11 +5,9 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use crate::core::history::{History, SubmissionKind};
-use crate::core::plan::{
-    plan_recovery, Disposition, DispositionKind, RecoveryPlan, SessionInspection,
-};
+use crate::core::plan::{plan_recovery, DispositionKind, RecoveryPlan, SessionInspection};
 use crate::core::rows::{JournalRow, SubmissionRow};
-use crate::report::SubmissionReport;
+use crate::report::{verdict_label, SubmissionReport};
 use crate::store::{SessionRecord, SessionSummary};
 
 /// What can be opened (drilled into).
@@ -124,13 +122,7 @@ impl ListItem {
     ) -> ListItem {
         let row = row.clone();
         let c = &inspection.classification;
-        let verdict = match &plan.disposition {
-            Disposition::Reconcile | Disposition::Live { .. } | Disposition::NoLease if full => {
-                c.state.label()
-            }
-            Disposition::Reconcile | Disposition::Live { .. } | Disposition::NoLease => "?".into(),
-            other => other.label().to_string(),
-        };
+        let verdict = verdict_label(&plan.disposition, full.then_some(c));
         ListItem {
             instance: row.instance_id().unwrap_or_default(),
             journal: journal.map(|j| (j.phase.clone(), j.revision)),
@@ -194,14 +186,9 @@ impl OpenedSubmission {
         OpenedSubmission { report, plan }
     }
 
-    /// The verdict with the current plan (see `SubmissionReport::verdict`).
+    /// The verdict with the current plan ([`verdict_label`]).
     pub fn verdict(&self) -> String {
-        match &self.plan.disposition {
-            Disposition::Reconcile | Disposition::Live { .. } | Disposition::NoLease => {
-                self.report.classification().state.label()
-            }
-            other => other.label().to_string(),
-        }
+        verdict_label(&self.plan.disposition, Some(self.report.classification()))
     }
 }
 
