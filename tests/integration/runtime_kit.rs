@@ -87,9 +87,11 @@ impl Runtime {
             String::from_utf8_lossy(&out.stderr)
         );
         serde_json::from_slice(&out.stdout).unwrap_or_else(|e| {
+            let stdout = String::from_utf8_lossy(&out.stdout);
+            let head: String = stdout.chars().take(2000).collect();
             panic!(
-                "{driver} printed no JSON ({e}):\n{}\n{}",
-                String::from_utf8_lossy(&out.stdout),
+                "{driver} printed no JSON ({e}), {} bytes:\n{head}…\n{}",
+                out.stdout.len(),
                 String::from_utf8_lossy(&out.stderr)
             )
         })

@@ -28,8 +28,12 @@ function arg(name) {
 function dumpState(db, id) {
 	const sub = db.prepare('SELECT * FROM flue_agent_submissions WHERE submission_id = ?').get(id);
 	if (!sub) return null;
-	const payload = JSON.parse(sub.payload);
-	const path = `agents/${payload.agent}/${payload.id}`;
+	// A malformed payload has no stream path; such a row has no events either.
+	let path = null;
+	try {
+		const payload = JSON.parse(sub.payload);
+		path = `agents/${payload.agent}/${payload.id}`;
+	} catch {}
 	return {
 		submission: { ...sub },
 		journal: db.prepare('SELECT * FROM flue_agent_turn_journals WHERE submission_id = ?').get(id) ?? null,
@@ -70,8 +74,9 @@ const reader = new DatabaseSync(dbPath, { readOnly: true });
 
 if (process.argv.includes('--dump-only')) {
 	const ids = (arg('ids') ?? '').split(',').filter(Boolean);
-	process.stdout.write(`${JSON.stringify({ states: ids.map((id) => ({ submissionId: id, after: plain(dumpState(reader, id)) })) })}\n`);
-	process.exit(0);
+	printAndExit(`${JSON.stringify({ states: ids.map((id) => ({ submissionId: id, after: plain(dumpState(reader, id)) })) })}\n`);
+	// printAndExit's write callback ends the process; nothing below runs.
+	await new Promise(() => {});
 }
 
 const x = await internals();
@@ -155,5 +160,9 @@ for (const state of states.values()) {
 await rt.coordinator.shutdown(1_000);
 rt.adapter.close?.();
 console.error = consoleError;
-process.stdout.write(`${JSON.stringify({ states: [...states.values()], runtimeErrorsLogged: errors })}\n`);
-process.exit(0);
+printAndExit(`${JSON.stringify({ states: [...states.values()], runtimeErrorsLogged: errors })}\n`);
+
+/** Print `text` and exit once it is written: process.exit() would cut a write to a pipe short. */
+function printAndExit(text) {
+	process.stdout.write(text, () => process.exit(0));
+}

@@ -115,5 +115,9 @@ const report = {
 	}),
 	runtimeErrorsLogged: errors,
 };
-process.stdout.write(`${JSON.stringify(report, null, 2)}\n`);
-process.exit(0);
+printAndExit(`${JSON.stringify(report, null, 2)}\n`);
+
+/** Print `text` and exit once it is written: process.exit() would cut a write to a pipe short. */
+function printAndExit(text) {
+	process.stdout.write(text, () => process.exit(0));
+}
