@@ -7,8 +7,8 @@
 //! row). Each database is copied twice:
 //! - the real runtime runs one reconciliation pass on the first copy (`reconcile-once.mjs`: its
 //!   own `listExpiredSubmissions()` and `reconcileInterruptedSubmission()`, nothing after);
-//! - turnscope's `step` runs on every stuck submission of the second copy until it has no next
-//!   write to offer.
+//! - turnscope's `reconcile` runs on every stuck submission of the second copy where the binary
+//!   has that command; otherwise `step` runs until it has no next write to offer.
 //!
 //! Then every state's rows (submission, journal, stream chunks, session, entries, event stream)
 //! are compared after fresh ids and fresh times are replaced by placeholders. Where the runtime
@@ -216,6 +216,18 @@ fn turnscope(db: &Path, args: &[&str]) -> Option<Value> {
     serde_json::from_slice(&out.stdout).ok()
 }
 
+/// Whether this turnscope has `reconcile` (the runtime's writes for the rule that fires, in one
+/// transaction); without it the test steps through the plan with `step`.
+fn has_reconcile() -> bool {
+    static HAS: std::sync::OnceLock<bool> = std::sync::OnceLock::new();
+    *HAS.get_or_init(|| {
+        turnscope_command()
+            .args(["reconcile", "--help"])
+            .output()
+            .is_ok_and(|o| o.status.success())
+    })
+}
+
 // ---- normalisation -------------------------------------------------------------------------
 
 fn is_hex(s: &str) -> bool {
@@ -414,9 +426,17 @@ fn differences(rt: &Value, ts: &Value) -> Vec<(String, String, String)> {
             };
             let common = a.len().min(b.len());
             out.push((
-                format!("{list}: runtime {} rows, turnscope {}", a.len(), b.len()),
-                extra(&a, common),
-                extra(&b, common),
+                format!("{list} count"),
+                format!(
+                    "{} rows; beyond the common {common}: {}",
+                    a.len(),
+                    extra(&a, common)
+                ),
+                format!(
+                    "{} rows; beyond the common {common}: {}",
+                    b.len(),
+                    extra(&b, common)
+                ),
             ));
         }
         for (i, (x, y)) in a.iter().zip(&b).enumerate() {
@@ -517,8 +537,13 @@ fn run_db(
     let mut steps = BTreeMap::new();
     for id in muts.keys() {
         let mut n = 0;
-        while n < 10 && turnscope(&b, &["--write", "step", id, "-y", "--json"]).is_some() {
-            n += 1;
+        if has_reconcile() {
+            n +=
+                usize::from(turnscope(&b, &["--write", "reconcile", id, "-y", "--json"]).is_some());
+        } else {
+            while n < 10 && turnscope(&b, &["--write", "step", id, "-y", "--json"]).is_some() {
+                n += 1;
+            }
         }
         steps.insert(id.clone(), n);
     }
@@ -695,14 +720,19 @@ fn turnscope_writes_the_rows_of_the_real_reconciler() {
         let key = format!(
             "{rule}, {}, turnscope stepped {}: {}",
             r.kind,
-            if r.steps == 0 { "0 times" } else { ">0 times" },
+            if r.steps == 0 {
+                "0 times (refused)"
+            } else {
+                ">0 times"
+            },
             places.into_iter().collect::<Vec<_>>().join(", ")
         );
         categories.entry(key).or_default().push(r);
     }
     let differing = results.iter().filter(|r| !r.diffs.is_empty()).count();
     let mut report = format!(
-        "runtime differential: {} states in {dbs} databases, rows differ in {differing}, {} categories, {:.1} s\nstates by turnscope's rule: {by_rule:?}\n\n",
+        "runtime differential ({}): {} states in {dbs} databases, rows differ in {differing}, {} categories, {:.1} s\nstates by turnscope's rule: {by_rule:?}\n\n",
+        if has_reconcile() { "turnscope reconcile" } else { "turnscope step until nothing is offered" },
         results.len(),
         categories.len(),
         started.elapsed().as_secs_f64()
