@@ -121,12 +121,41 @@ fn mutate(c: &rusqlite::Connection, rng: &mut Rng, id: &str, session: &str) -> V
             exec("stream consumed", "UPDATE flue_agent_turn_journals SET stream_consumed_at = ?2 WHERE submission_id = ?1 AND stream_key IS NOT NULL", &[&id, &(now - 5_000)]);
         }
     }
+    if rng.chance(0.25) {
+        // A cost below 1e-6 in the streamed partial: JavaScript writes it `0.000005`, the form a
+        // recovered partial must keep.
+        exec(
+            "tiny cost in the streamed partial",
+            "UPDATE flue_agent_stream_chunks SET body = replace(body, '\"cacheWrite\":0,\"total\":', '\"cacheWrite\":0.000005,\"total\":') WHERE substr(stream_key, 1, 37) = ?1 || ':'",
+            &[&id],
+        );
+    }
     if rng.chance(0.08) {
         exec(
             "stream chunks deleted",
             "DELETE FROM flue_agent_stream_chunks WHERE substr(stream_key, 1, 37) = ?1 || ':'",
             &[&id],
         );
+    }
+    // An aborted partial at the leaf (a graceful shutdown checkpointed it): half the time the
+    // crash came before that checkpoint, so rule 4 has to append the recovered partial itself.
+    let leaf_entry: Option<(String, Value)> = c
+        .query_row(
+            "SELECT e.data FROM flue_sessions s JOIN flue_session_entries e ON e.session_id = s.id AND e.entry_id = json_extract(s.data, '$.leafId') WHERE s.id = ?1",
+            [session],
+            |r| r.get::<_, String>(0),
+        )
+        .ok()
+        .and_then(|e| serde_json::from_str::<Value>(&e).ok())
+        .map(|e| (e["parentId"].as_str().unwrap_or_default().to_string(), e));
+    if let Some((parent, entry)) = leaf_entry {
+        if entry["message"]["stopReason"] == "aborted" && !parent.is_empty() && rng.chance(0.5) {
+            exec(
+                "aborted partial not checkpointed",
+                "UPDATE flue_sessions SET data = json_set(data, '$.leafId', ?2) WHERE id = ?1",
+                &[&session, &parent],
+            );
+        }
     }
     if rng.chance(0.15) {
         // Move the leaf back along the active path: the history as an earlier crash left it.
