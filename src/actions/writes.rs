@@ -15,6 +15,7 @@ use crate::core::changes::{ColumnChange, RowChange, SqlValue};
 use crate::core::failure::RuntimeFailure;
 use crate::core::jsjson::to_js_string;
 use crate::core::plan::PlannedWrite;
+use crate::core::runtime_text;
 use crate::core::stream::recovered_partial_message;
 use crate::report::SubmissionReport;
 
@@ -125,17 +126,11 @@ pub(super) fn rows_for(
                 app.append(&to_js_string(&partial), &[]);
             }
             app.append(
-                &signal(
-                    "stream_interrupted",
-                    "The previous assistant response was interrupted before completion.",
-                ),
+                &signal("stream_interrupted", runtime_text::STREAM_INTERRUPTED_TEXT),
                 &[],
             );
             app.append(
-                &signal(
-                    "stream_continued",
-                    "Continue the previous assistant response from exactly where it left off. Do not repeat content already provided.",
-                ),
+                &signal("stream_continued", runtime_text::STREAM_CONTINUED_TEXT),
                 &[],
             );
             app.finish(r)

@@ -5,6 +5,7 @@
 use serde_json::{json, Map, Value};
 
 use super::rows::{JournalRow, RequestedCall, SubmissionRow};
+use super::runtime_text::{AFTER_INPUT_DETAILS, BEFORE_INPUT_DETAILS};
 
 /// One `FlueError` subclass instance as `serializeSubmissionError` writes it.
 #[derive(Debug, Clone, PartialEq)]
@@ -22,8 +23,6 @@ pub struct RuntimeFailure {
 }
 
 const RETRY_EXHAUSTED_BEFORE_INPUT_DETAILS: &str = "Every processing attempt was interrupted before the submission input was applied to the session. The input was never processed and no model call was started.";
-const BEFORE_INPUT_DETAILS: &str = "The attempt was interrupted after the submission input was written to the session but before the input-application marker was recorded. Recovery cannot prove the input was never applied, so it does not replay it.";
-const AFTER_INPUT_DETAILS: &str = "Recovery settles interrupted work as failed when it cannot prove that resuming or replaying is safe: a repeated model or tool call could duplicate external effects.";
 const RETRY_EXHAUSTED_DETAILS: &str = "Recovery re-attempted the interrupted submission until its attempt budget ran out without a completed response.";
 const TIMEOUT_DETAILS: &str = "The operation ran longer than the configured durability timeout.";
 

@@ -18,6 +18,7 @@ mod preview;
 pub mod records;
 pub mod repair;
 pub mod rows;
+pub mod runtime_text;
 pub mod simulate;
 pub mod status;
 pub mod stream;

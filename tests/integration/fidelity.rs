@@ -115,7 +115,7 @@ fn a_direct_prompt_past_its_deadline_gets_the_timeout_failure() {
 fn id_of_any(db: &TestDb, instance: &str) -> String {
     db.open()
         .reader()
-        .list_submissions(&turnscope::store::ListFilter::All)
+        .list_submissions(turnscope::store::RowFilter::All, 0)
         .unwrap()
         .into_iter()
         .find(|r| {
@@ -315,7 +315,7 @@ fn a_recovered_partial_keeps_javascript_number_forms() {
         let id = db
             .open()
             .reader()
-            .list_submissions(&turnscope::store::ListFilter::All)
+            .list_submissions(turnscope::store::RowFilter::All, 0)
             .unwrap()
             .into_iter()
             .find(|r| r.instance_id().as_deref() == Some("standup-bot") && r.status == "running")
