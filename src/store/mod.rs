@@ -26,12 +26,13 @@ mod sqlite_traits;
 mod traits;
 mod walk;
 mod write;
+mod write_access;
 
 pub use crate::core::records::{SessionRecord, SessionScope, SubmissionBundle};
 pub use access::{EntryRow, EntryVisitor, SessionLoader, SessionRows};
 pub use backend::{open, open_writer, Backend, DbTarget};
 pub use compact_load::{fetch_full, load_compact, CompactLoader};
-pub use error::{PgFailure, StoreError};
+pub use error::{NotWritable, PgFailure, StoreError};
 pub use listing::{ListQueries, ListRows};
 pub use sqlite::SqliteStore;
 pub use walk::PathWalker;

@@ -46,6 +46,7 @@ impl SqliteWriter {
         // Waiting here only delays us; the runtime never waits for us.
         conn.busy_timeout(Duration::from_millis(2000))
             .map_err(|e| StoreError::sqlite("setting the busy timeout", e))?;
+        super::write_access::check(path, &conn)?;
         check_integrity(&conn)?;
         Ok(SqliteWriter { conn, schema })
     }

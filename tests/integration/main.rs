@@ -16,6 +16,7 @@ mod panic_report;
 mod pg;
 #[cfg(feature = "postgres")]
 mod pg_race;
+mod safety;
 mod scale_runtime;
 mod scan;
 mod soak;

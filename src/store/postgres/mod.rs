@@ -20,6 +20,7 @@ pub mod sessions;
 mod tls;
 pub mod url;
 mod write;
+mod write_access;
 
 use std::cell::RefCell;
 

@@ -38,6 +38,7 @@ impl PgWriter {
     pub fn open(target: &PgTarget) -> Result<PgWriter, StoreError> {
         let mut client = connect(target, false)?;
         let (schema, _, _) = detect_schema(&mut client, target)?;
+        super::write_access::check(&mut client, target)?;
         // Created once, serialised so two writers starting together do not collide.
         let mut tx = client
             .transaction()
