@@ -174,11 +174,13 @@ pub fn run(
             );
         }
         match e {
-            ApplyError::Fenced(_) => CliError::new(
-                e.to_string(),
-                format!("run `turnscope show {id}` to see its current state"),
-                exit::REFUSED,
-            ),
+            ApplyError::Fenced(_) | ApplyError::Refused(_) | ApplyError::NotFound(_) => {
+                CliError::new(
+                    e.to_string(),
+                    format!("run `turnscope show {id}` to see its current state"),
+                    exit::REFUSED,
+                )
+            }
             ApplyError::Store(s) => CliError::from(s),
         }
     })?;

@@ -9,13 +9,14 @@ mod list;
 mod output;
 mod seed;
 mod show;
+mod undo;
 
 use std::io::{IsTerminal, Write};
 use std::path::PathBuf;
 
 pub use crate::config::parse_duration;
 pub use crate::text::{is_hostile_char, sanitize};
-pub use args::{parse_age, ActionArgs, Cli, Command, ListArgs};
+pub use args::{parse_age, ActionArgs, Cli, Command, ListArgs, UndoArgs};
 
 pub use common::{exit, now_ms, CliError};
 
@@ -71,6 +72,7 @@ fn json_output(cli: &Cli) -> bool {
             | Command::Demo { json, .. },
         ) => *json,
         Some(Command::List(a)) => a.json,
+        Some(Command::Undo(a)) => a.json,
         Some(Command::Repair(a) | Command::Requeue(a) | Command::Fail(a) | Command::Step(a)) => {
             a.json
         }
@@ -192,6 +194,7 @@ fn run_command(cli: &Cli, out: &mut dyn Write) -> Result<(), CliError> {
         Some(Command::Fail(a)) => act::run(cli, crate::actions::ActionKind::Fail, a, out),
         Some(Command::Step(a)) => act::run(cli, crate::actions::ActionKind::Step, a, out),
         Some(Command::Audit { json }) => act::audit(&*open_store(cli)?, *json, out),
+        Some(Command::Undo(a)) => undo::run(cli, a, out),
         Some(Command::CopyToPostgres { sqlite, json }) => seed::run_copy(cli, sqlite, *json, out),
         Some(Command::Completions { shell }) => {
             let mut cmd = <Cli as clap::CommandFactory>::command();

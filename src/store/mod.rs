@@ -6,6 +6,7 @@ mod access;
 mod backend;
 mod compact_load;
 mod error;
+pub mod images;
 // Parts of it serve the PostgreSQL store only.
 #[cfg_attr(not(feature = "postgres"), allow(dead_code))]
 mod listing;
@@ -27,6 +28,8 @@ mod traits;
 mod walk;
 mod write;
 mod write_access;
+pub(crate) mod write_rows;
+pub(crate) mod write_undo;
 
 pub use crate::core::records::{SessionRecord, SessionScope, SubmissionBundle};
 pub use access::{EntryRow, EntryVisitor, SessionLoader, SessionRows};
@@ -40,5 +43,5 @@ pub use write::{SqliteWriter, AUDIT_DDL};
 
 pub use traits::{
     Applied, ApplyError, AuditInfo, AuditLog, AuditRecord, JournalStore, JournalWriter, ListFilter,
-    SchemaInfo, SessionBrowse, SessionSummary, Variant,
+    SchemaInfo, SessionBrowse, SessionSummary, UndoTarget, Undone, Variant,
 };

@@ -619,6 +619,9 @@ impl Worker {
                             }
                         }
                         Err(ApplyError::Fenced(diffs)) => OutcomeResult::Fenced(diffs),
+                        Err(e @ (ApplyError::Refused(_) | ApplyError::NotFound(_))) => {
+                            OutcomeResult::Error(e.to_string())
+                        }
                         Err(ApplyError::Store(e)) => {
                             // A broken connection is reopened on the next apply.
                             self.writer = None;

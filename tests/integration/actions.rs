@@ -68,6 +68,7 @@ fn audit(action: &str, now: i64) -> AuditInfo {
         reason: Some("test".into()),
         summary: "s".into(),
         now_ms: now,
+        batch_id: None,
     }
 }
 

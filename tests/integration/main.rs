@@ -22,4 +22,5 @@ mod scan;
 mod soak;
 mod support;
 mod tui;
+mod undo;
 mod vectors;

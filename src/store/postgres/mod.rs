@@ -18,6 +18,7 @@ mod rows;
 mod schema;
 pub mod sessions;
 mod tls;
+mod undo;
 pub mod url;
 mod write;
 mod write_access;

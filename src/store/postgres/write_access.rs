@@ -9,7 +9,7 @@ use crate::store::{NotWritable, StoreError};
 
 /// `(table, privilege)` turnscope needs: the rows its actions change, what `undo` restores, and
 /// its own audit table.
-const NEEDED: [(&str, &str); 9] = [
+const NEEDED: [(&str, &str); 8] = [
     ("flue_session_entries", "INSERT"),
     ("flue_session_entries", "DELETE"),
     ("flue_sessions", "UPDATE"),
@@ -18,7 +18,6 @@ const NEEDED: [(&str, &str); 9] = [
     ("flue_agent_stream_chunks", "DELETE"),
     ("flue_agent_stream_chunks", "INSERT"),
     ("turnscope_audit", "INSERT"),
-    ("turnscope_audit", "UPDATE"),
 ];
 
 fn not_writable(target: &PgTarget, why: NotWritable, detail: String) -> StoreError {
