@@ -6,7 +6,7 @@ use std::io::{BufRead, IsTerminal, Write};
 use super::args::Cli;
 use super::{exit, CliError};
 use crate::core::time::iso_from_ms;
-use crate::store::{JournalStore, ListFilter};
+use crate::store::{JournalStore, RowFilter};
 
 /// The answer to "apply these writes?".
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -102,9 +102,7 @@ pub struct LiveRuntime {
 
 /// A runtime is taken to be live when any submission holds a live lease now.
 pub fn live_runtime(store: &dyn JournalStore, now_ms: i64) -> Option<LiveRuntime> {
-    let rows = store
-        .list_submissions(&ListFilter::Status("running".into()))
-        .ok()?;
+    let rows = store.list_submissions(RowFilter::Running, now_ms).ok()?;
     let live: Vec<i64> = rows
         .iter()
         .map(|r| r.lease_expires_at)

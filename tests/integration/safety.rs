@@ -7,7 +7,7 @@ use std::path::{Path, PathBuf};
 use std::process::{Command, Output, Stdio};
 
 use serde_json::Value;
-use turnscope::store::{JournalStore, ListFilter, SqliteStore};
+use turnscope::store::{JournalStore, RowFilter, SqliteStore};
 
 use crate::support::{turnscope_command, unpack_fixture};
 
@@ -239,7 +239,7 @@ fn demo_now(dir: &Path) -> (PathBuf, i64) {
 fn live_id(db: &Path, now: i64) -> String {
     SqliteStore::open(db)
         .unwrap()
-        .list_submissions(&ListFilter::Status("running".into()))
+        .list_submissions(RowFilter::Running, now)
         .unwrap()
         .into_iter()
         .find(|r| r.lease_expires_at > now + 60_000)
@@ -307,9 +307,7 @@ fn a_live_runtime_is_named_before_the_write() {
     let dir = tempfile::tempdir().unwrap();
     let (db, now) = demo_now(dir.path());
     let store = SqliteStore::open(&db).unwrap();
-    let expired = store
-        .list_submissions(&ListFilter::Expired { now_ms: now })
-        .unwrap();
+    let expired = store.list_submissions(RowFilter::Expired, now).unwrap();
     let translator = expired
         .iter()
         .find(|r| r.instance_id().as_deref() == Some("translator-eu"))

@@ -6,7 +6,7 @@ use std::path::Path;
 
 use serde_json::Value;
 use turnscope::actions::{run, ActionKind, IdSource};
-use turnscope::store::{ApplyError, AuditInfo, JournalStore, ListFilter, UndoTarget};
+use turnscope::store::{ApplyError, AuditInfo, JournalStore, RowFilter, UndoTarget};
 
 use crate::backends::{kinds, TestDb};
 
@@ -30,9 +30,7 @@ fn demo(dir: &Path) -> std::path::PathBuf {
 
 fn stuck(store: &dyn JournalStore, instance: &str) -> String {
     store
-        .list_submissions(&ListFilter::Expired {
-            now_ms: turnscope::clock::now_ms(),
-        })
+        .list_submissions(RowFilter::Expired, turnscope::clock::now_ms())
         .unwrap()
         .into_iter()
         .find(|r| r.instance_id().as_deref() == Some(instance))
@@ -44,7 +42,7 @@ fn stuck(store: &dyn JournalStore, instance: &str) -> String {
 fn snapshot(db: &TestDb) -> Vec<String> {
     let store = db.open();
     let mut out = Vec::new();
-    for r in store.list_submissions(&ListFilter::All).unwrap() {
+    for r in store.list_submissions(RowFilter::All, 0).unwrap() {
         out.push(format!("{r:?}"));
         let b = store.load_bundle(&r.submission_id).unwrap();
         out.push(format!("{:?}", b.journal));
