@@ -343,6 +343,7 @@ pub fn audit(store: &dyn Backend, as_json: bool, out: &mut dyn Write) -> Result<
                 a.action.clone(),
                 sanitize(&a.submission_id),
                 sanitize(a.reason.as_deref().unwrap_or("")),
+                sanitize(a.batch_id.as_deref().unwrap_or("")),
                 sanitize(&a.summary),
             ]
         })
@@ -358,6 +359,7 @@ pub fn audit(store: &dyn Backend, as_json: bool, out: &mut dyn Write) -> Result<
                 "ACTION",
                 "SUBMISSION",
                 "REASON",
+                "BATCH",
                 "SUMMARY"
             ],
             &rows

@@ -243,7 +243,12 @@ fn run_tui(cli: &Cli, db: DbTarget, display_name: Option<String>) -> Result<(), 
     o.keys = key_overrides(cli)?;
     o.display_name = display_name;
     o.read_only = !cli.write;
-    o.operator = confirm::default_operator(cli);
+    o.operator = if cli.write {
+        // Every audit row must say who: an empty operator is refused before the TUI opens.
+        confirm::operator(cli)?
+    } else {
+        confirm::default_operator(cli)
+    };
     crate::tui::run(o).map_err(|e| CliError {
         message: e.to_string(),
         hint: Some(e.hint()),

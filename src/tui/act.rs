@@ -316,7 +316,7 @@ pub fn result_single(kind: ActionKind, o: &Outcome) -> (String, Vec<String>, boo
                         Some(w) if a.has_rule && a.status == SubmissionStatus::Running.as_str() => {
                             lines.push(format!("next write: {w}"));
                             lines.push(
-                                "⏎/y plans the next step (previewed, No selected) · esc stops here"
+                                "⏎/A plans the next step (previewed, No selected) · esc stops here"
                                     .into(),
                             );
                             next = true;

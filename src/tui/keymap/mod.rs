@@ -127,6 +127,8 @@ pub fn action_name(a: Action) -> String {
         A::Act(kind) => kind.as_str(),
         A::ToggleMark => "mark",
         A::Palette => "palette",
+        A::Undo { batch: false } => "undo",
+        A::Undo { batch: true } => "undo_batch",
     };
     s.to_string()
 }
