@@ -16,6 +16,8 @@ mod panic_report;
 mod pg;
 #[cfg(feature = "postgres")]
 mod pg_race;
+#[cfg(feature = "postgres")]
+mod pg_write_access;
 mod runtime_differential;
 mod runtime_kit;
 mod runtime_roundtrip;
