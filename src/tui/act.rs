@@ -20,7 +20,7 @@ pub struct StateSummary {
     pub rule: String,
     /// The plan's one-line reason.
     pub reason: String,
-    pub status: String,
+    pub status: SubmissionStatus,
     pub instance: String,
     pub entries: Option<usize>,
     pub leaf: Option<String>,
@@ -53,7 +53,7 @@ impl StateSummary {
                 .bundle
                 .journal
                 .as_ref()
-                .map(|j| (j.phase.clone(), j.revision)),
+                .map(|j| (j.phase.to_string(), j.revision)),
             plan_head,
             writes: r.plan.writes.iter().map(|w| w.describe()).collect(),
             has_rule: r.plan.rule.is_some() && r.plan.disposition == Disposition::Reconcile,
@@ -313,7 +313,7 @@ pub fn result_single(kind: ActionKind, o: &Outcome) -> (String, Vec<String>, boo
                     lines.extend(what_changed(b, a).into_iter().map(|l| format!("  {l}")));
                     lines.push(String::new());
                     match a.writes.first() {
-                        Some(w) if a.has_rule && a.status == SubmissionStatus::Running.as_str() => {
+                        Some(w) if a.has_rule && a.status == SubmissionStatus::Running => {
                             lines.push(format!("next write: {w}"));
                             lines.push(
                                 "⏎/y plans the next step (previewed, No selected) · esc stops here"
@@ -426,7 +426,7 @@ mod tests {
             verdict: verdict.into(),
             rule: rule.into(),
             reason: "r".into(),
-            status: "running".into(),
+            status: SubmissionStatus::Running,
             instance: "i".into(),
             entries: Some(entries),
             leaf: Some(format!("leaf{entries}")),
@@ -450,7 +450,7 @@ mod tests {
                 "journal: before_provider (revision 3) → before_provider (revision 4)"
             ]
         );
-        b.status = "settled".into();
+        b.status = SubmissionStatus::Settled;
         b.verdict = "failed".into();
         b.rule = "failed".into();
         let c = what_changed(&a, &b);

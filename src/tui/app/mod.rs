@@ -25,6 +25,7 @@ use super::screens::sessions::SessionsScreen;
 use super::theme::Theme;
 use super::worker::{Request, Response};
 use crate::actions::ActionKind;
+use crate::core::status::SubmissionStatus;
 use crate::store::RowFilter;
 use crate::store::{AuditRecord, SessionSummary};
 
@@ -72,7 +73,7 @@ pub struct App {
     pub sessions: SessionsScreen,
     pub stack: Vec<Inspect>,
     pub items: Vec<ListItem>,
-    pub counts: Vec<(String, i64)>,
+    pub counts: Vec<(SubmissionStatus, i64)>,
     pub loaded: bool,
     pub status: Option<Status>,
     /// The last database error; cleared by the next good refresh.
