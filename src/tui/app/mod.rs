@@ -16,7 +16,8 @@ use super::act::{self, Outcome, PlanItem, Planned};
 use super::data::{ListItem, Opened, Snapshot, Target};
 use super::keymap::{self, Action, Ctx};
 use super::popups::{
-    Confirm, Env, Help, Note, Palette, PaletteEntry, PaletteScope, Popup, PopupView, Reply,
+    Confirm, Env, Help, Note, Palette, PaletteEntry, PaletteScope, Popup, PopupLine, PopupView,
+    Reply,
 };
 use super::screens::audit::AuditScreen;
 use super::screens::inspect::{describe_change, Inspect, Said};
@@ -458,7 +459,10 @@ impl App {
             Action::Palette => self.show(Popup::Palette(Palette::default())),
             Action::Refresh => {
                 self.request_refresh();
-                self.info("refreshing…");
+                self.status = Some(Status {
+                    text: "refreshing…".into(),
+                    level: Level::Refreshing,
+                });
             }
             Action::Back => self.back(),
             Action::NextPane | Action::PrevPane => self.cycle_pane(),
@@ -857,7 +861,10 @@ impl App {
             lines
                 .push("S applies these writes one at a time, each previewed and confirmed.".into());
         }
-        self.show(Popup::info(title, lines));
+        self.show(Popup::info(
+            title,
+            lines.into_iter().map(PopupLine::from).collect(),
+        ));
     }
 }
 

@@ -260,7 +260,7 @@ pub fn status(f: &mut Frame, app: &App, area: Rect) {
     } else if let Some(s) = &app.status {
         match s.level {
             Level::Error => (format!(" ✗ {}", clean(&s.text)), t.error()),
-            Level::Info => (format!(" {}", clean(&s.text)), Style::new()),
+            Level::Info | Level::Refreshing => (format!(" {}", clean(&s.text)), Style::new()),
         }
     } else if !app.loaded {
         (" reading the database…".to_string(), t.dim())
