@@ -52,7 +52,7 @@ pub fn header(f: &mut Frame, app: &App, area: Rect) {
         RowFilter::Failed,
     ]
     .map(|f| (f, app.count_known(f).map_or(-1, |n| n as i64)));
-    let short = ["run", "pend", "term", "done", "fail"];
+    let short = long.map(|(f, _)| f.short_label());
     let counts = |labels: &[&'static str]| -> Vec<Span<'static>> {
         let mut v = vec![Span::raw("  ")];
         for (i, ((filter, n), label)) in long.iter().zip(labels).enumerate() {
@@ -180,19 +180,7 @@ pub fn nav(f: &mut Frame, app: &App, area: Rect) {
             let mut v = vec![Span::raw(" ")];
             for fl in RowFilter::all() {
                 let on = app.list.filter == fl;
-                let label = if short {
-                    match fl {
-                        RowFilter::Expired => "exp",
-                        RowFilter::Terminalizing => "term",
-                        RowFilter::Queued => "pend",
-                        RowFilter::Settled => "done",
-                        RowFilter::Running => "run",
-                        RowFilter::Failed => "fail",
-                        RowFilter::All => "all",
-                    }
-                } else {
-                    fl.label()
-                };
+                let label = if short { fl.short_label() } else { fl.label() };
                 v.push(Span::styled(format!("{}", fl.key()), t.key()));
                 v.push(Span::styled(
                     format!(" {label} {} ", app.count_label(fl)),
