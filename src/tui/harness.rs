@@ -445,9 +445,14 @@ impl Harness {
             .iter()
             .map(|&n| {
                 let node = &ins.tree.nodes[n];
-                (node.kind.clone(), !node.children.is_empty())
+                (node.kind.clone(), node.has_children())
             })
             .collect()
+    }
+
+    /// How many rows of the tree are visible (without copying them, as `tree_rows` does).
+    pub fn tree_row_count(&self) -> usize {
+        self.app.inspect().map_or(0, |i| i.visible.len())
     }
 
     /// Every node of the tree, folded or not.

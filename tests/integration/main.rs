@@ -16,6 +16,9 @@ mod panic_report;
 mod pg;
 #[cfg(feature = "postgres")]
 mod pg_race;
+mod runtime_differential;
+mod runtime_kit;
+mod runtime_roundtrip;
 mod scale_runtime;
 mod scan;
 mod soak;

@@ -1,0 +1,99 @@
+//! The real runtime (`@flue/runtime` 1.0.0-beta.7 on Node 22) for the round-trip and
+//! differential suites, installed by the project's own `tests/runtime/setup.sh` into
+//! `$TURNSCOPE_RUNTIME_CACHE` (default under `~/.cache`).
+//!
+//! A missing runtime is a failure, except where the caller said explicitly that it cannot be
+//! installed: `TURNSCOPE_RUNTIME_SKIP=<why>` (`.ci/run` sets it when Node cannot be installed on
+//! the machine), and then every suite here prints that note and the test names it skips.
+
+use std::path::{Path, PathBuf};
+use std::process::Command;
+use std::sync::OnceLock;
+
+/// The installed runtime: the Node 22 binary and the directory holding the drivers.
+pub struct Runtime {
+    pub node: PathBuf,
+    pub drivers: PathBuf,
+}
+
+fn kit_dir() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/runtime")
+}
+
+/// The runtime, installed on first use (one install per test process), or `None` after
+/// printing the explicit skip note. Panics when the install fails without a skip note.
+pub fn runtime(suite: &str) -> Option<&'static Runtime> {
+    static RUNTIME: OnceLock<Result<Runtime, String>> = OnceLock::new();
+    if let Ok(why) = std::env::var("TURNSCOPE_RUNTIME_SKIP") {
+        eprintln!(
+            "note: {suite} SKIPPED: the real runtime is not installed on this machine ({why})"
+        );
+        return None;
+    }
+    let got = RUNTIME.get_or_init(|| {
+        let out = Command::new("bash")
+            .arg(kit_dir().join("setup.sh"))
+            .output()
+            .map_err(|e| format!("cannot run tests/runtime/setup.sh: {e}"))?;
+        if !out.status.success() {
+            return Err(format!(
+                "tests/runtime/setup.sh failed ({}):\n{}",
+                out.status,
+                String::from_utf8_lossy(&out.stderr)
+            ));
+        }
+        let text = String::from_utf8_lossy(&out.stdout).into_owned();
+        let mut lines = text.lines().rev();
+        let node = PathBuf::from(lines.next().unwrap_or_default());
+        let drivers = PathBuf::from(lines.next().unwrap_or_default());
+        if !node.is_file() || !drivers.is_dir() {
+            return Err(format!(
+                "tests/runtime/setup.sh printed unexpected output: {text}"
+            ));
+        }
+        Ok(Runtime { node, drivers })
+    });
+    match got {
+        Ok(r) => Some(r),
+        Err(e) => panic!(
+            "{e}\nhint: the real runtime needs npm on PATH for its first install; where Node cannot \
+             be installed at all, set TURNSCOPE_RUNTIME_SKIP to say why and the runtime suites are \
+             skipped with that note"
+        ),
+    }
+}
+
+impl Runtime {
+    /// Run one driver (`resume.mjs`, `reconcile-once.mjs`) with `args`; its stdout parsed as
+    /// JSON. Panics with the driver's stderr when it fails.
+    pub fn drive(&self, driver: &str, args: &[&std::ffi::OsStr]) -> serde_json::Value {
+        let mut cmd = Command::new(&self.node);
+        cmd.arg("--no-warnings");
+        if driver == "reconcile-once.mjs" {
+            // The hook that exports the reconciler's internal functions (see expose-hooks.mjs).
+            cmd.arg("--import")
+                .arg(self.drivers.join("register-hooks.mjs"));
+        }
+        let out = cmd
+            .arg(self.drivers.join(driver))
+            .args(args)
+            .current_dir(&self.drivers)
+            .output()
+            .unwrap_or_else(|e| panic!("cannot start {}: {e}", self.node.display()));
+        assert!(
+            out.status.success(),
+            "{driver} failed ({}):\n{}",
+            out.status,
+            String::from_utf8_lossy(&out.stderr)
+        );
+        serde_json::from_slice(&out.stdout).unwrap_or_else(|e| {
+            let stdout = String::from_utf8_lossy(&out.stdout);
+            let head: String = stdout.chars().take(2000).collect();
+            panic!(
+                "{driver} printed no JSON ({e}), {} bytes:\n{head}…\n{}",
+                out.stdout.len(),
+                String::from_utf8_lossy(&out.stderr)
+            )
+        })
+    }
+}
