@@ -143,6 +143,7 @@ impl App {
                     ]
                     .into_iter()
                     .chain(u.restored.iter().map(|l| format!("  {l}")))
+                    .map(crate::tui::popups::PopupLine::from)
                     .collect(),
                 )
             }
@@ -151,8 +152,8 @@ impl App {
                 Confirm::info(
                     format!("Undo refused: {target}"),
                     vec![
-                        format!("refused: {e}"),
-                        String::new(),
+                        format!("refused: {e}").into(),
+                        crate::tui::popups::PopupLine::blank(),
                         "nothing written.".into(),
                     ],
                 )
