@@ -245,16 +245,8 @@ fn turnscope(db: &Path, args: &[&str]) -> Option<Value> {
     serde_json::from_slice(&out.stdout).ok()
 }
 
-/// Whether this turnscope has `reconcile` (the runtime's writes for the rule that fires, in one
-/// transaction); without it the test steps through the plan with `step`.
 fn has_reconcile() -> bool {
-    static HAS: std::sync::OnceLock<bool> = std::sync::OnceLock::new();
-    *HAS.get_or_init(|| {
-        turnscope_command()
-            .args(["reconcile", "--help"])
-            .output()
-            .is_ok_and(|o| o.status.success())
-    })
+    crate::runtime_kit::turnscope_has("reconcile")
 }
 
 // ---- normalisation -------------------------------------------------------------------------
@@ -483,11 +475,44 @@ fn differences(rt: &Value, ts: &Value) -> Vec<(String, String, String)> {
                     ),
                     _ => format!("{list}[{i}]"),
                 };
-                out.push((place, show(row_text(x)), show(row_text(y))));
+                let (p, q) = (
+                    row_text(x).as_str().unwrap_or(""),
+                    row_text(y).as_str().unwrap_or(""),
+                );
+                out.push((
+                    place,
+                    around_first_difference(p, q),
+                    around_first_difference(q, p),
+                ));
             }
         }
     }
     out
+}
+
+/// `text` from a little before its first difference from `other`, so a report shows where two
+/// long rows part.
+fn around_first_difference(text: &str, other: &str) -> String {
+    let at = text
+        .char_indices()
+        .zip(other.chars())
+        .find(|((_, a), b)| a != b)
+        .map_or(text.len().min(other.len()), |((i, _), _)| i);
+    let start = text[..at]
+        .char_indices()
+        .rev()
+        .nth(150)
+        .map_or(0, |(i, _)| i);
+    let window: String = text[start..].chars().take(400).collect();
+    format!(
+        "{}{window}{}",
+        if start > 0 { "…" } else { "" },
+        if text.len() - start > window.len() {
+            "…"
+        } else {
+            ""
+        }
+    )
 }
 
 /// The JSON text a row carries: an entry's or event's `data`, a stream chunk's `body`.
