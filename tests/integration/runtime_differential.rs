@@ -213,7 +213,10 @@ fn mutate(c: &rusqlite::Connection, rng: &mut Rng, id: &str, session: &str) -> V
             &[&id],
         );
     } else if rng.chance(0.03) {
-        exec("malformed: payload", "UPDATE flue_agent_submissions SET payload = substr(payload, 2) WHERE submission_id = ?1", &[&id]);
+        exec("malformed: payload not JSON", "UPDATE flue_agent_submissions SET payload = substr(payload, 2) WHERE submission_id = ?1", &[&id]);
+    } else if rng.chance(0.03) {
+        // JSON, but its acceptedAt no longer matches the column (spec §1.4's payload invariants).
+        exec("malformed: accepted_at differs from the payload", "UPDATE flue_agent_submissions SET accepted_at = accepted_at + 1 WHERE submission_id = ?1", &[&id]);
     }
     done
 }
