@@ -426,8 +426,14 @@ fn differences(rt: &Value, ts: &Value) -> Vec<(String, String, String)> {
                         x.get(c).unwrap_or(&Value::Null),
                         y.get(c).unwrap_or(&Value::Null),
                     );
-                    if va != vb {
-                        out.push((format!("{table}.{c}"), show(va), show(vb)));
+                    match (va.as_str(), vb.as_str()) {
+                        _ if va == vb => {}
+                        (Some(p), Some(q)) => out.push((
+                            format!("{table}.{c}"),
+                            around_first_difference(p, q),
+                            around_first_difference(q, p),
+                        )),
+                        _ => out.push((format!("{table}.{c}"), show(va), show(vb))),
                     }
                 }
             }
