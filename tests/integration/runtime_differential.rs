@@ -67,6 +67,13 @@ fn mutate(c: &rusqlite::Connection, rng: &mut Rng, id: &str, session: &str) -> V
         c.execute(sql, p).unwrap();
         done.push(what);
     };
+    // A deadline still ahead stays ahead for the whole test (both sides read the real clock at
+    // different moments, minutes apart on a loaded machine).
+    c.execute(
+        "UPDATE flue_agent_submissions SET timeout_at = ?2 WHERE submission_id = ?1 AND timeout_at > ?3 AND timeout_at < ?2",
+        rusqlite::params![id, now + 6 * 3_600_000, now],
+    )
+    .unwrap();
     if rng.chance(0.12) {
         exec(
             "budget spent",
