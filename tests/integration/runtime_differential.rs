@@ -815,6 +815,22 @@ fn turnscope_writes_the_rows_of_the_real_reconciler() {
                 "   - {place}\n     runtime:   {a}\n     turnscope: {b}\n"
             ));
         }
+        // The runtime's error texts across the category (the example shows one of them).
+        let errors: BTreeSet<&str> = states
+            .iter()
+            .flat_map(|r| {
+                r.diffs
+                    .iter()
+                    .filter(|d| d.0 == "submission.error")
+                    .map(|d| d.1.as_str())
+            })
+            .collect();
+        if errors.len() > 1 {
+            report.push_str("   the runtime's submission.error across these states:\n");
+            for e in errors {
+                report.push_str(&format!("     {e}\n"));
+            }
+        }
         report.push('\n');
     }
     let file = PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join("runtime-differential.txt");
