@@ -8,7 +8,7 @@ use std::time::Duration;
 
 use turnscope::actions::{plan_fail, plan_repair, plan_requeue, plan_step, ActionPlan, EntryIds};
 use turnscope::report::SubmissionReport;
-use turnscope::store::{AuditInfo, JournalStore, ListFilter, SqliteStore, SqliteWriter};
+use turnscope::store::{AuditInfo, JournalStore, RowFilter, SqliteStore, SqliteWriter};
 
 const NOW: i64 = 1_796_018_889_175;
 const ROUNDS: usize = 30;
@@ -39,7 +39,7 @@ fn main() {
             turnscope::demo::write_demo(&db, NOW).unwrap();
             let store = SqliteStore::open(&db).unwrap();
             let row = store
-                .list_submissions(&ListFilter::Expired { now_ms: NOW })
+                .list_submissions(RowFilter::Expired, NOW)
                 .unwrap()
                 .into_iter()
                 .find(|r| r.instance_id().as_deref() == Some(instance))

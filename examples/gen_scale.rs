@@ -14,7 +14,7 @@ use std::time::Instant;
 use serde_json::json;
 use turnscope::demo::scale::{write_scale, ScaleOptions};
 use turnscope::report::SubmissionReport;
-use turnscope::store::{JournalStore, ListFilter, SqliteStore};
+use turnscope::store::{JournalStore, RowFilter, SqliteStore};
 
 fn main() {
     let mut args = std::env::args().skip(1);
@@ -87,7 +87,7 @@ fn classify_file(path: &std::path::Path, now: i64) {
     let mut labels: BTreeMap<String, usize> = BTreeMap::new();
     let mut rules: BTreeMap<String, usize> = BTreeMap::new();
     for row in store
-        .list_submissions(&ListFilter::Expired { now_ms: now })
+        .list_submissions(RowFilter::Expired, now)
         .expect("list")
     {
         let r =

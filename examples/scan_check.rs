@@ -8,7 +8,7 @@ use std::path::Path;
 
 use serde_json::json;
 use turnscope::report::{plan_json, SubmissionReport};
-use turnscope::store::{JournalStore, ListFilter, PathWalker, SqliteStore};
+use turnscope::store::{JournalStore, PathWalker, RowFilter, SqliteStore};
 
 fn doc(r: &SubmissionReport) -> serde_json::Value {
     json!({
@@ -33,7 +33,7 @@ fn main() {
     let store = SqliteStore::open(Path::new(db)).expect("open");
     let mut walker = PathWalker::new(false);
     let rows = store
-        .list_submissions(&ListFilter::Expired { now_ms: now })
+        .list_submissions(RowFilter::Expired, now)
         .expect("list");
     let mut differ = 0;
     for row in &rows {

@@ -14,6 +14,18 @@ use crate::core::rows::SubmissionRow;
 use crate::core::time::{human_duration, iso_from_ms};
 use crate::store::{CompactLoader, JournalStore, PathWalker, StoreError, SubmissionBundle};
 
+/// The verdict operators see: the classification for the running rows the reconciler acts on (or
+/// would, once the lease expires), the outcome otherwise. `classification` is `None` while only the
+/// row is known (shown as `?`). The CLI, the JSON documents and the TUI all use this one rule.
+pub fn verdict_label(disposition: &Disposition, classification: Option<&Classification>) -> String {
+    match disposition {
+        Disposition::Reconcile | Disposition::Live { .. } | Disposition::NoLease => {
+            classification.map_or("?".into(), |c| c.state.label())
+        }
+        other => other.label().to_string(),
+    }
+}
+
 /// A submission with everything turnscope concluded about it.
 #[derive(Debug, Clone)]
 pub struct SubmissionReport {
@@ -107,14 +119,9 @@ impl SubmissionReport {
         &self.inspection.classification
     }
 
-    /// The verdict operators see: the classification for running rows, the outcome otherwise.
+    /// The verdict operators see ([`verdict_label`]).
     pub fn verdict(&self) -> String {
-        match &self.plan.disposition {
-            Disposition::Reconcile | Disposition::Live { .. } | Disposition::NoLease => {
-                self.classification().state.label()
-            }
-            other => other.label().to_string(),
-        }
+        verdict_label(&self.plan.disposition, Some(self.classification()))
     }
 
     /// The active path strictly after the input entry (what the classifier saw).

@@ -113,7 +113,7 @@ fn whale_open(a: &ChildArgs, quiet: bool) -> Harness {
     assert_eq!(h.opened_loaded(), Ok(true), "the whale did not open");
     let detail = h.detail_text();
     let tree_nodes = h.tree_nodes();
-    let visible = h.tree_rows().len();
+    let visible = h.tree_row_count();
     if !quiet {
         report(
             json!({"event": "opened", "open_ms": ms(took), "tree_nodes": tree_nodes,
@@ -137,7 +137,7 @@ fn scroll(a: &ChildArgs) {
         h.render();
         t.elapsed()
     };
-    let rows = h.tree_rows().len();
+    let rows = h.tree_row_count();
     let mut pages = Vec::new();
     loop {
         let before = h.tree_cursor();

@@ -7,11 +7,9 @@ use super::common::{check_stuck, fence, ActionKind, ActionPlan, Refusal};
 use super::entries::{Appender, EntryIds};
 use crate::core::changes::{ColumnChange, RowChange, SqlValue};
 use crate::core::plan::messages;
+use crate::core::runtime_text::{AFTER_INPUT_DETAILS, BEFORE_INPUT_DETAILS};
 use crate::core::time::iso_from_ms;
 use crate::report::SubmissionReport;
-
-const AFTER_INPUT_DETAILS: &str = "Recovery settles interrupted work as failed when it cannot prove that resuming or replaying is safe: a repeated model or tool call could duplicate external effects.";
-const BEFORE_INPUT_DETAILS: &str = "The attempt was interrupted after the submission input was written to the session but before the input-application marker was recorded. Recovery cannot prove the input was never applied, so it does not replay it.";
 
 pub fn plan_fail(
     r: &SubmissionReport,

@@ -11,8 +11,7 @@ use crate::core::rows::RequestedCall;
 use crate::core::status::JournalPhase;
 use crate::report::SubmissionReport;
 
-/// The text of a synthetic result (`JSON.stringify({type, message})`).
-pub const INTERRUPTED_TEXT: &str = r#"{"type":"interrupted","message":"Tool execution was interrupted before completion. The outcome is unknown."}"#;
+pub use crate::core::runtime_text::INTERRUPTED_TEXT;
 
 /// The synthetic `interrupted` toolResult message, keys in the runtime's order, no `details`.
 pub fn synthetic_result(call_id: &str, tool_name: &str, timestamp_ms: i64) -> String {

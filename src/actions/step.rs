@@ -12,6 +12,7 @@ use super::entries::{Appender, EntryIds};
 use super::repair::repair_rows;
 use crate::core::changes::{ColumnChange, RowChange, SqlValue};
 use crate::core::plan::PlannedWrite;
+use crate::core::runtime_text;
 use crate::core::stream::recovered_partial_message;
 use crate::report::SubmissionReport;
 
@@ -106,12 +107,9 @@ pub fn plan_step(
             if *append_partial {
                 app.append(&partial.to_string(), &[]);
             }
-            app.append(&signal("stream_interrupted", "The previous assistant response was interrupted before completion."), &[]);
+            app.append(&signal("stream_interrupted", runtime_text::STREAM_INTERRUPTED_TEXT), &[]);
             app.append(
-                &signal(
-                    "stream_continued",
-                    "Continue the previous assistant response from exactly where it left off. Do not repeat content already provided.",
-                ),
+                &signal("stream_continued", runtime_text::STREAM_CONTINUED_TEXT),
                 &[],
             );
             app.finish(r).map_err(|e| Refusal::new(e, "inspect the session row"))?

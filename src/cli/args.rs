@@ -171,7 +171,7 @@ pub struct ListArgs {
     #[arg(long, conflicts_with = "status")]
     pub expired: bool,
 
-    /// Only submissions with this status: queued, running, terminalizing, settled, or all.
+    /// Only these submissions: expired, all, queued, running, terminalizing, settled or failed.
     #[arg(long, value_name = "STATUS")]
     pub status: Option<String>,
 

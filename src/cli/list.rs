@@ -8,7 +8,7 @@ use super::args::{Cli, ListArgs};
 use super::output::{table, truncate};
 use super::{now_ms, CliError};
 use crate::report::{plan_json, submission_json, SubmissionReport};
-use crate::store::{JournalStore, ListFilter, PathWalker, StoreError};
+use crate::store::{JournalStore, PathWalker, RowFilter, StoreError};
 use crate::text::sanitize;
 
 pub fn run(
@@ -19,33 +19,25 @@ pub fn run(
 ) -> Result<(), CliError> {
     let now = now_ms(cli);
     let filter = match args.status.as_deref() {
-        None => ListFilter::Expired { now_ms: now },
-        Some("all") => ListFilter::All,
-        Some(s @ ("queued" | "running" | "terminalizing" | "settled")) => {
-            ListFilter::Status(s.to_string())
-        }
-        Some(other) => {
-            return Err(CliError::new(
-                format!("unknown status {other:?}"),
-                "use one of: queued, running, terminalizing, settled, all (or --expired)",
+        None => RowFilter::Expired,
+        Some(s) => s.parse::<RowFilter>().map_err(|_| {
+            CliError::new(
+                format!("unknown status {s:?}"),
+                format!("use one of: {} (or --expired)", RowFilter::names()),
                 super::exit::USAGE,
-            ))
-        }
+            )
+        })?,
     };
     // One read snapshot for the listing and every report: one consistent state, and no
     // transaction per submission.
     let mut items = Vec::new();
     let mut body: Vec<Vec<String>> = Vec::new();
-    store.in_snapshot(&mut || scan_rows(store, cli, args, &filter, now, &mut items, &mut body))?;
+    store.in_snapshot(&mut || scan_rows(store, cli, args, filter, now, &mut items, &mut body))?;
     if args.json {
         let doc = json!({
             "schema": "turnscope.list/1",
             "database": store.location(),
-            "filter": match &filter {
-                ListFilter::Expired { .. } => "expired".to_string(),
-                ListFilter::Status(s) => s.clone(),
-                ListFilter::All => "all".to_string(),
-            },
+            "filter": filter.name(),
             "now": now,
             "submissions": [],
         });
@@ -54,10 +46,11 @@ pub fn run(
         return Ok(());
     }
     if body.is_empty() {
-        let what = match &filter {
-            ListFilter::Expired { .. } => "no submission has an expired lease".to_string(),
-            ListFilter::Status(s) => format!("no submission has status {s}"),
-            ListFilter::All => "the database has no submissions".to_string(),
+        let what = match filter {
+            RowFilter::Expired => "no submission has an expired lease".to_string(),
+            RowFilter::All => "the database has no submissions".to_string(),
+            RowFilter::Failed => "no submission failed".to_string(),
+            status => format!("no submission has status {status}"),
         };
         writeln!(out, "{what}")?;
         return Ok(());
@@ -75,12 +68,12 @@ fn scan_rows(
     store: &dyn JournalStore,
     cli: &Cli,
     args: &ListArgs,
-    filter: &ListFilter,
+    filter: RowFilter,
     now: i64,
     items: &mut Vec<String>,
     body: &mut Vec<Vec<String>>,
 ) -> Result<(), StoreError> {
-    let mut rows = store.list_submissions(filter)?;
+    let mut rows = store.list_submissions(filter, now)?;
     // Row-level filters first, so only the rows shown are inspected.
     rows.retain(|r| {
         args.kind.as_ref().is_none_or(|k| &r.kind == k)

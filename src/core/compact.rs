@@ -17,8 +17,8 @@ use serde_json::Value;
 
 use super::compact_de::{parse_top, Content, Msg, Top};
 use super::entry::{
-    js_to_string, CompactFields, Compaction, Entry, EntryBody, JsKey, KeptValue, Markers, Message,
-    Role,
+    js_to_string, CompactFields, CompactRest, Compaction, Entry, EntryBody, JsKey, KeptValue,
+    Markers, Message, Role,
 };
 
 pub use super::preview::PREVIEW_CHARS;
@@ -83,11 +83,11 @@ fn entry_from(position: i64, entry_id: &str, t: Top) -> Entry {
                     markers,
                 )))
             }
-            "compaction" => EntryBody::Compaction(Compaction {
+            "compaction" => EntryBody::Compaction(Box::new(Compaction {
                 summary: t.summary.as_ref().map(js_to_string).unwrap_or_default(),
                 first_kept_entry_id: string(t.first_kept_entry_id),
                 tokens_before: t.tokens_before.as_ref().and_then(Value::as_f64),
-            }),
+            })),
             _ => EntryBody::Unknown { type_name },
         },
         Some(other) => EntryBody::Unknown {
@@ -132,11 +132,16 @@ fn message_from(m: Msg, markers: Markers) -> Message {
         ),
         None => (Box::default(), Box::default()),
     };
-    let fields = CompactFields {
+    let rest = CompactRest {
         stop_reason: m.stop_reason.map(KeptValue::new),
         error_message: m.error_message.map(Box::new),
         usage: m.usage.flatten(),
         tool_calls,
+        signal_type: string(m.signal_type).map(String::into_boxed_str),
+        model: string(m.model).map(String::into_boxed_str),
+        attributes: m.attributes.map(Box::new),
+    };
+    let fields = CompactFields {
         tool_call_id: m.tool_call_id.map(JsKey::new),
         tool_name: string(m.tool_name).map(String::into_boxed_str),
         is_error: m
@@ -144,15 +149,13 @@ fn message_from(m: Msg, markers: Markers) -> Message {
             .as_ref()
             .and_then(Value::as_bool)
             .unwrap_or(false),
-        signal_type: string(m.signal_type).map(String::into_boxed_str),
-        model: string(m.model).map(String::into_boxed_str),
         text,
-        attributes: m.attributes.map(Box::new),
+        rest: rest.boxed(),
     };
     Message {
         role,
         full: None,
-        compact: Some(Box::new(fields)),
+        compact: Some(fields),
         marks: markers.boxed(),
     }
 }

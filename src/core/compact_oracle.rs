@@ -34,7 +34,7 @@ pub fn skeleton_parse(position: i64, entry_id: &str, data: &[u8]) -> (Entry, boo
             e.compact = true;
             // Keep the accessors' answers, not the skeleton's JSON maps.
             if let EntryBody::Message(m) = &mut e.body {
-                m.compact = Some(Box::new(CompactFields::of(m)));
+                m.compact = Some(CompactFields::of(m));
                 m.full = None;
             }
             (e, false)

@@ -32,7 +32,8 @@ pub struct Entry {
 #[derive(Debug, Clone, PartialEq)]
 pub enum EntryBody {
     Message(Box<Message>),
-    Compaction(Compaction),
+    /// Boxed: rare, and 64 bytes inline would be paid by every entry.
+    Compaction(Box<Compaction>),
     /// Valid JSON object whose `type` is not one this runtime version writes.
     Unknown {
         type_name: String,
@@ -64,7 +65,7 @@ pub enum Role {
 }
 
 /// A tool call block `{type:"toolCall", id, name, arguments}` of an assistant message.
-#[derive(Debug, Clone, PartialEq)]
+#[derive(Debug, Clone, Default, PartialEq)]
 pub struct ToolCall {
     /// `id` as a JS value: `None` when absent (JS `undefined`).
     pub id: Option<Value>,
@@ -87,7 +88,9 @@ pub struct Message {
     /// with `value()`). Boxed: a whale holds 100,000 compact messages, which never have one.
     pub full: Option<Box<Value>>,
     /// A compact message's fields (`core::compact`): every accessor reads these instead of `value`.
-    pub compact: Option<Box<CompactFields>>,
+    /// Inline, not boxed: the message is boxed already, and a second allocation per entry cost a
+    /// whale 16 bytes of heap overhead and a pointer each.
+    pub compact: Option<CompactFields>,
     /// The entry-level submission markers, read once at parse time (they are looked up for every
     /// entry of every path walk); `None` when the entry has none, as nearly every entry.
     pub marks: Option<Box<Markers>>,
@@ -176,11 +179,23 @@ pub struct Markers {
 }
 
 /// What the accessors below return for a compact message, computed once from its skeleton by the
-/// same accessors (so both forms answer alike) and kept without the JSON maps. Values that are
-/// usually absent are boxed (a `Value` is 72 bytes inline) and text is held as `Box<str>` (16
-/// bytes, not 24): a whale has 100,000 of these.
+/// same accessors (so both forms answer alike) and kept without the JSON maps. Text is held as
+/// `Box<str>` (16 bytes, not 24). What a tool result has (three of four entries of a tool-heavy
+/// whale) is inline; what only an assistant or a signal has is in `rest`, allocated only when one
+/// of its fields is set: a whale has 100,000 of these.
 #[derive(Debug, Clone, PartialEq)]
 pub struct CompactFields {
+    pub tool_call_id: Option<JsKey>,
+    pub tool_name: Option<Box<str>>,
+    pub is_error: bool,
+    /// The start of `text()`.
+    pub text: Box<str>,
+    pub rest: Option<Box<CompactRest>>,
+}
+
+/// The fields of a compact message that tool results never have.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct CompactRest {
     pub stop_reason: Option<KeptValue>,
     pub error_message: Option<Box<Value>>,
     /// `usage` input, output, cacheRead and cost.total (NaN when missing); `None` when `usage` is
@@ -188,22 +203,24 @@ pub struct CompactFields {
     pub usage: Option<[f64; 4]>,
     /// Tool calls as (id, name), without their arguments.
     pub tool_calls: Box<[(Option<JsKey>, Box<str>)]>,
-    pub tool_call_id: Option<JsKey>,
-    pub tool_name: Option<Box<str>>,
-    pub is_error: bool,
     pub signal_type: Option<Box<str>>,
     pub model: Option<Box<str>>,
-    /// The start of `text()`.
-    pub text: Box<str>,
     /// `attributes` of a signal.
     pub attributes: Option<Box<Value>>,
+}
+
+impl CompactRest {
+    /// `None` when every field is unset (no allocation).
+    pub fn boxed(self) -> Option<Box<CompactRest>> {
+        (self != CompactRest::default()).then(|| Box::new(self))
+    }
 }
 
 impl CompactFields {
     /// Read the fields of a skeleton message with the full accessors.
     pub fn of(skeleton: &Message) -> CompactFields {
         let boxed = |v: Option<&Value>| v.cloned().map(Box::new);
-        CompactFields {
+        let rest = CompactRest {
             stop_reason: skeleton.field("stopReason").cloned().map(KeptValue::new),
             error_message: boxed(skeleton.error_message_value()),
             usage: skeleton.has_usage().then(|| {
@@ -220,14 +237,21 @@ impl CompactFields {
                 .into_iter()
                 .map(|c| (c.id.map(JsKey::new), c.name.into_boxed_str()))
                 .collect(),
+            signal_type: skeleton.signal_type().map(Box::from),
+            model: skeleton.model().map(Box::from),
+            attributes: boxed(skeleton.field("attributes")),
+        };
+        CompactFields {
             tool_call_id: skeleton.tool_call_id().map(JsKey::new),
             tool_name: skeleton.tool_name().map(Box::from),
             is_error: skeleton.is_error(),
-            signal_type: skeleton.signal_type().map(Box::from),
-            model: skeleton.model().map(Box::from),
             text: skeleton.text().into_boxed_str(),
-            attributes: boxed(skeleton.field("attributes")),
+            rest: rest.boxed(),
         }
+    }
+
+    fn rest(&self) -> Option<&CompactRest> {
+        self.rest.as_deref()
     }
 }
 
@@ -269,7 +293,7 @@ impl Message {
     /// `stopReason` as stored (any JSON type).
     pub fn stop_reason_value(&self) -> Option<&Value> {
         match &self.compact {
-            Some(c) => c.stop_reason.as_ref().map(KeptValue::get),
+            Some(c) => c.rest()?.stop_reason.as_ref().map(KeptValue::get),
             None => self.field("stopReason"),
         }
     }
@@ -277,7 +301,7 @@ impl Message {
     /// `attributes.<key>` of a signal when it is a string.
     pub fn attribute(&self, key: &str) -> Option<&str> {
         let attributes = match &self.compact {
-            Some(c) => c.attributes.as_deref(),
+            Some(c) => c.rest().and_then(|r| r.attributes.as_deref()),
             None => self.field("attributes"),
         };
         attributes.and_then(|a| a.get(key)).and_then(Value::as_str)
@@ -286,7 +310,7 @@ impl Message {
     /// `usage.cost.total` as a number (NaN when missing).
     pub fn cost_total(&self) -> f64 {
         match &self.compact {
-            Some(c) => c.usage.map_or(f64::NAN, |u| u[3]),
+            Some(c) => c.rest().and_then(|r| r.usage).map_or(f64::NAN, |u| u[3]),
             None => self
                 .value()
                 .pointer("/usage/cost/total")
@@ -298,7 +322,7 @@ impl Message {
     /// `errorMessage` as stored (any JSON type), `None` when absent.
     pub fn error_message_value(&self) -> Option<&Value> {
         match &self.compact {
-            Some(c) => c.error_message.as_deref(),
+            Some(c) => c.rest()?.error_message.as_deref(),
             None => self.field("errorMessage"),
         }
     }
@@ -315,7 +339,7 @@ impl Message {
             let i = ["input", "output", "cacheRead"]
                 .iter()
                 .position(|k| *k == key);
-            return match (c.usage, i) {
+            return match (c.rest().and_then(|r| r.usage), i) {
                 (Some(u), Some(i)) => u[i],
                 _ => f64::NAN,
             };
@@ -329,7 +353,7 @@ impl Message {
     /// Whether `usage` is an object (the runtime reads `usage.input` without a guard).
     pub fn has_usage(&self) -> bool {
         if let Some(c) = &self.compact {
-            return c.usage.is_some();
+            return c.rest().is_some_and(|r| r.usage.is_some());
         }
         self.field("usage").is_some_and(Value::is_object)
     }
@@ -337,7 +361,10 @@ impl Message {
     /// Tool call blocks in content order (assistant messages).
     pub fn tool_calls(&self) -> Vec<ToolCall> {
         if let Some(c) = &self.compact {
-            return c
+            let Some(r) = c.rest() else {
+                return Vec::new();
+            };
+            return r
                 .tool_calls
                 .iter()
                 .map(|(id, name)| ToolCall {
@@ -397,7 +424,7 @@ impl Message {
     /// `type` of a signal message (`stream_continued`, `dispatch_input`, …).
     pub fn signal_type(&self) -> Option<&str> {
         if let Some(c) = &self.compact {
-            return c.signal_type.as_deref();
+            return c.rest().and_then(|r| r.signal_type.as_deref());
         }
         self.str_field("type")
     }
@@ -405,7 +432,7 @@ impl Message {
     /// `model` of an assistant message.
     pub fn model(&self) -> Option<&str> {
         if let Some(c) = &self.compact {
-            return c.model.as_deref();
+            return c.rest().and_then(|r| r.model.as_deref());
         }
         self.str_field("model")
     }
@@ -578,14 +605,14 @@ fn body_from(mut obj: Map<String, Value>) -> EntryBody {
             };
             EntryBody::Message(Box::new(Message::full(role, value, markers)))
         }
-        "compaction" => EntryBody::Compaction(Compaction {
+        "compaction" => EntryBody::Compaction(Box::new(Compaction {
             summary: obj.get("summary").map(js_to_string).unwrap_or_default(),
             first_kept_entry_id: obj
                 .get("firstKeptEntryId")
                 .and_then(Value::as_str)
                 .map(str::to_string),
             tokens_before: obj.get("tokensBefore").and_then(Value::as_f64),
-        }),
+        })),
         _ => EntryBody::Unknown { type_name },
     }
 }

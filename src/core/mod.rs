@@ -16,6 +16,7 @@ mod preview;
 pub mod records;
 pub mod repair;
 pub mod rows;
+pub mod runtime_text;
 pub mod status;
 pub mod stream;
 pub mod time;

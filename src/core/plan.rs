@@ -380,27 +380,11 @@ fn payload_problem(sub: &SubmissionRow) -> Option<String> {
     None
 }
 
-/// What a settled or terminalizing row ended with.
+/// What a settled row ended with.
 fn settled_disposition(sub: &SubmissionRow) -> Disposition {
-    if let Some(err) = &sub.error {
-        return Disposition::Failed { error: err.clone() };
-    }
-    // Direct failures keep `error` NULL; the outcome lives in the terminal event.
-    let event: Option<serde_json::Value> = sub
-        .terminal_event
-        .as_deref()
-        .and_then(|t| serde_json::from_str(t).ok());
-    match event {
-        Some(ev) if ev.get("outcome").and_then(|o| o.as_str()) == Some("failed") => {
-            Disposition::Failed {
-                error: ev
-                    .pointer("/error/message")
-                    .and_then(|m| m.as_str())
-                    .unwrap_or("failed (no message in the terminal event)")
-                    .to_string(),
-            }
-        }
-        _ => Disposition::Completed,
+    match sub.failure() {
+        Some(error) => Disposition::Failed { error },
+        None => Disposition::Completed,
     }
 }
 

@@ -49,6 +49,32 @@ impl SubmissionRow {
         self.typed_status() == SubmissionStatus::Running
     }
 
+    /// Why a settled row failed: its `error` (dispatch), or the message of a terminal event whose
+    /// `outcome` is `failed` (direct submissions keep `error` NULL). `None`: it completed. The one
+    /// definition of "failed": the planner's disposition, the list filters and their SQL use it.
+    pub fn failure(&self) -> Option<String> {
+        if let Some(err) = &self.error {
+            return Some(err.clone());
+        }
+        let event: serde_json::Value =
+            serde_json::from_str(self.terminal_event.as_deref()?).ok()?;
+        if event.get("outcome").and_then(|o| o.as_str()) != Some("failed") {
+            return None;
+        }
+        Some(
+            event
+                .pointer("/error/message")
+                .and_then(|m| m.as_str())
+                .unwrap_or("failed (no message in the terminal event)")
+                .to_string(),
+        )
+    }
+
+    /// Whether the row is settled and failed ([`failure`](Self::failure)).
+    pub fn is_failed(&self) -> bool {
+        self.typed_status() == SubmissionStatus::Settled && self.failure().is_some()
+    }
+
     /// The instance id from the session key `agent-session:["<instanceId>","default","default"]`.
     pub fn instance_id(&self) -> Option<String> {
         instance_id_of(&self.session_key)

@@ -524,7 +524,7 @@ mod tests {
     use crate::core::plan::row_problem;
     use crate::demo::tests::{is_compact, strings, TempDb, NOW};
     use crate::report::SubmissionReport;
-    use crate::store::{JournalStore, ListFilter, SqliteStore};
+    use crate::store::{JournalStore, RowFilter, SqliteStore};
 
     const FACTOR: f64 = 0.0005;
 
@@ -724,7 +724,7 @@ mod tests {
     fn submission_rows_satisfy_parse_submission() {
         let (t, _, _c) = written("rows");
         let store = SqliteStore::open(&t.0).expect("open");
-        let rows = store.list_submissions(&ListFilter::All).expect("list");
+        let rows = store.list_submissions(RowFilter::All, 0).expect("list");
         let mut last = i64::MIN;
         for r in &rows {
             assert_eq!(row_problem(r), None, "{}", r.submission_id);
@@ -741,7 +741,7 @@ mod tests {
         let o = ScaleOptions::scaled(FACTOR, NOW);
         let store = SqliteStore::open(&t.0).expect("open");
         let expired = store
-            .list_submissions(&ListFilter::Expired { now_ms: NOW })
+            .list_submissions(RowFilter::Expired, NOW)
             .expect("list");
         assert_eq!(expired.len(), o.expired);
         let mut labels = BTreeSet::new();

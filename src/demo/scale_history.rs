@@ -413,7 +413,7 @@ fn interrupted(d: &mut Demo, s: &mut Session, sub: &mut Sub) {
     let attrs = json!({"submissionId": sub.id, "kind": sub.kind, "reason": reason});
     let sig = shapes::signal(
         "submission_interrupted",
-        shapes::AFTER_INPUT_MSG,
+        shapes::AFTER_INPUT_APPLICATION,
         attrs.clone(),
         s.t,
     );
@@ -431,7 +431,7 @@ fn interrupted(d: &mut Demo, s: &mut Session, sub: &mut Sub) {
         );
         sub.settle_direct(d, &ev, s.t);
     } else {
-        sub.fail(s.t, shapes::AFTER_INPUT_MSG);
+        sub.fail(s.t, shapes::AFTER_INPUT_APPLICATION);
     }
 }
 

@@ -102,7 +102,7 @@ fn absent_after_input_applied(d: &mut Demo) {
     let attrs = json!({"submissionId": f.id, "kind": "direct", "reason": reason});
     let sig = shapes::signal(
         "submission_interrupted",
-        shapes::AFTER_INPUT_MSG,
+        shapes::AFTER_INPUT_APPLICATION,
         attrs.clone(),
         s.t,
     );

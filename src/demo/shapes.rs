@@ -37,13 +37,10 @@ pub(crate) const GPT5_MINI: Model = Model {
     price: [0.25, 2.0, 0.025, 0.0],
 };
 
-/// The text of a synthetic repair result (spec §6.1 step 6).
-pub(crate) const INTERRUPTED_TEXT: &str = "{\"type\":\"interrupted\",\"message\":\"Tool execution was interrupted before completion. The outcome is unknown.\"}";
-pub(crate) const STREAM_INTERRUPTED_TEXT: &str =
-    "The previous assistant response was interrupted before completion.";
-pub(crate) const STREAM_CONTINUED_TEXT: &str = "Continue the previous assistant response from exactly where it left off. Do not repeat content already provided.";
-pub(crate) const AFTER_INPUT_MSG: &str = "Submission was interrupted after input application without a completed response. The work was not automatically replayed.";
-pub(crate) const AFTER_INPUT_DETAILS: &str = "Recovery settles interrupted work as failed when it cannot prove that resuming or replaying is safe: a repeated model or tool call could duplicate external effects.";
+pub(crate) use crate::core::plan::messages::AFTER_INPUT_APPLICATION;
+pub(crate) use crate::core::runtime_text::{
+    AFTER_INPUT_DETAILS, INTERRUPTED_TEXT, STREAM_CONTINUED_TEXT, STREAM_INTERRUPTED_TEXT,
+};
 
 /// A JSON number the way `JSON.stringify` prints it: integral values without a fraction.
 pub(crate) fn num(v: f64) -> Value {
@@ -307,7 +304,7 @@ pub(crate) fn settled_event(
 /// Serialized `SubmissionInterruptedError` (after input application, no tools).
 pub(crate) fn interrupted_error() -> Value {
     json!({
-        "name": "FlueError", "message": AFTER_INPUT_MSG, "type": "submission_interrupted",
+        "name": "FlueError", "message": AFTER_INPUT_APPLICATION, "type": "submission_interrupted",
         "details": AFTER_INPUT_DETAILS, "meta": {"phase": "after_input_application"}
     })
 }

@@ -6,7 +6,7 @@
 use crate::core::entry::Role;
 use crate::core::plan::Disposition;
 use crate::report::SubmissionReport;
-use crate::store::{JournalStore, ListFilter, SqliteStore};
+use crate::store::{JournalStore, RowFilter, SqliteStore};
 
 use super::tests::{TempDb, NOW};
 
@@ -50,7 +50,7 @@ fn every_stuck_row_reaches_its_documented_rule() {
     let (t, _c) = TempDb::written("rules");
     let store = SqliteStore::open(&t.0).expect("open demo");
     let stuck = store
-        .list_submissions(&ListFilter::Expired { now_ms: NOW })
+        .list_submissions(RowFilter::Expired, NOW)
         .expect("list");
     assert_eq!(stuck.len(), EXPECTED.len());
     let mut rules_seen = [false; 10];
@@ -83,7 +83,7 @@ fn every_kind_mode_and_phase_is_present() {
     let mut labels = std::collections::BTreeSet::new();
     let mut phases = std::collections::BTreeSet::new();
     let mut dispositions = std::collections::BTreeSet::new();
-    for row in store.list_submissions(&ListFilter::All).expect("list") {
+    for row in store.list_submissions(RowFilter::All, 0).expect("list") {
         let r =
             SubmissionReport::load(&store, &row.submission_id, Some(200_000), NOW).expect("load");
         if matches!(r.plan.disposition, Disposition::Reconcile) {
@@ -141,7 +141,7 @@ fn repaired_session_has_the_repair_branch() {
     let (t, _c) = TempDb::written("repair");
     let store = SqliteStore::open(&t.0).expect("open demo");
     let row = store
-        .list_submissions(&ListFilter::All)
+        .list_submissions(RowFilter::All, 0)
         .expect("list")
         .into_iter()
         .find(|r| r.instance_id().as_deref() == Some("shop-eu") && r.attempt_count == 2)

@@ -6,6 +6,7 @@ mod access;
 mod backend;
 mod compact_load;
 mod error;
+mod filter;
 // Parts of it serve the PostgreSQL store only.
 #[cfg_attr(not(feature = "postgres"), allow(dead_code))]
 mod listing;
@@ -32,12 +33,13 @@ pub use access::{EntryRow, EntryVisitor, SessionLoader, SessionRows};
 pub use backend::{open, open_writer, Backend, DbTarget};
 pub use compact_load::{fetch_full, load_compact, CompactLoader};
 pub use error::{PgFailure, StoreError};
-pub use listing::{ListQueries, ListRows};
+pub use filter::RowFilter;
+pub use listing::ListQueries;
 pub use sqlite::SqliteStore;
 pub use walk::PathWalker;
 pub use write::{SqliteWriter, AUDIT_DDL};
 
 pub use traits::{
-    Applied, ApplyError, AuditInfo, AuditLog, AuditRecord, JournalStore, JournalWriter, ListFilter,
-    SchemaInfo, SessionBrowse, SessionSummary, Variant,
+    Applied, ApplyError, AuditInfo, AuditLog, AuditRecord, JournalStore, JournalWriter, SchemaInfo,
+    SessionBrowse, SessionSummary, Variant,
 };

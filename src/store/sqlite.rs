@@ -12,7 +12,8 @@ use super::access::{parse_session_data, EntryRow, EntryVisitor, SessionLoader, S
 use super::parse::{opt_int, opt_text, text_of};
 use super::prefix::{find_by_prefix, Lookup};
 use super::{
-    JournalStore, ListFilter, SchemaInfo, SessionRecord, StoreError, SubmissionBundle, Variant,
+    JournalStore, ListQueries, RowFilter, SchemaInfo, SessionRecord, StoreError, SubmissionBundle,
+    Variant,
 };
 use crate::core::entry::Entry;
 use crate::core::rows::{JournalRow, SubmissionRow};
@@ -233,16 +234,12 @@ impl JournalStore for SqliteStore {
         self.path.display().to_string()
     }
 
-    fn list_submissions(&self, filter: &ListFilter) -> Result<Vec<SubmissionRow>, StoreError> {
-        match filter {
-            // The runtime's exact predicate; served by the (status, sequence) index.
-            ListFilter::Expired { now_ms } => self.query_submissions(
-                "WHERE status = 'running' AND lease_expires_at > 0 AND lease_expires_at < ?1",
-                &[now_ms],
-            ),
-            ListFilter::Status(s) => self.query_submissions("WHERE status = ?1", &[s]),
-            ListFilter::All => self.query_submissions("", &[]),
-        }
+    fn list_submissions(
+        &self,
+        filter: RowFilter,
+        now_ms: i64,
+    ) -> Result<Vec<SubmissionRow>, StoreError> {
+        self.submissions_where(filter, now_ms, None)
     }
 
     fn status_counts(&self) -> Result<Vec<(String, i64)>, StoreError> {

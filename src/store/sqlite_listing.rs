@@ -1,11 +1,12 @@
-//! `ListQueries` on SQLite.
+//! `ListQueries` on SQLite: the filters' SQL from `store::filter`, exact in SQL.
 
 use std::collections::HashMap;
 
 use rusqlite::types::ValueRef;
 
-use super::listing::{ListQueries, ListRows};
-use super::{JournalStore, SqliteStore, StoreError, Variant};
+use super::filter::{Dialect, FilterSql, RowFilter};
+use super::listing::ListQueries;
+use super::{JournalStore, SqliteStore, StoreError};
 use crate::core::rows::SubmissionRow;
 
 fn text(v: ValueRef<'_>) -> String {
@@ -22,65 +23,51 @@ fn err(what: &'static str) -> impl Fn(rusqlite::Error) -> StoreError {
 }
 
 impl SqliteStore {
-    /// The terminal outbox column that holds the event JSON (spec §1.2).
-    fn terminal_event_column(&self) -> &'static str {
-        match self.schema().variant {
-            Variant::BuiltIn => "terminal_event_json",
-            Variant::Libsql => "terminal_event",
-        }
-    }
-
-    /// `WHERE …` of `rows` (parameter ?1 when it has one).
-    fn list_where(&self, rows: ListRows<'_>) -> String {
-        match rows {
-            ListRows::Expired { .. } => {
-                "WHERE status = 'running' AND lease_expires_at > 0 AND lease_expires_at < ?1".into()
-            }
-            ListRows::All => String::new(),
-            ListRows::Status(_) => "WHERE status = ?1".into(),
-            ListRows::Failed => {
-                let t = self.terminal_event_column();
-                format!(
-                    "WHERE status = 'settled' AND (error IS NOT NULL OR (json_valid({t}) AND json_extract({t}, '$.outcome') = 'failed'))"
-                )
-            }
-        }
+    /// `filter` as SQL under this database's terminal column names.
+    fn filter_sql(&self, filter: RowFilter) -> FilterSql {
+        let [_, event, _] = self.schema().variant.terminal_columns();
+        filter.sql(Dialect::Sqlite, event)
     }
 }
 
-fn with_param<T>(rows: ListRows<'_>, f: impl FnOnce(&[&dyn rusqlite::ToSql]) -> T) -> T {
-    match rows {
-        ListRows::Expired { now_ms } => f(&[&now_ms]),
-        ListRows::Status(s) => f(&[&s]),
-        ListRows::All | ListRows::Failed => f(&[]),
+fn with_now<T>(sql: &FilterSql, now_ms: i64, f: impl FnOnce(&[&dyn rusqlite::ToSql]) -> T) -> T {
+    if sql.takes_now {
+        f(&[&now_ms])
+    } else {
+        f(&[])
     }
 }
 
 impl ListQueries for SqliteStore {
     fn submissions_where(
         &self,
-        rows: ListRows<'_>,
+        filter: RowFilter,
+        now_ms: i64,
         newest: Option<usize>,
     ) -> Result<Vec<SubmissionRow>, StoreError> {
-        let inner = self.list_where(rows);
+        let sql = self.filter_sql(filter);
+        // SQLite's JSON functions decide every filter in SQL.
+        debug_assert!(!sql.refine_in_rust);
+        let inner = sql.where_clause();
         let where_sql = match newest {
             None => inner,
             Some(n) => format!(
                 "WHERE sequence IN (SELECT sequence FROM flue_agent_submissions {inner} ORDER BY sequence DESC LIMIT {n})"
             ),
         };
-        with_param(rows, |p| self.query_submissions(&where_sql, p))
+        with_now(&sql, now_ms, |p| self.query_submissions(&where_sql, p))
     }
 
-    fn count_where(&self, rows: ListRows<'_>) -> Result<usize, StoreError> {
-        let sql = format!(
+    fn count_where(&self, filter: RowFilter, now_ms: i64) -> Result<usize, StoreError> {
+        let sql = self.filter_sql(filter);
+        let text = format!(
             "SELECT COUNT(*) FROM flue_agent_submissions {}",
-            self.list_where(rows)
+            sql.where_clause()
         );
         let n: i64 = self
             .connection()
-            .prepare_cached(&sql)
-            .and_then(|mut s| with_param(rows, |p| s.query_row(p, |r| r.get(0))))
+            .prepare_cached(&text)
+            .and_then(|mut s| with_now(&sql, now_ms, |p| s.query_row(p, |r| r.get(0))))
             .map_err(err("counting submissions"))?;
         Ok(n.max(0) as usize)
     }

@@ -1,4 +1,4 @@
-//! The store's vocabulary: what the database turned out to be, which rows to list, and the
+//! The store's vocabulary: what the database turned out to be, and the
 //! traits every backend implements. Defined apart from `store/mod.rs` (which only declares and
 //! re-exports) so the backends and the loaders use it without depending on each other.
 
@@ -13,6 +13,7 @@ use crate::core::rows::SubmissionRow;
 use super::access::SessionLoader;
 use super::access::SessionRows;
 use super::error::StoreError;
+use super::filter::RowFilter;
 
 /// Which column names the terminal outbox uses (spec §1.2).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize)]
@@ -59,17 +60,6 @@ pub struct SchemaInfo {
     pub schema_version: String,
 }
 
-/// Which submissions to list.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub enum ListFilter {
-    /// The runtime's definition: `status='running' AND 0 < lease_expires_at < now`.
-    Expired {
-        now_ms: i64,
-    },
-    Status(String),
-    All,
-}
-
 /// One `flue_sessions` row summarised for the sessions view.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct SessionSummary {
@@ -92,7 +82,12 @@ pub trait JournalStore {
     fn schema(&self) -> &SchemaInfo;
     /// A short description of where the data lives (a path or a URL without password).
     fn location(&self) -> String;
-    fn list_submissions(&self, filter: &ListFilter) -> Result<Vec<SubmissionRow>, StoreError>;
+    /// The rows `filter` shows at `now_ms`, in sequence order.
+    fn list_submissions(
+        &self,
+        filter: RowFilter,
+        now_ms: i64,
+    ) -> Result<Vec<SubmissionRow>, StoreError>;
     /// Count of submissions per status.
     fn status_counts(&self) -> Result<Vec<(String, i64)>, StoreError>;
     /// Resolve a full id or a unique prefix.

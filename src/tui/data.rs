@@ -5,11 +5,9 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use crate::core::history::{History, SubmissionKind};
-use crate::core::plan::{
-    plan_recovery, Disposition, DispositionKind, RecoveryPlan, SessionInspection,
-};
+use crate::core::plan::{plan_recovery, DispositionKind, RecoveryPlan, SessionInspection};
 use crate::core::rows::{JournalRow, SubmissionRow};
-use crate::report::SubmissionReport;
+use crate::report::{verdict_label, SubmissionReport};
 use crate::store::{SessionRecord, SessionSummary};
 
 /// What can be opened (drilled into).
@@ -82,10 +80,6 @@ pub struct ListItem {
 }
 
 impl ListItem {
-    pub fn failed(&self) -> bool {
-        self.disposition == ItemDisposition::Planned(DispositionKind::Failed)
-    }
-
     /// What counts as "the row changed" for the flash and the banner.
     pub fn signature(&self) -> String {
         let r = &self.row;
@@ -128,13 +122,7 @@ impl ListItem {
     ) -> ListItem {
         let row = row.clone();
         let c = &inspection.classification;
-        let verdict = match &plan.disposition {
-            Disposition::Reconcile | Disposition::Live { .. } | Disposition::NoLease if full => {
-                c.state.label()
-            }
-            Disposition::Reconcile | Disposition::Live { .. } | Disposition::NoLease => "?".into(),
-            other => other.label().to_string(),
-        };
+        let verdict = verdict_label(&plan.disposition, full.then_some(c));
         ListItem {
             instance: row.instance_id().unwrap_or_default(),
             journal: journal.map(|j| (j.phase.clone(), j.revision)),
@@ -198,14 +186,9 @@ impl OpenedSubmission {
         OpenedSubmission { report, plan }
     }
 
-    /// The verdict with the current plan (see `SubmissionReport::verdict`).
+    /// The verdict with the current plan ([`verdict_label`]).
     pub fn verdict(&self) -> String {
-        match &self.plan.disposition {
-            Disposition::Reconcile | Disposition::Live { .. } | Disposition::NoLease => {
-                self.report.classification().state.label()
-            }
-            other => other.label().to_string(),
-        }
+        verdict_label(&self.plan.disposition, Some(self.report.classification()))
     }
 }
 
@@ -268,7 +251,7 @@ pub struct Snapshot {
     /// Rows of the list filter's status in the database, when the list holds only the newest page.
     pub list_total: Option<usize>,
     /// The filter these items were read for.
-    pub filter: crate::tui::keymap::StatusFilter,
+    pub filter: crate::store::RowFilter,
     /// Expired-lease submissions (the runtime's predicate at `now_ms`).
     pub expired: usize,
     /// `None` unless the sessions view asked for them (they are read lazily).

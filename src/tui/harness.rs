@@ -14,7 +14,7 @@ use ratatui::Terminal;
 use super::app::{App, AppConfig, Effect, Pane, Root};
 use super::data::ListItem;
 use super::draw;
-use super::keymap::{Action, StatusFilter};
+use super::keymap::Action;
 use super::popups::{Popup, PopupAction};
 use super::theme::Theme;
 use super::tree::NodeKind;
@@ -22,6 +22,7 @@ use super::worker::Worker;
 use crate::core::entry::Entry;
 use crate::report::SubmissionReport;
 use crate::store::AuditRecord;
+use crate::store::RowFilter;
 use crate::store::{DbTarget, StoreError};
 
 /// Journals written for the tests and the bench (the demo's schema, the runtime's DDL).
@@ -349,12 +350,12 @@ impl Harness {
     }
 
     /// Rows of filter `f` in the database (0 until counted).
-    pub fn count(&self, f: StatusFilter) -> usize {
+    pub fn count(&self, f: RowFilter) -> usize {
         self.app.count(f)
     }
 
     /// Rows of filter `f` in the database, `None` until counted.
-    pub fn count_known(&self, f: StatusFilter) -> Option<usize> {
+    pub fn count_known(&self, f: RowFilter) -> Option<usize> {
         self.app.count_known(f)
     }
 
@@ -444,9 +445,14 @@ impl Harness {
             .iter()
             .map(|&n| {
                 let node = &ins.tree.nodes[n];
-                (node.kind.clone(), !node.children.is_empty())
+                (node.kind.clone(), node.has_children())
             })
             .collect()
+    }
+
+    /// How many rows of the tree are visible (without copying them, as `tree_rows` does).
+    pub fn tree_row_count(&self) -> usize {
+        self.app.inspect().map_or(0, |i| i.visible.len())
     }
 
     /// Every node of the tree, folded or not.

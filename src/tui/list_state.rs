@@ -7,12 +7,12 @@
 use std::collections::{HashMap, HashSet};
 
 use super::data::{ListItem, Snapshot};
-use super::keymap::StatusFilter;
+use crate::store::RowFilter;
 
 #[derive(Debug, Clone, Default)]
 pub struct ScaleState {
     /// The filter the loaded rows were read for.
-    pub filter: Option<StatusFilter>,
+    pub filter: Option<RowFilter>,
     /// The filter's total when only its newest page is loaded.
     pub list_total: Option<usize>,
     pub expired: usize,

@@ -5,53 +5,40 @@
 
 use std::collections::HashMap;
 
-use super::keymap::StatusFilter;
 use crate::core::rows::SubmissionRow;
-use crate::store::{Backend, ListRows, StoreError};
+use crate::store::{Backend, RowFilter, StoreError};
 
 /// The most rows one filter loads (its newest by sequence).
 pub const PAGE: usize = 5_000;
-
-fn list_rows(filter: StatusFilter, now_ms: i64) -> ListRows<'static> {
-    match filter {
-        StatusFilter::Expired => ListRows::Expired { now_ms },
-        StatusFilter::All => ListRows::All,
-        StatusFilter::Queued => ListRows::Status("queued"),
-        StatusFilter::Running => ListRows::Status("running"),
-        StatusFilter::Terminalizing => ListRows::Status("terminalizing"),
-        StatusFilter::Settled => ListRows::Status("settled"),
-        StatusFilter::Failed => ListRows::Failed,
-    }
-}
 
 /// The rows `filter` shows at `now_ms`, in sequence order: at most [`PAGE`], the newest (the
 /// expired list is never cut: it is what the operator is there for). The second value is the
 /// filter's total when only a page was loaded.
 pub fn rows(
     store: &dyn Backend,
-    filter: StatusFilter,
+    filter: RowFilter,
     now_ms: i64,
 ) -> Result<(Vec<SubmissionRow>, Option<usize>), StoreError> {
-    let which = list_rows(filter, now_ms);
-    if filter == StatusFilter::Expired {
-        return Ok((store.submissions_where(which, None)?, None));
+    if filter == RowFilter::Expired {
+        return Ok((store.submissions_where(filter, now_ms, None)?, None));
     }
-    let mut rows = store.submissions_where(which, Some(PAGE + 1))?;
+    let mut rows = store.submissions_where(filter, now_ms, Some(PAGE + 1))?;
     if rows.len() > PAGE {
         rows.drain(..rows.len() - PAGE);
-        return Ok((rows, Some(store.count_where(which)?)));
+        return Ok((rows, Some(store.count_where(filter, now_ms)?)));
     }
     Ok((rows, None))
 }
 
 /// Expired-lease submissions at `now_ms` (the `(status, sequence)` index narrows to `running`).
 pub fn expired_count(store: &dyn Backend, now_ms: i64) -> Result<usize, StoreError> {
-    store.count_where(ListRows::Expired { now_ms })
+    store.count_where(RowFilter::Expired, now_ms)
 }
 
 /// Failed submissions: reads every settled row, so the worker runs it in the background.
 pub fn failed_count(store: &dyn Backend) -> Result<usize, StoreError> {
-    store.count_where(ListRows::Failed)
+    // The failed filter does not depend on the time.
+    store.count_where(RowFilter::Failed, 0)
 }
 
 /// `(phase, revision)` of the turn journals of these submissions (primary-key lookups).

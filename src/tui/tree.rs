@@ -11,9 +11,10 @@
 //! view lays out only the rows inside the viewport.
 
 use std::collections::{HashMap, HashSet};
+use std::sync::Arc;
 
 use crate::core::classify::TrailingPartialBatch;
-use crate::core::entry::{Entry, Role};
+use crate::core::entry::{Entry, Role, ToolCall};
 use crate::core::history::History;
 
 bitflags::bitflags! {
@@ -51,28 +52,32 @@ impl CallStatus {
     }
 }
 
+/// What a node shows. Indexes are `u32` (a session holds far fewer than 4 billion entries) and a
+/// call keeps no copy of its name or id (read them with [`Tree::call`]): a whale's tree has
+/// 130,000 nodes, each kept for as long as the submission is open.
 #[derive(Debug, Clone, PartialEq)]
 pub enum NodeKind {
     /// The first row: the submission (verdict) or the session (summary).
     Header,
     /// `count` active-path entries before the input, folded into one line.
-    PreInput { count: usize },
+    PreInput { count: u32 },
     /// A session entry (index into `History::entries`).
-    Entry { entry: usize },
+    Entry { entry: u32 },
     /// Tool call `call` of the assistant entry `owner`, with its result entry if one was recorded.
     Call {
-        owner: usize,
-        call: usize,
-        name: String,
-        call_id: String,
-        result: Option<usize>,
+        owner: u32,
+        call: u32,
+        result: Option<u32>,
         status: CallStatus,
     },
     /// `count` entries off the active path that branch from `anchor` (None: never reach the path).
-    Abandoned { anchor: Option<usize>, count: usize },
+    Abandoned { anchor: Option<u32>, count: u32 },
     /// A line of text (damage, "no session").
-    Note(String),
+    Note(Box<str>),
 }
+
+/// "No node" in the sibling links.
+const NONE: u32 = u32::MAX;
 
 /// Stable identity of a node across rebuilds (refresh), for expansion state and selection.
 #[derive(Debug, Clone, PartialEq, Eq, Hash)]
@@ -85,11 +90,15 @@ pub enum NodeKey {
     Note(usize),
 }
 
+/// One row of the tree. Children are linked (first child, next sibling) instead of held in a
+/// `Vec` per node, so a node is 40 bytes and owns no allocation.
 #[derive(Debug, Clone)]
 pub struct Node {
     pub kind: NodeKind,
-    pub parent: Option<usize>,
-    pub children: Vec<usize>,
+    parent: u32,
+    first_child: u32,
+    last_child: u32,
+    next_sibling: u32,
     pub depth: u16,
     pub flags: Flags,
 }
@@ -98,6 +107,22 @@ impl Node {
     pub fn has(&self, f: Flags) -> bool {
         self.flags.intersects(f)
     }
+
+    pub fn parent(&self) -> Option<usize> {
+        link(self.parent)
+    }
+
+    pub fn has_children(&self) -> bool {
+        self.first_child != NONE
+    }
+}
+
+fn link(i: u32) -> Option<usize> {
+    (i != NONE).then_some(i as usize)
+}
+
+fn idx(i: usize) -> u32 {
+    u32::try_from(i).expect("fewer than 4 billion entries and nodes")
 }
 
 /// What to build the tree from.
@@ -137,16 +162,16 @@ pub struct Expansion {
 pub struct Tree {
     pub nodes: Vec<Node>,
     pub roots: Vec<usize>,
-    /// Entry index → the node that shows it.
-    by_entry: HashMap<usize, usize>,
-    /// Entry ids in the history, for keys (copied so the tree does not borrow the history).
-    entry_ids: Vec<String>,
+    /// Entry index → the node that shows it (`NONE`: none).
+    by_entry: Vec<u32>,
+    /// The history's entries (shared, not copied), for keys and call names.
+    entries: Arc<[Entry]>,
 }
 
 struct Builder<'a> {
     h: &'a History,
     nodes: Vec<Node>,
-    by_entry: HashMap<usize, usize>,
+    by_entry: Vec<u32>,
     /// Abandoned groups by anchor entry index.
     branches: HashMap<Option<usize>, Vec<usize>>,
     partial: Option<&'a TrailingPartialBatch>,
@@ -161,13 +186,19 @@ impl<'a> Builder<'a> {
         let id = self.nodes.len();
         self.nodes.push(Node {
             kind,
-            parent,
-            children: Vec::new(),
+            parent: parent.map_or(NONE, idx),
+            first_child: NONE,
+            last_child: NONE,
+            next_sibling: NONE,
             depth,
             flags,
         });
         if let Some(p) = parent {
-            self.nodes[p].children.push(id);
+            match link(self.nodes[p].last_child) {
+                Some(last) => self.nodes[last].next_sibling = idx(id),
+                None => self.nodes[p].first_child = idx(id),
+            }
+            self.nodes[p].last_child = idx(id);
         }
         id
     }
@@ -197,8 +228,8 @@ impl<'a> Builder<'a> {
 
     fn entry_node(&mut self, i: usize, parent: Option<usize>) -> usize {
         let flags = self.entry_flags(i);
-        let n = self.push(NodeKind::Entry { entry: i }, parent, flags);
-        self.by_entry.insert(i, n);
+        let n = self.push(NodeKind::Entry { entry: idx(i) }, parent, flags);
+        self.by_entry[i] = idx(n);
         n
     }
 
@@ -255,18 +286,16 @@ impl<'a> Builder<'a> {
                         }
                         let c = self.push(
                             NodeKind::Call {
-                                owner: i,
-                                call: ci,
-                                name: call.name.clone(),
-                                call_id: call.id_text(),
-                                result,
+                                owner: idx(i),
+                                call: idx(ci),
+                                result: result.map(idx),
                                 status,
                             },
                             Some(node),
                             flags,
                         );
                         if let Some(j) = result {
-                            self.by_entry.insert(j, c);
+                            self.by_entry[j] = idx(c);
                         }
                     }
                 }
@@ -280,8 +309,8 @@ impl<'a> Builder<'a> {
         if let Some(members) = self.branches.remove(&Some(anchor)) {
             let g = self.push(
                 NodeKind::Abandoned {
-                    anchor: Some(anchor),
-                    count: members.len(),
+                    anchor: Some(idx(anchor)),
+                    count: idx(members.len()),
                 },
                 Some(node),
                 Flags::OFF_PATH,
@@ -299,8 +328,11 @@ impl Tree {
         let h = input.history.unwrap_or(&empty);
         let mut b = Builder {
             h,
-            nodes: Vec::new(),
-            by_entry: HashMap::new(),
+            // Nearly every entry is one node (a paired result is its call's node); calls without
+            // a result and group rows add a few. Sized up front: doubling a vector of 130,000
+            // nodes would leave it at twice that.
+            nodes: Vec::with_capacity(h.entries.len() + h.entries.len() / 8 + 16),
+            by_entry: vec![NONE; h.entries.len()],
             branches: h.abandoned_branches().into_iter().collect(),
             partial: input.partial,
             matched: input.matched.iter().map(String::as_str).collect(),
@@ -315,7 +347,7 @@ impl Tree {
         let mut roots = vec![b.push(NodeKind::Header, None, Flags::empty())];
         for n in &input.notes {
             let id = b.nodes.len();
-            roots.push(b.push(NodeKind::Note(n.clone()), None, Flags::empty()));
+            roots.push(b.push(NodeKind::Note(n.as_str().into()), None, Flags::empty()));
             debug_assert!(id < b.nodes.len());
         }
         let path = h.active_indexes();
@@ -324,7 +356,11 @@ impl Tree {
             .and_then(|id| path.iter().position(|&i| h.entries[i].id == id))
             .unwrap_or(0);
         if split > 0 {
-            let g = b.push(NodeKind::PreInput { count: split }, None, Flags::empty());
+            let g = b.push(
+                NodeKind::PreInput { count: idx(split) },
+                None,
+                Flags::empty(),
+            );
             roots.push(g);
             b.path_run(&path[..split], Some(g));
         }
@@ -333,7 +369,7 @@ impl Tree {
             let g = b.push(
                 NodeKind::Abandoned {
                     anchor: None,
-                    count: members.len(),
+                    count: idx(members.len()),
                 },
                 None,
                 Flags::OFF_PATH,
@@ -345,24 +381,83 @@ impl Tree {
         }
         // Anchors inside a folded pre-input run were attached there; anything left over (an anchor
         // that is an off-path entry itself cannot happen) is dropped silently.
+        let mut nodes = b.nodes;
+        nodes.shrink_to_fit();
         Tree {
-            nodes: b.nodes,
+            nodes,
             roots,
             by_entry: b.by_entry,
-            entry_ids: h.entries.iter().map(|e| e.id.clone()).collect(),
+            entries: h.entries.clone(),
         }
+    }
+
+    fn entry_id(&self, entry: u32) -> String {
+        self.entries[entry as usize].id.clone()
+    }
+
+    /// The tool call a `Call` node shows (name and id; arguments only for a full entry).
+    pub fn call(&self, node: usize) -> Option<ToolCall> {
+        let NodeKind::Call { owner, call, .. } = self.nodes[node].kind else {
+            return None;
+        };
+        let m = self.entries.get(owner as usize)?.message()?;
+        m.tool_calls().into_iter().nth(call as usize)
+    }
+
+    /// `node`'s children, in order.
+    pub fn children(&self, node: usize) -> impl Iterator<Item = usize> + '_ {
+        let mut next = link(self.nodes[node].first_child);
+        std::iter::from_fn(move || {
+            let n = next?;
+            next = link(self.nodes[n].next_sibling);
+            Some(n)
+        })
+    }
+
+    /// Nodes depth first from the roots, descending into a node only when `open(node)`.
+    /// Walks the sibling links with no stack.
+    pub fn preorder<'t>(
+        &'t self,
+        open: impl Fn(usize) -> bool + 't,
+    ) -> impl Iterator<Item = usize> + 't {
+        let mut root = 0;
+        let mut next = self.roots.first().copied();
+        std::iter::from_fn(move || {
+            let n = next?;
+            let node = &self.nodes[n];
+            next = if node.has_children() && open(n) {
+                link(node.first_child)
+            } else {
+                // The next sibling of `n` or of its nearest ancestor; else the next root.
+                let mut cur = n;
+                loop {
+                    let c = &self.nodes[cur];
+                    if let Some(s) = link(c.next_sibling) {
+                        break Some(s);
+                    }
+                    match c.parent() {
+                        Some(p) => cur = p,
+                        None => {
+                            root += 1;
+                            break self.roots.get(root).copied();
+                        }
+                    }
+                }
+            };
+            Some(n)
+        })
     }
 
     pub fn key(&self, node: usize) -> NodeKey {
         match &self.nodes[node].kind {
             NodeKind::Header => NodeKey::Header,
             NodeKind::PreInput { .. } => NodeKey::PreInput,
-            NodeKind::Entry { entry } => NodeKey::Entry(self.entry_ids[*entry].clone()),
+            NodeKind::Entry { entry } => NodeKey::Entry(self.entry_id(*entry)),
             NodeKind::Call { owner, call, .. } => {
-                NodeKey::Call(self.entry_ids[*owner].clone(), *call)
+                NodeKey::Call(self.entry_id(*owner), *call as usize)
             }
             NodeKind::Abandoned { anchor, .. } => {
-                NodeKey::Abandoned(anchor.map(|a| self.entry_ids[a].clone()))
+                NodeKey::Abandoned(anchor.map(|a| self.entry_id(a)))
             }
             NodeKind::Note(_) => NodeKey::Note(node),
         }
@@ -378,27 +473,27 @@ impl Tree {
 
     /// The node that shows entry `entry` (an entry row, or the tool call its result is paired with).
     pub fn node_of_entry(&self, entry: usize) -> Option<usize> {
-        self.by_entry.get(&entry).copied()
+        self.by_entry.get(entry).copied().and_then(link)
     }
 
     pub fn node_of_entry_id(&self, id: &str) -> Option<usize> {
         // Later duplicates win, as in the runtime's id map.
-        let i = self.entry_ids.iter().rposition(|e| e == id)?;
+        let i = self.entries.iter().rposition(|e| e.id == id)?;
         self.node_of_entry(i)
     }
 
     /// The entry a node shows (for a call: its result entry, if any).
     pub fn entry_of(&self, node: usize) -> Option<usize> {
-        match &self.nodes[node].kind {
-            NodeKind::Entry { entry } => Some(*entry),
-            NodeKind::Call { result, .. } => *result,
+        match self.nodes[node].kind {
+            NodeKind::Entry { entry } => Some(entry as usize),
+            NodeKind::Call { result, .. } => result.map(|r| r as usize),
             _ => None,
         }
     }
 
     pub fn is_open(&self, node: usize, exp: &Expansion) -> bool {
         let n = &self.nodes[node];
-        if n.children.is_empty() {
+        if !n.has_children() {
             return false;
         }
         if !exp.overrides.is_empty() {
@@ -417,25 +512,17 @@ impl Tree {
 
     /// The open rows, depth first. O(number of visible rows).
     pub fn visible(&self, exp: &Expansion) -> Vec<usize> {
-        let mut out = Vec::with_capacity(self.roots.len());
-        let mut stack: Vec<usize> = self.roots.iter().rev().copied().collect();
-        while let Some(n) = stack.pop() {
-            out.push(n);
-            if self.is_open(n, exp) {
-                stack.extend(self.nodes[n].children.iter().rev());
-            }
-        }
-        out
+        self.preorder(|n| self.is_open(n, exp)).collect()
     }
 
     /// Open every ancestor of `node` so it becomes visible.
     pub fn reveal(&self, node: usize, exp: &mut Expansion) {
-        let mut cur = self.nodes[node].parent;
+        let mut cur = self.nodes[node].parent();
         while let Some(p) = cur {
             if !self.is_open(p, exp) {
                 exp.overrides.insert(self.key(p), true);
             }
-            cur = self.nodes[p].parent;
+            cur = self.nodes[p].parent();
         }
     }
 
@@ -445,33 +532,22 @@ impl Tree {
         if needle.is_empty() {
             return Vec::new();
         }
-        let mut out = Vec::new();
-        let mut stack: Vec<usize> = self.roots.iter().rev().copied().collect();
-        while let Some(n) = stack.pop() {
-            let hit = match &self.nodes[n].kind {
-                NodeKind::Call {
-                    name,
-                    call_id,
-                    result,
-                    ..
-                } => {
-                    name.to_lowercase().contains(&needle)
-                        || call_id.to_lowercase().contains(&needle)
-                        || result
-                            .and_then(|r| h.map(|h| entry_matches(&h.entries[r], &needle)))
-                            .unwrap_or(false)
+        self.preorder(|_| true)
+            .filter(|&n| match self.nodes[n].kind {
+                NodeKind::Call { result, .. } => {
+                    self.call(n).is_some_and(|c| {
+                        c.name.to_lowercase().contains(&needle)
+                            || c.id_text().to_lowercase().contains(&needle)
+                    }) || result
+                        .and_then(|r| h.map(|h| entry_matches(&h.entries[r as usize], &needle)))
+                        .unwrap_or(false)
                 }
                 NodeKind::Entry { entry } => {
-                    h.is_some_and(|h| entry_matches(&h.entries[*entry], &needle))
+                    h.is_some_and(|h| entry_matches(&h.entries[entry as usize], &needle))
                 }
                 _ => false,
-            };
-            if hit {
-                out.push(n);
-            }
-            stack.extend(self.nodes[n].children.iter().rev());
-        }
-        out
+            })
+            .collect()
     }
 
     pub fn len(&self) -> usize {
@@ -572,12 +648,12 @@ mod tests {
                 let text = match &node.kind {
                     NodeKind::Header => "header".to_string(),
                     NodeKind::PreInput { count } => format!("{count} before input"),
-                    NodeKind::Entry { entry } => h.entries[*entry].id.clone(),
-                    NodeKind::Call {
-                        call_id, status, ..
-                    } => format!("{} {call_id}", status.mark()),
+                    NodeKind::Entry { entry } => h.entries[*entry as usize].id.clone(),
+                    NodeKind::Call { status, .. } => {
+                        format!("{} {}", status.mark(), t.call(n).unwrap().id_text())
+                    }
                     NodeKind::Abandoned { count, .. } => format!("{count} abandoned"),
-                    NodeKind::Note(s) => s.clone(),
+                    NodeKind::Note(s) => s.to_string(),
                 };
                 format!("{pad}{text}{mark}{dim}")
             })

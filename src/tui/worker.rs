@@ -20,7 +20,6 @@ use super::act::{Outcome, OutcomeResult, PlanItem, Planned, StateSummary};
 use super::data::{
     ListItem, Opened, OpenedSession, OpenedSubmission, Snapshot, Target, VerdictBatch,
 };
-use super::keymap::StatusFilter;
 use super::listing;
 use super::verdicts::{Verdicts, STEP_BUDGET};
 use crate::actions::{run, ActionKind, IdSource, Refusal};
@@ -28,6 +27,7 @@ use crate::core::entry::Entry;
 use crate::core::plan::plan_recovery;
 use crate::core::time::iso_from_ms;
 use crate::report::SubmissionReport;
+use crate::store::RowFilter;
 use crate::store::{
     fetch_full, load_compact, ApplyError, AuditRecord, Backend, CompactLoader, DbTarget,
     JournalWriter, StoreError, SubmissionBundle,
@@ -41,7 +41,7 @@ pub enum Request {
     Refresh {
         now_ms: i64,
         open: Option<Target>,
-        filter: StatusFilter,
+        filter: RowFilter,
         sessions: bool,
         visible: Vec<String>,
         /// The selected row: read even when it left the filter.
@@ -348,7 +348,7 @@ impl Worker {
     /// only its newest page was read.
     fn list_items(
         &mut self,
-        filter: StatusFilter,
+        filter: RowFilter,
         now_ms: i64,
     ) -> Result<(Vec<ListItem>, Option<usize>), String> {
         let (rows, total, phases) = {
@@ -436,7 +436,7 @@ impl Worker {
         &mut self,
         now_ms: i64,
         open: Option<Target>,
-        filter: StatusFilter,
+        filter: RowFilter,
         sessions: bool,
         selected: Option<String>,
     ) -> Result<Snapshot, String> {

@@ -9,9 +9,7 @@ use turnscope::actions::{plan_fail, plan_repair, plan_requeue, ActionPlan, Entry
 use turnscope::core::changes::RowChange;
 use turnscope::core::entry::Role;
 use turnscope::report::SubmissionReport;
-use turnscope::store::{
-    ApplyError, AuditInfo, JournalStore, ListFilter, SqliteStore, SqliteWriter,
-};
+use turnscope::store::{ApplyError, AuditInfo, JournalStore, RowFilter, SqliteStore, SqliteWriter};
 
 use crate::backends::{kinds, TestDb};
 use crate::support::unpack_fixture;
@@ -102,7 +100,7 @@ fn demo_id(db: &Path, instance: &str) -> String {
 
 fn demo_id_in(store: &dyn JournalStore, instance: &str) -> String {
     store
-        .list_submissions(&ListFilter::Expired { now_ms: DEMO_NOW })
+        .list_submissions(RowFilter::Expired, DEMO_NOW)
         .unwrap()
         .into_iter()
         .find(|r| r.instance_id().as_deref() == Some(instance))
@@ -287,7 +285,7 @@ fn each_action_on_each_reconciler_state() {
     }
     // A live lease and settled rows are refused for every action.
     let store = SqliteStore::open(&db).unwrap();
-    for row in store.list_submissions(&ListFilter::All).unwrap() {
+    for row in store.list_submissions(RowFilter::All, 0).unwrap() {
         if row.lease_expired(DEMO_NOW) {
             continue;
         }
@@ -626,7 +624,7 @@ fn step_recovers_a_stream_with_its_partial() {
     let db = unpack_fixture(dir.path(), "mid-stream");
     let id = SqliteStore::open(&db)
         .unwrap()
-        .list_submissions(&ListFilter::All)
+        .list_submissions(RowFilter::All, 0)
         .unwrap()[0]
         .submission_id
         .clone();

@@ -3,7 +3,7 @@
 //! phases, fingerprints, audit trail).
 
 use turnscope::report::SubmissionReport;
-use turnscope::store::{JournalStore, ListFilter, SqliteStore, StoreError};
+use turnscope::store::{JournalStore, RowFilter, SqliteStore, StoreError};
 
 use crate::backends::{kinds, TestDb};
 
@@ -20,21 +20,16 @@ fn every_read_matches_sqlite_on_the_demo() {
         let reference = SqliteStore::open(&db.sqlite).unwrap();
         let store = db.open();
         assert_eq!(store.schema().schema_version, "3", "{kind:?}");
-        for filter in [
-            ListFilter::All,
-            ListFilter::Expired { now_ms: DEMO_NOW },
-            ListFilter::Status("settled".into()),
-            ListFilter::Status("queued".into()),
-        ] {
-            let got = store.list_submissions(&filter).unwrap();
+        for filter in RowFilter::all() {
+            let got = store.list_submissions(filter, DEMO_NOW).unwrap();
             assert_eq!(
                 got,
-                reference.list_submissions(&filter).unwrap(),
+                reference.list_submissions(filter, DEMO_NOW).unwrap(),
                 "{kind:?} {filter:?}"
             );
         }
         let expired = store
-            .list_submissions(&ListFilter::Expired { now_ms: DEMO_NOW })
+            .list_submissions(RowFilter::Expired, DEMO_NOW)
             .unwrap();
         assert!(expired.len() >= 10, "{kind:?}: the demo has stuck rows");
         assert!(expired
@@ -45,7 +40,7 @@ fn every_read_matches_sqlite_on_the_demo() {
             reference.status_counts().unwrap()
         );
         // Full ids, unique prefixes, ambiguity and misses.
-        let all = store.list_submissions(&ListFilter::All).unwrap();
+        let all = store.list_submissions(RowFilter::All, 0).unwrap();
         for row in &all {
             let id = &row.submission_id;
             assert_eq!(&store.find_submission(id).unwrap(), row);
@@ -124,7 +119,7 @@ fn every_read_matches_sqlite_on_the_demo() {
 /// the same answers as SQLite's, and the scan's verdicts equal to a whole read's.
 #[test]
 fn lazy_reads_and_list_queries_match_sqlite_on_the_demo() {
-    use turnscope::store::{fetch_full, ListQueries, ListRows, PathWalker};
+    use turnscope::store::{fetch_full, ListQueries, PathWalker};
 
     let dir = tempfile::tempdir().unwrap();
     let path = dir.path().join("demo.db");
@@ -133,7 +128,7 @@ fn lazy_reads_and_list_queries_match_sqlite_on_the_demo() {
         let db = TestDb::from_sqlite(kind, &path);
         let reference = SqliteStore::open(&db.sqlite).unwrap();
         let store = db.open();
-        let all = store.list_submissions(&ListFilter::All).unwrap();
+        let all = store.list_submissions(RowFilter::All, 0).unwrap();
         let mut walker = PathWalker::new(false);
         let mut ref_walker = PathWalker::new(false);
         for row in &all {
@@ -170,27 +165,26 @@ fn lazy_reads_and_list_queries_match_sqlite_on_the_demo() {
                 }
             }
         }
-        // The TUI list's queries.
-        let filters = [
-            ListRows::Expired { now_ms: DEMO_NOW },
-            ListRows::All,
-            ListRows::Status("running"),
-            ListRows::Status("settled"),
-            ListRows::Failed,
-        ];
-        for rows in filters {
-            let got = store.submissions_where(rows, None).unwrap();
+        // The list queries: each filter's SQL selects exactly the rows its Rust predicate accepts.
+        for rows in RowFilter::all() {
+            let got = store.submissions_where(rows, DEMO_NOW, None).unwrap();
             assert_eq!(
                 got,
-                reference.submissions_where(rows, None).unwrap(),
+                reference.submissions_where(rows, DEMO_NOW, None).unwrap(),
                 "{kind:?} {rows:?}"
             );
+            let by_rust: Vec<_> = all
+                .iter()
+                .filter(|r| rows.matches(r, DEMO_NOW))
+                .cloned()
+                .collect();
+            assert_eq!(got, by_rust, "{kind:?} {rows:?}: SQL and predicate agree");
             assert_eq!(
-                store.count_where(rows).unwrap(),
+                store.count_where(rows, DEMO_NOW).unwrap(),
                 got.len(),
                 "{kind:?} {rows:?}"
             );
-            let newest = store.submissions_where(rows, Some(3)).unwrap();
+            let newest = store.submissions_where(rows, DEMO_NOW, Some(3)).unwrap();
             assert_eq!(
                 newest.as_slice(),
                 &got[got.len().saturating_sub(3)..],
@@ -198,7 +192,7 @@ fn lazy_reads_and_list_queries_match_sqlite_on_the_demo() {
             );
         }
         assert!(
-            store.count_where(ListRows::Failed).unwrap() > 0,
+            store.count_where(RowFilter::Failed, DEMO_NOW).unwrap() > 0,
             "the demo has failures"
         );
         let ids: Vec<&str> = all.iter().map(|r| r.submission_id.as_str()).collect();

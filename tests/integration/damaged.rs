@@ -15,7 +15,7 @@ use turnscope::core::history::{History, PathDamage, SubmissionKind};
 use turnscope::core::plan::Disposition;
 use turnscope::report::SubmissionReport;
 use turnscope::store::{
-    ApplyError, AuditInfo, JournalStore, ListFilter, SqliteStore, SqliteWriter, StoreError,
+    ApplyError, AuditInfo, JournalStore, RowFilter, SqliteStore, SqliteWriter, StoreError,
 };
 
 /// The demo's clock (every stuck lease is expired relative to it).
@@ -84,7 +84,7 @@ fn snapshot(db: &Path) -> Vec<(usize, u64)> {
 fn stuck_id(db: &Path, instance: &str) -> String {
     SqliteStore::open(db)
         .unwrap()
-        .list_submissions(&ListFilter::Expired { now_ms: NOW })
+        .list_submissions(RowFilter::Expired, NOW)
         .unwrap()
         .into_iter()
         .find(|r| r.instance_id().as_deref() == Some(instance))
@@ -436,7 +436,7 @@ fn truncated_files_fail_cleanly_and_are_never_written() {
         match SqliteStore::open(&db) {
             Err(e) => assert!(!e.hint().is_empty(), "{name}: {e}"),
             Ok(store) => {
-                let _ = store.list_submissions(&ListFilter::All);
+                let _ = store.list_submissions(RowFilter::All, 0);
                 let _ = store.status_counts();
             }
         }
@@ -473,7 +473,7 @@ fn zeroed_pages_fail_cleanly_and_are_never_written() {
         std::fs::write(&db, &damaged).unwrap();
         let before = snapshot(&db);
         if let Ok(store) = SqliteStore::open(&db) {
-            let _ = store.list_submissions(&ListFilter::All);
+            let _ = store.list_submissions(RowFilter::All, 0);
             if let Ok(r) = SubmissionReport::load(&store, &id, None, NOW) {
                 let _ = r.to_json();
             }
@@ -536,7 +536,10 @@ fn missing_optional_tables_still_show_what_is_there() {
         "DROP TABLE flue_agent_turn_journals; DROP TABLE flue_agent_stream_chunks;",
     );
     let store = SqliteStore::open(&db).unwrap();
-    assert!(!store.list_submissions(&ListFilter::All).unwrap().is_empty());
+    assert!(!store
+        .list_submissions(RowFilter::All, 0)
+        .unwrap()
+        .is_empty());
     let r = SubmissionReport::load(&store, &id, Some(200_000), NOW).unwrap();
     assert!(r.bundle.journal.is_none());
     assert!(r.bundle.stream_chunks.is_empty());
@@ -595,7 +598,7 @@ fn old_schema_without_terminal_columns_reads_them_as_null() {
          ALTER TABLE flue_agent_submissions DROP COLUMN recovery_requested_at;",
     );
     let store = SqliteStore::open(&db).unwrap();
-    let rows = store.list_submissions(&ListFilter::All).unwrap();
+    let rows = store.list_submissions(RowFilter::All, 0).unwrap();
     assert!(!rows.is_empty());
     assert!(rows
         .iter()
@@ -753,7 +756,7 @@ fn malformed_submission_payload_is_shown() {
          UPDATE flue_agent_submissions SET payload = x'ff00fe' WHERE rowid % 3 = 0;",
     );
     let store = SqliteStore::open(&db).unwrap();
-    let rows = store.list_submissions(&ListFilter::All).unwrap();
+    let rows = store.list_submissions(RowFilter::All, 0).unwrap();
     assert!(rows.iter().all(|r| r.agent().is_none()));
     let r = SubmissionReport::load(&store, &id, Some(200_000), NOW).unwrap();
     let _ = r.to_json();
@@ -1215,7 +1218,10 @@ fn a_locked_database_refuses_writes_cleanly_and_reads_in_wal_mode() {
         .unwrap();
     // Reads work.
     let store = SqliteStore::open(&db).unwrap();
-    assert!(!store.list_submissions(&ListFilter::All).unwrap().is_empty());
+    assert!(!store
+        .list_submissions(RowFilter::All, 0)
+        .unwrap()
+        .is_empty());
     assert!(SubmissionReport::load(&store, &id, None, NOW).is_ok());
     assert_ok(&turnscope(&db, &["list", "--status", "all"]));
     assert_ok(&turnscope(&db, &["show", &id]));
@@ -1259,7 +1265,7 @@ fn an_exclusive_lock_in_rollback_mode_is_a_clean_error() {
         .execute("CREATE TABLE held_by_other_writer (x)", [])
         .unwrap();
     let started = Instant::now();
-    let res = SqliteStore::open(&db).and_then(|s| s.list_submissions(&ListFilter::All));
+    let res = SqliteStore::open(&db).and_then(|s| s.list_submissions(RowFilter::All, 0));
     assert!(matches!(res, Err(StoreError::Locked { .. })), "{res:?}");
     assert!(started.elapsed() < Duration::from_secs(10));
     assert_fails(&turnscope(&db, &["list"]), 1, "locked");
@@ -1277,10 +1283,10 @@ fn a_file_deleted_or_replaced_while_open_never_panics_or_writes_the_new_file() {
     let db = demo(dir.path());
     let id = stuck_id(&db, REPAIRABLE);
     let store = SqliteStore::open(&db).unwrap();
-    let n = store.list_submissions(&ListFilter::All).unwrap().len();
+    let n = store.list_submissions(RowFilter::All, 0).unwrap().len();
     // Deleted: the open handle still reads the old file (or reports an error); nothing panics.
     std::fs::remove_file(&db).unwrap();
-    if let Ok(rows) = store.list_submissions(&ListFilter::All) {
+    if let Ok(rows) = store.list_submissions(RowFilter::All, 0) {
         assert_eq!(rows.len(), n);
     }
     let _ = SubmissionReport::load(&store, &id, None, NOW);
@@ -1300,7 +1306,7 @@ fn a_file_deleted_or_replaced_while_open_never_panics_or_writes_the_new_file() {
     let store = SqliteStore::open(&db).unwrap();
     let r = SubmissionReport::load(&store, &id, Some(200_000), NOW).unwrap();
     std::fs::rename(&other, &db).unwrap();
-    let _ = store.list_submissions(&ListFilter::All);
+    let _ = store.list_submissions(RowFilter::All, 0);
     // A plan made on the old file is fenced on the new one: the submission no longer exists.
     let p = plan(ActionKind::Repair, &r).unwrap();
     let before = snapshot(&db);
@@ -1311,7 +1317,7 @@ fn a_file_deleted_or_replaced_while_open_never_panics_or_writes_the_new_file() {
     assert!(matches!(err, ApplyError::Fenced(_)), "{err}");
     assert_eq!(snapshot(&db), before);
     std::fs::write(&db, b"not a database at all, just text that replaced it").unwrap();
-    let _ = store.list_submissions(&ListFilter::All);
+    let _ = store.list_submissions(RowFilter::All, 0);
     assert!(SqliteWriter::open(&db).is_err());
     assert_fails(&turnscope(&db, &["list"]), 1, "");
 }

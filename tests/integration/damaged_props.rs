@@ -11,7 +11,7 @@ use rusqlite::{params, Connection};
 use turnscope::actions::{self, ActionKind, EntryIds};
 use turnscope::core::entry::{js_key_text, Role};
 use turnscope::report::SubmissionReport;
-use turnscope::store::{AuditInfo, JournalStore, ListFilter, SqliteStore, SqliteWriter};
+use turnscope::store::{AuditInfo, JournalStore, RowFilter, SqliteStore, SqliteWriter};
 
 use crate::damaged::{
     assistant_entry, blank, input_entry, insert_case, result_entry, session_data, KEY, NOW, SUB,
@@ -280,7 +280,7 @@ proptest! {
         let db = fresh(dir.path());
         write_rows(&db, &rows);
         let store = SqliteStore::open(&db).unwrap();
-        let listed = store.list_submissions(&ListFilter::All).unwrap();
+        let listed = store.list_submissions(RowFilter::All, 0).unwrap();
         prop_assert_eq!(listed.len(), 1);
         let _ = store.list_sessions().unwrap();
         let _ = store.load_session(KEY).unwrap();

@@ -453,10 +453,10 @@ fn pg_copy_to_postgres_copies_a_runtime_journal_and_needs_write() {
     let doc: Value = serde_json::from_slice(&o.stdout).unwrap();
     let lite = SqliteStore::open(&src).unwrap();
     let pg = store::open(&DbTarget::Postgres(target)).unwrap();
-    let all = turnscope::store::ListFilter::All;
-    let rows = lite.list_submissions(&all).unwrap();
+    let all = turnscope::store::RowFilter::All;
+    let rows = lite.list_submissions(all, 0).unwrap();
     assert_eq!(doc["rows"]["flue_agent_submissions"], rows.len());
-    assert_eq!(pg.list_submissions(&all).unwrap(), rows);
+    assert_eq!(pg.list_submissions(all, 0).unwrap(), rows);
     drop(pg);
     admin_client(&admin)
         .batch_execute(&format!("DROP DATABASE {name} WITH (FORCE)"))
@@ -543,7 +543,7 @@ fn pg_long_sessions_read_in_chunks_classify_and_show_as_on_sqlite() {
     let mut lite_walker = turnscope::store::PathWalker::new(false);
     let mut pg_walker = turnscope::store::PathWalker::new(false);
     let running = lite
-        .list_submissions(&turnscope::store::ListFilter::All)
+        .list_submissions(turnscope::store::RowFilter::All, 0)
         .unwrap()
         .into_iter()
         .filter(|r| r.status == "running");

@@ -10,7 +10,7 @@ use rusqlite::Connection;
 use serde_json::{json, Value};
 use turnscope::report::{plan_json, SubmissionReport};
 use turnscope::store::{
-    fetch_full, JournalStore, ListFilter, PathWalker, SessionScope, SqliteStore,
+    fetch_full, JournalStore, PathWalker, RowFilter, SessionScope, SqliteStore,
 };
 
 use crate::support::{manifest, unpack_fixture};
@@ -30,7 +30,7 @@ pub(crate) fn verdict_doc(r: &SubmissionReport) -> Value {
 fn check_db(db: &Path, now: i64, window: Option<u64>) -> usize {
     let store = SqliteStore::open(db).unwrap();
     let mut walker = PathWalker::new(window.is_some());
-    let rows = store.list_submissions(&ListFilter::All).unwrap();
+    let rows = store.list_submissions(RowFilter::All, 0).unwrap();
     for row in &rows {
         let id = &row.submission_id;
         let full = SubmissionReport::load(&store, id, window, now).unwrap();
@@ -120,7 +120,7 @@ fn damage_on_the_walked_path_makes_the_scan_read_the_session_whole() {
         check_db(&db, now, None);
         let store = SqliteStore::open(&db).unwrap();
         let mut walker = PathWalker::new(false);
-        for row in store.list_submissions(&ListFilter::All).unwrap() {
+        for row in store.list_submissions(RowFilter::All, 0).unwrap() {
             SubmissionReport::scan(&store, &row.submission_id, &mut walker, None, now).unwrap();
         }
         assert!(!walker.fallbacks.is_empty(), "case {i}: {sql}");
@@ -136,7 +136,7 @@ fn compact_reads_keep_only_the_input_whole_and_fetch_the_rest_exactly() {
     let store = SqliteStore::open(&db).unwrap();
     let rows = store.session_rows().unwrap();
     let c = Connection::open(&db).unwrap();
-    for row in store.list_submissions(&ListFilter::All).unwrap() {
+    for row in store.list_submissions(RowFilter::All, 0).unwrap() {
         let r = SubmissionReport::load_compact(&store, &row.submission_id, None, now).unwrap();
         let Some(s) = r.bundle.session.as_ref() else {
             continue;
@@ -261,7 +261,7 @@ fn long_walks_read_ahead_by_position_and_agree_with_the_full_read() {
     check_db(&db, now, None);
     let store = SqliteStore::open(&db).unwrap();
     let mut walker = PathWalker::new(false);
-    for row in store.list_submissions(&ListFilter::All).unwrap() {
+    for row in store.list_submissions(RowFilter::All, 0).unwrap() {
         SubmissionReport::scan(&store, &row.submission_id, &mut walker, None, now).unwrap();
     }
     assert_eq!(walker.fallbacks, Vec::<(String, String)>::new());
@@ -289,7 +289,7 @@ fn long_walks_read_ahead_by_position_and_agree_with_the_full_read() {
         check_db(&db, now, None);
         let store = SqliteStore::open(&db).unwrap();
         let mut walker = PathWalker::new(false);
-        for row in store.list_submissions(&ListFilter::All).unwrap() {
+        for row in store.list_submissions(RowFilter::All, 0).unwrap() {
             SubmissionReport::scan(&store, &row.submission_id, &mut walker, None, now).unwrap();
         }
         assert_eq!(

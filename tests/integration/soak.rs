@@ -21,9 +21,7 @@ use turnscope::actions::{plan, ActionKind, ActionPlan, EntryIds};
 use turnscope::core::changes::RowChange;
 use turnscope::core::time::iso_from_ms;
 use turnscope::report::SubmissionReport;
-use turnscope::store::{
-    ApplyError, AuditInfo, JournalStore, ListFilter, SqliteStore, SqliteWriter,
-};
+use turnscope::store::{ApplyError, AuditInfo, JournalStore, RowFilter, SqliteStore, SqliteWriter};
 
 /// Read-only configuration: seconds of load in `cargo test`.
 const READ_ONLY_SECS: u64 = 3;
@@ -1056,7 +1054,7 @@ fn refresh(db: &Path, st: &mut TsStats) -> Vec<SubmissionReport> {
             return Vec::new();
         }
     };
-    let rows = match store.list_submissions(&ListFilter::Expired { now_ms: now }) {
+    let rows = match store.list_submissions(RowFilter::Expired, now) {
         Ok(r) => r,
         Err(e) => {
             eprintln!("soak refresh: {e}");
@@ -1480,7 +1478,7 @@ fn check(db: &Path, final_pass: bool) -> Checked {
     }
     // turnscope reads every row without complaint.
     let store = SqliteStore::open(db).unwrap();
-    let all = store.list_submissions(&ListFilter::All).unwrap();
+    let all = store.list_submissions(RowFilter::All, 0).unwrap();
     let now = now_ms();
     for row in &all {
         let r = SubmissionReport::load(&store, &row.submission_id, Some(200_000), now).unwrap();

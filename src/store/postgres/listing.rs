@@ -1,6 +1,5 @@
-//! `ListQueries` on PostgreSQL: the same filters as SQLite's, on the same indexes. The failed
-//! filter reads settled rows with an error or a terminal event and decides on the event's JSON in
-//! Rust (PostgreSQL 15 has no `IS JSON` test, and a cast of malformed text would abort the query).
+//! `ListQueries` on PostgreSQL: the same filters as SQLite's (`store::filter`), on the same
+//! indexes; the failed filter is finished in Rust (see `RowFilter::sql`).
 
 use std::collections::HashMap;
 
@@ -9,44 +8,42 @@ use postgres::types::ToSql;
 use super::read::query_submissions;
 use super::{cell_int, cell_opt_text, pg_error, PgStore};
 use crate::core::rows::SubmissionRow;
-use crate::store::listing::{terminal_outcome_failed, ListQueries, ListRows};
-use crate::store::StoreError;
-
-const EXPIRED: &str = "status = 'running' AND lease_expires_at > 0 AND lease_expires_at < $1";
-/// Settled rows that may have failed; `is_failed` decides.
-const MAYBE_FAILED: &str =
-    "status = 'settled' AND (error IS NOT NULL OR terminal_event IS NOT NULL)";
-
-fn is_failed(row: &SubmissionRow) -> bool {
-    row.error.is_some() || terminal_outcome_failed(row.terminal_event.as_deref())
-}
+use crate::store::filter::{Dialect, FilterSql, RowFilter};
+use crate::store::listing::ListQueries;
+use crate::store::{JournalStore, StoreError};
 
 impl PgStore {
-    fn where_of<'a>(rows: &'a ListRows<'a>) -> (&'static str, Vec<&'a (dyn ToSql + Sync)>) {
-        match rows {
-            ListRows::Expired { now_ms } => (EXPIRED, vec![now_ms]),
-            ListRows::All => ("TRUE", vec![]),
-            ListRows::Status(s) => ("status = $1", vec![s]),
-            ListRows::Failed => (MAYBE_FAILED, vec![]),
-        }
+    fn filter_sql(&self, filter: RowFilter) -> FilterSql {
+        let [_, event, _] = self.schema().variant.terminal_columns();
+        filter.sql(Dialect::Postgres, event)
+    }
+}
+
+fn params<'a>(sql: &FilterSql, now_ms: &'a i64) -> Vec<&'a (dyn ToSql + Sync)> {
+    if sql.takes_now {
+        vec![now_ms]
+    } else {
+        vec![]
     }
 }
 
 impl ListQueries for PgStore {
     fn submissions_where(
         &self,
-        rows: ListRows<'_>,
+        filter: RowFilter,
+        now_ms: i64,
         newest: Option<usize>,
     ) -> Result<Vec<SubmissionRow>, StoreError> {
-        let (pred, params) = Self::where_of(&rows);
+        let sql = self.filter_sql(filter);
+        let params = params(&sql, &now_ms);
         let c = &mut *self.conn()?;
         let cols = &self.submission_columns;
-        if rows == ListRows::Failed {
+        if sql.refine_in_rust {
             // Filter in Rust, then keep the newest page.
             let mut all: Vec<SubmissionRow> =
-                query_submissions(c, cols, &format!("WHERE {pred}"), &params)?
+                query_submissions(c, cols, &sql.where_clause(), &params)?
                     .into_iter()
-                    .filter(is_failed)
+                    .filter(|r| filter.matches(r, now_ms))
                     .collect();
             if let Some(n) = newest {
                 let cut = all.len().saturating_sub(n);
@@ -55,24 +52,28 @@ impl ListQueries for PgStore {
             return Ok(all);
         }
         let where_sql = match newest {
-            None => format!("WHERE {pred}"),
+            None => sql.where_clause(),
             Some(n) => format!(
-                "WHERE sequence IN (SELECT sequence FROM flue_agent_submissions WHERE {pred} ORDER BY sequence DESC LIMIT {n})"
+                "WHERE sequence IN (SELECT sequence FROM flue_agent_submissions {} ORDER BY sequence DESC LIMIT {n})",
+                sql.where_clause()
             ),
         };
         query_submissions(c, cols, &where_sql, &params)
     }
 
-    fn count_where(&self, rows: ListRows<'_>) -> Result<usize, StoreError> {
-        if rows == ListRows::Failed {
-            return Ok(self.submissions_where(rows, None)?.len());
+    fn count_where(&self, filter: RowFilter, now_ms: i64) -> Result<usize, StoreError> {
+        let sql = self.filter_sql(filter);
+        if sql.refine_in_rust {
+            return Ok(self.submissions_where(filter, now_ms, None)?.len());
         }
-        let (pred, params) = Self::where_of(&rows);
         let r = self
             .conn()?
             .query_one(
-                &format!("SELECT COUNT(*) FROM flue_agent_submissions WHERE {pred}"),
-                &params,
+                &format!(
+                    "SELECT COUNT(*) FROM flue_agent_submissions {}",
+                    sql.where_clause()
+                ),
+                &params(&sql, &now_ms),
             )
             .map_err(|e| pg_error("counting submissions", &e))?;
         Ok(cell_int(&r, 0).unwrap_or(0).max(0) as usize)

@@ -16,8 +16,8 @@ use crate::store::parse::{
 };
 use crate::store::prefix::{find_by_prefix, Lookup};
 use crate::store::{
-    JournalStore, ListFilter, SchemaInfo, SessionLoader, SessionRecord, SessionRows, StoreError,
-    SubmissionBundle,
+    JournalStore, ListQueries, RowFilter, SchemaInfo, SessionLoader, SessionRecord, SessionRows,
+    StoreError, SubmissionBundle,
 };
 
 type Params<'a> = [&'a (dyn ToSql + Sync)];
@@ -100,20 +100,12 @@ impl JournalStore for PgStore {
         self.target.display()
     }
 
-    fn list_submissions(&self, filter: &ListFilter) -> Result<Vec<SubmissionRow>, StoreError> {
-        let c = &mut *self.conn()?;
-        let cols = &self.submission_columns;
-        match filter {
-            // The runtime's exact predicate; served by the (status, sequence) index.
-            ListFilter::Expired { now_ms } => query_submissions(
-                c,
-                cols,
-                "WHERE status = 'running' AND lease_expires_at > 0 AND lease_expires_at < $1",
-                &[now_ms],
-            ),
-            ListFilter::Status(s) => query_submissions(c, cols, "WHERE status = $1", &[s]),
-            ListFilter::All => query_submissions(c, cols, "", &[]),
-        }
+    fn list_submissions(
+        &self,
+        filter: RowFilter,
+        now_ms: i64,
+    ) -> Result<Vec<SubmissionRow>, StoreError> {
+        self.submissions_where(filter, now_ms, None)
     }
 
     fn status_counts(&self) -> Result<Vec<(String, i64)>, StoreError> {

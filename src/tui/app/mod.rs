@@ -14,7 +14,7 @@ use ratatui::layout::Rect;
 
 use super::act::{self, Outcome, PlanItem, Planned};
 use super::data::{ListItem, Opened, Snapshot, Target};
-use super::keymap::{self, Action, Ctx, StatusFilter};
+use super::keymap::{self, Action, Ctx};
 use super::popups::{
     Confirm, Env, Help, Note, Palette, PaletteEntry, PaletteScope, Popup, PopupView, Reply,
 };
@@ -25,6 +25,7 @@ use super::screens::sessions::SessionsScreen;
 use super::theme::Theme;
 use super::worker::{Request, Response};
 use crate::actions::ActionKind;
+use crate::store::RowFilter;
 use crate::store::{AuditRecord, SessionSummary};
 
 mod mouse;
@@ -157,7 +158,7 @@ impl App {
     }
 
     /// Rows of filter `f` in the database (the counts come from SQL, not from the loaded rows).
-    pub fn count(&self, f: StatusFilter) -> usize {
+    pub fn count(&self, f: RowFilter) -> usize {
         self.count_known(f).unwrap_or(0)
     }
 
@@ -198,7 +199,7 @@ impl App {
             items: &self.items,
             flashes: &self.flashes,
             ui_now: self.ui_now,
-            total: self.count(StatusFilter::All),
+            total: self.count(RowFilter::All),
         }
     }
 

@@ -53,7 +53,7 @@ impl App {
                         continue;
                     }
                     if let Ok(Some(full)) = &result {
-                        ins.bodies.insert(entry_id.clone(), (**full).clone());
+                        ins.keep_body(entry_id.clone(), (**full).clone());
                         ins.generation += 1;
                     }
                 }

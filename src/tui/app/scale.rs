@@ -8,7 +8,7 @@ use crate::tui::data::VerdictBatch;
 impl App {
     /// Rows of filter `f` in the database; `None` while not known yet (the failed count is
     /// computed in the background).
-    pub fn count_known(&self, f: StatusFilter) -> Option<usize> {
+    pub fn count_known(&self, f: RowFilter) -> Option<usize> {
         let status = |s: &str| {
             self.counts
                 .iter()
@@ -16,22 +16,22 @@ impl App {
                 .map(|(_, n)| (*n).max(0) as usize)
                 .sum::<usize>()
         };
-        if f != StatusFilter::Expired && !self.scale.counts_known {
+        if f != RowFilter::Expired && !self.scale.counts_known {
             return None;
         }
         match f {
-            StatusFilter::Expired => Some(self.scale.expired),
-            StatusFilter::All => Some(self.counts.iter().map(|(_, n)| (*n).max(0) as usize).sum()),
-            StatusFilter::Queued => Some(status("queued")),
-            StatusFilter::Running => Some(status("running")),
-            StatusFilter::Terminalizing => Some(status("terminalizing")),
-            StatusFilter::Settled => Some(status("settled")),
-            StatusFilter::Failed => self.scale.failed,
+            RowFilter::Expired => Some(self.scale.expired),
+            RowFilter::All => Some(self.counts.iter().map(|(_, n)| (*n).max(0) as usize).sum()),
+            RowFilter::Queued => Some(status("queued")),
+            RowFilter::Running => Some(status("running")),
+            RowFilter::Terminalizing => Some(status("terminalizing")),
+            RowFilter::Settled => Some(status("settled")),
+            RowFilter::Failed => self.scale.failed,
         }
     }
 
     /// A count as shown: `…` while it is being computed.
-    pub fn count_label(&self, f: StatusFilter) -> String {
+    pub fn count_label(&self, f: RowFilter) -> String {
         self.count_known(f)
             .map_or_else(|| "…".to_string(), |n| n.to_string())
     }

@@ -5,55 +5,28 @@ use crossterm::event::{KeyCode, KeyModifiers};
 
 use crate::actions::ActionKind;
 
-/// Which submissions the list shows (one key each).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
-pub enum StatusFilter {
-    /// The runtime's definition: `status='running' AND 0 < lease_expires_at < now`.
-    #[default]
-    Expired,
-    All,
-    /// `queued`, shown as pending.
-    Queued,
-    Running,
-    Terminalizing,
-    Settled,
-    /// Settled with an error (dispatch) or a failed terminal event (direct).
-    Failed,
+use crate::store::RowFilter;
+
+/// How the TUI shows the list's filters (one key each, `1`–`7` in `RowFilter`'s order).
+pub trait FilterLabel {
+    /// The filter's name in the footer, the status line and the configuration's action names
+    /// (`queued` reads as pending here).
+    fn label(self) -> &'static str;
+    /// The digit that selects it.
+    fn key(self) -> char;
 }
 
-impl StatusFilter {
-    pub const ALL: [StatusFilter; 7] = [
-        StatusFilter::Expired,
-        StatusFilter::All,
-        StatusFilter::Queued,
-        StatusFilter::Running,
-        StatusFilter::Terminalizing,
-        StatusFilter::Settled,
-        StatusFilter::Failed,
-    ];
-
-    pub fn label(self) -> &'static str {
+impl FilterLabel for RowFilter {
+    fn label(self) -> &'static str {
         match self {
-            StatusFilter::Expired => "expired",
-            StatusFilter::All => "all",
-            StatusFilter::Queued => "pending",
-            StatusFilter::Running => "running",
-            StatusFilter::Terminalizing => "terminalizing",
-            StatusFilter::Settled => "settled",
-            StatusFilter::Failed => "failed",
+            RowFilter::Queued => "pending",
+            other => other.name(),
         }
     }
 
-    pub fn key(self) -> char {
-        match self {
-            StatusFilter::Expired => '1',
-            StatusFilter::All => '2',
-            StatusFilter::Queued => '3',
-            StatusFilter::Running => '4',
-            StatusFilter::Terminalizing => '5',
-            StatusFilter::Settled => '6',
-            StatusFilter::Failed => '7',
-        }
+    fn key(self) -> char {
+        let n = RowFilter::all().position(|f| f == self).unwrap_or(0);
+        char::from_digit(n as u32 + 1, 10).unwrap_or('?')
     }
 }
 
@@ -78,7 +51,7 @@ pub enum Action {
     Top,
     Bottom,
     Enter,
-    Filter(StatusFilter),
+    Filter(RowFilter),
     StartFilter,
     SortNext,
     SortReverse,

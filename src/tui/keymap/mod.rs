@@ -6,7 +6,7 @@ use crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
 mod action;
 mod table;
 
-pub use action::{Action, Ctx, Key, StatusFilter};
+pub use action::{Action, Ctx, FilterLabel, Key};
 pub use table::KEYMAP;
 
 use Action as A;

@@ -3,8 +3,9 @@
 
 use crossterm::event::{KeyCode, KeyModifiers};
 
-use super::action::{Action, Binding, Ctx, Key, StatusFilter};
+use super::action::{Action, Binding, Ctx, Key};
 use crate::actions::ActionKind;
+use crate::store::RowFilter;
 
 const fn k(c: char) -> Key {
     Key {
@@ -68,7 +69,7 @@ const fn w(
 
 use Action as A;
 use Ctx as C;
-use StatusFilter as F;
+use RowFilter as F;
 
 pub static KEYMAP: &[Binding] = &[
     // Popup first: it owns the keyboard while open.

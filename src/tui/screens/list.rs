@@ -15,8 +15,9 @@ use ratatui::Frame;
 
 use crate::actions::ActionKind;
 use crate::report::lease_text;
+use crate::store::RowFilter;
 use crate::tui::data::ListItem;
-use crate::tui::keymap::{Action, StatusFilter};
+use crate::tui::keymap::{Action, FilterLabel};
 use crate::tui::popups::Reason;
 use crate::tui::text::{clean, fit, pad, width};
 use crate::tui::view_state::{DrawCtx, Hit, Layout, Pane};
@@ -72,7 +73,7 @@ impl Column {
 
 #[derive(Debug, Clone, Default)]
 pub struct ListScreen {
-    pub filter: StatusFilter,
+    pub filter: RowFilter,
     pub sort: Option<Column>,
     pub desc: bool,
     pub query: String,
@@ -125,9 +126,7 @@ impl ListScreen {
         let f = self.filter;
         let q = self.query.clone();
         let mut view: Vec<usize> = (0..items.len())
-            .filter(|&i| {
-                Self::matches_filter(&items[i], f, now_ms) && Self::matches_query(&items[i], &q)
-            })
+            .filter(|&i| f.matches(&items[i].row, now_ms) && Self::matches_query(&items[i], &q))
             .collect();
         if let Some(col) = self.sort {
             view.sort_by(|&a, &b| {
@@ -164,20 +163,6 @@ impl ListScreen {
             .view
             .get(self.selected)
             .map(|&i| items[i].row.submission_id.clone());
-    }
-
-    fn matches_filter(it: &ListItem, f: StatusFilter, now_ms: i64) -> bool {
-        use crate::core::status::SubmissionStatus as S;
-        let s = it.row.typed_status();
-        match f {
-            StatusFilter::Expired => it.row.lease_expired(now_ms),
-            StatusFilter::All => true,
-            StatusFilter::Queued => s == S::Queued,
-            StatusFilter::Running => s == S::Running,
-            StatusFilter::Terminalizing => s == S::Terminalizing,
-            StatusFilter::Settled => s == S::Settled,
-            StatusFilter::Failed => it.failed(),
-        }
     }
 
     fn matches_query(it: &ListItem, q: &str) -> bool {
@@ -508,7 +493,7 @@ impl ListScreen {
                 format!("no submission matches /{} (esc clears)", clean(&self.query))
             } else {
                 match self.filter {
-                    StatusFilter::Expired => {
+                    RowFilter::Expired => {
                         "no expired lease: nothing for the reconciler to pick up · 2 shows all"
                             .to_string()
                     }

@@ -6,9 +6,10 @@ use ratatui::style::Style;
 use ratatui::text::Span;
 use ratatui::Frame;
 
+use crate::store::RowFilter;
 use crate::tui::app::App;
 use crate::tui::data::Target;
-use crate::tui::keymap::{self, Action, StatusFilter};
+use crate::tui::keymap::{self, Action, FilterLabel};
 use crate::tui::text::{clean, fit, width};
 use crate::tui::view_state::{InputMode, Level, Root};
 use crate::tui::widgets::line;
@@ -37,7 +38,7 @@ pub fn header(f: &mut Frame, app: &App, area: Rect) {
             .find(|(k, _)| k == s)
             .map_or(0, |(_, n)| *n)
     };
-    let failed = app.count_known(StatusFilter::Failed);
+    let failed = app.count_known(RowFilter::Failed);
     let name = clean(&app.cfg.display_name);
     let mut left = vec![Span::styled(" turnscope ", t.title()), Span::raw(" ")];
     left.push(Span::styled(name.clone(), Style::new()));
@@ -186,17 +187,17 @@ pub fn nav(f: &mut Frame, app: &App, area: Rect) {
     if app.root == Root::Submissions {
         for short in [false, true] {
             let mut v = vec![Span::raw(" ")];
-            for fl in StatusFilter::ALL {
+            for fl in RowFilter::all() {
                 let on = app.list.filter == fl;
                 let label = if short {
                     match fl {
-                        StatusFilter::Expired => "exp",
-                        StatusFilter::Terminalizing => "term",
-                        StatusFilter::Queued => "pend",
-                        StatusFilter::Settled => "done",
-                        StatusFilter::Running => "run",
-                        StatusFilter::Failed => "fail",
-                        StatusFilter::All => "all",
+                        RowFilter::Expired => "exp",
+                        RowFilter::Terminalizing => "term",
+                        RowFilter::Queued => "pend",
+                        RowFilter::Settled => "done",
+                        RowFilter::Running => "run",
+                        RowFilter::Failed => "fail",
+                        RowFilter::All => "all",
                     }
                 } else {
                     fl.label()

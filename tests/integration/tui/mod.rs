@@ -10,7 +10,7 @@ use std::time::Duration;
 
 use ratatui::style::Color;
 use serde_json::Value;
-use turnscope::store::{JournalStore, ListFilter, SqliteStore};
+use turnscope::store::{JournalStore, RowFilter, SqliteStore};
 use turnscope::tui::harness::{
     write_empty_journal, write_synthetic_journal, Harness, HarnessOptions, PopupKind,
     SYNTH_SUBMISSION,
@@ -45,7 +45,7 @@ fn settings() -> insta::Settings {
 /// "Now" for a crash fixture: just after its last lease expired (as the manifest was made).
 fn fixture_now(db: &Path) -> i64 {
     let store = SqliteStore::open(db).unwrap();
-    let rows = store.list_submissions(&ListFilter::All).unwrap();
+    let rows = store.list_submissions(RowFilter::All, 0).unwrap();
     rows.iter().map(|r| r.lease_expires_at).max().unwrap_or(0) + 1
 }
 
@@ -174,7 +174,7 @@ fn report_of(db: &Path, id: &str) -> turnscope::report::SubmissionReport {
 fn demo_id(db: &Path, instance: &str) -> String {
     let store = SqliteStore::open(db).unwrap();
     store
-        .list_submissions(&ListFilter::All)
+        .list_submissions(RowFilter::All, 0)
         .unwrap()
         .into_iter()
         .find(|r| r.instance_id().as_deref() == Some(instance) && r.status == "running")

@@ -6,8 +6,8 @@
 
 use std::path::{Path, PathBuf};
 
+use turnscope::store::RowFilter;
 use turnscope::tui::harness::{Harness, HarnessOptions};
-use turnscope::tui::StatusFilter;
 
 /// The clock the scale database is written with.
 const NOW: i64 = 1_767_604_800_000;
@@ -52,13 +52,13 @@ fn tui_scale_placeholders_first_then_verdicts_replace_them_with_progress_shown()
     let dir = tempfile::tempdir().unwrap();
     let db = scale_db(dir.path());
     let mut h = open(&db, false);
-    let expired = h.count(StatusFilter::Expired);
+    let expired = h.count(RowFilter::Expired);
     assert!(expired >= 20, "{expired}");
     // The first frame: every expired row, drawn from its submission row; no verdict yet.
     assert_eq!(h.loaded_rows().len(), expired);
     assert_eq!(pending(&h), expired);
     assert!(h.loaded_rows().iter().all(|i| i.verdict == "…"));
-    assert_eq!(h.count_known(StatusFilter::Running), None);
+    assert_eq!(h.count_known(RowFilter::Running), None);
     let screen = h.render();
     assert!(
         screen.contains(&format!("verdicts 0/{expired}")),
@@ -67,7 +67,7 @@ fn tui_scale_placeholders_first_then_verdicts_replace_them_with_progress_shown()
     assert!(screen.contains("running …"), "counts follow: {screen}");
     // The first batch brings the counts and a few verdicts.
     assert!(h.background_step());
-    assert!(h.count_known(StatusFilter::Running).is_some());
+    assert!(h.count_known(RowFilter::Running).is_some());
     let left = pending(&h);
     assert!(left < expired && left > 0, "{left} of {expired}");
     let screen = h.render();
@@ -82,7 +82,7 @@ fn tui_scale_placeholders_first_then_verdicts_replace_them_with_progress_shown()
         !screen.contains("verdicts "),
         "no progress when done: {screen}"
     );
-    assert!(h.count_known(StatusFilter::Failed).is_some());
+    assert!(h.count_known(RowFilter::Failed).is_some());
     // The same verdicts as a harness that finished everything before its first frame.
     let full = open(&db, true);
     let verdicts = |h: &Harness| {
@@ -134,7 +134,7 @@ fn tui_scale_a_filter_change_reads_that_filters_rows() {
     let now = NOW;
     assert!(h.loaded_rows().iter().all(|i| i.row.lease_expired(now)));
     h.press("3");
-    let queued = h.count(StatusFilter::Queued);
+    let queued = h.count(RowFilter::Queued);
     assert!(queued > 0);
     assert_eq!(
         h.loaded_rows().len(),
@@ -165,7 +165,7 @@ fn tui_scale_a_filter_change_reads_that_filters_rows() {
     assert_eq!(h.loaded_rows().len(), queued + 1);
     // All: every row of this small database (under the page size).
     h.press("2");
-    assert_eq!(h.loaded_rows().len(), h.count(StatusFilter::All));
+    assert_eq!(h.loaded_rows().len(), h.count(RowFilter::All));
 }
 
 #[test]

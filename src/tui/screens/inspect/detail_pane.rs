@@ -570,28 +570,28 @@ fn build(ins: &Inspect, t: Theme, now: i64, write: bool) -> Vec<Line<'static>> {
                 ),
                 Style::new(),
             );
-            match anchor.and_then(|a| h.map(|h| h.entries[a].id.clone())) {
+            match anchor.and_then(|a| h.map(|h| h.entries[a as usize].id.clone())) {
                 Some(id) => d.text(format!("They branch from {id}: the leaf was moved back to it (a repair does this), so the runtime no longer sees them."), t.dim()),
                 None => d.text("Their parent chain never reaches the active path.", t.dim()),
             }
         }
-        NodeKind::Call {
+        &NodeKind::Call {
             owner,
-            name,
-            call_id,
             result,
             status,
             call,
         } => {
-            let owner_id = h.map(|h| h.entries[*owner].id.clone()).unwrap_or_default();
+            let (owner, call) = (owner as usize, call as usize);
+            let shown = ins.tree.call(node).unwrap_or_default();
+            let owner_id = h.map(|h| h.entries[owner].id.clone()).unwrap_or_default();
             let (mark, style) = match status {
                 CallStatus::Ok => ("✓ ok", t.ok()),
                 CallStatus::Error => ("✗ error", t.error()),
                 CallStatus::Missing => ("⧗ no result recorded", t.partial()),
             };
             d.lines.push(Line::from(vec![
-                Span::styled(format!("TOOL CALL {} ", clean(name)), t.title()),
-                Span::raw(clean(call_id)),
+                Span::styled(format!("TOOL CALL {} ", clean(&shown.name)), t.title()),
+                Span::raw(clean(&shown.id_text())),
                 Span::raw("  "),
                 Span::styled(mark, style),
             ]));
@@ -600,8 +600,8 @@ fn build(ins: &Inspect, t: Theme, now: i64, write: bool) -> Vec<Line<'static>> {
                 format!("{owner_id} (call {} of its batch)", call + 1),
             );
             if let Some(args) = h
-                .and_then(|h| ins.body(&h.entries[*owner]).message())
-                .and_then(|m| m.tool_calls().get(*call).cloned())
+                .and_then(|h| ins.body(&h.entries[owner]).message())
+                .and_then(|m| m.tool_calls().get(call).cloned())
             {
                 d.heading("ARGUMENTS");
                 let pretty = serde_json::to_string_pretty(&args.arguments).unwrap_or_default();
@@ -617,10 +617,11 @@ fn build(ins: &Inspect, t: Theme, now: i64, write: bool) -> Vec<Line<'static>> {
                         write,
                         lines: Vec::new(),
                     };
+                    let r = r as usize;
                     entry_doc(
                         &mut sub,
-                        ins.body(&h.entries[*r]),
-                        h.is_on_active_path(*r),
+                        ins.body(&h.entries[r]),
+                        h.is_on_active_path(r),
                         now,
                         ins.raw,
                     );
@@ -634,10 +635,11 @@ fn build(ins: &Inspect, t: Theme, now: i64, write: bool) -> Vec<Line<'static>> {
         }
         NodeKind::Entry { entry } => {
             if let Some(h) = h {
+                let entry = *entry as usize;
                 entry_doc(
                     &mut d,
-                    ins.body(&h.entries[*entry]),
-                    h.is_on_active_path(*entry),
+                    ins.body(&h.entries[entry]),
+                    h.is_on_active_path(entry),
                     now,
                     ins.raw,
                 );

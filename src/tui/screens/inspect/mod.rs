@@ -5,7 +5,7 @@
 pub mod detail_pane;
 pub mod tree_pane;
 
-use std::collections::{HashMap, HashSet};
+use std::collections::{HashMap, HashSet, VecDeque};
 use std::sync::Arc;
 
 use crate::core::entry::Entry;
@@ -38,13 +38,19 @@ pub struct Inspect {
     pub matched_cursor: usize,
     /// Bumped whenever data or selection changes (detail cache key).
     pub generation: u64,
-    /// Full entries fetched for the detail pane, by entry id (the tree's entries are compact).
+    /// Full entries fetched for the detail pane, by entry id (the tree's entries are compact); at
+    /// most `BODIES_KEPT`, the oldest dropped first (see `keep_body`).
     pub bodies: HashMap<String, Entry>,
-    /// Entry ids whose body was asked for (so each is asked once).
+    /// `bodies`' ids, oldest first.
+    bodies_order: VecDeque<String>,
+    /// Entry ids whose body was asked for (so each is asked once while it is kept).
     pub bodies_requested: HashSet<String>,
     /// When this view was asked for (the loading line shows how long it has been).
     pub requested_at: std::time::Instant,
 }
+
+/// Full bodies an inspect view keeps (the detail pane shows one or two at a time).
+pub const BODIES_KEPT: usize = 64;
 
 impl Inspect {
     pub fn new(target: Target) -> Inspect {
@@ -62,8 +68,24 @@ impl Inspect {
             matched_cursor: 0,
             generation: 0,
             bodies: HashMap::new(),
+            bodies_order: VecDeque::new(),
             bodies_requested: HashSet::new(),
             requested_at: std::time::Instant::now(),
+        }
+    }
+
+    /// Keep a fetched body, dropping the oldest past `BODIES_KEPT`: scrolling a whale's tree end
+    /// to end shows every entry in turn, and keeping each body would hold the whole session
+    /// parsed (a dropped one is fetched again if it is shown again).
+    pub fn keep_body(&mut self, entry_id: String, full: Entry) {
+        if self.bodies.insert(entry_id.clone(), full).is_none() {
+            self.bodies_order.push_back(entry_id);
+        }
+        while self.bodies_order.len() > BODIES_KEPT {
+            if let Some(old) = self.bodies_order.pop_front() {
+                self.bodies.remove(&old);
+                self.bodies_requested.remove(&old);
+            }
         }
     }
 
@@ -90,10 +112,11 @@ impl Inspect {
             return Vec::new();
         };
         let shown: Vec<usize> = match &self.tree.nodes[node].kind {
-            NodeKind::Entry { entry } => vec![*entry],
-            NodeKind::Call { owner, result, .. } => {
-                std::iter::once(*owner).chain(*result).collect()
-            }
+            NodeKind::Entry { entry } => vec![*entry as usize],
+            NodeKind::Call { owner, result, .. } => std::iter::once(*owner)
+                .chain(*result)
+                .map(|i| i as usize)
+                .collect(),
             _ => Vec::new(),
         };
         shown
@@ -207,13 +230,13 @@ impl Inspect {
                 self.sel = pos;
             } else {
                 // The selected row was folded away: select its nearest visible ancestor.
-                let mut cur = self.tree.nodes[n].parent;
+                let mut cur = self.tree.nodes[n].parent();
                 while let Some(p) = cur {
                     if let Some(pos) = self.visible.iter().position(|&v| v == p) {
                         self.sel = pos;
                         break;
                     }
-                    cur = self.tree.nodes[p].parent;
+                    cur = self.tree.nodes[p].parent();
                 }
             }
         }
@@ -312,7 +335,7 @@ impl Inspect {
     /// ⏎ / l on a tree row: fold or unfold it.
     pub fn toggle_fold(&mut self) {
         if let Some(n) = self.selected_node() {
-            if !self.tree.nodes[n].children.is_empty() {
+            if self.tree.nodes[n].has_children() {
                 let open = self.tree.is_open(n, &self.exp);
                 self.exp.overrides.insert(self.tree.key(n), !open);
                 self.relayout();
@@ -326,7 +349,7 @@ impl Inspect {
             if self.tree.is_open(n, &self.exp) {
                 self.exp.overrides.insert(self.tree.key(n), false);
                 self.relayout();
-            } else if let Some(p) = self.tree.nodes[n].parent {
+            } else if let Some(p) = self.tree.nodes[n].parent() {
                 self.select_node(p);
             }
         }
@@ -399,14 +422,12 @@ impl Inspect {
         let node = self.selected_node()?;
         match &self.tree.nodes[node].kind {
             NodeKind::Header => Some(self.target.id().to_string()),
-            NodeKind::Call {
-                call_id, result, ..
-            } => Some(
-                result
-                    .and_then(|r| self.history().map(|h| h.entries[r].id.clone()))
-                    .unwrap_or_else(|| call_id.clone()),
-            ),
-            NodeKind::Entry { entry } => self.history().map(|h| h.entries[*entry].id.clone()),
+            NodeKind::Call { result, .. } => result
+                .and_then(|r| self.history().map(|h| h.entries[r as usize].id.clone()))
+                .or_else(|| self.tree.call(node).map(|c| c.id_text())),
+            NodeKind::Entry { entry } => self
+                .history()
+                .map(|h| h.entries[*entry as usize].id.clone()),
             _ => None,
         }
     }
@@ -502,15 +523,12 @@ impl Inspect {
             }
             _ => {
                 // First hit at or after the selected row in tree order.
-                let order: HashMap<usize, usize> = {
-                    let mut all = Vec::new();
-                    let mut stack: Vec<usize> = self.tree.roots.iter().rev().copied().collect();
-                    while let Some(x) = stack.pop() {
-                        all.push(x);
-                        stack.extend(self.tree.nodes[x].children.iter().rev());
-                    }
-                    all.into_iter().enumerate().map(|(i, x)| (x, i)).collect()
-                };
+                let order: HashMap<usize, usize> = self
+                    .tree
+                    .preorder(|_| true)
+                    .enumerate()
+                    .map(|(i, x)| (x, i))
+                    .collect();
                 let cur = self
                     .selected_node()
                     .and_then(|s| order.get(&s).copied())
@@ -611,4 +629,29 @@ pub fn describe_change(old: &OpenedSubmission, new: &OpenedSubmission) -> Option
             parts.join(", ")
         )
     })
+}
+
+#[cfg(test)]
+mod body_cache_tests {
+    use super::*;
+
+    #[test]
+    fn keeps_the_newest_bodies_and_lets_dropped_ones_be_asked_again() {
+        let mut ins = Inspect::new(Target::Submission("s".into()));
+        for i in 0..BODIES_KEPT + 10 {
+            let id = format!("e{i}");
+            ins.bodies_requested.insert(id.clone());
+            let raw = format!(r#"{{"type":"message","id":"{id}","message":{{"role":"user"}}}}"#);
+            ins.keep_body(id.clone(), Entry::parse(i as i64, &id, &raw));
+        }
+        assert_eq!(ins.bodies.len(), BODIES_KEPT);
+        assert!(!ins.bodies.contains_key("e0") && !ins.bodies_requested.contains("e0"));
+        let newest = format!("e{}", BODIES_KEPT + 9);
+        assert!(ins.bodies.contains_key(&newest) && ins.bodies_requested.contains(&newest));
+        // The same body again does not count twice.
+        let raw = format!(r#"{{"type":"message","id":"{newest}","message":{{"role":"user"}}}}"#);
+        ins.keep_body(newest.clone(), Entry::parse(0, &newest, &raw));
+        assert_eq!(ins.bodies.len(), BODIES_KEPT);
+        assert!(ins.bodies.contains_key("e10"));
+    }
 }

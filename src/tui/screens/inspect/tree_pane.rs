@@ -149,7 +149,7 @@ fn row_spans<'a>(ins: &'a Inspect, node: usize, t: Theme, now: i64, hit: bool) -
     } else {
         Span::raw(" ")
     };
-    let fold = if n.children.is_empty() {
+    let fold = if !n.has_children() {
         "  "
     } else if tree.is_open(node, &ins.exp) {
         "▾ "
@@ -214,24 +214,22 @@ fn row_spans<'a>(ins: &'a Inspect, node: usize, t: Theme, now: i64, hit: bool) -
                 t.dim(),
             ));
         }
-        NodeKind::Call {
-            name,
-            call_id,
-            result,
-            status,
-            ..
-        } => {
+        NodeKind::Call { result, status, .. } => {
+            let call = tree.call(node).unwrap_or_default();
             let style = match status {
                 CallStatus::Ok => t.ok(),
                 CallStatus::Error => t.error(),
                 CallStatus::Missing => t.partial(),
             };
             v.push(Span::styled(format!("{} ", status.mark()), style));
-            v.push(Span::styled(clean(name), base));
-            v.push(Span::styled(format!(" {}", clean(call_id)), t.dim()));
+            v.push(Span::styled(clean(&call.name), base));
+            v.push(Span::styled(
+                format!(" {}", clean(&call.id_text())),
+                t.dim(),
+            ));
             match (result, hist) {
                 (Some(r), Some(h)) => {
-                    let e = &h.entries[*r];
+                    let e = &h.entries[*r as usize];
                     v.push(Span::styled(format!(" → {}", clean(&e.id)), t.dim()));
                     if let Some(m) = e.message() {
                         let text = result_text(m);
@@ -245,7 +243,7 @@ fn row_spans<'a>(ins: &'a Inspect, node: usize, t: Theme, now: i64, hit: bool) -
         }
         NodeKind::Entry { entry } => {
             if let Some(h) = hist {
-                entry_spans(&h.entries[*entry], t, now, base, !dim, &mut v);
+                entry_spans(&h.entries[*entry as usize], t, now, base, !dim, &mut v);
             }
         }
     }
