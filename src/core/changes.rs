@@ -92,9 +92,28 @@ impl SqlValue {
     }
 }
 
+/// What a preview line shows, so a view can style it without reading its text.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum PreviewPart {
+    /// The row written: `insert entry …`, `update <table>…`, `delete …`.
+    Row,
+    /// A value as it is now (replaced by the next `New` line).
+    Old,
+    /// The value written.
+    New,
+    /// A row's content or a `column: old → new` change.
+    Value,
+}
+
 impl RowChange {
     /// Human preview lines: the exact row inserted, or `column: old → new`.
     pub fn preview(&self) -> Vec<String> {
+        self.preview_parts().into_iter().map(|(_, l)| l).collect()
+    }
+
+    /// [`preview`](Self::preview) with what each line shows.
+    pub fn preview_parts(&self) -> Vec<(PreviewPart, String)> {
+        use PreviewPart::{New, Old, Row, Value};
         match self {
             RowChange::InsertEntry {
                 entry_id,
@@ -103,8 +122,11 @@ impl RowChange {
                 ..
             } => {
                 vec![
-                    format!("insert entry {entry_id} at position {position}:"),
-                    format!("    {data}"),
+                    (
+                        Row,
+                        format!("insert entry {entry_id} at position {position}:"),
+                    ),
+                    (Value, format!("    {data}")),
                 ]
             }
             RowChange::UpdateSessionData {
@@ -112,26 +134,27 @@ impl RowChange {
                 old,
                 new,
             } => vec![
-                format!("update flue_sessions.data of {session_id}:"),
-                format!("    - {old}"),
-                format!("    + {new}"),
+                (Row, format!("update flue_sessions.data of {session_id}:")),
+                (Old, format!("    - {old}")),
+                (New, format!("    + {new}")),
             ],
             RowChange::UpdateJournal { set, .. } => {
-                let mut v = vec!["update flue_agent_turn_journals:".to_string()];
-                v.extend(set.iter().map(ColumnChange::line));
+                let mut v = vec![(Row, "update flue_agent_turn_journals:".to_string())];
+                v.extend(set.iter().map(|c| (Value, c.line())));
                 v
             }
             RowChange::UpdateSubmission { set, .. } => {
-                let mut v = vec!["update flue_agent_submissions:".to_string()];
-                v.extend(set.iter().map(ColumnChange::line));
+                let mut v = vec![(Row, "update flue_agent_submissions:".to_string())];
+                v.extend(set.iter().map(|c| (Value, c.line())));
                 v
             }
             RowChange::DeleteStreamChunks {
                 stream_key,
                 segments,
             } => {
-                vec![format!(
-                    "delete {segments} stream chunk segment(s) of {stream_key}"
+                vec![(
+                    Row,
+                    format!("delete {segments} stream chunk segment(s) of {stream_key}"),
                 )]
             }
         }

@@ -9,6 +9,7 @@ use crate::core::changes::{Fence, RowChange};
 
 use crate::core::records::{SessionRecord, SubmissionBundle};
 use crate::core::rows::SubmissionRow;
+use crate::core::status::SubmissionStatus;
 
 use super::access::SessionLoader;
 use super::access::SessionRows;
@@ -89,7 +90,7 @@ pub trait JournalStore {
         now_ms: i64,
     ) -> Result<Vec<SubmissionRow>, StoreError>;
     /// Count of submissions per status.
-    fn status_counts(&self) -> Result<Vec<(String, i64)>, StoreError>;
+    fn status_counts(&self) -> Result<Vec<(SubmissionStatus, i64)>, StoreError>;
     /// Resolve a full id or a unique prefix.
     fn find_submission(&self, query: &str) -> Result<SubmissionRow, StoreError>;
     /// Load a submission with its journal, session and stream chunks in one read snapshot.

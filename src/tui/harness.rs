@@ -282,7 +282,7 @@ impl Harness {
                     PopupAction::NextStep { .. } => PopupKind::NextStep,
                 };
                 v.title = c.title.clone();
-                v.body = c.lines.join("\n");
+                v.body = super::popups::text_of(&c.lines).join("\n");
                 v.yes_selected = c.yes;
             }
             Popup::Palette(pal) => {

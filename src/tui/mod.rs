@@ -111,14 +111,17 @@ impl TuiOptions {
     }
 }
 
-#[derive(Debug)]
+#[derive(Debug, thiserror::Error)]
 pub enum TuiError {
     /// The database could not be opened (checked before the screen is taken over).
-    Store(StoreError),
+    #[error("{0}")]
+    Store(#[source] StoreError),
     /// stdout is not a terminal.
+    #[error("the interactive view needs a terminal, and stdout is not one")]
     NotATerminal,
     /// Terminal I/O failed.
-    Io(std::io::Error),
+    #[error("terminal error: {0}")]
+    Io(#[from] std::io::Error),
 }
 
 impl TuiError {
@@ -131,35 +134,6 @@ impl TuiError {
             }
             TuiError::Io(_) => "the terminal went away; rerun turnscope".into(),
         }
-    }
-}
-
-impl std::fmt::Display for TuiError {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        match self {
-            TuiError::Store(e) => write!(f, "{e}"),
-            TuiError::NotATerminal => write!(
-                f,
-                "the interactive view needs a terminal, and stdout is not one"
-            ),
-            TuiError::Io(e) => write!(f, "terminal error: {e}"),
-        }
-    }
-}
-
-impl std::error::Error for TuiError {
-    fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
-        match self {
-            TuiError::Store(e) => Some(e),
-            TuiError::Io(e) => Some(e),
-            TuiError::NotATerminal => None,
-        }
-    }
-}
-
-impl From<std::io::Error> for TuiError {
-    fn from(e: std::io::Error) -> Self {
-        TuiError::Io(e)
     }
 }
 

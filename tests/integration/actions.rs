@@ -2,6 +2,7 @@
 //! idempotence, first-write-wins and the audit trail.
 
 use std::path::{Path, PathBuf};
+use turnscope::core::status::{JournalPhase, SubmissionStatus};
 
 use rusqlite::Connection;
 use serde_json::Value;
@@ -217,7 +218,10 @@ fn repair_twice_writes_nothing_the_second_time() {
         assert!(again.is_noop(), "{kind:?}: {:?}", again.changes);
         assert_eq!(r2.classification().state.label(), "resume/tool_results");
         assert_eq!(r2.plan.rule, Some(5), "{kind:?}");
-        assert_eq!(r2.bundle.journal.as_ref().unwrap().phase, "before_provider");
+        assert_eq!(
+            r2.bundle.journal.as_ref().unwrap().phase,
+            JournalPhase::BeforeProvider
+        );
         assert_eq!(audit_rows(&db), 1, "{kind:?}");
     }
 }
@@ -312,7 +316,7 @@ fn requeue_and_fail_write_the_runtime_rows() {
         let r = report_on(&db, &id, DEMO_NOW);
         apply_on(&db, &plan_requeue(&r, DEMO_NOW).unwrap(), DEMO_NOW).unwrap();
         let after = report_on(&db, &id, DEMO_NOW);
-        assert_eq!(after.row().status, "queued");
+        assert_eq!(after.row().status, SubmissionStatus::Queued);
         assert_eq!(
             (
                 after.row().attempt_id.clone(),
@@ -343,7 +347,7 @@ fn requeue_and_fail_write_the_runtime_rows() {
             .contains("Interrupted tool call(s):\n  - search_flights ("));
         apply_on(&db, &plan, DEMO_NOW).unwrap();
         let after = report_on(&db, &id, DEMO_NOW);
-        assert_eq!(after.row().status, "settled");
+        assert_eq!(after.row().status, SubmissionStatus::Settled);
         assert!(after.row().error.as_deref().unwrap().starts_with("Submission was interrupted with pending tool call(s): search_flights, search_hotels, check_visa."));
         // Failing again is refused (settled), and the advisory is never doubled.
         assert!(plan_fail(&after, "again", DEMO_NOW, &mut ids(&after)).is_err());
@@ -358,7 +362,7 @@ fn requeue_and_fail_write_the_runtime_rows() {
         )
         .unwrap();
         let after = report_on(&db, &id, DEMO_NOW);
-        assert_eq!(after.row().status, "terminalizing");
+        assert_eq!(after.row().status, SubmissionStatus::Terminalizing);
         assert_eq!(
             after.row().terminal_key.as_deref(),
             Some(format!("direct-submission:{id}:settled").as_str())
@@ -555,12 +559,12 @@ fn step_applies_the_runtime_writes_one_at_a_time() {
         );
         assert_eq!(
             report_on(&db, &id, DEMO_NOW).row().status,
-            "running",
+            SubmissionStatus::Running,
             "one write at a time"
         );
         step_on(&db, &id, DEMO_NOW).unwrap();
         let after = report_on(&db, &id, DEMO_NOW);
-        assert_eq!(after.row().status, "settled");
+        assert_eq!(after.row().status, SubmissionStatus::Settled);
         assert_eq!(
             after.row().error.as_deref(),
             Some(turnscope::core::plan::messages::AFTER_INPUT_APPLICATION)
@@ -609,7 +613,10 @@ fn step_applies_the_runtime_writes_one_at_a_time() {
         // Rule 7: the requeue.
         let id = demo_id_in(db.open().reader(), "guild-42");
         step_on(&db, &id, DEMO_NOW).unwrap();
-        assert_eq!(report_on(&db, &id, DEMO_NOW).row().status, "queued");
+        assert_eq!(
+            report_on(&db, &id, DEMO_NOW).row().status,
+            SubmissionStatus::Queued
+        );
 
         let trail = db.open().audit_records().unwrap();
         assert_eq!(trail.len(), 5);

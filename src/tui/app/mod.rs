@@ -16,7 +16,8 @@ use super::act::{self, Outcome, PlanItem, Planned};
 use super::data::{ListItem, Opened, Snapshot, Target};
 use super::keymap::{self, Action, Ctx};
 use super::popups::{
-    Confirm, Env, Help, Note, Palette, PaletteEntry, PaletteScope, Popup, PopupView, Reply,
+    Confirm, Env, Help, Note, Palette, PaletteEntry, PaletteScope, Popup, PopupLine, PopupView,
+    Reply,
 };
 use super::screens::audit::AuditScreen;
 use super::screens::inspect::{describe_change, Inspect, Said};
@@ -25,6 +26,7 @@ use super::screens::sessions::SessionsScreen;
 use super::theme::Theme;
 use super::worker::{Request, Response};
 use crate::actions::ActionKind;
+use crate::core::status::SubmissionStatus;
 use crate::store::RowFilter;
 use crate::store::{AuditRecord, SessionSummary};
 
@@ -72,7 +74,7 @@ pub struct App {
     pub sessions: SessionsScreen,
     pub stack: Vec<Inspect>,
     pub items: Vec<ListItem>,
-    pub counts: Vec<(String, i64)>,
+    pub counts: Vec<(SubmissionStatus, i64)>,
     pub loaded: bool,
     pub status: Option<Status>,
     /// The last database error; cleared by the next good refresh.
@@ -457,7 +459,10 @@ impl App {
             Action::Palette => self.show(Popup::Palette(Palette::default())),
             Action::Refresh => {
                 self.request_refresh();
-                self.info("refreshing…");
+                self.status = Some(Status {
+                    text: "refreshing…".into(),
+                    level: Level::Refreshing,
+                });
             }
             Action::Back => self.back(),
             Action::NextPane | Action::PrevPane => self.cycle_pane(),
@@ -856,7 +861,10 @@ impl App {
             lines
                 .push("S applies these writes one at a time, each previewed and confirmed.".into());
         }
-        self.show(Popup::info(title, lines));
+        self.show(Popup::info(
+            title,
+            lines.into_iter().map(PopupLine::from).collect(),
+        ));
     }
 }
 

@@ -120,7 +120,7 @@ impl App {
         if self
             .status
             .as_ref()
-            .is_some_and(|s| s.text == "refreshing…")
+            .is_some_and(|s| s.level == Level::Refreshing)
         {
             let ms = self.refresh_took.map_or(0, |d| d.as_millis());
             self.info(&format!("refreshed in {ms} ms"));

@@ -6,13 +6,13 @@
 //! and the worker's report comes back as [`Confirm::for_applied`].
 
 use ratatui::layout::Rect;
-use ratatui::style::{Modifier, Style};
 use ratatui::text::{Line, Span};
 use ratatui::widgets::{Block, BorderType, Borders, Clear, Paragraph};
 use ratatui::Frame;
 
 use super::env::{PopupView, Reply};
 use super::widgets::{button, centered};
+use super::{text_of, PopupLine};
 use crate::actions::ActionKind;
 use crate::tui::act::{self, Outcome, OutcomeResult, PlanItem, Planned};
 use crate::tui::keymap::Action;
@@ -37,7 +37,7 @@ pub enum PopupAction {
 #[derive(Debug, Clone, PartialEq)]
 pub struct Confirm {
     pub title: String,
-    pub lines: Vec<String>,
+    pub lines: Vec<PopupLine>,
     /// What the Yes button says ("apply", "ok", "next step").
     pub confirm_label: String,
     pub action: PopupAction,
@@ -57,7 +57,7 @@ pub enum Note {
 
 impl Confirm {
     /// An informational popup with one button.
-    pub fn info(title: impl Into<String>, lines: Vec<String>) -> Confirm {
+    pub fn info(title: impl Into<String>, lines: Vec<PopupLine>) -> Confirm {
         Confirm {
             title: title.into(),
             lines,
@@ -71,7 +71,7 @@ impl Confirm {
     /// A write's preview: No is selected.
     fn apply(
         title: String,
-        lines: Vec<String>,
+        lines: Vec<PopupLine>,
         label: String,
         kind: ActionKind,
         items: Vec<PlanItem>,
@@ -139,10 +139,10 @@ impl Confirm {
             .count();
         Confirm::info(
             format!("{}: applying…", act::title_word(kind)),
-            vec![format!(
+            vec![PopupLine::from(format!(
                 "writing {n} submission{}, each in its own fenced transaction…",
                 if n == 1 { "" } else { "s" }
-            )],
+            ))],
         )
     }
 
@@ -165,7 +165,7 @@ impl Confirm {
                     act::short_id(&o.submission_id),
                     d.join("; ")
                 )),
-                _ => Note::Error(lines.join(" ")),
+                _ => Note::Error(text_of(&lines).join(" ")),
             };
             let popup = if next {
                 Confirm {
@@ -239,8 +239,8 @@ impl Confirm {
             .lines
             .iter()
             .flat_map(|l| {
-                let style = tone(t, l);
-                wrap(l, text_w)
+                let style = l.tone.style(t);
+                wrap(&l.text, text_w)
                     .into_iter()
                     .map(move |piece| Line::from(Span::styled(format!(" {piece}"), style)))
             })
@@ -327,38 +327,6 @@ impl Confirm {
                 ..inner
             },
         );
-    }
-}
-
-/// The style of a popup line, from how it starts (the text carries the meaning; colour repeats it).
-fn tone(t: Theme, line: &str) -> Style {
-    let s = line.trim_start();
-    if s.starts_with('✗') || s.starts_with("refused") || s.starts_with("- ") {
-        t.error().remove_modifier(Modifier::BOLD)
-    } else if s.starts_with('✓') || s.starts_with("applied:") || s.starts_with("+ ") {
-        t.ok()
-    } else if s.starts_with('▶') || s.starts_with("next write:") {
-        t.key()
-    } else if s.starts_with("nothing written") || s.starts_with("instead:") {
-        t.warn()
-    } else if [
-        "runtime plan:",
-        "afterwards:",
-        "before → now:",
-        "writes, in one",
-        "what changed:",
-    ]
-    .iter()
-    .any(|p| s.starts_with(p))
-    {
-        t.title()
-    } else if ["insert entry", "update ", "delete "]
-        .iter()
-        .any(|p| s.starts_with(p))
-    {
-        Style::new().add_modifier(Modifier::BOLD)
-    } else {
-        Style::new()
     }
 }
 

@@ -1,6 +1,7 @@
 //! Write mode (`--write`): previews, confirmations, refusals, fences, bulk actions, step mode.
 
 use super::*;
+use turnscope::core::status::SubmissionStatus;
 
 #[test]
 fn read_only_mode_has_no_write_actions() {
@@ -214,7 +215,7 @@ fn fail_requires_a_reason_and_records_it() {
         )]
     );
     let r = report_of(&db, &id);
-    assert_eq!(r.row().status, "settled");
+    assert_eq!(r.row().status, SubmissionStatus::Settled);
     assert!(r.row().error.is_some());
     // Esc in the reason input cancels: nothing written.
     h.press("<Esc>2g");
@@ -361,7 +362,7 @@ fn bulk_fail_previews_the_set_then_summarises() {
     // The database: two settled with the runtime's error, the completed one untouched.
     let statuses: Vec<String> = ids
         .iter()
-        .map(|id| report_of(&db, id).row().status.clone())
+        .map(|id| report_of(&db, id).row().status.to_string())
         .collect();
     assert_eq!(statuses, ["running", "settled", "settled"]);
     for id in &ids[1..] {
@@ -421,7 +422,7 @@ fn step_twice_through_rule_9_advisory_then_settlement() {
     assert_eq!(h.popup_kind(), Some(PopupKind::NextStep));
     text.push_str(&mask(&h.render()));
     assert_eq!(entries(&db), n0 + 1);
-    assert_eq!(report_of(&db, &id).row().status, "running");
+    assert_eq!(report_of(&db, &id).row().status, SubmissionStatus::Running);
     // The operator stops here; S again later continues with the next write.
     h.press("<Esc>S");
     let (_, lines) = popup(&h);
@@ -438,7 +439,7 @@ fn step_twice_through_rule_9_advisory_then_settlement() {
     text.push_str(&mask(&h.render()));
     settings().bind(|| insta::assert_snapshot!("write_step", text));
     let r = report_of(&db, &id);
-    assert_eq!(r.row().status, "settled");
+    assert_eq!(r.row().status, SubmissionStatus::Settled);
     assert_eq!(entries(&db), n0 + 1, "the advisory once");
     let audit = audit_rows(&db);
     assert_eq!(audit.len(), 2);
