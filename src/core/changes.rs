@@ -7,6 +7,7 @@ use serde::Serialize;
 /// Everything a preview relied on. The store re-reads these inside the write transaction; any
 /// difference aborts the write.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "camelCase")]
 pub struct Fence {
     pub submission_id: String,
     pub status: String,
@@ -15,9 +16,33 @@ pub struct Fence {
     pub lease_expires_at: i64,
     pub require_expired_lease: bool,
     /// `(attempt_id, phase, revision, committed)` of the journal row, or `None` when there was none.
+    #[serde(serialize_with = "journal_json")]
     pub journal: Option<(String, String, i64, bool)>,
     /// The session row: `(leafId, entry count)`, or `None` when there was none.
+    #[serde(serialize_with = "session_json")]
     pub session: Option<(Option<String>, i64)>,
+}
+
+/// The fence's journal in JSON as the other documents name its fields (`attemptId`, …).
+fn journal_json<S: serde::Serializer>(
+    j: &Option<(String, String, i64, bool)>,
+    s: S,
+) -> Result<S::Ok, S::Error> {
+    j.as_ref()
+        .map(|(attempt, phase, revision, committed)| {
+            serde_json::json!({"attemptId": attempt, "phase": phase, "revision": revision, "committed": committed})
+        })
+        .serialize(s)
+}
+
+/// The fence's session in JSON: `{"leafId", "entryCount"}`.
+fn session_json<S: serde::Serializer>(
+    v: &Option<(Option<String>, i64)>,
+    s: S,
+) -> Result<S::Ok, S::Error> {
+    v.as_ref()
+        .map(|(leaf, count)| serde_json::json!({"leafId": leaf, "entryCount": count}))
+        .serialize(s)
 }
 
 /// One row change, in the order it is applied.

@@ -75,6 +75,45 @@ pub enum StoreError {
     /// Any other PostgreSQL failure (never carries the password).
     #[error("{context}: {detail}")]
     Postgres { context: String, detail: String },
+    /// `--write`, and the database cannot be written: found when the writer opens, before any
+    /// preview, so no confirmation is asked for a write that would fail.
+    #[error("cannot write {target}: {} ({detail})", .why.what())]
+    NotWritable {
+        /// The database (a path, or a URL without its password).
+        target: String,
+        why: NotWritable,
+        detail: String,
+    },
+}
+
+/// Why a database cannot be written.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum NotWritable {
+    /// The file's permissions refuse this user.
+    File,
+    /// SQLite must create its `-wal`/`-shm`/`-journal` file beside the database, and the
+    /// directory refuses this user.
+    Directory,
+    /// The file system is mounted read-only.
+    ReadOnlyFs,
+    /// The PostgreSQL role lacks a privilege on a table turnscope writes.
+    PgPrivilege,
+    /// The PostgreSQL server makes every transaction read-only (`default_transaction_read_only`,
+    /// or a hot standby).
+    PgReadOnly,
+}
+
+impl NotWritable {
+    /// What refuses the write, in the error line.
+    fn what(self) -> &'static str {
+        match self {
+            NotWritable::File => "the database file is not writable by this user",
+            NotWritable::Directory => "the database's directory is not writable by this user (SQLite creates its -wal, -shm or -journal file there)",
+            NotWritable::ReadOnlyFs => "the database is on a read-only file system",
+            NotWritable::PgPrivilege => "this PostgreSQL role cannot write the journal tables",
+            NotWritable::PgReadOnly => "the PostgreSQL server makes every transaction read-only",
+        }
+    }
 }
 
 /// Why a PostgreSQL connection failed.
@@ -157,6 +196,13 @@ impl StoreError {
             StoreError::PgNotEmpty { .. } => "copy into a new, empty database: `createdb NAME`, then --db postgres://…/NAME".into(),
             StoreError::PgNotBuilt { .. } => "rebuild with --features postgres (a default feature), or give --db an SQLite path".into(),
             StoreError::Postgres { .. } => "retry; if it persists, check the server log".into(),
+            StoreError::NotWritable { why, .. } => match why {
+                NotWritable::File => "run turnscope as the user the runtime writes as (`ls -l` shows the owner), or grant write access; nothing was written, and the database is not damaged".into(),
+                NotWritable::Directory => "run turnscope as the user that owns the directory, or grant write access to it; nothing was written, and the database is not damaged".into(),
+                NotWritable::ReadOnlyFs => "write on the host that mounts it read-write (or remount it); drop --write to read it".into(),
+                NotWritable::PgPrivilege => "connect as the role the runtime uses, or GRANT SELECT, INSERT, UPDATE, DELETE on the flue tables (and CREATE on the schema for turnscope_audit) to this role".into(),
+                NotWritable::PgReadOnly => "connect to the primary, not a standby, or run ALTER ROLE/DATABASE … SET default_transaction_read_only = off; drop --write to read".into(),
+            },
         }
     }
 

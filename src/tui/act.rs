@@ -354,7 +354,7 @@ pub fn result_single(kind: ActionKind, o: &Outcome) -> (String, Vec<PopupLine>, 
                         Some(w) if a.has_rule && a.status == SubmissionStatus::Running => {
                             lines.push(line(Next, format!("next write: {w}")));
                             lines.push(plain(
-                                "⏎/y plans the next step (previewed, No selected) · esc stops here",
+                                "⏎/A plans the next step (previewed, No selected) · esc stops here",
                             ));
                             next = true;
                         }

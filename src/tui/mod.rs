@@ -30,6 +30,7 @@ mod view_state;
 mod views;
 mod widgets;
 mod worker;
+mod worker_undo;
 
 use std::io::{IsTerminal, Write};
 use std::path::PathBuf;
@@ -248,6 +249,7 @@ pub fn run(options: TuiOptions) -> Result<(), TuiError> {
         refresh: options.refresh.max(Duration::from_millis(100)),
         export_dir: export_dir.clone(),
         now_override: options.now_override,
+        show_pinned_clock: options.now_override.is_some(),
         theme: Theme::with_palette(options.palette),
         keys: options.keys.clone(),
     };

@@ -67,6 +67,7 @@ fn audit(action: &str, now: i64) -> AuditInfo {
         reason: Some("test".into()),
         summary: "s".into(),
         now_ms: now,
+        batch_id: None,
     }
 }
 
@@ -465,9 +466,10 @@ fn a_result_that_arrives_first_wins() {
     );
 }
 
+/// The CLI on `db` with the real clock: the fixture's leases expired long ago.
 fn turnscope(db: &Path, args: &[&str]) -> std::process::Output {
     crate::support::turnscope_command()
-        .env("TURNSCOPE_NOW_MS", FIXTURE_NOW.to_string())
+        .env_remove("TURNSCOPE_NOW_MS")
         .env("TURNSCOPE_OPERATOR", "cli@test")
         .arg("--db")
         .arg(db)
@@ -480,6 +482,14 @@ fn turnscope(db: &Path, args: &[&str]) -> std::process::Output {
 fn cli_is_read_only_by_default_and_previews_before_writing() {
     let dir = tempfile::tempdir().unwrap();
     let db = unpack_fixture(dir.path(), "tool-batch-mid");
+    // Writes plan at the real clock: a deadline an hour from now keeps the runtime's answer rule 5.
+    rusqlite::Connection::open(&db)
+        .unwrap()
+        .execute(
+            "UPDATE flue_agent_submissions SET timeout_at = ?1",
+            [turnscope::clock::now_ms() + 3_600_000],
+        )
+        .unwrap();
     let bytes = std::fs::read(&db).unwrap();
     let o = turnscope(&db, &["repair", "74384fb4"]);
     assert_eq!(o.status.code(), Some(2));
@@ -501,7 +511,7 @@ fn cli_is_read_only_by_default_and_previews_before_writing() {
         "dry run and refusal wrote nothing"
     );
 
-    let o = turnscope(&db, &["--write", "repair", "74384fb4", "--json"]);
+    let o = turnscope(&db, &["--write", "repair", "74384fb4", "--json", "-y"]);
     assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
     let v: Value = serde_json::from_slice(&o.stdout).unwrap();
     assert_eq!(v["schema"], "turnscope.action/1");
@@ -518,7 +528,11 @@ fn cli_is_read_only_by_default_and_previews_before_writing() {
         "{err}"
     );
     let o = turnscope(&db, &["--write", "fail", "74384fb4"]);
-    assert_eq!(o.status.code(), Some(3), "fail needs a reason");
+    assert_eq!(
+        o.status.code(),
+        Some(2),
+        "fail without a reason is a usage error"
+    );
 
     let audit = turnscope(&db, &["audit", "--json"]);
     let v: Value = serde_json::from_slice(&audit.stdout).unwrap();

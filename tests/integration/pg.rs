@@ -323,6 +323,7 @@ fn pg_cli_seeds_lists_shows_repairs_and_audits_without_showing_the_password() {
         &id,
         "--reason",
         "pg test",
+        "-y",
     ]);
     assert_eq!(code, 0, "{out}{err}");
     assert!(out.contains("applied:"), "{out}");

@@ -1116,6 +1116,7 @@ fn act(db: &Path, writer: &mut SqliteWriter, st: &mut TsStats, preview: bool) {
             reason: plan.reason.clone(),
             summary: plan.summary.clone(),
             now_ms: now,
+            batch_id: None,
         };
         match writer.apply(&plan.fence, &plan.changes, &audit) {
             Ok(a) => {
@@ -1140,7 +1141,7 @@ fn act(db: &Path, writer: &mut SqliteWriter, st: &mut TsStats, preview: bool) {
                 });
                 *st.fence_reasons.entry(why).or_default() += 1;
             }
-            Err(ApplyError::Store(e)) => {
+            Err(e @ (ApplyError::Store(_) | ApplyError::Refused(_) | ApplyError::NotFound(_))) => {
                 eprintln!("soak apply: {e}");
                 st.store_errors += 1;
             }

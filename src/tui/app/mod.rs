@@ -59,6 +59,9 @@ pub struct AppConfig {
     pub refresh: Duration,
     pub export_dir: PathBuf,
     pub now_override: Option<i64>,
+    /// Say in the header that the clock is pinned (`TURNSCOPE_NOW_MS`): times shown are relative
+    /// to it; every write is checked at the real clock.
+    pub show_pinned_clock: bool,
     pub theme: Theme,
     /// Key overrides from the configuration file.
     pub keys: keymap::Overrides,
@@ -288,6 +291,12 @@ impl App {
             self.quit = true;
             return;
         }
+        // A bulk's count is typed into its confirm dialog before any key is looked up.
+        if let Some(Popup::Confirm(c)) = &mut self.popup {
+            if c.on_count_key(ev.code) {
+                return;
+            }
+        }
         if matches!(self.popup, Some(Popup::Reason(_) | Popup::Palette(_))) {
             // They read text: every key is theirs.
             if let Some(reply) = self.with_popup(|p, env, view| p.on_key(&ev, env, view)) {
@@ -325,6 +334,14 @@ impl App {
             Reply::Apply { kind, items } => {
                 self.popup = None;
                 self.request_apply(kind, items);
+            }
+            Reply::PlanUndo { target, reason } => {
+                self.popup = None;
+                self.request_undo(target, reason, false);
+            }
+            Reply::Undo { target, reason } => {
+                self.popup = None;
+                self.request_undo(target, reason, true);
             }
             Reply::Plan { kind, ids, reason } => {
                 self.popup = None;
@@ -517,6 +534,10 @@ impl App {
             // Write actions: their bindings exist only in write mode; this guard keeps a stray
             // call (mouse, tests) from doing anything in read-only mode.
             Action::Act(kind) if self.write_mode() => self.act(kind),
+            Action::Undo { batch } if self.write_mode() && self.root == Root::Audit => {
+                self.ask_undo(batch)
+            }
+            Action::Undo { .. } => {}
             Action::ToggleMark if self.write_mode() => self.toggle_mark(),
             Action::Act(_) | Action::ToggleMark => {}
         }

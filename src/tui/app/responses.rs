@@ -63,6 +63,12 @@ impl App {
             Response::Planned(p) => self.on_planned(p),
             Response::Applied { kind, outcomes } => self.on_applied(kind, outcomes),
             Response::Audit(result) => self.audit.on_read(result),
+            Response::Undo {
+                target,
+                reason,
+                commit,
+                result,
+            } => self.on_undo(target, reason, commit, result),
         }
     }
 

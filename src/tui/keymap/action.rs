@@ -91,7 +91,8 @@ pub enum Action {
     ToggleRaw,
     /// Press the popup's selected button (No on a write until the operator switches).
     Confirm,
-    /// The popup's Yes: apply the previewed writes, or ok.
+    /// The popup's Yes: apply the previewed writes, or ok. Bound to `A`, a key that means
+    /// nothing anywhere else (not `y`, which copies an id everywhere else).
     Yes,
     /// Switch between the popup's No and Yes buttons.
     SwitchButton,
@@ -107,6 +108,11 @@ pub enum Action {
     ToggleMark,
     /// The command palette: every action with its key, filtered as you type.
     Palette,
+    /// Write mode only, the audit trail: undo the selected record, or (`batch`) every record of
+    /// its bulk apply.
+    Undo {
+        batch: bool,
+    },
 }
 
 /// Where a binding applies. Lookup goes from the focused pane outwards to `Global`.

@@ -88,6 +88,7 @@ pub fn action_name(a: Action) -> String {
     match a {
         A::Filter(f) => format!("filter_{}", f.label()),
         A::Act(kind) => kind.as_str().to_string(),
+        A::Undo { batch: true } => "undo_batch".to_string(),
         other => <&'static str>::from(other).to_string(),
     }
 }

@@ -2,8 +2,10 @@
 //! informational popups that report plans, refusals and results, and step mode's "next step".
 //!
 //! Pressing R (or Q, F, S) in the list asks the worker for a plan ([`super::super::screens`]);
-//! the plan arrives here ([`Confirm::for_planned`]), ⏎ on Yes or `y` answers [`Reply::Apply`],
-//! and the worker's report comes back as [`Confirm::for_applied`].
+//! the plan arrives here ([`Confirm::for_planned`]), ⏎ on Yes or `A` answers [`Reply::Apply`],
+//! and the worker's report comes back as [`Confirm::for_applied`]. `A` means nothing outside a
+//! popup (`y` copies an id everywhere else), and a bulk of [`TYPE_COUNT_FROM`] or more writes
+//! asks for its count to be typed before it applies.
 
 use ratatui::layout::Rect;
 use ratatui::text::{Line, Span};
@@ -32,7 +34,15 @@ pub enum PopupAction {
     },
     /// Step mode, after a step: plan the next write of the runtime's plan for this submission.
     NextStep { submission_id: String },
+    /// Apply this previewed undo (its rows were checked; the worker checks again under the lock).
+    Undo {
+        target: crate::store::UndoTarget,
+        reason: Option<String>,
+    },
 }
+
+/// A bulk of this many writes or more asks for the count to be typed before it applies.
+pub const TYPE_COUNT_FROM: usize = 10;
 
 #[derive(Debug, Clone, PartialEq)]
 pub struct Confirm {
@@ -44,6 +54,10 @@ pub struct Confirm {
     pub scroll: usize,
     /// The selected button: Yes when true. Starts false (No) for writes.
     pub yes: bool,
+    /// A bulk of [`TYPE_COUNT_FROM`] or more: the count that must be typed before Yes applies.
+    pub count_required: Option<usize>,
+    /// What the operator typed of it so far.
+    pub typed: String,
 }
 
 /// What the status line says when a plan or a result arrives.
@@ -65,6 +79,50 @@ impl Confirm {
             action: PopupAction::Close,
             scroll: 0,
             yes: true,
+            count_required: None,
+            typed: String::new(),
+        }
+    }
+
+    /// A checked undo's preview: No is selected.
+    pub fn for_undo(
+        target: &crate::store::UndoTarget,
+        reason: Option<String>,
+        u: &crate::store::Undone,
+    ) -> Confirm {
+        let lines = crate::tui::worker_undo::preview_lines(target, reason.as_deref(), u);
+        Confirm {
+            title: format!("Undo {target}?"),
+            lines,
+            confirm_label: "Yes, undo".into(),
+            action: PopupAction::Undo {
+                target: target.clone(),
+                reason,
+            },
+            scroll: 0,
+            yes: false,
+            count_required: None,
+            typed: String::new(),
+        }
+    }
+
+    /// A digit or a backspace while a count must be typed: `true` when the key was taken.
+    pub fn on_count_key(&mut self, code: crossterm::event::KeyCode) -> bool {
+        if self.count_required.is_none() {
+            return false;
+        }
+        match code {
+            crossterm::event::KeyCode::Char(c) if c.is_ascii_digit() => {
+                if self.typed.len() < 6 {
+                    self.typed.push(c);
+                }
+                true
+            }
+            crossterm::event::KeyCode::Backspace => {
+                self.typed.pop();
+                true
+            }
+            _ => false,
         }
     }
 
@@ -76,6 +134,10 @@ impl Confirm {
         kind: ActionKind,
         items: Vec<PlanItem>,
     ) -> Confirm {
+        let writes = items
+            .iter()
+            .filter(|i| i.result.as_ref().is_ok_and(|p| !p.is_noop()))
+            .count();
         Confirm {
             title,
             lines,
@@ -83,11 +145,16 @@ impl Confirm {
             action: PopupAction::Apply { kind, items },
             scroll: 0,
             yes: false,
+            count_required: (writes >= TYPE_COUNT_FROM).then_some(writes),
+            typed: String::new(),
         }
     }
 
     pub fn is_write(&self) -> bool {
-        matches!(self.action, PopupAction::Apply { .. })
+        matches!(
+            self.action,
+            PopupAction::Apply { .. } | PopupAction::Undo { .. }
+        )
     }
 
     /// The worker's plans for a write: the preview to confirm, or why there is nothing to.
@@ -177,6 +244,8 @@ impl Confirm {
                     },
                     scroll: 0,
                     yes: true,
+                    count_required: None,
+                    typed: String::new(),
                 }
             } else {
                 Confirm::info(title, lines)
@@ -204,9 +273,23 @@ impl Confirm {
                     ),
                     // ⏎ on No: nothing happens, and the popup stays.
                     _ if !go => Reply::StayWith(
-                        "No is selected: nothing written · y applies · Tab selects Yes · esc cancels"
+                        "No is selected: nothing written · A applies · Tab selects Yes · esc cancels"
                             .into(),
                     ),
+                    PopupAction::Apply { .. }
+                        if self
+                            .count_required
+                            .is_some_and(|n| self.typed != n.to_string()) =>
+                    {
+                        let n = self.count_required.unwrap_or_default();
+                        Reply::StayWith(format!(
+                            "type {n} (the number of writes) to apply them all · esc cancels"
+                        ))
+                    }
+                    PopupAction::Undo { target, reason } => Reply::Undo {
+                        target: target.clone(),
+                        reason: reason.clone(),
+                    },
                     PopupAction::Apply { kind, items } => Reply::Apply {
                         kind: *kind,
                         items: items.clone(),
@@ -304,19 +387,33 @@ impl Confirm {
                 button(t, label, true),
                 Span::styled("   esc close", t.dim()),
             ],
-            PopupAction::Apply { .. } => vec![
-                Span::raw(" "),
-                button(t, "No", !self.yes),
-                Span::raw("  "),
-                button(t, label, self.yes),
-                Span::styled("   y yes · Tab switch · esc cancel", t.dim()),
-            ],
+            PopupAction::Apply { .. } | PopupAction::Undo { .. } => {
+                let mut keys = vec![
+                    Span::raw(" "),
+                    button(t, "No", !self.yes),
+                    Span::raw("  "),
+                    button(t, label, self.yes),
+                ];
+                if let Some(n) = self.count_required {
+                    keys.push(Span::styled(format!("   type {n}: "), t.key()));
+                    keys.push(Span::raw(format!(
+                        "[{:<w$}]",
+                        self.typed,
+                        w = n.to_string().len()
+                    )));
+                }
+                keys.push(Span::styled(
+                    "   A apply · Tab switch · esc cancel",
+                    t.dim(),
+                ));
+                keys
+            }
             PopupAction::NextStep { .. } => vec![
                 Span::raw(" "),
                 button(t, "stop here", !self.yes),
                 Span::raw("  "),
                 button(t, label, self.yes),
-                Span::styled("   y next step · Tab switch · esc stop", t.dim()),
+                Span::styled("   A next step · Tab switch · esc stop", t.dim()),
             ],
         };
         f.render_widget(

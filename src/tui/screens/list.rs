@@ -106,13 +106,10 @@ impl ListScreen {
         }
     }
 
-    /// The write key `kind` on `ids`: ask for a reason first (fail), or plan at once.
+    /// The write key `kind` on `ids`: every action asks why first (required for fail, optional
+    /// otherwise), so each audit row can carry a reason.
     pub fn write_ask(kind: ActionKind, ids: Vec<String>) -> WriteAsk {
-        if kind == ActionKind::Fail {
-            WriteAsk::Reason(Reason::new(kind, ids))
-        } else {
-            WriteAsk::Plan { kind, ids }
-        }
+        WriteAsk::Reason(Reason::new(kind, ids))
     }
 
     /// Space: mark or unmark a row for a bulk action.

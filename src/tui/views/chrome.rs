@@ -43,6 +43,15 @@ pub fn header(f: &mut Frame, app: &App, area: Rect) {
             ));
         }
     }
+    if let (true, Some(pinned)) = (app.cfg.show_pinned_clock, app.cfg.now_override) {
+        left.push(Span::styled(
+            format!(
+                " clock pinned to {} (writes use the real clock) ",
+                crate::core::time::iso_from_ms(pinned)
+            ),
+            t.badge_write(),
+        ));
+    }
     // -1: not counted yet (the counts follow the first frame; failed is counted in the background).
     let long = [
         RowFilter::Running,

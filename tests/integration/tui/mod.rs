@@ -29,6 +29,7 @@ mod popups;
 mod scale;
 mod sessions;
 mod write;
+mod write_safety;
 
 /// The clock of the synthetic and demo databases.
 const NOW: i64 = 1_767_604_800_000;
