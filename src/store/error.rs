@@ -104,7 +104,7 @@ pub enum NotWritable {
 }
 
 impl NotWritable {
-    /// What is in the way, in the error line.
+    /// What refuses the write, in the error line.
     fn what(self) -> &'static str {
         match self {
             NotWritable::File => "the database file is not writable by this user",
@@ -112,17 +112,6 @@ impl NotWritable {
             NotWritable::ReadOnlyFs => "the database is on a read-only file system",
             NotWritable::PgPrivilege => "this PostgreSQL role cannot write the journal tables",
             NotWritable::PgReadOnly => "the PostgreSQL server makes every transaction read-only",
-        }
-    }
-
-    /// What to do about it.
-    fn hint(self) -> &'static str {
-        match self {
-            NotWritable::File => "run turnscope as the user the runtime writes as (`ls -l` shows the owner), or grant write access; nothing was written, and the database is not damaged",
-            NotWritable::Directory => "run turnscope as the user that owns the directory, or grant write access to it; nothing was written, and the database is not damaged",
-            NotWritable::ReadOnlyFs => "write on the host that mounts it read-write (or remount it); drop --write to read it",
-            NotWritable::PgPrivilege => "connect as the role the runtime uses, or GRANT SELECT, INSERT, UPDATE, DELETE on the flue tables (and CREATE on the schema for turnscope_audit) to this role",
-            NotWritable::PgReadOnly => "connect to the primary, not a standby, or run ALTER ROLE/DATABASE … SET default_transaction_read_only = off; drop --write to read",
         }
     }
 }
@@ -207,7 +196,13 @@ impl StoreError {
             StoreError::PgNotEmpty { .. } => "copy into a new, empty database: `createdb NAME`, then --db postgres://…/NAME".into(),
             StoreError::PgNotBuilt { .. } => "rebuild with --features postgres (a default feature), or give --db an SQLite path".into(),
             StoreError::Postgres { .. } => "retry; if it persists, check the server log".into(),
-            StoreError::NotWritable { why, .. } => why.hint().into(),
+            StoreError::NotWritable { why, .. } => match why {
+                NotWritable::File => "run turnscope as the user the runtime writes as (`ls -l` shows the owner), or grant write access; nothing was written, and the database is not damaged".into(),
+                NotWritable::Directory => "run turnscope as the user that owns the directory, or grant write access to it; nothing was written, and the database is not damaged".into(),
+                NotWritable::ReadOnlyFs => "write on the host that mounts it read-write (or remount it); drop --write to read it".into(),
+                NotWritable::PgPrivilege => "connect as the role the runtime uses, or GRANT SELECT, INSERT, UPDATE, DELETE on the flue tables (and CREATE on the schema for turnscope_audit) to this role".into(),
+                NotWritable::PgReadOnly => "connect to the primary, not a standby, or run ALTER ROLE/DATABASE … SET default_transaction_read_only = off; drop --write to read".into(),
+            },
         }
     }
 

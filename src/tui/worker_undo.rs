@@ -2,6 +2,7 @@
 //! checked first (rolled back) for the preview, then applied on an explicit yes.
 
 use crate::store::{AuditInfo, JournalWriter, UndoTarget, Undone};
+use crate::tui::popups::{PopupLine, Tone};
 
 /// Check (and preview) or apply the undo of `target`.
 pub fn undo(
@@ -29,19 +30,26 @@ pub fn undo(
 }
 
 /// The confirm popup's body for a checked undo.
-pub fn preview_lines(target: &UndoTarget, reason: Option<&str>, u: &Undone) -> Vec<String> {
+pub fn preview_lines(target: &UndoTarget, reason: Option<&str>, u: &Undone) -> Vec<PopupLine> {
     let ids: Vec<String> = u.records.iter().map(|(id, _)| format!("#{id}")).collect();
-    let mut lines = vec![format!(
-        "undo {target}: revert audit {} ({} row(s)) in one fenced transaction",
-        ids.join(", "),
-        u.restored.len()
+    let mut lines = vec![PopupLine::new(
+        Tone::Heading,
+        format!(
+            "undo {target}: revert audit {} ({} row(s)) in one fenced transaction",
+            ids.join(", "),
+            u.restored.len()
+        ),
     )];
     if let Some(r) = reason {
-        lines.push(format!("reason: {r}"));
+        lines.push(format!("reason: {r}").into());
     }
-    lines.push(String::new());
-    lines.extend(u.restored.iter().map(|l| format!("  {l}")));
-    lines.push(String::new());
+    lines.push(PopupLine::blank());
+    lines.extend(
+        u.restored
+            .iter()
+            .map(|l| PopupLine::new(Tone::Row, format!("  {l}"))),
+    );
+    lines.push(PopupLine::blank());
     lines.push(
         "every row still holds what turnscope wrote; if the runtime acts first, nothing is written"
             .into(),

@@ -3,6 +3,7 @@
 
 use super::*;
 use crate::tui::popups::Reason;
+use crate::tui::popups::{PopupLine, Tone};
 
 impl App {
     /// The submissions an action applies to: the marked rows (from the list), else the selected
@@ -133,17 +134,23 @@ impl App {
                 Confirm::info(
                     format!("Undone: {target}"),
                     vec![
-                        format!(
-                            "restored {} row(s) · write lock held {:.2} ms · recorded as audit {}",
-                            u.restored.len(),
-                            u.lock_held.as_secs_f64() * 1000.0,
-                            ids.join(", ")
+                        PopupLine::new(
+                            Tone::Applied,
+                            format!(
+                                "restored {} row(s) · write lock held {:.2} ms · recorded as audit {}",
+                                u.restored.len(),
+                                u.lock_held.as_secs_f64() * 1000.0,
+                                ids.join(", ")
+                            ),
                         ),
-                        String::new(),
+                        PopupLine::blank(),
                     ]
                     .into_iter()
-                    .chain(u.restored.iter().map(|l| format!("  {l}")))
-                    .map(crate::tui::popups::PopupLine::from)
+                    .chain(
+                        u.restored
+                            .iter()
+                            .map(|l| PopupLine::new(Tone::Row, format!("  {l}"))),
+                    )
                     .collect(),
                 )
             }
@@ -152,9 +159,9 @@ impl App {
                 Confirm::info(
                     format!("Undo refused: {target}"),
                     vec![
-                        format!("refused: {e}").into(),
-                        crate::tui::popups::PopupLine::blank(),
-                        "nothing written.".into(),
+                        PopupLine::new(Tone::Refused, format!("refused: {e}")),
+                        PopupLine::blank(),
+                        PopupLine::new(Tone::Warning, "nothing written."),
                     ],
                 )
             }

@@ -88,7 +88,6 @@ pub fn action_name(a: Action) -> String {
     match a {
         A::Filter(f) => format!("filter_{}", f.label()),
         A::Act(kind) => kind.as_str().to_string(),
-        // Two keys, two names: `u` one record, `U` its whole batch.
         A::Undo { batch: true } => "undo_batch".to_string(),
         other => <&'static str>::from(other).to_string(),
     }

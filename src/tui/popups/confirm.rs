@@ -90,10 +90,7 @@ impl Confirm {
         reason: Option<String>,
         u: &crate::store::Undone,
     ) -> Confirm {
-        let lines = crate::tui::worker_undo::preview_lines(target, reason.as_deref(), u)
-            .into_iter()
-            .map(PopupLine::from)
-            .collect();
+        let lines = crate::tui::worker_undo::preview_lines(target, reason.as_deref(), u);
         Confirm {
             title: format!("Undo {target}?"),
             lines,
