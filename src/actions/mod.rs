@@ -8,6 +8,7 @@ mod common;
 mod entries;
 mod extend;
 mod fail;
+pub mod live;
 pub mod predict;
 mod reconcile;
 mod repair;

@@ -20,7 +20,7 @@ fn select_batch(r: &SubmissionReport) -> Result<Result<ToolRepair, NoRepair>, Re
         )
     })?;
     if let Some(j) = &r.bundle.journal {
-        if j.typed_phase() == JournalPhase::ToolRequestRecorded && !j.committed {
+        if j.phase == JournalPhase::ToolRequestRecorded && !j.committed {
             if let Ok(Some(calls)) = j.tool_request() {
                 return Ok(repair_for_journal(Some(&following), &calls));
             }
@@ -66,7 +66,7 @@ pub fn plan_repair(
                 .bundle
                 .journal
                 .as_ref()
-                .is_some_and(|j| j.typed_phase() == JournalPhase::ToolRequestRecorded);
+                .is_some_and(|j| j.phase == JournalPhase::ToolRequestRecorded);
             if !has_batch_case {
                 return Err(Refusal::new(
                     format!("no unresolved tool batch: the history is {label}"),

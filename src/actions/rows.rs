@@ -84,7 +84,7 @@ pub(crate) fn journal_before_provider(
     vec![
         ColumnChange::new(
             "phase",
-            SqlValue::text(&j.phase),
+            SqlValue::text(j.phase.as_str()),
             SqlValue::text("before_provider"),
         ),
         ColumnChange::new(

@@ -95,6 +95,10 @@ pub enum Command {
     /// Give submissions a new deadline and/or more attempts, so the runtime resumes them where
     /// it would fail them (rule 3: deadline passed; rule 2: attempts spent).
     Extend(ExtendArgs),
+    /// Revert exactly what an audited action (an audit id) or a bulk apply (a batch id) wrote, in
+    /// one fenced transaction, only while every row it changed still holds what turnscope wrote.
+    /// Needs --write (the check runs in a write transaction, rolled back for --dry-run).
+    Undo(UndoArgs),
     /// Print a shell completion script (bash, zsh, fish, elvish, powershell).
     Completions {
         /// The shell.
@@ -270,6 +274,24 @@ pub struct ExtendArgs {
     /// N more attempts than are left now (a spent budget counts from the attempts used).
     #[arg(long, value_name = "N", value_parser = clap::value_parser!(i64).range(1..=crate::actions::MAX_ATTEMPTS))]
     pub attempts: Option<i64>,
+}
+
+#[derive(Debug, Clone, Default, Args)]
+pub struct UndoArgs {
+    /// An audit id (`turnscope audit` lists them) or a batch id (every record of a bulk apply).
+    pub target: String,
+    /// Check and print the rows it would restore, and write nothing.
+    #[arg(long)]
+    pub dry_run: bool,
+    /// Why (recorded in the undo's audit row).
+    #[arg(long, value_name = "TEXT")]
+    pub reason: Option<String>,
+    /// Apply without asking for confirmation on a terminal.
+    #[arg(long, short = 'y')]
+    pub yes: bool,
+    /// Print JSON (schema turnscope.action/1, action "undo").
+    #[arg(long)]
+    pub json: bool,
 }
 
 /// An age: `30s`, `10m`, `2h`, `3d`.

@@ -123,7 +123,9 @@ fn text(v: &SqlValue) -> Option<String> {
 fn set_submission(row: &mut SubmissionRow, c: &ColumnChange) {
     let v = &c.new;
     match c.column {
-        "status" => row.status = text(v).unwrap_or_default(),
+        "status" => {
+            row.status = crate::core::status::SubmissionStatus::parse(&text(v).unwrap_or_default())
+        }
         "attempt_id" => row.attempt_id = text(v),
         "input_applied_at" => row.input_applied_at = int(v),
         "recovery_requested_at" => row.recovery_requested_at = int(v),
@@ -146,7 +148,7 @@ fn set_journal(j: &mut JournalRow, c: &ColumnChange) {
     let v = &c.new;
     match c.column {
         "attempt_id" => j.attempt_id = text(v).unwrap_or_default(),
-        "phase" => j.phase = text(v).unwrap_or_default(),
+        "phase" => j.phase = crate::core::status::JournalPhase::parse(&text(v).unwrap_or_default()),
         "revision" => j.revision = int(v).unwrap_or_default(),
         "updated_at" => j.updated_at = int(v).unwrap_or_default(),
         "checkpoint_leaf_id" => j.checkpoint_leaf_id = text(v),

@@ -317,6 +317,7 @@ proptest! {
                     reason: Some("p".into()),
                     summary: p.summary.clone(),
                     now_ms: NOW,
+                    batch_id: None,
                 },
             );
             // Entry rows without a session row: creating the session (as the runtime's
@@ -450,6 +451,7 @@ proptest! {
                     reason: None,
                     summary: plan.summary.clone(),
                     now_ms: NOW,
+                    batch_id: None,
                 },
             )
             .unwrap();

@@ -80,7 +80,12 @@ fn a_direct_prompt_past_its_deadline_gets_the_timeout_failure() {
         assert_eq!(advisory["submissionTerminal"]["reason"], "exceeded_timeout");
         apply_plan(&db, &plan);
         let after = report_on(&db, &id, DEMO_NOW);
-        assert_eq!(after.row().status, "terminalizing", "{:?}", db.kind);
+        assert_eq!(
+            after.row().status.as_str(),
+            "terminalizing",
+            "{:?}",
+            db.kind
+        );
         let event = terminal_event(&after);
         let error = &event["error"];
         assert_eq!(error["type"], "submission_timeout");
@@ -121,7 +126,7 @@ fn id_of_any(db: &TestDb, instance: &str) -> String {
         .find(|r| {
             r.instance_id().as_deref() == Some(instance)
                 && r.kind == "direct"
-                && r.status != "settled"
+                && r.status.as_str() != "settled"
         })
         .unwrap()
         .submission_id
@@ -191,7 +196,7 @@ fn step_on_rule_6_writes_the_journal_update_with_the_repair() {
         apply_plan(&db, &plan);
         let after = report_on(&db, &id, DEMO_NOW);
         let j2 = after.bundle.journal.clone().unwrap();
-        assert_eq!(j2.phase, "before_provider");
+        assert_eq!(j2.phase.as_str(), "before_provider");
         assert_eq!(j2.revision, j.revision + 1);
         assert_eq!(j2.updated_at, DEMO_NOW);
         assert_eq!(
@@ -264,7 +269,7 @@ fn a_missing_session_is_created_as_the_runtime_creates_it() {
         assert_eq!(s.entries.len(), 1, "the advisory, as the first entry");
         assert_eq!(s.entries[0].parent_id, None);
         assert_eq!(s.leaf_id.as_deref(), Some(s.entries[0].id.as_str()));
-        assert_eq!(after.row().status, "settled");
+        assert_eq!(after.row().status.as_str(), "settled");
         assert_eq!(
             after.row().error.as_deref(),
             Some(messages::AFTER_INPUT_APPLICATION)
@@ -300,7 +305,7 @@ fn requeue_creates_the_session_and_fail_refuses_a_requeued_state() {
         assert_eq!(requeue.prediction.outcome, "requeued");
         apply_plan(&db, &reconcile);
         let after = report_on(&db, &id, DEMO_NOW);
-        assert_eq!(after.row().status, "queued");
+        assert_eq!(after.row().status.as_str(), "queued");
         assert!(after.bundle.session.is_some());
         assert!(turnscope::core::plan::row_problem(after.row()).is_none());
     }
@@ -318,7 +323,9 @@ fn a_recovered_partial_keeps_javascript_number_forms() {
             .list_submissions(turnscope::store::RowFilter::All, 0)
             .unwrap()
             .into_iter()
-            .find(|r| r.instance_id().as_deref() == Some("standup-bot") && r.status == "running")
+            .find(|r| {
+                r.instance_id().as_deref() == Some("standup-bot") && r.status.as_str() == "running"
+            })
             .unwrap()
             .submission_id;
         let now = report_on(&db, &id, DEMO_NOW)
@@ -421,7 +428,7 @@ fn reconcile_applies_a_whole_rule_in_one_transaction() {
         apply_plan(&db, &plan);
         assert_eq!(db.open().audit_records().unwrap().len(), before + 1);
         let after = report_on(&db, &id, DEMO_NOW);
-        assert_eq!(after.row().status, "settled");
+        assert_eq!(after.row().status.as_str(), "settled");
         assert!(after.inspection.advisory_present);
         assert_eq!(
             after.row().error.as_deref(),
@@ -516,7 +523,7 @@ fn a_session_is_not_created_over_entry_rows_it_did_not_read() {
         let err = apply_on(&db, &plan, DEMO_NOW).unwrap_err().to_string();
         assert!(err.contains("insert session"), "{:?}: {err}", db.kind);
         let after = report_on(&db, &id, DEMO_NOW);
-        assert_eq!(after.row().status, "running");
+        assert_eq!(after.row().status.as_str(), "running");
         assert!(after.bundle.session.is_none());
     }
 }
