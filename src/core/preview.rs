@@ -19,8 +19,12 @@ pub(crate) fn raw_preview(raw: &str) -> Result<Value, serde_json::Error> {
     // the part read below, the preview is the first PREVIEW_CHARS characters, found by counting
     // them: a few hundred bytes parsed instead of up to `limit` (tool results are mostly short,
     // and were parsed whole).
-    let checked = &raw.as_bytes()[..raw.len().min(limit)];
-    if !checked.windows(2).any(|w| w == b"\\u") {
+    // The span ends on a character boundary at or before `limit`, as the cut below does.
+    let mut end = raw.len().min(limit);
+    while !raw.is_char_boundary(end) {
+        end -= 1;
+    }
+    if !raw[..end].contains("\\u") {
         return Ok(Value::String(head_preview(raw)));
     }
     if raw.len() > limit {
