@@ -62,6 +62,7 @@ fn main() {
                 reason: None,
                 summary: plan.summary.clone(),
                 now_ms: NOW,
+                batch_id: None,
             };
             held.push(
                 writer

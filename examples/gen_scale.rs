@@ -14,7 +14,7 @@ use std::time::Instant;
 use serde_json::json;
 use turnscope::demo::scale::{write_scale, ScaleOptions};
 use turnscope::report::SubmissionReport;
-use turnscope::store::{JournalStore, RowFilter, SqliteStore};
+use turnscope::store::{JournalStore, ListQueries, RowFilter, SqliteStore};
 
 fn main() {
     let mut args = std::env::args().skip(1);
@@ -73,16 +73,14 @@ fn generate_file(path: &std::path::Path, opts: &ScaleOptions, factor: f64) {
 fn classify_file(path: &std::path::Path, now: i64) {
     let t = Instant::now();
     let store = SqliteStore::open(path).expect("open");
-    let statuses: BTreeMap<String, i64> =
-        store.status_counts().expect("counts").into_iter().collect();
-    let failed: i64 = store
-        .connection()
-        .query_row(
-            "SELECT COUNT(*) FROM flue_agent_submissions WHERE status = 'settled' AND \
-                 (error IS NOT NULL OR terminal_event_json LIKE '%\"outcome\":\"failed\"%')",
-            [],
-            |r| r.get(0),
-        )
+    let statuses: BTreeMap<String, i64> = store
+        .status_counts()
+        .expect("counts")
+        .into_iter()
+        .map(|(s, n)| (s.to_string(), n))
+        .collect();
+    let failed = store
+        .count_where(RowFilter::Failed, now)
         .expect("failed count");
     let mut labels: BTreeMap<String, usize> = BTreeMap::new();
     let mut rules: BTreeMap<String, usize> = BTreeMap::new();

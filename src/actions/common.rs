@@ -159,14 +159,14 @@ pub(super) fn fence(r: &SubmissionReport) -> Fence {
     let row = r.row();
     Fence {
         submission_id: row.submission_id.clone(),
-        status: row.status.clone(),
+        status: row.status.to_string(),
         attempt_id: row.attempt_id.clone(),
         lease_expires_at: row.lease_expires_at,
         require_expired_lease: true,
         journal: r.bundle.journal.as_ref().map(|j| {
             (
                 j.attempt_id.clone(),
-                j.phase.clone(),
+                j.phase.to_string(),
                 j.revision,
                 j.committed,
             )

@@ -33,7 +33,7 @@ fn select_batch(r: &SubmissionReport) -> Result<Result<ToolRepair, NoRepair>, Re
         )
     })?;
     if let Some(j) = &r.bundle.journal {
-        if j.typed_phase() == JournalPhase::ToolRequestRecorded && !j.committed {
+        if j.phase == JournalPhase::ToolRequestRecorded && !j.committed {
             if let Ok(Some(calls)) = j.tool_request() {
                 return Ok(repair_for_journal(Some(&following), &calls));
             }
@@ -79,7 +79,7 @@ pub fn plan_repair(
                 .bundle
                 .journal
                 .as_ref()
-                .is_some_and(|j| j.typed_phase() == JournalPhase::ToolRequestRecorded);
+                .is_some_and(|j| j.phase == JournalPhase::ToolRequestRecorded);
             if !has_batch_case {
                 return Err(Refusal::new(
                     format!("no unresolved tool batch: the history is {label}"),
@@ -122,10 +122,10 @@ pub fn plan_repair(
         // The runtime's `updateTurnJournalPhase(A, 'before_provider', {checkpointLeafId})`.
         if !j.committed && Some(&j.attempt_id) == row.attempt_id.as_ref() {
             let mut set = vec![];
-            if j.typed_phase() != JournalPhase::BeforeProvider {
+            if j.phase != JournalPhase::BeforeProvider {
                 set.push(ColumnChange::new(
                     "phase",
-                    SqlValue::text(&j.phase),
+                    SqlValue::text(j.phase.as_str()),
                     SqlValue::text("before_provider"),
                 ));
             }

@@ -92,6 +92,7 @@ pub fn audit_info(plan: &ActionPlan, operator: &str, now_ms: i64) -> AuditInfo {
         reason: plan.reason.clone(),
         summary: plan.summary.clone(),
         now_ms,
+        batch_id: None,
     }
 }
 
@@ -108,6 +109,26 @@ pub fn apply(
         &plan.changes,
         &audit_info(plan, operator, now_ms),
     )
+}
+
+/// [`apply`] as one of a bulk apply: its audit row carries `batch_id`, shared by the batch.
+pub fn apply_in_batch(
+    writer: &mut dyn JournalWriter,
+    plan: &ActionPlan,
+    operator: &str,
+    now_ms: i64,
+    batch_id: Option<&str>,
+) -> Result<Applied, ApplyError> {
+    let mut info = audit_info(plan, operator, now_ms);
+    info.batch_id = batch_id.map(str::to_string);
+    writer.apply(&plan.fence, &plan.changes, &info)
+}
+
+/// A new batch id: `b` and 12 hex digits from the clock and the process.
+pub fn new_batch_id() -> String {
+    let t = crate::clock::now_ms() as u64;
+    let mix = (t ^ (u64::from(std::process::id()) << 40)).wrapping_mul(0x9e37_79b9_7f4a_7c15);
+    format!("b{:012x}", mix >> 16)
 }
 
 /// The submission of `plan` read again after it was applied.

@@ -134,7 +134,7 @@ pub fn plan_step(
                 submission_id: row.submission_id.clone(),
                 attempt_id: j.attempt_id.clone(),
                 set: vec![
-                    ColumnChange::new("phase", SqlValue::text(&j.phase), SqlValue::text("before_provider")),
+                    ColumnChange::new("phase", SqlValue::text(j.phase.as_str()), SqlValue::text("before_provider")),
                     ColumnChange::new("revision", SqlValue::Int(j.revision), SqlValue::Int(j.revision + 1)),
                     ColumnChange::new("updated_at", SqlValue::Int(j.updated_at), SqlValue::Int(now_ms)),
                     ColumnChange::new("checkpoint_leaf_id", SqlValue::opt_text(j.checkpoint_leaf_id.as_deref()), SqlValue::text(leaf)),

@@ -1,32 +1,17 @@
 //! `turnscope repair|requeue|fail <submission> [--dry-run] [--reason TEXT] [--json]` and `audit`.
 
-use std::io::{BufRead, IsTerminal, Write};
+use std::io::Write;
 
 use serde_json::json;
 
 use super::args::{ActionArgs, Cli};
 use super::output::table;
-use super::{db_target, exit, now_ms, open_store, CliError};
+use super::{confirm, db_target, exit, open_store, CliError};
 use crate::actions::{run, ActionKind, ActionPlan, IdSource, Refusal};
 use crate::core::time::iso_from_ms;
 use crate::report::SubmissionReport;
 use crate::store::{ApplyError, Backend};
 use crate::text::sanitize;
-
-/// `$USER@hostname`, unless `--operator` says otherwise.
-pub fn operator(cli: &Cli) -> String {
-    if let Some(o) = &cli.operator {
-        return o.clone();
-    }
-    let user = std::env::var("USER")
-        .or_else(|_| std::env::var("LOGNAME"))
-        .unwrap_or_else(|_| "unknown".into());
-    let host = std::fs::read_to_string("/proc/sys/kernel/hostname")
-        .map(|h| h.trim().to_string())
-        .or_else(|_| std::env::var("HOSTNAME"))
-        .unwrap_or_else(|_| "localhost".into());
-    format!("{user}@{host}")
-}
 
 fn refused(r: &Refusal) -> CliError {
     CliError::new(
@@ -36,12 +21,8 @@ fn refused(r: &Refusal) -> CliError {
     )
 }
 
-pub fn run(
-    cli: &Cli,
-    kind: ActionKind,
-    args: &ActionArgs,
-    out: &mut dyn Write,
-) -> Result<(), CliError> {
+/// Usage errors found in the command line alone, before anything is opened: exit 2.
+fn check_usage(cli: &Cli, kind: ActionKind, args: &ActionArgs) -> Result<(), CliError> {
     if !cli.write && !args.dry_run {
         return Err(CliError::new(
             format!("{} writes to the journal database, and turnscope is read-only by default", kind.as_str()),
@@ -49,8 +30,70 @@ pub fn run(
             exit::USAGE,
         ));
     }
+    if kind == ActionKind::Fail && args.reason.as_deref().is_none_or(|r| r.trim().is_empty()) {
+        return Err(CliError::new(
+            "fail needs a reason: it gives up on the submission for good",
+            format!(
+                "say why with --reason, e.g. turnscope --write fail {} --reason \"tool hangs on this input\"",
+                args.submission
+            ),
+            exit::USAGE,
+        ));
+    }
+    Ok(())
+}
+
+/// The `turnscope.action/1` document of a refusal (the state does not allow the action, or it
+/// changed between the preview and the write).
+fn refusal_json(
+    kind: ActionKind,
+    submission: &str,
+    reason: &str,
+    instead: &str,
+    changed: &[String],
+) -> serde_json::Value {
+    json!({
+        "schema": "turnscope.action/1",
+        "action": kind,
+        "submissionId": submission,
+        "refused": {"reason": reason, "instead": instead, "changed": changed},
+        "applied": null,
+    })
+}
+
+fn print_json(out: &mut dyn Write, doc: &serde_json::Value) -> std::io::Result<()> {
+    writeln!(
+        out,
+        "{}",
+        serde_json::to_string_pretty(doc).unwrap_or_default()
+    )
+}
+
+pub fn run(
+    cli: &Cli,
+    kind: ActionKind,
+    args: &ActionArgs,
+    out: &mut dyn Write,
+) -> Result<(), CliError> {
+    check_usage(cli, kind, args)?;
+    let writing = !args.dry_run;
+    let operator = if writing {
+        Some(confirm::operator(cli)?)
+    } else {
+        None
+    };
     let store = open_store(cli)?;
-    let now = now_ms(cli);
+    let db = db_target(cli)?;
+    // Write access is checked here, before any preview: no question is asked that the database
+    // could not honour.
+    let mut writer = if writing {
+        Some(crate::store::open_writer(&db)?)
+    } else {
+        None
+    };
+    // Every safety check (live lease, expiry, deadline, the fence) reads the real clock; a pinned
+    // clock only moves what read-only views show.
+    let now = crate::clock::now_ms();
     let prepared = run::prepare(
         store.reader(),
         kind,
@@ -61,15 +104,24 @@ pub fn run(
         IdSource::Random,
     )?;
     let report = prepared.report;
-    let plan = prepared.plan.map_err(|r| refused(&r))?;
+    let plan = match prepared.plan {
+        Ok(p) => p,
+        Err(r) => {
+            if args.json {
+                let id = &report.row().submission_id;
+                print_json(out, &refusal_json(kind, id, &r.reason, &r.instead, &[]))?;
+            }
+            return Err(refused(&r));
+        }
+    };
     let id = plan.submission_id.clone();
+    let live = if writing && !plan.is_noop() {
+        confirm::live_runtime(store.reader(), now)
+    } else {
+        None
+    };
     if args.json && (args.dry_run || plan.is_noop()) {
-        writeln!(
-            out,
-            "{}",
-            serde_json::to_string_pretty(&action_json(&plan, None, args.dry_run))
-                .unwrap_or_default()
-        )?;
+        print_json(out, &action_json(&plan, None, args.dry_run))?;
         return Ok(());
     }
     if !args.json {
@@ -92,19 +144,45 @@ pub fn run(
         }
         return Ok(());
     }
-    if !args.yes && std::io::stdin().is_terminal() && !confirm(out)? {
-        writeln!(out, "cancelled: nothing written.")?;
-        return Ok(());
+    if let Some(l) = &live {
+        confirm::say(&l.warning(&next_pass(&report)), args.json, out)?;
     }
-    let db = db_target(cli)?;
-    let mut writer = crate::store::open_writer(&db)?;
-    let applied = run::apply(&mut *writer, &plan, &operator(cli), now).map_err(|e| match e {
-        ApplyError::Fenced(_) => CliError::new(
-            e.to_string(),
-            format!("run `turnscope show {id}` to see its current state"),
-            exit::REFUSED,
-        ),
-        ApplyError::Store(s) => CliError::from(s),
+    if confirm::ask(args.yes, args.json, kind.as_str(), out)? == confirm::Answer::Declined {
+        if args.json {
+            let mut doc = action_json(&plan, None, false);
+            doc["declined"] = json!(true);
+            print_json(out, &doc)?;
+        } else {
+            writeln!(out, "declined: nothing written.")?;
+        }
+        return Err(confirm::declined());
+    }
+    let mut writer = writer.take().expect("opened for a write");
+    let operator = operator.expect("checked for a write");
+    let applied = run::apply(&mut *writer, &plan, &operator, now).map_err(|e| {
+        if let (true, ApplyError::Fenced(d)) = (args.json, &e) {
+            let instead = format!("run `turnscope show {id}` to see its current state");
+            let _ = print_json(
+                out,
+                &refusal_json(
+                    kind,
+                    &id,
+                    "the submission changed since the preview",
+                    &instead,
+                    d,
+                ),
+            );
+        }
+        match e {
+            ApplyError::Fenced(_) | ApplyError::Refused(_) | ApplyError::NotFound(_) => {
+                CliError::new(
+                    e.to_string(),
+                    format!("run `turnscope show {id}` to see its current state"),
+                    exit::REFUSED,
+                )
+            }
+            ApplyError::Store(s) => CliError::from(s),
+        }
     })?;
     drop(writer);
     // A fresh connection: what any reader of the database sees now.
@@ -116,11 +194,7 @@ pub fn run(
             doc["after"] =
                 json!({"verdict": a.verdict(), "rule": a.plan.rule, "reason": a.plan.reason});
         }
-        writeln!(
-            out,
-            "{}",
-            serde_json::to_string_pretty(&doc).unwrap_or_default()
-        )?;
+        print_json(out, &doc)?;
         return Ok(());
     }
     writeln!(
@@ -156,18 +230,30 @@ pub fn run(
     }
     writeln!(
         out,
+        "undo: `turnscope --write undo {}` reverts it while the runtime has not acted on it yet",
+        applied.audit_id
+    )?;
+    writeln!(
+        out,
         "next: run `turnscope show {}` to check the result",
         sanitize(&crate::core::rows::short_id(&id))
     )?;
     Ok(())
 }
 
-fn confirm(out: &mut dyn Write) -> Result<bool, CliError> {
-    write!(out, "apply these writes? [y/N] ")?;
-    out.flush()?;
-    let mut line = String::new();
-    std::io::stdin().lock().read_line(&mut line)?;
-    Ok(matches!(line.trim(), "y" | "Y" | "yes"))
+/// What the runtime's own reconciler would do with this submission on its next pass.
+pub(super) fn next_pass(r: &SubmissionReport) -> String {
+    match (r.plan.rule, r.plan.result) {
+        (Some(n), Some(result)) => format!(
+            "reconcile this submission itself: rule {n} → {result} ({}), racing this write; the fence refuses whichever comes second",
+            r.plan.reason
+        ),
+        _ => format!(
+            "leave this submission alone ({}: {})",
+            r.plan.disposition.label(),
+            r.plan.reason
+        ),
+    }
 }
 
 fn write_runtime_plan(r: &SubmissionReport, out: &mut dyn Write) -> std::io::Result<()> {
@@ -257,6 +343,7 @@ pub fn audit(store: &dyn Backend, as_json: bool, out: &mut dyn Write) -> Result<
                 a.action.clone(),
                 sanitize(&a.submission_id),
                 sanitize(a.reason.as_deref().unwrap_or("")),
+                sanitize(a.batch_id.as_deref().unwrap_or("")),
                 sanitize(&a.summary),
             ]
         })
@@ -272,6 +359,7 @@ pub fn audit(store: &dyn Backend, as_json: bool, out: &mut dyn Write) -> Result<
                 "ACTION",
                 "SUBMISSION",
                 "REASON",
+                "BATCH",
                 "SUMMARY"
             ],
             &rows

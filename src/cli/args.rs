@@ -89,6 +89,10 @@ pub enum Command {
     Fail(ActionArgs),
     /// Step through recovery: show the runtime's plan and apply exactly its next write.
     Step(ActionArgs),
+    /// Revert exactly what an audited action (an audit id) or a bulk apply (a batch id) wrote, in
+    /// one fenced transaction, only while every row it changed still holds what turnscope wrote.
+    /// Needs --write (the check runs in a write transaction, rolled back for --dry-run).
+    Undo(UndoArgs),
     /// Print a shell completion script (bash, zsh, fish, elvish, powershell).
     Completions {
         /// The shell.
@@ -216,6 +220,24 @@ pub struct ActionArgs {
     #[arg(long, short = 'y')]
     pub yes: bool,
     /// Print JSON (schema turnscope.action/1).
+    #[arg(long)]
+    pub json: bool,
+}
+
+#[derive(Debug, Clone, Default, Args)]
+pub struct UndoArgs {
+    /// An audit id (`turnscope audit` lists them) or a batch id (every record of a bulk apply).
+    pub target: String,
+    /// Check and print the rows it would restore, and write nothing.
+    #[arg(long)]
+    pub dry_run: bool,
+    /// Why (recorded in the undo's audit row).
+    #[arg(long, value_name = "TEXT")]
+    pub reason: Option<String>,
+    /// Apply without asking for confirmation on a terminal.
+    #[arg(long, short = 'y')]
+    pub yes: bool,
+    /// Print JSON (schema turnscope.action/1, action "undo").
     #[arg(long)]
     pub json: bool,
 }

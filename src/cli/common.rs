@@ -5,13 +5,25 @@
 use super::args::Cli;
 use crate::store::{Backend, DbTarget, StoreError};
 
-/// Exit codes (documented in the README).
+/// Exit codes (documented in the README and the man page's EXIT STATUS, both from [`exit::ALL`]).
 pub mod exit {
     pub const OK: i32 = 0;
     pub const ERROR: i32 = 1;
     pub const USAGE: i32 = 2;
     pub const REFUSED: i32 = 3;
     pub const NOT_FOUND: i32 = 4;
+    /// The operator answered anything but yes at the confirmation prompt: nothing written.
+    pub const DECLINED: i32 = 5;
+
+    /// Every code with its meaning, in order.
+    pub const ALL: [(i32, &str); 6] = [
+        (OK, "success (a dry run, a no-op and an applied write included)"),
+        (ERROR, "error: unreadable database, not a flue journal, newer format, locked, no write access, a write that failed"),
+        (USAGE, "usage: bad flags, a bad configuration file, no database given, an ambiguous id prefix, a write action without --write, fail without --reason, an empty operator, a write off a terminal without -y"),
+        (REFUSED, "refused: the action does not apply to this submission's state, the state changed since the preview, or an undo whose rows changed since (nothing written)"),
+        (NOT_FOUND, "not found: no such database file, submission or audit record"),
+        (DECLINED, "declined: the confirmation prompt was answered with anything but yes (nothing written)"),
+    ];
 }
 
 /// An error for the operator: one line, a hint, an exit code.
@@ -65,9 +77,22 @@ impl From<std::io::Error> for CliError {
     }
 }
 
-/// The current time, unless tests pin it with `TURNSCOPE_NOW_MS`.
+/// The time *shown*: the real clock, unless tests pin it with `TURNSCOPE_NOW_MS`. Only the
+/// read-only views (list, show, classify, demo data) use it; every write and every safety check
+/// of one (live lease, expiry, fence, deadline) reads [`crate::clock::now_ms`] instead, so a
+/// pinned clock can never make a live lease look expired.
 pub fn now_ms(cli: &Cli) -> i64 {
     cli.now_ms.unwrap_or_else(crate::clock::now_ms)
+}
+
+/// The line every command run with a pinned clock prints: last on stdout, or on stderr beside a
+/// JSON document.
+pub fn pinned_clock_note(cli: &Cli) -> Option<String> {
+    let pinned = cli.now_ms?;
+    Some(format!(
+        "clock: pinned to {} by TURNSCOPE_NOW_MS: times shown are relative to it; every safety check of a write uses the real clock",
+        crate::core::time::iso_from_ms(pinned)
+    ))
 }
 
 /// The database `--db` / `TURNSCOPE_DB` names: an SQLite path or a `postgres://` URL.

@@ -171,13 +171,13 @@ fn table_row(r: &SubmissionReport) -> Vec<String> {
         truncate(&sanitize(&row.submission_id), 8),
         row.kind.clone(),
         truncate(&sanitize(&row.instance_id().unwrap_or_default()), 18),
-        row.status.clone(),
+        row.status.to_string(),
         format!("{}/{}", row.attempt_count, row.max_retry),
         r.lease_text(),
         r.bundle
             .journal
             .as_ref()
-            .map_or("-".into(), |j| sanitize(&j.phase)),
+            .map_or("-".into(), |j| sanitize(j.phase.as_str())),
         r.verdict(),
         r.plan.rule.map_or("-".into(), |n| {
             format!("{n} {}", r.plan.result.unwrap_or(""))

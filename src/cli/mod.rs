@@ -3,18 +3,20 @@
 mod act;
 mod args;
 mod common;
+mod confirm;
 mod keys;
 mod list;
 mod output;
 mod seed;
 mod show;
+mod undo;
 
 use std::io::{IsTerminal, Write};
 use std::path::PathBuf;
 
 pub use crate::config::parse_duration;
 pub use crate::text::{is_hostile_char, sanitize};
-pub use args::{parse_age, ActionArgs, Cli, Command, ListArgs};
+pub use args::{parse_age, ActionArgs, Cli, Command, ListArgs, UndoArgs};
 
 pub use common::{exit, now_ms, CliError};
 
@@ -43,12 +45,39 @@ pub fn run(cli: &Cli, out: &mut dyn Write) -> Result<(), CliError> {
         return Ok(());
     }
     let cli = &resolve(cli)?;
+    let pinned = common::pinned_clock_note(cli);
     let mut safe = crate::text::TerminalSafe::new(out);
-    let result = run_command(cli, &mut safe);
+    let mut result = run_command(cli, &mut safe);
+    match (&pinned, json_output(cli), &result) {
+        // Beside a JSON document the person reading sees it on stderr; the document stays
+        // what its schema says. An error stays one `error:` and one `hint:` line.
+        (Some(note), true, Ok(())) => eprintln!("{note}"),
+        (Some(note), false, Ok(())) => result = writeln!(safe, "{note}").map_err(CliError::from),
+        _ => {}
+    }
     let finished = safe.finish();
     result?;
     finished?;
     Ok(())
+}
+
+/// Whether the command prints a JSON document on stdout.
+fn json_output(cli: &Cli) -> bool {
+    match &cli.command {
+        Some(
+            Command::Show { json, .. }
+            | Command::Classify { json, .. }
+            | Command::Audit { json }
+            | Command::CopyToPostgres { json, .. }
+            | Command::Demo { json, .. },
+        ) => *json,
+        Some(Command::List(a)) => a.json,
+        Some(Command::Undo(a)) => a.json,
+        Some(Command::Repair(a) | Command::Requeue(a) | Command::Fail(a) | Command::Step(a)) => {
+            a.json
+        }
+        _ => false,
+    }
 }
 
 /// Apply the configuration file where neither a flag nor an environment variable gave a value
@@ -113,7 +142,7 @@ fn run_config(cli: &Cli, out: &mut dyn Write) -> Result<(), CliError> {
     )?;
     writeln!(out, "theme = {}", cli.theme.unwrap_or_default().as_str())?;
     writeln!(out, "write = {}", cli.write)?;
-    writeln!(out, "operator = {}", act::operator(cli))?;
+    writeln!(out, "operator = {}", confirm::default_operator(cli))?;
     writeln!(
         out,
         "context_window = {}",
@@ -165,6 +194,7 @@ fn run_command(cli: &Cli, out: &mut dyn Write) -> Result<(), CliError> {
         Some(Command::Fail(a)) => act::run(cli, crate::actions::ActionKind::Fail, a, out),
         Some(Command::Step(a)) => act::run(cli, crate::actions::ActionKind::Step, a, out),
         Some(Command::Audit { json }) => act::audit(&*open_store(cli)?, *json, out),
+        Some(Command::Undo(a)) => undo::run(cli, a, out),
         Some(Command::CopyToPostgres { sqlite, json }) => seed::run_copy(cli, sqlite, *json, out),
         Some(Command::Completions { shell }) => {
             let mut cmd = <Cli as clap::CommandFactory>::command();
@@ -172,11 +202,7 @@ fn run_command(cli: &Cli, out: &mut dyn Write) -> Result<(), CliError> {
             Ok(())
         }
         Some(Command::Config { .. }) => run_config(cli, out),
-        Some(Command::Man) => {
-            let cmd = <Cli as clap::CommandFactory>::command();
-            clap_mangen::Man::new(cmd).render(out)?;
-            Ok(())
-        }
+        Some(Command::Man) => write_man(out),
         None => {
             let store = open_store(cli)?;
             if std::io::stdout().is_terminal() {
@@ -189,6 +215,25 @@ fn run_command(cli: &Cli, out: &mut dyn Write) -> Result<(), CliError> {
     }
 }
 
+/// The man page: clap_mangen's sections, with EXIT STATUS (from [`exit::ALL`]) before VERSION.
+fn write_man(out: &mut dyn Write) -> Result<(), CliError> {
+    let man = clap_mangen::Man::new(<Cli as clap::CommandFactory>::command());
+    man.render_title(out)?;
+    man.render_name_section(out)?;
+    man.render_synopsis_section(out)?;
+    man.render_description_section(out)?;
+    man.render_options_section(out)?;
+    man.render_subcommands_section(out)?;
+    man.render_extra_section(out)?;
+    writeln!(out, ".SH \"EXIT STATUS\"")?;
+    for (code, meaning) in exit::ALL {
+        writeln!(out, ".TP\n\\fB{code}\\fR\n{}", meaning.replace('-', "\\-"))?;
+    }
+    man.render_version_section(out)?;
+    man.render_authors_section(out)?;
+    Ok(())
+}
+
 fn run_tui(cli: &Cli, db: DbTarget, display_name: Option<String>) -> Result<(), CliError> {
     let mut o = crate::tui::TuiOptions::for_target(db);
     o.now_override = cli.now_ms;
@@ -198,7 +243,12 @@ fn run_tui(cli: &Cli, db: DbTarget, display_name: Option<String>) -> Result<(), 
     o.keys = key_overrides(cli)?;
     o.display_name = display_name;
     o.read_only = !cli.write;
-    o.operator = act::operator(cli);
+    o.operator = if cli.write {
+        // Every audit row must say who: an empty operator is refused before the TUI opens.
+        confirm::operator(cli)?
+    } else {
+        confirm::default_operator(cli)
+    };
     crate::tui::run(o).map_err(|e| CliError {
         message: e.to_string(),
         hint: Some(e.hint()),

@@ -64,7 +64,7 @@ pub fn run_classify(
         writeln!(
             out,
             "note            the row is {}: the runtime only classifies running submissions ({})",
-            sanitize(&r.row().status),
+            sanitize(r.row().status.as_str()),
             r.verdict()
         )?;
     }
@@ -101,7 +101,7 @@ pub fn run_show(
         "instance",
         sanitize(&row.instance_id().unwrap_or_default()),
     )?;
-    kv(out, "status", sanitize(&row.status))?;
+    kv(out, "status", sanitize(row.status.as_str()))?;
     kv(
         out,
         "attempts",
@@ -147,7 +147,7 @@ pub fn run_show(
                 "phase",
                 format!(
                     "{}  revision {}{}",
-                    sanitize(&j.phase),
+                    sanitize(j.phase.as_str()),
                     j.revision,
                     if j.committed { "  committed" } else { "" }
                 ),

@@ -7,6 +7,7 @@ use serde::Serialize;
 /// Everything a preview relied on. The store re-reads these inside the write transaction; any
 /// difference aborts the write.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "camelCase")]
 pub struct Fence {
     pub submission_id: String,
     pub status: String,
@@ -15,9 +16,33 @@ pub struct Fence {
     pub lease_expires_at: i64,
     pub require_expired_lease: bool,
     /// `(attempt_id, phase, revision, committed)` of the journal row, or `None` when there was none.
+    #[serde(serialize_with = "journal_json")]
     pub journal: Option<(String, String, i64, bool)>,
     /// The session row: `(leafId, entry count)`, or `None` when there was none.
+    #[serde(serialize_with = "session_json")]
     pub session: Option<(Option<String>, i64)>,
+}
+
+/// The fence's journal in JSON as the other documents name its fields (`attemptId`, …).
+fn journal_json<S: serde::Serializer>(
+    j: &Option<(String, String, i64, bool)>,
+    s: S,
+) -> Result<S::Ok, S::Error> {
+    j.as_ref()
+        .map(|(attempt, phase, revision, committed)| {
+            serde_json::json!({"attemptId": attempt, "phase": phase, "revision": revision, "committed": committed})
+        })
+        .serialize(s)
+}
+
+/// The fence's session in JSON: `{"leafId", "entryCount"}`.
+fn session_json<S: serde::Serializer>(
+    v: &Option<(Option<String>, i64)>,
+    s: S,
+) -> Result<S::Ok, S::Error> {
+    v.as_ref()
+        .map(|(leaf, count)| serde_json::json!({"leafId": leaf, "entryCount": count}))
+        .serialize(s)
 }
 
 /// One row change, in the order it is applied.
@@ -92,9 +117,28 @@ impl SqlValue {
     }
 }
 
+/// What a preview line shows, so a view can style it without reading its text.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum PreviewPart {
+    /// The row written: `insert entry …`, `update <table>…`, `delete …`.
+    Row,
+    /// A value as it is now (replaced by the next `New` line).
+    Old,
+    /// The value written.
+    New,
+    /// A row's content or a `column: old → new` change.
+    Value,
+}
+
 impl RowChange {
     /// Human preview lines: the exact row inserted, or `column: old → new`.
     pub fn preview(&self) -> Vec<String> {
+        self.preview_parts().into_iter().map(|(_, l)| l).collect()
+    }
+
+    /// [`preview`](Self::preview) with what each line shows.
+    pub fn preview_parts(&self) -> Vec<(PreviewPart, String)> {
+        use PreviewPart::{New, Old, Row, Value};
         match self {
             RowChange::InsertEntry {
                 entry_id,
@@ -103,8 +147,11 @@ impl RowChange {
                 ..
             } => {
                 vec![
-                    format!("insert entry {entry_id} at position {position}:"),
-                    format!("    {data}"),
+                    (
+                        Row,
+                        format!("insert entry {entry_id} at position {position}:"),
+                    ),
+                    (Value, format!("    {data}")),
                 ]
             }
             RowChange::UpdateSessionData {
@@ -112,26 +159,27 @@ impl RowChange {
                 old,
                 new,
             } => vec![
-                format!("update flue_sessions.data of {session_id}:"),
-                format!("    - {old}"),
-                format!("    + {new}"),
+                (Row, format!("update flue_sessions.data of {session_id}:")),
+                (Old, format!("    - {old}")),
+                (New, format!("    + {new}")),
             ],
             RowChange::UpdateJournal { set, .. } => {
-                let mut v = vec!["update flue_agent_turn_journals:".to_string()];
-                v.extend(set.iter().map(ColumnChange::line));
+                let mut v = vec![(Row, "update flue_agent_turn_journals:".to_string())];
+                v.extend(set.iter().map(|c| (Value, c.line())));
                 v
             }
             RowChange::UpdateSubmission { set, .. } => {
-                let mut v = vec!["update flue_agent_submissions:".to_string()];
-                v.extend(set.iter().map(ColumnChange::line));
+                let mut v = vec![(Row, "update flue_agent_submissions:".to_string())];
+                v.extend(set.iter().map(|c| (Value, c.line())));
                 v
             }
             RowChange::DeleteStreamChunks {
                 stream_key,
                 segments,
             } => {
-                vec![format!(
-                    "delete {segments} stream chunk segment(s) of {stream_key}"
+                vec![(
+                    Row,
+                    format!("delete {segments} stream chunk segment(s) of {stream_key}"),
                 )]
             }
         }

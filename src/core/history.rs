@@ -30,29 +30,17 @@ impl SubmissionKind {
 }
 
 /// Damage found while walking the tree. The runtime itself would hang on a cycle; we stop and say so.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 pub enum PathDamage {
     /// `leafId` names an entry that does not exist.
+    #[error("leafId {0} names no entry")]
     MissingLeaf(String),
     /// An entry's `parentId` names an entry that does not exist (the path stops there, as in the runtime).
+    #[error("entry {entry} has parentId {parent}, which names no entry")]
     DanglingParent { entry: String, parent: String },
     /// Following `parentId` returns to an entry already visited.
+    #[error("parentId chain loops back to entry {at}")]
     Cycle { at: String },
-}
-
-impl std::fmt::Display for PathDamage {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        match self {
-            PathDamage::MissingLeaf(id) => write!(f, "leafId {id} names no entry"),
-            PathDamage::DanglingParent { entry, parent } => {
-                write!(
-                    f,
-                    "entry {entry} has parentId {parent}, which names no entry"
-                )
-            }
-            PathDamage::Cycle { at } => write!(f, "parentId chain loops back to entry {at}"),
-        }
-    }
 }
 
 /// A session's entries in append order plus its leaf pointer.

@@ -319,7 +319,7 @@ pub fn row_problem(sub: &SubmissionRow) -> Option<String> {
         ("recovery_requested_at", sub.recovery_requested_at.is_some()),
         ("started_at", sub.started_at.is_some()),
     ];
-    match sub.typed_status() {
+    match &sub.status {
         SubmissionStatus::Queued => {
             if let Some((col, _)) = null_when_queued.iter().find(|(_, set)| *set) {
                 return Some(format!("queued row has {col} set"));
@@ -398,7 +398,7 @@ pub fn plan_recovery(
 ) -> RecoveryPlan {
     if let Some(problem) = row_problem(sub) {
         if matches!(
-            sub.typed_status(),
+            sub.status,
             SubmissionStatus::Queued | SubmissionStatus::Running
         ) {
             let mut plan = RecoveryPlan::observe(
@@ -410,7 +410,7 @@ pub fn plan_recovery(
             return plan;
         }
     }
-    match sub.typed_status() {
+    match sub.status {
         SubmissionStatus::Queued => {
             return RecoveryPlan::observe(
                 Disposition::Pending,
@@ -553,7 +553,7 @@ fn decide(
         );
     }
     let phase = j.map(|j| j.phase.as_str());
-    let typed_phase = j.map(JournalRow::typed_phase);
+    let typed_phase = j.map(|j| &j.phase);
     let uncommitted = j.is_some_and(|j| !j.committed);
     // Rule 4.
     if let (Some(j), Some(key)) = (j, &stream_key) {
@@ -561,7 +561,7 @@ fn decide(
             .stream
             .as_ref()
             .is_some_and(StreamReconstruction::is_recoverable);
-        if j.typed_phase() == JournalPhase::ProviderStarted
+        if j.phase == JournalPhase::ProviderStarted
             && !j.committed
             && j.stream_consumed_at.is_none()
             && recoverable
@@ -592,7 +592,7 @@ fn decide(
         }
     }
     // Rule 5.
-    let provider_unreached = j.is_none() || typed_phase == Some(JournalPhase::BeforeProvider);
+    let provider_unreached = j.is_none() || typed_phase == Some(&JournalPhase::BeforeProvider);
     let journal_allows = j.is_none()
         || (matches!(
             typed_phase,
@@ -621,7 +621,7 @@ fn decide(
     }
     // Rule 6.
     if let Some(j) = j {
-        if j.typed_phase() == JournalPhase::ToolRequestRecorded
+        if j.phase == JournalPhase::ToolRequestRecorded
             && !j.committed
             && j.tool_request_json.is_some()
         {

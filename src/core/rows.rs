@@ -13,7 +13,7 @@ pub struct SubmissionRow {
     pub session_key: String,
     pub kind: String,
     pub payload: String,
-    pub status: String,
+    pub status: SubmissionStatus,
     pub accepted_at: Option<i64>,
     pub attempt_id: Option<String>,
     pub input_applied_at: Option<i64>,
@@ -34,19 +34,14 @@ pub struct SubmissionRow {
 impl SubmissionRow {
     /// The runtime's expired-lease test: `status='running' AND 0 < lease_expires_at < now`.
     pub fn lease_expired(&self, now_ms: i64) -> bool {
-        self.typed_status() == SubmissionStatus::Running
+        self.status == SubmissionStatus::Running
             && self.lease_expires_at > 0
             && self.lease_expires_at < now_ms
     }
 
-    /// `status` as a type (`Other` for a damaged row; the text stays as stored).
-    pub fn typed_status(&self) -> SubmissionStatus {
-        SubmissionStatus::parse(&self.status)
-    }
-
     /// Whether the row is `running` (the only status a recovery acts on).
     pub fn is_running(&self) -> bool {
-        self.typed_status() == SubmissionStatus::Running
+        self.status == SubmissionStatus::Running
     }
 
     /// Why a settled row failed: its `error` (dispatch), or the message of a terminal event whose
@@ -72,7 +67,7 @@ impl SubmissionRow {
 
     /// Whether the row is settled and failed ([`failure`](Self::failure)).
     pub fn is_failed(&self) -> bool {
-        self.typed_status() == SubmissionStatus::Settled && self.failure().is_some()
+        self.status == SubmissionStatus::Settled && self.failure().is_some()
     }
 
     /// The instance id from the session key `agent-session:["<instanceId>","default","default"]`.
@@ -108,7 +103,7 @@ pub struct JournalRow {
     pub attempt_id: String,
     pub operation_id: String,
     pub turn_id: String,
-    pub phase: String,
+    pub phase: JournalPhase,
     pub revision: i64,
     pub created_at: i64,
     pub updated_at: i64,
@@ -118,13 +113,6 @@ pub struct JournalRow {
     pub stream_consumed_at: Option<i64>,
     pub committed: bool,
     pub committed_leaf_id: Option<String>,
-}
-
-impl JournalRow {
-    /// `phase` as a type (`Other` for a damaged row; the text stays as stored).
-    pub fn typed_phase(&self) -> JournalPhase {
-        JournalPhase::parse(&self.phase)
-    }
 }
 
 /// `{id, name}` of a journaled tool call.

@@ -1,8 +1,7 @@
 //! The two lifecycle facts of the journal as types: a submission's `status` (spec §1.4) and a
-//! turn journal's `phase` (spec §3.1). The rows keep the text as stored (a damaged database may
-//! hold anything, and the JSON documents show it byte for byte); code that decides asks for the
-//! type, so a misspelt state cannot compile and a damaged one is [`Other`](SubmissionStatus::Other)
-//! and still shows as found.
+//! turn journal's `phase` (spec §3.1), as the rows hold them. A damaged database may hold any
+//! text: it is [`Other`](SubmissionStatus::Other), kept byte for byte, so the JSON documents and
+//! the views still show it as found, and a misspelt state cannot compile.
 
 use std::fmt;
 
@@ -51,6 +50,20 @@ impl SubmissionStatus {
 impl fmt::Display for SubmissionStatus {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.write_str(self.as_str())
+    }
+}
+
+/// The stored text, parsed ([`SubmissionStatus::parse`]).
+impl From<&str> for SubmissionStatus {
+    fn from(text: &str) -> SubmissionStatus {
+        SubmissionStatus::parse(text)
+    }
+}
+
+/// As the stored text (the JSON documents show what the row holds).
+impl serde::Serialize for SubmissionStatus {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        s.serialize_str(self.as_str())
     }
 }
 
@@ -104,6 +117,20 @@ impl JournalPhase {
 impl fmt::Display for JournalPhase {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.write_str(self.as_str())
+    }
+}
+
+/// The stored text, parsed ([`JournalPhase::parse`]).
+impl From<&str> for JournalPhase {
+    fn from(text: &str) -> JournalPhase {
+        JournalPhase::parse(text)
+    }
+}
+
+/// As the stored text.
+impl serde::Serialize for JournalPhase {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        s.serialize_str(self.as_str())
     }
 }
 

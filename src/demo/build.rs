@@ -9,6 +9,8 @@ use serde_json::{json, Value};
 
 use super::ids::{iso, Rng};
 use super::shapes;
+use crate::core::rows::SubmissionRow;
+use crate::core::status::SubmissionStatus;
 
 pub(crate) const HOUR: i64 = 3_600_000;
 pub(crate) const MIN: i64 = 60_000;
@@ -243,7 +245,7 @@ pub(crate) struct Sub {
     pub agent: String,
     pub instance: String,
     pub payload: Value,
-    pub status: &'static str,
+    pub status: SubmissionStatus,
     pub accepted_at: i64,
     pub attempt_id: Option<String>,
     pub input_applied_at: Option<i64>,
@@ -279,7 +281,7 @@ impl Sub {
             agent: s.agent.clone(),
             instance: s.instance.clone(),
             payload,
-            status: "queued",
+            status: SubmissionStatus::Queued,
             accepted_at: accepted,
             attempt_id: None,
             input_applied_at: None,
@@ -299,6 +301,33 @@ impl Sub {
         }
     }
 
+    /// The row as turnscope reads it (`sequence` is the database's, given on insert).
+    pub(crate) fn into_row(self) -> SubmissionRow {
+        SubmissionRow {
+            sequence: 0,
+            payload: self.payload.to_string(),
+            submission_id: self.id,
+            session_key: self.session_key,
+            kind: self.kind.to_string(),
+            status: self.status,
+            accepted_at: Some(self.accepted_at),
+            attempt_id: self.attempt_id,
+            input_applied_at: self.input_applied_at,
+            recovery_requested_at: self.recovery_requested_at,
+            started_at: self.started_at,
+            settled_at: self.settled_at,
+            error: self.error,
+            attempt_count: self.attempt_count,
+            max_retry: self.max_retry,
+            timeout_at: self.timeout_at,
+            owner_id: self.owner_id,
+            lease_expires_at: self.lease_expires_at,
+            terminal_key: self.terminal_event_key,
+            terminal_event: self.terminal_event_json,
+            terminal_offset: self.terminal_event_offset,
+        }
+    }
+
     /// Admit a dispatch at `accepted` (queued).
     pub(crate) fn dispatch(d: &mut Demo, s: &Session, input: Value, accepted: i64) -> Self {
         let id = d.uuid();
@@ -315,7 +344,7 @@ impl Sub {
 
     /// `claimSubmission` at `t` by `owner`.
     pub(crate) fn claim(&mut self, d: &mut Demo, t: i64, owner: &str) {
-        self.status = "running";
+        self.status = SubmissionStatus::Running;
         self.attempt_id = Some(d.uuid());
         self.started_at = Some(t);
         self.attempt_count += 1;
@@ -368,14 +397,14 @@ impl Sub {
 
     pub(crate) fn complete(&mut self, t: i64) {
         self.heartbeat(t);
-        self.status = "settled";
+        self.status = SubmissionStatus::Settled;
         self.settled_at = Some(t);
         self.error = None;
     }
 
     pub(crate) fn fail(&mut self, t: i64, msg: &str) {
         self.heartbeat(t);
-        self.status = "settled";
+        self.status = SubmissionStatus::Settled;
         self.settled_at = Some(t);
         self.error = Some(msg.to_string());
     }
@@ -383,7 +412,7 @@ impl Sub {
     /// Direct terminal outbox: reserve (status `terminalizing`).
     pub(crate) fn reserve(&mut self, event: &Value, t: i64) {
         self.heartbeat(t);
-        self.status = "terminalizing";
+        self.status = SubmissionStatus::Terminalizing;
         self.terminal_event_key = Some(format!("direct-submission:{}:settled", self.id));
         self.terminal_event_json = Some(event.to_string());
     }
@@ -393,7 +422,7 @@ impl Sub {
         self.reserve(event, t);
         let key = self.terminal_event_key.clone().expect("reserved");
         self.terminal_event_offset = Some(d.append_event(&self.agent, &self.instance, key, event));
-        self.status = "settled";
+        self.status = SubmissionStatus::Settled;
         self.settled_at = Some(t);
         self.error = None;
     }

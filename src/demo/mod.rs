@@ -42,7 +42,6 @@ mod tests_rules;
 #[cfg(test)]
 mod tests_scale_runtime;
 
-use std::fmt;
 use std::path::Path;
 
 use rusqlite::{params, Connection};
@@ -61,36 +60,17 @@ pub struct DemoSummary {
 }
 
 /// Why the demo database could not be written.
-#[derive(Debug)]
+#[derive(Debug, thiserror::Error)]
 pub enum DemoError {
     /// The target exists and is not empty; the demo never overwrites a file.
+    #[error("refusing to overwrite existing file {}", .0.display())]
     AlreadyExists(std::path::PathBuf),
     /// Checking the target path failed.
-    Io(std::io::Error),
+    #[error("cannot check the demo database path: {0}")]
+    Io(#[source] std::io::Error),
     /// SQLite refused a statement.
-    Sqlite(rusqlite::Error),
-}
-
-impl fmt::Display for DemoError {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        match self {
-            DemoError::AlreadyExists(p) => {
-                write!(f, "refusing to overwrite existing file {}", p.display())
-            }
-            DemoError::Io(e) => write!(f, "cannot check the demo database path: {e}"),
-            DemoError::Sqlite(e) => write!(f, "cannot write the demo database: {e}"),
-        }
-    }
-}
-
-impl std::error::Error for DemoError {
-    fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
-        match self {
-            DemoError::AlreadyExists(_) => None,
-            DemoError::Io(e) => Some(e),
-            DemoError::Sqlite(e) => Some(e),
-        }
-    }
+    #[error("cannot write the demo database: {0}")]
+    Sqlite(#[source] rusqlite::Error),
 }
 
 impl From<rusqlite::Error> for DemoError {

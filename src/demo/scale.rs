@@ -36,7 +36,6 @@ use super::scale_text::{Corpus, Sizes};
 use super::scale_whale as whale;
 use super::scale_write::{insert_submissions, Batch, Inserts, SessionRow, SubRow};
 use super::{DemoError, DDL};
-use crate::core::status::SubmissionStatus;
 
 impl ScaleOptions {
     /// 200,000 submissions over 20,000 sessions, about 2,000,000 entries, 2,000 expired leases,
@@ -497,14 +496,7 @@ pub fn write_scale(path: &Path, opts: &ScaleOptions) -> Result<ScaleSummary, Dem
     insert_submissions(&conn, &subs)?;
     conn.execute_batch("COMMIT")?;
     summary.submissions = subs.len();
-    summary.expired = subs
-        .iter()
-        .filter(|s| {
-            s.status == SubmissionStatus::Running.as_str()
-                && s.lease_expires_at > 0
-                && s.lease_expires_at < now
-        })
-        .count();
+    summary.expired = subs.iter().filter(|s| s.row.lease_expired(now)).count();
     drop(subs);
     let mode: String = conn.query_row("PRAGMA journal_mode=WAL", [], |r| r.get(0))?;
     debug_assert_eq!(mode, "wal");

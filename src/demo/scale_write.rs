@@ -6,56 +6,20 @@ use std::collections::HashMap;
 use rusqlite::{params, Connection, Statement};
 
 use super::build::{Run, Sub};
+use crate::core::rows::SubmissionRow;
 
-/// One `flue_agent_submissions` row, ready to insert.
+/// One `flue_agent_submissions` row, ready to insert: the row as turnscope reads it back, and
+/// the order it is inserted in (accepted at, session, position in the session).
 pub(crate) struct SubRow {
     pub key: (i64, usize, usize),
-    pub id: String,
-    pub session_key: String,
-    pub kind: &'static str,
-    pub payload: String,
-    pub status: &'static str,
-    pub accepted_at: i64,
-    pub attempt_id: Option<String>,
-    pub input_applied_at: Option<i64>,
-    pub recovery_requested_at: Option<i64>,
-    pub started_at: Option<i64>,
-    pub settled_at: Option<i64>,
-    pub error: Option<String>,
-    pub attempt_count: i64,
-    pub max_retry: i64,
-    pub timeout_at: i64,
-    pub owner_id: Option<String>,
-    pub lease_expires_at: i64,
-    pub terminal_event_key: Option<String>,
-    pub terminal_event_json: Option<String>,
-    pub terminal_event_offset: Option<String>,
+    pub row: SubmissionRow,
 }
 
 impl SubRow {
     pub(crate) fn new(s: Sub, session: usize, local: usize) -> SubRow {
         SubRow {
             key: (s.accepted_at, session, local),
-            payload: s.payload.to_string(),
-            id: s.id,
-            session_key: s.session_key,
-            kind: s.kind,
-            status: s.status,
-            accepted_at: s.accepted_at,
-            attempt_id: s.attempt_id,
-            input_applied_at: s.input_applied_at,
-            recovery_requested_at: s.recovery_requested_at,
-            started_at: s.started_at,
-            settled_at: s.settled_at,
-            error: s.error,
-            attempt_count: s.attempt_count,
-            max_retry: s.max_retry,
-            timeout_at: s.timeout_at,
-            owner_id: s.owner_id,
-            lease_expires_at: s.lease_expires_at,
-            terminal_event_key: s.terminal_event_key,
-            terminal_event_json: s.terminal_event_json,
-            terminal_event_offset: s.terminal_event_offset,
+            row: s.into_row(),
         }
     }
 }
@@ -173,13 +137,13 @@ pub(crate) fn insert_submissions(c: &Connection, subs: &[SubRow]) -> rusqlite::R
          terminal_event_offset) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, \
          ?17, ?18, ?19, ?20)",
     )?;
-    for s in subs {
+    for SubRow { row: s, .. } in subs {
         st.execute(params![
-            s.id,
+            s.submission_id,
             s.session_key,
             s.kind,
             s.payload,
-            s.status,
+            s.status.as_str(),
             s.accepted_at,
             s.attempt_id,
             s.input_applied_at,
@@ -192,9 +156,9 @@ pub(crate) fn insert_submissions(c: &Connection, subs: &[SubRow]) -> rusqlite::R
             s.timeout_at,
             s.owner_id,
             s.lease_expires_at,
-            s.terminal_event_key,
-            s.terminal_event_json,
-            s.terminal_event_offset,
+            s.terminal_key,
+            s.terminal_event,
+            s.terminal_offset,
         ])?;
     }
     Ok(())

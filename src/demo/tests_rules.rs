@@ -92,7 +92,7 @@ fn every_kind_mode_and_phase_is_present() {
                 r.bundle
                     .journal
                     .as_ref()
-                    .map_or("none".to_string(), |j| j.phase.clone()),
+                    .map_or("none".to_string(), |j| j.phase.to_string()),
             );
         }
         dispositions.insert(r.plan.disposition.label());

@@ -2,79 +2,118 @@
 
 use std::path::PathBuf;
 
-#[derive(Debug)]
+/// The `Display` of each is the one `error:` line; [`StoreError::hint`] is its `hint:`.
+#[derive(Debug, thiserror::Error)]
 pub enum StoreError {
     /// The database file does not exist (we never create one).
+    #[error("no database at {}", .0.display())]
     Missing(PathBuf),
     /// The file is empty (0 bytes, or no tables at all).
+    #[error("{} is empty: not a flue journal database", .0.display())]
     Empty(PathBuf),
     /// Not an SQLite database (or damaged beyond reading its header).
-    NotSqlite {
-        path: PathBuf,
-        detail: String,
-    },
+    #[error("{} is not an SQLite database ({detail})", .path.display())]
+    NotSqlite { path: PathBuf, detail: String },
     /// An SQLite database, but not a flue journal.
-    NotFlue {
-        path: PathBuf,
-        tables: Vec<String>,
-    },
+    #[error(
+        "{} is an SQLite database but not a flue journal (tables: {})",
+        .path.display(),
+        table_list(.tables, "")
+    )]
+    NotFlue { path: PathBuf, tables: Vec<String> },
     /// A newer runtime's format (`flue_meta.format_version`, flue ≥ 2).
-    NewerFormat {
-        format_version: String,
-    },
+    #[error(
+        "this journal uses a newer runtime format (flue_meta.format_version = {format_version})"
+    )]
+    NewerFormat { format_version: String },
     /// `flue_meta.schema_version` outside 1–3.
-    SchemaVersion {
-        found: String,
-    },
+    #[error("unsupported journal schema version {found:?} (turnscope reads 1–3)")]
+    SchemaVersion { found: String },
     /// A rollback journal left by a writer that stopped mid-transaction: only a read-write
     /// connection can roll it back, and turnscope reads read-only.
-    HotJournal {
-        path: PathBuf,
-    },
+    #[error(
+        "{} has an unfinished transaction in {}-journal (a writer stopped mid-write); a read-only open cannot roll it back",
+        .path.display(),
+        .path.display()
+    )]
+    HotJournal { path: PathBuf },
     /// Another process holds a lock we could not wait out.
-    Locked {
-        detail: String,
-    },
-    SubmissionNotFound {
-        query: String,
-    },
+    #[error("the database is locked ({detail})")]
+    Locked { detail: String },
+    #[error("no submission matches {query:?}")]
+    SubmissionNotFound { query: String },
+    #[error("{query:?} matches {} submissions: {}", .candidates.len(), first_ids(.candidates))]
     Ambiguous {
         query: String,
         candidates: Vec<String>,
     },
     /// Any other SQLite failure.
-    Sqlite {
-        context: String,
-        detail: String,
-    },
+    #[error("{context}: {detail}")]
+    Sqlite { context: String, detail: String },
     /// A `postgres://` URL turnscope cannot use.
-    PgUrl {
-        detail: String,
-    },
+    #[error("bad PostgreSQL URL: {detail}")]
+    PgUrl { detail: String },
     /// Connecting to PostgreSQL failed (`target` is shown without its password).
+    #[error("{target}: {} ({detail})", .why.what())]
     PgConnect {
         target: String,
         why: PgFailure,
         detail: String,
     },
     /// A PostgreSQL database, but not a flue journal.
-    PgNotFlue {
-        target: String,
-        tables: Vec<String>,
-    },
+    #[error(
+        "{target} is a PostgreSQL database but not a flue journal (tables: {})",
+        table_list(.tables, "none")
+    )]
+    PgNotFlue { target: String, tables: Vec<String> },
     /// Seeding or copying into a PostgreSQL database that already holds a journal.
-    PgNotEmpty {
-        target: String,
-    },
+    #[error("refusing to copy into {target}: it already holds flue submissions or sessions")]
+    PgNotEmpty { target: String },
     /// A `postgres://` URL, and this build has no PostgreSQL support (the `postgres` feature).
-    PgNotBuilt {
-        target: String,
-    },
+    #[error("{target}: this turnscope was built without PostgreSQL support")]
+    PgNotBuilt { target: String },
     /// Any other PostgreSQL failure (never carries the password).
-    Postgres {
-        context: String,
+    #[error("{context}: {detail}")]
+    Postgres { context: String, detail: String },
+    /// `--write`, and the database cannot be written: found when the writer opens, before any
+    /// preview, so no confirmation is asked for a write that would fail.
+    #[error("cannot write {target}: {} ({detail})", .why.what())]
+    NotWritable {
+        /// The database (a path, or a URL without its password).
+        target: String,
+        why: NotWritable,
         detail: String,
     },
+}
+
+/// Why a database cannot be written.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum NotWritable {
+    /// The file's permissions refuse this user.
+    File,
+    /// SQLite must create its `-wal`/`-shm`/`-journal` file beside the database, and the
+    /// directory refuses this user.
+    Directory,
+    /// The file system is mounted read-only.
+    ReadOnlyFs,
+    /// The PostgreSQL role lacks a privilege on a table turnscope writes.
+    PgPrivilege,
+    /// The PostgreSQL server makes every transaction read-only (`default_transaction_read_only`,
+    /// or a hot standby).
+    PgReadOnly,
+}
+
+impl NotWritable {
+    /// What refuses the write, in the error line.
+    fn what(self) -> &'static str {
+        match self {
+            NotWritable::File => "the database file is not writable by this user",
+            NotWritable::Directory => "the database's directory is not writable by this user (SQLite creates its -wal, -shm or -journal file there)",
+            NotWritable::ReadOnlyFs => "the database is on a read-only file system",
+            NotWritable::PgPrivilege => "this PostgreSQL role cannot write the journal tables",
+            NotWritable::PgReadOnly => "the PostgreSQL server makes every transaction read-only",
+        }
+    }
 }
 
 /// Why a PostgreSQL connection failed.
@@ -88,81 +127,41 @@ pub enum PgFailure {
     Other,
 }
 
-impl std::fmt::Display for StoreError {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+impl PgFailure {
+    /// What went wrong, in the error line.
+    fn what(self) -> &'static str {
         match self {
-            StoreError::Missing(p) => write!(f, "no database at {}", p.display()),
-            StoreError::Empty(p) => write!(f, "{} is empty: not a flue journal database", p.display()),
-            StoreError::NotSqlite { path, detail } => {
-                write!(f, "{} is not an SQLite database ({detail})", path.display())
+            PgFailure::Refused => {
+                "the server refused the connection (is it running, on that host and port?)"
             }
-            StoreError::NotFlue { path, tables } => {
-                let shown: Vec<&str> = tables.iter().take(5).map(String::as_str).collect();
-                let more = if tables.len() > 5 { ", …" } else { "" };
-                write!(
-                    f,
-                    "{} is an SQLite database but not a flue journal (tables: {}{more})",
-                    path.display(),
-                    shown.join(", ")
-                )
-            }
-            StoreError::NewerFormat { format_version } => write!(
-                f,
-                "this journal uses a newer runtime format (flue_meta.format_version = {format_version})"
-            ),
-            StoreError::SchemaVersion { found } => {
-                write!(f, "unsupported journal schema version {found:?} (turnscope reads 1–3)")
-            }
-            StoreError::HotJournal { path } => write!(
-                f,
-                "{} has an unfinished transaction in {}-journal (a writer stopped mid-write); a read-only open cannot roll it back",
-                path.display(),
-                path.display()
-            ),
-            StoreError::Locked { detail } => write!(f, "the database is locked ({detail})"),
-            StoreError::SubmissionNotFound { query } => write!(f, "no submission matches {query:?}"),
-            StoreError::Ambiguous { query, candidates } => write!(
-                f,
-                "{query:?} matches {} submissions: {}",
-                candidates.len(),
-                candidates.iter().take(4).cloned().collect::<Vec<_>>().join(", ")
-            ),
-            StoreError::Sqlite { context, detail } => write!(f, "{context}: {detail}"),
-            StoreError::PgUrl { detail } => write!(f, "bad PostgreSQL URL: {detail}"),
-            StoreError::PgConnect { target, why, detail } => {
-                let what = match why {
-                    PgFailure::Refused => "the server refused the connection (is it running, on that host and port?)",
-                    PgFailure::Timeout => "no answer from the server within the connect timeout",
-                    PgFailure::Auth => "authentication failed",
-                    PgFailure::Tls => "the TLS handshake failed",
-                    PgFailure::NoDatabase => "that database does not exist",
-                    PgFailure::Other => "could not connect",
-                };
-                write!(f, "{target}: {what} ({detail})")
-            }
-            StoreError::PgNotFlue { target, tables } => {
-                let shown: Vec<&str> = tables.iter().take(5).map(String::as_str).collect();
-                let more = if tables.len() > 5 { ", …" } else { "" };
-                write!(
-                    f,
-                    "{target} is a PostgreSQL database but not a flue journal (tables: {}{more})",
-                    if shown.is_empty() { "none".to_string() } else { shown.join(", ") }
-                )
-            }
-            StoreError::PgNotEmpty { target } => write!(
-                f,
-                "refusing to copy into {target}: it already holds flue submissions or sessions"
-            ),
-            StoreError::PgNotBuilt { target } => write!(
-                f,
-                "{target}: this turnscope was built without PostgreSQL support"
-            ),
-            StoreError::Postgres { context, detail } => write!(f, "{context}: {detail}"),
+            PgFailure::Timeout => "no answer from the server within the connect timeout",
+            PgFailure::Auth => "authentication failed",
+            PgFailure::Tls => "the TLS handshake failed",
+            PgFailure::NoDatabase => "that database does not exist",
+            PgFailure::Other => "could not connect",
         }
     }
 }
 
-impl std::error::Error for StoreError {}
+/// The first five table names (`, …` when there are more), or `none_text` when there is none.
+fn table_list(tables: &[String], none_text: &str) -> String {
+    if tables.is_empty() {
+        return none_text.to_string();
+    }
+    let shown: Vec<&str> = tables.iter().take(5).map(String::as_str).collect();
+    let more = if tables.len() > 5 { ", …" } else { "" };
+    format!("{}{more}", shown.join(", "))
+}
+
+/// The first four candidate ids of an ambiguous prefix.
+fn first_ids(candidates: &[String]) -> String {
+    candidates
+        .iter()
+        .take(4)
+        .cloned()
+        .collect::<Vec<_>>()
+        .join(", ")
+}
 
 impl StoreError {
     /// What the operator can do next.
@@ -197,6 +196,13 @@ impl StoreError {
             StoreError::PgNotEmpty { .. } => "copy into a new, empty database: `createdb NAME`, then --db postgres://…/NAME".into(),
             StoreError::PgNotBuilt { .. } => "rebuild with --features postgres (a default feature), or give --db an SQLite path".into(),
             StoreError::Postgres { .. } => "retry; if it persists, check the server log".into(),
+            StoreError::NotWritable { why, .. } => match why {
+                NotWritable::File => "run turnscope as the user the runtime writes as (`ls -l` shows the owner), or grant write access; nothing was written, and the database is not damaged".into(),
+                NotWritable::Directory => "run turnscope as the user that owns the directory, or grant write access to it; nothing was written, and the database is not damaged".into(),
+                NotWritable::ReadOnlyFs => "write on the host that mounts it read-write (or remount it); drop --write to read it".into(),
+                NotWritable::PgPrivilege => "connect as the role the runtime uses, or GRANT SELECT, INSERT, UPDATE, DELETE on the flue tables (and CREATE on the schema for turnscope_audit) to this role".into(),
+                NotWritable::PgReadOnly => "connect to the primary, not a standby, or run ALTER ROLE/DATABASE … SET default_transaction_read_only = off; drop --write to read".into(),
+            },
         }
     }
 
@@ -213,6 +219,56 @@ impl StoreError {
         StoreError::Sqlite {
             context: context.to_string(),
             detail,
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn each_error_line_reads_as_the_cli_prints_it() {
+        let six: Vec<String> = (1..=6).map(|i| format!("t{i}")).collect();
+        let cases = [
+            (
+                StoreError::NotFlue {
+                    path: "a.db".into(),
+                    tables: six.clone(),
+                },
+                "a.db is an SQLite database but not a flue journal (tables: t1, t2, t3, t4, t5, …)",
+            ),
+            (
+                StoreError::PgNotFlue {
+                    target: "postgres://h/d".into(),
+                    tables: vec![],
+                },
+                "postgres://h/d is a PostgreSQL database but not a flue journal (tables: none)",
+            ),
+            (
+                StoreError::Ambiguous {
+                    query: "ab".into(),
+                    candidates: six,
+                },
+                "\"ab\" matches 6 submissions: t1, t2, t3, t4",
+            ),
+            (
+                StoreError::PgConnect {
+                    target: "postgres://h/d".into(),
+                    why: PgFailure::Auth,
+                    detail: "denied".into(),
+                },
+                "postgres://h/d: authentication failed (denied)",
+            ),
+            (
+                StoreError::HotJournal {
+                    path: "j.db".into(),
+                },
+                "j.db has an unfinished transaction in j.db-journal (a writer stopped mid-write); a read-only open cannot roll it back",
+            ),
+        ];
+        for (e, line) in cases {
+            assert_eq!(e.to_string(), line);
         }
     }
 }

@@ -90,7 +90,7 @@ impl RowFilter {
             RowFilter::Expired => row.lease_expired(now_ms),
             RowFilter::All => true,
             RowFilter::Failed => row.is_failed(),
-            other => other.status().as_ref() == Some(&row.typed_status()),
+            other => other.status().as_ref() == Some(&row.status),
         }
     }
 

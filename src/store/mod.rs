@@ -7,6 +7,7 @@ mod backend;
 mod compact_load;
 mod error;
 mod filter;
+pub mod images;
 // Parts of it serve the PostgreSQL store only.
 #[cfg_attr(not(feature = "postgres"), allow(dead_code))]
 mod listing;
@@ -27,12 +28,15 @@ mod sqlite_traits;
 mod traits;
 mod walk;
 mod write;
+mod write_access;
+pub(crate) mod write_rows;
+pub(crate) mod write_undo;
 
 pub use crate::core::records::{SessionRecord, SessionScope, SubmissionBundle};
 pub use access::{EntryRow, EntryVisitor, SessionLoader, SessionRows};
 pub use backend::{open, open_writer, Backend, DbTarget};
 pub use compact_load::{fetch_full, load_compact, CompactLoader};
-pub use error::{PgFailure, StoreError};
+pub use error::{NotWritable, PgFailure, StoreError};
 pub use filter::RowFilter;
 pub use listing::ListQueries;
 pub use sqlite::SqliteStore;
@@ -41,5 +45,5 @@ pub use write::{SqliteWriter, AUDIT_DDL};
 
 pub use traits::{
     Applied, ApplyError, AuditInfo, AuditLog, AuditRecord, JournalStore, JournalWriter, SchemaInfo,
-    SessionBrowse, SessionSummary, Variant,
+    SessionBrowse, SessionSummary, UndoTarget, Undone, Variant,
 };

@@ -6,6 +6,7 @@ use rusqlite::types::ValueRef;
 
 use super::Variant;
 use crate::core::rows::{JournalRow, SubmissionRow};
+use crate::core::status::{JournalPhase, SubmissionStatus};
 
 /// The submission columns both backends read, before the variant's terminal columns.
 pub(super) const SUBMISSION_COLUMNS: [&str; 18] = [
@@ -92,7 +93,7 @@ pub(super) fn submission_from_values(v: &[ValueRef<'_>]) -> SubmissionRow {
         session_key: text_of(at(v, 2)),
         kind: text_of(at(v, 3)),
         payload: text_of(at(v, 4)),
-        status: text_of(at(v, 5)),
+        status: SubmissionStatus::parse(&text_of(at(v, 5))),
         accepted_at: opt_int(at(v, 6)),
         attempt_id: opt_text(at(v, 7)),
         input_applied_at: opt_int(at(v, 8)),
@@ -120,7 +121,7 @@ pub(super) fn journal_from_values(v: &[ValueRef<'_>]) -> JournalRow {
         attempt_id: text_of(at(v, 3)),
         operation_id: text_of(at(v, 4)),
         turn_id: text_of(at(v, 5)),
-        phase: text_of(at(v, 6)),
+        phase: JournalPhase::parse(&text_of(at(v, 6))),
         revision: opt_int(at(v, 7)).unwrap_or(0),
         created_at: opt_int(at(v, 8)).unwrap_or(0),
         updated_at: opt_int(at(v, 9)).unwrap_or(0),
@@ -135,7 +136,7 @@ pub(super) fn journal_from_values(v: &[ValueRef<'_>]) -> JournalRow {
 
 /// The journal problem the SQLite backend reports (an unknown phase), for text that is valid UTF-8.
 pub(super) fn journal_problem(row: &JournalRow) -> Option<String> {
-    (!row.typed_phase().is_known()).then(|| {
+    (!row.phase.is_known()).then(|| {
         format!(
             "journal phase {:?} is not one the runtime writes",
             row.phase

@@ -17,6 +17,7 @@ use super::{
 };
 use crate::core::entry::Entry;
 use crate::core::rows::{JournalRow, SubmissionRow};
+use crate::core::status::{JournalPhase, SubmissionStatus};
 
 pub struct SqliteStore {
     conn: Connection,
@@ -134,7 +135,7 @@ impl SqliteStore {
             return Ok((None, None));
         };
         let mut problems = Vec::new();
-        if !row.typed_phase().is_known() {
+        if !row.phase.is_known() {
             problems.push(format!(
                 "journal phase {:?} is not one the runtime writes",
                 row.phase
@@ -242,13 +243,18 @@ impl JournalStore for SqliteStore {
         self.submissions_where(filter, now_ms, None)
     }
 
-    fn status_counts(&self) -> Result<Vec<(String, i64)>, StoreError> {
+    fn status_counts(&self) -> Result<Vec<(SubmissionStatus, i64)>, StoreError> {
         let mut stmt = self
             .conn
             .prepare_cached("SELECT status, COUNT(*) FROM flue_agent_submissions GROUP BY status ORDER BY status")
             .map_err(|e| StoreError::sqlite("counting submissions", e))?;
         let rows = stmt
-            .query_map([], |r| Ok((text_of(r.get_ref(0)?), r.get::<_, i64>(1)?)))
+            .query_map([], |r| {
+                Ok((
+                    SubmissionStatus::parse(&text_of(r.get_ref(0)?)),
+                    r.get::<_, i64>(1)?,
+                ))
+            })
             .and_then(|rows| rows.collect::<Result<Vec<_>, _>>())
             .map_err(|e| StoreError::sqlite("counting submissions", e))?;
         Ok(rows)
@@ -573,7 +579,7 @@ fn submission_from_row(r: &Row<'_>) -> rusqlite::Result<SubmissionRow> {
         session_key: text_of(r.get_ref(2)?),
         kind: text_of(r.get_ref(3)?),
         payload: text_of(r.get_ref(4)?),
-        status: text_of(r.get_ref(5)?),
+        status: SubmissionStatus::parse(&text_of(r.get_ref(5)?)),
         accepted_at: opt_int(r.get_ref(6)?),
         attempt_id: opt_text(r.get_ref(7)?),
         input_applied_at: opt_int(r.get_ref(8)?),
@@ -600,7 +606,7 @@ fn journal_from_row(r: &Row<'_>) -> rusqlite::Result<JournalRow> {
         attempt_id: text_of(r.get_ref(3)?),
         operation_id: text_of(r.get_ref(4)?),
         turn_id: text_of(r.get_ref(5)?),
-        phase: text_of(r.get_ref(6)?),
+        phase: JournalPhase::parse(&text_of(r.get_ref(6)?)),
         revision: opt_int(r.get_ref(7)?).unwrap_or(0),
         created_at: opt_int(r.get_ref(8)?).unwrap_or(0),
         updated_at: opt_int(r.get_ref(9)?).unwrap_or(0),

@@ -46,4 +46,13 @@ impl JournalWriter for SqliteWriter {
     ) -> Result<Applied, ApplyError> {
         SqliteWriter::apply(self, fence, changes, audit)
     }
+
+    fn undo(
+        &mut self,
+        target: &crate::store::UndoTarget,
+        audit: &AuditInfo,
+        commit: bool,
+    ) -> Result<crate::store::Undone, ApplyError> {
+        SqliteWriter::undo(self, target, audit, commit)
+    }
 }

@@ -9,6 +9,7 @@ use crate::core::changes::{Fence, RowChange};
 
 use crate::core::records::{SessionRecord, SubmissionBundle};
 use crate::core::rows::SubmissionRow;
+use crate::core::status::SubmissionStatus;
 
 use super::access::SessionLoader;
 use super::access::SessionRows;
@@ -89,7 +90,7 @@ pub trait JournalStore {
         now_ms: i64,
     ) -> Result<Vec<SubmissionRow>, StoreError>;
     /// Count of submissions per status.
-    fn status_counts(&self) -> Result<Vec<(String, i64)>, StoreError>;
+    fn status_counts(&self) -> Result<Vec<(SubmissionStatus, i64)>, StoreError>;
     /// Resolve a full id or a unique prefix.
     fn find_submission(&self, query: &str) -> Result<SubmissionRow, StoreError>;
     /// Load a submission with its journal, session and stream chunks in one read snapshot.
@@ -149,16 +150,68 @@ pub trait JournalWriter: Send {
         changes: &[RowChange],
         audit: &AuditInfo,
     ) -> Result<Applied, ApplyError>;
+
+    /// Revert the changes of the audit rows `target` names, in one fenced transaction, only if
+    /// every row they changed still holds what turnscope wrote; the undo gets its own audit rows
+    /// (`undoes` = the record undone). With `commit` false it only checks and previews (rolled
+    /// back).
+    fn undo(
+        &mut self,
+        target: &UndoTarget,
+        audit: &AuditInfo,
+        commit: bool,
+    ) -> Result<Undone, ApplyError>;
 }
 
 /// Who and why, recorded in `turnscope_audit` with every applied action.
-#[derive(Debug, Clone)]
+#[derive(Debug, Clone, Default)]
 pub struct AuditInfo {
     pub operator: String,
     pub action: String,
     pub reason: Option<String>,
     pub summary: String,
     pub now_ms: i64,
+    /// One id shared by the audit rows of one bulk apply (or one undo of a batch).
+    pub batch_id: Option<String>,
+}
+
+/// What `undo` reverts: one audit record, or every record of a bulk apply.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum UndoTarget {
+    Audit(i64),
+    Batch(String),
+}
+
+impl UndoTarget {
+    /// A number is an audit id; anything else a batch id.
+    pub fn parse(text: &str) -> UndoTarget {
+        let t = text.trim().trim_start_matches('#');
+        match t.parse::<i64>() {
+            Ok(id) => UndoTarget::Audit(id),
+            Err(_) => UndoTarget::Batch(t.to_string()),
+        }
+    }
+}
+
+impl std::fmt::Display for UndoTarget {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            UndoTarget::Audit(id) => write!(f, "audit #{id}"),
+            UndoTarget::Batch(b) => write!(f, "batch {b}"),
+        }
+    }
+}
+
+/// What an undo did (or, not committed, would do).
+#[derive(Debug, Clone, PartialEq)]
+pub struct Undone {
+    /// `(audit id, submission id)` of each record reverted.
+    pub records: Vec<(i64, String)>,
+    /// One line per row restored.
+    pub restored: Vec<String>,
+    /// The undo's own audit rows (empty when not committed).
+    pub audit_ids: Vec<i64>,
+    pub lock_held: Duration,
 }
 
 /// What an apply did.
@@ -179,6 +232,13 @@ pub enum ApplyError {
         .0.join("; ")
     )]
     Fenced(Vec<String>),
+    /// The request cannot be carried out at all (an undo of a record without row images, or of
+    /// one already undone): nothing written.
+    #[error("refused, nothing written: {0}")]
+    Refused(String),
+    /// No audit record matches: nothing written.
+    #[error("no turnscope audit record matches {0}")]
+    NotFound(String),
     #[error("{0}")]
     Store(StoreError),
 }
@@ -201,4 +261,10 @@ pub struct AuditRecord {
     pub reason: Option<String>,
     pub summary: String,
     pub version: String,
+    /// The bulk apply (or undo of one) this record belongs to.
+    pub batch_id: Option<String>,
+    /// The audit record this one undid.
+    pub undoes: Option<i64>,
+    /// The exact rows before and after (`None` for records written before turnscope kept them).
+    pub changes: Option<Vec<super::images::RowImage>>,
 }

@@ -12,7 +12,9 @@ use rusqlite::{
     params, Connection, OpenFlags, OptionalExtension, Transaction, TransactionBehavior,
 };
 
+use super::images::{after_images, before_images, RowImage};
 use super::traits::{Applied, ApplyError, AuditInfo, AuditRecord};
+use super::write_rows::{images_json, SqliteRows};
 use super::{JournalStore, SchemaInfo, SqliteStore, StoreError, Variant};
 use crate::core::changes::{ColumnChange, Fence, FenceSeen, RowChange, SqlValue};
 
@@ -25,8 +27,69 @@ pub const AUDIT_DDL: &str = "CREATE TABLE IF NOT EXISTS turnscope_audit (
   attempt_id TEXT,
   reason TEXT,
   summary TEXT NOT NULL,
-  version TEXT NOT NULL
+  version TEXT NOT NULL,
+  batch_id TEXT,
+  undoes INTEGER,
+  changes TEXT
 )";
+
+/// Columns added to `turnscope_audit` after its first release: an older table gets them (NULL in
+/// its old rows) in the first write transaction of a newer turnscope.
+pub const AUDIT_COLUMNS_ADDED: [(&str, &str); 3] = [
+    ("batch_id", "TEXT"),
+    ("undoes", "INTEGER"),
+    ("changes", "TEXT"),
+];
+
+/// Create the audit table, or bring an older one up to date, inside the write transaction.
+pub(super) fn migrate_audit(tx: &Connection) -> Result<(), rusqlite::Error> {
+    tx.execute(AUDIT_DDL, [])?;
+    let present = audit_columns(tx)?;
+    for (name, ty) in AUDIT_COLUMNS_ADDED {
+        if !present.iter().any(|c| c == name) {
+            tx.execute(
+                &format!("ALTER TABLE turnscope_audit ADD COLUMN {name} {ty}"),
+                [],
+            )?;
+        }
+    }
+    Ok(())
+}
+
+fn audit_columns(c: &Connection) -> Result<Vec<String>, rusqlite::Error> {
+    c.prepare("SELECT name FROM pragma_table_info('turnscope_audit')")?
+        .query_map([], |r| r.get::<_, String>(0))?
+        .collect()
+}
+
+/// Append one audit row; returns its id.
+pub(super) fn insert_audit(
+    tx: &Connection,
+    audit: &AuditInfo,
+    submission_id: &str,
+    attempt_id: Option<&str>,
+    undoes: Option<i64>,
+    images: &[RowImage],
+) -> Result<i64, rusqlite::Error> {
+    tx.execute(
+        "INSERT INTO turnscope_audit (at, operator, action, submission_id, attempt_id, reason, summary, version, batch_id, undoes, changes)
+         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11)",
+        params![
+            audit.now_ms,
+            audit.operator,
+            audit.action,
+            submission_id,
+            attempt_id,
+            audit.reason,
+            audit.summary,
+            env!("CARGO_PKG_VERSION"),
+            audit.batch_id,
+            undoes,
+            images_json(images),
+        ],
+    )?;
+    Ok(tx.last_insert_rowid())
+}
 
 /// A read-write connection, opened only in `--write` mode. Never creates the file.
 pub struct SqliteWriter {
@@ -46,12 +109,17 @@ impl SqliteWriter {
         // Waiting here only delays us; the runtime never waits for us.
         conn.busy_timeout(Duration::from_millis(2000))
             .map_err(|e| StoreError::sqlite("setting the busy timeout", e))?;
+        super::write_access::check(path, &conn)?;
         check_integrity(&conn)?;
         Ok(SqliteWriter { conn, schema })
     }
 
     pub fn connection(&self) -> &Connection {
         &self.conn
+    }
+
+    pub(super) fn connection_mut(&mut self) -> &mut Connection {
+        &mut self.conn
     }
 
     /// Apply `changes` if `fence` still holds, with an audit row, in one immediate transaction.
@@ -66,13 +134,18 @@ impl SqliteWriter {
             .conn
             .transaction_with_behavior(TransactionBehavior::Immediate)?;
         let started = Instant::now();
-        let diffs = check_fence(&tx, fence, audit.now_ms)?;
+        // The real clock, whatever time the caller shows: a lease live now is never written under.
+        let diffs = check_fence(&tx, fence, crate::clock::now_ms())?;
         if !diffs.is_empty() {
             tx.rollback()?;
             return Err(ApplyError::Fenced(diffs));
         }
         let mut rows = 0;
+        let mut images = Vec::new();
         for change in changes {
+            // The exact rows before (and after) each change, for the audit and for `undo`.
+            let mut touched =
+                before_images(&mut SqliteRows(&tx), change).map_err(ApplyError::Store)?;
             let n = apply_change(&tx, change, variant)?;
             if n == 0 {
                 tx.rollback()?;
@@ -81,24 +154,19 @@ impl SqliteWriter {
                     change.preview()[0]
                 )]));
             }
+            after_images(&mut SqliteRows(&tx), &mut touched).map_err(ApplyError::Store)?;
+            images.extend(touched);
             rows += n;
         }
-        tx.execute(AUDIT_DDL, [])?;
-        tx.execute(
-            "INSERT INTO turnscope_audit (at, operator, action, submission_id, attempt_id, reason, summary, version)
-             VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8)",
-            params![
-                audit.now_ms,
-                audit.operator,
-                audit.action,
-                fence.submission_id,
-                fence.attempt_id,
-                audit.reason,
-                audit.summary,
-                env!("CARGO_PKG_VERSION")
-            ],
+        migrate_audit(&tx)?;
+        let audit_id = insert_audit(
+            &tx,
+            audit,
+            &fence.submission_id,
+            fence.attempt_id.as_deref(),
+            None,
+            &images,
         )?;
-        let audit_id = tx.last_insert_rowid();
         tx.commit()?;
         Ok(Applied {
             rows_written: rows,
@@ -252,6 +320,51 @@ fn update(
     tx.execute(&sql, rusqlite::params_from_iter(values))
 }
 
+/// Audit rows matching `cond`, newest first. A table written by an older turnscope lacks the
+/// newer columns: they read as NULL.
+pub(super) fn read_audit<P: rusqlite::Params>(
+    c: &Connection,
+    cond: &str,
+    params: P,
+) -> Result<Vec<AuditRecord>, rusqlite::Error> {
+    let present = audit_columns(c)?;
+    let col = |name: &str| {
+        if present.iter().any(|c| c == name) {
+            name.to_string()
+        } else {
+            "NULL".to_string()
+        }
+    };
+    let sql = format!(
+        "SELECT id, at, operator, action, submission_id, attempt_id, reason, summary, version, {}, {}, {} FROM turnscope_audit WHERE {cond} ORDER BY id DESC",
+        col("batch_id"),
+        col("undoes"),
+        col("changes")
+    );
+    let mut stmt = c.prepare(&sql)?;
+    let rows = stmt
+        .query_map(params, |r| {
+            Ok(AuditRecord {
+                id: r.get(0)?,
+                at: r.get(1)?,
+                operator: r.get(2)?,
+                action: r.get(3)?,
+                submission_id: r.get(4)?,
+                attempt_id: r.get(5)?,
+                reason: r.get(6)?,
+                summary: r.get(7)?,
+                version: r.get(8)?,
+                batch_id: r.get(9)?,
+                undoes: r.get(10)?,
+                changes: r
+                    .get::<_, Option<String>>(11)?
+                    .and_then(|t| serde_json::from_str(&t).ok()),
+            })
+        })?
+        .collect::<Result<Vec<_>, _>>()?;
+    Ok(rows)
+}
+
 impl SqliteStore {
     /// The audit trail, newest first; empty when turnscope never wrote to this database.
     pub fn audit_records(&self) -> Result<Vec<AuditRecord>, StoreError> {
@@ -263,26 +376,7 @@ impl SqliteStore {
         if !exists {
             return Ok(Vec::new());
         }
-        let mut stmt = self
-            .connection()
-            .prepare("SELECT id, at, operator, action, submission_id, attempt_id, reason, summary, version FROM turnscope_audit ORDER BY id DESC")
-            .map_err(|e| StoreError::sqlite("reading the audit trail", e))?;
-        let rows = stmt
-            .query_map([], |r| {
-                Ok(AuditRecord {
-                    id: r.get(0)?,
-                    at: r.get(1)?,
-                    operator: r.get(2)?,
-                    action: r.get(3)?,
-                    submission_id: r.get(4)?,
-                    attempt_id: r.get(5)?,
-                    reason: r.get(6)?,
-                    summary: r.get(7)?,
-                    version: r.get(8)?,
-                })
-            })
-            .and_then(|rows| rows.collect::<Result<Vec<_>, _>>())
-            .map_err(|e| StoreError::sqlite("reading the audit trail", e))?;
-        Ok(rows)
+        read_audit(self.connection(), "1 = 1", [])
+            .map_err(|e| StoreError::sqlite("reading the audit trail", e))
     }
 }

@@ -11,6 +11,9 @@ use crate::core::plan::Disposition;
 use crate::core::status::SubmissionStatus;
 use crate::report::SubmissionReport;
 use crate::store::Applied;
+use crate::tui::popups::{PopupLine, Tone};
+
+use Tone::{Heading, Next, Normal, Refused, Warning};
 
 /// A submission's state in the operator's words (before or after an action).
 #[derive(Debug, Clone, PartialEq)]
@@ -20,7 +23,7 @@ pub struct StateSummary {
     pub rule: String,
     /// The plan's one-line reason.
     pub reason: String,
-    pub status: String,
+    pub status: SubmissionStatus,
     pub instance: String,
     pub entries: Option<usize>,
     pub leaf: Option<String>,
@@ -53,7 +56,7 @@ impl StateSummary {
                 .bundle
                 .journal
                 .as_ref()
-                .map(|j| (j.phase.clone(), j.revision)),
+                .map(|j| (j.phase.to_string(), j.revision)),
             plan_head,
             writes: r.plan.writes.iter().map(|w| w.describe()).collect(),
             has_rule: r.plan.rule.is_some() && r.plan.disposition == Disposition::Reconcile,
@@ -175,24 +178,33 @@ fn who(item: &PlanItem) -> String {
 }
 
 /// The runtime's plan with the next write marked (`▶`).
-pub fn runtime_plan_lines(b: &StateSummary) -> Vec<String> {
-    let mut v = vec![format!("runtime plan: {}", b.plan_head)];
+pub fn runtime_plan_lines(b: &StateSummary) -> Vec<PopupLine> {
+    let mut v = vec![line(Heading, format!("runtime plan: {}", b.plan_head))];
     for (i, w) in b.writes.iter().enumerate() {
-        v.push(format!(
-            "  {} {}. {w}",
-            if i == 0 { "▶" } else { " " },
-            i + 1
-        ));
+        let (tone, mark) = if i == 0 { (Next, "▶") } else { (Normal, " ") };
+        v.push(line(tone, format!("  {mark} {}. {w}", i + 1)));
     }
     v
 }
 
-fn preview_lines(plan: &ActionPlan, indent: &str) -> Vec<String> {
+fn preview_lines(plan: &ActionPlan, indent: &str) -> Vec<PopupLine> {
     plan.changes
         .iter()
-        .flat_map(|c| c.preview())
-        .map(|l| format!("{indent}{l}"))
+        .flat_map(|c| c.preview_parts())
+        .map(|(part, l)| line(part.into(), format!("{indent}{l}")))
         .collect()
+}
+
+fn line(tone: Tone, text: impl Into<String>) -> PopupLine {
+    PopupLine::new(tone, text)
+}
+
+fn plain(text: impl Into<String>) -> PopupLine {
+    PopupLine::new(Normal, text)
+}
+
+fn nothing_written() -> PopupLine {
+    line(Warning, "nothing written.")
 }
 
 /// The confirm popup for one planned submission: (title, lines).
@@ -200,88 +212,103 @@ pub fn confirm_single(
     kind: ActionKind,
     item: &PlanItem,
     plan: &ActionPlan,
-) -> (String, Vec<String>) {
+) -> (String, Vec<PopupLine>) {
     let title = format!("{} {}?", title_word(kind), who(item));
     let mut lines = Vec::new();
     if kind == ActionKind::Step {
         if let Some(b) = &item.before {
             lines.extend(runtime_plan_lines(b));
-            lines.push(String::new());
+            lines.push(PopupLine::blank());
         }
     }
-    lines.push(format!("{}: {}", kind.as_str(), plan.summary));
+    lines.push(plain(format!("{}: {}", kind.as_str(), plan.summary)));
     if let Some(b) = &item.before {
-        lines.push(format!("now: {} · {}", b.short(), b.reason));
+        lines.push(plain(format!("now: {} · {}", b.short(), b.reason)));
     }
     if let Some(r) = &plan.reason {
-        lines.push(format!("reason: {r}"));
+        lines.push(plain(format!("reason: {r}")));
     }
-    lines.push(String::new());
-    lines.push(format!(
-        "writes, in one fenced transaction ({} row change{}):",
-        plan.changes.len(),
-        if plan.changes.len() == 1 { "" } else { "s" }
+    lines.push(PopupLine::blank());
+    lines.push(line(
+        Heading,
+        format!(
+            "writes, in one fenced transaction ({} row change{}):",
+            plan.changes.len(),
+            if plan.changes.len() == 1 { "" } else { "s" }
+        ),
     ));
     lines.extend(preview_lines(plan, "  "));
-    lines.push(String::new());
-    lines.push(format!("afterwards: {}", plan.expected_after));
+    lines.push(PopupLine::blank());
+    lines.push(line(
+        Heading,
+        format!("afterwards: {}", plan.expected_after),
+    ));
     (title, lines)
 }
 
 /// The popup of a single refusal or no-op: (title, lines).
-pub fn refused_single(kind: ActionKind, item: &PlanItem) -> (String, Vec<String>) {
+pub fn refused_single(kind: ActionKind, item: &PlanItem) -> (String, Vec<PopupLine>) {
     match &item.result {
         Err(r) => (
             format!("{} refused: {}", title_word(kind), who(item)),
             vec![
-                format!("refused: {}", r.reason),
-                format!("instead: {}", r.instead),
-                String::new(),
-                "nothing written.".into(),
+                line(Refused, format!("refused: {}", r.reason)),
+                line(Warning, format!("instead: {}", r.instead)),
+                PopupLine::blank(),
+                nothing_written(),
             ],
         ),
         Ok(plan) => (
             format!("{}: nothing to write for {}", title_word(kind), who(item)),
             vec![
-                plan.summary.clone(),
-                format!("afterwards: {}", plan.expected_after),
-                String::new(),
-                "nothing written.".into(),
+                plain(plan.summary.clone()),
+                line(Heading, format!("afterwards: {}", plan.expected_after)),
+                PopupLine::blank(),
+                nothing_written(),
             ],
         ),
     }
 }
 
 /// The preview of a bulk action: every submission, planned or refused.
-pub fn confirm_bulk(p: &Planned) -> (String, Vec<String>) {
+pub fn confirm_bulk(p: &Planned) -> (String, Vec<PopupLine>) {
     let n = p.items.len();
     let ok = p.applicable();
     let title = format!("{} {n} marked submissions?", title_word(p.kind));
-    let mut lines = vec![format!(
+    let mut lines = vec![plain(format!(
         "{ok} planned · {} refused or nothing to do · each applies in its own fenced transaction",
         n - ok
-    )];
+    ))];
     if let Some(r) = &p.reason {
-        lines.push(format!("reason: {r}"));
+        lines.push(plain(format!("reason: {r}")));
     }
     for item in &p.items {
-        lines.push(String::new());
+        lines.push(PopupLine::blank());
         let state = item.before.as_ref().map_or(String::new(), |b| b.short());
         match &item.result {
             Ok(plan) if !plan.is_noop() => {
-                lines.push(format!("✓ {} · {state}", who(item)));
-                lines.push(format!("  {}", plan.summary));
+                lines.push(line(Tone::Applied, format!("✓ {} · {state}", who(item))));
+                lines.push(plain(format!("  {}", plan.summary)));
                 lines.extend(preview_lines(plan, "  "));
-                lines.push(format!("  afterwards: {}", plan.expected_after));
+                lines.push(line(
+                    Heading,
+                    format!("  afterwards: {}", plan.expected_after),
+                ));
             }
             Ok(plan) => {
-                lines.push(format!("– {} · {state} · nothing to write", who(item)));
-                lines.push(format!("  {}", plan.summary));
+                lines.push(plain(format!(
+                    "– {} · {state} · nothing to write",
+                    who(item)
+                )));
+                lines.push(plain(format!("  {}", plan.summary)));
             }
             Err(r) => {
-                lines.push(format!("✗ {} · {state} · refused", who(item)));
-                lines.push(format!("  {}", r.reason));
-                lines.push(format!("  instead: {}", r.instead));
+                lines.push(line(
+                    Refused,
+                    format!("✗ {} · {state} · refused", who(item)),
+                ));
+                lines.push(plain(format!("  {}", r.reason)));
+                lines.push(line(Warning, format!("  instead: {}", r.instead)));
             }
         }
     }
@@ -297,47 +324,58 @@ fn applied_line(a: &Applied) -> String {
     )
 }
 
+fn audit_note() -> PopupLine {
+    plain("recorded in the audit trail (a shows it)")
+}
+
 /// The result popup of a single submission: (title, lines, offers the next step).
-pub fn result_single(kind: ActionKind, o: &Outcome) -> (String, Vec<String>, bool) {
+pub fn result_single(kind: ActionKind, o: &Outcome) -> (String, Vec<PopupLine>, bool) {
     let id = short_id(&o.submission_id);
     match &o.result {
         OutcomeResult::Applied { applied, after } => {
-            let mut lines = vec![applied_line(applied)];
+            let mut lines = vec![line(Tone::Applied, applied_line(applied))];
             let mut next = false;
             if let (Some(b), Some(a)) = (&o.before, after) {
-                lines.push(format!("before → now: {} → {}", b.short(), a.short()));
-                lines.push(format!("now: {}", a.reason));
+                lines.push(line(
+                    Heading,
+                    format!("before → now: {} → {}", b.short(), a.short()),
+                ));
+                lines.push(plain(format!("now: {}", a.reason)));
                 if kind == ActionKind::Step {
-                    lines.push(String::new());
-                    lines.push("what changed:".into());
-                    lines.extend(what_changed(b, a).into_iter().map(|l| format!("  {l}")));
-                    lines.push(String::new());
+                    lines.push(PopupLine::blank());
+                    lines.push(line(Heading, "what changed:"));
+                    lines.extend(
+                        what_changed(b, a)
+                            .into_iter()
+                            .map(|l| plain(format!("  {l}"))),
+                    );
+                    lines.push(PopupLine::blank());
                     match a.writes.first() {
-                        Some(w) if a.has_rule && a.status == SubmissionStatus::Running.as_str() => {
-                            lines.push(format!("next write: {w}"));
-                            lines.push(
-                                "⏎/y plans the next step (previewed, No selected) · esc stops here"
-                                    .into(),
-                            );
+                        Some(w) if a.has_rule && a.status == SubmissionStatus::Running => {
+                            lines.push(line(Next, format!("next write: {w}")));
+                            lines.push(plain(
+                                "⏎/A plans the next step (previewed, No selected) · esc stops here",
+                            ));
                             next = true;
                         }
-                        _ => lines.push(
-                            "no writes left: the runtime's reconciler has nothing more to do here"
-                                .into(),
-                        ),
+                        _ => lines.push(plain(
+                            "no writes left: the runtime's reconciler has nothing more to do here",
+                        )),
                     }
                 }
             }
-            lines.push(String::new());
-            lines.push("recorded in the audit trail (a shows it)".into());
+            lines.push(PopupLine::blank());
+            lines.push(audit_note());
             (format!("{} applied: {id}", title_word(kind)), lines, next)
         }
         OutcomeResult::Fenced(diffs) => {
-            let mut lines =
-                vec!["refused, nothing written: the submission changed since the preview:".into()];
-            lines.extend(diffs.iter().map(|d| format!("  {d}")));
-            lines.push(String::new());
-            lines.push("the view is refreshed; look again before acting".into());
+            let mut lines = vec![line(
+                Refused,
+                "refused, nothing written: the submission changed since the preview:",
+            )];
+            lines.extend(diffs.iter().map(|d| plain(format!("  {d}"))));
+            lines.push(PopupLine::blank());
+            lines.push(plain("the view is refreshed; look again before acting"));
             (
                 format!("{}: {id} changed since the preview", title_word(kind)),
                 lines,
@@ -347,20 +385,20 @@ pub fn result_single(kind: ActionKind, o: &Outcome) -> (String, Vec<String>, boo
         OutcomeResult::Refused(r) => (
             format!("{} refused: {id}", title_word(kind)),
             vec![
-                format!("refused: {}", r.reason),
-                format!("instead: {}", r.instead),
-                "nothing written.".into(),
+                line(Refused, format!("refused: {}", r.reason)),
+                line(Warning, format!("instead: {}", r.instead)),
+                nothing_written(),
             ],
             false,
         ),
         OutcomeResult::Noop(s) => (
             format!("{}: nothing to write for {id}", title_word(kind)),
-            vec![s.clone(), "nothing written.".into()],
+            vec![plain(s.clone()), nothing_written()],
             false,
         ),
         OutcomeResult::Error(e) => (
             format!("{} failed: {id}", title_word(kind)),
-            vec![format!("✗ {e}"), "nothing written.".into()],
+            vec![line(Refused, format!("✗ {e}")), nothing_written()],
             false,
         ),
     }
@@ -381,39 +419,48 @@ pub fn counts(outcomes: &[Outcome]) -> (usize, usize, usize, usize) {
 }
 
 /// The summary popup of a bulk apply.
-pub fn result_bulk(kind: ActionKind, outcomes: &[Outcome]) -> (String, Vec<String>) {
+pub fn result_bulk(kind: ActionKind, outcomes: &[Outcome]) -> (String, Vec<PopupLine>) {
     let (applied, refused, fenced, errors) = counts(outcomes);
     let title = format!(
         "{}: {applied} applied · {refused} refused",
         title_word(kind)
     );
-    let mut lines = vec![format!(
+    let mut lines = vec![plain(format!(
         "{applied} applied · {refused} refused · {fenced} changed since the preview · {errors} failed"
-    )];
+    ))];
     for o in outcomes {
         let id = short_id(&o.submission_id);
-        lines.push(String::new());
+        lines.push(PopupLine::blank());
         match &o.result {
             OutcomeResult::Applied { applied, after } => {
-                lines.push(format!("✓ {id} {}", applied_line(applied)));
+                lines.push(line(
+                    Tone::Applied,
+                    format!("✓ {id} {}", applied_line(applied)),
+                ));
                 if let (Some(b), Some(a)) = (&o.before, after) {
-                    lines.push(format!("  before → now: {} → {}", b.short(), a.short()));
+                    lines.push(line(
+                        Heading,
+                        format!("  before → now: {} → {}", b.short(), a.short()),
+                    ));
                 }
             }
             OutcomeResult::Refused(r) => {
-                lines.push(format!("✗ {id} refused: {}", r.reason));
-                lines.push(format!("  instead: {}", r.instead));
+                lines.push(line(Refused, format!("✗ {id} refused: {}", r.reason)));
+                lines.push(line(Warning, format!("  instead: {}", r.instead)));
             }
-            OutcomeResult::Noop(s) => lines.push(format!("– {id} nothing to write: {s}")),
-            OutcomeResult::Fenced(d) => lines.push(format!(
-                "✗ {id} changed since the preview, nothing written: {}",
-                d.join("; ")
+            OutcomeResult::Noop(s) => lines.push(plain(format!("– {id} nothing to write: {s}"))),
+            OutcomeResult::Fenced(d) => lines.push(line(
+                Refused,
+                format!(
+                    "✗ {id} changed since the preview, nothing written: {}",
+                    d.join("; ")
+                ),
             )),
-            OutcomeResult::Error(e) => lines.push(format!("✗ {id} failed: {e}")),
+            OutcomeResult::Error(e) => lines.push(line(Refused, format!("✗ {id} failed: {e}"))),
         }
     }
-    lines.push(String::new());
-    lines.push("recorded in the audit trail (a shows it)".into());
+    lines.push(PopupLine::blank());
+    lines.push(audit_note());
     (title, lines)
 }
 
@@ -426,7 +473,7 @@ mod tests {
             verdict: verdict.into(),
             rule: rule.into(),
             reason: "r".into(),
-            status: "running".into(),
+            status: SubmissionStatus::Running,
             instance: "i".into(),
             entries: Some(entries),
             leaf: Some(format!("leaf{entries}")),
@@ -450,7 +497,7 @@ mod tests {
                 "journal: before_provider (revision 3) → before_provider (revision 4)"
             ]
         );
-        b.status = "settled".into();
+        b.status = SubmissionStatus::Settled;
         b.verdict = "failed".into();
         b.rule = "failed".into();
         let c = what_changed(&a, &b);
@@ -460,11 +507,31 @@ mod tests {
     }
 
     #[test]
+    fn a_refusal_carries_its_tone_not_its_wording() {
+        let item = PlanItem {
+            submission_id: "abcdefgh-1".into(),
+            before: None,
+            result: Err(Refusal {
+                reason: "the lease is live".into(),
+                instead: "wait for it to expire".into(),
+            }),
+        };
+        let (title, lines) = refused_single(ActionKind::Repair, &item);
+        assert_eq!(title, "Repair refused: abcdefgh");
+        let tones: Vec<Tone> = lines.iter().map(|l| l.tone).collect();
+        assert_eq!(tones, [Refused, Warning, Normal, Warning]);
+        let t = crate::tui::theme::Theme::default();
+        assert_ne!(Refused.style(t), Normal.style(t));
+    }
+
+    #[test]
     fn runtime_plan_marks_the_next_write() {
         let lines = runtime_plan_lines(&state("x", "rule 9", 1));
         assert_eq!(
-            lines,
+            crate::tui::popups::text_of(&lines),
             ["runtime plan: rule 9 → failed: r", "  ▶ 1. a", "    2. b"]
         );
+        let tones: Vec<Tone> = lines.iter().map(|l| l.tone).collect();
+        assert_eq!(tones, [Heading, Next, Normal]);
     }
 }

@@ -7,6 +7,7 @@ use std::time::Duration;
 use crate::core::history::{History, SubmissionKind};
 use crate::core::plan::{plan_recovery, DispositionKind, RecoveryPlan, SessionInspection};
 use crate::core::rows::{JournalRow, SubmissionRow};
+use crate::core::status::SubmissionStatus;
 use crate::report::{verdict_label, SubmissionReport};
 use crate::store::{SessionRecord, SessionSummary};
 
@@ -22,6 +23,14 @@ impl Target {
         match self {
             Target::Submission(s) | Target::Session(s) => s,
         }
+    }
+}
+
+/// A status as the TUI shows it: `queued` reads as pending (as its filter does).
+pub fn status_label(s: &SubmissionStatus) -> &str {
+    match s {
+        SubmissionStatus::Queued => "pending",
+        other => other.as_str(),
     }
 }
 
@@ -125,7 +134,7 @@ impl ListItem {
         let verdict = verdict_label(&plan.disposition, full.then_some(c));
         ListItem {
             instance: row.instance_id().unwrap_or_default(),
-            journal: journal.map(|j| (j.phase.clone(), j.revision)),
+            journal: journal.map(|j| (j.phase.to_string(), j.revision)),
             verdict,
             disposition: ItemDisposition::Planned(plan.disposition.kind()),
             rule: plan.rule,
@@ -247,7 +256,7 @@ pub struct Snapshot {
     pub now_ms: i64,
     pub items: Vec<ListItem>,
     /// Status counts: `None` from a refresh (they follow in the first verdict batch).
-    pub counts: Option<Vec<(String, i64)>>,
+    pub counts: Option<Vec<(SubmissionStatus, i64)>>,
     /// Rows of the list filter's status in the database, when the list holds only the newest page.
     pub list_total: Option<usize>,
     /// The filter these items were read for.
@@ -273,7 +282,7 @@ pub struct VerdictBatch {
     pub remaining: usize,
     pub total: usize,
     /// The status counts, when this batch read them (the first after a refresh).
-    pub counts: Option<Vec<(String, i64)>>,
+    pub counts: Option<Vec<(SubmissionStatus, i64)>>,
     /// The failed count, once computed for the current status counts.
     pub failed: Option<usize>,
 }

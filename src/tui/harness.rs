@@ -94,6 +94,8 @@ impl Harness {
             refresh: Duration::from_secs(24 * 3600),
             export_dir: o.export_dir,
             now_override: Some(o.now_ms),
+            // Every snapshot pins the clock; the header stays as operators see it.
+            show_pinned_clock: false,
             theme: o.theme,
             keys: o.keys,
         };
@@ -102,7 +104,9 @@ impl Harness {
             app: App::new(cfg, o.now_ms),
             worker: {
                 // Reproducible entry ids, so previews can be snapshots.
-                let w = Worker::new(store, db.clone(), o.context_window).with_id_seed(7);
+                let w = Worker::new(store, db.clone(), o.context_window)
+                    .with_id_seed(7)
+                    .with_safety_clock(o.now_ms);
                 if o.read_only {
                     w
                 } else {
@@ -278,11 +282,11 @@ impl Harness {
             Popup::Confirm(c) => {
                 v.kind = match c.action {
                     PopupAction::Close => PopupKind::Info,
-                    PopupAction::Apply { .. } => PopupKind::WriteConfirm,
+                    PopupAction::Apply { .. } | PopupAction::Undo { .. } => PopupKind::WriteConfirm,
                     PopupAction::NextStep { .. } => PopupKind::NextStep,
                 };
                 v.title = c.title.clone();
-                v.body = c.lines.join("\n");
+                v.body = super::popups::text_of(&c.lines).join("\n");
                 v.yes_selected = c.yes;
             }
             Popup::Palette(pal) => {
@@ -514,7 +518,7 @@ pub enum PopupKind {
     NextStep,
     /// The command palette.
     Palette,
-    /// The reason of a `fail`.
+    /// The reason asked before every action (required for `fail`).
     Reason,
 }
 

@@ -30,6 +30,7 @@ mod view_state;
 mod views;
 mod widgets;
 mod worker;
+mod worker_undo;
 
 use std::io::{IsTerminal, Write};
 use std::path::PathBuf;
@@ -111,14 +112,17 @@ impl TuiOptions {
     }
 }
 
-#[derive(Debug)]
+#[derive(Debug, thiserror::Error)]
 pub enum TuiError {
     /// The database could not be opened (checked before the screen is taken over).
-    Store(StoreError),
+    #[error("{0}")]
+    Store(#[source] StoreError),
     /// stdout is not a terminal.
+    #[error("the interactive view needs a terminal, and stdout is not one")]
     NotATerminal,
     /// Terminal I/O failed.
-    Io(std::io::Error),
+    #[error("terminal error: {0}")]
+    Io(#[from] std::io::Error),
 }
 
 impl TuiError {
@@ -131,35 +135,6 @@ impl TuiError {
             }
             TuiError::Io(_) => "the terminal went away; rerun turnscope".into(),
         }
-    }
-}
-
-impl std::fmt::Display for TuiError {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        match self {
-            TuiError::Store(e) => write!(f, "{e}"),
-            TuiError::NotATerminal => write!(
-                f,
-                "the interactive view needs a terminal, and stdout is not one"
-            ),
-            TuiError::Io(e) => write!(f, "terminal error: {e}"),
-        }
-    }
-}
-
-impl std::error::Error for TuiError {
-    fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
-        match self {
-            TuiError::Store(e) => Some(e),
-            TuiError::Io(e) => Some(e),
-            TuiError::NotATerminal => None,
-        }
-    }
-}
-
-impl From<std::io::Error> for TuiError {
-    fn from(e: std::io::Error) -> Self {
-        TuiError::Io(e)
     }
 }
 
@@ -274,6 +249,7 @@ pub fn run(options: TuiOptions) -> Result<(), TuiError> {
         refresh: options.refresh.max(Duration::from_millis(100)),
         export_dir: export_dir.clone(),
         now_override: options.now_override,
+        show_pinned_clock: options.now_override.is_some(),
         theme: Theme::with_palette(options.palette),
         keys: options.keys.clone(),
     };

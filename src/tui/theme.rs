@@ -7,6 +7,11 @@ use std::sync::OnceLock;
 use ratatui::style::{Color, Modifier, Style};
 use serde::Deserialize;
 
+use crate::core::plan::DispositionKind;
+use crate::core::status::SubmissionStatus;
+use crate::store::RowFilter;
+use crate::tui::data::ItemDisposition;
+
 /// The theme definitions (`assets/themes.toml`).
 pub const THEMES_FILE: &str = include_str!("../../assets/themes.toml");
 
@@ -285,15 +290,41 @@ impl Theme {
         }
     }
 
-    /// Style of a status (or verdict) word.
-    pub fn status(&self, s: &str) -> Style {
+    /// Style of a submission status: a damaged one stays plain.
+    pub fn status(&self, s: &SubmissionStatus) -> Style {
         match s {
-            "running" | "stuck" => self.fg(Color::Yellow),
-            "failed" | "malformed" => self.fg(Color::Red),
-            "settled" | "completed" => self.fg(Color::Green),
-            "queued" | "pending" | "terminalizing" | "publishing" => self.fg(Color::Blue),
-            "live" => self.fg(Color::Cyan),
-            _ => Style::new(),
+            SubmissionStatus::Running => self.fg(Color::Yellow),
+            SubmissionStatus::Settled => self.fg(Color::Green),
+            SubmissionStatus::Queued | SubmissionStatus::Terminalizing => self.fg(Color::Blue),
+            SubmissionStatus::Other(_) => Style::new(),
+        }
+    }
+
+    /// Style of a verdict, by the plan's disposition (the colours of the statuses it follows).
+    pub fn disposition(&self, d: DispositionKind) -> Style {
+        match d {
+            DispositionKind::Reconcile => self.fg(Color::Yellow),
+            DispositionKind::Failed | DispositionKind::Malformed => self.fg(Color::Red),
+            DispositionKind::Completed => self.fg(Color::Green),
+            DispositionKind::Pending | DispositionKind::Publishing => self.fg(Color::Blue),
+            DispositionKind::Live => self.fg(Color::Cyan),
+            DispositionKind::NoLease | DispositionKind::Unreadable => Style::new(),
+        }
+    }
+
+    /// Style of a list row's verdict: plain while it is computed or unreadable.
+    pub fn item(&self, d: ItemDisposition) -> Style {
+        match d {
+            ItemDisposition::Planned(k) => self.disposition(k),
+            ItemDisposition::Computing | ItemDisposition::Error => Style::new(),
+        }
+    }
+
+    /// Style of a list filter's count in the header.
+    pub fn filter(&self, f: RowFilter) -> Style {
+        match f {
+            RowFilter::Failed => self.disposition(DispositionKind::Failed),
+            f => f.status().map_or(Style::new(), |s| self.status(&s)),
         }
     }
 }

@@ -65,7 +65,7 @@ pub struct Verdicts {
     /// The failed count is still to be computed (after the queue).
     failed_due: bool,
     /// The status counts last read, and the failed count computed for them.
-    counts: Option<Vec<(String, i64)>>,
+    counts: Option<Vec<(crate::core::status::SubmissionStatus, i64)>>,
     failed: Option<usize>,
     /// When the failed count was last computed, and how long it took.
     failed_at: Option<(Instant, Duration)>,

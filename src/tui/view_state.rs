@@ -82,6 +82,9 @@ pub enum Root {
 pub enum Level {
     Info,
     Error,
+    /// A refresh the operator asked for (`r`) is running: its answer replaces the line with how
+    /// long it took.
+    Refreshing,
 }
 
 #[derive(Debug, Clone, PartialEq, Eq)]

@@ -74,6 +74,13 @@ pub enum Request {
         operator: String,
         now_ms: i64,
     },
+    /// Check (and preview) an undo, or with `commit` apply it (write mode).
+    Undo {
+        target: crate::store::UndoTarget,
+        operator: String,
+        reason: Option<String>,
+        commit: bool,
+    },
     /// The audit trail, newest first.
     Audit,
     /// One entry's stored text, fully parsed (the tree keeps compact entries).
@@ -104,6 +111,13 @@ pub enum Response {
         outcomes: Vec<Outcome>,
     },
     Audit(Result<Vec<AuditRecord>, String>),
+    /// An undo checked (`commit` false) or applied: what it restores, or why not.
+    Undo {
+        target: crate::store::UndoTarget,
+        reason: Option<String>,
+        commit: bool,
+        result: Result<crate::store::Undone, String>,
+    },
     EntryBody {
         session: String,
         entry_id: String,
@@ -131,6 +145,9 @@ pub struct Worker {
     verdicts: Verdicts,
     /// When the sessions were last read, and how long that took.
     sessions_read: Option<(Instant, std::time::Duration)>,
+    /// The clock every plan and apply is checked at (live lease, expiry, deadline, fence): the
+    /// real clock, never the app's pinned display clock. Only the headless test harness fixes it.
+    safety_clock: Option<i64>,
 }
 
 /// Sessions read faster than this are re-read on every refresh; slower, every `SESSIONS_RECOUNT`.
@@ -156,7 +173,22 @@ impl Worker {
             id_source: IdSource::Random,
             verdicts: Verdicts::default(),
             sessions_read: None,
+            safety_clock: None,
         }
+    }
+
+    /// Check plans and applies at `now_ms` instead of the real clock: for the headless test
+    /// harness's reproducible snapshots only (the binary never calls it; `TURNSCOPE_NOW_MS`
+    /// only pins what the screens show).
+    #[cfg(feature = "test-harness")]
+    pub fn with_safety_clock(mut self, now_ms: i64) -> Worker {
+        self.safety_clock = Some(now_ms);
+        self
+    }
+
+    /// The time plans and applies are checked at.
+    fn safety_now(&self) -> i64 {
+        self.safety_clock.unwrap_or_else(crate::clock::now_ms)
     }
 
     /// Allow write actions (`--write`).
@@ -233,21 +265,48 @@ impl Worker {
                 dir,
                 now_ms,
             } => Some(Response::Exported(self.export(&target, &dir, now_ms))),
+            // The request's time is the screen's; the checks use the safety clock.
             Request::Plan {
+                kind, ids, reason, ..
+            } => Some(Response::Planned(self.plan(
                 kind,
-                ids,
+                &ids,
                 reason,
-                now_ms,
-            } => Some(Response::Planned(self.plan(kind, &ids, reason, now_ms))),
+                self.safety_now(),
+            ))),
             Request::Apply {
                 kind,
                 items,
                 operator,
-                now_ms,
+                ..
             } => Some(Response::Applied {
                 kind,
-                outcomes: self.apply(&items, &operator, now_ms),
+                outcomes: self.apply(&items, &operator, self.safety_now()),
             }),
+            Request::Undo {
+                target,
+                operator,
+                reason,
+                commit,
+            } => {
+                let now = self.safety_now();
+                let result = self.writer().and_then(|w| {
+                    super::worker_undo::undo(
+                        &mut **w,
+                        &target,
+                        &operator,
+                        reason.as_deref(),
+                        now,
+                        commit,
+                    )
+                });
+                Some(Response::Undo {
+                    target,
+                    reason,
+                    commit,
+                    result,
+                })
+            }
             Request::Audit => {
                 Some(Response::Audit(self.store().and_then(|s| {
                     s.audit_records().map_err(|e| store_error(&e))
@@ -601,13 +660,25 @@ impl Worker {
     fn apply(&mut self, items: &[PlanItem], operator: &str, now_ms: i64) -> Vec<Outcome> {
         let cw = self.context_window;
         let mut out = Vec::with_capacity(items.len());
+        // A bulk apply: one batch id on all its audit rows (undone together with `U`).
+        let writes = items
+            .iter()
+            .filter(|i| i.result.as_ref().is_ok_and(|p| !p.is_noop()))
+            .count();
+        let batch = (writes > 1).then(run::new_batch_id);
         for item in items {
             let result = match &item.result {
                 Err(r) => OutcomeResult::Refused(r.clone()),
                 Ok(plan) if plan.is_noop() => OutcomeResult::Noop(plan.summary.clone()),
                 Ok(plan) => match self.writer() {
                     Err(e) => OutcomeResult::Error(e),
-                    Ok(w) => match run::apply(&mut **w, plan, operator, now_ms) {
+                    Ok(w) => match run::apply_in_batch(
+                        &mut **w,
+                        plan,
+                        operator,
+                        now_ms,
+                        batch.as_deref(),
+                    ) {
                         Ok(applied) => {
                             let after = self
                                 .store()
@@ -619,6 +690,9 @@ impl Worker {
                             }
                         }
                         Err(ApplyError::Fenced(diffs)) => OutcomeResult::Fenced(diffs),
+                        Err(e @ (ApplyError::Refused(_) | ApplyError::NotFound(_))) => {
+                            OutcomeResult::Error(e.to_string())
+                        }
                         Err(ApplyError::Store(e)) => {
                             // A broken connection is reopened on the next apply.
                             self.writer = None;

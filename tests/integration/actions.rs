@@ -2,6 +2,7 @@
 //! idempotence, first-write-wins and the audit trail.
 
 use std::path::{Path, PathBuf};
+use turnscope::core::status::{JournalPhase, SubmissionStatus};
 
 use rusqlite::Connection;
 use serde_json::Value;
@@ -66,6 +67,7 @@ fn audit(action: &str, now: i64) -> AuditInfo {
         reason: Some("test".into()),
         summary: "s".into(),
         now_ms: now,
+        batch_id: None,
     }
 }
 
@@ -217,7 +219,10 @@ fn repair_twice_writes_nothing_the_second_time() {
         assert!(again.is_noop(), "{kind:?}: {:?}", again.changes);
         assert_eq!(r2.classification().state.label(), "resume/tool_results");
         assert_eq!(r2.plan.rule, Some(5), "{kind:?}");
-        assert_eq!(r2.bundle.journal.as_ref().unwrap().phase, "before_provider");
+        assert_eq!(
+            r2.bundle.journal.as_ref().unwrap().phase,
+            JournalPhase::BeforeProvider
+        );
         assert_eq!(audit_rows(&db), 1, "{kind:?}");
     }
 }
@@ -312,7 +317,7 @@ fn requeue_and_fail_write_the_runtime_rows() {
         let r = report_on(&db, &id, DEMO_NOW);
         apply_on(&db, &plan_requeue(&r, DEMO_NOW).unwrap(), DEMO_NOW).unwrap();
         let after = report_on(&db, &id, DEMO_NOW);
-        assert_eq!(after.row().status, "queued");
+        assert_eq!(after.row().status, SubmissionStatus::Queued);
         assert_eq!(
             (
                 after.row().attempt_id.clone(),
@@ -343,7 +348,7 @@ fn requeue_and_fail_write_the_runtime_rows() {
             .contains("Interrupted tool call(s):\n  - search_flights ("));
         apply_on(&db, &plan, DEMO_NOW).unwrap();
         let after = report_on(&db, &id, DEMO_NOW);
-        assert_eq!(after.row().status, "settled");
+        assert_eq!(after.row().status, SubmissionStatus::Settled);
         assert!(after.row().error.as_deref().unwrap().starts_with("Submission was interrupted with pending tool call(s): search_flights, search_hotels, check_visa."));
         // Failing again is refused (settled), and the advisory is never doubled.
         assert!(plan_fail(&after, "again", DEMO_NOW, &mut ids(&after)).is_err());
@@ -358,7 +363,7 @@ fn requeue_and_fail_write_the_runtime_rows() {
         )
         .unwrap();
         let after = report_on(&db, &id, DEMO_NOW);
-        assert_eq!(after.row().status, "terminalizing");
+        assert_eq!(after.row().status, SubmissionStatus::Terminalizing);
         assert_eq!(
             after.row().terminal_key.as_deref(),
             Some(format!("direct-submission:{id}:settled").as_str())
@@ -461,9 +466,10 @@ fn a_result_that_arrives_first_wins() {
     );
 }
 
+/// The CLI on `db` with the real clock: the fixture's leases expired long ago.
 fn turnscope(db: &Path, args: &[&str]) -> std::process::Output {
     crate::support::turnscope_command()
-        .env("TURNSCOPE_NOW_MS", FIXTURE_NOW.to_string())
+        .env_remove("TURNSCOPE_NOW_MS")
         .env("TURNSCOPE_OPERATOR", "cli@test")
         .arg("--db")
         .arg(db)
@@ -476,6 +482,14 @@ fn turnscope(db: &Path, args: &[&str]) -> std::process::Output {
 fn cli_is_read_only_by_default_and_previews_before_writing() {
     let dir = tempfile::tempdir().unwrap();
     let db = unpack_fixture(dir.path(), "tool-batch-mid");
+    // Writes plan at the real clock: a deadline an hour from now keeps the runtime's answer rule 5.
+    rusqlite::Connection::open(&db)
+        .unwrap()
+        .execute(
+            "UPDATE flue_agent_submissions SET timeout_at = ?1",
+            [turnscope::clock::now_ms() + 3_600_000],
+        )
+        .unwrap();
     let bytes = std::fs::read(&db).unwrap();
     let o = turnscope(&db, &["repair", "74384fb4"]);
     assert_eq!(o.status.code(), Some(2));
@@ -497,7 +511,7 @@ fn cli_is_read_only_by_default_and_previews_before_writing() {
         "dry run and refusal wrote nothing"
     );
 
-    let o = turnscope(&db, &["--write", "repair", "74384fb4", "--json"]);
+    let o = turnscope(&db, &["--write", "repair", "74384fb4", "--json", "-y"]);
     assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
     let v: Value = serde_json::from_slice(&o.stdout).unwrap();
     assert_eq!(v["schema"], "turnscope.action/1");
@@ -514,7 +528,11 @@ fn cli_is_read_only_by_default_and_previews_before_writing() {
         "{err}"
     );
     let o = turnscope(&db, &["--write", "fail", "74384fb4"]);
-    assert_eq!(o.status.code(), Some(3), "fail needs a reason");
+    assert_eq!(
+        o.status.code(),
+        Some(2),
+        "fail without a reason is a usage error"
+    );
 
     let audit = turnscope(&db, &["audit", "--json"]);
     let v: Value = serde_json::from_slice(&audit.stdout).unwrap();
@@ -555,12 +573,12 @@ fn step_applies_the_runtime_writes_one_at_a_time() {
         );
         assert_eq!(
             report_on(&db, &id, DEMO_NOW).row().status,
-            "running",
+            SubmissionStatus::Running,
             "one write at a time"
         );
         step_on(&db, &id, DEMO_NOW).unwrap();
         let after = report_on(&db, &id, DEMO_NOW);
-        assert_eq!(after.row().status, "settled");
+        assert_eq!(after.row().status, SubmissionStatus::Settled);
         assert_eq!(
             after.row().error.as_deref(),
             Some(turnscope::core::plan::messages::AFTER_INPUT_APPLICATION)
@@ -609,7 +627,10 @@ fn step_applies_the_runtime_writes_one_at_a_time() {
         // Rule 7: the requeue.
         let id = demo_id_in(db.open().reader(), "guild-42");
         step_on(&db, &id, DEMO_NOW).unwrap();
-        assert_eq!(report_on(&db, &id, DEMO_NOW).row().status, "queued");
+        assert_eq!(
+            report_on(&db, &id, DEMO_NOW).row().status,
+            SubmissionStatus::Queued
+        );
 
         let trail = db.open().audit_records().unwrap();
         assert_eq!(trail.len(), 5);

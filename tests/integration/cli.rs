@@ -50,7 +50,11 @@ fn list_expired_on_a_fixture() {
     assert!(o.status.success());
     insta::assert_snapshot!("list_expired_tool_batch_mid", stdout(&o));
     let all = stdout(&turnscope(Some(&db), &["list", "--status", "all"]));
-    assert_eq!(all.lines().count(), 4, "header + 3 submissions:\n{all}");
+    assert_eq!(
+        all.lines().count(),
+        5,
+        "header + 3 submissions + the pinned clock:\n{all}"
+    );
     assert!(
         all.contains("pending") && all.contains("completed"),
         "{all}"

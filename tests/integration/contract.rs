@@ -2,6 +2,7 @@
 //! reads identically from an exact copy of it (lists, filters, prefixes, bundles, sessions,
 //! phases, fingerprints, audit trail).
 
+use turnscope::core::status::SubmissionStatus;
 use turnscope::report::SubmissionReport;
 use turnscope::store::{JournalStore, RowFilter, SqliteStore, StoreError};
 
@@ -34,7 +35,7 @@ fn every_read_matches_sqlite_on_the_demo() {
         assert!(expired.len() >= 10, "{kind:?}: the demo has stuck rows");
         assert!(expired
             .iter()
-            .all(|r| r.status == "running" && r.lease_expired(DEMO_NOW)));
+            .all(|r| r.status == SubmissionStatus::Running && r.lease_expired(DEMO_NOW)));
         assert_eq!(
             store.status_counts().unwrap(),
             reference.status_counts().unwrap()

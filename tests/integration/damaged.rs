@@ -156,6 +156,7 @@ fn audit(now: i64) -> AuditInfo {
         reason: None,
         summary: "s".into(),
         now_ms: now,
+        batch_id: None,
     }
 }
 

@@ -316,6 +316,7 @@ proptest! {
                     reason: Some("p".into()),
                     summary: p.summary.clone(),
                     now_ms: NOW,
+                    batch_id: None,
                 },
             );
             prop_assert!(res.is_ok(), "{}: {}", k.as_str(), res.unwrap_err());
@@ -441,6 +442,7 @@ proptest! {
                     reason: None,
                     summary: plan.summary.clone(),
                     now_ms: NOW,
+                    batch_id: None,
                 },
             )
             .unwrap();

@@ -59,7 +59,7 @@ fn every_fixture_submission_matches_the_runtime() {
                 .bundle
                 .journal
                 .as_ref()
-                .map_or("none".to_string(), |j| j.phase.clone());
+                .map_or("none".to_string(), |j| j.phase.to_string());
             let checks = [
                 ("classification", c.state.to_runtime_json(), want_class),
                 // (present in the manifest except for terminal errors, whose reason says it all)
@@ -81,7 +81,7 @@ fn every_fixture_submission_matches_the_runtime() {
                 ),
                 (
                     "status",
-                    Value::from(r.row().status.clone()),
+                    Value::from(r.row().status.to_string()),
                     expected["status"].clone(),
                 ),
             ];

@@ -225,7 +225,8 @@ fn drive_every_screen(h: &mut Harness) -> Vec<(String, String)> {
     step(h, "why<Esc>", &mut frames);
     step(h, "<Esc>", &mut frames);
     step(h, "R", &mut frames);
-    step(h, "y", &mut frames);
+    step(h, "<Enter>", &mut frames);
+    step(h, "A", &mut frames);
     step(h, "<Esc>", &mut frames);
     step(h, "a", &mut frames);
     step(h, "<Enter>", &mut frames);

@@ -16,12 +16,16 @@ mod panic_report;
 mod pg;
 #[cfg(feature = "postgres")]
 mod pg_race;
+#[cfg(feature = "postgres")]
+mod pg_write_access;
 mod runtime_differential;
 mod runtime_kit;
 mod runtime_roundtrip;
+mod safety;
 mod scale_runtime;
 mod scan;
 mod soak;
 mod support;
 mod tui;
+mod undo;
 mod vectors;

@@ -3,6 +3,7 @@
 //! the runtime's fixtures classifying identically after conversion.
 
 use serde_json::Value;
+use turnscope::core::status::SubmissionStatus;
 use turnscope::report::SubmissionReport;
 use turnscope::store::postgres::connect::connect;
 use turnscope::store::postgres::PgTarget;
@@ -322,6 +323,7 @@ fn pg_cli_seeds_lists_shows_repairs_and_audits_without_showing_the_password() {
         &id,
         "--reason",
         "pg test",
+        "-y",
     ]);
     assert_eq!(code, 0, "{out}{err}");
     assert!(out.contains("applied:"), "{out}");
@@ -392,7 +394,7 @@ fn pg_tui_fails_a_submission_in_write_mode_with_its_audit_row() {
     );
     let r = SubmissionReport::load(db.open().reader(), &trail[0].submission_id, None, DEMO_NOW)
         .unwrap();
-    assert_eq!(r.row().status, "settled");
+    assert_eq!(r.row().status, SubmissionStatus::Settled);
 }
 
 #[test]
@@ -546,7 +548,7 @@ fn pg_long_sessions_read_in_chunks_classify_and_show_as_on_sqlite() {
         .list_submissions(turnscope::store::RowFilter::All, 0)
         .unwrap()
         .into_iter()
-        .filter(|r| r.status == "running");
+        .filter(|r| r.status == SubmissionStatus::Running);
     let mut checked = 0;
     for row in running {
         let id = &row.submission_id;

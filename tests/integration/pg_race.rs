@@ -43,6 +43,7 @@ fn audit(action: &str) -> AuditInfo {
         reason: Some("race".into()),
         summary: "race".into(),
         now_ms: NOW,
+        batch_id: None,
     }
 }
 

@@ -67,6 +67,13 @@ fn mutate(c: &rusqlite::Connection, rng: &mut Rng, id: &str, session: &str) -> V
         c.execute(sql, p).unwrap();
         done.push(what);
     };
+    // A deadline still ahead stays ahead for the whole test (both sides read the real clock at
+    // different moments, minutes apart on a loaded machine).
+    c.execute(
+        "UPDATE flue_agent_submissions SET timeout_at = ?2 WHERE submission_id = ?1 AND timeout_at > ?3 AND timeout_at < ?2",
+        rusqlite::params![id, now + 6 * 3_600_000, now],
+    )
+    .unwrap();
     if rng.chance(0.12) {
         exec(
             "budget spent",
@@ -213,7 +220,10 @@ fn mutate(c: &rusqlite::Connection, rng: &mut Rng, id: &str, session: &str) -> V
             &[&id],
         );
     } else if rng.chance(0.03) {
-        exec("malformed: payload", "UPDATE flue_agent_submissions SET payload = substr(payload, 2) WHERE submission_id = ?1", &[&id]);
+        exec("malformed: payload not JSON", "UPDATE flue_agent_submissions SET payload = substr(payload, 2) WHERE submission_id = ?1", &[&id]);
+    } else if rng.chance(0.03) {
+        // JSON, but its acceptedAt no longer matches the column (spec §1.4's payload invariants).
+        exec("malformed: accepted_at differs from the payload", "UPDATE flue_agent_submissions SET accepted_at = accepted_at + 1 WHERE submission_id = ?1", &[&id]);
     }
     done
 }
@@ -245,16 +255,8 @@ fn turnscope(db: &Path, args: &[&str]) -> Option<Value> {
     serde_json::from_slice(&out.stdout).ok()
 }
 
-/// Whether this turnscope has `reconcile` (the runtime's writes for the rule that fires, in one
-/// transaction); without it the test steps through the plan with `step`.
 fn has_reconcile() -> bool {
-    static HAS: std::sync::OnceLock<bool> = std::sync::OnceLock::new();
-    *HAS.get_or_init(|| {
-        turnscope_command()
-            .args(["reconcile", "--help"])
-            .output()
-            .is_ok_and(|o| o.status.success())
-    })
+    crate::runtime_kit::turnscope_has("reconcile")
 }
 
 // ---- normalisation -------------------------------------------------------------------------
@@ -431,8 +433,14 @@ fn differences(rt: &Value, ts: &Value) -> Vec<(String, String, String)> {
                         x.get(c).unwrap_or(&Value::Null),
                         y.get(c).unwrap_or(&Value::Null),
                     );
-                    if va != vb {
-                        out.push((format!("{table}.{c}"), show(va), show(vb)));
+                    match (va.as_str(), vb.as_str()) {
+                        _ if va == vb => {}
+                        (Some(p), Some(q)) => out.push((
+                            format!("{table}.{c}"),
+                            around_first_difference(p, q),
+                            around_first_difference(q, p),
+                        )),
+                        _ => out.push((format!("{table}.{c}"), show(va), show(vb))),
                     }
                 }
             }
@@ -483,11 +491,44 @@ fn differences(rt: &Value, ts: &Value) -> Vec<(String, String, String)> {
                     ),
                     _ => format!("{list}[{i}]"),
                 };
-                out.push((place, show(row_text(x)), show(row_text(y))));
+                let (p, q) = (
+                    row_text(x).as_str().unwrap_or(""),
+                    row_text(y).as_str().unwrap_or(""),
+                );
+                out.push((
+                    place,
+                    around_first_difference(p, q),
+                    around_first_difference(q, p),
+                ));
             }
         }
     }
     out
+}
+
+/// `text` from a little before its first difference from `other`, so a report shows where two
+/// long rows part.
+fn around_first_difference(text: &str, other: &str) -> String {
+    let at = text
+        .char_indices()
+        .zip(other.chars())
+        .find(|((_, a), b)| a != b)
+        .map_or(text.len().min(other.len()), |((i, _), _)| i);
+    let start = text[..at]
+        .char_indices()
+        .rev()
+        .nth(150)
+        .map_or(0, |(i, _)| i);
+    let window: String = text[start..].chars().take(400).collect();
+    format!(
+        "{}{window}{}",
+        if start > 0 { "…" } else { "" },
+        if text.len() - start > window.len() {
+            "…"
+        } else {
+            ""
+        }
+    )
 }
 
 /// The JSON text a row carries: an entry's or event's `data`, a stream chunk's `body`.
@@ -773,6 +814,22 @@ fn turnscope_writes_the_rows_of_the_real_reconciler() {
             report.push_str(&format!(
                 "   - {place}\n     runtime:   {a}\n     turnscope: {b}\n"
             ));
+        }
+        // The runtime's error texts across the category (the example shows one of them).
+        let errors: BTreeSet<&str> = states
+            .iter()
+            .flat_map(|r| {
+                r.diffs
+                    .iter()
+                    .filter(|d| d.0 == "submission.error")
+                    .map(|d| d.1.as_str())
+            })
+            .collect();
+        if errors.len() > 1 {
+            report.push_str("   the runtime's submission.error across these states:\n");
+            for e in errors {
+                report.push_str(&format!("     {e}\n"));
+            }
         }
         report.push('\n');
     }

@@ -97,3 +97,12 @@ impl Runtime {
         })
     }
 }
+
+/// Whether this turnscope binary has the subcommand `name` (the suites use commands that are
+/// still being added, such as `reconcile`, where they exist).
+pub fn turnscope_has(name: &str) -> bool {
+    crate::support::turnscope_command()
+        .args([name, "--help"])
+        .output()
+        .is_ok_and(|o| o.status.success())
+}

@@ -21,7 +21,9 @@ use serde_json::{json, Value};
 use crate::runtime_kit::{runtime, Runtime};
 use crate::support::{fixtures_dir, gunzip, manifest, turnscope_command};
 
-const ACTIONS: [&str; 5] = ["repair", "requeue", "fail", "step", "step-all"];
+/// The actions tried on every stuck submission (`step-all`: `step` until nothing is offered), and
+/// `reconcile` where this turnscope has it.
+const ACTIONS: [&str; 6] = ["repair", "requeue", "fail", "step", "step-all", "reconcile"];
 
 #[derive(Clone, Copy, Debug)]
 enum Clock {
@@ -280,6 +282,9 @@ fn every_accepted_action_round_trips_through_the_real_runtime() {
             }
             for clock in [Clock::AsCrashed, Clock::Aged] {
                 for action in ACTIONS {
+                    if action == "reconcile" && !crate::runtime_kit::turnscope_has("reconcile") {
+                        continue;
+                    }
                     cases.push(Case {
                         fixture: name.clone(),
                         submission: s["submissionId"].as_str().unwrap().to_string(),

@@ -14,6 +14,7 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 use std::thread;
 use std::time::{Duration, Instant};
+use turnscope::core::status::SubmissionStatus;
 
 use rusqlite::{params, Connection, ErrorCode, OptionalExtension};
 use serde_json::{json, Value};
@@ -1115,6 +1116,7 @@ fn act(db: &Path, writer: &mut SqliteWriter, st: &mut TsStats, preview: bool) {
             reason: plan.reason.clone(),
             summary: plan.summary.clone(),
             now_ms: now,
+            batch_id: None,
         };
         match writer.apply(&plan.fence, &plan.changes, &audit) {
             Ok(a) => {
@@ -1139,7 +1141,7 @@ fn act(db: &Path, writer: &mut SqliteWriter, st: &mut TsStats, preview: bool) {
                 });
                 *st.fence_reasons.entry(why).or_default() += 1;
             }
-            Err(ApplyError::Store(e)) => {
+            Err(e @ (ApplyError::Store(_) | ApplyError::Refused(_) | ApplyError::NotFound(_))) => {
                 eprintln!("soak apply: {e}");
                 st.store_errors += 1;
             }
@@ -1491,11 +1493,14 @@ fn check(db: &Path, final_pass: bool) -> Checked {
             row.submission_id
         );
     }
-    let running = all.iter().filter(|r| r.status == "running").count() as u64;
+    let running = all
+        .iter()
+        .filter(|r| r.status == SubmissionStatus::Running)
+        .count() as u64;
     if final_pass {
         // Whatever is still running is only waiting for the runtime (a repaired batch or a
         // completed answer), never a half-written batch.
-        for row in all.iter().filter(|r| r.status == "running") {
+        for row in all.iter().filter(|r| r.status == SubmissionStatus::Running) {
             let r = SubmissionReport::load(&store, &row.submission_id, Some(200_000), now).unwrap();
             assert!(
                 r.classification().trailing_partial_batch.is_none(),

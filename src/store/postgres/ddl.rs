@@ -144,5 +144,15 @@ pub const AUDIT_DDL: &str = "CREATE TABLE IF NOT EXISTS turnscope_audit (
   attempt_id TEXT,
   reason TEXT,
   summary TEXT NOT NULL,
-  version TEXT NOT NULL
+  version TEXT NOT NULL,
+  batch_id TEXT,
+  undoes BIGINT,
+  changes TEXT
 )";
+
+/// Columns added to `turnscope_audit` after its first release (an older table gets them).
+pub const AUDIT_COLUMNS_ADDED: [(&str, &str); 3] = [
+    ("batch_id", "TEXT"),
+    ("undoes", "BIGINT"),
+    ("changes", "TEXT"),
+];

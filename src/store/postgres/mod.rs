@@ -18,8 +18,10 @@ mod rows;
 mod schema;
 pub mod sessions;
 mod tls;
+mod undo;
 pub mod url;
 mod write;
+mod write_access;
 
 use std::cell::RefCell;
 

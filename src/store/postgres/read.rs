@@ -11,6 +11,7 @@ use super::rows::TxRows;
 use super::sessions::session_record;
 use super::{cell_int, cell_text, pg_error, sqlite_values, PgStore};
 use crate::core::rows::{JournalRow, SubmissionRow};
+use crate::core::status::SubmissionStatus;
 use crate::store::parse::{
     journal_from_values, journal_problem, submission_from_values, JOURNAL_COLUMNS,
 };
@@ -108,7 +109,7 @@ impl JournalStore for PgStore {
         self.submissions_where(filter, now_ms, None)
     }
 
-    fn status_counts(&self) -> Result<Vec<(String, i64)>, StoreError> {
+    fn status_counts(&self) -> Result<Vec<(SubmissionStatus, i64)>, StoreError> {
         Ok(self
             .conn()?
             .query(
@@ -118,7 +119,12 @@ impl JournalStore for PgStore {
             )
             .map_err(|e| pg_error("counting submissions", &e))?
             .iter()
-            .map(|r| (cell_text(r, 0), cell_int(r, 1).unwrap_or(0)))
+            .map(|r| {
+                (
+                    SubmissionStatus::parse(&cell_text(r, 0)),
+                    cell_int(r, 1).unwrap_or(0),
+                )
+            })
             .collect())
     }
 

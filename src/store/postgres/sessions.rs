@@ -7,7 +7,7 @@ use std::collections::HashMap;
 use postgres::fallible_iterator::FallibleIterator;
 use postgres::GenericClient;
 
-use super::{cell_int, cell_opt_text, cell_text, pg_error, PgStore};
+use super::{cell_int, cell_text, pg_error, PgStore};
 use crate::core::entry::Entry;
 use crate::core::rows::instance_id_of;
 use crate::store::access::parse_session_data;
@@ -294,24 +294,6 @@ impl AuditLog for PgStore {
         if !exists {
             return Ok(Vec::new());
         }
-        Ok(c.query(
-            "SELECT id, at, operator, action, submission_id, attempt_id, reason, summary, version
-                 FROM turnscope_audit ORDER BY id DESC",
-            &[],
-        )
-        .map_err(err)?
-        .iter()
-        .map(|r| AuditRecord {
-            id: cell_int(r, 0).unwrap_or(0),
-            at: cell_int(r, 1).unwrap_or(0),
-            operator: cell_text(r, 2),
-            action: cell_text(r, 3),
-            submission_id: cell_text(r, 4),
-            attempt_id: cell_opt_text(r, 5),
-            reason: cell_opt_text(r, 6),
-            summary: cell_text(r, 7),
-            version: cell_text(r, 8),
-        })
-        .collect())
+        super::undo::read_audit(c, "TRUE", &[]).map_err(err)
     }
 }

@@ -17,9 +17,10 @@ use std::time::Instant;
 use postgres::types::ToSql;
 use postgres::{Client, Transaction};
 
-use super::ddl::AUDIT_DDL;
+use super::undo::{insert_audit, migrate_audit, PgRows};
 use super::{cell_int, cell_opt_text, cell_text, connect, detect_schema, pg_error, PgTarget};
 use crate::core::changes::{ColumnChange, Fence, FenceSeen, RowChange, SqlValue};
+use crate::store::images::{after_images, before_images};
 use crate::store::{
     Applied, ApplyError, AuditInfo, JournalWriter, SchemaInfo, StoreError, Variant,
 };
@@ -38,18 +39,9 @@ impl PgWriter {
     pub fn open(target: &PgTarget) -> Result<PgWriter, StoreError> {
         let mut client = connect(target, false)?;
         let (schema, _, _) = detect_schema(&mut client, target)?;
-        // Created once, serialised so two writers starting together do not collide.
-        let mut tx = client
-            .transaction()
-            .map_err(|e| pg_error("preparing the audit table", &e))?;
-        tx.execute(
-            "SELECT pg_advisory_xact_lock(hashtext('turnscope_audit'))",
-            &[],
-        )
-        .and_then(|_| tx.batch_execute(AUDIT_DDL))
-        .map_err(|e| pg_error("creating turnscope_audit", &e))?;
-        tx.commit()
-            .map_err(|e| pg_error("creating turnscope_audit", &e))?;
+        super::write_access::check(&mut client, target)?;
+        // The audit table is created (or brought up to date) in the first write transaction:
+        // opening writes nothing, so a declined confirmation leaves the database as it was.
         Ok(PgWriter { client, schema })
     }
 
@@ -67,12 +59,16 @@ impl PgWriter {
         // Fail fast instead of queueing behind the runtime.
         tx.batch_execute("SET LOCAL lock_timeout = '2s'")
             .map_err(werr("writing"))?;
-        let diffs = check_fence(tx, fence, audit.now_ms)?;
+        // The real clock, whatever time the caller shows: a lease live now is never written under.
+        let diffs = check_fence(tx, fence, crate::clock::now_ms())?;
         if !diffs.is_empty() {
             return Err(ApplyError::Fenced(diffs));
         }
         let mut rows = 0;
+        let mut images = Vec::new();
         for change in changes {
+            // The exact rows before (and after) each change, for the audit and for `undo`.
+            let mut touched = before_images(&mut PgRows(tx), change).map_err(ApplyError::Store)?;
             let n = apply_change(tx, change, variant)?;
             if n == 0 {
                 return Err(ApplyError::Fenced(vec![format!(
@@ -80,25 +76,20 @@ impl PgWriter {
                     change.preview()[0]
                 )]));
             }
+            after_images(&mut PgRows(tx), &mut touched).map_err(ApplyError::Store)?;
+            images.extend(touched);
             rows += n;
         }
-        let audit_id: i64 = tx
-            .query_one(
-                "INSERT INTO turnscope_audit (at, operator, action, submission_id, attempt_id, reason, summary, version)
-                 VALUES ($1, $2, $3, $4, $5, $6, $7, $8) RETURNING id",
-                &[
-                    &audit.now_ms,
-                    &audit.operator,
-                    &audit.action,
-                    &fence.submission_id,
-                    &fence.attempt_id,
-                    &audit.reason,
-                    &audit.summary,
-                    &env!("CARGO_PKG_VERSION"),
-                ],
-            )
-            .map_err(werr("writing the audit row"))?
-            .get(0);
+        migrate_audit(tx).map_err(ApplyError::Store)?;
+        let audit_id = insert_audit(
+            tx,
+            audit,
+            &fence.submission_id,
+            fence.attempt_id.as_deref(),
+            None,
+            &images,
+        )
+        .map_err(ApplyError::Store)?;
         Ok((rows, audit_id))
     }
 }
@@ -126,6 +117,28 @@ impl JournalWriter for PgWriter {
                 // Dropping the transaction would roll back too; say it explicitly.
                 let _ = tx.rollback();
                 Err(e)
+            }
+        }
+    }
+
+    fn undo(
+        &mut self,
+        target: &crate::store::UndoTarget,
+        audit: &AuditInfo,
+        commit: bool,
+    ) -> Result<crate::store::Undone, ApplyError> {
+        let mut tx = self.client.transaction().map_err(werr("writing"))?;
+        let started = Instant::now();
+        let result = super::undo::undo_tx(&mut tx, target, audit, commit);
+        match result {
+            Ok(mut done) if commit => {
+                tx.commit().map_err(werr("committing"))?;
+                done.lock_held = started.elapsed();
+                Ok(done)
+            }
+            other => {
+                let _ = tx.rollback();
+                other
             }
         }
     }

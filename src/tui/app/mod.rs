@@ -16,7 +16,8 @@ use super::act::{self, Outcome, PlanItem, Planned};
 use super::data::{ListItem, Opened, Snapshot, Target};
 use super::keymap::{self, Action, Ctx};
 use super::popups::{
-    Confirm, Env, Help, Note, Palette, PaletteEntry, PaletteScope, Popup, PopupView, Reply,
+    Confirm, Env, Help, Note, Palette, PaletteEntry, PaletteScope, Popup, PopupLine, PopupView,
+    Reply,
 };
 use super::screens::audit::AuditScreen;
 use super::screens::inspect::{describe_change, Inspect, Said};
@@ -25,6 +26,7 @@ use super::screens::sessions::SessionsScreen;
 use super::theme::Theme;
 use super::worker::{Request, Response};
 use crate::actions::ActionKind;
+use crate::core::status::SubmissionStatus;
 use crate::store::RowFilter;
 use crate::store::{AuditRecord, SessionSummary};
 
@@ -57,6 +59,9 @@ pub struct AppConfig {
     pub refresh: Duration,
     pub export_dir: PathBuf,
     pub now_override: Option<i64>,
+    /// Say in the header that the clock is pinned (`TURNSCOPE_NOW_MS`): times shown are relative
+    /// to it; every write is checked at the real clock.
+    pub show_pinned_clock: bool,
     pub theme: Theme,
     /// Key overrides from the configuration file.
     pub keys: keymap::Overrides,
@@ -72,7 +77,7 @@ pub struct App {
     pub sessions: SessionsScreen,
     pub stack: Vec<Inspect>,
     pub items: Vec<ListItem>,
-    pub counts: Vec<(String, i64)>,
+    pub counts: Vec<(SubmissionStatus, i64)>,
     pub loaded: bool,
     pub status: Option<Status>,
     /// The last database error; cleared by the next good refresh.
@@ -286,6 +291,12 @@ impl App {
             self.quit = true;
             return;
         }
+        // A bulk's count is typed into its confirm dialog before any key is looked up.
+        if let Some(Popup::Confirm(c)) = &mut self.popup {
+            if c.on_count_key(ev.code) {
+                return;
+            }
+        }
         if matches!(self.popup, Some(Popup::Reason(_) | Popup::Palette(_))) {
             // They read text: every key is theirs.
             if let Some(reply) = self.with_popup(|p, env, view| p.on_key(&ev, env, view)) {
@@ -323,6 +334,14 @@ impl App {
             Reply::Apply { kind, items } => {
                 self.popup = None;
                 self.request_apply(kind, items);
+            }
+            Reply::PlanUndo { target, reason } => {
+                self.popup = None;
+                self.request_undo(target, reason, false);
+            }
+            Reply::Undo { target, reason } => {
+                self.popup = None;
+                self.request_undo(target, reason, true);
             }
             Reply::Plan { kind, ids, reason } => {
                 self.popup = None;
@@ -457,7 +476,10 @@ impl App {
             Action::Palette => self.show(Popup::Palette(Palette::default())),
             Action::Refresh => {
                 self.request_refresh();
-                self.info("refreshing…");
+                self.status = Some(Status {
+                    text: "refreshing…".into(),
+                    level: Level::Refreshing,
+                });
             }
             Action::Back => self.back(),
             Action::NextPane | Action::PrevPane => self.cycle_pane(),
@@ -512,6 +534,10 @@ impl App {
             // Write actions: their bindings exist only in write mode; this guard keeps a stray
             // call (mouse, tests) from doing anything in read-only mode.
             Action::Act(kind) if self.write_mode() => self.act(kind),
+            Action::Undo { batch } if self.write_mode() && self.root == Root::Audit => {
+                self.ask_undo(batch)
+            }
+            Action::Undo { .. } => {}
             Action::ToggleMark if self.write_mode() => self.toggle_mark(),
             Action::Act(_) | Action::ToggleMark => {}
         }
@@ -856,7 +882,10 @@ impl App {
             lines
                 .push("S applies these writes one at a time, each previewed and confirmed.".into());
         }
-        self.show(Popup::info(title, lines));
+        self.show(Popup::info(
+            title,
+            lines.into_iter().map(PopupLine::from).collect(),
+        ));
     }
 }
 

@@ -63,6 +63,12 @@ impl App {
             Response::Planned(p) => self.on_planned(p),
             Response::Applied { kind, outcomes } => self.on_applied(kind, outcomes),
             Response::Audit(result) => self.audit.on_read(result),
+            Response::Undo {
+                target,
+                reason,
+                commit,
+                result,
+            } => self.on_undo(target, reason, commit, result),
         }
     }
 
@@ -120,7 +126,7 @@ impl App {
         if self
             .status
             .as_ref()
-            .is_some_and(|s| s.text == "refreshing…")
+            .is_some_and(|s| s.level == Level::Refreshing)
         {
             let ms = self.refresh_took.map_or(0, |d| d.as_millis());
             self.info(&format!("refreshed in {ms} ms"));

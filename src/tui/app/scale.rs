@@ -9,10 +9,10 @@ impl App {
     /// Rows of filter `f` in the database; `None` while not known yet (the failed count is
     /// computed in the background).
     pub fn count_known(&self, f: RowFilter) -> Option<usize> {
-        let status = |s: &str| {
+        let status = |s: SubmissionStatus| {
             self.counts
                 .iter()
-                .filter(|(k, _)| k == s)
+                .filter(|(k, _)| *k == s)
                 .map(|(_, n)| (*n).max(0) as usize)
                 .sum::<usize>()
         };
@@ -22,11 +22,8 @@ impl App {
         match f {
             RowFilter::Expired => Some(self.scale.expired),
             RowFilter::All => Some(self.counts.iter().map(|(_, n)| (*n).max(0) as usize).sum()),
-            RowFilter::Queued => Some(status("queued")),
-            RowFilter::Running => Some(status("running")),
-            RowFilter::Terminalizing => Some(status("terminalizing")),
-            RowFilter::Settled => Some(status("settled")),
             RowFilter::Failed => self.scale.failed,
+            status_filter => status_filter.status().map(status),
         }
     }
 

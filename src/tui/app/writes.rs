@@ -2,6 +2,8 @@
 //! and how their answers open the confirm popup (`popups/confirm.rs`).
 
 use super::*;
+use crate::tui::popups::Reason;
+use crate::tui::popups::{PopupLine, Tone};
 
 impl App {
     /// The submissions an action applies to: the marked rows (from the list), else the selected
@@ -68,6 +70,103 @@ impl App {
             operator: self.cfg.operator.clone(),
             now_ms: self.now_ms,
         }));
+    }
+
+    /// `u` / `U` on the audit trail: ask why (optional), then check and preview the undo of the
+    /// selected record, or of its whole batch.
+    pub(super) fn ask_undo(&mut self, batch: bool) {
+        let Some(r) = self.audit.selected_record() else {
+            self.info("select an audit record first");
+            return;
+        };
+        let target = match (&r.batch_id, batch) {
+            (Some(b), true) => crate::store::UndoTarget::Batch(b.clone()),
+            (None, true) => {
+                self.info("this record is not part of a bulk apply: u undoes it alone");
+                return;
+            }
+            _ => crate::store::UndoTarget::Audit(r.id),
+        };
+        self.show(Popup::Reason(Reason::for_undo(target)));
+    }
+
+    pub(super) fn request_undo(
+        &mut self,
+        target: crate::store::UndoTarget,
+        reason: Option<String>,
+        commit: bool,
+    ) {
+        if let Some(b) = &self.busy {
+            let msg = format!("one action at a time: still {b}");
+            self.info(&msg);
+            return;
+        }
+        self.busy = Some(format!(
+            "{} the undo of {target}…",
+            if commit { "applying" } else { "checking" }
+        ));
+        self.effects.push(Effect::Request(Request::Undo {
+            target,
+            operator: self.cfg.operator.clone(),
+            reason,
+            commit,
+        }));
+    }
+
+    pub(super) fn on_undo(
+        &mut self,
+        target: crate::store::UndoTarget,
+        reason: Option<String>,
+        commit: bool,
+        result: Result<crate::store::Undone, String>,
+    ) {
+        self.busy = None;
+        let popup = match (&result, commit) {
+            (Ok(u), false) => Confirm::for_undo(&target, reason, u),
+            (Ok(u), true) => {
+                let ids: Vec<String> = u.audit_ids.iter().map(|i| format!("#{i}")).collect();
+                self.info(&format!(
+                    "undone {target}: recorded as audit {}",
+                    ids.join(", ")
+                ));
+                self.request_refresh();
+                self.effects.push(Effect::Request(Request::Audit));
+                Confirm::info(
+                    format!("Undone: {target}"),
+                    vec![
+                        PopupLine::new(
+                            Tone::Applied,
+                            format!(
+                                "restored {} row(s) · write lock held {:.2} ms · recorded as audit {}",
+                                u.restored.len(),
+                                u.lock_held.as_secs_f64() * 1000.0,
+                                ids.join(", ")
+                            ),
+                        ),
+                        PopupLine::blank(),
+                    ]
+                    .into_iter()
+                    .chain(
+                        u.restored
+                            .iter()
+                            .map(|l| PopupLine::new(Tone::Row, format!("  {l}"))),
+                    )
+                    .collect(),
+                )
+            }
+            (Err(e), _) => {
+                self.error(&format!("undo refused: {e}"));
+                Confirm::info(
+                    format!("Undo refused: {target}"),
+                    vec![
+                        PopupLine::new(Tone::Refused, format!("refused: {e}")),
+                        PopupLine::blank(),
+                        PopupLine::new(Tone::Warning, "nothing written."),
+                    ],
+                )
+            }
+        };
+        self.show(Popup::Confirm(popup));
     }
 
     pub(super) fn toggle_mark(&mut self) {

@@ -12,6 +12,8 @@ pub trait FilterLabel {
     /// The filter's name in the footer, the status line and the configuration's action names
     /// (`queued` reads as pending here).
     fn label(self) -> &'static str;
+    /// The label where space is short (`pend`, `term`, …).
+    fn short_label(self) -> &'static str;
     /// The digit that selects it.
     fn key(self) -> char;
 }
@@ -24,6 +26,18 @@ impl FilterLabel for RowFilter {
         }
     }
 
+    fn short_label(self) -> &'static str {
+        match self {
+            RowFilter::Expired => "exp",
+            RowFilter::All => "all",
+            RowFilter::Queued => "pend",
+            RowFilter::Running => "run",
+            RowFilter::Terminalizing => "term",
+            RowFilter::Settled => "done",
+            RowFilter::Failed => "fail",
+        }
+    }
+
     fn key(self) -> char {
         let n = RowFilter::all().position(|f| f == self).unwrap_or(0);
         char::from_digit(n as u32 + 1, 10).unwrap_or('?')
@@ -31,8 +45,10 @@ impl FilterLabel for RowFilter {
 }
 
 /// Everything a key (or the mouse) can ask for. The write actions are one variant, `Act`, and
-/// exist only in `--write` mode (their bindings are marked `write`).
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+/// exist only in `--write` mode (their bindings are marked `write`). The strum names are the
+/// configuration's action names (`keymap::action_name`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, strum::IntoStaticStr)]
+#[strum(serialize_all = "snake_case")]
 pub enum Action {
     Quit,
     Back,
@@ -50,9 +66,12 @@ pub enum Action {
     PageDown,
     Top,
     Bottom,
+    #[strum(serialize = "open")]
     Enter,
     Filter(RowFilter),
+    #[strum(serialize = "filter")]
     StartFilter,
+    #[strum(serialize = "sort")]
     SortNext,
     SortReverse,
     Expand,
@@ -62,6 +81,7 @@ pub enum Action {
     JumpCheckpoint,
     JumpInput,
     JumpMatched,
+    #[strum(serialize = "verdict")]
     ShowVerdict,
     Search,
     SearchNext,
@@ -71,20 +91,28 @@ pub enum Action {
     ToggleRaw,
     /// Press the popup's selected button (No on a write until the operator switches).
     Confirm,
-    /// The popup's Yes: apply the previewed writes, or ok.
+    /// The popup's Yes: apply the previewed writes, or ok. Bound to `A`, a key that means
+    /// nothing anywhere else (not `y`, which copies an id everywhere else).
     Yes,
     /// Switch between the popup's No and Yes buttons.
     SwitchButton,
     Cancel,
     /// Show the audit trail (both modes).
+    #[strum(serialize = "audit")]
     ToggleAudit,
     /// Write mode only: plan an action on the selected (or every marked) submission and open its
     /// confirm popup.
     Act(ActionKind),
     /// Write mode only: mark or unmark the selected list row for a bulk action.
+    #[strum(serialize = "mark")]
     ToggleMark,
     /// The command palette: every action with its key, filtered as you type.
     Palette,
+    /// Write mode only, the audit trail: undo the selected record, or (`batch`) every record of
+    /// its bulk apply.
+    Undo {
+        batch: bool,
+    },
 }
 
 /// Where a binding applies. Lookup goes from the focused pane outwards to `Global`.

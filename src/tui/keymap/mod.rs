@@ -81,54 +81,16 @@ pub fn help_groups(write_mode: bool) -> Vec<(&'static str, Vec<(&'static str, &'
     .collect()
 }
 
-/// The name of an action in the configuration file's `[keys]` table and in the command palette.
+/// The name of an action in the configuration file's `[keys]` table and in the command palette:
+/// the variant's name in snake case (`Action`'s strum names), a filter's `filter_<label>`, a
+/// write action's own name.
 pub fn action_name(a: Action) -> String {
-    let s = match a {
-        A::Quit => "quit",
-        A::Back => "back",
-        A::Help => "help",
-        A::Refresh => "refresh",
-        A::NextPane => "next_pane",
-        A::PrevPane => "prev_pane",
-        A::ToggleSessions => "toggle_sessions",
-        A::Copy => "copy",
-        A::Export => "export",
-        A::PlanWrites => "plan_writes",
-        A::Up => "up",
-        A::Down => "down",
-        A::PageUp => "page_up",
-        A::PageDown => "page_down",
-        A::Top => "top",
-        A::Bottom => "bottom",
-        A::Enter => "open",
-        A::Filter(f) => return format!("filter_{}", f.label()),
-        A::StartFilter => "filter",
-        A::SortNext => "sort",
-        A::SortReverse => "sort_reverse",
-        A::Expand => "expand",
-        A::Collapse => "collapse",
-        A::ExpandAll => "expand_all",
-        A::CollapseAll => "collapse_all",
-        A::JumpCheckpoint => "jump_checkpoint",
-        A::JumpInput => "jump_input",
-        A::JumpMatched => "jump_matched",
-        A::ShowVerdict => "verdict",
-        A::Search => "search",
-        A::SearchNext => "search_next",
-        A::SearchPrev => "search_prev",
-        A::PrevSubmission => "prev_submission",
-        A::NextSubmission => "next_submission",
-        A::ToggleRaw => "toggle_raw",
-        A::Confirm => "confirm",
-        A::Yes => "yes",
-        A::SwitchButton => "switch_button",
-        A::Cancel => "cancel",
-        A::ToggleAudit => "audit",
-        A::Act(kind) => kind.as_str(),
-        A::ToggleMark => "mark",
-        A::Palette => "palette",
-    };
-    s.to_string()
+    match a {
+        A::Filter(f) => format!("filter_{}", f.label()),
+        A::Act(kind) => kind.as_str().to_string(),
+        A::Undo { batch: true } => "undo_batch".to_string(),
+        other => <&'static str>::from(other).to_string(),
+    }
 }
 
 /// Every action that can be rebound, by name (outside popups), sorted by name.

@@ -83,11 +83,11 @@ pub static KEYMAP: &[Binding] = &[
     ),
     b(
         C::Popup,
-        &[k('y')],
-        "y",
+        &[k('A')],
+        "A",
         A::Yes,
-        "yes: apply the previewed writes, or ok",
-        Some("yes"),
+        "apply: the previewed writes (a bulk of 10 or more: type its count first), or ok",
+        Some("apply"),
     ),
     b(
         C::Popup,
@@ -274,6 +274,22 @@ pub static KEYMAP: &[Binding] = &[
         A::Enter,
         "open the submission the action was applied to",
         Some("open"),
+    ),
+    w(
+        C::Audit,
+        &[k('u')],
+        "u",
+        A::Undo { batch: false },
+        "undo the selected record while its rows hold what turnscope wrote (previewed)",
+        Some("undo"),
+    ),
+    w(
+        C::Audit,
+        &[k('U')],
+        "U",
+        A::Undo { batch: true },
+        "undo the whole bulk apply of the selected record, in one transaction (previewed)",
+        None,
     ),
     // Sessions list.
     b(

@@ -104,3 +104,26 @@ fn write_bindings_are_absent_in_read_only_mode() {
         Some(A::ToggleAudit)
     );
 }
+
+#[test]
+fn action_names_are_the_configuration_names() {
+    let cases = [
+        (A::Enter, "open"),
+        (A::StartFilter, "filter"),
+        (A::SortNext, "sort"),
+        (A::ShowVerdict, "verdict"),
+        (A::ToggleAudit, "audit"),
+        (A::ToggleMark, "mark"),
+        (A::NextPane, "next_pane"),
+        (A::JumpCheckpoint, "jump_checkpoint"),
+        (A::Filter(crate::store::RowFilter::Queued), "filter_pending"),
+        (
+            A::Filter(crate::store::RowFilter::Expired),
+            "filter_expired",
+        ),
+        (A::Act(crate::actions::ActionKind::Requeue), "requeue"),
+    ];
+    for (a, name) in cases {
+        assert_eq!(action_name(a), name);
+    }
+}

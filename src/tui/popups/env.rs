@@ -24,6 +24,16 @@ pub enum Reply {
         kind: ActionKind,
         items: Vec<PlanItem>,
     },
+    /// Close and check (preview) the undo of an audit record or a batch.
+    PlanUndo {
+        target: crate::store::UndoTarget,
+        reason: Option<String>,
+    },
+    /// Close and apply the previewed undo.
+    Undo {
+        target: crate::store::UndoTarget,
+        reason: Option<String>,
+    },
     /// Close and plan this action (a `fail` with its reason, or step mode's next step).
     Plan {
         kind: ActionKind,

@@ -6,6 +6,7 @@
 mod confirm;
 mod env;
 mod help;
+mod line;
 mod palette;
 mod reason;
 mod widgets;
@@ -19,6 +20,7 @@ use super::keymap::{self, Action, Ctx};
 pub use confirm::{Confirm, Note, PopupAction};
 pub use env::{Env, PopupView, Reply};
 pub use help::Help;
+pub use line::{text_of, PopupLine, Tone};
 pub use palette::{Palette, PaletteEntry, PaletteScope};
 pub use reason::Reason;
 
@@ -41,7 +43,7 @@ fn scrolled(scroll: usize, delta: isize, view: &mut PopupView) -> usize {
 
 impl Popup {
     /// An informational popup with one button.
-    pub fn info(title: impl Into<String>, lines: Vec<String>) -> Popup {
+    pub fn info(title: impl Into<String>, lines: Vec<PopupLine>) -> Popup {
         Popup::Confirm(Confirm::info(title, lines))
     }
 

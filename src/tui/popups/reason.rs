@@ -1,5 +1,6 @@
-//! The reason of a `fail`: a one-line text input. ⏎ plans the fail with the reason (a blank one
-//! is refused in place), esc cancels, ^u erases.
+//! The reason of a write: a one-line text input before every action (and undo), recorded in the
+//! audit trail. ⏎ plans the action with the reason; `fail` requires one (a blank one is refused
+//! in place), the others take a blank as "no reason given". esc cancels, ^u erases.
 
 use crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
 use ratatui::layout::Rect;
@@ -20,6 +21,8 @@ pub struct Reason {
     pub ids: Vec<String>,
     pub text: String,
     pub error: Option<String>,
+    /// Set when the reason is for an undo (`kind` and `ids` unused then).
+    pub undo: Option<crate::store::UndoTarget>,
 }
 
 impl Reason {
@@ -29,7 +32,21 @@ impl Reason {
             ids,
             text: String::new(),
             error: None,
+            undo: None,
         }
+    }
+
+    /// The reason of an undo (optional).
+    pub fn for_undo(target: crate::store::UndoTarget) -> Reason {
+        Reason {
+            undo: Some(target),
+            ..Reason::new(ActionKind::Repair, Vec::new())
+        }
+    }
+
+    /// Whether a blank reason is refused: `fail` gives up on a submission for good.
+    pub fn required(&self) -> bool {
+        self.undo.is_none() && self.kind == ActionKind::Fail
     }
 
     pub fn on_key(&mut self, ev: &KeyEvent) -> Reply {
@@ -38,14 +55,21 @@ impl Reason {
             KeyCode::Esc => return Reply::CloseWith("cancelled: nothing written".into()),
             KeyCode::Enter => {
                 let reason = self.text.trim().to_string();
-                if reason.is_empty() {
+                if reason.is_empty() && self.required() {
                     self.error = Some("a reason is required to fail a submission".into());
                     return Reply::Stay;
+                }
+                let reason = (!reason.is_empty()).then_some(reason);
+                if let Some(target) = &self.undo {
+                    return Reply::PlanUndo {
+                        target: target.clone(),
+                        reason,
+                    };
                 }
                 return Reply::Plan {
                     kind: self.kind,
                     ids: self.ids.clone(),
-                    reason: Some(reason),
+                    reason,
                 };
             }
             KeyCode::Backspace => {
@@ -66,17 +90,24 @@ impl Reason {
 
     pub fn render(&self, f: &mut Frame, area: Rect, t: Theme) {
         let r = centered(area, 80, 8);
-        let what = if self.ids.len() == 1 {
+        let what = if let Some(t) = &self.undo {
+            t.to_string()
+        } else if self.ids.len() == 1 {
             clean(&crate::core::rows::short_id(&self.ids[0]))
         } else {
             format!("{} marked submissions", self.ids.len())
+        };
+        let title_word = if self.undo.is_some() {
+            "Undo"
+        } else {
+            act::title_word(self.kind)
         };
         let block = Block::new()
             .borders(Borders::ALL)
             .border_type(BorderType::Double)
             .border_style(t.partial())
             .title(Span::styled(
-                format!(" {} {what}: why? ", act::title_word(self.kind)),
+                format!(" {title_word} {what}: why? "),
                 t.title(),
             ));
         let inner = block.inner(r);
@@ -96,7 +127,11 @@ impl Reason {
         };
         let mut lines = vec![
             Line::from(Span::styled(
-                " A reason is required; it is recorded in the audit trail.",
+                if self.required() {
+                    " A reason is required; it is recorded in the audit trail."
+                } else {
+                    " Why? Recorded in the audit trail (⏎ on a blank line: no reason given)."
+                },
                 t.dim(),
             )),
             Line::default(),

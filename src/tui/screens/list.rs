@@ -16,7 +16,7 @@ use ratatui::Frame;
 use crate::actions::ActionKind;
 use crate::report::lease_text;
 use crate::store::RowFilter;
-use crate::tui::data::ListItem;
+use crate::tui::data::{status_label, ListItem};
 use crate::tui::keymap::{Action, FilterLabel};
 use crate::tui::popups::Reason;
 use crate::tui::text::{clean, fit, pad, width};
@@ -106,13 +106,10 @@ impl ListScreen {
         }
     }
 
-    /// The write key `kind` on `ids`: ask for a reason first (fail), or plan at once.
+    /// The write key `kind` on `ids`: every action asks why first (required for fail, optional
+    /// otherwise), so each audit row can carry a reason.
     pub fn write_ask(kind: ActionKind, ids: Vec<String>) -> WriteAsk {
-        if kind == ActionKind::Fail {
-            WriteAsk::Reason(Reason::new(kind, ids))
-        } else {
-            WriteAsk::Plan { kind, ids }
-        }
+        WriteAsk::Reason(Reason::new(kind, ids))
     }
 
     /// Space: mark or unmark a row for a bulk action.
@@ -136,7 +133,7 @@ impl ListScreen {
                     Column::Id => x.row.submission_id.cmp(&y.row.submission_id),
                     Column::Kind => x.row.kind.cmp(&y.row.kind),
                     Column::Instance => x.instance.cmp(&y.instance),
-                    Column::Status => x.row.status.cmp(&y.row.status),
+                    Column::Status => x.row.status.as_str().cmp(y.row.status.as_str()),
                     Column::Attempts => x.row.attempt_count.cmp(&y.row.attempt_count),
                     Column::Lease => x.row.lease_expires_at.cmp(&y.row.lease_expires_at),
                     Column::Phase => x.journal.cmp(&y.journal),
@@ -280,14 +277,6 @@ const PRIORITY: [Column; 11] = [
     Column::Kind,
     Column::Error,
 ];
-
-fn status_label(s: &str) -> &str {
-    if s == "queued" {
-        "pending"
-    } else {
-        s
-    }
-}
 
 fn rule_text(it: &ListItem) -> String {
     match (it.rule, it.result) {
@@ -456,7 +445,7 @@ impl ListScreen {
                 let style = match c {
                     Column::Status => t.status(&it.row.status),
                     Column::Verdict if it.partial.is_some() => t.partial(),
-                    Column::Verdict => t.status(it.disposition.label()),
+                    Column::Verdict => t.item(it.disposition),
                     Column::Lease if it.row.lease_expired(cx.now_ms) => t.warn(),
                     Column::Error => t.error().remove_modifier(Modifier::BOLD),
                     Column::Seq | Column::Kind | Column::Attempts | Column::Phase => t.dim(),
@@ -525,7 +514,7 @@ impl ListScreen {
         let short = crate::core::rows::short_id(&it.row.submission_id);
         let title = Line::from(vec![
             Span::styled(format!(" {short} "), t.title()),
-            Span::styled(format!("{} ", it.verdict), t.status(it.disposition.label())),
+            Span::styled(format!("{} ", it.verdict), t.item(it.disposition)),
             Span::styled(
                 crate::tui::tooltip::tooltip(&it.verdict)
                     .map(|m| {

@@ -9,8 +9,10 @@ use ratatui::widgets::{Cell, Paragraph, Row, Table};
 use ratatui::Frame;
 
 use super::step;
+use crate::core::status::SubmissionStatus;
 use crate::core::time::ms_from_iso;
 use crate::store::SessionSummary;
+use crate::tui::data::status_label;
 use crate::tui::text::{ago, clean, pad};
 use crate::tui::view_state::{DrawCtx, Hit, Layout, Pane};
 use crate::tui::widgets::{render_selectable, scroll_into_view};
@@ -82,7 +84,7 @@ fn by_status(s: &SessionSummary) -> String {
     }
     s.submissions_by_status
         .iter()
-        .map(|(st, n)| format!("{n} {}", if st == "queued" { "pending" } else { st }))
+        .map(|(st, n)| format!("{n} {}", status_label(&SubmissionStatus::parse(st))))
         .collect::<Vec<_>>()
         .join(", ")
 }
@@ -136,7 +138,7 @@ impl SessionsScreen {
             let running = s
                 .submissions_by_status
                 .iter()
-                .any(|(st, _)| st == "running");
+                .any(|(st, _)| SubmissionStatus::parse(st) == SubmissionStatus::Running);
             let texts = [
                 (
                     clean(s.instance_id.as_deref().unwrap_or("(not an agent session)")),

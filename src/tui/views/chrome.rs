@@ -28,17 +28,6 @@ fn first_fit<'a>(variants: Vec<Vec<Span<'a>>>, w: usize) -> Vec<Span<'a>> {
 
 pub fn header(f: &mut Frame, app: &App, area: Rect) {
     let t = app.cfg.theme;
-    // -1: not counted yet (the counts follow the first frame).
-    let count = |s: &str| {
-        if !app.scale.counts_known {
-            return -1;
-        }
-        app.counts
-            .iter()
-            .find(|(k, _)| k == s)
-            .map_or(0, |(_, n)| *n)
-    };
-    let failed = app.count_known(RowFilter::Failed);
     let name = clean(&app.cfg.display_name);
     let mut left = vec![Span::styled(" turnscope ", t.title()), Span::raw(" ")];
     left.push(Span::styled(name.clone(), Style::new()));
@@ -54,17 +43,28 @@ pub fn header(f: &mut Frame, app: &App, area: Rect) {
             ));
         }
     }
+    if let (true, Some(pinned)) = (app.cfg.show_pinned_clock, app.cfg.now_override) {
+        left.push(Span::styled(
+            format!(
+                " clock pinned to {} (writes use the real clock) ",
+                crate::core::time::iso_from_ms(pinned)
+            ),
+            t.badge_write(),
+        ));
+    }
+    // -1: not counted yet (the counts follow the first frame; failed is counted in the background).
     let long = [
-        ("running", count("running")),
-        ("pending", count("queued")),
-        ("terminalizing", count("terminalizing")),
-        ("settled", count("settled")),
-        ("failed", failed.map_or(-1, |n| n as i64)),
-    ];
-    let short = ["run", "pend", "term", "done", "fail"];
+        RowFilter::Running,
+        RowFilter::Queued,
+        RowFilter::Terminalizing,
+        RowFilter::Settled,
+        RowFilter::Failed,
+    ]
+    .map(|f| (f, app.count_known(f).map_or(-1, |n| n as i64)));
+    let short = long.map(|(f, _)| f.short_label());
     let counts = |labels: &[&'static str]| -> Vec<Span<'static>> {
         let mut v = vec![Span::raw("  ")];
-        for (i, ((status, n), label)) in long.iter().zip(labels).enumerate() {
+        for (i, ((filter, n), label)) in long.iter().zip(labels).enumerate() {
             if i > 0 {
                 v.push(Span::styled(" · ", t.dim()));
             }
@@ -76,19 +76,19 @@ pub fn header(f: &mut Frame, app: &App, area: Rect) {
             };
             v.push(Span::styled(
                 format!("{label} {n_text}"),
-                if *n > 0 { t.status(status) } else { t.dim() },
+                if *n > 0 { t.filter(*filter) } else { t.dim() },
             ));
         }
         v
     };
     let w = area.width as usize;
     let base: usize = left.iter().map(|s| s.width()).sum();
-    let long_labels: Vec<&str> = long.iter().map(|(l, _)| *l).collect();
+    let long_labels: Vec<&str> = long.iter().map(|(f, _)| f.label()).collect();
     // Narrowest: only the statuses that have rows.
     let mut nonzero = vec![Span::raw("  ")];
-    for ((status, n), label) in long.iter().zip(short) {
+    for ((filter, n), label) in long.iter().zip(short) {
         if *n > 0 {
-            nonzero.push(Span::styled(format!("{label} {n} "), t.status(status)));
+            nonzero.push(Span::styled(format!("{label} {n} "), t.filter(*filter)));
         }
     }
     let tail = first_fit(
@@ -189,19 +189,7 @@ pub fn nav(f: &mut Frame, app: &App, area: Rect) {
             let mut v = vec![Span::raw(" ")];
             for fl in RowFilter::all() {
                 let on = app.list.filter == fl;
-                let label = if short {
-                    match fl {
-                        RowFilter::Expired => "exp",
-                        RowFilter::Terminalizing => "term",
-                        RowFilter::Queued => "pend",
-                        RowFilter::Settled => "done",
-                        RowFilter::Running => "run",
-                        RowFilter::Failed => "fail",
-                        RowFilter::All => "all",
-                    }
-                } else {
-                    fl.label()
-                };
+                let label = if short { fl.short_label() } else { fl.label() };
                 v.push(Span::styled(format!("{}", fl.key()), t.key()));
                 v.push(Span::styled(
                     format!(" {label} {} ", app.count_label(fl)),
@@ -269,7 +257,7 @@ pub fn status(f: &mut Frame, app: &App, area: Rect) {
     } else if let Some(s) = &app.status {
         match s.level {
             Level::Error => (format!(" ✗ {}", clean(&s.text)), t.error()),
-            Level::Info => (format!(" {}", clean(&s.text)), Style::new()),
+            Level::Info | Level::Refreshing => (format!(" {}", clean(&s.text)), Style::new()),
         }
     } else if !app.loaded {
         (" reading the database…".to_string(), t.dim())

@@ -1,6 +1,7 @@
 //! The submissions list: filters, sorting, the incremental filter, the mouse, live refresh.
 
 use super::*;
+use turnscope::core::status::SubmissionStatus;
 
 const FILTERS: [(&str, &str); 7] = [
     ("1 expired", "1"),
@@ -44,21 +45,27 @@ fn select_filter_and_sort() {
     let ids = |h: &Harness| -> Vec<String> {
         h.rows()
             .into_iter()
-            .map(|it| it.row.status.clone())
+            .map(|it| it.row.status.to_string())
             .collect()
     };
     assert_eq!(ids(&h), ["running"]);
     h.press("2");
     assert_eq!(ids(&h), ["settled", "running", "queued"]);
     h.press("jj");
-    assert_eq!(h.selected_row().unwrap().row.status, "queued");
+    assert_eq!(
+        h.selected_row().unwrap().row.status,
+        SubmissionStatus::Queued
+    );
     h.press("k");
-    assert_eq!(h.selected_row().unwrap().row.status, "running");
+    assert_eq!(
+        h.selected_row().unwrap().row.status,
+        SubmissionStatus::Running
+    );
     // Incremental filter over ids, instance, verdict and error text.
     let settled_id = h
         .loaded_rows()
         .iter()
-        .find(|i| i.row.status == "settled")
+        .find(|i| i.row.status == SubmissionStatus::Settled)
         .unwrap()
         .row
         .submission_id

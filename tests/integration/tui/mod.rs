@@ -7,6 +7,7 @@
 use std::path::{Path, PathBuf};
 use std::process::Command;
 use std::time::Duration;
+use turnscope::core::status::SubmissionStatus;
 
 use ratatui::style::Color;
 use serde_json::Value;
@@ -28,6 +29,7 @@ mod popups;
 mod scale;
 mod sessions;
 mod write;
+mod write_safety;
 
 /// The clock of the synthetic and demo databases.
 const NOW: i64 = 1_767_604_800_000;
@@ -177,7 +179,9 @@ fn demo_id(db: &Path, instance: &str) -> String {
         .list_submissions(RowFilter::All, 0)
         .unwrap()
         .into_iter()
-        .find(|r| r.instance_id().as_deref() == Some(instance) && r.status == "running")
+        .find(|r| {
+            r.instance_id().as_deref() == Some(instance) && r.status == SubmissionStatus::Running
+        })
         .unwrap_or_else(|| panic!("no running submission for {instance}"))
         .submission_id
 }

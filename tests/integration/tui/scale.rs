@@ -5,6 +5,7 @@
 //! by hand; no timing assertions.
 
 use std::path::{Path, PathBuf};
+use turnscope::core::status::SubmissionStatus;
 
 use turnscope::store::RowFilter;
 use turnscope::tui::harness::{Harness, HarnessOptions};
@@ -141,7 +142,10 @@ fn tui_scale_a_filter_change_reads_that_filters_rows() {
         queued,
         "only the queued rows are loaded"
     );
-    assert!(h.loaded_rows().iter().all(|i| i.row.status == "queued"));
+    assert!(h
+        .loaded_rows()
+        .iter()
+        .all(|i| i.row.status == SubmissionStatus::Queued));
     // A row written meanwhile shows up on the next filter change, without a refresh.
     {
         let conn = rusqlite::Connection::open(&db).unwrap();
@@ -155,7 +159,10 @@ fn tui_scale_a_filter_change_reads_that_filters_rows() {
         .unwrap();
     }
     h.press("1");
-    assert!(h.loaded_rows().iter().all(|i| i.row.status == "running"));
+    assert!(h
+        .loaded_rows()
+        .iter()
+        .all(|i| i.row.status == SubmissionStatus::Running));
     h.press("3");
     assert!(h
         .app

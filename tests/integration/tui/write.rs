@@ -1,6 +1,7 @@
 //! Write mode (`--write`): previews, confirmations, refusals, fences, bulk actions, step mode.
 
 use super::*;
+use turnscope::core::status::SubmissionStatus;
 
 #[test]
 fn read_only_mode_has_no_write_actions() {
@@ -78,7 +79,7 @@ fn repair_previews_waits_for_yes_applies_and_is_audited() {
             "tool_use_unresolved"
         );
         let mut h = Harness::open(&db, write_opts("demo.db", NOW, size, dir.path())).unwrap();
-        h.press("/billing-bot<Enter>R");
+        h.press("/billing-bot<Enter>R<Enter>");
         let (title, lines) = popup(&h);
         assert!(title.starts_with("Repair 83b5277a"), "{title}");
         for part in [
@@ -103,8 +104,8 @@ fn repair_previews_waits_for_yes_applies_and_is_audited() {
         assert!(h.popup_kind() == Some(PopupKind::WriteConfirm));
         assert!(h.status_text().unwrap().contains("No is selected"));
         assert_eq!(db_state(&db), state, "⏎ on No wrote something");
-        // y applies.
-        h.press("y");
+        // A applies (y copies an id everywhere, so it never applies).
+        h.press("A");
         let (title, lines) = popup(&h);
         assert!(title.starts_with("Repair applied"), "{title}\n{lines}");
         assert!(
@@ -156,13 +157,13 @@ fn repair_previews_waits_for_yes_applies_and_is_audited() {
         assert_eq!(h.root(), turnscope::tui::Root::Submissions);
         assert_eq!(audit_rows(&db).len(), 1);
         // Idempotent: a second repair has nothing to write.
-        h.press("R");
+        h.press("R<Enter>");
         let (title, _) = popup(&h);
         assert!(
             title.contains("refused") || title.contains("nothing to write"),
             "{title}"
         );
-        h.press("y");
+        h.press("A");
         assert_eq!(audit_rows(&db).len(), 1);
     }
     settings().bind(|| insta::assert_snapshot!("write_repair_confirm", text));
@@ -214,7 +215,7 @@ fn fail_requires_a_reason_and_records_it() {
         )]
     );
     let r = report_of(&db, &id);
-    assert_eq!(r.row().status, "settled");
+    assert_eq!(r.row().status, SubmissionStatus::Settled);
     assert!(r.row().error.is_some());
     // Esc in the reason input cancels: nothing written.
     h.press("<Esc>2g");
@@ -231,7 +232,7 @@ fn a_refusal_shows_its_reason_and_writes_nothing() {
     let before = db_state(&db);
     let mut h = Harness::open(&db, write_opts("demo.db", NOW, (80, 24), dir.path())).unwrap();
     // billing-bot's input was applied: the runtime never requeues after that.
-    h.press("/billing-bot<Enter>Q");
+    h.press("/billing-bot<Enter>Q<Enter>");
     let (title, lines) = popup(&h);
     assert!(title.starts_with("Requeue refused"), "{title}");
     assert!(
@@ -250,7 +251,7 @@ fn a_refusal_shows_its_reason_and_writes_nothing() {
     );
     let screen = h.render();
     assert!(screen.contains("Requeue refused"), "{screen}");
-    h.press("y");
+    h.press("A");
     assert!(h.popup().is_none());
     // A live lease is refused as well (the runtime owns it): open it from the running filter.
     h.press("<Esc>4");
@@ -260,7 +261,7 @@ fn a_refusal_shows_its_reason_and_writes_nothing() {
         .find(|i| i.disposition.label() == "live")
         .map(|i| i.row.submission_id.clone())
         .expect("the demo has one submission under a live lease");
-    h.press(&format!("/{}<Enter>R", &live[..8]));
+    h.press(&format!("/{}<Enter>R<Enter>", &live[..8]));
     let (_, lines) = popup(&h);
     assert!(lines.contains("the lease is live"), "{lines}");
     h.press("<Esc>");
@@ -276,7 +277,7 @@ fn a_change_between_preview_and_confirm_is_fenced() {
     let mut h = Harness::open(&db, write_opts("demo.db", NOW, (80, 24), dir.path())).unwrap();
     h.press("/billing-bot<Enter><Enter>");
     assert!(h.opened_id().is_some(), "acting from the opened submission");
-    h.press("R");
+    h.press("R<Enter>");
     assert!(h.popup_kind() == Some(PopupKind::WriteConfirm));
     {
         // The runtime moves on meanwhile: a new journal revision.
@@ -288,7 +289,7 @@ fn a_change_between_preview_and_confirm_is_fenced() {
         .unwrap();
     }
     let after_external = db_state(&db);
-    h.press("y");
+    h.press("A");
     let (title, lines) = popup(&h);
     assert!(title.contains("changed since the preview"), "{title}");
     assert!(lines.contains("nothing written"), "{lines}");
@@ -301,10 +302,10 @@ fn a_change_between_preview_and_confirm_is_fenced() {
     assert_eq!(db_state(&db), after_external, "nothing written");
     assert!(audit_rows(&db).is_empty());
     // The view was refreshed: a new preview is planned from the new state, and applies.
-    h.press("<Esc>R");
+    h.press("<Esc>R<Enter>");
     let (_, lines) = popup(&h);
     assert!(lines.contains("revision: 4 → 5"), "{lines}");
-    h.press("y");
+    h.press("A");
     let (title, _) = popup(&h);
     assert!(title.starts_with("Repair applied"), "{title}");
 }
@@ -351,7 +352,7 @@ fn bulk_fail_previews_the_set_then_summarises() {
     let before = db_state(&db);
     h.press("<Enter>");
     assert_eq!(db_state(&db), before, "⏎ on No");
-    h.press("y");
+    h.press("A");
     let (title, lines) = popup(&h);
     assert_eq!(title, "Fail: 2 applied · 1 refused");
     assert!(lines.starts_with("2 applied · 1 refused · 0 changed since the preview · 0 failed"));
@@ -361,7 +362,7 @@ fn bulk_fail_previews_the_set_then_summarises() {
     // The database: two settled with the runtime's error, the completed one untouched.
     let statuses: Vec<String> = ids
         .iter()
-        .map(|id| report_of(&db, id).row().status.clone())
+        .map(|id| report_of(&db, id).row().status.to_string())
         .collect();
     assert_eq!(statuses, ["running", "settled", "settled"]);
     for id in &ids[1..] {
@@ -393,7 +394,7 @@ fn step_twice_through_rule_9_advisory_then_settlement() {
     };
     let n0 = entries(&db);
     let mut h = Harness::open(&db, write_opts("demo.db", NOW, (160, 48), dir.path())).unwrap();
-    h.press("/translator-eu<Enter>S");
+    h.press("/translator-eu<Enter>S<Enter>");
     let (title, lines) = popup(&h);
     assert!(title.starts_with("Step 12e460b0"), "{title}");
     assert!(
@@ -410,7 +411,7 @@ fn step_twice_through_rule_9_advisory_then_settlement() {
         "{lines}"
     );
     let mut text = h.render();
-    h.press("y");
+    h.press("A");
     let (title, lines) = popup(&h);
     assert!(title.starts_with("Step applied"), "{title}");
     assert!(
@@ -421,13 +422,13 @@ fn step_twice_through_rule_9_advisory_then_settlement() {
     assert_eq!(h.popup_kind(), Some(PopupKind::NextStep));
     text.push_str(&mask(&h.render()));
     assert_eq!(entries(&db), n0 + 1);
-    assert_eq!(report_of(&db, &id).row().status, "running");
+    assert_eq!(report_of(&db, &id).row().status, SubmissionStatus::Running);
     // The operator stops here; S again later continues with the next write.
-    h.press("<Esc>S");
+    h.press("<Esc>S<Enter>");
     let (_, lines) = popup(&h);
     assert!(lines.contains("▶ 1. settle as failed"), "{lines}");
     assert!(lines.contains("status: 'running' → 'settled'"), "{lines}");
-    h.press("y");
+    h.press("A");
     let (_, lines) = popup(&h);
     assert!(
         lines.contains("before → now: terminal_error · rule 9 → failed · failed"),
@@ -438,13 +439,13 @@ fn step_twice_through_rule_9_advisory_then_settlement() {
     text.push_str(&mask(&h.render()));
     settings().bind(|| insta::assert_snapshot!("write_step", text));
     let r = report_of(&db, &id);
-    assert_eq!(r.row().status, "settled");
+    assert_eq!(r.row().status, SubmissionStatus::Settled);
     assert_eq!(entries(&db), n0 + 1, "the advisory once");
     let audit = audit_rows(&db);
     assert_eq!(audit.len(), 2);
     assert!(audit.iter().all(|a| a.0 == "step"));
     // Nothing left to step.
-    h.press("<Esc>2S");
+    h.press("<Esc>2S<Enter>");
     let (title, _) = popup(&h);
     assert!(title.contains("refused"), "{title}");
 }

@@ -76,7 +76,7 @@ fn submission_doc(d: &mut Doc, s: &OpenedSubmission, now: i64) {
     let row = r.row();
     d.lines.push(Line::from(vec![
         Span::styled("VERDICT ", t.title()),
-        Span::styled(s.verdict(), t.status(s.plan.disposition.label())),
+        Span::styled(s.verdict(), t.disposition(s.plan.disposition.kind())),
         Span::styled(
             format!("   inspection {}", c.state.inspection().as_str()),
             t.dim(),
@@ -171,10 +171,10 @@ fn submission_doc(d: &mut Doc, s: &OpenedSubmission, now: i64) {
         "status",
         format!(
             "{}{}",
-            if row.typed_status() == crate::core::status::SubmissionStatus::Queued {
+            if row.status == crate::core::status::SubmissionStatus::Queued {
                 "pending (queued)"
             } else {
-                &row.status
+                row.status.as_str()
             },
             match &s.plan.disposition {
                 crate::core::plan::Disposition::Reconcile => " · stuck: the reconciler picks it up",
@@ -344,7 +344,7 @@ fn session_doc(d: &mut Doc, s: &OpenedSession, now: i64) {
         d.lines.push(Line::from(vec![
             Span::styled(format!("  #{} {short} ", it.row.sequence), Style::new()),
             Span::styled(format!("{} ", it.row.status), t.status(&it.row.status)),
-            Span::styled(it.verdict.clone(), t.status(it.disposition.label())),
+            Span::styled(it.verdict.clone(), t.item(it.disposition)),
             Span::raw(rule),
             Span::styled(
                 match input {

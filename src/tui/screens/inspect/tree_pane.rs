@@ -170,7 +170,7 @@ fn row_spans<'a>(ins: &'a Inspect, node: usize, t: Theme, now: i64, hit: bool) -
                 v.push(Span::styled(format!("submission {short} "), t.title()));
                 v.push(Span::styled(
                     s.verdict(),
-                    t.status(s.plan.disposition.label()),
+                    t.disposition(s.plan.disposition.kind()),
                 ));
                 if let (Some(r), Some(res)) = (s.plan.rule, s.plan.result) {
                     v.push(Span::raw(format!(" · rule {r} → {res}")));

@@ -1,0 +1,147 @@
+//! The TUI's write safety: the apply key means nothing elsewhere (`y` copies, never applies), a
+//! bulk of 10 or more asks for its count, every action can carry a reason, a bulk apply shares
+//! one batch id, and the audit trail's `u` / `U` undo (previewed, audited).
+
+use turnscope::store::SqliteStore;
+use turnscope::tui::harness::{Harness, PopupKind};
+
+use super::{demo_copy, demo_id, popup, write_opts, NOW};
+
+/// The journal's rows (the audit table aside: an undo leaves it behind, by design).
+fn db_state(db: &std::path::Path) -> String {
+    super::db_state(db)
+        .lines()
+        .filter(|l| *l != "Text(\"turnscope_audit\")")
+        .map(|l| format!("{l}\n"))
+        .collect()
+}
+
+#[test]
+fn y_never_applies_and_a_repair_carries_its_reason() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = demo_copy(dir.path(), "y");
+    let mut h = Harness::open(&db, write_opts("demo.db", NOW, (120, 40), dir.path())).unwrap();
+    h.press("/billing-bot<Enter>R");
+    assert_eq!(
+        h.popup_kind(),
+        Some(PopupKind::Reason),
+        "every action asks why"
+    );
+    h.press("tool timed out twice<Enter>");
+    assert_eq!(h.popup_kind(), Some(PopupKind::WriteConfirm));
+    let state = db_state(&db);
+    // `y` copies an id everywhere else: in the dialog it does nothing at all.
+    h.press("y");
+    assert_eq!(h.popup_kind(), Some(PopupKind::WriteConfirm));
+    assert_eq!(db_state(&db), state, "y wrote something");
+    h.press("A");
+    let (title, _) = popup(&h);
+    assert!(title.starts_with("Repair applied"), "{title}");
+    let records = SqliteStore::open(&db).unwrap().audit_records().unwrap();
+    assert_eq!(records[0].reason.as_deref(), Some("tool timed out twice"));
+    assert!(records[0].batch_id.is_none(), "a single apply is no batch");
+}
+
+#[test]
+fn a_bulk_of_ten_asks_for_its_count_records_one_batch_and_undoes_as_one() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = demo_copy(dir.path(), "bulk10");
+    let before = db_state(&db);
+    let mut h = Harness::open(&db, write_opts("demo.db", NOW, (160, 48), dir.path())).unwrap();
+    let n = h.rows().len();
+    assert!(n >= 12, "the demo has {n} expired rows");
+    h.press("g");
+    for _ in 0..n {
+        h.press("<Space>");
+    }
+    h.press("F");
+    h.press("mass cleanup<Enter>");
+    assert_eq!(h.popup_kind(), Some(PopupKind::WriteConfirm));
+    let (_, lines) = popup(&h);
+    let planned: usize = lines
+        .split(' ')
+        .next()
+        .unwrap()
+        .parse()
+        .unwrap_or_else(|_| panic!("{lines}"));
+    assert!(planned >= 10, "{planned} planned:\n{lines}");
+    assert!(h.render().contains(&format!("type {planned}:")));
+    // A alone does not apply a bulk this big; a wrong count neither.
+    h.press("A");
+    assert_eq!(h.popup_kind(), Some(PopupKind::WriteConfirm));
+    assert!(h
+        .status_text()
+        .unwrap()
+        .contains(&format!("type {planned}")));
+    h.press("9A");
+    assert_eq!(h.popup_kind(), Some(PopupKind::WriteConfirm));
+    assert_eq!(db_state(&db), before, "nothing written before the count");
+    h.press(&format!("<BS>{planned}A"));
+    let (title, _) = popup(&h);
+    assert!(
+        title.starts_with(&format!("Fail: {planned} applied")),
+        "{title}"
+    );
+    let records = SqliteStore::open(&db).unwrap().audit_records().unwrap();
+    assert_eq!(records.len(), planned);
+    let batch = records[0].batch_id.clone().expect("a batch id");
+    assert!(records
+        .iter()
+        .all(|r| r.batch_id.as_deref() == Some(batch.as_str())
+            && r.reason.as_deref() == Some("mass cleanup")));
+    // The audit trail: U undoes the whole batch, previewed, after asking why.
+    h.press("<Esc>a");
+    h.press("U");
+    assert_eq!(h.popup_kind(), Some(PopupKind::Reason));
+    h.press("wrong filter<Enter>");
+    let (title, lines) = popup(&h);
+    assert_eq!(title, format!("Undo batch {batch}?"), "{lines}");
+    assert!(lines.contains("revert audit #"), "{lines}");
+    h.press("A");
+    let (title, _) = popup(&h);
+    assert!(title.starts_with("Undone: batch"), "{title}");
+    let after = db_state(&db);
+    let differ: Vec<&str> = after
+        .lines()
+        .filter(|l| !before.lines().any(|b| b == *l))
+        .map(|l| &l[..l.len().min(200)])
+        .collect();
+    assert!(differ.is_empty(), "not back as it was: {differ:#?}");
+    let records = SqliteStore::open(&db).unwrap().audit_records().unwrap();
+    assert_eq!(records.len(), planned * 2);
+    assert!(records[..planned]
+        .iter()
+        .all(|r| r.action == "undo" && r.reason.as_deref() == Some("wrong filter")));
+}
+
+#[test]
+fn u_undoes_one_record_and_refuses_once_the_rows_changed() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = demo_copy(dir.path(), "undo1");
+    let id = demo_id(&db, "onboarding-17");
+    let mut h = Harness::open(&db, write_opts("demo.db", NOW, (120, 40), dir.path())).unwrap();
+    h.press(&format!("/{}<Enter>Q<Enter>A", &id[..8]));
+    let (title, _) = popup(&h);
+    assert!(title.starts_with("Requeue applied"), "{title}");
+    // The runtime claims it before the operator undoes.
+    rusqlite::Connection::open(&db)
+        .unwrap()
+        .execute(
+            "UPDATE flue_agent_submissions SET status = 'running', attempt_id = 'runtime-claim' WHERE submission_id = ?1",
+            [&id],
+        )
+        .unwrap();
+    let state = db_state(&db);
+    h.press("<Esc><Esc>a");
+    h.press("u<Enter>");
+    let (title, lines) = popup(&h);
+    assert!(
+        title.starts_with("Undo refused: audit #1"),
+        "{title}\n{lines}"
+    );
+    assert!(
+        lines.contains("status is now 'running' (turnscope wrote 'queued')"),
+        "{lines}"
+    );
+    assert_eq!(db_state(&db), state, "nothing written");
+}
