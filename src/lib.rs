@@ -6,7 +6,7 @@
 //!    I/O and no clock: `now` is a parameter.
 //! 2. [`store`]: reading and writing the journal database (SQLite, PostgreSQL) behind traits.
 //! 3. [`report`]: one submission fully inspected, the documents `show`/`classify` print.
-//! 4. [`actions`]: repair, requeue, fail and step as previewable plans, and
+//! 4. [`actions`]: repair, requeue, fail, step, reconcile, extend and undo as previewable plans, and
 //!    [`actions::run`], the one runner (prepare → apply with audit → re-read).
 //! 5. [`cli`] and [`tui`]: the two front ends (`cli` also starts the TUI and [`demo`]).
 //!
@@ -25,3 +25,18 @@ pub mod report;
 pub mod store;
 pub mod text;
 pub mod tui;
+
+/// Caps glibc's malloc arenas at two for the whole process. glibc gives each thread that
+/// allocates its own arena (up to eight per core), and pages freed in one are not reused by
+/// another: the read path's two parse threads and the TUI's worker each grew one, so the peak
+/// RSS of a whale open was about 15 % above its live heap. Measured on the runtime profile's
+/// whale (the scale bench's child, `/usr/bin/time`): open 143 → 125 MB, refresh 152 → 142 MB,
+/// and less CPU, not more. The binary calls this first thing; the bench's children do too, so
+/// they measure what the binary does. Elsewhere (not glibc) it does nothing.
+pub fn limit_allocator_arenas() {
+    #[cfg(all(target_os = "linux", target_env = "gnu"))]
+    // SAFETY: mallopt only sets an allocator parameter; called before any other thread starts.
+    unsafe {
+        libc::mallopt(libc::M_ARENA_MAX, 2);
+    }
+}

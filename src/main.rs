@@ -6,6 +6,7 @@ use clap::Parser;
 use turnscope::cli::{self, Cli};
 
 fn main() -> ExitCode {
+    turnscope::limit_allocator_arenas();
     install_panic_report();
     let cli = match Cli::try_parse() {
         Ok(c) => c,

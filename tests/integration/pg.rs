@@ -378,6 +378,8 @@ fn pg_tui_fails_a_submission_in_write_mode_with_its_audit_row() {
     let mut h = Harness::open_target(&db.target, o).unwrap();
     h.press("/sales-assist<Enter>F");
     h.press("customer gave up<Enter>");
+    // The preview is longer than the dialog: the submission row's change is further down.
+    h.press(&"j".repeat(20));
     let preview = h.render();
     assert!(
         preview.contains("status: 'running' → 'settled'"),
