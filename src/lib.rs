@@ -28,11 +28,13 @@ pub mod tui;
 
 /// Caps glibc's malloc arenas at two for the whole process. glibc gives each thread that
 /// allocates its own arena (up to eight per core), and pages freed in one are not reused by
-/// another: the read path's two parse threads and the TUI's worker each grew one, so the peak
-/// RSS of a whale open was about 15 % above its live heap. Measured on the runtime profile's
-/// whale (the scale bench's child, `/usr/bin/time`): open 143 → 125 MB, refresh 152 → 142 MB,
-/// and less CPU, not more. The binary calls this first thing; the bench's children do too, so
-/// they measure what the binary does. Elsewhere (not glibc) it does nothing.
+/// another: the read path's two parse threads and the TUI's worker each grow one. Measured with
+/// the scale bench's children (`ru_maxrss`, same build, `MALLOC_ARENA_MAX=2` against none): on
+/// the runtime profile the whale open goes from 143 to 125 MB and the refresh from 152 to 127 MB
+/// (it was the one scenario over 150 MB); on the session profile the whale open goes from 124 to
+/// 135 MB. So the worst scenario drops from 154 to 137 MB; CPU time is unchanged. The binary
+/// calls this first thing, and the bench's children do too, so they measure what the binary
+/// does. Elsewhere (not glibc) it does nothing.
 pub fn limit_allocator_arenas() {
     #[cfg(all(target_os = "linux", target_env = "gnu"))]
     // SAFETY: mallopt only sets an allocator parameter; called before any other thread starts.
