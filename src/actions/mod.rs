@@ -7,6 +7,7 @@
 mod common;
 mod entries;
 mod fail;
+pub mod live;
 mod repair;
 mod requeue;
 pub mod run;

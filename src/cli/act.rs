@@ -116,7 +116,7 @@ pub fn run(
     };
     let id = plan.submission_id.clone();
     let live = if writing && !plan.is_noop() {
-        confirm::live_runtime(store.reader(), now)
+        crate::actions::live::live_runtime(store.reader(), now)
     } else {
         None
     };
@@ -145,7 +145,11 @@ pub fn run(
         return Ok(());
     }
     if let Some(l) = &live {
-        confirm::say(&l.warning(&next_pass(&report)), args.json, out)?;
+        confirm::say(
+            &l.warning(&crate::actions::live::next_pass(&report)),
+            args.json,
+            out,
+        )?;
     }
     if confirm::ask(args.yes, args.json, kind.as_str(), out)? == confirm::Answer::Declined {
         if args.json {
@@ -239,21 +243,6 @@ pub fn run(
         sanitize(&crate::core::rows::short_id(&id))
     )?;
     Ok(())
-}
-
-/// What the runtime's own reconciler would do with this submission on its next pass.
-pub(super) fn next_pass(r: &SubmissionReport) -> String {
-    match (r.plan.rule, r.plan.result) {
-        (Some(n), Some(result)) => format!(
-            "reconcile this submission itself: rule {n} → {result} ({}), racing this write; the fence refuses whichever comes second",
-            r.plan.reason
-        ),
-        _ => format!(
-            "leave this submission alone ({}: {})",
-            r.plan.disposition.label(),
-            r.plan.reason
-        ),
-    }
 }
 
 fn write_runtime_plan(r: &SubmissionReport, out: &mut dyn Write) -> std::io::Result<()> {

@@ -5,8 +5,6 @@ use std::io::{BufRead, IsTerminal, Write};
 
 use super::args::Cli;
 use super::{exit, CliError};
-use crate::core::time::iso_from_ms;
-use crate::store::{JournalStore, RowFilter};
 
 /// The answer to "apply these writes?".
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -90,44 +88,6 @@ pub fn operator(cli: &Cli) -> Result<String, CliError> {
         ));
     }
     Ok(name.trim().to_string())
-}
-
-/// Submissions whose lease is live at the real clock: a runtime (or a worker of one) owns them.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct LiveRuntime {
-    pub live_leases: usize,
-    /// The latest lease end, ms.
-    pub until_ms: i64,
-}
-
-/// A runtime is taken to be live when any submission holds a live lease now.
-pub fn live_runtime(store: &dyn JournalStore, now_ms: i64) -> Option<LiveRuntime> {
-    let rows = store.list_submissions(RowFilter::Running, now_ms).ok()?;
-    let live: Vec<i64> = rows
-        .iter()
-        .map(|r| r.lease_expires_at)
-        .filter(|l| *l >= now_ms)
-        .collect();
-    let until_ms = *live.iter().max()?;
-    Some(LiveRuntime {
-        live_leases: live.len(),
-        until_ms,
-    })
-}
-
-impl LiveRuntime {
-    /// What the operator must know before writing beside it, in lines.
-    pub fn warning(&self, next_pass: &str) -> Vec<String> {
-        vec![
-            format!(
-                "warning: a runtime is live: {} submission(s) hold a live lease (the latest until {})",
-                self.live_leases,
-                iso_from_ms(self.until_ms)
-            ),
-            "  its SQLite busy timeout is 0: any statement it runs while turnscope holds the write lock (about 1 ms) fails at once with SQLITE_BUSY instead of waiting".into(),
-            format!("  its reconciler passes every 15 s: within 15 s it would {next_pass}"),
-        ]
-    }
 }
 
 /// Write warning lines where the operator sees them: with the preview, or on stderr beside a

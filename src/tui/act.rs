@@ -85,6 +85,8 @@ pub struct Planned {
     pub kind: ActionKind,
     pub reason: Option<String>,
     pub items: Vec<PlanItem>,
+    /// When a runtime is live (a live lease in the database): the warning lines shown first.
+    pub live_runtime: Vec<String>,
 }
 
 impl Planned {

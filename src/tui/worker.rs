@@ -621,6 +621,11 @@ impl Worker {
     ) -> Planned {
         let cw = self.context_window;
         let mut items = Vec::with_capacity(ids.len());
+        let live = self
+            .store()
+            .ok()
+            .and_then(|s| crate::actions::live::live_runtime(s.reader(), now_ms));
+        let mut next_pass = None;
         for id in ids {
             let ids = self.id_source;
             let loaded = if self.writable {
@@ -631,6 +636,9 @@ impl Worker {
             } else {
                 Err("turnscope is read-only: start it with --write to act on submissions".into())
             };
+            if let Ok(p) = &loaded {
+                next_pass = Some(crate::actions::live::next_pass(&p.report));
+            }
             let item = match loaded {
                 Ok(p) => PlanItem {
                     submission_id: p.report.row().submission_id.clone(),
@@ -648,10 +656,16 @@ impl Worker {
             };
             items.push(item);
         }
+        // One submission: what the runtime would do with it; a bulk: with each of them.
+        let what = match (items.len(), next_pass) {
+            (1, Some(n)) => n,
+            _ => "reconcile each expired submission itself, racing these writes; the fence refuses whichever comes second".into(),
+        };
         Planned {
             kind,
             reason,
             items,
+            live_runtime: live.map(|l| l.warning(&what)).unwrap_or_default(),
         }
     }
 

@@ -160,6 +160,22 @@ impl Confirm {
     /// The worker's plans for a write: the preview to confirm, or why there is nothing to.
     pub fn for_planned(p: Planned) -> (Confirm, Note) {
         let kind = p.kind;
+        let live = p.live_runtime.clone();
+        // Last in the dialog (after the rows), and first on the status line.
+        let warned = |mut c: Confirm| {
+            if c.is_write() && !live.is_empty() {
+                c.lines.push(PopupLine::blank());
+                c.lines.extend(
+                    live.iter()
+                        .map(|l| PopupLine::new(super::Tone::Warning, l.clone())),
+                );
+            }
+            c
+        };
+        let write_note = || match live.first() {
+            Some(w) => Note::Error(w.clone()),
+            None => Note::Clear,
+        };
         if p.items.len() == 1 {
             let item = p.items.into_iter().next().expect("one item");
             return match &item.result {
@@ -167,8 +183,8 @@ impl Confirm {
                     let (title, lines) = act::confirm_single(kind, &item, plan);
                     let label = format!("Yes, {}", kind.as_str());
                     (
-                        Confirm::apply(title, lines, label, kind, vec![item]),
-                        Note::Clear,
+                        warned(Confirm::apply(title, lines, label, kind, vec![item])),
+                        write_note(),
                     )
                 }
                 _ => {
@@ -193,8 +209,8 @@ impl Confirm {
         }
         let label = format!("Yes, {} {}", kind.as_str(), p.applicable());
         (
-            Confirm::apply(title, lines, label, kind, p.items),
-            Note::Clear,
+            warned(Confirm::apply(title, lines, label, kind, p.items)),
+            write_note(),
         )
     }
 

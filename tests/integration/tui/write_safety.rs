@@ -29,6 +29,17 @@ fn y_never_applies_and_a_repair_carries_its_reason() {
     );
     h.press("tool timed out twice<Enter>");
     assert_eq!(h.popup_kind(), Some(PopupKind::WriteConfirm));
+    // The demo holds one live lease: the dialog names the live runtime and its next pass.
+    let (_, lines) = popup(&h);
+    assert!(
+        lines.contains("warning: a runtime is live: 1 submission(s) hold a live lease")
+            && lines.contains("within 15 s it would reconcile this submission itself: rule 6"),
+        "{lines}"
+    );
+    assert!(h
+        .status_text()
+        .unwrap()
+        .starts_with("warning: a runtime is live"));
     let state = db_state(&db);
     // `y` copies an id everywhere else: in the dialog it does nothing at all.
     h.press("y");
