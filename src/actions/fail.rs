@@ -8,6 +8,7 @@ use super::entries::{Appender, EntryIds};
 use crate::core::changes::{ColumnChange, RowChange, SqlValue};
 use crate::core::plan::messages;
 use crate::core::runtime_text::{AFTER_INPUT_DETAILS, BEFORE_INPUT_DETAILS};
+use crate::core::status::SubmissionStatus;
 use crate::core::time::iso_from_ms;
 use crate::report::SubmissionReport;
 
@@ -113,8 +114,8 @@ pub fn plan_fail(
         vec![
             ColumnChange::new(
                 "status",
-                SqlValue::text("running"),
-                SqlValue::text("terminalizing"),
+                SqlValue::status(SubmissionStatus::Running),
+                SqlValue::status(SubmissionStatus::Terminalizing),
             ),
             ColumnChange::new(
                 "terminal_event_key",
@@ -131,8 +132,8 @@ pub fn plan_fail(
         vec![
             ColumnChange::new(
                 "status",
-                SqlValue::text("running"),
-                SqlValue::text("settled"),
+                SqlValue::status(SubmissionStatus::Running),
+                SqlValue::status(SubmissionStatus::Settled),
             ),
             ColumnChange::new(
                 "settled_at",

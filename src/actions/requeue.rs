@@ -4,6 +4,7 @@
 use super::common::{check_stuck, fence, ActionKind, ActionPlan, Refusal};
 use crate::core::changes::{ColumnChange, RowChange, SqlValue};
 use crate::core::classify::Inspection;
+use crate::core::status::SubmissionStatus;
 use crate::report::SubmissionReport;
 
 pub fn plan_requeue(r: &SubmissionReport, now_ms: i64) -> Result<ActionPlan, Refusal> {
@@ -30,8 +31,8 @@ pub fn plan_requeue(r: &SubmissionReport, now_ms: i64) -> Result<ActionPlan, Ref
     let set = vec![
         ColumnChange::new(
             "status",
-            SqlValue::text("running"),
-            SqlValue::text("queued"),
+            SqlValue::status(SubmissionStatus::Running),
+            SqlValue::status(SubmissionStatus::Queued),
         ),
         ColumnChange::new(
             "attempt_id",

@@ -13,6 +13,7 @@ use super::repair::repair_rows;
 use crate::core::changes::{ColumnChange, RowChange, SqlValue};
 use crate::core::plan::PlannedWrite;
 use crate::core::runtime_text;
+use crate::core::status::SubmissionStatus;
 use crate::core::stream::recovered_partial_message;
 use crate::report::SubmissionReport;
 
@@ -56,7 +57,7 @@ pub fn plan_step(
             submission_id: row.submission_id.clone(),
             attempt_id: attempt,
             set: vec![
-                ColumnChange::new("status", SqlValue::text("running"), SqlValue::text("settled")),
+                ColumnChange::new("status", SqlValue::status(SubmissionStatus::Running), SqlValue::status(SubmissionStatus::Settled)),
                 ColumnChange::new("settled_at", SqlValue::opt_int(row.settled_at), SqlValue::Int(now_ms)),
                 ColumnChange::new("error", SqlValue::opt_text(row.error.as_deref()), SqlValue::Null),
             ],
@@ -65,7 +66,7 @@ pub fn plan_step(
             submission_id: row.submission_id.clone(),
             attempt_id: attempt,
             set: vec![
-                ColumnChange::new("status", SqlValue::text("running"), SqlValue::text("settled")),
+                ColumnChange::new("status", SqlValue::status(SubmissionStatus::Running), SqlValue::status(SubmissionStatus::Settled)),
                 ColumnChange::new("settled_at", SqlValue::opt_int(row.settled_at), SqlValue::Int(now_ms)),
                 ColumnChange::new("error", SqlValue::opt_text(row.error.as_deref()), SqlValue::text(error)),
             ],
