@@ -1,6 +1,6 @@
 //! Database I/O off the UI thread. The worker owns its own read-only store (connections
 //! are not `Sync`), answers requests in order, coalesces queued refreshes, and never panics the UI:
-//! every failure becomes an error message the status line shows.
+//! every failure becomes a [`WorkerError`] (message and hint) the status line shows.
 //!
 //! In `--write` mode (and only then) it also plans and applies operator actions; the read-write
 //! connection is opened on the first apply, so a read-only session never opens one.
