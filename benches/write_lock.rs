@@ -21,7 +21,9 @@ fn main() {
         ("repair", "travel-desk", |r, ids| {
             plan_repair(r, NOW, ids).ok()
         }),
-        ("requeue", "guild-42", |r, _| plan_requeue(r, NOW).ok()),
+        ("requeue", "guild-42", |r, ids| {
+            plan_requeue(r, NOW, ids).ok()
+        }),
         ("fail", "translator-eu", |r, ids| {
             plan_fail(r, "bench", NOW, ids).ok()
         }),

@@ -50,6 +50,26 @@ impl SubmissionReport {
             .map(|s| History::new(s.entries.clone(), s.leaf_id.clone()));
         let model = history.as_ref().and_then(last_model);
         let window = context_window::resolve(context_window, model.as_deref());
+        SubmissionReport::build_in(bundle, history, window, now_ms)
+    }
+
+    /// What this report would say once `changes` are written: the same read with the changes
+    /// applied, classified and planned again in the same context window at the same instant.
+    pub fn with_changes(&self, changes: &[crate::core::changes::RowChange]) -> SubmissionReport {
+        let bundle = crate::core::simulate::apply_changes(&self.bundle, changes);
+        let history = bundle
+            .session
+            .as_ref()
+            .map(|s| History::new(s.entries.clone(), s.leaf_id.clone()));
+        SubmissionReport::build_in(bundle, history, self.window.clone(), self.now_ms)
+    }
+
+    fn build_in(
+        bundle: SubmissionBundle,
+        history: Option<History>,
+        window: ContextWindow,
+        now_ms: i64,
+    ) -> SubmissionReport {
         let inspection = inspect_session(
             &bundle.row,
             bundle.journal.as_ref(),

@@ -3,6 +3,7 @@
 
 use serde::Serialize;
 
+use super::predict::{predict, Prediction};
 use crate::core::changes::{Fence, RowChange};
 use crate::report::SubmissionReport;
 
@@ -15,6 +16,8 @@ pub enum ActionKind {
     Requeue,
     Fail,
     Step,
+    Reconcile,
+    Extend,
 }
 
 impl ActionKind {
@@ -35,13 +38,34 @@ pub struct ActionPlan {
     pub changes: Vec<RowChange>,
     /// One line: what this does.
     pub summary: String,
-    /// What the runtime should conclude afterwards.
-    pub expected_after: String,
+    /// What the runtime's next pass does with the rows once `changes` are written, computed by
+    /// running its planner on them.
+    pub prediction: Prediction,
     /// The operator's reason (required for `fail`).
     pub reason: Option<String>,
 }
 
 impl ActionPlan {
+    /// The plan of `action` on `r` writing `changes`, fenced on what `r` read, with its
+    /// prediction computed from those very rows.
+    pub(super) fn new(
+        action: ActionKind,
+        r: &SubmissionReport,
+        changes: Vec<RowChange>,
+        summary: String,
+    ) -> ActionPlan {
+        ActionPlan {
+            action,
+            submission_id: r.row().submission_id.clone(),
+            attempt_id: r.row().attempt_id.clone(),
+            fence: fence(r),
+            prediction: predict(r, &changes),
+            changes,
+            summary,
+            reason: None,
+        }
+    }
+
     pub fn is_noop(&self) -> bool {
         self.changes.is_empty()
     }

@@ -50,6 +50,11 @@ impl EntryIds {
         EntryIds { taken, source }
     }
 
+    /// A number from the same source (for the ULIDs of a session the runtime would create).
+    pub fn next_random(&mut self) -> u64 {
+        (self.source)()
+    }
+
     pub fn next_id(&mut self) -> String {
         for _ in 0..100 {
             let id = format!("{:08x}", (self.source)() as u32);

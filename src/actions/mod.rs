@@ -6,17 +6,26 @@
 
 mod common;
 mod entries;
+mod extend;
 mod fail;
 pub mod live;
+pub mod predict;
+mod reconcile;
 mod repair;
 mod requeue;
+mod rows;
 pub mod run;
 mod step;
+mod writes;
 
 pub use common::{ActionKind, ActionPlan, Refusal};
 pub use entries::EntryIds;
+pub use extend::{parse_deadline, plan_extend, Extension, MAX_ATTEMPTS};
 pub use fail::plan_fail;
-pub use repair::{plan_repair, synthetic_result, INTERRUPTED_TEXT};
+pub use predict::Prediction;
+pub use reconcile::plan_reconcile;
+pub use repair::plan_repair;
 pub use requeue::plan_requeue;
+pub use rows::{synthetic_result, INTERRUPTED_TEXT};
 pub use run::{plan, IdSource};
 pub use step::plan_step;

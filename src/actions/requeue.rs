@@ -1,13 +1,18 @@
 //! `requeue`: the runtime's rule 7 write (`requeueSubmissionBeforeInputApplied`, spec §5.4), only
-//! where its preconditions hold.
+//! where its preconditions hold; with the empty session the runtime's get-or-create saves first
+//! when the session row is missing.
 
-use super::common::{check_stuck, fence, ActionKind, ActionPlan, Refusal};
-use crate::core::changes::{ColumnChange, RowChange, SqlValue};
+use super::common::{check_stuck, ActionKind, ActionPlan, Refusal};
+use super::entries::EntryIds;
+use super::rows::{create_session_rows, requeue_rows};
 use crate::core::classify::Inspection;
-use crate::core::status::SubmissionStatus;
 use crate::report::SubmissionReport;
 
-pub fn plan_requeue(r: &SubmissionReport, now_ms: i64) -> Result<ActionPlan, Refusal> {
+pub fn plan_requeue(
+    r: &SubmissionReport,
+    now_ms: i64,
+    ids: &mut EntryIds,
+) -> Result<ActionPlan, Refusal> {
     check_stuck(r, now_ms)?;
     let row = r.row();
     if row.input_applied_at.is_some() {
@@ -28,50 +33,13 @@ pub fn plan_requeue(r: &SubmissionReport, now_ms: i64) -> Result<ActionPlan, Ref
             "fail it (the runtime's rule 8 does the same)",
         ));
     }
-    let set = vec![
-        ColumnChange::new(
-            "status",
-            SqlValue::status(SubmissionStatus::Running),
-            SqlValue::status(SubmissionStatus::Queued),
-        ),
-        ColumnChange::new(
-            "attempt_id",
-            SqlValue::opt_text(row.attempt_id.as_deref()),
-            SqlValue::Null,
-        ),
-        ColumnChange::new(
-            "recovery_requested_at",
-            SqlValue::opt_int(row.recovery_requested_at),
-            SqlValue::Null,
-        ),
-        ColumnChange::new(
-            "started_at",
-            SqlValue::opt_int(row.started_at),
-            SqlValue::Null,
-        ),
-        ColumnChange::new(
-            "owner_id",
-            SqlValue::opt_text(row.owner_id.as_deref()),
-            SqlValue::Null,
-        ),
-        ColumnChange::new(
-            "lease_expires_at",
-            SqlValue::Int(row.lease_expires_at),
-            SqlValue::Int(0),
-        ),
-    ];
-    Ok(ActionPlan {
-        action: ActionKind::Requeue,
-        submission_id: row.submission_id.clone(),
-        attempt_id: row.attempt_id.clone(),
-        fence: fence(r),
-        changes: vec![RowChange::UpdateSubmission {
-            submission_id: row.submission_id.clone(),
-            attempt_id: row.attempt_id.clone().unwrap_or_default(),
-            set,
-        }],
-        summary: "requeue: back to queued, as if it had just arrived (the input never reached the session)".into(),
-        expected_after: "queued; the runtime's claim loop starts it within about 15 s".into(),
-        reason: None,
-    })
+    let mut changes = create_session_rows(r, ids, now_ms);
+    changes.extend(requeue_rows(r));
+    Ok(ActionPlan::new(
+        ActionKind::Requeue,
+        r,
+        changes,
+        "requeue: back to queued, as if it had just arrived (the input never reached the session)"
+            .into(),
+    ))
 }

@@ -2,7 +2,10 @@
 //! whole at `now` and plan), *apply* (one fenced transaction with its audit row), *re-read* (the
 //! state the runtime will now see). The callers only decide how to ask and how to show.
 
-use super::{plan_fail, plan_repair, plan_requeue, plan_step, ActionPlan, EntryIds, Refusal};
+use super::{
+    plan_extend, plan_fail, plan_reconcile, plan_repair, plan_requeue, plan_step, ActionPlan,
+    EntryIds, Extension, Refusal,
+};
 use crate::report::SubmissionReport;
 use crate::store::{Applied, ApplyError, AuditInfo, JournalStore, JournalWriter, StoreError};
 
@@ -42,6 +45,7 @@ impl IdSource {
 }
 
 /// Plan `kind` for `r` at `now_ms` (pure). `reason` is the operator's (required for `fail`).
+/// `extend` gets [`Extension::suggested`].
 pub fn plan(
     kind: ActionKind,
     r: &SubmissionReport,
@@ -49,11 +53,29 @@ pub fn plan(
     now_ms: i64,
     ids: &mut EntryIds,
 ) -> Result<ActionPlan, Refusal> {
+    plan_request(kind, r, reason, None, now_ms, ids)
+}
+
+/// [`plan`] with the operator's extension for `extend` (`None`: the suggested one).
+pub fn plan_request(
+    kind: ActionKind,
+    r: &SubmissionReport,
+    reason: Option<&str>,
+    extension: Option<Extension>,
+    now_ms: i64,
+    ids: &mut EntryIds,
+) -> Result<ActionPlan, Refusal> {
     let mut plan = match kind {
         ActionKind::Repair => plan_repair(r, now_ms, ids),
-        ActionKind::Requeue => plan_requeue(r, now_ms),
+        ActionKind::Requeue => plan_requeue(r, now_ms, ids),
         ActionKind::Fail => plan_fail(r, reason.unwrap_or(""), now_ms, ids),
         ActionKind::Step => plan_step(r, now_ms, ids),
+        ActionKind::Reconcile => plan_reconcile(r, now_ms, ids),
+        ActionKind::Extend => plan_extend(
+            r,
+            extension.unwrap_or_else(|| Extension::suggested(r)),
+            now_ms,
+        ),
     }?;
     if plan.reason.is_none() {
         plan.reason = reason.map(str::to_string);
@@ -70,17 +92,26 @@ pub struct Prepared {
 
 /// Read `submission` (an id or a unique prefix) whole at `now_ms` and plan `kind` for it. The
 /// fence of the plan is what this read saw.
+#[allow(clippy::too_many_arguments)]
 pub fn prepare(
     store: &dyn JournalStore,
     kind: ActionKind,
     submission: &str,
     reason: Option<&str>,
+    extension: Option<Extension>,
     context_window: Option<u64>,
     now_ms: i64,
     ids: IdSource,
 ) -> Result<Prepared, StoreError> {
     let report = SubmissionReport::load(store, submission, context_window, now_ms)?;
-    let plan = plan(kind, &report, reason, now_ms, &mut ids.for_report(&report));
+    let plan = plan_request(
+        kind,
+        &report,
+        reason,
+        extension,
+        now_ms,
+        &mut ids.for_report(&report),
+    );
     Ok(Prepared { report, plan })
 }
 

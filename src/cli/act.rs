@@ -4,10 +4,10 @@ use std::io::Write;
 
 use serde_json::json;
 
-use super::args::{ActionArgs, Cli};
+use super::args::{ActionArgs, BulkActionArgs, Cli};
 use super::output::table;
 use super::{confirm, db_target, exit, open_store, CliError};
-use crate::actions::{run, ActionKind, ActionPlan, IdSource, Refusal};
+use crate::actions::{run, ActionKind, ActionPlan, Extension, IdSource, Refusal};
 use crate::core::time::iso_from_ms;
 use crate::report::SubmissionReport;
 use crate::store::{ApplyError, Backend};
@@ -75,6 +75,31 @@ pub fn run(
     args: &ActionArgs,
     out: &mut dyn Write,
 ) -> Result<(), CliError> {
+    run_with(cli, kind, args, None, out)
+}
+
+/// An action on several submissions: each previewed, confirmed and applied in its own fenced
+/// transaction, in the order given; the first refusal or error stops the rest.
+pub fn run_bulk(
+    cli: &Cli,
+    kind: ActionKind,
+    args: &BulkActionArgs,
+    extension: Option<Extension>,
+    out: &mut dyn Write,
+) -> Result<(), CliError> {
+    for submission in &args.submissions {
+        run_with(cli, kind, &args.one(submission), extension, out)?;
+    }
+    Ok(())
+}
+
+fn run_with(
+    cli: &Cli,
+    kind: ActionKind,
+    args: &ActionArgs,
+    extension: Option<Extension>,
+    out: &mut dyn Write,
+) -> Result<(), CliError> {
     check_usage(cli, kind, args)?;
     let writing = !args.dry_run;
     let operator = if writing {
@@ -99,6 +124,7 @@ pub fn run(
         kind,
         &args.submission,
         args.reason.as_deref(),
+        extension,
         cli.context_window,
         now,
         IdSource::Random,
@@ -196,7 +222,7 @@ pub fn run(
         let mut doc = action_json(&plan, Some(&applied), false);
         if let Ok(a) = &after {
             doc["after"] =
-                json!({"verdict": a.verdict(), "rule": a.plan.rule, "reason": a.plan.reason});
+                serde_json::to_value(crate::actions::predict::describe(a)).unwrap_or_default();
         }
         print_json(out, &doc)?;
         return Ok(());
@@ -220,6 +246,10 @@ pub fn run(
         )?;
         if kind == ActionKind::Step {
             match a.plan.writes.first() {
+                Some(crate::core::plan::PlannedWrite::ReplaceAttempt) => writeln!(
+                    out,
+                    "next write: the attempt replacement, which turnscope leaves to the runtime (its next pass makes it)"
+                )?,
                 Some(w) if a.plan.rule.is_some() => writeln!(
                     out,
                     "next write: {} (run step again, or stop here)",
@@ -266,6 +296,13 @@ fn write_runtime_plan(r: &SubmissionReport, out: &mut dyn Write) -> std::io::Res
 }
 
 fn write_preview(plan: &ActionPlan, out: &mut dyn Write) -> std::io::Result<()> {
+    // A next pass that fails the submission anyway is said before anything else.
+    if let Some(warning) = plan.prediction.warning() {
+        writeln!(out, "warning: {}", sanitize(&warning))?;
+        if let Some(way_out) = &plan.prediction.way_out {
+            writeln!(out, "way out: {}", sanitize(way_out))?;
+        }
+    }
     writeln!(
         out,
         "{} {}: {}",
@@ -278,7 +315,7 @@ fn write_preview(plan: &ActionPlan, out: &mut dyn Write) -> std::io::Result<()> 
             writeln!(out, "  {}", sanitize(&line))?;
         }
     }
-    writeln!(out, "afterwards: {}", sanitize(&plan.expected_after))?;
+    writeln!(out, "prediction: {}", sanitize(&plan.prediction.line()))?;
     Ok(())
 }
 
@@ -293,7 +330,7 @@ fn action_json(
         "submissionId": plan.submission_id,
         "attemptId": plan.attempt_id,
         "summary": plan.summary,
-        "expectedAfter": plan.expected_after,
+        "prediction": plan.prediction,
         "reason": plan.reason,
         "noop": plan.is_noop(),
         "dryRun": dry_run,

@@ -89,6 +89,12 @@ pub enum Command {
     Fail(ActionArgs),
     /// Step through recovery: show the runtime's plan and apply exactly its next write.
     Step(ActionArgs),
+    /// Apply the runtime's own writes for the rule that fires now (all but the attempt
+    /// replacement, which it makes itself), one fenced transaction per submission.
+    Reconcile(BulkActionArgs),
+    /// Give submissions a new deadline and/or more attempts, so the runtime resumes them where
+    /// it would fail them (rule 3: deadline passed; rule 2: attempts spent).
+    Extend(ExtendArgs),
     /// Revert exactly what an audited action (an audit id) or a bulk apply (a batch id) wrote, in
     /// one fenced transaction, only while every row it changed still holds what turnscope wrote.
     /// Needs --write (the check runs in a write transaction, rolled back for --dry-run).
@@ -222,6 +228,52 @@ pub struct ActionArgs {
     /// Print JSON (schema turnscope.action/1).
     #[arg(long)]
     pub json: bool,
+}
+
+/// The flags of an action on one or more submissions.
+#[derive(Debug, Clone, Default, Args)]
+pub struct BulkActionArgs {
+    /// Submission ids or unique prefixes.
+    #[arg(required = true, num_args = 1..)]
+    pub submissions: Vec<String>,
+    /// Print the exact rows that would be written, and write nothing.
+    #[arg(long)]
+    pub dry_run: bool,
+    /// Why (recorded in the audit trail).
+    #[arg(long, value_name = "TEXT")]
+    pub reason: Option<String>,
+    /// Apply without asking for confirmation on a terminal.
+    #[arg(long, short = 'y')]
+    pub yes: bool,
+    /// Print JSON (schema turnscope.action/1), one document per submission.
+    #[arg(long)]
+    pub json: bool,
+}
+
+impl BulkActionArgs {
+    /// The one-submission flags for `submission`.
+    pub fn one(&self, submission: &str) -> ActionArgs {
+        ActionArgs {
+            submission: submission.to_string(),
+            dry_run: self.dry_run,
+            reason: self.reason.clone(),
+            yes: self.yes,
+            json: self.json,
+        }
+    }
+}
+
+#[derive(Debug, Clone, Default, Args)]
+#[command(group(clap::ArgGroup::new("extension").required(true).multiple(true).args(["deadline", "attempts"])))]
+pub struct ExtendArgs {
+    #[command(flatten)]
+    pub bulk: BulkActionArgs,
+    /// New deadline: now + DURATION (e.g. 30m, 2h, 1d).
+    #[arg(long, value_name = "DURATION", value_parser = crate::actions::parse_deadline)]
+    pub deadline: Option<i64>,
+    /// N more attempts than are left now (a spent budget counts from the attempts used).
+    #[arg(long, value_name = "N", value_parser = clap::value_parser!(i64).range(1..=crate::actions::MAX_ATTEMPTS))]
+    pub attempts: Option<i64>,
 }
 
 #[derive(Debug, Clone, Default, Args)]

@@ -193,6 +193,19 @@ fn run_command(cli: &Cli, out: &mut dyn Write) -> Result<(), CliError> {
         Some(Command::Requeue(a)) => act::run(cli, crate::actions::ActionKind::Requeue, a, out),
         Some(Command::Fail(a)) => act::run(cli, crate::actions::ActionKind::Fail, a, out),
         Some(Command::Step(a)) => act::run(cli, crate::actions::ActionKind::Step, a, out),
+        Some(Command::Reconcile(a)) => {
+            act::run_bulk(cli, crate::actions::ActionKind::Reconcile, a, None, out)
+        }
+        Some(Command::Extend(a)) => act::run_bulk(
+            cli,
+            crate::actions::ActionKind::Extend,
+            &a.bulk,
+            Some(crate::actions::Extension {
+                deadline_ms: a.deadline,
+                attempts: a.attempts,
+            }),
+            out,
+        ),
         Some(Command::Audit { json }) => act::audit(&*open_store(cli)?, *json, out),
         Some(Command::Undo(a)) => undo::run(cli, a, out),
         Some(Command::CopyToPostgres { sqlite, json }) => seed::run_copy(cli, sqlite, *json, out),

@@ -49,6 +49,9 @@ fn session_json<S: serde::Serializer>(
 #[derive(Debug, Clone, PartialEq, Serialize)]
 #[serde(tag = "change", rename_all = "snake_case")]
 pub enum RowChange {
+    /// `INSERT INTO flue_sessions` of a session the runtime would create (its get-or-create);
+    /// matches nothing when a row for the key appeared since the read.
+    InsertSession { session_id: String, data: String },
     /// `INSERT INTO flue_session_entries`.
     InsertEntry {
         session_id: String,
@@ -145,6 +148,13 @@ impl RowChange {
     pub fn preview_parts(&self) -> Vec<(PreviewPart, String)> {
         use PreviewPart::{New, Old, Row, Value};
         match self {
+            RowChange::InsertSession { session_id, data } => vec![
+                (
+                    Row,
+                    format!("insert session {session_id} (only while no entry row has its key):"),
+                ),
+                (Value, format!("    {data}")),
+            ],
             RowChange::InsertEntry {
                 entry_id,
                 position,

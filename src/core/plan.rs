@@ -7,9 +7,10 @@ use serde::Serialize;
 
 use super::classify::{classify_submission_state, Classification, Inspection};
 use super::entry::Role;
+use super::failure::RuntimeFailure;
 use super::history::{History, SubmissionKind};
 use super::repair::{repair_for_journal, NoRepair, ToolRepair};
-use super::rows::{JournalRow, RequestedCall, SubmissionRow};
+use super::rows::{JournalRow, SubmissionRow};
 use super::status::{JournalPhase, SubmissionStatus};
 use super::stream::{reconstruct_stream, StreamReconstruction};
 use super::time::human_duration;
@@ -111,6 +112,9 @@ pub fn inspect_session(
 #[derive(Debug, Clone, PartialEq, Serialize)]
 #[serde(tag = "op", rename_all = "snake_case")]
 pub enum PlannedWrite {
+    /// The harness's get-or-create: with no `flue_sessions` row for the key, opening the session
+    /// saves an empty one before any rule runs (`harness.ts:89-91`).
+    CreateSession,
     /// `completeSubmission(A)`: settled, no error.
     CompleteSubmission,
     /// Direct terminal outbox: reserve, append `submission_settled`, record offset, finalize.
@@ -148,6 +152,7 @@ impl PlannedWrite {
     /// One line for humans.
     pub fn describe(&self) -> String {
         match self {
+            PlannedWrite::CreateSession => "create the missing session row, empty (the runtime's get-or-create)".into(),
             PlannedWrite::CompleteSubmission => "settle the submission as completed (completeSubmission)".into(),
             PlannedWrite::SettleDirect { outcome } => format!(
                 "settle through the terminal outbox: reserve, append submission_settled ({outcome}), record offset, finalize"
@@ -291,28 +296,26 @@ impl RecoveryPlan {
     }
 }
 
-/// Error texts the runtime stores (`errors.ts`).
-pub mod messages {
-    pub const RETRY_EXHAUSTED_BEFORE_INPUT: &str =
-        "Submission was repeatedly interrupted before input application and exhausted its retry budget.";
-    pub const BEFORE_INPUT_MARKER: &str = "Submission was interrupted after its input was persisted but before input application was confirmed. The input was not replayed.";
-    pub const AFTER_INPUT_APPLICATION: &str = "Submission was interrupted after input application without a completed response. The work was not automatically replayed.";
-    pub const TIMEOUT: &str = "Submission exceeded the configured timeout.";
+pub use super::failure::messages;
 
-    pub fn retry_exhausted(count: i64, max: i64) -> String {
-        format!("Submission exceeded maximum recovery attempts ({count}/{max}).")
-    }
-
-    pub fn pending_tools(names: &[String]) -> String {
-        format!(
-            "Submission was interrupted with pending tool call(s): {}. The tool outcome could not be confirmed and the tool was not automatically retried.",
-            names.join(", ")
-        )
-    }
+/// The error text the runtime's parser stores when it auto-settles a malformed row
+/// (`parseSubmission`): the row check comes first, then the payload check.
+pub fn malformed_error(sub: &SubmissionRow) -> Option<&'static str> {
+    row_problem(sub)?;
+    Some(if row_shape_problem(sub).is_some() {
+        messages::MALFORMED_ROW
+    } else {
+        messages::MALFORMED_PAYLOAD
+    })
 }
 
 /// Check the runtime's row invariants (`parseSubmission`); `Some(problem)` for a malformed row.
 pub fn row_problem(sub: &SubmissionRow) -> Option<String> {
+    row_shape_problem(sub).or_else(|| payload_problem(sub))
+}
+
+/// The column checks of `parseSubmission` (before the payload is parsed).
+fn row_shape_problem(sub: &SubmissionRow) -> Option<String> {
     let null_when_queued = [
         ("attempt_id", sub.attempt_id.is_some()),
         ("input_applied_at", sub.input_applied_at.is_some()),
@@ -339,7 +342,10 @@ pub fn row_problem(sub: &SubmissionRow) -> Option<String> {
     if SubmissionKind::parse(&sub.kind).is_none() {
         return Some(format!("unknown kind {:?}", sub.kind));
     }
-    payload_problem(sub)
+    if sub.accepted_at.is_none() {
+        return Some("accepted_at is not a number".into());
+    }
+    None
 }
 
 fn payload_problem(sub: &SubmissionRow) -> Option<String> {
@@ -405,8 +411,10 @@ pub fn plan_recovery(
                 Disposition::Malformed { problem: problem.clone() },
                 format!("the runtime's row parser rejects this row ({problem}) and settles it as failed"),
             );
-            plan.writes
-                .push(PlannedWrite::AutoFailMalformed { error: problem });
+            let error = malformed_error(sub).unwrap_or(messages::MALFORMED_ROW);
+            plan.writes.push(PlannedWrite::AutoFailMalformed {
+                error: error.to_string(),
+            });
             return plan;
         }
     }
@@ -473,7 +481,11 @@ pub fn plan_recovery(
             ),
         );
     }
-    decide(sub, journal, inspection, now_ms)
+    let mut plan = decide(sub, journal, inspection, now_ms);
+    if !inspection.session_present && plan.rule.is_some_and(|r| r > 0) {
+        plan.writes.insert(0, PlannedWrite::CreateSession);
+    }
+    plan
 }
 
 fn decide(
@@ -517,18 +529,11 @@ fn decide(
     }
     // Rule 2.
     if sub.attempt_count >= sub.max_retry {
-        let error = if sub.input_applied_at.is_none() {
-            messages::RETRY_EXHAUSTED_BEFORE_INPUT.to_string()
-        } else {
-            messages::retry_exhausted(sub.attempt_count, sub.max_retry)
-        };
         return fail(
             2,
             sub,
+            j,
             si,
-            "exhausted_retry_budget",
-            error,
-            None,
             delete_chunks(),
             format!(
                 "attempts {}/{} exhausted: fail",
@@ -541,10 +546,8 @@ fn decide(
         return fail(
             3,
             sub,
+            j,
             si,
-            "exceeded_timeout",
-            messages::TIMEOUT.to_string(),
-            None,
             delete_chunks(),
             format!(
                 "the deadline passed {} ago: fail",
@@ -673,69 +676,47 @@ fn decide(
         return fail(
             8,
             sub,
+            j,
             si,
-            "interrupted_before_input_marker",
-            messages::BEFORE_INPUT_MARKER.to_string(),
-            None,
             delete_chunks(),
             "the input is in the session but its application was never confirmed: fail without replay".into(),
         );
     }
     // Rule 9.
-    let tools: Option<Vec<RequestedCall>> = j.and_then(|j| j.tool_request().ok().flatten());
-    let error = match &tools {
-        Some(t) if !t.is_empty() => {
-            messages::pending_tools(&t.iter().map(|c| c.name.clone()).collect::<Vec<_>>())
-        }
-        _ => messages::AFTER_INPUT_APPLICATION.to_string(),
-    };
     let why = format!(
         "nothing safe to resume from ({}, journal {}): fail after input application",
         si.classification.state.label(),
         phase.unwrap_or("absent")
     );
-    fail(
-        9,
-        sub,
-        si,
-        "interrupted_after_input_application",
-        error,
-        tools,
-        delete_chunks(),
-        why,
-    )
+    fail(9, sub, j, si, delete_chunks(), why)
 }
 
-#[allow(clippy::too_many_arguments)]
+/// A failing rule's writes: the advisory (unless one is already on the active path), the
+/// settlement with the runtime's error for `rule`, then the chunk cleanup.
 fn fail(
     rule: u8,
     sub: &SubmissionRow,
+    j: Option<&JournalRow>,
     si: &SessionInspection,
-    reason: &'static str,
-    error: String,
-    tools: Option<Vec<RequestedCall>>,
     delete_chunks: Option<PlannedWrite>,
     why: String,
 ) -> RecoveryPlan {
+    let Some(failure) = RuntimeFailure::for_rule(rule, sub, j) else {
+        return RecoveryPlan::rule(rule, "failed", vec![], why);
+    };
     let mut w = vec![];
     if !si.advisory_present {
-        let mut content = error.clone(); // the advisory's content is the error's message
-        if let Some(t) = tools.filter(|t| !t.is_empty()) {
-            let list: Vec<String> = t
-                .iter()
-                .map(|c| format!("  - {} ({})", c.name, c.id))
-                .collect();
-            content.push_str(&format!(
-                "\n\nInterrupted tool call(s):\n{}",
-                list.join("\n")
-            ));
-        }
-        w.push(PlannedWrite::AppendAdvisory { reason, content });
+        w.push(PlannedWrite::AppendAdvisory {
+            reason: failure.reason,
+            content: failure.advisory_content(),
+        });
     }
     w.push(if sub.kind == "direct" {
         PlannedWrite::SettleDirect { outcome: "failed" }
     } else {
-        PlannedWrite::FailSubmission { error }
+        PlannedWrite::FailSubmission {
+            error: failure.message,
+        }
     });
     w.extend(delete_chunks);
     RecoveryPlan::rule(rule, "failed", w, why)

@@ -151,8 +151,13 @@ fn rule_2_retry_budget() {
     );
     s.input_applied_at = None;
     let p = plan_with(&s, None, None, &[]);
+    // No session row: the runtime's get-or-create saves an empty one before any rule runs.
+    assert_eq!(
+        ops(&p),
+        ["create_session", "append_advisory", "fail_submission"]
+    );
     assert!(
-        matches!(&p.writes[1], PlannedWrite::FailSubmission { error } if error == messages::RETRY_EXHAUSTED_BEFORE_INPUT)
+        matches!(&p.writes[2], PlannedWrite::FailSubmission { error } if error == messages::RETRY_EXHAUSTED_BEFORE_INPUT)
     );
 }
 
@@ -323,7 +328,11 @@ fn rule_7_requeue_and_rule_8_fail_before_input() {
     let p = plan_with(&s, None, None, &[]);
     assert_eq!(
         (p.rule, p.result, ops(&p)),
-        (Some(7), Some("requeued"), vec!["requeue".to_string()])
+        (
+            Some(7),
+            Some("requeued"),
+            vec!["create_session".to_string(), "requeue".to_string()]
+        )
     );
     let p = plan_with(&s, None, Some(&history(&Seq::new())), &[]);
     assert_eq!(p.rule, Some(8));
@@ -337,7 +346,7 @@ fn rule_9_fail_after_input_with_tool_names() {
     let p = plan_with(&sub(), None, None, &[]);
     assert_eq!(p.rule, Some(9));
     assert!(
-        matches!(&p.writes[1], PlannedWrite::FailSubmission { error } if error == messages::AFTER_INPUT_APPLICATION)
+        matches!(&p.writes[2], PlannedWrite::FailSubmission { error } if error == messages::AFTER_INPUT_APPLICATION)
     );
     let mut j = journal("tool_request_recorded");
     j.tool_request_json = Some(r#"{"toolCalls":[{"type":"toolCall","id":"t1","name":"lookup"},{"type":"toolCall","id":"t2","name":"search"}]}"#.into());
@@ -346,9 +355,14 @@ fn rule_9_fail_after_input_with_tool_names() {
     assert_eq!(p.rule, Some(9));
     assert_eq!(
         ops(&p),
-        ["append_advisory", "fail_submission", "delete_stream_chunks"]
+        [
+            "create_session",
+            "append_advisory",
+            "fail_submission",
+            "delete_stream_chunks"
+        ]
     );
-    let PlannedWrite::AppendAdvisory { content, .. } = &p.writes[0] else {
+    let PlannedWrite::AppendAdvisory { content, .. } = &p.writes[1] else {
         panic!()
     };
     assert!(
@@ -356,7 +370,72 @@ fn rule_9_fail_after_input_with_tool_names() {
         "{content}"
     );
     assert!(
-        matches!(&p.writes[1], PlannedWrite::FailSubmission { error } if error.contains("pending tool call(s): lookup, search."))
+        matches!(&p.writes[2], PlannedWrite::FailSubmission { error } if error.contains("pending tool call(s): lookup, search."))
+    );
+}
+
+#[test]
+fn a_malformed_row_is_auto_failed_with_the_runtime_s_own_text() {
+    let mut s = sub();
+    s.started_at = None;
+    let p = plan_with(&s, None, Some(&history(&Seq::new())), &[]);
+    assert!(
+        matches!(&p.writes[..], [PlannedWrite::AutoFailMalformed { error }] if error == messages::MALFORMED_ROW)
+    );
+    let mut s = sub();
+    s.payload = s.payload.replace("acceptedAt", "acceptedAtX");
+    let p = plan_with(&s, None, Some(&history(&Seq::new())), &[]);
+    assert!(
+        matches!(&p.writes[..], [PlannedWrite::AutoFailMalformed { error }] if error == messages::MALFORMED_PAYLOAD),
+        "{:?}",
+        p.writes
+    );
+    // Both broken: the row check comes first, as in parseSubmission.
+    let mut s = sub();
+    s.started_at = None;
+    s.payload = "{".into();
+    let p = plan_with(&s, None, Some(&history(&Seq::new())), &[]);
+    assert!(
+        matches!(&p.writes[..], [PlannedWrite::AutoFailMalformed { error }] if error == messages::MALFORMED_ROW)
+    );
+}
+
+#[test]
+fn the_budget_and_timeout_rules_carry_the_runtime_s_own_errors() {
+    use crate::core::failure::RuntimeFailure;
+    let mut s = sub();
+    s.attempt_count = 11;
+    let f = RuntimeFailure::for_rule(2, &s, None).unwrap();
+    assert_eq!(f.reason, "exhausted_retry_budget");
+    assert_eq!(
+        f.serialized().to_string(),
+        r#"{"name":"FlueError","message":"Submission exceeded maximum recovery attempts (11/10).","type":"submission_retry_exhausted","details":"Recovery re-attempted the interrupted submission until its attempt budget ran out without a completed response.","meta":{"attemptCount":11,"maxAttempts":10}}"#
+    );
+    s.input_applied_at = None;
+    let f = RuntimeFailure::for_rule(2, &s, None).unwrap();
+    assert_eq!(
+        f.meta.unwrap().to_string(),
+        r#"{"phase":"retry_exhausted_before_input","attemptCount":11,"maxAttempts":10}"#
+    );
+    let f = RuntimeFailure::for_rule(3, &s, None).unwrap();
+    assert_eq!(
+        f.serialized().to_string(),
+        r#"{"name":"FlueError","message":"Submission exceeded the configured timeout.","type":"submission_timeout","details":"The operation ran longer than the configured durability timeout."}"#
+    );
+    assert_eq!(f.reason, "exceeded_timeout");
+    // Only rule 9 lists the journal's tool calls.
+    let mut j = journal("tool_request_recorded");
+    j.tool_request_json =
+        Some(r#"{"toolCalls":[{"type":"toolCall","id":"t1","name":"lookup"}]}"#.into());
+    let f = RuntimeFailure::for_rule(3, &sub(), Some(&j)).unwrap();
+    assert_eq!(f.advisory_content(), messages::TIMEOUT);
+    let f = RuntimeFailure::for_rule(9, &sub(), Some(&j)).unwrap();
+    assert!(f
+        .advisory_content()
+        .ends_with("\n\nInterrupted tool call(s):\n  - lookup (t1)"));
+    assert_eq!(
+        f.meta.unwrap().to_string(),
+        r#"{"phase":"after_input_application","interruptedTools":[{"name":"lookup","id":"t1"}]}"#
     );
 }
 

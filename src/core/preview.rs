@@ -14,6 +14,19 @@ pub(crate) fn raw_preview(raw: &str) -> Result<Value, serde_json::Error> {
     }
     // Up to 12 bytes per character (a surrogate pair of escapes): this prefix holds the preview.
     let limit = PREVIEW_CHARS * 12 + 2;
+    // `raw` is a string the parser has already checked (no control characters, no unknown
+    // escapes), so only a `\u` escape can still fail to parse (a lone surrogate). Without one in
+    // the part read below, the preview is the first PREVIEW_CHARS characters, found by counting
+    // them: a few hundred bytes parsed instead of up to `limit` (tool results are mostly short,
+    // and were parsed whole).
+    // The span ends on a character boundary at or before `limit`, as the cut below does.
+    let mut end = raw.len().min(limit);
+    while !raw.is_char_boundary(end) {
+        end -= 1;
+    }
+    if !raw[..end].contains("\\u") {
+        return Ok(Value::String(head_preview(raw)));
+    }
     if raw.len() > limit {
         let bytes = raw.as_bytes();
         let mut cut = 1;
@@ -42,9 +55,72 @@ pub(crate) fn raw_preview(raw: &str) -> Result<Value, serde_json::Error> {
     Ok(Value::String(preview(&s)))
 }
 
+/// The first `PREVIEW_CHARS` characters of the checked JSON string `raw`, which has no `\u`
+/// escape before them: each character or two-byte escape counts one.
+fn head_preview(raw: &str) -> String {
+    let bytes = raw.as_bytes();
+    let (mut i, mut chars, mut escaped) = (1, 0, false);
+    while chars < PREVIEW_CHARS && i < bytes.len() {
+        match bytes[i] {
+            b'"' => break,
+            b'\\' => {
+                escaped = true;
+                i += 2;
+            }
+            b if b < 0x80 => i += 1,
+            b if b >= 0xF0 => i += 4,
+            b if b >= 0xE0 => i += 3,
+            _ => i += 2,
+        }
+        chars += 1;
+    }
+    let head = &raw[1..i.min(raw.len())];
+    if !escaped {
+        return head.to_string();
+    }
+    // The escapes are all two-byte ones, checked already: this parse cannot fail.
+    serde_json::from_str(&format!("\"{head}\"")).unwrap_or_else(|_| head.to_string())
+}
+
 pub(crate) fn preview(s: &str) -> String {
     match s.char_indices().nth(PREVIEW_CHARS) {
         Some((cut, _)) => s[..cut].to_string(),
         None => s.to_string(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The counted cut gives what unescaping the whole string and cutting it gives.
+    #[test]
+    fn counted_preview_equals_the_cut_of_the_whole_string() {
+        let long = "ab\"c\\d\nе€😀 ".repeat(60);
+        let samples = [
+            String::new(),
+            "short".into(),
+            "x".repeat(PREVIEW_CHARS),
+            "x".repeat(PREVIEW_CHARS + 1),
+            "é".repeat(5000),
+            long.clone(),
+            format!("{}\"{}", "y".repeat(PREVIEW_CHARS - 1), long),
+            "tab\there\u{1}".into(),
+            format!("{}😀", "z".repeat(PREVIEW_CHARS - 1)),
+        ];
+        for s in samples {
+            let raw = serde_json::to_string(&s).unwrap();
+            assert_eq!(
+                raw_preview(&raw).unwrap(),
+                Value::String(preview(&s)),
+                "{raw:.80}"
+            );
+        }
+        // Escaped by hand: two-byte escapes and a surrogate pair.
+        let raw = r#""a\/b\\c\"d\ud83d\ude00e""#;
+        assert_eq!(
+            raw_preview(raw).unwrap(),
+            Value::String("a/b\\c\"d😀e".into())
+        );
     }
 }

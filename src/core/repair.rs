@@ -64,15 +64,19 @@ pub fn repair_batch(
     calls: &[RequestedCall],
 ) -> Result<ToolRepair, NoRepair> {
     // First result per toolCallId, in path order, over all of `following` (not only the tail).
-    // Only string ids can match a requested call's id; a hash map keeps this linear in the
-    // path's length (a whale submission has tens of thousands of results after its input).
-    let mut settled: HashMap<&str, &str> = HashMap::new();
+    // Only string ids can match a requested call's id, and only the requested ids are looked
+    // up: a map of those few (not of every result: a whale submission has tens of thousands of
+    // results after its input) keeps this linear in the path's length without growing with it.
+    let mut settled: HashMap<&str, &str> = HashMap::with_capacity(calls.len());
+    let wanted: std::collections::HashSet<&str> = calls.iter().map(|c| c.id.as_str()).collect();
     for e in following {
         if let Some(id) = e
             .message_with_role(&Role::ToolResult)
             .and_then(|m| m.tool_call_id_str())
         {
-            settled.entry(id).or_insert(e.id.as_str());
+            if wanted.contains(id) {
+                settled.entry(id).or_insert(e.id.as_str());
+            }
         }
     }
     let find = |id: &str| settled.get(id).map(|e| e.to_string());

@@ -39,6 +39,9 @@ pub fn touched(change: &RowChange) -> (&'static str, Map<String, Value>) {
             .collect()
     };
     match change {
+        RowChange::InsertSession { session_id, .. } => {
+            ("flue_sessions", key(&[("id", session_id)]))
+        }
         RowChange::InsertEntry {
             session_id,
             entry_id,

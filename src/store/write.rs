@@ -263,6 +263,14 @@ fn apply_change(
     variant: Variant,
 ) -> Result<usize, rusqlite::Error> {
     match change {
+        RowChange::InsertSession { session_id, data } => tx.execute(
+            // Entry rows without a session row would be deleted by the runtime's first save of
+            // the session it creates; turnscope never writes over rows it did not read.
+            "INSERT INTO flue_sessions (id, data) SELECT ?1, ?2
+             WHERE NOT EXISTS (SELECT 1 FROM flue_session_entries WHERE session_id = ?1)
+             ON CONFLICT (id) DO NOTHING",
+            params![session_id, data],
+        ),
         RowChange::InsertEntry { session_id, entry_id, position, data } => tx.execute(
             "INSERT INTO flue_session_entries (session_id, entry_id, position, data) VALUES (?1, ?2, ?3, ?4)",
             params![session_id, entry_id, position, data],

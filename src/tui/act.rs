@@ -168,7 +168,21 @@ pub fn title_word(kind: ActionKind) -> &'static str {
         ActionKind::Requeue => "Requeue",
         ActionKind::Fail => "Fail",
         ActionKind::Step => "Step",
+        ActionKind::Reconcile => "Reconcile",
+        ActionKind::Extend => "Extend",
     }
+}
+
+/// A next pass that fails the submission anyway, said first: the warning and the way out.
+fn fails_anyway_lines(plan: &ActionPlan, indent: &str) -> Vec<PopupLine> {
+    let mut v = Vec::new();
+    if let Some(w) = plan.prediction.warning() {
+        v.push(line(Warning, format!("{indent}warning: {w}")));
+        if let Some(way) = &plan.prediction.way_out {
+            v.push(line(Warning, format!("{indent}way out: {way}")));
+        }
+    }
+    v
 }
 
 fn who(item: &PlanItem) -> String {
@@ -217,7 +231,10 @@ pub fn confirm_single(
     plan: &ActionPlan,
 ) -> (String, Vec<PopupLine>) {
     let title = format!("{} {}?", title_word(kind), who(item));
-    let mut lines = Vec::new();
+    let mut lines = fails_anyway_lines(plan, "");
+    if !lines.is_empty() {
+        lines.push(PopupLine::blank());
+    }
     if kind == ActionKind::Step {
         if let Some(b) = &item.before {
             lines.extend(runtime_plan_lines(b));
@@ -244,7 +261,7 @@ pub fn confirm_single(
     lines.push(PopupLine::blank());
     lines.push(line(
         Heading,
-        format!("afterwards: {}", plan.expected_after),
+        format!("prediction: {}", plan.prediction.line()),
     ));
     (title, lines)
 }
@@ -265,7 +282,7 @@ pub fn refused_single(kind: ActionKind, item: &PlanItem) -> (String, Vec<PopupLi
             format!("{}: nothing to write for {}", title_word(kind), who(item)),
             vec![
                 plain(plan.summary.clone()),
-                line(Heading, format!("afterwards: {}", plan.expected_after)),
+                line(Heading, format!("prediction: {}", plan.prediction.line())),
                 PopupLine::blank(),
                 nothing_written(),
             ],
@@ -291,11 +308,12 @@ pub fn confirm_bulk(p: &Planned) -> (String, Vec<PopupLine>) {
         match &item.result {
             Ok(plan) if !plan.is_noop() => {
                 lines.push(line(Tone::Applied, format!("✓ {} · {state}", who(item))));
+                lines.extend(fails_anyway_lines(plan, "  "));
                 lines.push(plain(format!("  {}", plan.summary)));
                 lines.extend(preview_lines(plan, "  "));
                 lines.push(line(
                     Heading,
-                    format!("  afterwards: {}", plan.expected_after),
+                    format!("  prediction: {}", plan.prediction.line()),
                 ));
             }
             Ok(plan) => {

@@ -630,8 +630,17 @@ impl Worker {
             let ids = self.id_source;
             let loaded = if self.writable {
                 self.store().and_then(|s| {
-                    run::prepare(s.reader(), kind, id, reason.as_deref(), cw, now_ms, ids)
-                        .map_err(WorkerError::from)
+                    run::prepare(
+                        s.reader(),
+                        kind,
+                        id,
+                        reason.as_deref(),
+                        None,
+                        cw,
+                        now_ms,
+                        ids,
+                    )
+                    .map_err(WorkerError::from)
                 })
             } else {
                 Err("turnscope is read-only: start it with --write to act on submissions".into())

@@ -18,21 +18,21 @@ use crate::support::unpack_fixture;
 /// Just after tool-batch-mid's leases expired (from its manifest).
 const FIXTURE_NOW: i64 = 1_796_014_405_862;
 /// The demo's clock.
-const DEMO_NOW: i64 = 1_796_018_889_175;
+pub(crate) const DEMO_NOW: i64 = 1_796_018_889_175;
 
-fn report(db: &Path, id: &str, now: i64) -> SubmissionReport {
+pub(crate) fn report(db: &Path, id: &str, now: i64) -> SubmissionReport {
     let store = SqliteStore::open(db).unwrap();
     SubmissionReport::load(&store, id, Some(200_000), now).unwrap()
 }
 
 /// `report` on any backend.
-fn report_on(db: &TestDb, id: &str, now: i64) -> SubmissionReport {
+pub(crate) fn report_on(db: &TestDb, id: &str, now: i64) -> SubmissionReport {
     let store = db.open();
     SubmissionReport::load(store.reader(), id, Some(200_000), now).unwrap()
 }
 
 /// `apply` on any backend.
-fn apply_on(
+pub(crate) fn apply_on(
     db: &TestDb,
     plan: &ActionPlan,
     now: i64,
@@ -49,7 +49,7 @@ fn audit_rows(db: &TestDb) -> usize {
     db.open().audit_records().unwrap().len()
 }
 
-fn ids(r: &SubmissionReport) -> EntryIds {
+pub(crate) fn ids(r: &SubmissionReport) -> EntryIds {
     let mut n = 0x1000u64;
     EntryIds::with_source(
         r,
@@ -60,7 +60,7 @@ fn ids(r: &SubmissionReport) -> EntryIds {
     )
 }
 
-fn audit(action: &str, now: i64) -> AuditInfo {
+pub(crate) fn audit(action: &str, now: i64) -> AuditInfo {
     AuditInfo {
         operator: "tester@host".into(),
         action: action.into(),
@@ -71,7 +71,11 @@ fn audit(action: &str, now: i64) -> AuditInfo {
     }
 }
 
-fn apply(db: &Path, plan: &ActionPlan, now: i64) -> Result<turnscope::store::Applied, ApplyError> {
+pub(crate) fn apply(
+    db: &Path,
+    plan: &ActionPlan,
+    now: i64,
+) -> Result<turnscope::store::Applied, ApplyError> {
     SqliteWriter::open(db).unwrap().apply(
         &plan.fence,
         &plan.changes,
@@ -79,7 +83,7 @@ fn apply(db: &Path, plan: &ActionPlan, now: i64) -> Result<turnscope::store::App
     )
 }
 
-fn inserted(plan: &ActionPlan) -> Vec<Value> {
+pub(crate) fn inserted(plan: &ActionPlan) -> Vec<Value> {
     plan.changes
         .iter()
         .filter_map(|c| match c {
@@ -89,7 +93,7 @@ fn inserted(plan: &ActionPlan) -> Vec<Value> {
         .collect()
 }
 
-fn demo(dir: &Path) -> PathBuf {
+pub(crate) fn demo(dir: &Path) -> PathBuf {
     let db = dir.join("demo.db");
     turnscope::demo::write_demo(&db, DEMO_NOW).unwrap();
     db
@@ -100,7 +104,7 @@ fn demo_id(db: &Path, instance: &str) -> String {
     demo_id_in(&store, instance)
 }
 
-fn demo_id_in(store: &dyn JournalStore, instance: &str) -> String {
+pub(crate) fn demo_id_in(store: &dyn JournalStore, instance: &str) -> String {
     store
         .list_submissions(RowFilter::Expired, DEMO_NOW)
         .unwrap()
@@ -263,7 +267,7 @@ fn each_action_on_each_reconciler_state() {
             (Err(refusal), false) => assert!(!refusal.instead.is_empty(), "{instance}"),
             (Err(refusal), true) => panic!("{instance}: repair refused: {}", refusal.reason),
         }
-        let requeue = plan_requeue(&r, DEMO_NOW);
+        let requeue = plan_requeue(&r, DEMO_NOW, &mut ids(&r));
         assert_eq!(
             requeue.is_ok(),
             requeue_ok,
@@ -278,11 +282,15 @@ fn each_action_on_each_reconciler_state() {
             );
         }
         let completed = r.classification().state.kind() == "completed";
-        assert_eq!(
-            plan_fail(&r, "operator gave up", DEMO_NOW, &mut ids(&r)).is_ok(),
-            !completed,
-            "{instance}"
-        );
+        // Where the runtime requeues (rule 7), no failure would be true: fail offers requeue.
+        let requeued = r.plan.rule == Some(7);
+        let fail = plan_fail(&r, "operator gave up", DEMO_NOW, &mut ids(&r));
+        assert_eq!(fail.is_ok(), !completed && !requeued, "{instance}");
+        if requeued {
+            let refusal = fail.unwrap_err();
+            assert!(refusal.reason.contains("rule 7"), "{}", refusal.reason);
+            assert!(refusal.instead.contains("requeue"), "{}", refusal.instead);
+        }
         assert!(
             plan_fail(&r, " ", DEMO_NOW, &mut ids(&r)).is_err(),
             "a reason is required"
@@ -302,7 +310,7 @@ fn each_action_on_each_reconciler_state() {
             row.submission_id
         );
         assert!(plan_repair(&r, DEMO_NOW, &mut ids(&r)).is_err());
-        assert!(plan_requeue(&r, DEMO_NOW).is_err());
+        assert!(plan_requeue(&r, DEMO_NOW, &mut ids(&r)).is_err());
     }
 }
 
@@ -315,7 +323,12 @@ fn requeue_and_fail_write_the_runtime_rows() {
         let db = TestDb::from_sqlite(kind, &demo(&sub));
         let id = demo_id_in(db.open().reader(), "guild-42");
         let r = report_on(&db, &id, DEMO_NOW);
-        apply_on(&db, &plan_requeue(&r, DEMO_NOW).unwrap(), DEMO_NOW).unwrap();
+        apply_on(
+            &db,
+            &plan_requeue(&r, DEMO_NOW, &mut ids(&r)).unwrap(),
+            DEMO_NOW,
+        )
+        .unwrap();
         let after = report_on(&db, &id, DEMO_NOW);
         assert_eq!(after.row().status, SubmissionStatus::Queued);
         assert_eq!(

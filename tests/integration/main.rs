@@ -7,6 +7,7 @@ mod config;
 mod contract;
 mod damaged;
 mod damaged_props;
+mod fidelity;
 mod fixtures;
 mod hostile;
 mod layers;

@@ -238,14 +238,9 @@ fn round_trip(rt: &Runtime, case: &Case, moment: i64) -> Result<Option<String>, 
             report["waitedForLeasesMs"]
         ));
     }
-    // The preview's sentence, where it names a rule, is reported beside the result (not checked:
-    // it is written before the write and is not computed from the plan yet).
-    let preview = doc["expectedAfter"].as_str().unwrap_or("");
-    let preview_rule = preview
-        .split("rule ")
-        .nth(1)
-        .and_then(|t| t.chars().next())
-        .and_then(|c| c.to_digit(10));
+    // The preview's prediction (computed from the planned rows before the write), where it names
+    // a rule, is reported beside the result.
+    let preview_rule = doc["prediction"]["rule"].as_u64().map(|r| r as u32);
     let note = match preview_rule {
         Some(r) if !outcome_of_rule(r).contains(&got) => {
             format!("; the preview said rule {r}, which contradicts it")
@@ -352,7 +347,7 @@ fn every_accepted_action_round_trips_through_the_real_runtime() {
         })
         .count();
     eprintln!(
-        "runtime_roundtrip: {} cases, {} accepted by turnscope and resumed by the runtime, {} failed, {contradicted} previews (`expectedAfter`) contradicted by the runtime, {:.1} s",
+        "runtime_roundtrip: {} cases, {} accepted by turnscope and resumed by the runtime, {} failed, {contradicted} previews (`prediction`) contradicted by the runtime, {:.1} s",
         results.len(),
         accepted.len(),
         failures.len(),

@@ -63,6 +63,7 @@ fn apply(db: &TestDb, kind: ActionKind, id: &str, batch: Option<&str>) -> i64 {
         id,
         Some("r"),
         None,
+        None,
         now,
         IdSource::Seeded(7),
     )

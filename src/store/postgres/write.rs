@@ -220,6 +220,15 @@ fn apply_change(
     variant: Variant,
 ) -> Result<usize, ApplyError> {
     let n = match change {
+        RowChange::InsertSession { session_id, data } => tx
+            .execute(
+                // As on SQLite: never over entry rows that have no session row.
+                "INSERT INTO flue_sessions (id, data) SELECT $1::text, $2::text
+                 WHERE NOT EXISTS (SELECT 1 FROM flue_session_entries WHERE session_id = $1::text)
+                 ON CONFLICT (id) DO NOTHING",
+                &[session_id, data],
+            )
+            .map_err(werr("creating the session"))?,
         RowChange::InsertEntry {
             session_id,
             entry_id,

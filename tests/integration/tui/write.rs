@@ -40,7 +40,7 @@ fn read_only_mode_has_no_write_actions() {
     // Read-only: the keys do nothing at all, in the list and in an opened submission.
     let before = db_bytes(&db);
     let mut h = Harness::open(&db, opts("demo.db", NOW, (80, 24), dir.path())).unwrap();
-    for keys in ["R", "Q", "F", "S", "<Space>R", "<Space>F"] {
+    for keys in ["R", "Q", "F", "S", "C", "E", "<Space>R", "<Space>F"] {
         h.press(keys);
         assert!(
             h.popup().is_none(),
@@ -50,7 +50,7 @@ fn read_only_mode_has_no_write_actions() {
         assert!(h.idle());
     }
     h.press("g<Enter>");
-    for keys in ["R", "Q", "F", "S"] {
+    for keys in ["R", "Q", "F", "S", "C", "E"] {
         h.press(keys);
         assert!(h.popup().is_none(), "{keys} in the tree, read-only");
     }
@@ -87,7 +87,7 @@ fn repair_previews_waits_for_yes_applies_and_is_audited() {
             "\"isError\":true",
             "update flue_sessions.data",
             "phase: 'tool_request_recorded' → 'before_provider'",
-            "afterwards: resume/tool_results",
+            "prediction: the runtime's next pass applies rule 5 → replacement",
         ] {
             assert!(lines.contains(part), "{part} missing:\n{lines}");
         }
@@ -365,13 +365,15 @@ fn bulk_fail_previews_the_set_then_summarises() {
         .map(|id| report_of(&db, id).row().status.to_string())
         .collect();
     assert_eq!(statuses, ["running", "settled", "settled"]);
+    // Each with the runtime's failure for the rule that applies to it (rule 3's timeout where
+    // the deadline passed, rule 9's interruption otherwise).
     for id in &ids[1..] {
-        assert!(report_of(&db, id)
-            .row()
-            .error
-            .as_deref()
-            .unwrap()
-            .contains("interrupted"));
+        let r = report_of(&db, id);
+        let error = r.row().error.clone().unwrap();
+        assert!(
+            error == turnscope::core::plan::messages::TIMEOUT || error.contains("interrupted"),
+            "{error}"
+        );
     }
     let audit = audit_rows(&db);
     assert_eq!(audit.len(), 2);
@@ -397,10 +399,13 @@ fn step_twice_through_rule_9_advisory_then_settlement() {
     h.press("/translator-eu<Enter>S<Enter>");
     let (title, lines) = popup(&h);
     assert!(title.starts_with("Step 12e460b0"), "{title}");
+    // The next pass fails it anyway: said first, with the way out.
     assert!(
-        lines.starts_with("runtime plan: rule 9 → failed"),
+        lines.starts_with("warning: the runtime's next pass fails this submission anyway (rule 9"),
         "{lines}"
     );
+    assert!(lines.contains("\nway out: "), "{lines}");
+    assert!(lines.contains("runtime plan: rule 9 → failed"), "{lines}");
     assert!(
         lines.contains("▶ 1. append the submission_interrupted advisory signal"),
         "{lines}"

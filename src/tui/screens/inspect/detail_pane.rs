@@ -505,7 +505,7 @@ fn entry_doc(d: &mut Doc, e: &Entry, on_path: bool, now: i64, raw: bool) {
             format!("{type_name} (not one this runtime writes)"),
             t.warn(),
         ),
-        EntryBody::Malformed { error } => d.kv_styled("malformed", error.clone(), t.error()),
+        EntryBody::Malformed { error } => d.kv_styled("malformed", error.to_string(), t.error()),
     }
     if e.compact {
         // The tree holds a compact entry; the worker is fetching the stored text.

@@ -1,0 +1,109 @@
+//! Every preview's prediction, computed: the planned rows applied to a copy of what was read
+//! (`core::simulate`), then the runtime's classifier and planner run on the copy. What the
+//! preview says the runtime's next pass does is what the planner says about those rows.
+
+use serde::Serialize;
+
+use crate::core::changes::RowChange;
+use crate::core::plan::{Disposition, PlannedWrite};
+use crate::core::rows::short_id;
+use crate::report::SubmissionReport;
+
+/// What the runtime's next pass does with the rows after an action.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Prediction {
+    /// `completed`, `failed`, `replacement` (a fresh attempt resumes), `requeued`, `stale`, or
+    /// where the row then stands when no rule applies (`live`, `damaged`, …).
+    pub outcome: String,
+    /// The rule of spec §5.2 its next pass applies, when it reconciles the row.
+    pub rule: Option<u8>,
+    /// The verdict the row then has (classification, or outcome).
+    pub verdict: String,
+    /// The planner's reason, for that state.
+    pub reason: String,
+    /// The writes of that next pass, in order.
+    pub next_writes: Vec<String>,
+    /// The next pass fails the submission anyway (rules 2, 3, 8, 9).
+    pub fails_anyway: bool,
+    /// When it fails anyway: what would avoid that, as a command.
+    pub way_out: Option<String>,
+}
+
+impl Prediction {
+    /// One line for previews and results.
+    pub fn line(&self) -> String {
+        match self.rule {
+            Some(rule) => format!(
+                "the runtime's next pass applies rule {rule} → {}: {}",
+                self.outcome, self.reason
+            ),
+            None => format!("then {}: {}", self.verdict, self.reason),
+        }
+    }
+
+    /// The warning shown before a preview whose next pass fails the submission anyway.
+    pub fn warning(&self) -> Option<String> {
+        self.fails_anyway.then(|| {
+            format!(
+                "the runtime's next pass fails this submission anyway (rule {}: {})",
+                self.rule.map_or("-".into(), |r| r.to_string()),
+                self.reason
+            )
+        })
+    }
+}
+
+/// Where `r` stands, as an outcome word.
+pub fn outcome(r: &SubmissionReport) -> String {
+    match &r.plan.disposition {
+        Disposition::Reconcile => r.plan.result.unwrap_or("stale").to_string(),
+        Disposition::Failed { .. } => "failed".into(),
+        Disposition::Completed => "completed".into(),
+        Disposition::Pending => "requeued".into(),
+        Disposition::Publishing => {
+            let failed = r
+                .row()
+                .terminal_event
+                .as_deref()
+                .and_then(|t| serde_json::from_str::<serde_json::Value>(t).ok())
+                .is_some_and(|ev| ev.get("outcome").and_then(|o| o.as_str()) == Some("failed"));
+            if failed { "failed" } else { "completed" }.into()
+        }
+        other => other.label().to_string(),
+    }
+}
+
+/// The prediction for `r` once `changes` are written (no changes: the runtime's plan as it is).
+pub fn predict(r: &SubmissionReport, changes: &[RowChange]) -> Prediction {
+    let after = r.with_changes(changes);
+    describe(&after)
+}
+
+/// The prediction that `after` (a simulated or re-read report) stands for.
+pub fn describe(after: &SubmissionReport) -> Prediction {
+    let plan = &after.plan;
+    let fails_anyway =
+        plan.result == Some("failed") && plan.rule.is_some_and(|n| matches!(n, 2 | 3 | 8 | 9));
+    let id = short_id(&after.row().submission_id);
+    let way_out = fails_anyway.then(|| match plan.rule {
+        Some(2) => format!(
+            "give it more attempts first: `turnscope --write extend {id} --attempts 3`; or `turnscope --write fail {id} --reason TEXT`"
+        ),
+        Some(3) => format!(
+            "move its deadline first: `turnscope --write extend {id} --deadline 1h`; or `turnscope --write fail {id} --reason TEXT`"
+        ),
+        _ => format!(
+            "no turnscope write avoids it; to settle it with your reason on record: `turnscope --write fail {id} --reason TEXT`"
+        ),
+    });
+    Prediction {
+        outcome: outcome(after),
+        rule: plan.rule,
+        verdict: after.verdict(),
+        reason: plan.reason.clone(),
+        next_writes: plan.writes.iter().map(PlannedWrite::describe).collect(),
+        fails_anyway,
+        way_out,
+    }
+}

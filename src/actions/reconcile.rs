@@ -1,0 +1,61 @@
+//! `reconcile`: the runtime's own writes for the rule that fires now (spec §5.2 rules 1–9), in
+//! one fenced transaction: every write of its plan up to the attempt replacement (left to the
+//! runtime, as with `step`), each built against the state the writes before it leave.
+
+use super::common::{check_stuck, ActionKind, ActionPlan, Refusal};
+use super::entries::EntryIds;
+use super::writes::{group_rows, groups};
+use crate::core::plan::PlannedWrite;
+use crate::report::SubmissionReport;
+
+pub fn plan_reconcile(
+    r: &SubmissionReport,
+    now_ms: i64,
+    ids: &mut EntryIds,
+) -> Result<ActionPlan, Refusal> {
+    check_stuck(r, now_ms)?;
+    let rule = r
+        .plan
+        .rule
+        .ok_or_else(|| Refusal::new(r.plan.reason.clone(), "nothing to reconcile"))?;
+    let mut changes = Vec::new();
+    let mut written = 0;
+    let mut stopped: Option<Refusal> = None;
+    for group in groups(&r.plan.writes) {
+        match group_rows(r, &changes, group.clone(), now_ms, ids) {
+            Ok(rows) => {
+                changes.extend(rows);
+                written = group.end;
+            }
+            Err(refusal) => {
+                stopped = Some(refusal);
+                break;
+            }
+        }
+    }
+    if written == 0 {
+        return Err(stopped.unwrap_or_else(|| {
+            Refusal::new(
+                format!("rule {rule} makes no writes ({})", r.plan.reason),
+                "nothing to reconcile",
+            )
+        }));
+    }
+    let done: Vec<String> = r.plan.writes[..written]
+        .iter()
+        .map(PlannedWrite::describe)
+        .collect();
+    let mut summary = format!(
+        "rule {rule} → {}: {}",
+        r.plan.result.unwrap_or("-"),
+        done.join("; then ")
+    );
+    if written < r.plan.writes.len() {
+        let left: Vec<String> = r.plan.writes[written..]
+            .iter()
+            .map(PlannedWrite::describe)
+            .collect();
+        summary.push_str(&format!("; left to the runtime: {}", left.join("; then ")));
+    }
+    Ok(ActionPlan::new(ActionKind::Reconcile, r, changes, summary))
+}

@@ -1,0 +1,162 @@
+//! What the database holds after a list of row changes, computed on a copy of what was read: the
+//! planner then runs on the copy, so every prediction says what the runtime's next pass does with
+//! exactly those rows (instead of a sentence written next to each action).
+//!
+//! Pure: the same changes the store applies in its transaction, applied to a `SubmissionBundle`.
+
+use serde_json::Value;
+
+use super::changes::{ColumnChange, RowChange, SqlValue};
+use super::entry::Entry;
+use super::records::{SessionRecord, SessionScope, SubmissionBundle};
+use super::rows::{JournalRow, SubmissionRow};
+
+/// `bundle` with `changes` applied, in order. A change that would match nothing in the store
+/// (another submission's row, a fence that fails) leaves the copy as it is.
+pub fn apply_changes(bundle: &SubmissionBundle, changes: &[RowChange]) -> SubmissionBundle {
+    let mut b = bundle.clone();
+    for change in changes {
+        apply_one(&mut b, change);
+    }
+    b
+}
+
+fn leaf_of(data: &str) -> Option<String> {
+    serde_json::from_str::<Value>(data)
+        .ok()?
+        .get("leafId")?
+        .as_str()
+        .map(str::to_string)
+}
+
+fn apply_one(b: &mut SubmissionBundle, change: &RowChange) {
+    match change {
+        RowChange::InsertSession { session_id, data } => {
+            if b.session.is_none() && *session_id == b.row.session_key {
+                b.session = Some(SessionRecord {
+                    id: session_id.clone(),
+                    data: data.clone(),
+                    leaf_id: leaf_of(data),
+                    data_problems: vec![],
+                    entries: Vec::new().into(),
+                    scope: SessionScope::Full,
+                });
+            }
+        }
+        RowChange::InsertEntry {
+            session_id,
+            entry_id,
+            position,
+            data,
+        } => {
+            if let Some(s) = b.session.as_mut().filter(|s| s.id == *session_id) {
+                let mut entries = s.entries.to_vec();
+                entries.push(Entry::parse(*position, entry_id, data));
+                entries.sort_by_key(|e| e.position);
+                s.entries = entries.into();
+            }
+        }
+        RowChange::UpdateSessionData {
+            session_id,
+            old,
+            new,
+        } => {
+            if let Some(s) = b
+                .session
+                .as_mut()
+                .filter(|s| s.id == *session_id && s.data == *old)
+            {
+                s.data = new.clone();
+                s.leaf_id = leaf_of(new);
+            }
+        }
+        RowChange::UpdateJournal {
+            submission_id,
+            attempt_id,
+            set,
+        } => {
+            if let Some(j) = b.journal.as_mut().filter(|j| {
+                j.submission_id == *submission_id && j.attempt_id == *attempt_id && !j.committed
+            }) {
+                for c in set {
+                    set_journal(j, c);
+                }
+            }
+        }
+        RowChange::UpdateSubmission {
+            submission_id,
+            attempt_id,
+            set,
+        } => {
+            let row = &mut b.row;
+            if row.submission_id == *submission_id
+                && row.is_running()
+                && row.attempt_id.as_deref() == Some(attempt_id.as_str())
+            {
+                for c in set {
+                    set_submission(row, c);
+                }
+            }
+        }
+        RowChange::DeleteStreamChunks { stream_key, .. } => {
+            if b.journal.as_ref().and_then(|j| j.stream_key.as_deref()) == Some(stream_key) {
+                b.stream_chunks.clear();
+            }
+        }
+    }
+}
+
+fn int(v: &SqlValue) -> Option<i64> {
+    match v {
+        SqlValue::Int(i) => Some(*i),
+        _ => None,
+    }
+}
+
+fn text(v: &SqlValue) -> Option<String> {
+    match v {
+        SqlValue::Text(t) => Some(t.clone()),
+        _ => None,
+    }
+}
+
+fn set_submission(row: &mut SubmissionRow, c: &ColumnChange) {
+    let v = &c.new;
+    match c.column {
+        "status" => {
+            row.status = crate::core::status::SubmissionStatus::parse(&text(v).unwrap_or_default())
+        }
+        "attempt_id" => row.attempt_id = text(v),
+        "input_applied_at" => row.input_applied_at = int(v),
+        "recovery_requested_at" => row.recovery_requested_at = int(v),
+        "started_at" => row.started_at = int(v),
+        "settled_at" => row.settled_at = int(v),
+        "error" => row.error = text(v),
+        "attempt_count" => row.attempt_count = int(v).unwrap_or_default(),
+        "max_retry" => row.max_retry = int(v).unwrap_or_default(),
+        "timeout_at" => row.timeout_at = int(v).unwrap_or_default(),
+        "owner_id" => row.owner_id = text(v),
+        "lease_expires_at" => row.lease_expires_at = int(v).unwrap_or_default(),
+        "terminal_event_key" => row.terminal_key = text(v),
+        "terminal_event_json" => row.terminal_event = text(v),
+        "terminal_event_offset" => row.terminal_offset = text(v),
+        other => debug_assert!(false, "simulate: unknown submission column {other}"),
+    }
+}
+
+fn set_journal(j: &mut JournalRow, c: &ColumnChange) {
+    let v = &c.new;
+    match c.column {
+        "attempt_id" => j.attempt_id = text(v).unwrap_or_default(),
+        "phase" => j.phase = crate::core::status::JournalPhase::parse(&text(v).unwrap_or_default()),
+        "revision" => j.revision = int(v).unwrap_or_default(),
+        "updated_at" => j.updated_at = int(v).unwrap_or_default(),
+        "checkpoint_leaf_id" => j.checkpoint_leaf_id = text(v),
+        "tool_request_json" => j.tool_request_json = text(v),
+        "stream_key" => j.stream_key = text(v),
+        "stream_consumed_at" => j.stream_consumed_at = int(v),
+        "committed" => j.committed = int(v).is_some_and(|i| i != 0),
+        "committed_leaf_id" => j.committed_leaf_id = text(v),
+        other => debug_assert!(false, "simulate: unknown journal column {other}"),
+    }
+}
