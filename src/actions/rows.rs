@@ -10,6 +10,7 @@ use crate::core::changes::{ColumnChange, RowChange, SqlValue};
 use crate::core::failure::RuntimeFailure;
 use crate::core::jsjson::to_js_string;
 use crate::core::repair::ToolRepair;
+use crate::core::status::SubmissionStatus;
 use crate::core::time::iso_from_ms;
 use crate::report::SubmissionReport;
 
@@ -159,8 +160,8 @@ pub(crate) fn settle_failed_row(
         vec![
             ColumnChange::new(
                 "status",
-                SqlValue::text("running"),
-                SqlValue::text("terminalizing"),
+                SqlValue::status(SubmissionStatus::Running),
+                SqlValue::status(SubmissionStatus::Terminalizing),
             ),
             ColumnChange::new(
                 "terminal_event_key",
@@ -177,8 +178,8 @@ pub(crate) fn settle_failed_row(
         vec![
             ColumnChange::new(
                 "status",
-                SqlValue::text("running"),
-                SqlValue::text("settled"),
+                SqlValue::status(SubmissionStatus::Running),
+                SqlValue::status(SubmissionStatus::Settled),
             ),
             ColumnChange::new(
                 "settled_at",
@@ -214,8 +215,8 @@ pub(crate) fn requeue_rows(r: &SubmissionReport) -> Vec<RowChange> {
     let set = vec![
         ColumnChange::new(
             "status",
-            SqlValue::text("running"),
-            SqlValue::text("queued"),
+            SqlValue::status(SubmissionStatus::Running),
+            SqlValue::status(SubmissionStatus::Queued),
         ),
         ColumnChange::new(
             "attempt_id",

@@ -16,6 +16,7 @@ use crate::core::failure::RuntimeFailure;
 use crate::core::jsjson::to_js_string;
 use crate::core::plan::PlannedWrite;
 use crate::core::runtime_text;
+use crate::core::status::SubmissionStatus;
 use crate::core::stream::recovered_partial_message;
 use crate::report::SubmissionReport;
 
@@ -74,8 +75,8 @@ pub(super) fn rows_for(
             set: vec![
                 ColumnChange::new(
                     "status",
-                    SqlValue::text("running"),
-                    SqlValue::text("settled"),
+                    SqlValue::status(SubmissionStatus::Running),
+                    SqlValue::status(SubmissionStatus::Settled),
                 ),
                 ColumnChange::new(
                     "settled_at",

@@ -102,6 +102,11 @@ impl SqlValue {
         SqlValue::Text(s.into())
     }
 
+    /// A `status` value, as the runtime stores it.
+    pub fn status(s: crate::core::status::SubmissionStatus) -> SqlValue {
+        SqlValue::Text(s.as_str().to_string())
+    }
+
     pub fn opt_text(s: Option<&str>) -> SqlValue {
         s.map_or(SqlValue::Null, |s| SqlValue::Text(s.to_string()))
     }

@@ -51,18 +51,7 @@ impl SubmissionRow {
         if let Some(err) = &self.error {
             return Some(err.clone());
         }
-        let event: serde_json::Value =
-            serde_json::from_str(self.terminal_event.as_deref()?).ok()?;
-        if event.get("outcome").and_then(|o| o.as_str()) != Some("failed") {
-            return None;
-        }
-        Some(
-            event
-                .pointer("/error/message")
-                .and_then(|m| m.as_str())
-                .unwrap_or("failed (no message in the terminal event)")
-                .to_string(),
-        )
+        failure_in_terminal_event(self.terminal_event.as_deref()?)
     }
 
     /// Whether the row is settled and failed ([`failure`](Self::failure)).
@@ -80,6 +69,22 @@ impl SubmissionRow {
         let v: serde_json::Value = serde_json::from_str(&self.payload).ok()?;
         v.get("agent").and_then(|a| a.as_str()).map(str::to_string)
     }
+}
+
+/// The message of a terminal event whose `outcome` is `failed` (`None`: not a failure, or not
+/// JSON). The half of [`SubmissionRow::failure`] a backend without JSON functions decides in Rust.
+pub fn failure_in_terminal_event(event: &str) -> Option<String> {
+    let event: serde_json::Value = serde_json::from_str(event).ok()?;
+    if event.get("outcome").and_then(|o| o.as_str()) != Some("failed") {
+        return None;
+    }
+    Some(
+        event
+            .pointer("/error/message")
+            .and_then(|m| m.as_str())
+            .unwrap_or("failed (no message in the terminal event)")
+            .to_string(),
+    )
 }
 
 /// A submission id as lists, popups and confirmations show it: its first 8 characters.

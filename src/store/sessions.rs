@@ -6,7 +6,7 @@ use std::collections::HashMap;
 use rusqlite::types::ValueRef;
 
 use super::access::session_data_facts;
-use super::{SessionRecord, SessionSummary, SqliteStore, StoreError};
+use super::{RowFilter, SessionRecord, SessionSummary, SqliteStore, StoreError};
 use crate::core::rows::instance_id_of;
 
 fn text(v: ValueRef<'_>) -> String {
@@ -31,13 +31,18 @@ impl SqliteStore {
         let conn = self.connection();
         let mut by_session: HashMap<String, Vec<(String, i64)>> = HashMap::new();
         {
+            // "failed" is the failed filter's condition (SQLite decides it exactly in SQL).
+            let failed = self
+                .filter_sql(RowFilter::Failed)
+                .condition
+                .expect("the failed filter has a condition");
             let mut stmt = conn
-                .prepare_cached(
+                .prepare_cached(&format!(
                     "SELECT session_key,
-                            CASE WHEN status = 'settled' AND error IS NOT NULL THEN 'failed' ELSE status END,
+                            CASE WHEN {failed} THEN 'failed' ELSE status END,
                             COUNT(*)
-                     FROM flue_agent_submissions GROUP BY 1, 2 ORDER BY 1, 2",
-                )
+                     FROM flue_agent_submissions GROUP BY 1, 2 ORDER BY 1, 2"
+                ))
                 .map_err(|e| StoreError::sqlite("counting submissions per session", e))?;
             let rows = stmt
                 .query_map([], |r| {

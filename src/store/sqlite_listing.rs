@@ -24,7 +24,7 @@ fn err(what: &'static str) -> impl Fn(rusqlite::Error) -> StoreError {
 
 impl SqliteStore {
     /// `filter` as SQL under this database's terminal column names.
-    fn filter_sql(&self, filter: RowFilter) -> FilterSql {
+    pub(super) fn filter_sql(&self, filter: RowFilter) -> FilterSql {
         let [_, event, _] = self.schema().variant.terminal_columns();
         filter.sql(Dialect::Sqlite, event)
     }

@@ -12,6 +12,7 @@ use crate::core::status::SubmissionStatus;
 use crate::report::SubmissionReport;
 use crate::store::Applied;
 use crate::tui::popups::{PopupLine, Tone};
+use crate::tui::worker::WorkerError;
 
 use Tone::{Heading, Next, Normal, Refused, Warning};
 
@@ -111,7 +112,7 @@ pub enum OutcomeResult {
     Refused(Refusal),
     /// The plan had nothing to write.
     Noop(String),
-    Error(String),
+    Error(WorkerError),
 }
 
 #[derive(Debug, Clone, PartialEq)]
@@ -418,7 +419,7 @@ pub fn result_single(kind: ActionKind, o: &Outcome) -> (String, Vec<PopupLine>, 
         ),
         OutcomeResult::Error(e) => (
             format!("{} failed: {id}", title_word(kind)),
-            vec![line(Refused, format!("✗ {e}")), nothing_written()],
+            vec![line(Refused, format!("✗ {}", e.line())), nothing_written()],
             false,
         ),
     }
@@ -476,7 +477,9 @@ pub fn result_bulk(kind: ActionKind, outcomes: &[Outcome]) -> (String, Vec<Popup
                     d.join("; ")
                 ),
             )),
-            OutcomeResult::Error(e) => lines.push(line(Refused, format!("✗ {id} failed: {e}"))),
+            OutcomeResult::Error(e) => {
+                lines.push(line(Refused, format!("✗ {id} failed: {}", e.line())))
+            }
         }
     }
     lines.push(PopupLine::blank());

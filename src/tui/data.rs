@@ -269,7 +269,7 @@ pub struct Snapshot {
     pub pending: usize,
     /// The selected row when it is not among `items` (it left the filter), complete.
     pub watched: Option<ListItem>,
-    pub open: Option<(Target, Result<Opened, String>)>,
+    pub open: Option<(Target, Result<Opened, super::worker::WorkerError>)>,
     /// How long the refresh took in the worker.
     pub took: Duration,
 }

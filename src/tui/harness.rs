@@ -18,7 +18,7 @@ use super::keymap::Action;
 use super::popups::{Popup, PopupAction};
 use super::theme::Theme;
 use super::tree::NodeKind;
-use super::worker::Worker;
+use super::worker::{Worker, WorkerError};
 use crate::core::entry::Entry;
 use crate::report::SubmissionReport;
 use crate::store::AuditRecord;
@@ -380,7 +380,7 @@ impl Harness {
 
     /// The last database error (shown in the status line).
     pub fn db_error(&self) -> Option<String> {
-        self.app.db_error.clone()
+        self.app.db_error.as_ref().map(WorkerError::line)
     }
 
     /// Sessions read for the sessions view.
@@ -424,7 +424,7 @@ impl Harness {
         match self.app.inspect() {
             None => Ok(false),
             Some(i) => match &i.error {
-                Some(e) => Err(e.clone()),
+                Some(e) => Err(e.line()),
                 None => Ok(i.data.is_some()),
             },
         }

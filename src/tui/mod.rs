@@ -30,6 +30,7 @@ mod view_state;
 mod views;
 mod widgets;
 mod worker;
+mod worker_error;
 mod worker_undo;
 
 use std::io::{IsTerminal, Write};
@@ -352,7 +353,7 @@ fn event_loop(
                 Event::Term(_) => {}
                 Event::Worker(resp) => {
                     if let Response::Snapshot(Err(e)) = &resp {
-                        log::line(&format!("refresh failed: {e}"));
+                        log::line(&format!("refresh failed: {}", e.line()));
                     }
                     if let Response::Snapshot(Ok(s)) = &resp {
                         log::line(&format!(

@@ -1,6 +1,6 @@
 //! Database I/O off the UI thread. The worker owns its own read-only store (connections
 //! are not `Sync`), answers requests in order, coalesces queued refreshes, and never panics the UI:
-//! every failure becomes an error message the status line shows.
+//! every failure becomes a [`WorkerError`] (message and hint) the status line shows.
 //!
 //! In `--write` mode (and only then) it also plans and applies operator actions; the read-write
 //! connection is opened on the first apply, so a read-only session never opens one.
@@ -22,6 +22,7 @@ use super::data::{
 };
 use super::listing;
 use super::verdicts::{Verdicts, STEP_BUDGET};
+pub use super::worker_error::WorkerError;
 use crate::actions::{run, ActionKind, IdSource, Refusal};
 use crate::core::entry::Entry;
 use crate::core::plan::plan_recovery;
@@ -30,7 +31,7 @@ use crate::report::SubmissionReport;
 use crate::store::RowFilter;
 use crate::store::{
     fetch_full, load_compact, ApplyError, AuditRecord, Backend, CompactLoader, DbTarget,
-    JournalWriter, StoreError, SubmissionBundle,
+    JournalWriter, SubmissionBundle,
 };
 
 #[derive(Debug, Clone)]
@@ -93,7 +94,7 @@ pub enum Request {
 
 #[derive(Debug, Clone)]
 pub enum Response {
-    Snapshot(Result<Box<Snapshot>, String>),
+    Snapshot(Result<Box<Snapshot>, WorkerError>),
     /// Background verdicts since the last snapshot.
     Verdicts(VerdictBatch),
     Siblings {
@@ -102,26 +103,26 @@ pub enum Response {
     },
     Opened {
         target: Target,
-        result: Result<Opened, String>,
+        result: Result<Opened, WorkerError>,
     },
-    Exported(Result<PathBuf, String>),
+    Exported(Result<PathBuf, WorkerError>),
     Planned(Planned),
     Applied {
         kind: ActionKind,
         outcomes: Vec<Outcome>,
     },
-    Audit(Result<Vec<AuditRecord>, String>),
+    Audit(Result<Vec<AuditRecord>, WorkerError>),
     /// An undo checked (`commit` false) or applied: what it restores, or why not.
     Undo {
         target: crate::store::UndoTarget,
         reason: Option<String>,
         commit: bool,
-        result: Result<crate::store::Undone, String>,
+        result: Result<crate::store::Undone, WorkerError>,
     },
     EntryBody {
         session: String,
         entry_id: String,
-        result: Result<Option<Box<Entry>>, String>,
+        result: Result<Option<Box<Entry>>, WorkerError>,
     },
 }
 
@@ -156,10 +157,6 @@ const SESSIONS_RECOUNT: std::time::Duration = std::time::Duration::from_secs(30)
 
 /// Rows looked up in full before the first frame (more than a tall terminal shows).
 const FIRST_SCREEN: usize = 120;
-
-fn store_error(e: &StoreError) -> String {
-    format!("{e} · {}", e.hint())
-}
 
 impl Worker {
     pub fn new(store: Box<dyn Backend>, target: DbTarget, context_window: Option<u64>) -> Worker {
@@ -204,21 +201,21 @@ impl Worker {
     }
 
     /// The store, reopened if it was dropped; an error when the file is gone.
-    fn store(&mut self) -> Result<&dyn Backend, String> {
+    fn store(&mut self) -> Result<&dyn Backend, WorkerError> {
         self.ensure_store()?;
         Ok(self.store.as_deref().expect("ensured"))
     }
 
-    fn ensure_store(&mut self) -> Result<(), String> {
+    fn ensure_store(&mut self) -> Result<(), WorkerError> {
         if let Some(name) = self.target.vanished() {
             self.store = None;
             self.cache.clear();
-            return Err(format!(
+            return Err(WorkerError::message(format!(
                 "the database vanished: {name} no longer exists (showing the last data read)"
-            ));
+            )));
         }
         if self.store.is_none() {
-            self.store = Some(crate::store::open(&self.target).map_err(|e| store_error(&e))?);
+            self.store = Some(crate::store::open(&self.target).map_err(WorkerError::from)?);
         }
         Ok(())
     }
@@ -250,7 +247,7 @@ impl Worker {
             Request::Siblings(key) => {
                 let ids = self
                     .store()
-                    .and_then(|s| listing::session_ids(s, &key).map_err(|e| store_error(&e)));
+                    .and_then(|s| listing::session_ids(s, &key).map_err(WorkerError::from));
                 Some(Response::Siblings {
                     key,
                     ids: ids.unwrap_or_default(),
@@ -307,11 +304,10 @@ impl Worker {
                     result,
                 })
             }
-            Request::Audit => {
-                Some(Response::Audit(self.store().and_then(|s| {
-                    s.audit_records().map_err(|e| store_error(&e))
-                })))
-            }
+            Request::Audit => Some(Response::Audit(
+                self.store()
+                    .and_then(|s| s.audit_records().map_err(WorkerError::from)),
+            )),
             Request::EntryBody { session, entry_id } => {
                 let result = self.ensure_store().and_then(|_| {
                     let store = self.store.as_deref().expect("ensured");
@@ -320,7 +316,7 @@ impl Worker {
                         .ok_or_else(|| "this database cannot read single entries".to_string())?;
                     fetch_full(rows, &session, &entry_id)
                         .map(|e| e.map(Box::new))
-                        .map_err(|e| store_error(&e))
+                        .map_err(WorkerError::from)
                 });
                 Some(Response::EntryBody {
                     session,
@@ -333,14 +329,18 @@ impl Worker {
     }
 
     /// The full report of a submission, from the cache when nothing it reads has changed.
-    fn report(&mut self, row_id: &str, session_key: &str) -> Result<Arc<SubmissionReport>, String> {
+    fn report(
+        &mut self,
+        row_id: &str,
+        session_key: &str,
+    ) -> Result<Arc<SubmissionReport>, WorkerError> {
         let cw = self.context_window;
         self.ensure_store()?;
         let store = self.store.as_deref().expect("ensured");
         let fp = store
             .bundle_fingerprint(row_id, session_key)
-            .map_err(|e| store_error(&e))?;
-        let row = store.find_submission(row_id).map_err(|e| store_error(&e))?;
+            .map_err(WorkerError::from)?;
+        let row = store.find_submission(row_id).map_err(WorkerError::from)?;
         if let Some(c) = self.cache.get(row_id) {
             if c.fingerprint == fp && *c.report.row() == row {
                 return Ok(c.report.clone());
@@ -350,7 +350,7 @@ impl Worker {
         // (`Request::EntryBody`). Actions re-read the submission whole (`plan`, `apply`).
         let bundle = store
             .load_bundle_with(row_id, &mut CompactLoader)
-            .map_err(|e| store_error(&e))?;
+            .map_err(WorkerError::from)?;
         // `now` only matters for the plan, which callers recompute; inspection does not use it.
         let report = Arc::new(SubmissionReport::build(bundle, cw, 0));
         self.cache.insert(
@@ -409,11 +409,10 @@ impl Worker {
         &mut self,
         filter: RowFilter,
         now_ms: i64,
-    ) -> Result<(Vec<ListItem>, Option<usize>), String> {
+    ) -> Result<(Vec<ListItem>, Option<usize>), WorkerError> {
         let (rows, total, phases) = {
             let store = self.store()?;
-            let (rows, total) =
-                listing::rows(store, filter, now_ms).map_err(|e| store_error(&e))?;
+            let (rows, total) = listing::rows(store, filter, now_ms).map_err(WorkerError::from)?;
             // Running rows get their journal phase with their verdict; only the first screenful
             // is looked up now.
             let mut running = 0;
@@ -425,7 +424,7 @@ impl Worker {
                 })
                 .map(|r| r.submission_id.as_str())
                 .collect();
-            let phases = listing::phases(store, &ids).map_err(|e| store_error(&e))?;
+            let phases = listing::phases(store, &ids).map_err(WorkerError::from)?;
             (rows, total, phases)
         };
         let mut items: Vec<Option<ListItem>> = Vec::with_capacity(rows.len());
@@ -467,10 +466,10 @@ impl Worker {
     }
 
     /// Every submission of one session, complete (an opened session lists them all).
-    fn session_items(&mut self, key: &str, now_ms: i64) -> Result<Vec<ListItem>, String> {
+    fn session_items(&mut self, key: &str, now_ms: i64) -> Result<Vec<ListItem>, WorkerError> {
         let rows = {
             let store = self.store()?;
-            listing::session_rows(store, key).map_err(|e| store_error(&e))?
+            listing::session_rows(store, key).map_err(WorkerError::from)?
         };
         let mut items = Vec::with_capacity(rows.len());
         for row in rows {
@@ -483,7 +482,7 @@ impl Worker {
                 let mut item = self.row_item(row, now_ms);
                 let store = self.store()?;
                 item.journal = listing::phases(store, &[id.as_str()])
-                    .map_err(|e| store_error(&e))?
+                    .map_err(WorkerError::from)?
                     .remove(&id);
                 items.push(item);
             }
@@ -498,13 +497,13 @@ impl Worker {
         filter: RowFilter,
         sessions: bool,
         selected: Option<String>,
-    ) -> Result<Snapshot, String> {
+    ) -> Result<Snapshot, WorkerError> {
         let t0 = Instant::now();
         // The expired count is cheap (the index narrows to running rows); the status counts and
         // the failed count follow in the background.
         let expired = {
             let store = self.store()?;
-            listing::expired_count(store, now_ms).map_err(|e| store_error(&e))?
+            listing::expired_count(store, now_ms).map_err(WorkerError::from)?
         };
         let (items, list_total) = self.list_items(filter, now_ms)?;
         // Full reports are kept for the opened submission only (they hold whole sessions).
@@ -527,7 +526,7 @@ impl Worker {
         let sessions = if sessions && due {
             let t = Instant::now();
             let store = self.store()?;
-            let rows = store.list_sessions().map_err(|e| store_error(&e))?;
+            let rows = store.list_sessions().map_err(WorkerError::from)?;
             self.sessions_read = Some((t, t.elapsed()));
             Some(rows)
         } else {
@@ -559,7 +558,7 @@ impl Worker {
         })
     }
 
-    fn open(&mut self, target: &Target, now_ms: i64) -> Result<Opened, String> {
+    fn open(&mut self, target: &Target, now_ms: i64) -> Result<Opened, WorkerError> {
         let items = match target {
             Target::Submission(_) => Vec::new(),
             Target::Session(key) => self.session_items(key, now_ms)?,
@@ -572,13 +571,13 @@ impl Worker {
         target: &Target,
         now_ms: i64,
         items: &[ListItem],
-    ) -> Result<Opened, String> {
+    ) -> Result<Opened, WorkerError> {
         match target {
             Target::Submission(id) => {
                 let key = self
                     .store()?
                     .find_submission(id)
-                    .map_err(|e| store_error(&e))?
+                    .map_err(WorkerError::from)?
                     .session_key;
                 let report = self.report(id, &key)?;
                 Ok(Opened::Submission(OpenedSubmission::new(report, now_ms)))
@@ -591,10 +590,10 @@ impl Worker {
                     Some(rows) => load_compact(rows, key, "", ""),
                     None => store.load_session(key),
                 }
-                .map_err(|e| store_error(&e))?;
+                .map_err(WorkerError::from)?;
                 let summary = store
                     .list_sessions()
-                    .map_err(|e| store_error(&e))?
+                    .map_err(WorkerError::from)?
                     .into_iter()
                     .find(|s| &s.id == key);
                 let subs: Vec<ListItem> = items
@@ -603,7 +602,7 @@ impl Worker {
                     .cloned()
                     .collect();
                 if record.is_none() && subs.is_empty() {
-                    return Err(format!("no session {key}"));
+                    return Err(WorkerError::message(format!("no session {key}")));
                 }
                 Ok(Opened::Session(Arc::new(OpenedSession::build(
                     key, record, summary, subs,
@@ -641,7 +640,7 @@ impl Worker {
                         now_ms,
                         ids,
                     )
-                    .map_err(|e| store_error(&e))
+                    .map_err(WorkerError::from)
                 })
             } else {
                 Err("turnscope is read-only: start it with --write to act on submissions".into())
@@ -659,7 +658,7 @@ impl Worker {
                     submission_id: id.clone(),
                     before: None,
                     result: Err(Refusal {
-                        reason: e,
+                        reason: e.line(),
                         instead: "refresh and try again".into(),
                     }),
                 },
@@ -714,12 +713,12 @@ impl Worker {
                         }
                         Err(ApplyError::Fenced(diffs)) => OutcomeResult::Fenced(diffs),
                         Err(e @ (ApplyError::Refused(_) | ApplyError::NotFound(_))) => {
-                            OutcomeResult::Error(e.to_string())
+                            OutcomeResult::Error(WorkerError::from(e))
                         }
                         Err(ApplyError::Store(e)) => {
                             // A broken connection is reopened on the next apply.
                             self.writer = None;
-                            OutcomeResult::Error(store_error(&e))
+                            OutcomeResult::Error(WorkerError::from(e))
                         }
                     },
                 },
@@ -733,27 +732,26 @@ impl Worker {
         out
     }
 
-    fn writer(&mut self) -> Result<&mut Box<dyn JournalWriter>, String> {
+    fn writer(&mut self) -> Result<&mut Box<dyn JournalWriter>, WorkerError> {
         if !self.writable {
             return Err(
                 "turnscope is read-only: start it with --write to act on submissions".into(),
             );
         }
         if self.writer.is_none() {
-            self.writer =
-                Some(crate::store::open_writer(&self.target).map_err(|e| store_error(&e))?);
+            self.writer = Some(crate::store::open_writer(&self.target).map_err(WorkerError::from)?);
         }
         Ok(self.writer.as_mut().expect("just opened"))
     }
 
-    fn export(&mut self, target: &Target, dir: &Path, now_ms: i64) -> Result<PathBuf, String> {
+    fn export(&mut self, target: &Target, dir: &Path, now_ms: i64) -> Result<PathBuf, WorkerError> {
         let cw = self.context_window;
         let store = self.store()?;
         let (session_key, selected) = match target {
             Target::Submission(id) => (
                 store
                     .find_submission(id)
-                    .map_err(|e| store_error(&e))?
+                    .map_err(WorkerError::from)?
                     .session_key,
                 Some(id.clone()),
             ),
@@ -761,14 +759,14 @@ impl Worker {
         };
         let record = store
             .load_session(&session_key)
-            .map_err(|e| store_error(&e))?;
+            .map_err(WorkerError::from)?;
         let rows = store
             .session_submissions(&session_key)
-            .map_err(|e| store_error(&e))?;
+            .map_err(WorkerError::from)?;
         let mut submissions = Vec::new();
         for row in &rows {
             let r = SubmissionReport::load(store.reader(), &row.submission_id, cw, now_ms)
-                .map_err(|e| store_error(&e))?;
+                .map_err(WorkerError::from)?;
             submissions.push(r.to_json());
         }
         let session = record.as_ref().map(|s| {
@@ -839,13 +837,18 @@ impl Worker {
                     return Ok(path);
                 }
                 Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => continue,
-                Err(e) => return Err(format!("could not create {}: {e}", path.display())),
+                Err(e) => {
+                    return Err(WorkerError::message(format!(
+                        "could not create {}: {e}",
+                        path.display()
+                    )))
+                }
             }
         }
-        Err(format!(
+        Err(WorkerError::message(format!(
             "too many exports named turnscope-export-{safe}-{stamp}*.json in {}",
             dir.display()
-        ))
+        )))
     }
 }
 

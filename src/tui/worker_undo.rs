@@ -12,7 +12,7 @@ pub fn undo(
     reason: Option<&str>,
     now_ms: i64,
     commit: bool,
-) -> Result<Undone, String> {
+) -> Result<Undone, super::worker_error::WorkerError> {
     let info = AuditInfo {
         operator: operator.to_string(),
         action: "undo".into(),
@@ -24,9 +24,7 @@ pub fn undo(
             UndoTarget::Audit(_) => None,
         },
     };
-    writer
-        .undo(target, &info, commit)
-        .map_err(|e| e.to_string())
+    writer.undo(target, &info, commit).map_err(Into::into)
 }
 
 /// The confirm popup's body for a checked undo.

@@ -216,3 +216,52 @@ fn lazy_reads_and_list_queries_match_sqlite_on_the_demo() {
         assert!(store.submission_by_id("no-such-id").unwrap().is_none());
     }
 }
+
+/// The sessions view's per-status counts use the one definition of "failed"
+/// (`SubmissionRow::is_failed`): a direct prompt failed by its terminal event (its `error` NULL)
+/// counts as failed, not settled, on every backend.
+#[test]
+fn session_status_counts_agree_with_the_rows_on_every_backend() {
+    use std::collections::BTreeMap;
+
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("demo.db");
+    turnscope::demo::write_demo(&path, DEMO_NOW).unwrap();
+    for kind in kinds() {
+        let db = TestDb::from_sqlite(kind, &path);
+        let store = db.open();
+        let all = store.list_submissions(RowFilter::All, 0).unwrap();
+        assert!(
+            all.iter().any(|r| r.error.is_none() && r.is_failed()),
+            "{kind:?}: the demo has a direct prompt failed by its terminal event"
+        );
+        let mut want: BTreeMap<String, BTreeMap<String, i64>> = BTreeMap::new();
+        for r in &all {
+            let status = if r.is_failed() {
+                "failed".to_string()
+            } else {
+                r.status.to_string()
+            };
+            *want
+                .entry(r.session_key.clone())
+                .or_default()
+                .entry(status)
+                .or_default() += 1;
+        }
+        let sessions = store.list_sessions().unwrap();
+        assert!(!sessions.is_empty());
+        for s in &sessions {
+            let got: BTreeMap<String, i64> = s.submissions_by_status.iter().cloned().collect();
+            assert_eq!(
+                got,
+                want.remove(&s.id).unwrap_or_default(),
+                "{kind:?} {}",
+                s.id
+            );
+            let names: Vec<&String> = s.submissions_by_status.iter().map(|(n, _)| n).collect();
+            let mut sorted = names.clone();
+            sorted.sort();
+            assert_eq!(names, sorted, "{kind:?} {}: statuses in name order", s.id);
+        }
+    }
+}

@@ -7,13 +7,14 @@ use std::collections::HashMap;
 use postgres::fallible_iterator::FallibleIterator;
 use postgres::GenericClient;
 
-use super::{cell_int, cell_text, pg_error, PgStore};
+use super::{cell_int, cell_opt_text, cell_text, pg_error, PgStore};
 use crate::core::entry::Entry;
-use crate::core::rows::instance_id_of;
+use crate::core::rows::{failure_in_terminal_event, instance_id_of};
 use crate::store::access::parse_session_data;
 use crate::store::access::session_data_facts;
 use crate::store::{
-    AuditLog, AuditRecord, SessionBrowse, SessionRecord, SessionScope, SessionSummary, StoreError,
+    AuditLog, AuditRecord, JournalStore, SessionBrowse, SessionRecord, SessionScope,
+    SessionSummary, StoreError,
 };
 
 /// `flue_sessions.data` of `key`, or `None` when there is no such row.
@@ -159,6 +160,23 @@ pub fn session_record<C: GenericClient>(
     }))
 }
 
+/// Count one of a session's settled submissions as failed, keeping the statuses in name order.
+fn move_to_failed(counts: &mut Vec<(String, i64)>) {
+    if let Some(i) = counts.iter().position(|(s, _)| s == "settled") {
+        counts[i].1 -= 1;
+        if counts[i].1 <= 0 {
+            counts.remove(i);
+        }
+    }
+    match counts.iter_mut().find(|(s, _)| s == "failed") {
+        Some((_, n)) => *n += 1,
+        None => {
+            counts.push(("failed".to_string(), 1));
+            counts.sort_by(|a, b| a.0.cmp(&b.0));
+        }
+    }
+}
+
 impl SessionBrowse for PgStore {
     fn list_sessions(&self) -> Result<Vec<SessionSummary>, StoreError> {
         let c = &mut *self.conn()?;
@@ -179,6 +197,27 @@ impl SessionBrowse for PgStore {
                 .entry(cell_text(r, 0))
                 .or_default()
                 .push((cell_text(r, 1), cell_int(r, 2).unwrap_or(0)));
+        }
+        // A direct prompt fails by its terminal event (its `error` stays NULL): PostgreSQL cannot
+        // test the text for JSON, so Rust decides it, as for the failed filter.
+        let [_, event, _] = self.schema().variant.terminal_columns();
+        let direct = c
+            .query(
+                &format!(
+                    "SELECT session_key, {event} FROM flue_agent_submissions
+                     WHERE status = 'settled' AND error IS NULL AND {event} IS NOT NULL"
+                ),
+                &[],
+            )
+            .map_err(|e| pg_error("counting failed direct submissions", &e))?;
+        for r in &direct {
+            let failed = cell_opt_text(r, 1)
+                .as_deref()
+                .and_then(failure_in_terminal_event)
+                .is_some();
+            if failed {
+                move_to_failed(by_session.entry(cell_text(r, 0)).or_default());
+            }
         }
         let rows = c
             .query(

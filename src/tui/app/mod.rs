@@ -24,7 +24,7 @@ use super::screens::inspect::{describe_change, Inspect, Said};
 use super::screens::list::{describe_item_change, ListRows, ListScreen, WriteAsk};
 use super::screens::sessions::SessionsScreen;
 use super::theme::Theme;
-use super::worker::{Request, Response};
+use super::worker::{Request, Response, WorkerError};
 use crate::actions::ActionKind;
 use crate::core::status::SubmissionStatus;
 use crate::store::RowFilter;
@@ -81,7 +81,7 @@ pub struct App {
     pub loaded: bool,
     pub status: Option<Status>,
     /// The last database error; cleared by the next good refresh.
-    pub db_error: Option<String>,
+    pub db_error: Option<WorkerError>,
     pub banner: Option<String>,
     pub popup: Option<Popup>,
     pub input: Option<InputMode>,

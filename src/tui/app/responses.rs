@@ -59,7 +59,7 @@ impl App {
                 }
             }
             Response::Exported(Ok(path)) => self.info(&format!("exported to {}", path.display())),
-            Response::Exported(Err(e)) => self.error(&format!("export failed: {e}")),
+            Response::Exported(Err(e)) => self.error(&format!("export failed: {}", e.line())),
             Response::Planned(p) => self.on_planned(p),
             Response::Applied { kind, outcomes } => self.on_applied(kind, outcomes),
             Response::Audit(result) => self.audit.on_read(result),

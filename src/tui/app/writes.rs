@@ -118,7 +118,7 @@ impl App {
         target: crate::store::UndoTarget,
         reason: Option<String>,
         commit: bool,
-        result: Result<crate::store::Undone, String>,
+        result: Result<crate::store::Undone, WorkerError>,
     ) {
         self.busy = None;
         let popup = match (&result, commit) {
@@ -155,11 +155,11 @@ impl App {
                 )
             }
             (Err(e), _) => {
-                self.error(&format!("undo refused: {e}"));
+                self.error(&format!("undo refused: {}", e.line()));
                 Confirm::info(
                     format!("Undo refused: {target}"),
                     vec![
-                        PopupLine::new(Tone::Refused, format!("refused: {e}")),
+                        PopupLine::new(Tone::Refused, format!("refused: {}", e.line())),
                         PopupLine::blank(),
                         PopupLine::new(Tone::Warning, "nothing written."),
                     ],

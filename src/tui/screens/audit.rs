@@ -14,13 +14,14 @@ use crate::store::AuditRecord;
 use crate::tui::text::{clean, pad};
 use crate::tui::view_state::{DrawCtx, Hit, Layout, Pane};
 use crate::tui::widgets::{render_selectable, scroll_into_view};
+use crate::tui::worker::WorkerError;
 
 /// The audit trail's state: the rows as last read, and the cursor.
 #[derive(Debug, Clone, Default)]
 pub struct AuditScreen {
     pub rows: Vec<AuditRecord>,
     pub loaded: bool,
-    pub error: Option<String>,
+    pub error: Option<WorkerError>,
     pub selected: usize,
 }
 
@@ -44,7 +45,7 @@ impl AuditScreen {
     }
 
     /// The worker read the audit trail (or could not).
-    pub fn on_read(&mut self, result: Result<Vec<AuditRecord>, String>) {
+    pub fn on_read(&mut self, result: Result<Vec<AuditRecord>, WorkerError>) {
         match result {
             Ok(rows) => {
                 self.rows = rows;
@@ -135,7 +136,7 @@ impl AuditScreen {
         );
         if self.rows.is_empty() {
             let msg = if let Some(e) = &self.error {
-                format!("could not read the audit trail: {}", clean(e))
+                format!("could not read the audit trail: {}", clean(&e.line()))
             } else if !self.loaded {
                 "reading the audit trail…".to_string()
             } else {

@@ -253,7 +253,7 @@ pub fn status(f: &mut Frame, app: &App, area: Rect) {
     let t = app.cfg.theme;
     let w = area.width as usize;
     let (text, style) = if let Some(e) = &app.db_error {
-        (format!(" ✗ {}", clean(e)), t.error())
+        (format!(" ✗ {}", clean(&e.line())), t.error())
     } else if let Some(s) = &app.status {
         match s.level {
             Level::Error => (format!(" ✗ {}", clean(&s.text)), t.error()),

@@ -80,6 +80,11 @@ fn a_locked_database_shows_in_the_status_line_and_the_app_recovers() {
     h.refresh();
     let err = h.db_error().expect("an error in the status line");
     assert!(err.contains("locked"), "{err}");
+    // The store's hint travels with the error and is rendered after it.
+    assert!(
+        err.ends_with(" · another process holds a write lock; retry in a moment"),
+        "{err}"
+    );
     assert!(h.render().contains("✗ the database is locked"));
     assert_eq!(
         h.loaded_rows().len(),

@@ -13,6 +13,7 @@ use crate::core::history::History;
 use crate::tui::data::{Opened, OpenedSession, OpenedSubmission, Target};
 use crate::tui::keymap::Action;
 use crate::tui::tree::{self, ExpandMode, Expansion, NodeKind, Tree, TreeInput};
+use crate::tui::worker::WorkerError;
 
 #[derive(Debug, Clone, Default)]
 pub struct Search {
@@ -26,7 +27,7 @@ pub struct Search {
 pub struct Inspect {
     pub target: Target,
     pub data: Option<Opened>,
-    pub error: Option<String>,
+    pub error: Option<WorkerError>,
     pub tree: Tree,
     pub exp: Expansion,
     /// Visible node ids (recomputed when the tree or the expansion changes).

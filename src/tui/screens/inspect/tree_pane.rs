@@ -58,7 +58,7 @@ pub fn draw(f: &mut Frame, cx: &DrawCtx, stack: &[Inspect], view: &mut Layout, a
     if let Some(e) = &ins.error {
         f.render_widget(
             Paragraph::new(vec![
-                Line::from(Span::styled(format!(" ✗ {}", clean(e)), t.error())),
+                Line::from(Span::styled(format!(" ✗ {}", clean(&e.line())), t.error())),
                 Line::from(Span::styled(" r retries · esc goes back", t.dim())),
             ]),
             inner,
