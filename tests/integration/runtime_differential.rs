@@ -18,8 +18,8 @@
 //! Always checked: the runtime reconciled every state without throwing or logging an error, the
 //! generated states cover rules 1-9 and the malformed-row auto-fail, and turnscope's planned
 //! result equals the runtime's disposition on every state. The row differences are grouped into
-//! categories and written to `$CARGO_TARGET_TMPDIR/runtime-differential.txt` (and stderr); they
-//! fail the test only with `TURNSCOPE_DIFFERENTIAL_STRICT=1`, until the known ones are fixed.
+//! categories and written to `$CARGO_TARGET_TMPDIR/runtime-differential.txt` (and stderr); a
+//! differing state fails the test unless it is one of the named gaps of [`known_gap`].
 //! `TURNSCOPE_DIFFERENTIAL_DBS` sets how many databases (of 22 states each) are generated.
 
 use std::collections::{BTreeMap, BTreeSet, HashSet};
@@ -273,6 +273,14 @@ fn is_uuid(s: &str) -> bool {
         && parts.iter().all(|p| is_hex(p))
 }
 
+/// A ULID as the runtime writes them after `conv_`/`aff_` in a new session's data: 26 characters of
+/// Crockford base32 (no I, L, O, U).
+fn is_ulid(s: &str) -> bool {
+    s.len() == 26
+        && s.bytes()
+            .all(|b| b.is_ascii_digit() || (b.is_ascii_uppercase() && !b"ILOU".contains(&b)))
+}
+
 fn is_iso(s: &str) -> bool {
     let b = s.as_bytes();
     b.len() == 24 && b[4] == b'-' && b[10] == b'T' && b[19] == b'.' && b[23] == b'Z'
@@ -297,6 +305,7 @@ fn tokens(text: &str) -> Vec<(usize, usize)> {
             let t = &text[start..end];
             if is_iso(t)
                 || is_uuid(t)
+                || is_ulid(t)
                 || (t.len() == 8 && is_hex(t))
                 || (t.len() == 13 && t.bytes().all(|c| c.is_ascii_digit()))
             {
@@ -810,6 +819,10 @@ fn turnscope_writes_the_rows_of_the_real_reconciler() {
     for (key, states) in &categories {
         let ex = states[0];
         report.push_str(&format!("== {} state(s): {key}\n   example {} (changes: {:?}; runtime {}, turnscope stepped {}):\n", states.len(), ex.id, ex.mutations, ex.disposition, ex.steps));
+        report.push_str(&format!(
+            "   known gap: {}\n",
+            known_gap(ex).unwrap_or("NONE: this difference fails the test")
+        ));
         for (place, a, b) in &ex.diffs {
             report.push_str(&format!(
                 "   - {place}\n     runtime:   {a}\n     turnscope: {b}\n"
@@ -847,12 +860,82 @@ fn turnscope_writes_the_rows_of_the_real_reconciler() {
         problems.len(),
         problems.join("\n")
     );
-    if std::env::var("TURNSCOPE_DIFFERENTIAL_STRICT").is_ok_and(|v| v == "1") {
-        assert_eq!(
-            differing,
-            0,
-            "rows differ from the runtime's in {differing} states (see {})",
-            file.display()
-        );
+    // Every differing state must be one of the known gaps below; anything else fails.
+    let unexplained: Vec<String> = results
+        .iter()
+        .filter(|r| !r.diffs.is_empty() && known_gap(r).is_none())
+        .map(|r| {
+            format!(
+                "{} ({}, rule {:?}, changes {:?}): {}",
+                r.id,
+                r.kind,
+                r.rule,
+                r.mutations,
+                r.diffs
+                    .iter()
+                    .map(|d| d.0.as_str())
+                    .collect::<Vec<_>>()
+                    .join(", ")
+            )
+        })
+        .collect();
+    assert!(
+        unexplained.is_empty(),
+        "rows differ from the runtime's in {} states outside the known gaps (see {}):\n{}",
+        unexplained.len(),
+        file.display(),
+        unexplained.join("\n")
+    );
+}
+
+/// Where turnscope's rows still differ from the runtime's on a state, and why. Each is a named
+/// gap, reported by the test and in the README; a difference outside them fails the test.
+fn known_gap(r: &StateResult) -> Option<&'static str> {
+    let places: BTreeSet<&str> = r.diffs.iter().map(|d| d.0.as_str()).collect();
+    let within = |allowed: &[&str]| places.iter().all(|p| allowed.contains(p));
+    // The runtime's publish-and-finalise of a direct prompt's terminal event.
+    const PUBLISH: &[&str] = &[
+        "eventStream row",
+        "eventStream.next_offset",
+        "events count",
+        "submission.settled_at",
+        "submission.status",
+        "submission.terminal_event_offset",
+        "submission.terminal_event_json",
+        "submission.terminal_event_key",
+    ];
+    let input_not_marked = r.mutations.contains(&"input not marked");
+    match (r.rule, r.kind.as_str(), r.steps) {
+        (None, _, 0) if r.planned == "\"malformed\"" => Some(
+            "a malformed row: reconcile refuses it; the runtime's parser settles it (its text is \
+             sometimes V8's JSON.parse message)",
+        ),
+        (Some(1), "direct", 0) if within(PUBLISH) => Some(
+            "rule 1 on a direct prompt: refused; the runtime rebuilds the result event from the \
+             history and publishes it",
+        ),
+        (Some(2 | 3 | 8 | 9), "direct", 1..) if within(PUBLISH) => Some(
+            "a failed direct prompt: turnscope reserves the terminal outbox; the runtime's same \
+             pass publishes the event and settles the row",
+        ),
+        (Some(6), "dispatch", 0) if input_not_marked => Some(
+            "rule 6 with the input not marked: refused, since without the attempt replacement \
+             the next pass would fail it by rule 8",
+        ),
+        (Some(4), "dispatch", 1..)
+            if input_not_marked
+                && within(&[
+                    "journal.revision",
+                    "journal.stream_consumed_at",
+                    "journal.updated_at",
+                    "streamChunks count",
+                ]) =>
+        {
+            Some(
+                "rule 4 with the input not marked: reconcile stops before marking the stream \
+                 consumed, which without the replacement would turn it into a rule 9 failure",
+            )
+        }
+        _ => None,
     }
 }
