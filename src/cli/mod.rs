@@ -2,11 +2,13 @@
 
 mod act;
 mod args;
+mod bulk;
 mod common;
 mod confirm;
 mod keys;
 mod list;
 mod output;
+mod progress;
 mod seed;
 mod select;
 mod show;
@@ -74,9 +76,14 @@ fn json_output(cli: &Cli) -> bool {
         ) => *json,
         Some(Command::List(a)) => a.json,
         Some(Command::Undo(a)) => a.json,
-        Some(Command::Repair(a) | Command::Requeue(a) | Command::Fail(a) | Command::Step(a)) => {
-            a.json
-        }
+        Some(
+            Command::Repair(a)
+            | Command::Requeue(a)
+            | Command::Fail(a)
+            | Command::Step(a)
+            | Command::Reconcile(a),
+        ) => a.json,
+        Some(Command::Extend(a)) => a.bulk.json,
         _ => false,
     }
 }
@@ -190,14 +197,22 @@ fn run_command(cli: &Cli, out: &mut dyn Write) -> Result<(), CliError> {
             run_scale(cli, path.clone(), &shape, *json, out)
         }
         Some(Command::Demo { path, json, .. }) => run_demo(cli, path.clone(), *json, out),
-        Some(Command::Repair(a)) => act::run(cli, crate::actions::ActionKind::Repair, a, out),
-        Some(Command::Requeue(a)) => act::run(cli, crate::actions::ActionKind::Requeue, a, out),
-        Some(Command::Fail(a)) => act::run(cli, crate::actions::ActionKind::Fail, a, out),
-        Some(Command::Step(a)) => act::run(cli, crate::actions::ActionKind::Step, a, out),
-        Some(Command::Reconcile(a)) => {
-            act::run_bulk(cli, crate::actions::ActionKind::Reconcile, a, None, out)
+        Some(Command::Repair(a)) => {
+            bulk::run_action(cli, crate::actions::ActionKind::Repair, a, None, out)
         }
-        Some(Command::Extend(a)) => act::run_bulk(
+        Some(Command::Requeue(a)) => {
+            bulk::run_action(cli, crate::actions::ActionKind::Requeue, a, None, out)
+        }
+        Some(Command::Fail(a)) => {
+            bulk::run_action(cli, crate::actions::ActionKind::Fail, a, None, out)
+        }
+        Some(Command::Step(a)) => {
+            bulk::run_action(cli, crate::actions::ActionKind::Step, a, None, out)
+        }
+        Some(Command::Reconcile(a)) => {
+            bulk::run_action(cli, crate::actions::ActionKind::Reconcile, a, None, out)
+        }
+        Some(Command::Extend(a)) => bulk::run_action(
             cli,
             crate::actions::ActionKind::Extend,
             &a.bulk,
@@ -317,7 +332,10 @@ fn run_scale(
         })?;
     }
     let started = std::time::Instant::now();
-    let s = crate::demo::scale::write_scale(&path, &opts).map_err(|e| {
+    let mut bars = progress::Stages::new(json);
+    let written = crate::demo::scale::write_scale_watched(&path, &opts, &mut bars);
+    bars.finish();
+    let s = written.map_err(|e| {
         CliError::new(
             format!("could not write the scale database at {}: {e}", path.display()),
             "give a PATH that does not exist yet in a directory with enough space (about 5 GB at scale 1)",
@@ -326,7 +344,7 @@ fn run_scale(
     })?;
     let shown = match &pg {
         Some(t) => {
-            seed::seed(&path, t)?;
+            seed::seed(&path, t, json)?;
             t.display()
         }
         None => path.display().to_string(),
@@ -414,7 +432,7 @@ fn run_demo(
     })?;
     let target = match pg {
         Some(t) => {
-            seed::seed(&path, &t)?;
+            seed::seed(&path, &t, json)?;
             DbTarget::Postgres(t)
         }
         None => DbTarget::Sqlite(path),
