@@ -85,8 +85,8 @@ pub(crate) fn journal_before_provider(
     vec![
         ColumnChange::new(
             "phase",
-            SqlValue::text(j.phase.as_str()),
-            SqlValue::text("before_provider"),
+            SqlValue::phase(&j.phase),
+            SqlValue::phase(&crate::core::status::JournalPhase::BeforeProvider),
         ),
         ColumnChange::new(
             "revision",
