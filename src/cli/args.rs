@@ -82,18 +82,42 @@ pub enum Command {
         json: bool,
     },
     /// Complete the trailing tool batch with synthetic "interrupted" results, as the runtime's repair does.
+    ///
+    /// Several ids, or --all with the filters of list, make one bulk apply: one grouped preview,
+    /// one confirmation (the count typed from 10 writes), one fenced transaction per submission
+    /// under one batch id, paced by --rate; exit 3 when any was refused.
     Repair(BulkActionArgs),
     /// Put a submission whose input never reached the session back in the queue (the runtime's rule 7).
+    ///
+    /// Several ids, or --all with the filters of list, make one bulk apply: one grouped preview,
+    /// one confirmation (the count typed from 10 writes), one fenced transaction per submission
+    /// under one batch id, paced by --rate; exit 3 when any was refused.
     Requeue(BulkActionArgs),
     /// Give up on a submission: the runtime's failure writes (advisory entry, settlement). Needs --reason.
+    ///
+    /// Several ids, or --all with the filters of list, make one bulk apply: one grouped preview,
+    /// one confirmation (the count typed from 10 writes), one fenced transaction per submission
+    /// under one batch id, paced by --rate; exit 3 when any was refused.
     Fail(BulkActionArgs),
     /// Step through recovery: show the runtime's plan and apply exactly its next write.
+    ///
+    /// Several ids, or --all with the filters of list, make one bulk apply: one grouped preview,
+    /// one confirmation (the count typed from 10 writes), one fenced transaction per submission
+    /// under one batch id, paced by --rate; exit 3 when any was refused.
     Step(BulkActionArgs),
     /// Apply the runtime's own writes for the rule that fires now (all but the attempt
     /// replacement, which it makes itself), one fenced transaction per submission.
+    ///
+    /// Several ids, or --all with the filters of list, make one bulk apply: one grouped preview,
+    /// one confirmation (the count typed from 10 writes), one fenced transaction per submission
+    /// under one batch id, paced by --rate; exit 3 when any was refused.
     Reconcile(BulkActionArgs),
     /// Give submissions a new deadline and/or more attempts, so the runtime resumes them where
     /// it would fail them (rule 3: deadline passed; rule 2: attempts spent).
+    ///
+    /// Several ids, or --all with the filters of list, make one bulk apply: one grouped preview,
+    /// one confirmation (the count typed from 10 writes), one fenced transaction per submission
+    /// under one batch id, paced by --rate; exit 3 when any was refused.
     Extend(ExtendArgs),
     /// Revert exactly what an audited action (an audit id) or a bulk apply (a batch id) wrote, in
     /// one fenced transaction, only while every row it changed still holds what turnscope wrote.

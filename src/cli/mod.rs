@@ -244,6 +244,20 @@ fn run_command(cli: &Cli, out: &mut dyn Write) -> Result<(), CliError> {
     }
 }
 
+/// The man page's BULK ACTIONS section (roff paragraphs), the subcommands' options being
+/// listed by `turnscope <action> --help`.
+const BULK_MAN: &[&str] = &[
+    "repair, requeue, fail, step, reconcile and extend take one id (the one-submission action), or several ids or --all with the filters of list (--status, --kind, --verdict, --instance, --owner, --older-than, --limit) for one bulk apply.",
+    ".PP",
+    "The selection is read once and frozen (full ids). The preview counts the submissions and groups them by what will happen: will write (by the computed prediction of the runtime's next pass), nothing to write, refused (by reason), 20 ids a group, then \"and N more\".",
+    ".PP",
+    "One confirmation covers the batch, No by default; from 10 writes the count must be typed. -y answers it; off a terminal without -y nothing is written (exit 2).",
+    ".PP",
+    "Each submission is written in its own fenced transaction, all under one batch id (audit: batch; undo BATCH reverts it), paced by --rate N/s. A refusal or a change since the preview refuses that one and the batch goes on. The summary counts applied, no-op and refused with the reasons; --json prints one turnscope.bulk/1 document. Exit 0 when nothing was refused, 3 otherwise.",
+    ".PP",
+    "At a terminal a progress bar on stderr shows the planning and the writes (and demo --scale, copy-to-postgres, the pre-write integrity check); nothing in a pipe or beside --json.",
+];
+
 /// The man page: clap_mangen's sections, with EXIT STATUS (from [`exit::ALL`]) before VERSION.
 fn write_man(out: &mut dyn Write) -> Result<(), CliError> {
     let man = clap_mangen::Man::new(<Cli as clap::CommandFactory>::command());
@@ -254,6 +268,10 @@ fn write_man(out: &mut dyn Write) -> Result<(), CliError> {
     man.render_options_section(out)?;
     man.render_subcommands_section(out)?;
     man.render_extra_section(out)?;
+    writeln!(out, ".SH \"BULK ACTIONS\"")?;
+    for line in BULK_MAN {
+        writeln!(out, "{}", line.replace('-', "\\-"))?;
+    }
     writeln!(out, ".SH \"EXIT STATUS\"")?;
     for (code, meaning) in exit::ALL {
         writeln!(out, ".TP\n\\fB{code}\\fR\n{}", meaning.replace('-', "\\-"))?;

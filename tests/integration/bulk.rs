@@ -588,3 +588,66 @@ fn progress_bars_only_at_a_terminal_and_never_beside_json() {
     assert_eq!(code, 0, "{screen}");
     assert!(screen.contains("writing sessions ["), "{screen}");
 }
+
+/// copy-to-postgres: a bar per table at a terminal, nothing in a pipe (PostgreSQL only).
+#[cfg(feature = "postgres")]
+#[test]
+fn pg_copy_to_postgres_draws_bars_only_at_a_terminal() {
+    use crate::backends::{admin_client, fresh_pg_database, pg_admin};
+    let Some(admin) = pg_admin() else { return };
+    let dir = tempfile::tempdir().unwrap();
+    let src = demo(dir.path());
+    let src = src.to_str().unwrap();
+    let (piped, piped_name) = fresh_pg_database(&admin);
+    let url = piped.url();
+    let o = run(&url, &["--write", "copy-to-postgres", src]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert!(o.stderr.is_empty(), "a pipe gets no bar: {}", stderr(&o));
+    let (watched, watched_name) = fresh_pg_database(&admin);
+    let url = watched.url();
+    let (code, screen) = at_terminal(
+        Path::new(&url),
+        &["--write", "copy-to-postgres", src],
+        "",
+        &|| {},
+    );
+    assert_eq!(code, 0, "{screen}");
+    assert!(
+        screen.contains("copying flue_session_entries ["),
+        "{screen}"
+    );
+    assert!(screen.contains("copied "), "{screen}");
+    for name in [piped_name, watched_name] {
+        admin_client(&admin)
+            .batch_execute(&format!("DROP DATABASE {name} WITH (FORCE)"))
+            .unwrap();
+    }
+}
+
+#[test]
+fn the_man_page_and_help_describe_bulk_actions() {
+    let man = turnscope_command().arg("man").output().unwrap();
+    let man = String::from_utf8_lossy(&man.stdout);
+    assert!(man.contains(".SH \"BULK ACTIONS\""), "{man}");
+    assert!(
+        man.contains("turnscope.bulk/1") && man.contains("\\-\\-rate N/s"),
+        "{man}"
+    );
+    for action in ["repair", "requeue", "fail", "step", "reconcile", "extend"] {
+        let help = turnscope_command()
+            .args([action, "--help"])
+            .output()
+            .unwrap();
+        let help = String::from_utf8_lossy(&help.stdout);
+        for flag in [
+            "--all",
+            "--rate",
+            "--owner",
+            "--verdict",
+            "--older-than",
+            "--limit",
+        ] {
+            assert!(help.contains(flag), "{action} --help lacks {flag}");
+        }
+    }
+}
