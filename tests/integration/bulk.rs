@@ -564,11 +564,19 @@ fn progress_bars_only_at_a_terminal_and_never_beside_json() {
         screen.contains("extend [") && screen.contains("22/22"),
         "{screen}"
     );
+    // The pre-write integrity check's spinner (cleared once the check is done).
+    assert!(
+        screen.contains("checking the database before writing"),
+        "{screen}"
+    );
     let mut json_run = extend.to_vec();
     json_run.push("--json");
     let (code, screen) = at_terminal(&db, &json_run, "", &|| {});
     assert_eq!(code, 0, "{screen}");
-    assert!(!screen.contains("22/22"), "no bar beside JSON: {screen}");
+    assert!(
+        !screen.contains("22/22") && !screen.contains("checking the database"),
+        "no bar beside JSON: {screen}"
+    );
     // The live-runtime warning goes to stderr beside the document; the document is whole.
     let start = screen.find("{\r\n").expect("a JSON document");
     let doc: Value = serde_json::from_str(screen[start..].trim()).expect("the JSON document");
