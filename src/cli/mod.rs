@@ -2,11 +2,13 @@
 
 mod act;
 mod args;
+mod bulk;
 mod common;
 mod confirm;
 mod keys;
 mod list;
 mod output;
+mod progress;
 mod seed;
 mod select;
 mod show;
@@ -74,9 +76,14 @@ fn json_output(cli: &Cli) -> bool {
         ) => *json,
         Some(Command::List(a)) => a.json,
         Some(Command::Undo(a)) => a.json,
-        Some(Command::Repair(a) | Command::Requeue(a) | Command::Fail(a) | Command::Step(a)) => {
-            a.json
-        }
+        Some(
+            Command::Repair(a)
+            | Command::Requeue(a)
+            | Command::Fail(a)
+            | Command::Step(a)
+            | Command::Reconcile(a),
+        ) => a.json,
+        Some(Command::Extend(a)) => a.bulk.json,
         _ => false,
     }
 }
@@ -190,14 +197,22 @@ fn run_command(cli: &Cli, out: &mut dyn Write) -> Result<(), CliError> {
             run_scale(cli, path.clone(), &shape, *json, out)
         }
         Some(Command::Demo { path, json, .. }) => run_demo(cli, path.clone(), *json, out),
-        Some(Command::Repair(a)) => act::run(cli, crate::actions::ActionKind::Repair, a, out),
-        Some(Command::Requeue(a)) => act::run(cli, crate::actions::ActionKind::Requeue, a, out),
-        Some(Command::Fail(a)) => act::run(cli, crate::actions::ActionKind::Fail, a, out),
-        Some(Command::Step(a)) => act::run(cli, crate::actions::ActionKind::Step, a, out),
-        Some(Command::Reconcile(a)) => {
-            act::run_bulk(cli, crate::actions::ActionKind::Reconcile, a, None, out)
+        Some(Command::Repair(a)) => {
+            bulk::run_action(cli, crate::actions::ActionKind::Repair, a, None, out)
         }
-        Some(Command::Extend(a)) => act::run_bulk(
+        Some(Command::Requeue(a)) => {
+            bulk::run_action(cli, crate::actions::ActionKind::Requeue, a, None, out)
+        }
+        Some(Command::Fail(a)) => {
+            bulk::run_action(cli, crate::actions::ActionKind::Fail, a, None, out)
+        }
+        Some(Command::Step(a)) => {
+            bulk::run_action(cli, crate::actions::ActionKind::Step, a, None, out)
+        }
+        Some(Command::Reconcile(a)) => {
+            bulk::run_action(cli, crate::actions::ActionKind::Reconcile, a, None, out)
+        }
+        Some(Command::Extend(a)) => bulk::run_action(
             cli,
             crate::actions::ActionKind::Extend,
             &a.bulk,
@@ -229,6 +244,20 @@ fn run_command(cli: &Cli, out: &mut dyn Write) -> Result<(), CliError> {
     }
 }
 
+/// The man page's BULK ACTIONS section (roff paragraphs), the subcommands' options being
+/// listed by `turnscope <action> --help`.
+const BULK_MAN: &[&str] = &[
+    "repair, requeue, fail, step, reconcile and extend take one id (the one-submission action), or several ids or --all with the filters of list (--status, --kind, --verdict, --instance, --owner, --older-than, --limit) for one bulk apply.",
+    ".PP",
+    "The selection is read once and frozen (full ids). The preview counts the submissions and groups them by what will happen: will write (by the computed prediction of the runtime's next pass), nothing to write, refused (by reason), 20 ids a group, then \"and N more\".",
+    ".PP",
+    "One confirmation covers the batch, No by default; from 10 writes the count must be typed. -y answers it; off a terminal without -y nothing is written (exit 2).",
+    ".PP",
+    "Each submission is written in its own fenced transaction, all under one batch id (audit: batch; undo BATCH reverts it), paced by --rate N/s. A refusal or a change since the preview refuses that one and the batch goes on. The summary counts applied, no-op and refused with the reasons; --json prints one turnscope.bulk/1 document. Exit 0 when nothing was refused, 3 otherwise.",
+    ".PP",
+    "At a terminal a progress bar on stderr shows the planning and the writes (and demo --scale, copy-to-postgres, the pre-write integrity check); nothing in a pipe or beside --json.",
+];
+
 /// The man page: clap_mangen's sections, with EXIT STATUS (from [`exit::ALL`]) before VERSION.
 fn write_man(out: &mut dyn Write) -> Result<(), CliError> {
     let man = clap_mangen::Man::new(<Cli as clap::CommandFactory>::command());
@@ -239,6 +268,10 @@ fn write_man(out: &mut dyn Write) -> Result<(), CliError> {
     man.render_options_section(out)?;
     man.render_subcommands_section(out)?;
     man.render_extra_section(out)?;
+    writeln!(out, ".SH \"BULK ACTIONS\"")?;
+    for line in BULK_MAN {
+        writeln!(out, "{}", line.replace('-', "\\-"))?;
+    }
     writeln!(out, ".SH \"EXIT STATUS\"")?;
     for (code, meaning) in exit::ALL {
         writeln!(out, ".TP\n\\fB{code}\\fR\n{}", meaning.replace('-', "\\-"))?;
@@ -317,7 +350,10 @@ fn run_scale(
         })?;
     }
     let started = std::time::Instant::now();
-    let s = crate::demo::scale::write_scale(&path, &opts).map_err(|e| {
+    let mut bars = progress::Stages::new(json);
+    let written = crate::demo::scale::write_scale_watched(&path, &opts, &mut bars);
+    bars.finish();
+    let s = written.map_err(|e| {
         CliError::new(
             format!("could not write the scale database at {}: {e}", path.display()),
             "give a PATH that does not exist yet in a directory with enough space (about 5 GB at scale 1)",
@@ -326,7 +362,7 @@ fn run_scale(
     })?;
     let shown = match &pg {
         Some(t) => {
-            seed::seed(&path, t)?;
+            seed::seed(&path, t, json)?;
             t.display()
         }
         None => path.display().to_string(),
@@ -414,7 +450,7 @@ fn run_demo(
     })?;
     let target = match pg {
         Some(t) => {
-            seed::seed(&path, &t)?;
+            seed::seed(&path, &t, json)?;
             DbTarget::Postgres(t)
         }
         None => DbTarget::Sqlite(path),
