@@ -4,6 +4,7 @@ mod act;
 mod args;
 mod common;
 mod confirm;
+mod incidents;
 mod keys;
 mod list;
 mod output;
@@ -68,6 +69,7 @@ fn json_output(cli: &Cli) -> bool {
             Command::Show { json, .. }
             | Command::Classify { json, .. }
             | Command::Audit { json }
+            | Command::Incidents { json }
             | Command::CopyToPostgres { json, .. }
             | Command::Demo { json, .. },
         ) => *json,
@@ -166,6 +168,9 @@ fn run_config(cli: &Cli, out: &mut dyn Write) -> Result<(), CliError> {
 fn run_command(cli: &Cli, out: &mut dyn Write) -> Result<(), CliError> {
     match &cli.command {
         Some(Command::List(args)) => list::run(open_store(cli)?.reader(), cli, args, out),
+        Some(Command::Incidents { json }) => {
+            incidents::run(open_store(cli)?.reader(), cli, *json, out)
+        }
         Some(Command::Show { submission, json }) => {
             show::run_show(open_store(cli)?.reader(), cli, submission, *json, out)
         }
