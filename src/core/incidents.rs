@@ -342,7 +342,12 @@ mod tests {
             .collect();
         assert_eq!(
             labels,
-            ["rule 2 → failed", "rule 7 → requeued", "damaged", "computing"]
+            [
+                "rule 2 → failed",
+                "rule 7 → requeued",
+                "damaged",
+                "computing"
+            ]
         );
     }
 }
