@@ -242,6 +242,7 @@ fn write_man(out: &mut dyn Write) -> Result<(), CliError> {
     man.render_description_section(out)?;
     man.render_options_section(out)?;
     man.render_subcommands_section(out)?;
+    write_man_keys(out)?;
     man.render_extra_section(out)?;
     writeln!(out, ".SH \"EXIT STATUS\"")?;
     for (code, meaning) in exit::ALL {
@@ -249,6 +250,33 @@ fn write_man(out: &mut dyn Write) -> Result<(), CliError> {
     }
     man.render_version_section(out)?;
     man.render_authors_section(out)?;
+    Ok(())
+}
+
+/// The TUI's keys, from the keymap the help (`?`) is generated from, so the man page says what
+/// the keys do; the ones that exist only with `--write` are tagged.
+fn write_man_keys(out: &mut dyn Write) -> Result<(), CliError> {
+    let roff = |t: &str| t.replace('\\', "\\e").replace('-', "\\-");
+    let read_only: Vec<(&str, &str)> = crate::tui::help_groups(false)
+        .into_iter()
+        .flat_map(|(_, rows)| rows)
+        .collect();
+    writeln!(out, ".SH \"TUI KEYS\"")?;
+    writeln!(
+        out,
+        "turnscope without a command, on a terminal, opens the TUI. \\fB?\\fR lists these keys, \\fB:\\fR runs any of them by name; the [keys] table of the configuration file rebinds them."
+    )?;
+    for (title, rows) in crate::tui::help_groups(true) {
+        writeln!(out, ".SS \"{}\"", roff(title))?;
+        for (keys, help) in rows {
+            let write = if read_only.contains(&(keys, help)) {
+                ""
+            } else {
+                " (\\-\\-write only)"
+            };
+            writeln!(out, ".TP\n\\fB{}\\fR\n{}{write}", roff(keys), roff(help))?;
+        }
+    }
     Ok(())
 }
 

@@ -184,3 +184,21 @@ fn pg_incidents_are_the_same_document_as_on_sqlite() {
     let (_, lite) = run(db.to_str().unwrap(), &["incidents"]);
     assert_eq!(text, lite);
 }
+
+#[test]
+fn the_man_page_has_the_incidents_command_and_every_tui_key() {
+    let o = turnscope_command().arg("man").output().unwrap();
+    let man = String::from_utf8_lossy(&o.stdout);
+    assert!(man.contains("turnscope\\-incidents(1)"), "{man}");
+    assert!(man.contains(".SH \"TUI KEYS\""), "{man}");
+    // Every binding of the keymap, with the write-only ones tagged.
+    for b in turnscope::tui::KEYMAP {
+        assert!(
+            man.contains(&b.help.replace('-', "\\-")),
+            "{} missing from the man page",
+            b.help
+        );
+    }
+    assert!(man.contains("mark every row shown (the filter and the / query) (\\-\\-write only)"));
+    assert!(man.contains("\\fBI\\fR\nincidents: the stuck submissions grouped by the worker"));
+}
