@@ -183,6 +183,49 @@ fn pg_incidents_are_the_same_document_as_on_sqlite() {
     let (_, text) = run(&url, &["incidents"]);
     let (_, lite) = run(db.to_str().unwrap(), &["incidents"]);
     assert_eq!(text, lite);
+    // The TUI's incidents screen groups the same rows the same way on both backends.
+    use turnscope::tui::harness::{Harness, HarnessOptions};
+    let now: i64 = NOW.parse().unwrap();
+    let groups = |target: &DbTarget| {
+        let mut h = Harness::open_target(target, HarnessOptions::new(now)).unwrap();
+        h.press("I");
+        h.incident_groups().to_vec()
+    };
+    let on_pg = groups(&pg.target);
+    assert_eq!(on_pg.len(), 3);
+    assert_eq!(on_pg, groups(&DbTarget::Sqlite(db.clone())));
+    // And as the CLI does: the same workers, submissions and plans, in the same order.
+    let doc = json(&url, &["incidents", "--json"]);
+    let cli: Vec<(Option<String>, Vec<String>, Vec<String>)> = doc["groups"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|g| {
+            let strs = |v: &Value, key: Option<&str>| -> Vec<String> {
+                v.as_array()
+                    .unwrap()
+                    .iter()
+                    .map(|x| key.map_or(x, |k| &x[k]).as_str().unwrap().to_string())
+                    .collect()
+            };
+            (
+                g["ownerId"].as_str().map(str::to_string),
+                strs(&g["submissions"], None),
+                strs(&g["plans"], Some("label")),
+            )
+        })
+        .collect();
+    let tui: Vec<(Option<String>, Vec<String>, Vec<String>)> = on_pg
+        .iter()
+        .map(|g| {
+            (
+                g.owner_id.clone(),
+                g.submissions.clone(),
+                g.plans.iter().map(|p| p.plan.label()).collect(),
+            )
+        })
+        .collect();
+    assert_eq!(tui, cli);
 }
 
 #[test]
