@@ -14,6 +14,7 @@ pub mod history;
 pub mod incidents;
 pub mod jsjson;
 pub mod jsregex;
+pub mod payload;
 pub mod plan;
 mod preview;
 pub mod records;
