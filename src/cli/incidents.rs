@@ -5,12 +5,11 @@ use std::io::Write;
 
 use serde_json::{json, Value};
 
-use super::args::Cli;
+use super::args::{Cli, SelectionArgs};
 use super::{now_ms, CliError};
 use crate::core::incidents::{group, IncidentGroup, PlanKey, StuckRow, HEARTBEAT_MS, LEASE_MS};
 use crate::core::time::iso_from_ms;
-use crate::report::SubmissionReport;
-use crate::store::{JournalStore, PathWalker, RowFilter, StoreError};
+use crate::store::JournalStore;
 use crate::text::sanitize;
 
 /// A stuck submission's row facts and its plan, read once.
@@ -28,9 +27,7 @@ pub fn run(
     out: &mut dyn Write,
 ) -> Result<(), CliError> {
     let now = now_ms(cli);
-    let mut stuck = Vec::new();
-    // One read snapshot for the listing and every plan, as `list` does.
-    store.in_snapshot(&mut || scan(store, cli, now, &mut stuck))?;
+    let stuck = scan(store, cli, now)?;
     let rows: Vec<StuckRow> = stuck
         .iter()
         .map(|s| StuckRow {
@@ -138,30 +135,24 @@ fn group_json(g: &IncidentGroup, now: i64) -> Value {
     })
 }
 
-/// Every expired-lease submission with its plan, in sequence order.
-fn scan(
-    store: &dyn JournalStore,
-    cli: &Cli,
-    now: i64,
-    stuck: &mut Vec<Stuck>,
-) -> Result<(), StoreError> {
-    stuck.clear();
-    let rows = store.list_submissions(RowFilter::Expired, now)?;
-    let mut walker = PathWalker::new(cli.context_window.is_some());
-    for row in rows {
-        let report = SubmissionReport::scan(
-            store,
-            &row.submission_id,
-            &mut walker,
-            cli.context_window,
-            now,
-        )?;
-        stuck.push(Stuck {
-            plan: PlanKey::of(&report.plan),
-            id: row.submission_id,
-            owner: row.owner_id,
-            lease_expires_at: row.lease_expires_at,
-        });
-    }
-    Ok(())
+/// Every expired-lease submission with its plan, in sequence order: the selection `list` and
+/// the bulk actions resolve (`select::scan`), in its default view (the expired leases).
+fn scan(store: &dyn JournalStore, cli: &Cli, now: i64) -> Result<Vec<Stuck>, CliError> {
+    let mut stuck = Vec::new();
+    super::select::scan(
+        store,
+        &SelectionArgs::default(),
+        cli.context_window,
+        now,
+        &mut |report| {
+            let row = report.row();
+            stuck.push(Stuck {
+                plan: PlanKey::of(&report.plan),
+                id: row.submission_id.clone(),
+                owner: row.owner_id.clone(),
+                lease_expires_at: row.lease_expires_at,
+            });
+        },
+    )?;
+    Ok(stuck)
 }
