@@ -96,6 +96,9 @@ pub fn run(
             iso_from_ms(g.first_expiry),
             iso_from_ms(g.last_expiry)
         )?;
+        if let Some(cmd) = list_command(g) {
+            writeln!(out, "  list     {}", sanitize(&cmd))?;
+        }
         writeln!(out, "  act      {}", sanitize(&act_command(g)))?;
     }
     Ok(())
@@ -107,6 +110,14 @@ fn plural(n: usize) -> &'static str {
     } else {
         "s"
     }
+}
+
+/// The command that lists the group's submissions (`None` for the rows without an owner, which
+/// `--owner` cannot select).
+pub fn list_command(g: &IncidentGroup) -> Option<String> {
+    g.owner_id
+        .as_ref()
+        .map(|o| format!("turnscope list --owner {o}"))
 }
 
 /// The command that reconciles every submission of the group (the runtime's own writes for the
@@ -131,6 +142,7 @@ fn group_json(g: &IncidentGroup, now: i64) -> Value {
             json!({"rule": rule, "result": result, "label": p.plan.label(), "count": p.count})
         }).collect::<Vec<_>>(),
         "submissions": g.submissions,
+        "listCommand": list_command(g),
         "command": act_command(g),
     })
 }

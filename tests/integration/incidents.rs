@@ -144,6 +144,28 @@ fn incidents_group_the_demo_by_the_worker_that_held_the_lease() {
             .unwrap()
             .contains("stopped renewing at"));
     }
+    // Each worker's list command lists exactly its group.
+    for g in groups {
+        let cmd = g["listCommand"].as_str().unwrap();
+        let owner = cmd.strip_prefix("turnscope list --owner ").unwrap();
+        let listed = json(db_s, &["list", "--owner", owner, "--json"]);
+        let ids: Vec<&Value> = listed["submissions"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|s| &s["submission"]["submissionId"])
+            .collect();
+        let mut ids: Vec<&str> = ids.iter().map(|v| v.as_str().unwrap()).collect();
+        let mut want: Vec<&str> = g["submissions"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|v| v.as_str().unwrap())
+            .collect();
+        ids.sort();
+        want.sort();
+        assert_eq!(ids, want, "{cmd}");
+    }
 }
 
 #[test]
