@@ -267,3 +267,52 @@ fn the_man_page_has_the_incidents_command_and_every_tui_key() {
     assert!(man.contains("mark every row shown (the filter and the / query) (\\-\\-write only)"));
     assert!(man.contains("\\fBI\\fR\nincidents: the stuck submissions grouped by the worker"));
 }
+
+#[test]
+fn the_scale_data_strands_several_submissions_per_dead_worker_with_close_expiries() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("s01.db");
+    let now = "1780000000000";
+    let o = turnscope_command()
+        .env("TURNSCOPE_NOW_MS", now)
+        .args([
+            "demo",
+            db.to_str().unwrap(),
+            "--scale",
+            "0.01",
+            "--seed",
+            "7",
+        ])
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let o = turnscope_command()
+        .env("TURNSCOPE_NOW_MS", now)
+        .args(["--db", db.to_str().unwrap(), "incidents", "--json"])
+        .output()
+        .unwrap();
+    let doc: Value = serde_json::from_slice(&o.stdout).unwrap();
+    let groups = doc["groups"].as_array().unwrap();
+    // The generator's crashed coordinators: each left its rows with leases renewed together.
+    assert!(groups.len() >= 5, "{doc}");
+    assert!(groups.iter().all(|g| !g["ownerId"].is_null()));
+    assert!(
+        groups.iter().all(|g| !g["stoppedRenewingAt"].is_null()),
+        "every dead worker's leases expired within one heartbeat: {doc}"
+    );
+    assert!(
+        groups
+            .iter()
+            .filter(|g| g["count"].as_u64() >= Some(3))
+            .count()
+            >= 3,
+        "several stuck submissions share a dead worker: {doc}"
+    );
+    assert_eq!(
+        groups
+            .iter()
+            .map(|g| g["count"].as_u64().unwrap())
+            .sum::<u64>(),
+        doc["stuck"].as_u64().unwrap()
+    );
+}
