@@ -100,6 +100,11 @@ fn space_on_a_worker_marks_all_of_it_and_c_reconciles_them_through_the_confirm_p
         screen.contains(&format!("marked  {} of {}", g.count(), g.count())),
         "{screen}"
     );
+    for (w, ht) in SIZES {
+        h.resize(w, ht);
+        let screen = h.render();
+        settings().bind(|| insta::assert_snapshot!(format!("incidents_marked_{w}x{ht}"), screen));
+    }
     // Space again on the same worker unmarks it.
     h.press("<Space>");
     assert_eq!(h.marked(), 0);
