@@ -145,3 +145,70 @@ fn light_and_high_contrast_themes_recolour_and_no_color_removes_every_colour() {
         [Color::Yellow, Color::Rgb(150, 80, 0), Color::LightYellow]
     );
 }
+
+/// ANSI colours 7 (`Gray`, which terminals draw as white) and 15 (`White`).
+fn is_white(c: Color) -> bool {
+    matches!(c, Color::White | Color::Gray)
+}
+
+/// `--help` promises the light theme no white text: every screen, read-only and `--write`,
+/// popups included, rendered in it, and no cell's foreground is white.
+#[test]
+fn the_light_theme_draws_no_white_text_on_any_screen() {
+    use turnscope::tui::Palette;
+    let dir = tempfile::tempdir().unwrap();
+    let db = demo_db(dir.path());
+    let steps: &[(&str, &str)] = &[
+        ("expired list", "1"),
+        ("all submissions", "2"),
+        ("search", "/a"),
+        ("list after search", "<Esc><Esc>1"),
+        ("tree", "<Enter>"),
+        ("tree expanded", "Z"),
+        ("detail", "<Tab>"),
+        ("detail raw", "b"),
+        ("verdict", "v"),
+        ("plan", "<Esc>W"),
+        ("help", "<Esc>?"),
+        ("palette", "<Esc>:"),
+        ("sessions", "<Esc><Esc><Esc>s"),
+        ("session tree", "<Enter>"),
+        ("audit", "<Esc><Esc>a"),
+    ];
+    let write_steps: &[(&str, &str)] = &[
+        ("marked row", "<Esc><Esc>1 "),
+        ("repair preview", "R"),
+        ("fail reason", "<Esc>F"),
+    ];
+    for write in [false, true] {
+        let mut o = opts("demo.db", NOW, (160, 48), dir.path());
+        o.theme = Theme {
+            color: true,
+            palette: Palette::Light,
+        };
+        o.read_only = !write;
+        let mut h = Harness::open(&db, o).unwrap();
+        let all = if write {
+            steps.iter().chain(write_steps).collect::<Vec<_>>()
+        } else {
+            steps.iter().collect()
+        };
+        for (label, keys) in all {
+            h.press(keys);
+            let screen = h.render();
+            let buf = h.terminal.backend().buffer();
+            let white: Vec<&str> = buf
+                .content()
+                .iter()
+                .filter(|c| is_white(c.fg) && !c.symbol().trim().is_empty())
+                .map(|c| c.symbol())
+                .collect();
+            assert!(
+                white.is_empty(),
+                "light theme, {label} (write {write}): {} white cells ({:?}…)\n{screen}",
+                white.len(),
+                white.iter().take(20).copied().collect::<String>()
+            );
+        }
+    }
+}
