@@ -23,6 +23,7 @@ use crate::support::unpack_fixture;
 mod audit;
 mod chrome;
 mod e2e;
+mod friction;
 mod inspect;
 mod list;
 mod popups;
