@@ -90,6 +90,23 @@ impl Refusal {
 
 /// The preconditions every action shares: a running row whose lease expired, and a session the
 /// runtime itself could load.
+/// The rule that fires now for a stuck submission, for the actions that write the runtime's own
+/// plan (`step`, `reconcile`); `instead` says what to do when there is nothing to write.
+pub(super) fn firing_rule(r: &SubmissionReport, now_ms: i64, instead: &str) -> Result<u8, Refusal> {
+    check_stuck(r, now_ms)?;
+    r.plan
+        .rule
+        .ok_or_else(|| Refusal::new(r.plan.reason.clone(), instead))
+}
+
+/// The refusal of a rule whose plan has no write turnscope makes.
+pub(super) fn no_writes(r: &SubmissionReport, rule: u8, instead: &str) -> Refusal {
+    Refusal::new(
+        format!("rule {rule} makes no writes ({})", r.plan.reason),
+        instead,
+    )
+}
+
 pub(super) fn check_stuck(r: &SubmissionReport, now_ms: i64) -> Result<(), Refusal> {
     // Writes are planned only from a whole, fully parsed session (`SubmissionReport::load`).
     if let Some(s) = r.bundle.session.as_ref() {

@@ -107,6 +107,11 @@ impl SqlValue {
         SqlValue::Text(s.as_str().to_string())
     }
 
+    /// A journal `phase` value, as the runtime stores it.
+    pub fn phase(p: &crate::core::status::JournalPhase) -> SqlValue {
+        SqlValue::Text(p.as_str().to_string())
+    }
+
     pub fn opt_text(s: Option<&str>) -> SqlValue {
         s.map_or(SqlValue::Null, |s| SqlValue::Text(s.to_string()))
     }
