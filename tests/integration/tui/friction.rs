@@ -13,7 +13,7 @@ fn write_keys_in_read_only_mode_say_so() {
     let db = demo_copy(dir.path(), "ro-say");
     let before = db_bytes(&db);
     let mut h = Harness::open(&db, opts("demo.db", NOW, (80, 24), dir.path())).unwrap();
-    let mut said = |h: &mut Harness, keys: &str, what: &str| {
+    let said = |h: &mut Harness, keys: &str, what: &str| {
         h.app.status = None;
         h.press(keys);
         let status = h.status_text().unwrap_or_default();
