@@ -245,6 +245,27 @@ impl Overrides {
     pub fn key_for(&self, a: Action) -> Option<Key> {
         self.0.iter().find(|(x, _)| *x == a).map(|(_, k)| *k)
     }
+
+    /// The first override whose key is already another action's default key where both are
+    /// looked up together (that action not rebound itself): `(index of the override, the other
+    /// action)`. Such a key would do one of the two and make the other unreachable (`quit = "j"`
+    /// quit on j and took "down" away).
+    pub fn default_conflict(&self) -> Option<(usize, Action)> {
+        self.0.iter().enumerate().find_map(|(i, (action, key))| {
+            let ctxs: Vec<Ctx> = KEYMAP
+                .iter()
+                .filter(|b| b.action == *action && b.ctx != Ctx::Popup)
+                .map(|b| b.ctx)
+                .collect();
+            KEYMAP
+                .iter()
+                .filter(|b| b.ctx != Ctx::Popup && b.action != *action)
+                .filter(|b| self.key_for(b.action).is_none())
+                .filter(|b| ctxs.iter().any(|c| c.active_with(b.ctx)))
+                .find(|b| b.keys.contains(key))
+                .map(|b| (i, b.action))
+        })
+    }
 }
 
 /// [`lookup`] with the configuration file's overrides: an overridden action answers only to its
