@@ -108,6 +108,13 @@ pub(super) fn no_writes(r: &SubmissionReport, rule: u8, instead: &str) -> Refusa
 }
 
 pub(super) fn check_stuck(r: &SubmissionReport, now_ms: i64) -> Result<(), Refusal> {
+    check_expired_running(r, now_ms)?;
+    check_whole(r)
+}
+
+/// What the reconciler's listing requires of a row before anything is written for it: running,
+/// its lease expired (and not 0 or negative), read from a whole session.
+pub(super) fn check_expired_running(r: &SubmissionReport, now_ms: i64) -> Result<(), Refusal> {
     // Writes are planned only from a whole, fully parsed session (`SubmissionReport::load`).
     if let Some(s) = r.bundle.session.as_ref() {
         if s.scope != crate::core::records::SessionScope::Full {
@@ -152,6 +159,13 @@ pub(super) fn check_stuck(r: &SubmissionReport, now_ms: i64) -> Result<(), Refus
             "wait for the lease to expire; never write under a live lease",
         ));
     }
+    Ok(())
+}
+
+/// Nothing turnscope would write over is damaged: the row parses, the session and journal were
+/// read whole, and the row has an attempt to fence on.
+fn check_whole(r: &SubmissionReport) -> Result<(), Refusal> {
+    let row = r.row();
     if let crate::core::plan::Disposition::Malformed { problem } = &r.plan.disposition {
         return Err(Refusal::new(
             format!("the submission row is damaged: {problem}"),

@@ -13,6 +13,9 @@ pub fn plan_reconcile(
     now_ms: i64,
     ids: &mut EntryIds,
 ) -> Result<ActionPlan, Refusal> {
+    if let Some(plan) = super::malformed::plan_auto_fail(r, ActionKind::Reconcile, now_ms) {
+        return plan;
+    }
     let rule = firing_rule(r, now_ms, "nothing to reconcile")?;
     let mut changes = Vec::new();
     let mut written = 0;

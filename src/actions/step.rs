@@ -18,6 +18,9 @@ pub fn plan_step(
     now_ms: i64,
     ids: &mut EntryIds,
 ) -> Result<ActionPlan, Refusal> {
+    if let Some(plan) = super::malformed::plan_auto_fail(r, ActionKind::Step, now_ms) {
+        return plan;
+    }
     let rule = firing_rule(r, now_ms, "nothing to step through")?;
     let Some(first) = groups(&r.plan.writes).into_iter().next() else {
         return Err(no_writes(r, rule, "nothing to step through"));

@@ -8,6 +8,7 @@ mod keys;
 mod list;
 mod output;
 mod seed;
+mod select;
 mod show;
 mod undo;
 
@@ -16,7 +17,7 @@ use std::path::PathBuf;
 
 pub use crate::config::parse_duration;
 pub use crate::text::{is_hostile_char, sanitize};
-pub use args::{parse_age, ActionArgs, Cli, Command, ListArgs, UndoArgs};
+pub use args::{parse_age, ActionArgs, Cli, Command, ListArgs, SelectionArgs, UndoArgs};
 
 pub use common::{exit, now_ms, CliError};
 

@@ -2,6 +2,7 @@
 
 mod actions;
 mod backends;
+mod bulk;
 mod cli;
 mod cli_friction;
 mod config;
