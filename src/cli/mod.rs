@@ -112,11 +112,20 @@ pub fn resolve(cli: &Cli) -> Result<Cli, CliError> {
 }
 
 fn bad_configuration(e: crate::config::ConfigError) -> CliError {
-    CliError::new(
-        format!("bad configuration: {e}"),
-        "fix that line, or see `turnscope config --print-default` for every key with its default",
-        exit::USAGE,
-    )
+    // A file that is not there has no line to fix: say how to make one.
+    let hint = if e.line.is_none() && !e.path.as_os_str().is_empty() && !e.path.exists() {
+        format!(
+            "create it with `turnscope config --print-default > {}`, or leave out --config (and TURNSCOPE_CONFIG) to use the defaults",
+            e.path.display()
+        )
+    } else if e.line.is_some() {
+        "fix that line, or see `turnscope config --print-default` for every key with its default"
+            .to_string()
+    } else {
+        "fix the file, or see `turnscope config --print-default` for every key with its default"
+            .to_string()
+    };
+    CliError::new(format!("bad configuration: {e}"), hint, exit::USAGE)
 }
 
 /// The key overrides [`resolve`] already checked, as the keymap's type.
@@ -151,7 +160,8 @@ fn run_config(cli: &Cli, out: &mut dyn Write) -> Result<(), CliError> {
         cli.refresh.unwrap_or(std::time::Duration::from_secs(2))
     )?;
     writeln!(out, "theme = {}", cli.theme.unwrap_or_default().as_str())?;
-    writeln!(out, "write = {}", cli.write)?;
+    // The file's key: `--write` (or this key) makes a run write.
+    writeln!(out, "read_only_default = {}", !cli.write)?;
     writeln!(out, "operator = {}", confirm::default_operator(cli))?;
     writeln!(
         out,

@@ -4,6 +4,7 @@ mod actions;
 mod backends;
 mod bulk;
 mod cli;
+mod cli_friction;
 mod config;
 mod contract;
 mod damaged;

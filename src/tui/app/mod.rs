@@ -313,11 +313,35 @@ impl App {
             }
             return;
         }
-        if let Some(a) =
-            keymap::lookup_with(&self.contexts(), &ev, self.write_mode(), &self.cfg.keys)
+        let ctxs = self.contexts();
+        if let Some(a) = keymap::lookup_with(&ctxs, &ev, self.write_mode(), &self.cfg.keys) {
+            self.dispatch(a);
+            return;
+        }
+        // A write key in read-only mode: dispatch says why nothing happens.
+        if let Some(a) = keymap::lookup_with(&ctxs, &ev, true, &self.cfg.keys)
+            .filter(|a| !self.write_mode() && keymap::is_write(*a))
         {
             self.dispatch(a);
+            return;
         }
+        if self.popup.is_none() {
+            if let Some((key, help, pane)) =
+                keymap::bound_elsewhere(&ctxs, &ev, self.write_mode(), &self.cfg.keys)
+            {
+                self.info(&format!("{key} ({help}) works in: {pane}"));
+            }
+        }
+    }
+
+    /// Which screen the status line's message belongs to: the root view and the opened
+    /// submission or session (a message from one screen is stale on another).
+    fn screen_key(&self) -> (Root, usize, Option<String>) {
+        (
+            self.root,
+            self.stack.len(),
+            self.inspect().map(|i| i.target.id().to_string()),
+        )
     }
 
     /// Open `p` in the popup slot (its scroll bounds are its own, from its first draw).
@@ -465,6 +489,17 @@ impl App {
 
     /// The router: an action goes to the open popup, else to the focused screen or the app.
     pub fn dispatch(&mut self, a: Action) {
+        let screen = self.screen_key();
+        let status = self.status.clone();
+        self.dispatch_inner(a);
+        // Moving to another screen drops the last one's message, unless this action just said
+        // something (`open … failed`, `sorted by …`).
+        if self.screen_key() != screen && self.status == status {
+            self.status = None;
+        }
+    }
+
+    fn dispatch_inner(&mut self, a: Action) {
         // The popup owns the keyboard while open.
         if let Some(reply) = self.with_popup(|p, env, view| p.on_action(a, env, view)) {
             self.on_popup_reply(reply);
@@ -541,13 +576,13 @@ impl App {
             Action::Confirm | Action::Yes | Action::SwitchButton | Action::Cancel => {}
             Action::ToggleAudit => self.toggle_audit(),
             Action::ToggleIncidents => self.toggle_incidents(),
-            // Write actions: their bindings exist only in write mode; this guard keeps a stray
-            // call (mouse, tests) from doing anything in read-only mode.
+            // Write actions: their bindings exist only in write mode; in read-only mode a write
+            // key (or the palette, the mouse) gets here only to say so.
             Action::Act(kind) if self.write_mode() => self.act(kind),
             Action::Undo { batch } if self.write_mode() && self.root == Root::Audit => {
                 self.ask_undo(batch)
             }
-            Action::Undo { .. } => {}
+            Action::Undo { .. } if self.write_mode() => {}
             Action::ToggleMark if self.write_mode() && self.focus == Pane::Incidents => {
                 self.mark_incident()
             }
@@ -557,9 +592,10 @@ impl App {
             }
             Action::Act(_)
             | Action::ToggleMark
+            | Action::Undo { .. }
             | Action::MarkAll
             | Action::MarkRange
-            | Action::ClearMarks => {}
+            | Action::ClearMarks => self.info(&keymap::read_only_refusal(a)),
         }
         self.prioritize_visible();
     }

@@ -184,6 +184,21 @@ pub struct Binding {
     pub write: bool,
 }
 
+impl Ctx {
+    /// Whether keys of both contexts are looked up for one focused pane (the app's chains: a
+    /// pane's own context, `Inspect` for the tree and the detail, then `Nav` and `Global`).
+    pub fn active_with(self, other: Ctx) -> bool {
+        use Ctx::*;
+        self == other
+            || matches!(self, Global | Nav)
+            || matches!(other, Global | Nav)
+            || matches!(
+                (self, other),
+                (Inspect, Tree | Detail) | (Tree | Detail, Inspect)
+            )
+    }
+}
+
 impl Binding {
     /// Whether the binding exists in this mode.
     pub fn active(&self, write_mode: bool) -> bool {

@@ -582,12 +582,22 @@ pub static KEYMAP: &[Binding] = &[
         "previous search hit",
         None,
     ),
+    // In the tree too (out of its footer, which is full): the detail pane shows the selected
+    // entry whichever pane has focus.
+    b(
+        C::Tree,
+        &[k('b')],
+        "b",
+        A::ToggleRaw,
+        "the selected entry's raw stored bytes / pretty JSON",
+        None,
+    ),
     b(
         C::Detail,
         &[k('b')],
         "b",
         A::ToggleRaw,
-        "raw stored bytes / pretty JSON",
+        "the selected entry's raw stored bytes / pretty JSON",
         Some("raw"),
     ),
     // Moving (any pane).

@@ -334,13 +334,15 @@ pub fn describe_item_change(old: &ListItem, new: &ListItem) -> Option<String> {
     })
 }
 
-/// Columns in the order they are kept when the terminal is narrow.
+/// Columns in the order they are kept when the terminal is narrow. The rule that fires is
+/// what an operator acts on, so it outranks the lease; STATUS moves to the end when every shown
+/// row has the same one (the expired view: all `running`), where it says nothing.
 const PRIORITY: [Column; 11] = [
     Column::Id,
     Column::Verdict,
-    Column::Lease,
     Column::Status,
     Column::Rule,
+    Column::Lease,
     Column::Instance,
     Column::Attempts,
     Column::Seq,
@@ -356,13 +358,18 @@ fn rule_text(it: &ListItem) -> String {
     }
 }
 
-/// The text of one list cell, terminal-safe.
-pub fn cell(now_ms: i64, it: &ListItem, col: Column) -> String {
-    clean(&raw_cell(now_ms, it, col))
+/// The text of one list cell, terminal-safe. `all_expired`: every shown row's lease has
+/// expired (the expired view), so the lease cell leaves out the word the header says.
+fn cell(now_ms: i64, it: &ListItem, col: Column, all_expired: bool) -> String {
+    clean(&raw_cell(now_ms, it, col, all_expired))
 }
 
-fn raw_cell(now_ms: i64, it: &ListItem, col: Column) -> String {
+fn raw_cell(now_ms: i64, it: &ListItem, col: Column, all_expired: bool) -> String {
     match col {
+        Column::Lease if all_expired => format!(
+            "{} ago",
+            crate::core::time::human_duration(now_ms - it.row.lease_expires_at)
+        ),
         Column::Seq => it.row.sequence.to_string(),
         Column::Id => crate::core::rows::short_id(&it.row.submission_id),
         Column::Kind => it.row.kind.clone(),
@@ -402,13 +409,29 @@ impl ListRows<'_> {
 }
 
 impl ListScreen {
+    /// Whether every shown row's lease has expired (then LEASE reads EXPIRED, its cells "2h00m
+    /// ago": 8 columns fewer, which is the INSTANCE column at 80).
+    fn all_expired(&self, items: &[ListItem], now_ms: i64) -> bool {
+        !self.view.is_empty()
+            && self.view.iter().all(|&i| {
+                let row = &items[i].row;
+                row.is_running() && row.lease_expires_at != 0 && row.lease_expired(now_ms)
+            })
+    }
+
     /// Which columns fit in `w` cells, with their widths, in display order.
     fn columns(&self, cx: &DrawCtx, data: &ListRows, w: usize) -> Vec<(Column, usize)> {
         let shown: Vec<&ListItem> = self.view.iter().map(|&i| &data.items[i]).collect();
+        let all_expired = self.all_expired(data.items, cx.now_ms);
         let natural = |c: Column| -> usize {
+            let title = if all_expired && c == Column::Lease {
+                "EXPIRED"
+            } else {
+                c.title()
+            };
             let content = shown
                 .iter()
-                .map(|it| width(&cell(cx.now_ms, it, c)))
+                .map(|it| width(&cell(cx.now_ms, it, c, all_expired)))
                 .max()
                 .unwrap_or(0);
             let cap = match c {
@@ -418,11 +441,16 @@ impl ListScreen {
                 Column::Lease => 18,
                 _ => 24,
             };
-            content.max(width(c.title()) + 1).min(cap)
+            content.max(width(title) + 1).min(cap)
         };
+        let one_status = shown.windows(2).all(|p| p[0].row.status == p[1].row.status);
+        let order = PRIORITY
+            .into_iter()
+            .filter(|&c| !(one_status && c == Column::Status))
+            .chain(one_status.then_some(Column::Status));
         let mut chosen: Vec<(Column, usize)> = Vec::new();
         let mut used = 1; // left margin
-        for c in PRIORITY {
+        for c in order {
             let nw = if c == Column::Error { 10 } else { natural(c) };
             if used + nw < w {
                 chosen.push((c, nw));
@@ -460,6 +488,7 @@ impl ListScreen {
         let marker = cx.write_mode;
         let w = table.width as usize - usize::from(marker);
         let cols = self.columns(cx, data, w);
+        let all_expired = self.all_expired(data.items, cx.now_ms);
         let bold = t.dim().add_modifier(Modifier::BOLD);
         // In write mode the marker column sits right after the cursor, in the first column's cell.
         let lead = usize::from(marker);
@@ -469,7 +498,11 @@ impl ListScreen {
             .map(|(i, (_, cw))| Constraint::Length((cw + if i == 0 { lead } else { 0 }) as u16))
             .collect();
         let header = Row::new(cols.iter().enumerate().map(|(i, (c, cw))| {
-            let mut title = c.title().to_string();
+            let mut title = if all_expired && *c == Column::Lease {
+                "EXPIRED".to_string()
+            } else {
+                c.title().to_string()
+            };
             let sorted = self.sort == Some(*c) || (self.sort.is_none() && *c == Column::Seq);
             if sorted {
                 title.push(if self.desc { '▼' } else { '▲' });
@@ -512,7 +545,7 @@ impl ListScreen {
                 Style::new()
             };
             let cells = cols.iter().enumerate().map(|(i, (c, cw))| {
-                let text = pad(&cell(cx.now_ms, it, *c), *cw);
+                let text = pad(&cell(cx.now_ms, it, *c, all_expired), *cw);
                 let style = match c {
                     Column::Status => t.status(&it.row.status),
                     Column::Verdict if it.partial.is_some() => t.partial(),
