@@ -65,6 +65,14 @@ pub struct Cli {
 pub enum Command {
     /// List submissions: by default those whose lease expired (what the reconciler would pick up).
     List(ListArgs),
+    /// The stuck submissions (expired leases) grouped by the worker that held their lease: when
+    /// it stopped renewing, how many it left, what the runtime's plan does to them, and the
+    /// command that acts on all of them.
+    Incidents {
+        /// Print JSON (schema turnscope.incidents/1).
+        #[arg(long)]
+        json: bool,
+    },
     /// Show one submission: row, journal, active path after the input, classification, recovery plan.
     Show {
         /// Submission id or a unique prefix of it.

@@ -48,7 +48,7 @@ impl From<StoreError> for CliError {
     fn from(e: StoreError) -> CliError {
         let code = match e {
             StoreError::SubmissionNotFound { .. } | StoreError::Missing(_) => exit::NOT_FOUND,
-            StoreError::Ambiguous { .. } => exit::USAGE,
+            StoreError::Ambiguous { .. } | StoreError::UnsupportedScheme { .. } => exit::USAGE,
             _ => exit::ERROR,
         };
         CliError {

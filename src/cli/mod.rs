@@ -5,6 +5,7 @@ mod args;
 mod bulk;
 mod common;
 mod confirm;
+mod incidents;
 mod keys;
 mod list;
 mod output;
@@ -71,6 +72,7 @@ fn json_output(cli: &Cli) -> bool {
             Command::Show { json, .. }
             | Command::Classify { json, .. }
             | Command::Audit { json }
+            | Command::Incidents { json }
             | Command::CopyToPostgres { json, .. }
             | Command::Demo { json, .. },
         ) => *json,
@@ -110,11 +112,20 @@ pub fn resolve(cli: &Cli) -> Result<Cli, CliError> {
 }
 
 fn bad_configuration(e: crate::config::ConfigError) -> CliError {
-    CliError::new(
-        format!("bad configuration: {e}"),
-        "fix that line, or see `turnscope config --print-default` for every key with its default",
-        exit::USAGE,
-    )
+    // A file that is not there has no line to fix: say how to make one.
+    let hint = if e.line.is_none() && !e.path.as_os_str().is_empty() && !e.path.exists() {
+        format!(
+            "create it with `turnscope config --print-default > {}`, or leave out --config (and TURNSCOPE_CONFIG) to use the defaults",
+            e.path.display()
+        )
+    } else if e.line.is_some() {
+        "fix that line, or see `turnscope config --print-default` for every key with its default"
+            .to_string()
+    } else {
+        "fix the file, or see `turnscope config --print-default` for every key with its default"
+            .to_string()
+    };
+    CliError::new(format!("bad configuration: {e}"), hint, exit::USAGE)
 }
 
 /// The key overrides [`resolve`] already checked, as the keymap's type.
@@ -149,7 +160,8 @@ fn run_config(cli: &Cli, out: &mut dyn Write) -> Result<(), CliError> {
         cli.refresh.unwrap_or(std::time::Duration::from_secs(2))
     )?;
     writeln!(out, "theme = {}", cli.theme.unwrap_or_default().as_str())?;
-    writeln!(out, "write = {}", cli.write)?;
+    // The file's key: `--write` (or this key) makes a run write.
+    writeln!(out, "read_only_default = {}", !cli.write)?;
     writeln!(out, "operator = {}", confirm::default_operator(cli))?;
     writeln!(
         out,
@@ -174,6 +186,9 @@ fn run_config(cli: &Cli, out: &mut dyn Write) -> Result<(), CliError> {
 fn run_command(cli: &Cli, out: &mut dyn Write) -> Result<(), CliError> {
     match &cli.command {
         Some(Command::List(args)) => list::run(open_store(cli)?.reader(), cli, args, out),
+        Some(Command::Incidents { json }) => {
+            incidents::run(open_store(cli)?.reader(), cli, *json, out)
+        }
         Some(Command::Show { submission, json }) => {
             show::run_show(open_store(cli)?.reader(), cli, submission, *json, out)
         }
@@ -267,6 +282,7 @@ fn write_man(out: &mut dyn Write) -> Result<(), CliError> {
     man.render_description_section(out)?;
     man.render_options_section(out)?;
     man.render_subcommands_section(out)?;
+    write_man_keys(out)?;
     man.render_extra_section(out)?;
     writeln!(out, ".SH \"BULK ACTIONS\"")?;
     for line in BULK_MAN {
@@ -278,6 +294,33 @@ fn write_man(out: &mut dyn Write) -> Result<(), CliError> {
     }
     man.render_version_section(out)?;
     man.render_authors_section(out)?;
+    Ok(())
+}
+
+/// The TUI's keys, from the keymap the help (`?`) is generated from, so the man page says what
+/// the keys do; the ones that exist only with `--write` are tagged.
+fn write_man_keys(out: &mut dyn Write) -> Result<(), CliError> {
+    let roff = |t: &str| t.replace('\\', "\\e").replace('-', "\\-");
+    let read_only: Vec<(&str, &str)> = crate::tui::help_groups(false)
+        .into_iter()
+        .flat_map(|(_, rows)| rows)
+        .collect();
+    writeln!(out, ".SH \"TUI KEYS\"")?;
+    writeln!(
+        out,
+        "turnscope without a command, on a terminal, opens the TUI. \\fB?\\fR lists these keys, \\fB:\\fR runs any of them by name; the [keys] table of the configuration file rebinds them."
+    )?;
+    for (title, rows) in crate::tui::help_groups(true) {
+        writeln!(out, ".SS \"{}\"", roff(title))?;
+        for (keys, help) in rows {
+            let write = if read_only.contains(&(keys, help)) {
+                ""
+            } else {
+                " (\\-\\-write only)"
+            };
+            writeln!(out, ".TP\n\\fB{}\\fR\n{}{write}", roff(keys), roff(help))?;
+        }
+    }
     Ok(())
 }
 

@@ -4,6 +4,7 @@ mod actions;
 mod backends;
 mod bulk;
 mod cli;
+mod cli_friction;
 mod config;
 mod contract;
 mod damaged;
@@ -11,6 +12,7 @@ mod damaged_props;
 mod fidelity;
 mod fixtures;
 mod hostile;
+mod incidents;
 mod layers;
 mod panic_report;
 // PostgreSQL-only suites; the backend-neutral ones run on SQLite alone without the feature.
