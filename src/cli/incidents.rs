@@ -121,9 +121,14 @@ pub fn list_command(g: &IncidentGroup) -> Option<String> {
 }
 
 /// The command that reconciles every submission of the group (the runtime's own writes for the
-/// rule that fires on each), by id.
+/// rule that fires on each): the worker's selection (`--all --owner`, resolved again and
+/// previewed when it runs), or the ids of the rows without an owner, which `--owner` cannot
+/// select.
 pub fn act_command(g: &IncidentGroup) -> String {
-    format!("turnscope --write reconcile {}", g.submissions.join(" "))
+    match &g.owner_id {
+        Some(o) => format!("turnscope --write reconcile --all --owner {o}"),
+        None => format!("turnscope --write reconcile {}", g.submissions.join(" ")),
+    }
 }
 
 fn group_json(g: &IncidentGroup, now: i64) -> Value {

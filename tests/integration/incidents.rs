@@ -144,6 +144,43 @@ fn incidents_group_the_demo_by_the_worker_that_held_the_lease() {
             .unwrap()
             .contains("stopped renewing at"));
     }
+    // Each worker's act command selects exactly its group (a dry run writes nothing).
+    for g in groups {
+        let cmd = g["command"].as_str().unwrap();
+        let args: Vec<&str> = cmd.split(' ').skip(1).collect();
+        assert_eq!(
+            args[..4],
+            ["--write", "reconcile", "--all", "--owner"],
+            "{cmd}"
+        );
+        // Exit 3 where some would be refused (the document still lists every one selected).
+        let o = turnscope_command()
+            .env("TURNSCOPE_NOW_MS", NOW)
+            .args(["--db", db_s])
+            .args(&args)
+            .args(["--dry-run", "--json"])
+            .output()
+            .unwrap();
+        assert!(matches!(o.status.code(), Some(0 | 3)), "{cmd}: {o:?}");
+        let doc: Value = serde_json::from_slice(&o.stdout).unwrap();
+        assert_eq!(doc["counts"]["selected"], g["count"], "{cmd}");
+        let mut ids: Vec<&str> = doc["items"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|i| i["submissionId"].as_str().unwrap())
+            .collect();
+        let mut want: Vec<&str> = g["submissions"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|v| v.as_str().unwrap())
+            .collect();
+        ids.sort();
+        want.sort();
+        assert_eq!(ids, want, "{cmd}");
+        assert_eq!(doc["dryRun"], true);
+    }
     // Each worker's list command lists exactly its group.
     for g in groups {
         let cmd = g["listCommand"].as_str().unwrap();
