@@ -353,3 +353,36 @@ fn the_scale_data_strands_several_submissions_per_dead_worker_with_close_expirie
         doc["stuck"].as_u64().unwrap()
     );
 }
+
+#[test]
+fn a_hostile_owner_id_is_shown_escaped_and_pasted_as_one_quoted_word() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = demo(dir.path());
+    let conn = rusqlite::Connection::open(&db).unwrap();
+    let n = conn
+        .execute(
+            "UPDATE flue_agent_submissions SET owner_id = ?1 WHERE owner_id LIKE 'a82b3d31%'",
+            ["w\u{1b}[31m; touch pwned"],
+        )
+        .unwrap();
+    assert!(n >= 2);
+    drop(conn);
+    let (_, text) = run(db.to_str().unwrap(), &["incidents"]);
+    assert!(!text.contains('\u{1b}'), "{text}");
+    assert!(
+        text.contains("reconcile --all --owner 'w\\x1b[31m; touch pwned'"),
+        "{text}"
+    );
+    assert!(
+        text.contains("turnscope list --owner 'w\\x1b[31m; touch pwned'"),
+        "{text}"
+    );
+    let doc = json(db.to_str().unwrap(), &["incidents", "--json"]);
+    let g = doc["groups"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|g| g["ownerId"] == "w\u{1b}[31m; touch pwned")
+        .expect("the group keeps the owner id as stored");
+    assert_eq!(g["count"], n);
+}
