@@ -28,6 +28,19 @@ pub fn parse_compact(position: i64, entry_id: &str, data: &[u8]) -> Entry {
     parse_compact_checked(position, entry_id, data).0
 }
 
+/// A stored row as the write path reads it: the compact message (every field the classifier, the
+/// planner and the repair read, as `compact_oracle` checks against the full parse) with the
+/// stored text kept byte for byte (what a repair copies and the export shows). A whale's write
+/// plan then holds its bodies' text once instead of their full JSON trees as well.
+pub fn parse_keeping_raw(position: i64, entry_id: &str, data: &str) -> Entry {
+    let (mut e, _) = parse_compact_checked(position, entry_id, data.as_bytes());
+    if e.compact {
+        e.raw = data.into();
+        e.compact = false;
+    }
+    e
+}
+
 /// `parse_compact`, and whether `data` was not UTF-8 (then read with replacement characters).
 pub fn parse_compact_checked(position: i64, entry_id: &str, data: &[u8]) -> (Entry, bool) {
     let text = std::str::from_utf8(data);

@@ -165,6 +165,15 @@ impl SqliteStore {
     /// One session and its entries in position order (`None` when there is no such row). Text
     /// that is not valid UTF-8 is shown with replacement characters and listed in `data_problems`.
     pub(super) fn session(&self, key: &str) -> Result<Option<SessionRecord>, StoreError> {
+        self.session_parsed(key, Entry::parse)
+    }
+
+    /// `session`, each entry read by `parse` (the write path keeps messages compact).
+    pub(super) fn session_parsed(
+        &self,
+        key: &str,
+        parse: fn(i64, &str, &str) -> Entry,
+    ) -> Result<Option<SessionRecord>, StoreError> {
         let data: Option<(String, bool)> = self
             .conn
             .prepare_cached("SELECT data FROM flue_sessions WHERE id = ?1")
@@ -197,7 +206,7 @@ impl SqliteStore {
                 let pos = r.get::<_, Option<i64>>(1).unwrap_or(None).unwrap_or(-1);
                 let data = text_of(r.get_ref(2)?);
                 let lossy = is_lossy(r.get_ref(0)?) || is_lossy(r.get_ref(2)?);
-                Ok((Entry::parse(pos, &id, &data), lossy))
+                Ok((parse(pos, &id, &data), lossy))
             })
             .and_then(|rows| rows.collect::<Result<Vec<_>, _>>())
             .map_err(|e| StoreError::sqlite("reading session entries", e))?;
@@ -282,7 +291,10 @@ impl JournalStore for SqliteStore {
     }
 
     fn load_bundle(&self, submission_id: &str) -> Result<SubmissionBundle, StoreError> {
-        self.bundle_in_snapshot(submission_id, &mut |s, row| s.session(&row.session_key))
+        // The write path's read: compact messages beside their stored text.
+        self.bundle_in_snapshot(submission_id, &mut |s, row| {
+            s.session_parsed(&row.session_key, crate::core::compact::parse_keeping_raw)
+        })
     }
 
     fn load_bundle_with(

@@ -8,7 +8,7 @@ use postgres::{GenericClient, IsolationLevel, Transaction};
 use rusqlite::types::ValueRef;
 
 use super::rows::TxRows;
-use super::sessions::session_record;
+use super::sessions::session_record_parsed;
 use super::{cell_int, cell_text, pg_error, sqlite_values, PgStore};
 use crate::core::rows::{JournalRow, SubmissionRow};
 use crate::core::status::SubmissionStatus;
@@ -145,8 +145,13 @@ impl JournalStore for PgStore {
     }
 
     fn load_bundle(&self, submission_id: &str) -> Result<SubmissionBundle, StoreError> {
+        // The write path's read: compact messages beside their stored text.
         self.bundle_in_snapshot(submission_id, &mut |tx, row| {
-            session_record(tx, &row.session_key)
+            session_record_parsed(
+                tx,
+                &row.session_key,
+                crate::core::compact::parse_keeping_raw,
+            )
         })
     }
 

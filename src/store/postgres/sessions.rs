@@ -142,13 +142,20 @@ pub fn session_record<C: GenericClient>(
     c: &mut C,
     key: &str,
 ) -> Result<Option<SessionRecord>, StoreError> {
+    session_record_parsed(c, key, Entry::parse)
+}
+
+/// `session_record`, each entry read by `parse` (the write path keeps messages compact).
+pub fn session_record_parsed<C: GenericClient>(
+    c: &mut C,
+    key: &str,
+    parse: fn(i64, &str, &str) -> Entry,
+) -> Result<Option<SessionRecord>, StoreError> {
     let Some(data) = session_data(c, key)? else {
         return Ok(None);
     };
     let mut entries = Vec::new();
-    entries_in_order(c, key, |id, pos, data| {
-        entries.push(Entry::parse(pos, id, data))
-    })?;
+    entries_in_order(c, key, |id, pos, data| entries.push(parse(pos, id, data)))?;
     let (leaf_id, data_problems) = parse_session_data(&data);
     Ok(Some(SessionRecord {
         id: key.to_string(),
