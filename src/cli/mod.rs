@@ -2,11 +2,14 @@
 
 mod act;
 mod args;
+mod bulk;
 mod common;
 mod confirm;
+mod incidents;
 mod keys;
 mod list;
 mod output;
+mod progress;
 mod seed;
 mod select;
 mod show;
@@ -69,14 +72,20 @@ fn json_output(cli: &Cli) -> bool {
             Command::Show { json, .. }
             | Command::Classify { json, .. }
             | Command::Audit { json }
+            | Command::Incidents { json }
             | Command::CopyToPostgres { json, .. }
             | Command::Demo { json, .. },
         ) => *json,
         Some(Command::List(a)) => a.json,
         Some(Command::Undo(a)) => a.json,
-        Some(Command::Repair(a) | Command::Requeue(a) | Command::Fail(a) | Command::Step(a)) => {
-            a.json
-        }
+        Some(
+            Command::Repair(a)
+            | Command::Requeue(a)
+            | Command::Fail(a)
+            | Command::Step(a)
+            | Command::Reconcile(a),
+        ) => a.json,
+        Some(Command::Extend(a)) => a.bulk.json,
         _ => false,
     }
 }
@@ -177,6 +186,9 @@ fn run_config(cli: &Cli, out: &mut dyn Write) -> Result<(), CliError> {
 fn run_command(cli: &Cli, out: &mut dyn Write) -> Result<(), CliError> {
     match &cli.command {
         Some(Command::List(args)) => list::run(open_store(cli)?.reader(), cli, args, out),
+        Some(Command::Incidents { json }) => {
+            incidents::run(open_store(cli)?.reader(), cli, *json, out)
+        }
         Some(Command::Show { submission, json }) => {
             show::run_show(open_store(cli)?.reader(), cli, submission, *json, out)
         }
@@ -200,14 +212,22 @@ fn run_command(cli: &Cli, out: &mut dyn Write) -> Result<(), CliError> {
             run_scale(cli, path.clone(), &shape, *json, out)
         }
         Some(Command::Demo { path, json, .. }) => run_demo(cli, path.clone(), *json, out),
-        Some(Command::Repair(a)) => act::run(cli, crate::actions::ActionKind::Repair, a, out),
-        Some(Command::Requeue(a)) => act::run(cli, crate::actions::ActionKind::Requeue, a, out),
-        Some(Command::Fail(a)) => act::run(cli, crate::actions::ActionKind::Fail, a, out),
-        Some(Command::Step(a)) => act::run(cli, crate::actions::ActionKind::Step, a, out),
-        Some(Command::Reconcile(a)) => {
-            act::run_bulk(cli, crate::actions::ActionKind::Reconcile, a, None, out)
+        Some(Command::Repair(a)) => {
+            bulk::run_action(cli, crate::actions::ActionKind::Repair, a, None, out)
         }
-        Some(Command::Extend(a)) => act::run_bulk(
+        Some(Command::Requeue(a)) => {
+            bulk::run_action(cli, crate::actions::ActionKind::Requeue, a, None, out)
+        }
+        Some(Command::Fail(a)) => {
+            bulk::run_action(cli, crate::actions::ActionKind::Fail, a, None, out)
+        }
+        Some(Command::Step(a)) => {
+            bulk::run_action(cli, crate::actions::ActionKind::Step, a, None, out)
+        }
+        Some(Command::Reconcile(a)) => {
+            bulk::run_action(cli, crate::actions::ActionKind::Reconcile, a, None, out)
+        }
+        Some(Command::Extend(a)) => bulk::run_action(
             cli,
             crate::actions::ActionKind::Extend,
             &a.bulk,
@@ -239,6 +259,20 @@ fn run_command(cli: &Cli, out: &mut dyn Write) -> Result<(), CliError> {
     }
 }
 
+/// The man page's BULK ACTIONS section (roff paragraphs), the subcommands' options being
+/// listed by `turnscope <action> --help`.
+const BULK_MAN: &[&str] = &[
+    "repair, requeue, fail, step, reconcile and extend take one id (the one-submission action), or several ids or --all with the filters of list (--status, --kind, --verdict, --instance, --owner, --older-than, --limit) for one bulk apply.",
+    ".PP",
+    "The selection is read once and frozen (full ids). The preview counts the submissions and groups them by what will happen: will write (by the computed prediction of the runtime's next pass), nothing to write, refused (by reason), 20 ids a group, then \"and N more\".",
+    ".PP",
+    "One confirmation covers the batch, No by default; from 10 writes the count must be typed. -y answers it; off a terminal without -y nothing is written (exit 2).",
+    ".PP",
+    "Each submission is written in its own fenced transaction, all under one batch id (audit: batch; undo BATCH reverts it), paced by --rate N/s. A refusal or a change since the preview refuses that one and the batch goes on. The summary counts applied, no-op and refused with the reasons; --json prints one turnscope.bulk/1 document. Exit 0 when nothing was refused, 3 otherwise.",
+    ".PP",
+    "At a terminal a progress bar on stderr shows the planning and the writes (and demo --scale, copy-to-postgres, the pre-write integrity check); nothing in a pipe or beside --json.",
+];
+
 /// The man page: clap_mangen's sections, with EXIT STATUS (from [`exit::ALL`]) before VERSION.
 fn write_man(out: &mut dyn Write) -> Result<(), CliError> {
     let man = clap_mangen::Man::new(<Cli as clap::CommandFactory>::command());
@@ -248,13 +282,45 @@ fn write_man(out: &mut dyn Write) -> Result<(), CliError> {
     man.render_description_section(out)?;
     man.render_options_section(out)?;
     man.render_subcommands_section(out)?;
+    write_man_keys(out)?;
     man.render_extra_section(out)?;
+    writeln!(out, ".SH \"BULK ACTIONS\"")?;
+    for line in BULK_MAN {
+        writeln!(out, "{}", line.replace('-', "\\-"))?;
+    }
     writeln!(out, ".SH \"EXIT STATUS\"")?;
     for (code, meaning) in exit::ALL {
         writeln!(out, ".TP\n\\fB{code}\\fR\n{}", meaning.replace('-', "\\-"))?;
     }
     man.render_version_section(out)?;
     man.render_authors_section(out)?;
+    Ok(())
+}
+
+/// The TUI's keys, from the keymap the help (`?`) is generated from, so the man page says what
+/// the keys do; the ones that exist only with `--write` are tagged.
+fn write_man_keys(out: &mut dyn Write) -> Result<(), CliError> {
+    let roff = |t: &str| t.replace('\\', "\\e").replace('-', "\\-");
+    let read_only: Vec<(&str, &str)> = crate::tui::help_groups(false)
+        .into_iter()
+        .flat_map(|(_, rows)| rows)
+        .collect();
+    writeln!(out, ".SH \"TUI KEYS\"")?;
+    writeln!(
+        out,
+        "turnscope without a command, on a terminal, opens the TUI. \\fB?\\fR lists these keys, \\fB:\\fR runs any of them by name; the [keys] table of the configuration file rebinds them."
+    )?;
+    for (title, rows) in crate::tui::help_groups(true) {
+        writeln!(out, ".SS \"{}\"", roff(title))?;
+        for (keys, help) in rows {
+            let write = if read_only.contains(&(keys, help)) {
+                ""
+            } else {
+                " (\\-\\-write only)"
+            };
+            writeln!(out, ".TP\n\\fB{}\\fR\n{}{write}", roff(keys), roff(help))?;
+        }
+    }
     Ok(())
 }
 
@@ -327,7 +393,10 @@ fn run_scale(
         })?;
     }
     let started = std::time::Instant::now();
-    let s = crate::demo::scale::write_scale(&path, &opts).map_err(|e| {
+    let mut bars = progress::Stages::new(json);
+    let written = crate::demo::scale::write_scale_watched(&path, &opts, &mut bars);
+    bars.finish();
+    let s = written.map_err(|e| {
         CliError::new(
             format!("could not write the scale database at {}: {e}", path.display()),
             "give a PATH that does not exist yet in a directory with enough space (about 5 GB at scale 1)",
@@ -336,7 +405,7 @@ fn run_scale(
     })?;
     let shown = match &pg {
         Some(t) => {
-            seed::seed(&path, t)?;
+            seed::seed(&path, t, json)?;
             t.display()
         }
         None => path.display().to_string(),
@@ -424,7 +493,7 @@ fn run_demo(
     })?;
     let target = match pg {
         Some(t) => {
-            seed::seed(&path, &t)?;
+            seed::seed(&path, &t, json)?;
             DbTarget::Postgres(t)
         }
         None => DbTarget::Sqlite(path),

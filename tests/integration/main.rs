@@ -12,6 +12,7 @@ mod damaged_props;
 mod fidelity;
 mod fixtures;
 mod hostile;
+mod incidents;
 mod layers;
 mod panic_report;
 // PostgreSQL-only suites; the backend-neutral ones run on SQLite alone without the feature.

@@ -20,6 +20,7 @@ use super::popups::{
     Reply,
 };
 use super::screens::audit::AuditScreen;
+use super::screens::incidents::IncidentScreen;
 use super::screens::inspect::{describe_change, Inspect, Said};
 use super::screens::list::{describe_item_change, ListRows, ListScreen, WriteAsk};
 use super::screens::sessions::SessionsScreen;
@@ -30,6 +31,7 @@ use crate::core::status::SubmissionStatus;
 use crate::store::RowFilter;
 use crate::store::{AuditRecord, SessionSummary};
 
+mod incidents;
 mod mouse;
 mod responses;
 mod scale;
@@ -99,6 +101,10 @@ pub struct App {
     pub audit: AuditScreen,
     /// Where `a` (or esc) returns to from the audit trail.
     pub audit_return: Root,
+    /// The stuck submissions per worker (`I`), built from the expired rows.
+    pub incidents: IncidentScreen,
+    /// Where `I` (or esc) returns to from the incidents screen.
+    pub incidents_return: Root,
     /// A plan or an apply is with the worker.
     pub busy: Option<String>,
     last_click: Option<(Instant, u16, u16)>,
@@ -138,6 +144,8 @@ impl App {
             own_writes: HashSet::new(),
             audit: AuditScreen::default(),
             audit_return: Root::Submissions,
+            incidents: IncidentScreen::default(),
+            incidents_return: Root::Submissions,
             busy: None,
             last_click: None,
             scale: Default::default(),
@@ -219,6 +227,7 @@ impl App {
 
     pub fn rebuild_list(&mut self) {
         self.list.rebuild(&self.items, self.now_ms);
+        self.incidents.rebuild(&self.items, self.now_ms);
     }
 
     fn sync_list_selection(&mut self) {
@@ -569,6 +578,7 @@ impl App {
             // The popup's own actions: nothing to do without one.
             Action::Confirm | Action::Yes | Action::SwitchButton | Action::Cancel => {}
             Action::ToggleAudit => self.toggle_audit(),
+            Action::ToggleIncidents => self.toggle_incidents(),
             // Write actions: their bindings exist only in write mode; in read-only mode a write
             // key (or the palette, the mouse) gets here only to say so.
             Action::Act(kind) if self.write_mode() => self.act(kind),
@@ -576,10 +586,19 @@ impl App {
                 self.ask_undo(batch)
             }
             Action::Undo { .. } if self.write_mode() => {}
-            Action::ToggleMark if self.write_mode() => self.toggle_mark(),
-            Action::Act(_) | Action::ToggleMark | Action::Undo { .. } => {
-                self.info(&keymap::read_only_refusal(a))
+            Action::ToggleMark if self.write_mode() && self.focus == Pane::Incidents => {
+                self.mark_incident()
             }
+            Action::ToggleMark if self.write_mode() => self.toggle_mark(),
+            Action::MarkAll | Action::MarkRange | Action::ClearMarks if self.write_mode() => {
+                self.bulk_mark(a)
+            }
+            Action::Act(_)
+            | Action::ToggleMark
+            | Action::Undo { .. }
+            | Action::MarkAll
+            | Action::MarkRange
+            | Action::ClearMarks => self.info(&keymap::read_only_refusal(a)),
         }
         self.prioritize_visible();
     }
@@ -605,6 +624,7 @@ impl App {
             Pane::Tree => self.layout.tree,
             Pane::Detail => self.layout.detail,
             Pane::Audit => self.layout.audit,
+            Pane::Incidents => self.layout.incidents,
         };
         hit.map_or(10, |h| h.rows.height.max(2) as usize - 1)
     }
@@ -626,9 +646,14 @@ impl App {
         }
         match self.focus {
             Pane::Audit => self.toggle_audit(),
+            Pane::Incidents => self.toggle_incidents(),
             Pane::List if !self.list.query.is_empty() => {
                 self.list.query.clear();
                 self.rebuild_list();
+            }
+            Pane::List if self.list.owner.take().is_some() => {
+                self.rebuild_list();
+                self.info("every row of the filter again (the worker's narrowing is off)");
             }
             Pane::List if !self.list.marks.is_empty() => {
                 let n = self.list.marks.len();
@@ -661,7 +686,7 @@ impl App {
         self.layout.tree_offsets.clear();
         self.banner = None;
         self.root = match self.root {
-            Root::Submissions | Root::Audit => Root::Sessions,
+            Root::Submissions | Root::Audit | Root::Incidents => Root::Sessions,
             Root::Sessions => Root::Submissions,
         };
         self.focus = root_pane(self.root);
@@ -709,6 +734,7 @@ impl App {
             }
             Pane::Sessions => self.sessions.move_cursor(delta),
             Pane::Audit => self.audit.move_cursor(delta),
+            Pane::Incidents => self.incidents.move_cursor(delta),
             Pane::Tree => {
                 if let Some(ins) = self.inspect_mut() {
                     ins.move_cursor(delta);
@@ -760,6 +786,7 @@ impl App {
                     self.open(Target::Submission(id));
                 }
             }
+            Pane::Incidents => self.open_incident(),
             Pane::Tree => self.expand(),
             Pane::Detail => {}
         }
@@ -845,6 +872,8 @@ impl App {
             Pane::List => self.selected_item().map(|i| i.row.submission_id.clone()),
             Pane::Sessions => self.selected_session().map(|s| s.id.clone()),
             Pane::Audit => self.selected_audit().map(|a| a.submission_id.clone()),
+            // The worker's full id: what `--owner` takes.
+            Pane::Incidents => self.incidents.selected_group()?.owner_id.clone(),
             Pane::Tree | Pane::Detail => self.inspect()?.selected_id(),
         }
     }
@@ -873,6 +902,7 @@ impl App {
             Pane::Audit => self
                 .selected_audit()
                 .map(|a| Target::Submission(a.submission_id.clone())),
+            Pane::Incidents => None,
             _ => self
                 .selected_item()
                 .map(|i| Target::Submission(i.row.submission_id.clone())),
@@ -937,6 +967,7 @@ fn contexts_of(focus: Pane) -> Vec<Ctx> {
         Pane::Tree => vec![Ctx::Tree, Ctx::Inspect, Ctx::Nav, Ctx::Global],
         Pane::Detail => vec![Ctx::Detail, Ctx::Inspect, Ctx::Nav, Ctx::Global],
         Pane::Audit => vec![Ctx::Audit, Ctx::Nav, Ctx::Global],
+        Pane::Incidents => vec![Ctx::Incidents, Ctx::Nav, Ctx::Global],
     }
 }
 
@@ -946,5 +977,6 @@ fn root_pane(root: Root) -> Pane {
         Root::Submissions => Pane::List,
         Root::Sessions => Pane::Sessions,
         Root::Audit => Pane::Audit,
+        Root::Incidents => Pane::Incidents,
     }
 }

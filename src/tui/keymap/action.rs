@@ -103,9 +103,19 @@ pub enum Action {
     /// Write mode only: plan an action on the selected (or every marked) submission and open its
     /// confirm popup.
     Act(ActionKind),
-    /// Write mode only: mark or unmark the selected list row for a bulk action.
+    /// Write mode only: mark or unmark the selected list row (on the incidents screen: every
+    /// submission of the selected worker) for a bulk action.
     #[strum(serialize = "mark")]
     ToggleMark,
+    /// Write mode only: mark every row the list shows (its filter and `/` query).
+    MarkAll,
+    /// Write mode only: mark the rows from the last one marked to the cursor.
+    MarkRange,
+    /// Write mode only: unmark every row, those hidden by the filter too.
+    ClearMarks,
+    /// The stuck submissions grouped by the worker that held their lease, or back.
+    #[strum(serialize = "incidents")]
+    ToggleIncidents,
     /// The command palette: every action with its key, filtered as you type.
     Palette,
     /// Write mode only, the audit trail: undo the selected record, or (`batch`) every record of
@@ -129,6 +139,8 @@ pub enum Ctx {
     Detail,
     /// The audit trail view.
     Audit,
+    /// The incidents view: stuck submissions per worker.
+    Incidents,
     Popup,
 }
 
@@ -143,6 +155,7 @@ impl Ctx {
             Ctx::Tree => "History tree",
             Ctx::Detail => "Detail",
             Ctx::Audit => "Audit trail",
+            Ctx::Incidents => "Incidents (stuck submissions per worker)",
             Ctx::Popup => "Popup",
         }
     }

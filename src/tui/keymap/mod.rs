@@ -110,6 +110,7 @@ pub fn help_groups(write_mode: bool) -> Vec<(&'static str, Vec<(&'static str, &'
         C::Tree,
         C::Detail,
         C::Audit,
+        C::Incidents,
         C::Popup,
     ]
     .into_iter()

@@ -85,10 +85,11 @@ impl PaletteScope<'_> {
                 Ctx::Tree,
                 Ctx::Detail,
                 Ctx::Audit,
+                Ctx::Incidents,
             ]
             .iter()
             .position(|c| Some(*c) == ctx)
-            .unwrap_or(9)
+            .unwrap_or(10)
         };
         out.sort_by_key(|e| (!e.available, rank(e.action)));
         out

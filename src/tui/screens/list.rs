@@ -1,5 +1,6 @@
 //! The submissions list (home): the current filter's rows, filtered as you type (`/`), sorted
-//! by any column (`o`, `O`), marked for bulk actions in `--write` mode (space). Its write keys
+//! by any column (`o`, `O`), marked for bulk actions in `--write` mode (space; `*` every row
+//! shown, `V` the range from the last mark to the cursor, `u` none). Its write keys
 //! (R, Q, F, S) plan an action on the marked rows or the selected one; the plan comes back as
 //! the confirm popup (`popups/confirm.rs`). Drawn with columns dropped by priority when narrow
 //! and a verdict preview of the selected row below.
@@ -84,6 +85,11 @@ pub struct ListScreen {
     pub selected_id: Option<String>,
     /// Submissions marked for a bulk action (write mode).
     pub marks: HashSet<String>,
+    /// The row last marked with space: where `V` marks a range from.
+    pub anchor: Option<String>,
+    /// Only the rows whose lease this worker held (`Some(None)`: rows without an owner), set by
+    /// ⏎ on the incidents screen; esc clears it.
+    pub owner: Option<Option<String>>,
 }
 
 /// What a write key asks for once its targets are known.
@@ -113,18 +119,83 @@ impl ListScreen {
         WriteAsk::Reason(Reason::new(kind, ids))
     }
 
-    /// Space: mark or unmark a row for a bulk action.
+    /// Space: mark or unmark a row for a bulk action (a marked row is where `V` starts).
     pub fn toggle_mark(&mut self, id: String) {
         if !self.marks.remove(&id) {
+            self.anchor = Some(id.clone());
             self.marks.insert(id);
         }
+    }
+
+    /// `*`: mark every row shown; how many were not marked yet.
+    pub fn mark_all(&mut self, items: &[ListItem]) -> usize {
+        let before = self.marks.len();
+        self.marks.extend(
+            self.view
+                .iter()
+                .map(|&i| items[i].row.submission_id.clone()),
+        );
+        self.marks.len() - before
+    }
+
+    /// `V`: mark the rows shown from the anchor (the row last marked) to the cursor, both
+    /// included; how many were not marked yet. `Err` when the anchor is not shown.
+    pub fn mark_range(&mut self, items: &[ListItem]) -> Result<usize, &'static str> {
+        let at = |id: &String| {
+            self.view
+                .iter()
+                .position(|&i| &items[i].row.submission_id == id)
+        };
+        let Some(from) = self.anchor.as_ref().and_then(at) else {
+            return Err("mark a row with space first: V marks from it to the cursor");
+        };
+        let (lo, hi) = (from.min(self.selected), from.max(self.selected));
+        let before = self.marks.len();
+        for &i in &self.view[lo..=hi.min(self.view.len().saturating_sub(1))] {
+            self.marks.insert(items[i].row.submission_id.clone());
+        }
+        self.anchor = self
+            .view
+            .get(self.selected)
+            .map(|&i| items[i].row.submission_id.clone());
+        Ok(self.marks.len() - before)
+    }
+
+    /// `u`: unmark everything; how many were marked.
+    pub fn clear_marks(&mut self) -> usize {
+        self.anchor = None;
+        std::mem::take(&mut self.marks).len()
+    }
+
+    /// Marked submissions the list does not show (another filter, the `/` query, the owner).
+    pub fn hidden_marks(&self, items: &[ListItem]) -> Vec<String> {
+        let shown: HashSet<&str> = self
+            .view
+            .iter()
+            .map(|&i| items[i].row.submission_id.as_str())
+            .collect();
+        let mut hidden: Vec<String> = self
+            .marks
+            .iter()
+            .filter(|m| !shown.contains(m.as_str()))
+            .cloned()
+            .collect();
+        hidden.sort();
+        hidden
     }
 
     pub fn rebuild(&mut self, items: &[ListItem], now_ms: i64) {
         let f = self.filter;
         let q = self.query.clone();
         let mut view: Vec<usize> = (0..items.len())
-            .filter(|&i| f.matches(&items[i].row, now_ms) && Self::matches_query(&items[i], &q))
+            .filter(|&i| {
+                f.matches(&items[i].row, now_ms)
+                    && Self::matches_query(&items[i], &q)
+                    && self
+                        .owner
+                        .as_ref()
+                        .is_none_or(|o| items[i].row.owner_id == *o)
+            })
             .collect();
         if let Some(col) = self.sort {
             view.sort_by(|&a, &b| {
@@ -506,6 +577,11 @@ impl ListScreen {
                 "the database has no submissions".to_string()
             } else if !self.query.is_empty() {
                 format!("no submission matches /{} (esc clears)", clean(&self.query))
+            } else if self.owner.is_some() {
+                format!(
+                    "no {} submission of this worker now (esc shows them all)",
+                    self.filter.label()
+                )
             } else {
                 match self.filter {
                     RowFilter::Expired => {

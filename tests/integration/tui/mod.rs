@@ -24,6 +24,7 @@ mod audit;
 mod chrome;
 mod e2e;
 mod friction;
+mod incidents;
 mod inspect;
 mod list;
 mod popups;
