@@ -168,3 +168,19 @@ mod tests {
         assert_eq!(v.as_str().unwrap(), "\u{9b}\u{202e}");
     }
 }
+
+/// `n` and the noun in agreement with it: `1 entry`, `2 entries`, `0 rows`.
+pub fn plural(n: impl Into<u64>, one: &str, many: &str) -> String {
+    let n = n.into();
+    format!("{n} {}", if n == 1 { one } else { many })
+}
+
+#[cfg(test)]
+mod plural_tests {
+    #[test]
+    fn one_is_singular_and_everything_else_plural() {
+        assert_eq!(super::plural(1u32, "entry", "entries"), "1 entry");
+        assert_eq!(super::plural(0u32, "entry", "entries"), "0 entries");
+        assert_eq!(super::plural(11u32, "row", "rows"), "11 rows");
+    }
+}

@@ -126,7 +126,8 @@ pub fn plan_extend(
             row.max_retry, row.attempt_count
         ));
     }
-    let mut summary = format!("extend: {}", said.join(", "));
+    // No "extend:" prefix: the action's name is printed before every summary.
+    let mut summary = said.join(", ");
     if row.input_applied_at.is_none() {
         summary.push_str(
             "; the input is not applied yet, so the attempt that applies it sets its own budget and deadline from the agent's durability settings",

@@ -39,7 +39,6 @@ pub fn plan_requeue(
         ActionKind::Requeue,
         r,
         changes,
-        "requeue: back to queued, as if it had just arrived (the input never reached the session)"
-            .into(),
+        "back to queued, as if it had just arrived (the input never reached the session)".into(),
     ))
 }

@@ -206,8 +206,8 @@ pub(super) fn run_with(
     }
     writeln!(
         out,
-        "applied: {} row(s) written, write lock held {:.2} ms, audit #{}",
-        applied.rows_written,
+        "applied: {} written, write lock held {:.2} ms, audit #{}",
+        crate::text::plural(applied.rows_written as u64, "row", "rows"),
         applied.lock_held.as_secs_f64() * 1000.0,
         applied.audit_id
     )?;

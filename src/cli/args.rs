@@ -162,7 +162,8 @@ pub enum Command {
     },
     /// Write a demo journal database (every recovery case) and list what is stuck in it.
     Demo {
-        /// Where to write it (must not exist). Default: a new file in the temp directory.
+        /// Where to write it (must not exist); it is kept. Without it: a new file in the temp
+        /// directory, removed when the run ends (the TUI quits or the list is printed).
         path: Option<PathBuf>,
         /// Print the list as JSON.
         #[arg(long)]

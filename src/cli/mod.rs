@@ -474,11 +474,15 @@ fn run_demo(
     if let Some(t) = &pg {
         seed::check_reachable(t)?;
     }
+    let mut temp = None;
     let path = match (&pg, path) {
         (Some(_), _) => seed::staging_path("demo", now),
         (None, Some(p)) => p,
         (None, None) => {
-            std::env::temp_dir().join(format!("turnscope-demo-{}-{now}.db", std::process::id()))
+            let p = std::env::temp_dir()
+                .join(format!("turnscope-demo-{}-{now}.db", std::process::id()));
+            temp = Some(seed::TempDemo(p.clone()));
+            p
         }
     };
     let summary = crate::demo::write_demo(&path, now).map_err(|e| {
@@ -503,13 +507,23 @@ fn run_demo(
     if !json && std::io::stdout().is_terminal() {
         drop(store);
         let name = format!("demo database ({shown})");
-        return run_tui(cli, target, Some(name));
+        // `temp` lives until the TUI has quit: then the file goes.
+        let result = run_tui(cli, target, Some(name));
+        drop(temp);
+        return result;
     }
     if !json {
         writeln!(
             out,
-            "demo journal database: {shown} ({} submissions, {} sessions, {} entries)",
-            summary.submissions, summary.sessions, summary.entries
+            "demo journal database: {shown} ({} submissions, {} sessions, {} entries){}",
+            summary.submissions,
+            summary.sessions,
+            summary.entries,
+            if temp.is_some() {
+                "; removed when this run ends (give a PATH to keep it)"
+            } else {
+                ""
+            }
         )?;
         writeln!(out)?;
     }
@@ -524,10 +538,19 @@ fn run_demo(
     )?;
     if !json {
         writeln!(out)?;
-        writeln!(
-            out,
-            "next: turnscope --db {shown} show <submission>   (any unique id prefix works)"
-        )?;
+        if temp.is_some() {
+            writeln!(
+                out,
+                "next: turnscope demo ./demo.db   (a PATH keeps the database for show, list and the TUI)"
+            )?;
+        } else {
+            writeln!(
+                out,
+                "next: turnscope --db {shown} show <submission>   (any unique id prefix works)"
+            )?;
+        }
     }
+    drop(store);
+    drop(temp);
     Ok(())
 }

@@ -61,12 +61,28 @@ pub(super) fn seed(
     let mut bars = super::progress::Stages::new(json);
     let result = convert::sqlite_to_postgres_watched(sqlite, target, &mut bars);
     bars.finish();
+    remove_sqlite_files(sqlite);
+    result.map_err(CliError::from)
+}
+
+/// Remove an SQLite file and its side files (`-wal`, `-shm`, `-journal`); missing ones are fine.
+pub(super) fn remove_sqlite_files(sqlite: &Path) {
     for suffix in ["", "-wal", "-shm", "-journal"] {
         let mut p = sqlite.as_os_str().to_owned();
         p.push(suffix);
         let _ = std::fs::remove_file(PathBuf::from(p));
     }
-    result.map_err(CliError::from)
+}
+
+/// A demo database written to the temp directory because no PATH was given: removed when the
+/// run ends (the TUI quits, the list is printed), as a demo without a path is expected to leave
+/// nothing behind. Giving a PATH keeps it.
+pub(super) struct TempDemo(pub PathBuf);
+
+impl Drop for TempDemo {
+    fn drop(&mut self) {
+        remove_sqlite_files(&self.0);
+    }
 }
 
 /// `turnscope --write --db postgres://… copy-to-postgres FILE`.

@@ -255,17 +255,17 @@ fn write_history(r: &SubmissionReport, out: &mut dyn Write) -> std::io::Result<(
             ),
             None => writeln!(
                 out,
-                "history: the input entry is not in the session ({} entries)",
-                session.entries.len()
+                "history: the input entry is not in the session ({})",
+                crate::text::plural(session.entries.len() as u64, "entry", "entries")
             ),
         };
     };
     let input = r.inspection.input_entry_id.as_deref().unwrap_or("?");
     writeln!(
         out,
-        "history after input {} ({} entries)",
+        "history after input {} ({})",
         sanitize(input),
-        following.len()
+        crate::text::plural(following.len() as u64, "entry", "entries")
     )?;
     let batch = r.classification().trailing_partial_batch.as_ref();
     let explained = &r.classification().explanation.entry_ids;

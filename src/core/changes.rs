@@ -192,14 +192,10 @@ impl RowChange {
                 (New, format!("    + {new}")),
             ],
             RowChange::UpdateJournal { set, .. } => {
-                let mut v = vec![(Row, "update flue_agent_turn_journals:".to_string())];
-                v.extend(set.iter().map(|c| (Value, c.line())));
-                v
+                column_lines("update flue_agent_turn_journals:", set)
             }
             RowChange::UpdateSubmission { set, .. } | RowChange::AutoFailSubmission { set, .. } => {
-                let mut v = vec![(Row, "update flue_agent_submissions:".to_string())];
-                v.extend(set.iter().map(|c| (Value, c.line())));
-                v
+                column_lines("update flue_agent_submissions:", set)
             }
             RowChange::DeleteStreamChunks {
                 stream_key,
@@ -207,11 +203,37 @@ impl RowChange {
             } => {
                 vec![(
                     Row,
-                    format!("delete {segments} stream chunk segment(s) of {stream_key}"),
+                    format!(
+                        "delete {segments} stream chunk segment{} of {stream_key}",
+                        if *segments == 1 { "" } else { "s" }
+                    ),
                 )]
             }
         }
     }
+}
+
+/// An update's preview: the columns whose value changes, one line each; those written with the
+/// value they already hold (`error: NULL → NULL`) are named on one line, not listed as changes.
+fn column_lines(row: &str, set: &[ColumnChange]) -> Vec<(PreviewPart, String)> {
+    let mut v = vec![(PreviewPart::Row, row.to_string())];
+    v.extend(
+        set.iter()
+            .filter(|c| c.old != c.new)
+            .map(|c| (PreviewPart::Value, c.line())),
+    );
+    let same: Vec<&str> = set
+        .iter()
+        .filter(|c| c.old == c.new)
+        .map(|c| c.column)
+        .collect();
+    if !same.is_empty() {
+        v.push((
+            PreviewPart::Value,
+            format!("    unchanged: {}", same.join(", ")),
+        ));
+    }
+    v
 }
 
 impl ColumnChange {
@@ -280,8 +302,10 @@ impl Fence {
                         .and_then(|v| v.get("leafId").and_then(|l| l.as_str()).map(str::to_string));
                     if &now_leaf != leaf || now_count != count {
                         diffs.push(format!(
-                            "the session changed (leaf {}, {now_count} entries)",
-                            now_leaf.as_deref().unwrap_or("none")
+                            "the session changed (leaf {}, {now_count} {})",
+                            now_leaf.as_deref().unwrap_or("none"),
+                            // core uses no other module: the plural is spelled out here.
+                            if *now_count == 1 { "entry" } else { "entries" }
                         ));
                     }
                 }

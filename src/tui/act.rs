@@ -131,9 +131,8 @@ pub fn what_changed(before: &StateSummary, after: &StateSummary) -> Vec<String> 
     if let (Some(a), Some(b)) = (before.entries, after.entries) {
         if b != a {
             out.push(format!(
-                "session: {} → {} entries, leaf {} → {}",
-                a,
-                b,
+                "session: {a} → {}, leaf {} → {}",
+                crate::text::plural(b as u64, "entry", "entries"),
                 before.leaf.as_deref().unwrap_or("-"),
                 after.leaf.as_deref().unwrap_or("-")
             ));
@@ -349,8 +348,8 @@ pub fn confirm_bulk(p: &Planned) -> (String, Vec<PopupLine>) {
 
 fn applied_line(a: &Applied) -> String {
     format!(
-        "applied: {} row(s) written · write lock held {:.2} ms · audit #{}",
-        a.rows_written,
+        "applied: {} written · write lock held {:.2} ms · audit #{}",
+        crate::text::plural(a.rows_written as u64, "row", "rows"),
         a.lock_held.as_secs_f64() * 1000.0,
         a.audit_id
     )

@@ -243,6 +243,15 @@ impl OpenedSession {
     }
 }
 
+/// What the operator last saw of the row a "changed under you" banner is about: while the banner
+/// is up, each refresh describes the change since then, not since the previous refresh (three
+/// new entries over two refreshes are three, not the last two).
+#[derive(Debug, Clone)]
+pub enum BannerBase {
+    Row(Box<ListItem>),
+    Opened(Box<OpenedSubmission>),
+}
+
 #[derive(Debug, Clone)]
 pub enum Opened {
     Submission(OpenedSubmission),

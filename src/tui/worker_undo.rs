@@ -33,9 +33,9 @@ pub fn preview_lines(target: &UndoTarget, reason: Option<&str>, u: &Undone) -> V
     let mut lines = vec![PopupLine::new(
         Tone::Heading,
         format!(
-            "undo {target}: revert audit {} ({} row(s)) in one fenced transaction",
+            "undo {target}: revert audit {} ({}) in one fenced transaction",
             ids.join(", "),
-            u.restored.len()
+            crate::text::plural(u.restored.len() as u64, "row", "rows")
         ),
     )];
     if let Some(r) = reason {

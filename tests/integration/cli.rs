@@ -396,10 +396,26 @@ fn demo_without_a_path_uses_a_new_temp_file() {
         "{path}"
     );
     assert!(v["submissions"].as_array().unwrap().len() >= 20);
-    std::fs::remove_file(&path).ok();
-    for ext in ["-wal", "-shm"] {
-        std::fs::remove_file(format!("{path}{ext}")).ok();
+    // A demo without a path leaves nothing behind.
+    for ext in ["", "-wal", "-shm", "-journal"] {
+        let p = format!("{path}{ext}");
+        assert!(!Path::new(&p).exists(), "{p} left behind");
     }
+    // In a pipe too, and it says so instead of pointing at a file that is gone.
+    let o = turnscope(None, &["demo"]);
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let text = stdout(&o);
+    let first = text.lines().next().unwrap();
+    assert!(
+        first.ends_with("; removed when this run ends (give a PATH to keep it)"),
+        "{first}"
+    );
+    let path = first
+        .strip_prefix("demo journal database: ")
+        .and_then(|r| r.split(" (").next())
+        .unwrap();
+    assert!(!Path::new(path).exists(), "{path} left behind");
+    assert!(text.contains("next: turnscope demo ./demo.db"), "{text}");
 }
 
 #[test]

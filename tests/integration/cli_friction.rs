@@ -141,3 +141,42 @@ fn a_url_of_another_database_is_an_unsupported_scheme() {
         assert!(h.contains("postgres://"), "{h}");
     }
 }
+
+/// A preview lists the columns that change; one written with the value it holds is named as
+/// unchanged, not shown as `NULL → NULL`; the summary names its action once.
+#[test]
+fn previews_leave_out_no_op_changes_and_name_the_action_once() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = crate::tui::demo_db(dir.path());
+    let conn = rusqlite::Connection::open(&db).unwrap();
+    let id: String = conn
+        .query_row(
+            "SELECT submission_id FROM flue_agent_submissions WHERE session_key LIKE '%onboarding-17%' AND status = 'running'",
+            [],
+            |r| r.get(0),
+        )
+        .unwrap();
+    drop(conn);
+    let o = crate::support::turnscope_command()
+        .env_remove("TURNSCOPE_DB")
+        .env("TURNSCOPE_NOW_MS", "1767604800000")
+        .args(["--db", s(&db), "--write", "requeue", &id, "--dry-run"])
+        .output()
+        .unwrap();
+    let out = String::from_utf8_lossy(&o.stdout);
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    assert!(
+        out.starts_with(&format!("requeue {id}: back to queued")),
+        "{out}"
+    );
+    assert!(!out.contains("requeue: "), "{out}");
+    assert!(!out.contains("NULL → NULL"), "{out}");
+    assert!(
+        out.contains("      unchanged: recovery_requested_at\n"),
+        "{out}"
+    );
+    assert!(
+        out.contains("      status: 'running' → 'queued'\n"),
+        "{out}"
+    );
+}

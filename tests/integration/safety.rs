@@ -151,7 +151,7 @@ fn a_person_at_a_terminal_answers_and_no_is_its_own_exit_code() {
     let text = stdout(&o);
     assert!(o.status.success(), "{text}");
     assert!(
-        text.contains("applied: ") && text.contains("row(s) written"),
+        text.contains("applied: ") && text.contains(" rows written"),
         "{text}"
     );
     assert_eq!(audit_count(&db), 1);

@@ -85,6 +85,8 @@ pub struct App {
     /// The last database error; cleared by the next good refresh.
     pub db_error: Option<WorkerError>,
     pub banner: Option<String>,
+    /// What the banner's change is counted from (only meaningful while `banner` is up).
+    pub banner_base: Option<super::data::BannerBase>,
     pub popup: Option<Popup>,
     pub input: Option<InputMode>,
     pub effects: Vec<Effect>,
@@ -129,6 +131,7 @@ impl App {
             status: None,
             db_error: None,
             banner: None,
+            banner_base: None,
             popup: None,
             input: None,
             effects: Vec::new(),

@@ -2,6 +2,7 @@
 //! opened views, entry bodies, exports, plans and results, the audit trail.
 
 use super::*;
+use crate::tui::data::BannerBase;
 
 impl App {
     pub fn on_response(&mut self, resp: Response) {
@@ -135,7 +136,19 @@ impl App {
         let own = std::mem::take(&mut self.own_writes);
         self.scale.own_recent = own.clone();
         // The selected row changed under the operator (the opened submission is checked below).
+        if self.banner.is_none() {
+            self.banner_base = None;
+        }
         if self.stack.is_empty() {
+            // While a banner about this row is up, count from what it was before that banner.
+            let selected_before = match (&self.banner_base, selected_before) {
+                (Some(BannerBase::Row(base)), Some(now))
+                    if base.row.submission_id == now.row.submission_id =>
+                {
+                    Some((**base).clone())
+                }
+                (_, now) => now,
+            };
             if let Some(old) = selected_before
                 .as_ref()
                 .filter(|o| !own.contains(&o.row.submission_id))
@@ -159,6 +172,7 @@ impl App {
                             );
                         }
                         self.banner = Some(c);
+                        self.banner_base = Some(BannerBase::Row(Box::new(old.clone())));
                     }
                 }
             }
@@ -177,19 +191,30 @@ impl App {
             }
             match result {
                 Ok(data) => {
-                    let change = match (&ins.data, &data) {
-                        (Some(Opened::Submission(a)), Opened::Submission(b))
+                    let old = ins.data.take();
+                    let base = match (&self.banner_base, &old) {
+                        (Some(BannerBase::Opened(base)), Some(Opened::Submission(a)))
+                            if base.report.row().submission_id == a.report.row().submission_id =>
+                        {
+                            Some(&**base)
+                        }
+                        (_, Some(Opened::Submission(a))) => Some(a),
+                        _ => None,
+                    };
+                    let change = match (base, &data) {
+                        (Some(a), Opened::Submission(b))
                             if !own.contains(&b.report.row().submission_id) =>
                         {
-                            describe_change(a, b)
+                            describe_change(a, b).map(|c| (c, a.clone()))
                         }
                         _ => None,
                     };
                     ins.data = Some(data);
                     ins.error = None;
                     ins.rebuild();
-                    if let Some(c) = change {
+                    if let Some((c, base)) = change {
                         self.banner = Some(c);
+                        self.banner_base = Some(BannerBase::Opened(Box::new(base)));
                     }
                 }
                 Err(e) => ins.error = Some(e),

@@ -141,8 +141,19 @@ impl App {
                 if base.signature() != it.signature() {
                     self.flashes.insert(id.clone(), until);
                     if self.stack.is_empty() && selected.as_deref() == Some(id.as_str()) {
+                        // A banner about this row that is up counts from what it saw first.
+                        let base = match &self.banner_base {
+                            Some(crate::tui::data::BannerBase::Row(b))
+                                if self.banner.is_some() && b.row.submission_id == id =>
+                            {
+                                (**b).clone()
+                            }
+                            _ => base,
+                        };
                         if let Some(c) = describe_item_change(&base, &it) {
                             self.banner = Some(c);
+                            self.banner_base =
+                                Some(crate::tui::data::BannerBase::Row(Box::new(base)));
                         }
                     }
                 }

@@ -140,8 +140,8 @@ impl App {
                         PopupLine::new(
                             Tone::Applied,
                             format!(
-                                "restored {} row(s) · write lock held {:.2} ms · recorded as audit {}",
-                                u.restored.len(),
+                                "restored {} · write lock held {:.2} ms · recorded as audit {}",
+                                crate::text::plural(u.restored.len() as u64, "row", "rows"),
                                 u.lock_held.as_secs_f64() * 1000.0,
                                 ids.join(", ")
                             ),

@@ -84,6 +84,14 @@ impl Confirm {
         }
     }
 
+    /// A refusal (or nothing to write): one button, which closes it.
+    pub fn refusal(title: impl Into<String>, lines: Vec<PopupLine>) -> Confirm {
+        Confirm {
+            confirm_label: "close".into(),
+            ..Confirm::info(title, lines)
+        }
+    }
+
     /// A checked undo's preview: No is selected.
     pub fn for_undo(
         target: &crate::store::UndoTarget,
@@ -195,7 +203,7 @@ impl Confirm {
                         }
                         Ok(_) => Note::Info("nothing to write".into()),
                     };
-                    (Confirm::info(title, lines), note)
+                    (Confirm::refusal(title, lines), note)
                 }
             };
         }
@@ -205,7 +213,7 @@ impl Confirm {
                 "nothing to apply: every marked submission was refused or has nothing to write"
                     .into(),
             );
-            return (Confirm::info(title, lines), note);
+            return (Confirm::refusal(title, lines), note);
         }
         let label = format!("Yes, {} {}", kind.as_str(), p.applicable());
         (
@@ -236,10 +244,10 @@ impl Confirm {
             let (title, lines, next) = act::result_single(kind, o);
             let note = match &o.result {
                 OutcomeResult::Applied { applied, .. } => Note::Info(format!(
-                    "{} {}: {} row(s) written, lock held {:.2} ms, audit #{}",
+                    "{} {}: {} written, lock held {:.2} ms, audit #{}",
                     kind.as_str(),
                     act::short_id(&o.submission_id),
-                    applied.rows_written,
+                    crate::text::plural(applied.rows_written as u64, "row", "rows"),
                     applied.lock_held.as_secs_f64() * 1000.0,
                     applied.audit_id
                 )),
@@ -451,7 +459,7 @@ fn wrap(line: &str, w: usize) -> Vec<String> {
     if width(&line) <= w || w < 8 {
         return vec![line];
     }
-    let words = !line.contains(['{', '\'']);
+    let words = !is_row_data(&line);
     let lead = line.chars().take_while(|c| *c == ' ').count().min(w / 2) + 2;
     let mut out = Vec::new();
     let mut cur: Vec<char> = Vec::new();
@@ -463,7 +471,8 @@ fn wrap(line: &str, w: usize) -> Vec<String> {
             let start = if first { 0 } else { lead };
             let mut carry: Vec<char> = Vec::new();
             if let Some(sp) = cur.iter().rposition(|&x| x == ' ').filter(|_| words) {
-                if sp > start && cur.len() - sp < w / 3 {
+                // Any word that fits on a line moves whole to the next one.
+                if cur.iter().take(sp).skip(start).any(|&x| x != ' ') {
                     carry = cur.split_off(sp + 1);
                 }
             }
@@ -486,9 +495,44 @@ fn wrap(line: &str, w: usize) -> Vec<String> {
     out
 }
 
+/// Whether a popup line shows row data (a JSON document, a quoted SQL value), which wraps at
+/// the edge with every byte kept, rather than prose. An apostrophe inside a word ("runtime's")
+/// is prose; a quote that opens or closes a value is data.
+fn is_row_data(line: &str) -> bool {
+    let chars: Vec<char> = line.chars().collect();
+    line.contains('{')
+        || chars.iter().enumerate().any(|(i, &c)| {
+            c == '\''
+                && !(i > 0
+                    && chars[i - 1].is_alphanumeric()
+                    && chars.get(i + 1).is_some_and(|n| n.is_alphanumeric()))
+        })
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn prose_wraps_between_words_even_with_an_apostrophe_or_a_long_word() {
+        let text =
+            "these rows alone would turn the runtime's next pass from rule 6 into reconciliation";
+        for w in [20, 33, 47] {
+            let out = wrap(text, w);
+            let joined: Vec<&str> = out.iter().flat_map(|l| l.split_whitespace()).collect();
+            assert_eq!(
+                joined,
+                text.split_whitespace().collect::<Vec<_>>(),
+                "{w}: {out:?}"
+            );
+            assert!(out.iter().all(|l| width(l) <= w), "{w}: {out:?}");
+        }
+        // A quoted SQL value is row data: cut at the edge, nothing trimmed.
+        assert_eq!(
+            wrap("    error: NULL → 'a b c d'", 16),
+            ["    error: NULL ", "      → 'a b c d", "      '"]
+        );
+    }
 
     #[test]
     fn wrap_keeps_the_indent_of_long_rows() {

@@ -122,6 +122,10 @@ impl Popup {
                 ("esc", "close"),
                 ("^u", "erase"),
             ]),
+            // An information or a refusal: nothing to confirm, so no "apply" or "select" either.
+            Popup::Confirm(c) if !c.is_write() && c.action == confirm::PopupAction::Close => {
+                Some(vec![("⏎/esc", "close"), ("j/k", "scroll")])
+            }
             Popup::Help(_) | Popup::Confirm(_) => None,
         }
     }

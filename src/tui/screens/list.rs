@@ -62,12 +62,13 @@ impl Column {
             Column::Kind => "KIND",
             Column::Instance => "INSTANCE",
             Column::Status => "STATUS",
-            Column::Attempts => "TRIES",
+            // The CLI's `list` headers: one name for a column wherever it is shown.
+            Column::Attempts => "ATT",
             Column::Lease => "LEASE",
-            Column::Phase => "JOURNAL",
+            Column::Phase => "PHASE",
             Column::Verdict => "VERDICT",
             Column::Rule => "RULE",
-            Column::Error => "LAST ERROR",
+            Column::Error => "ERROR",
         }
     }
 }
@@ -409,8 +410,8 @@ impl ListRows<'_> {
 }
 
 impl ListScreen {
-    /// Whether every shown row's lease has expired (then LEASE reads EXPIRED, its cells "2h00m
-    /// ago": 8 columns fewer, which is the INSTANCE column at 80).
+    /// Whether every shown row's lease has expired (the expired view): then the LEASE cells leave
+    /// out the word "expired" ("2h00m ago"), 8 columns fewer, which is the INSTANCE column at 80.
     fn all_expired(&self, items: &[ListItem], now_ms: i64) -> bool {
         !self.view.is_empty()
             && self.view.iter().all(|&i| {
@@ -424,11 +425,7 @@ impl ListScreen {
         let shown: Vec<&ListItem> = self.view.iter().map(|&i| &data.items[i]).collect();
         let all_expired = self.all_expired(data.items, cx.now_ms);
         let natural = |c: Column| -> usize {
-            let title = if all_expired && c == Column::Lease {
-                "EXPIRED"
-            } else {
-                c.title()
-            };
+            let title = c.title();
             let content = shown
                 .iter()
                 .map(|it| width(&cell(cx.now_ms, it, c, all_expired)))
@@ -498,11 +495,7 @@ impl ListScreen {
             .map(|(i, (_, cw))| Constraint::Length((cw + if i == 0 { lead } else { 0 }) as u16))
             .collect();
         let header = Row::new(cols.iter().enumerate().map(|(i, (c, cw))| {
-            let mut title = if all_expired && *c == Column::Lease {
-                "EXPIRED".to_string()
-            } else {
-                c.title().to_string()
-            };
+            let mut title = c.title().to_string();
             let sorted = self.sort == Some(*c) || (self.sort.is_none() && *c == Column::Seq);
             if sorted {
                 title.push(if self.desc { '▼' } else { '▲' });

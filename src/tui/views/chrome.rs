@@ -59,31 +59,48 @@ pub fn header(f: &mut Frame, app: &App, area: Rect) {
         ));
     }
     // -1: not counted yet (the counts follow the first frame; failed is counted in the background).
+    // The four statuses add up to the rows; failed is a part of settled, so it is shown inside
+    // it ("settled 34 (2 failed)"), not beside it as if it were a fifth status.
     let long = [
         RowFilter::Running,
         RowFilter::Queued,
         RowFilter::Terminalizing,
         RowFilter::Settled,
-        RowFilter::Failed,
     ]
     .map(|f| (f, app.count_known(f).map_or(-1, |n| n as i64)));
+    let failed = app.count_known(RowFilter::Failed).map_or(-1, |n| n as i64);
+    let n_text = |n: i64| {
+        // -1: still being counted.
+        if n < 0 {
+            "…".to_string()
+        } else {
+            n.to_string()
+        }
+    };
+    let failed_span = |label: &str| {
+        Span::styled(
+            format!(" ({} {label})", n_text(failed)),
+            if failed > 0 {
+                t.filter(RowFilter::Failed)
+            } else {
+                t.dim()
+            },
+        )
+    };
     let short = long.map(|(f, _)| f.short_label());
-    let counts = |labels: &[&'static str]| -> Vec<Span<'static>> {
+    let counts = |labels: &[&'static str], failed_label: &str| -> Vec<Span<'static>> {
         let mut v = vec![Span::raw("  ")];
         for (i, ((filter, n), label)) in long.iter().zip(labels).enumerate() {
             if i > 0 {
                 v.push(Span::styled(" · ", t.dim()));
             }
-            // -1: still being counted.
-            let n_text = if *n < 0 {
-                "…".to_string()
-            } else {
-                n.to_string()
-            };
             v.push(Span::styled(
-                format!("{label} {n_text}"),
+                format!("{label} {}", n_text(*n)),
                 if *n > 0 { t.filter(*filter) } else { t.dim() },
             ));
+            if *filter == RowFilter::Settled && failed != 0 {
+                v.push(failed_span(failed_label));
+            }
         }
         v
     };
@@ -94,11 +111,20 @@ pub fn header(f: &mut Frame, app: &App, area: Rect) {
     let mut nonzero = vec![Span::raw("  ")];
     for ((filter, n), label) in long.iter().zip(short) {
         if *n > 0 {
-            nonzero.push(Span::styled(format!("{label} {n} "), t.filter(*filter)));
+            nonzero.push(Span::styled(format!("{label} {n}"), t.filter(*filter)));
+            if *filter == RowFilter::Settled && failed > 0 {
+                nonzero.push(failed_span(RowFilter::Failed.short_label()));
+            }
+            nonzero.push(Span::raw(" "));
         }
     }
     let tail = first_fit(
-        vec![counts(&long_labels), counts(&short), nonzero, Vec::new()],
+        vec![
+            counts(&long_labels, RowFilter::Failed.label()),
+            counts(&short, RowFilter::Failed.short_label()),
+            nonzero,
+            Vec::new(),
+        ],
         w.saturating_sub(base),
     );
     if base > w {
@@ -228,7 +254,7 @@ pub fn nav(f: &mut Frame, app: &App, area: Rect) {
         }
     } else {
         rest.push(vec![Span::styled(
-            format!("{} sessions", app.sessions.rows.len()),
+            crate::text::plural(app.sessions.rows.len() as u64, "session", "sessions"),
             t.dim(),
         )]);
     }

@@ -45,11 +45,11 @@ fn resize_and_narrow_terminals_degrade_gracefully() {
     let mut h = fixture(dir.path(), "tool-batch-mid", (160, 48));
     h.press("2");
     let wide = h.render();
-    assert!(wide.contains("LAST ERROR") && wide.contains("JOURNAL"));
+    assert!(wide.contains("ERROR") && wide.contains("PHASE"));
     h.resize(80, 24);
     let narrow = h.render();
     assert!(
-        narrow.contains("VERDICT") && !narrow.contains("JOURNAL"),
+        narrow.contains("VERDICT") && !narrow.contains("PHASE"),
         "{narrow}"
     );
     h.resize(50, 12);
@@ -231,7 +231,7 @@ fn narrow_lists_drop_the_column_that_says_nothing_first() {
     let mut h = Harness::open(&db, opts("demo.db", NOW, (80, 24), dir.path())).unwrap();
     h.press("1");
     let at80 = list_header(&h.render());
-    for col in ["ID", "VERDICT", "RULE", "INSTANCE", "EXPIRED"] {
+    for col in ["ID", "VERDICT", "RULE", "INSTANCE", "LEASE"] {
         assert!(at80.contains(col), "{col} at 80: {at80}");
     }
     assert!(!at80.contains("STATUS"), "STATUS at 80: {at80}");

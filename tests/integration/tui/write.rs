@@ -109,7 +109,7 @@ fn repair_previews_waits_for_yes_applies_and_is_audited() {
         let (title, lines) = popup(&h);
         assert!(title.starts_with("Repair applied"), "{title}\n{lines}");
         assert!(
-            lines.contains("applied: 4 row(s) written · write lock held"),
+            lines.contains("applied: 4 rows written · write lock held"),
             "{lines}"
         );
         assert!(lines.contains("audit #1"), "{lines}");

@@ -277,7 +277,13 @@ fn submission_doc(d: &mut Doc, s: &OpenedSubmission, now: i64) {
                                     blocks,
                                 } => {
                                     format!(
-                                        "recoverable: {text_chars} characters in {blocks} block(s)"
+                                        "recoverable: {} in {}",
+                                        crate::text::plural(
+                                            *text_chars as u64,
+                                            "character",
+                                            "characters"
+                                        ),
+                                        crate::text::plural(*blocks as u64, "block", "blocks")
                                     )
                                 }
                                 crate::core::stream::StreamReconstruction::NotRecoverable(why) => {
@@ -553,7 +559,11 @@ fn build(ins: &Inspect, t: Theme, now: i64, write: bool) -> Vec<Line<'static>> {
         NodeKind::Note(n) => d.text(clean(n), t.warn()),
         NodeKind::PreInput { count } => {
             d.text(
-                format!("{count} entries of the active path come before the submission's input."),
+                format!(
+                    "{} of the active path {} before the submission's input.",
+                    crate::text::plural(*count as u64, "entry", "entries"),
+                    if *count == 1 { "comes" } else { "come" }
+                ),
                 Style::new(),
             );
             d.text(

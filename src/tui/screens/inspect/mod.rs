@@ -603,7 +603,10 @@ pub fn describe_change(old: &OpenedSubmission, new: &OpenedSubmission) -> Option
             if cb - ca == 1 { "y" } else { "ies" }
         ));
     } else if cb < ca {
-        parts.push(format!("{} entries removed", ca - cb));
+        parts.push(format!(
+            "{} removed",
+            crate::text::plural((ca - cb) as u64, "entry", "entries")
+        ));
     }
     if a.status != b.status {
         parts.push(format!("now {} ({})", b.status, new.verdict()));

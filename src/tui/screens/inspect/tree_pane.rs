@@ -34,7 +34,10 @@ pub fn draw(f: &mut Frame, cx: &DrawCtx, stack: &[Inspect], view: &mut Layout, a
         (Some(_), _) => {
             let n = ins.history().map_or(0, |h| h.entries.len());
             let active = ins.history().map_or(0, |h| h.active_indexes().len());
-            format!(" history · {active} on the active path of {n} entries ")
+            format!(
+                " history · {active} on the active path of {} ",
+                crate::text::plural(n as u64, "entry", "entries")
+            )
         }
     };
     let block = Block::new()
@@ -207,8 +210,9 @@ fn row_spans<'a>(
                 ));
                 let n = s.record.as_ref().map_or(0, |r| r.entries.len());
                 v.push(Span::raw(format!(
-                    "· {n} entries · {} submissions",
-                    s.submissions.len()
+                    "· {} · {}",
+                    crate::text::plural(n as u64, "entry", "entries"),
+                    crate::text::plural(s.submissions.len() as u64, "submission", "submissions")
                 )));
             }
             None => {}
