@@ -33,6 +33,20 @@ pub fn plan_reconcile(
         }
     }
     if written == 0 {
+        // A rule whose first write is the attempt replacement (rule 5) is reconciled by the
+        // runtime alone: nothing to write is the whole of this action there, not a refusal.
+        if matches!(r.plan.writes.first(), Some(PlannedWrite::ReplaceAttempt)) {
+            return Ok(ActionPlan::new(
+                ActionKind::Reconcile,
+                r,
+                Vec::new(),
+                format!(
+                    "rule {rule} → {}: nothing for turnscope to write; left to the runtime: {}",
+                    r.plan.result.unwrap_or("-"),
+                    PlannedWrite::ReplaceAttempt.describe()
+                ),
+            ));
+        }
         return Err(stopped.unwrap_or_else(|| no_writes(r, rule, "nothing to reconcile")));
     }
     let done: Vec<String> = r.plan.writes[..written]
