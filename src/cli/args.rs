@@ -99,6 +99,10 @@ pub enum Command {
     /// one fenced transaction, only while every row it changed still holds what turnscope wrote.
     /// Needs --write (the check runs in a write transaction, rolled back for --dry-run).
     Undo(UndoArgs),
+    /// Export a submission's whole session (every entry with its stored data) and every
+    /// submission of that session, inspected: the TUI's `e`, as JSON (schema turnscope.export/1)
+    /// on stdout or in a file.
+    Export(ExportArgs),
     /// Print a shell completion script (bash, zsh, fish, elvish, powershell).
     Completions {
         /// The shell.
@@ -210,6 +214,18 @@ pub struct ListArgs {
     /// Print JSON (schema turnscope.list/1).
     #[arg(long)]
     pub json: bool,
+}
+
+#[derive(Debug, Clone, Default, Args)]
+pub struct ExportArgs {
+    /// Submission id or a unique prefix of it.
+    pub submission: String,
+    /// Write the document to FILE (created readable by its owner only) instead of stdout.
+    #[arg(short = 'o', long = "output", value_name = "FILE")]
+    pub output: Option<PathBuf>,
+    /// With --output: replace FILE if it exists.
+    #[arg(long, requires = "output")]
+    pub force: bool,
 }
 
 #[derive(Debug, Clone, Default, Args)]

@@ -4,6 +4,7 @@ mod act;
 mod args;
 mod common;
 mod confirm;
+mod export;
 mod keys;
 mod list;
 mod output;
@@ -16,7 +17,7 @@ use std::path::PathBuf;
 
 pub use crate::config::parse_duration;
 pub use crate::text::{is_hostile_char, sanitize};
-pub use args::{parse_age, ActionArgs, Cli, Command, ListArgs, UndoArgs};
+pub use args::{parse_age, ActionArgs, Cli, Command, ExportArgs, ListArgs, UndoArgs};
 
 pub use common::{exit, now_ms, CliError};
 
@@ -72,6 +73,8 @@ fn json_output(cli: &Cli) -> bool {
             | Command::Demo { json, .. },
         ) => *json,
         Some(Command::List(a)) => a.json,
+        // The document itself goes to stdout unless --output names a file.
+        Some(Command::Export(a)) => a.output.is_none(),
         Some(Command::Undo(a)) => a.json,
         Some(Command::Repair(a) | Command::Requeue(a) | Command::Fail(a) | Command::Step(a)) => {
             a.json
@@ -208,6 +211,7 @@ fn run_command(cli: &Cli, out: &mut dyn Write) -> Result<(), CliError> {
         ),
         Some(Command::Audit { json }) => act::audit(&*open_store(cli)?, *json, out),
         Some(Command::Undo(a)) => undo::run(cli, a, out),
+        Some(Command::Export(a)) => export::run(&*open_store(cli)?, cli, a, out),
         Some(Command::CopyToPostgres { sqlite, json }) => seed::run_copy(cli, sqlite, *json, out),
         Some(Command::Completions { shell }) => {
             let mut cmd = <Cli as clap::CommandFactory>::command();
