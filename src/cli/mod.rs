@@ -2,6 +2,7 @@
 
 mod act;
 mod args;
+mod audit;
 mod common;
 mod confirm;
 mod export;
@@ -17,7 +18,10 @@ use std::path::PathBuf;
 
 pub use crate::config::parse_duration;
 pub use crate::text::{is_hostile_char, sanitize};
-pub use args::{parse_age, ActionArgs, Cli, Command, ExportArgs, ListArgs, UndoArgs};
+pub use args::{
+    parse_age, parse_since, ActionArgs, AuditArgs, Cli, Command, ExportArgs, ListArgs, Since,
+    UndoArgs,
+};
 
 pub use common::{exit, now_ms, CliError};
 
@@ -68,11 +72,11 @@ fn json_output(cli: &Cli) -> bool {
         Some(
             Command::Show { json, .. }
             | Command::Classify { json, .. }
-            | Command::Audit { json }
             | Command::CopyToPostgres { json, .. }
             | Command::Demo { json, .. },
         ) => *json,
         Some(Command::List(a)) => a.json,
+        Some(Command::Audit(a)) => a.json,
         // The document itself goes to stdout unless --output names a file.
         Some(Command::Export(a)) => a.output.is_none(),
         Some(Command::Undo(a)) => a.json,
@@ -209,7 +213,7 @@ fn run_command(cli: &Cli, out: &mut dyn Write) -> Result<(), CliError> {
             }),
             out,
         ),
-        Some(Command::Audit { json }) => act::audit(&*open_store(cli)?, *json, out),
+        Some(Command::Audit(a)) => audit::run(&*open_store(cli)?, cli, a, out),
         Some(Command::Undo(a)) => undo::run(cli, a, out),
         Some(Command::Export(a)) => export::run(&*open_store(cli)?, cli, a, out),
         Some(Command::CopyToPostgres { sqlite, json }) => seed::run_copy(cli, sqlite, *json, out),

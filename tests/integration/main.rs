@@ -3,6 +3,7 @@
 mod actions;
 mod backends;
 mod cli;
+mod cli_audit;
 mod cli_export;
 mod config;
 mod contract;
