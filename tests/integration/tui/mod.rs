@@ -25,6 +25,7 @@ mod chrome;
 mod e2e;
 mod inspect;
 mod list;
+mod list_query;
 mod popups;
 mod scale;
 mod sessions;
