@@ -90,7 +90,31 @@ impl Refusal {
 
 /// The preconditions every action shares: a running row whose lease expired, and a session the
 /// runtime itself could load.
+/// The rule that fires now for a stuck submission, for the actions that write the runtime's own
+/// plan (`step`, `reconcile`); `instead` says what to do when there is nothing to write.
+pub(super) fn firing_rule(r: &SubmissionReport, now_ms: i64, instead: &str) -> Result<u8, Refusal> {
+    check_stuck(r, now_ms)?;
+    r.plan
+        .rule
+        .ok_or_else(|| Refusal::new(r.plan.reason.clone(), instead))
+}
+
+/// The refusal of a rule whose plan has no write turnscope makes.
+pub(super) fn no_writes(r: &SubmissionReport, rule: u8, instead: &str) -> Refusal {
+    Refusal::new(
+        format!("rule {rule} makes no writes ({})", r.plan.reason),
+        instead,
+    )
+}
+
 pub(super) fn check_stuck(r: &SubmissionReport, now_ms: i64) -> Result<(), Refusal> {
+    check_expired_running(r, now_ms)?;
+    check_whole(r)
+}
+
+/// What the reconciler's listing requires of a row before anything is written for it: running,
+/// its lease expired (and not 0 or negative), read from a whole session.
+pub(super) fn check_expired_running(r: &SubmissionReport, now_ms: i64) -> Result<(), Refusal> {
     // Writes are planned only from a whole, fully parsed session (`SubmissionReport::load`).
     if let Some(s) = r.bundle.session.as_ref() {
         if s.scope != crate::core::records::SessionScope::Full {
@@ -135,6 +159,13 @@ pub(super) fn check_stuck(r: &SubmissionReport, now_ms: i64) -> Result<(), Refus
             "wait for the lease to expire; never write under a live lease",
         ));
     }
+    Ok(())
+}
+
+/// Nothing turnscope would write over is damaged: the row parses, the session and journal were
+/// read whole, and the row has an attempt to fence on.
+fn check_whole(r: &SubmissionReport) -> Result<(), Refusal> {
+    let row = r.row();
     if let crate::core::plan::Disposition::Malformed { problem } = &r.plan.disposition {
         return Err(Refusal::new(
             format!("the submission row is damaged: {problem}"),

@@ -9,6 +9,7 @@ mod entries;
 mod extend;
 mod fail;
 pub mod live;
+mod malformed;
 pub mod predict;
 mod reconcile;
 mod repair;

@@ -2,7 +2,7 @@
 //! one fenced transaction: every write of its plan up to the attempt replacement (left to the
 //! runtime, as with `step`), each built against the state the writes before it leave.
 
-use super::common::{check_stuck, ActionKind, ActionPlan, Refusal};
+use super::common::{firing_rule, no_writes, ActionKind, ActionPlan, Refusal};
 use super::entries::EntryIds;
 use super::writes::{group_rows, groups};
 use crate::core::plan::PlannedWrite;
@@ -13,11 +13,10 @@ pub fn plan_reconcile(
     now_ms: i64,
     ids: &mut EntryIds,
 ) -> Result<ActionPlan, Refusal> {
-    check_stuck(r, now_ms)?;
-    let rule = r
-        .plan
-        .rule
-        .ok_or_else(|| Refusal::new(r.plan.reason.clone(), "nothing to reconcile"))?;
+    if let Some(plan) = super::malformed::plan_auto_fail(r, ActionKind::Reconcile, now_ms) {
+        return plan;
+    }
+    let rule = firing_rule(r, now_ms, "nothing to reconcile")?;
     let mut changes = Vec::new();
     let mut written = 0;
     let mut stopped: Option<Refusal> = None;
@@ -34,12 +33,7 @@ pub fn plan_reconcile(
         }
     }
     if written == 0 {
-        return Err(stopped.unwrap_or_else(|| {
-            Refusal::new(
-                format!("rule {rule} makes no writes ({})", r.plan.reason),
-                "nothing to reconcile",
-            )
-        }));
+        return Err(stopped.unwrap_or_else(|| no_writes(r, rule, "nothing to reconcile")));
     }
     let done: Vec<String> = r.plan.writes[..written]
         .iter()

@@ -85,8 +85,8 @@ pub(crate) fn journal_before_provider(
     vec![
         ColumnChange::new(
             "phase",
-            SqlValue::text(j.phase.as_str()),
-            SqlValue::text("before_provider"),
+            SqlValue::phase(&j.phase),
+            SqlValue::phase(&crate::core::status::JournalPhase::BeforeProvider),
         ),
         ColumnChange::new(
             "revision",
@@ -175,29 +175,35 @@ pub(crate) fn settle_failed_row(
             ),
         ]
     } else {
-        vec![
-            ColumnChange::new(
-                "status",
-                SqlValue::status(SubmissionStatus::Running),
-                SqlValue::status(SubmissionStatus::Settled),
-            ),
-            ColumnChange::new(
-                "settled_at",
-                SqlValue::opt_int(row.settled_at),
-                SqlValue::Int(now_ms),
-            ),
-            ColumnChange::new(
-                "error",
-                SqlValue::opt_text(row.error.as_deref()),
-                SqlValue::text(&failure.message),
-            ),
-        ]
+        settle_columns(row, now_ms, SqlValue::text(&failure.message))
     };
     RowChange::UpdateSubmission {
         submission_id: row.submission_id.clone(),
         attempt_id: row.attempt_id.clone().unwrap_or_default(),
         set,
     }
+}
+
+/// The columns `completeSubmission` (error NULL) and `failSubmission` (the failure's message)
+/// both set on a running dispatch row: one place for the settlement's shape.
+pub(crate) fn settle_columns(
+    row: &crate::core::rows::SubmissionRow,
+    now_ms: i64,
+    error: SqlValue,
+) -> Vec<ColumnChange> {
+    vec![
+        ColumnChange::new(
+            "status",
+            SqlValue::status(SubmissionStatus::Running),
+            SqlValue::status(SubmissionStatus::Settled),
+        ),
+        ColumnChange::new(
+            "settled_at",
+            SqlValue::opt_int(row.settled_at),
+            SqlValue::Int(now_ms),
+        ),
+        ColumnChange::new("error", SqlValue::opt_text(row.error.as_deref()), error),
+    ]
 }
 
 /// `deleteStreamChunkSegments(journal.streamKey)`, when there is anything to delete.

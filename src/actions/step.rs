@@ -6,7 +6,7 @@
 //! up and replaces it itself, spec §6.5 "stop there (recommended)") and settling a completed direct
 //! prompt (the runtime rebuilds its result event from history).
 
-use super::common::{check_stuck, ActionKind, ActionPlan, Refusal};
+use super::common::{firing_rule, no_writes, ActionKind, ActionPlan, Refusal};
 use super::entries::EntryIds;
 use super::writes::{group_rows, groups};
 use crate::core::plan::PlannedWrite;
@@ -18,16 +18,12 @@ pub fn plan_step(
     now_ms: i64,
     ids: &mut EntryIds,
 ) -> Result<ActionPlan, Refusal> {
-    check_stuck(r, now_ms)?;
-    let rule = r
-        .plan
-        .rule
-        .ok_or_else(|| Refusal::new(r.plan.reason.clone(), "nothing to step through"))?;
+    if let Some(plan) = super::malformed::plan_auto_fail(r, ActionKind::Step, now_ms) {
+        return plan;
+    }
+    let rule = firing_rule(r, now_ms, "nothing to step through")?;
     let Some(first) = groups(&r.plan.writes).into_iter().next() else {
-        return Err(Refusal::new(
-            format!("rule {rule} makes no writes ({})", r.plan.reason),
-            "nothing to step through",
-        ));
+        return Err(no_writes(r, rule, "nothing to step through"));
     };
     let taken = first.end;
     let changes = group_rows(r, &[], first.clone(), now_ms, ids)?;

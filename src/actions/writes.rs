@@ -9,14 +9,13 @@ use super::entries::{Appender, EntryIds};
 use super::predict::outcome;
 use super::rows::{
     advisory_rows, create_session_rows, delete_chunks_row, journal_before_provider, repair_rows,
-    requeue_rows, settle_failed_row,
+    requeue_rows, settle_columns, settle_failed_row,
 };
 use crate::core::changes::{ColumnChange, RowChange, SqlValue};
 use crate::core::failure::RuntimeFailure;
 use crate::core::jsjson::to_js_string;
 use crate::core::plan::PlannedWrite;
 use crate::core::runtime_text;
-use crate::core::status::SubmissionStatus;
 use crate::core::stream::recovered_partial_message;
 use crate::report::SubmissionReport;
 
@@ -72,23 +71,7 @@ pub(super) fn rows_for(
         PlannedWrite::CompleteSubmission => vec![RowChange::UpdateSubmission {
             submission_id: row.submission_id.clone(),
             attempt_id: attempt,
-            set: vec![
-                ColumnChange::new(
-                    "status",
-                    SqlValue::status(SubmissionStatus::Running),
-                    SqlValue::status(SubmissionStatus::Settled),
-                ),
-                ColumnChange::new(
-                    "settled_at",
-                    SqlValue::opt_int(row.settled_at),
-                    SqlValue::Int(now_ms),
-                ),
-                ColumnChange::new(
-                    "error",
-                    SqlValue::opt_text(row.error.as_deref()),
-                    SqlValue::Null,
-                ),
-            ],
+            set: settle_columns(row, now_ms, SqlValue::Null),
         }],
         PlannedWrite::FailSubmission { .. } | PlannedWrite::SettleDirect { .. } => {
             vec![settle_failed_row(r, &failure()?, now_ms)]

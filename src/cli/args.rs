@@ -203,6 +203,18 @@ impl From<ScaleProfileArg> for crate::demo::scale::ScaleProfile {
 
 #[derive(Debug, Clone, Default, Args)]
 pub struct ListArgs {
+    #[command(flatten)]
+    pub selection: SelectionArgs,
+
+    /// Print JSON (schema turnscope.list/1).
+    #[arg(long)]
+    pub json: bool,
+}
+
+/// Which submissions a command is about: `list` shows them, a bulk action (`--all`) acts on
+/// them. Resolved by [`super::select`], the one place these filters mean something.
+#[derive(Debug, Clone, Default, Args)]
+pub struct SelectionArgs {
     /// Only running submissions whose lease expired (the default).
     #[arg(long, conflicts_with = "status")]
     pub expired: bool,
@@ -224,6 +236,11 @@ pub struct ListArgs {
     #[arg(long, value_name = "ID")]
     pub instance: Option<String>,
 
+    /// Only submissions whose lease this worker holds or held (the row's owner_id: in full, or a
+    /// prefix that only one owner among the rows of --status has).
+    #[arg(long, value_name = "ID")]
+    pub owner: Option<String>,
+
     /// Only rows older than this: lease expired at least this long ago for running rows, accepted
     /// at least this long ago for the others (e.g. 10m, 2h).
     #[arg(long, value_name = "DURATION", value_parser = parse_age)]
@@ -232,10 +249,6 @@ pub struct ListArgs {
     /// At most this many rows (oldest first).
     #[arg(long, value_name = "N")]
     pub limit: Option<usize>,
-
-    /// Print JSON (schema turnscope.list/1).
-    #[arg(long)]
-    pub json: bool,
 }
 
 #[derive(Debug, Clone, Default, Args)]

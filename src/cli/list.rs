@@ -8,7 +8,7 @@ use super::args::{Cli, ListArgs};
 use super::output::{table, truncate};
 use super::{now_ms, CliError};
 use crate::report::{plan_json, submission_json, SubmissionReport};
-use crate::store::{JournalStore, PathWalker, RowFilter, StoreError};
+use crate::store::{JournalStore, RowFilter};
 use crate::text::sanitize;
 
 pub fn run(
@@ -18,21 +18,18 @@ pub fn run(
     out: &mut dyn Write,
 ) -> Result<(), CliError> {
     let now = now_ms(cli);
-    let filter = match args.status.as_deref() {
-        None => RowFilter::Expired,
-        Some(s) => s.parse::<RowFilter>().map_err(|_| {
-            CliError::new(
-                format!("unknown status {s:?}"),
-                format!("use one of: {} (or --expired)", RowFilter::names()),
-                super::exit::USAGE,
-            )
-        })?,
-    };
     // One read snapshot for the listing and every report: one consistent state, and no
     // transaction per submission.
     let mut items = Vec::new();
     let mut body: Vec<Vec<String>> = Vec::new();
-    store.in_snapshot(&mut || scan_rows(store, cli, args, filter, now, &mut items, &mut body))?;
+    let filter = super::select::scan(store, &args.selection, cli.context_window, now, &mut |r| {
+        if args.json {
+            // Kept as text: 2,000 items as JSON values would take tens of megabytes.
+            items.push(serde_json::to_string_pretty(&json_item(r, now)).unwrap_or_default());
+        } else {
+            body.push(table_row(r));
+        }
+    })?;
     if args.json {
         let doc = json!({
             "schema": "turnscope.list/1",
@@ -60,65 +57,6 @@ pub fn run(
         "ERROR",
     ];
     write!(out, "{}", table(&header, &body))?;
-    Ok(())
-}
-
-/// Inspect the listed rows that pass the row-level filters: JSON items or table rows.
-fn scan_rows(
-    store: &dyn JournalStore,
-    cli: &Cli,
-    args: &ListArgs,
-    filter: RowFilter,
-    now: i64,
-    items: &mut Vec<String>,
-    body: &mut Vec<Vec<String>>,
-) -> Result<(), StoreError> {
-    let mut rows = store.list_submissions(filter, now)?;
-    // Row-level filters first, so only the rows shown are inspected.
-    rows.retain(|r| {
-        args.kind.as_ref().is_none_or(|k| &r.kind == k)
-            && args
-                .instance
-                .as_ref()
-                .is_none_or(|i| r.instance_id().as_ref() == Some(i))
-            && args.older_than.is_none_or(|age| {
-                let since = if r.is_running() && r.lease_expires_at > 0 {
-                    r.lease_expires_at
-                } else {
-                    r.accepted_at.unwrap_or(now)
-                };
-                now - since >= age.as_millis() as i64
-            })
-    });
-    // Each report holds only its active path since the input (`store::walk`) and is turned into
-    // its output line and dropped at once; the walker keeps a few recent walks.
-    let mut walker = PathWalker::new(cli.context_window.is_some());
-    for row in rows {
-        if args.limit.is_some_and(|n| items.len() + body.len() >= n) {
-            break;
-        }
-        let report = SubmissionReport::scan(
-            store,
-            &row.submission_id,
-            &mut walker,
-            cli.context_window,
-            now,
-        )?;
-        if let Some(v) = &args.verdict {
-            let verdict = report.verdict();
-            // `resume` matches every resume mode; otherwise the label must match exactly.
-            let hit = &verdict == v || verdict.strip_prefix("resume/").is_some() && v == "resume";
-            if !hit {
-                continue;
-            }
-        }
-        if args.json {
-            // Kept as text: 2,000 items as JSON values would take tens of megabytes.
-            items.push(serde_json::to_string_pretty(&json_item(&report, now)).unwrap_or_default());
-        } else {
-            body.push(table_row(&report));
-        }
-    }
     Ok(())
 }
 

@@ -10,6 +10,7 @@ mod keys;
 mod list;
 mod output;
 mod seed;
+mod select;
 mod show;
 mod undo;
 
@@ -19,8 +20,8 @@ use std::path::PathBuf;
 pub use crate::config::parse_duration;
 pub use crate::text::{is_hostile_char, sanitize};
 pub use args::{
-    parse_age, parse_since, ActionArgs, AuditArgs, Cli, Command, ExportArgs, ListArgs, Since,
-    UndoArgs,
+    parse_age, parse_since, ActionArgs, AuditArgs, Cli, Command, ExportArgs, ListArgs,
+    SelectionArgs, Since, UndoArgs,
 };
 
 pub use common::{exit, now_ms, CliError};

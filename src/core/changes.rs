@@ -77,6 +77,14 @@ pub enum RowChange {
         attempt_id: String,
         set: Vec<ColumnChange>,
     },
+    /// The runtime parser's auto-fail of a malformed row (`failSubmissionSequence`): `UPDATE
+    /// flue_agent_submissions` where the row is still running, under the attempt it had (`NULL`
+    /// where the row had none, which is one way a row is malformed).
+    AutoFailSubmission {
+        submission_id: String,
+        attempt_id: Option<String>,
+        set: Vec<ColumnChange>,
+    },
     /// `DELETE FROM flue_agent_stream_chunks WHERE stream_key = ?`.
     DeleteStreamChunks { stream_key: String, segments: usize },
 }
@@ -105,6 +113,11 @@ impl SqlValue {
     /// A `status` value, as the runtime stores it.
     pub fn status(s: crate::core::status::SubmissionStatus) -> SqlValue {
         SqlValue::Text(s.as_str().to_string())
+    }
+
+    /// A journal `phase` value, as the runtime stores it.
+    pub fn phase(p: &crate::core::status::JournalPhase) -> SqlValue {
+        SqlValue::Text(p.as_str().to_string())
     }
 
     pub fn opt_text(s: Option<&str>) -> SqlValue {
@@ -183,7 +196,7 @@ impl RowChange {
                 v.extend(set.iter().map(|c| (Value, c.line())));
                 v
             }
-            RowChange::UpdateSubmission { set, .. } => {
+            RowChange::UpdateSubmission { set, .. } | RowChange::AutoFailSubmission { set, .. } => {
                 let mut v = vec![(Row, "update flue_agent_submissions:".to_string())];
                 v.extend(set.iter().map(|c| (Value, c.line())));
                 v

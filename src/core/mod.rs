@@ -13,6 +13,7 @@ pub mod failure;
 pub mod history;
 pub mod jsjson;
 pub mod jsregex;
+pub mod payload;
 pub mod plan;
 mod preview;
 pub mod records;

@@ -144,8 +144,11 @@ pub enum PlannedWrite {
     ReplaceAttempt,
     /// `requeueSubmissionBeforeInputApplied(A)`.
     Requeue,
-    /// The runtime's parser auto-settles a malformed row as failed.
-    AutoFailMalformed { error: String },
+    /// The runtime's parser auto-settles a malformed row as failed
+    /// (`failSubmissionSequence`: `status = 'settled', settled_at, error` where the status is
+    /// still the one listed). `error` is `None` where it is a JavaScript exception's message
+    /// (`JSON.parse`, image hydration), which turnscope does not reproduce.
+    AutoFailMalformed { error: Option<String> },
 }
 
 impl PlannedWrite {
@@ -182,7 +185,12 @@ impl PlannedWrite {
             }
             PlannedWrite::ReplaceAttempt => "replace the attempt: new attempt id, attempt_count + 1, fresh lease".into(),
             PlannedWrite::Requeue => "requeue: status queued, attempt/owner/started cleared, lease 0".into(),
-            PlannedWrite::AutoFailMalformed { error } => format!("auto-settle the malformed row as failed: {error}"),
+            PlannedWrite::AutoFailMalformed { error: Some(error) } => {
+                format!("auto-settle the malformed row as failed: {error}")
+            }
+            PlannedWrite::AutoFailMalformed { error: None } => {
+                "auto-settle the malformed row as failed, with the message of the JavaScript exception the runtime's parser throws (JSON.parse, image hydration)".into()
+            }
         }
     }
 }
@@ -299,13 +307,21 @@ impl RecoveryPlan {
 pub use super::failure::messages;
 
 /// The error text the runtime's parser stores when it auto-settles a malformed row
-/// (`parseSubmission`): the row check comes first, then the payload check.
-pub fn malformed_error(sub: &SubmissionRow) -> Option<&'static str> {
+/// (`parseSubmission`): the row check comes first, then `JSON.parse` of the payload, then (for a
+/// direct prompt) its image hydration, then the payload check. `Some(None)` where the message is
+/// a JavaScript exception's (a payload that is not JSON; a direct payload without an inner
+/// `payload` object, or with images), which turnscope does not reproduce.
+pub fn malformed_error(sub: &SubmissionRow) -> Option<Option<&'static str>> {
     row_problem(sub)?;
     Some(if row_shape_problem(sub).is_some() {
-        messages::MALFORMED_ROW
+        Some(messages::MALFORMED_ROW)
     } else {
-        messages::MALFORMED_PAYLOAD
+        match super::payload::read(&sub.payload) {
+            Err(_) => None,
+            // A direct prompt's images are hydrated before the check, and that throws first.
+            Ok(p) if sub.kind == "direct" && !p.direct_error_is_known() => None,
+            Ok(_) => Some(messages::MALFORMED_PAYLOAD),
+        }
     })
 }
 
@@ -349,16 +365,21 @@ fn row_shape_problem(sub: &SubmissionRow) -> Option<String> {
 }
 
 fn payload_problem(sub: &SubmissionRow) -> Option<String> {
-    let p: serde_json::Value = match serde_json::from_str(&sub.payload) {
-        Ok(v) => v,
+    let p = match super::payload::read(&sub.payload) {
+        Ok(p) => p,
         Err(e) => return Some(format!("payload is not valid JSON: {e}")),
     };
-    let s = |k: &str| p.get(k).and_then(|v| v.as_str());
-    if s("kind") != Some(sub.kind.as_str()) || s("submissionId") != Some(sub.submission_id.as_str())
+    if !p.is_object() {
+        return Some("payload is not a JSON object".into());
+    }
+    if p.kind() != Some(sub.kind.as_str()) || p.submission_id() != Some(sub.submission_id.as_str())
     {
         return Some("payload kind/submissionId differ from the row".into());
     }
-    let Some(id) = s("id") else {
+    if p.agent().is_none() {
+        return Some("payload has no agent name".into());
+    }
+    let Some(id) = p.id() else {
         return Some("payload has no id".into());
     };
     let key = format!(
@@ -368,19 +389,15 @@ fn payload_problem(sub: &SubmissionRow) -> Option<String> {
     if key != sub.session_key {
         return Some("payload id does not rebuild session_key".into());
     }
-    match s("acceptedAt").and_then(super::time::ms_from_iso) {
+    match p.accepted_at().and_then(super::time::ms_from_iso) {
         Some(ms) if Some(ms) == sub.accepted_at => {}
         _ => return Some("payload acceptedAt does not match accepted_at".into()),
     }
     if sub.kind == "dispatch" {
-        if s("dispatchId") != Some(sub.submission_id.as_str()) || p.get("input").is_none() {
+        if p.dispatch_id() != Some(sub.submission_id.as_str()) || !p.has_input() {
             return Some("dispatch payload lacks a matching dispatchId or an input".into());
         }
-    } else if p
-        .pointer("/payload/message")
-        .and_then(|m| m.as_str())
-        .is_none()
-    {
+    } else if !p.message_is_string() {
         return Some("direct payload has no payload.message string".into());
     }
     None
@@ -411,9 +428,9 @@ pub fn plan_recovery(
                 Disposition::Malformed { problem: problem.clone() },
                 format!("the runtime's row parser rejects this row ({problem}) and settles it as failed"),
             );
-            let error = malformed_error(sub).unwrap_or(messages::MALFORMED_ROW);
+            let error = malformed_error(sub).unwrap_or(Some(messages::MALFORMED_ROW));
             plan.writes.push(PlannedWrite::AutoFailMalformed {
-                error: error.to_string(),
+                error: error.map(str::to_string),
             });
             return plan;
         }

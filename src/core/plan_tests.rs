@@ -380,23 +380,36 @@ fn a_malformed_row_is_auto_failed_with_the_runtime_s_own_text() {
     s.started_at = None;
     let p = plan_with(&s, None, Some(&history(&Seq::new())), &[]);
     assert!(
-        matches!(&p.writes[..], [PlannedWrite::AutoFailMalformed { error }] if error == messages::MALFORMED_ROW)
+        matches!(&p.writes[..], [PlannedWrite::AutoFailMalformed { error: Some(error) }] if error == messages::MALFORMED_ROW)
     );
     let mut s = sub();
     s.payload = s.payload.replace("acceptedAt", "acceptedAtX");
     let p = plan_with(&s, None, Some(&history(&Seq::new())), &[]);
     assert!(
-        matches!(&p.writes[..], [PlannedWrite::AutoFailMalformed { error }] if error == messages::MALFORMED_PAYLOAD),
+        matches!(&p.writes[..], [PlannedWrite::AutoFailMalformed { error: Some(error) }] if error == messages::MALFORMED_PAYLOAD),
         "{:?}",
         p.writes
     );
+    // A payload that is not JSON: the runtime stores JSON.parse's own message, not predicted.
+    let mut s = sub();
+    s.payload = "{\"kind\": ".into();
+    let p = plan_with(&s, None, Some(&history(&Seq::new())), &[]);
+    assert!(
+        matches!(
+            &p.writes[..],
+            [PlannedWrite::AutoFailMalformed { error: None }]
+        ),
+        "{:?}",
+        p.writes
+    );
+    assert!(p.writes[0].describe().contains("JSON.parse"));
     // Both broken: the row check comes first, as in parseSubmission.
     let mut s = sub();
     s.started_at = None;
     s.payload = "{".into();
     let p = plan_with(&s, None, Some(&history(&Seq::new())), &[]);
     assert!(
-        matches!(&p.writes[..], [PlannedWrite::AutoFailMalformed { error }] if error == messages::MALFORMED_ROW)
+        matches!(&p.writes[..], [PlannedWrite::AutoFailMalformed { error: Some(error) }] if error == messages::MALFORMED_ROW)
     );
 }
 

@@ -108,6 +108,21 @@ fn apply_one(b: &mut SubmissionBundle, change: &RowChange, inserted: &mut Vec<En
                 }
             }
         }
+        RowChange::AutoFailSubmission {
+            submission_id,
+            attempt_id,
+            set,
+        } => {
+            let row = &mut b.row;
+            if row.submission_id == *submission_id
+                && row.is_running()
+                && row.attempt_id == *attempt_id
+            {
+                for c in set {
+                    set_submission(row, c);
+                }
+            }
+        }
         RowChange::DeleteStreamChunks { stream_key, .. } => {
             if b.journal.as_ref().and_then(|j| j.stream_key.as_deref()) == Some(stream_key) {
                 b.stream_chunks.clear();

@@ -57,7 +57,8 @@ pub fn touched(change: &RowChange) -> (&'static str, Map<String, Value>) {
             "flue_agent_turn_journals",
             key(&[("submission_id", submission_id)]),
         ),
-        RowChange::UpdateSubmission { submission_id, .. } => (
+        RowChange::UpdateSubmission { submission_id, .. }
+        | RowChange::AutoFailSubmission { submission_id, .. } => (
             "flue_agent_submissions",
             key(&[("submission_id", submission_id)]),
         ),

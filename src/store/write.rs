@@ -280,10 +280,13 @@ fn apply_change(
             params![new, session_id, old],
         ),
         RowChange::UpdateJournal { submission_id, attempt_id, set } => {
-            update(tx, "flue_agent_turn_journals", "committed = 0", submission_id, attempt_id, set, variant)
+            update(tx, "flue_agent_turn_journals", "committed = 0", submission_id, Some(attempt_id), set, variant)
         }
         RowChange::UpdateSubmission { submission_id, attempt_id, set } => {
-            update(tx, "flue_agent_submissions", "status = 'running'", submission_id, attempt_id, set, variant)
+            update(tx, "flue_agent_submissions", "status = 'running'", submission_id, Some(attempt_id), set, variant)
+        }
+        RowChange::AutoFailSubmission { submission_id, attempt_id, set } => {
+            update(tx, "flue_agent_submissions", "status = 'running'", submission_id, attempt_id.as_deref(), set, variant)
         }
         RowChange::DeleteStreamChunks { stream_key, .. } => {
             tx.execute("DELETE FROM flue_agent_stream_chunks WHERE stream_key = ?1", [stream_key])?;
@@ -293,13 +296,14 @@ fn apply_change(
     }
 }
 
-/// `UPDATE table SET c = new, … WHERE submission_id = ? AND attempt_id = ? AND <guard> AND c = old …`
+/// `UPDATE table SET c = new, … WHERE submission_id = ? AND attempt_id IS ? AND <guard> AND c IS
+/// old …` (`attempt_id IS NULL` for a row without an attempt)
 fn update(
     tx: &Transaction,
     table: &str,
     guard: &str,
     submission_id: &str,
-    attempt_id: &str,
+    attempt_id: Option<&str>,
     set: &[ColumnChange],
     variant: Variant,
 ) -> Result<usize, rusqlite::Error> {
@@ -307,11 +311,13 @@ fn update(
     let mut sets = Vec::new();
     let mut wheres = vec![
         format!("submission_id = ?{}", 1),
-        format!("attempt_id = ?{}", 2),
+        format!("attempt_id IS ?{}", 2),
         guard.to_string(),
     ];
     values.push(rusqlite::types::Value::Text(submission_id.to_string()));
-    values.push(rusqlite::types::Value::Text(attempt_id.to_string()));
+    values.push(attempt_id.map_or(rusqlite::types::Value::Null, |a| {
+        rusqlite::types::Value::Text(a.to_string())
+    }));
     for c in set {
         let name = column_name(c, variant);
         values.push(to_sql(&c.new));

@@ -782,3 +782,90 @@ fn every_repair_on_demo_and_fixtures_has_the_runtime_form() {
         }
     }
 }
+
+/// A malformed row (spec fact 8): `step` and `reconcile` write what the runtime's parser writes
+/// when the reconciler lists it (`failSubmissionSequence`), on every backend, and refuse where
+/// the runtime's text is a JavaScript exception's message that turnscope does not reproduce.
+#[test]
+fn step_and_reconcile_settle_a_malformed_row_as_the_runtime_s_parser_does() {
+    use turnscope::core::plan::messages::{MALFORMED_PAYLOAD, MALFORMED_ROW};
+    let dir = tempfile::tempdir().unwrap();
+    for kind in kinds() {
+        let sub = dir.path().join(format!("{kind:?}"));
+        std::fs::create_dir(&sub).unwrap();
+        let db = TestDb::from_sqlite(kind, &demo(&sub));
+        let cases: [(&str, &str, Option<&str>); 4] = [
+            ("translator-eu", "started_at = NULL", Some(MALFORMED_ROW)),
+            // No attempt to fence on: the update matches `attempt_id IS NULL`.
+            ("billing-bot", "attempt_id = NULL", Some(MALFORMED_ROW)),
+            (
+                "travel-desk",
+                "payload = replace(payload, '\"acceptedAt\":\"', '\"acceptedAt\":\"1')",
+                Some(MALFORMED_PAYLOAD),
+            ),
+            ("crm-sync", "payload = '{\"kind\": '", None),
+        ];
+        for (n, (instance, damage, error)) in cases.into_iter().enumerate() {
+            let id = demo_id_in(db.open().reader(), instance);
+            db.exec(&format!(
+                "UPDATE flue_agent_submissions SET {damage} WHERE submission_id = '{id}'"
+            ));
+            let r = report_on(&db, &id, DEMO_NOW);
+            assert!(
+                matches!(
+                    r.plan.disposition,
+                    turnscope::core::plan::Disposition::Malformed { .. }
+                ),
+                "{instance}: {:?}",
+                r.plan.disposition
+            );
+            let audits = audit_rows(&db);
+            let planned = if n % 2 == 0 {
+                turnscope::actions::plan_step(&r, DEMO_NOW, &mut ids(&r))
+            } else {
+                turnscope::actions::plan_reconcile(&r, DEMO_NOW, &mut ids(&r))
+            };
+            let Some(error) = error else {
+                let refusal = planned.unwrap_err();
+                assert!(
+                    refusal.reason.contains("JavaScript exception"),
+                    "{refusal:?}"
+                );
+                assert_eq!(
+                    report_on(&db, &id, DEMO_NOW).row().status,
+                    SubmissionStatus::Running
+                );
+                continue;
+            };
+            let plan = planned.unwrap_or_else(|e| panic!("{kind:?} {instance}: {e:?}"));
+            assert!(
+                matches!(
+                    plan.changes.as_slice(),
+                    [RowChange::AutoFailSubmission { .. }]
+                ),
+                "only the submission row: {:?}",
+                plan.changes
+            );
+            assert_eq!(plan.prediction.outcome, "failed", "{:?}", plan.prediction);
+            apply_on(&db, &plan, DEMO_NOW).unwrap_or_else(|e| panic!("{kind:?} {instance}: {e}"));
+            let after = report_on(&db, &id, DEMO_NOW);
+            assert_eq!(
+                after.row().status,
+                SubmissionStatus::Settled,
+                "{kind:?} {instance}"
+            );
+            assert_eq!(
+                after.row().error.as_deref(),
+                Some(error),
+                "{kind:?} {instance}"
+            );
+            assert_eq!(after.row().settled_at, Some(DEMO_NOW));
+            assert_eq!(
+                audit_rows(&db),
+                audits + 1,
+                "audited in the same transaction"
+            );
+            assert!(turnscope::actions::plan_step(&after, DEMO_NOW, &mut ids(&after)).is_err());
+        }
+    }
+}

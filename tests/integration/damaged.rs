@@ -1129,7 +1129,36 @@ fn deeply_nested_json_is_a_malformed_entry_not_a_stack_overflow() {
     let r = report(&db, SUB);
     assert!(!r.bundle.session.as_ref().unwrap().data_problems.is_empty());
     assert_ok(&turnscope(&db, &["show", SUB]));
-    assert_cli_refuses_writes(&db, SUB);
+    // The payload is JSON (an array), so the runtime's parser settles the row with its own
+    // text before it loads any session; that is the one write turnscope makes here too, and it
+    // touches the submission row alone.
+    let before = snapshot(&db);
+    for action in ["repair", "requeue", "fail"] {
+        let o = turnscope(&db, &["--write", action, SUB, "-y", "--reason", "test"]);
+        assert_fails(&o, 3, "refused");
+        assert_eq!(
+            snapshot(&db),
+            before,
+            "{action} wrote to a damaged database"
+        );
+    }
+    assert_ok(&turnscope(&db, &["--write", "step", SUB, "-y"]));
+    let c = rusqlite::Connection::open(&db).unwrap();
+    let (status, error, data): (String, String, String) = c
+        .query_row(
+            "SELECT s.status, s.error, f.data FROM flue_agent_submissions s, flue_sessions f WHERE s.submission_id = ?1",
+            [SUB],
+            |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?)),
+        )
+        .unwrap();
+    assert_eq!(
+        (status.as_str(), error.as_str()),
+        (
+            "settled",
+            turnscope::core::plan::messages::MALFORMED_PAYLOAD
+        )
+    );
+    assert_eq!(data, deep, "the damaged session was left as it was");
 }
 
 // ---------------------------------------------------------------------------------------------

@@ -2,6 +2,7 @@
 
 mod actions;
 mod backends;
+mod bulk;
 mod cli;
 mod cli_audit;
 mod cli_export;

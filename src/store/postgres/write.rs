@@ -261,7 +261,7 @@ fn apply_change(
             "flue_agent_turn_journals",
             "committed = 0",
             submission_id,
-            attempt_id,
+            Some(attempt_id),
             set,
             variant,
         )?,
@@ -274,7 +274,20 @@ fn apply_change(
             "flue_agent_submissions",
             "status = 'running'",
             submission_id,
+            Some(attempt_id),
+            set,
+            variant,
+        )?,
+        RowChange::AutoFailSubmission {
+            submission_id,
             attempt_id,
+            set,
+        } => update(
+            tx,
+            "flue_agent_submissions",
+            "status = 'running'",
+            submission_id,
+            attempt_id.as_deref(),
             set,
             variant,
         )?,
@@ -306,25 +319,26 @@ fn placeholder(v: &SqlValue, params: &mut Vec<Box<dyn ToSql + Sync>>) -> String 
     }
 }
 
-/// `UPDATE t SET c = new, … WHERE submission_id = $1 AND attempt_id = $2 AND <guard>
-/// AND c IS NOT DISTINCT FROM old … RETURNING 1`
+/// `UPDATE t SET c = new, … WHERE submission_id = $1 AND attempt_id IS NOT DISTINCT FROM $2
+/// AND <guard> AND c IS NOT DISTINCT FROM old … RETURNING 1` (`$2` NULL for a row without an
+/// attempt)
 fn update(
     tx: &mut Transaction<'_>,
     table: &str,
     guard: &str,
     submission_id: &str,
-    attempt_id: &str,
+    attempt_id: Option<&str>,
     set: &[ColumnChange],
     variant: Variant,
 ) -> Result<u64, ApplyError> {
     let mut params: Vec<Box<dyn ToSql + Sync>> = vec![
         Box::new(submission_id.to_string()),
-        Box::new(attempt_id.to_string()),
+        Box::new(attempt_id.map(str::to_string)),
     ];
     let mut sets = Vec::new();
     let mut wheres = vec![
         "submission_id = $1".to_string(),
-        "attempt_id = $2".to_string(),
+        "attempt_id IS NOT DISTINCT FROM $2::text".to_string(),
         guard.to_string(),
     ];
     for c in set {

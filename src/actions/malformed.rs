@@ -1,0 +1,79 @@
+//! A malformed submission row (spec fact 8): the runtime's row parser rejects it whenever the
+//! reconciler lists expired work and settles it as failed (`failSubmissionSequence`:
+//! `status = 'settled', settled_at = now, error = the parse error's message` where the row is
+//! still running). `step` and `reconcile` write exactly that, where turnscope knows the message.
+
+use super::common::{check_expired_running, ActionKind, ActionPlan, Refusal};
+use crate::core::changes::{ColumnChange, RowChange, SqlValue};
+use crate::core::plan::{Disposition, PlannedWrite};
+use crate::core::status::SubmissionStatus;
+use crate::report::SubmissionReport;
+
+/// The auto-fail of `r` when its row is malformed, `None` for a row the parser accepts.
+pub(super) fn plan_auto_fail(
+    r: &SubmissionReport,
+    action: ActionKind,
+    now_ms: i64,
+) -> Option<Result<ActionPlan, Refusal>> {
+    let Disposition::Malformed { problem } = &r.plan.disposition else {
+        return None;
+    };
+    Some(auto_fail(r, action, problem, now_ms))
+}
+
+fn auto_fail(
+    r: &SubmissionReport,
+    action: ActionKind,
+    problem: &str,
+    now_ms: i64,
+) -> Result<ActionPlan, Refusal> {
+    // The reconciler's listing is what meets this row: a running row under an expired lease.
+    // A queued one is met by the claim loop, which needs no help.
+    check_expired_running(r, now_ms)?;
+    let error = match r.plan.writes.as_slice() {
+        [PlannedWrite::AutoFailMalformed { error: Some(e) }] => e.clone(),
+        [PlannedWrite::AutoFailMalformed { error: None }] => {
+            return Err(Refusal::new(
+                format!(
+                    "the row is malformed ({problem}); the runtime settles it with the message of the JavaScript exception its parser throws for this payload (JSON.parse, image hydration), which turnscope does not reproduce"
+                ),
+                "leave it to the runtime: its next reconciliation pass settles the row as failed by itself",
+            ))
+        }
+        _ => {
+            return Err(Refusal::new(
+                format!("the row is malformed ({problem})"),
+                "leave it to the runtime's row parser",
+            ))
+        }
+    };
+    let row = r.row();
+    let set = vec![
+        ColumnChange::new(
+            "status",
+            SqlValue::status(SubmissionStatus::Running),
+            SqlValue::status(SubmissionStatus::Settled),
+        ),
+        ColumnChange::new(
+            "settled_at",
+            SqlValue::opt_int(row.settled_at),
+            SqlValue::Int(now_ms),
+        ),
+        ColumnChange::new(
+            "error",
+            SqlValue::opt_text(row.error.as_deref()),
+            SqlValue::text(&error),
+        ),
+    ];
+    let changes = vec![RowChange::AutoFailSubmission {
+        submission_id: row.submission_id.clone(),
+        attempt_id: row.attempt_id.clone(),
+        set,
+    }];
+    Ok(ActionPlan::new(
+        action,
+        r,
+        changes,
+        format!("the runtime's row parser rejects this row ({problem}): settle it as failed with {error}"),
+    ))
+}
