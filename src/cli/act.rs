@@ -268,7 +268,8 @@ fn run_with(
     writeln!(
         out,
         "next: run `turnscope show {}` to check the result",
-        sanitize(&crate::core::rows::short_id(&id))
+        // The full id: a prefix unique now may not be once more submissions arrive.
+        sanitize(&id)
     )?;
     Ok(())
 }

@@ -206,9 +206,50 @@ pub struct ListArgs {
     #[command(flatten)]
     pub selection: SelectionArgs,
 
+    /// Sort by this column: seq, id, kind, instance, status, att, lease, phase, verdict, rule,
+    /// owner or error; a leading - sorts descending (--sort=-lease). With --limit: the first N
+    /// in this order.
+    #[arg(long, value_name = "COLUMN", allow_hyphen_values = true)]
+    pub sort: Option<String>,
+
+    /// Output format: `wide` (full ids, untruncated columns, and the lease owner) or `ids` (only
+    /// the full submission ids, one per line, to paste into a bulk command).
+    #[arg(
+        short = 'o',
+        long = "output",
+        value_enum,
+        value_name = "FORMAT",
+        conflicts_with = "json"
+    )]
+    pub output: Option<ListOutput>,
+
+    /// Reprint the listing whenever it changes, reading it every INTERVAL (default 2s; 100ms to
+    /// 1h), until Ctrl-C (exit 0). On a terminal the screen is redrawn; in a pipe each changed
+    /// listing follows the last after a `── <time> ──` line.
+    #[arg(
+        long,
+        value_name = "INTERVAL",
+        num_args = 0..=1,
+        default_missing_value = "2s",
+        value_parser = crate::config::parse_duration,
+        conflicts_with = "json"
+    )]
+    pub watch: Option<std::time::Duration>,
+
+    /// Stop --watch after this many readings (for tests).
+    #[arg(long, hide = true, requires = "watch", value_name = "N")]
+    pub watch_ticks: Option<u64>,
+
     /// Print JSON (schema turnscope.list/1).
     #[arg(long)]
     pub json: bool,
+}
+
+/// `list -o`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum ListOutput {
+    Wide,
+    Ids,
 }
 
 /// Which submissions a command is about: `list` shows them, a bulk action (`--all`) acts on
@@ -228,7 +269,8 @@ pub struct SelectionArgs {
     pub kind: Option<String>,
 
     /// Only this verdict: a classification (tool_use_unresolved, resume/tool_results_partial, resume
-    /// for every mode, …) or an outcome (pending, publishing, completed, failed, live, damaged).
+    /// for every mode, …) or a disposition (stuck, live, no-lease, pending, publishing, completed,
+    /// failed, malformed, damaged); any other value is refused with the full list.
     #[arg(long, value_name = "VERDICT")]
     pub verdict: Option<String>,
 

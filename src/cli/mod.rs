@@ -8,6 +8,8 @@ mod confirm;
 mod export;
 mod keys;
 mod list;
+mod list_sort;
+mod list_watch;
 mod output;
 mod seed;
 mod select;
@@ -76,7 +78,8 @@ fn json_output(cli: &Cli) -> bool {
             | Command::CopyToPostgres { json, .. }
             | Command::Demo { json, .. },
         ) => *json,
-        Some(Command::List(a)) => a.json,
+        // `-o ids` is pasted into other commands: the pinned-clock note goes to stderr.
+        Some(Command::List(a)) => a.json || a.output == Some(args::ListOutput::Ids),
         Some(Command::Audit(a)) => a.json,
         // The document itself goes to stdout unless --output names a file.
         Some(Command::Export(a)) => a.output.is_none(),
@@ -173,7 +176,10 @@ fn run_config(cli: &Cli, out: &mut dyn Write) -> Result<(), CliError> {
 
 fn run_command(cli: &Cli, out: &mut dyn Write) -> Result<(), CliError> {
     match &cli.command {
-        Some(Command::List(args)) => list::run(open_store(cli)?.reader(), cli, args, out),
+        Some(Command::List(args)) => match args.watch {
+            Some(every) => list_watch::run(open_store(cli)?.reader(), cli, args, every, out),
+            None => list::run(open_store(cli)?.reader(), cli, args, out),
+        },
         Some(Command::Show { submission, json }) => {
             show::run_show(open_store(cli)?.reader(), cli, submission, *json, out)
         }

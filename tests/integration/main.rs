@@ -6,6 +6,7 @@ mod bulk;
 mod cli;
 mod cli_audit;
 mod cli_export;
+mod cli_list;
 mod config;
 mod contract;
 mod damaged;
