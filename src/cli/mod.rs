@@ -252,6 +252,20 @@ fn write_man(out: &mut dyn Write) -> Result<(), CliError> {
     man.render_description_section(out)?;
     man.render_options_section(out)?;
     man.render_subcommands_section(out)?;
+    // Each command's own flags, in this one page (there are no turnscope-<command> pages).
+    for sub in <Cli as clap::CommandFactory>::command().get_subcommands() {
+        if !sub.get_arguments().any(|a| !a.is_hide_set()) {
+            continue;
+        }
+        let mut buf = Vec::new();
+        clap_mangen::Man::new(sub.clone()).render_options_section(&mut buf)?;
+        let text = String::from_utf8_lossy(&buf).replacen(
+            ".SH OPTIONS",
+            &format!(".SH \"OPTIONS OF turnscope {}\"", sub.get_name()),
+            1,
+        );
+        out.write_all(text.as_bytes())?;
+    }
     man.render_extra_section(out)?;
     writeln!(out, ".SH \"EXIT STATUS\"")?;
     for (code, meaning) in exit::ALL {

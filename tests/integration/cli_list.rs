@@ -297,3 +297,25 @@ fn watch_ends_on_ctrl_c_with_exit_0() {
     let status = child.wait().unwrap();
     assert_eq!(status.code(), Some(0), "{status:?}");
 }
+
+/// The man page carries every command's own flags, these included.
+#[test]
+fn man_page_describes_list_audit_and_export_flags() {
+    let o = turnscope_command().arg("man").output().unwrap();
+    let man = ok(&o);
+    for needle in [
+        ".SH \"OPTIONS OF turnscope list\"",
+        "\\fB\\-\\-watch\\fR",
+        "\\fB\\-\\-sort\\fR",
+        "\\fB\\-o\\fR, \\fB\\-\\-output\\fR",
+        ".SH \"OPTIONS OF turnscope audit\"",
+        "\\fB\\-\\-since\\fR",
+        "\\fB\\-\\-batch\\fR",
+        ".SH \"OPTIONS OF turnscope export\"",
+        "\\fB\\-\\-force\\fR",
+    ] {
+        assert!(man.contains(needle), "{needle}");
+    }
+    // Hidden test flags stay out.
+    assert!(!man.contains("watch\\-ticks"));
+}
