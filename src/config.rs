@@ -212,6 +212,11 @@ pub fn load(explicit: Option<&Path>) -> Result<Config, ConfigError> {
     match std::fs::read_to_string(&path) {
         Ok(text) => parse(&text, &path),
         Err(e) if e.kind() == std::io::ErrorKind::NotFound && !required => Ok(Config::default()),
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => Err(ConfigError {
+            path,
+            line: None,
+            message: "the configuration file does not exist".into(),
+        }),
         Err(e) => Err(ConfigError {
             path,
             line: None,

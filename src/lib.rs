@@ -21,6 +21,7 @@ pub mod clock;
 pub mod config;
 pub mod core;
 pub mod demo;
+pub mod progress;
 pub mod report;
 pub mod store;
 pub mod text;

@@ -4,7 +4,7 @@ use std::io::Write;
 
 use serde_json::json;
 
-use super::args::{ActionArgs, BulkActionArgs, Cli};
+use super::args::{ActionArgs, Cli};
 use super::{confirm, db_target, exit, open_store, CliError};
 use crate::actions::{run, ActionKind, ActionPlan, Extension, IdSource, Refusal};
 use crate::report::SubmissionReport;
@@ -20,7 +20,7 @@ fn refused(r: &Refusal) -> CliError {
 }
 
 /// Usage errors found in the command line alone, before anything is opened: exit 2.
-fn check_usage(cli: &Cli, kind: ActionKind, args: &ActionArgs) -> Result<(), CliError> {
+pub(super) fn check_usage(cli: &Cli, kind: ActionKind, args: &ActionArgs) -> Result<(), CliError> {
     if !cli.write && !args.dry_run {
         return Err(CliError::new(
             format!("{} writes to the journal database, and turnscope is read-only by default", kind.as_str()),
@@ -67,31 +67,8 @@ fn print_json(out: &mut dyn Write, doc: &serde_json::Value) -> std::io::Result<(
     )
 }
 
-pub fn run(
-    cli: &Cli,
-    kind: ActionKind,
-    args: &ActionArgs,
-    out: &mut dyn Write,
-) -> Result<(), CliError> {
-    run_with(cli, kind, args, None, out)
-}
-
-/// An action on several submissions: each previewed, confirmed and applied in its own fenced
-/// transaction, in the order given; the first refusal or error stops the rest.
-pub fn run_bulk(
-    cli: &Cli,
-    kind: ActionKind,
-    args: &BulkActionArgs,
-    extension: Option<Extension>,
-    out: &mut dyn Write,
-) -> Result<(), CliError> {
-    for submission in &args.submissions {
-        run_with(cli, kind, &args.one(submission), extension, out)?;
-    }
-    Ok(())
-}
-
-fn run_with(
+/// One submission: preview, question, one fenced transaction, the state after.
+pub(super) fn run_with(
     cli: &Cli,
     kind: ActionKind,
     args: &ActionArgs,
@@ -110,7 +87,7 @@ fn run_with(
     // Write access is checked here, before any preview: no question is asked that the database
     // could not honour.
     let mut writer = if writing {
-        Some(crate::store::open_writer(&db)?)
+        Some(super::progress::open_writer(&db, args.json)?)
     } else {
         None
     };

@@ -89,6 +89,14 @@ impl Cli {
 pub enum Command {
     /// List submissions: by default those whose lease expired (what the reconciler would pick up).
     List(ListArgs),
+    /// The stuck submissions (expired leases) grouped by the worker that held their lease: when
+    /// it stopped renewing, how many it left, what the runtime's plan does to them, and the
+    /// command that acts on all of them.
+    Incidents {
+        /// Print JSON (schema turnscope.incidents/1).
+        #[arg(long)]
+        json: bool,
+    },
     /// Show one submission: row, journal, active path after the input, classification, recovery plan.
     Show {
         /// Submission id or a unique prefix of it.
@@ -106,18 +114,42 @@ pub enum Command {
         json: bool,
     },
     /// Complete the trailing tool batch with synthetic "interrupted" results, as the runtime's repair does.
-    Repair(ActionArgs),
+    ///
+    /// Several ids, or --all with the filters of list, make one bulk apply: one grouped preview,
+    /// one confirmation (the count typed from 10 writes), one fenced transaction per submission
+    /// under one batch id, paced by --rate; exit 3 when any was refused.
+    Repair(BulkActionArgs),
     /// Put a submission whose input never reached the session back in the queue (the runtime's rule 7).
-    Requeue(ActionArgs),
+    ///
+    /// Several ids, or --all with the filters of list, make one bulk apply: one grouped preview,
+    /// one confirmation (the count typed from 10 writes), one fenced transaction per submission
+    /// under one batch id, paced by --rate; exit 3 when any was refused.
+    Requeue(BulkActionArgs),
     /// Give up on a submission: the runtime's failure writes (advisory entry, settlement). Needs --reason.
-    Fail(ActionArgs),
+    ///
+    /// Several ids, or --all with the filters of list, make one bulk apply: one grouped preview,
+    /// one confirmation (the count typed from 10 writes), one fenced transaction per submission
+    /// under one batch id, paced by --rate; exit 3 when any was refused.
+    Fail(BulkActionArgs),
     /// Step through recovery: show the runtime's plan and apply exactly its next write.
-    Step(ActionArgs),
+    ///
+    /// Several ids, or --all with the filters of list, make one bulk apply: one grouped preview,
+    /// one confirmation (the count typed from 10 writes), one fenced transaction per submission
+    /// under one batch id, paced by --rate; exit 3 when any was refused.
+    Step(BulkActionArgs),
     /// Apply the runtime's own writes for the rule that fires now (all but the attempt
     /// replacement, which it makes itself), one fenced transaction per submission.
+    ///
+    /// Several ids, or --all with the filters of list, make one bulk apply: one grouped preview,
+    /// one confirmation (the count typed from 10 writes), one fenced transaction per submission
+    /// under one batch id, paced by --rate; exit 3 when any was refused.
     Reconcile(BulkActionArgs),
     /// Give submissions a new deadline and/or more attempts, so the runtime resumes them where
     /// it would fail them (rule 3: deadline passed; rule 2: attempts spent).
+    ///
+    /// Several ids, or --all with the filters of list, make one bulk apply: one grouped preview,
+    /// one confirmation (the count typed from 10 writes), one fenced transaction per submission
+    /// under one batch id, paced by --rate; exit 3 when any was refused.
     Extend(ExtendArgs),
     /// Revert exactly what an audited action (an audit id) or a bulk apply (a batch id) wrote, in
     /// one fenced transaction, only while every row it changed still holds what turnscope wrote.
@@ -377,22 +409,34 @@ pub struct ActionArgs {
     pub json: bool,
 }
 
-/// The flags of an action on one or more submissions.
+/// The flags of an action on one or more submissions: one id acts on that submission alone;
+/// several ids, or `--all` with the selection filters, make one bulk apply (one preview, one
+/// confirmation, one batch id).
 #[derive(Debug, Clone, Default, Args)]
 pub struct BulkActionArgs {
-    /// Submission ids or unique prefixes.
-    #[arg(required = true, num_args = 1..)]
+    /// Submission ids or unique prefixes (or --all).
+    #[arg(required_unless_present = "all", conflicts_with = "all", num_args = 1..)]
     pub submissions: Vec<String>,
+    /// Every submission the selection filters select (the expired view unless --status says
+    /// otherwise), read once before the preview.
+    #[arg(long)]
+    pub all: bool,
+    #[command(flatten)]
+    pub selection: SelectionArgs,
     /// Print the exact rows that would be written, and write nothing.
     #[arg(long)]
     pub dry_run: bool,
-    /// Why (recorded in the audit trail).
+    /// Why (recorded in the audit trail; required for fail).
     #[arg(long, value_name = "TEXT")]
     pub reason: Option<String>,
     /// Apply without asking for confirmation on a terminal.
     #[arg(long, short = 'y')]
     pub yes: bool,
-    /// Print JSON (schema turnscope.action/1), one document per submission.
+    /// At most N submissions a second in a bulk apply (e.g. 5/s or 0.5), to spare the database
+    /// the runtime is using.
+    #[arg(long, value_name = "N/s", value_parser = parse_rate)]
+    pub rate: Option<f64>,
+    /// Print JSON: schema turnscope.action/1 for one submission, turnscope.bulk/1 for a bulk.
     #[arg(long)]
     pub json: bool,
 }
@@ -441,6 +485,19 @@ pub struct UndoArgs {
     pub json: bool,
 }
 
+/// A pace: `5/s`, `5`, `0.5/s` submissions a second (above 0, at most 10,000).
+pub fn parse_rate(text: &str) -> Result<f64, String> {
+    let t = text.trim();
+    let num = t.strip_suffix("/s").unwrap_or(t);
+    match num.trim().parse::<f64>() {
+        Ok(n) if n > 0.0 && n <= 10_000.0 => Ok(n),
+        Ok(_) => Err(format!(
+            "{text:?} is out of range (above 0, at most 10000/s)"
+        )),
+        Err(_) => Err(format!("{text:?} is not a rate (try 5/s or 0.5/s)")),
+    }
+}
+
 /// An age: `30s`, `10m`, `2h`, `3d`.
 pub fn parse_age(text: &str) -> Result<std::time::Duration, String> {
     let t = text.trim();
@@ -465,7 +522,7 @@ pub fn parse_age(text: &str) -> Result<std::time::Duration, String> {
 
 #[cfg(test)]
 mod tests {
-    use super::{parse_age, parse_since, Since};
+    use super::{parse_age, parse_rate, parse_since, Since};
     use std::time::Duration;
 
     #[test]
@@ -495,5 +552,16 @@ mod tests {
         assert_eq!(parse_age("3d"), Ok(Duration::from_secs(259_200)));
         assert!(parse_age("ten minutes").is_err());
         assert!(parse_age("5y").is_err());
+    }
+
+    #[test]
+    fn rates() {
+        assert_eq!(parse_rate("5/s"), Ok(5.0));
+        assert_eq!(parse_rate("0.5/s"), Ok(0.5));
+        assert_eq!(parse_rate("20"), Ok(20.0));
+        assert!(parse_rate("0/s").is_err());
+        assert!(parse_rate("-1").is_err());
+        assert!(parse_rate("fast").is_err());
+        assert!(parse_rate("5/m").is_err());
     }
 }

@@ -21,6 +21,16 @@ pub fn run(
     let query = query(cli, args);
     let records = store.audit_query(&query)?;
     if args.json {
+        // `batch`: the bulk apply a record belongs to, under the name the batch's own
+        // document (turnscope.bulk/1) gives it; `batch_id` stays for readers of the first form.
+        let records: Vec<serde_json::Value> = records
+            .iter()
+            .map(|a| {
+                let mut v = serde_json::to_value(a).unwrap_or_default();
+                v["batch"] = json!(a.batch_id);
+                v
+            })
+            .collect();
         let doc = json!({"schema": "turnscope.audit/1", "records": records});
         writeln!(
             out,

@@ -20,7 +20,7 @@ pub mod exit {
         (OK, "success (a dry run, a no-op and an applied write included)"),
         (ERROR, "error: unreadable database, not a flue journal, newer format, locked, no write access, a write that failed"),
         (USAGE, "usage: bad flags, a bad configuration file, no database given, an ambiguous id prefix, a write action without --write, fail without --reason, an empty operator, a write off a terminal without -y"),
-        (REFUSED, "refused: the action does not apply to this submission's state, the state changed since the preview, or an undo whose rows changed since (nothing written)"),
+        (REFUSED, "refused: the action does not apply to this submission's state, the state changed since the preview, or an undo whose rows changed since (nothing written); for a bulk apply, any submission of the batch refused (the others applied)"),
         (NOT_FOUND, "not found: no such database file, submission or audit record"),
         (DECLINED, "declined: the confirmation prompt was answered with anything but yes (nothing written)"),
     ];
@@ -48,7 +48,7 @@ impl From<StoreError> for CliError {
     fn from(e: StoreError) -> CliError {
         let code = match e {
             StoreError::SubmissionNotFound { .. } | StoreError::Missing(_) => exit::NOT_FOUND,
-            StoreError::Ambiguous { .. } => exit::USAGE,
+            StoreError::Ambiguous { .. } | StoreError::UnsupportedScheme { .. } => exit::USAGE,
             _ => exit::ERROR,
         };
         CliError {

@@ -22,30 +22,90 @@ fn prompt_is_terminal(json: bool) -> bool {
     }
 }
 
+/// From this many writes on, a batch is confirmed by typing its count: a reflexive `y` does
+/// not apply hundreds of writes.
+pub const TYPE_THE_COUNT_FROM: usize = 10;
+
+/// What is asked before a write.
+#[derive(Debug, Clone)]
+pub struct Question {
+    /// The command, for the hint off a terminal (`repair`, …).
+    command: String,
+    /// The submissions a batch writes to (`None`: one submission's writes).
+    batch: Option<usize>,
+}
+
+impl Question {
+    /// "apply these writes?" for one submission.
+    pub fn single(command: &str) -> Question {
+        Question {
+            command: command.to_string(),
+            batch: None,
+        }
+    }
+
+    /// The question of a batch writing to `count` submissions.
+    pub fn batch(command: &str, count: usize) -> Question {
+        Question {
+            command: command.to_string(),
+            batch: Some(count),
+        }
+    }
+
+    fn prompt(&self) -> String {
+        match self.batch {
+            None => "apply these writes? [y/N] ".into(),
+            Some(n) if n >= TYPE_THE_COUNT_FROM => {
+                format!("apply these writes to {n} submissions? type {n} to confirm (anything else declines): ")
+            }
+            Some(n) => format!("apply these writes to {n} submissions? [y/N] "),
+        }
+    }
+
+    /// Whether `answer` (one line, trimmed) says yes: `y` or `yes`, or the exact count for a
+    /// batch of [`TYPE_THE_COUNT_FROM`] or more.
+    pub fn accepts(&self, answer: &str) -> bool {
+        match self.batch {
+            Some(n) if n >= TYPE_THE_COUNT_FROM => answer == n.to_string(),
+            _ => matches!(answer, "y" | "Y" | "yes"),
+        }
+    }
+}
+
 /// Ask for an explicit yes. `-y` answers it; otherwise a person must answer at a terminal: stdin
 /// and the prompt's output both terminals. Off a terminal without `-y` nothing is written: a
 /// piped `n`, `/dev/null` or a script never counts as an answer (exit 2 with a hint).
 pub fn ask(yes: bool, json: bool, command: &str, out: &mut dyn Write) -> Result<Answer, CliError> {
+    ask_for(yes, json, &Question::single(command), out)
+}
+
+/// [`ask`] with the question of one submission or of a batch.
+pub fn ask_for(
+    yes: bool,
+    json: bool,
+    question: &Question,
+    out: &mut dyn Write,
+) -> Result<Answer, CliError> {
     if yes {
         return Ok(Answer::Yes);
     }
     if !std::io::stdin().is_terminal() || !prompt_is_terminal(json) {
         return Err(CliError::new(
             "refusing to write without an explicit yes: stdin or the prompt's output is not a terminal, so no one can answer",
-            format!("run it at a terminal and answer y, or add -y to apply without asking (`turnscope --write {command} -y`); --dry-run previews without writing"),
+            format!("run it at a terminal and answer y, or add -y to apply without asking (`turnscope --write {} -y`); --dry-run previews without writing", question.command),
             exit::USAGE,
         ));
     }
-    let question = "apply these writes? [y/N] ";
+    let prompt = question.prompt();
     if json {
-        eprint!("{question}");
+        eprint!("{prompt}");
     } else {
-        write!(out, "{question}")?;
+        write!(out, "{prompt}")?;
         out.flush()?;
     }
     let mut line = String::new();
     std::io::stdin().lock().read_line(&mut line)?;
-    Ok(if matches!(line.trim(), "y" | "Y" | "yes") {
+    Ok(if question.accepts(line.trim()) {
         Answer::Yes
     } else {
         Answer::Declined
@@ -101,4 +161,22 @@ pub fn say(lines: &[String], json: bool, out: &mut dyn Write) -> std::io::Result
         }
     }
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::Question;
+
+    #[test]
+    fn a_large_batch_is_confirmed_by_its_count() {
+        let one = Question::single("repair");
+        assert!(one.accepts("y") && one.accepts("yes") && !one.accepts("") && !one.accepts("n"));
+        let small = Question::batch("repair", 9);
+        assert!(small.accepts("y") && !small.accepts("9") && !small.accepts(""));
+        let large = Question::batch("repair", 10);
+        assert!(large.accepts("10"));
+        assert!(!large.accepts("y") && !large.accepts("yes") && !large.accepts("11"));
+        assert!(!large.accepts(""), "no default");
+        assert!(large.prompt().contains("type 10 to confirm"));
+    }
 }

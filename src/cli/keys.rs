@@ -40,6 +40,23 @@ pub fn overrides(keys: &[KeyOverride], path: Option<&Path>) -> Result<Overrides,
             ));
         }
     }
+    if let Some((i, other)) = parsed.default_conflict() {
+        let (action, key) = &parsed.0[i];
+        let line = keys
+            .iter()
+            .find(|k| k.action == crate::tui::action_name(*action))
+            .map(|k| k.line);
+        return Err(err(
+            line,
+            format!(
+                "[keys]: {} = {:?} is already the key of {} (rebind {} too, or pick another key)",
+                crate::tui::action_name(*action),
+                crate::tui::key_label(key),
+                crate::tui::action_name(other),
+                crate::tui::action_name(other),
+            ),
+        ));
+    }
     Ok(parsed)
 }
 
@@ -64,6 +81,24 @@ mod tests {
         assert_eq!(e.line, Some(4), "{e}");
         assert!(e.message.contains("same key"), "{e}");
         assert_eq!(e.path, Path::new("c.toml"));
+    }
+
+    #[test]
+    fn a_default_key_of_another_action_is_refused_unless_that_one_moves_too() {
+        let e = check("[keys]\nhelp = \"x\"\nquit = \"j\"\n").unwrap_err();
+        assert_eq!(e.line, Some(3), "{e}");
+        assert_eq!(
+            e.message,
+            "[keys]: quit = \"j\" is already the key of down (rebind down too, or pick another key)"
+        );
+        // Moving down away frees j.
+        check("[keys]\nquit = \"j\"\ndown = \"ctrl-j\"\n").unwrap();
+        // Keys of panes never focused together do not collide: `b` (raw, in the tree and the
+        // detail) for sorting the list.
+        check("[keys]\nsort = \"b\"\n").unwrap();
+        // But a key everywhere does: `b` for the audit trail would shadow raw in the detail.
+        let e = check("[keys]\naudit = \"b\"\n").unwrap_err();
+        assert!(e.message.contains("toggle_raw"), "{e}");
     }
 
     #[test]

@@ -3,14 +3,17 @@
 mod act;
 mod args;
 mod audit;
+mod bulk;
 mod common;
 mod confirm;
 mod export;
+mod incidents;
 mod keys;
 mod list;
 mod list_sort;
 mod list_watch;
 mod output;
+mod progress;
 mod seed;
 mod select;
 mod show;
@@ -75,6 +78,7 @@ fn json_output(cli: &Cli) -> bool {
         Some(
             Command::Show { json, .. }
             | Command::Classify { json, .. }
+            | Command::Incidents { json }
             | Command::CopyToPostgres { json, .. }
             | Command::Demo { json, .. },
         ) => *json,
@@ -84,9 +88,14 @@ fn json_output(cli: &Cli) -> bool {
         // The document itself goes to stdout unless --output names a file.
         Some(Command::Export(a)) => a.output.is_none(),
         Some(Command::Undo(a)) => a.json,
-        Some(Command::Repair(a) | Command::Requeue(a) | Command::Fail(a) | Command::Step(a)) => {
-            a.json
-        }
+        Some(
+            Command::Repair(a)
+            | Command::Requeue(a)
+            | Command::Fail(a)
+            | Command::Step(a)
+            | Command::Reconcile(a),
+        ) => a.json,
+        Some(Command::Extend(a)) => a.bulk.json,
         _ => false,
     }
 }
@@ -113,11 +122,20 @@ pub fn resolve(cli: &Cli) -> Result<Cli, CliError> {
 }
 
 fn bad_configuration(e: crate::config::ConfigError) -> CliError {
-    CliError::new(
-        format!("bad configuration: {e}"),
-        "fix that line, or see `turnscope config --print-default` for every key with its default",
-        exit::USAGE,
-    )
+    // A file that is not there has no line to fix: say how to make one.
+    let hint = if e.line.is_none() && !e.path.as_os_str().is_empty() && !e.path.exists() {
+        format!(
+            "create it with `turnscope config --print-default > {}`, or leave out --config (and TURNSCOPE_CONFIG) to use the defaults",
+            e.path.display()
+        )
+    } else if e.line.is_some() {
+        "fix that line, or see `turnscope config --print-default` for every key with its default"
+            .to_string()
+    } else {
+        "fix the file, or see `turnscope config --print-default` for every key with its default"
+            .to_string()
+    };
+    CliError::new(format!("bad configuration: {e}"), hint, exit::USAGE)
 }
 
 /// The key overrides [`resolve`] already checked, as the keymap's type.
@@ -152,7 +170,8 @@ fn run_config(cli: &Cli, out: &mut dyn Write) -> Result<(), CliError> {
         cli.refresh.unwrap_or(std::time::Duration::from_secs(2))
     )?;
     writeln!(out, "theme = {}", cli.theme.unwrap_or_default().as_str())?;
-    writeln!(out, "write = {}", cli.write)?;
+    // The file's key: `--write` (or this key) makes a run write.
+    writeln!(out, "read_only_default = {}", !cli.write)?;
     writeln!(out, "operator = {}", confirm::default_operator(cli))?;
     writeln!(
         out,
@@ -180,6 +199,9 @@ fn run_command(cli: &Cli, out: &mut dyn Write) -> Result<(), CliError> {
             Some(every) => list_watch::run(open_store(cli)?.reader(), cli, args, every, out),
             None => list::run(open_store(cli)?.reader(), cli, args, out),
         },
+        Some(Command::Incidents { json }) => {
+            incidents::run(open_store(cli)?.reader(), cli, *json, out)
+        }
         Some(Command::Show { submission, json }) => {
             show::run_show(open_store(cli)?.reader(), cli, submission, *json, out)
         }
@@ -203,14 +225,22 @@ fn run_command(cli: &Cli, out: &mut dyn Write) -> Result<(), CliError> {
             run_scale(cli, path.clone(), &shape, *json, out)
         }
         Some(Command::Demo { path, json, .. }) => run_demo(cli, path.clone(), *json, out),
-        Some(Command::Repair(a)) => act::run(cli, crate::actions::ActionKind::Repair, a, out),
-        Some(Command::Requeue(a)) => act::run(cli, crate::actions::ActionKind::Requeue, a, out),
-        Some(Command::Fail(a)) => act::run(cli, crate::actions::ActionKind::Fail, a, out),
-        Some(Command::Step(a)) => act::run(cli, crate::actions::ActionKind::Step, a, out),
-        Some(Command::Reconcile(a)) => {
-            act::run_bulk(cli, crate::actions::ActionKind::Reconcile, a, None, out)
+        Some(Command::Repair(a)) => {
+            bulk::run_action(cli, crate::actions::ActionKind::Repair, a, None, out)
         }
-        Some(Command::Extend(a)) => act::run_bulk(
+        Some(Command::Requeue(a)) => {
+            bulk::run_action(cli, crate::actions::ActionKind::Requeue, a, None, out)
+        }
+        Some(Command::Fail(a)) => {
+            bulk::run_action(cli, crate::actions::ActionKind::Fail, a, None, out)
+        }
+        Some(Command::Step(a)) => {
+            bulk::run_action(cli, crate::actions::ActionKind::Step, a, None, out)
+        }
+        Some(Command::Reconcile(a)) => {
+            bulk::run_action(cli, crate::actions::ActionKind::Reconcile, a, None, out)
+        }
+        Some(Command::Extend(a)) => bulk::run_action(
             cli,
             crate::actions::ActionKind::Extend,
             &a.bulk,
@@ -243,6 +273,20 @@ fn run_command(cli: &Cli, out: &mut dyn Write) -> Result<(), CliError> {
     }
 }
 
+/// The man page's BULK ACTIONS section (roff paragraphs), the subcommands' options being
+/// listed by `turnscope <action> --help`.
+const BULK_MAN: &[&str] = &[
+    "repair, requeue, fail, step, reconcile and extend take one id (the one-submission action), or several ids or --all with the filters of list (--status, --kind, --verdict, --instance, --owner, --older-than, --limit) for one bulk apply.",
+    ".PP",
+    "The selection is read once and frozen (full ids). The preview counts the submissions and groups them by what will happen: will write (by the computed prediction of the runtime's next pass), nothing to write, refused (by reason), 20 ids a group, then \"and N more\".",
+    ".PP",
+    "One confirmation covers the batch, No by default; from 10 writes the count must be typed. -y answers it; off a terminal without -y nothing is written (exit 2).",
+    ".PP",
+    "Each submission is written in its own fenced transaction, all under one batch id (audit: batch; undo BATCH reverts it), paced by --rate N/s. A refusal or a change since the preview refuses that one and the batch goes on. The summary counts applied, no-op and refused with the reasons; --json prints one turnscope.bulk/1 document. Exit 0 when nothing was refused, 3 otherwise.",
+    ".PP",
+    "At a terminal a progress bar on stderr shows the planning and the writes (and demo --scale, copy-to-postgres, the pre-write integrity check); nothing in a pipe or beside --json.",
+];
+
 /// The man page: clap_mangen's sections, with EXIT STATUS (from [`exit::ALL`]) before VERSION.
 fn write_man(out: &mut dyn Write) -> Result<(), CliError> {
     let man = clap_mangen::Man::new(<Cli as clap::CommandFactory>::command());
@@ -266,13 +310,45 @@ fn write_man(out: &mut dyn Write) -> Result<(), CliError> {
         );
         out.write_all(text.as_bytes())?;
     }
+    write_man_keys(out)?;
     man.render_extra_section(out)?;
+    writeln!(out, ".SH \"BULK ACTIONS\"")?;
+    for line in BULK_MAN {
+        writeln!(out, "{}", line.replace('-', "\\-"))?;
+    }
     writeln!(out, ".SH \"EXIT STATUS\"")?;
     for (code, meaning) in exit::ALL {
         writeln!(out, ".TP\n\\fB{code}\\fR\n{}", meaning.replace('-', "\\-"))?;
     }
     man.render_version_section(out)?;
     man.render_authors_section(out)?;
+    Ok(())
+}
+
+/// The TUI's keys, from the keymap the help (`?`) is generated from, so the man page says what
+/// the keys do; the ones that exist only with `--write` are tagged.
+fn write_man_keys(out: &mut dyn Write) -> Result<(), CliError> {
+    let roff = |t: &str| t.replace('\\', "\\e").replace('-', "\\-");
+    let read_only: Vec<(&str, &str)> = crate::tui::help_groups(false)
+        .into_iter()
+        .flat_map(|(_, rows)| rows)
+        .collect();
+    writeln!(out, ".SH \"TUI KEYS\"")?;
+    writeln!(
+        out,
+        "turnscope without a command, on a terminal, opens the TUI. \\fB?\\fR lists these keys, \\fB:\\fR runs any of them by name; the [keys] table of the configuration file rebinds them."
+    )?;
+    for (title, rows) in crate::tui::help_groups(true) {
+        writeln!(out, ".SS \"{}\"", roff(title))?;
+        for (keys, help) in rows {
+            let write = if read_only.contains(&(keys, help)) {
+                ""
+            } else {
+                " (\\-\\-write only)"
+            };
+            writeln!(out, ".TP\n\\fB{}\\fR\n{}{write}", roff(keys), roff(help))?;
+        }
+    }
     Ok(())
 }
 
@@ -345,7 +421,10 @@ fn run_scale(
         })?;
     }
     let started = std::time::Instant::now();
-    let s = crate::demo::scale::write_scale(&path, &opts).map_err(|e| {
+    let mut bars = progress::Stages::new(json);
+    let written = crate::demo::scale::write_scale_watched(&path, &opts, &mut bars);
+    bars.finish();
+    let s = written.map_err(|e| {
         CliError::new(
             format!("could not write the scale database at {}: {e}", path.display()),
             "give a PATH that does not exist yet in a directory with enough space (about 5 GB at scale 1)",
@@ -354,7 +433,7 @@ fn run_scale(
     })?;
     let shown = match &pg {
         Some(t) => {
-            seed::seed(&path, t)?;
+            seed::seed(&path, t, json)?;
             t.display()
         }
         None => path.display().to_string(),
@@ -442,7 +521,7 @@ fn run_demo(
     })?;
     let target = match pg {
         Some(t) => {
-            seed::seed(&path, &t)?;
+            seed::seed(&path, &t, json)?;
             DbTarget::Postgres(t)
         }
         None => DbTarget::Sqlite(path),

@@ -53,8 +53,14 @@ pub(super) fn staging_path(kind: &str, now: i64) -> PathBuf {
 }
 
 /// Copy `sqlite` into `target`, then remove the file (and its WAL side files).
-pub(super) fn seed(sqlite: &Path, target: &PgTarget) -> Result<convert::CopyStats, CliError> {
-    let result = convert::sqlite_to_postgres(sqlite, target);
+pub(super) fn seed(
+    sqlite: &Path,
+    target: &PgTarget,
+    json: bool,
+) -> Result<convert::CopyStats, CliError> {
+    let mut bars = super::progress::Stages::new(json);
+    let result = convert::sqlite_to_postgres_watched(sqlite, target, &mut bars);
+    bars.finish();
     for suffix in ["", "-wal", "-shm", "-journal"] {
         let mut p = sqlite.as_os_str().to_owned();
         p.push(suffix);
@@ -90,7 +96,9 @@ pub(super) fn run_copy(
     }
     // A flue journal, checked the way every command checks it (clear errors for anything else).
     drop(crate::store::SqliteStore::open(sqlite)?);
-    let stats = convert::sqlite_to_postgres(sqlite, &target)?;
+    let mut bars = super::progress::Stages::new(json);
+    let stats = convert::sqlite_to_postgres_watched(sqlite, &target, &mut bars)?;
+    bars.finish();
     if json {
         let tables: serde_json::Map<String, serde_json::Value> = stats
             .tables

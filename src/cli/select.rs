@@ -90,9 +90,7 @@ impl Funnel {
 /// Resolve `sel` at `now` in one read snapshot and hand each matching submission's report
 /// (scanned as for a listing: the active path since the input, not the whole session) to
 /// `visit`, oldest first, at most `--limit` of them. Returns the status view used.
-// Kept with this signature for the bulk actions' `--all`, which resolve their selection
-// through it; `list` needs the counts of `scan_counted`.
-#[allow(dead_code)]
+/// `list` uses [`scan_counted`] for the counts an empty result names.
 pub fn scan(
     store: &dyn JournalStore,
     sel: &SelectionArgs,

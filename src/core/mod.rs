@@ -11,6 +11,7 @@ pub mod context_window;
 pub mod entry;
 pub mod failure;
 pub mod history;
+pub mod incidents;
 pub mod jsjson;
 pub mod jsregex;
 pub mod payload;

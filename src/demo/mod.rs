@@ -147,7 +147,7 @@ fn insert_all(tx: &rusqlite::Transaction<'_>, d: &Demo) -> rusqlite::Result<()> 
         .enumerate()
         .map(|(i, sub)| scale_write::SubRow::new(sub, 0, i))
         .collect();
-    scale_write::insert_submissions(tx, &rows)?;
+    scale_write::insert_submissions(tx, &rows, &mut crate::progress::Unwatched)?;
     let mut ins_journal = tx.prepare(scale_write::JOURNAL_INSERT)?;
     for j in &d.journals {
         scale_write::insert_journal(&mut ins_journal, j)?;

@@ -418,6 +418,16 @@ const COMMIT_BYTES: usize = 256 << 20;
 /// whale heads, or a whale too short for its abandoned entries); [`ScaleOptions::scaled`] always
 /// gives options that can.
 pub fn write_scale(path: &Path, opts: &ScaleOptions) -> Result<ScaleSummary, DemoError> {
+    write_scale_watched(path, opts, &mut crate::progress::Unwatched)
+}
+
+/// [`write_scale`], reporting its progress: the sessions written (one unit per session), then
+/// the submission rows (one statement batch, no count).
+pub fn write_scale_watched(
+    path: &Path,
+    opts: &ScaleOptions,
+    progress: &mut dyn crate::progress::Progress,
+) -> Result<ScaleSummary, DemoError> {
     match std::fs::metadata(path) {
         Ok(m) if m.len() > 0 || !m.is_file() => {
             return Err(DemoError::AlreadyExists(path.to_path_buf()))
@@ -463,6 +473,7 @@ pub fn write_scale(path: &Path, opts: &ScaleOptions) -> Result<ScaleSummary, Dem
         whale_session_key: String::new(),
         bytes: 0,
     };
+    progress.stage("writing sessions", Some(layout.len() as u64));
     std::thread::scope(|scope| -> Result<(), DemoError> {
         let (tx, rx) = sync_channel::<Batch>(16);
         let (ctx, layout, procs) = (&ctx, &layout, &procs);
@@ -484,6 +495,7 @@ pub fn write_scale(path: &Path, opts: &ScaleOptions) -> Result<ScaleSummary, Dem
                 summary.whale_session_key = key;
             }
             subs.extend(b.subs);
+            progress.advance(1);
             pending += bytes;
             if pending > COMMIT_BYTES {
                 conn.execute_batch("COMMIT; BEGIN")?;
@@ -492,8 +504,9 @@ pub fn write_scale(path: &Path, opts: &ScaleOptions) -> Result<ScaleSummary, Dem
         }
         Ok(())
     })?;
+    progress.stage("writing submissions", Some(subs.len() as u64));
     subs.sort_unstable_by_key(|s| s.key);
-    insert_submissions(&conn, &subs)?;
+    insert_submissions(&conn, &subs, progress)?;
     conn.execute_batch("COMMIT")?;
     summary.submissions = subs.len();
     summary.expired = subs.iter().filter(|s| s.row.lease_expired(now)).count();

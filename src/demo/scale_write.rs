@@ -129,7 +129,11 @@ pub(crate) fn insert_journal(st: &mut Statement<'_>, j: &Run) -> rusqlite::Resul
     ])
 }
 
-pub(crate) fn insert_submissions(c: &Connection, subs: &[SubRow]) -> rusqlite::Result<()> {
+pub(crate) fn insert_submissions(
+    c: &Connection,
+    subs: &[SubRow],
+    progress: &mut dyn crate::progress::Progress,
+) -> rusqlite::Result<()> {
     let mut st = c.prepare(
         "INSERT INTO flue_agent_submissions (submission_id, session_key, kind, payload, status, accepted_at, \
          attempt_id, input_applied_at, recovery_requested_at, started_at, settled_at, error, attempt_count, \
@@ -160,6 +164,7 @@ pub(crate) fn insert_submissions(c: &Connection, subs: &[SubRow]) -> rusqlite::R
             s.terminal_event,
             s.terminal_offset,
         ])?;
+        progress.advance(1);
     }
     Ok(())
 }

@@ -35,7 +35,13 @@ impl DbTarget {
     pub fn from_path(p: &Path) -> Result<DbTarget, StoreError> {
         match p.to_str() {
             Some(s) if is_pg_url(s) => Ok(DbTarget::Postgres(PgTarget::parse(s)?)),
-            _ => Ok(DbTarget::Sqlite(p.to_path_buf())),
+            Some(s) => match url_scheme(s) {
+                Some(scheme) => Err(StoreError::UnsupportedScheme {
+                    scheme: scheme.to_string(),
+                }),
+                None => Ok(DbTarget::Sqlite(p.to_path_buf())),
+            },
+            None => Ok(DbTarget::Sqlite(p.to_path_buf())),
         }
     }
 
@@ -164,5 +170,41 @@ mod tests {
         assert!(DbTarget::Sqlite(PathBuf::from("/nonexistent/x.db"))
             .vanished()
             .is_some());
+    }
+}
+
+/// The scheme of `s` when it reads as a URL (`mysql://…`): letters, digits, `+`, `-`, `.` after
+/// a letter, then `://`. A file path (`./a.db`, `/x/y.db`, `C:\\x.db`) has none.
+fn url_scheme(s: &str) -> Option<&str> {
+    let (scheme, _) = s.split_once("://")?;
+    let mut chars = scheme.chars();
+    let first = chars.next()?;
+    (first.is_ascii_alphabetic()
+        && chars.all(|c| c.is_ascii_alphanumeric() || matches!(c, '+' | '-' | '.')))
+    .then_some(scheme)
+}
+
+#[cfg(test)]
+mod url_scheme_tests {
+    use super::*;
+
+    #[test]
+    fn a_url_of_another_database_is_refused_and_a_path_is_not() {
+        for (arg, scheme) in [
+            ("mysql://root@localhost/flue", Some("mysql")),
+            ("sqlite+file://x", Some("sqlite+file")),
+            ("./data/flue.db", None),
+            ("/var/lib/flue.db", None),
+            ("weird:name.db", None),
+            ("dir/1://x.db", None),
+        ] {
+            assert_eq!(url_scheme(arg), scheme, "{arg}");
+        }
+        let e = DbTarget::parse("mysql://root@localhost/flue").unwrap_err();
+        assert!(
+            e.to_string().starts_with("unsupported URL scheme mysql://"),
+            "{e}"
+        );
+        assert!(matches!(DbTarget::parse("./a.db"), Ok(DbTarget::Sqlite(_))));
     }
 }

@@ -8,6 +8,24 @@ pub enum StoreError {
     /// The database file does not exist (we never create one).
     #[error("no database at {}", .0.display())]
     Missing(PathBuf),
+    /// `--db` names a directory.
+    #[error("{} is a directory, not a database file", .path.display())]
+    IsDirectory {
+        path: PathBuf,
+        /// The `*.db` files in it (the first few), for the hint.
+        db_files: Vec<String>,
+    },
+    /// A WAL-mode database without its `-wal` file (copied alone): its tables may all be in
+    /// the missing file, so it reads as empty.
+    #[error(
+        "{} reads as empty and its write-ahead log {}-wal is missing or empty (the database is in WAL mode)",
+        .0.display(),
+        .0.display()
+    )]
+    MissingWal(PathBuf),
+    /// `--db` is a URL of a scheme turnscope does not read.
+    #[error("unsupported URL scheme {scheme}:// in --db (turnscope reads SQLite files and postgres:// or postgresql:// URLs)")]
+    UnsupportedScheme { scheme: String },
     /// The file is empty (0 bytes, or no tables at all).
     #[error("{} is empty: not a flue journal database", .0.display())]
     Empty(PathBuf),
@@ -42,7 +60,7 @@ pub enum StoreError {
     Locked { detail: String },
     #[error("no submission matches {query:?}")]
     SubmissionNotFound { query: String },
-    #[error("{query:?} matches {} submissions: {}", .candidates.len(), first_ids(.candidates))]
+    #[error("{query:?} matches {} submissions: {}", .candidates.len(), first_ids(.candidates, 4))]
     Ambiguous {
         query: String,
         candidates: Vec<String>,
@@ -153,14 +171,18 @@ fn table_list(tables: &[String], none_text: &str) -> String {
     format!("{}{more}", shown.join(", "))
 }
 
-/// The first four candidate ids of an ambiguous prefix.
-fn first_ids(candidates: &[String]) -> String {
-    candidates
+/// The first `n` candidate ids of an ambiguous prefix, and how many more there are.
+fn first_ids(candidates: &[String], n: usize) -> String {
+    let shown = candidates
         .iter()
-        .take(4)
+        .take(n)
         .cloned()
         .collect::<Vec<_>>()
-        .join(", ")
+        .join(", ");
+    match candidates.len().saturating_sub(n) {
+        0 => shown,
+        more => format!("{shown} and {more} more"),
+    }
 }
 
 impl StoreError {
@@ -168,6 +190,21 @@ impl StoreError {
     pub fn hint(&self) -> String {
         match self {
             StoreError::Missing(_) => "check the path given with --db or TURNSCOPE_DB; `turnscope demo` opens a demo database".into(),
+            StoreError::IsDirectory { db_files, .. } if db_files.is_empty() => {
+                "give --db the journal file itself, the one the runtime's db.ts passes to sqlite(), e.g. ./data/flue.db".into()
+            }
+            StoreError::IsDirectory { path, db_files } => format!(
+                "give --db the journal file itself; {} holds {}",
+                path.display(),
+                db_files.join(", ")
+            ),
+            StoreError::MissingWal(p) => format!(
+                "copy {}-wal (and -shm) from beside the original along with the .db, or run `sqlite3 ORIGINAL 'PRAGMA wal_checkpoint(TRUNCATE)'` before copying",
+                p.file_name().map_or_else(|| p.display().to_string(), |n| n.to_string_lossy().into_owned())
+            ),
+            StoreError::UnsupportedScheme { .. } => {
+                "give --db an SQLite file path (./data/flue.db) or postgres://user[:password]@host[:port]/dbname".into()
+            }
             StoreError::Empty(_) | StoreError::NotFlue { .. } => {
                 "point --db at the file the runtime's db.ts passes to sqlite(), e.g. ./data/flue.db".into()
             }
@@ -250,7 +287,7 @@ mod tests {
                     query: "ab".into(),
                     candidates: six,
                 },
-                "\"ab\" matches 6 submissions: t1, t2, t3, t4",
+                "\"ab\" matches 6 submissions: t1, t2, t3, t4 and 2 more",
             ),
             (
                 StoreError::PgConnect {

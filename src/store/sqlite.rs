@@ -36,14 +36,21 @@ impl SqliteStore {
     pub fn open(path: &Path) -> Result<SqliteStore, StoreError> {
         let meta = std::fs::metadata(path).map_err(|_| StoreError::Missing(path.to_path_buf()))?;
         if meta.is_dir() {
-            return Err(StoreError::NotSqlite {
+            return Err(StoreError::IsDirectory {
                 path: path.to_path_buf(),
-                detail: "it is a directory".into(),
+                db_files: db_files_in(path),
             });
         }
         if meta.len() == 0 {
+            // An empty main file with a -shm beside it: a WAL database whose -wal was left out.
+            if sibling(path, "-shm").exists() && !sibling(path, "-wal").exists() {
+                return Err(StoreError::MissingWal(path.to_path_buf()));
+            }
             return Err(StoreError::Empty(path.to_path_buf()));
         }
+        // Looked at before opening, which creates an empty -wal beside a WAL database (so a
+        // second look finds an empty one where the first found none).
+        let wal_absent = std::fs::metadata(sibling(path, "-wal")).map_or(true, |m| m.len() == 0);
         let flags = OpenFlags::SQLITE_OPEN_READ_ONLY
             | OpenFlags::SQLITE_OPEN_NO_MUTEX
             | OpenFlags::SQLITE_OPEN_URI;
@@ -56,6 +63,9 @@ impl SqliteStore {
             .map_err(|e| StoreError::sqlite("setting the busy timeout", e))?;
         let tables = table_names(&conn).map_err(|e| classify_open_error(path, e))?;
         if tables.is_empty() {
+            if wal_absent && header_says_wal(path) {
+                return Err(StoreError::MissingWal(path.to_path_buf()));
+            }
             return Err(StoreError::Empty(path.to_path_buf()));
         }
         let schema = detect_schema(&conn, path, &tables)?;
@@ -459,6 +469,42 @@ fn table_names(conn: &Connection) -> rusqlite::Result<Vec<String>> {
         conn.prepare("SELECT name FROM sqlite_master WHERE type = 'table' ORDER BY name")?;
     let rows = stmt.query_map([], |r| r.get::<_, String>(0))?;
     rows.collect()
+}
+
+/// `path` with `suffix` appended to its file name (`-wal`, `-shm`).
+fn sibling(path: &Path, suffix: &str) -> std::path::PathBuf {
+    let mut s = path.as_os_str().to_os_string();
+    s.push(suffix);
+    s.into()
+}
+
+/// Whether the SQLite header says WAL mode: bytes 18 and 19 (file format write and read
+/// versions) are 2.
+fn header_says_wal(path: &Path) -> bool {
+    use std::io::Read;
+    let mut head = [0u8; 20];
+    std::fs::File::open(path)
+        .and_then(|mut f| f.read_exact(&mut head))
+        .is_ok()
+        && head.starts_with(b"SQLite format 3\0")
+        && head[18] == 2
+        && head[19] == 2
+}
+
+/// The `*.db` files in `dir` (sorted, the first five), for the hint of a directory given as
+/// `--db`.
+fn db_files_in(dir: &Path) -> Vec<String> {
+    let mut names: Vec<String> = std::fs::read_dir(dir)
+        .into_iter()
+        .flatten()
+        .flatten()
+        .filter(|e| e.path().is_file())
+        .map(|e| e.file_name().to_string_lossy().into_owned())
+        .filter(|n| n.ends_with(".db") || n.ends_with(".sqlite") || n.ends_with(".sqlite3"))
+        .collect();
+    names.sort();
+    names.truncate(5);
+    names
 }
 
 fn classify_open_error(path: &Path, e: rusqlite::Error) -> StoreError {

@@ -87,6 +87,9 @@ pub struct Planned {
     pub items: Vec<PlanItem>,
     /// When a runtime is live (a live lease in the database): the warning lines shown first.
     pub live_runtime: Vec<String>,
+    /// Marked submissions of the plan the list does not show (another filter, the `/` query):
+    /// the preview names them (set by the app, which knows what the list shows).
+    pub hidden: Vec<String>,
 }
 
 impl Planned {
@@ -295,8 +298,13 @@ pub fn confirm_bulk(p: &Planned) -> (String, Vec<PopupLine>) {
     let n = p.items.len();
     let ok = p.applicable();
     let title = format!("{} {n} marked submissions?", title_word(p.kind));
+    let hidden = if p.hidden.is_empty() {
+        String::new()
+    } else {
+        format!(" · {} hidden by the filter", p.hidden.len())
+    };
     let mut lines = vec![plain(format!(
-        "{ok} planned · {} refused or nothing to do · each applies in its own fenced transaction",
+        "{ok} planned · {} refused or nothing to do{hidden} · each applies in its own fenced transaction",
         n - ok
     ))];
     if let Some(r) = &p.reason {
@@ -304,7 +312,10 @@ pub fn confirm_bulk(p: &Planned) -> (String, Vec<PopupLine>) {
     }
     for item in &p.items {
         lines.push(PopupLine::blank());
-        let state = item.before.as_ref().map_or(String::new(), |b| b.short());
+        let mut state = item.before.as_ref().map_or(String::new(), |b| b.short());
+        if p.hidden.contains(&item.submission_id) {
+            state.push_str(" · hidden by the filter");
+        }
         match &item.result {
             Ok(plan) if !plan.is_noop() => {
                 lines.push(line(Tone::Applied, format!("✓ {} · {state}", who(item))));

@@ -255,7 +255,7 @@ impl Harness {
 
     // ----- the query facade: what a test may ask, without knowing how the app is built ------
 
-    /// The root view (submissions, sessions, audit trail).
+    /// The root view (submissions, sessions, audit trail, incidents).
     pub fn root(&self) -> Root {
         self.app.root
     }
@@ -351,6 +351,21 @@ impl Harness {
     /// Rows marked for a bulk action.
     pub fn marked(&self) -> usize {
         self.app.list.marks.len()
+    }
+
+    /// Marked rows the list does not show (another filter, the `/` query, a worker's narrowing).
+    pub fn hidden_marks(&self) -> Vec<String> {
+        self.app.list.hidden_marks(&self.app.items)
+    }
+
+    /// The incidents screen's groups (stuck submissions per worker), as last built.
+    pub fn incident_groups(&self) -> &[crate::core::incidents::IncidentGroup] {
+        &self.app.incidents.groups
+    }
+
+    /// The selected group of the incidents screen.
+    pub fn selected_incident(&self) -> Option<&crate::core::incidents::IncidentGroup> {
+        self.app.incidents.selected_group()
     }
 
     /// Rows of filter `f` in the database (0 until counted).

@@ -54,7 +54,9 @@ use ratatui::Terminal;
 pub use act::{Outcome, OutcomeResult, PlanItem, Planned, StateSummary};
 pub use app::{App, AppConfig, Effect, Pane, Root};
 pub use data::{ItemDisposition, ListItem, Target};
-pub use keymap::{action_name, key_label, parse_key, Action, FilterLabel, Overrides, KEYMAP};
+pub use keymap::{
+    action_name, help_groups, key_label, parse_key, Action, FilterLabel, Overrides, KEYMAP,
+};
 pub use popups::{Popup, PopupAction};
 pub use theme::{no_color_env, Palette, Theme};
 pub use tree::{ExpandMode, NodeKind, Tree};

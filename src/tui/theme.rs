@@ -35,6 +35,8 @@ pub struct Colors {
     pub info: Color,
     #[serde(deserialize_with = "color")]
     pub dim: Color,
+    #[serde(deserialize_with = "color")]
+    pub badge_text: Color,
     pub selected: RowColors,
     pub selected_unfocused: RowColors,
 }
@@ -258,7 +260,7 @@ impl Theme {
         if self.color {
             Style::new()
                 .bg(Color::Red)
-                .fg(Color::White)
+                .fg(self.palette.colors().badge_text)
                 .add_modifier(Modifier::BOLD)
         } else {
             Style::new().add_modifier(Modifier::REVERSED | Modifier::BOLD | Modifier::UNDERLINED)
@@ -284,7 +286,9 @@ impl Theme {
     /// A row whose state just changed (flashes once).
     pub fn flash(&self) -> Style {
         if self.color {
-            Style::new().bg(Color::Magenta).fg(Color::White)
+            Style::new()
+                .bg(Color::Magenta)
+                .fg(self.palette.colors().badge_text)
         } else {
             Style::new().add_modifier(Modifier::REVERSED)
         }
@@ -353,6 +357,7 @@ mod tests {
                 matched: Color::Magenta,
                 info: Color::Blue,
                 dim: Color::DarkGray,
+                badge_text: Color::White,
                 selected: row(Some(Color::White), Color::Blue, false),
                 selected_unfocused: row(None, Color::DarkGray, false),
             }
@@ -367,7 +372,8 @@ mod tests {
                 error: Color::Rgb(170, 0, 0),
                 matched: Color::Rgb(140, 0, 140),
                 info: Color::Blue,
-                dim: Color::Gray,
+                dim: Color::Rgb(108, 108, 108),
+                badge_text: Color::Black,
                 selected: row(Some(Color::Black), Color::LightBlue, false),
                 selected_unfocused: row(Some(Color::Black), Color::Gray, false),
             }
@@ -383,6 +389,7 @@ mod tests {
                 matched: Color::LightMagenta,
                 info: Color::LightBlue,
                 dim: Color::Gray,
+                badge_text: Color::White,
                 selected: row(Some(Color::Black), Color::White, false),
                 selected_unfocused: row(Some(Color::Black), Color::Gray, true),
             }

@@ -25,6 +25,7 @@ pub struct Layout {
     pub list: Option<Hit>,
     pub sessions: Option<Hit>,
     pub audit: Option<Hit>,
+    pub incidents: Option<Hit>,
     pub tree: Option<Hit>,
     pub detail: Option<Hit>,
     /// Total wrapped lines in the detail pane (for scroll bounds).
@@ -37,6 +38,7 @@ pub struct Layout {
     pub list_offset: usize,
     pub sessions_offset: usize,
     pub audit_offset: usize,
+    pub incidents_offset: usize,
     /// The tree's first drawn row, one per opened view (the app's stack).
     pub tree_offsets: Vec<usize>,
     /// The detail pane's wrapped lines (built once per selection and width).
@@ -49,6 +51,7 @@ impl Layout {
         self.list = None;
         self.sessions = None;
         self.audit = None;
+        self.incidents = None;
         self.tree = None;
         self.detail = None;
         self.detail_lines = 0;
@@ -68,6 +71,7 @@ pub enum Pane {
     Tree,
     Detail,
     Audit,
+    Incidents,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -76,6 +80,8 @@ pub enum Root {
     Sessions,
     /// The audit trail (`a`).
     Audit,
+    /// The stuck submissions per worker (`I`).
+    Incidents,
 }
 
 #[derive(Debug, Clone, PartialEq, Eq)]

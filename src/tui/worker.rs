@@ -673,6 +673,7 @@ impl Worker {
             reason,
             items,
             live_runtime: live.map(|l| l.warning(&what)).unwrap_or_default(),
+            hidden: Vec::new(),
         }
     }
 

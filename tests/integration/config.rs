@@ -72,7 +72,7 @@ fn the_default_location_is_used_and_a_missing_file_is_the_defaults() {
     let out = stdout(&turnscope(dir.path(), &[], &["config"]));
     assert!(out.contains("none"), "{out}");
     assert_eq!(value(&out, "theme"), "dark");
-    assert_eq!(value(&out, "write"), "false");
+    assert_eq!(value(&out, "read_only_default"), "true");
     std::fs::create_dir_all(dir.path().join("turnscope")).unwrap();
     std::fs::write(dir.path().join("turnscope/config.toml"), FILE).unwrap();
     let out = stdout(&turnscope(dir.path(), &[], &["config"]));
@@ -142,16 +142,16 @@ fn read_only_stays_the_default_unless_the_file_says_otherwise() {
     std::fs::write(&file, "read_only_default = true\n").unwrap();
     let f = file.to_str().unwrap();
     let out = stdout(&turnscope(dir.path(), &[], &["--config", f, "config"]));
-    assert_eq!(value(&out, "write"), "false");
+    assert_eq!(value(&out, "read_only_default"), "true");
     let out = stdout(&turnscope(
         dir.path(),
         &[],
         &["--config", f, "--write", "config"],
     ));
-    assert_eq!(value(&out, "write"), "true");
+    assert_eq!(value(&out, "read_only_default"), "false");
     std::fs::write(&file, "read_only_default = false\n").unwrap();
     let out = stdout(&turnscope(dir.path(), &[], &["--config", f, "config"]));
-    assert_eq!(value(&out, "write"), "true");
+    assert_eq!(value(&out, "read_only_default"), "false");
 }
 
 /// A failure with exit 2, an error line naming `path:line` and `needle`, and a hint.
@@ -203,7 +203,58 @@ fn unknown_keys_and_bad_values_name_the_line() {
         &["--config", "/nonexistent/turnscope.toml", "config"],
     );
     assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
-    assert!(stderr(&o).contains("/nonexistent/turnscope.toml"));
+    assert_eq!(
+        stderr(&o),
+        "error: bad configuration: /nonexistent/turnscope.toml: the configuration file does not exist\n\
+         hint: create it with `turnscope config --print-default > /nonexistent/turnscope.toml`, or leave out --config (and TURNSCOPE_CONFIG) to use the defaults\n"
+    );
+}
+
+/// A key bound twice is an error naming both actions, default keys included: `quit = "j"` used
+/// to quit on j and leave no key for "down".
+#[test]
+fn a_key_already_bound_by_default_is_refused_with_both_actions() {
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("c.toml");
+    let f = file.to_str().unwrap();
+    std::fs::write(&file, "[keys]\nquit = \"j\"\n").unwrap();
+    let o = turnscope(dir.path(), &[], &["--config", f, "list"]);
+    assert_config_error(&o, &file, 2, "quit = \"j\" is already the key of down");
+    assert!(stderr(&o).contains("hint: fix that line"), "{}", stderr(&o));
+    // Moving "down" too makes it valid.
+    std::fs::write(&file, "[keys]\nquit = \"j\"\ndown = \"ctrl-n\"\n").unwrap();
+    let out = stdout(&turnscope(dir.path(), &[], &["--config", f, "config"]));
+    assert_eq!(value(&out, "keys.quit"), "j");
+}
+
+/// `turnscope config` prints the file's key names, so a line can be copied into the file.
+#[test]
+fn config_prints_the_file_key_names() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = stdout(&turnscope(dir.path(), &[], &["config"]));
+    let keys: Vec<&str> = out
+        .lines()
+        .filter_map(|l| l.split_once(" = ").map(|(k, _)| k))
+        .filter(|k| !k.contains(' '))
+        .collect();
+    assert_eq!(
+        keys,
+        [
+            "db",
+            "refresh",
+            "theme",
+            "read_only_default",
+            "operator",
+            "context_window"
+        ]
+    );
+    let defaults = turnscope::config::DEFAULT_FILE;
+    for k in keys {
+        assert!(
+            defaults.contains(&format!("# {k} = ")) || defaults.contains(&format!("{k} = ")),
+            "{k} is not a key of the file"
+        );
+    }
 }
 
 #[test]

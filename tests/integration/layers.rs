@@ -7,20 +7,25 @@ use std::collections::{BTreeMap, BTreeSet, HashMap};
 use std::path::{Path, PathBuf};
 
 /// What each top-level module may use. The layers are core → store → report → actions →
-/// {cli, tui}; `text`, `config` and `clock` are leaves every layer above `core` may use; `demo`
+/// {cli, tui}; `text`, `config` and `clock` are leaves every layer above `core` may use (and
+/// `progress`, the callback through which store and demo report long work to cli); `demo`
 /// writes example databases from core/store/report; `cli` starts the TUI and the demo writer.
 const ALLOWED: &[(&str, &[&str])] = &[
     ("core", &[]),
     ("text", &[]),
     ("config", &[]),
     ("clock", &[]),
-    ("store", &["core", "text", "config", "clock"]),
+    ("progress", &[]),
+    ("store", &["core", "text", "config", "clock", "progress"]),
     ("report", &["core", "store", "text", "config", "clock"]),
     (
         "actions",
         &["core", "store", "report", "text", "config", "clock"],
     ),
-    ("demo", &["core", "store", "report", "text", "clock"]),
+    (
+        "demo",
+        &["core", "store", "report", "text", "clock", "progress"],
+    ),
     (
         "tui",
         &[
@@ -31,6 +36,7 @@ const ALLOWED: &[(&str, &[&str])] = &[
         "cli",
         &[
             "core", "store", "report", "actions", "tui", "demo", "text", "config", "clock",
+            "progress",
         ],
     ),
 ];

@@ -6,6 +6,7 @@ mod bulk;
 mod cli;
 mod cli_audit;
 mod cli_export;
+mod cli_friction;
 mod cli_list;
 mod config;
 mod contract;
@@ -14,6 +15,7 @@ mod damaged_props;
 mod fidelity;
 mod fixtures;
 mod hostile;
+mod incidents;
 mod layers;
 mod panic_report;
 // PostgreSQL-only suites; the backend-neutral ones run on SQLite alone without the feature.

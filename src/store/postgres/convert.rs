@@ -25,6 +25,7 @@ use rusqlite::{Connection, OpenFlags};
 
 use super::ddl::{AUDIT_DDL, FLUE_DDL};
 use super::{connect, pg_error, PgTarget};
+use crate::progress::Progress;
 use crate::store::{StoreError, Variant};
 
 /// The tables copied, in order.
@@ -70,6 +71,15 @@ fn pg_err(context: &str) -> impl Fn(postgres::Error) -> StoreError + '_ {
 
 /// Copy the SQLite journal at `sqlite` into the (flue-empty) database `target`.
 pub fn sqlite_to_postgres(sqlite: &Path, target: &PgTarget) -> Result<CopyStats, StoreError> {
+    sqlite_to_postgres_watched(sqlite, target, &mut crate::progress::Unwatched)
+}
+
+/// [`sqlite_to_postgres`], reporting its progress: one stage per table, one unit per row.
+pub fn sqlite_to_postgres_watched(
+    sqlite: &Path,
+    target: &PgTarget,
+    progress: &mut dyn Progress,
+) -> Result<CopyStats, StoreError> {
     let src = Connection::open_with_flags(sqlite, OpenFlags::SQLITE_OPEN_READ_ONLY)
         .map_err(sqlite_err("opening the SQLite journal"))?;
     let tables: Vec<String> = src
@@ -97,7 +107,7 @@ pub fn sqlite_to_postgres(sqlite: &Path, target: &PgTarget) -> Result<CopyStats,
     let mut stats = CopyStats::default();
     for table in TABLES {
         if tables.iter().any(|t| t == table) {
-            let n = copy_table(&src, &mut tx, table, table)?;
+            let n = copy_table(&src, &mut tx, table, table, progress)?;
             stats.tables.push((table.to_string(), n));
         }
     }
@@ -111,6 +121,7 @@ pub fn sqlite_to_postgres(sqlite: &Path, target: &PgTarget) -> Result<CopyStats,
             &mut tx,
             "flue_event_stream_keys",
             "turnscope_event_keys",
+            progress,
         )?;
         tx.batch_execute(
             "UPDATE flue_event_stream_entries e SET event_key = k.key
@@ -155,8 +166,15 @@ fn copy_table(
     tx: &mut postgres::Transaction<'_>,
     from: &str,
     to: &str,
+    progress: &mut dyn Progress,
 ) -> Result<u64, StoreError> {
     let columns = sqlite_columns(src, from)?;
+    let total: i64 = src
+        .query_row(&format!("SELECT COUNT(*) FROM \"{from}\""), [], |r| {
+            r.get(0)
+        })
+        .map_err(sqlite_err("counting the rows to copy"))?;
+    progress.stage(&format!("copying {from}"), Some(total.max(0) as u64));
     let types: Vec<(String, String)> = tx
         .query(
             "SELECT a.attname::text, format_type(a.atttypid, a.atttypmod)
@@ -203,6 +221,7 @@ fn copy_table(
             copy_field(&mut line, v, *is_bool);
         }
         line.push(b'\n');
+        progress.advance(1);
         writer.write_all(&line).map_err(|e| StoreError::Postgres {
             context: context.clone(),
             detail: e.to_string(),

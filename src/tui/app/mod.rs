@@ -20,6 +20,7 @@ use super::popups::{
     Reply,
 };
 use super::screens::audit::AuditScreen;
+use super::screens::incidents::IncidentScreen;
 use super::screens::inspect::{describe_change, Inspect, Said};
 use super::screens::list::{describe_item_change, ListRows, ListScreen, WriteAsk};
 use super::screens::sessions::SessionsScreen;
@@ -30,6 +31,7 @@ use crate::core::status::SubmissionStatus;
 use crate::store::RowFilter;
 use crate::store::{AuditRecord, SessionSummary};
 
+mod incidents;
 mod mouse;
 mod responses;
 mod scale;
@@ -97,6 +99,10 @@ pub struct App {
     pub audit: AuditScreen,
     /// Where `a` (or esc) returns to from the audit trail.
     pub audit_return: Root,
+    /// The stuck submissions per worker (`I`), built from the expired rows.
+    pub incidents: IncidentScreen,
+    /// Where `I` (or esc) returns to from the incidents screen.
+    pub incidents_return: Root,
     /// A plan or an apply is with the worker.
     pub busy: Option<String>,
     last_click: Option<(Instant, u16, u16)>,
@@ -135,6 +141,8 @@ impl App {
             own_writes: HashSet::new(),
             audit: AuditScreen::default(),
             audit_return: Root::Submissions,
+            incidents: IncidentScreen::default(),
+            incidents_return: Root::Submissions,
             busy: None,
             last_click: None,
             scale: Default::default(),
@@ -216,6 +224,7 @@ impl App {
 
     pub fn rebuild_list(&mut self) {
         self.list.rebuild(&self.items, self.now_ms);
+        self.incidents.rebuild(&self.items, self.now_ms);
     }
 
     fn sync_list_selection(&mut self) {
@@ -304,11 +313,35 @@ impl App {
             }
             return;
         }
-        if let Some(a) =
-            keymap::lookup_with(&self.contexts(), &ev, self.write_mode(), &self.cfg.keys)
+        let ctxs = self.contexts();
+        if let Some(a) = keymap::lookup_with(&ctxs, &ev, self.write_mode(), &self.cfg.keys) {
+            self.dispatch(a);
+            return;
+        }
+        // A write key in read-only mode: dispatch says why nothing happens.
+        if let Some(a) = keymap::lookup_with(&ctxs, &ev, true, &self.cfg.keys)
+            .filter(|a| !self.write_mode() && keymap::is_write(*a))
         {
             self.dispatch(a);
+            return;
         }
+        if self.popup.is_none() {
+            if let Some((key, help, pane)) =
+                keymap::bound_elsewhere(&ctxs, &ev, self.write_mode(), &self.cfg.keys)
+            {
+                self.info(&format!("{key} ({help}) works in: {pane}"));
+            }
+        }
+    }
+
+    /// Which screen the status line's message belongs to: the root view and the opened
+    /// submission or session (a message from one screen is stale on another).
+    fn screen_key(&self) -> (Root, usize, Option<String>) {
+        (
+            self.root,
+            self.stack.len(),
+            self.inspect().map(|i| i.target.id().to_string()),
+        )
     }
 
     /// Open `p` in the popup slot (its scroll bounds are its own, from its first draw).
@@ -456,6 +489,17 @@ impl App {
 
     /// The router: an action goes to the open popup, else to the focused screen or the app.
     pub fn dispatch(&mut self, a: Action) {
+        let screen = self.screen_key();
+        let status = self.status.clone();
+        self.dispatch_inner(a);
+        // Moving to another screen drops the last one's message, unless this action just said
+        // something (`open … failed`, `sorted by …`).
+        if self.screen_key() != screen && self.status == status {
+            self.status = None;
+        }
+    }
+
+    fn dispatch_inner(&mut self, a: Action) {
         // The popup owns the keyboard while open.
         if let Some(reply) = self.with_popup(|p, env, view| p.on_action(a, env, view)) {
             self.on_popup_reply(reply);
@@ -531,15 +575,27 @@ impl App {
             // The popup's own actions: nothing to do without one.
             Action::Confirm | Action::Yes | Action::SwitchButton | Action::Cancel => {}
             Action::ToggleAudit => self.toggle_audit(),
-            // Write actions: their bindings exist only in write mode; this guard keeps a stray
-            // call (mouse, tests) from doing anything in read-only mode.
+            Action::ToggleIncidents => self.toggle_incidents(),
+            // Write actions: their bindings exist only in write mode; in read-only mode a write
+            // key (or the palette, the mouse) gets here only to say so.
             Action::Act(kind) if self.write_mode() => self.act(kind),
             Action::Undo { batch } if self.write_mode() && self.root == Root::Audit => {
                 self.ask_undo(batch)
             }
-            Action::Undo { .. } => {}
+            Action::Undo { .. } if self.write_mode() => {}
+            Action::ToggleMark if self.write_mode() && self.focus == Pane::Incidents => {
+                self.mark_incident()
+            }
             Action::ToggleMark if self.write_mode() => self.toggle_mark(),
-            Action::Act(_) | Action::ToggleMark => {}
+            Action::MarkAll | Action::MarkRange | Action::ClearMarks if self.write_mode() => {
+                self.bulk_mark(a)
+            }
+            Action::Act(_)
+            | Action::ToggleMark
+            | Action::Undo { .. }
+            | Action::MarkAll
+            | Action::MarkRange
+            | Action::ClearMarks => self.info(&keymap::read_only_refusal(a)),
         }
         self.prioritize_visible();
     }
@@ -565,6 +621,7 @@ impl App {
             Pane::Tree => self.layout.tree,
             Pane::Detail => self.layout.detail,
             Pane::Audit => self.layout.audit,
+            Pane::Incidents => self.layout.incidents,
         };
         hit.map_or(10, |h| h.rows.height.max(2) as usize - 1)
     }
@@ -586,9 +643,14 @@ impl App {
         }
         match self.focus {
             Pane::Audit => self.toggle_audit(),
+            Pane::Incidents => self.toggle_incidents(),
             Pane::List if !self.list.query.is_empty() => {
                 self.list.query.clear();
                 self.rebuild_list();
+            }
+            Pane::List if self.list.owner.take().is_some() => {
+                self.rebuild_list();
+                self.info("every row of the filter again (the worker's narrowing is off)");
             }
             Pane::List if !self.list.marks.is_empty() => {
                 let n = self.list.marks.len();
@@ -621,7 +683,7 @@ impl App {
         self.layout.tree_offsets.clear();
         self.banner = None;
         self.root = match self.root {
-            Root::Submissions | Root::Audit => Root::Sessions,
+            Root::Submissions | Root::Audit | Root::Incidents => Root::Sessions,
             Root::Sessions => Root::Submissions,
         };
         self.focus = root_pane(self.root);
@@ -669,6 +731,7 @@ impl App {
             }
             Pane::Sessions => self.sessions.move_cursor(delta),
             Pane::Audit => self.audit.move_cursor(delta),
+            Pane::Incidents => self.incidents.move_cursor(delta),
             Pane::Tree => {
                 if let Some(ins) = self.inspect_mut() {
                     ins.move_cursor(delta);
@@ -720,6 +783,7 @@ impl App {
                     self.open(Target::Submission(id));
                 }
             }
+            Pane::Incidents => self.open_incident(),
             Pane::Tree => self.expand(),
             Pane::Detail => {}
         }
@@ -805,6 +869,8 @@ impl App {
             Pane::List => self.selected_item().map(|i| i.row.submission_id.clone()),
             Pane::Sessions => self.selected_session().map(|s| s.id.clone()),
             Pane::Audit => self.selected_audit().map(|a| a.submission_id.clone()),
+            // The worker's full id: what `--owner` takes.
+            Pane::Incidents => self.incidents.selected_group()?.owner_id.clone(),
             Pane::Tree | Pane::Detail => self.inspect()?.selected_id(),
         }
     }
@@ -833,6 +899,7 @@ impl App {
             Pane::Audit => self
                 .selected_audit()
                 .map(|a| Target::Submission(a.submission_id.clone())),
+            Pane::Incidents => None,
             _ => self
                 .selected_item()
                 .map(|i| Target::Submission(i.row.submission_id.clone())),
@@ -897,6 +964,7 @@ fn contexts_of(focus: Pane) -> Vec<Ctx> {
         Pane::Tree => vec![Ctx::Tree, Ctx::Inspect, Ctx::Nav, Ctx::Global],
         Pane::Detail => vec![Ctx::Detail, Ctx::Inspect, Ctx::Nav, Ctx::Global],
         Pane::Audit => vec![Ctx::Audit, Ctx::Nav, Ctx::Global],
+        Pane::Incidents => vec![Ctx::Incidents, Ctx::Nav, Ctx::Global],
     }
 }
 
@@ -906,5 +974,6 @@ fn root_pane(root: Root) -> Pane {
         Root::Submissions => Pane::List,
         Root::Sessions => Pane::Sessions,
         Root::Audit => Pane::Audit,
+        Root::Incidents => Pane::Incidents,
     }
 }

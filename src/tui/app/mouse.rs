@@ -22,6 +22,8 @@ impl App {
             Some(Pane::Sessions)
         } else if inside(&self.layout.audit) {
             Some(Pane::Audit)
+        } else if inside(&self.layout.incidents) {
+            Some(Pane::Incidents)
         } else {
             None
         };
@@ -53,6 +55,7 @@ impl App {
                     Pane::Tree => self.layout.tree,
                     Pane::Detail => self.layout.detail,
                     Pane::Audit => self.layout.audit,
+                    Pane::Incidents => self.layout.incidents,
                 };
                 let Some(hit) = hit else { return };
                 if !hit.rows.contains((x, y).into()) {
@@ -85,6 +88,11 @@ impl App {
                     }
                     Pane::Audit => {
                         if self.audit.click_row(row, self.layout.audit_offset) && double {
+                            self.enter();
+                        }
+                    }
+                    Pane::Incidents => {
+                        if self.incidents.click_row(row, self.layout.incidents_offset) && double {
                             self.enter();
                         }
                     }

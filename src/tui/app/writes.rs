@@ -18,6 +18,9 @@ impl App {
         if self.focus == Pane::List {
             return self.list.write_targets(&self.items);
         }
+        if self.focus == Pane::Incidents {
+            return self.incident_targets();
+        }
         Err("select a submission first")
     }
 
@@ -184,8 +187,17 @@ impl App {
         ));
     }
 
-    pub(super) fn on_planned(&mut self, p: Planned) {
+    pub(super) fn on_planned(&mut self, mut p: Planned) {
         self.busy = None;
+        // Marks the list does not show are named in the preview, so none is acted on unseen.
+        let hidden: std::collections::HashSet<String> =
+            self.list.hidden_marks(&self.items).into_iter().collect();
+        p.hidden = p
+            .items
+            .iter()
+            .filter(|i| hidden.contains(&i.submission_id))
+            .map(|i| i.submission_id.clone())
+            .collect();
         let (popup, note) = Confirm::for_planned(p);
         self.note(note);
         self.show(Popup::Confirm(popup));

@@ -103,9 +103,19 @@ pub enum Action {
     /// Write mode only: plan an action on the selected (or every marked) submission and open its
     /// confirm popup.
     Act(ActionKind),
-    /// Write mode only: mark or unmark the selected list row for a bulk action.
+    /// Write mode only: mark or unmark the selected list row (on the incidents screen: every
+    /// submission of the selected worker) for a bulk action.
     #[strum(serialize = "mark")]
     ToggleMark,
+    /// Write mode only: mark every row the list shows (its filter and `/` query).
+    MarkAll,
+    /// Write mode only: mark the rows from the last one marked to the cursor.
+    MarkRange,
+    /// Write mode only: unmark every row, those hidden by the filter too.
+    ClearMarks,
+    /// The stuck submissions grouped by the worker that held their lease, or back.
+    #[strum(serialize = "incidents")]
+    ToggleIncidents,
     /// The command palette: every action with its key, filtered as you type.
     Palette,
     /// Write mode only, the audit trail: undo the selected record, or (`batch`) every record of
@@ -129,6 +139,8 @@ pub enum Ctx {
     Detail,
     /// The audit trail view.
     Audit,
+    /// The incidents view: stuck submissions per worker.
+    Incidents,
     Popup,
 }
 
@@ -143,6 +155,7 @@ impl Ctx {
             Ctx::Tree => "History tree",
             Ctx::Detail => "Detail",
             Ctx::Audit => "Audit trail",
+            Ctx::Incidents => "Incidents (stuck submissions per worker)",
             Ctx::Popup => "Popup",
         }
     }
@@ -169,6 +182,21 @@ pub struct Binding {
     /// Only in `--write` mode. In read-only mode the binding is absent: not looked up, not in the
     /// footer, not in the help.
     pub write: bool,
+}
+
+impl Ctx {
+    /// Whether keys of both contexts are looked up for one focused pane (the app's chains: a
+    /// pane's own context, `Inspect` for the tree and the detail, then `Nav` and `Global`).
+    pub fn active_with(self, other: Ctx) -> bool {
+        use Ctx::*;
+        self == other
+            || matches!(self, Global | Nav)
+            || matches!(other, Global | Nav)
+            || matches!(
+                (self, other),
+                (Inspect, Tree | Detail) | (Tree | Detail, Inspect)
+            )
+    }
 }
 
 impl Binding {

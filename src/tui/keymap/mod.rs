@@ -37,6 +37,49 @@ pub fn lookup(ctxs: &[Ctx], ev: &KeyEvent, write_mode: bool) -> Option<Action> {
     })
 }
 
+/// Whether `a` is a write action (its bindings exist only in `--write` mode).
+pub fn is_write(a: Action) -> bool {
+    KEYMAP.iter().any(|b| b.action == a && b.write)
+}
+
+/// What the status line says when a write key is pressed in read-only mode: the write keys are
+/// not bound there (k9s's rule), but a key that does nothing must say why.
+pub fn read_only_refusal(a: Action) -> String {
+    let what = match a {
+        Action::ToggleMark => "mark rows".to_string(),
+        other => action_name(other).replace('_', " "),
+    };
+    format!("read-only: restart with --write to {what}")
+}
+
+/// Where a key that does nothing here works instead: `(key label, help, pane titles)` of its
+/// first binding in another context of this mode.
+pub fn bound_elsewhere(
+    here: &[Ctx],
+    ev: &KeyEvent,
+    write_mode: bool,
+    ov: &Overrides,
+) -> Option<(String, &'static str, &'static str)> {
+    let all = [
+        C::Global,
+        C::Nav,
+        C::List,
+        C::Sessions,
+        C::Inspect,
+        C::Tree,
+        C::Detail,
+        C::Audit,
+    ];
+    all.iter().filter(|c| !here.contains(c)).find_map(|ctx| {
+        let a = lookup_with(&[*ctx], ev, write_mode, ov)?;
+        let b = KEYMAP.iter().find(|b| b.ctx == *ctx && b.action == a)?;
+        let key = ov
+            .key_for(a)
+            .map_or_else(|| b.label.to_string(), |k| key_label(&k));
+        Some((key, b.help, ctx.title()))
+    })
+}
+
 /// Footer hints for the given contexts, innermost first, without duplicates: (keys, text, action).
 pub fn footer(ctxs: &[Ctx], write_mode: bool) -> Vec<(&'static str, &'static str, Action)> {
     let mut out: Vec<(&str, &str, Action)> = Vec::new();
@@ -67,6 +110,7 @@ pub fn help_groups(write_mode: bool) -> Vec<(&'static str, Vec<(&'static str, &'
         C::Tree,
         C::Detail,
         C::Audit,
+        C::Incidents,
         C::Popup,
     ]
     .into_iter()
@@ -201,6 +245,27 @@ impl Overrides {
 
     pub fn key_for(&self, a: Action) -> Option<Key> {
         self.0.iter().find(|(x, _)| *x == a).map(|(_, k)| *k)
+    }
+
+    /// The first override whose key is already another action's default key where both are
+    /// looked up together (that action not rebound itself): `(index of the override, the other
+    /// action)`. Such a key would do one of the two and make the other unreachable (`quit = "j"`
+    /// quit on j and took "down" away).
+    pub fn default_conflict(&self) -> Option<(usize, Action)> {
+        self.0.iter().enumerate().find_map(|(i, (action, key))| {
+            let ctxs: Vec<Ctx> = KEYMAP
+                .iter()
+                .filter(|b| b.action == *action && b.ctx != Ctx::Popup)
+                .map(|b| b.ctx)
+                .collect();
+            KEYMAP
+                .iter()
+                .filter(|b| b.ctx != Ctx::Popup && b.action != *action)
+                .filter(|b| self.key_for(b.action).is_none())
+                .filter(|b| ctxs.iter().any(|c| c.active_with(b.ctx)))
+                .find(|b| b.keys.contains(key))
+                .map(|b| (i, b.action))
+        })
     }
 }
 

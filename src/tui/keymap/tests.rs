@@ -38,7 +38,8 @@ fn innermost_context_wins() {
 
 #[test]
 fn no_key_is_bound_twice_in_one_lookup_chain() {
-    let chains: [&[Ctx]; 6] = [
+    let chains: [&[Ctx]; 7] = [
+        &[C::Incidents, C::Nav, C::Global],
         &[C::List, C::Nav, C::Global],
         &[C::Sessions, C::Nav, C::Global],
         &[C::Tree, C::Inspect, C::Nav, C::Global],

@@ -85,13 +85,45 @@ impl PaletteScope<'_> {
                 Ctx::Tree,
                 Ctx::Detail,
                 Ctx::Audit,
+                Ctx::Incidents,
             ]
             .iter()
             .position(|c| Some(*c) == ctx)
-            .unwrap_or(9)
+            .unwrap_or(10)
         };
         out.sort_by_key(|e| (!e.available, rank(e.action)));
         out
+    }
+}
+
+impl PaletteScope<'_> {
+    /// In read-only mode, the write actions this query would list in `--write` mode: the
+    /// palette says they need `--write` rather than matching nothing silently.
+    pub fn write_only(&self, query: &str) -> Vec<String> {
+        if self.write_mode || query.trim().is_empty() {
+            return Vec::new();
+        }
+        PaletteScope {
+            here: self.here,
+            write_mode: true,
+            keys: self.keys,
+        }
+        .entries(query)
+        .into_iter()
+        .filter(|e| keymap::is_write(e.action))
+        .map(|e| e.name)
+        .collect()
+    }
+
+    /// What the palette says about the write actions this query matches in read-only mode.
+    pub fn write_only_note(&self, query: &str) -> Option<String> {
+        let names = self.write_only(query);
+        (!names.is_empty()).then(|| {
+            format!(
+                "read-only: restart with --write to use {}",
+                names.join(", ")
+            )
+        })
     }
 }
 
@@ -132,7 +164,11 @@ impl Palette {
                         "{} is not available here ({}): open a submission or switch panes first",
                         e.name, e.help
                     )),
-                    None => Reply::CloseWith("no action matches".into()),
+                    None => Reply::CloseWith(
+                        scope
+                            .write_only_note(&self.query)
+                            .unwrap_or_else(|| "no action matches".into()),
+                    ),
                 };
             }
             KeyCode::Char(c) if !ctrl && !c.is_control() => {
@@ -184,10 +220,14 @@ impl Palette {
             ]),
             Line::default(),
         ];
-        let room = (inner.height as usize).saturating_sub(lines.len());
+        let write_note = env.palette().write_only_note(&self.query);
+        // The note takes the last line.
+        let room = (inner.height as usize)
+            .saturating_sub(lines.len())
+            .saturating_sub(usize::from(write_note.is_some()));
         let sel = self.selected.min(rows.len().saturating_sub(1));
         let skip = (sel + 1).saturating_sub(room);
-        if rows.is_empty() {
+        if rows.is_empty() && write_note.is_none() {
             lines.push(Line::from(Span::styled(
                 " no action matches (backspace to widen)",
                 t.warn(),
@@ -209,6 +249,12 @@ impl Palette {
                 t.dim()
             };
             lines.push(Line::from(Span::styled(text, style)));
+        }
+        if let Some(note) = write_note {
+            lines.push(Line::from(Span::styled(
+                fit(&format!(" {note}"), inner.width as usize),
+                t.warn(),
+            )));
         }
         f.render_widget(Paragraph::new(lines), inner);
     }

@@ -1,5 +1,6 @@
 //! The submissions list (home): the current filter's rows, filtered as you type (`/`), sorted
-//! by any column (`o`, `O`), marked for bulk actions in `--write` mode (space). Its write keys
+//! by any column (`o`, `O`), marked for bulk actions in `--write` mode (space; `*` every row
+//! shown, `V` the range from the last mark to the cursor, `u` none). Its write keys
 //! (R, Q, F, S) plan an action on the marked rows or the selected one; the plan comes back as
 //! the confirm popup (`popups/confirm.rs`). Drawn with columns dropped by priority when narrow
 //! and a verdict preview of the selected row below.
@@ -86,6 +87,11 @@ pub struct ListScreen {
     pub selected_id: Option<String>,
     /// Submissions marked for a bulk action (write mode).
     pub marks: HashSet<String>,
+    /// The row last marked with space: where `V` marks a range from.
+    pub anchor: Option<String>,
+    /// Only the rows whose lease this worker held (`Some(None)`: rows without an owner), set by
+    /// ⏎ on the incidents screen; esc clears it.
+    pub owner: Option<Option<String>>,
 }
 
 /// What a write key asks for once its targets are known.
@@ -115,11 +121,69 @@ impl ListScreen {
         WriteAsk::Reason(Reason::new(kind, ids))
     }
 
-    /// Space: mark or unmark a row for a bulk action.
+    /// Space: mark or unmark a row for a bulk action (a marked row is where `V` starts).
     pub fn toggle_mark(&mut self, id: String) {
         if !self.marks.remove(&id) {
+            self.anchor = Some(id.clone());
             self.marks.insert(id);
         }
+    }
+
+    /// `*`: mark every row shown; how many were not marked yet.
+    pub fn mark_all(&mut self, items: &[ListItem]) -> usize {
+        let before = self.marks.len();
+        self.marks.extend(
+            self.view
+                .iter()
+                .map(|&i| items[i].row.submission_id.clone()),
+        );
+        self.marks.len() - before
+    }
+
+    /// `V`: mark the rows shown from the anchor (the row last marked) to the cursor, both
+    /// included; how many were not marked yet. `Err` when the anchor is not shown.
+    pub fn mark_range(&mut self, items: &[ListItem]) -> Result<usize, &'static str> {
+        let at = |id: &String| {
+            self.view
+                .iter()
+                .position(|&i| &items[i].row.submission_id == id)
+        };
+        let Some(from) = self.anchor.as_ref().and_then(at) else {
+            return Err("mark a row with space first: V marks from it to the cursor");
+        };
+        let (lo, hi) = (from.min(self.selected), from.max(self.selected));
+        let before = self.marks.len();
+        for &i in &self.view[lo..=hi.min(self.view.len().saturating_sub(1))] {
+            self.marks.insert(items[i].row.submission_id.clone());
+        }
+        self.anchor = self
+            .view
+            .get(self.selected)
+            .map(|&i| items[i].row.submission_id.clone());
+        Ok(self.marks.len() - before)
+    }
+
+    /// `u`: unmark everything; how many were marked.
+    pub fn clear_marks(&mut self) -> usize {
+        self.anchor = None;
+        std::mem::take(&mut self.marks).len()
+    }
+
+    /// Marked submissions the list does not show (another filter, the `/` query, the owner).
+    pub fn hidden_marks(&self, items: &[ListItem]) -> Vec<String> {
+        let shown: HashSet<&str> = self
+            .view
+            .iter()
+            .map(|&i| items[i].row.submission_id.as_str())
+            .collect();
+        let mut hidden: Vec<String> = self
+            .marks
+            .iter()
+            .filter(|m| !shown.contains(m.as_str()))
+            .cloned()
+            .collect();
+        hidden.sort();
+        hidden
     }
 
     pub fn rebuild(&mut self, items: &[ListItem], now_ms: i64) {
@@ -136,6 +200,10 @@ impl ListScreen {
                     && query
                         .as_ref()
                         .is_some_and(|q| q.matches(&subject(&items[i])))
+                    && self
+                        .owner
+                        .as_ref()
+                        .is_none_or(|o| items[i].row.owner_id == *o)
             })
             .collect();
         if let Some(col) = self.sort {
@@ -280,13 +348,15 @@ pub fn describe_item_change(old: &ListItem, new: &ListItem) -> Option<String> {
     })
 }
 
-/// Columns in the order they are kept when the terminal is narrow.
+/// Columns in the order they are kept when the terminal is narrow. The rule that fires is
+/// what an operator acts on, so it outranks the lease; STATUS moves to the end when every shown
+/// row has the same one (the expired view: all `running`), where it says nothing.
 const PRIORITY: [Column; 11] = [
     Column::Id,
     Column::Verdict,
-    Column::Lease,
     Column::Status,
     Column::Rule,
+    Column::Lease,
     Column::Instance,
     Column::Attempts,
     Column::Seq,
@@ -302,13 +372,18 @@ fn rule_text(it: &ListItem) -> String {
     }
 }
 
-/// The text of one list cell, terminal-safe.
-pub fn cell(now_ms: i64, it: &ListItem, col: Column) -> String {
-    clean(&raw_cell(now_ms, it, col))
+/// The text of one list cell, terminal-safe. `all_expired`: every shown row's lease has
+/// expired (the expired view), so the lease cell leaves out the word the header says.
+fn cell(now_ms: i64, it: &ListItem, col: Column, all_expired: bool) -> String {
+    clean(&raw_cell(now_ms, it, col, all_expired))
 }
 
-fn raw_cell(now_ms: i64, it: &ListItem, col: Column) -> String {
+fn raw_cell(now_ms: i64, it: &ListItem, col: Column, all_expired: bool) -> String {
     match col {
+        Column::Lease if all_expired => format!(
+            "{} ago",
+            crate::core::time::human_duration(now_ms - it.row.lease_expires_at)
+        ),
         Column::Seq => it.row.sequence.to_string(),
         Column::Id => crate::core::rows::short_id(&it.row.submission_id),
         Column::Kind => it.row.kind.clone(),
@@ -348,13 +423,29 @@ impl ListRows<'_> {
 }
 
 impl ListScreen {
+    /// Whether every shown row's lease has expired (then LEASE reads EXPIRED, its cells "2h00m
+    /// ago": 8 columns fewer, which is the INSTANCE column at 80).
+    fn all_expired(&self, items: &[ListItem], now_ms: i64) -> bool {
+        !self.view.is_empty()
+            && self.view.iter().all(|&i| {
+                let row = &items[i].row;
+                row.is_running() && row.lease_expires_at != 0 && row.lease_expired(now_ms)
+            })
+    }
+
     /// Which columns fit in `w` cells, with their widths, in display order.
     fn columns(&self, cx: &DrawCtx, data: &ListRows, w: usize) -> Vec<(Column, usize)> {
         let shown: Vec<&ListItem> = self.view.iter().map(|&i| &data.items[i]).collect();
+        let all_expired = self.all_expired(data.items, cx.now_ms);
         let natural = |c: Column| -> usize {
+            let title = if all_expired && c == Column::Lease {
+                "EXPIRED"
+            } else {
+                c.title()
+            };
             let content = shown
                 .iter()
-                .map(|it| width(&cell(cx.now_ms, it, c)))
+                .map(|it| width(&cell(cx.now_ms, it, c, all_expired)))
                 .max()
                 .unwrap_or(0);
             let cap = match c {
@@ -364,11 +455,16 @@ impl ListScreen {
                 Column::Lease => 18,
                 _ => 24,
             };
-            content.max(width(c.title()) + 1).min(cap)
+            content.max(width(title) + 1).min(cap)
         };
+        let one_status = shown.windows(2).all(|p| p[0].row.status == p[1].row.status);
+        let order = PRIORITY
+            .into_iter()
+            .filter(|&c| !(one_status && c == Column::Status))
+            .chain(one_status.then_some(Column::Status));
         let mut chosen: Vec<(Column, usize)> = Vec::new();
         let mut used = 1; // left margin
-        for c in PRIORITY {
+        for c in order {
             let nw = if c == Column::Error { 10 } else { natural(c) };
             if used + nw < w {
                 chosen.push((c, nw));
@@ -406,6 +502,7 @@ impl ListScreen {
         let marker = cx.write_mode;
         let w = table.width as usize - usize::from(marker);
         let cols = self.columns(cx, data, w);
+        let all_expired = self.all_expired(data.items, cx.now_ms);
         let bold = t.dim().add_modifier(Modifier::BOLD);
         // In write mode the marker column sits right after the cursor, in the first column's cell.
         let lead = usize::from(marker);
@@ -415,7 +512,11 @@ impl ListScreen {
             .map(|(i, (_, cw))| Constraint::Length((cw + if i == 0 { lead } else { 0 }) as u16))
             .collect();
         let header = Row::new(cols.iter().enumerate().map(|(i, (c, cw))| {
-            let mut title = c.title().to_string();
+            let mut title = if all_expired && *c == Column::Lease {
+                "EXPIRED".to_string()
+            } else {
+                c.title().to_string()
+            };
             let sorted = self.sort == Some(*c) || (self.sort.is_none() && *c == Column::Seq);
             if sorted {
                 title.push(if self.desc { '▼' } else { '▲' });
@@ -458,7 +559,7 @@ impl ListScreen {
                 Style::new()
             };
             let cells = cols.iter().enumerate().map(|(i, (c, cw))| {
-                let text = pad(&cell(cx.now_ms, it, *c), *cw);
+                let text = pad(&cell(cx.now_ms, it, *c, all_expired), *cw);
                 let style = match c {
                     Column::Status => t.status(&it.row.status),
                     Column::Verdict if it.partial.is_some() => t.partial(),
@@ -499,6 +600,11 @@ impl ListScreen {
                 format!("/{}: {} (esc clears)", clean(&self.query), clean(e))
             } else if !self.query.is_empty() {
                 format!("no submission matches /{} (esc clears)", clean(&self.query))
+            } else if self.owner.is_some() {
+                format!(
+                    "no {} submission of this worker now (esc shows them all)",
+                    self.filter.label()
+                )
             } else {
                 match self.filter {
                     RowFilter::Expired => {

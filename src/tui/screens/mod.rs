@@ -1,8 +1,10 @@
-//! The screens under the popups: the submissions list, the sessions list, the audit trail, and
+//! The screens under the popups: the submissions list, the sessions list, the audit trail, the
+//! incidents (stuck submissions per worker), and
 //! an opened submission or session. Each holds its own state and answers the actions of its
 //! pane; the app routes keys to the focused one and carries out what it asks for.
 
 pub mod audit;
+pub mod incidents;
 pub mod inspect;
 pub mod list;
 pub mod sessions;

@@ -37,8 +37,14 @@ pub fn header(f: &mut Frame, app: &App, area: Rect) {
     } else {
         left.push(Span::styled(" WRITE ", t.badge_write()));
         if !app.list.marks.is_empty() {
+            let hidden = app.list.hidden_marks(&app.items).len();
+            let hidden = if hidden > 0 {
+                format!(", {hidden} hidden by the filter")
+            } else {
+                String::new()
+            };
             left.push(Span::styled(
-                format!(" {} marked", app.list.marks.len()),
+                format!(" {} marked{hidden}", app.list.marks.len()),
                 t.marked(),
             ));
         }
@@ -116,6 +122,7 @@ pub fn nav(f: &mut Frame, app: &App, area: Rect) {
             Root::Submissions => "Submissions",
             Root::Sessions => "Sessions",
             Root::Audit => "Audit trail",
+            Root::Incidents => "Incidents",
         };
         v.push(Span::styled(root, t.dim()));
         for (i, level) in app.stack.iter().enumerate() {
@@ -178,6 +185,26 @@ pub fn nav(f: &mut Frame, app: &App, area: Rect) {
         f.render_widget(line(first_fit(vec![v], w)), area);
         return;
     }
+    if app.root == Root::Incidents {
+        let (groups, stuck) = (app.incidents.groups.len(), app.incidents.stuck());
+        let computing = match app.incidents.computing {
+            0 => String::new(),
+            n => format!(" · {n} plans computing"),
+        };
+        let v = vec![
+            Span::raw(" "),
+            Span::styled(" Incidents ", t.selected()),
+            Span::styled(
+                format!(
+                    "  {stuck} stuck in {groups} group{} by worker{computing} · I/esc back",
+                    if groups == 1 { "" } else { "s" }
+                ),
+                t.dim(),
+            ),
+        ];
+        f.render_widget(line(first_fit(vec![v], w)), area);
+        return;
+    }
     let tabs = vec![
         tab("Submissions", app.root == Root::Submissions),
         tab("Sessions", app.root == Root::Sessions),
@@ -206,9 +233,18 @@ pub fn nav(f: &mut Frame, app: &App, area: Rect) {
         )]);
     }
     let query = match app.root {
-        Root::Submissions | Root::Audit => &app.list.query,
+        Root::Submissions | Root::Audit | Root::Incidents => &app.list.query,
         Root::Sessions => &app.sessions.query,
     };
+    // The worker narrowing (⏎ on the incidents screen) comes first: it must stay in sight.
+    let mut chip = Vec::new();
+    if let (Root::Submissions, Some(owner)) = (app.root, &app.list.owner) {
+        let who = match owner {
+            Some(o) => format!("worker {}", clean(&crate::core::rows::short_id(o))),
+            None => "no owner".to_string(),
+        };
+        chip.push(Span::styled(format!(" {who} "), t.marked()));
+    }
     let mut q = Vec::new();
     if !query.is_empty() || app.input == Some(InputMode::Filter) {
         q.push(Span::styled("/", t.key()));
@@ -222,13 +258,15 @@ pub fn nav(f: &mut Frame, app: &App, area: Rect) {
     let mut variants: Vec<Vec<Span>> = Vec::new();
     for r in &rest {
         let mut v = tabs.clone();
+        v.extend(chip.iter().cloned());
         v.extend(r.iter().cloned());
         v.extend(q.iter().cloned());
         variants.push(v);
     }
     for r in &rest {
         // Without the tabs: the current view is in the title anyway.
-        let mut v = r.clone();
+        let mut v = chip.clone();
+        v.extend(r.iter().cloned());
         v.extend(q.iter().cloned());
         variants.push(v);
     }
@@ -281,6 +319,11 @@ pub fn status(f: &mut Frame, app: &App, area: Rect) {
             (app.sessions.selected + 1).min(app.sessions.view.len()),
             app.sessions.view.len()
         ),
+        (None, Root::Incidents) => format!(
+            "{}/{}",
+            (app.incidents.selected + 1).min(app.incidents.groups.len()),
+            app.incidents.groups.len()
+        ),
         (None, Root::Audit) => format!(
             "{}/{}",
             (app.audit.selected + 1).min(app.audit.rows.len()),
@@ -327,6 +370,8 @@ pub fn footer(f: &mut Frame, app: &App, area: Rect) {
             || app.popup.is_some()
             || app.banner.is_some()
             || !app.list.query.is_empty()
+            || app.list.owner.is_some()
+            || app.root == Root::Incidents
             || !app.sessions.query.is_empty();
         let help_open = matches!(app.popup, Some(crate::tui::popups::Popup::Help(_)));
         keymap::footer(&app.contexts(), app.write_mode())

@@ -59,6 +59,10 @@ fn draw_views(f: &mut Frame, app: &App, view: &mut Layout) {
                 .draw(f, &app.draw_ctx(), &app.list_rows(), view, body),
             Root::Sessions => app.sessions.draw(f, &app.draw_ctx(), view, body),
             Root::Audit => app.audit.draw(f, &app.draw_ctx(), view, body),
+            Root::Incidents => {
+                app.incidents
+                    .draw(f, &app.draw_ctx(), &app.incident_rows(), view, body)
+            }
         }
     }
     if banner_h > 0 {

@@ -145,3 +145,142 @@ fn light_and_high_contrast_themes_recolour_and_no_color_removes_every_colour() {
         [Color::Yellow, Color::Rgb(150, 80, 0), Color::LightYellow]
     );
 }
+
+/// ANSI colours 7 (`Gray`, which terminals draw as white) and 15 (`White`).
+fn is_white(c: Color) -> bool {
+    matches!(c, Color::White | Color::Gray)
+}
+
+/// `--help` promises the light theme no white text: every screen, read-only and `--write`,
+/// popups included, rendered in it, and no cell's foreground is white.
+#[test]
+fn the_light_theme_draws_no_white_text_on_any_screen() {
+    use turnscope::tui::Palette;
+    let dir = tempfile::tempdir().unwrap();
+    let db = demo_db(dir.path());
+    let steps: &[(&str, &str)] = &[
+        ("expired list", "1"),
+        ("all submissions", "2"),
+        ("search", "/a"),
+        ("list after search", "<Esc><Esc>1"),
+        ("tree", "<Enter>"),
+        ("tree expanded", "Z"),
+        ("detail", "<Tab>"),
+        ("detail raw", "b"),
+        ("verdict", "v"),
+        ("plan", "<Esc>W"),
+        ("help", "<Esc>?"),
+        ("palette", "<Esc>:"),
+        ("sessions", "<Esc><Esc><Esc>s"),
+        ("session tree", "<Enter>"),
+        ("audit", "<Esc><Esc>a"),
+    ];
+    let write_steps: &[(&str, &str)] = &[
+        ("marked row", "<Esc><Esc>1 "),
+        ("repair preview", "R"),
+        ("fail reason", "<Esc>F"),
+    ];
+    for write in [false, true] {
+        let mut o = opts("demo.db", NOW, (160, 48), dir.path());
+        o.theme = Theme {
+            color: true,
+            palette: Palette::Light,
+        };
+        o.read_only = !write;
+        let mut h = Harness::open(&db, o).unwrap();
+        let all = if write {
+            steps.iter().chain(write_steps).collect::<Vec<_>>()
+        } else {
+            steps.iter().collect()
+        };
+        for (label, keys) in all {
+            h.press(keys);
+            let screen = h.render();
+            let buf = h.terminal.backend().buffer();
+            let white: Vec<&str> = buf
+                .content()
+                .iter()
+                .filter(|c| is_white(c.fg) && !c.symbol().trim().is_empty())
+                .map(|c| c.symbol())
+                .collect();
+            assert!(
+                white.is_empty(),
+                "light theme, {label} (write {write}): {} white cells ({:?}…)\n{screen}",
+                white.len(),
+                white.iter().take(20).copied().collect::<String>()
+            );
+        }
+    }
+}
+
+/// The header row of the list (the line starting with " ID" or " SEQ").
+fn list_header(screen: &str) -> String {
+    screen
+        .lines()
+        .find(|l| l.contains(" ID ") && l.contains("VERDICT"))
+        .unwrap_or_else(|| panic!("no list header in\n{screen}"))
+        .to_string()
+}
+
+/// At 80 and 70 columns the expired view keeps RULE and INSTANCE and drops STATUS (every row
+/// there is `running`); the all view, where statuses differ, keeps STATUS.
+#[test]
+fn narrow_lists_drop_the_column_that_says_nothing_first() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = demo_db(dir.path());
+    let mut h = Harness::open(&db, opts("demo.db", NOW, (80, 24), dir.path())).unwrap();
+    h.press("1");
+    let at80 = list_header(&h.render());
+    for col in ["ID", "VERDICT", "RULE", "INSTANCE", "EXPIRED"] {
+        assert!(at80.contains(col), "{col} at 80: {at80}");
+    }
+    assert!(!at80.contains("STATUS"), "STATUS at 80: {at80}");
+    h.resize(70, 24);
+    let at70 = list_header(&h.render());
+    assert!(
+        at70.contains("RULE") && !at70.contains("STATUS"),
+        "70: {at70}"
+    );
+    h.resize(80, 24);
+    h.press("2");
+    let all = list_header(&h.render());
+    assert!(all.contains("STATUS") && all.contains("RULE"), "{all}");
+}
+
+/// A tree row's badges stay visible when its text is too long for the pane: the text is cut
+/// before them. Every badge drawn at 300 columns is drawn at 140 and at 80.
+#[test]
+fn tree_badges_survive_narrow_panes() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = demo_db(dir.path());
+    let count = |screen: &str| -> Vec<usize> {
+        ["[matched]", "[checkpoint]", "[input]", "[partial batch]"]
+            .iter()
+            .map(|b| screen.matches(b).count())
+            .collect()
+    };
+    let mut h = Harness::open(&db, opts("demo.db", NOW, (300, 60), dir.path())).unwrap();
+    h.press("1");
+    let n = h.rows().len();
+    let mut cut = 0;
+    for pos in 0..n {
+        h.resize(300, 60);
+        h.press("g");
+        for _ in 0..pos {
+            h.press("j");
+        }
+        h.press("<Enter>Z");
+        let wide = count(&h.render());
+        for w in [140, 80] {
+            h.resize(w, 60);
+            let screen = h.render();
+            assert_eq!(count(&screen), wide, "row {pos} at {w}:\n{screen}");
+            cut += usize::from(screen.contains('…'));
+        }
+        h.press("<Esc>");
+    }
+    assert!(
+        cut > 0,
+        "no row was long enough to be cut: the test proves nothing"
+    );
+}

@@ -23,6 +23,8 @@ use crate::support::unpack_fixture;
 mod audit;
 mod chrome;
 mod e2e;
+mod friction;
+mod incidents;
 mod inspect;
 mod list;
 mod list_query;
@@ -77,7 +79,7 @@ fn synthetic(dir: &Path, entries: usize, size: (u16, u16)) -> (PathBuf, Harness)
 
 /// The demo database, written by the real binary (`turnscope demo PATH`). A demo that cannot be
 /// written fails the test: the snapshots below depend on it.
-fn demo_db(dir: &Path) -> PathBuf {
+pub(crate) fn demo_db(dir: &Path) -> PathBuf {
     let path = dir.join("demo.db");
     let out = crate::support::turnscope_command()
         .args(["demo", path.to_str().unwrap(), "--json"])

@@ -60,10 +60,14 @@ fn command_palette_lists_filters_and_runs_actions() {
             .unwrap_or_else(|| panic!("{name} missing:\n{screen}"));
         assert!(row.contains(&format!(" {key} ")), "{row}");
     }
-    // Write actions only in write mode.
+    // Write actions only in write mode: read-only says how to get them.
     h.press("repair");
     let screen = h.render();
-    assert!(screen.contains("no action matches"), "{screen}");
+    assert!(
+        !screen.contains("no action matches")
+            && screen.contains("read-only: restart with --write to use repair"),
+        "{screen}"
+    );
     h.press("<Esc>");
     assert!(h.popup().is_none());
     // Filter as you type, ⏎ runs the first match.

@@ -150,7 +150,7 @@ fn submission_doc(d: &mut Doc, s: &OpenedSubmission, now: i64) {
             if d.write {
                 "  (W lists these writes · S applies the next one, previewed and confirmed)"
             } else {
-                "  (W opens these writes in the confirm dialog; read-only: nothing is written)"
+                "  (W lists these writes · read-only: restart with --write to apply them)"
             },
             t.dim(),
         );

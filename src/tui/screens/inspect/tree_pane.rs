@@ -90,25 +90,19 @@ pub fn draw(f: &mut Frame, cx: &DrawCtx, stack: &[Inspect], view: &mut Layout, a
     for (r, &node) in ins.visible.iter().enumerate().skip(offset).take(h) {
         let selected = r == ins.sel;
         // Database text in a row is shown terminal-safe, whatever built the span.
-        let mut spans: Vec<Span> = row_spans(ins, node, t, now, hits.contains(&node))
-            .into_iter()
-            .map(clean_span)
-            .collect();
-        // Truncate to the pane width, keeping styles.
-        let mut used = 0;
-        let mut kept = Vec::new();
-        for s in spans.drain(..) {
-            let sw = s.width();
-            if used + sw <= w {
-                used += sw;
-                kept.push(s);
-            } else {
-                let room = w.saturating_sub(used);
-                if room > 0 {
-                    kept.push(Span::styled(fit(&s.content, room), s.style));
-                }
-                break;
-            }
+        let (body, badges) = row_spans(ins, node, t, now, hits.contains(&node));
+        let body: Vec<Span> = body.into_iter().map(clean_span).collect();
+        // The badges ([matched], [checkpoint], …) carry the row's meaning: the text before them
+        // is cut to make room, unless the pane is too narrow for them and a bit of the row.
+        let badges_w: usize = badges.iter().map(|s| s.width()).sum();
+        let keep_badges = badges_w + 12 <= w;
+        let mut kept = if keep_badges {
+            truncate_spans(body, w - badges_w)
+        } else {
+            truncate_spans(body.into_iter().chain(badges.clone()).collect(), w)
+        };
+        if keep_badges {
+            kept.extend(badges);
         }
         let row_style = match (selected, focused) {
             (true, true) => t.selected(),
@@ -132,7 +126,34 @@ pub fn draw(f: &mut Frame, cx: &DrawCtx, stack: &[Inspect], view: &mut Layout, a
 }
 
 /// The spans of one tree row: gutter marker, indentation, fold marker, content and badges.
-fn row_spans<'a>(ins: &'a Inspect, node: usize, t: Theme, now: i64, hit: bool) -> Vec<Span<'a>> {
+/// Spans cut to `w` cells, keeping styles.
+fn truncate_spans(spans: Vec<Span<'_>>, w: usize) -> Vec<Span<'_>> {
+    let mut used = 0;
+    let mut kept = Vec::new();
+    for s in spans {
+        let sw = s.width();
+        if used + sw <= w {
+            used += sw;
+            kept.push(s);
+        } else {
+            let room = w.saturating_sub(used);
+            if room > 0 {
+                kept.push(Span::styled(fit(&s.content, room), s.style));
+            }
+            break;
+        }
+    }
+    kept
+}
+
+/// A tree row: its text, and its badges (drawn after the text whatever the width).
+fn row_spans<'a>(
+    ins: &'a Inspect,
+    node: usize,
+    t: Theme,
+    now: i64,
+    hit: bool,
+) -> (Vec<Span<'a>>, Vec<Span<'a>>) {
     let tree = &ins.tree;
     let n = &tree.nodes[node];
     let hist = ins.history();
@@ -248,22 +269,23 @@ fn row_spans<'a>(ins: &'a Inspect, node: usize, t: Theme, now: i64, hit: bool) -
         }
     }
     // Badges: text that keeps its meaning without colour.
+    let mut badges = Vec::new();
     if n.has(Flags::PARTIAL) {
-        v.push(Span::styled(" [partial batch]", t.partial()));
+        badges.push(Span::styled(" [partial batch]", t.partial()));
     }
     if n.has(Flags::INPUT) {
-        v.push(Span::styled(" [input]", t.title()));
+        badges.push(Span::styled(" [input]", t.title()));
     }
     if n.has(Flags::MATCHED) {
-        v.push(Span::styled(" [matched]", t.matched()));
+        badges.push(Span::styled(" [matched]", t.matched()));
     }
     if n.has(Flags::CHECKPOINT) {
-        v.push(Span::styled(" [checkpoint]", t.key()));
+        badges.push(Span::styled(" [checkpoint]", t.key()));
     }
     if dim && matches!(n.kind, NodeKind::Entry { .. }) {
-        v.push(Span::styled(" [off path]", t.dim()));
+        badges.push(Span::styled(" [off path]", t.dim()));
     }
-    v
+    (v, badges)
 }
 
 /// The text of a tool result (its text blocks).

@@ -1,0 +1,170 @@
+//! `turnscope incidents`: the stuck submissions (expired leases) grouped by the worker that held
+//! their lease (`core::incidents`), each group with the command that acts on all of it.
+
+use std::io::Write;
+
+use serde_json::{json, Value};
+
+use super::args::{Cli, SelectionArgs};
+use super::{now_ms, CliError};
+use crate::core::incidents::{group, IncidentGroup, PlanKey, StuckRow, HEARTBEAT_MS, LEASE_MS};
+use crate::core::time::iso_from_ms;
+use crate::store::JournalStore;
+use crate::text::sanitize;
+
+/// A stuck submission's row facts and its plan, read once.
+struct Stuck {
+    id: String,
+    owner: Option<String>,
+    lease_expires_at: i64,
+    plan: PlanKey,
+}
+
+pub fn run(
+    store: &dyn JournalStore,
+    cli: &Cli,
+    json: bool,
+    out: &mut dyn Write,
+) -> Result<(), CliError> {
+    let now = now_ms(cli);
+    let stuck = scan(store, cli, now)?;
+    let rows: Vec<StuckRow> = stuck
+        .iter()
+        .map(|s| StuckRow {
+            submission_id: &s.id,
+            owner_id: s.owner.as_deref(),
+            lease_expires_at: s.lease_expires_at,
+            plan: s.plan.clone(),
+        })
+        .collect();
+    let groups = group(&rows);
+    if json {
+        let doc = json!({
+            "schema": "turnscope.incidents/1",
+            "database": store.location(),
+            "now": now,
+            "leaseMs": LEASE_MS,
+            "heartbeatMs": HEARTBEAT_MS,
+            "stuck": rows.len(),
+            "groups": groups.iter().map(|g| group_json(g, now)).collect::<Vec<_>>(),
+        });
+        writeln!(
+            out,
+            "{}",
+            serde_json::to_string_pretty(&doc).unwrap_or_default()
+        )?;
+        return Ok(());
+    }
+    if groups.is_empty() {
+        writeln!(
+            out,
+            "no submission has an expired lease: no worker left anything stuck"
+        )?;
+        return Ok(());
+    }
+    let workers = groups.iter().filter(|g| g.owner_id.is_some()).count();
+    writeln!(
+        out,
+        "{} stuck submission{} (expired leases) held by {workers} worker{}{} at {}.",
+        rows.len(),
+        plural(rows.len()),
+        plural(workers),
+        if groups.len() > workers {
+            ", and some with no owner recorded"
+        } else {
+            ""
+        },
+        iso_from_ms(now)
+    )?;
+    writeln!(
+        out,
+        "A live worker renews its leases every {} s to {} s ahead; a lease that expired was last \
+         written {} s before.",
+        HEARTBEAT_MS / 1000,
+        LEASE_MS / 1000,
+        LEASE_MS / 1000
+    )?;
+    for g in &groups {
+        writeln!(out)?;
+        writeln!(out, "{}", sanitize(&g.headline(now)))?;
+        if let Some(o) = &g.owner_id {
+            writeln!(out, "  owner    {}", sanitize(o))?;
+        }
+        writeln!(
+            out,
+            "  expired  {} … {}",
+            iso_from_ms(g.first_expiry),
+            iso_from_ms(g.last_expiry)
+        )?;
+        if let Some(cmd) = list_command(g) {
+            writeln!(out, "  list     {}", sanitize(&cmd))?;
+        }
+        writeln!(out, "  act      {}", sanitize(&act_command(g)))?;
+    }
+    Ok(())
+}
+
+fn plural(n: usize) -> &'static str {
+    if n == 1 {
+        ""
+    } else {
+        "s"
+    }
+}
+
+/// The command that lists the group's submissions (`None` for the rows without an owner, which
+/// `--owner` cannot select).
+pub fn list_command(g: &IncidentGroup) -> Option<String> {
+    g.owner_id
+        .as_ref()
+        .map(|o| format!("turnscope list --owner {o}"))
+}
+
+/// The command that reconciles every submission of the group (the runtime's own writes for the
+/// rule that fires on each), by id.
+pub fn act_command(g: &IncidentGroup) -> String {
+    format!("turnscope --write reconcile {}", g.submissions.join(" "))
+}
+
+fn group_json(g: &IncidentGroup, now: i64) -> Value {
+    json!({
+        "ownerId": g.owner_id,
+        "count": g.count(),
+        "firstLeaseExpiresAt": g.first_expiry,
+        "lastLeaseExpiresAt": g.last_expiry,
+        "stoppedRenewingAt": g.stopped_at_once().then(|| g.last_renewal()),
+        "summary": g.headline(now),
+        "plans": g.plans.iter().map(|p| {
+            let (rule, result) = match &p.plan {
+                PlanKey::Rule { rule, result } => (Some(*rule), Some(result.as_str())),
+                _ => (None, None),
+            };
+            json!({"rule": rule, "result": result, "label": p.plan.label(), "count": p.count})
+        }).collect::<Vec<_>>(),
+        "submissions": g.submissions,
+        "listCommand": list_command(g),
+        "command": act_command(g),
+    })
+}
+
+/// Every expired-lease submission with its plan, in sequence order: the selection `list` and
+/// the bulk actions resolve (`select::scan`), in its default view (the expired leases).
+fn scan(store: &dyn JournalStore, cli: &Cli, now: i64) -> Result<Vec<Stuck>, CliError> {
+    let mut stuck = Vec::new();
+    super::select::scan(
+        store,
+        &SelectionArgs::default(),
+        cli.context_window,
+        now,
+        &mut |report| {
+            let row = report.row();
+            stuck.push(Stuck {
+                plan: PlanKey::of(&report.plan),
+                id: row.submission_id.clone(),
+                owner: row.owner_id.clone(),
+                lease_expires_at: row.lease_expires_at,
+            });
+        },
+    )?;
+    Ok(stuck)
+}

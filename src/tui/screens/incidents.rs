@@ -1,0 +1,312 @@
+//! The incidents screen (`I`): the stuck submissions (expired leases) grouped by the worker that
+//! held their lease (`core::incidents`), most recent first, with the selected group in full below.
+//! It reads the list's expired rows (opening it shows the expired filter), so the plans fill in as
+//! the background verdicts arrive. ⏎ opens the list narrowed to the worker; in `--write` mode
+//! space marks every submission of the worker and the write keys act on the marks (or, with none,
+//! on the selected worker's submissions) through the list's confirm popup.
+
+use std::collections::HashSet;
+
+use ratatui::layout::{Constraint, Rect};
+use ratatui::style::{Modifier, Style};
+use ratatui::text::{Line, Span};
+use ratatui::widgets::{Block, Borders, Cell, Paragraph, Row, Table, Wrap};
+use ratatui::Frame;
+
+use super::step;
+use crate::core::incidents::{clock, group, IncidentGroup, PlanKey, StuckRow};
+use crate::core::time::human_duration;
+use crate::tui::data::{ItemDisposition, ListItem};
+use crate::tui::text::{clean, fit, pad};
+use crate::tui::view_state::{DrawCtx, Hit, Layout, Pane};
+use crate::tui::widgets::{render_selectable, scroll_into_view};
+
+/// The incidents screen's state: the groups as last built from the expired rows, and the cursor.
+#[derive(Debug, Clone, Default)]
+pub struct IncidentScreen {
+    pub groups: Vec<IncidentGroup>,
+    pub selected: usize,
+    /// The selected group's owner, kept across rebuilds.
+    selected_owner: Option<Option<String>>,
+    /// Stuck submissions whose plan is still being computed.
+    pub computing: usize,
+}
+
+/// The key a list row is grouped under: its plan, or that it is still being computed.
+fn plan_key(it: &ListItem) -> PlanKey {
+    match it.disposition {
+        _ if it.pending => PlanKey::Computing,
+        ItemDisposition::Computing => PlanKey::Computing,
+        ItemDisposition::Error => PlanKey::Disposition {
+            label: "unreadable".to_string(),
+        },
+        ItemDisposition::Planned(k) => match (it.rule, it.result) {
+            (Some(rule), Some(result)) => PlanKey::Rule {
+                rule,
+                result: result.to_string(),
+            },
+            _ => PlanKey::Disposition {
+                label: k.label().to_string(),
+            },
+        },
+    }
+}
+
+impl IncidentScreen {
+    /// Group the expired rows among `items` (the list's loaded rows) at `now_ms`.
+    pub fn rebuild(&mut self, items: &[ListItem], now_ms: i64) {
+        let rows: Vec<StuckRow> = items
+            .iter()
+            .filter(|it| it.row.lease_expired(now_ms))
+            .map(|it| StuckRow {
+                submission_id: &it.row.submission_id,
+                owner_id: it.row.owner_id.as_deref(),
+                lease_expires_at: it.row.lease_expires_at,
+                plan: plan_key(it),
+            })
+            .collect();
+        self.computing = rows.iter().filter(|r| r.plan == PlanKey::Computing).count();
+        self.groups = group(&rows);
+        if let Some(owner) = &self.selected_owner {
+            if let Some(i) = self.groups.iter().position(|g| &g.owner_id == owner) {
+                self.selected = i;
+            }
+        }
+        self.selected = self.selected.min(self.groups.len().saturating_sub(1));
+        self.selected_owner = self.selected_group().map(|g| g.owner_id.clone());
+    }
+
+    pub fn selected_group(&self) -> Option<&IncidentGroup> {
+        self.groups.get(self.selected)
+    }
+
+    pub fn move_cursor(&mut self, delta: isize) {
+        self.selected = step(self.selected, self.groups.len(), delta);
+        self.selected_owner = self.selected_group().map(|g| g.owner_id.clone());
+    }
+
+    /// A click on row `row` of the viewport; `true` when it landed on a group.
+    pub fn click_row(&mut self, row: usize, offset: usize) -> bool {
+        let i = offset + row;
+        if i >= self.groups.len() {
+            return false;
+        }
+        self.selected = i;
+        self.selected_owner = self.selected_group().map(|g| g.owner_id.clone());
+        true
+    }
+
+    /// Stuck submissions over all groups.
+    pub fn stuck(&self) -> usize {
+        self.groups.iter().map(IncidentGroup::count).sum()
+    }
+}
+
+/// What the screen draws besides its own state: the list's marks, and whether the rows it
+/// groups are the expired filter's (they are being read otherwise).
+pub struct IncidentRows<'a> {
+    pub marks: &'a HashSet<String>,
+    pub ready: bool,
+}
+
+/// The WHEN cell (the column title says UTC): `stopped renewing 09:15:30, 4m30s ago` (`stopped`
+/// where narrow) or `expired 09:18:42 … 09:19:30`.
+fn when(g: &IncidentGroup, now_ms: i64, wide: bool) -> String {
+    let at = |ms: i64| clock(ms, now_ms).trim_end_matches(" UTC").to_string();
+    if g.stopped_at_once() {
+        let stop = g.last_renewal();
+        format!(
+            "{} {}, {} ago",
+            if wide { "stopped renewing" } else { "stopped" },
+            at(stop),
+            human_duration(now_ms - stop)
+        )
+    } else {
+        format!("expired {} … {}", at(g.first_expiry), at(g.last_expiry))
+    }
+}
+
+/// `●` every submission of the group marked, `◐` some, ` ` none.
+fn mark_of(g: &IncidentGroup, marks: &HashSet<String>) -> (&'static str, usize) {
+    let n = g.submissions.iter().filter(|s| marks.contains(*s)).count();
+    let symbol = match n {
+        0 => " ",
+        n if n == g.count() => "●",
+        _ => "◐",
+    };
+    (symbol, n)
+}
+
+impl IncidentScreen {
+    pub fn draw(
+        &self,
+        f: &mut Frame,
+        cx: &DrawCtx,
+        data: &IncidentRows,
+        view: &mut Layout,
+        area: Rect,
+    ) {
+        let t = cx.theme;
+        let detail_h = if area.height >= 14 { 6 } else { 0 };
+        let table = Rect {
+            height: area.height - detail_h,
+            ..area
+        };
+        let w = table.width as usize;
+        let marker = usize::from(cx.write_mode);
+        // The full owner id when there is room for it: it is what `--owner` takes.
+        let owner_w = if w >= 140 { 36 } else { 10 };
+        let wide = w >= 120;
+        let when_w = if wide { 42 } else { 28 };
+        let fixed = 1 + marker + owner_w + 1 + 5 + 1 + when_w + 1;
+        let plans_w = w.saturating_sub(fixed);
+        let bold = t.dim().add_modifier(Modifier::BOLD);
+        let titles = [
+            (
+                if marker == 1 { " WORKER" } else { "WORKER" },
+                owner_w + marker,
+            ),
+            ("STUCK", 5),
+            ("WHEN (UTC)", when_w),
+            ("WHAT THE RUNTIME'S PLAN DOES", plans_w),
+        ];
+        let widths: Vec<Constraint> = titles
+            .iter()
+            .map(|(_, cw)| Constraint::Length(*cw as u16))
+            .collect();
+        let header = Row::new(
+            titles
+                .iter()
+                .map(|(title, cw)| Cell::from(Span::styled(pad(title, *cw), bold))),
+        );
+        let rows_area = Rect {
+            y: table.y + 1,
+            height: table.height.saturating_sub(1),
+            ..table
+        };
+        view.incidents = Some(Hit {
+            area: table,
+            rows: rows_area,
+        });
+        scroll_into_view(
+            &mut view.incidents_offset,
+            self.selected,
+            rows_area.height as usize,
+        );
+        let groups: &[IncidentGroup] = if data.ready { &self.groups } else { &[] };
+        let rows = groups.iter().map(|g| {
+            let owner = match &g.owner_id {
+                Some(o) if owner_w >= 36 => clean(o),
+                Some(o) => clean(&crate::core::rows::short_id(o)),
+                None => "(no owner)".to_string(),
+            };
+            let mut first = Vec::new();
+            if marker == 1 {
+                first.push(Span::styled(mark_of(g, data.marks).0, t.marked()));
+            }
+            first.push(Span::raw(pad(&owner, owner_w)));
+            let plans = g
+                .plans
+                .iter()
+                .map(|p| format!("{} {}", p.count, p.plan.label()))
+                .collect::<Vec<_>>()
+                .join(" · ");
+            Row::new(vec![
+                Cell::from(Line::from(first)),
+                Cell::from(Span::styled(
+                    format!("{:>5}", g.count()),
+                    t.warn().remove_modifier(Modifier::BOLD),
+                )),
+                Cell::from(Span::styled(
+                    pad(&fit(&when(g, cx.now_ms, wide), when_w), when_w),
+                    t.dim(),
+                )),
+                Cell::from(Span::raw(pad(&fit(&plans, plans_w), plans_w))),
+            ])
+        });
+        render_selectable(
+            f,
+            table,
+            Table::new(rows, widths).header(header),
+            &t,
+            cx.focus == Pane::Incidents,
+            view.incidents_offset,
+            (!groups.is_empty()).then_some(self.selected),
+        );
+        if groups.is_empty() {
+            let msg = if !data.ready || !cx.loaded {
+                "reading the expired leases…"
+            } else {
+                "no expired lease: no worker left anything stuck"
+            };
+            f.render_widget(
+                Paragraph::new(Span::styled(format!(" {msg}"), t.dim())),
+                Rect {
+                    height: 1,
+                    ..rows_area
+                },
+            );
+        }
+        if detail_h > 0 {
+            let d = Rect {
+                y: area.y + table.height,
+                height: detail_h,
+                ..area
+            };
+            self.draw_detail(f, cx, data, groups, d);
+        }
+    }
+
+    fn draw_detail(
+        &self,
+        f: &mut Frame,
+        cx: &DrawCtx,
+        data: &IncidentRows,
+        groups: &[IncidentGroup],
+        area: Rect,
+    ) {
+        let t = cx.theme;
+        let block = Block::new()
+            .borders(Borders::TOP)
+            .border_style(t.border(false));
+        let inner = block.inner(area);
+        f.render_widget(block, area);
+        let Some(g) = groups.get(self.selected) else {
+            return;
+        };
+        let label = |s: &'static str| Span::styled(format!(" {s:<8}"), t.dim());
+        let (_, marked) = mark_of(g, data.marks);
+        let mut lines = vec![
+            Line::from(vec![
+                label("worker"),
+                Span::styled(
+                    clean(g.owner_id.as_deref().unwrap_or("none recorded")),
+                    Style::new(),
+                ),
+            ]),
+            Line::from(vec![label("when"), Span::raw(clean(&g.when(cx.now_ms)))]),
+            Line::from(vec![label("plans"), Span::raw(clean(&g.counts()))]),
+        ];
+        let mut keys = vec![
+            Span::styled(" ⏎", t.key()),
+            Span::styled(" list them", t.dim()),
+        ];
+        if cx.write_mode {
+            lines.push(Line::from(vec![
+                label("marked"),
+                Span::styled(
+                    format!("{marked} of {}", g.count()),
+                    if marked > 0 { t.marked() } else { t.dim() },
+                ),
+            ]));
+            keys.extend([
+                Span::styled(" · ␣", t.key()),
+                Span::styled(" mark all of them", t.dim()),
+                Span::styled(" · C", t.key()),
+                Span::styled(" reconcile them (previewed)", t.dim()),
+            ]);
+        }
+        lines.push(Line::from(keys));
+        f.render_widget(Paragraph::new(lines).wrap(Wrap { trim: false }), inner);
+    }
+}

@@ -1,0 +1,222 @@
+//! The incidents screen (`I`) and the list's bulk marks (`*`, `V`, `u`, marks hidden by the
+//! filter), on the demo database, at 80x24 and 160x48.
+
+use super::*;
+use turnscope::tui::{Action, Overrides};
+
+/// The demo's expired rows of one owner, as the store reads them.
+fn expired_of(db: &Path, owner: Option<&str>) -> Vec<String> {
+    let store = SqliteStore::open(db).unwrap();
+    let mut ids: Vec<String> = store
+        .list_submissions(RowFilter::Expired, NOW)
+        .unwrap()
+        .into_iter()
+        .filter(|r| r.owner_id.as_deref() == owner)
+        .map(|r| r.submission_id)
+        .collect();
+    ids.sort();
+    ids
+}
+
+#[test]
+fn incidents_group_the_expired_rows_by_worker_and_open_one_in_the_list() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = demo_db(dir.path());
+    for size in SIZES {
+        let mut h = Harness::open(&db, opts("demo.db", NOW, size, dir.path())).unwrap();
+        // From another filter: the screen switches the list to the expired rows it groups.
+        h.press("2");
+        h.press("I");
+        assert_eq!(h.root(), Root::Incidents);
+        let groups = h.incident_groups().to_vec();
+        assert_eq!(groups.len(), 3, "three workers left rows stuck");
+        assert_eq!(
+            groups.iter().map(|g| g.count()).sum::<usize>(),
+            h.count(RowFilter::Expired)
+        );
+        for g in &groups {
+            let mut ids = g.submissions.clone();
+            ids.sort();
+            assert_eq!(ids, expired_of(&db, g.owner_id.as_deref()));
+            assert!(g.plans.iter().all(|p| p.plan.label() != "computing"));
+        }
+        let screen = h.render();
+        let (w, ht) = size;
+        settings().bind(|| insta::assert_snapshot!(format!("incidents_{w}x{ht}"), screen));
+        // `y` copies the worker's full id (what `--owner` takes).
+        h.press("j");
+        assert_eq!(h.selected_id(), groups[1].owner_id);
+        // ⏎: the list, narrowed to that worker; esc widens it again.
+        h.press("<Enter>");
+        assert_eq!(h.root(), Root::Submissions);
+        let mut shown: Vec<String> = h
+            .rows()
+            .iter()
+            .map(|r| r.row.submission_id.clone())
+            .collect();
+        shown.sort();
+        let mut want = groups[1].submissions.clone();
+        want.sort();
+        assert_eq!(shown, want);
+        let screen = h.render();
+        assert!(
+            screen.lines().nth(1).unwrap().contains(&format!(
+                "worker {}",
+                &groups[1].owner_id.as_ref().unwrap()[..8]
+            )),
+            "{screen}"
+        );
+        h.press("<Esc>");
+        assert_eq!(h.rows().len(), h.count(RowFilter::Expired));
+        // I goes back to where it was opened from.
+        h.press("II");
+        assert_eq!(h.root(), Root::Submissions);
+    }
+}
+
+#[test]
+fn space_on_a_worker_marks_all_of_it_and_c_reconciles_them_through_the_confirm_popup() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = demo_copy(dir.path(), "incident-bulk");
+    let mut h = Harness::open(&db, write_opts("demo.db", NOW, (160, 48), dir.path())).unwrap();
+    h.press("I");
+    let g = h.selected_incident().unwrap().clone();
+    assert!(g.count() >= 2 && g.count() < 10, "{g:?}");
+    h.press("<Space>");
+    assert_eq!(h.marked(), g.count());
+    let screen = h.render();
+    assert!(
+        screen
+            .lines()
+            .next()
+            .unwrap()
+            .contains(&format!("{} marked", g.count())),
+        "{screen}"
+    );
+    // Space moves on to the next worker (as it moves to the next row in the list).
+    h.press("k");
+    let screen = h.render();
+    assert!(
+        screen.contains(&format!("marked  {} of {}", g.count(), g.count())),
+        "{screen}"
+    );
+    for (w, ht) in SIZES {
+        h.resize(w, ht);
+        let screen = h.render();
+        settings().bind(|| insta::assert_snapshot!(format!("incidents_marked_{w}x{ht}"), screen));
+    }
+    // Space again on the same worker unmarks it.
+    h.press("<Space>");
+    assert_eq!(h.marked(), 0);
+    h.press("k<Space>");
+    let before = db_state(&db);
+    h.press("C");
+    h.press("dead worker<Enter>");
+    let (title, lines) = popup(&h);
+    assert_eq!(
+        title,
+        format!("Reconcile {} marked submissions?", g.count())
+    );
+    for id in &g.submissions {
+        assert!(lines.contains(&id[..8]), "{id} in {lines}");
+    }
+    h.press("<Enter>");
+    assert_eq!(db_state(&db), before, "⏎ on No writes nothing");
+    h.press("A");
+    let (title, _) = popup(&h);
+    assert!(title.starts_with("Reconcile:"), "{title}");
+    let audit = audit_rows(&db);
+    assert!(!audit.is_empty());
+    assert!(audit
+        .iter()
+        .all(|a| a.0 == "reconcile" && g.submissions.contains(&a.1)));
+    assert_eq!(h.marked(), 0, "the applied marks are cleared");
+}
+
+#[test]
+fn incidents_say_when_nothing_is_stuck() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("empty.db");
+    write_empty_journal(&db).unwrap();
+    let mut h = Harness::open(&db, opts("empty.db", NOW, (80, 24), dir.path())).unwrap();
+    h.press("I");
+    assert!(h.incident_groups().is_empty());
+    assert!(h
+        .render()
+        .contains("no expired lease: no worker left anything stuck"));
+}
+
+#[test]
+fn bulk_marks_every_row_a_range_and_none_and_count_the_hidden_ones() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = demo_copy(dir.path(), "marks");
+    for size in SIZES {
+        let mut h = Harness::open(&db, write_opts("demo.db", NOW, size, dir.path())).unwrap();
+        let n = h.rows().len();
+        h.press("*");
+        assert_eq!(h.marked(), n, "* marks every row shown");
+        h.press("u");
+        assert_eq!(h.marked(), 0, "u unmarks all");
+        // V without a mark says how to start a range.
+        h.press("V");
+        assert_eq!(h.marked(), 0);
+        assert!(h.status_text().unwrap().contains("space first"));
+        // space on row 2 (cursor moves to 3), then down to 5: V marks rows 2..=5.
+        h.press("gj<Space>jjV");
+        assert_eq!(h.marked(), 4);
+        let marked: Vec<String> = h.rows()[1..5]
+            .iter()
+            .map(|r| r.row.submission_id.clone())
+            .collect();
+        // Narrow the list to one of them: the other three are hidden by the filter.
+        h.press(&format!("/{}<Enter>", &marked[0][..8]));
+        assert_eq!(h.rows().len(), 1);
+        let mut hidden = marked[1..].to_vec();
+        hidden.sort();
+        assert_eq!(h.hidden_marks(), hidden);
+        let screen = h.render();
+        assert!(
+            screen
+                .lines()
+                .next()
+                .unwrap()
+                .contains("4 marked, 3 hidden by the filter"),
+            "{screen}"
+        );
+        let (w, ht) = size;
+        settings().bind(|| insta::assert_snapshot!(format!("marks_hidden_{w}x{ht}"), screen));
+        // The bulk preview names the hidden ones.
+        h.press("F");
+        h.press("cleanup<Enter>");
+        let (title, lines) = popup(&h);
+        assert_eq!(title, "Fail 4 marked submissions?");
+        assert!(lines.contains("· 3 hidden by the filter ·"), "{lines}");
+        assert_eq!(
+            lines.matches("· hidden by the filter").count(),
+            3,
+            "{lines}"
+        );
+        h.press("<Esc>");
+        h.press("<Esc>u");
+        assert_eq!(h.marked(), 0);
+    }
+}
+
+#[test]
+fn bulk_mark_keys_are_configurable_and_absent_in_read_only_mode() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = demo_db(dir.path());
+    let mut o = write_opts("demo.db", NOW, (80, 24), dir.path());
+    o.keys = Overrides::parse([("mark_all", "M"), ("clear_marks", "ctrl-x")]).unwrap();
+    let mut h = Harness::open(&db, o).unwrap();
+    h.press("*");
+    assert_eq!(h.marked(), 0, "the default key is replaced");
+    h.press("M");
+    assert_eq!(h.marked(), h.rows().len());
+    h.press("<C-x>");
+    assert_eq!(h.marked(), 0);
+    let mut ro = Harness::open(&db, opts("demo.db", NOW, (80, 24), dir.path())).unwrap();
+    ro.press("*gjV");
+    ro.dispatch(Action::MarkAll);
+    assert_eq!(ro.marked(), 0, "no marks in read-only mode");
+}
