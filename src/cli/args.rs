@@ -255,9 +255,9 @@ pub struct ListArgs {
     )]
     pub output: Option<ListOutput>,
 
-    /// Reprint the listing whenever it changes, reading it every INTERVAL (default 2s; 100ms to
-    /// 1h), until Ctrl-C (exit 0). On a terminal the screen is redrawn; in a pipe each changed
-    /// listing follows the last after a `── <time> ──` line.
+    /// Read the listing every INTERVAL (default 2s; 100ms to 1h) until Ctrl-C (exit 0). On a
+    /// terminal it is redrawn in place; in a pipe it is printed again only when its rows changed,
+    /// after a `── <time> ──` line.
     #[arg(
         long,
         value_name = "INTERVAL",

@@ -1,7 +1,6 @@
-//! `list --watch`: read the listing every interval and print it again only when its rows changed
-//! (their stored state and verdicts, not the relative times shown). On a terminal the screen is
-//! cleared and redrawn; in a pipe each changed listing follows the last after a time line. Ctrl-C
-//! ends it with exit 0.
+//! `list --watch`: read the listing every interval. In a pipe, print it again only when its rows
+//! changed (their stored state and verdicts, not the relative times shown), each after a time
+//! line; on a terminal, clear and redraw it in place. Ctrl-C ends it with exit 0.
 
 use std::io::{IsTerminal, Write};
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -38,7 +37,9 @@ pub fn run(
         let changed = last.as_deref() != Some(listing.signature.as_str())
             // The first reading is always shown, rows or not.
             || last.is_none();
-        if changed {
+        // A terminal is redrawn in place at every reading, so its relative times ("expired 4m12s
+        // ago") stay true; a pipe gets a listing only when the rows changed.
+        if changed || terminal {
             let at = iso_from_ms(now_ms(cli));
             if terminal {
                 out.flush()?;
