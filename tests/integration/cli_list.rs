@@ -319,3 +319,27 @@ fn man_page_describes_list_audit_and_export_flags() {
     // Hidden test flags stay out.
     assert!(!man.contains("watch\\-ticks"));
 }
+
+/// A bulk action's `--all` resolves through the same checked selection: a bad verdict writes
+/// nothing and lists the values, and `--verdict live` selects what `list` selects.
+#[test]
+fn bulk_selection_checks_the_verdict_too() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = demo(dir.path());
+    let o = turnscope_command()
+        .env_remove("TURNSCOPE_DB")
+        .arg("--db")
+        .arg(&db)
+        .args([
+            "--write",
+            "repair",
+            "--all",
+            "--verdict",
+            "livee",
+            "--dry-run",
+        ])
+        .output()
+        .unwrap();
+    let hint = usage_error(&o, "unknown verdict \"livee\"");
+    assert!(hint.contains("live"), "{hint}");
+}
