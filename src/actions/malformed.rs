@@ -70,10 +70,14 @@ fn auto_fail(
         attempt_id: row.attempt_id.clone(),
         set,
     }];
-    Ok(ActionPlan::new(
+    let mut plan = ActionPlan::new(
         action,
         r,
         changes,
         format!("the runtime's row parser rejects this row ({problem}): settle it as failed with {error}"),
-    ))
+    );
+    // The parser settles the row before any session is loaded; the session (which may be the
+    // damaged part, even unreadable as text) is neither written nor relied on.
+    plan.fence.session = None;
+    Ok(plan)
 }

@@ -515,7 +515,7 @@ fn run(
     let mut items = Vec::with_capacity(ids.len());
     let mut bar = Bar::new(args.json, "planning", ids.len() as u64);
     for id in ids {
-        let prepared = run::prepare(
+        let prepared = match run::prepare(
             store.reader(),
             kind,
             &id,
@@ -524,7 +524,25 @@ fn run(
             cli.context_window,
             now,
             IdSource::Random,
-        )?;
+        ) {
+            Ok(p) => p,
+            // Gone since the selection's read (deleted by hand, a dropped table): that one is
+            // refused; any other failure to read stops the batch before its preview.
+            Err(e @ crate::store::StoreError::SubmissionNotFound { .. }) => {
+                items.push(Item {
+                    before: "-".into(),
+                    plan: Err(Refusal {
+                        reason: format!("{e} any more (it was selected)"),
+                        instead: "nothing to do: it no longer exists".into(),
+                    }),
+                    id,
+                    outcome: Outcome::Planned,
+                });
+                bar.advance(1);
+                continue;
+            }
+            Err(e) => return Err(e.into()),
+        };
         let r = &prepared.report;
         // The report (a whole session) is dropped here; the plan keeps only its rows.
         items.push(Item {

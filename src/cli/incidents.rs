@@ -112,18 +112,48 @@ fn plural(n: usize) -> &'static str {
     }
 }
 
+/// `word` as one shell word: as it is when it is only letters, digits and `-._:@/`, else in
+/// single quotes. Owner and submission ids are database text: a command made from them is
+/// pasted into a shell, where a `;` or a space must not act.
+pub fn shell_word(word: &str) -> String {
+    let plain = !word.is_empty()
+        && word
+            .chars()
+            .all(|c| c.is_ascii_alphanumeric() || "-._:@/".contains(c));
+    if plain {
+        word.to_string()
+    } else {
+        format!("'{}'", word.replace('\'', "'\\''"))
+    }
+}
+
 /// The command that lists the group's submissions (`None` for the rows without an owner, which
 /// `--owner` cannot select).
 pub fn list_command(g: &IncidentGroup) -> Option<String> {
     g.owner_id
         .as_ref()
-        .map(|o| format!("turnscope list --owner {o}"))
+        .map(|o| format!("turnscope list --owner {}", shell_word(o)))
 }
 
 /// The command that reconciles every submission of the group (the runtime's own writes for the
-/// rule that fires on each), by id.
+/// rule that fires on each): the worker's selection (`--all --owner`, resolved again and
+/// previewed when it runs), or the ids of the rows without an owner, which `--owner` cannot
+/// select.
 pub fn act_command(g: &IncidentGroup) -> String {
-    format!("turnscope --write reconcile {}", g.submissions.join(" "))
+    match &g.owner_id {
+        Some(o) => format!(
+            "turnscope --write reconcile --all --owner {}",
+            shell_word(o)
+        ),
+        None => format!(
+            "turnscope --write reconcile {}",
+            g.submissions
+                .iter()
+                .map(|id| shell_word(id))
+                .collect::<Vec<_>>()
+                .join(" ")
+        ),
+    }
 }
 
 fn group_json(g: &IncidentGroup, now: i64) -> Value {
@@ -167,4 +197,19 @@ fn scan(store: &dyn JournalStore, cli: &Cli, now: i64) -> Result<Vec<Stuck>, Cli
         },
     )?;
     Ok(stuck)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::shell_word;
+
+    #[test]
+    fn ids_are_pasted_as_one_inert_shell_word() {
+        let id = "a82b3d31-1044-4b16-a41d-2de0fc26ea1a";
+        assert_eq!(shell_word(id), id);
+        assert_eq!(shell_word("x; rm -rf ~"), "'x; rm -rf ~'");
+        assert_eq!(shell_word("it's"), "'it'\\''s'");
+        assert_eq!(shell_word("$(id)"), "'$(id)'");
+        assert_eq!(shell_word(""), "''");
+    }
 }

@@ -78,7 +78,7 @@ fn entry_from(position: i64, entry_id: &str, t: Top) -> Entry {
                         .map(str::to_string),
                     submission_terminal_id: member(&t.submission_terminal, "submissionId"),
                 };
-                EntryBody::Message(Box::new(message_from(
+                EntryBody::Message(std::sync::Arc::new(message_from(
                     t.message.unwrap_or_default(),
                     markers,
                 )))
@@ -102,7 +102,7 @@ fn entry_from(position: i64, entry_id: &str, t: Top) -> Entry {
         id: string(t.id).unwrap_or_else(|| entry_id.to_string()),
         parent_id: string(t.parent_id),
         timestamp: string(t.timestamp),
-        raw: String::new(),
+        raw: super::entry::empty_raw(),
         stored_len: 0,
         compact: false,
         body,

@@ -34,6 +34,8 @@ pub fn skeleton_parse(position: i64, entry_id: &str, data: &[u8]) -> (Entry, boo
             e.compact = true;
             // Keep the accessors' answers, not the skeleton's JSON maps.
             if let EntryBody::Message(m) = &mut e.body {
+                // Just built: the only owner, so this never copies.
+                let m = std::sync::Arc::make_mut(m);
                 m.compact = Some(CompactFields::of(m));
                 m.full = None;
             }

@@ -19,7 +19,8 @@ pub struct Entry {
     /// `data.timestamp` (ISO string) when present.
     pub timestamp: Option<String>,
     /// The stored JSON text, byte for byte. Empty for a compact entry (see `compact`).
-    pub raw: String,
+    /// Shared for the same reason as the message.
+    pub raw: std::sync::Arc<str>,
     /// Byte length of the stored JSON text (also known for compact entries).
     pub stored_len: usize,
     /// A compact entry (`core::compact`): the message keeps only the fields the classifier, the
@@ -29,20 +30,24 @@ pub struct Entry {
     pub body: EntryBody,
 }
 
+/// The `raw` of an entry without its stored text (a compact entry): one shared empty string, so
+/// compact entries allocate nothing for it.
+pub fn empty_raw() -> std::sync::Arc<str> {
+    static EMPTY: std::sync::OnceLock<std::sync::Arc<str>> = std::sync::OnceLock::new();
+    EMPTY.get_or_init(|| std::sync::Arc::from("")).clone()
+}
+
 #[derive(Debug, Clone, PartialEq)]
 pub enum EntryBody {
-    Message(Box<Message>),
+    /// Shared: the prediction's copies of a session (`core::simulate`) clone every entry.
+    Message(std::sync::Arc<Message>),
     /// Boxed: rare, and 64 bytes inline would be paid by every entry.
     Compaction(Box<Compaction>),
     /// Valid JSON object whose `type` is not one this runtime version writes.
-    Unknown {
-        type_name: String,
-    },
+    Unknown { type_name: String },
     /// Not a JSON object at all. `Box<str>`, not `String`: with two `String` variants the
     /// enum needs a tag of its own, 8 bytes more in every entry.
-    Malformed {
-        error: Box<str>,
-    },
+    Malformed { error: Box<str> },
 }
 
 #[derive(Debug, Clone, PartialEq)]
@@ -470,7 +475,7 @@ impl Entry {
             id: entry_id.to_string(),
             parent_id: None,
             timestamp: None,
-            raw: data.to_string(),
+            raw: data.into(),
             stored_len: data.len(),
             compact: false,
             body: EntryBody::Malformed {
@@ -485,7 +490,7 @@ impl Entry {
             return malformed("entry JSON is not an object".to_string());
         };
         let mut e = Entry::from_object(position, entry_id, obj);
-        e.raw = data.to_string();
+        e.raw = data.into();
         e.stored_len = data.len();
         e
     }
@@ -512,7 +517,7 @@ impl Entry {
             id,
             parent_id,
             timestamp,
-            raw: String::new(),
+            raw: empty_raw(),
             stored_len: 0,
             compact: false,
             body,
@@ -606,7 +611,7 @@ fn body_from(mut obj: Map<String, Value>) -> EntryBody {
                         .and_then(|d| d.get("submissionId")),
                 ),
             };
-            EntryBody::Message(Box::new(Message::full(role, value, markers)))
+            EntryBody::Message(std::sync::Arc::new(Message::full(role, value, markers)))
         }
         "compaction" => EntryBody::Compaction(Box::new(Compaction {
             summary: obj.get("summary").map(js_to_string).unwrap_or_default(),
@@ -694,7 +699,7 @@ mod tests {
         assert_eq!(calls[1].name, "get_time");
         assert_eq!(m.usage("input"), 1204.0);
         assert!(m.usage("cacheWrite").is_nan());
-        assert_eq!(e.raw, raw);
+        assert_eq!(&*e.raw, raw);
     }
 
     #[test]
@@ -702,7 +707,7 @@ mod tests {
         let bad = Entry::parse(0, "x1", "{not json");
         assert!(matches!(bad.body, EntryBody::Malformed { .. }));
         assert_eq!(bad.id, "x1");
-        assert_eq!(bad.raw, "{not json");
+        assert_eq!(&*bad.raw, "{not json");
         let arr = Entry::parse(0, "x2", "[1,2]");
         assert!(matches!(arr.body, EntryBody::Malformed { .. }));
         let unk = Entry::parse(

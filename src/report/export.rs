@@ -67,7 +67,7 @@ pub fn build(
                 "id": e.id,
                 "onActivePath": h.is_on_active_path(i),
                 "kind": e.kind_label(),
-                "data": e.json().unwrap_or(Value::String(e.raw.clone())),
+                "data": e.json().unwrap_or(Value::String(e.raw.to_string())),
             })).collect::<Vec<_>>(),
         })
     });

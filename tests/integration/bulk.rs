@@ -486,6 +486,21 @@ fn one_question_for_the_batch_and_the_count_typed_from_ten() {
     );
     assert!(screen.contains("declined: nothing written"), "{screen}");
     assert!(audit(&db).is_empty());
+    // Beside --json the question goes to stderr and the document says it was declined.
+    let json_repair = ["--write", "repair", "--all", "--json"];
+    let (code, screen) = at_terminal(&db, &json_repair, "n\n", nothing);
+    assert_eq!(code, 5, "{screen}");
+    let start = screen.find("{\r\n").expect("a JSON document");
+    let end = screen.rfind('}').unwrap() + 1;
+    let doc: Value = serde_json::from_str(&screen[start..end]).expect("the JSON document");
+    assert_eq!(doc["declined"], true);
+    assert_eq!(doc["batch"], Value::Null);
+    assert!(doc["items"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .all(|i| i["outcome"] != "applied"));
+    assert!(audit(&db).is_empty());
     // 22 writes: `y` is not enough, the count is.
     let extend = ["--write", "extend", "--all", "--attempts", "2"];
     let (code, screen) = at_terminal(&db, &extend, "y\n", nothing);

@@ -144,6 +144,43 @@ fn incidents_group_the_demo_by_the_worker_that_held_the_lease() {
             .unwrap()
             .contains("stopped renewing at"));
     }
+    // Each worker's act command selects exactly its group (a dry run writes nothing).
+    for g in groups {
+        let cmd = g["command"].as_str().unwrap();
+        let args: Vec<&str> = cmd.split(' ').skip(1).collect();
+        assert_eq!(
+            args[..4],
+            ["--write", "reconcile", "--all", "--owner"],
+            "{cmd}"
+        );
+        // Exit 3 where some would be refused (the document still lists every one selected).
+        let o = turnscope_command()
+            .env("TURNSCOPE_NOW_MS", NOW)
+            .args(["--db", db_s])
+            .args(&args)
+            .args(["--dry-run", "--json"])
+            .output()
+            .unwrap();
+        assert!(matches!(o.status.code(), Some(0 | 3)), "{cmd}: {o:?}");
+        let doc: Value = serde_json::from_slice(&o.stdout).unwrap();
+        assert_eq!(doc["counts"]["selected"], g["count"], "{cmd}");
+        let mut ids: Vec<&str> = doc["items"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|i| i["submissionId"].as_str().unwrap())
+            .collect();
+        let mut want: Vec<&str> = g["submissions"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|v| v.as_str().unwrap())
+            .collect();
+        ids.sort();
+        want.sort();
+        assert_eq!(ids, want, "{cmd}");
+        assert_eq!(doc["dryRun"], true);
+    }
     // Each worker's list command lists exactly its group.
     for g in groups {
         let cmd = g["listCommand"].as_str().unwrap();
@@ -315,4 +352,37 @@ fn the_scale_data_strands_several_submissions_per_dead_worker_with_close_expirie
             .sum::<u64>(),
         doc["stuck"].as_u64().unwrap()
     );
+}
+
+#[test]
+fn a_hostile_owner_id_is_shown_escaped_and_pasted_as_one_quoted_word() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = demo(dir.path());
+    let conn = rusqlite::Connection::open(&db).unwrap();
+    let n = conn
+        .execute(
+            "UPDATE flue_agent_submissions SET owner_id = ?1 WHERE owner_id LIKE 'a82b3d31%'",
+            ["w\u{1b}[31m; touch pwned"],
+        )
+        .unwrap();
+    assert!(n >= 2);
+    drop(conn);
+    let (_, text) = run(db.to_str().unwrap(), &["incidents"]);
+    assert!(!text.contains('\u{1b}'), "{text}");
+    assert!(
+        text.contains("reconcile --all --owner 'w\\x1b[31m; touch pwned'"),
+        "{text}"
+    );
+    assert!(
+        text.contains("turnscope list --owner 'w\\x1b[31m; touch pwned'"),
+        "{text}"
+    );
+    let doc = json(db.to_str().unwrap(), &["incidents", "--json"]);
+    let g = doc["groups"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|g| g["ownerId"] == "w\u{1b}[31m; touch pwned")
+        .expect("the group keeps the owner id as stored");
+    assert_eq!(g["count"], n);
 }

@@ -118,6 +118,9 @@ impl App {
                 let n = self.list.clear_marks();
                 Ok(format!("unmarked {n} row{}", if n == 1 { "" } else { "s" }))
             }
+            Action::MarkAll | Action::MarkRange => {
+                Err("* and V mark the list's rows: they work in the submissions list")
+            }
             _ => return,
         };
         match said {

@@ -69,6 +69,7 @@ pub fn bound_elsewhere(
         C::Tree,
         C::Detail,
         C::Audit,
+        C::Incidents,
     ];
     all.iter().filter(|c| !here.contains(c)).find_map(|ctx| {
         let a = lookup_with(&[*ctx], ev, write_mode, ov)?;

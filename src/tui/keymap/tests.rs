@@ -67,12 +67,13 @@ fn no_key_is_bound_twice_in_one_lookup_chain() {
 
 #[test]
 fn write_bindings_are_absent_in_read_only_mode() {
-    let chains: [&[Ctx]; 2] = [
+    let chains: [&[Ctx]; 3] = [
         &[C::List, C::Nav, C::Global],
         &[C::Tree, C::Inspect, C::Nav, C::Global],
+        &[C::Incidents, C::Nav, C::Global],
     ];
     for chain in chains {
-        for c in ['R', 'Q', 'F', 'S'] {
+        for c in ['R', 'Q', 'F', 'S', 'C', 'E'] {
             let e = ev(KeyCode::Char(c), KeyModifiers::SHIFT);
             assert_eq!(lookup(chain, &e, false), None, "{c} in read-only mode");
             assert!(matches!(lookup(chain, &e, true), Some(A::Act(_))), "{c}");
@@ -87,6 +88,22 @@ fn write_bindings_are_absent_in_read_only_mode() {
     }
     let space = ev(KeyCode::Char(' '), KeyModifiers::NONE);
     assert_eq!(lookup(&[C::List, C::Nav, C::Global], &space, false), None);
+    assert_eq!(
+        lookup(&[C::Incidents, C::Nav, C::Global], &space, false),
+        None
+    );
+    for c in ['*', 'V', 'u'] {
+        let e = ev(KeyCode::Char(c), KeyModifiers::NONE);
+        assert_eq!(
+            lookup(&[C::List, C::Nav, C::Global], &e, false),
+            None,
+            "{c}"
+        );
+        assert!(
+            lookup(&[C::List, C::Nav, C::Global], &e, true).is_some(),
+            "{c}"
+        );
+    }
     assert_eq!(
         lookup(&[C::List, C::Nav, C::Global], &space, true),
         Some(A::ToggleMark)

@@ -124,7 +124,7 @@ fn detail_fetches_the_stored_body_of_a_compact_entry() {
             |r| r.get(0),
         )
         .unwrap();
-    assert_eq!(full.raw, stored);
+    assert_eq!(&*full.raw, stored);
     assert!(h.detail_text().contains("ENTRY JSON"));
 }
 
