@@ -2,13 +2,12 @@ use std::io::{IsTerminal, Write};
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
-use clap::Parser;
 use turnscope::cli::{self, Cli};
 
 fn main() -> ExitCode {
     turnscope::limit_allocator_arenas();
     install_panic_report();
-    let cli = match Cli::try_parse() {
+    let cli = match Cli::try_parse_args() {
         Ok(c) => c,
         Err(e) => {
             let _ = e.print();

@@ -1,6 +1,9 @@
 //! One submission, fully inspected: the rows, its history, the classification and the recovery plan.
 //! Shared by the CLI and the TUI so both always say the same thing.
 
+pub mod export;
+pub mod verdict_filter;
+
 use serde_json::{json, Value};
 
 use crate::core::classify::Classification;

@@ -5,12 +5,10 @@ use std::io::Write;
 use serde_json::json;
 
 use super::args::{ActionArgs, Cli};
-use super::output::table;
 use super::{confirm, db_target, exit, open_store, CliError};
 use crate::actions::{run, ActionKind, ActionPlan, Extension, IdSource, Refusal};
-use crate::core::time::iso_from_ms;
 use crate::report::SubmissionReport;
-use crate::store::{ApplyError, Backend};
+use crate::store::ApplyError;
 use crate::text::sanitize;
 
 fn refused(r: &Refusal) -> CliError {
@@ -247,7 +245,8 @@ pub(super) fn run_with(
     writeln!(
         out,
         "next: run `turnscope show {}` to check the result",
-        sanitize(&crate::core::rows::short_id(&id))
+        // The full id: a prefix unique now may not be once more submissions arrive.
+        sanitize(&id)
     )?;
     Ok(())
 }
@@ -319,64 +318,4 @@ fn action_json(
             "auditId": a.audit_id,
         })),
     })
-}
-
-pub fn audit(store: &dyn Backend, as_json: bool, out: &mut dyn Write) -> Result<(), CliError> {
-    let records = store.audit_records()?;
-    if as_json {
-        // `batch`: the bulk apply a record belongs to, under the name the batch's own
-        // document (turnscope.bulk/1) gives it; `batch_id` stays for readers of the first form.
-        let records: Vec<serde_json::Value> = records
-            .iter()
-            .map(|a| {
-                let mut v = serde_json::to_value(a).unwrap_or_default();
-                v["batch"] = json!(a.batch_id);
-                v
-            })
-            .collect();
-        let doc = json!({"schema": "turnscope.audit/1", "records": records});
-        writeln!(
-            out,
-            "{}",
-            serde_json::to_string_pretty(&doc).unwrap_or_default()
-        )?;
-        return Ok(());
-    }
-    if records.is_empty() {
-        writeln!(out, "no turnscope action was ever applied to this database")?;
-        return Ok(());
-    }
-    let rows: Vec<Vec<String>> = records
-        .iter()
-        .map(|a| {
-            vec![
-                a.id.to_string(),
-                iso_from_ms(a.at),
-                sanitize(&a.operator),
-                a.action.clone(),
-                sanitize(&a.submission_id),
-                sanitize(a.reason.as_deref().unwrap_or("")),
-                sanitize(a.batch_id.as_deref().unwrap_or("")),
-                sanitize(&a.summary),
-            ]
-        })
-        .collect();
-    write!(
-        out,
-        "{}",
-        table(
-            &[
-                "ID",
-                "AT",
-                "OPERATOR",
-                "ACTION",
-                "SUBMISSION",
-                "REASON",
-                "BATCH",
-                "SUMMARY"
-            ],
-            &rows
-        )
-    )?;
-    Ok(())
 }

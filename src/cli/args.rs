@@ -36,9 +36,15 @@ pub struct Cli {
     #[arg(long, global = true)]
     pub write: bool,
 
-    /// Operator name recorded in the audit trail (default: $USER@hostname).
+    /// Operator name recorded in the audit trail (default: $USER@hostname). With `audit`, given
+    /// on the command line: only that operator's records.
     #[arg(long, global = true, env = "TURNSCOPE_OPERATOR", value_name = "NAME")]
     pub operator: Option<String>,
+
+    /// Whether `operator` was given on the command line (not by the environment or the
+    /// configuration file): only then does it filter `audit`.
+    #[arg(skip)]
+    pub operator_on_command_line: bool,
 
     /// TUI live-refresh interval, e.g. 2s, 500ms, 10s [default: 2s, or the configuration file].
     #[arg(long, global = true, env = "TURNSCOPE_REFRESH", value_name = "DURATION", value_parser = crate::config::parse_duration)]
@@ -59,6 +65,24 @@ pub struct Cli {
 
     #[command(subcommand)]
     pub command: Option<Command>,
+}
+
+impl Cli {
+    /// Parse the process's arguments, noting which values came from the command line itself.
+    pub fn try_parse_args() -> Result<Cli, clap::Error> {
+        use clap::{CommandFactory, FromArgMatches};
+        let matches = Cli::command().try_get_matches()?;
+        let mut cli = Cli::from_arg_matches(&matches)?;
+        // A global flag typed after the subcommand is recorded in the subcommand's matches.
+        let mut level = Some(&matches);
+        while let Some(m) = level {
+            if m.value_source("operator") == Some(clap::parser::ValueSource::CommandLine) {
+                cli.operator_on_command_line = true;
+            }
+            level = m.subcommand().map(|(_, sub)| sub);
+        }
+        Ok(cli)
+    }
 }
 
 #[derive(Debug, Clone, Subcommand)]
@@ -131,6 +155,10 @@ pub enum Command {
     /// one fenced transaction, only while every row it changed still holds what turnscope wrote.
     /// Needs --write (the check runs in a write transaction, rolled back for --dry-run).
     Undo(UndoArgs),
+    /// Export a submission's whole session (every entry with its stored data) and every
+    /// submission of that session, inspected: the TUI's `e`, as JSON (schema turnscope.export/1)
+    /// on stdout or in a file.
+    Export(ExportArgs),
     /// Print a shell completion script (bash, zsh, fish, elvish, powershell).
     Completions {
         /// The shell.
@@ -144,12 +172,10 @@ pub enum Command {
         #[arg(long)]
         print_default: bool,
     },
-    /// The audit trail of every action turnscope applied to this database.
-    Audit {
-        /// Print JSON (schema turnscope.audit/1).
-        #[arg(long)]
-        json: bool,
-    },
+    /// The audit trail of every action turnscope applied to this database, newest first; the
+    /// filters run in the database. `--operator NAME` (the global flag, on the command line)
+    /// keeps only that operator's records.
+    Audit(AuditArgs),
     /// Copy an SQLite journal (a runtime database, the demo, the scale data) into the PostgreSQL
     /// database given with --db, row by row and exactly. Needs --write; the target must hold no
     /// flue rows yet.
@@ -213,9 +239,50 @@ pub struct ListArgs {
     #[command(flatten)]
     pub selection: SelectionArgs,
 
+    /// Sort by this column: seq, id, kind, instance, status, att, lease, phase, verdict, rule,
+    /// owner or error; a leading - sorts descending (--sort=-lease). With --limit: the first N
+    /// in this order.
+    #[arg(long, value_name = "COLUMN", allow_hyphen_values = true)]
+    pub sort: Option<String>,
+
+    /// Output format: `wide` (full ids, untruncated columns, and the lease owner) or `ids` (only
+    /// the full submission ids, one per line, to paste into a bulk command).
+    #[arg(
+        short = 'o',
+        long = "output",
+        value_enum,
+        value_name = "FORMAT",
+        conflicts_with = "json"
+    )]
+    pub output: Option<ListOutput>,
+
+    /// Read the listing every INTERVAL (default 2s; 100ms to 1h) until Ctrl-C (exit 0). On a
+    /// terminal it is redrawn in place; in a pipe it is printed again only when its rows changed,
+    /// after a `── <time> ──` line.
+    #[arg(
+        long,
+        value_name = "INTERVAL",
+        num_args = 0..=1,
+        default_missing_value = "2s",
+        value_parser = crate::config::parse_duration,
+        conflicts_with = "json"
+    )]
+    pub watch: Option<std::time::Duration>,
+
+    /// Stop --watch after this many readings (for tests).
+    #[arg(long, hide = true, requires = "watch", value_name = "N")]
+    pub watch_ticks: Option<u64>,
+
     /// Print JSON (schema turnscope.list/1).
     #[arg(long)]
     pub json: bool,
+}
+
+/// `list -o`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum ListOutput {
+    Wide,
+    Ids,
 }
 
 /// Which submissions a command is about: `list` shows them, a bulk action (`--all`) acts on
@@ -235,7 +302,8 @@ pub struct SelectionArgs {
     pub kind: Option<String>,
 
     /// Only this verdict: a classification (tool_use_unresolved, resume/tool_results_partial, resume
-    /// for every mode, …) or an outcome (pending, publishing, completed, failed, live, damaged).
+    /// for every mode, …) or a disposition (stuck, live, no-lease, pending, publishing, completed,
+    /// failed, malformed, damaged); any other value is refused with the full list.
     #[arg(long, value_name = "VERDICT")]
     pub verdict: Option<String>,
 
@@ -256,6 +324,72 @@ pub struct SelectionArgs {
     /// At most this many rows (oldest first).
     #[arg(long, value_name = "N")]
     pub limit: Option<usize>,
+}
+
+#[derive(Debug, Clone, Default, Args)]
+pub struct AuditArgs {
+    /// Only records of submissions whose id starts with this (a full id or a prefix).
+    #[arg(long, value_name = "ID")]
+    pub submission: Option<String>,
+    /// Only records written since then: a duration back from now (30m, 2h, 3d) or a time
+    /// (2026-12-01, 2026-12-01T03:12:04; UTC unless it ends in an offset such as +02:00).
+    #[arg(long, value_name = "WHEN", value_parser = parse_since)]
+    pub since: Option<Since>,
+    /// Only records of this batch (one bulk apply, or the undo of one: the BATCH column).
+    #[arg(long, value_name = "BATCH")]
+    pub batch: Option<String>,
+    /// At most this many records (the newest of those that match).
+    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u64).range(1..))]
+    pub limit: Option<u64>,
+    /// Print JSON (schema turnscope.audit/1).
+    #[arg(long)]
+    pub json: bool,
+}
+
+/// `audit --since`: a duration back from now, or an instant.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Since {
+    Ago(std::time::Duration),
+    /// ms since the epoch.
+    At(i64),
+}
+
+impl Since {
+    /// The instant it names, `now_ms` being now.
+    pub fn ms(self, now_ms: i64) -> i64 {
+        match self {
+            Since::Ago(d) => now_ms - d.as_millis() as i64,
+            Since::At(t) => t,
+        }
+    }
+}
+
+/// `--since`: `2h`, `30m`, `3d` (see [`parse_age`]) or a time (see
+/// [`crate::core::time::ms_from_typed_time`]).
+pub fn parse_since(text: &str) -> Result<Since, String> {
+    // A time always has a `-` in its date; an age never does.
+    if text.contains('-') {
+        return crate::core::time::ms_from_typed_time(text)
+            .map(Since::At)
+            .ok_or_else(|| {
+                format!("{text:?} is not a time (try 2026-12-01T03:12:04, or an age such as 2h)")
+            });
+    }
+    parse_age(text).map(Since::Ago).map_err(|_| {
+        format!("{text:?} is neither an age nor a time (try 2h, 30m or 2026-12-01T03:12:04)")
+    })
+}
+
+#[derive(Debug, Clone, Default, Args)]
+pub struct ExportArgs {
+    /// Submission id or a unique prefix of it.
+    pub submission: String,
+    /// Write the document to FILE (created readable by its owner only) instead of stdout.
+    #[arg(short = 'o', long = "output", value_name = "FILE")]
+    pub output: Option<PathBuf>,
+    /// With --output: replace FILE if it exists.
+    #[arg(long, requires = "output")]
+    pub force: bool,
 }
 
 #[derive(Debug, Clone, Default, Args)]
@@ -389,8 +523,28 @@ pub fn parse_age(text: &str) -> Result<std::time::Duration, String> {
 
 #[cfg(test)]
 mod tests {
-    use super::{parse_age, parse_rate};
+    use super::{parse_age, parse_rate, parse_since, Since};
     use std::time::Duration;
+
+    #[test]
+    fn since_is_an_age_or_a_time() {
+        assert_eq!(parse_since("2h"), Ok(Since::Ago(Duration::from_secs(7200))));
+        assert_eq!(
+            parse_since("2h").unwrap().ms(10_000_000),
+            10_000_000 - 7_200_000
+        );
+        assert_eq!(
+            parse_since("2026-01-05T09:12:44.131Z"),
+            Ok(Since::At(1767604364131))
+        );
+        assert_eq!(parse_since("2026-01-05").unwrap().ms(0), 1767571200000);
+        assert!(parse_since("2026-13-01")
+            .unwrap_err()
+            .contains("not a time"));
+        assert!(parse_since("soon")
+            .unwrap_err()
+            .contains("neither an age nor a time"));
+    }
 
     #[test]
     fn ages() {

@@ -4,11 +4,12 @@ use std::io::Write;
 
 use serde_json::json;
 
-use super::args::{Cli, ListArgs};
+use super::args::{Cli, ListArgs, ListOutput};
+use super::list_sort::{SortBy, SortKey};
 use super::output::{table, truncate};
 use super::{now_ms, CliError};
 use crate::report::{plan_json, submission_json, SubmissionReport};
-use crate::store::{JournalStore, RowFilter};
+use crate::store::JournalStore;
 use crate::text::sanitize;
 
 pub fn run(
@@ -17,47 +18,158 @@ pub fn run(
     args: &ListArgs,
     out: &mut dyn Write,
 ) -> Result<(), CliError> {
+    let sort = args.sort.as_deref().map(SortBy::parse).transpose()?;
+    let listing = render(store, cli, args, sort)?;
+    out.write_all(listing.stdout.as_bytes())?;
+    if let Some(note) = &listing.stderr {
+        eprintln!("{}", sanitize(note));
+    }
+    Ok(())
+}
+
+/// One reading of the listing: what goes to stdout and stderr, and a signature of the rows
+/// that changes only when the data does (not when "expired 4m12s ago" ticks on).
+pub struct Listing {
+    pub stdout: String,
+    pub stderr: Option<String>,
+    pub signature: String,
+}
+
+/// One row, as the output format needs it.
+enum Line {
+    Json(String),
+    Cells(Vec<String>),
+    Id(String),
+}
+
+/// Read and format the listing once, in one read snapshot.
+pub fn render(
+    store: &dyn JournalStore,
+    cli: &Cli,
+    args: &ListArgs,
+    sort: Option<SortBy>,
+) -> Result<Listing, CliError> {
     let now = now_ms(cli);
-    // One read snapshot for the listing and every report: one consistent state, and no
-    // transaction per submission.
-    let mut items = Vec::new();
-    let mut body: Vec<Vec<String>> = Vec::new();
-    let filter = super::select::scan(store, &args.selection, cli.context_window, now, &mut |r| {
-        if args.json {
+    let mut sel = args.selection.clone();
+    // Sorted, --limit keeps the first N in the sorted order: every row is read first.
+    let limit = sel.limit;
+    if sort.is_some() {
+        sel.limit = None;
+    }
+    let wide = args.output == Some(ListOutput::Wide);
+    let mut lines: Vec<(SortKey, Line)> = Vec::new();
+    let mut signature = String::new();
+    let funnel = super::select::scan_counted(store, &sel, cli.context_window, now, &mut |r| {
+        let key = sort.map_or(SortKey::Missing, |s| s.key(r));
+        let line = if args.json {
             // Kept as text: 2,000 items as JSON values would take tens of megabytes.
-            items.push(serde_json::to_string_pretty(&json_item(r, now)).unwrap_or_default());
+            Line::Json(serde_json::to_string_pretty(&json_item(r, now)).unwrap_or_default())
+        } else if args.output == Some(ListOutput::Ids) {
+            Line::Id(r.row().submission_id.clone())
         } else {
-            body.push(table_row(r));
-        }
+            Line::Cells(table_row(r, wide))
+        };
+        signature.push_str(&row_signature(r, now));
+        lines.push((key, line));
     })?;
+    if let Some(s) = sort {
+        // Stable: equal keys stay in sequence order.
+        lines.sort_by(|a, b| {
+            let o = a.0.cmp(&b.0);
+            if s.descending {
+                o.reverse()
+            } else {
+                o
+            }
+        });
+        if let Some(n) = limit {
+            lines.truncate(n);
+        }
+    }
+    let mut listing = Listing {
+        stdout: String::new(),
+        stderr: None,
+        signature,
+    };
     if args.json {
         let doc = json!({
             "schema": "turnscope.list/1",
             "database": store.location(),
-            "filter": filter.name(),
+            "filter": funnel.view.name(),
             "now": now,
             "submissions": [],
         });
         let text = serde_json::to_string_pretty(&doc).unwrap_or_default();
-        writeln!(out, "{}", with_items(&text, &items))?;
-        return Ok(());
+        let items: Vec<String> = lines
+            .into_iter()
+            .filter_map(|(_, l)| match l {
+                Line::Json(t) => Some(t),
+                _ => None,
+            })
+            .collect();
+        listing.stdout = format!("{}\n", with_items(&text, &items));
+        return Ok(listing);
     }
-    if body.is_empty() {
-        let what = match filter {
-            RowFilter::Expired => "no submission has an expired lease".to_string(),
-            RowFilter::All => "the database has no submissions".to_string(),
-            RowFilter::Failed => "no submission failed".to_string(),
-            status => format!("no submission has status {status}"),
-        };
-        writeln!(out, "{what}")?;
-        return Ok(());
+    if lines.is_empty() {
+        let what = funnel.nothing_matched();
+        // `-o ids` output is pasted into commands: an empty list is no line at all.
+        if args.output == Some(ListOutput::Ids) {
+            listing.stderr = Some(what);
+        } else {
+            listing.stdout = format!("{what}\n");
+        }
+        return Ok(listing);
     }
-    let header = [
-        "SEQ", "ID", "KIND", "INSTANCE", "STATUS", "ATT", "LEASE", "PHASE", "VERDICT", "RULE",
-        "ERROR",
-    ];
-    write!(out, "{}", table(&header, &body))?;
-    Ok(())
+    let mut body = Vec::with_capacity(lines.len());
+    for (_, l) in lines {
+        match l {
+            Line::Id(id) => {
+                listing.stdout.push_str(&sanitize(&id));
+                listing.stdout.push('\n');
+            }
+            Line::Cells(c) => body.push(c),
+            Line::Json(_) => {}
+        }
+    }
+    if !body.is_empty() {
+        let header: &[&str] = if wide { &WIDE_HEADER } else { &HEADER };
+        listing.stdout = table(header, &body);
+    }
+    Ok(listing)
+}
+
+const HEADER: [&str; 11] = [
+    "SEQ", "ID", "KIND", "INSTANCE", "STATUS", "ATT", "LEASE", "PHASE", "VERDICT", "RULE", "ERROR",
+];
+
+/// `-o wide`: the lease owner too (which worker held it), before the error.
+const WIDE_HEADER: [&str; 12] = [
+    "SEQ", "ID", "KIND", "INSTANCE", "STATUS", "ATT", "LEASE", "PHASE", "VERDICT", "RULE", "OWNER",
+    "ERROR",
+];
+
+/// What makes a row "changed" for `--watch`: the stored state and the conclusions, not the
+/// relative times shown (a lease counts only as expired or not).
+fn row_signature(r: &SubmissionReport, now: i64) -> String {
+    let row = r.row();
+    format!(
+        "{}|{}|{:?}|{}/{}|{}|{:?}|{:?}|{}|{:?}|{:?}|{:?}\n",
+        row.submission_id,
+        row.status,
+        row.attempt_id,
+        row.attempt_count,
+        row.max_retry,
+        row.lease_expired(now),
+        row.owner_id,
+        r.bundle
+            .journal
+            .as_ref()
+            .map(|j| (j.phase.as_str(), j.revision)),
+        r.verdict(),
+        r.plan.rule,
+        r.plan.result,
+        row.error,
+    )
 }
 
 /// `doc` (pretty JSON ending in `"submissions": []`) with the pretty-printed `items` in that
@@ -102,13 +214,21 @@ fn json_item(r: &SubmissionReport, now: i64) -> serde_json::Value {
     })
 }
 
-fn table_row(r: &SubmissionReport) -> Vec<String> {
+/// A table row; `wide`: full id, untruncated instance and error, and the owner.
+fn table_row(r: &SubmissionReport, wide: bool) -> Vec<String> {
     let row = r.row();
-    vec![
+    let cut = |text: &str, max: usize| {
+        if wide {
+            sanitize(text)
+        } else {
+            truncate(&sanitize(text), max)
+        }
+    };
+    let mut cells = vec![
         row.sequence.to_string(),
-        truncate(&sanitize(&row.submission_id), 8),
+        cut(&row.submission_id, 8),
         row.kind.clone(),
-        truncate(&sanitize(&row.instance_id().unwrap_or_default()), 18),
+        cut(&row.instance_id().unwrap_or_default(), 18),
         row.status.to_string(),
         format!("{}/{}", row.attempt_count, row.max_retry),
         r.lease_text(),
@@ -120,6 +240,10 @@ fn table_row(r: &SubmissionReport) -> Vec<String> {
         r.plan.rule.map_or("-".into(), |n| {
             format!("{n} {}", r.plan.result.unwrap_or(""))
         }),
-        truncate(&sanitize(&row.error.clone().unwrap_or_default()), 40),
-    ]
+    ];
+    if wide {
+        cells.push(sanitize(row.owner_id.as_deref().unwrap_or("-")));
+    }
+    cells.push(cut(row.error.as_deref().unwrap_or_default(), 40));
+    cells
 }

@@ -2,12 +2,16 @@
 
 mod act;
 mod args;
+mod audit;
 mod bulk;
 mod common;
 mod confirm;
+mod export;
 mod incidents;
 mod keys;
 mod list;
+mod list_sort;
+mod list_watch;
 mod output;
 mod progress;
 mod seed;
@@ -20,7 +24,10 @@ use std::path::PathBuf;
 
 pub use crate::config::parse_duration;
 pub use crate::text::{is_hostile_char, sanitize};
-pub use args::{parse_age, ActionArgs, Cli, Command, ListArgs, SelectionArgs, UndoArgs};
+pub use args::{
+    parse_age, parse_since, ActionArgs, AuditArgs, Cli, Command, ExportArgs, ListArgs,
+    SelectionArgs, Since, UndoArgs,
+};
 
 pub use common::{exit, now_ms, CliError};
 
@@ -71,12 +78,15 @@ fn json_output(cli: &Cli) -> bool {
         Some(
             Command::Show { json, .. }
             | Command::Classify { json, .. }
-            | Command::Audit { json }
             | Command::Incidents { json }
             | Command::CopyToPostgres { json, .. }
             | Command::Demo { json, .. },
         ) => *json,
-        Some(Command::List(a)) => a.json,
+        // `-o ids` is pasted into other commands: the pinned-clock note goes to stderr.
+        Some(Command::List(a)) => a.json || a.output == Some(args::ListOutput::Ids),
+        Some(Command::Audit(a)) => a.json,
+        // The document itself goes to stdout unless --output names a file.
+        Some(Command::Export(a)) => a.output.is_none(),
         Some(Command::Undo(a)) => a.json,
         Some(
             Command::Repair(a)
@@ -185,7 +195,10 @@ fn run_config(cli: &Cli, out: &mut dyn Write) -> Result<(), CliError> {
 
 fn run_command(cli: &Cli, out: &mut dyn Write) -> Result<(), CliError> {
     match &cli.command {
-        Some(Command::List(args)) => list::run(open_store(cli)?.reader(), cli, args, out),
+        Some(Command::List(args)) => match args.watch {
+            Some(every) => list_watch::run(open_store(cli)?.reader(), cli, args, every, out),
+            None => list::run(open_store(cli)?.reader(), cli, args, out),
+        },
         Some(Command::Incidents { json }) => {
             incidents::run(open_store(cli)?.reader(), cli, *json, out)
         }
@@ -237,8 +250,9 @@ fn run_command(cli: &Cli, out: &mut dyn Write) -> Result<(), CliError> {
             }),
             out,
         ),
-        Some(Command::Audit { json }) => act::audit(&*open_store(cli)?, *json, out),
+        Some(Command::Audit(a)) => audit::run(&*open_store(cli)?, cli, a, out),
         Some(Command::Undo(a)) => undo::run(cli, a, out),
+        Some(Command::Export(a)) => export::run(&*open_store(cli)?, cli, a, out),
         Some(Command::CopyToPostgres { sqlite, json }) => seed::run_copy(cli, sqlite, *json, out),
         Some(Command::Completions { shell }) => {
             let mut cmd = <Cli as clap::CommandFactory>::command();
@@ -282,6 +296,20 @@ fn write_man(out: &mut dyn Write) -> Result<(), CliError> {
     man.render_description_section(out)?;
     man.render_options_section(out)?;
     man.render_subcommands_section(out)?;
+    // Each command's own flags, in this one page (there are no turnscope-<command> pages).
+    for sub in <Cli as clap::CommandFactory>::command().get_subcommands() {
+        if !sub.get_arguments().any(|a| !a.is_hide_set()) {
+            continue;
+        }
+        let mut buf = Vec::new();
+        clap_mangen::Man::new(sub.clone()).render_options_section(&mut buf)?;
+        let text = String::from_utf8_lossy(&buf).replacen(
+            ".SH OPTIONS",
+            &format!(".SH \"OPTIONS OF turnscope {}\"", sub.get_name()),
+            1,
+        );
+        out.write_all(text.as_bytes())?;
+    }
     write_man_keys(out)?;
     man.render_extra_section(out)?;
     writeln!(out, ".SH \"BULK ACTIONS\"")?;

@@ -4,6 +4,7 @@
 
 use super::args::SelectionArgs;
 use super::{exit, CliError};
+use crate::report::verdict_filter::VerdictFilter;
 use crate::report::SubmissionReport;
 use crate::store::{JournalStore, PathWalker, RowFilter};
 
@@ -24,11 +25,72 @@ impl SelectionArgs {
             }),
         }
     }
+
+    /// `--verdict`, checked against every verdict there is (exit 2 listing them).
+    pub fn verdict_filter(&self) -> Result<Option<VerdictFilter>, CliError> {
+        self.verdict
+            .as_deref()
+            .map(|v| {
+                VerdictFilter::parse(v).map_err(|e| {
+                    CliError::new(
+                        e.to_string(),
+                        format!("use one of: {}", VerdictFilter::names_line()),
+                        exit::USAGE,
+                    )
+                })
+            })
+            .transpose()
+    }
+}
+
+/// How many rows each filter of a selection let through, in the order they apply: what an empty
+/// result names ("12 expired submissions, none with verdict resume/tool_results").
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Funnel {
+    /// The status view.
+    pub view: RowFilter,
+    /// Rows in the view before any other filter.
+    pub in_view: usize,
+    /// Each filter given, as the operator reads it (`of kind direct`), with the rows left after it.
+    pub steps: Vec<(String, usize)>,
+}
+
+impl Funnel {
+    /// The line an empty result prints: which filter left nothing.
+    pub fn nothing_matched(&self) -> String {
+        let view = match self.view {
+            RowFilter::All => String::new(),
+            v => format!("{} ", v.name()),
+        };
+        let noun = if self.in_view == 1 {
+            "submission"
+        } else {
+            "submissions"
+        };
+        if self.in_view == 0 {
+            return match self.view {
+                RowFilter::Expired => "no submission has an expired lease".to_string(),
+                RowFilter::All => "the database has no submissions".to_string(),
+                RowFilter::Failed => "no submission failed".to_string(),
+                status => format!("no submission has status {status}"),
+            };
+        }
+        let mut line = format!("{} {view}{noun}", self.in_view);
+        for (what, left) in &self.steps {
+            if *left == 0 {
+                line.push_str(&format!(", none {what}"));
+                return line;
+            }
+            line.push_str(&format!(", {left} {what}"));
+        }
+        line
+    }
 }
 
 /// Resolve `sel` at `now` in one read snapshot and hand each matching submission's report
 /// (scanned as for a listing: the active path since the input, not the whole session) to
 /// `visit`, oldest first, at most `--limit` of them. Returns the status view used.
+/// `list` uses [`scan_counted`] for the counts an empty result names.
 pub fn scan(
     store: &dyn JournalStore,
     sel: &SelectionArgs,
@@ -36,7 +98,24 @@ pub fn scan(
     now: i64,
     visit: &mut dyn FnMut(&SubmissionReport),
 ) -> Result<RowFilter, CliError> {
+    scan_counted(store, sel, context_window, now, visit).map(|f| f.view)
+}
+
+/// [`scan`], also counting what each filter let through ([`Funnel`]).
+pub fn scan_counted(
+    store: &dyn JournalStore,
+    sel: &SelectionArgs,
+    context_window: Option<u64>,
+    now: i64,
+    visit: &mut dyn FnMut(&SubmissionReport),
+) -> Result<Funnel, CliError> {
     let filter = sel.row_filter()?;
+    let verdict = sel.verdict_filter()?;
+    let mut funnel = Funnel {
+        view: filter,
+        in_view: 0,
+        steps: Vec::new(),
+    };
     // An ambiguous --owner is found inside the snapshot and reported after it.
     let mut owner_error: Option<CliError> = None;
     store.in_snapshot(&mut || {
@@ -50,17 +129,52 @@ pub fn scan(
                 return Ok(());
             }
         };
-        // Row-level filters first, so only the rows selected are inspected.
-        rows.retain(|r| {
-            sel.kind.as_ref().is_none_or(|k| &r.kind == k)
-                && sel
-                    .instance
+        // Row-level filters first, so only the rows selected are inspected; each one counted
+        // apart, so an empty result can say which left nothing.
+        funnel.in_view = rows.len();
+        funnel.steps.clear();
+        let mut step =
+            |what: Option<String>,
+             rows: &mut Vec<crate::core::rows::SubmissionRow>,
+             keep: &dyn Fn(&crate::core::rows::SubmissionRow) -> bool| {
+                if let Some(what) = what {
+                    rows.retain(|r| keep(r));
+                    funnel.steps.push((what, rows.len()));
+                }
+            };
+        step(
+            sel.kind.as_ref().map(|k| format!("of kind {k}")),
+            &mut rows,
+            &|r| sel.kind.as_ref().is_none_or(|k| &r.kind == k),
+        );
+        step(
+            sel.instance.as_ref().map(|i| format!("of instance {i}")),
+            &mut rows,
+            &|r| {
+                sel.instance
                     .as_ref()
                     .is_none_or(|i| r.instance_id().as_ref() == Some(i))
-                && owner
+            },
+        );
+        step(
+            owner.as_ref().map(|o| format!("held by owner {o}")),
+            &mut rows,
+            &|r| {
+                owner
                     .as_ref()
                     .is_none_or(|o| r.owner_id.as_deref() == Some(o.as_str()))
-                && sel.older_than.is_none_or(|age| {
+            },
+        );
+        step(
+            sel.older_than.map(|d| {
+                format!(
+                    "older than {}",
+                    crate::core::time::human_duration(d.as_millis() as i64)
+                )
+            }),
+            &mut rows,
+            &|r| {
+                sel.older_than.is_none_or(|age| {
                     let since = if r.is_running() && r.lease_expires_at > 0 {
                         r.lease_expires_at
                     } else {
@@ -68,7 +182,8 @@ pub fn scan(
                     };
                     now - since >= age.as_millis() as i64
                 })
-        });
+            },
+        );
         // Each report holds only its active path since the input (`store::walk`) and is handed
         // on and dropped at once; the walker keeps a few recent walks.
         let mut walker = PathWalker::new(context_window.is_some());
@@ -84,23 +199,26 @@ pub fn scan(
                 context_window,
                 now,
             )?;
-            if let Some(v) = &sel.verdict {
-                let verdict = report.verdict();
-                // `resume` matches every resume mode; otherwise the label must match exactly.
-                let hit =
-                    &verdict == v || verdict.strip_prefix("resume/").is_some() && v == "resume";
-                if !hit {
+            if let Some(v) = &verdict {
+                // A disposition's name selects its rows (`live`: a worker holds them); `resume`
+                // every resume mode; any other value the exact verdict.
+                if !v.matches(&report.verdict(), Some(report.plan.disposition.kind())) {
                     continue;
                 }
             }
             matched += 1;
             visit(&report);
         }
+        if let Some(v) = &verdict {
+            funnel
+                .steps
+                .push((format!("with verdict {}", v.as_str()), matched));
+        }
         Ok(())
     })?;
     match owner_error {
         Some(e) => Err(e),
-        None => Ok(filter),
+        None => Ok(funnel),
     }
 }
 

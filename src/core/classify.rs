@@ -50,7 +50,8 @@ impl ResumeMode {
 }
 
 /// The fine submission state (`SubmissionState`).
-#[derive(Debug, Clone, PartialEq)]
+#[derive(Debug, Clone, PartialEq, strum::EnumDiscriminants)]
+#[strum_discriminants(name(StateKind), derive(strum::EnumIter))]
 pub enum SubmissionState {
     Absent,
     AdvancedPastInput,
@@ -74,16 +75,34 @@ pub enum SubmissionState {
     },
 }
 
+impl StateKind {
+    /// The runtime's `kind` string.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            StateKind::Absent => "absent",
+            StateKind::AdvancedPastInput => "advanced_past_input",
+            StateKind::Completed => "completed",
+            StateKind::ToolUseUnresolved => "tool_use_unresolved",
+            StateKind::TerminalError => "terminal_error",
+            StateKind::Resume => "resume",
+        }
+    }
+
+    /// Every label a state of this kind shows: `resume/<mode>` for each mode, else the kind.
+    pub fn labels(self) -> Vec<String> {
+        match self {
+            StateKind::Resume => ResumeMode::ALL
+                .iter()
+                .map(|m| format!("resume/{}", m.as_str()))
+                .collect(),
+            other => vec![other.as_str().to_string()],
+        }
+    }
+}
+
 impl SubmissionState {
     pub fn kind(&self) -> &'static str {
-        match self {
-            SubmissionState::Absent => "absent",
-            SubmissionState::AdvancedPastInput => "advanced_past_input",
-            SubmissionState::Completed { .. } => "completed",
-            SubmissionState::ToolUseUnresolved { .. } => "tool_use_unresolved",
-            SubmissionState::TerminalError { .. } => "terminal_error",
-            SubmissionState::Resume { .. } => "resume",
-        }
+        StateKind::from(self).as_str()
     }
 
     pub fn mode(&self) -> Option<ResumeMode> {

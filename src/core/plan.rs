@@ -198,7 +198,7 @@ impl PlannedWrite {
 /// Where a submission stands, for rows the reconciler does not (yet) touch as well.
 #[derive(Debug, Clone, PartialEq, Serialize, strum::EnumDiscriminants)]
 #[serde(tag = "state", rename_all = "snake_case")]
-#[strum_discriminants(name(DispositionKind), derive(Hash))]
+#[strum_discriminants(name(DispositionKind), derive(Hash, strum::EnumIter))]
 pub enum Disposition {
     /// Running with an expired lease: the next reconciliation pass applies `rule`.
     Reconcile,

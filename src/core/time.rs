@@ -43,6 +43,58 @@ pub fn ms_from_iso(s: &str) -> Option<i64> {
     Some(days_from_civil(y, mo, d) * 86_400_000 + h * 3_600_000 + mi * 60_000 + se * 1000 + ms)
 }
 
+/// A time an operator types, as ms since the epoch: `2026-12-01`, `2026-12-01T03:12`,
+/// `2026-12-01T03:12:04`, `2026-12-01 03:12:04.5`, each optionally ending in `Z` or an offset
+/// (`+02:00`, `-0530`); without one it is UTC (the time every turnscope table shows).
+pub fn ms_from_typed_time(text: &str) -> Option<i64> {
+    let t = text.trim();
+    let (date, rest) = match t.find(['T', 't', ' ']) {
+        Some(i) => (&t[..i], &t[i + 1..]),
+        None => (t, ""),
+    };
+    if date.len() != 10 {
+        return None;
+    }
+    // The zone: a trailing Z, or a sign after the time (a date-only text has none).
+    let (clock, offset_min) = if let Some(c) = rest.strip_suffix(['Z', 'z']) {
+        (c, 0)
+    } else if let Some(i) = rest.rfind(['+', '-']) {
+        let zone = rest[i + 1..].replace(':', "");
+        if zone.len() != 4 || !zone.bytes().all(|b| b.is_ascii_digit()) {
+            return None;
+        }
+        let (h, m): (i64, i64) = (zone[..2].parse().ok()?, zone[2..].parse().ok()?);
+        if h > 23 || m > 59 {
+            return None;
+        }
+        let sign = if rest.as_bytes()[i] == b'-' { -1 } else { 1 };
+        (&rest[..i], sign * (h * 60 + m))
+    } else {
+        (rest, 0)
+    };
+    let (hms, fraction) = match clock.split_once('.') {
+        Some((a, f)) => (a, f),
+        None => (clock, ""),
+    };
+    if !fraction.bytes().all(|b| b.is_ascii_digit()) || fraction.len() > 9 {
+        return None;
+    }
+    let hms = match hms.len() {
+        0 if fraction.is_empty() => "00:00:00".to_string(),
+        5 if fraction.is_empty() => format!("{hms}:00"),
+        8 => hms.to_string(),
+        _ => return None,
+    };
+    let millis = format!("{fraction:0<3}");
+    let iso = format!("{date}T{hms}.{}Z", &millis[..3]);
+    let ms = ms_from_iso(&iso)?;
+    // 2026-02-31 would land in March: refuse a day its month does not have.
+    if iso_from_ms(ms)[..10] != *date {
+        return None;
+    }
+    Some(ms - offset_min * 60_000)
+}
+
 // Howard Hinnant's civil-date algorithms.
 fn civil_from_days(z: i64) -> (i64, i64, i64) {
     let z = z + 719_468;
@@ -99,6 +151,31 @@ mod tests {
             assert_eq!(ms_from_iso(&iso_from_ms(ms)), Some(ms));
         }
         assert_eq!(ms_from_iso("2026-01-05 09:12:44Z"), None);
+    }
+
+    #[test]
+    fn typed_times() {
+        let at = |t| ms_from_typed_time(t);
+        assert_eq!(at("2026-01-05T09:12:44.131Z"), Some(1767604364131));
+        assert_eq!(at("2026-01-05 09:12:44.131"), Some(1767604364131));
+        assert_eq!(at("2026-01-05T09:12:44"), Some(1767604364000));
+        assert_eq!(at("2026-01-05T09:12"), Some(1767604320000));
+        assert_eq!(at("2026-01-05"), ms_from_iso("2026-01-05T00:00:00.000Z"));
+        assert_eq!(at("2026-01-05T09:12:44.5Z"), Some(1767604364500));
+        assert_eq!(at("2026-01-05T11:12:44+02:00"), Some(1767604364000));
+        assert_eq!(at("2026-01-05T04:42:44-0430"), Some(1767604364000));
+        for bad in [
+            "",
+            "2026-1-5",
+            "2026-02-31",
+            "2026-01-05T25:00",
+            "2026-01-05T09",
+            "2026-01-05T09:12:44+2",
+            "2026-01-05T09:12:44.x",
+            "yesterday",
+        ] {
+            assert_eq!(at(bad), None, "{bad:?}");
+        }
     }
 
     #[test]

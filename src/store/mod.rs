@@ -3,6 +3,7 @@
 //! obtained from [`open`] / [`open_writer`], and never learns which database it talks to.
 
 mod access;
+mod audit_query;
 mod backend;
 mod compact_load;
 mod error;
@@ -34,6 +35,7 @@ pub(crate) mod write_undo;
 
 pub use crate::core::records::{SessionRecord, SessionScope, SubmissionBundle};
 pub use access::{EntryRow, EntryVisitor, SessionLoader, SessionRows};
+pub use audit_query::{AuditParam, AuditQuery};
 pub use backend::{open, open_writer, Backend, DbTarget};
 pub use compact_load::{fetch_full, load_compact, CompactLoader};
 pub use error::{NotWritable, PgFailure, StoreError};

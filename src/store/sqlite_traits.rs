@@ -32,8 +32,8 @@ impl SessionBrowse for SqliteStore {
 }
 
 impl AuditLog for SqliteStore {
-    fn audit_records(&self) -> Result<Vec<AuditRecord>, StoreError> {
-        SqliteStore::audit_records(self)
+    fn audit_query(&self, query: &super::AuditQuery) -> Result<Vec<AuditRecord>, StoreError> {
+        SqliteStore::audit_query(self, query)
     }
 }
 

@@ -136,8 +136,14 @@ pub trait SessionBrowse {
 
 /// The `turnscope_audit` trail.
 pub trait AuditLog {
-    /// Newest first; empty when turnscope never wrote to this database.
-    fn audit_records(&self) -> Result<Vec<AuditRecord>, StoreError>;
+    /// The records `query` selects, newest first, filtered by the database; empty when
+    /// turnscope never wrote to this database.
+    fn audit_query(&self, query: &super::AuditQuery) -> Result<Vec<AuditRecord>, StoreError>;
+
+    /// Every record, newest first; empty when turnscope never wrote to this database.
+    fn audit_records(&self) -> Result<Vec<AuditRecord>, StoreError> {
+        self.audit_query(&super::AuditQuery::default())
+    }
 }
 
 /// Fenced writes (`--write` only): every backend keeps the guarantees of `SqliteWriter::apply`.

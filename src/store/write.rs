@@ -340,6 +340,7 @@ pub(super) fn read_audit<P: rusqlite::Params>(
     c: &Connection,
     cond: &str,
     params: P,
+    limit: Option<usize>,
 ) -> Result<Vec<AuditRecord>, rusqlite::Error> {
     let present = audit_columns(c)?;
     let col = |name: &str| {
@@ -350,10 +351,11 @@ pub(super) fn read_audit<P: rusqlite::Params>(
         }
     };
     let sql = format!(
-        "SELECT id, at, operator, action, submission_id, attempt_id, reason, summary, version, {}, {}, {} FROM turnscope_audit WHERE {cond} ORDER BY id DESC",
+        "SELECT id, at, operator, action, submission_id, attempt_id, reason, summary, version, {}, {}, {} FROM turnscope_audit WHERE {cond} ORDER BY id DESC{}",
         col("batch_id"),
         col("undoes"),
-        col("changes")
+        col("changes"),
+        limit.map_or(String::new(), |n| format!(" LIMIT {n}"))
     );
     let mut stmt = c.prepare(&sql)?;
     let rows = stmt
@@ -382,15 +384,32 @@ pub(super) fn read_audit<P: rusqlite::Params>(
 impl SqliteStore {
     /// The audit trail, newest first; empty when turnscope never wrote to this database.
     pub fn audit_records(&self) -> Result<Vec<AuditRecord>, StoreError> {
-        let exists: bool = self
-            .connection()
+        self.audit_query(&super::AuditQuery::default())
+    }
+
+    /// The records `query` selects, newest first (the filters run in SQLite).
+    pub fn audit_query(&self, query: &super::AuditQuery) -> Result<Vec<AuditRecord>, StoreError> {
+        let err = |e| StoreError::sqlite("reading the audit trail", e);
+        let c = self.connection();
+        let exists: bool = c
             .query_row("SELECT COUNT(*) FROM sqlite_master WHERE type = 'table' AND name = 'turnscope_audit'", [], |r| r.get::<_, i64>(0))
-            .map_err(|e| StoreError::sqlite("reading the audit trail", e))?
+            .map_err(err)?
             > 0;
         if !exists {
             return Ok(Vec::new());
         }
-        read_audit(self.connection(), "1 = 1", [])
-            .map_err(|e| StoreError::sqlite("reading the audit trail", e))
+        let has_batch = audit_columns(c)
+            .map_err(err)?
+            .iter()
+            .any(|n| n == "batch_id");
+        let (cond, params) = query.condition(false, has_batch);
+        let values: Vec<rusqlite::types::Value> = params
+            .into_iter()
+            .map(|p| match p {
+                super::AuditParam::Text(t) => rusqlite::types::Value::Text(t),
+                super::AuditParam::Int(n) => rusqlite::types::Value::Integer(n),
+            })
+            .collect();
+        read_audit(c, &cond, rusqlite::params_from_iter(values), query.limit).map_err(err)
     }
 }

@@ -59,8 +59,8 @@ impl SqliteWriter {
         let started = Instant::now();
         migrate_audit(&tx)?;
         let mut records = match target {
-            UndoTarget::Audit(id) => read_audit(&tx, "id = ?1", [id])?,
-            UndoTarget::Batch(b) => read_audit(&tx, "batch_id = ?1", [b])?,
+            UndoTarget::Audit(id) => read_audit(&tx, "id = ?1", [id], None)?,
+            UndoTarget::Batch(b) => read_audit(&tx, "batch_id = ?1", [b], None)?,
         };
         // Oldest first: they are reverted newest first.
         records.reverse();

@@ -16,6 +16,7 @@ mod data;
 #[cfg(feature = "test-harness")]
 pub mod harness;
 mod keymap;
+pub mod list_query;
 mod list_state;
 mod listing;
 mod log;
@@ -52,7 +53,7 @@ use ratatui::Terminal;
 
 pub use act::{Outcome, OutcomeResult, PlanItem, Planned, StateSummary};
 pub use app::{App, AppConfig, Effect, Pane, Root};
-pub use data::{ListItem, Target};
+pub use data::{ItemDisposition, ListItem, Target};
 pub use keymap::{
     action_name, help_groups, key_label, parse_key, Action, FilterLabel, Overrides, KEYMAP,
 };

@@ -14,8 +14,6 @@ use std::sync::mpsc::{Receiver, Sender, TryRecvError};
 use std::sync::Arc;
 use std::time::Instant;
 
-use serde_json::{json, Value};
-
 use super::act::{Outcome, OutcomeResult, PlanItem, Planned, StateSummary};
 use super::data::{
     ListItem, Opened, OpenedSession, OpenedSubmission, Snapshot, Target, VerdictBatch,
@@ -26,7 +24,7 @@ pub use super::worker_error::WorkerError;
 use crate::actions::{run, ActionKind, IdSource, Refusal};
 use crate::core::entry::Entry;
 use crate::core::plan::plan_recovery;
-use crate::core::time::iso_from_ms;
+use crate::report::export::{self, ExportTarget};
 use crate::report::SubmissionReport;
 use crate::store::RowFilter;
 use crate::store::{
@@ -748,80 +746,14 @@ impl Worker {
     fn export(&mut self, target: &Target, dir: &Path, now_ms: i64) -> Result<PathBuf, WorkerError> {
         let cw = self.context_window;
         let store = self.store()?;
-        let (session_key, selected) = match target {
-            Target::Submission(id) => (
-                store
-                    .find_submission(id)
-                    .map_err(WorkerError::from)?
-                    .session_key,
-                Some(id.clone()),
-            ),
-            Target::Session(key) => (key.clone(), None),
+        let what = match target {
+            Target::Submission(id) => ExportTarget::Submission(id),
+            Target::Session(key) => ExportTarget::Session(key),
         };
-        let record = store
-            .load_session(&session_key)
-            .map_err(WorkerError::from)?;
-        let rows = store
-            .session_submissions(&session_key)
-            .map_err(WorkerError::from)?;
-        let mut submissions = Vec::new();
-        for row in &rows {
-            let r = SubmissionReport::load(store.reader(), &row.submission_id, cw, now_ms)
-                .map_err(WorkerError::from)?;
-            submissions.push(r.to_json());
-        }
-        let session = record.as_ref().map(|s| {
-            let h = crate::core::history::History::new(s.entries.clone(), s.leaf_id.clone());
-            json!({
-                "id": s.id,
-                "data": serde_json::from_str::<Value>(&s.data).unwrap_or(Value::String(s.data.clone())),
-                "leafId": s.leaf_id,
-                "problems": s.data_problems,
-                "activePath": h.active_path().iter().map(|e| e.id.clone()).collect::<Vec<_>>(),
-                "entries": s.entries.iter().enumerate().map(|(i, e)| json!({
-                    "position": e.position,
-                    "id": e.id,
-                    "onActivePath": h.is_on_active_path(i),
-                    "kind": e.kind_label(),
-                    "data": e.json().unwrap_or(Value::String(e.raw.to_string())),
-                })).collect::<Vec<_>>(),
-            })
-        });
-        let doc = json!({
-            "schema": "turnscope.export/1",
-            "exportedAt": iso_from_ms(now_ms),
-            "database": store.location(),
-            "sessionKey": session_key,
-            "selectedSubmission": selected,
-            "session": session,
-            "submissions": submissions,
-        });
-        let instance =
-            crate::core::rows::instance_id_of(&session_key).unwrap_or_else(|| "session".into());
-        let safe: String = instance
-            .chars()
-            .map(|c| {
-                if c.is_ascii_alphanumeric() || "-_.".contains(c) {
-                    c
-                } else {
-                    '_'
-                }
-            })
-            .take(40)
-            .collect();
-        let stamp: String = iso_from_ms(now_ms)
-            .chars()
-            .filter(|c| c.is_ascii_digit() || *c == 'T')
-            .take(15)
-            .collect();
-        let text = serde_json::to_string_pretty(&doc).map_err(|e| e.to_string())?;
+        let built = export::build(store, what, cw, now_ms).map_err(WorkerError::from)?;
+        let text = export::to_text(&built.document);
         for n in 1..1000 {
-            let name = if n == 1 {
-                format!("turnscope-export-{safe}-{stamp}.json")
-            } else {
-                format!("turnscope-export-{safe}-{stamp}-{n}.json")
-            };
-            let path = dir.join(name);
+            let path = dir.join(export::file_name(&built.session_key, now_ms, n));
             let mut o = std::fs::OpenOptions::new();
             o.write(true).create_new(true);
             #[cfg(unix)]
@@ -833,7 +765,6 @@ impl Worker {
             match o.open(&path) {
                 Ok(mut f) => {
                     f.write_all(text.as_bytes())
-                        .and_then(|_| f.write_all(b"\n"))
                         .map_err(|e| format!("could not write {}: {e}", path.display()))?;
                     return Ok(path);
                 }
@@ -847,7 +778,8 @@ impl Worker {
             }
         }
         Err(WorkerError::message(format!(
-            "too many exports named turnscope-export-{safe}-{stamp}*.json in {}",
+            "too many exports named like {} in {}",
+            export::file_name(&built.session_key, now_ms, 1),
             dir.display()
         )))
     }

@@ -330,7 +330,10 @@ impl SessionBrowse for PgStore {
 }
 
 impl AuditLog for PgStore {
-    fn audit_records(&self) -> Result<Vec<AuditRecord>, StoreError> {
+    fn audit_query(
+        &self,
+        query: &crate::store::AuditQuery,
+    ) -> Result<Vec<AuditRecord>, StoreError> {
         let c = &mut *self.conn()?;
         let err = |e: postgres::Error| pg_error("reading the audit trail", &e);
         let exists: bool = c
@@ -340,6 +343,27 @@ impl AuditLog for PgStore {
         if !exists {
             return Ok(Vec::new());
         }
-        super::undo::read_audit(c, "TRUE", &[]).map_err(err)
+        let has_batch: bool = c
+            .query_one(
+                "SELECT EXISTS (SELECT 1 FROM information_schema.columns
+                 WHERE table_name = 'turnscope_audit' AND table_schema = current_schema()
+                   AND column_name = 'batch_id')",
+                &[],
+            )
+            .map_err(err)?
+            .get(0);
+        let (cond, params) = query.condition(true, has_batch);
+        let values: Vec<Box<dyn postgres::types::ToSql + Sync>> = params
+            .into_iter()
+            .map(|p| -> Box<dyn postgres::types::ToSql + Sync> {
+                match p {
+                    crate::store::AuditParam::Text(t) => Box::new(t),
+                    crate::store::AuditParam::Int(n) => Box::new(n),
+                }
+            })
+            .collect();
+        let refs: Vec<&(dyn postgres::types::ToSql + Sync)> =
+            values.iter().map(|v| v.as_ref()).collect();
+        super::undo::read_audit(c, &cond, &refs, query.limit).map_err(err)
     }
 }

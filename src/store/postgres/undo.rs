@@ -164,6 +164,7 @@ pub(super) fn read_audit(
     c: &mut impl GenericClient,
     cond: &str,
     params: &[&(dyn ToSql + Sync)],
+    limit: Option<usize>,
 ) -> Result<Vec<AuditRecord>, postgres::Error> {
     let present: Vec<String> = c
         .query(
@@ -183,10 +184,11 @@ pub(super) fn read_audit(
     };
     let sql = format!(
         "SELECT id, at, operator, action, submission_id, attempt_id, reason, summary, version, {}, {}, {}
-         FROM turnscope_audit WHERE {cond} ORDER BY id DESC",
+         FROM turnscope_audit WHERE {cond} ORDER BY id DESC{}",
         col("batch_id", "::text"),
         col("undoes", "::bigint"),
-        col("changes", "::text")
+        col("changes", "::text"),
+        limit.map_or(String::new(), |n| format!(" LIMIT {n}"))
     );
     Ok(c.query(&sql, params)?
         .iter()
@@ -251,8 +253,8 @@ pub(super) fn undo_tx(
         .map_err(|e| ApplyError::Store(pg_error("writing", &e)))?;
     migrate_audit(tx).map_err(ApplyError::Store)?;
     let mut records = match target {
-        UndoTarget::Audit(id) => read_audit(tx, "id = $1", &[id]),
-        UndoTarget::Batch(b) => read_audit(tx, "batch_id = $1", &[b]),
+        UndoTarget::Audit(id) => read_audit(tx, "id = $1", &[id], None),
+        UndoTarget::Batch(b) => read_audit(tx, "batch_id = $1", &[b], None),
     }
     .map_err(|e| ApplyError::Store(pg_error("reading the audit trail", &e)))?;
     records.reverse();

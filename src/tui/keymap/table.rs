@@ -199,7 +199,7 @@ pub static KEYMAP: &[Binding] = &[
         &[k('/')],
         "/",
         A::StartFilter,
-        "filter by id, instance, verdict or error text",
+        "filter: text, or verdict:… rule:6 kind:direct (-field: negates; ? lists all)",
         Some("search"),
     ),
     b(

@@ -42,6 +42,65 @@ impl Help {
     }
 }
 
+/// The `/` filter's syntax, with every field and verdict (from `list_query` and the verdict
+/// enums, so the help cannot drift from the parser).
+fn filter_syntax(t: Theme) -> Vec<Line<'static>> {
+    let mut out = vec![Line::from(Span::styled(
+        "Filter (/): every word must match",
+        t.title(),
+    ))];
+    let verdicts = crate::report::verdict_filter::VerdictFilter::names();
+    let rows: Vec<(String, String)> = vec![
+        (
+            "word".into(),
+            "id, instance, verdict, error, session or reason contains it".into(),
+        ),
+        (
+            "field:value".into(),
+            format!("one field: {}", crate::tui::list_query::Field::names_line()),
+        ),
+        (
+            "-term !term".into(),
+            "negated: rows that do not match".into(),
+        ),
+        ("\"a b\"".into(), "one term with a space".into()),
+        ("rule:".into(), "0 to 9, or none".into()),
+    ];
+    for (k, help) in rows {
+        out.push(Line::from(vec![
+            Span::styled(format!("  {k:<12} "), t.key()),
+            Span::raw(help),
+        ]));
+    }
+    // The verdicts, wrapped to the popup's width (the paragraph does not wrap).
+    let mut line = String::new();
+    let mut first = true;
+    for v in verdicts {
+        if !line.is_empty() && line.chars().count() + 1 + v.chars().count() > 76 {
+            let key = if first { "verdict:" } else { "" };
+            out.push(Line::from(vec![
+                Span::styled(format!("  {key:<12} "), t.key()),
+                Span::raw(std::mem::take(&mut line)),
+            ]));
+            first = false;
+        }
+        if !line.is_empty() {
+            line.push(' ');
+        }
+        line.push_str(&v);
+    }
+    let key = if first { "verdict:" } else { "" };
+    out.push(Line::from(vec![
+        Span::styled(format!("  {key:<12} "), t.key()),
+        Span::raw(line),
+    ]));
+    out.push(Line::from(
+        "  e.g. /verdict:resume -rule:6 kind:direct · verdict:live · verdict:stuck",
+    ));
+    out.push(Line::default());
+    out
+}
+
 pub fn lines(t: Theme, read_only: bool, keys: &keymap::Overrides) -> Vec<Line<'static>> {
     let mut out = Vec::new();
     for (title, rows) in keymap::help_groups_with(!read_only, keys) {
@@ -57,6 +116,7 @@ pub fn lines(t: Theme, read_only: bool, keys: &keymap::Overrides) -> Vec<Line<'s
         }
         out.push(Line::default());
     }
+    out.extend(filter_syntax(t));
     out.push(Line::from(Span::styled("Mouse", t.title())));
     out.push(Line::from(
         "  click selects · double-click opens · wheel scrolls the pane under it",

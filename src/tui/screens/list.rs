@@ -17,8 +17,9 @@ use ratatui::Frame;
 use crate::actions::ActionKind;
 use crate::report::lease_text;
 use crate::store::RowFilter;
-use crate::tui::data::{status_label, ListItem};
+use crate::tui::data::{status_label, ItemDisposition, ListItem};
 use crate::tui::keymap::{Action, FilterLabel};
+use crate::tui::list_query::{self, Subject};
 use crate::tui::popups::Reason;
 use crate::tui::text::{clean, fit, pad, width};
 use crate::tui::view_state::{DrawCtx, Hit, Layout, Pane};
@@ -79,6 +80,8 @@ pub struct ListScreen {
     pub sort: Option<Column>,
     pub desc: bool,
     pub query: String,
+    /// Why `query` does not parse (the list then shows no row and says this).
+    pub query_error: Option<String>,
     /// Indexes into `App::items`, filtered and sorted.
     pub view: Vec<usize>,
     pub selected: usize,
@@ -186,11 +189,18 @@ impl ListScreen {
 
     pub fn rebuild(&mut self, items: &[ListItem], now_ms: i64) {
         let f = self.filter;
-        let q = self.query.clone();
+        // Parsed once per rebuild; a query that does not parse selects nothing and says why.
+        let (query, error) = match list_query::parse(&self.query) {
+            Ok(q) => (Some(q), None),
+            Err(e) => (None, Some(e)),
+        };
+        self.query_error = error;
         let mut view: Vec<usize> = (0..items.len())
             .filter(|&i| {
                 f.matches(&items[i].row, now_ms)
-                    && Self::matches_query(&items[i], &q)
+                    && query
+                        .as_ref()
+                        .is_some_and(|q| q.matches(&subject(&items[i])))
                     && self
                         .owner
                         .as_ref()
@@ -234,23 +244,6 @@ impl ListScreen {
             .map(|&i| items[i].row.submission_id.clone());
     }
 
-    fn matches_query(it: &ListItem, q: &str) -> bool {
-        if q.is_empty() {
-            return true;
-        }
-        let q = q.to_lowercase();
-        [
-            it.row.submission_id.as_str(),
-            it.instance.as_str(),
-            it.verdict.as_str(),
-            it.row.error.as_deref().unwrap_or(""),
-            it.row.session_key.as_str(),
-            it.reason.as_str(),
-        ]
-        .iter()
-        .any(|f| f.to_lowercase().contains(&q))
-    }
-
     /// `o` sorts by the next column (then back to the first), `O` reverses; what the status
     /// line says.
     pub fn on_sort(&mut self, a: Action, items: &[ListItem], now_ms: i64) -> Option<String> {
@@ -284,6 +277,27 @@ impl ListScreen {
         }
         self.selected = i;
         true
+    }
+}
+
+/// What the `/` filter matches a row on.
+fn subject(it: &ListItem) -> Subject<'_> {
+    Subject {
+        id: &it.row.submission_id,
+        instance: &it.instance,
+        verdict: &it.verdict,
+        disposition: match it.disposition {
+            ItemDisposition::Planned(k) => Some(k),
+            ItemDisposition::Computing | ItemDisposition::Error => None,
+        },
+        rule: it.rule,
+        kind: &it.row.kind,
+        status: it.row.status.as_str(),
+        owner: it.row.owner_id.as_deref().unwrap_or(""),
+        journal: it.journal.as_ref().map_or("", |(phase, _)| phase.as_str()),
+        error: it.row.error.as_deref().unwrap_or(""),
+        session_key: &it.row.session_key,
+        reason: &it.reason,
     }
 }
 
@@ -575,6 +589,8 @@ impl ListScreen {
                 "reading the database…".to_string()
             } else if data.total == 0 {
                 "the database has no submissions".to_string()
+            } else if let Some(e) = &self.query_error {
+                format!("/{}: {} (esc clears)", clean(&self.query), clean(e))
             } else if !self.query.is_empty() {
                 format!("no submission matches /{} (esc clears)", clean(&self.query))
             } else if self.owner.is_some() {

@@ -27,6 +27,7 @@ mod friction;
 mod incidents;
 mod inspect;
 mod list;
+mod list_query;
 mod popups;
 mod scale;
 mod sessions;

@@ -1,0 +1,345 @@
+//! `list` as operators use it: `--verdict` checked (and `live` selecting live rows), an empty
+//! result naming the filter that left nothing, `--sort`, `-o ids|wide`, `--watch`.
+
+use std::io::{BufRead, BufReader};
+use std::path::{Path, PathBuf};
+use std::process::{Output, Stdio};
+
+use serde_json::Value;
+
+use crate::backends::{kinds, TestDb};
+use crate::cli_export::db_arg;
+use crate::support::turnscope_command;
+
+const NOW: i64 = 1_796_018_889_175;
+
+fn demo(dir: &Path) -> PathBuf {
+    let path = dir.join("demo.db");
+    turnscope::demo::write_demo(&path, NOW).unwrap();
+    path
+}
+
+fn list(db: impl AsRef<std::ffi::OsStr>, args: &[&str]) -> Output {
+    turnscope_command()
+        .env_remove("TURNSCOPE_DB")
+        .env("TURNSCOPE_NOW_MS", NOW.to_string())
+        .arg("--db")
+        .arg(db.as_ref())
+        .arg("list")
+        .args(args)
+        .output()
+        .unwrap()
+}
+
+fn ok(o: &Output) -> String {
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    String::from_utf8(o.stdout.clone()).unwrap()
+}
+
+fn items(db: impl AsRef<std::ffi::OsStr>, args: &[&str]) -> Vec<Value> {
+    let mut a = args.to_vec();
+    a.push("--json");
+    let doc: Value = serde_json::from_str(&ok(&list(db, &a))).unwrap();
+    doc["submissions"].as_array().unwrap().clone()
+}
+
+fn usage_error(o: &Output, needle: &str) -> String {
+    let err = String::from_utf8_lossy(&o.stderr).into_owned();
+    assert_eq!(o.status.code(), Some(2), "{err}");
+    let lines: Vec<&str> = err.lines().collect();
+    assert_eq!(lines.len(), 2, "{err}");
+    assert!(
+        lines[0].starts_with("error: ") && lines[0].contains(needle),
+        "{err}"
+    );
+    assert!(lines[1].starts_with("hint: "), "{err}");
+    assert!(o.stdout.is_empty());
+    lines[1].to_string()
+}
+
+#[test]
+fn verdict_is_checked_and_live_selects_live_rows_on_every_backend() {
+    for kind in kinds() {
+        let dir = tempfile::tempdir().unwrap();
+        let test_db = TestDb::from_sqlite(kind, &demo(dir.path()));
+        let db = db_arg(&test_db.target);
+        let hint = usage_error(
+            &list(&db, &["--verdict", "resume/tool_result"]),
+            "unknown verdict \"resume/tool_result\"",
+        );
+        for v in [
+            "tool_use_unresolved",
+            "resume",
+            "resume/tool_results_partial",
+            "live",
+            "stuck",
+            "damaged",
+        ] {
+            assert!(hint.contains(v), "{v}: {hint}");
+        }
+        let all = items(&db, &["--status", "all"]);
+        let state = |i: &Value| {
+            i["plan"]["disposition"]["state"]
+                .as_str()
+                .unwrap()
+                .to_string()
+        };
+        let live_expected = all.iter().filter(|i| state(i) == "live").count();
+        assert!(live_expected > 0, "{kind:?}");
+        let live = items(&db, &["--status", "all", "--verdict", "live"]);
+        assert_eq!(live.len(), live_expected, "{kind:?}");
+        assert!(live.iter().all(|i| state(i) == "live"));
+        // A live row's verdict is its classification, not the word `live`.
+        assert!(live.iter().all(|i| i["verdict"] != "live"));
+        let stuck = items(&db, &["--status", "all", "--verdict", "stuck"]);
+        assert_eq!(
+            stuck.len(),
+            items(&db, &[]).len(),
+            "stuck = the expired view"
+        );
+        // Full ids to paste, and the empty result naming its filter, on this backend too.
+        let ids = ok(&list(&db, &["-o", "ids", "--sort", "id"]));
+        let mut expected: Vec<String> = items(&db, &[])
+            .iter()
+            .map(|i| {
+                i["submission"]["submissionId"]
+                    .as_str()
+                    .unwrap()
+                    .to_string()
+            })
+            .collect();
+        expected.sort();
+        assert_eq!(ids.lines().collect::<Vec<_>>(), expected, "{kind:?}");
+        assert!(
+            ok(&list(&db, &["--instance", "nobody"])).starts_with(&format!(
+                "{} expired submissions, none of instance nobody",
+                expected.len()
+            ))
+        );
+    }
+}
+
+#[test]
+fn an_empty_result_names_the_filter_that_left_nothing() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = demo(dir.path());
+    let expired = items(&db, &[]).len();
+    let direct = items(&db, &["--kind", "direct"]).len();
+    assert!(expired > direct && direct > 0);
+    let first = |o: &Output| ok(o).lines().next().unwrap().to_string();
+    assert_eq!(
+        first(&list(&db, &["--instance", "nobody"])),
+        format!("{expired} expired submissions, none of instance nobody")
+    );
+    assert_eq!(
+        first(&list(&db, &["--kind", "direct", "--verdict", "resume/aborted_partial"])),
+        format!("{expired} expired submissions, {direct} of kind direct, none with verdict resume/aborted_partial")
+    );
+    assert_eq!(
+        first(&list(&db, &["--status", "all", "--older-than", "3650d"])),
+        format!(
+            "{} submissions, none older than 3650d00h",
+            items(&db, &["--status", "all"]).len()
+        )
+    );
+}
+
+#[test]
+fn sort_orders_by_a_checked_column() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = demo(dir.path());
+    let hint = usage_error(
+        &list(&db, &["--sort", "tries"]),
+        "unknown column \"tries\" for --sort",
+    );
+    assert!(
+        hint.contains("seq, id, kind, instance, status, att, lease"),
+        "{hint}"
+    );
+    let lease = |v: &[Value]| -> Vec<i64> {
+        v.iter()
+            .map(|i| i["submission"]["leaseExpiresAt"].as_i64().unwrap())
+            .collect()
+    };
+    let asc = lease(&items(&db, &["--sort", "lease"]));
+    assert!(asc.windows(2).all(|w| w[0] <= w[1]), "{asc:?}");
+    let desc = lease(&items(&db, &["--sort=-lease"]));
+    assert!(desc.windows(2).all(|w| w[0] >= w[1]), "{desc:?}");
+    assert_ne!(
+        asc,
+        lease(&items(&db, &[])),
+        "the demo's sequence order is not its lease order"
+    );
+    // --limit keeps the first N in the sorted order.
+    let rules = |v: &[Value]| -> Vec<i64> {
+        v.iter()
+            .map(|i| i["plan"]["rule"].as_i64().unwrap())
+            .collect()
+    };
+    let mut every = rules(&items(&db, &[]));
+    every.sort();
+    assert_eq!(
+        rules(&items(&db, &["--sort", "rule", "--limit", "3"])),
+        every[..3]
+    );
+}
+
+#[test]
+fn output_ids_and_wide() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = demo(dir.path());
+    let o = list(&db, &["-o", "ids", "--kind", "direct"]);
+    let ids: Vec<String> = ok(&o).lines().map(str::to_string).collect();
+    let expected: Vec<String> = items(&db, &["--kind", "direct"])
+        .iter()
+        .map(|i| {
+            i["submission"]["submissionId"]
+                .as_str()
+                .unwrap()
+                .to_string()
+        })
+        .collect();
+    assert_eq!(ids, expected);
+    assert!(ids.iter().all(|id| id.len() == 36), "{ids:?}");
+    // The pinned-clock note stays off the pasted lines.
+    assert!(String::from_utf8_lossy(&o.stderr).contains("clock: pinned"));
+    // Nothing selected: no line on stdout, the reason on stderr.
+    let o = list(&db, &["-o", "ids", "--instance", "nobody"]);
+    assert!(o.status.success());
+    assert!(o.stdout.is_empty());
+    assert!(String::from_utf8_lossy(&o.stderr).contains("none of instance nobody"));
+    // Wide: full ids and the owner column.
+    let wide = ok(&list(&db, &["-o", "wide"]));
+    assert!(wide.lines().next().unwrap().contains(" OWNER "), "{wide}");
+    for i in items(&db, &[]) {
+        assert!(wide.contains(i["submission"]["submissionId"].as_str().unwrap()));
+    }
+    insta::assert_snapshot!(
+        "list_wide_demo",
+        wide.replace(dir.path().to_str().unwrap(), "<tmp>")
+    );
+    assert_eq!(list(&db, &["-o", "ids", "--json"]).status.code(), Some(2));
+}
+
+/// The watch prints a listing, then nothing while nothing changes, then the changed listing
+/// once the database changes between readings.
+#[test]
+fn watch_reprints_only_when_the_listing_changes() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = demo(dir.path());
+    let ids: Vec<String> = ok(&list(&db, &["-o", "ids"]))
+        .lines()
+        .map(str::to_string)
+        .collect();
+    let mut child = turnscope_command()
+        .env_remove("TURNSCOPE_DB")
+        .env("TURNSCOPE_NOW_MS", NOW.to_string())
+        .arg("--db")
+        .arg(&db)
+        .args([
+            "list",
+            "-o",
+            "ids",
+            "--watch",
+            "100ms",
+            "--watch-ticks",
+            "30",
+        ])
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    let mut lines = BufReader::new(child.stdout.take().unwrap()).lines();
+    let mut next = || lines.next().unwrap().unwrap();
+    assert!(next().starts_with("── "), "a time line before each listing");
+    let first: Vec<String> = (0..ids.len()).map(|_| next()).collect();
+    assert_eq!(first, ids);
+    // The first stuck submission settles (as the runtime would once it is reconciled).
+    rusqlite::Connection::open(&db)
+        .unwrap()
+        .execute(
+            "UPDATE flue_agent_submissions SET status = 'settled', settled_at = ?1 WHERE submission_id = ?2",
+            rusqlite::params![NOW, ids[0]],
+        )
+        .unwrap();
+    let rest: Vec<String> = std::iter::from_fn(|| lines.next().map(Result::unwrap)).collect();
+    let status = child.wait().unwrap();
+    assert!(status.success());
+    assert_eq!(
+        rest.iter().filter(|l| l.starts_with("── ")).count(),
+        1,
+        "{rest:#?}"
+    );
+    assert_eq!(rest[1..], ids[1..], "{rest:#?}");
+}
+
+#[cfg(unix)]
+#[test]
+fn watch_ends_on_ctrl_c_with_exit_0() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = demo(dir.path());
+    let mut child = turnscope_command()
+        .env_remove("TURNSCOPE_DB")
+        .env("TURNSCOPE_NOW_MS", NOW.to_string())
+        .arg("--db")
+        .arg(&db)
+        .args(["list", "--watch", "100ms"])
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    let mut lines = BufReader::new(child.stdout.take().unwrap()).lines();
+    assert!(lines.next().unwrap().unwrap().starts_with("── "));
+    // The first listing is on its way: the handler is installed before the first reading.
+    unsafe {
+        libc::kill(child.id() as i32, libc::SIGINT);
+    }
+    let status = child.wait().unwrap();
+    assert_eq!(status.code(), Some(0), "{status:?}");
+}
+
+/// The man page carries every command's own flags, these included.
+#[test]
+fn man_page_describes_list_audit_and_export_flags() {
+    let o = turnscope_command().arg("man").output().unwrap();
+    let man = ok(&o);
+    for needle in [
+        ".SH \"OPTIONS OF turnscope list\"",
+        "\\fB\\-\\-watch\\fR",
+        "\\fB\\-\\-sort\\fR",
+        "\\fB\\-o\\fR, \\fB\\-\\-output\\fR",
+        ".SH \"OPTIONS OF turnscope audit\"",
+        "\\fB\\-\\-since\\fR",
+        "\\fB\\-\\-batch\\fR",
+        ".SH \"OPTIONS OF turnscope export\"",
+        "\\fB\\-\\-force\\fR",
+    ] {
+        assert!(man.contains(needle), "{needle}");
+    }
+    // Hidden test flags stay out.
+    assert!(!man.contains("watch\\-ticks"));
+}
+
+/// A bulk action's `--all` resolves through the same checked selection: a bad verdict writes
+/// nothing and lists the values, and `--verdict live` selects what `list` selects.
+#[test]
+fn bulk_selection_checks_the_verdict_too() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = demo(dir.path());
+    let o = turnscope_command()
+        .env_remove("TURNSCOPE_DB")
+        .arg("--db")
+        .arg(&db)
+        .args([
+            "--write",
+            "repair",
+            "--all",
+            "--verdict",
+            "livee",
+            "--dry-run",
+        ])
+        .output()
+        .unwrap();
+    let hint = usage_error(&o, "unknown verdict \"livee\"");
+    assert!(hint.contains("live"), "{hint}");
+}
