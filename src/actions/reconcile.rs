@@ -35,7 +35,15 @@ pub fn plan_reconcile(
     if written == 0 {
         // A rule whose first write is the attempt replacement (rule 5) is reconciled by the
         // runtime alone: nothing to write is the whole of this action there, not a refusal.
-        if matches!(r.plan.writes.first(), Some(PlannedWrite::ReplaceAttempt)) {
+        // So is a completed direct prompt (rule 1), whose result event the runtime rebuilds
+        // from history and publishes itself.
+        if let Some(
+            first @ (PlannedWrite::ReplaceAttempt
+            | PlannedWrite::SettleDirect {
+                outcome: "completed",
+            }),
+        ) = r.plan.writes.first()
+        {
             return Ok(ActionPlan::new(
                 ActionKind::Reconcile,
                 r,
@@ -43,7 +51,7 @@ pub fn plan_reconcile(
                 format!(
                     "rule {rule} → {}: nothing for turnscope to write; left to the runtime: {}",
                     r.plan.result.unwrap_or("-"),
-                    PlannedWrite::ReplaceAttempt.describe()
+                    first.describe()
                 ),
             ));
         }

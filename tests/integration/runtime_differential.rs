@@ -919,9 +919,10 @@ fn known_gap(r: &StateResult) -> Option<&'static str> {
                  parser settles it with V8's JSON.parse message",
             )
         }
-        (Some(1), "direct", 0) if within(PUBLISH) => Some(
-            "rule 1 on a direct prompt: refused; the runtime rebuilds the result event from the \
-             history and publishes it",
+        // `reconcile` exits 0 there, writing nothing, so it counts as one step.
+        (Some(1), "direct", 0 | 1) if within(PUBLISH) => Some(
+            "rule 1 on a direct prompt: nothing written, left to the runtime; it rebuilds the \
+             result event from the history and publishes it",
         ),
         (Some(2 | 3 | 8 | 9), "direct", 1..) if within(PUBLISH) => Some(
             "a failed direct prompt: turnscope reserves the terminal outbox; the runtime's same \
