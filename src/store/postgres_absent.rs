@@ -53,4 +53,13 @@ pub mod convert {
     pub fn sqlite_to_postgres(_sqlite: &Path, target: &PgTarget) -> Result<CopyStats, StoreError> {
         Err(not_built(target))
     }
+
+    /// Refused: there is no client in this build.
+    pub fn sqlite_to_postgres_watched(
+        _sqlite: &Path,
+        target: &PgTarget,
+        _progress: &mut dyn crate::progress::Progress,
+    ) -> Result<CopyStats, StoreError> {
+        Err(not_built(target))
+    }
 }
