@@ -4,9 +4,8 @@
 //! still running). `step` and `reconcile` write exactly that, where turnscope knows the message.
 
 use super::common::{check_expired_running, ActionKind, ActionPlan, Refusal};
-use crate::core::changes::{ColumnChange, RowChange, SqlValue};
+use crate::core::changes::{RowChange, SqlValue};
 use crate::core::plan::{Disposition, PlannedWrite};
-use crate::core::status::SubmissionStatus;
 use crate::report::SubmissionReport;
 
 /// The auto-fail of `r` when its row is malformed, `None` for a row the parser accepts.
@@ -48,23 +47,8 @@ fn auto_fail(
         }
     };
     let row = r.row();
-    let set = vec![
-        ColumnChange::new(
-            "status",
-            SqlValue::status(SubmissionStatus::Running),
-            SqlValue::status(SubmissionStatus::Settled),
-        ),
-        ColumnChange::new(
-            "settled_at",
-            SqlValue::opt_int(row.settled_at),
-            SqlValue::Int(now_ms),
-        ),
-        ColumnChange::new(
-            "error",
-            SqlValue::opt_text(row.error.as_deref()),
-            SqlValue::text(&error),
-        ),
-    ];
+    // The same columns as `failSubmission`'s, under the parser's own guard.
+    let set = super::rows::settle_columns(row, now_ms, SqlValue::text(&error));
     let changes = vec![RowChange::AutoFailSubmission {
         submission_id: row.submission_id.clone(),
         attempt_id: row.attempt_id.clone(),

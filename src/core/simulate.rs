@@ -42,6 +42,23 @@ fn leaf_of(data: &str) -> Option<String> {
         .map(str::to_string)
 }
 
+/// An update of the submission row while it is running under `attempt_id` (`None`: no attempt).
+fn update_running(
+    row: &mut SubmissionRow,
+    submission_id: &str,
+    attempt_id: Option<&String>,
+    set: &[ColumnChange],
+) {
+    if row.submission_id == submission_id
+        && row.is_running()
+        && row.attempt_id.as_ref() == attempt_id
+    {
+        for c in set {
+            set_submission(row, c);
+        }
+    }
+}
+
 fn apply_one(b: &mut SubmissionBundle, change: &RowChange, inserted: &mut Vec<Entry>) {
     match change {
         RowChange::InsertSession { session_id, data } => {
@@ -97,32 +114,12 @@ fn apply_one(b: &mut SubmissionBundle, change: &RowChange, inserted: &mut Vec<En
             submission_id,
             attempt_id,
             set,
-        } => {
-            let row = &mut b.row;
-            if row.submission_id == *submission_id
-                && row.is_running()
-                && row.attempt_id.as_deref() == Some(attempt_id.as_str())
-            {
-                for c in set {
-                    set_submission(row, c);
-                }
-            }
-        }
+        } => update_running(&mut b.row, submission_id, Some(attempt_id), set),
         RowChange::AutoFailSubmission {
             submission_id,
             attempt_id,
             set,
-        } => {
-            let row = &mut b.row;
-            if row.submission_id == *submission_id
-                && row.is_running()
-                && row.attempt_id == *attempt_id
-            {
-                for c in set {
-                    set_submission(row, c);
-                }
-            }
-        }
+        } => update_running(&mut b.row, submission_id, attempt_id.as_ref(), set),
         RowChange::DeleteStreamChunks { stream_key, .. } => {
             if b.journal.as_ref().and_then(|j| j.stream_key.as_deref()) == Some(stream_key) {
                 b.stream_chunks.clear();
