@@ -1,0 +1,255 @@
+//! Moving around: paging, back, panes and roots, the cursor, opening and expanding, search and
+//! stepping between submissions. Split from the router (`mod.rs`) so that it stays a router.
+
+use super::*;
+
+impl App {
+    pub(super) fn page(&self) -> usize {
+        let hit = match self.focus {
+            Pane::List => self.layout.list,
+            Pane::Sessions => self.layout.sessions,
+            Pane::Tree => self.layout.tree,
+            Pane::Detail => self.layout.detail,
+            Pane::Audit => self.layout.audit,
+            Pane::Incidents => self.layout.incidents,
+        };
+        hit.map_or(10, |h| h.rows.height.max(2) as usize - 1)
+    }
+
+    pub(super) fn back(&mut self) {
+        if self.popup.take().is_some() {
+            return;
+        }
+        if self.banner.take().is_some() {
+            return;
+        }
+        if self.stack.pop().is_some() {
+            self.layout.tree_offsets.truncate(self.stack.len());
+            self.focus = match (self.stack.is_empty(), self.root) {
+                (false, _) => Pane::Tree,
+                (true, root) => root_pane(root),
+            };
+            return;
+        }
+        match self.focus {
+            Pane::Audit => self.toggle_audit(),
+            Pane::Incidents => self.toggle_incidents(),
+            Pane::List if !self.list.query.is_empty() => {
+                self.list.query.clear();
+                self.rebuild_list();
+            }
+            Pane::List if self.list.owner.take().is_some() => {
+                self.rebuild_list();
+                self.info("every row of the filter again (the worker's narrowing is off)");
+            }
+            Pane::List if !self.list.marks.is_empty() => {
+                let n = self.list.marks.len();
+                self.list.marks.clear();
+                self.info(&format!(
+                    "unmarked {n} row{}",
+                    if n == 1 { "" } else { "s" }
+                ));
+            }
+            Pane::Sessions if !self.sessions.query.is_empty() => {
+                self.sessions.query.clear();
+                self.rebuild_sessions();
+            }
+            _ => {}
+        }
+    }
+
+    pub(super) fn cycle_pane(&mut self) {
+        if self.inspect().is_some() {
+            self.focus = if self.focus == Pane::Tree {
+                Pane::Detail
+            } else {
+                Pane::Tree
+            };
+        }
+    }
+
+    pub(super) fn toggle_root(&mut self) {
+        self.stack.clear();
+        self.layout.tree_offsets.clear();
+        self.banner = None;
+        self.root = match self.root {
+            Root::Submissions | Root::Audit | Root::Incidents => Root::Sessions,
+            Root::Sessions => Root::Submissions,
+        };
+        self.focus = root_pane(self.root);
+        if self.root == Root::Sessions {
+            // Sessions are read when their view opens, not before.
+            self.request_refresh();
+        }
+    }
+
+    /// `a`: the audit trail, or back to where it was opened from.
+    pub(super) fn toggle_audit(&mut self) {
+        self.stack.clear();
+        self.layout.tree_offsets.clear();
+        self.banner = None;
+        if self.root == Root::Audit {
+            self.root = self.audit_return;
+        } else {
+            self.audit_return = self.root;
+            self.root = Root::Audit;
+            self.effects.push(Effect::Request(Request::Audit));
+        }
+        self.focus = root_pane(self.root);
+    }
+
+    pub(super) fn move_by(&mut self, delta: isize) {
+        let step = |cur: usize, len: usize| -> usize {
+            if len == 0 {
+                return 0;
+            }
+            (cur as isize)
+                .saturating_add(delta)
+                .clamp(0, len as isize - 1) as usize
+        };
+        if matches!(
+            self.popup,
+            Some(Popup::Help(_) | Popup::Confirm(_) | Popup::Palette(_))
+        ) {
+            self.with_popup(|p, env, view| p.scroll_by(delta, env, view));
+            return;
+        }
+        match self.focus {
+            Pane::List => {
+                self.list.selected = step(self.list.selected, self.list.view.len());
+                self.sync_list_selection();
+            }
+            Pane::Sessions => self.sessions.move_cursor(delta),
+            Pane::Audit => self.audit.move_cursor(delta),
+            Pane::Incidents => self.incidents.move_cursor(delta),
+            Pane::Tree => {
+                if let Some(ins) = self.inspect_mut() {
+                    ins.move_cursor(delta);
+                }
+            }
+            Pane::Detail => {
+                // The first key after a draw starts from what it showed (see `scroll_detail`).
+                let (lines, shown) = (
+                    self.layout.detail_lines,
+                    self.layout.detail_max_scroll.take(),
+                );
+                if let Some(ins) = self.inspect_mut() {
+                    ins.scroll_detail(delta, lines, shown);
+                }
+            }
+        }
+    }
+
+    pub(super) fn open(&mut self, target: Target) {
+        self.stack.push(Inspect::new(target.clone()));
+        self.layout.tree_offsets.resize(self.stack.len() - 1, 0);
+        self.layout.tree_offsets.push(0);
+        self.focus = Pane::Tree;
+        self.banner = None;
+        self.effects.push(Effect::Request(Request::Open {
+            target,
+            now_ms: self.now_ms,
+        }));
+    }
+
+    pub(super) fn enter(&mut self) {
+        match self.focus {
+            Pane::List => match self.selected_item() {
+                Some(it) => {
+                    let id = it.row.submission_id.clone();
+                    self.open(Target::Submission(id));
+                }
+                None => self.info("nothing selected: try another filter (1-7)"),
+            },
+            Pane::Sessions => {
+                if let Some(s) = self.selected_session() {
+                    let key = s.id.clone();
+                    self.open(Target::Session(key));
+                }
+            }
+            Pane::Audit => {
+                if let Some(a) = self.selected_audit() {
+                    let id = a.submission_id.clone();
+                    self.open(Target::Submission(id));
+                }
+            }
+            Pane::Incidents => self.open_incident(),
+            Pane::Tree => self.expand(),
+            Pane::Detail => {}
+        }
+    }
+
+    pub(super) fn expand(&mut self) {
+        if let Some(sub) = self.inspect().and_then(|i| i.input_submission_at_cursor()) {
+            self.open(Target::Submission(sub));
+            return;
+        }
+        if let Some(ins) = self.inspect_mut() {
+            ins.toggle_fold();
+        }
+    }
+
+    /// What the inspect screen said after an action, and whether its tree takes the keyboard.
+    pub(super) fn hear(&mut self, said: Option<Said>, focus_tree: bool) {
+        if focus_tree {
+            self.focus = Pane::Tree;
+        }
+        match said {
+            Some(Said::Info(m)) => self.info(&m),
+            Some(Said::Error(m)) => self.error(&m),
+            None => {}
+        }
+    }
+
+    pub(super) fn search_step(&mut self, forward: bool, from_cursor: bool) {
+        if let Some(said) = self
+            .inspect_mut()
+            .map(|i| i.search_step(forward, from_cursor))
+        {
+            self.hear(said, false);
+        }
+    }
+
+    pub(super) fn step_submission(&mut self, delta: isize) {
+        let Some(ins) = self.inspect() else { return };
+        match &ins.data {
+            Some(Opened::Submission(s)) => {
+                let key = s.report.row().session_key.clone();
+                let id = s.report.row().submission_id.clone();
+                let subs = self.session_submissions(&key);
+                let Some(pos) = subs.iter().position(|(_, i)| *i == id) else {
+                    return;
+                };
+                let next = pos as isize + delta;
+                if next < 0 || next >= subs.len() as isize {
+                    self.info(&format!(
+                        "no {} submission in this session ({} in all)",
+                        if delta < 0 { "earlier" } else { "later" },
+                        subs.len()
+                    ));
+                    return;
+                }
+                let target = Target::Submission(subs[next as usize].1.clone());
+                let n = subs.len();
+                if let Some(top) = self.stack.last_mut() {
+                    *top = Inspect::new(target.clone());
+                    if let Some(off) = self.layout.tree_offsets.last_mut() {
+                        *off = 0;
+                    }
+                }
+                self.banner = None;
+                self.effects.push(Effect::Request(Request::Open {
+                    target,
+                    now_ms: self.now_ms,
+                }));
+                self.info(&format!("submission {} of {n} in this session", next + 1));
+            }
+            Some(Opened::Session(_)) => {
+                if let Some((said, focus)) = self.inspect_mut().map(|i| i.step_input(delta)) {
+                    self.hear(said, focus);
+                }
+            }
+            None => {}
+        }
+    }
+}
