@@ -77,17 +77,10 @@ pub(crate) fn create_session_rows(
 
 /// `updateTurnJournalPhase(A, 'before_provider', {checkpointLeafId})`: phase, revision + 1,
 /// updated_at, and the checkpoint (COALESCE keeps the old one only when none is given).
-pub(crate) fn journal_before_provider(
-    j: &crate::core::rows::JournalRow,
-    leaf: &str,
-    now_ms: i64,
-) -> Vec<ColumnChange> {
-    vec![
-        ColumnChange::new(
-            "phase",
-            SqlValue::phase(&j.phase),
-            SqlValue::phase(&crate::core::status::JournalPhase::BeforeProvider),
-        ),
+/// What every journal update of the runtime sets besides its own columns: `revision + 1` and
+/// `updated_at`.
+pub(crate) fn revision_bump(j: &crate::core::rows::JournalRow, now_ms: i64) -> [ColumnChange; 2] {
+    [
         ColumnChange::new(
             "revision",
             SqlValue::Int(j.revision),
@@ -98,12 +91,26 @@ pub(crate) fn journal_before_provider(
             SqlValue::Int(j.updated_at),
             SqlValue::Int(now_ms),
         ),
-        ColumnChange::new(
-            "checkpoint_leaf_id",
-            SqlValue::opt_text(j.checkpoint_leaf_id.as_deref()),
-            SqlValue::text(leaf),
-        ),
     ]
+}
+
+pub(crate) fn journal_before_provider(
+    j: &crate::core::rows::JournalRow,
+    leaf: &str,
+    now_ms: i64,
+) -> Vec<ColumnChange> {
+    let mut set = vec![ColumnChange::new(
+        "phase",
+        SqlValue::phase(&j.phase),
+        SqlValue::phase(&crate::core::status::JournalPhase::BeforeProvider),
+    )];
+    set.extend(revision_bump(j, now_ms));
+    set.push(ColumnChange::new(
+        "checkpoint_leaf_id",
+        SqlValue::opt_text(j.checkpoint_leaf_id.as_deref()),
+        SqlValue::text(leaf),
+    ));
+    set
 }
 
 /// `recordSubmissionTerminal`: the `submission_interrupted` signal at the current leaf.

@@ -9,7 +9,7 @@ use super::entries::{Appender, EntryIds};
 use super::predict::outcome;
 use super::rows::{
     advisory_rows, create_session_rows, delete_chunks_row, journal_before_provider, repair_rows,
-    requeue_rows, settle_columns, settle_failed_row,
+    requeue_rows, revision_bump, settle_columns, settle_failed_row,
 };
 use crate::core::changes::{ColumnChange, RowChange, SqlValue};
 use crate::core::failure::RuntimeFailure;
@@ -128,23 +128,15 @@ pub(super) fn rows_for(
                 vec![RowChange::UpdateJournal {
                     submission_id: row.submission_id.clone(),
                     attempt_id: attempt,
-                    set: vec![
-                        ColumnChange::new(
-                            "revision",
-                            SqlValue::Int(j.revision),
-                            SqlValue::Int(j.revision + 1),
-                        ),
-                        ColumnChange::new(
-                            "updated_at",
-                            SqlValue::Int(j.updated_at),
-                            SqlValue::Int(now_ms),
-                        ),
-                        ColumnChange::new(
+                    set: [
+                        revision_bump(j, now_ms).to_vec(),
+                        vec![ColumnChange::new(
                             "stream_consumed_at",
                             SqlValue::opt_int(j.stream_consumed_at),
                             SqlValue::Int(now_ms),
-                        ),
-                    ],
+                        )],
+                    ]
+                    .concat(),
                 }]
             }
             _ => vec![],

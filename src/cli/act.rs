@@ -1,5 +1,6 @@
 //! `turnscope repair|requeue|fail <submission> [--dry-run] [--reason TEXT] [--json]` and `audit`.
 
+use super::output::print_json;
 use std::io::Write;
 
 use serde_json::json;
@@ -59,12 +60,39 @@ fn refusal_json(
     })
 }
 
-fn print_json(out: &mut dyn Write, doc: &serde_json::Value) -> std::io::Result<()> {
-    writeln!(
-        out,
-        "{}",
-        serde_json::to_string_pretty(doc).unwrap_or_default()
-    )
+/// What every action opens before its preview, in this order: the operator (refused when empty),
+/// the store, and for a write the writer, whose access and integrity are checked here, before any
+/// question is asked that the database could not honour; then the real clock, which every safety
+/// check (live lease, expiry, deadline, the fence) reads, a pinned clock moving only what
+/// read-only views show.
+pub(super) struct Opened {
+    pub operator: Option<String>,
+    pub store: Box<dyn crate::store::Backend>,
+    pub db: crate::store::DbTarget,
+    pub writer: Option<Box<dyn crate::store::JournalWriter>>,
+    pub now: i64,
+}
+
+pub(super) fn open_for_action(cli: &Cli, writing: bool, json: bool) -> Result<Opened, CliError> {
+    let operator = if writing {
+        Some(confirm::operator(cli)?)
+    } else {
+        None
+    };
+    let store = open_store(cli)?;
+    let db = db_target(cli)?;
+    let writer = if writing {
+        Some(super::progress::open_writer(&db, json)?)
+    } else {
+        None
+    };
+    Ok(Opened {
+        operator,
+        store,
+        db,
+        writer,
+        now: crate::clock::now_ms(),
+    })
 }
 
 /// One submission: preview, question, one fenced transaction, the state after.
@@ -77,23 +105,13 @@ pub(super) fn run_with(
 ) -> Result<(), CliError> {
     check_usage(cli, kind, args)?;
     let writing = !args.dry_run;
-    let operator = if writing {
-        Some(confirm::operator(cli)?)
-    } else {
-        None
-    };
-    let store = open_store(cli)?;
-    let db = db_target(cli)?;
-    // Write access is checked here, before any preview: no question is asked that the database
-    // could not honour.
-    let mut writer = if writing {
-        Some(super::progress::open_writer(&db, args.json)?)
-    } else {
-        None
-    };
-    // Every safety check (live lease, expiry, deadline, the fence) reads the real clock; a pinned
-    // clock only moves what read-only views show.
-    let now = crate::clock::now_ms();
+    let Opened {
+        operator,
+        store,
+        db,
+        mut writer,
+        now,
+    } = open_for_action(cli, writing, args.json)?;
     let prepared = run::prepare(
         store.reader(),
         kind,

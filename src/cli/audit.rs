@@ -32,11 +32,7 @@ pub fn run(
             })
             .collect();
         let doc = json!({"schema": "turnscope.audit/1", "records": records});
-        writeln!(
-            out,
-            "{}",
-            serde_json::to_string_pretty(&doc).unwrap_or_default()
-        )?;
+        super::output::print_json(out, &doc)?;
         return Ok(());
     }
     if records.is_empty() {

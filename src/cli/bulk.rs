@@ -7,6 +7,7 @@
 //! preview stops only that one. The summary (or one `turnscope.bulk/1` document) says what
 //! happened to each.
 
+use super::output::print_json;
 use std::io::Write;
 use std::time::{Duration, Instant};
 
@@ -14,7 +15,7 @@ use serde_json::json;
 
 use super::args::{BulkActionArgs, Cli, SelectionArgs};
 use super::progress::Bar;
-use super::{confirm, db_target, exit, open_store, select, CliError};
+use super::{confirm, exit, select, CliError};
 use crate::actions::{run, ActionKind, ActionPlan, Extension, IdSource, Prediction, Refusal};
 use crate::store::{Applied, ApplyError, JournalStore};
 use crate::text::sanitize;
@@ -416,14 +417,6 @@ fn bulk_json(
     })
 }
 
-fn print_json(out: &mut dyn Write, doc: &serde_json::Value) -> std::io::Result<()> {
-    writeln!(
-        out,
-        "{}",
-        serde_json::to_string_pretty(doc).unwrap_or_default()
-    )
-}
-
 /// The exit status of a finished batch: 0 when nothing was refused, 3 when something was
 /// (refused or changed since the preview), 1 when a write failed.
 fn finish(items: &[Item], dry_run: bool) -> Result<(), CliError> {
@@ -496,21 +489,13 @@ fn run(
     };
     super::act::check_usage(cli, kind, &args.one(&shown))?;
     let writing = !args.dry_run;
-    let operator = if writing {
-        Some(confirm::operator(cli)?)
-    } else {
-        None
-    };
-    let store = open_store(cli)?;
-    let db = db_target(cli)?;
-    // Write access (and the file's integrity) is checked before any preview.
-    let mut writer = if writing {
-        Some(super::progress::open_writer(&db, args.json)?)
-    } else {
-        None
-    };
-    // Every safety check reads the real clock, as for one submission.
-    let now = crate::clock::now_ms();
+    let super::act::Opened {
+        operator,
+        store,
+        db,
+        mut writer,
+        now,
+    } = super::act::open_for_action(cli, writing, args.json)?;
     let ids = frozen(store.reader(), args, cli.context_window, now)?;
     let mut items = Vec::with_capacity(ids.len());
     let mut bar = Bar::new(args.json, "planning", ids.len() as u64);

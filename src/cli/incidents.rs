@@ -48,11 +48,7 @@ pub fn run(
             "stuck": rows.len(),
             "groups": groups.iter().map(|g| group_json(g, now)).collect::<Vec<_>>(),
         });
-        writeln!(
-            out,
-            "{}",
-            serde_json::to_string_pretty(&doc).unwrap_or_default()
-        )?;
+        super::output::print_json(out, &doc)?;
         return Ok(());
     }
     if groups.is_empty() {

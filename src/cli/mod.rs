@@ -458,11 +458,7 @@ fn run_scale(
             "bytes": s.bytes,
             "seconds": secs,
         });
-        writeln!(
-            out,
-            "{}",
-            serde_json::to_string_pretty(&doc).unwrap_or_default()
-        )?;
+        output::print_json(out, &doc)?;
         return Ok(());
     }
     writeln!(

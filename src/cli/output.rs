@@ -1,6 +1,16 @@
-//! Human output helpers: aligned tables and truncation (terminal-safe text is in [`crate::text`]).
+//! Output helpers: aligned tables, truncation (terminal-safe text is in [`crate::text`]) and the
+//! one way a JSON document is printed.
 
 use crate::text::sanitize;
+
+/// A JSON document on its own, pretty-printed and ending in a newline (every `--json` output).
+pub fn print_json(out: &mut dyn std::io::Write, doc: &serde_json::Value) -> std::io::Result<()> {
+    writeln!(
+        out,
+        "{}",
+        serde_json::to_string_pretty(doc).unwrap_or_default()
+    )
+}
 
 /// Cut `text` to at most `max` characters, marking the cut with `…`.
 pub fn truncate(text: &str, max: usize) -> String {

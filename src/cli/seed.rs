@@ -127,11 +127,7 @@ pub(super) fn run_copy(
             "to": target.display(),
             "rows": tables,
         });
-        writeln!(
-            out,
-            "{}",
-            serde_json::to_string_pretty(&doc).unwrap_or_default()
-        )?;
+        super::output::print_json(out, &doc)?;
         return Ok(());
     }
     writeln!(

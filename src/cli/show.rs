@@ -32,11 +32,7 @@ pub fn run_classify(
             "inspection": c.state.inspection().as_str(),
             "verdict": r.verdict(),
         });
-        writeln!(
-            out,
-            "{}",
-            serde_json::to_string_pretty(&doc).unwrap_or_default()
-        )?;
+        super::output::print_json(out, &doc)?;
         return Ok(());
     }
     writeln!(

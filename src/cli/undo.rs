@@ -2,6 +2,7 @@
 //! revert exactly what an applied action (or a bulk apply) wrote, while every row it changed
 //! still holds what turnscope wrote.
 
+use super::output::print_json;
 use std::io::Write;
 
 use serde_json::json;
@@ -65,14 +66,6 @@ fn doc(
     })
 }
 
-fn print(out: &mut dyn Write, v: &serde_json::Value) -> std::io::Result<()> {
-    writeln!(
-        out,
-        "{}",
-        serde_json::to_string_pretty(v).unwrap_or_default()
-    )
-}
-
 pub fn run(cli: &Cli, args: &UndoArgs, out: &mut dyn Write) -> Result<(), CliError> {
     if !cli.write {
         return Err(CliError::new(
@@ -103,13 +96,13 @@ pub fn run(cli: &Cli, args: &UndoArgs, out: &mut dyn Write) -> Result<(), CliErr
         Ok(p) => p,
         Err(e) => {
             if args.json {
-                print(out, &doc(&args.target, None, Some(&e), args.dry_run))?;
+                print_json(out, &doc(&args.target, None, Some(&e), args.dry_run))?;
             }
             return Err(refusal(e));
         }
     };
     if args.json && args.dry_run {
-        print(out, &doc(&args.target, Some(&preview), None, true))?;
+        print_json(out, &doc(&args.target, Some(&preview), None, true))?;
         return Ok(());
     }
     if !args.json {
@@ -141,12 +134,12 @@ pub fn run(cli: &Cli, args: &UndoArgs, out: &mut dyn Write) -> Result<(), CliErr
     }
     let done = writer.undo(&target, &info, true).map_err(|e| {
         if args.json {
-            let _ = print(out, &doc(&args.target, None, Some(&e), false));
+            let _ = print_json(out, &doc(&args.target, None, Some(&e), false));
         }
         refusal(e)
     })?;
     if args.json {
-        print(out, &doc(&args.target, Some(&done), None, false))?;
+        print_json(out, &doc(&args.target, Some(&done), None, false))?;
         return Ok(());
     }
     let ids: Vec<String> = done.audit_ids.iter().map(|id| format!("#{id}")).collect();

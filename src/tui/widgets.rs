@@ -1,8 +1,9 @@
 //! Small drawing helpers every screen and the chrome share. A leaf of the TUI.
 
-use ratatui::layout::Rect;
+use ratatui::layout::{Constraint, Rect};
+use ratatui::style::Modifier;
 use ratatui::text::{Line, Span};
-use ratatui::widgets::{HighlightSpacing, Paragraph, Table, TableState};
+use ratatui::widgets::{Cell, HighlightSpacing, Paragraph, Row, Table, TableState};
 use ratatui::Frame;
 
 use super::theme::Theme;
@@ -13,6 +14,32 @@ pub(crate) fn line<'a>(spans: Vec<Span<'a>>) -> Paragraph<'a> {
 }
 
 /// Keep `sel` inside a window of `height` rows starting at `offset`.
+/// A table's frame from its `(title, width)` columns drawn in `area`: the header row (titles
+/// padded, dim bold), the column widths, and the rows' area below the header (the mouse's hit
+/// area for a click on a row).
+pub(crate) fn table_header(
+    titles: &[(&str, usize)],
+    area: Rect,
+    t: &Theme,
+) -> (Row<'static>, Vec<Constraint>, Rect) {
+    let bold = t.dim().add_modifier(Modifier::BOLD);
+    let widths = titles
+        .iter()
+        .map(|(_, cw)| Constraint::Length(*cw as u16))
+        .collect();
+    let header = Row::new(
+        titles
+            .iter()
+            .map(|(title, cw)| Cell::from(Span::styled(super::text::pad(title, *cw), bold))),
+    );
+    let rows = Rect {
+        y: area.y + 1,
+        height: area.height.saturating_sub(1),
+        ..area
+    };
+    (header, widths, rows)
+}
+
 pub(crate) fn scroll_into_view(offset: &mut usize, sel: usize, height: usize) {
     if height == 0 {
         return;

@@ -2,8 +2,7 @@
 //! selected record in full below. ⏎ opens the recorded submission; `a` or esc goes back to
 //! where the trail was opened from (the app's router keeps that).
 
-use ratatui::layout::{Constraint, Rect};
-use ratatui::style::Modifier;
+use ratatui::layout::Rect;
 use ratatui::text::{Line, Span};
 use ratatui::widgets::{Block, Borders, Cell, Paragraph, Row, Table, Wrap};
 use ratatui::Frame;
@@ -13,7 +12,7 @@ use crate::core::time::iso_from_ms;
 use crate::store::AuditRecord;
 use crate::tui::text::{clean, pad};
 use crate::tui::view_state::{DrawCtx, Hit, Layout, Pane};
-use crate::tui::widgets::{render_selectable, scroll_into_view};
+use crate::tui::widgets::{render_selectable, scroll_into_view, table_header};
 use crate::tui::worker::WorkerError;
 
 /// The audit trail's state: the rows as last read, and the cursor.
@@ -82,26 +81,12 @@ impl AuditScreen {
         let reason_w = 24.min(w / 5);
         let used: usize = fixed.iter().map(|(_, c)| c + 1).sum::<usize>() + reason_w + 2;
         let summary_w = w.saturating_sub(used);
-        let bold = t.dim().add_modifier(Modifier::BOLD);
         let mut titles: Vec<(&str, usize)> = fixed.to_vec();
         titles.push(("REASON", reason_w));
         if summary_w >= 8 {
             titles.push(("SUMMARY", summary_w));
         }
-        let widths: Vec<Constraint> = titles
-            .iter()
-            .map(|(_, cw)| Constraint::Length(*cw as u16))
-            .collect();
-        let header = Row::new(
-            titles
-                .iter()
-                .map(|(title, cw)| Cell::from(Span::styled(pad(title, *cw), bold))),
-        );
-        let rows_area = Rect {
-            y: table.y + 1,
-            height: table.height.saturating_sub(1),
-            ..table
-        };
+        let (header, widths, rows_area) = table_header(&titles, table, &t);
         view.audit = Some(Hit {
             area: table,
             rows: rows_area,

@@ -7,7 +7,7 @@
 
 use std::collections::HashSet;
 
-use ratatui::layout::{Constraint, Rect};
+use ratatui::layout::Rect;
 use ratatui::style::{Modifier, Style};
 use ratatui::text::{Line, Span};
 use ratatui::widgets::{Block, Borders, Cell, Paragraph, Row, Table, Wrap};
@@ -19,7 +19,7 @@ use crate::core::time::human_duration;
 use crate::tui::data::{ItemDisposition, ListItem};
 use crate::tui::text::{clean, fit, pad};
 use crate::tui::view_state::{DrawCtx, Hit, Layout, Pane};
-use crate::tui::widgets::{render_selectable, scroll_into_view};
+use crate::tui::widgets::{render_selectable, scroll_into_view, table_header};
 
 /// The incidents screen's state: the groups as last built from the expired rows, and the cursor.
 #[derive(Debug, Clone, Default)]
@@ -160,7 +160,6 @@ impl IncidentScreen {
         let when_w = if wide { 42 } else { 28 };
         let fixed = 1 + marker + owner_w + 1 + 5 + 1 + when_w + 1;
         let plans_w = w.saturating_sub(fixed);
-        let bold = t.dim().add_modifier(Modifier::BOLD);
         let titles = [
             (
                 if marker == 1 { " WORKER" } else { "WORKER" },
@@ -170,20 +169,7 @@ impl IncidentScreen {
             ("WHEN (UTC)", when_w),
             ("WHAT THE RUNTIME'S PLAN DOES", plans_w),
         ];
-        let widths: Vec<Constraint> = titles
-            .iter()
-            .map(|(_, cw)| Constraint::Length(*cw as u16))
-            .collect();
-        let header = Row::new(
-            titles
-                .iter()
-                .map(|(title, cw)| Cell::from(Span::styled(pad(title, *cw), bold))),
-        );
-        let rows_area = Rect {
-            y: table.y + 1,
-            height: table.height.saturating_sub(1),
-            ..table
-        };
+        let (header, widths, rows_area) = table_header(&titles, table, &t);
         view.incidents = Some(Hit {
             area: table,
             rows: rows_area,

@@ -2,8 +2,8 @@
 //! submissions by status, most recently updated first; `/` filters by key or instance, ⏎ opens
 //! the session's tree.
 
-use ratatui::layout::{Constraint, Rect};
-use ratatui::style::{Modifier, Style};
+use ratatui::layout::Rect;
+use ratatui::style::Style;
 use ratatui::text::Span;
 use ratatui::widgets::{Cell, Paragraph, Row, Table};
 use ratatui::Frame;
@@ -15,7 +15,7 @@ use crate::store::SessionSummary;
 use crate::tui::data::status_label;
 use crate::tui::text::{ago, clean, pad};
 use crate::tui::view_state::{DrawCtx, Hit, Layout, Pane};
-use crate::tui::widgets::{render_selectable, scroll_into_view};
+use crate::tui::widgets::{render_selectable, scroll_into_view, table_header};
 
 #[derive(Debug, Clone, Default)]
 pub struct SessionsScreen {
@@ -103,25 +103,11 @@ impl SessionsScreen {
         ];
         let used: usize = cols.iter().map(|(_, c)| c + 1).sum::<usize>() + 1;
         let key_w = w.saturating_sub(used);
-        let bold = t.dim().add_modifier(Modifier::BOLD);
         let mut titles = cols.clone();
         if key_w >= 12 {
             titles.push(("SESSION KEY", key_w));
         }
-        let widths: Vec<Constraint> = titles
-            .iter()
-            .map(|(_, cw)| Constraint::Length(*cw as u16))
-            .collect();
-        let header = Row::new(
-            titles
-                .iter()
-                .map(|(title, cw)| Cell::from(Span::styled(pad(title, *cw), bold))),
-        );
-        let rows_area = Rect {
-            y: area.y + 1,
-            height: area.height.saturating_sub(1),
-            ..area
-        };
+        let (header, widths, rows_area) = table_header(&titles, area, &t);
         view.sessions = Some(Hit {
             area,
             rows: rows_area,
