@@ -372,7 +372,8 @@ fn payload_problem(sub: &SubmissionRow) -> Option<String> {
     if !p.is_object() {
         return Some("payload is not a JSON object".into());
     }
-    if p.kind() != Some(sub.kind.as_str()) || p.submission_id() != Some(sub.submission_id.as_str())
+    if p.kind().as_deref() != Some(sub.kind.as_str())
+        || p.submission_id().as_deref() != Some(sub.submission_id.as_str())
     {
         return Some("payload kind/submissionId differ from the row".into());
     }
@@ -384,17 +385,21 @@ fn payload_problem(sub: &SubmissionRow) -> Option<String> {
     };
     let key = format!(
         "agent-session:{}",
-        serde_json::to_string(&[id, "default", "default"]).unwrap_or_default()
+        serde_json::to_string(&[id.as_str(), "default", "default"]).unwrap_or_default()
     );
     if key != sub.session_key {
         return Some("payload id does not rebuild session_key".into());
     }
-    match p.accepted_at().and_then(super::time::ms_from_iso) {
+    match p
+        .accepted_at()
+        .as_deref()
+        .and_then(super::time::ms_from_iso)
+    {
         Some(ms) if Some(ms) == sub.accepted_at => {}
         _ => return Some("payload acceptedAt does not match accepted_at".into()),
     }
     if sub.kind == "dispatch" {
-        if p.dispatch_id() != Some(sub.submission_id.as_str()) || !p.has_input() {
+        if p.dispatch_id().as_deref() != Some(sub.submission_id.as_str()) || !p.has_input() {
             return Some("dispatch payload lacks a matching dispatchId or an input".into());
         }
     } else if !p.message_is_string() {
