@@ -35,15 +35,7 @@ pub fn plan_reconcile(
     if written == 0 {
         // A rule whose first write is the attempt replacement (rule 5) is reconciled by the
         // runtime alone: nothing to write is the whole of this action there, not a refusal.
-        // So is a completed direct prompt (rule 1), whose result event the runtime rebuilds
-        // from history and publishes itself.
-        if let Some(
-            first @ (PlannedWrite::ReplaceAttempt
-            | PlannedWrite::SettleDirect {
-                outcome: "completed",
-            }),
-        ) = r.plan.writes.first()
-        {
+        if let Some(first @ PlannedWrite::ReplaceAttempt) = r.plan.writes.first() {
             return Ok(ActionPlan::new(
                 ActionKind::Reconcile,
                 r,

@@ -9,6 +9,7 @@ use super::entries::{raw_message, Appender, EntryIds};
 use crate::core::changes::{ColumnChange, RowChange, SqlValue};
 use crate::core::failure::RuntimeFailure;
 use crate::core::jsjson::to_js_string;
+use crate::core::records::{format_offset, terminal_event_key, EventStore};
 use crate::core::repair::ToolRepair;
 use crate::core::status::SubmissionStatus;
 use crate::core::time::iso_from_ms;
@@ -141,30 +142,80 @@ pub(crate) fn advisory_rows(
         .map_err(|e| Refusal::new(e, "inspect the session row"))
 }
 
-/// `failSubmission(A, error)` for a dispatch; for a direct prompt the terminal outbox
-/// reservation with its `submission_settled` event (the runtime's next pass publishes it).
-pub(crate) fn settle_failed_row(
+/// `failSubmission(A, error)` for a dispatch; for a direct prompt `settleDirectSubmission`'s
+/// rows with its `submission_settled` failure event.
+pub(crate) fn settle_failed_rows(
     r: &SubmissionReport,
     failure: &RuntimeFailure,
     now_ms: i64,
-) -> RowChange {
+) -> Result<Vec<RowChange>, Refusal> {
     let row = r.row();
-    let set = if row.kind == "direct" {
-        // `ctx.createEvent({type, submissionId, outcome, error})`: the event's own keys, then
-        // instanceId, agentName (when known), v, eventIndex, timestamp.
-        let mut event = Map::new();
-        event.insert("type".into(), "submission_settled".into());
-        event.insert("submissionId".into(), row.submission_id.clone().into());
-        event.insert("outcome".into(), "failed".into());
-        event.insert("error".into(), failure.serialized());
-        event.insert("instanceId".into(), row.instance_id().into());
-        if let Some(agent) = row.agent() {
-            event.insert("agentName".into(), agent.into());
-        }
-        event.insert("v".into(), 3.into());
-        event.insert("eventIndex".into(), 0.into());
-        event.insert("timestamp".into(), iso_from_ms(now_ms).into());
-        vec![
+    if row.kind == "direct" {
+        return settle_direct_rows(r, "failed", Some(("error", failure.serialized())), now_ms);
+    }
+    Ok(vec![RowChange::UpdateSubmission {
+        submission_id: row.submission_id.clone(),
+        attempt_id: row.attempt_id.clone().unwrap_or_default(),
+        set: settle_columns(row, now_ms, SqlValue::text(&failure.message)),
+    }])
+}
+
+/// `settleDirectSubmission(…, outcome)`: reserve the terminal outbox with the event (`ctx.createEvent`
+/// of `{type, submissionId, outcome, result | error}`), append it once to the prompt's event stream
+/// (creating the stream where it has no row, as the reconciler's pass does first), record its
+/// offset, finalize. `field` is the event's `result` or `error` (`None`: a result the runtime's
+/// reconstruction left `undefined`, which `JSON.stringify` leaves out). Where the database has no
+/// event-stream tables, only the reservation: the runtime's next pass publishes it.
+pub(crate) fn settle_direct_rows(
+    r: &SubmissionReport,
+    outcome: &str,
+    field: Option<(&str, Value)>,
+    now_ms: i64,
+) -> Result<Vec<RowChange>, Refusal> {
+    let row = r.row();
+    let attempt = row.attempt_id.clone().unwrap_or_default();
+    let key = terminal_event_key(&row.submission_id);
+    // The event's own keys, then instanceId, agentName (when known), v, eventIndex (a fresh
+    // context's first event), timestamp.
+    let mut event = Map::new();
+    event.insert("type".into(), "submission_settled".into());
+    event.insert("submissionId".into(), row.submission_id.clone().into());
+    event.insert("outcome".into(), outcome.into());
+    if let Some((name, value)) = field {
+        event.insert(name.into(), value);
+    }
+    event.insert("instanceId".into(), row.instance_id().into());
+    if let Some(agent) = row.agent() {
+        event.insert("agentName".into(), agent.into());
+    }
+    event.insert("v".into(), 3.into());
+    event.insert("eventIndex".into(), 0.into());
+    event.insert("timestamp".into(), iso_from_ms(now_ms).into());
+    let data = to_js_string(&Value::Object(event));
+    let stream = r.bundle.event_stream.as_ref().ok_or_else(|| {
+        Refusal::new(
+            "the payload names no agent and instance, so the prompt has no event stream",
+            "inspect the submission row",
+        )
+    })?;
+    if stream.store == EventStore::Postgres
+        && (row.owner_id.is_none() || row.terminal_key.is_some())
+    {
+        return Err(Refusal::new(
+            "on PostgreSQL the runtime reserves the terminal outbox only for a row with an owner and no terminal key yet; this row's reservation would match nothing (the runtime's pass leaves it stale)",
+            "inspect the submission row",
+        ));
+    }
+    if row.terminal_offset.is_some() {
+        return Err(Refusal::new(
+            "the running row already holds a terminal event offset; the runtime's recording of a new one would match nothing",
+            "inspect the submission row",
+        ));
+    }
+    let mut changes = vec![RowChange::UpdateSubmission {
+        submission_id: row.submission_id.clone(),
+        attempt_id: attempt.clone(),
+        set: vec![
             ColumnChange::new(
                 "status",
                 SqlValue::status(SubmissionStatus::Running),
@@ -173,22 +224,94 @@ pub(crate) fn settle_failed_row(
             ColumnChange::new(
                 "terminal_event_key",
                 SqlValue::opt_text(row.terminal_key.as_deref()),
-                SqlValue::text(format!("direct-submission:{}:settled", row.submission_id)),
+                SqlValue::text(&key),
             ),
             ColumnChange::new(
                 "terminal_event_json",
                 SqlValue::opt_text(row.terminal_event.as_deref()),
-                SqlValue::text(to_js_string(&Value::Object(event))),
+                SqlValue::text(&data),
             ),
-        ]
-    } else {
-        settle_columns(row, now_ms, SqlValue::text(&failure.message))
-    };
-    RowChange::UpdateSubmission {
-        submission_id: row.submission_id.clone(),
-        attempt_id: row.attempt_id.clone().unwrap_or_default(),
-        set,
+        ],
+    }];
+    if stream.store == EventStore::Absent {
+        return Ok(changes);
     }
+    let seq = match (&stream.keyed, stream.head) {
+        // `appendEventOnce` returns the offset of the same event appended before.
+        (Some((seq, existing)), _) if *existing == data => *seq,
+        (Some((seq, _)), _) => {
+            return Err(Refusal::new(
+                format!(
+                    "the event stream {} already holds another event under {key} (seq {seq}); the runtime's append would fail with a conflicting payload and leave the row terminalizing",
+                    stream.path
+                ),
+                "inspect the event stream",
+            ))
+        }
+        (None, Some((_, true))) => {
+            return Err(Refusal::new(
+                format!(
+                    "the event stream {} is closed; the runtime's append would fail and leave the row terminalizing",
+                    stream.path
+                ),
+                "inspect the event stream",
+            ))
+        }
+        (None, head) => {
+            let seq = match head {
+                Some((next, _)) => next,
+                None => {
+                    changes.push(RowChange::CreateEventStream {
+                        path: stream.path.clone(),
+                    });
+                    0
+                }
+            };
+            changes.push(RowChange::AppendEvent {
+                path: stream.path.clone(),
+                key: key.clone(),
+                seq,
+                data,
+                store: stream.store,
+            });
+            seq
+        }
+    };
+    changes.push(RowChange::UpdateTerminalizing {
+        submission_id: row.submission_id.clone(),
+        attempt_id: attempt.clone(),
+        set: vec![ColumnChange::new(
+            "terminal_event_offset",
+            SqlValue::Null,
+            SqlValue::text(format_offset(seq)),
+        )],
+    });
+    let mut finalize = vec![
+        ColumnChange::new(
+            "status",
+            SqlValue::status(SubmissionStatus::Terminalizing),
+            SqlValue::status(SubmissionStatus::Settled),
+        ),
+        ColumnChange::new(
+            "settled_at",
+            SqlValue::opt_int(row.settled_at),
+            SqlValue::Int(now_ms),
+        ),
+    ];
+    // `@flue/postgres`'s finalize leaves `error` as it is; the SQLite stores clear it.
+    if stream.store != EventStore::Postgres {
+        finalize.push(ColumnChange::new(
+            "error",
+            SqlValue::opt_text(row.error.as_deref()),
+            SqlValue::Null,
+        ));
+    }
+    changes.push(RowChange::UpdateTerminalizing {
+        submission_id: row.submission_id.clone(),
+        attempt_id: attempt,
+        set: finalize,
+    });
+    Ok(changes)
 }
 
 /// The columns `completeSubmission` (error NULL) and `failSubmission` (the failure's message)

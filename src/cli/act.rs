@@ -255,11 +255,18 @@ pub(super) fn run_with(
             }
         }
     }
-    writeln!(
-        out,
-        "undo: `turnscope --write undo {}` reverts it while the runtime has not acted on it yet",
-        applied.audit_id
-    )?;
+    match plan.published_stream() {
+        Some(stream) => writeln!(
+            out,
+            "undo: not possible: the terminal event was appended to the event stream {} (subscribers may have seen it)",
+            sanitize(stream)
+        )?,
+        None => writeln!(
+            out,
+            "undo: `turnscope --write undo {}` reverts it while the runtime has not acted on it yet",
+            applied.audit_id
+        )?,
+    }
     writeln!(
         out,
         "next: run `turnscope show {}` to check the result",

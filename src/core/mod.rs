@@ -8,6 +8,7 @@ mod compact_de;
 #[cfg(test)]
 mod compact_oracle;
 pub mod context_window;
+pub mod direct_result;
 pub mod entry;
 pub mod failure;
 pub mod history;
