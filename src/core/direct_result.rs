@@ -237,8 +237,9 @@ mod tests {
         let r = reconstruct_result(&h, "s1").unwrap().unwrap();
         assert_eq!(
             to_js_string(&r),
-            // 0.1 + 0.2 is 0.30000000000000004 in JavaScript too.
-            r#"{"text":"Done.\nBye","usage":{"input":30,"output":4,"cacheRead":0,"cacheWrite":0,"totalTokens":34,"cost":{"input":0.30000000000000004,"output":0.000004,"cacheRead":0,"cacheWrite":0,"total":0.30000400000000004}},"model":{"provider":"anthropic","id":"claude"}}"#
+            // As Node sums them: 0 + 0.1 + 0.2 is 0.30000000000000004, and
+            // 0 + (0.1 + 0.000002) + (0.2 + 0.000002) is 0.30000400000000005.
+            r#"{"text":"Done.\nBye","usage":{"input":30,"output":4,"cacheRead":0,"cacheWrite":0,"totalTokens":34,"cost":{"input":0.30000000000000004,"output":0.000004,"cacheRead":0,"cacheWrite":0,"total":0.30000400000000005}},"model":{"provider":"anthropic","id":"claude"}}"#
         );
     }
 

@@ -80,12 +80,7 @@ fn a_direct_prompt_past_its_deadline_gets_the_timeout_failure() {
         assert_eq!(advisory["submissionTerminal"]["reason"], "exceeded_timeout");
         apply_plan(&db, &plan);
         let after = report_on(&db, &id, DEMO_NOW);
-        assert_eq!(
-            after.row().status.as_str(),
-            "terminalizing",
-            "{:?}",
-            db.kind
-        );
+        assert_published(&after, &db);
         let event = terminal_event(&after);
         let error = &event["error"];
         assert_eq!(error["type"], "submission_timeout");
@@ -107,29 +102,39 @@ fn a_direct_prompt_past_its_deadline_gets_the_timeout_failure() {
                 "timestamp"
             ]
         );
-        // `fail` on the same state writes the same failure, with the operator's reason.
-        let r = report_on(&db, &id_of_any(&db, "support-7"), DEMO_NOW);
+        // Settled: nothing is left to fail.
         assert!(
-            plan_fail(&r, "x", DEMO_NOW, &mut ids(&r)).is_err(),
-            "now terminalizing"
+            plan_fail(&after, "x", DEMO_NOW, &mut ids(&after)).is_err(),
+            "now settled"
         );
     }
 }
 
-/// Any running row of `instance` (also one whose lease is no longer expired).
-fn id_of_any(db: &TestDb, instance: &str) -> String {
-    db.open()
-        .reader()
-        .list_submissions(turnscope::store::RowFilter::All, 0)
-        .unwrap()
-        .into_iter()
-        .find(|r| {
-            r.instance_id().as_deref() == Some(instance)
-                && r.kind == "direct"
-                && r.status.as_str() != "settled"
-        })
-        .unwrap()
-        .submission_id
+/// The runtime's `settleDirectSubmission` happened in full: the row settled (no error) with its
+/// offset recorded, and the stream holds the very event of `terminal_event_json` at that offset,
+/// its head moved past it.
+pub(crate) fn assert_published(after: &SubmissionReport, db: &TestDb) {
+    let row = after.row();
+    assert_eq!(row.status.as_str(), "settled", "{:?}", db.kind);
+    assert!(row.settled_at.is_some(), "{:?}", db.kind);
+    assert_eq!(row.error, None, "{:?}: a direct prompt keeps error NULL", db.kind);
+    let stream = after.bundle.event_stream.as_ref().expect("an event stream");
+    let (seq, data) = stream.keyed.clone().expect("the event was appended");
+    assert_eq!(Some(data.as_str()), row.terminal_event.as_deref(), "{:?}", db.kind);
+    assert_eq!(
+        row.terminal_offset.as_deref(),
+        Some(format!("0000000000000000_{seq:016}").as_str())
+    );
+    assert_eq!(stream.head, Some((seq + 1, false)), "{:?}", db.kind);
+    assert_eq!(
+        db.int(&format!(
+            "SELECT COUNT(*) FROM flue_event_stream_entries WHERE path = '{}' AND seq = {seq}",
+            stream.path
+        )),
+        1,
+        "{:?}: the entry itself",
+        db.kind
+    );
 }
 
 /// Rule 2: the budget event with attemptCount/maxAttempts, by `step` and by `fail`.
@@ -164,19 +169,22 @@ fn a_spent_budget_gets_the_retry_exhausted_failure() {
             event["error"]["meta"].to_string(),
             r#"{"attemptCount":12,"maxAttempts":10}"#
         );
-        // `step`: the advisory, then the reservation with the same event.
+        // `step`: the advisory, then the settlement with the same event, published.
         let first = plan_step(&r, DEMO_NOW, &mut ids(&r)).unwrap();
         apply_plan(&db, &first);
         let r = report_on(&db, &id, DEMO_NOW);
         let second = plan_step(&r, DEMO_NOW, &mut ids(&r)).unwrap();
+        assert_eq!(second.prediction.outcome, "failed");
         apply_plan(&db, &second);
-        let after = report_on(&db, &id_of_any(&db, "support-7"), DEMO_NOW);
+        let after = report_on(&db, &id, DEMO_NOW);
+        assert_published(&after, &db);
         assert_eq!(
             terminal_event(&after)["error"]["type"],
             "submission_retry_exhausted"
         );
         assert!(fail.prediction.rule.is_none());
         assert_eq!(fail.prediction.outcome, "failed");
+        assert_eq!(fail.prediction.verdict, "failed");
     }
 }
 
