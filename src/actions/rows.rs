@@ -440,3 +440,179 @@ pub(crate) fn repair_rows(
         .map_err(|e| Refusal::new(e, "inspect the session row"))?;
     Ok((changes, new_leaf))
 }
+
+#[cfg(test)]
+mod settle_direct_tests {
+    use super::*;
+    use crate::core::records::{EventStream, SubmissionBundle};
+    use crate::core::rows::SubmissionRow;
+
+    const NOW: i64 = 1_800_000_000_000;
+    const SID: &str = "2b0f6c8e-8a41-4d3e-9d6a-1f2c3b4a5d6e";
+
+    fn report(
+        store: EventStore,
+        head: Option<(i64, bool)>,
+        keyed: Option<(i64, String)>,
+    ) -> SubmissionReport {
+        let row = SubmissionRow {
+            sequence: 1,
+            submission_id: SID.into(),
+            session_key: r#"agent-session:["alice","default","default"]"#.into(),
+            kind: "direct".into(),
+            payload: format!(
+                r#"{{"agent":"assistant","id":"alice","payload":{{"message":"hi"}},"acceptedAt":"2027-01-15T08:00:00.000Z","kind":"direct","submissionId":"{SID}"}}"#
+            ),
+            status: "running".into(),
+            accepted_at: crate::core::time::ms_from_iso("2027-01-15T08:00:00.000Z"),
+            attempt_id: Some("att-1".into()),
+            input_applied_at: Some(NOW - 60_000),
+            recovery_requested_at: None,
+            started_at: Some(NOW - 60_000),
+            settled_at: None,
+            error: None,
+            attempt_count: 1,
+            max_retry: 10,
+            timeout_at: NOW + 3_600_000,
+            owner_id: Some("owner".into()),
+            lease_expires_at: NOW - 1000,
+            terminal_key: None,
+            terminal_event: None,
+            terminal_offset: None,
+        };
+        let event_stream = Some(EventStream {
+            path: "agents/assistant/alice".into(),
+            store,
+            head,
+            keyed,
+        });
+        SubmissionReport::build(
+            SubmissionBundle {
+                row,
+                journal: None,
+                journal_problem: None,
+                session: None,
+                stream_chunks: vec![],
+                event_stream,
+            },
+            Some(200_000),
+            NOW,
+        )
+    }
+
+    fn settle(r: &SubmissionReport) -> Result<Vec<RowChange>, Refusal> {
+        settle_direct_rows(r, "failed", Some(("error", Value::from("boom"))), NOW)
+    }
+
+    fn names(changes: &[RowChange]) -> Vec<String> {
+        changes
+            .iter()
+            .map(|c| {
+                serde_json::to_value(c).unwrap()["change"]
+                    .as_str()
+                    .unwrap()
+                    .to_string()
+            })
+            .collect()
+    }
+
+    #[test]
+    fn reserve_append_record_finalize_and_the_copy_settles() {
+        let r = report(EventStore::KeysTable, Some((5, false)), None);
+        let changes = settle(&r).unwrap();
+        assert_eq!(
+            names(&changes),
+            [
+                "update_submission",
+                "append_event",
+                "update_terminalizing",
+                "update_terminalizing"
+            ]
+        );
+        let RowChange::AppendEvent { seq, data, key, .. } = &changes[1] else {
+            panic!()
+        };
+        assert_eq!(
+            (*seq, key.as_str()),
+            (5, format!("direct-submission:{SID}:settled").as_str())
+        );
+        assert!(data.starts_with(&format!(
+            r#"{{"type":"submission_settled","submissionId":"{SID}","outcome":"failed","error":"boom","instanceId":"alice","agentName":"assistant","v":3,"eventIndex":0,"timestamp":"#
+        )));
+        // The runtime's next pass, on the copy, finds it settled and failed.
+        let after = r.with_changes(&changes);
+        assert_eq!(after.row().status.as_str(), "settled");
+        assert_eq!(after.row().settled_at, Some(NOW));
+        assert_eq!(after.row().terminal_event.as_deref(), Some(data.as_str()));
+        assert_eq!(
+            after.row().terminal_offset.as_deref(),
+            Some("0000000000000000_0000000000000005")
+        );
+        let stream = after.bundle.event_stream.as_ref().unwrap();
+        assert_eq!(
+            (stream.head, stream.keyed.clone()),
+            (Some((6, false)), Some((5, data.clone())))
+        );
+        assert_eq!(super::super::predict::outcome(&after), "failed");
+    }
+
+    #[test]
+    fn a_missing_stream_is_created_and_the_same_event_is_not_appended_twice() {
+        let changes = settle(&report(EventStore::EventKeyColumn, None, None)).unwrap();
+        assert_eq!(
+            names(&changes)[1..3],
+            ["create_event_stream", "append_event"]
+        );
+        let RowChange::AppendEvent { seq: 0, data, .. } = &changes[2] else {
+            panic!("{changes:?}")
+        };
+        // `appendEventOnce` of an event already under the key returns its offset.
+        let again = settle(&report(
+            EventStore::EventKeyColumn,
+            Some((9, false)),
+            Some((3, data.clone())),
+        ))
+        .unwrap();
+        assert!(!names(&again).contains(&"append_event".to_string()));
+        assert!(
+            matches!(&again[1], RowChange::UpdateTerminalizing { set, .. }
+            if set[0].new == SqlValue::text("0000000000000000_0000000000000003"))
+        );
+    }
+
+    #[test]
+    fn what_the_runtime_would_fail_on_is_refused() {
+        let conflict = settle(&report(
+            EventStore::KeysTable,
+            Some((4, false)),
+            Some((3, "{}".into())),
+        ));
+        assert!(conflict.unwrap_err().reason.contains("conflicting payload"));
+        let closed = settle(&report(EventStore::KeysTable, Some((4, true)), None));
+        assert!(closed.unwrap_err().reason.contains("is closed"));
+        let mut r = report(EventStore::Postgres, Some((0, false)), None);
+        r.bundle.row.owner_id = None;
+        assert!(settle(&r).unwrap_err().reason.contains("with an owner"));
+    }
+
+    #[test]
+    fn postgres_leaves_error_and_no_event_tables_reserve_only() {
+        let changes = settle(&report(EventStore::Postgres, Some((0, false)), None)).unwrap();
+        let RowChange::UpdateTerminalizing { set, .. } = changes.last().unwrap() else {
+            panic!()
+        };
+        assert_eq!(
+            set.iter().map(|c| c.column).collect::<Vec<_>>(),
+            ["status", "settled_at"]
+        );
+        let reserved = settle(&report(EventStore::Absent, None, None)).unwrap();
+        assert_eq!(names(&reserved), ["update_submission"]);
+        assert_eq!(
+            super::super::predict::outcome(
+                &report(EventStore::Absent, None, None).with_changes(&reserved)
+            ),
+            "failed",
+            "terminalizing with the failure event: the runtime's next pass publishes it"
+        );
+    }
+}

@@ -371,6 +371,42 @@ impl Fence {
 }
 
 #[cfg(test)]
+mod preview_tests {
+    use super::*;
+
+    fn append(store: EventStore) -> RowChange {
+        RowChange::AppendEvent {
+            path: "agents/a/i".into(),
+            key: "direct-submission:s1:settled".into(),
+            seq: 2,
+            data: "{}".into(),
+            store,
+        }
+    }
+
+    #[test]
+    fn an_append_previews_the_rows_each_store_writes() {
+        assert_eq!(
+            append(EventStore::KeysTable).preview(),
+            [
+                "insert flue_event_stream_keys row direct-submission:s1:settled at seq 2 of agents/a/i (its trigger copies it into flue_event_stream_entries and moves next_offset 2 → 3):",
+                "    {}"
+            ]
+        );
+        // Without the trigger the head is a row change of its own.
+        assert_eq!(
+            append(EventStore::EventKeyColumn).preview(),
+            [
+                "insert flue_event_stream_entries row at seq 2 of agents/a/i, event_key direct-submission:s1:settled:",
+                "    {}",
+                "update flue_event_streams of agents/a/i:",
+                "    next_offset: 2 → 3"
+            ]
+        );
+    }
+}
+
+#[cfg(test)]
 mod fence_tests {
     use super::*;
 

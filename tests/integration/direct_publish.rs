@@ -55,7 +55,10 @@ fn stores(dir: &Path, sql: &str) -> Vec<(TestDb, EventStore)> {
             Kind::Sqlite => EventStore::KeysTable,
             Kind::Postgres => EventStore::Postgres,
         };
-        out.push((TestDb::from_sqlite(kind, &make(&format!("{kind:?}"))), store));
+        out.push((
+            TestDb::from_sqlite(kind, &make(&format!("{kind:?}"))),
+            store,
+        ));
     }
     let libsql = make("libsql");
     to_libsql(&libsql);
@@ -69,7 +72,12 @@ fn stores(dir: &Path, sql: &str) -> Vec<(TestDb, EventStore)> {
 fn change_names(plan: &ActionPlan) -> Vec<String> {
     plan.changes
         .iter()
-        .map(|c| serde_json::to_value(c).unwrap()["change"].as_str().unwrap().to_string())
+        .map(|c| {
+            serde_json::to_value(c).unwrap()["change"]
+                .as_str()
+                .unwrap()
+                .to_string()
+        })
         .collect()
 }
 
@@ -102,7 +110,12 @@ fn rule_1_and_a_failure_publish_and_settle_on_every_store() {
         let names = change_names(&plan);
         assert_eq!(
             names[..4],
-            ["update_submission", "append_event", "update_terminalizing", "update_terminalizing"],
+            [
+                "update_submission",
+                "append_event",
+                "update_terminalizing",
+                "update_terminalizing"
+            ],
             "{what}: reserve, append once, record the offset, finalize"
         );
         let preview = plan.changes[1].preview().join("\n");
@@ -112,7 +125,10 @@ fn rule_1_and_a_failure_publish_and_settle_on_every_store() {
         };
         assert!(preview.starts_with(table), "{what}: {preview}");
         assert_eq!(
-            (plan.prediction.outcome.as_str(), plan.prediction.verdict.as_str()),
+            (
+                plan.prediction.outcome.as_str(),
+                plan.prediction.verdict.as_str()
+            ),
             ("completed", "completed"),
             "{what}: computed from the rows"
         );
@@ -125,7 +141,10 @@ fn rule_1_and_a_failure_publish_and_settle_on_every_store() {
         assert_eq!(event["outcome"], "completed");
         let keys: Vec<&String> = event["result"].as_object().unwrap().keys().collect();
         assert_eq!(keys, ["text", "usage", "model"], "{what}");
-        assert!(event["result"]["text"].as_str().unwrap().starts_with("Summary:"));
+        assert!(event["result"]["text"]
+            .as_str()
+            .unwrap()
+            .starts_with("Summary:"));
 
         // A failure (rule 9 by `fail`): the same four writes with the failure event.
         let id = demo_id_in(db.open().reader(), "support-7");
@@ -172,7 +191,9 @@ fn a_missing_stream_is_created_and_a_closed_one_refused() {
         // `fail` refuses whole; `reconcile` writes the advisory and leaves the settlement.
         let refusal = plan_fail(&r, "x", DEMO_NOW, &mut ids(&r)).unwrap_err();
         assert!(
-            refusal.reason.contains(&format!("the event stream {path} is closed")),
+            refusal
+                .reason
+                .contains(&format!("the event stream {path} is closed")),
             "{store:?}: {}",
             refusal.reason
         );
@@ -191,7 +212,9 @@ fn undo_refuses_a_record_that_published_an_event() {
         let record = db.open().audit_records().unwrap().remove(0);
         assert!(
             record.changes.as_ref().unwrap().iter().any(|img| {
-                img.table == "flue_event_stream_entries" && img.before.is_none() && img.after.is_some()
+                img.table == "flue_event_stream_entries"
+                    && img.before.is_none()
+                    && img.after.is_some()
             }),
             "{store:?}"
         );
@@ -221,6 +244,10 @@ fn undo_refuses_a_record_that_published_an_event() {
             &settled_before,
             "{store:?}: nothing restored"
         );
-        assert_eq!(db.open().audit_records().unwrap().len(), 1, "no undo recorded");
+        assert_eq!(
+            db.open().audit_records().unwrap().len(),
+            1,
+            "no undo recorded"
+        );
     }
 }

@@ -117,10 +117,19 @@ pub(crate) fn assert_published(after: &SubmissionReport, db: &TestDb) {
     let row = after.row();
     assert_eq!(row.status.as_str(), "settled", "{:?}", db.kind);
     assert!(row.settled_at.is_some(), "{:?}", db.kind);
-    assert_eq!(row.error, None, "{:?}: a direct prompt keeps error NULL", db.kind);
+    assert_eq!(
+        row.error, None,
+        "{:?}: a direct prompt keeps error NULL",
+        db.kind
+    );
     let stream = after.bundle.event_stream.as_ref().expect("an event stream");
     let (seq, data) = stream.keyed.clone().expect("the event was appended");
-    assert_eq!(Some(data.as_str()), row.terminal_event.as_deref(), "{:?}", db.kind);
+    assert_eq!(
+        Some(data.as_str()),
+        row.terminal_event.as_deref(),
+        "{:?}",
+        db.kind
+    );
     assert_eq!(
         row.terminal_offset.as_deref(),
         Some(format!("0000000000000000_{seq:016}").as_str())
