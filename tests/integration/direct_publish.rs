@@ -251,3 +251,38 @@ fn undo_refuses_a_record_that_published_an_event() {
         );
     }
 }
+
+#[test]
+fn the_cli_says_a_published_failure_cannot_be_undone_and_undo_refuses_it() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = demo(dir.path());
+    let id = demo_id_in(
+        &turnscope::store::SqliteStore::open(&db).unwrap(),
+        "support-7",
+    );
+    let run = |args: &[&str]| {
+        crate::support::turnscope_command()
+            .arg("--db")
+            .arg(&db)
+            .args(["--operator", "cli@test"])
+            .args(args)
+            .output()
+            .unwrap()
+    };
+    let o = run(&["--write", "fail", &id, "--reason", "gave up", "-y"]);
+    let out = String::from_utf8_lossy(&o.stdout);
+    assert!(
+        o.status.success(),
+        "{out}{}",
+        String::from_utf8_lossy(&o.stderr)
+    );
+    assert!(out.contains("insert flue_event_stream_keys row"), "{out}");
+    assert!(
+        out.contains("undo: not possible: the terminal event was appended to the event stream agents/support/support-7"),
+        "{out}"
+    );
+    let o = run(&["--write", "undo", "1", "-y"]);
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert_eq!(o.status.code(), Some(3), "{err}");
+    assert!(err.contains("subscribers may have seen it"), "{err}");
+}
