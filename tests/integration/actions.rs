@@ -366,7 +366,7 @@ fn requeue_and_fail_write_the_runtime_rows() {
         // Failing again is refused (settled), and the advisory is never doubled.
         assert!(plan_fail(&after, "again", DEMO_NOW, &mut ids(&after)).is_err());
 
-        // Direct: the terminal outbox is reserved for the runtime to publish.
+        // Direct: the runtime's whole settlement, its terminal event appended to the stream.
         let id = demo_id_in(db.open().reader(), "dana-phone");
         let r = report_on(&db, &id, DEMO_NOW);
         apply_on(
@@ -376,7 +376,8 @@ fn requeue_and_fail_write_the_runtime_rows() {
         )
         .unwrap();
         let after = report_on(&db, &id, DEMO_NOW);
-        assert_eq!(after.row().status, SubmissionStatus::Terminalizing);
+        crate::fidelity::assert_published(&after, &db);
+        assert_eq!(after.row().status, SubmissionStatus::Settled);
         assert_eq!(
             after.row().terminal_key.as_deref(),
             Some(format!("direct-submission:{id}:settled").as_str())
