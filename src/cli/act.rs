@@ -317,6 +317,13 @@ fn write_preview(plan: &ActionPlan, out: &mut dyn Write) -> std::io::Result<()> 
         }
     }
     writeln!(out, "prediction: {}", sanitize(&plan.prediction.line()))?;
+    if let Some(stream) = plan.published_stream() {
+        writeln!(
+            out,
+            "note: this write appends the terminal event to the event stream {}, where subscribers read it: it cannot be undone",
+            sanitize(stream)
+        )?;
+    }
     Ok(())
 }
 

@@ -278,6 +278,10 @@ fn the_cli_says_a_published_failure_cannot_be_undone_and_undo_refuses_it() {
     );
     assert!(out.contains("insert flue_event_stream_keys row"), "{out}");
     assert!(
+        out.contains("note: this write appends the terminal event to the event stream agents/support/support-7, where subscribers read it: it cannot be undone"),
+        "{out}"
+    );
+    assert!(
         out.contains("undo: not possible: the terminal event was appended to the event stream agents/support/support-7"),
         "{out}"
     );
