@@ -5,6 +5,7 @@ pub mod changes;
 pub mod classify;
 pub mod compact;
 mod compact_de;
+mod compact_scan;
 #[cfg(test)]
 mod compact_oracle;
 pub mod context_window;
