@@ -28,29 +28,10 @@ use std::path::{Path, PathBuf};
 use serde_json::{json, Value};
 
 use crate::runtime_kit::runtime;
-use crate::support::turnscope_command;
+use crate::support::{turnscope_command, Rng};
 
 const SEED: u64 = 0x7475_726e_5f64_6966;
 const DEFAULT_DBS: usize = 19;
-
-/// splitmix64: small, seeded, and the same everywhere.
-struct Rng(u64);
-
-impl Rng {
-    fn next(&mut self) -> u64 {
-        self.0 = self.0.wrapping_add(0x9e37_79b9_7f4a_7c15);
-        let mut z = self.0;
-        z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
-        z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
-        z ^ (z >> 31)
-    }
-    fn chance(&mut self, p: f64) -> bool {
-        (self.next() >> 11) as f64 / (1u64 << 53) as f64 <= p
-    }
-    fn below(&mut self, n: u64) -> u64 {
-        self.next() % n
-    }
-}
 
 fn now_ms() -> i64 {
     std::time::SystemTime::now()
@@ -63,9 +44,11 @@ fn now_ms() -> i64 {
 fn mutate(c: &rusqlite::Connection, rng: &mut Rng, id: &str, session: &str) -> Vec<&'static str> {
     let now = now_ms();
     let mut done = Vec::new();
+    // A change is recorded only where it met a row (some apply to one kind of submission).
     let mut exec = |what: &'static str, sql: &str, p: &[&dyn rusqlite::ToSql]| {
-        c.execute(sql, p).unwrap();
-        done.push(what);
+        if c.execute(sql, p).unwrap() > 0 {
+            done.push(what);
+        }
     };
     // A deadline still ahead stays ahead for the whole test (both sides read the real clock at
     // different moments, minutes apart on a loaded machine).
@@ -221,6 +204,10 @@ fn mutate(c: &rusqlite::Connection, rng: &mut Rng, id: &str, session: &str) -> V
         );
     } else if rng.chance(0.03) {
         exec("malformed: payload not JSON", "UPDATE flue_agent_submissions SET payload = substr(payload, 2) WHERE submission_id = ?1", &[&id]);
+    } else if rng.chance(0.1) {
+        // A direct prompt's payload without its inner `payload`: the runtime's image hydration
+        // throws V8's TypeError before the payload check.
+        exec("malformed: direct prompt without its inner payload", "UPDATE flue_agent_submissions SET payload = replace(payload, '\"payload\":{', '\"payloadX\":{') WHERE submission_id = ?1 AND kind = 'direct'", &[&id]);
     } else if rng.chance(0.03) {
         // JSON, but its acceptedAt no longer matches the column (spec §1.4's payload invariants).
         exec("malformed: accepted_at differs from the payload", "UPDATE flue_agent_submissions SET accepted_at = accepted_at + 1 WHERE submission_id = ?1", &[&id]);
@@ -774,6 +761,16 @@ fn turnscope_writes_the_rows_of_the_real_reconciler() {
     {
         problems.push("no generated state was a malformed row".into());
     }
+    // Each way a row's payload is malformed, written by turnscope with the runtime's own text.
+    for damage in [
+        "malformed: payload not JSON",
+        "malformed: direct prompt without its inner payload",
+        "malformed: accepted_at differs from the payload",
+    ] {
+        if !results.iter().any(|r| r.mutations.contains(&damage)) {
+            problems.push(format!("no generated state was {damage:?}"));
+        }
+    }
     // turnscope's planned result is the runtime's disposition.
     for r in &results {
         let planned = match r.planned.as_str() {
@@ -906,19 +903,6 @@ fn known_gap(r: &StateResult) -> Option<&'static str> {
     ];
     let input_not_marked = r.mutations.contains(&"input not marked");
     match (r.rule, r.kind.as_str(), r.steps) {
-        // Rows whose parse error is one of the runtime's own texts are written exactly (no
-        // difference); only a payload that is not JSON is left, as its text is V8's.
-        (None, _, 0)
-            if r.planned == "\"malformed\""
-                && r.diffs
-                    .iter()
-                    .any(|d| d.0 == "submission.error" && !d.1.starts_with("[flue]")) =>
-        {
-            Some(
-                "a malformed row whose payload is not JSON: reconcile refuses it; the runtime's \
-                 parser settles it with V8's JSON.parse message",
-            )
-        }
         // `reconcile` exits 0 there, writing nothing, so it counts as one step.
         (Some(1), "direct", 0 | 1) if within(PUBLISH) => Some(
             "rule 1 on a direct prompt: nothing written, left to the runtime; it rebuilds the \
