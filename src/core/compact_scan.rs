@@ -417,7 +417,11 @@ mod tests {
     /// What serde rejects, or what the scanner does not read as serde does, is declined.
     #[test]
     fn declines_what_it_does_not_read_exactly() {
-        let deep = format!("{{\"x\":{}1{}}}", "[".repeat(MAX_DEPTH), "]".repeat(MAX_DEPTH));
+        let deep = format!(
+            "{{\"x\":{}1{}}}",
+            "[".repeat(MAX_DEPTH),
+            "]".repeat(MAX_DEPTH)
+        );
         for raw in [
             r#"{"a":1,}"#,
             r#"{"a":01}"#,

@@ -5,9 +5,9 @@ pub mod changes;
 pub mod classify;
 pub mod compact;
 mod compact_de;
-mod compact_scan;
 #[cfg(test)]
 mod compact_oracle;
+mod compact_scan;
 pub mod context_window;
 pub mod entry;
 pub mod failure;
