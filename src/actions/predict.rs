@@ -5,7 +5,7 @@
 use serde::Serialize;
 
 use crate::core::changes::RowChange;
-use crate::core::plan::{Disposition, PlannedWrite};
+use crate::core::plan::{Disposition, PlannedWrite, RuleResult};
 use crate::core::rows::short_id;
 use crate::report::SubmissionReport;
 
@@ -57,7 +57,7 @@ impl Prediction {
 /// Where `r` stands, as an outcome word.
 pub fn outcome(r: &SubmissionReport) -> String {
     match &r.plan.disposition {
-        Disposition::Reconcile => r.plan.result.unwrap_or("stale").to_string(),
+        Disposition::Reconcile => r.plan.result.unwrap_or(RuleResult::Stale).to_string(),
         Disposition::Failed { .. } => "failed".into(),
         Disposition::Completed => "completed".into(),
         Disposition::Pending => "requeued".into(),
@@ -83,8 +83,8 @@ pub fn predict(r: &SubmissionReport, changes: &[RowChange]) -> Prediction {
 /// The prediction that `after` (a simulated or re-read report) stands for.
 pub fn describe(after: &SubmissionReport) -> Prediction {
     let plan = &after.plan;
-    let fails_anyway =
-        plan.result == Some("failed") && plan.rule.is_some_and(|n| matches!(n, 2 | 3 | 8 | 9));
+    let fails_anyway = plan.result == Some(RuleResult::Failed)
+        && plan.rule.is_some_and(|n| matches!(n, 2 | 3 | 8 | 9));
     let id = short_id(&after.row().submission_id);
     let way_out = fails_anyway.then(|| match plan.rule {
         Some(2) => format!(

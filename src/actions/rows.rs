@@ -149,7 +149,7 @@ pub(crate) fn settle_failed_row(
     now_ms: i64,
 ) -> RowChange {
     let row = r.row();
-    let set = if row.kind == "direct" {
+    let set = if row.is_direct() {
         // `ctx.createEvent({type, submissionId, outcome, error})`: the event's own keys, then
         // instanceId, agentName (when known), v, eventIndex, timestamp.
         let mut event = Map::new();

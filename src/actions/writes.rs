@@ -14,7 +14,7 @@ use super::rows::{
 use crate::core::changes::{ColumnChange, RowChange, SqlValue};
 use crate::core::failure::RuntimeFailure;
 use crate::core::jsjson::to_js_string;
-use crate::core::plan::PlannedWrite;
+use crate::core::plan::{DirectOutcome, PlannedWrite};
 use crate::core::runtime_text;
 use crate::core::stream::recovered_partial_message;
 use crate::report::SubmissionReport;
@@ -26,7 +26,9 @@ fn left_to_runtime(w: &PlannedWrite, rule: u8) -> Option<Refusal> {
             format!("the next write of rule {rule} replaces the attempt; turnscope leaves that to the runtime"),
             "the runtime's next reconciliation pass (within about 15 s) replaces it and resumes",
         )),
-        PlannedWrite::SettleDirect { outcome: "completed" } => Some(Refusal::new(
+        PlannedWrite::SettleDirect {
+            outcome: DirectOutcome::Completed,
+        } => Some(Refusal::new(
             "settling a completed direct prompt publishes a result event the runtime rebuilds from history",
             "the runtime's next pass settles it (rule 1)",
         )),

@@ -10,7 +10,7 @@ use turnscope::actions::{
     Extension,
 };
 use turnscope::core::changes::RowChange;
-use turnscope::core::plan::messages;
+use turnscope::core::plan::{messages, RuleResult};
 use turnscope::report::SubmissionReport;
 
 use crate::actions::{apply_on, demo, demo_id_in, ids, inserted, report_on, DEMO_NOW};
@@ -386,7 +386,10 @@ fn a_recovered_stream_is_left_for_the_runtime_to_replace() {
         let id = id_of(&db, "podcast-notes");
         let r = report_on(&db, &id, DEMO_NOW);
         assert_eq!(r.classification().state.label(), "absent");
-        assert_eq!((r.plan.rule, r.plan.result), (Some(4), Some("replacement")));
+        assert_eq!(
+            (r.plan.rule, r.plan.result),
+            (Some(4), Some(RuleResult::Replacement))
+        );
         let plan = plan_reconcile(&r, DEMO_NOW, &mut ids(&r)).unwrap();
         assert_eq!(
             plan.prediction.outcome, "replacement",
@@ -402,7 +405,7 @@ fn a_recovered_stream_is_left_for_the_runtime_to_replace() {
         let after = report_on(&db, &id, DEMO_NOW);
         assert_eq!(
             (after.plan.rule, after.plan.result),
-            (Some(4), Some("replacement"))
+            (Some(4), Some(RuleResult::Replacement))
         );
         let refusal = plan_step(&after, DEMO_NOW, &mut ids(&after)).unwrap_err();
         assert!(

@@ -28,6 +28,7 @@ use super::screens::sessions::SessionsScreen;
 use super::theme::Theme;
 use super::worker::{Request, Response, WorkerError};
 use crate::actions::ActionKind;
+use crate::core::plan::RuleResult;
 use crate::core::status::SubmissionStatus;
 use crate::store::RowFilter;
 use crate::store::{AuditRecord, SessionSummary};
@@ -683,7 +684,10 @@ impl App {
         };
         let p = &s.plan;
         let title = match p.rule {
-            Some(r) => format!("Recovery plan: rule {r} → {}", p.result.unwrap_or("?")),
+            Some(r) => format!(
+                "Recovery plan: rule {r} → {}",
+                p.result.map_or("?", RuleResult::as_str)
+            ),
             None => format!("Recovery plan: {}", p.disposition.label()),
         };
         let mut lines = vec![p.reason.clone(), String::new()];

@@ -41,10 +41,7 @@ fn plan_key(it: &ListItem) -> PlanKey {
             label: "unreadable".to_string(),
         },
         ItemDisposition::Planned(k) => match (it.rule, it.result) {
-            (Some(rule), Some(result)) => PlanKey::Rule {
-                rule,
-                result: result.to_string(),
-            },
+            (Some(rule), Some(result)) => PlanKey::Rule { rule, result },
             _ => PlanKey::Disposition {
                 label: k.label().to_string(),
             },
