@@ -6,7 +6,7 @@ use serde::Serialize;
 
 use crate::core::changes::RowChange;
 use crate::core::plan::{Disposition, PlannedWrite, RuleResult};
-use crate::core::rows::short_id;
+use crate::core::rows::{failure_in_terminal_event, short_id};
 use crate::report::SubmissionReport;
 
 /// What the runtime's next pass does with the rows after an action.
@@ -54,24 +54,22 @@ impl Prediction {
     }
 }
 
-/// Where `r` stands, as an outcome word.
+/// Where `r` stands, as an outcome word: the reconciler's result for what it settles or hands
+/// on, else the disposition's word (`live`, `damaged`, …).
 pub fn outcome(r: &SubmissionReport) -> String {
-    match &r.plan.disposition {
-        Disposition::Reconcile => r.plan.result.unwrap_or(RuleResult::Stale).to_string(),
-        Disposition::Failed { .. } => "failed".into(),
-        Disposition::Completed => "completed".into(),
-        Disposition::Pending => "requeued".into(),
-        Disposition::Publishing => {
-            let failed = r
-                .row()
-                .terminal_event
-                .as_deref()
-                .and_then(|t| serde_json::from_str::<serde_json::Value>(t).ok())
-                .is_some_and(|ev| ev.get("outcome").and_then(|o| o.as_str()) == Some("failed"));
-            if failed { "failed" } else { "completed" }.into()
-        }
-        other => other.label().to_string(),
-    }
+    let result = match &r.plan.disposition {
+        Disposition::Reconcile => r.plan.result.unwrap_or(RuleResult::Stale),
+        Disposition::Failed { .. } => RuleResult::Failed,
+        Disposition::Completed => RuleResult::Completed,
+        Disposition::Pending => RuleResult::Requeued,
+        // The terminal event the next pass publishes says how it ends.
+        Disposition::Publishing => match r.row().terminal_event.as_deref() {
+            Some(event) if failure_in_terminal_event(event).is_some() => RuleResult::Failed,
+            _ => RuleResult::Completed,
+        },
+        other => return other.label().to_string(),
+    };
+    result.to_string()
 }
 
 /// The prediction for `r` once `changes` are written (no changes: the runtime's plan as it is).
