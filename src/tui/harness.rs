@@ -29,7 +29,7 @@ use crate::store::{DbTarget, StoreError};
 pub use crate::demo::synthetic::{write_empty_journal, write_synthetic_journal, SYNTH_SUBMISSION};
 
 pub struct Harness {
-    pub app: App,
+    app: App,
     pub worker: Worker,
     pub terminal: Terminal<TestBackend>,
     /// Texts sent to the clipboard (OSC 52) so far.
@@ -220,10 +220,15 @@ impl Harness {
 
     /// Draw and return the screen as text, one line per row.
     pub fn render(&mut self) -> String {
+        self.draw_frame();
+        self.screen()
+    }
+
+    /// Draw one frame (what a timing measures: no text is made of it).
+    pub fn draw_frame(&mut self) {
         self.terminal
             .draw(|f| draw(f, &mut self.app))
             .expect("draw");
-        self.screen()
     }
 
     /// The last drawn screen as text.
@@ -406,6 +411,11 @@ impl Harness {
     /// The audit trail as last read.
     pub fn audit_records(&self) -> &[AuditRecord] {
         &self.app.audit.rows
+    }
+
+    /// Clear the status line, so the next message is the next key's own.
+    pub fn clear_status(&mut self) {
+        self.app.clear_status();
     }
 
     /// The app asked to quit.

@@ -606,6 +606,11 @@ impl App {
         self.prioritize_visible();
     }
 
+    /// No message on the status line.
+    pub fn clear_status(&mut self) {
+        self.status = None;
+    }
+
     fn info(&mut self, text: &str) {
         self.status = Some(Status {
             text: text.to_string(),
