@@ -12,6 +12,7 @@ pub mod entry;
 pub mod failure;
 pub mod history;
 pub mod incidents;
+pub mod js_json_parse;
 pub mod jsjson;
 pub mod jsregex;
 pub mod payload;

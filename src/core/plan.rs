@@ -147,7 +147,7 @@ pub enum PlannedWrite {
     /// The runtime's parser auto-settles a malformed row as failed
     /// (`failSubmissionSequence`: `status = 'settled', settled_at, error` where the status is
     /// still the one listed). `error` is `None` where it is a JavaScript exception's message
-    /// (`JSON.parse`, image hydration), which turnscope does not reproduce.
+    /// (a direct prompt's image hydration), which turnscope does not reproduce.
     AutoFailMalformed { error: Option<String> },
 }
 
@@ -189,7 +189,7 @@ impl PlannedWrite {
                 format!("auto-settle the malformed row as failed: {error}")
             }
             PlannedWrite::AutoFailMalformed { error: None } => {
-                "auto-settle the malformed row as failed, with the message of the JavaScript exception the runtime's parser throws (JSON.parse, image hydration)".into()
+                "auto-settle the malformed row as failed, with the message of the JavaScript exception the runtime's parser throws (a direct prompt's image hydration)".into()
             }
         }
     }
@@ -363,20 +363,22 @@ impl RecoveryPlan {
 pub use super::failure::messages;
 
 /// The error text the runtime's parser stores when it auto-settles a malformed row
-/// (`parseSubmission`): the row check comes first, then `JSON.parse` of the payload, then (for a
-/// direct prompt) its image hydration, then the payload check. `Some(None)` where the message is
-/// a JavaScript exception's (a payload that is not JSON; a direct payload without an inner
-/// `payload` object, or with images), which turnscope does not reproduce.
-pub fn malformed_error(sub: &SubmissionRow) -> Option<Option<&'static str>> {
+/// (`parseSubmission`): the row check comes first, then `JSON.parse` of the payload (whose
+/// `SyntaxError` message is V8's, see [`super::js_json_parse`]), then (for a direct prompt) its
+/// image hydration, then the payload check. `Some(None)` where the message is a JavaScript
+/// exception's that turnscope does not reproduce: a direct payload without an inner `payload`
+/// object or with images (or, defensively, a text serde_json rejects that `JSON.parse` would
+/// accept).
+pub fn malformed_error(sub: &SubmissionRow) -> Option<Option<String>> {
     row_problem(sub)?;
     Some(if row_shape_problem(sub).is_some() {
-        Some(messages::MALFORMED_ROW)
+        Some(messages::MALFORMED_ROW.to_string())
     } else {
         match super::payload::read(&sub.payload) {
-            Err(_) => None,
+            Err(_) => super::js_json_parse::parse_error_message(&sub.payload),
             // A direct prompt's images are hydrated before the check, and that throws first.
             Ok(p) if sub.kind == "direct" && !p.direct_error_is_known() => None,
-            Ok(_) => Some(messages::MALFORMED_PAYLOAD),
+            Ok(_) => Some(messages::MALFORMED_PAYLOAD.to_string()),
         }
     })
 }
@@ -489,10 +491,9 @@ pub fn plan_recovery(
                 Disposition::Malformed { problem: problem.clone() },
                 format!("the runtime's row parser rejects this row ({problem}) and settles it as failed"),
             );
-            let error = malformed_error(sub).unwrap_or(Some(messages::MALFORMED_ROW));
-            plan.writes.push(PlannedWrite::AutoFailMalformed {
-                error: error.map(str::to_string),
-            });
+            let error =
+                malformed_error(sub).unwrap_or_else(|| Some(messages::MALFORMED_ROW.to_string()));
+            plan.writes.push(PlannedWrite::AutoFailMalformed { error });
             return plan;
         }
     }

@@ -390,19 +390,18 @@ fn a_malformed_row_is_auto_failed_with_the_runtime_s_own_text() {
         "{:?}",
         p.writes
     );
-    // A payload that is not JSON: the runtime stores JSON.parse's own message, not predicted.
+    // A payload that is not JSON: the runtime stores JSON.parse's own message, V8's words.
     let mut s = sub();
     s.payload = "{\"kind\": ".into();
     let p = plan_with(&s, None, Some(&history(&Seq::new())), &[]);
     assert!(
         matches!(
             &p.writes[..],
-            [PlannedWrite::AutoFailMalformed { error: None }]
+            [PlannedWrite::AutoFailMalformed { error: Some(error) }] if error == "Unexpected end of JSON input"
         ),
         "{:?}",
         p.writes
     );
-    assert!(p.writes[0].describe().contains("JSON.parse"));
     // Both broken: the row check comes first, as in parseSubmission.
     let mut s = sub();
     s.started_at = None;

@@ -784,8 +784,9 @@ fn every_repair_on_demo_and_fixtures_has_the_runtime_form() {
 }
 
 /// A malformed row (spec fact 8): `step` and `reconcile` write what the runtime's parser writes
-/// when the reconciler lists it (`failSubmissionSequence`), on every backend, and refuse where
-/// the runtime's text is a JavaScript exception's message that turnscope does not reproduce.
+/// when the reconciler lists it (`failSubmissionSequence`), on every backend (for a payload that
+/// is not JSON, V8's `JSON.parse` message), and refuse where the runtime's text is a JavaScript
+/// exception's message that turnscope does not reproduce.
 #[test]
 fn step_and_reconcile_settle_a_malformed_row_as_the_runtime_s_parser_does() {
     use turnscope::core::plan::messages::{MALFORMED_PAYLOAD, MALFORMED_ROW};
@@ -794,7 +795,7 @@ fn step_and_reconcile_settle_a_malformed_row_as_the_runtime_s_parser_does() {
         let sub = dir.path().join(format!("{kind:?}"));
         std::fs::create_dir(&sub).unwrap();
         let db = TestDb::from_sqlite(kind, &demo(&sub));
-        let cases: [(&str, &str, Option<&str>); 4] = [
+        let cases: [(&str, &str, Option<&str>); 5] = [
             ("translator-eu", "started_at = NULL", Some(MALFORMED_ROW)),
             // No attempt to fence on: the update matches `attempt_id IS NULL`.
             ("billing-bot", "attempt_id = NULL", Some(MALFORMED_ROW)),
@@ -803,7 +804,19 @@ fn step_and_reconcile_settle_a_malformed_row_as_the_runtime_s_parser_does() {
                 "payload = replace(payload, '\"acceptedAt\":\"', '\"acceptedAt\":\"1')",
                 Some(MALFORMED_PAYLOAD),
             ),
-            ("crm-sync", "payload = '{\"kind\": '", None),
+            // Not JSON: V8's own JSON.parse message, as the runtime's parser stores it.
+            (
+                "crm-sync",
+                "payload = '{\"kind\": '",
+                Some("Unexpected end of JSON input"),
+            ),
+            // A direct prompt without its inner payload: the image hydration throws a TypeError
+            // first, whose text turnscope does not reproduce.
+            (
+                "docs-bot",
+                "payload = replace(payload, '\"payload\":{', '\"payloadX\":{')",
+                None,
+            ),
         ];
         for (n, (instance, damage, error)) in cases.into_iter().enumerate() {
             let id = demo_id_in(db.open().reader(), instance);

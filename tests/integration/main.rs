@@ -16,6 +16,7 @@ mod fidelity;
 mod fixtures;
 mod hostile;
 mod incidents;
+mod js_json_parse;
 mod layers;
 mod panic_report;
 // PostgreSQL-only suites; the backend-neutral ones run on SQLite alone without the feature.

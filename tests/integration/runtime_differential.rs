@@ -28,29 +28,10 @@ use std::path::{Path, PathBuf};
 use serde_json::{json, Value};
 
 use crate::runtime_kit::runtime;
-use crate::support::turnscope_command;
+use crate::support::{turnscope_command, Rng};
 
 const SEED: u64 = 0x7475_726e_5f64_6966;
 const DEFAULT_DBS: usize = 19;
-
-/// splitmix64: small, seeded, and the same everywhere.
-struct Rng(u64);
-
-impl Rng {
-    fn next(&mut self) -> u64 {
-        self.0 = self.0.wrapping_add(0x9e37_79b9_7f4a_7c15);
-        let mut z = self.0;
-        z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
-        z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
-        z ^ (z >> 31)
-    }
-    fn chance(&mut self, p: f64) -> bool {
-        (self.next() >> 11) as f64 / (1u64 << 53) as f64 <= p
-    }
-    fn below(&mut self, n: u64) -> u64 {
-        self.next() % n
-    }
-}
 
 fn now_ms() -> i64 {
     std::time::SystemTime::now()
@@ -906,19 +887,6 @@ fn known_gap(r: &StateResult) -> Option<&'static str> {
     ];
     let input_not_marked = r.mutations.contains(&"input not marked");
     match (r.rule, r.kind.as_str(), r.steps) {
-        // Rows whose parse error is one of the runtime's own texts are written exactly (no
-        // difference); only a payload that is not JSON is left, as its text is V8's.
-        (None, _, 0)
-            if r.planned == "\"malformed\""
-                && r.diffs
-                    .iter()
-                    .any(|d| d.0 == "submission.error" && !d.1.starts_with("[flue]")) =>
-        {
-            Some(
-                "a malformed row whose payload is not JSON: reconcile refuses it; the runtime's \
-                 parser settles it with V8's JSON.parse message",
-            )
-        }
         // `reconcile` exits 0 there, writing nothing, so it counts as one step.
         (Some(1), "direct", 0 | 1) if within(PUBLISH) => Some(
             "rule 1 on a direct prompt: nothing written, left to the runtime; it rebuilds the \
