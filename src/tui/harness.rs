@@ -255,7 +255,7 @@ impl Harness {
 
     /// The detail pane's text for the current selection (unwrapped).
     pub fn detail_text(&self) -> String {
-        super::views::detail_text(&self.app.draw_ctx(), self.app.inspect())
+        super::app::detail_text(&self.app.draw_ctx(), self.app.inspect())
     }
 
     // ----- the query facade: what a test may ask, without knowing how the app is built ------

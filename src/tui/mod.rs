@@ -28,7 +28,6 @@ pub mod tooltip;
 mod tree;
 mod verdicts;
 mod view_state;
-mod views;
 mod widgets;
 mod worker;
 mod worker_error;
@@ -52,7 +51,7 @@ use ratatui::backend::CrosstermBackend;
 use ratatui::Terminal;
 
 pub use act::{Outcome, OutcomeResult, PlanItem, Planned, StateSummary};
-pub use app::{App, AppConfig, Effect, Pane, Root};
+pub use app::{draw, App, AppConfig, Effect, Pane, Root};
 pub use data::{ItemDisposition, ListItem, Target};
 pub use keymap::{
     action_name, help_groups, key_label, parse_key, Action, FilterLabel, Overrides, KEYMAP,
@@ -60,7 +59,6 @@ pub use keymap::{
 pub use popups::{Popup, PopupAction};
 pub use theme::{no_color_env, Palette, Theme};
 pub use tree::{ExpandMode, NodeKind, Tree};
-pub use views::draw;
 pub use worker::{Request, Response, Worker};
 
 use crate::store::{DbTarget, StoreError};
