@@ -319,7 +319,7 @@ fn event_loop(
     let mut app = App::new(cfg, now_override.unwrap_or_else(wall_ms));
     loop {
         app.tick(Instant::now(), wall_ms());
-        for eff in std::mem::take(&mut app.effects) {
+        for eff in app.take_effects() {
             match eff {
                 Effect::Request(req) => {
                     let _ = req_tx.send(req);
@@ -332,7 +332,7 @@ fn event_loop(
                 }
             }
         }
-        if app.quit {
+        if app.quit_requested() {
             return Ok(());
         }
         let t0 = Instant::now();
@@ -366,7 +366,7 @@ fn event_loop(
                     app.on_response(resp);
                 }
             }
-            if app.quit {
+            if app.quit_requested() {
                 return Ok(());
             }
         }

@@ -38,6 +38,7 @@ mod draw;
 mod incidents;
 mod mouse;
 mod navigate;
+mod query;
 mod responses;
 mod scale;
 mod writes;
@@ -78,46 +79,46 @@ pub struct AppConfig {
 }
 
 pub struct App {
-    pub cfg: AppConfig,
-    pub now_ms: i64,
-    pub ui_now: Instant,
-    pub root: Root,
-    pub focus: Pane,
-    pub list: ListScreen,
-    pub sessions: SessionsScreen,
-    pub stack: Vec<Inspect>,
-    pub items: Vec<ListItem>,
-    pub counts: Vec<(SubmissionStatus, i64)>,
-    pub loaded: bool,
-    pub status: Option<Status>,
+    cfg: AppConfig,
+    now_ms: i64,
+    ui_now: Instant,
+    root: Root,
+    focus: Pane,
+    list: ListScreen,
+    sessions: SessionsScreen,
+    stack: Vec<Inspect>,
+    items: Vec<ListItem>,
+    counts: Vec<(SubmissionStatus, i64)>,
+    loaded: bool,
+    status: Option<Status>,
     /// The last database error; cleared by the next good refresh.
-    pub db_error: Option<WorkerError>,
-    pub banner: Option<String>,
+    db_error: Option<WorkerError>,
+    banner: Option<String>,
     /// What the banner's change is counted from (only meaningful while `banner` is up).
-    pub banner_base: Option<super::data::BannerBase>,
-    pub popup: Option<Popup>,
-    pub input: Option<InputMode>,
-    pub effects: Vec<Effect>,
-    pub last_refresh: Option<Instant>,
-    pub refresh_pending: bool,
-    pub refresh_took: Option<Duration>,
-    pub flashes: HashMap<String, Instant>,
-    pub quit: bool,
-    pub layout: Layout,
+    banner_base: Option<super::data::BannerBase>,
+    popup: Option<Popup>,
+    input: Option<InputMode>,
+    effects: Vec<Effect>,
+    last_refresh: Option<Instant>,
+    refresh_pending: bool,
+    refresh_took: Option<Duration>,
+    flashes: HashMap<String, Instant>,
+    quit: bool,
+    layout: Layout,
     /// Submissions this app just wrote to: their next change is ours, not "under you".
-    pub own_writes: HashSet<String>,
-    pub audit: AuditScreen,
+    own_writes: HashSet<String>,
+    audit: AuditScreen,
     /// Where `a` (or esc) returns to from the audit trail.
-    pub audit_return: Root,
+    audit_return: Root,
     /// The stuck submissions per worker (`I`), built from the expired rows.
-    pub incidents: IncidentScreen,
+    incidents: IncidentScreen,
     /// Where `I` (or esc) returns to from the incidents screen.
-    pub incidents_return: Root,
+    incidents_return: Root,
     /// A plan or an apply is with the worker.
-    pub busy: Option<String>,
+    busy: Option<String>,
     last_click: Option<(Instant, u16, u16)>,
     /// Server-side list state: counts, the page, background verdicts (see `list_state.rs`).
-    pub scale: super::list_state::ScaleState,
+    scale: super::list_state::ScaleState,
 }
 
 pub const FLASH: Duration = Duration::from_millis(1200);
