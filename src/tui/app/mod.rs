@@ -28,7 +28,6 @@ use super::screens::sessions::SessionsScreen;
 use super::theme::Theme;
 use super::worker::{Request, Response, WorkerError};
 use crate::actions::ActionKind;
-use crate::core::plan::RuleResult;
 use crate::core::status::SubmissionStatus;
 use crate::store::RowFilter;
 use crate::store::{AuditRecord, SessionSummary};
@@ -689,41 +688,16 @@ impl App {
     }
 
     fn plan_writes(&mut self) {
-        let Some(s) = self.inspect().and_then(|i| i.submission()) else {
-            self.info("open a submission to see its recovery plan");
-            return;
-        };
-        let p = &s.plan;
-        let title = match p.rule {
-            Some(r) => format!(
-                "Recovery plan: rule {r} → {}",
-                p.result.map_or("?", RuleResult::as_str)
-            ),
-            None => format!("Recovery plan: {}", p.disposition.label()),
-        };
-        let mut lines = vec![p.reason.clone(), String::new()];
-        if p.writes.is_empty() {
-            lines.push("No writes: the runtime would leave this row as it is.".into());
-        } else {
-            lines.push("The runtime's reconciler would write, in order:".into());
-            lines.extend(
-                p.writes
-                    .iter()
-                    .enumerate()
-                    .map(|(i, w)| format!("  {}. {}", i + 1, w.describe())),
-            );
+        match self
+            .inspect()
+            .and_then(|i| i.recovery_plan(self.cfg.read_only))
+        {
+            Some((title, lines)) => self.show(Popup::info(
+                title,
+                lines.into_iter().map(PopupLine::from).collect(),
+            )),
+            None => self.info("open a submission to see its recovery plan"),
         }
-        lines.push(String::new());
-        if self.cfg.read_only {
-            lines.push("READ-ONLY: nothing will be written.".into());
-        } else {
-            lines
-                .push("S applies these writes one at a time, each previewed and confirmed.".into());
-        }
-        self.show(Popup::info(
-            title,
-            lines.into_iter().map(PopupLine::from).collect(),
-        ));
     }
 }
 

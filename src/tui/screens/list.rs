@@ -164,6 +164,40 @@ impl ListScreen {
         Ok(self.marks.len() - before)
     }
 
+    /// `*`, `V`, `u` (`on_list`: the list is the screen shown): mark or unmark, and what the
+    /// status line says about it. `None` for another action.
+    pub fn bulk_mark(&mut self, a: Action, items: &[ListItem], on_list: bool) -> Option<String> {
+        let said = match a {
+            Action::MarkAll if on_list => Ok(format!(
+                "marked {} more: every row shown",
+                self.mark_all(items)
+            )),
+            Action::MarkRange if on_list => self
+                .mark_range(items)
+                .map(|n| format!("marked {n} more: the range up to the cursor")),
+            Action::ClearMarks => {
+                let n = self.clear_marks();
+                Ok(format!("unmarked {n} row{}", if n == 1 { "" } else { "s" }))
+            }
+            Action::MarkAll | Action::MarkRange => {
+                Err("* and V mark the list's rows: they work in the submissions list")
+            }
+            _ => return None,
+        };
+        Some(match said {
+            Ok(m) => {
+                let (n, hidden) = (self.marks.len(), self.hidden_marks(items).len());
+                let hidden = if hidden > 0 {
+                    format!(", {hidden} hidden by the filter")
+                } else {
+                    String::new()
+                };
+                format!("{m} · {n} marked{hidden}")
+            }
+            Err(e) => e.to_string(),
+        })
+    }
+
     /// `u`: unmark everything; how many were marked.
     pub fn clear_marks(&mut self) -> usize {
         self.anchor = None;

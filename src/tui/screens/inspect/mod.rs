@@ -10,6 +10,7 @@ use std::sync::Arc;
 
 use crate::core::entry::Entry;
 use crate::core::history::History;
+use crate::core::plan::RuleResult;
 use crate::tui::data::{Opened, OpenedSession, OpenedSubmission, Target};
 use crate::tui::keymap::Action;
 use crate::tui::tree::{self, ExpandMode, Expansion, NodeKind, Tree, TreeInput};
@@ -139,6 +140,38 @@ impl Inspect {
             Some(Opened::Submission(s)) => Some(s),
             _ => None,
         }
+    }
+
+    /// The opened submission's recovery plan as a popup's title and lines: the rule, why, and
+    /// the writes the runtime's reconciler would make, in order. `None` unless one is open.
+    pub fn recovery_plan(&self, read_only: bool) -> Option<(String, Vec<String>)> {
+        let p = &self.submission()?.plan;
+        let title = match p.rule {
+            Some(r) => format!(
+                "Recovery plan: rule {r} → {}",
+                p.result.map_or("?", RuleResult::as_str)
+            ),
+            None => format!("Recovery plan: {}", p.disposition.label()),
+        };
+        let mut lines = vec![p.reason.clone(), String::new()];
+        if p.writes.is_empty() {
+            lines.push("No writes: the runtime would leave this row as it is.".into());
+        } else {
+            lines.push("The runtime's reconciler would write, in order:".into());
+            lines.extend(
+                p.writes
+                    .iter()
+                    .enumerate()
+                    .map(|(i, w)| format!("  {}. {}", i + 1, w.describe())),
+            );
+        }
+        lines.push(String::new());
+        lines.push(if read_only {
+            "READ-ONLY: nothing will be written.".into()
+        } else {
+            "S applies these writes one at a time, each previewed and confirmed.".into()
+        });
+        Some((title, lines))
     }
 
     pub fn session(&self) -> Option<&Arc<OpenedSession>> {
