@@ -171,10 +171,7 @@ impl App {
     }
 
     pub fn selected_item(&self) -> Option<&ListItem> {
-        self.list
-            .view
-            .get(self.list.selected)
-            .map(|&i| &self.items[i])
+        self.list.selected_item(&self.items)
     }
 
     pub fn selected_session(&self) -> Option<&SessionSummary> {
@@ -239,7 +236,7 @@ impl App {
     }
 
     fn sync_list_selection(&mut self) {
-        self.list.selected_id = self.selected_item().map(|i| i.row.submission_id.clone());
+        self.list.remember_selection(&self.items);
     }
 
     pub fn rebuild_sessions(&mut self) {
@@ -660,16 +657,10 @@ impl App {
             return Some(ins.target.clone());
         }
         match self.focus {
-            Pane::Sessions => self
-                .selected_session()
-                .map(|s| Target::Session(s.id.clone())),
-            Pane::Audit => self
-                .selected_audit()
-                .map(|a| Target::Submission(a.submission_id.clone())),
+            Pane::Sessions => self.sessions.target(),
+            Pane::Audit => self.audit.target(),
             Pane::Incidents => None,
-            _ => self
-                .selected_item()
-                .map(|i| Target::Submission(i.row.submission_id.clone())),
+            _ => self.list.target(&self.items),
         }
     }
 

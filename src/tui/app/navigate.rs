@@ -99,14 +99,6 @@ impl App {
     }
 
     pub(super) fn move_by(&mut self, delta: isize) {
-        let step = |cur: usize, len: usize| -> usize {
-            if len == 0 {
-                return 0;
-            }
-            (cur as isize)
-                .saturating_add(delta)
-                .clamp(0, len as isize - 1) as usize
-        };
         if matches!(
             self.popup,
             Some(Popup::Help(_) | Popup::Confirm(_) | Popup::Palette(_))
@@ -115,10 +107,7 @@ impl App {
             return;
         }
         match self.focus {
-            Pane::List => {
-                self.list.selected = step(self.list.selected, self.list.view.len());
-                self.sync_list_selection();
-            }
+            Pane::List => self.list.move_cursor(delta, &self.items),
             Pane::Sessions => self.sessions.move_cursor(delta),
             Pane::Audit => self.audit.move_cursor(delta),
             Pane::Incidents => self.incidents.move_cursor(delta),
@@ -154,23 +143,18 @@ impl App {
 
     pub(super) fn enter(&mut self) {
         match self.focus {
-            Pane::List => match self.selected_item() {
-                Some(it) => {
-                    let id = it.row.submission_id.clone();
-                    self.open(Target::Submission(id));
-                }
+            Pane::List => match self.list.target(&self.items) {
+                Some(t) => self.open(t),
                 None => self.info("nothing selected: try another filter (1-7)"),
             },
             Pane::Sessions => {
-                if let Some(s) = self.selected_session() {
-                    let key = s.id.clone();
-                    self.open(Target::Session(key));
+                if let Some(t) = self.sessions.target() {
+                    self.open(t);
                 }
             }
             Pane::Audit => {
-                if let Some(a) = self.selected_audit() {
-                    let id = a.submission_id.clone();
-                    self.open(Target::Submission(id));
+                if let Some(t) = self.audit.target() {
+                    self.open(t);
                 }
             }
             Pane::Incidents => self.open_incident(),

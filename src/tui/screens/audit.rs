@@ -11,6 +11,7 @@ use ratatui::Frame;
 use super::step;
 use crate::core::time::iso_from_ms;
 use crate::store::{AuditRecord, UndoTarget};
+use crate::tui::data::Target;
 use crate::tui::text::{clean, pad};
 use crate::tui::view_state::{DrawCtx, Hit, Layout, Pane};
 use crate::tui::widgets::{render_selectable, scroll_into_view, table_header};
@@ -28,6 +29,12 @@ pub struct AuditScreen {
 impl AuditScreen {
     pub fn selected_record(&self) -> Option<&AuditRecord> {
         self.rows.get(self.selected)
+    }
+
+    /// What ⏎ opens and `e` exports: the recorded submission.
+    pub fn target(&self) -> Option<Target> {
+        self.selected_record()
+            .map(|r| Target::Submission(r.submission_id.clone()))
     }
 
     /// What `u` (`batch`: `U`) undoes: the selected record, or the bulk apply it was part of.

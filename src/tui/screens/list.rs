@@ -14,10 +14,11 @@ use ratatui::text::{Line, Span};
 use ratatui::widgets::{Block, Borders, Cell, HighlightSpacing, Paragraph, Row, Table, TableState};
 use ratatui::Frame;
 
+use super::step;
 use crate::actions::ActionKind;
 use crate::report::lease_text;
 use crate::store::RowFilter;
-use crate::tui::data::{status_label, ItemDisposition, ListItem};
+use crate::tui::data::{status_label, ItemDisposition, ListItem, Target};
 use crate::tui::keymap::{Action, FilterLabel};
 use crate::tui::list_query::{self, Subject};
 use crate::tui::popups::Reason;
@@ -110,10 +111,34 @@ impl ListScreen {
         if !self.marks.is_empty() {
             return Ok(marked_in_order(items, &self.marks));
         }
-        match self.view.get(self.selected).map(|&i| &items[i]) {
+        match self.selected_item(items) {
             Some(it) => Ok(vec![it.row.submission_id.clone()]),
             None => Err("nothing selected"),
         }
+    }
+
+    /// The selected row of `items` (the app's loaded rows).
+    pub fn selected_item<'a>(&self, items: &'a [ListItem]) -> Option<&'a ListItem> {
+        self.view.get(self.selected).map(|&i| &items[i])
+    }
+
+    /// What ⏎ opens and `e` exports: the selected submission.
+    pub fn target(&self, items: &[ListItem]) -> Option<Target> {
+        self.selected_item(items)
+            .map(|i| Target::Submission(i.row.submission_id.clone()))
+    }
+
+    /// Keep the selected row's id, so the next rebuild (a refresh, a sort) finds it again.
+    pub fn remember_selection(&mut self, items: &[ListItem]) {
+        self.selected_id = self
+            .selected_item(items)
+            .map(|i| i.row.submission_id.clone());
+    }
+
+    /// Move the cursor by `delta` rows (clamped to the rows shown).
+    pub fn move_cursor(&mut self, delta: isize, items: &[ListItem]) {
+        self.selected = step(self.selected, self.view.len(), delta);
+        self.remember_selection(items);
     }
 
     /// The write key `kind` on `ids`: every action asks why first (required for fail, optional
@@ -272,10 +297,7 @@ impl ListScreen {
                     .position(|&i| items[i].row.submission_id == id)
             })
             .unwrap_or_else(|| self.selected.min(self.view.len().saturating_sub(1)));
-        self.selected_id = self
-            .view
-            .get(self.selected)
-            .map(|&i| items[i].row.submission_id.clone());
+        self.remember_selection(items);
     }
 
     /// `o` sorts by the next column (then back to the first), `O` reverses; what the status
