@@ -2,6 +2,7 @@
 //! stepping between submissions. Split from the router (`mod.rs`) so that it stays a router.
 
 use super::*;
+use crate::tui::screens::list::Peeled;
 
 impl App {
     pub(super) fn page(&self) -> usize {
@@ -34,22 +35,18 @@ impl App {
         match self.focus {
             Pane::Audit => self.toggle_audit(),
             Pane::Incidents => self.toggle_incidents(),
-            Pane::List if !self.list.query.is_empty() => {
-                self.list.query.clear();
-                self.rebuild_list();
-            }
-            Pane::List if self.list.owner.take().is_some() => {
-                self.rebuild_list();
-                self.info("every row of the filter again (the worker's narrowing is off)");
-            }
-            Pane::List if !self.list.marks.is_empty() => {
-                let n = self.list.marks.len();
-                self.list.marks.clear();
-                self.info(&format!(
+            Pane::List => match self.list.peel() {
+                Some(Peeled::Query) => self.rebuild_list(),
+                Some(Peeled::Owner) => {
+                    self.rebuild_list();
+                    self.info("every row of the filter again (the worker's narrowing is off)");
+                }
+                Some(Peeled::Marks(n)) => self.info(&format!(
                     "unmarked {n} row{}",
                     if n == 1 { "" } else { "s" }
-                ));
-            }
+                )),
+                None => {}
+            },
             Pane::Sessions if !self.sessions.query.is_empty() => {
                 self.sessions.query.clear();
                 self.rebuild_sessions();

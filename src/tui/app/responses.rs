@@ -24,24 +24,11 @@ impl App {
                 self.db_error = Some(e);
             }
             Response::Opened { target, result } => {
-                let ui_now = self.ui_now;
-                let _ = ui_now;
                 if let (Target::Submission(_), Ok(Opened::Submission(s))) = (&target, &result) {
                     self.want_siblings(&s.report.row().session_key.clone());
                 }
                 if let Some(ins) = self.stack.iter_mut().rev().find(|i| i.target == target) {
-                    match result {
-                        Ok(data) => {
-                            let first = ins.data.is_none();
-                            ins.data = Some(data);
-                            ins.error = None;
-                            ins.rebuild();
-                            if first {
-                                ins.sel = 0;
-                            }
-                        }
-                        Err(e) => ins.error = Some(e),
-                    }
+                    ins.on_read(result);
                 }
             }
             Response::EntryBody {
@@ -49,14 +36,9 @@ impl App {
                 entry_id,
                 result,
             } => {
+                let full = result.ok().flatten();
                 for ins in self.stack.iter_mut() {
-                    if ins.session_key().as_deref() != Some(session.as_str()) {
-                        continue;
-                    }
-                    if let Ok(Some(full)) = &result {
-                        ins.keep_body(entry_id.clone(), (**full).clone());
-                        ins.generation += 1;
-                    }
+                    ins.on_body(&session, &entry_id, full.as_deref());
                 }
             }
             Response::Exported(Ok(path)) => self.info(&format!("exported to {}", path.display())),

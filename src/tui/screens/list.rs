@@ -96,6 +96,16 @@ pub struct ListScreen {
     pub owner: Option<Option<String>>,
 }
 
+/// What esc took off the list ([`ListScreen::peel`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Peeled {
+    Query,
+    /// The incidents screen's narrowing to one worker.
+    Owner,
+    /// This many marks.
+    Marks(usize),
+}
+
 /// What a write key asks for once its targets are known.
 pub enum WriteAsk {
     /// `fail` needs a reason first: the reason popup (`popups/reason.rs`) plans it on ⏎.
@@ -221,6 +231,54 @@ impl ListScreen {
             }
             Err(e) => e.to_string(),
         })
+    }
+
+    /// Esc on the list takes off one layer: the `/` query, then the worker's narrowing, then the
+    /// marks. What it took off (`None`: nothing was on); the rows need a rebuild unless only
+    /// marks went.
+    pub fn peel(&mut self) -> Option<Peeled> {
+        if !self.query.is_empty() {
+            self.query.clear();
+            return Some(Peeled::Query);
+        }
+        if self.owner.take().is_some() {
+            return Some(Peeled::Owner);
+        }
+        if !self.marks.is_empty() {
+            // The anchor stays: V still ranges from the row last marked (only `u` forgets it).
+            return Some(Peeled::Marks(std::mem::take(&mut self.marks).len()));
+        }
+        None
+    }
+
+    /// The ids of the rows the next draw shows in `height` rows scrolled to `offset` (the
+    /// selected one first): the background verdicts compute these first.
+    pub fn visible_ids(&self, items: &[ListItem], height: usize, offset: usize) -> Vec<String> {
+        let h = height.max(1);
+        // Where the next draw puts the viewport (it scrolls the selection into view).
+        let (sel, mut start) = (self.selected, offset);
+        if sel < start {
+            start = sel;
+        } else if sel >= start + h {
+            start = sel + 1 - h;
+        }
+        let end = (start + h).min(self.view.len());
+        let mut ids: Vec<String> = self
+            .view
+            .get(start.min(end)..end)
+            .unwrap_or_default()
+            .iter()
+            .map(|&i| items[i].row.submission_id.clone())
+            .collect();
+        if let Some(p) = self
+            .selected_id
+            .as_ref()
+            .and_then(|s| ids.iter().position(|i| i == s))
+        {
+            let sel = ids.remove(p);
+            ids.insert(0, sel);
+        }
+        ids
     }
 
     /// `u`: unmark everything; how many were marked.

@@ -91,6 +91,34 @@ impl Inspect {
         }
     }
 
+    /// The worker's read of what is open arrived (`first`: the first read, which starts the
+    /// cursor at the top; a refresh keeps it where it is).
+    pub fn on_read(&mut self, result: Result<Opened, WorkerError>) {
+        match result {
+            Ok(data) => {
+                let first = self.data.is_none();
+                self.data = Some(data);
+                self.error = None;
+                self.rebuild();
+                if first {
+                    self.sel = 0;
+                }
+            }
+            Err(e) => self.error = Some(e),
+        }
+    }
+
+    /// An entry's full body arrived for `session` (kept when it is this view's session).
+    pub fn on_body(&mut self, session: &str, entry_id: &str, full: Option<&Entry>) {
+        if self.session_key().as_deref() != Some(session) {
+            return;
+        }
+        if let Some(full) = full {
+            self.keep_body(entry_id.to_string(), full.clone());
+            self.generation += 1;
+        }
+    }
+
     /// `e` with its full body when it has been fetched (else `e`, compact or full as loaded).
     pub fn body<'a>(&'a self, e: &'a Entry) -> &'a Entry {
         match self.bodies.get(&e.id) {
