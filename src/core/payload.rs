@@ -14,6 +14,8 @@ type RawObject = HashMap<String, Box<RawValue>>;
 #[derive(Debug, Default)]
 pub struct PayloadFields {
     top: Option<RawObject>,
+    /// The payload is JSON `null` (the one value whose properties JavaScript cannot read).
+    top_is_null: bool,
     /// A direct prompt's inner `payload` value, when it is an object.
     inner: Option<RawObject>,
 }
@@ -55,24 +57,43 @@ impl PayloadFields {
         self.top.as_ref().is_some_and(|t| t.contains_key("input"))
     }
     /// The inner payload's `message` is a string (`DirectAgentPayloadSchema`; images are not
-    /// checked here, see [`PayloadFields::direct_error_is_known`]).
+    /// checked here, see [`PayloadFields::direct_hydration`]).
     pub fn message_is_string(&self) -> bool {
         self.inner
             .as_ref()
             .and_then(|i| i.get("message"))
             .is_some_and(|m| string(m).is_some())
     }
-    /// Whether a direct prompt's malformed payload fails the runtime's check itself (its
-    /// `[flue]` text) rather than an exception thrown before it: the runtime first hydrates the
-    /// images of `payload.payload` (`hydrateDirectSubmissionImages`), which throws a `TypeError`
-    /// when the value or its `payload` is missing or null, and its own errors on image markers.
-    pub fn direct_error_is_known(&self) -> bool {
+    /// What the runtime's image hydration of a direct prompt (`hydrateDirectSubmissionImages`,
+    /// before the payload check) does with this payload: it reads `payload.payload.images`, so a
+    /// missing or null value on the way throws V8's `TypeError`; images are hydrated against
+    /// their stored chunks, whose errors turnscope does not predict.
+    pub fn direct_hydration(&self) -> Hydration {
+        const NULL_PAYLOAD: &str = "Cannot read properties of null (reading 'payload')";
+        const UNDEFINED: &str = "Cannot read properties of undefined (reading 'images')";
+        const NULL_INNER: &str = "Cannot read properties of null (reading 'images')";
+        if self.top_is_null {
+            return Hydration::Throws(NULL_PAYLOAD);
+        }
         match (self.inner_raw(), &self.inner) {
-            (None, _) => false,
-            (Some(_), Some(inner)) => !inner.contains_key("images"),
-            (Some(raw), None) => raw.get() != "null",
+            (None, _) => Hydration::Throws(UNDEFINED),
+            (Some(raw), None) if raw.get() == "null" => Hydration::Throws(NULL_INNER),
+            (Some(_), None) => Hydration::Passes,
+            (Some(_), Some(inner)) if inner.contains_key("images") => Hydration::Unknown,
+            (Some(_), Some(_)) => Hydration::Passes,
         }
     }
+}
+
+/// The outcome of a direct prompt's image hydration, see [`PayloadFields::direct_hydration`].
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Hydration {
+    /// Nothing thrown: the payload check comes next.
+    Passes,
+    /// A `TypeError` with this message.
+    Throws(&'static str),
+    /// The payload has images: the outcome depends on their chunks.
+    Unknown,
 }
 
 /// Read `payload` as `JSON.parse` would, keeping only what the check compares; `Err` with the
@@ -81,13 +102,17 @@ pub fn read(payload: &str) -> Result<PayloadFields, String> {
     let Ok(top) = serde_json::from_str::<RawObject>(payload) else {
         // JSON but not an object, or not JSON at all (then the parser's message).
         serde_json::from_str::<serde::de::IgnoredAny>(payload).map_err(|e| e.to_string())?;
-        return Ok(PayloadFields::default());
+        return Ok(PayloadFields {
+            top_is_null: payload.trim_matches([' ', '\t', '\n', '\r']) == "null",
+            ..PayloadFields::default()
+        });
     };
     let inner = top
         .get("payload")
         .and_then(|r| serde_json::from_str::<RawObject>(r.get()).ok());
     Ok(PayloadFields {
         top: Some(top),
+        top_is_null: false,
         inner,
     })
 }
@@ -120,16 +145,26 @@ mod tests {
         assert!(!p.message_is_string());
     }
 
+    /// Each `TypeError` text was read from Node 22 reading `input.payload.images`.
     #[test]
-    fn a_direct_payload_s_text_is_known_only_where_image_hydration_cannot_throw() {
-        let known = |v: &str| read(v).unwrap().direct_error_is_known();
-        assert!(known(r#"{"payload":{"message":5}}"#));
-        assert!(known(r#"{"payload":"text"}"#));
-        assert!(!known(r#"{"payload":null}"#));
-        assert!(!known(r#"{"kind":"direct"}"#));
-        assert!(!known(r#"{"payload":{"message":"hi","images":[]}}"#));
-        assert!(!known("null"));
-        assert!(!known("[1]"));
+    fn a_direct_payload_s_hydration_throws_v8_s_type_error_where_a_value_is_missing() {
+        use super::Hydration::{Passes, Throws, Unknown};
+        let h = |v: &str| read(v).unwrap().direct_hydration();
+        assert_eq!(h(r#"{"payload":{"message":5}}"#), Passes);
+        assert_eq!(h(r#"{"payload":"text"}"#), Passes);
+        let undefined = Throws("Cannot read properties of undefined (reading 'images')");
+        assert_eq!(h(r#"{"kind":"direct"}"#), undefined);
+        assert_eq!(h("[1]"), undefined);
+        assert_eq!(h("5"), undefined);
+        assert_eq!(
+            h(r#"{"payload":null}"#),
+            Throws("Cannot read properties of null (reading 'images')")
+        );
+        assert_eq!(
+            h(" null\n"),
+            Throws("Cannot read properties of null (reading 'payload')")
+        );
+        assert_eq!(h(r#"{"payload":{"message":"hi","images":[]}}"#), Unknown);
     }
 
     #[test]

@@ -9,6 +9,7 @@ use super::classify::{classify_submission_state, Classification, Inspection};
 use super::entry::Role;
 use super::failure::RuntimeFailure;
 use super::history::{History, SubmissionKind};
+use super::payload::Hydration;
 use super::repair::{repair_for_journal, NoRepair, ToolRepair};
 use super::rows::{JournalRow, SubmissionRow};
 use super::status::{JournalPhase, SubmissionStatus};
@@ -146,8 +147,8 @@ pub enum PlannedWrite {
     Requeue,
     /// The runtime's parser auto-settles a malformed row as failed
     /// (`failSubmissionSequence`: `status = 'settled', settled_at, error` where the status is
-    /// still the one listed). `error` is `None` where it is a JavaScript exception's message
-    /// (a direct prompt's image hydration), which turnscope does not reproduce.
+    /// still the one listed). `error` is `None` where turnscope cannot know the message: a
+    /// direct prompt with images, hydrated against image chunks turnscope does not read.
     AutoFailMalformed { error: Option<String> },
 }
 
@@ -189,7 +190,7 @@ impl PlannedWrite {
                 format!("auto-settle the malformed row as failed: {error}")
             }
             PlannedWrite::AutoFailMalformed { error: None } => {
-                "auto-settle the malformed row as failed, with the message of the JavaScript exception the runtime's parser throws (a direct prompt's image hydration)".into()
+                "auto-settle the malformed row as failed, with the message the runtime's image hydration of this direct prompt gives (it turns on the image chunks)".into()
             }
         }
     }
@@ -365,10 +366,10 @@ pub use super::failure::messages;
 /// The error text the runtime's parser stores when it auto-settles a malformed row
 /// (`parseSubmission`): the row check comes first, then `JSON.parse` of the payload (whose
 /// `SyntaxError` message is V8's, see [`super::js_json_parse`]), then (for a direct prompt) its
-/// image hydration, then the payload check. `Some(None)` where the message is a JavaScript
-/// exception's that turnscope does not reproduce: a direct payload without an inner `payload`
-/// object or with images (or, defensively, a text serde_json rejects that `JSON.parse` would
-/// accept).
+/// image hydration (V8's `TypeError` where a value on the way is missing), then the payload
+/// check. `Some(None)` where the outcome turns on what turnscope does not read: a direct
+/// payload with images (hydrated against their stored chunks), or, defensively, a text
+/// serde_json rejects that `JSON.parse` would accept.
 pub fn malformed_error(sub: &SubmissionRow) -> Option<Option<String>> {
     row_problem(sub)?;
     Some(if row_shape_problem(sub).is_some() {
@@ -377,7 +378,11 @@ pub fn malformed_error(sub: &SubmissionRow) -> Option<Option<String>> {
         match super::payload::read(&sub.payload) {
             Err(_) => super::js_json_parse::parse_error_message(&sub.payload),
             // A direct prompt's images are hydrated before the check, and that throws first.
-            Ok(p) if sub.kind == "direct" && !p.direct_error_is_known() => None,
+            Ok(p) if sub.kind == "direct" => match p.direct_hydration() {
+                Hydration::Passes => Some(messages::MALFORMED_PAYLOAD.to_string()),
+                Hydration::Throws(type_error) => Some(type_error.to_string()),
+                Hydration::Unknown => None,
+            },
             Ok(_) => Some(messages::MALFORMED_PAYLOAD.to_string()),
         }
     })

@@ -57,6 +57,11 @@ pub struct HarnessOptions {
     pub keys: super::keymap::Overrides,
     /// `settle` finishes background verdicts too (see [`Harness::auto_background`]).
     pub auto_background: bool,
+    /// `true`: run as the binary does under `TURNSCOPE_NOW_MS`: `now_ms` only pins what the
+    /// screens show (the header says so) and every plan and apply is checked at the real clock.
+    /// `false` (the default): plans and applies are checked at `now_ms` too, so previews of
+    /// the fixed-time demo are reproducible snapshots.
+    pub real_safety_clock: bool,
 }
 
 impl HarnessOptions {
@@ -73,6 +78,7 @@ impl HarnessOptions {
             operator: "tester@host".into(),
             keys: Default::default(),
             auto_background: true,
+            real_safety_clock: false,
         }
     }
 }
@@ -94,8 +100,9 @@ impl Harness {
             refresh: Duration::from_secs(24 * 3600),
             export_dir: o.export_dir,
             now_override: Some(o.now_ms),
-            // Every snapshot pins the clock; the header stays as operators see it.
-            show_pinned_clock: false,
+            // Every snapshot pins the clock; the header stays as operators see it, unless the
+            // test runs the app as the binary runs with a pinned clock.
+            show_pinned_clock: o.real_safety_clock,
             theme: o.theme,
             keys: o.keys,
         };
@@ -104,9 +111,12 @@ impl Harness {
             app: App::new(cfg, o.now_ms),
             worker: {
                 // Reproducible entry ids, so previews can be snapshots.
-                let w = Worker::new(store, db.clone(), o.context_window)
-                    .with_id_seed(7)
-                    .with_safety_clock(o.now_ms);
+                let w = Worker::new(store, db.clone(), o.context_window).with_id_seed(7);
+                let w = if o.real_safety_clock {
+                    w
+                } else {
+                    w.with_safety_clock(o.now_ms)
+                };
                 if o.read_only {
                     w
                 } else {

@@ -44,9 +44,11 @@ fn now_ms() -> i64 {
 fn mutate(c: &rusqlite::Connection, rng: &mut Rng, id: &str, session: &str) -> Vec<&'static str> {
     let now = now_ms();
     let mut done = Vec::new();
+    // A change is recorded only where it met a row (some apply to one kind of submission).
     let mut exec = |what: &'static str, sql: &str, p: &[&dyn rusqlite::ToSql]| {
-        c.execute(sql, p).unwrap();
-        done.push(what);
+        if c.execute(sql, p).unwrap() > 0 {
+            done.push(what);
+        }
     };
     // A deadline still ahead stays ahead for the whole test (both sides read the real clock at
     // different moments, minutes apart on a loaded machine).
@@ -202,6 +204,10 @@ fn mutate(c: &rusqlite::Connection, rng: &mut Rng, id: &str, session: &str) -> V
         );
     } else if rng.chance(0.03) {
         exec("malformed: payload not JSON", "UPDATE flue_agent_submissions SET payload = substr(payload, 2) WHERE submission_id = ?1", &[&id]);
+    } else if rng.chance(0.1) {
+        // A direct prompt's payload without its inner `payload`: the runtime's image hydration
+        // throws V8's TypeError before the payload check.
+        exec("malformed: direct prompt without its inner payload", "UPDATE flue_agent_submissions SET payload = replace(payload, '\"payload\":{', '\"payloadX\":{') WHERE submission_id = ?1 AND kind = 'direct'", &[&id]);
     } else if rng.chance(0.03) {
         // JSON, but its acceptedAt no longer matches the column (spec §1.4's payload invariants).
         exec("malformed: accepted_at differs from the payload", "UPDATE flue_agent_submissions SET accepted_at = accepted_at + 1 WHERE submission_id = ?1", &[&id]);
@@ -754,6 +760,16 @@ fn turnscope_writes_the_rows_of_the_real_reconciler() {
         .any(|r| r.disposition.starts_with("not listed"))
     {
         problems.push("no generated state was a malformed row".into());
+    }
+    // Each way a row's payload is malformed, written by turnscope with the runtime's own text.
+    for damage in [
+        "malformed: payload not JSON",
+        "malformed: direct prompt without its inner payload",
+        "malformed: accepted_at differs from the payload",
+    ] {
+        if !results.iter().any(|r| r.mutations.contains(&damage)) {
+            problems.push(format!("no generated state was {damage:?}"));
+        }
     }
     // turnscope's planned result is the runtime's disposition.
     for r in &results {

@@ -2,7 +2,7 @@
 //! bulk of 10 or more asks for its count, every action can carry a reason, a bulk apply shares
 //! one batch id, and the audit trail's `u` / `U` undo (previewed, audited).
 
-use turnscope::store::SqliteStore;
+use turnscope::store::{JournalStore, SqliteStore};
 use turnscope::tui::harness::{Harness, PopupKind};
 
 use super::{demo_copy, demo_id, popup, write_opts, NOW};
@@ -155,4 +155,50 @@ fn u_undoes_one_record_and_refuses_once_the_rows_changed() {
         "{lines}"
     );
     assert_eq!(db_state(&db), state, "nothing written");
+}
+
+/// As the binary runs under `TURNSCOPE_NOW_MS`: the header says the clock is pinned, and a lease
+/// live by the real clock is refused even where the pinned clock (two hours ahead) shows it
+/// expired.
+#[test]
+fn a_pinned_clock_is_shown_and_never_moves_the_live_lease_guard() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("demo-now.db");
+    let now = turnscope::clock::now_ms();
+    turnscope::demo::write_demo(&db, now).unwrap();
+    let live = SqliteStore::open(&db)
+        .unwrap()
+        .list_submissions(turnscope::store::RowFilter::Running, now)
+        .unwrap()
+        .into_iter()
+        .find(|r| r.lease_expires_at > now + 60_000)
+        .expect("the demo has a submission under a live lease")
+        .submission_id;
+    let before = db_state(&db);
+    let mut o = write_opts("demo.db", now + 2 * 3_600_000, (160, 48), dir.path());
+    o.real_safety_clock = true;
+    let mut h = Harness::open(&db, o).unwrap();
+    assert!(h.render().contains("clock pinned to"), "{}", h.render());
+    h.press(&format!("4/{}<Enter>", &live[..8]));
+    let shown = h
+        .loaded_rows()
+        .iter()
+        .find(|i| i.row.submission_id == live)
+        .map(|i| i.disposition.label())
+        .expect("the live row is listed");
+    assert_ne!(shown, "live", "the pinned clock shows its lease expired");
+    for key in ["F", "R", "S", "C"] {
+        h.press(key);
+        if h.popup_kind() == Some(PopupKind::Reason) {
+            h.press("pinned clock<Enter>");
+        }
+        let (title, lines) = popup(&h);
+        assert!(
+            lines.contains("the lease is live"),
+            "{key}: {title}\n{lines}"
+        );
+        h.press("<Esc>");
+    }
+    drop(h);
+    assert_eq!(db_state(&db), before, "nothing written under a live lease");
 }
