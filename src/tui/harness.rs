@@ -265,7 +265,7 @@ impl Harness {
 
     /// The detail pane's text for the current selection (unwrapped).
     pub fn detail_text(&self) -> String {
-        super::app::detail_text(&self.app.draw_ctx(), self.app.inspect())
+        super::screens::inspect::detail_pane::detail_text(&self.app.draw_ctx(), self.app.inspect())
     }
 
     // ----- the query facade: what a test may ask, without knowing how the app is built ------

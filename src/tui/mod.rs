@@ -51,7 +51,8 @@ use ratatui::backend::CrosstermBackend;
 use ratatui::Terminal;
 
 pub use act::{Outcome, OutcomeResult, PlanItem, Planned, StateSummary};
-pub use app::{draw, App, AppConfig, Effect, Pane, Root};
+pub use app::draw::draw;
+pub use app::{App, AppConfig, Effect, Pane, Root};
 pub use data::{ItemDisposition, ListItem, Target};
 pub use keymap::{
     action_name, help_groups, key_label, parse_key, Action, FilterLabel, Overrides, KEYMAP,

@@ -11,8 +11,6 @@ use ratatui::Frame;
 use super::{chrome, App};
 use crate::tui::view_state::{Layout, Root};
 
-#[cfg(feature = "test-harness")]
-pub use crate::tui::screens::inspect::detail_pane::detail_text;
 use crate::tui::screens::inspect::{detail_pane, tree_pane};
 
 /// Draw the whole screen. Every frame ends with [`crate::tui::text::scrub`], so whatever a view

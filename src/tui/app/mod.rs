@@ -33,7 +33,7 @@ use crate::store::RowFilter;
 use crate::store::{AuditRecord, SessionSummary};
 
 mod chrome;
-mod draw;
+pub(super) mod draw;
 mod incidents;
 mod mouse;
 mod navigate;
@@ -44,9 +44,6 @@ mod writes;
 
 use super::view_state::DrawCtx;
 pub use super::view_state::{Hit, InputMode, Layout, Level, Pane, Root, Status};
-#[cfg(feature = "test-harness")]
-pub use draw::detail_text;
-pub use draw::draw;
 
 /// Something the app wants done outside itself.
 #[derive(Debug, Clone)]
