@@ -280,7 +280,7 @@ pub struct Snapshot {
     pub pending: usize,
     /// The selected row when it is not among `items` (it left the filter), complete.
     pub watched: Option<ListItem>,
-    pub open: Option<(Target, Result<Opened, super::worker::WorkerError>)>,
+    pub open: Option<(Target, Result<Opened, super::worker_error::WorkerError>)>,
     /// How long the refresh took in the worker.
     pub took: Duration,
 }

@@ -20,6 +20,7 @@ pub mod list_query;
 mod list_state;
 mod listing;
 mod log;
+mod popup_line;
 mod popups;
 mod screens;
 mod text;

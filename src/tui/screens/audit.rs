@@ -15,7 +15,7 @@ use crate::tui::data::Target;
 use crate::tui::text::{clean, pad};
 use crate::tui::view_state::{DrawCtx, Hit, Layout, Pane};
 use crate::tui::widgets::{render_selectable, scroll_into_view, table_header};
-use crate::tui::worker::WorkerError;
+use crate::tui::worker_error::WorkerError;
 
 /// The audit trail's state: the rows as last read, and the cursor.
 #[derive(Debug, Clone, Default)]

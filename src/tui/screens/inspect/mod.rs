@@ -14,7 +14,7 @@ use crate::core::plan::RuleResult;
 use crate::tui::data::{Opened, OpenedSession, OpenedSubmission, Target};
 use crate::tui::keymap::Action;
 use crate::tui::tree::{self, ExpandMode, Expansion, NodeKind, Tree, TreeInput};
-use crate::tui::worker::WorkerError;
+use crate::tui::worker_error::WorkerError;
 
 #[derive(Debug, Clone, Default)]
 pub struct Search {
