@@ -7,6 +7,14 @@
 //! thread owns its own read-only database connection. All three meet on one channel, so database
 //! I/O never blocks drawing.
 //!
+//! Where behaviour lives: `app/` is the router (root, focus, popup slot, status line; keys become
+//! [`Action`]s and go to the open popup or the focused screen) with its own render (`app/draw.rs`,
+//! the chrome in `app/chrome.rs`) and the query facade the run loop and the test harness use
+//! (`app/query.rs`). Each screen in `screens/` (list, sessions, audit, incidents, inspect) owns
+//! its state, answers its actions and draws from `&self` plus the view state; each popup in
+//! `popups/` owns its keys and its drawing. `worker.rs` holds the one request/response pair
+//! between the UI and the database.
+//!
 //! The terminal is restored on quit, on error, on panic (a hook) and on Ctrl-C (a key in raw
 //! mode). Nothing is printed while the terminal is in raw mode; logs go to `--log`/`TURNSCOPE_LOG`.
 

@@ -173,7 +173,7 @@ impl App {
             }
             match result {
                 Ok(data) => {
-                    let old = ins.data.take();
+                    let old = ins.refreshed(data);
                     let base = match (&self.banner_base, &old) {
                         (Some(BannerBase::Opened(base)), Some(Opened::Submission(a)))
                             if base.report.row().submission_id == a.report.row().submission_id =>
@@ -183,17 +183,12 @@ impl App {
                         (_, Some(Opened::Submission(a))) => Some(a),
                         _ => None,
                     };
-                    let change = match (base, &data) {
-                        (Some(a), Opened::Submission(b))
-                            if !own.contains(&b.report.row().submission_id) =>
-                        {
+                    let change = match (base, ins.submission()) {
+                        (Some(a), Some(b)) if !own.contains(&b.report.row().submission_id) => {
                             describe_change(a, b).map(|c| (c, a.clone()))
                         }
                         _ => None,
                     };
-                    ins.data = Some(data);
-                    ins.error = None;
-                    ins.rebuild();
                     if let Some((c, base)) = change {
                         self.banner = Some(c);
                         self.banner_base = Some(BannerBase::Opened(Box::new(base)));

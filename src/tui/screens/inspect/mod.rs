@@ -108,6 +108,15 @@ impl Inspect {
         }
     }
 
+    /// A refresh's re-read of what is open: the new data, the cursor kept where it is; the data
+    /// it replaces is handed back (the "changed under you" banner compares the two).
+    pub fn refreshed(&mut self, data: Opened) -> Option<Opened> {
+        let old = self.data.replace(data);
+        self.error = None;
+        self.rebuild();
+        old
+    }
+
     /// An entry's full body arrived for `session` (kept when it is this view's session).
     pub fn on_body(&mut self, session: &str, entry_id: &str, full: Option<&Entry>) {
         if self.session_key().as_deref() != Some(session) {
