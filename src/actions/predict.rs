@@ -5,9 +5,39 @@
 use serde::Serialize;
 
 use crate::core::changes::RowChange;
-use crate::core::plan::{Disposition, PlannedWrite, RuleResult};
+use crate::core::plan::{Disposition, DispositionKind, PlannedWrite, RuleResult};
 use crate::core::rows::{failure_in_terminal_event, short_id};
 use crate::report::SubmissionReport;
+
+/// Where the runtime's next pass leaves a row: the reconciler's result when a rule applies (or
+/// the settlement a row already on its way out gets), else the disposition it stays in. Printed
+/// and serialized as its one word (`replacement`, `failed`, `live`, …).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum NextOutcome {
+    Result(RuleResult),
+    Stays(DispositionKind),
+}
+
+impl NextOutcome {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            NextOutcome::Result(r) => r.as_str(),
+            NextOutcome::Stays(k) => k.label(),
+        }
+    }
+}
+
+impl std::fmt::Display for NextOutcome {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+impl Serialize for NextOutcome {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        s.serialize_str(self.as_str())
+    }
+}
 
 /// What the runtime's next pass does with the rows after an action.
 #[derive(Debug, Clone, PartialEq, Serialize)]
@@ -15,7 +45,7 @@ use crate::report::SubmissionReport;
 pub struct Prediction {
     /// `completed`, `failed`, `replacement` (a fresh attempt resumes), `requeued`, `stale`, or
     /// where the row then stands when no rule applies (`live`, `damaged`, …).
-    pub outcome: String,
+    pub outcome: NextOutcome,
     /// The rule of spec §5.2 its next pass applies, when it reconciles the row.
     pub rule: Option<u8>,
     /// The verdict the row then has (classification, or outcome).
@@ -54,9 +84,9 @@ impl Prediction {
     }
 }
 
-/// Where `r` stands, as an outcome word: the reconciler's result for what it settles or hands
-/// on, else the disposition's word (`live`, `damaged`, …).
-pub fn outcome(r: &SubmissionReport) -> String {
+/// Where `r` stands: the reconciler's result for what it settles or hands on, else its
+/// disposition (`live`, `damaged`, …).
+pub fn outcome(r: &SubmissionReport) -> NextOutcome {
     let result = match &r.plan.disposition {
         Disposition::Reconcile => r.plan.result.unwrap_or(RuleResult::Stale),
         Disposition::Failed { .. } => RuleResult::Failed,
@@ -67,9 +97,9 @@ pub fn outcome(r: &SubmissionReport) -> String {
             Some(event) if failure_in_terminal_event(event).is_some() => RuleResult::Failed,
             _ => RuleResult::Completed,
         },
-        other => return other.label().to_string(),
+        other => return NextOutcome::Stays(other.kind()),
     };
-    result.to_string()
+    NextOutcome::Result(result)
 }
 
 /// The prediction for `r` once `changes` are written (no changes: the runtime's plan as it is).
@@ -103,5 +133,25 @@ pub fn describe(after: &SubmissionReport) -> Prediction {
         next_writes: plan.writes.iter().map(PlannedWrite::describe).collect(),
         fails_anyway,
         way_out,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The JSON documents and the previews print the outcome as the word it was before it had a
+    /// type: the runtime's result, or the disposition's word.
+    #[test]
+    fn an_outcome_is_printed_and_serialized_as_its_word() {
+        for (o, word) in [
+            (NextOutcome::Result(RuleResult::Replacement), "replacement"),
+            (NextOutcome::Result(RuleResult::Stale), "stale"),
+            (NextOutcome::Stays(DispositionKind::Live), "live"),
+            (NextOutcome::Stays(DispositionKind::Unreadable), "damaged"),
+        ] {
+            assert_eq!(o.to_string(), word);
+            assert_eq!(serde_json::to_value(o).unwrap(), serde_json::json!(word));
+        }
     }
 }

@@ -7,7 +7,7 @@ use rusqlite::Connection;
 use serde_json::Value;
 use turnscope::actions::{
     plan_extend, plan_fail, plan_reconcile, plan_repair, plan_requeue, plan_step, ActionPlan,
-    Extension,
+    Extension, NextOutcome,
 };
 use turnscope::core::changes::RowChange;
 use turnscope::core::plan::{messages, RuleResult};
@@ -176,7 +176,10 @@ fn a_spent_budget_gets_the_retry_exhausted_failure() {
             "submission_retry_exhausted"
         );
         assert!(fail.prediction.rule.is_none());
-        assert_eq!(fail.prediction.outcome, "failed");
+        assert_eq!(
+            fail.prediction.outcome,
+            NextOutcome::Result(RuleResult::Failed)
+        );
     }
 }
 
@@ -192,7 +195,10 @@ fn step_on_rule_6_writes_the_journal_update_with_the_repair() {
         let j = r.bundle.journal.clone().unwrap();
         let plan = plan_step(&r, DEMO_NOW, &mut ids(&r)).unwrap();
         assert_eq!(plan.prediction.rule, Some(5), "{:?}", plan.prediction);
-        assert_eq!(plan.prediction.outcome, "replacement");
+        assert_eq!(
+            plan.prediction.outcome,
+            NextOutcome::Result(RuleResult::Replacement)
+        );
         apply_plan(&db, &plan);
         let after = report_on(&db, &id, DEMO_NOW);
         let j2 = after.bundle.journal.clone().unwrap();
@@ -302,7 +308,10 @@ fn requeue_creates_the_session_and_fail_refuses_a_requeued_state() {
         };
         assert_eq!(shape(&requeue), ["session", "submission"]);
         assert_eq!(shape(&reconcile), shape(&requeue));
-        assert_eq!(requeue.prediction.outcome, "requeued");
+        assert_eq!(
+            requeue.prediction.outcome,
+            NextOutcome::Result(RuleResult::Requeued)
+        );
         apply_plan(&db, &reconcile);
         let after = report_on(&db, &id, DEMO_NOW);
         assert_eq!(after.row().status.as_str(), "queued");
@@ -392,7 +401,8 @@ fn a_recovered_stream_is_left_for_the_runtime_to_replace() {
         );
         let plan = plan_reconcile(&r, DEMO_NOW, &mut ids(&r)).unwrap();
         assert_eq!(
-            plan.prediction.outcome, "replacement",
+            plan.prediction.outcome,
+            NextOutcome::Result(RuleResult::Replacement),
             "{:?}",
             plan.prediction
         );
@@ -426,7 +436,10 @@ fn reconcile_applies_a_whole_rule_in_one_transaction() {
         assert_eq!(r.plan.rule, Some(9));
         let plan = plan_reconcile(&r, DEMO_NOW, &mut ids(&r)).unwrap();
         assert!(!plan.prediction.fails_anyway, "settled: no next pass");
-        assert_eq!(plan.prediction.outcome, "failed");
+        assert_eq!(
+            plan.prediction.outcome,
+            NextOutcome::Result(RuleResult::Failed)
+        );
         let before = db.open().audit_records().unwrap().len();
         apply_plan(&db, &plan);
         assert_eq!(db.open().audit_records().unwrap().len(), before + 1);
