@@ -68,10 +68,7 @@ impl<'a> TerminalSafe<'a> {
     }
 
     fn emit(&mut self, s: &str) -> std::io::Result<()> {
-        if !s
-            .chars()
-            .any(|c| c != '\n' && c != '\t' && is_hostile_char(c))
-        {
+        if !has_hostile_char_but_newline_or_tab(s) {
             return self.inner.write_all(s.as_bytes());
         }
         let mut out = String::with_capacity(s.len() + 16);
@@ -84,6 +81,41 @@ impl<'a> TerminalSafe<'a> {
         }
         self.inner.write_all(out.as_bytes())
     }
+}
+
+/// `s.chars().any(|c| c != '\n' && c != '\t' && is_hostile_char(c))`, read eight bytes at a time
+/// while they are printable ASCII (nearly all of a JSON document); other characters are decoded
+/// one by one and asked of `is_hostile_char`.
+fn has_hostile_char_but_newline_or_tab(s: &str) -> bool {
+    const ONES: u64 = 0x0101_0101_0101_0101;
+    const HIGH: u64 = 0x8080_8080_8080_8080;
+    let b = s.as_bytes();
+    let mut i = 0;
+    while i < b.len() {
+        if let Some(chunk) = b.get(i..i + 8) {
+            let w = u64::from_le_bytes(chunk.try_into().expect("eight bytes"));
+            // A high bit is set for a byte at or above 0x7F (`w + 1`, `w`) or below 0x20
+            // (`w - 0x20`); a carry can set more, never fewer, so a clear word is printable.
+            if (w.wrapping_add(ONES) | w | w.wrapping_sub(ONES * 0x20)) & HIGH == 0 {
+                i += 8;
+                continue;
+            }
+        }
+        let c = b[i];
+        if c < 0x80 {
+            if c != b'\n' && c != b'\t' && is_hostile_char(char::from(c)) {
+                return true;
+            }
+            i += 1;
+        } else {
+            let ch = s[i..].chars().next().expect("a character starts here");
+            if is_hostile_char(ch) {
+                return true;
+            }
+            i += ch.len_utf8();
+        }
+    }
+    false
 }
 
 impl Write for TerminalSafe<'_> {
@@ -133,6 +165,26 @@ impl Write for TerminalSafe<'_> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// The word-at-a-time check answers as the character-by-character one, wherever a hostile or
+    /// harmless character falls in the text.
+    #[test]
+    fn the_fast_hostile_check_agrees_with_the_characters() {
+        let base = "{\n  \"text\": \"24°C é€😀 abc\tdefghijklmnop\"\n}";
+        for c in [
+            '\0', '\u{1b}', '\r', '\u{7f}', '\u{80}', '\u{9b}', '\u{9f}', '\u{a0}', '\u{61c}',
+            '\u{200b}', '\u{200f}', '\u{2028}', '\u{202e}', '\u{2060}', '\u{2069}', '\u{feff}',
+            '\n', '\t', ' ', '~', '°', '\u{2070}',
+        ] {
+            for (at, _) in base.char_indices() {
+                let s = format!("{}{c}{}", &base[..at], &base[at..]);
+                let want = s
+                    .chars()
+                    .any(|c| c != '\n' && c != '\t' && is_hostile_char(c));
+                assert_eq!(has_hostile_char_but_newline_or_tab(&s), want, "{s:?}");
+            }
+        }
+    }
 
     #[test]
     fn sanitize_escapes_terminal_controls() {

@@ -16,6 +16,7 @@
 use serde_json::Value;
 
 use super::compact_de::{parse_top, Content, Msg, Top};
+use super::compact_scan::scan_top;
 use super::entry::{
     js_to_string, CompactFields, CompactRest, Compaction, Entry, EntryBody, JsKey, KeptValue,
     Markers, Message, Role,
@@ -43,13 +44,26 @@ pub fn parse_keeping_raw(position: i64, entry_id: &str, data: &str) -> Entry {
 
 /// `parse_compact`, and whether `data` was not UTF-8 (then read with replacement characters).
 pub fn parse_compact_checked(position: i64, entry_id: &str, data: &[u8]) -> (Entry, bool) {
+    // The byte scanner reads the common case; what it declines, the serde visitors decide.
+    parse_compact_with(position, entry_id, data, |t| {
+        scan_top(t).or_else(|| parse_top(t))
+    })
+}
+
+/// `parse_compact_checked` with the entry object read by `top` (the tests compare readers).
+pub(super) fn parse_compact_with(
+    position: i64,
+    entry_id: &str,
+    data: &[u8],
+    top: impl FnOnce(&str) -> Option<Top>,
+) -> (Entry, bool) {
     let text = std::str::from_utf8(data);
     let lossy = text.is_err();
     // A map visitor would also accept a JSON array; only objects are compact.
     let parsed = text
         .ok()
         .filter(|t| t.trim_start().starts_with('{'))
-        .and_then(parse_top);
+        .and_then(top);
     match parsed {
         Some(top) => {
             let mut e = entry_from(position, entry_id, top);

@@ -141,13 +141,7 @@ impl<'de> Visitor<'de> for TopVisitor {
                     continue;
                 }
                 Some("summary") => {
-                    let v: Value = map.next_value()?;
-                    t.summary = Some(match v {
-                        Value::String(s) if s.chars().count() > PREVIEW_CHARS => {
-                            Value::String(preview(&s))
-                        }
-                        other => other,
-                    });
+                    t.summary = Some(summary_preview(map.next_value()?));
                     continue;
                 }
                 Some("type") => &mut t.type_name,
@@ -167,6 +161,14 @@ impl<'de> Visitor<'de> for TopVisitor {
             *slot = Some(map.next_value()?);
         }
         Ok(t)
+    }
+}
+
+/// A compaction's `summary` as kept: a string cut to the preview, any other value as stored.
+pub(super) fn summary_preview(v: Value) -> Value {
+    match v {
+        Value::String(s) if s.chars().count() > PREVIEW_CHARS => Value::String(preview(&s)),
+        other => other,
     }
 }
 
@@ -228,7 +230,7 @@ impl<'de> Visitor<'de> for MsgVisitor {
 
 /// `usage` input, output, cacheRead and cost.total (NaN when missing or not a number); `None`
 /// when `usage` is not an object.
-fn parse_usage(raw: &str) -> Result<Option<[f64; 4]>, serde_json::Error> {
+pub(super) fn parse_usage(raw: &str) -> Result<Option<[f64; 4]>, serde_json::Error> {
     if !raw.starts_with('{') {
         return Ok(None);
     }
@@ -323,40 +325,69 @@ impl<'de> Visitor<'de> for ContentVisitor {
     }
 
     fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<Content, A::Error> {
-        // Only tool calls and text count (`tool_calls()`, `text()`); text only until the preview
-        // is full, since nothing shows more of a compact entry. A text block whose text is not a
-        // string still uses up one character of the preview, as it always has.
-        let (mut calls, mut texts) = (Vec::new(), Vec::new());
-        let mut text_left = PREVIEW_CHARS;
+        let mut blocks = BlockFold::default();
         while let Some(b) = seq.next_element_seed(BlockSeed)? {
-            match b.block_type.as_ref().and_then(Value::as_str) {
-                Some("toolCall") => {
-                    let name = b.name.as_ref().map(js_to_string).unwrap_or_default();
-                    calls.push((b.id, name));
-                }
-                Some("text") if text_left > 0 => {
-                    let text = match b.text {
-                        Some(Value::String(s)) => Some(s),
-                        _ => None,
-                    };
-                    let n = text.as_ref().map_or(0, |t| t.chars().count());
-                    text_left = text_left.saturating_sub(n.max(1));
-                    texts.extend(text);
-                }
-                _ => {}
-            }
+            blocks.push(b);
         }
-        Ok(Content::Blocks { calls, texts })
+        Ok(blocks.finish())
+    }
+}
+
+/// `content`'s blocks as the compact form keeps them, folded one at a time (shared with the
+/// byte scanner, `compact_scan`). Only tool calls and text count (`tool_calls()`, `text()`); text
+/// only until the preview is full, since nothing shows more of a compact entry. A text block whose
+/// text is not a string still uses up one character of the preview, as it always has.
+pub(super) struct BlockFold {
+    calls: Vec<(Option<Value>, String)>,
+    texts: Vec<String>,
+    text_left: usize,
+}
+
+impl Default for BlockFold {
+    fn default() -> Self {
+        BlockFold {
+            calls: Vec::new(),
+            texts: Vec::new(),
+            text_left: PREVIEW_CHARS,
+        }
+    }
+}
+
+impl BlockFold {
+    pub(super) fn push(&mut self, b: Block) {
+        match b.block_type.as_ref().and_then(Value::as_str) {
+            Some("toolCall") => {
+                let name = b.name.as_ref().map(js_to_string).unwrap_or_default();
+                self.calls.push((b.id, name));
+            }
+            Some("text") if self.text_left > 0 => {
+                let text = match b.text {
+                    Some(Value::String(s)) => Some(s),
+                    _ => None,
+                };
+                let n = text.as_ref().map_or(0, |t| t.chars().count());
+                self.text_left = self.text_left.saturating_sub(n.max(1));
+                self.texts.extend(text);
+            }
+            _ => {}
+        }
+    }
+
+    pub(super) fn finish(self) -> Content {
+        Content::Blocks {
+            calls: self.calls,
+            texts: self.texts,
+        }
     }
 }
 
 /// One content block: `type`, a tool call's `id` and `name`, a text block's text (preview).
 #[derive(Default)]
-struct Block {
-    block_type: Option<Value>,
-    id: Option<Value>,
-    name: Option<Value>,
-    text: Option<Value>,
+pub(super) struct Block {
+    pub block_type: Option<Value>,
+    pub id: Option<Value>,
+    pub name: Option<Value>,
+    pub text: Option<Value>,
 }
 
 struct BlockSeed;

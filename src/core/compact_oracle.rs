@@ -323,7 +323,9 @@ mod tests {
     use proptest::prelude::*;
 
     use super::skeleton_parse;
-    use crate::core::compact::parse_compact_checked;
+    use crate::core::compact::{parse_compact_checked, parse_compact_with};
+    use crate::core::compact_de::parse_top;
+    use crate::core::compact_scan::scan_top;
 
     /// An object's text from (key, value text) pairs: keys may repeat, as a damaged row's can.
     fn object(pairs: Vec<(&str, String)>) -> String {
@@ -470,6 +472,42 @@ mod tests {
             );
             // Debug text: the usage figures are NaN when missing, and NaN != NaN.
             prop_assert_eq!(format!("{direct:?}"), format!("{skeleton:?}"), "{}", raw);
+            // And the row was the scanner's to read, not left to the serde visitors.
+            prop_assert_eq!(scan_top(&raw).is_some(), parse_top(&raw).is_some(), "{}", raw);
+        }
+
+        /// Damaged rows (a byte inserted, removed or the text cut short): the byte scanner gives
+        /// the serde visitors' entry, whether they accept the row or reject it.
+        #[test]
+        fn the_byte_scanner_gives_the_serde_visitors_entry_on_damaged_rows(
+            raw in entry(),
+            at in 0.0..1.0f64,
+            edit in 0..3u8,
+            byte in prop::sample::select(&br#""\,:{}[]0-.eEu tx"#[..]),
+        ) {
+            let mut cut = (raw.len() as f64 * at) as usize;
+            while !raw.is_char_boundary(cut) {
+                cut -= 1;
+            }
+            let mut damaged = raw[..cut].to_string();
+            match edit {
+                0 => damaged.push(char::from(byte)),
+                1 => {}
+                _ => {
+                    damaged.push(char::from(byte));
+                    damaged.push_str(&raw[cut..]);
+                }
+            }
+            if edit == 1 {
+                // Removed: the character at the cut.
+                let rest = &raw[cut..];
+                damaged.push_str(rest.char_indices().nth(1).map_or("", |(i, _)| &rest[i..]));
+            }
+            let (scanned, serde) = (
+                parse_compact_checked(4, "col", damaged.as_bytes()),
+                parse_compact_with(4, "col", damaged.as_bytes(), parse_top),
+            );
+            prop_assert_eq!(format!("{scanned:?}"), format!("{serde:?}"), "{}", damaged);
         }
     }
 }

@@ -7,6 +7,7 @@ pub mod compact;
 mod compact_de;
 #[cfg(test)]
 mod compact_oracle;
+mod compact_scan;
 pub mod context_window;
 pub mod entry;
 pub mod failure;

@@ -78,8 +78,27 @@ fn head_preview(raw: &str) -> String {
     if !escaped {
         return head.to_string();
     }
-    // The escapes are all two-byte ones, checked already: this parse cannot fail.
-    serde_json::from_str(&format!("\"{head}\"")).unwrap_or_else(|_| head.to_string())
+    // The escapes are all two-byte ones, checked already: each stands for one character. Read
+    // here rather than by a JSON parse of the head (a copy, a format and a parse per entry).
+    let mut out = String::with_capacity(head.len());
+    let mut rest = head;
+    while let Some(at) = rest.find('\\') {
+        out.push_str(&rest[..at]);
+        let escape = rest.as_bytes().get(at + 1).copied();
+        out.push(match escape {
+            Some(b'b') => '\u{8}',
+            Some(b'f') => '\u{c}',
+            Some(b'n') => '\n',
+            Some(b'r') => '\r',
+            Some(b't') => '\t',
+            // `"`, `\\` and `/` stand for themselves.
+            Some(c) => char::from(c),
+            None => break,
+        });
+        rest = &rest[(at + 2).min(rest.len())..];
+    }
+    out.push_str(rest);
+    out
 }
 
 pub(crate) fn preview(s: &str) -> String {
@@ -117,6 +136,11 @@ mod tests {
             );
         }
         // Escaped by hand: two-byte escapes and a surrogate pair.
+        let raw = r#""\b\f\n\r\t\"\\\/ x""#;
+        assert_eq!(
+            raw_preview(raw).unwrap(),
+            Value::String("\u{8}\u{c}\n\r\t\"\\/ x".into())
+        );
         let raw = r#""a\/b\\c\"d\ud83d\ude00e""#;
         assert_eq!(
             raw_preview(raw).unwrap(),

@@ -30,7 +30,7 @@ use super::access::{
 };
 use super::compact_load::load_compact;
 use super::{SessionRecord, StoreError};
-use crate::core::compact::parse_compact;
+use crate::core::compact::parse_compact_checked;
 use crate::core::entry::{Entry, EntryBody, Role};
 use crate::core::history::SubmissionKind;
 
@@ -86,8 +86,9 @@ struct AheadRow {
 
 /// A row's compact parse, `None` when it is not UTF-8 (the walk then gives up on the path).
 fn parse_row(position: i64, id: &str, data: &[u8]) -> Option<Entry> {
-    std::str::from_utf8(data).ok()?;
-    Some(parse_compact(position, id, data))
+    // The parse checks the UTF-8 itself (a second check cost a whale walk 4 % of its time).
+    let (entry, lossy) = parse_compact_checked(position, id, data);
+    (!lossy).then_some(entry)
 }
 
 /// Parse a read-ahead chunk on two threads: parsing, not reading, is most of a long walk.

@@ -1,0 +1,467 @@
+//! The compact parser's common case as a byte scanner: one pass over an entry's stored JSON that
+//! checks its syntax as `serde_json` does and reads the kept keys (`compact_de`'s `Top`, `Msg`
+//! and content blocks) without serde's visitors, so the bodies it skips (tool arguments, result
+//! text, `details`) cost a scan for the next quote, backslash or control byte, eight bytes at a
+//! time, and the text it keeps is cut straight from the input when it holds no escape.
+//!
+//! `None` means "not taken here", never "malformed": the caller then runs the serde visitors, which
+//! decide. The scanner declines whatever it does not read exactly as they do: anything `serde_json`
+//! would reject, an escaped key at a level whose keys it reads, nesting deeper than `MAX_DEPTH`
+//! (`serde_json` stops at 128), and a kept non-string value that `serde_json` does not parse from
+//! its own text. Kept strings with escapes, numbers and nested values are read by `serde_json`
+//! from their text, so their values are `serde_json`'s own.
+
+use serde_json::Value;
+
+use super::compact_de::{parse_usage, summary_preview, Block, BlockFold, Content, Msg, Top};
+use super::preview::{preview, raw_preview};
+
+/// Deepest nesting the scanner reads (the entry object is 1); deeper rows go to serde.
+const MAX_DEPTH: usize = 100;
+
+/// Read one entry object, or `None` to leave it to the serde visitors (`compact_de::parse_top`).
+pub(super) fn scan_top(text: &str) -> Option<Top> {
+    let mut s = Scan {
+        t: text,
+        b: text.as_bytes(),
+        i: 0,
+    };
+    s.ws();
+    if s.peek()? != b'{' {
+        return None;
+    }
+    let mut t = Top::default();
+    s.object(1, |s, key, depth| {
+        match key? {
+            "message" => t.message = Some(s.message(depth)?),
+            "summary" => t.summary = Some(summary_preview(s.kept(depth)?)),
+            "type" => t.type_name = Some(s.kept(depth)?),
+            "id" => t.id = Some(s.kept(depth)?),
+            "parentId" => t.parent_id = Some(s.kept(depth)?),
+            "timestamp" => t.timestamp = Some(s.kept(depth)?),
+            "dispatch" => t.dispatch = Some(s.kept(depth)?),
+            "directSubmissionId" => t.direct_submission_id = Some(s.kept(depth)?),
+            "submissionTerminal" => t.submission_terminal = Some(s.kept(depth)?),
+            "firstKeptEntryId" => t.first_kept_entry_id = Some(s.kept(depth)?),
+            "tokensBefore" => t.tokens_before = Some(s.kept(depth)?),
+            _ => s.skip(depth)?,
+        }
+        Some(())
+    })?;
+    s.ws();
+    (s.i == s.b.len()).then_some(t)
+}
+
+/// A cursor over an entry's text (`t` and `b` are the same bytes).
+struct Scan<'a> {
+    t: &'a str,
+    b: &'a [u8],
+    i: usize,
+}
+
+impl<'a> Scan<'a> {
+    fn peek(&self) -> Option<u8> {
+        self.b.get(self.i).copied()
+    }
+
+    /// JSON whitespace, as `serde_json` skips it.
+    fn ws(&mut self) {
+        while let Some(b' ' | b'\n' | b'\t' | b'\r') = self.peek() {
+            self.i += 1;
+        }
+    }
+
+    fn eat(&mut self, c: u8) -> bool {
+        let hit = self.peek() == Some(c);
+        self.i += usize::from(hit);
+        hit
+    }
+
+    /// The object at the cursor; `member` reads or skips each value, given its key (`None` when
+    /// the key holds an escape) and this object's depth.
+    fn object(
+        &mut self,
+        depth: usize,
+        mut member: impl FnMut(&mut Self, Option<&'a str>, usize) -> Option<()>,
+    ) -> Option<()> {
+        if depth > MAX_DEPTH || !self.eat(b'{') {
+            return None;
+        }
+        self.ws();
+        if self.eat(b'}') {
+            return Some(());
+        }
+        loop {
+            let (key, escaped) = self.string()?;
+            self.ws();
+            if !self.eat(b':') {
+                return None;
+            }
+            self.ws();
+            member(self, (!escaped).then_some(key), depth)?;
+            self.ws();
+            match self.peek()? {
+                b',' => {
+                    self.i += 1;
+                    self.ws();
+                }
+                b'}' => {
+                    self.i += 1;
+                    return Some(());
+                }
+                _ => return None,
+            }
+        }
+    }
+
+    /// The array at the cursor; `item` reads or skips each element, given this array's depth.
+    fn array(
+        &mut self,
+        depth: usize,
+        mut item: impl FnMut(&mut Self, usize) -> Option<()>,
+    ) -> Option<()> {
+        if depth > MAX_DEPTH || !self.eat(b'[') {
+            return None;
+        }
+        self.ws();
+        if self.eat(b']') {
+            return Some(());
+        }
+        loop {
+            item(self, depth)?;
+            self.ws();
+            match self.peek()? {
+                b',' => {
+                    self.i += 1;
+                    self.ws();
+                }
+                b']' => {
+                    self.i += 1;
+                    return Some(());
+                }
+                _ => return None,
+            }
+        }
+    }
+
+    /// The string at the cursor, checked as `serde_json` checks a string it skips (known escapes,
+    /// four hex digits after `\u`, no control byte): its text between the quotes, and whether
+    /// that holds an escape.
+    fn string(&mut self) -> Option<(&'a str, bool)> {
+        if !self.eat(b'"') {
+            return None;
+        }
+        let start = self.i;
+        let mut escaped = false;
+        loop {
+            self.i = plain_end(self.b, self.i);
+            match self.peek()? {
+                b'"' => {
+                    let s = &self.t[start..self.i];
+                    self.i += 1;
+                    return Some((s, escaped));
+                }
+                b'\\' => {
+                    escaped = true;
+                    self.i += 1;
+                    match self.peek()? {
+                        b'"' | b'\\' | b'/' | b'b' | b'f' | b'n' | b'r' | b't' => self.i += 1,
+                        b'u' => {
+                            let hex = self.b.get(self.i + 1..self.i + 5)?;
+                            if !hex.iter().all(u8::is_ascii_hexdigit) {
+                                return None;
+                            }
+                            self.i += 5;
+                        }
+                        _ => return None,
+                    }
+                }
+                _ => return None,
+            }
+        }
+    }
+
+    /// Skip the value at the cursor (held at `depth`), checking it as `serde_json` does.
+    fn skip(&mut self, depth: usize) -> Option<()> {
+        match self.peek()? {
+            b'"' => self.string().map(drop),
+            b'{' => self.object(depth + 1, |s, _, d| s.skip(d)),
+            b'[' => self.array(depth + 1, |s, d| s.skip(d)),
+            b't' => self.literal("true"),
+            b'f' => self.literal("false"),
+            b'n' => self.literal("null"),
+            b'-' | b'0'..=b'9' => self.number(),
+            _ => None,
+        }
+    }
+
+    fn literal(&mut self, word: &str) -> Option<()> {
+        let hit = self.b[self.i..].starts_with(word.as_bytes());
+        self.i += if hit { word.len() } else { 0 };
+        hit.then_some(())
+    }
+
+    /// A number's grammar (`-?(0|[1-9][0-9]*)(\.[0-9]+)?([eE][+-]?[0-9]+)?`); what follows it is
+    /// checked by the enclosing object or array.
+    fn number(&mut self) -> Option<()> {
+        self.eat(b'-');
+        match self.peek()? {
+            b'0' => self.i += 1,
+            b'1'..=b'9' => self.digits(),
+            _ => return None,
+        }
+        if self.eat(b'.') {
+            self.some_digits()?;
+        }
+        if matches!(self.peek(), Some(b'e' | b'E')) {
+            self.i += 1;
+            if matches!(self.peek(), Some(b'+' | b'-')) {
+                self.i += 1;
+            }
+            self.some_digits()?;
+        }
+        Some(())
+    }
+
+    fn digits(&mut self) {
+        while self.peek().is_some_and(|c| c.is_ascii_digit()) {
+            self.i += 1;
+        }
+    }
+
+    fn some_digits(&mut self) -> Option<()> {
+        let start = self.i;
+        self.digits();
+        (self.i > start).then_some(())
+    }
+
+    /// The text of the value at the cursor (held at `depth`), checked.
+    fn raw(&mut self, depth: usize) -> Option<&'a str> {
+        let start = self.i;
+        self.skip(depth)?;
+        Some(&self.t[start..self.i])
+    }
+
+    /// A kept value as `serde_json` reads it: a string without escapes is taken as it stands, the
+    /// literals are known, anything else is parsed from its text by `serde_json`.
+    fn kept(&mut self, depth: usize) -> Option<Value> {
+        if self.peek()? == b'"' {
+            let start = self.i;
+            let (s, escaped) = self.string()?;
+            return if escaped {
+                serde_json::from_str(&self.t[start..self.i]).ok()
+            } else {
+                Some(Value::String(s.to_owned()))
+            };
+        }
+        match self.raw(depth)? {
+            "true" => Some(Value::Bool(true)),
+            "false" => Some(Value::Bool(false)),
+            "null" => Some(Value::Null),
+            raw => serde_json::from_str(raw).ok(),
+        }
+    }
+
+    /// `message`: an object (anything else is left to serde, which rejects it).
+    fn message(&mut self, depth: usize) -> Option<Msg> {
+        let mut m = Msg::default();
+        self.object(depth + 1, |s, key, d| {
+            match key? {
+                "content" => m.content = Some(s.content(d)?),
+                "usage" => m.usage = Some(parse_usage(s.raw(d)?).ok()?),
+                "role" => m.role = Some(s.kept(d)?),
+                "type" => m.signal_type = Some(s.kept(d)?),
+                "stopReason" => m.stop_reason = Some(s.kept(d)?),
+                "errorMessage" => m.error_message = Some(s.kept(d)?),
+                "model" => m.model = Some(s.kept(d)?),
+                "toolCallId" => m.tool_call_id = Some(s.kept(d)?),
+                "toolName" => m.tool_name = Some(s.kept(d)?),
+                "isError" => m.is_error = Some(s.kept(d)?),
+                "attributes" => m.attributes = Some(s.kept(d)?),
+                _ => s.skip(d)?,
+            }
+            Some(())
+        })?;
+        Some(m)
+    }
+
+    /// `content`: a string (its preview) or an array of block objects.
+    fn content(&mut self, depth: usize) -> Option<Content> {
+        match self.peek()? {
+            b'"' => {
+                let start = self.i;
+                let (s, escaped) = self.string()?;
+                let text = if escaped {
+                    preview(&serde_json::from_str::<String>(&self.t[start..self.i]).ok()?)
+                } else {
+                    preview(s)
+                };
+                Some(Content::Text(text))
+            }
+            b'[' => {
+                let mut blocks = BlockFold::default();
+                self.array(depth + 1, |s, d| {
+                    blocks.push(s.block(d)?);
+                    Some(())
+                })?;
+                Some(blocks.finish())
+            }
+            _ => None,
+        }
+    }
+
+    /// One content block: `type`, `id`, `name` and a text block's preview.
+    fn block(&mut self, depth: usize) -> Option<Block> {
+        let mut b = Block::default();
+        self.object(depth + 1, |s, key, d| {
+            match key? {
+                "type" => b.block_type = Some(s.kept(d)?),
+                "id" => b.id = Some(s.kept(d)?),
+                "name" => b.name = Some(s.kept(d)?),
+                "text" => {
+                    let start = s.i;
+                    b.text = Some(match s.peek()? {
+                        b'"' => match s.string()? {
+                            (text, false) => Value::String(preview(text)),
+                            (_, true) => raw_preview(&s.t[start..s.i]).ok()?,
+                        },
+                        _ => raw_preview(s.raw(d)?).ok()?,
+                    });
+                }
+                _ => s.skip(d)?,
+            }
+            Some(())
+        })?;
+        Some(b)
+    }
+}
+
+/// The index of the first byte at or after `i` that ends a string's plain run (a quote, a
+/// backslash or a control byte), or `b.len()`. Sixteen bytes at a time with SSE2 (part of every
+/// x86-64 CPU), the rest by `plain_end_words`: skipping bodies is most of the scan.
+#[cfg(target_arch = "x86_64")]
+fn plain_end(b: &[u8], mut i: usize) -> usize {
+    use std::arch::x86_64::{
+        __m128i, _mm_cmpeq_epi8, _mm_loadu_si128, _mm_max_epu8, _mm_movemask_epi8, _mm_or_si128,
+        _mm_set1_epi8,
+    };
+    // SAFETY: SSE2 is in the x86-64 baseline, and each load reads 16 bytes inside `b`
+    // (`i + 16 <= b.len()`), unaligned loads being allowed.
+    unsafe {
+        let quote = _mm_set1_epi8(b'"' as i8);
+        let backslash = _mm_set1_epi8(b'\\' as i8);
+        let control = _mm_set1_epi8(0x1f);
+        while i + 16 <= b.len() {
+            let w = _mm_loadu_si128(b.as_ptr().add(i).cast::<__m128i>());
+            // `max(w, 0x1f) == 0x1f` (unsigned): the byte is at most 0x1f.
+            let stop = _mm_or_si128(
+                _mm_or_si128(_mm_cmpeq_epi8(w, quote), _mm_cmpeq_epi8(w, backslash)),
+                _mm_cmpeq_epi8(_mm_max_epu8(w, control), control),
+            );
+            let mask = _mm_movemask_epi8(stop) as u32;
+            if mask != 0 {
+                return i + mask.trailing_zeros() as usize;
+            }
+            i += 16;
+        }
+    }
+    plain_end_words(b, i)
+}
+
+#[cfg(not(target_arch = "x86_64"))]
+fn plain_end(b: &[u8], i: usize) -> usize {
+    plain_end_words(b, i)
+}
+
+/// `plain_end` eight bytes at a time: a byte of the word is
+/// flagged when it equals `"` or `\` or is below 0x20, and bytes of 0x80 and above never are
+/// (the flag of a lower byte can carry into a higher one, never the other way, so the lowest
+/// flag is exact).
+fn plain_end_words(b: &[u8], mut i: usize) -> usize {
+    const ONES: u64 = 0x0101_0101_0101_0101;
+    const HIGH: u64 = 0x8080_8080_8080_8080;
+    while let Some(chunk) = b.get(i..i + 8) {
+        let w = u64::from_le_bytes(chunk.try_into().expect("eight bytes"));
+        let flags = ((w ^ (ONES * u64::from(b'"'))).wrapping_sub(ONES)
+            | (w ^ (ONES * u64::from(b'\\'))).wrapping_sub(ONES)
+            | w.wrapping_sub(ONES * 0x20))
+            & !w
+            & HIGH;
+        if flags != 0 {
+            return i + (flags.trailing_zeros() / 8) as usize;
+        }
+        i += 8;
+    }
+    while i < b.len() && !matches!(b[i], b'"' | b'\\' | 0..=0x1f) {
+        i += 1;
+    }
+    i
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Rows as the runtime writes them are taken by the scanner, not left to serde.
+    #[test]
+    fn the_runtimes_rows_are_scanned() {
+        for raw in [
+            r#"{"type":"message","id":"e1","parentId":"e0","timestamp":"2026-01-05T09:12:45.870Z","message":{"role":"assistant","content":[{"type":"text","text":"Checking\nboth."},{"type":"toolCall","id":"toolu_01","name":"get_weather","arguments":{"city":"Oslo","n":[1,2.5e-3,-0,true,null]}}],"usage":{"input":1204,"output":88,"cost":{"total":0.001644}},"stopReason":"toolUse","timestamp":1767604364140}}"#,
+            r#"{"type":"message","id":"e2","parentId":"e1","message":{"role":"toolResult","toolCallId":"toolu_01","toolName":"get_weather","content":[{"type":"text","text":"sunny \u001b[1m\ud83d\ude00"}],"isError":false}}"#,
+            " {\"type\":\"compaction\",\"summary\":\"s\",\"tokensBefore\":12} \n",
+        ] {
+            assert!(scan_top(raw).is_some(), "{raw}");
+        }
+    }
+
+    /// What serde rejects, or what the scanner does not read as serde does, is declined.
+    #[test]
+    fn declines_what_it_does_not_read_exactly() {
+        let deep = format!(
+            "{{\"x\":{}1{}}}",
+            "[".repeat(MAX_DEPTH),
+            "]".repeat(MAX_DEPTH)
+        );
+        for raw in [
+            r#"{"a":1,}"#,
+            r#"{"a":01}"#,
+            r#"{"a":1.}"#,
+            r#"{"a":-}"#,
+            r#"{"a":"\x"}"#,
+            r#"{"a":"\u12g4"}"#,
+            "{\"a\":\"tab\there\"}",
+            r#"{"a":tru}"#,
+            r#"{"a":1} x"#,
+            r#"{"a" 1}"#,
+            r#"{"message":"text"}"#,
+            r#"{"message":{"content":7}}"#,
+            r#"{"message":{"content":[1]}}"#,
+            r#"{"\u0074ype":"message"}"#,
+            r#"{"id":"\ud800"}"#,
+            deep.as_str(),
+            "[1]",
+        ] {
+            assert!(scan_top(raw).is_none(), "{raw}");
+        }
+        // An escaped key is fine where keys are not read.
+        assert!(scan_top(r#"{"details":{"\u0074":1}}"#).is_some());
+    }
+
+    #[test]
+    fn plain_end_finds_the_first_stop_byte() {
+        let text = "abcdefghé€😀 ijklmnopqrstuvwxyz".repeat(3);
+        for stop in ["\"", "\\", "\n", "\u{1}", "\u{1f}"] {
+            for at in 0..text.len() {
+                if !text.is_char_boundary(at) {
+                    continue;
+                }
+                let s = format!("{}{stop}{}", &text[..at], &text[at..]);
+                assert_eq!(plain_end(s.as_bytes(), 0), at, "{stop:?} at {at}");
+                assert_eq!(plain_end_words(s.as_bytes(), 0), at, "{stop:?} at {at}");
+            }
+        }
+        assert_eq!(plain_end("é\u{7f} ~".as_bytes(), 0), 5);
+        let long = format!("{}\u{80}\u{ff}{}\"", "~".repeat(20), "é".repeat(20));
+        assert_eq!(plain_end(long.as_bytes(), 0), long.len() - 1);
+    }
+}
