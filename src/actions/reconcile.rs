@@ -5,7 +5,7 @@
 use super::common::{firing_rule, no_writes, ActionKind, ActionPlan, Refusal};
 use super::entries::EntryIds;
 use super::writes::{group_rows, groups};
-use crate::core::plan::PlannedWrite;
+use crate::core::plan::{PlannedWrite, RuleResult};
 use crate::report::SubmissionReport;
 
 pub fn plan_reconcile(
@@ -42,7 +42,7 @@ pub fn plan_reconcile(
                 Vec::new(),
                 format!(
                     "rule {rule} → {}: nothing for turnscope to write; left to the runtime: {}",
-                    r.plan.result.unwrap_or("-"),
+                    r.plan.result.map_or("-", RuleResult::as_str),
                     first.describe()
                 ),
             ));
@@ -55,7 +55,7 @@ pub fn plan_reconcile(
         .collect();
     let mut summary = format!(
         "rule {rule} → {}: {}",
-        r.plan.result.unwrap_or("-"),
+        r.plan.result.map_or("-", RuleResult::as_str),
         done.join("; then ")
     );
     if written < r.plan.writes.len() {

@@ -9,6 +9,7 @@ use super::entries::{raw_message, Appender, EntryIds};
 use crate::core::changes::{ColumnChange, RowChange, SqlValue};
 use crate::core::failure::RuntimeFailure;
 use crate::core::jsjson::to_js_string;
+use crate::core::plan::DirectOutcome;
 use crate::core::records::{format_offset, terminal_event_key, EventStore};
 use crate::core::repair::ToolRepair;
 use crate::core::status::SubmissionStatus;
@@ -150,8 +151,13 @@ pub(crate) fn settle_failed_rows(
     now_ms: i64,
 ) -> Result<Vec<RowChange>, Refusal> {
     let row = r.row();
-    if row.kind == "direct" {
-        return settle_direct_rows(r, "failed", Some(("error", failure.serialized())), now_ms);
+    if row.is_direct() {
+        return settle_direct_rows(
+            r,
+            DirectOutcome::Failed,
+            Some(("error", failure.serialized())),
+            now_ms,
+        );
     }
     Ok(vec![RowChange::UpdateSubmission {
         submission_id: row.submission_id.clone(),
@@ -168,7 +174,7 @@ pub(crate) fn settle_failed_rows(
 /// event-stream tables, only the reservation: the runtime's next pass publishes it.
 pub(crate) fn settle_direct_rows(
     r: &SubmissionReport,
-    outcome: &str,
+    outcome: DirectOutcome,
     field: Option<(&str, Value)>,
     now_ms: i64,
 ) -> Result<Vec<RowChange>, Refusal> {
@@ -180,7 +186,7 @@ pub(crate) fn settle_direct_rows(
     let mut event = Map::new();
     event.insert("type".into(), "submission_settled".into());
     event.insert("submissionId".into(), row.submission_id.clone().into());
-    event.insert("outcome".into(), outcome.into());
+    event.insert("outcome".into(), outcome.as_str().into());
     if let Some((name, value)) = field {
         event.insert(name.into(), value);
     }
@@ -444,6 +450,8 @@ pub(crate) fn repair_rows(
 #[cfg(test)]
 mod settle_direct_tests {
     use super::*;
+    use crate::actions::NextOutcome;
+    use crate::core::plan::RuleResult;
     use crate::core::records::{EventStream, SubmissionBundle};
     use crate::core::rows::SubmissionRow;
 
@@ -501,7 +509,12 @@ mod settle_direct_tests {
     }
 
     fn settle(r: &SubmissionReport) -> Result<Vec<RowChange>, Refusal> {
-        settle_direct_rows(r, "failed", Some(("error", Value::from("boom"))), NOW)
+        settle_direct_rows(
+            r,
+            DirectOutcome::Failed,
+            Some(("error", Value::from("boom"))),
+            NOW,
+        )
     }
 
     fn names(changes: &[RowChange]) -> Vec<String> {
@@ -553,7 +566,10 @@ mod settle_direct_tests {
             (stream.head, stream.keyed.clone()),
             (Some((6, false)), Some((5, data.clone())))
         );
-        assert_eq!(super::super::predict::outcome(&after), "failed");
+        assert_eq!(
+            super::super::predict::outcome(&after),
+            NextOutcome::Result(RuleResult::Failed)
+        );
     }
 
     #[test]
@@ -611,7 +627,7 @@ mod settle_direct_tests {
             super::super::predict::outcome(
                 &report(EventStore::Absent, None, None).with_changes(&reserved)
             ),
-            "failed",
+            NextOutcome::Result(RuleResult::Failed),
             "terminalizing with the failure event: the runtime's next pass publishes it"
         );
     }

@@ -15,7 +15,7 @@ use crate::core::changes::{ColumnChange, RowChange, SqlValue};
 use crate::core::direct_result::reconstruct_result;
 use crate::core::failure::RuntimeFailure;
 use crate::core::jsjson::to_js_string;
-use crate::core::plan::PlannedWrite;
+use crate::core::plan::{DirectOutcome, PlannedWrite};
 use crate::core::runtime_text;
 use crate::core::stream::recovered_partial_message;
 use crate::report::SubmissionReport;
@@ -71,7 +71,7 @@ pub(super) fn rows_for(
             set: settle_columns(row, now_ms, SqlValue::Null),
         }],
         PlannedWrite::SettleDirect {
-            outcome: "completed",
+            outcome: DirectOutcome::Completed,
         } => {
             // `reconstructSubmissionResult`: the answer already in the history.
             let result = match r.history.as_ref() {
@@ -83,7 +83,12 @@ pub(super) fn rows_for(
                 })?,
                 None => None,
             };
-            settle_direct_rows(r, "completed", result.map(|v| ("result", v)), now_ms)?
+            settle_direct_rows(
+                r,
+                DirectOutcome::Completed,
+                result.map(|v| ("result", v)),
+                now_ms,
+            )?
         }
         PlannedWrite::FailSubmission { .. } | PlannedWrite::SettleDirect { .. } => {
             settle_failed_rows(r, &failure()?, now_ms)?

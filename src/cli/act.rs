@@ -8,6 +8,7 @@ use serde_json::json;
 use super::args::{ActionArgs, Cli};
 use super::{confirm, db_target, exit, open_store, CliError};
 use crate::actions::{run, ActionKind, ActionPlan, Extension, IdSource, Refusal};
+use crate::core::plan::RuleResult;
 use crate::report::SubmissionReport;
 use crate::store::ApplyError;
 use crate::text::sanitize;
@@ -281,7 +282,7 @@ fn write_runtime_plan(r: &SubmissionReport, out: &mut dyn Write) -> std::io::Res
         out,
         "runtime plan: rule {} → {}: {}",
         r.plan.rule.map_or("-".into(), |n| n.to_string()),
-        r.plan.result.unwrap_or("-"),
+        r.plan.result.map_or("-", RuleResult::as_str),
         sanitize(&r.plan.reason)
     )?;
     for (i, w) in r.plan.writes.iter().enumerate() {

@@ -6,9 +6,10 @@ use turnscope::core::status::{JournalPhase, SubmissionStatus};
 
 use rusqlite::Connection;
 use serde_json::Value;
-use turnscope::actions::{plan_fail, plan_repair, plan_requeue, ActionPlan, EntryIds};
+use turnscope::actions::{plan_fail, plan_repair, plan_requeue, ActionPlan, EntryIds, NextOutcome};
 use turnscope::core::changes::RowChange;
 use turnscope::core::entry::Role;
+use turnscope::core::plan::RuleResult;
 use turnscope::report::SubmissionReport;
 use turnscope::store::{ApplyError, AuditInfo, JournalStore, RowFilter, SqliteStore, SqliteWriter};
 
@@ -863,7 +864,12 @@ fn step_and_reconcile_settle_a_malformed_row_as_the_runtime_s_parser_does() {
                 "only the submission row: {:?}",
                 plan.changes
             );
-            assert_eq!(plan.prediction.outcome, "failed", "{:?}", plan.prediction);
+            assert_eq!(
+                plan.prediction.outcome,
+                NextOutcome::Result(RuleResult::Failed),
+                "{:?}",
+                plan.prediction
+            );
             apply_on(&db, &plan, DEMO_NOW).unwrap_or_else(|e| panic!("{kind:?} {instance}: {e}"));
             let after = report_on(&db, &id, DEMO_NOW);
             assert_eq!(

@@ -205,5 +205,9 @@ fn no_tracked_file_keeps_a_merge_conflict_marker() {
             }
         }
     }
-    assert!(found.is_empty(), "merge conflict markers:\n{}", found.join("\n"));
+    assert!(
+        found.is_empty(),
+        "merge conflict markers:\n{}",
+        found.join("\n")
+    );
 }

@@ -8,7 +8,8 @@ use std::path::Path;
 
 use rusqlite::Connection;
 use serde_json::Value;
-use turnscope::actions::{plan_fail, plan_reconcile, ActionPlan};
+use turnscope::actions::{plan_fail, plan_reconcile, ActionPlan, NextOutcome};
+use turnscope::core::plan::RuleResult;
 use turnscope::core::records::EventStore;
 use turnscope::store::{ApplyError, AuditInfo, UndoTarget};
 
@@ -150,7 +151,11 @@ fn rule_1_and_a_failure_publish_and_settle_on_every_store() {
         let id = demo_id_in(db.open().reader(), "support-7");
         let r = report_on(&db, &id, DEMO_NOW);
         let plan = plan_fail(&r, "operator gave up", DEMO_NOW, &mut ids(&r)).unwrap();
-        assert_eq!(plan.prediction.outcome, "failed", "{what}");
+        assert_eq!(
+            plan.prediction.outcome,
+            NextOutcome::Result(RuleResult::Failed),
+            "{what}"
+        );
         apply_on(&db, &plan, DEMO_NOW).unwrap_or_else(|e| panic!("{what}: {e}"));
         assert_published(&report_on(&db, &id, DEMO_NOW), &db);
         assert_eq!(terminal_event(&db, &id)["outcome"], "failed");

@@ -7,10 +7,10 @@ use rusqlite::Connection;
 use serde_json::Value;
 use turnscope::actions::{
     plan_extend, plan_fail, plan_reconcile, plan_repair, plan_requeue, plan_step, ActionPlan,
-    Extension,
+    Extension, NextOutcome,
 };
 use turnscope::core::changes::RowChange;
-use turnscope::core::plan::messages;
+use turnscope::core::plan::{messages, RuleResult};
 use turnscope::report::SubmissionReport;
 
 use crate::actions::{apply_on, demo, demo_id_in, ids, inserted, report_on, DEMO_NOW};
@@ -183,7 +183,10 @@ fn a_spent_budget_gets_the_retry_exhausted_failure() {
         apply_plan(&db, &first);
         let r = report_on(&db, &id, DEMO_NOW);
         let second = plan_step(&r, DEMO_NOW, &mut ids(&r)).unwrap();
-        assert_eq!(second.prediction.outcome, "failed");
+        assert_eq!(
+            second.prediction.outcome,
+            NextOutcome::Result(RuleResult::Failed)
+        );
         apply_plan(&db, &second);
         let after = report_on(&db, &id, DEMO_NOW);
         assert_published(&after, &db);
@@ -192,7 +195,10 @@ fn a_spent_budget_gets_the_retry_exhausted_failure() {
             "submission_retry_exhausted"
         );
         assert!(fail.prediction.rule.is_none());
-        assert_eq!(fail.prediction.outcome, "failed");
+        assert_eq!(
+            fail.prediction.outcome,
+            NextOutcome::Result(RuleResult::Failed)
+        );
         assert_eq!(fail.prediction.verdict, "failed");
     }
 }
@@ -209,7 +215,10 @@ fn step_on_rule_6_writes_the_journal_update_with_the_repair() {
         let j = r.bundle.journal.clone().unwrap();
         let plan = plan_step(&r, DEMO_NOW, &mut ids(&r)).unwrap();
         assert_eq!(plan.prediction.rule, Some(5), "{:?}", plan.prediction);
-        assert_eq!(plan.prediction.outcome, "replacement");
+        assert_eq!(
+            plan.prediction.outcome,
+            NextOutcome::Result(RuleResult::Replacement)
+        );
         apply_plan(&db, &plan);
         let after = report_on(&db, &id, DEMO_NOW);
         let j2 = after.bundle.journal.clone().unwrap();
@@ -319,7 +328,10 @@ fn requeue_creates_the_session_and_fail_refuses_a_requeued_state() {
         };
         assert_eq!(shape(&requeue), ["session", "submission"]);
         assert_eq!(shape(&reconcile), shape(&requeue));
-        assert_eq!(requeue.prediction.outcome, "requeued");
+        assert_eq!(
+            requeue.prediction.outcome,
+            NextOutcome::Result(RuleResult::Requeued)
+        );
         apply_plan(&db, &reconcile);
         let after = report_on(&db, &id, DEMO_NOW);
         assert_eq!(after.row().status.as_str(), "queued");
@@ -403,10 +415,14 @@ fn a_recovered_stream_is_left_for_the_runtime_to_replace() {
         let id = id_of(&db, "podcast-notes");
         let r = report_on(&db, &id, DEMO_NOW);
         assert_eq!(r.classification().state.label(), "absent");
-        assert_eq!((r.plan.rule, r.plan.result), (Some(4), Some("replacement")));
+        assert_eq!(
+            (r.plan.rule, r.plan.result),
+            (Some(4), Some(RuleResult::Replacement))
+        );
         let plan = plan_reconcile(&r, DEMO_NOW, &mut ids(&r)).unwrap();
         assert_eq!(
-            plan.prediction.outcome, "replacement",
+            plan.prediction.outcome,
+            NextOutcome::Result(RuleResult::Replacement),
             "{:?}",
             plan.prediction
         );
@@ -419,7 +435,7 @@ fn a_recovered_stream_is_left_for_the_runtime_to_replace() {
         let after = report_on(&db, &id, DEMO_NOW);
         assert_eq!(
             (after.plan.rule, after.plan.result),
-            (Some(4), Some("replacement"))
+            (Some(4), Some(RuleResult::Replacement))
         );
         let refusal = plan_step(&after, DEMO_NOW, &mut ids(&after)).unwrap_err();
         assert!(
@@ -440,7 +456,10 @@ fn reconcile_applies_a_whole_rule_in_one_transaction() {
         assert_eq!(r.plan.rule, Some(9));
         let plan = plan_reconcile(&r, DEMO_NOW, &mut ids(&r)).unwrap();
         assert!(!plan.prediction.fails_anyway, "settled: no next pass");
-        assert_eq!(plan.prediction.outcome, "failed");
+        assert_eq!(
+            plan.prediction.outcome,
+            NextOutcome::Result(RuleResult::Failed)
+        );
         let before = db.open().audit_records().unwrap().len();
         apply_plan(&db, &plan);
         assert_eq!(db.open().audit_records().unwrap().len(), before + 1);
