@@ -41,44 +41,4 @@ impl App {
             ready: self.loaded && self.scale.filter == Some(RowFilter::Expired),
         }
     }
-
-    /// ⏎ on a worker: the list of its stuck submissions (the expired filter, narrowed to it).
-    pub(super) fn open_incident(&mut self) {
-        let Some(g) = self.incidents.selected_group() else {
-            self.info("no worker left anything stuck");
-            return;
-        };
-        let who = g.who();
-        self.list.owner = Some(g.owner_id.clone());
-        self.list.query.clear();
-        self.list.selected = 0;
-        self.layout.list_offset = 0;
-        self.root = Root::Submissions;
-        self.focus = Pane::List;
-        self.rebuild_list();
-        self.sync_list_selection();
-        self.info(&format!(
-            "the stuck submissions of {} · esc shows every row of the filter again",
-            clean(&who)
-        ));
-    }
-
-    /// Space on a worker: the incidents screen marks its submissions in the list's marks.
-    pub(super) fn mark_incident(&mut self) {
-        if let Some(said) = self.incidents.toggle_group_marks(&mut self.list.marks) {
-            self.info(&said);
-        }
-    }
-
-    /// `*`, `V`, `u`: the list's bulk marks.
-    pub(super) fn bulk_mark(&mut self, a: Action) {
-        let on_list = self.focus == Pane::List && self.inspect().is_none();
-        if let Some(said) = self.list.bulk_mark(a, &self.items, on_list) {
-            self.info(&said);
-        }
-    }
-}
-
-fn clean(s: &str) -> String {
-    crate::tui::text::clean(s)
 }

@@ -17,14 +17,14 @@ use super::act::{self, Outcome, PlanItem, Planned};
 use super::data::{ListItem, Opened, Snapshot, Target};
 use super::keymap::{self, Action, Ctx};
 use super::popups::{
-    Confirm, Env, Help, Note, Palette, PaletteEntry, PaletteScope, Popup, PopupLine, PopupView,
-    Reply,
+    Confirm, Env, Help, Note, Palette, PaletteEntry, PaletteScope, Popup, PopupView, Reply,
 };
 use super::screens::audit::AuditScreen;
 use super::screens::incidents::IncidentScreen;
-use super::screens::inspect::{describe_change, Inspect, Said};
+use super::screens::inspect::{describe_change, Inspect, InspectCx, NO_PLAN};
 use super::screens::list::{describe_item_change, ListRows, ListScreen, WriteAsk};
 use super::screens::sessions::SessionsScreen;
+use super::screens::{nav_delta, Ask, ScreenCx};
 use super::theme::Theme;
 use super::worker::{Request, Response};
 use super::worker_error::WorkerError;
@@ -509,17 +509,16 @@ impl App {
         // The popup owns the keyboard while open.
         if let Some(reply) = self.with_popup(|p, env, view| p.on_action(a, env, view)) {
             self.on_popup_reply(reply);
-            self.prioritize_visible();
-            return;
+        } else if !self.global(a) {
+            let asks = self.to_screen(a);
+            self.carry_out(asks);
         }
-        // The opened submission or session handles its tree's actions itself.
-        if let Some(ins) = self.stack.last_mut() {
-            if let Some((said, focus_tree)) = ins.on_action(a) {
-                self.hear(said, focus_tree);
-                self.prioritize_visible();
-                return;
-            }
-        }
+        self.prioritize_visible();
+    }
+
+    /// The actions that are no screen's: quitting, the popups, refreshing, switching roots and
+    /// panes, copying, exporting, the write keys; `false` for a screen's action.
+    fn global(&mut self, a: Action) -> bool {
         match a {
             Action::Quit => self.quit = true,
             Action::Help => self.show(Popup::Help(Help::default())),
@@ -531,79 +530,137 @@ impl App {
                     level: Level::Refreshing,
                 });
             }
-            Action::Back => self.back(),
+            // Esc closes the popup, the banner, the opened view; else it is the screen's.
+            Action::Back if self.popup.is_some() => self.popup = None,
+            Action::Back if self.banner.is_some() => self.banner = None,
+            Action::Back if !self.stack.is_empty() => self.close_inspect(),
             Action::NextPane | Action::PrevPane => self.cycle_pane(),
             Action::ToggleSessions => self.toggle_root(),
-            Action::Copy => self.copy(),
-            Action::Export => self.export(),
-            Action::PlanWrites => self.plan_writes(),
-            Action::Up => self.move_by(-1),
-            Action::Down => self.move_by(1),
-            Action::PageUp => self.move_by(-(self.page() as isize)),
-            Action::PageDown => self.move_by(self.page() as isize),
-            Action::Top => self.move_by(isize::MIN / 2),
-            Action::Bottom => self.move_by(isize::MAX / 2),
-            Action::Enter => self.enter(),
-            Action::Filter(f) => {
-                self.list.filter = f;
-                self.list.selected = 0;
-                self.layout.list_offset = 0;
-                self.rebuild_list();
-                // Only the filter's rows are loaded: read the new filter's.
-                self.request_refresh();
-            }
-            Action::StartFilter => self.input = Some(InputMode::Filter),
-            Action::SortNext | Action::SortReverse => {
-                if let Some(msg) = self.list.on_sort(a, &self.items, self.now_ms) {
-                    self.info(&msg);
-                }
-            }
-            Action::Expand => self.expand(),
-            Action::Search => {
-                if self.inspect().is_some() {
-                    self.focus = Pane::Tree;
-                    self.input = Some(InputMode::Search);
-                }
-            }
-            Action::PrevSubmission => self.step_submission(-1),
-            Action::NextSubmission => self.step_submission(1),
-            // The opened view's own actions, without one.
-            Action::Collapse
-            | Action::ExpandAll
-            | Action::CollapseAll
-            | Action::JumpCheckpoint
-            | Action::JumpInput
-            | Action::JumpMatched
-            | Action::ShowVerdict
-            | Action::SearchNext
-            | Action::SearchPrev
-            | Action::ToggleRaw => {}
-            // The popup's own actions: nothing to do without one.
-            Action::Confirm | Action::Yes | Action::SwitchButton | Action::Cancel => {}
             Action::ToggleAudit => self.toggle_audit(),
             Action::ToggleIncidents => self.toggle_incidents(),
+            Action::Copy => self.copy(),
+            Action::Export => self.export(),
+            Action::PrevSubmission => self.step_submission(-1),
+            Action::NextSubmission => self.step_submission(1),
+            // The popup's own actions: nothing to do without one.
+            Action::Confirm | Action::Yes | Action::SwitchButton | Action::Cancel => {}
+            // A popup that scrolls takes the cursor keys even when it did not answer them.
+            Action::Up
+            | Action::Down
+            | Action::PageUp
+            | Action::PageDown
+            | Action::Top
+            | Action::Bottom
+                if self.popup_scrolls() =>
+            {
+                if let Some(delta) = nav_delta(a, self.page()) {
+                    self.move_by(delta);
+                }
+            }
             // Write actions: their bindings exist only in write mode; in read-only mode a write
             // key (or the palette, the mouse) gets here only to say so.
             Action::Act(kind) if self.write_mode() => self.act(kind),
-            Action::Undo { batch } if self.write_mode() && self.root == Root::Audit => {
-                self.ask_undo(batch)
-            }
-            Action::Undo { .. } if self.write_mode() => {}
-            Action::ToggleMark if self.write_mode() && self.focus == Pane::Incidents => {
-                self.mark_incident()
-            }
-            Action::ToggleMark if self.write_mode() => self.toggle_mark(),
-            Action::MarkAll | Action::MarkRange | Action::ClearMarks if self.write_mode() => {
-                self.bulk_mark(a)
-            }
             Action::Act(_)
             | Action::ToggleMark
             | Action::Undo { .. }
             | Action::MarkAll
             | Action::MarkRange
-            | Action::ClearMarks => self.info(&keymap::read_only_refusal(a)),
+            | Action::ClearMarks
+                if !self.write_mode() =>
+            {
+                self.info(&keymap::read_only_refusal(a))
+            }
+            _ => return false,
         }
-        self.prioritize_visible();
+        true
+    }
+
+    /// Hand a screen's action to the screen it concerns: the list's keys (filters, sorting,
+    /// marks) to the list wherever they come from, `u`/`U` to the audit trail, the rest to the
+    /// opened view if there is one, else to the focused root screen.
+    fn to_screen(&mut self, a: Action) -> Vec<Ask> {
+        let page = self.page();
+        let on_list = self.focus == Pane::List && self.stack.is_empty();
+        let cx = ScreenCx {
+            items: &self.items,
+            now_ms: self.now_ms,
+            page,
+            write_mode: self.write_mode(),
+        };
+        match a {
+            Action::Filter(_)
+            | Action::SortNext
+            | Action::SortReverse
+            | Action::MarkAll
+            | Action::MarkRange
+            | Action::ClearMarks => return self.list.handle(a, &cx, on_list),
+            Action::StartFilter if self.focus == Pane::Sessions => {
+                return self.sessions.handle(a, page)
+            }
+            Action::StartFilter => return self.list.handle(a, &cx, on_list),
+            Action::ToggleMark if self.focus == Pane::Incidents => {
+                return self
+                    .incidents
+                    .handle(a, page, &mut self.list, cx.write_mode)
+            }
+            Action::ToggleMark => return self.list.handle(a, &cx, on_list),
+            Action::Undo { .. } if self.root == Root::Audit => return self.audit.handle(a, page),
+            Action::Undo { .. } => return Vec::new(),
+            _ => {}
+        }
+        if let Some(ins) = self.stack.last_mut() {
+            return ins.handle(
+                a,
+                InspectCx {
+                    page,
+                    focus: self.focus,
+                    detail_lines: self.layout.detail_lines,
+                    detail_shown: &mut self.layout.detail_max_scroll,
+                    read_only: self.cfg.read_only,
+                },
+            );
+        }
+        match (a, self.focus) {
+            (Action::PlanWrites, _) => vec![Ask::Info(NO_PLAN.into())],
+            (_, Pane::List) => self.list.handle(a, &cx, on_list),
+            (_, Pane::Sessions) => self.sessions.handle(a, page),
+            (_, Pane::Audit) => self.audit.handle(a, page),
+            (_, Pane::Incidents) => self
+                .incidents
+                .handle(a, page, &mut self.list, cx.write_mode),
+            (_, Pane::Tree | Pane::Detail) => Vec::new(),
+        }
+    }
+
+    /// Carry out what a screen asked for, in order.
+    fn carry_out(&mut self, asks: Vec<Ask>) {
+        for ask in asks {
+            match ask {
+                Ask::Info(m) => self.info(&m),
+                Ask::Error(m) => self.error(&m),
+                Ask::Open(t) => self.open(t),
+                Ask::Reread => {
+                    self.layout.list_offset = 0;
+                    self.rebuild_list();
+                    // Only the filter's rows are loaded: read the new filter's.
+                    self.request_refresh();
+                }
+                Ask::Rebuild => self.rebuild_list(),
+                Ask::ShowList => {
+                    self.layout.list_offset = 0;
+                    self.root = Root::Submissions;
+                    self.focus = Pane::List;
+                    self.rebuild_list();
+                    self.sync_list_selection();
+                }
+                Ask::Input(mode) => self.input = Some(mode),
+                Ask::FocusTree => self.focus = Pane::Tree,
+                Ask::Leave if self.focus == Pane::Audit => self.toggle_audit(),
+                Ask::Leave if self.focus == Pane::Incidents => self.toggle_incidents(),
+                Ask::Leave => {}
+                Ask::Show(p) => self.show(p),
+            }
+        }
     }
 
     /// No message on the status line.
@@ -673,19 +730,6 @@ impl App {
                 self.info("exporting…");
             }
             None => self.info("nothing selected to export"),
-        }
-    }
-
-    fn plan_writes(&mut self) {
-        match self
-            .inspect()
-            .and_then(|i| i.recovery_plan(self.cfg.read_only))
-        {
-            Some((title, lines)) => self.show(Popup::info(
-                title,
-                lines.into_iter().map(PopupLine::from).collect(),
-            )),
-            None => self.info("open a submission to see its recovery plan"),
         }
     }
 }

@@ -2,7 +2,7 @@
 //! stepping between submissions. Split from the router (`mod.rs`) so that it stays a router.
 
 use super::*;
-use crate::tui::screens::list::Peeled;
+use crate::tui::screens::inspect::Said;
 
 impl App {
     pub(super) fn page(&self) -> usize {
@@ -17,42 +17,23 @@ impl App {
         hit.map_or(10, |h| h.rows.height.max(2) as usize - 1)
     }
 
-    pub(super) fn back(&mut self) {
-        if self.popup.take().is_some() {
-            return;
-        }
-        if self.banner.take().is_some() {
-            return;
-        }
+    /// Esc with a view opened: back to the one under it, or to the root screen.
+    pub(super) fn close_inspect(&mut self) {
         if self.stack.pop().is_some() {
             self.layout.tree_offsets.truncate(self.stack.len());
             self.focus = match (self.stack.is_empty(), self.root) {
                 (false, _) => Pane::Tree,
                 (true, root) => root_pane(root),
             };
-            return;
         }
-        match self.focus {
-            Pane::Audit => self.toggle_audit(),
-            Pane::Incidents => self.toggle_incidents(),
-            Pane::List => match self.list.peel() {
-                Some(Peeled::Query) => self.rebuild_list(),
-                Some(Peeled::Owner) => {
-                    self.rebuild_list();
-                    self.info("every row of the filter again (the worker's narrowing is off)");
-                }
-                Some(Peeled::Marks(n)) => self.info(&format!(
-                    "unmarked {n} row{}",
-                    if n == 1 { "" } else { "s" }
-                )),
-                None => {}
-            },
-            Pane::Sessions if !self.sessions.query.is_empty() => {
-                self.sessions.query.clear();
-                self.rebuild_sessions();
-            }
-            _ => {}
-        }
+    }
+
+    /// A popup open that scrolls with the cursor keys.
+    pub(super) fn popup_scrolls(&self) -> bool {
+        matches!(
+            self.popup,
+            Some(Popup::Help(_) | Popup::Confirm(_) | Popup::Palette(_))
+        )
     }
 
     pub(super) fn cycle_pane(&mut self) {
@@ -96,10 +77,7 @@ impl App {
     }
 
     pub(super) fn move_by(&mut self, delta: isize) {
-        if matches!(
-            self.popup,
-            Some(Popup::Help(_) | Popup::Confirm(_) | Popup::Palette(_))
-        ) {
+        if self.popup_scrolls() {
             self.with_popup(|p, env, view| p.scroll_by(delta, env, view));
             return;
         }
@@ -138,36 +116,16 @@ impl App {
         }));
     }
 
+    /// ⏎ (or a double click) on the focused screen.
     pub(super) fn enter(&mut self) {
-        match self.focus {
-            Pane::List => match self.list.target(&self.items) {
-                Some(t) => self.open(t),
-                None => self.info("nothing selected: try another filter (1-7)"),
-            },
-            Pane::Sessions => {
-                if let Some(t) = self.sessions.target() {
-                    self.open(t);
-                }
-            }
-            Pane::Audit => {
-                if let Some(t) = self.audit.target() {
-                    self.open(t);
-                }
-            }
-            Pane::Incidents => self.open_incident(),
-            Pane::Tree => self.expand(),
-            Pane::Detail => {}
-        }
+        let asks = self.to_screen(Action::Enter);
+        self.carry_out(asks);
     }
 
+    /// l on the opened view (or a click on a fold mark).
     pub(super) fn expand(&mut self) {
-        if let Some(sub) = self.inspect().and_then(|i| i.input_submission_at_cursor()) {
-            self.open(Target::Submission(sub));
-            return;
-        }
-        if let Some(ins) = self.inspect_mut() {
-            ins.toggle_fold();
-        }
+        let asks = self.to_screen(Action::Expand);
+        self.carry_out(asks);
     }
 
     /// What the inspect screen said after an action, and whether its tree takes the keyboard.

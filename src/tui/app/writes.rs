@@ -2,7 +2,6 @@
 //! and how their answers open the confirm popup (`popups/confirm.rs`).
 
 use super::*;
-use crate::tui::popups::Reason;
 
 impl App {
     /// The submissions an action applies to: the marked rows (from the list), else the selected
@@ -74,15 +73,6 @@ impl App {
         }));
     }
 
-    /// `u` / `U` on the audit trail: ask why (optional), then check and preview the undo of the
-    /// selected record, or of its whole batch.
-    pub(super) fn ask_undo(&mut self, batch: bool) {
-        match self.audit.undo_target(batch) {
-            Ok(target) => self.show(Popup::Reason(Reason::for_undo(target))),
-            Err(e) => self.info(e),
-        }
-    }
-
     pub(super) fn request_undo(
         &mut self,
         target: crate::store::UndoTarget,
@@ -132,21 +122,6 @@ impl App {
             }
         };
         self.show(Popup::Confirm(popup));
-    }
-
-    pub(super) fn toggle_mark(&mut self) {
-        if self.focus != Pane::List || self.inspect().is_some() {
-            return;
-        }
-        let Some(id) = self.selected_item().map(|i| i.row.submission_id.clone()) else {
-            return;
-        };
-        self.list.toggle_mark(id);
-        self.move_by(1);
-        let n = self.list.marks.len();
-        self.info(&format!(
-            "{n} marked · R/Q/F/S act on every marked row · esc unmarks all"
-        ));
     }
 
     pub(super) fn on_planned(&mut self, mut p: Planned) {

@@ -8,10 +8,12 @@ use ratatui::text::{Line, Span};
 use ratatui::widgets::{Block, Borders, Cell, Paragraph, Row, Table, Wrap};
 use ratatui::Frame;
 
-use super::step;
+use super::{nav_delta, step, Ask};
 use crate::core::time::iso_from_ms;
 use crate::store::{AuditRecord, UndoTarget};
 use crate::tui::data::Target;
+use crate::tui::keymap::Action;
+use crate::tui::popups::{Popup, Reason};
 use crate::tui::text::{clean, pad};
 use crate::tui::view_state::{DrawCtx, Hit, Layout, Pane};
 use crate::tui::widgets::{render_selectable, scroll_into_view, table_header};
@@ -51,6 +53,24 @@ impl AuditScreen {
 
     pub fn move_cursor(&mut self, delta: isize) {
         self.selected = step(self.selected, self.rows.len(), delta);
+    }
+
+    /// The audit trail's own actions: the cursor, ⏎ opens the recorded submission, `u` / `U`
+    /// ask why (optional) before the undo is checked, esc leaves.
+    pub fn handle(&mut self, a: Action, page: usize) -> Vec<Ask> {
+        if let Some(delta) = nav_delta(a, page) {
+            self.move_cursor(delta);
+            return Vec::new();
+        }
+        match a {
+            Action::Enter => self.target().map(Ask::Open).into_iter().collect(),
+            Action::Undo { batch } => match self.undo_target(batch) {
+                Ok(target) => vec![Ask::Show(Popup::Reason(Reason::for_undo(target)))],
+                Err(e) => vec![Ask::Info(e.to_string())],
+            },
+            Action::Back => vec![Ask::Leave],
+            _ => Vec::new(),
+        }
     }
 
     /// A click on row `row` of the viewport; `true` when it landed on a record.

@@ -13,11 +13,12 @@ use ratatui::text::{Line, Span};
 use ratatui::widgets::{Block, Borders, Cell, Paragraph, Row, Table, Wrap};
 use ratatui::Frame;
 
-use super::list::marked_in_order;
-use super::step;
+use super::list::{marked_in_order, ListScreen};
+use super::{nav_delta, say, step, Ask};
 use crate::core::incidents::{clock, group, IncidentGroup, PlanKey, StuckRow};
 use crate::core::time::human_duration;
 use crate::tui::data::{ItemDisposition, ListItem};
+use crate::tui::keymap::Action;
 use crate::tui::text::{clean, fit, pad};
 use crate::tui::view_state::{DrawCtx, Hit, Layout, Pane};
 use crate::tui::widgets::{render_selectable, scroll_into_view, table_header};
@@ -81,6 +82,40 @@ impl IncidentScreen {
     pub fn move_cursor(&mut self, delta: isize) {
         self.selected = step(self.selected, self.groups.len(), delta);
         self.selected_owner = self.selected_group().map(|g| g.owner_id.clone());
+    }
+
+    /// The incidents screen's own actions: the cursor; ⏎ narrows the list to the selected
+    /// worker's stuck submissions; space marks the worker's submissions in the list's `marks`;
+    /// esc leaves.
+    pub fn handle(
+        &mut self,
+        a: Action,
+        page: usize,
+        list: &mut ListScreen,
+        write_mode: bool,
+    ) -> Vec<Ask> {
+        if let Some(delta) = nav_delta(a, page) {
+            self.move_cursor(delta);
+            return Vec::new();
+        }
+        match a {
+            Action::Enter => {
+                let Some(g) = self.selected_group() else {
+                    return vec![Ask::Info("no worker left anything stuck".into())];
+                };
+                list.narrow_to(g.owner_id.clone());
+                vec![
+                    Ask::ShowList,
+                    Ask::Info(format!(
+                        "the stuck submissions of {} · esc shows every row of the filter again",
+                        clean(&g.who())
+                    )),
+                ]
+            }
+            Action::ToggleMark if write_mode => say(self.toggle_group_marks(&mut list.marks)),
+            Action::Back => vec![Ask::Leave],
+            _ => Vec::new(),
+        }
     }
 
     /// A click on row `row` of the viewport; `true` when it landed on a group.

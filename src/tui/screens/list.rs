@@ -14,7 +14,7 @@ use ratatui::text::{Line, Span};
 use ratatui::widgets::{Block, Borders, Cell, HighlightSpacing, Paragraph, Row, Table, TableState};
 use ratatui::Frame;
 
-use super::step;
+use super::{nav_delta, say, step, Ask, ScreenCx};
 use crate::actions::ActionKind;
 use crate::report::lease_text;
 use crate::store::RowFilter;
@@ -23,7 +23,7 @@ use crate::tui::keymap::{Action, FilterLabel};
 use crate::tui::list_query::{self, Subject};
 use crate::tui::popups::Reason;
 use crate::tui::text::{clean, fit, pad, width};
-use crate::tui::view_state::{DrawCtx, Hit, Layout, Pane};
+use crate::tui::view_state::{DrawCtx, Hit, InputMode, Layout, Pane};
 use crate::tui::widgets::scroll_into_view;
 
 /// List columns, in display order; also the sort keys.
@@ -155,6 +155,69 @@ impl ListScreen {
     /// otherwise), so each audit row can carry a reason.
     pub fn write_ask(kind: ActionKind, ids: Vec<String>) -> WriteAsk {
         WriteAsk::Reason(Reason::new(kind, ids))
+    }
+
+    /// The list's own actions (the router sends the ones of its pane, the filter keys and the
+    /// marks here); what the router carries out after them.
+    pub fn handle(&mut self, a: Action, cx: &ScreenCx, on_list: bool) -> Vec<Ask> {
+        if let Some(delta) = nav_delta(a, cx.page) {
+            self.move_cursor(delta, cx.items);
+            return Vec::new();
+        }
+        match a {
+            Action::Enter => match self.target(cx.items) {
+                Some(t) => vec![Ask::Open(t)],
+                None => vec![Ask::Info(
+                    "nothing selected: try another filter (1-7)".into(),
+                )],
+            },
+            Action::Filter(f) => {
+                self.filter = f;
+                self.selected = 0;
+                vec![Ask::Reread]
+            }
+            Action::StartFilter => vec![Ask::Input(InputMode::Filter)],
+            Action::SortNext | Action::SortReverse => say(self.on_sort(a, cx.items, cx.now_ms)),
+            Action::Back => match self.peel() {
+                Some(Peeled::Query) => vec![Ask::Rebuild],
+                Some(Peeled::Owner) => vec![
+                    Ask::Rebuild,
+                    Ask::Info(
+                        "every row of the filter again (the worker's narrowing is off)".into(),
+                    ),
+                ],
+                Some(Peeled::Marks(n)) => vec![Ask::Info(format!(
+                    "unmarked {n} row{}",
+                    if n == 1 { "" } else { "s" }
+                ))],
+                None => Vec::new(),
+            },
+            Action::ToggleMark if on_list => {
+                let Some(id) = self
+                    .selected_item(cx.items)
+                    .map(|i| i.row.submission_id.clone())
+                else {
+                    return Vec::new();
+                };
+                self.toggle_mark(id);
+                self.move_cursor(1, cx.items);
+                let n = self.marks.len();
+                vec![Ask::Info(format!(
+                    "{n} marked · R/Q/F/S act on every marked row · esc unmarks all"
+                ))]
+            }
+            Action::MarkAll | Action::MarkRange | Action::ClearMarks => {
+                say(self.bulk_mark(a, cx.items, on_list))
+            }
+            _ => Vec::new(),
+        }
+    }
+
+    /// ⏎ on a worker of the incidents screen: only its rows, from the top.
+    pub fn narrow_to(&mut self, owner: Option<String>) {
+        self.owner = Some(owner);
+        self.query.clear();
+        self.selected = 0;
     }
 
     /// Space: mark or unmark a row for a bulk action (a marked row is where `V` starts).

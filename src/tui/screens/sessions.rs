@@ -8,13 +8,14 @@ use ratatui::text::Span;
 use ratatui::widgets::{Cell, Paragraph, Row, Table};
 use ratatui::Frame;
 
-use super::step;
+use super::{nav_delta, step, Ask};
 use crate::core::status::SubmissionStatus;
 use crate::core::time::ms_from_iso;
 use crate::store::SessionSummary;
 use crate::tui::data::{status_label, Target};
+use crate::tui::keymap::Action;
 use crate::tui::text::{ago, clean, pad};
-use crate::tui::view_state::{DrawCtx, Hit, Layout, Pane};
+use crate::tui::view_state::{DrawCtx, Hit, InputMode, Layout, Pane};
 use crate::tui::widgets::{render_selectable, scroll_into_view, table_header};
 
 #[derive(Debug, Clone, Default)]
@@ -70,6 +71,30 @@ impl SessionsScreen {
     pub fn move_cursor(&mut self, delta: isize) {
         self.selected = step(self.selected, self.view.len(), delta);
         self.selected_id = self.selected_session().map(|s| s.id.clone());
+    }
+
+    /// The sessions list's own actions: the cursor, ⏎, `/` and esc clearing the query.
+    pub fn handle(&mut self, a: Action, page: usize) -> Vec<Ask> {
+        if let Some(delta) = nav_delta(a, page) {
+            self.move_cursor(delta);
+            return Vec::new();
+        }
+        match a {
+            Action::Enter => self.target().map(Ask::Open).into_iter().collect(),
+            Action::StartFilter => vec![Ask::Input(InputMode::Filter)],
+            Action::Back if !self.query.is_empty() => {
+                self.query.clear();
+                self.rebuild();
+                Vec::new()
+            }
+            _ => Vec::new(),
+        }
+    }
+
+    /// The `/` text: the sessions shown are those it matches.
+    pub fn set_query(&mut self, q: String) {
+        self.query = q;
+        self.rebuild();
     }
 
     /// A click on row `row` of the viewport; `true` when it landed on a session.

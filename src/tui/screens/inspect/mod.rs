@@ -8,12 +8,15 @@ pub mod tree_pane;
 use std::collections::{HashMap, HashSet, VecDeque};
 use std::sync::Arc;
 
+use super::{nav_delta, Ask};
 use crate::core::entry::Entry;
 use crate::core::history::History;
 use crate::core::plan::RuleResult;
 use crate::tui::data::{Opened, OpenedSession, OpenedSubmission, Target};
 use crate::tui::keymap::Action;
+use crate::tui::popups::{Popup, PopupLine};
 use crate::tui::tree::{self, ExpandMode, Expansion, NodeKind, Tree, TreeInput};
+use crate::tui::view_state::{InputMode, Pane};
 use crate::tui::worker_error::WorkerError;
 
 #[derive(Debug, Clone, Default)]
@@ -368,6 +371,31 @@ pub enum Said {
     Error(String),
 }
 
+impl From<Said> for Ask {
+    fn from(said: Said) -> Ask {
+        match said {
+            Said::Info(m) => Ask::Info(m),
+            Said::Error(m) => Ask::Error(m),
+        }
+    }
+}
+
+/// `p` with nothing opened (or a session opened).
+pub const NO_PLAN: &str = "open a submission to see its recovery plan";
+
+/// What the opened view handles an action with besides its own state.
+pub struct InspectCx<'a> {
+    /// Rows in a page of the focused pane.
+    pub page: usize,
+    /// The tree or the detail pane.
+    pub focus: Pane,
+    /// The detail pane's wrapped lines at the last draw.
+    pub detail_lines: usize,
+    /// The last page's start the last draw showed, taken by the first scroll after it.
+    pub detail_shown: &'a mut Option<usize>,
+    pub read_only: bool,
+}
+
 fn info(text: impl Into<String>) -> Option<Said> {
     Some(Said::Info(text.into()))
 }
@@ -401,6 +429,48 @@ impl Inspect {
             Action::SearchPrev => (self.search_step(false, false), false),
             _ => return None,
         })
+    }
+
+    /// Every action of the opened view (the router sends it all but the global ones): its
+    /// tree's own actions, the cursor of the focused pane, ⏎ and l (open the input's submission
+    /// or fold), `/`, the recovery plan; what the router carries out after it.
+    pub fn handle(&mut self, a: Action, cx: InspectCx<'_>) -> Vec<Ask> {
+        if let Some((said, focus_tree)) = self.on_action(a) {
+            let mut asks: Vec<Ask> = said.map(Ask::from).into_iter().collect();
+            if focus_tree {
+                asks.insert(0, Ask::FocusTree);
+            }
+            return asks;
+        }
+        if let Some(delta) = nav_delta(a, cx.page) {
+            if cx.focus == Pane::Detail {
+                // The first key after a draw starts from what it showed (see `scroll_detail`).
+                let shown = cx.detail_shown.take();
+                self.scroll_detail(delta, cx.detail_lines, shown);
+            } else {
+                self.move_cursor(delta);
+            }
+            return Vec::new();
+        }
+        match a {
+            Action::Enter if cx.focus == Pane::Detail => Vec::new(),
+            Action::Enter | Action::Expand => match self.input_submission_at_cursor() {
+                Some(sub) => vec![Ask::Open(Target::Submission(sub))],
+                None => {
+                    self.toggle_fold();
+                    Vec::new()
+                }
+            },
+            Action::Search => vec![Ask::FocusTree, Ask::Input(InputMode::Search)],
+            Action::PlanWrites => match self.recovery_plan(cx.read_only) {
+                Some((title, lines)) => vec![Ask::Show(Popup::info(
+                    title,
+                    lines.into_iter().map(PopupLine::from).collect(),
+                ))],
+                None => vec![Ask::Info(NO_PLAN.into())],
+            },
+            _ => Vec::new(),
+        }
     }
 
     /// ⏎ / l on a tree row: fold or unfold it.
