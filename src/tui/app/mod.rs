@@ -1,11 +1,12 @@
 //! The router: the root screen, the focused pane, the popup slot, the status line and the clocks.
-//! A key becomes an [`Action`] (the keymap) and [`App::dispatch`] hands it to the open popup
-//! (`popups/`), else to the focused screen (`screens/`), and carries out what they answer. No
-//! drawing and no I/O here: the app asks for database work and clipboard writes by pushing
-//! [`Effect`]s, which the run loop (or a test) carries out; the worker's answers come back
-//! through `responses.rs`. The write flow is in `writes.rs`, the mouse in `mouse.rs`, moving
-//! around (paging, back, panes, the cursor, search) in `navigate.rs`.
-
+//! A key becomes an [`Action`] (the keymap, `keys.rs`) and [`App::dispatch`] hands it to the open
+//! popup (`popups/`, the slot in `popup_slot.rs`), else keeps it when it is global (quit, help,
+//! refresh, switching roots and panes, copy and export in `copy_export.rs`, the write keys in
+//! `writes.rs`), else hands it to the screen it concerns (`screens/`, each with its `handle`) and
+//! carries out the [`Ask`]s it answers. No drawing and no I/O here: the app asks for database work
+//! and clipboard writes by pushing [`Effect`]s, which the run loop (or a test) carries out; the
+//! worker's answers come back through `responses.rs`. The mouse is in `mouse.rs`; roots, panes
+//! and stepping between submissions in `navigate.rs`.
 use std::collections::{HashMap, HashSet};
 use std::path::PathBuf;
 use std::time::{Duration, Instant};
@@ -34,14 +35,19 @@ use crate::store::RowFilter;
 use crate::store::{AuditRecord, SessionSummary};
 
 mod chrome;
+mod copy_export;
 pub(super) mod draw;
 mod incidents;
+mod keys;
 mod mouse;
 mod navigate;
+mod popup_slot;
 mod query;
 mod responses;
 mod scale;
 mod writes;
+
+use popup_slot::contexts_of;
 
 use super::view_state::DrawCtx;
 pub use super::view_state::{Hit, InputMode, Layout, Level, Pane, Root, Status};
@@ -274,72 +280,6 @@ impl App {
         }
     }
 
-    pub fn on_key(&mut self, ev: KeyEvent) {
-        self.on_key_inner(ev);
-        self.request_bodies();
-    }
-
-    /// Ask the worker for the full bodies the detail pane is about to show.
-    fn request_bodies(&mut self) {
-        let Some(ins) = self.stack.last_mut() else {
-            return;
-        };
-        let Some(session) = ins.session_key() else {
-            return;
-        };
-        for entry_id in ins.bodies_to_fetch() {
-            ins.bodies_requested.insert(entry_id.clone());
-            self.effects.push(Effect::Request(Request::EntryBody {
-                session: session.clone(),
-                entry_id,
-            }));
-        }
-    }
-
-    fn on_key_inner(&mut self, ev: KeyEvent) {
-        if let Some(mode) = self.input {
-            self.on_input_key(mode, ev);
-            return;
-        }
-        // Ctrl-C quits from anywhere, popups included.
-        if ev.code == KeyCode::Char('c') && ev.modifiers.contains(KeyModifiers::CONTROL) {
-            self.quit = true;
-            return;
-        }
-        // A bulk's count is typed into its confirm dialog before any key is looked up.
-        if let Some(Popup::Confirm(c)) = &mut self.popup {
-            if c.on_count_key(ev.code) {
-                return;
-            }
-        }
-        if matches!(self.popup, Some(Popup::Reason(_) | Popup::Palette(_))) {
-            // They read text: every key is theirs.
-            if let Some(reply) = self.with_popup(|p, env, view| p.on_key(&ev, env, view)) {
-                self.on_popup_reply(reply);
-            }
-            return;
-        }
-        let ctxs = self.contexts();
-        if let Some(a) = keymap::lookup_with(&ctxs, &ev, self.write_mode(), &self.cfg.keys) {
-            self.dispatch(a);
-            return;
-        }
-        // A write key in read-only mode: dispatch says why nothing happens.
-        if let Some(a) = keymap::lookup_with(&ctxs, &ev, true, &self.cfg.keys)
-            .filter(|a| !self.write_mode() && keymap::is_write(*a))
-        {
-            self.dispatch(a);
-            return;
-        }
-        if self.popup.is_none() {
-            if let Some((key, help, pane)) =
-                keymap::bound_elsewhere(&ctxs, &ev, self.write_mode(), &self.cfg.keys)
-            {
-                self.info(&format!("{key} ({help}) works in: {pane}"));
-            }
-        }
-    }
-
     /// Which screen the status line's message belongs to: the root view and the opened
     /// submission or session (a message from one screen is stale on another).
     fn screen_key(&self) -> (Root, usize, Option<String>) {
@@ -348,149 +288,6 @@ impl App {
             self.stack.len(),
             self.inspect().map(|i| i.target.id().to_string()),
         )
-    }
-
-    /// Open `p` in the popup slot (its scroll bounds are its own, from its first draw).
-    fn show(&mut self, p: Popup) {
-        self.popup = Some(p);
-        self.layout.popup = PopupView::default();
-    }
-
-    /// Carry out what the open popup asked for.
-    fn on_popup_reply(&mut self, reply: Reply) {
-        match reply {
-            Reply::Stay => {}
-            Reply::StayWith(msg) => self.info(&msg),
-            Reply::Close => self.popup = None,
-            Reply::CloseWith(msg) => {
-                self.popup = None;
-                self.info(&msg);
-            }
-            Reply::Run(a) => {
-                self.popup = None;
-                self.dispatch(a);
-            }
-            Reply::Apply { kind, items } => {
-                self.popup = None;
-                self.request_apply(kind, items);
-            }
-            Reply::PlanUndo { target, reason } => {
-                self.popup = None;
-                self.request_undo(target, reason, false);
-            }
-            Reply::Undo { target, reason } => {
-                self.popup = None;
-                self.request_undo(target, reason, true);
-            }
-            Reply::Plan { kind, ids, reason } => {
-                self.popup = None;
-                self.request_plan(kind, ids, reason);
-            }
-        }
-    }
-
-    /// Call `f` with the open popup and what it needs from the app (the pane under it, the
-    /// theme, the keys); `None` without a popup.
-    fn with_popup<R>(
-        &mut self,
-        f: impl FnOnce(&mut Popup, &Env, &mut PopupView) -> R,
-    ) -> Option<R> {
-        let here = contexts_of(self.focus);
-        let page = self.page();
-        let env = Env {
-            theme: self.cfg.theme,
-            write_mode: !self.cfg.read_only,
-            keys: &self.cfg.keys,
-            here,
-            page,
-        };
-        let p = self.popup.as_mut()?;
-        Some(f(p, &env, &mut self.layout.popup))
-    }
-
-    /// Draw the open popup over the screen.
-    pub fn draw_popup(&self, f: &mut ratatui::Frame, area: Rect, view: &mut PopupView) {
-        let env = Env {
-            theme: self.cfg.theme,
-            write_mode: !self.cfg.read_only,
-            keys: &self.cfg.keys,
-            here: contexts_of(self.focus),
-            page: 0,
-        };
-        if let Some(p) = &self.popup {
-            p.render(f, area, &env, view);
-        }
-    }
-
-    /// The command palette's rows for this query (what `:` lists in the current pane).
-    pub fn palette_entries(&self, query: &str) -> Vec<PaletteEntry> {
-        let here = contexts_of(self.focus);
-        PaletteScope {
-            here: &here,
-            write_mode: self.write_mode(),
-            keys: &self.cfg.keys,
-        }
-        .entries(query)
-    }
-
-    fn on_input_key(&mut self, mode: InputMode, ev: KeyEvent) {
-        let ctrl = ev.modifiers.contains(KeyModifiers::CONTROL);
-        match ev.code {
-            KeyCode::Char('c') if ctrl => self.quit = true,
-            KeyCode::Esc => {
-                self.input = None;
-                self.set_query(mode, String::new());
-            }
-            KeyCode::Enter => {
-                self.input = None;
-                if mode == InputMode::Search {
-                    self.search_step(true, true);
-                }
-            }
-            KeyCode::Backspace => {
-                let mut q = self.query(mode);
-                q.pop();
-                self.set_query(mode, q);
-            }
-            KeyCode::Char('u') if ctrl => self.set_query(mode, String::new()),
-            KeyCode::Char(c) if !ctrl => {
-                let mut q = self.query(mode);
-                q.push(c);
-                self.set_query(mode, q);
-            }
-            _ => {}
-        }
-    }
-
-    fn query(&self, mode: InputMode) -> String {
-        match mode {
-            InputMode::Filter if self.focus == Pane::Sessions => self.sessions.query.clone(),
-            InputMode::Filter => self.list.query.clone(),
-            InputMode::Search => self
-                .inspect()
-                .map(|i| i.search.query.clone())
-                .unwrap_or_default(),
-        }
-    }
-
-    fn set_query(&mut self, mode: InputMode, q: String) {
-        match mode {
-            InputMode::Filter if self.focus == Pane::Sessions => {
-                self.sessions.query = q;
-                self.rebuild_sessions();
-            }
-            InputMode::Filter => {
-                self.list.query = q;
-                self.rebuild_list();
-            }
-            InputMode::Search => {
-                if let Some(ins) = self.inspect_mut() {
-                    ins.set_search(q);
-                }
-                // Incremental: jump to the first hit at or after the cursor as the text grows.
-                self.search_step(true, true);
-            }
-        }
     }
 
     /// The router: an action goes to the open popup, else to the focused screen or the app.
@@ -680,69 +477,6 @@ impl App {
             text: text.to_string(),
             level: Level::Error,
         });
-    }
-
-    /// The id `y` copies: the selected row's id, or the selected entry's.
-    pub fn selected_id(&self) -> Option<String> {
-        match self.focus {
-            Pane::List => self.selected_item().map(|i| i.row.submission_id.clone()),
-            Pane::Sessions => self.selected_session().map(|s| s.id.clone()),
-            Pane::Audit => self.selected_audit().map(|a| a.submission_id.clone()),
-            // The worker's full id: what `--owner` takes.
-            Pane::Incidents => self.incidents.selected_group()?.owner_id.clone(),
-            Pane::Tree | Pane::Detail => self.inspect()?.selected_id(),
-        }
-    }
-
-    fn copy(&mut self) {
-        match self.selected_id() {
-            Some(id) => {
-                // What is pasted must not act either (a newline or ESC pasted into a shell): the
-                // clipboard gets the id as shown, with hostile characters as visible escapes.
-                let id = super::text::clean(&id);
-                self.effects.push(Effect::Copy(id.clone()));
-                self.info(&format!("copied {id} to the clipboard (OSC 52)"));
-            }
-            None => self.info("nothing to copy here"),
-        }
-    }
-
-    fn export_target(&self) -> Option<Target> {
-        if let Some(ins) = self.inspect() {
-            return Some(ins.target.clone());
-        }
-        match self.focus {
-            Pane::Sessions => self.sessions.target(),
-            Pane::Audit => self.audit.target(),
-            Pane::Incidents => None,
-            _ => self.list.target(&self.items),
-        }
-    }
-
-    fn export(&mut self) {
-        match self.export_target() {
-            Some(t) => {
-                self.effects.push(Effect::Request(Request::Export {
-                    target: t,
-                    dir: self.cfg.export_dir.clone(),
-                    now_ms: self.now_ms,
-                }));
-                self.info("exporting…");
-            }
-            None => self.info("nothing selected to export"),
-        }
-    }
-}
-
-/// The contexts keys are looked up in for a focused pane, innermost first.
-fn contexts_of(focus: Pane) -> Vec<Ctx> {
-    match focus {
-        Pane::List => vec![Ctx::List, Ctx::Nav, Ctx::Global],
-        Pane::Sessions => vec![Ctx::Sessions, Ctx::Nav, Ctx::Global],
-        Pane::Tree => vec![Ctx::Tree, Ctx::Inspect, Ctx::Nav, Ctx::Global],
-        Pane::Detail => vec![Ctx::Detail, Ctx::Inspect, Ctx::Nav, Ctx::Global],
-        Pane::Audit => vec![Ctx::Audit, Ctx::Nav, Ctx::Global],
-        Pane::Incidents => vec![Ctx::Incidents, Ctx::Nav, Ctx::Global],
     }
 }
 

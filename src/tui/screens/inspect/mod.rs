@@ -148,6 +148,17 @@ impl Inspect {
         }
     }
 
+    /// The bodies to ask the worker for now, as `(session, entry id)`: those the detail pane is
+    /// about to show, each asked once.
+    pub fn take_body_requests(&mut self) -> Vec<(String, String)> {
+        let Some(session) = self.session_key() else {
+            return Vec::new();
+        };
+        let ids = self.bodies_to_fetch();
+        self.bodies_requested.extend(ids.iter().cloned());
+        ids.into_iter().map(|id| (session.clone(), id)).collect()
+    }
+
     /// Compact entries the detail pane shows for the selected node, whose body is not yet asked.
     pub fn bodies_to_fetch(&self) -> Vec<String> {
         let (Some(h), Some(node)) = (self.history(), self.selected_node()) else {

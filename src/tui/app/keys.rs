@@ -1,0 +1,127 @@
+//! The keyboard: a key becomes an [`Action`] in the contexts of the focused pane (or the open
+//! popup) and goes to [`App::dispatch`]; typed text (`/` filter, tree search) goes to the screen
+//! it filters.
+
+use super::*;
+
+impl App {
+    pub fn on_key(&mut self, ev: KeyEvent) {
+        self.on_key_inner(ev);
+        self.request_bodies();
+    }
+
+    /// Ask the worker for the full bodies the detail pane is about to show.
+    pub(super) fn request_bodies(&mut self) {
+        let Some(ins) = self.stack.last_mut() else {
+            return;
+        };
+        for (session, entry_id) in ins.take_body_requests() {
+            self.effects
+                .push(Effect::Request(Request::EntryBody { session, entry_id }));
+        }
+    }
+
+    pub(super) fn on_key_inner(&mut self, ev: KeyEvent) {
+        if let Some(mode) = self.input {
+            self.on_input_key(mode, ev);
+            return;
+        }
+        // Ctrl-C quits from anywhere, popups included.
+        if ev.code == KeyCode::Char('c') && ev.modifiers.contains(KeyModifiers::CONTROL) {
+            self.quit = true;
+            return;
+        }
+        // A bulk's count is typed into its confirm dialog before any key is looked up.
+        if let Some(Popup::Confirm(c)) = &mut self.popup {
+            if c.on_count_key(ev.code) {
+                return;
+            }
+        }
+        if matches!(self.popup, Some(Popup::Reason(_) | Popup::Palette(_))) {
+            // They read text: every key is theirs.
+            if let Some(reply) = self.with_popup(|p, env, view| p.on_key(&ev, env, view)) {
+                self.on_popup_reply(reply);
+            }
+            return;
+        }
+        let ctxs = self.contexts();
+        if let Some(a) = keymap::lookup_with(&ctxs, &ev, self.write_mode(), &self.cfg.keys) {
+            self.dispatch(a);
+            return;
+        }
+        // A write key in read-only mode: dispatch says why nothing happens.
+        if let Some(a) = keymap::lookup_with(&ctxs, &ev, true, &self.cfg.keys)
+            .filter(|a| !self.write_mode() && keymap::is_write(*a))
+        {
+            self.dispatch(a);
+            return;
+        }
+        if self.popup.is_none() {
+            if let Some((key, help, pane)) =
+                keymap::bound_elsewhere(&ctxs, &ev, self.write_mode(), &self.cfg.keys)
+            {
+                self.info(&format!("{key} ({help}) works in: {pane}"));
+            }
+        }
+    }
+
+    pub(super) fn on_input_key(&mut self, mode: InputMode, ev: KeyEvent) {
+        let ctrl = ev.modifiers.contains(KeyModifiers::CONTROL);
+        match ev.code {
+            KeyCode::Char('c') if ctrl => self.quit = true,
+            KeyCode::Esc => {
+                self.input = None;
+                self.set_query(mode, String::new());
+            }
+            KeyCode::Enter => {
+                self.input = None;
+                if mode == InputMode::Search {
+                    self.search_step(true, true);
+                }
+            }
+            KeyCode::Backspace => {
+                let mut q = self.query(mode);
+                q.pop();
+                self.set_query(mode, q);
+            }
+            KeyCode::Char('u') if ctrl => self.set_query(mode, String::new()),
+            KeyCode::Char(c) if !ctrl => {
+                let mut q = self.query(mode);
+                q.push(c);
+                self.set_query(mode, q);
+            }
+            _ => {}
+        }
+    }
+
+    /// The typed text of `mode`: the focused list's `/` query, or the tree's search.
+    pub(super) fn query(&self, mode: InputMode) -> String {
+        match mode {
+            InputMode::Filter if self.focus == Pane::Sessions => self.sessions.query.clone(),
+            InputMode::Filter => self.list.query.clone(),
+            InputMode::Search => self
+                .inspect()
+                .map(|i| i.search.query.clone())
+                .unwrap_or_default(),
+        }
+    }
+
+    /// The screen that takes the text filters (or searches) with it.
+    pub(super) fn set_query(&mut self, mode: InputMode, q: String) {
+        match mode {
+            InputMode::Filter if self.focus == Pane::Sessions => self.sessions.set_query(q),
+            InputMode::Filter => {
+                self.list.query = q;
+                // The incidents group the list's rows: both are rebuilt.
+                self.rebuild_list();
+            }
+            InputMode::Search => {
+                if let Some(ins) = self.inspect_mut() {
+                    ins.set_search(q);
+                }
+                // Incremental: jump to the first hit at or after the cursor as the text grows.
+                self.search_step(true, true);
+            }
+        }
+    }
+}
