@@ -21,9 +21,9 @@ use super::popups::{
     Confirm, Env, Help, Note, Palette, PaletteEntry, PaletteScope, Popup, PopupView, Reply,
 };
 use super::screens::audit::AuditScreen;
-use super::screens::incidents::IncidentScreen;
-use super::screens::inspect::{describe_change, Inspect, InspectCx, NO_PLAN};
-use super::screens::list::{describe_item_change, ListRows, ListScreen, WriteAsk};
+use super::screens::incidents::{IncidentRows, IncidentScreen};
+use super::screens::inspect::{Inspect, InspectCx, NO_PLAN};
+use super::screens::list::{ListRows, ListScreen, WriteAsk};
 use super::screens::sessions::SessionsScreen;
 use super::screens::{nav_delta, Ask, ScreenCx};
 use super::theme::Theme;
@@ -37,7 +37,6 @@ use crate::store::{AuditRecord, SessionSummary};
 mod chrome;
 mod copy_export;
 pub(super) mod draw;
-mod incidents;
 mod keys;
 mod mouse;
 mod navigate;
@@ -225,6 +224,14 @@ impl App {
             flashes: &self.flashes,
             ui_now: self.ui_now,
             total: self.count(RowFilter::All),
+        }
+    }
+
+    /// What the incidents screen draws besides its own state.
+    pub fn incident_rows(&self) -> IncidentRows<'_> {
+        IncidentRows {
+            marks: &self.list.marks,
+            ready: self.loaded && self.scale.filter == Some(RowFilter::Expired),
         }
     }
 

@@ -76,6 +76,33 @@ impl App {
         self.focus = root_pane(self.root);
     }
 
+    /// `I`: the incidents screen, or back to where it was opened from. It groups the expired
+    /// filter's rows, so the list switches to that filter (and reads it) when it showed another.
+    pub(super) fn toggle_incidents(&mut self) {
+        self.stack.clear();
+        self.layout.tree_offsets.clear();
+        self.banner = None;
+        if self.root == Root::Incidents {
+            self.root = self.incidents_return;
+            self.focus = root_pane(self.root);
+            return;
+        }
+        self.incidents_return = match self.root {
+            Root::Audit => Root::Submissions,
+            r => r,
+        };
+        self.root = Root::Incidents;
+        self.focus = Pane::Incidents;
+        if self.list.show_expired() {
+            self.carry_out(vec![
+                Ask::Reread,
+                Ask::Info(
+                    "incidents group the expired leases: the list shows that filter now".into(),
+                ),
+            ]);
+        }
+    }
+
     pub(super) fn move_by(&mut self, delta: isize) {
         if self.popup_scrolls() {
             self.with_popup(|p, env, view| p.scroll_by(delta, env, view));

@@ -1,8 +1,9 @@
-//! The worker's answers: snapshots merged into the screens (flashes, "changed under you"),
+//! The worker's answers: snapshots merged into the screens (flashes; the "changed under you"
+//! banner is worded by the list, `ListScreen::changed_under_you`, and the opened view,
+//! `Inspect::on_refresh`),
 //! opened views, entry bodies, exports, plans and results, the audit trail.
 
 use super::*;
-use crate::tui::data::BannerBase;
 
 impl App {
     pub fn on_response(&mut self, resp: Response) {
@@ -122,41 +123,15 @@ impl App {
             self.banner_base = None;
         }
         if self.stack.is_empty() {
-            // While a banner about this row is up, count from what it was before that banner.
-            let selected_before = match (&self.banner_base, selected_before) {
-                (Some(BannerBase::Row(base)), Some(now))
-                    if base.row.submission_id == now.row.submission_id =>
-                {
-                    Some((**base).clone())
-                }
-                (_, now) => now,
-            };
-            if let Some(old) = selected_before
-                .as_ref()
-                .filter(|o| !own.contains(&o.row.submission_id))
-            {
-                let id = &old.row.submission_id;
-                let still = self
-                    .selected_item()
-                    .is_some_and(|n| &n.row.submission_id == id);
-                let new = self
-                    .items
-                    .iter()
-                    .find(|i| &i.row.submission_id == id)
-                    .or(watched.as_ref().filter(|w| &w.row.submission_id == id))
-                    .filter(|i| !i.pending);
-                if let Some(new) = new {
-                    if let Some(mut c) = describe_item_change(old, new) {
-                        if !still {
-                            c = c.replace(
-                                " · esc dismisses",
-                                " · it left this filter · esc dismisses",
-                            );
-                        }
-                        self.banner = Some(c);
-                        self.banner_base = Some(BannerBase::Row(Box::new(old.clone())));
-                    }
-                }
+            if let Some((c, base)) = self.list.changed_under_you(
+                selected_before,
+                self.banner_base.as_ref(),
+                &self.items,
+                watched.as_ref(),
+                &own,
+            ) {
+                self.banner = Some(c);
+                self.banner_base = Some(base);
             }
         }
         if first {
@@ -171,30 +146,9 @@ impl App {
             if ins.target != target {
                 return;
             }
-            match result {
-                Ok(data) => {
-                    let old = ins.refreshed(data);
-                    let base = match (&self.banner_base, &old) {
-                        (Some(BannerBase::Opened(base)), Some(Opened::Submission(a)))
-                            if base.report.row().submission_id == a.report.row().submission_id =>
-                        {
-                            Some(&**base)
-                        }
-                        (_, Some(Opened::Submission(a))) => Some(a),
-                        _ => None,
-                    };
-                    let change = match (base, ins.submission()) {
-                        (Some(a), Some(b)) if !own.contains(&b.report.row().submission_id) => {
-                            describe_change(a, b).map(|c| (c, a.clone()))
-                        }
-                        _ => None,
-                    };
-                    if let Some((c, base)) = change {
-                        self.banner = Some(c);
-                        self.banner_base = Some(BannerBase::Opened(Box::new(base)));
-                    }
-                }
-                Err(e) => ins.error = Some(e),
+            if let Some((c, base)) = ins.on_refresh(result, self.banner_base.as_ref(), &own) {
+                self.banner = Some(c);
+                self.banner_base = Some(base);
             }
         }
     }

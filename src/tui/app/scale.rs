@@ -114,18 +114,10 @@ impl App {
                     self.flashes.insert(id.clone(), until);
                     if self.stack.is_empty() && selected.as_deref() == Some(id.as_str()) {
                         // A banner about this row that is up counts from what it saw first.
-                        let base = match &self.banner_base {
-                            Some(crate::tui::data::BannerBase::Row(b))
-                                if self.banner.is_some() && b.row.submission_id == id =>
-                            {
-                                (**b).clone()
-                            }
-                            _ => base,
-                        };
-                        if let Some(c) = describe_item_change(&base, &it) {
+                        let up = self.banner.as_ref().and(self.banner_base.as_ref());
+                        if let Some((c, base)) = ListScreen::verdict_changed(up, base, &it) {
                             self.banner = Some(c);
-                            self.banner_base =
-                                Some(crate::tui::data::BannerBase::Row(Box::new(base)));
+                            self.banner_base = Some(base);
                         }
                     }
                 }

@@ -18,7 +18,7 @@ use super::{nav_delta, say, step, Ask, ScreenCx};
 use crate::actions::ActionKind;
 use crate::report::lease_text;
 use crate::store::RowFilter;
-use crate::tui::data::{status_label, ItemDisposition, ListItem, Target};
+use crate::tui::data::{status_label, BannerBase, ItemDisposition, ListItem, Target};
 use crate::tui::keymap::{Action, FilterLabel};
 use crate::tui::list_query::{self, Subject};
 use crate::tui::popups::Reason;
@@ -211,6 +211,59 @@ impl ListScreen {
             }
             _ => Vec::new(),
         }
+    }
+
+    /// `I`: the incidents screen groups the expired rows, so the list shows that filter; `true`
+    /// when it showed another (its rows are then to be read).
+    pub fn show_expired(&mut self) -> bool {
+        if self.filter == RowFilter::Expired {
+            return false;
+        }
+        self.filter = RowFilter::Expired;
+        self.selected = 0;
+        true
+    }
+
+    /// After a refresh: what changed under the operator in the row that was selected before it
+    /// (`before`), unless this app wrote it; counted from the banner's base (`up`) while a banner
+    /// about that row is up. `watched` is the selected row as read even when it left the filter.
+    pub fn changed_under_you(
+        &self,
+        before: Option<ListItem>,
+        up: Option<&BannerBase>,
+        items: &[ListItem],
+        watched: Option<&ListItem>,
+        own: &HashSet<String>,
+    ) -> Option<(String, BannerBase)> {
+        let old = banner_base(up, before?);
+        let id = &old.row.submission_id;
+        if own.contains(id) {
+            return None;
+        }
+        let still = self
+            .selected_item(items)
+            .is_some_and(|n| &n.row.submission_id == id);
+        let new = items
+            .iter()
+            .find(|i| &i.row.submission_id == id)
+            .or(watched.filter(|w| &w.row.submission_id == id))
+            .filter(|i| !i.pending)?;
+        let mut c = describe_item_change(&old, new)?;
+        if !still {
+            c = c.replace(" · esc dismisses", " · it left this filter · esc dismisses");
+        }
+        Some((c, BannerBase::Row(Box::new(old))))
+    }
+
+    /// A background verdict changed the selected row from `seen`: the banner, counted from the
+    /// banner's base (`up`) while one about that row is up.
+    pub fn verdict_changed(
+        up: Option<&BannerBase>,
+        seen: ListItem,
+        new: &ListItem,
+    ) -> Option<(String, BannerBase)> {
+        let base = banner_base(up, seen);
+        describe_item_change(&base, new).map(|c| (c, BannerBase::Row(Box::new(base))))
     }
 
     /// ⏎ on a worker of the incidents screen: only its rows, from the top.
@@ -494,6 +547,17 @@ pub fn marked_in_order(items: &[ListItem], marks: &HashSet<String>) -> Vec<Strin
     other.sort();
     ids.extend(other);
     ids
+}
+
+/// The row a banner counts its change from: the one it saw first while a banner about the same
+/// row is up (`up`), else `seen`.
+fn banner_base(up: Option<&BannerBase>, seen: ListItem) -> ListItem {
+    match up {
+        Some(BannerBase::Row(base)) if base.row.submission_id == seen.row.submission_id => {
+            (**base).clone()
+        }
+        _ => seen,
+    }
 }
 
 /// What changed in a list row between two refreshes, in the operator's words.

@@ -12,7 +12,7 @@ use super::{nav_delta, Ask};
 use crate::core::entry::Entry;
 use crate::core::history::History;
 use crate::core::plan::RuleResult;
-use crate::tui::data::{Opened, OpenedSession, OpenedSubmission, Target};
+use crate::tui::data::{BannerBase, Opened, OpenedSession, OpenedSubmission, Target};
 use crate::tui::keymap::Action;
 use crate::tui::popups::{Popup, PopupLine};
 use crate::tui::tree::{self, ExpandMode, Expansion, NodeKind, Tree, TreeInput};
@@ -136,6 +136,40 @@ impl Inspect {
         match self.bodies.get(&e.id) {
             Some(full) if e.compact && full.position == e.position => full,
             _ => e,
+        }
+    }
+
+    /// A refresh's re-read of the opened view: what changed under the operator in the opened
+    /// submission (unless this app wrote it, `own`), counted from the banner's base (`up`) while a
+    /// banner about it is up.
+    pub fn on_refresh(
+        &mut self,
+        result: Result<Opened, WorkerError>,
+        up: Option<&BannerBase>,
+        own: &HashSet<String>,
+    ) -> Option<(String, BannerBase)> {
+        let data = match result {
+            Ok(data) => data,
+            Err(e) => {
+                self.error = Some(e);
+                return None;
+            }
+        };
+        let old = self.refreshed(data);
+        let base = match (up, &old) {
+            (Some(BannerBase::Opened(base)), Some(Opened::Submission(a)))
+                if base.report.row().submission_id == a.report.row().submission_id =>
+            {
+                Some(&**base)
+            }
+            (_, Some(Opened::Submission(a))) => Some(a),
+            _ => None,
+        };
+        match (base, self.submission()) {
+            (Some(a), Some(b)) if !own.contains(&b.report.row().submission_id) => {
+                describe_change(a, b).map(|c| (c, BannerBase::Opened(Box::new(a.clone()))))
+            }
+            _ => None,
         }
     }
 
