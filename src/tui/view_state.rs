@@ -59,6 +59,33 @@ impl Layout {
         self.popup = PopupView::default();
     }
 
+    /// Where pane `pane` was drawn last (`None`: not drawn).
+    pub fn hit(&self, pane: Pane) -> Option<Hit> {
+        match pane {
+            Pane::List => self.list,
+            Pane::Sessions => self.sessions,
+            Pane::Tree => self.tree,
+            Pane::Detail => self.detail,
+            Pane::Audit => self.audit,
+            Pane::Incidents => self.incidents,
+        }
+    }
+
+    /// The pane drawn under column `x`, row `y` (the mouse's target); the opened view's panes
+    /// first, as they are drawn over the list.
+    pub fn pane_at(&self, x: u16, y: u16) -> Option<Pane> {
+        [
+            Pane::Detail,
+            Pane::Tree,
+            Pane::List,
+            Pane::Sessions,
+            Pane::Audit,
+            Pane::Incidents,
+        ]
+        .into_iter()
+        .find(|&p| self.hit(p).is_some_and(|h| h.area.contains((x, y).into())))
+    }
+
     /// The innermost opened view's tree offset.
     pub fn tree_offset(&self) -> usize {
         self.tree_offsets.last().copied().unwrap_or(0)
@@ -128,4 +155,33 @@ pub struct DrawCtx {
     pub loaded: bool,
     /// The first page of sessions arrived.
     pub sessions_loaded: bool,
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn hit(x: u16, y: u16, w: u16, h: u16) -> Option<Hit> {
+        let area = Rect::new(x, y, w, h);
+        Some(Hit { area, rows: area })
+    }
+
+    #[test]
+    fn the_mouse_targets_the_opened_view_over_the_list_and_nothing_outside_the_panes() {
+        let layout = Layout {
+            list: hit(0, 0, 80, 20),
+            tree: hit(0, 0, 40, 20),
+            detail: hit(40, 0, 40, 20),
+            ..Layout::default()
+        };
+        assert_eq!(layout.pane_at(10, 5), Some(Pane::Tree));
+        assert_eq!(layout.pane_at(50, 5), Some(Pane::Detail));
+        assert_eq!(layout.pane_at(10, 30), None);
+        let list_only = Layout {
+            list: hit(0, 0, 80, 20),
+            ..Layout::default()
+        };
+        assert_eq!(list_only.pane_at(10, 5), Some(Pane::List));
+        assert!(list_only.hit(Pane::Audit).is_none());
+    }
 }

@@ -49,7 +49,7 @@ mod writes;
 use popup_slot::contexts_of;
 
 use super::view_state::DrawCtx;
-pub use super::view_state::{Hit, InputMode, Layout, Level, Pane, Root, Status};
+pub use super::view_state::{InputMode, Layout, Level, Pane, Root, Status};
 
 /// Something the app wants done outside itself.
 #[derive(Debug, Clone)]

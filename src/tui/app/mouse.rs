@@ -11,22 +11,7 @@ impl App {
 
     pub(super) fn on_mouse_inner(&mut self, ev: MouseEvent) {
         let (x, y) = (ev.column, ev.row);
-        let inside = |h: &Option<Hit>| h.is_some_and(|h| h.area.contains((x, y).into()));
-        let pane = if inside(&self.layout.detail) {
-            Some(Pane::Detail)
-        } else if inside(&self.layout.tree) {
-            Some(Pane::Tree)
-        } else if inside(&self.layout.list) {
-            Some(Pane::List)
-        } else if inside(&self.layout.sessions) {
-            Some(Pane::Sessions)
-        } else if inside(&self.layout.audit) {
-            Some(Pane::Audit)
-        } else if inside(&self.layout.incidents) {
-            Some(Pane::Incidents)
-        } else {
-            None
-        };
+        let pane = self.layout.pane_at(x, y);
         if self.popup.is_some() {
             match ev.kind {
                 MouseEventKind::ScrollDown => self.move_by(3),
@@ -49,15 +34,9 @@ impl App {
             }
             MouseEventKind::Down(MouseButton::Left) => {
                 self.focus = pane;
-                let hit = match pane {
-                    Pane::List => self.layout.list,
-                    Pane::Sessions => self.layout.sessions,
-                    Pane::Tree => self.layout.tree,
-                    Pane::Detail => self.layout.detail,
-                    Pane::Audit => self.layout.audit,
-                    Pane::Incidents => self.layout.incidents,
+                let Some(hit) = self.layout.hit(pane) else {
+                    return;
                 };
-                let Some(hit) = hit else { return };
                 if !hit.rows.contains((x, y).into()) {
                     return;
                 }

@@ -6,14 +6,7 @@ use crate::tui::screens::inspect::Said;
 
 impl App {
     pub(super) fn page(&self) -> usize {
-        let hit = match self.focus {
-            Pane::List => self.layout.list,
-            Pane::Sessions => self.layout.sessions,
-            Pane::Tree => self.layout.tree,
-            Pane::Detail => self.layout.detail,
-            Pane::Audit => self.layout.audit,
-            Pane::Incidents => self.layout.incidents,
-        };
+        let hit = self.layout.hit(self.focus);
         hit.map_or(10, |h| h.rows.height.max(2) as usize - 1)
     }
 
