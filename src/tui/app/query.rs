@@ -1,10 +1,88 @@
-//! What the app answers about itself, for the run loop and the test harness: its fields stay
+//! What the app answers about itself, for the views, the run loop and the test harness: its fields
 //! private to the router, so the screens' state can move without touching either.
 
 use super::*;
 use crate::tui::screens::inspect::Inspect;
 
 impl App {
+    // ----- what the views draw from --------------------------------------------------------
+
+    pub fn inspect(&self) -> Option<&Inspect> {
+        self.stack.last()
+    }
+
+    pub(super) fn inspect_mut(&mut self) -> Option<&mut Inspect> {
+        self.stack.last_mut()
+    }
+
+    pub fn selected_item(&self) -> Option<&ListItem> {
+        self.list.selected_item(&self.items)
+    }
+
+    pub fn selected_session(&self) -> Option<&SessionSummary> {
+        self.sessions.selected_session()
+    }
+
+    /// Rows of filter `f` in the database (the counts come from SQL, not from the loaded rows).
+    pub fn count(&self, f: RowFilter) -> usize {
+        self.count_known(f).unwrap_or(0)
+    }
+
+    pub fn is_flashing(&self, id: &str) -> bool {
+        self.flashes
+            .get(id)
+            .is_some_and(|&until| self.ui_now < until)
+    }
+
+    /// The contexts keys are looked up in, innermost first.
+    pub fn contexts(&self) -> Vec<Ctx> {
+        if self.popup.is_some() {
+            return vec![Ctx::Popup];
+        }
+        contexts_of(self.focus)
+    }
+
+    /// `--write` mode: the write actions exist.
+    pub fn write_mode(&self) -> bool {
+        !self.cfg.read_only
+    }
+
+    /// What the screens draw with besides their own state.
+    pub fn draw_ctx(&self) -> DrawCtx {
+        DrawCtx {
+            theme: self.cfg.theme,
+            now_ms: self.now_ms,
+            focus: self.focus,
+            write_mode: self.write_mode(),
+            loaded: self.loaded,
+            sessions_loaded: self.scale.sessions_loaded,
+        }
+    }
+
+    /// What the list screen draws from the app's loaded rows.
+    pub fn list_rows(&self) -> ListRows<'_> {
+        ListRows {
+            items: &self.items,
+            flashes: &self.flashes,
+            ui_now: self.ui_now,
+            total: self.count(RowFilter::All),
+        }
+    }
+
+    /// What the incidents screen draws besides its own state.
+    pub fn incident_rows(&self) -> IncidentRows<'_> {
+        IncidentRows {
+            marks: &self.list.marks,
+            ready: self.loaded && self.scale.filter == Some(RowFilter::Expired),
+        }
+    }
+
+    pub fn selected_audit(&self) -> Option<&AuditRecord> {
+        self.audit.selected_record()
+    }
+
+    // ----- what the run loop and the tests read --------------------------------------------
+
     /// The effects asked for since the last call, to carry out (worker requests, clipboard).
     pub fn take_effects(&mut self) -> Vec<Effect> {
         std::mem::take(&mut self.effects)
