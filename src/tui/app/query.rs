@@ -1,5 +1,5 @@
-//! What the app answers about itself, for the views, the run loop and the test harness: its fields
-//! private to the router, so the screens' state can move without touching either.
+//! What the app answers about itself, for the views, the run loop and the test harness: its
+//! fields stay private to the router, so the screens' state can move without touching either.
 
 use super::*;
 use crate::tui::screens::inspect::Inspect;
