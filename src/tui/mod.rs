@@ -11,7 +11,9 @@
 //! [`Action`]s and go to the open popup or the focused screen) with its own render (`app/draw.rs`,
 //! the chrome in `app/chrome.rs`) and the query facade the run loop and the test harness use
 //! (`app/query.rs`). Each screen in `screens/` (list, sessions, audit, incidents, inspect) owns
-//! its state, answers its actions and draws from `&self` plus the view state; each popup in
+//! its state, handles its actions (`handle(action, cx)`, answering the router with
+//! `screens::Ask`s: open this, re-read, say that, a popup) and draws from `&self` plus the view
+//! state; each popup in
 //! `popups/` owns its keys and its drawing. `worker.rs` holds the one request/response pair
 //! between the UI and the database.
 //!

@@ -238,7 +238,7 @@ impl App {
         if let Some(reply) = self.with_popup(|p, env, view| p.on_action(a, env, view)) {
             self.on_popup_reply(reply);
         } else if !self.global(a) {
-            let asks = self.to_screen(a);
+            let asks = self.route_to_screen(a);
             self.carry_out(asks);
         }
         self.prioritize_visible();
@@ -306,7 +306,7 @@ impl App {
     /// Hand a screen's action to the screen it concerns: the list's keys (filters, sorting,
     /// marks) to the list wherever they come from, `u`/`U` to the audit trail, the rest to the
     /// opened view if there is one, else to the focused root screen.
-    fn to_screen(&mut self, a: Action) -> Vec<Ask> {
+    fn route_to_screen(&mut self, a: Action) -> Vec<Ask> {
         let page = self.page();
         let on_list = self.focus == Pane::List && self.stack.is_empty();
         let cx = ScreenCx {

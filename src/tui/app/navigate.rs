@@ -138,13 +138,13 @@ impl App {
 
     /// ⏎ (or a double click) on the focused screen.
     pub(super) fn enter(&mut self) {
-        let asks = self.to_screen(Action::Enter);
+        let asks = self.route_to_screen(Action::Enter);
         self.carry_out(asks);
     }
 
     /// l on the opened view (or a click on a fold mark).
     pub(super) fn expand(&mut self) {
-        let asks = self.to_screen(Action::Expand);
+        let asks = self.route_to_screen(Action::Expand);
         self.carry_out(asks);
     }
 
