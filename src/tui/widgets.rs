@@ -1,6 +1,6 @@
 //! Small drawing helpers every screen and the chrome share. A leaf of the TUI.
 
-use ratatui::layout::{Constraint, Rect};
+use ratatui::layout::{Constraint, Layout, Rect};
 use ratatui::style::Modifier;
 use ratatui::text::{Line, Span};
 use ratatui::widgets::{Cell, HighlightSpacing, Paragraph, Row, Table, TableState};
@@ -11,6 +11,14 @@ use super::theme::Theme;
 /// A one-line paragraph of spans.
 pub(crate) fn line<'a>(spans: Vec<Span<'a>>) -> Paragraph<'a> {
     Paragraph::new(Line::from(spans))
+}
+
+/// `area` split into a table on top and a strip of `strip` rows under it (the selected row's
+/// preview or detail); with a strip of 0 the table has the whole area.
+pub(crate) fn table_and_strip(area: Rect, strip: u16) -> (Rect, Rect) {
+    let [table, below] =
+        Layout::vertical([Constraint::Fill(1), Constraint::Length(strip)]).areas(area);
+    (table, below)
 }
 
 /// Keep `sel` inside a window of `height` rows starting at `offset`.
@@ -75,4 +83,28 @@ pub(crate) fn render_selectable(
         .with_offset(offset)
         .with_selected(selected);
     f.render_stateful_widget(table, area, &mut state);
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_strip_sits_under_the_table_and_together_they_fill_the_area() {
+        for height in 0..40u16 {
+            let area = Rect::new(3, 2, 50, height);
+            let strip = if height >= 14 { 6 } else { 0 };
+            let (table, below) = table_and_strip(area, strip);
+            assert_eq!(
+                table,
+                Rect {
+                    height: height - strip,
+                    ..area
+                },
+                "height {height}"
+            );
+            assert_eq!((below.y, below.height), (area.y + table.height, strip));
+            assert_eq!((below.x, below.width), (area.x, area.width));
+        }
+    }
 }

@@ -16,7 +16,7 @@ use crate::tui::keymap::Action;
 use crate::tui::popups::{Popup, Reason};
 use crate::tui::text::{clean, pad};
 use crate::tui::view_state::{DrawCtx, Hit, Layout, Pane};
-use crate::tui::widgets::{render_selectable, scroll_into_view, table_header};
+use crate::tui::widgets::{render_selectable, scroll_into_view, table_and_strip, table_header};
 use crate::tui::worker_error::WorkerError;
 
 /// The audit trail's state: the rows as last read, and the cursor.
@@ -106,10 +106,7 @@ impl AuditScreen {
     pub fn draw(&self, f: &mut Frame, cx: &DrawCtx, view: &mut Layout, area: Rect) {
         let t = cx.theme;
         let detail_h = if area.height >= 14 { 6 } else { 0 };
-        let table = Rect {
-            height: area.height - detail_h,
-            ..area
-        };
+        let (table, d) = table_and_strip(area, detail_h);
         let w = table.width as usize;
         // time, operator, action, submission, reason; the summary takes what is left.
         let fixed = [
@@ -176,11 +173,6 @@ impl AuditScreen {
             );
         }
         if detail_h > 0 {
-            let d = Rect {
-                y: area.y + table.height,
-                height: detail_h,
-                ..area
-            };
             let block = Block::new()
                 .borders(Borders::TOP)
                 .border_style(t.border(false));

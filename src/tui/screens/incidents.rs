@@ -21,7 +21,7 @@ use crate::tui::data::{ItemDisposition, ListItem};
 use crate::tui::keymap::Action;
 use crate::tui::text::{clean, fit, pad};
 use crate::tui::view_state::{DrawCtx, Hit, Layout, Pane};
-use crate::tui::widgets::{render_selectable, scroll_into_view, table_header};
+use crate::tui::widgets::{render_selectable, scroll_into_view, table_and_strip, table_header};
 
 /// The incidents screen's state: the groups as last built from the expired rows, and the cursor.
 #[derive(Debug, Clone, Default)]
@@ -223,10 +223,7 @@ impl IncidentScreen {
     ) {
         let t = cx.theme;
         let detail_h = if area.height >= 14 { 6 } else { 0 };
-        let table = Rect {
-            height: area.height - detail_h,
-            ..area
-        };
+        let (table, d) = table_and_strip(area, detail_h);
         let w = table.width as usize;
         let marker = usize::from(cx.write_mode);
         // The full owner id when there is room for it: it is what `--owner` takes.
@@ -309,11 +306,6 @@ impl IncidentScreen {
             );
         }
         if detail_h > 0 {
-            let d = Rect {
-                y: area.y + table.height,
-                height: detail_h,
-                ..area
-            };
             self.draw_detail(f, cx, data, groups, d);
         }
     }

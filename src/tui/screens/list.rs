@@ -24,7 +24,7 @@ use crate::tui::list_query::{self, Subject};
 use crate::tui::popups::Reason;
 use crate::tui::text::{clean, fit, pad, width};
 use crate::tui::view_state::{DrawCtx, Hit, InputMode, Layout, Pane};
-use crate::tui::widgets::scroll_into_view;
+use crate::tui::widgets::{scroll_into_view, table_and_strip};
 
 /// List columns, in display order; also the sort keys.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -727,15 +727,7 @@ impl ListScreen {
     ) {
         let t = cx.theme;
         let preview_h = if area.height >= 14 { 5 } else { 0 };
-        let table = Rect {
-            height: area.height - preview_h,
-            ..area
-        };
-        let preview = Rect {
-            y: area.y + table.height,
-            height: preview_h,
-            ..area
-        };
+        let (table, preview) = table_and_strip(area, preview_h);
         // The marker column exists only in write mode (marks do too).
         let marker = cx.write_mode;
         let w = table.width as usize - usize::from(marker);
