@@ -46,8 +46,6 @@ mod responses;
 mod scale;
 mod writes;
 
-use popup_slot::contexts_of;
-
 use super::view_state::DrawCtx;
 pub use super::view_state::{InputMode, Layout, Level, Pane, Root, Status};
 

@@ -1,6 +1,7 @@
 //! What the app answers about itself, for the views, the run loop and the test harness: its
 //! fields stay private to the router, so the screens' state can move without touching either.
 
+use super::popup_slot::contexts_of;
 use super::*;
 use crate::tui::screens::inspect::Inspect;
 
