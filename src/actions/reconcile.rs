@@ -64,6 +64,14 @@ pub fn plan_reconcile(
             .map(PlannedWrite::describe)
             .collect();
         summary.push_str(&format!("; left to the runtime: {}", left.join("; then ")));
+        // A write turnscope would not build (other than the attempt replacement, which is the
+        // runtime's by design) says why it stopped there.
+        if let (Some(refusal), false) = (
+            stopped,
+            matches!(r.plan.writes[written], PlannedWrite::ReplaceAttempt),
+        ) {
+            summary.push_str(&format!(" (turnscope stops before it: {})", refusal.reason));
+        }
     }
     Ok(ActionPlan::new(ActionKind::Reconcile, r, changes, summary))
 }

@@ -202,6 +202,23 @@ fn a_missing_stream_is_created_and_a_closed_one_refused() {
             "{store:?}: {}",
             refusal.reason
         );
+        // `reconcile` writes what comes before the settlement (if anything) and says why it
+        // stops there.
+        let why = match plan_reconcile(&r, DEMO_NOW, &mut ids(&r)) {
+            Ok(plan) => {
+                assert!(
+                    !change_names(&plan).iter().any(|c| c.contains("event")),
+                    "{store:?}: {:?}",
+                    change_names(&plan)
+                );
+                plan.summary
+            }
+            Err(refusal) => refusal.reason,
+        };
+        assert!(
+            why.contains(&format!("the event stream {path} is closed")),
+            "{store:?}: {why}"
+        );
     }
 }
 
