@@ -41,16 +41,14 @@ fn main() {
     h.press("<Enter>");
     let open = t.elapsed();
     h.render();
-    let tree_rows = h.app.inspect().map_or(0, |i| i.visible.len());
+    let tree_rows = h.tree_row_count();
     println!("session: {written} entries; tree rows visible when open: {tree_rows}");
     println!("first refresh (list + verdicts): {:.1} ms; open submission (load + classify + tree): {:.1} ms", refresh.as_secs_f64() * 1e3, open.as_secs_f64() * 1e3);
 
     let frame = |h: &mut Harness, keys: &str| {
         h.press(keys);
         let t = Instant::now();
-        h.terminal
-            .draw(|f| turnscope::tui::draw(f, &mut h.app))
-            .unwrap();
+        h.draw_frame();
         t.elapsed()
     };
     stats(
@@ -68,7 +66,7 @@ fn main() {
             .collect(),
     );
     frame(&mut h, "Z");
-    let rows = h.app.inspect().map_or(0, |i| i.visible.len());
+    let rows = h.tree_row_count();
     stats(
         &format!("expand all ({rows} rows), scroll x1000"),
         (0..1000).map(|_| frame(&mut h, "j")).collect(),
@@ -86,9 +84,7 @@ fn main() {
             .map(|i| {
                 let t = Instant::now();
                 h.press(if i % 2 == 0 { "z" } else { "Z" });
-                h.terminal
-                    .draw(|f| turnscope::tui::draw(f, &mut h.app))
-                    .unwrap();
+                h.draw_frame();
                 t.elapsed()
             })
             .collect(),

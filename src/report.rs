@@ -9,7 +9,7 @@ use serde_json::{json, Value};
 use crate::core::classify::Classification;
 use crate::core::context_window::{self, ContextWindow};
 use crate::core::entry::{Entry, Role};
-use crate::core::history::{History, SubmissionKind};
+use crate::core::history::History;
 use crate::core::plan::{
     inspect_session, plan_recovery, Disposition, RecoveryPlan, SessionInspection,
 };
@@ -150,7 +150,7 @@ impl SubmissionReport {
     /// The active path strictly after the input entry (what the classifier saw).
     pub fn following(&self) -> Option<Vec<&Entry>> {
         let h = self.history.as_ref()?;
-        let kind = SubmissionKind::parse(&self.row().kind)?;
+        let kind = self.row().submission_kind()?;
         h.following(kind, &self.row().submission_id)
     }
 

@@ -69,6 +69,15 @@ impl ActionPlan {
     pub fn is_noop(&self) -> bool {
         self.changes.is_empty()
     }
+
+    /// The event stream this plan appends an event to (a direct prompt's terminal event): once
+    /// written, subscribers may have read it, so an undo is refused.
+    pub fn published_stream(&self) -> Option<&str> {
+        self.changes.iter().find_map(|c| match c {
+            RowChange::AppendEvent { path, .. } => Some(path.as_str()),
+            _ => None,
+        })
+    }
 }
 
 /// Why an action does not apply, and what would.

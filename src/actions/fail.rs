@@ -7,7 +7,7 @@
 
 use super::common::{check_stuck, ActionKind, ActionPlan, Refusal};
 use super::entries::EntryIds;
-use super::rows::{advisory_rows, create_session_rows, delete_chunks_row, settle_failed_row};
+use super::rows::{advisory_rows, create_session_rows, delete_chunks_row, settle_failed_rows};
 use crate::core::changes::RowChange;
 use crate::core::classify::Inspection;
 use crate::core::failure::RuntimeFailure;
@@ -31,7 +31,10 @@ pub fn plan_fail(
     if r.inspection.inspection() == Inspection::Completed {
         return Err(Refusal::new(
             "the session already holds a completed answer for this submission; failing it would discard that answer",
-            "leave it: the runtime's next pass settles it as completed (rule 1)",
+            format!(
+                "settle it as completed, as the runtime's next pass would (rule 1): `turnscope --write reconcile {}`",
+                short_id(&row.submission_id)
+            ),
         ));
     }
     if row.input_applied_at.is_none() && r.inspection.inspection() == Inspection::Absent {
@@ -83,7 +86,7 @@ pub(super) fn failure_rows(
     if !with_session.inspection.advisory_present {
         changes.extend(advisory_rows(with_session, failure, now_ms, ids)?);
     }
-    changes.push(settle_failed_row(r, failure, now_ms));
+    changes.extend(settle_failed_rows(r, failure, now_ms)?);
     changes.extend(delete_chunks_row(r));
     Ok(changes)
 }

@@ -23,7 +23,7 @@ pub use common::{ActionKind, ActionPlan, Refusal};
 pub use entries::EntryIds;
 pub use extend::{parse_deadline, plan_extend, Extension, MAX_ATTEMPTS};
 pub use fail::plan_fail;
-pub use predict::Prediction;
+pub use predict::{NextOutcome, Prediction};
 pub use reconcile::plan_reconcile;
 pub use repair::plan_repair;
 pub use requeue::plan_requeue;

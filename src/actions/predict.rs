@@ -5,9 +5,39 @@
 use serde::Serialize;
 
 use crate::core::changes::RowChange;
-use crate::core::plan::{Disposition, PlannedWrite};
-use crate::core::rows::short_id;
+use crate::core::plan::{Disposition, DispositionKind, PlannedWrite, RuleResult};
+use crate::core::rows::{failure_in_terminal_event, short_id};
 use crate::report::SubmissionReport;
+
+/// Where the runtime's next pass leaves a row: the reconciler's result when a rule applies (or
+/// the settlement a row already on its way out gets), else the disposition it stays in. Printed
+/// and serialized as its one word (`replacement`, `failed`, `live`, …).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum NextOutcome {
+    Result(RuleResult),
+    Stays(DispositionKind),
+}
+
+impl NextOutcome {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            NextOutcome::Result(r) => r.as_str(),
+            NextOutcome::Stays(k) => k.label(),
+        }
+    }
+}
+
+impl std::fmt::Display for NextOutcome {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+impl Serialize for NextOutcome {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        s.serialize_str(self.as_str())
+    }
+}
 
 /// What the runtime's next pass does with the rows after an action.
 #[derive(Debug, Clone, PartialEq, Serialize)]
@@ -15,7 +45,7 @@ use crate::report::SubmissionReport;
 pub struct Prediction {
     /// `completed`, `failed`, `replacement` (a fresh attempt resumes), `requeued`, `stale`, or
     /// where the row then stands when no rule applies (`live`, `damaged`, …).
-    pub outcome: String,
+    pub outcome: NextOutcome,
     /// The rule of spec §5.2 its next pass applies, when it reconciles the row.
     pub rule: Option<u8>,
     /// The verdict the row then has (classification, or outcome).
@@ -54,24 +84,22 @@ impl Prediction {
     }
 }
 
-/// Where `r` stands, as an outcome word.
-pub fn outcome(r: &SubmissionReport) -> String {
-    match &r.plan.disposition {
-        Disposition::Reconcile => r.plan.result.unwrap_or("stale").to_string(),
-        Disposition::Failed { .. } => "failed".into(),
-        Disposition::Completed => "completed".into(),
-        Disposition::Pending => "requeued".into(),
-        Disposition::Publishing => {
-            let failed = r
-                .row()
-                .terminal_event
-                .as_deref()
-                .and_then(|t| serde_json::from_str::<serde_json::Value>(t).ok())
-                .is_some_and(|ev| ev.get("outcome").and_then(|o| o.as_str()) == Some("failed"));
-            if failed { "failed" } else { "completed" }.into()
-        }
-        other => other.label().to_string(),
-    }
+/// Where `r` stands: the reconciler's result for what it settles or hands on, else its
+/// disposition (`live`, `damaged`, …).
+pub fn outcome(r: &SubmissionReport) -> NextOutcome {
+    let result = match &r.plan.disposition {
+        Disposition::Reconcile => r.plan.result.unwrap_or(RuleResult::Stale),
+        Disposition::Failed { .. } => RuleResult::Failed,
+        Disposition::Completed => RuleResult::Completed,
+        Disposition::Pending => RuleResult::Requeued,
+        // The terminal event the next pass publishes says how it ends.
+        Disposition::Publishing => match r.row().terminal_event.as_deref() {
+            Some(event) if failure_in_terminal_event(event).is_some() => RuleResult::Failed,
+            _ => RuleResult::Completed,
+        },
+        other => return NextOutcome::Stays(other.kind()),
+    };
+    NextOutcome::Result(result)
 }
 
 /// The prediction for `r` once `changes` are written (no changes: the runtime's plan as it is).
@@ -83,8 +111,8 @@ pub fn predict(r: &SubmissionReport, changes: &[RowChange]) -> Prediction {
 /// The prediction that `after` (a simulated or re-read report) stands for.
 pub fn describe(after: &SubmissionReport) -> Prediction {
     let plan = &after.plan;
-    let fails_anyway =
-        plan.result == Some("failed") && plan.rule.is_some_and(|n| matches!(n, 2 | 3 | 8 | 9));
+    let fails_anyway = plan.result == Some(RuleResult::Failed)
+        && plan.rule.is_some_and(|n| matches!(n, 2 | 3 | 8 | 9));
     let id = short_id(&after.row().submission_id);
     let way_out = fails_anyway.then(|| match plan.rule {
         Some(2) => format!(
@@ -105,5 +133,25 @@ pub fn describe(after: &SubmissionReport) -> Prediction {
         next_writes: plan.writes.iter().map(PlannedWrite::describe).collect(),
         fails_anyway,
         way_out,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The JSON documents and the previews print the outcome as the word it was before it had a
+    /// type: the runtime's result, or the disposition's word.
+    #[test]
+    fn an_outcome_is_printed_and_serialized_as_its_word() {
+        for (o, word) in [
+            (NextOutcome::Result(RuleResult::Replacement), "replacement"),
+            (NextOutcome::Result(RuleResult::Stale), "stale"),
+            (NextOutcome::Stays(DispositionKind::Live), "live"),
+            (NextOutcome::Stays(DispositionKind::Unreadable), "damaged"),
+        ] {
+            assert_eq!(o.to_string(), word);
+            assert_eq!(serde_json::to_value(o).unwrap(), serde_json::json!(word));
+        }
     }
 }

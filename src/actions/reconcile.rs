@@ -5,7 +5,7 @@
 use super::common::{firing_rule, no_writes, ActionKind, ActionPlan, Refusal};
 use super::entries::EntryIds;
 use super::writes::{group_rows, groups};
-use crate::core::plan::PlannedWrite;
+use crate::core::plan::{PlannedWrite, RuleResult};
 use crate::report::SubmissionReport;
 
 pub fn plan_reconcile(
@@ -35,22 +35,14 @@ pub fn plan_reconcile(
     if written == 0 {
         // A rule whose first write is the attempt replacement (rule 5) is reconciled by the
         // runtime alone: nothing to write is the whole of this action there, not a refusal.
-        // So is a completed direct prompt (rule 1), whose result event the runtime rebuilds
-        // from history and publishes itself.
-        if let Some(
-            first @ (PlannedWrite::ReplaceAttempt
-            | PlannedWrite::SettleDirect {
-                outcome: "completed",
-            }),
-        ) = r.plan.writes.first()
-        {
+        if let Some(first @ PlannedWrite::ReplaceAttempt) = r.plan.writes.first() {
             return Ok(ActionPlan::new(
                 ActionKind::Reconcile,
                 r,
                 Vec::new(),
                 format!(
                     "rule {rule} → {}: nothing for turnscope to write; left to the runtime: {}",
-                    r.plan.result.unwrap_or("-"),
+                    r.plan.result.map_or("-", RuleResult::as_str),
                     first.describe()
                 ),
             ));
@@ -63,7 +55,7 @@ pub fn plan_reconcile(
         .collect();
     let mut summary = format!(
         "rule {rule} → {}: {}",
-        r.plan.result.unwrap_or("-"),
+        r.plan.result.map_or("-", RuleResult::as_str),
         done.join("; then ")
     );
     if written < r.plan.writes.len() {
@@ -72,6 +64,14 @@ pub fn plan_reconcile(
             .map(PlannedWrite::describe)
             .collect();
         summary.push_str(&format!("; left to the runtime: {}", left.join("; then ")));
+        // A write turnscope would not build (other than the attempt replacement, which is the
+        // runtime's by design) says why it stopped there.
+        if let (Some(refusal), false) = (
+            stopped,
+            matches!(r.plan.writes[written], PlannedWrite::ReplaceAttempt),
+        ) {
+            summary.push_str(&format!(" (turnscope stops before it: {})", refusal.reason));
+        }
     }
     Ok(ActionPlan::new(ActionKind::Reconcile, r, changes, summary))
 }

@@ -9,6 +9,8 @@ use super::entries::{raw_message, Appender, EntryIds};
 use crate::core::changes::{ColumnChange, RowChange, SqlValue};
 use crate::core::failure::RuntimeFailure;
 use crate::core::jsjson::to_js_string;
+use crate::core::plan::DirectOutcome;
+use crate::core::records::{format_offset, terminal_event_key, EventStore};
 use crate::core::repair::ToolRepair;
 use crate::core::status::SubmissionStatus;
 use crate::core::time::iso_from_ms;
@@ -141,30 +143,85 @@ pub(crate) fn advisory_rows(
         .map_err(|e| Refusal::new(e, "inspect the session row"))
 }
 
-/// `failSubmission(A, error)` for a dispatch; for a direct prompt the terminal outbox
-/// reservation with its `submission_settled` event (the runtime's next pass publishes it).
-pub(crate) fn settle_failed_row(
+/// `failSubmission(A, error)` for a dispatch; for a direct prompt `settleDirectSubmission`'s
+/// rows with its `submission_settled` failure event.
+pub(crate) fn settle_failed_rows(
     r: &SubmissionReport,
     failure: &RuntimeFailure,
     now_ms: i64,
-) -> RowChange {
+) -> Result<Vec<RowChange>, Refusal> {
     let row = r.row();
-    let set = if row.kind == "direct" {
-        // `ctx.createEvent({type, submissionId, outcome, error})`: the event's own keys, then
-        // instanceId, agentName (when known), v, eventIndex, timestamp.
-        let mut event = Map::new();
-        event.insert("type".into(), "submission_settled".into());
-        event.insert("submissionId".into(), row.submission_id.clone().into());
-        event.insert("outcome".into(), "failed".into());
-        event.insert("error".into(), failure.serialized());
-        event.insert("instanceId".into(), row.instance_id().into());
-        if let Some(agent) = row.agent() {
-            event.insert("agentName".into(), agent.into());
-        }
-        event.insert("v".into(), 3.into());
-        event.insert("eventIndex".into(), 0.into());
-        event.insert("timestamp".into(), iso_from_ms(now_ms).into());
-        vec![
+    if row.is_direct() {
+        return settle_direct_rows(
+            r,
+            DirectOutcome::Failed,
+            Some(("error", failure.serialized())),
+            now_ms,
+        );
+    }
+    Ok(vec![RowChange::UpdateSubmission {
+        submission_id: row.submission_id.clone(),
+        attempt_id: row.attempt_id.clone().unwrap_or_default(),
+        set: settle_columns(row, now_ms, SqlValue::text(&failure.message)),
+    }])
+}
+
+/// `settleDirectSubmission(…, outcome)`: reserve the terminal outbox with the event (`ctx.createEvent`
+/// of `{type, submissionId, outcome, result | error}`), append it once to the prompt's event stream
+/// (creating the stream where it has no row, as the reconciler's pass does first), record its
+/// offset, finalize. `field` is the event's `result` or `error` (`None`: a result the runtime's
+/// reconstruction left `undefined`, which `JSON.stringify` leaves out). Where the database has no
+/// event-stream tables, only the reservation: the runtime's next pass publishes it.
+pub(crate) fn settle_direct_rows(
+    r: &SubmissionReport,
+    outcome: DirectOutcome,
+    field: Option<(&str, Value)>,
+    now_ms: i64,
+) -> Result<Vec<RowChange>, Refusal> {
+    let row = r.row();
+    let attempt = row.attempt_id.clone().unwrap_or_default();
+    let key = terminal_event_key(&row.submission_id);
+    // The event's own keys, then instanceId, agentName (when known), v, eventIndex (a fresh
+    // context's first event), timestamp.
+    let mut event = Map::new();
+    event.insert("type".into(), "submission_settled".into());
+    event.insert("submissionId".into(), row.submission_id.clone().into());
+    event.insert("outcome".into(), outcome.as_str().into());
+    if let Some((name, value)) = field {
+        event.insert(name.into(), value);
+    }
+    event.insert("instanceId".into(), row.instance_id().into());
+    if let Some(agent) = row.agent() {
+        event.insert("agentName".into(), agent.into());
+    }
+    event.insert("v".into(), 3.into());
+    event.insert("eventIndex".into(), 0.into());
+    event.insert("timestamp".into(), iso_from_ms(now_ms).into());
+    let data = to_js_string(&Value::Object(event));
+    let stream = r.bundle.event_stream.as_ref().ok_or_else(|| {
+        Refusal::new(
+            "the payload names no agent and instance, so the prompt has no event stream",
+            "inspect the submission row",
+        )
+    })?;
+    if stream.store == EventStore::Postgres
+        && (row.owner_id.is_none() || row.terminal_key.is_some())
+    {
+        return Err(Refusal::new(
+            "on PostgreSQL the runtime reserves the terminal outbox only for a row with an owner and no terminal key yet; this row's reservation would match nothing (the runtime's pass leaves it stale)",
+            "inspect the submission row",
+        ));
+    }
+    if row.terminal_offset.is_some() {
+        return Err(Refusal::new(
+            "the running row already holds a terminal event offset; the runtime's recording of a new one would match nothing",
+            "inspect the submission row",
+        ));
+    }
+    let mut changes = vec![RowChange::UpdateSubmission {
+        submission_id: row.submission_id.clone(),
+        attempt_id: attempt.clone(),
+        set: vec![
             ColumnChange::new(
                 "status",
                 SqlValue::status(SubmissionStatus::Running),
@@ -173,22 +230,94 @@ pub(crate) fn settle_failed_row(
             ColumnChange::new(
                 "terminal_event_key",
                 SqlValue::opt_text(row.terminal_key.as_deref()),
-                SqlValue::text(format!("direct-submission:{}:settled", row.submission_id)),
+                SqlValue::text(&key),
             ),
             ColumnChange::new(
                 "terminal_event_json",
                 SqlValue::opt_text(row.terminal_event.as_deref()),
-                SqlValue::text(to_js_string(&Value::Object(event))),
+                SqlValue::text(&data),
             ),
-        ]
-    } else {
-        settle_columns(row, now_ms, SqlValue::text(&failure.message))
-    };
-    RowChange::UpdateSubmission {
-        submission_id: row.submission_id.clone(),
-        attempt_id: row.attempt_id.clone().unwrap_or_default(),
-        set,
+        ],
+    }];
+    if stream.store == EventStore::Absent {
+        return Ok(changes);
     }
+    let seq = match (&stream.keyed, stream.head) {
+        // `appendEventOnce` returns the offset of the same event appended before.
+        (Some((seq, existing)), _) if *existing == data => *seq,
+        (Some((seq, _)), _) => {
+            return Err(Refusal::new(
+                format!(
+                    "the event stream {} already holds another event under {key} (seq {seq}); the runtime's append would fail with a conflicting payload and leave the row terminalizing",
+                    stream.path
+                ),
+                "inspect the event stream",
+            ))
+        }
+        (None, Some((_, true))) => {
+            return Err(Refusal::new(
+                format!(
+                    "the event stream {} is closed; the runtime's append would fail and leave the row terminalizing",
+                    stream.path
+                ),
+                "inspect the event stream",
+            ))
+        }
+        (None, head) => {
+            let seq = match head {
+                Some((next, _)) => next,
+                None => {
+                    changes.push(RowChange::CreateEventStream {
+                        path: stream.path.clone(),
+                    });
+                    0
+                }
+            };
+            changes.push(RowChange::AppendEvent {
+                path: stream.path.clone(),
+                key: key.clone(),
+                seq,
+                data,
+                store: stream.store,
+            });
+            seq
+        }
+    };
+    changes.push(RowChange::UpdateTerminalizing {
+        submission_id: row.submission_id.clone(),
+        attempt_id: attempt.clone(),
+        set: vec![ColumnChange::new(
+            "terminal_event_offset",
+            SqlValue::Null,
+            SqlValue::text(format_offset(seq)),
+        )],
+    });
+    let mut finalize = vec![
+        ColumnChange::new(
+            "status",
+            SqlValue::status(SubmissionStatus::Terminalizing),
+            SqlValue::status(SubmissionStatus::Settled),
+        ),
+        ColumnChange::new(
+            "settled_at",
+            SqlValue::opt_int(row.settled_at),
+            SqlValue::Int(now_ms),
+        ),
+    ];
+    // `@flue/postgres`'s finalize leaves `error` as it is; the SQLite stores clear it.
+    if stream.store != EventStore::Postgres {
+        finalize.push(ColumnChange::new(
+            "error",
+            SqlValue::opt_text(row.error.as_deref()),
+            SqlValue::Null,
+        ));
+    }
+    changes.push(RowChange::UpdateTerminalizing {
+        submission_id: row.submission_id.clone(),
+        attempt_id: attempt,
+        set: finalize,
+    });
+    Ok(changes)
 }
 
 /// The columns `completeSubmission` (error NULL) and `failSubmission` (the failure's message)
@@ -316,4 +445,190 @@ pub(crate) fn repair_rows(
         .finish(r)
         .map_err(|e| Refusal::new(e, "inspect the session row"))?;
     Ok((changes, new_leaf))
+}
+
+#[cfg(test)]
+mod settle_direct_tests {
+    use super::*;
+    use crate::actions::NextOutcome;
+    use crate::core::plan::RuleResult;
+    use crate::core::records::{EventStream, SubmissionBundle};
+    use crate::core::rows::SubmissionRow;
+
+    const NOW: i64 = 1_800_000_000_000;
+    const SID: &str = "2b0f6c8e-8a41-4d3e-9d6a-1f2c3b4a5d6e";
+
+    fn report(
+        store: EventStore,
+        head: Option<(i64, bool)>,
+        keyed: Option<(i64, String)>,
+    ) -> SubmissionReport {
+        let row = SubmissionRow {
+            sequence: 1,
+            submission_id: SID.into(),
+            session_key: r#"agent-session:["alice","default","default"]"#.into(),
+            kind: "direct".into(),
+            payload: format!(
+                r#"{{"agent":"assistant","id":"alice","payload":{{"message":"hi"}},"acceptedAt":"2027-01-15T08:00:00.000Z","kind":"direct","submissionId":"{SID}"}}"#
+            ),
+            status: "running".into(),
+            accepted_at: crate::core::time::ms_from_iso("2027-01-15T08:00:00.000Z"),
+            attempt_id: Some("att-1".into()),
+            input_applied_at: Some(NOW - 60_000),
+            recovery_requested_at: None,
+            started_at: Some(NOW - 60_000),
+            settled_at: None,
+            error: None,
+            attempt_count: 1,
+            max_retry: 10,
+            timeout_at: NOW + 3_600_000,
+            owner_id: Some("owner".into()),
+            lease_expires_at: NOW - 1000,
+            terminal_key: None,
+            terminal_event: None,
+            terminal_offset: None,
+        };
+        let event_stream = Some(EventStream {
+            path: "agents/assistant/alice".into(),
+            store,
+            head,
+            keyed,
+        });
+        SubmissionReport::build(
+            SubmissionBundle {
+                row,
+                journal: None,
+                journal_problem: None,
+                session: None,
+                stream_chunks: vec![],
+                event_stream,
+            },
+            Some(200_000),
+            NOW,
+        )
+    }
+
+    fn settle(r: &SubmissionReport) -> Result<Vec<RowChange>, Refusal> {
+        settle_direct_rows(
+            r,
+            DirectOutcome::Failed,
+            Some(("error", Value::from("boom"))),
+            NOW,
+        )
+    }
+
+    fn names(changes: &[RowChange]) -> Vec<String> {
+        changes
+            .iter()
+            .map(|c| {
+                serde_json::to_value(c).unwrap()["change"]
+                    .as_str()
+                    .unwrap()
+                    .to_string()
+            })
+            .collect()
+    }
+
+    #[test]
+    fn reserve_append_record_finalize_and_the_copy_settles() {
+        let r = report(EventStore::KeysTable, Some((5, false)), None);
+        let changes = settle(&r).unwrap();
+        assert_eq!(
+            names(&changes),
+            [
+                "update_submission",
+                "append_event",
+                "update_terminalizing",
+                "update_terminalizing"
+            ]
+        );
+        let RowChange::AppendEvent { seq, data, key, .. } = &changes[1] else {
+            panic!()
+        };
+        assert_eq!(
+            (*seq, key.as_str()),
+            (5, format!("direct-submission:{SID}:settled").as_str())
+        );
+        assert!(data.starts_with(&format!(
+            r#"{{"type":"submission_settled","submissionId":"{SID}","outcome":"failed","error":"boom","instanceId":"alice","agentName":"assistant","v":3,"eventIndex":0,"timestamp":"#
+        )));
+        // The runtime's next pass, on the copy, finds it settled and failed.
+        let after = r.with_changes(&changes);
+        assert_eq!(after.row().status.as_str(), "settled");
+        assert_eq!(after.row().settled_at, Some(NOW));
+        assert_eq!(after.row().terminal_event.as_deref(), Some(data.as_str()));
+        assert_eq!(
+            after.row().terminal_offset.as_deref(),
+            Some("0000000000000000_0000000000000005")
+        );
+        let stream = after.bundle.event_stream.as_ref().unwrap();
+        assert_eq!(
+            (stream.head, stream.keyed.clone()),
+            (Some((6, false)), Some((5, data.clone())))
+        );
+        assert_eq!(
+            super::super::predict::outcome(&after),
+            NextOutcome::Result(RuleResult::Failed)
+        );
+    }
+
+    #[test]
+    fn a_missing_stream_is_created_and_the_same_event_is_not_appended_twice() {
+        let changes = settle(&report(EventStore::EventKeyColumn, None, None)).unwrap();
+        assert_eq!(
+            names(&changes)[1..3],
+            ["create_event_stream", "append_event"]
+        );
+        let RowChange::AppendEvent { seq: 0, data, .. } = &changes[2] else {
+            panic!("{changes:?}")
+        };
+        // `appendEventOnce` of an event already under the key returns its offset.
+        let again = settle(&report(
+            EventStore::EventKeyColumn,
+            Some((9, false)),
+            Some((3, data.clone())),
+        ))
+        .unwrap();
+        assert!(!names(&again).contains(&"append_event".to_string()));
+        assert!(
+            matches!(&again[1], RowChange::UpdateTerminalizing { set, .. }
+            if set[0].new == SqlValue::text("0000000000000000_0000000000000003"))
+        );
+    }
+
+    #[test]
+    fn what_the_runtime_would_fail_on_is_refused() {
+        let conflict = settle(&report(
+            EventStore::KeysTable,
+            Some((4, false)),
+            Some((3, "{}".into())),
+        ));
+        assert!(conflict.unwrap_err().reason.contains("conflicting payload"));
+        let closed = settle(&report(EventStore::KeysTable, Some((4, true)), None));
+        assert!(closed.unwrap_err().reason.contains("is closed"));
+        let mut r = report(EventStore::Postgres, Some((0, false)), None);
+        r.bundle.row.owner_id = None;
+        assert!(settle(&r).unwrap_err().reason.contains("with an owner"));
+    }
+
+    #[test]
+    fn postgres_leaves_error_and_no_event_tables_reserve_only() {
+        let changes = settle(&report(EventStore::Postgres, Some((0, false)), None)).unwrap();
+        let RowChange::UpdateTerminalizing { set, .. } = changes.last().unwrap() else {
+            panic!()
+        };
+        assert_eq!(
+            set.iter().map(|c| c.column).collect::<Vec<_>>(),
+            ["status", "settled_at"]
+        );
+        let reserved = settle(&report(EventStore::Absent, None, None)).unwrap();
+        assert_eq!(names(&reserved), ["update_submission"]);
+        assert_eq!(
+            super::super::predict::outcome(
+                &report(EventStore::Absent, None, None).with_changes(&reserved)
+            ),
+            NextOutcome::Result(RuleResult::Failed),
+            "terminalizing with the failure event: the runtime's next pass publishes it"
+        );
+    }
 }

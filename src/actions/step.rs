@@ -2,9 +2,10 @@
 //! for this submission (with the writes the runtime makes in the same breath, see
 //! `writes::groups`), with its own preview and fence; then re-read, re-classify and re-plan.
 //!
-//! Two writes are left to the runtime on purpose: replacing the attempt (the runtime picks the row
-//! up and replaces it itself, spec §6.5 "stop there (recommended)") and settling a completed direct
-//! prompt (the runtime rebuilds its result event from history).
+//! One write is left to the runtime on purpose: replacing the attempt (the runtime picks the row
+//! up and replaces it itself, spec §6.5 "stop there (recommended)"). A direct prompt's settlement
+//! is written whole, as the runtime's pass writes it: the terminal outbox reserved, its event
+//! appended once to the prompt's event stream, the offset recorded, the row finalized.
 
 use super::common::{firing_rule, no_writes, ActionKind, ActionPlan, Refusal};
 use super::entries::EntryIds;

@@ -9,12 +9,13 @@ use super::entries::{Appender, EntryIds};
 use super::predict::outcome;
 use super::rows::{
     advisory_rows, create_session_rows, delete_chunks_row, journal_before_provider, repair_rows,
-    requeue_rows, revision_bump, settle_columns, settle_failed_row,
+    requeue_rows, revision_bump, settle_columns, settle_direct_rows, settle_failed_rows,
 };
 use crate::core::changes::{ColumnChange, RowChange, SqlValue};
+use crate::core::direct_result::reconstruct_result;
 use crate::core::failure::RuntimeFailure;
 use crate::core::jsjson::to_js_string;
-use crate::core::plan::PlannedWrite;
+use crate::core::plan::{DirectOutcome, PlannedWrite};
 use crate::core::runtime_text;
 use crate::core::stream::recovered_partial_message;
 use crate::report::SubmissionReport;
@@ -25,10 +26,6 @@ fn left_to_runtime(w: &PlannedWrite, rule: u8) -> Option<Refusal> {
         PlannedWrite::ReplaceAttempt => Some(Refusal::new(
             format!("the next write of rule {rule} replaces the attempt; turnscope leaves that to the runtime"),
             "the runtime's next reconciliation pass (within about 15 s) replaces it and resumes",
-        )),
-        PlannedWrite::SettleDirect { outcome: "completed" } => Some(Refusal::new(
-            "settling a completed direct prompt publishes a result event the runtime rebuilds from history",
-            "the runtime's next pass settles it (rule 1)",
         )),
         PlannedWrite::AutoFailMalformed { .. } => Some(Refusal::new(
             "the row is malformed",
@@ -73,8 +70,28 @@ pub(super) fn rows_for(
             attempt_id: attempt,
             set: settle_columns(row, now_ms, SqlValue::Null),
         }],
+        PlannedWrite::SettleDirect {
+            outcome: DirectOutcome::Completed,
+        } => {
+            // `reconstructSubmissionResult`: the answer already in the history.
+            let result = match r.history.as_ref() {
+                Some(h) => reconstruct_result(h, &row.submission_id).map_err(|e| {
+                    Refusal::new(
+                        format!("the completed answer cannot be rebuilt as the runtime rebuilds it: {e}"),
+                        "leave it to the runtime: its next pass settles it (rule 1)",
+                    )
+                })?,
+                None => None,
+            };
+            settle_direct_rows(
+                r,
+                DirectOutcome::Completed,
+                result.map(|v| ("result", v)),
+                now_ms,
+            )?
+        }
         PlannedWrite::FailSubmission { .. } | PlannedWrite::SettleDirect { .. } => {
-            vec![settle_failed_row(r, &failure()?, now_ms)]
+            settle_failed_rows(r, &failure()?, now_ms)?
         }
         PlannedWrite::AppendAdvisory { .. } => {
             if r.bundle.session.is_none() {

@@ -8,6 +8,7 @@ use serde_json::json;
 use super::args::{ActionArgs, Cli};
 use super::{confirm, db_target, exit, open_store, CliError};
 use crate::actions::{run, ActionKind, ActionPlan, Extension, IdSource, Refusal};
+use crate::core::plan::RuleResult;
 use crate::report::SubmissionReport;
 use crate::store::ApplyError;
 use crate::text::sanitize;
@@ -255,11 +256,18 @@ pub(super) fn run_with(
             }
         }
     }
-    writeln!(
-        out,
-        "undo: `turnscope --write undo {}` reverts it while the runtime has not acted on it yet",
-        applied.audit_id
-    )?;
+    match plan.published_stream() {
+        Some(stream) => writeln!(
+            out,
+            "undo: not possible: the terminal event was appended to the event stream {} (subscribers may have seen it)",
+            sanitize(stream)
+        )?,
+        None => writeln!(
+            out,
+            "undo: `turnscope --write undo {}` reverts it while the runtime has not acted on it yet",
+            applied.audit_id
+        )?,
+    }
     writeln!(
         out,
         "next: run `turnscope show {}` to check the result",
@@ -274,7 +282,7 @@ fn write_runtime_plan(r: &SubmissionReport, out: &mut dyn Write) -> std::io::Res
         out,
         "runtime plan: rule {} → {}: {}",
         r.plan.rule.map_or("-".into(), |n| n.to_string()),
-        r.plan.result.unwrap_or("-"),
+        r.plan.result.map_or("-", RuleResult::as_str),
         sanitize(&r.plan.reason)
     )?;
     for (i, w) in r.plan.writes.iter().enumerate() {
@@ -310,6 +318,13 @@ fn write_preview(plan: &ActionPlan, out: &mut dyn Write) -> std::io::Result<()> 
         }
     }
     writeln!(out, "prediction: {}", sanitize(&plan.prediction.line()))?;
+    if let Some(stream) = plan.published_stream() {
+        writeln!(
+            out,
+            "note: this write appends the terminal event to the event stream {}, where subscribers read it: it cannot be undone",
+            sanitize(stream)
+        )?;
+    }
     Ok(())
 }
 

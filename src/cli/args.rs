@@ -125,7 +125,8 @@ pub enum Command {
     /// one confirmation (the count typed from 10 writes), one fenced transaction per submission
     /// under one batch id, paced by --rate; exit 3 when any was refused.
     Requeue(BulkActionArgs),
-    /// Give up on a submission: the runtime's failure writes (advisory entry, settlement). Needs --reason.
+    /// Give up on a submission: the runtime's failure writes (advisory entry, settlement; a direct
+    /// prompt's terminal event appended to its event stream). Needs --reason.
     ///
     /// Several ids, or --all with the filters of list, make one bulk apply: one grouped preview,
     /// one confirmation (the count typed from 10 writes), one fenced transaction per submission
@@ -138,7 +139,8 @@ pub enum Command {
     /// under one batch id, paced by --rate; exit 3 when any was refused.
     Step(BulkActionArgs),
     /// Apply the runtime's own writes for the rule that fires now (all but the attempt
-    /// replacement, which it makes itself), one fenced transaction per submission.
+    /// replacement, which it makes itself; a direct prompt's settlement whole, its terminal
+    /// event appended to its event stream), one fenced transaction per submission.
     ///
     /// Several ids, or --all with the filters of list, make one bulk apply: one grouped preview,
     /// one confirmation (the count typed from 10 writes), one fenced transaction per submission
@@ -153,7 +155,9 @@ pub enum Command {
     Extend(ExtendArgs),
     /// Revert exactly what an audited action (an audit id) or a bulk apply (a batch id) wrote, in
     /// one fenced transaction, only while every row it changed still holds what turnscope wrote.
-    /// Needs --write (the check runs in a write transaction, rolled back for --dry-run).
+    /// Never a record that appended a direct prompt's terminal event to its event stream
+    /// (subscribers may have read it). Needs --write (the check runs in a write transaction,
+    /// rolled back for --dry-run).
     Undo(UndoArgs),
     /// Export a submission's whole session (every entry with its stored data) and every
     /// submission of that session, inspected: the TUI's `e`, as JSON (schema turnscope.export/1)

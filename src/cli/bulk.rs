@@ -326,10 +326,27 @@ fn write_summary(items: &[Item], batch: &str, out: &mut dyn Write) -> std::io::R
         write_groups(&at_write, true, out)?;
     }
     if applied > 0 {
-        writeln!(
-            out,
-            "undo: `turnscope --write undo {batch}` reverts the batch while the runtime has not acted on it yet"
-        )?;
+        let published = items
+            .iter()
+            .filter(|i| matches!(i.outcome, Outcome::Applied(_)))
+            .filter(|i| {
+                i.plan
+                    .as_ref()
+                    .is_ok_and(|p| p.published_stream().is_some())
+            })
+            .count();
+        if published > 0 {
+            writeln!(
+                out,
+                "undo: not possible for this batch: {} appended a terminal event to an event stream (subscribers may have seen it); `turnscope --write undo <audit-id>` reverts any other record while the runtime has not acted on it yet",
+                crate::text::plural(published as u64, "submission", "submissions")
+            )?;
+        } else {
+            writeln!(
+                out,
+                "undo: `turnscope --write undo {batch}` reverts the batch while the runtime has not acted on it yet"
+            )?;
+        }
         writeln!(out, "next: `turnscope audit` lists its rows")?;
     }
     Ok(())

@@ -162,7 +162,7 @@ fn group_json(g: &IncidentGroup, now: i64) -> Value {
         "summary": g.headline(now),
         "plans": g.plans.iter().map(|p| {
             let (rule, result) = match &p.plan {
-                PlanKey::Rule { rule, result } => (Some(*rule), Some(result.as_str())),
+                PlanKey::Rule { rule, result } => (Some(*rule), Some(*result)),
                 _ => (None, None),
             };
             json!({"rule": rule, "result": result, "label": p.plan.label(), "count": p.count})

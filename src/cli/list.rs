@@ -8,6 +8,7 @@ use super::args::{Cli, ListArgs, ListOutput};
 use super::list_sort::{SortBy, SortKey};
 use super::output::{table, truncate};
 use super::{now_ms, CliError};
+use crate::core::plan::RuleResult;
 use crate::report::{plan_json, submission_json, SubmissionReport};
 use crate::store::JournalStore;
 use crate::text::sanitize;
@@ -167,7 +168,7 @@ fn row_signature(r: &SubmissionReport, now: i64) -> String {
             .map(|j| (j.phase.as_str(), j.revision)),
         r.verdict(),
         r.plan.rule,
-        r.plan.result,
+        r.plan.result.map(RuleResult::as_str),
         row.error,
     )
 }
@@ -238,7 +239,7 @@ fn table_row(r: &SubmissionReport, wide: bool) -> Vec<String> {
             .map_or("-".into(), |j| sanitize(j.phase.as_str())),
         r.verdict(),
         r.plan.rule.map_or("-".into(), |n| {
-            format!("{n} {}", r.plan.result.unwrap_or(""))
+            format!("{n} {}", r.plan.result.map_or("", RuleResult::as_str))
         }),
     ];
     if wide {

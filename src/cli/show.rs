@@ -8,6 +8,7 @@ use super::args::Cli;
 use super::output::truncate;
 use super::{now_ms, CliError};
 use crate::core::entry::Role;
+use crate::core::plan::RuleResult;
 use crate::core::time::iso_from_ms;
 use crate::report::{classification_json, SubmissionReport};
 use crate::store::JournalStore;
@@ -212,7 +213,7 @@ pub fn run_show(
         Some(rule) => writeln!(
             out,
             "plan            rule {rule} → {}: {}",
-            r.plan.result.unwrap_or("?"),
+            r.plan.result.map_or("?", RuleResult::as_str),
             sanitize(&r.plan.reason)
         )?,
         None => writeln!(

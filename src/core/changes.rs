@@ -4,6 +4,8 @@
 
 use serde::Serialize;
 
+use super::records::EventStore;
+
 /// Everything a preview relied on. The store re-reads these inside the write transaction; any
 /// difference aborts the write.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
@@ -87,6 +89,25 @@ pub enum RowChange {
     },
     /// `DELETE FROM flue_agent_stream_chunks WHERE stream_key = ?`.
     DeleteStreamChunks { stream_key: String, segments: usize },
+    /// `createStream(path)`: the stream's `flue_event_streams` row (`next_offset 0`, open), where
+    /// it has none; matches nothing when one appeared since the read.
+    CreateEventStream { path: String },
+    /// `appendEventOnce(path, key, event)`: the event at `seq`, the stream's `next_offset`, and
+    /// `next_offset + 1`, as `store` keys events. Fenced on an open stream still at `seq`.
+    AppendEvent {
+        path: String,
+        key: String,
+        seq: i64,
+        data: String,
+        store: EventStore,
+    },
+    /// `recordSubmissionTerminalOffset` / `finalizeSubmissionTerminal`: `UPDATE
+    /// flue_agent_submissions` of the row while it is terminalizing under `attempt_id`.
+    UpdateTerminalizing {
+        submission_id: String,
+        attempt_id: String,
+        set: Vec<ColumnChange>,
+    },
 }
 
 /// A column's value before and after. `new` is an SQL value; `Expr` covers `revision + 1`.
@@ -196,6 +217,39 @@ impl RowChange {
             }
             RowChange::UpdateSubmission { set, .. } | RowChange::AutoFailSubmission { set, .. } => {
                 column_lines("update flue_agent_submissions:", set)
+            }
+            RowChange::UpdateTerminalizing { set, .. } => {
+                column_lines("update flue_agent_submissions (terminalizing):", set)
+            }
+            RowChange::CreateEventStream { path } => vec![(
+                Row,
+                format!("insert event stream {path} (flue_event_streams: next_offset 0, open)"),
+            )],
+            RowChange::AppendEvent {
+                path,
+                key,
+                seq,
+                data,
+                store,
+            } => {
+                let mut v = vec![(
+                    Row,
+                    match store {
+                        EventStore::KeysTable => format!(
+                            "insert flue_event_stream_keys row {key} at seq {seq} of {path} (its trigger copies it into flue_event_stream_entries and moves next_offset {seq} → {}):",
+                            seq + 1
+                        ),
+                        _ => format!(
+                            "insert flue_event_stream_entries row at seq {seq} of {path}, event_key {key}:"
+                        ),
+                    },
+                )];
+                v.push((Value, format!("    {data}")));
+                if *store != EventStore::KeysTable {
+                    v.push((Row, format!("update flue_event_streams of {path}:")));
+                    v.push((Value, format!("    next_offset: {seq} → {}", seq + 1)));
+                }
+                v
             }
             RowChange::DeleteStreamChunks {
                 stream_key,
@@ -313,6 +367,42 @@ impl Fence {
             }
         }
         diffs
+    }
+}
+
+#[cfg(test)]
+mod preview_tests {
+    use super::*;
+
+    fn append(store: EventStore) -> RowChange {
+        RowChange::AppendEvent {
+            path: "agents/a/i".into(),
+            key: "direct-submission:s1:settled".into(),
+            seq: 2,
+            data: "{}".into(),
+            store,
+        }
+    }
+
+    #[test]
+    fn an_append_previews_the_rows_each_store_writes() {
+        assert_eq!(
+            append(EventStore::KeysTable).preview(),
+            [
+                "insert flue_event_stream_keys row direct-submission:s1:settled at seq 2 of agents/a/i (its trigger copies it into flue_event_stream_entries and moves next_offset 2 → 3):",
+                "    {}"
+            ]
+        );
+        // Without the trigger the head is a row change of its own.
+        assert_eq!(
+            append(EventStore::EventKeyColumn).preview(),
+            [
+                "insert flue_event_stream_entries row at seq 2 of agents/a/i, event_key direct-submission:s1:settled:",
+                "    {}",
+                "update flue_event_streams of agents/a/i:",
+                "    next_offset: 2 → 3"
+            ]
+        );
     }
 }
 

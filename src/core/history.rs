@@ -5,27 +5,22 @@ use std::sync::Arc;
 
 use super::entry::Entry;
 
-/// What kind of submission an input entry belongs to.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+/// What kind of submission an input entry belongs to (`flue_agent_submissions.kind`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, strum::EnumString, strum::IntoStaticStr)]
+#[strum(serialize_all = "lowercase")]
 pub enum SubmissionKind {
     Dispatch,
     Direct,
 }
 
 impl SubmissionKind {
+    /// The stored text; `None` for one the runtime does not write.
     pub fn parse(s: &str) -> Option<SubmissionKind> {
-        match s {
-            "dispatch" => Some(SubmissionKind::Dispatch),
-            "direct" => Some(SubmissionKind::Direct),
-            _ => None,
-        }
+        s.parse().ok()
     }
 
     pub fn as_str(self) -> &'static str {
-        match self {
-            SubmissionKind::Dispatch => "dispatch",
-            SubmissionKind::Direct => "direct",
-        }
+        self.into()
     }
 }
 

@@ -15,6 +15,7 @@ use std::collections::BTreeMap;
 
 use serde::Serialize;
 
+use super::plan::RuleResult;
 use super::time::{human_duration, iso_from_ms};
 
 /// `LEASE_DURATION_MS` of the runtime (spec §1.5): every lease write is `now + 30 000`.
@@ -38,7 +39,7 @@ pub struct StuckRow<'a> {
 #[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize)]
 #[serde(rename_all = "camelCase", tag = "kind")]
 pub enum PlanKey {
-    Rule { rule: u8, result: String },
+    Rule { rule: u8, result: RuleResult },
     Disposition { label: String },
     Computing,
 }
@@ -47,10 +48,7 @@ impl PlanKey {
     /// The key of a computed plan.
     pub fn of(plan: &super::plan::RecoveryPlan) -> PlanKey {
         match (plan.rule, plan.result) {
-            (Some(rule), Some(result)) => PlanKey::Rule {
-                rule,
-                result: result.to_string(),
-            },
+            (Some(rule), Some(result)) => PlanKey::Rule { rule, result },
             _ => PlanKey::Disposition {
                 label: plan.disposition.label().to_string(),
             },
@@ -220,11 +218,8 @@ mod tests {
 
     const NOW: i64 = 1_767_604_800_000; // 2026-01-05T09:20:00Z
 
-    fn rule(rule: u8, result: &str) -> PlanKey {
-        PlanKey::Rule {
-            rule,
-            result: result.to_string(),
-        }
+    fn rule(rule: u8, result: RuleResult) -> PlanKey {
+        PlanKey::Rule { rule, result }
     }
 
     fn row<'a>(id: &'a str, owner: Option<&'a str>, expiry: i64, plan: PlanKey) -> StuckRow<'a> {
@@ -242,12 +237,12 @@ mod tests {
         let other = Some("11111111-0000-4000-8000-000000000002");
         let t = NOW - 4 * 60_000;
         let rows = vec![
-            row("s3", dead, t + 2_000, rule(6, "replacement")),
-            row("s1", dead, t, rule(6, "replacement")),
-            row("s2", dead, t + 2_000, rule(5, "completed")),
-            row("o1", other, t - 3_600_000, rule(9, "failed")),
+            row("s3", dead, t + 2_000, rule(6, RuleResult::Replacement)),
+            row("s1", dead, t, rule(6, RuleResult::Replacement)),
+            row("s2", dead, t + 2_000, rule(5, RuleResult::Completed)),
+            row("o1", other, t - 3_600_000, rule(9, RuleResult::Failed)),
             row("n1", None, t - 60_000, PlanKey::Computing),
-            row("s4", dead, t + 9_000, rule(6, "replacement")),
+            row("s4", dead, t + 9_000, rule(6, RuleResult::Replacement)),
         ];
         let g = group(&rows);
         assert_eq!(g.len(), 3);
@@ -261,11 +256,11 @@ mod tests {
             g[0].plans,
             vec![
                 PlanCount {
-                    plan: rule(6, "replacement"),
+                    plan: rule(6, RuleResult::Replacement),
                     count: 3
                 },
                 PlanCount {
-                    plan: rule(5, "completed"),
+                    plan: rule(5, RuleResult::Completed),
                     count: 1
                 },
             ]
@@ -277,8 +272,13 @@ mod tests {
     fn a_worker_whose_leases_lapsed_together_stopped_renewing_one_lease_before_the_last() {
         let t = NOW - 4 * 60_000 - 30_000; // the last lease ran out 4m30s ago
         let rows = vec![
-            row("a", Some("9f2c1a0b-x"), t - 10_000, rule(6, "replacement")),
-            row("b", Some("9f2c1a0b-x"), t, rule(5, "completed")),
+            row(
+                "a",
+                Some("9f2c1a0b-x"),
+                t - 10_000,
+                rule(6, RuleResult::Replacement),
+            ),
+            row("b", Some("9f2c1a0b-x"), t, rule(5, RuleResult::Completed)),
         ];
         let g = &group(&rows)[0];
         assert!(g.stopped_at_once());
@@ -294,8 +294,13 @@ mod tests {
     fn leases_spread_wider_than_a_heartbeat_give_the_range_not_a_stop_time() {
         let t = NOW - 60_000;
         let rows = vec![
-            row("a", Some("w"), t - HEARTBEAT_MS - 1, rule(6, "replacement")),
-            row("b", Some("w"), t, rule(6, "replacement")),
+            row(
+                "a",
+                Some("w"),
+                t - HEARTBEAT_MS - 1,
+                rule(6, RuleResult::Replacement),
+            ),
+            row("b", Some("w"), t, rule(6, RuleResult::Replacement)),
         ];
         let g = &group(&rows)[0];
         assert!(!g.stopped_at_once());
@@ -324,7 +329,7 @@ mod tests {
     fn equal_counts_order_by_rule_and_computing_comes_last() {
         let rows = vec![
             row("a", Some("w"), NOW - 1, PlanKey::Computing),
-            row("b", Some("w"), NOW - 1, rule(7, "requeued")),
+            row("b", Some("w"), NOW - 1, rule(7, RuleResult::Requeued)),
             row(
                 "c",
                 Some("w"),
@@ -333,7 +338,7 @@ mod tests {
                     label: "damaged".into(),
                 },
             ),
-            row("d", Some("w"), NOW - 1, rule(2, "failed")),
+            row("d", Some("w"), NOW - 1, rule(2, RuleResult::Failed)),
         ];
         let labels: Vec<String> = group(&rows)[0]
             .plans

@@ -9,6 +9,7 @@ mod compact_de;
 mod compact_oracle;
 mod compact_scan;
 pub mod context_window;
+pub mod direct_result;
 pub mod entry;
 pub mod failure;
 pub mod history;

@@ -59,7 +59,7 @@ pub fn inspect_session(
 ) -> SessionInspection {
     let empty = History::default();
     let h = history.unwrap_or(&empty);
-    let kind = SubmissionKind::parse(&sub.kind).unwrap_or(SubmissionKind::Dispatch);
+    let kind = sub.submission_kind().unwrap_or(SubmissionKind::Dispatch);
     let input = h.find_input(kind, &sub.submission_id);
     let following = h.following(kind, &sub.submission_id);
     let classification = classify_submission_state(following.as_deref(), context_window);
@@ -119,7 +119,7 @@ pub enum PlannedWrite {
     /// `completeSubmission(A)`: settled, no error.
     CompleteSubmission,
     /// Direct terminal outbox: reserve, append `submission_settled`, record offset, finalize.
-    SettleDirect { outcome: &'static str },
+    SettleDirect { outcome: DirectOutcome },
     /// `failSubmission(A, error)`.
     FailSubmission { error: String },
     /// `recordSubmissionTerminal`: the `submission_interrupted` advisory signal.
@@ -196,12 +196,18 @@ impl PlannedWrite {
     }
 }
 
-/// Where a submission stands, for rows the reconciler does not (yet) touch as well.
+/// Where a submission stands, for rows the reconciler does not (yet) touch as well. Its kind's
+/// strum name is the one word the CLI and the TUI show for it (`stuck`, `no-lease`, …).
 #[derive(Debug, Clone, PartialEq, Serialize, strum::EnumDiscriminants)]
 #[serde(tag = "state", rename_all = "snake_case")]
-#[strum_discriminants(name(DispositionKind), derive(Hash, strum::EnumIter))]
+#[strum_discriminants(
+    name(DispositionKind),
+    derive(Hash, strum::EnumIter, strum::IntoStaticStr, strum::Display),
+    strum(serialize_all = "kebab-case")
+)]
 pub enum Disposition {
     /// Running with an expired lease: the next reconciliation pass applies `rule`.
+    #[strum_discriminants(strum(serialize = "stuck"))]
     Reconcile,
     /// Running under a live lease: a worker owns it.
     Live {
@@ -223,6 +229,7 @@ pub enum Disposition {
     },
     /// The session cannot be loaded (damaged entries or data): the runtime's reconciliation of this
     /// row fails before any rule applies, and turnscope will not predict or write.
+    #[strum_discriminants(strum(serialize = "damaged"))]
     Unreadable {
         problems: Vec<String>,
     },
@@ -242,17 +249,66 @@ impl Disposition {
 impl DispositionKind {
     /// The one word the CLI and the TUI show for it (`failed`, `stuck`, …).
     pub fn label(self) -> &'static str {
-        match self {
-            DispositionKind::Reconcile => "stuck",
-            DispositionKind::Live => "live",
-            DispositionKind::NoLease => "no-lease",
-            DispositionKind::Pending => "pending",
-            DispositionKind::Publishing => "publishing",
-            DispositionKind::Completed => "completed",
-            DispositionKind::Failed => "failed",
-            DispositionKind::Malformed => "malformed",
-            DispositionKind::Unreadable => "damaged",
-        }
+        self.into()
+    }
+}
+
+/// What the runtime's reconciliation of a row comes to (spec §5.2): its own words, which the
+/// JSON documents, the audit rows and the views print (`rule 6 → replacement`). The variants are
+/// in the alphabetical order of their words: incidents break count ties by plan (`PlanKey`'s
+/// `Ord`), which sorted the words before they were a type.
+#[derive(
+    Debug,
+    Clone,
+    Copy,
+    PartialEq,
+    Eq,
+    PartialOrd,
+    Ord,
+    Hash,
+    Serialize,
+    strum::IntoStaticStr,
+    strum::Display,
+    strum::EnumString,
+    strum::EnumIter,
+)]
+#[serde(rename_all = "lowercase")]
+#[strum(serialize_all = "lowercase")]
+pub enum RuleResult {
+    /// Rule 1: settled as completed from the history.
+    Completed,
+    /// Rules 2, 3, 8, 9: settled as failed.
+    Failed,
+    /// Rules 4, 5, 6: handed to a fresh attempt.
+    Replacement,
+    /// Rule 7: back in the queue.
+    Requeued,
+    /// Rule 0: the row has no attempt id; nothing to reconcile.
+    Stale,
+}
+
+impl RuleResult {
+    /// The runtime's word (`replacement`, `failed`, …).
+    pub fn as_str(self) -> &'static str {
+        self.into()
+    }
+}
+
+/// The `outcome` of the `submission_settled` event a direct prompt's terminal outbox publishes.
+#[derive(
+    Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, strum::IntoStaticStr, strum::Display,
+)]
+#[serde(rename_all = "lowercase")]
+#[strum(serialize_all = "lowercase")]
+pub enum DirectOutcome {
+    Completed,
+    Failed,
+}
+
+impl DirectOutcome {
+    /// The event's word (`completed`, `failed`).
+    pub fn as_str(self) -> &'static str {
+        self.into()
     }
 }
 
@@ -262,8 +318,8 @@ pub struct RecoveryPlan {
     pub disposition: Disposition,
     /// Rule 0–9 of spec §5.2 that fires, for `Reconcile`.
     pub rule: Option<u8>,
-    /// The runtime's result: `completed`, `failed`, `replacement`, `requeued`, `stale`.
-    pub result: Option<&'static str>,
+    /// The runtime's result, for `Reconcile`.
+    pub result: Option<RuleResult>,
     pub writes: Vec<PlannedWrite>,
     /// One line: why.
     pub reason: String,
@@ -291,7 +347,7 @@ impl RecoveryPlan {
 
     fn rule(
         rule: u8,
-        result: &'static str,
+        result: RuleResult,
         writes: Vec<PlannedWrite>,
         reason: String,
     ) -> RecoveryPlan {
@@ -322,7 +378,7 @@ pub fn malformed_error(sub: &SubmissionRow) -> Option<Option<String>> {
         match super::payload::read(&sub.payload) {
             Err(_) => super::js_json_parse::parse_error_message(&sub.payload),
             // A direct prompt's images are hydrated before the check, and that throws first.
-            Ok(p) if sub.kind == "direct" => match p.direct_hydration() {
+            Ok(p) if sub.is_direct() => match p.direct_hydration() {
                 Hydration::Passes => Some(messages::MALFORMED_PAYLOAD.to_string()),
                 Hydration::Throws(type_error) => Some(type_error.to_string()),
                 Hydration::Unknown => None,
@@ -362,7 +418,7 @@ fn row_shape_problem(sub: &SubmissionRow) -> Option<String> {
         SubmissionStatus::Settled => {}
         SubmissionStatus::Other(other) => return Some(format!("unknown status {other:?}")),
     }
-    if SubmissionKind::parse(&sub.kind).is_none() {
+    if sub.submission_kind().is_none() {
         return Some(format!("unknown kind {:?}", sub.kind));
     }
     if sub.accepted_at.is_none() {
@@ -533,16 +589,16 @@ fn decide(
     if sub.attempt_id.is_none() {
         return RecoveryPlan::rule(
             0,
-            "stale",
+            RuleResult::Stale,
             vec![],
             "the row has no attempt id; nothing to reconcile".into(),
         );
     }
     // Rule 1.
     if c == Inspection::Completed {
-        let mut w = vec![if sub.kind == "direct" {
+        let mut w = vec![if sub.is_direct() {
             PlannedWrite::SettleDirect {
-                outcome: "completed",
+                outcome: DirectOutcome::Completed,
             }
         } else {
             PlannedWrite::CompleteSubmission
@@ -550,7 +606,7 @@ fn decide(
         w.extend(delete_chunks());
         return RecoveryPlan::rule(
             1,
-            "completed",
+            RuleResult::Completed,
             w,
             "the session already holds a completed answer after the input: settle it as completed, no model call (wins over budget and timeout)".into(),
         );
@@ -613,7 +669,7 @@ fn decide(
             w.push(PlannedWrite::ReplaceAttempt);
             return RecoveryPlan::rule(
                     4,
-                    "replacement",
+                    RuleResult::Replacement,
                     w,
                     format!(
                         "the provider stream was cut mid-answer and {} stored segment(s) rebuild to text: recover it and hand to a fresh attempt",
@@ -648,7 +704,12 @@ fn decide(
                 si.classification.state.label()
             ),
         };
-        return RecoveryPlan::rule(5, "replacement", vec![PlannedWrite::ReplaceAttempt], why);
+        return RecoveryPlan::rule(
+            5,
+            RuleResult::Replacement,
+            vec![PlannedWrite::ReplaceAttempt],
+            why,
+        );
     }
     // Rule 6.
     if let Some(j) = j {
@@ -660,7 +721,7 @@ fn decide(
                 Some(Ok(repair)) => {
                     return RecoveryPlan::rule(
                         6,
-                        "replacement",
+                        RuleResult::Replacement,
                         vec![
                             PlannedWrite::RepairToolCalls { repair: repair.clone() },
                             PlannedWrite::JournalBeforeProvider,
@@ -681,7 +742,7 @@ fn decide(
                         };
                         return RecoveryPlan::rule(
                             6,
-                            "replacement",
+                            RuleResult::Replacement,
                             vec![PlannedWrite::ReplaceAttempt],
                             format!("tools were requested; repair writes nothing ({why}) and the history is continuable: hand to a fresh attempt"),
                         );
@@ -695,7 +756,7 @@ fn decide(
         if c == Inspection::Absent {
             return RecoveryPlan::rule(
                 7,
-                "requeued",
+                RuleResult::Requeued,
                 vec![PlannedWrite::Requeue],
                 "the input never reached the session: requeue it as if it had just arrived".into(),
             );
@@ -730,7 +791,7 @@ fn fail(
     why: String,
 ) -> RecoveryPlan {
     let Some(failure) = RuntimeFailure::for_rule(rule, sub, j) else {
-        return RecoveryPlan::rule(rule, "failed", vec![], why);
+        return RecoveryPlan::rule(rule, RuleResult::Failed, vec![], why);
     };
     let mut w = vec![];
     if !si.advisory_present {
@@ -739,13 +800,15 @@ fn fail(
             content: failure.advisory_content(),
         });
     }
-    w.push(if sub.kind == "direct" {
-        PlannedWrite::SettleDirect { outcome: "failed" }
+    w.push(if sub.is_direct() {
+        PlannedWrite::SettleDirect {
+            outcome: DirectOutcome::Failed,
+        }
     } else {
         PlannedWrite::FailSubmission {
             error: failure.message,
         }
     });
     w.extend(delete_chunks);
-    RecoveryPlan::rule(rule, "failed", w, why)
+    RecoveryPlan::rule(rule, RuleResult::Failed, w, why)
 }

@@ -126,7 +126,7 @@ fn rule_1_completed_settles_even_when_exhausted() {
     let mut j = journal("committed");
     j.stream_key = Some("k".into());
     let p = plan_with(&s, Some(&j), Some(&history(&stop())), &[]);
-    assert_eq!((p.rule, p.result), (Some(1), Some("completed")));
+    assert_eq!((p.rule, p.result), (Some(1), Some(RuleResult::Completed)));
     assert_eq!(ops(&p), ["complete_submission", "delete_stream_chunks"]);
     s.kind = "direct".into();
     let p = plan_with(&s, None, Some(&history(&stop())), &[]);
@@ -330,7 +330,7 @@ fn rule_7_requeue_and_rule_8_fail_before_input() {
         (p.rule, p.result, ops(&p)),
         (
             Some(7),
-            Some("requeued"),
+            Some(RuleResult::Requeued),
             vec!["create_session".to_string(), "requeue".to_string()]
         )
     );
@@ -583,4 +583,51 @@ fn derived_matrix() {
             assert_eq!(p.rule, Some(*want), "C={name} column {col}: {}", p.reason);
         }
     }
+}
+
+/// The words are the runtime's and every document prints them: the enum must not change them,
+/// and its order (incidents' tie-break) is theirs alphabetically.
+#[test]
+fn rule_results_keep_the_runtime_words_and_their_order() {
+    use strum::IntoEnumIterator;
+    let words: Vec<&str> = RuleResult::iter().map(RuleResult::as_str).collect();
+    assert_eq!(
+        words,
+        ["completed", "failed", "replacement", "requeued", "stale"]
+    );
+    for r in RuleResult::iter() {
+        assert_eq!(serde_json::to_value(r).unwrap(), json!(r.as_str()));
+        assert_eq!(r.to_string(), r.as_str());
+        assert_eq!(r.as_str().parse::<RuleResult>(), Ok(r));
+    }
+    for (o, w) in [
+        (DirectOutcome::Completed, "completed"),
+        (DirectOutcome::Failed, "failed"),
+    ] {
+        assert_eq!(serde_json::to_value(o).unwrap(), json!(w));
+        assert_eq!(o.as_str(), w);
+    }
+}
+
+/// The disposition words the CLI's VERDICT column, the TUI and `--verdict` use.
+#[test]
+fn disposition_kinds_keep_their_words() {
+    use strum::IntoEnumIterator;
+    let words: Vec<&str> = DispositionKind::iter()
+        .map(DispositionKind::label)
+        .collect();
+    assert_eq!(
+        words,
+        [
+            "stuck",
+            "live",
+            "no-lease",
+            "pending",
+            "publishing",
+            "completed",
+            "failed",
+            "malformed",
+            "damaged"
+        ]
+    );
 }

@@ -3,6 +3,7 @@
 
 use serde::Serialize;
 
+use super::history::SubmissionKind;
 use super::status::{JournalPhase, SubmissionStatus};
 
 /// One row of `flue_agent_submissions`. The terminal columns are read under either variant's names.
@@ -37,6 +38,16 @@ impl SubmissionRow {
         self.status == SubmissionStatus::Running
             && self.lease_expires_at > 0
             && self.lease_expires_at < now_ms
+    }
+
+    /// The row's `kind`; `None` for one the runtime does not write (the row check reports it).
+    pub fn submission_kind(&self) -> Option<SubmissionKind> {
+        SubmissionKind::parse(&self.kind)
+    }
+
+    /// Whether it is a direct prompt (settled through the terminal outbox), not a dispatch.
+    pub fn is_direct(&self) -> bool {
+        self.submission_kind() == Some(SubmissionKind::Direct)
     }
 
     /// Whether the row is `running` (the only status a recovery acts on).

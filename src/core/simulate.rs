@@ -125,6 +125,49 @@ fn apply_one(b: &mut SubmissionBundle, change: &RowChange, inserted: &mut Vec<En
                 b.stream_chunks.clear();
             }
         }
+        RowChange::CreateEventStream { path } => {
+            if let Some(es) = b
+                .event_stream
+                .as_mut()
+                .filter(|es| es.path == *path && es.head.is_none())
+            {
+                es.head = Some((0, false));
+            }
+        }
+        RowChange::AppendEvent {
+            path,
+            key,
+            seq,
+            data,
+            ..
+        } => {
+            let own_key = super::records::terminal_event_key(&b.row.submission_id);
+            if let Some(es) = b
+                .event_stream
+                .as_mut()
+                .filter(|es| es.path == *path && es.head == Some((*seq, false)))
+            {
+                es.head = Some((seq + 1, false));
+                if *key == own_key {
+                    es.keyed = Some((*seq, data.clone()));
+                }
+            }
+        }
+        RowChange::UpdateTerminalizing {
+            submission_id,
+            attempt_id,
+            set,
+        } => {
+            let row = &mut b.row;
+            if row.submission_id == *submission_id
+                && row.status == crate::core::status::SubmissionStatus::Terminalizing
+                && row.attempt_id.as_ref() == Some(attempt_id)
+            {
+                for c in set {
+                    set_submission(row, c);
+                }
+            }
+        }
     }
 }
 

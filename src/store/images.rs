@@ -8,6 +8,7 @@ use serde_json::{Map, Value};
 
 use super::StoreError;
 use crate::core::changes::RowChange;
+use crate::core::records::EventStore;
 
 /// One row a change touched: its table, its primary key, and the whole row before and after
 /// (`None`: absent, i.e. inserted or deleted).
@@ -25,49 +26,84 @@ pub fn primary_key(table: &str) -> &'static [&'static str] {
         "flue_session_entries" => &["session_id", "entry_id"],
         "flue_sessions" => &["id"],
         "flue_agent_stream_chunks" => &["stream_key", "segment_index"],
+        "flue_event_streams" => &["path"],
+        "flue_event_stream_entries" => &["path", "seq"],
+        "flue_event_stream_keys" => &["path", "key"],
         // The journal and the submission are one row per submission.
         _ => &["submission_id"],
     }
 }
 
-/// The table and the key (or, for stream chunks, the key prefix) a change touches.
-pub fn touched(change: &RowChange) -> (&'static str, Map<String, Value>) {
-    let key = |pairs: &[(&str, &str)]| -> Map<String, Value> {
+/// The tables and keys (for stream chunks, the key prefix) of the rows a change touches.
+pub fn touched(change: &RowChange) -> Vec<(&'static str, Map<String, Value>)> {
+    let key = |pairs: &[(&str, Value)]| -> Map<String, Value> {
         pairs
             .iter()
-            .map(|(k, v)| (k.to_string(), Value::String(v.to_string())))
+            .map(|(k, v)| (k.to_string(), v.clone()))
             .collect()
     };
+    let s = |v: &str| Value::String(v.to_string());
     match change {
         RowChange::InsertSession { session_id, .. } => {
-            ("flue_sessions", key(&[("id", session_id)]))
+            vec![("flue_sessions", key(&[("id", s(session_id))]))]
         }
         RowChange::InsertEntry {
             session_id,
             entry_id,
             ..
-        } => (
+        } => vec![(
             "flue_session_entries",
-            key(&[("session_id", session_id), ("entry_id", entry_id)]),
-        ),
+            key(&[("session_id", s(session_id)), ("entry_id", s(entry_id))]),
+        )],
         RowChange::UpdateSessionData { session_id, .. } => {
-            ("flue_sessions", key(&[("id", session_id)]))
+            vec![("flue_sessions", key(&[("id", s(session_id))]))]
         }
-        RowChange::UpdateJournal { submission_id, .. } => (
+        RowChange::UpdateJournal { submission_id, .. } => vec![(
             "flue_agent_turn_journals",
-            key(&[("submission_id", submission_id)]),
-        ),
+            key(&[("submission_id", s(submission_id))]),
+        )],
         RowChange::UpdateSubmission { submission_id, .. }
-        | RowChange::AutoFailSubmission { submission_id, .. } => (
+        | RowChange::AutoFailSubmission { submission_id, .. }
+        | RowChange::UpdateTerminalizing { submission_id, .. } => vec![(
             "flue_agent_submissions",
-            key(&[("submission_id", submission_id)]),
-        ),
-        RowChange::DeleteStreamChunks { stream_key, .. } => (
+            key(&[("submission_id", s(submission_id))]),
+        )],
+        RowChange::DeleteStreamChunks { stream_key, .. } => vec![(
             "flue_agent_stream_chunks",
-            key(&[("stream_key", stream_key)]),
-        ),
+            key(&[("stream_key", s(stream_key))]),
+        )],
+        RowChange::CreateEventStream { path } => {
+            vec![("flue_event_streams", key(&[("path", s(path))]))]
+        }
+        RowChange::AppendEvent {
+            path,
+            key: event_key,
+            seq,
+            store,
+            ..
+        } => {
+            // The stream's head moves and the event row appears (for the built-in store both
+            // through the keys table's trigger).
+            let mut v = vec![
+                ("flue_event_streams", key(&[("path", s(path))])),
+                (
+                    "flue_event_stream_entries",
+                    key(&[("path", s(path)), ("seq", Value::from(*seq))]),
+                ),
+            ];
+            if *store == EventStore::KeysTable {
+                v.push((
+                    "flue_event_stream_keys",
+                    key(&[("path", s(path)), ("key", s(event_key))]),
+                ));
+            }
+            v
+        }
     }
 }
+
+/// The tables of the event stream: a row turnscope inserted there is an event published.
+pub const EVENT_TABLES: [&str; 2] = ["flue_event_stream_entries", "flue_event_stream_keys"];
 
 /// The primary key of a whole row of `table`.
 pub fn key_of(table: &str, row: &Map<String, Value>) -> Map<String, Value> {
@@ -101,25 +137,28 @@ pub fn before_images(
     access: &mut dyn RowAccess,
     change: &RowChange,
 ) -> Result<Vec<RowImage>, StoreError> {
-    let (table, key) = touched(change);
-    let rows = access.rows(table, &key)?;
-    if let RowChange::InsertEntry { .. } = change {
-        return Ok(vec![RowImage {
-            table: table.into(),
-            key,
-            before: rows.into_iter().next(),
-            after: None,
-        }]);
-    }
-    Ok(rows
-        .into_iter()
-        .map(|r| RowImage {
+    let mut images = Vec::new();
+    for (table, key) in touched(change) {
+        let rows = access.rows(table, &key)?;
+        // A whole primary key with no row yet: the change inserts it (its image has no before).
+        let whole_key = primary_key(table).iter().all(|c| key.contains_key(*c));
+        if whole_key {
+            images.push(RowImage {
+                table: table.into(),
+                key,
+                before: rows.into_iter().next(),
+                after: None,
+            });
+            continue;
+        }
+        images.extend(rows.into_iter().map(|r| RowImage {
             table: table.into(),
             key: key_of(table, &r),
             before: Some(r),
             after: None,
-        })
-        .collect())
+        }));
+    }
+    Ok(images)
 }
 
 /// Fill in each image's row as it is now.

@@ -16,6 +16,7 @@ use super::{
     Variant,
 };
 use crate::core::entry::Entry;
+use crate::core::records::{event_stream_path, terminal_event_key, EventStore, EventStream};
 use crate::core::rows::{JournalRow, SubmissionRow};
 use crate::core::status::{JournalPhase, SubmissionStatus};
 
@@ -29,6 +30,8 @@ pub struct SqliteStore {
     tables: Vec<String>,
     /// Inside `in_snapshot`: bundles are read in its transaction instead of one of their own.
     in_snapshot: Cell<bool>,
+    /// How this database keys its events (built-in keys table, libsql `event_key` column).
+    event_store: EventStore,
 }
 
 impl SqliteStore {
@@ -70,6 +73,7 @@ impl SqliteStore {
         }
         let schema = detect_schema(&conn, path, &tables)?;
         let submission_columns = submission_select_list(&conn, schema.variant)?;
+        let event_store = event_store_of(&conn, &tables)?;
         Ok(SqliteStore {
             conn,
             path: path.to_path_buf(),
@@ -77,7 +81,61 @@ impl SqliteStore {
             submission_columns,
             tables,
             in_snapshot: Cell::new(false),
+            event_store,
         })
+    }
+
+    /// How this database keys its events.
+    pub fn event_store(&self) -> EventStore {
+        self.event_store
+    }
+
+    /// The event stream `row`'s terminal event goes to, as it is now (direct prompts only).
+    fn event_stream(&self, row: &SubmissionRow) -> Result<Option<EventStream>, StoreError> {
+        let Some(path) = event_stream_path(row) else {
+            return Ok(None);
+        };
+        let err = |e| StoreError::sqlite("reading the event stream", e);
+        let store = self.event_store;
+        let mut stream = EventStream {
+            path,
+            store,
+            head: None,
+            keyed: None,
+        };
+        if store == EventStore::Absent {
+            return Ok(Some(stream));
+        }
+        stream.head = self
+            .conn
+            .prepare_cached("SELECT next_offset, closed FROM flue_event_streams WHERE path = ?1")
+            .and_then(|mut s| {
+                s.query_row([&stream.path], |r| {
+                    Ok((r.get::<_, i64>(0)?, r.get::<_, i64>(1)? != 0))
+                })
+                .optional()
+            })
+            .map_err(err)?;
+        let keyed_sql = match store {
+            EventStore::KeysTable => {
+                "SELECT seq, data FROM flue_event_stream_keys WHERE path = ?1 AND key = ?2"
+            }
+            _ => {
+                "SELECT seq, data FROM flue_event_stream_entries WHERE path = ?1 AND event_key = ?2"
+            }
+        };
+        stream.keyed = self
+            .conn
+            .prepare_cached(keyed_sql)
+            .and_then(|mut s| {
+                s.query_row(
+                    [&stream.path, &terminal_event_key(&row.submission_id)],
+                    |r| Ok((r.get::<_, i64>(0)?, r.get::<_, String>(1)?)),
+                )
+                .optional()
+            })
+            .map_err(err)?;
+        Ok(Some(stream))
     }
 
     pub fn path(&self) -> &Path {
@@ -356,12 +414,14 @@ impl SqliteStore {
                 Some(key) => self.stream_chunks(key)?,
                 None => Vec::new(),
             };
+            let event_stream = self.event_stream(&row)?;
             Ok(SubmissionBundle {
                 row,
                 journal,
                 journal_problem,
                 session,
                 stream_chunks,
+                event_stream,
             })
         })();
         if own {
@@ -611,6 +671,28 @@ fn detect_schema(
         variant,
         schema_version,
     })
+}
+
+/// The built-in adapter's keys table, else libsql's `event_key` column, else none.
+fn event_store_of(conn: &Connection, tables: &[String]) -> Result<EventStore, StoreError> {
+    let has = |t: &str| tables.iter().any(|x| x == t);
+    Ok(
+        if has("flue_event_stream_keys")
+            && has("flue_event_stream_entries")
+            && has("flue_event_streams")
+        {
+            EventStore::KeysTable
+        } else if has("flue_event_stream_entries")
+            && has("flue_event_streams")
+            && column_names(conn, "flue_event_stream_entries")?
+                .iter()
+                .any(|c| c == "event_key")
+        {
+            EventStore::EventKeyColumn
+        } else {
+            EventStore::Absent
+        },
+    )
 }
 
 fn column_names(conn: &Connection, table: &str) -> Result<Vec<String>, StoreError> {

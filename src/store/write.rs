@@ -17,6 +17,7 @@ use super::traits::{Applied, ApplyError, AuditInfo, AuditRecord};
 use super::write_rows::{images_json, SqliteRows};
 use super::{JournalStore, SchemaInfo, SqliteStore, StoreError, Variant};
 use crate::core::changes::{ColumnChange, Fence, FenceSeen, RowChange, SqlValue};
+use crate::core::records::EventStore;
 
 pub const AUDIT_DDL: &str = "CREATE TABLE IF NOT EXISTS turnscope_audit (
   id INTEGER PRIMARY KEY AUTOINCREMENT,
@@ -299,7 +300,70 @@ fn apply_change(
             // Deleting fewer (or more) segments than previewed is harmless: count it as done.
             Ok(1)
         }
+        RowChange::UpdateTerminalizing { submission_id, attempt_id, set } => update(
+            tx,
+            "flue_agent_submissions",
+            "status = 'terminalizing' AND kind = 'direct'",
+            submission_id,
+            Some(attempt_id),
+            set,
+            variant,
+        ),
+        RowChange::CreateEventStream { path } => tx.execute(
+            "INSERT INTO flue_event_streams (path) VALUES (?1) ON CONFLICT (path) DO NOTHING",
+            [path],
+        ),
+        RowChange::AppendEvent { path, key, seq, data, store } => append_event(tx, path, key, *seq, data, *store),
     }
+}
+
+/// `appendEventOnce` at `seq`: only on an open stream still at `seq`, and only while the key is
+/// new. The built-in store's trigger copies the keyed row into the entries and moves the head;
+/// libsql's store has no trigger, so the append does both itself.
+fn append_event(
+    tx: &Transaction,
+    path: &str,
+    key: &str,
+    seq: i64,
+    data: &str,
+    store: EventStore,
+) -> Result<usize, rusqlite::Error> {
+    let n = match store {
+        EventStore::KeysTable => tx.execute(
+            "INSERT OR IGNORE INTO flue_event_stream_keys (path, key, seq, data)
+             SELECT path, ?2, next_offset, ?3 FROM flue_event_streams
+             WHERE path = ?1 AND closed = 0 AND next_offset = ?4",
+            params![path, key, data, seq],
+        )?,
+        _ => {
+            let n = tx.execute(
+                "INSERT INTO flue_event_stream_entries (path, seq, data, event_key)
+                 SELECT path, next_offset, ?3, ?2 FROM flue_event_streams
+                 WHERE path = ?1 AND closed = 0 AND next_offset = ?4
+                 ON CONFLICT DO NOTHING",
+                params![path, key, data, seq],
+            )?;
+            if n == 1 {
+                tx.execute(
+                    "UPDATE flue_event_streams SET next_offset = next_offset + 1 WHERE path = ?1 AND next_offset = ?2",
+                    params![path, seq],
+                )?;
+            }
+            n
+        }
+    };
+    if n == 0 {
+        return Ok(0);
+    }
+    // The event is in the entries and the head moved past it (a keys table without its trigger
+    // would leave both undone: then nothing is written).
+    let appended: bool = tx.query_row(
+        "SELECT (SELECT next_offset FROM flue_event_streams WHERE path = ?1) = ?2 + 1
+            AND EXISTS (SELECT 1 FROM flue_event_stream_entries WHERE path = ?1 AND seq = ?2 AND data = ?3)",
+        params![path, seq, data],
+        |r| r.get(0),
+    )?;
+    Ok(usize::from(appended))
 }
 
 /// `UPDATE table SET c = new, … WHERE submission_id = ? AND attempt_id IS ? AND <guard> AND c IS

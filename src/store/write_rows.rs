@@ -9,12 +9,15 @@ use serde_json::{Map, Value};
 use super::images::{changed_columns, primary_key, RowAccess, RowImage};
 use super::StoreError;
 
-const TABLES: [&str; 5] = [
+const TABLES: [&str; 8] = [
     "flue_session_entries",
     "flue_sessions",
     "flue_agent_turn_journals",
     "flue_agent_submissions",
     "flue_agent_stream_chunks",
+    "flue_event_streams",
+    "flue_event_stream_entries",
+    "flue_event_stream_keys",
 ];
 
 /// A table or column name safe to splice into SQL: one of the tables turnscope writes, a column

@@ -34,8 +34,30 @@ pub(crate) fn undoable(
                 r.id
             )));
         }
+        if let Some(published) = published_event(r) {
+            return Err(ApplyError::Refused(format!(
+                "audit #{} appended a terminal event to the event stream {published}: subscribers may have seen it, and a stream is append-only, so it cannot be taken back",
+                r.id
+            )));
+        }
     }
     Ok(())
+}
+
+/// The stream path of an event `r` appended (a row it inserted into the event-stream tables).
+fn published_event(r: &AuditRecord) -> Option<String> {
+    r.changes.as_deref()?.iter().find_map(|img| {
+        (images::EVENT_TABLES.contains(&img.table.as_str())
+            && img.before.is_none()
+            && img.after.is_some())
+        .then(|| {
+            img.key
+                .get("path")
+                .and_then(|p| p.as_str())
+                .unwrap_or("?")
+                .to_string()
+        })
+    })
 }
 
 /// The summary of the undo row of `r`.

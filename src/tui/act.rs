@@ -11,8 +11,8 @@ use crate::core::plan::Disposition;
 use crate::core::status::SubmissionStatus;
 use crate::report::SubmissionReport;
 use crate::store::Applied;
-use crate::tui::popups::{PopupLine, Tone};
-use crate::tui::worker::WorkerError;
+use crate::tui::popup_line::{PopupLine, Tone};
+use crate::tui::worker_error::WorkerError;
 
 use Tone::{Heading, Next, Normal, Refused, Warning};
 

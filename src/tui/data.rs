@@ -4,8 +4,10 @@
 use std::sync::Arc;
 use std::time::Duration;
 
-use crate::core::history::{History, SubmissionKind};
-use crate::core::plan::{plan_recovery, DispositionKind, RecoveryPlan, SessionInspection};
+use crate::core::history::History;
+use crate::core::plan::{
+    plan_recovery, DispositionKind, RecoveryPlan, RuleResult, SessionInspection,
+};
 use crate::core::rows::{JournalRow, SubmissionRow};
 use crate::core::status::SubmissionStatus;
 use crate::report::{verdict_label, SubmissionReport};
@@ -73,7 +75,7 @@ pub struct ListItem {
     /// The plan's disposition, or where the TUI is in getting it.
     pub disposition: ItemDisposition,
     pub rule: Option<u8>,
-    pub result: Option<&'static str>,
+    pub result: Option<RuleResult>,
     /// The plan's one-line reason.
     pub reason: String,
     /// The planned writes, described, in order.
@@ -226,7 +228,7 @@ impl OpenedSession {
             .into_iter()
             .map(|it| {
                 let input = history.as_ref().and_then(|h| {
-                    let kind = SubmissionKind::parse(&it.row.kind)?;
+                    let kind = it.row.submission_kind()?;
                     h.find_input(kind, &it.row.submission_id)
                         .map(|e| e.id.clone())
                 });
@@ -278,7 +280,7 @@ pub struct Snapshot {
     pub pending: usize,
     /// The selected row when it is not among `items` (it left the filter), complete.
     pub watched: Option<ListItem>,
-    pub open: Option<(Target, Result<Opened, super::worker::WorkerError>)>,
+    pub open: Option<(Target, Result<Opened, super::worker_error::WorkerError>)>,
     /// How long the refresh took in the worker.
     pub took: Duration,
 }

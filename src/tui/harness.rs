@@ -18,7 +18,8 @@ use super::keymap::Action;
 use super::popups::{Popup, PopupAction};
 use super::theme::Theme;
 use super::tree::NodeKind;
-use super::worker::{Worker, WorkerError};
+use super::worker::Worker;
+use super::worker_error::WorkerError;
 use crate::core::entry::Entry;
 use crate::report::SubmissionReport;
 use crate::store::AuditRecord;
@@ -29,7 +30,7 @@ use crate::store::{DbTarget, StoreError};
 pub use crate::demo::synthetic::{write_empty_journal, write_synthetic_journal, SYNTH_SUBMISSION};
 
 pub struct Harness {
-    pub app: App,
+    app: App,
     pub worker: Worker,
     pub terminal: Terminal<TestBackend>,
     /// Texts sent to the clipboard (OSC 52) so far.
@@ -164,7 +165,7 @@ impl Harness {
     /// Carry out every pending effect (worker requests in line), not the background work.
     pub fn settle_requests(&mut self) {
         for _ in 0..32 {
-            let effects = std::mem::take(&mut self.app.effects);
+            let effects = self.app.take_effects();
             if effects.is_empty() {
                 return;
             }
@@ -195,7 +196,7 @@ impl Harness {
     /// Move the UI clock forward (flashes expire, refresh becomes due).
     pub fn advance(&mut self, d: Duration) {
         self.clock += d;
-        let now = self.app.now_ms;
+        let now = self.app.now_ms();
         self.app.tick(self.clock, now);
         self.settle();
     }
@@ -230,10 +231,15 @@ impl Harness {
 
     /// Draw and return the screen as text, one line per row.
     pub fn render(&mut self) -> String {
+        self.draw_frame();
+        self.screen()
+    }
+
+    /// Draw one frame (what a timing measures: no text is made of it).
+    pub fn draw_frame(&mut self) {
         self.terminal
             .draw(|f| draw(f, &mut self.app))
             .expect("draw");
-        self.screen()
     }
 
     /// The last drawn screen as text.
@@ -260,24 +266,24 @@ impl Harness {
 
     /// The detail pane's text for the current selection (unwrapped).
     pub fn detail_text(&self) -> String {
-        super::views::detail_text(&self.app.draw_ctx(), self.app.inspect())
+        super::screens::inspect::detail_pane::detail_text(&self.app.draw_ctx(), self.app.inspect())
     }
 
     // ----- the query facade: what a test may ask, without knowing how the app is built ------
 
     /// The root view (submissions, sessions, audit trail, incidents).
     pub fn root(&self) -> Root {
-        self.app.root
+        self.app.root()
     }
 
     /// The pane that has the keyboard.
     pub fn focus(&self) -> Pane {
-        self.app.focus
+        self.app.focus()
     }
 
     /// The open popup, as the operator sees it.
     pub fn popup(&self) -> Option<PopupView> {
-        let p = self.app.popup.as_ref()?;
+        let p = self.app.popup()?;
         let mut v = PopupView {
             kind: PopupKind::Help,
             title: String::new(),
@@ -330,52 +336,47 @@ impl Harness {
 
     /// The list's rows as shown (filtered, searched and sorted).
     pub fn rows(&self) -> Vec<&ListItem> {
-        self.app
-            .list
-            .view
-            .iter()
-            .map(|&i| &self.app.items[i])
-            .collect()
+        self.app.shown_items()
     }
 
     /// Every loaded row of the current filter, in the worker's order.
     pub fn loaded_rows(&self) -> &[ListItem] {
-        &self.app.items
+        self.app.items()
     }
 
     /// The list's cursor (a position in [`Harness::rows`]).
     pub fn list_cursor(&self) -> usize {
-        self.app.list.selected
+        self.app.list().selected
     }
 
     /// The text typed into the list filter (`/`).
     pub fn list_query(&self) -> &str {
-        &self.app.list.query
+        &self.app.list().query
     }
 
     /// Where the list's rows were drawn last.
     pub fn list_rows_area(&self) -> Option<ratatui::layout::Rect> {
-        self.app.layout.list.map(|h| h.rows)
+        self.app.layout().list.map(|h| h.rows)
     }
 
     /// Rows marked for a bulk action.
     pub fn marked(&self) -> usize {
-        self.app.list.marks.len()
+        self.app.list().marks.len()
     }
 
     /// Marked rows the list does not show (another filter, the `/` query, a worker's narrowing).
     pub fn hidden_marks(&self) -> Vec<String> {
-        self.app.list.hidden_marks(&self.app.items)
+        self.app.hidden_marks()
     }
 
     /// The incidents screen's groups (stuck submissions per worker), as last built.
     pub fn incident_groups(&self) -> &[crate::core::incidents::IncidentGroup] {
-        &self.app.incidents.groups
+        &self.app.incidents().groups
     }
 
     /// The selected group of the incidents screen.
     pub fn selected_incident(&self) -> Option<&crate::core::incidents::IncidentGroup> {
-        self.app.incidents.selected_group()
+        self.app.incidents().selected_group()
     }
 
     /// Rows of filter `f` in the database (0 until counted).
@@ -395,37 +396,42 @@ impl Harness {
 
     /// The status line's text.
     pub fn status_text(&self) -> Option<String> {
-        self.app.status.as_ref().map(|s| s.text.clone())
+        self.app.status_text()
     }
 
     /// The "changed under you" banner.
     pub fn banner(&self) -> Option<String> {
-        self.app.banner.clone()
+        self.app.banner().map(str::to_string)
     }
 
     /// The last database error (shown in the status line).
     pub fn db_error(&self) -> Option<String> {
-        self.app.db_error.as_ref().map(WorkerError::line)
+        self.app.db_error().map(WorkerError::line)
     }
 
     /// Sessions read for the sessions view.
     pub fn sessions_loaded(&self) -> usize {
-        self.app.sessions.rows.len()
+        self.app.sessions().rows.len()
     }
 
     /// The audit trail as last read.
     pub fn audit_records(&self) -> &[AuditRecord] {
-        &self.app.audit.rows
+        &self.app.audit().rows
+    }
+
+    /// Clear the status line, so the next message is the next key's own.
+    pub fn clear_status(&mut self) {
+        self.app.clear_status();
     }
 
     /// The app asked to quit.
     pub fn quit_requested(&self) -> bool {
-        self.app.quit
+        self.app.quit_requested()
     }
 
     /// No effect is waiting to be carried out.
     pub fn idle(&self) -> bool {
-        self.app.effects.is_empty()
+        self.app.idle()
     }
 
     /// Run an action as if its key were pressed (also one whose key is absent).
@@ -441,7 +447,7 @@ impl Harness {
 
     /// How many views are stacked (a submission opened from a session is two).
     pub fn open_depth(&self) -> usize {
-        self.app.stack.len()
+        self.app.stack().len()
     }
 
     /// The opened view's data has arrived (without error).
@@ -501,7 +507,7 @@ impl Harness {
 
     /// The tree's first drawn row.
     pub fn tree_offset(&self) -> usize {
-        self.app.layout.tree_offset()
+        self.app.layout().tree_offset()
     }
 
     /// The entry of the selected tree row as the tree holds it (compact), and its full body when
@@ -524,7 +530,7 @@ impl Harness {
     /// Make the opened view look as if its read started `ago` and has not answered yet (the
     /// loading line's timings without a slow database).
     pub fn pretend_open_pending(&mut self, ago: Duration) {
-        if let Some(ins) = self.app.stack.last_mut() {
+        if let Some(ins) = self.app.inspect_top_mut() {
             ins.data = None;
             ins.requested_at = Instant::now() - ago;
         }

@@ -7,6 +7,14 @@
 //! thread owns its own read-only database connection. All three meet on one channel, so database
 //! I/O never blocks drawing.
 //!
+//! Where behaviour lives: `app/` is the router (root, focus, popup slot, status line; keys become
+//! [`Action`]s and go to the open popup or the focused screen) with its own render (`app/draw.rs`,
+//! the chrome in `app/chrome.rs`) and the query facade the run loop and the test harness use
+//! (`app/query.rs`). Each screen in `screens/` (list, sessions, audit, incidents, inspect) owns
+//! its state, answers its actions and draws from `&self` plus the view state; each popup in
+//! `popups/` owns its keys and its drawing. `worker.rs` holds the one request/response pair
+//! between the UI and the database.
+//!
 //! The terminal is restored on quit, on error, on panic (a hook) and on Ctrl-C (a key in raw
 //! mode). Nothing is printed while the terminal is in raw mode; logs go to `--log`/`TURNSCOPE_LOG`.
 
@@ -20,6 +28,7 @@ pub mod list_query;
 mod list_state;
 mod listing;
 mod log;
+mod popup_line;
 mod popups;
 mod screens;
 mod text;
@@ -28,7 +37,6 @@ pub mod tooltip;
 mod tree;
 mod verdicts;
 mod view_state;
-mod views;
 mod widgets;
 mod worker;
 mod worker_error;
@@ -52,6 +60,7 @@ use ratatui::backend::CrosstermBackend;
 use ratatui::Terminal;
 
 pub use act::{Outcome, OutcomeResult, PlanItem, Planned, StateSummary};
+pub use app::draw::draw;
 pub use app::{App, AppConfig, Effect, Pane, Root};
 pub use data::{ItemDisposition, ListItem, Target};
 pub use keymap::{
@@ -60,7 +69,6 @@ pub use keymap::{
 pub use popups::{Popup, PopupAction};
 pub use theme::{no_color_env, Palette, Theme};
 pub use tree::{ExpandMode, NodeKind, Tree};
-pub use views::draw;
 pub use worker::{Request, Response, Worker};
 
 use crate::store::{DbTarget, StoreError};
@@ -321,7 +329,7 @@ fn event_loop(
     let mut app = App::new(cfg, now_override.unwrap_or_else(wall_ms));
     loop {
         app.tick(Instant::now(), wall_ms());
-        for eff in std::mem::take(&mut app.effects) {
+        for eff in app.take_effects() {
             match eff {
                 Effect::Request(req) => {
                     let _ = req_tx.send(req);
@@ -334,7 +342,7 @@ fn event_loop(
                 }
             }
         }
-        if app.quit {
+        if app.quit_requested() {
             return Ok(());
         }
         let t0 = Instant::now();
@@ -368,7 +376,7 @@ fn event_loop(
                     app.on_response(resp);
                 }
             }
-            if app.quit {
+            if app.quit_requested() {
                 return Ok(());
             }
         }

@@ -1,5 +1,6 @@
 //! The view state: which screen and pane are shown, what drawing writes and the keys and the
-//! mouse read back. A leaf: the app, the screens and the frame composer (`views/`) all use it.
+//! mouse read back. A leaf: the app, the screens and the frame composer (`app/draw.rs`) all use
+//! it.
 
 use ratatui::layout::Rect;
 use ratatui::text::Line;

@@ -395,6 +395,7 @@ impl Worker {
             journal_problem: None,
             session: None,
             stream_chunks: Vec::new(),
+            event_stream: None,
         };
         let r = SubmissionReport::build(bundle, self.context_window, now_ms);
         ListItem::from_report(&r, &r.plan, false)

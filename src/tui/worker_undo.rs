@@ -2,7 +2,7 @@
 //! checked first (rolled back) for the preview, then applied on an explicit yes.
 
 use crate::store::{AuditInfo, JournalWriter, UndoTarget, Undone};
-use crate::tui::popups::{PopupLine, Tone};
+use crate::tui::popup_line::{PopupLine, Tone};
 
 /// Check (and preview) or apply the undo of `target`.
 pub fn undo(

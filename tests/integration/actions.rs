@@ -6,9 +6,10 @@ use turnscope::core::status::{JournalPhase, SubmissionStatus};
 
 use rusqlite::Connection;
 use serde_json::Value;
-use turnscope::actions::{plan_fail, plan_repair, plan_requeue, ActionPlan, EntryIds};
+use turnscope::actions::{plan_fail, plan_repair, plan_requeue, ActionPlan, EntryIds, NextOutcome};
 use turnscope::core::changes::RowChange;
 use turnscope::core::entry::Role;
+use turnscope::core::plan::RuleResult;
 use turnscope::report::SubmissionReport;
 use turnscope::store::{ApplyError, AuditInfo, JournalStore, RowFilter, SqliteStore, SqliteWriter};
 
@@ -366,7 +367,7 @@ fn requeue_and_fail_write_the_runtime_rows() {
         // Failing again is refused (settled), and the advisory is never doubled.
         assert!(plan_fail(&after, "again", DEMO_NOW, &mut ids(&after)).is_err());
 
-        // Direct: the terminal outbox is reserved for the runtime to publish.
+        // Direct: the runtime's whole settlement, its terminal event appended to the stream.
         let id = demo_id_in(db.open().reader(), "dana-phone");
         let r = report_on(&db, &id, DEMO_NOW);
         apply_on(
@@ -376,7 +377,8 @@ fn requeue_and_fail_write_the_runtime_rows() {
         )
         .unwrap();
         let after = report_on(&db, &id, DEMO_NOW);
-        assert_eq!(after.row().status, SubmissionStatus::Terminalizing);
+        crate::fidelity::assert_published(&after, &db);
+        assert_eq!(after.row().status, SubmissionStatus::Settled);
         assert_eq!(
             after.row().terminal_key.as_deref(),
             Some(format!("direct-submission:{id}:settled").as_str())
@@ -862,7 +864,12 @@ fn step_and_reconcile_settle_a_malformed_row_as_the_runtime_s_parser_does() {
                 "only the submission row: {:?}",
                 plan.changes
             );
-            assert_eq!(plan.prediction.outcome, "failed", "{:?}", plan.prediction);
+            assert_eq!(
+                plan.prediction.outcome,
+                NextOutcome::Result(RuleResult::Failed),
+                "{:?}",
+                plan.prediction
+            );
             apply_on(&db, &plan, DEMO_NOW).unwrap_or_else(|e| panic!("{kind:?} {instance}: {e}"));
             let after = report_on(&db, &id, DEMO_NOW);
             assert_eq!(

@@ -180,3 +180,34 @@ fn previews_leave_out_no_op_changes_and_name_the_action_once() {
         "{out}"
     );
 }
+
+/// A merge left half-done shows up as text: no tracked file keeps a conflict marker (one once
+/// sat in the README's commands table, which no compiler reads).
+#[test]
+fn no_tracked_file_keeps_a_merge_conflict_marker() {
+    let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR"));
+    let files = std::process::Command::new("git")
+        .arg("-C")
+        .arg(root)
+        .args(["ls-files", "-z"])
+        .output()
+        .expect("git runs in the checkout");
+    assert!(files.status.success(), "git ls-files failed");
+    let mut found = Vec::new();
+    for name in files.stdout.split(|b| *b == 0).filter(|n| !n.is_empty()) {
+        let path = root.join(String::from_utf8_lossy(name).as_ref());
+        let Ok(text) = std::fs::read_to_string(&path) else {
+            continue; // binary fixtures
+        };
+        for (n, line) in text.lines().enumerate() {
+            if line.starts_with("<<<<<<< ") || line.starts_with(">>>>>>> ") {
+                found.push(format!("{}:{}: {line}", path.display(), n + 1));
+            }
+        }
+    }
+    assert!(
+        found.is_empty(),
+        "merge conflict markers:\n{}",
+        found.join("\n")
+    );
+}

@@ -7,10 +7,10 @@ use rusqlite::Connection;
 use serde_json::Value;
 use turnscope::actions::{
     plan_extend, plan_fail, plan_reconcile, plan_repair, plan_requeue, plan_step, ActionPlan,
-    Extension,
+    Extension, NextOutcome,
 };
 use turnscope::core::changes::RowChange;
-use turnscope::core::plan::messages;
+use turnscope::core::plan::{messages, RuleResult};
 use turnscope::report::SubmissionReport;
 
 use crate::actions::{apply_on, demo, demo_id_in, ids, inserted, report_on, DEMO_NOW};
@@ -80,12 +80,7 @@ fn a_direct_prompt_past_its_deadline_gets_the_timeout_failure() {
         assert_eq!(advisory["submissionTerminal"]["reason"], "exceeded_timeout");
         apply_plan(&db, &plan);
         let after = report_on(&db, &id, DEMO_NOW);
-        assert_eq!(
-            after.row().status.as_str(),
-            "terminalizing",
-            "{:?}",
-            db.kind
-        );
+        assert_published(&after, &db);
         let event = terminal_event(&after);
         let error = &event["error"];
         assert_eq!(error["type"], "submission_timeout");
@@ -107,29 +102,48 @@ fn a_direct_prompt_past_its_deadline_gets_the_timeout_failure() {
                 "timestamp"
             ]
         );
-        // `fail` on the same state writes the same failure, with the operator's reason.
-        let r = report_on(&db, &id_of_any(&db, "support-7"), DEMO_NOW);
+        // Settled: nothing is left to fail.
         assert!(
-            plan_fail(&r, "x", DEMO_NOW, &mut ids(&r)).is_err(),
-            "now terminalizing"
+            plan_fail(&after, "x", DEMO_NOW, &mut ids(&after)).is_err(),
+            "now settled"
         );
     }
 }
 
-/// Any running row of `instance` (also one whose lease is no longer expired).
-fn id_of_any(db: &TestDb, instance: &str) -> String {
-    db.open()
-        .reader()
-        .list_submissions(turnscope::store::RowFilter::All, 0)
-        .unwrap()
-        .into_iter()
-        .find(|r| {
-            r.instance_id().as_deref() == Some(instance)
-                && r.kind == "direct"
-                && r.status.as_str() != "settled"
-        })
-        .unwrap()
-        .submission_id
+/// The runtime's `settleDirectSubmission` happened in full: the row settled (no error) with its
+/// offset recorded, and the stream holds the very event of `terminal_event_json` at that offset,
+/// its head moved past it.
+pub(crate) fn assert_published(after: &SubmissionReport, db: &TestDb) {
+    let row = after.row();
+    assert_eq!(row.status.as_str(), "settled", "{:?}", db.kind);
+    assert!(row.settled_at.is_some(), "{:?}", db.kind);
+    assert_eq!(
+        row.error, None,
+        "{:?}: a direct prompt keeps error NULL",
+        db.kind
+    );
+    let stream = after.bundle.event_stream.as_ref().expect("an event stream");
+    let (seq, data) = stream.keyed.clone().expect("the event was appended");
+    assert_eq!(
+        Some(data.as_str()),
+        row.terminal_event.as_deref(),
+        "{:?}",
+        db.kind
+    );
+    assert_eq!(
+        row.terminal_offset.as_deref(),
+        Some(format!("0000000000000000_{seq:016}").as_str())
+    );
+    assert_eq!(stream.head, Some((seq + 1, false)), "{:?}", db.kind);
+    assert_eq!(
+        db.int(&format!(
+            "SELECT COUNT(*) FROM flue_event_stream_entries WHERE path = '{}' AND seq = {seq}",
+            stream.path
+        )),
+        1,
+        "{:?}: the entry itself",
+        db.kind
+    );
 }
 
 /// Rule 2: the budget event with attemptCount/maxAttempts, by `step` and by `fail`.
@@ -164,19 +178,28 @@ fn a_spent_budget_gets_the_retry_exhausted_failure() {
             event["error"]["meta"].to_string(),
             r#"{"attemptCount":12,"maxAttempts":10}"#
         );
-        // `step`: the advisory, then the reservation with the same event.
+        // `step`: the advisory, then the settlement with the same event, published.
         let first = plan_step(&r, DEMO_NOW, &mut ids(&r)).unwrap();
         apply_plan(&db, &first);
         let r = report_on(&db, &id, DEMO_NOW);
         let second = plan_step(&r, DEMO_NOW, &mut ids(&r)).unwrap();
+        assert_eq!(
+            second.prediction.outcome,
+            NextOutcome::Result(RuleResult::Failed)
+        );
         apply_plan(&db, &second);
-        let after = report_on(&db, &id_of_any(&db, "support-7"), DEMO_NOW);
+        let after = report_on(&db, &id, DEMO_NOW);
+        assert_published(&after, &db);
         assert_eq!(
             terminal_event(&after)["error"]["type"],
             "submission_retry_exhausted"
         );
         assert!(fail.prediction.rule.is_none());
-        assert_eq!(fail.prediction.outcome, "failed");
+        assert_eq!(
+            fail.prediction.outcome,
+            NextOutcome::Result(RuleResult::Failed)
+        );
+        assert_eq!(fail.prediction.verdict, "failed");
     }
 }
 
@@ -192,7 +215,10 @@ fn step_on_rule_6_writes_the_journal_update_with_the_repair() {
         let j = r.bundle.journal.clone().unwrap();
         let plan = plan_step(&r, DEMO_NOW, &mut ids(&r)).unwrap();
         assert_eq!(plan.prediction.rule, Some(5), "{:?}", plan.prediction);
-        assert_eq!(plan.prediction.outcome, "replacement");
+        assert_eq!(
+            plan.prediction.outcome,
+            NextOutcome::Result(RuleResult::Replacement)
+        );
         apply_plan(&db, &plan);
         let after = report_on(&db, &id, DEMO_NOW);
         let j2 = after.bundle.journal.clone().unwrap();
@@ -302,7 +328,10 @@ fn requeue_creates_the_session_and_fail_refuses_a_requeued_state() {
         };
         assert_eq!(shape(&requeue), ["session", "submission"]);
         assert_eq!(shape(&reconcile), shape(&requeue));
-        assert_eq!(requeue.prediction.outcome, "requeued");
+        assert_eq!(
+            requeue.prediction.outcome,
+            NextOutcome::Result(RuleResult::Requeued)
+        );
         apply_plan(&db, &reconcile);
         let after = report_on(&db, &id, DEMO_NOW);
         assert_eq!(after.row().status.as_str(), "queued");
@@ -386,10 +415,14 @@ fn a_recovered_stream_is_left_for_the_runtime_to_replace() {
         let id = id_of(&db, "podcast-notes");
         let r = report_on(&db, &id, DEMO_NOW);
         assert_eq!(r.classification().state.label(), "absent");
-        assert_eq!((r.plan.rule, r.plan.result), (Some(4), Some("replacement")));
+        assert_eq!(
+            (r.plan.rule, r.plan.result),
+            (Some(4), Some(RuleResult::Replacement))
+        );
         let plan = plan_reconcile(&r, DEMO_NOW, &mut ids(&r)).unwrap();
         assert_eq!(
-            plan.prediction.outcome, "replacement",
+            plan.prediction.outcome,
+            NextOutcome::Result(RuleResult::Replacement),
             "{:?}",
             plan.prediction
         );
@@ -402,7 +435,7 @@ fn a_recovered_stream_is_left_for_the_runtime_to_replace() {
         let after = report_on(&db, &id, DEMO_NOW);
         assert_eq!(
             (after.plan.rule, after.plan.result),
-            (Some(4), Some("replacement"))
+            (Some(4), Some(RuleResult::Replacement))
         );
         let refusal = plan_step(&after, DEMO_NOW, &mut ids(&after)).unwrap_err();
         assert!(
@@ -423,7 +456,10 @@ fn reconcile_applies_a_whole_rule_in_one_transaction() {
         assert_eq!(r.plan.rule, Some(9));
         let plan = plan_reconcile(&r, DEMO_NOW, &mut ids(&r)).unwrap();
         assert!(!plan.prediction.fails_anyway, "settled: no next pass");
-        assert_eq!(plan.prediction.outcome, "failed");
+        assert_eq!(
+            plan.prediction.outcome,
+            NextOutcome::Result(RuleResult::Failed)
+        );
         let before = db.open().audit_records().unwrap().len();
         apply_plan(&db, &plan);
         assert_eq!(db.open().audit_records().unwrap().len(), before + 1);

@@ -5,7 +5,7 @@
 
 use serde_json::{json, Value};
 use turnscope::core::entry::Role;
-use turnscope::core::plan::PlannedWrite;
+use turnscope::core::plan::{PlannedWrite, RuleResult};
 use turnscope::report::SubmissionReport;
 use turnscope::store::{JournalStore, SqliteStore};
 
@@ -130,16 +130,16 @@ fn plans_match_what_the_runtime_did_on_restart() {
             let more_attempts =
                 did["attemptCountAfter"].as_i64() > did["attemptCountBefore"].as_i64();
             let ok = match plan.result {
-                Some("completed") => did["outcome"] == "completed" && !more_attempts,
-                Some("replacement") | Some("requeued") => more_attempts,
-                Some("failed") => {
+                Some(RuleResult::Completed) => did["outcome"] == "completed" && !more_attempts,
+                Some(RuleResult::Replacement | RuleResult::Requeued) => more_attempts,
+                Some(RuleResult::Failed) => {
                     let planned_error = plan.writes.iter().find_map(|w| match w {
                         PlannedWrite::FailSubmission { error } => Some(error.clone()),
                         _ => None,
                     });
                     did["outcome"] == "failed"
                         && !more_attempts
-                        && (r.row().kind == "direct"
+                        && (r.row().is_direct()
                             || planned_error.as_deref() == did["error"].as_str())
                 }
                 _ => false,

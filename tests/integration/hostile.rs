@@ -199,7 +199,7 @@ fn drive_every_screen(h: &mut Harness) -> Vec<(String, String)> {
     step(h, "<Esc>", &mut frames);
     // Walk the whole tree, expanded, pretty and raw.
     step(h, "Z", &mut frames);
-    let rows = h.app.inspect().map_or(0, |i| i.visible.len());
+    let rows = h.tree_row_count();
     step(h, "g", &mut frames);
     for _ in 0..rows {
         step(h, "j", &mut frames);
@@ -276,7 +276,7 @@ fn every_tui_screen_shows_hostile_text_escaped_and_never_raw() {
             }
             if write && size == (160, 48) {
                 // The repair was applied and audited under the hostile operator name.
-                assert_eq!(h.app.audit.rows.len(), 1, "{all}");
+                assert_eq!(h.audit_records().len(), 1, "{all}");
                 assert!(all.contains("op-A\\x1b[31mRED"), "audit pane:\n{all}");
             }
             if !write && size == (160, 48) {

@@ -12,6 +12,7 @@ mod config;
 mod contract;
 mod damaged;
 mod damaged_props;
+mod direct_publish;
 mod fidelity;
 mod fixtures;
 mod hostile;

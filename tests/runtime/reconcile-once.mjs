@@ -44,6 +44,7 @@ function dumpState(db, id) {
 		entries: db.prepare('SELECT * FROM flue_session_entries WHERE session_id = ? ORDER BY position').all(sub.session_key),
 		eventStream: db.prepare('SELECT * FROM flue_event_streams WHERE path = ?').get(path) ?? null,
 		events: db.prepare('SELECT * FROM flue_event_stream_keys WHERE path = ? ORDER BY seq').all(path),
+		eventEntries: db.prepare('SELECT * FROM flue_event_stream_entries WHERE path = ? ORDER BY seq').all(path),
 	};
 }
 

@@ -10,6 +10,7 @@ use rusqlite::types::ValueRef;
 use super::rows::TxRows;
 use super::sessions::session_record_parsed;
 use super::{cell_int, cell_text, pg_error, sqlite_values, PgStore};
+use crate::core::records::{event_stream_path, terminal_event_key, EventStore, EventStream};
 use crate::core::rows::{JournalRow, SubmissionRow};
 use crate::core::status::SubmissionStatus;
 use crate::store::parse::{
@@ -90,6 +91,48 @@ fn stream_chunks<C: GenericClient>(
     .iter()
     .map(|r| r.get::<_, Option<String>>(0).unwrap_or_default())
     .collect())
+}
+
+/// The event stream `row`'s terminal event goes to, as it is now (direct prompts only). The
+/// `@flue/postgres` schema keys events by `flue_event_stream_entries.event_key`.
+fn event_stream<C: GenericClient>(
+    c: &mut C,
+    has_tables: bool,
+    row: &SubmissionRow,
+) -> Result<Option<EventStream>, StoreError> {
+    let Some(path) = event_stream_path(row) else {
+        return Ok(None);
+    };
+    if !has_tables {
+        return Ok(Some(EventStream {
+            path,
+            store: EventStore::Absent,
+            head: None,
+            keyed: None,
+        }));
+    }
+    let err = |e: postgres::Error| pg_error("reading the event stream", &e);
+    let head = c
+        .query_opt(
+            "SELECT next_offset, closed FROM flue_event_streams WHERE path = $1",
+            &[&path],
+        )
+        .map_err(err)?
+        .map(|r| (r.get::<_, i64>(0), r.get::<_, bool>(1)));
+    let key = terminal_event_key(&row.submission_id);
+    let keyed = c
+        .query_opt(
+            "SELECT seq, data FROM flue_event_stream_entries WHERE path = $1 AND event_key = $2",
+            &[&path, &key],
+        )
+        .map_err(err)?
+        .map(|r| (r.get::<_, i64>(0), r.get::<_, String>(1)));
+    Ok(Some(EventStream {
+        path,
+        store: EventStore::Postgres,
+        head,
+        keyed,
+    }))
 }
 
 impl JournalStore for PgStore {
@@ -210,6 +253,11 @@ impl PgStore {
             Some(key) => stream_chunks(&mut tx, self.has_table("flue_agent_stream_chunks"), key)?,
             None => Vec::new(),
         };
+        let event_stream = event_stream(
+            &mut tx,
+            self.has_table("flue_event_streams") && self.has_table("flue_event_stream_entries"),
+            &row,
+        )?;
         tx.commit()
             .map_err(|e| pg_error("ending the read snapshot", &e))?;
         Ok(SubmissionBundle {
@@ -218,6 +266,7 @@ impl PgStore {
             journal_problem,
             session,
             stream_chunks,
+            event_stream,
         })
     }
 }

@@ -10,8 +10,10 @@ use postgres::GenericClient;
 use super::{cell_int, cell_opt_text, cell_text, pg_error, PgStore};
 use crate::core::entry::Entry;
 use crate::core::rows::{failure_in_terminal_event, instance_id_of};
+use crate::core::status::SubmissionStatus;
 use crate::store::access::parse_session_data;
 use crate::store::access::session_data_facts;
+use crate::store::RowFilter;
 use crate::store::{
     AuditLog, AuditRecord, JournalStore, SessionBrowse, SessionRecord, SessionScope,
     SessionSummary, StoreError,
@@ -167,18 +169,21 @@ pub fn session_record_parsed<C: GenericClient>(
     }))
 }
 
-/// Count one of a session's settled submissions as failed, keeping the statuses in name order.
+/// Count one of a session's settled submissions as failed (the failed filter's name, as SQLite's
+/// count names it), keeping the statuses in name order.
 fn move_to_failed(counts: &mut Vec<(String, i64)>) {
-    if let Some(i) = counts.iter().position(|(s, _)| s == "settled") {
+    let settled = SubmissionStatus::Settled.as_str();
+    let failed: &str = RowFilter::Failed.into();
+    if let Some(i) = counts.iter().position(|(s, _)| s == settled) {
         counts[i].1 -= 1;
         if counts[i].1 <= 0 {
             counts.remove(i);
         }
     }
-    match counts.iter_mut().find(|(s, _)| s == "failed") {
+    match counts.iter_mut().find(|(s, _)| s == failed) {
         Some((_, n)) => *n += 1,
         None => {
-            counts.push(("failed".to_string(), 1));
+            counts.push((failed.to_string(), 1));
             counts.sort_by(|a, b| a.0.cmp(&b.0));
         }
     }

@@ -300,8 +300,64 @@ fn apply_change(
             // Deleting fewer (or more) segments than previewed is harmless: count it as done.
             1
         }
+        RowChange::UpdateTerminalizing {
+            submission_id,
+            attempt_id,
+            set,
+        } => update(
+            tx,
+            "flue_agent_submissions",
+            "status = 'terminalizing' AND kind = 'direct'",
+            submission_id,
+            Some(attempt_id),
+            set,
+            variant,
+        )?,
+        RowChange::CreateEventStream { path } => tx
+            .execute(
+                "INSERT INTO flue_event_streams (path) VALUES ($1) ON CONFLICT (path) DO NOTHING",
+                &[path],
+            )
+            .map_err(werr("creating the event stream"))?,
+        RowChange::AppendEvent {
+            path,
+            key,
+            seq,
+            data,
+            ..
+        } => append_event(tx, path, key, *seq, data)?,
     };
     Ok(n as usize)
+}
+
+/// `appendEventOnce` at `seq` with the `event_key` column: only on an open stream still at `seq`
+/// and while the key is new; the head moves past the event in the same statement's wake.
+fn append_event(
+    tx: &mut Transaction<'_>,
+    path: &str,
+    key: &str,
+    seq: i64,
+    data: &str,
+) -> Result<u64, ApplyError> {
+    let n = tx
+        .execute(
+            "INSERT INTO flue_event_stream_entries (path, seq, data, event_key)
+             SELECT path, next_offset, $3, $2 FROM flue_event_streams
+             WHERE path = $1 AND closed = FALSE AND next_offset = $4
+             ON CONFLICT DO NOTHING",
+            &[&path, &key, &data, &seq],
+        )
+        .map_err(werr("appending the terminal event"))?;
+    if n == 1 {
+        let moved = tx
+            .execute(
+                "UPDATE flue_event_streams SET next_offset = next_offset + 1 WHERE path = $1 AND next_offset = $2",
+                &[&path, &seq],
+            )
+            .map_err(werr("appending the terminal event"))?;
+        return Ok(moved);
+    }
+    Ok(0)
 }
 
 /// A bound parameter for `v` and its placeholder; NULL is written as a literal (no type needed).

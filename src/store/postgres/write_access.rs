@@ -9,7 +9,7 @@ use crate::store::{NotWritable, StoreError};
 
 /// `(table, privilege)` turnscope needs: the rows its actions change, what `undo` restores, and
 /// its own audit table.
-const NEEDED: [(&str, &str); 8] = [
+const NEEDED: [(&str, &str); 11] = [
     ("flue_session_entries", "INSERT"),
     ("flue_session_entries", "DELETE"),
     ("flue_sessions", "UPDATE"),
@@ -17,6 +17,11 @@ const NEEDED: [(&str, &str); 8] = [
     ("flue_agent_submissions", "UPDATE"),
     ("flue_agent_stream_chunks", "DELETE"),
     ("flue_agent_stream_chunks", "INSERT"),
+    // A direct prompt's terminal event: the stream's head and the event row (their row images
+    // are read `FOR UPDATE`, which needs UPDATE).
+    ("flue_event_streams", "INSERT"),
+    ("flue_event_streams", "UPDATE"),
+    ("flue_event_stream_entries", "INSERT"),
     ("turnscope_audit", "INSERT"),
 ];
 
@@ -61,7 +66,9 @@ pub(super) fn check(client: &mut Client, target: &PgTarget) -> Result<(), StoreE
         }
         let ok: bool = client
             .query_one(
-                "SELECT has_table_privilege(current_user, $1::text, $2::text)",
+                // A table the journal lacks needs nothing (CASE keeps the check off it).
+                "SELECT CASE WHEN to_regclass($1::text) IS NULL THEN true
+                             ELSE has_table_privilege(current_user, $1::text, $2::text) END",
                 &[&table, &privilege],
             )
             .map_err(|e| pg_error("checking write access", &e))?

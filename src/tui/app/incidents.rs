@@ -5,7 +5,6 @@
 
 use super::*;
 use crate::tui::screens::incidents::IncidentRows;
-use crate::tui::screens::list::marked_in_order;
 
 impl App {
     /// `I`: the incidents screen, or back to where it was opened from. It groups the expired
@@ -64,79 +63,18 @@ impl App {
         ));
     }
 
-    /// Space on a worker: mark every submission of it, or unmark them when all are marked.
+    /// Space on a worker: the incidents screen marks its submissions in the list's marks.
     pub(super) fn mark_incident(&mut self) {
-        let Some(g) = self.incidents.selected_group() else {
-            return;
-        };
-        let all = g.submissions.iter().all(|s| self.list.marks.contains(s));
-        let (who, ids) = (g.who(), g.submissions.clone());
-        for id in ids {
-            if all {
-                self.list.marks.remove(&id);
-            } else {
-                self.list.marks.insert(id);
-            }
-        }
-        self.incidents.move_cursor(1);
-        let n = self.list.marks.len();
-        self.info(&format!(
-            "{} {} · {n} marked · C/R/Q/F/S/E act on every marked row · u unmarks all",
-            if all {
-                "unmarked"
-            } else {
-                "marked every submission of"
-            },
-            clean(&who)
-        ));
-    }
-
-    /// The incidents screen's targets: the marks, else every submission of the selected worker.
-    pub(super) fn incident_targets(&self) -> Result<Vec<String>, &'static str> {
-        if !self.list.marks.is_empty() {
-            return Ok(marked_in_order(&self.items, &self.list.marks));
-        }
-        match self.incidents.selected_group() {
-            Some(g) => Ok(g.submissions.clone()),
-            None => Err("no worker left anything stuck"),
+        if let Some(said) = self.incidents.toggle_group_marks(&mut self.list.marks) {
+            self.info(&said);
         }
     }
 
-    /// `*`, `V`, `u`: the list's bulk marks, and what the status line says about them.
+    /// `*`, `V`, `u`: the list's bulk marks.
     pub(super) fn bulk_mark(&mut self, a: Action) {
         let on_list = self.focus == Pane::List && self.inspect().is_none();
-        let said = match a {
-            Action::MarkAll if on_list => Ok(format!(
-                "marked {} more: every row shown",
-                self.list.mark_all(&self.items)
-            )),
-            Action::MarkRange if on_list => self
-                .list
-                .mark_range(&self.items)
-                .map(|n| format!("marked {n} more: the range up to the cursor")),
-            Action::ClearMarks => {
-                let n = self.list.clear_marks();
-                Ok(format!("unmarked {n} row{}", if n == 1 { "" } else { "s" }))
-            }
-            Action::MarkAll | Action::MarkRange => {
-                Err("* and V mark the list's rows: they work in the submissions list")
-            }
-            _ => return,
-        };
-        match said {
-            Ok(m) => {
-                let (n, hidden) = (
-                    self.list.marks.len(),
-                    self.list.hidden_marks(&self.items).len(),
-                );
-                let hidden = if hidden > 0 {
-                    format!(", {hidden} hidden by the filter")
-                } else {
-                    String::new()
-                };
-                self.info(&format!("{m} · {n} marked{hidden}"));
-            }
-            Err(e) => self.info(e),
+        if let Some(said) = self.list.bulk_mark(a, &self.items, on_list) {
+            self.info(&said);
         }
     }
 }

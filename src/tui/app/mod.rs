@@ -26,15 +26,19 @@ use super::screens::inspect::{describe_change, Inspect, Said};
 use super::screens::list::{describe_item_change, ListRows, ListScreen, WriteAsk};
 use super::screens::sessions::SessionsScreen;
 use super::theme::Theme;
-use super::worker::{Request, Response, WorkerError};
+use super::worker::{Request, Response};
+use super::worker_error::WorkerError;
 use crate::actions::ActionKind;
 use crate::core::status::SubmissionStatus;
 use crate::store::RowFilter;
 use crate::store::{AuditRecord, SessionSummary};
 
+mod chrome;
+pub(super) mod draw;
 mod incidents;
 mod mouse;
 mod navigate;
+mod query;
 mod responses;
 mod scale;
 mod writes;
@@ -72,46 +76,46 @@ pub struct AppConfig {
 }
 
 pub struct App {
-    pub cfg: AppConfig,
-    pub now_ms: i64,
-    pub ui_now: Instant,
-    pub root: Root,
-    pub focus: Pane,
-    pub list: ListScreen,
-    pub sessions: SessionsScreen,
-    pub stack: Vec<Inspect>,
-    pub items: Vec<ListItem>,
-    pub counts: Vec<(SubmissionStatus, i64)>,
-    pub loaded: bool,
-    pub status: Option<Status>,
+    cfg: AppConfig,
+    now_ms: i64,
+    ui_now: Instant,
+    root: Root,
+    focus: Pane,
+    list: ListScreen,
+    sessions: SessionsScreen,
+    stack: Vec<Inspect>,
+    items: Vec<ListItem>,
+    counts: Vec<(SubmissionStatus, i64)>,
+    loaded: bool,
+    status: Option<Status>,
     /// The last database error; cleared by the next good refresh.
-    pub db_error: Option<WorkerError>,
-    pub banner: Option<String>,
+    db_error: Option<WorkerError>,
+    banner: Option<String>,
     /// What the banner's change is counted from (only meaningful while `banner` is up).
-    pub banner_base: Option<super::data::BannerBase>,
-    pub popup: Option<Popup>,
-    pub input: Option<InputMode>,
-    pub effects: Vec<Effect>,
-    pub last_refresh: Option<Instant>,
-    pub refresh_pending: bool,
-    pub refresh_took: Option<Duration>,
-    pub flashes: HashMap<String, Instant>,
-    pub quit: bool,
-    pub layout: Layout,
+    banner_base: Option<super::data::BannerBase>,
+    popup: Option<Popup>,
+    input: Option<InputMode>,
+    effects: Vec<Effect>,
+    last_refresh: Option<Instant>,
+    refresh_pending: bool,
+    refresh_took: Option<Duration>,
+    flashes: HashMap<String, Instant>,
+    quit: bool,
+    layout: Layout,
     /// Submissions this app just wrote to: their next change is ours, not "under you".
-    pub own_writes: HashSet<String>,
-    pub audit: AuditScreen,
+    own_writes: HashSet<String>,
+    audit: AuditScreen,
     /// Where `a` (or esc) returns to from the audit trail.
-    pub audit_return: Root,
+    audit_return: Root,
     /// The stuck submissions per worker (`I`), built from the expired rows.
-    pub incidents: IncidentScreen,
+    incidents: IncidentScreen,
     /// Where `I` (or esc) returns to from the incidents screen.
-    pub incidents_return: Root,
+    incidents_return: Root,
     /// A plan or an apply is with the worker.
-    pub busy: Option<String>,
+    busy: Option<String>,
     last_click: Option<(Instant, u16, u16)>,
     /// Server-side list state: counts, the page, background verdicts (see `list_state.rs`).
-    pub scale: super::list_state::ScaleState,
+    scale: super::list_state::ScaleState,
 }
 
 pub const FLASH: Duration = Duration::from_millis(1200);
@@ -165,10 +169,7 @@ impl App {
     }
 
     pub fn selected_item(&self) -> Option<&ListItem> {
-        self.list
-            .view
-            .get(self.list.selected)
-            .map(|&i| &self.items[i])
+        self.list.selected_item(&self.items)
     }
 
     pub fn selected_session(&self) -> Option<&SessionSummary> {
@@ -233,7 +234,7 @@ impl App {
     }
 
     fn sync_list_selection(&mut self) {
-        self.list.selected_id = self.selected_item().map(|i| i.row.submission_id.clone());
+        self.list.remember_selection(&self.items);
     }
 
     pub fn rebuild_sessions(&mut self) {
@@ -605,6 +606,11 @@ impl App {
         self.prioritize_visible();
     }
 
+    /// No message on the status line.
+    pub fn clear_status(&mut self) {
+        self.status = None;
+    }
+
     fn info(&mut self, text: &str) {
         self.status = Some(Status {
             text: text.to_string(),
@@ -649,16 +655,10 @@ impl App {
             return Some(ins.target.clone());
         }
         match self.focus {
-            Pane::Sessions => self
-                .selected_session()
-                .map(|s| Target::Session(s.id.clone())),
-            Pane::Audit => self
-                .selected_audit()
-                .map(|a| Target::Submission(a.submission_id.clone())),
+            Pane::Sessions => self.sessions.target(),
+            Pane::Audit => self.audit.target(),
             Pane::Incidents => None,
-            _ => self
-                .selected_item()
-                .map(|i| Target::Submission(i.row.submission_id.clone())),
+            _ => self.list.target(&self.items),
         }
     }
 
@@ -677,38 +677,16 @@ impl App {
     }
 
     fn plan_writes(&mut self) {
-        let Some(s) = self.inspect().and_then(|i| i.submission()) else {
-            self.info("open a submission to see its recovery plan");
-            return;
-        };
-        let p = &s.plan;
-        let title = match p.rule {
-            Some(r) => format!("Recovery plan: rule {r} → {}", p.result.unwrap_or("?")),
-            None => format!("Recovery plan: {}", p.disposition.label()),
-        };
-        let mut lines = vec![p.reason.clone(), String::new()];
-        if p.writes.is_empty() {
-            lines.push("No writes: the runtime would leave this row as it is.".into());
-        } else {
-            lines.push("The runtime's reconciler would write, in order:".into());
-            lines.extend(
-                p.writes
-                    .iter()
-                    .enumerate()
-                    .map(|(i, w)| format!("  {}. {}", i + 1, w.describe())),
-            );
+        match self
+            .inspect()
+            .and_then(|i| i.recovery_plan(self.cfg.read_only))
+        {
+            Some((title, lines)) => self.show(Popup::info(
+                title,
+                lines.into_iter().map(PopupLine::from).collect(),
+            )),
+            None => self.info("open a submission to see its recovery plan"),
         }
-        lines.push(String::new());
-        if self.cfg.read_only {
-            lines.push("READ-ONLY: nothing will be written.".into());
-        } else {
-            lines
-                .push("S applies these writes one at a time, each previewed and confirmed.".into());
-        }
-        self.show(Popup::info(
-            title,
-            lines.into_iter().map(PopupLine::from).collect(),
-        ));
     }
 }
 

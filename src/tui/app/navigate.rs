@@ -2,6 +2,7 @@
 //! stepping between submissions. Split from the router (`mod.rs`) so that it stays a router.
 
 use super::*;
+use crate::tui::screens::list::Peeled;
 
 impl App {
     pub(super) fn page(&self) -> usize {
@@ -34,22 +35,18 @@ impl App {
         match self.focus {
             Pane::Audit => self.toggle_audit(),
             Pane::Incidents => self.toggle_incidents(),
-            Pane::List if !self.list.query.is_empty() => {
-                self.list.query.clear();
-                self.rebuild_list();
-            }
-            Pane::List if self.list.owner.take().is_some() => {
-                self.rebuild_list();
-                self.info("every row of the filter again (the worker's narrowing is off)");
-            }
-            Pane::List if !self.list.marks.is_empty() => {
-                let n = self.list.marks.len();
-                self.list.marks.clear();
-                self.info(&format!(
+            Pane::List => match self.list.peel() {
+                Some(Peeled::Query) => self.rebuild_list(),
+                Some(Peeled::Owner) => {
+                    self.rebuild_list();
+                    self.info("every row of the filter again (the worker's narrowing is off)");
+                }
+                Some(Peeled::Marks(n)) => self.info(&format!(
                     "unmarked {n} row{}",
                     if n == 1 { "" } else { "s" }
-                ));
-            }
+                )),
+                None => {}
+            },
             Pane::Sessions if !self.sessions.query.is_empty() => {
                 self.sessions.query.clear();
                 self.rebuild_sessions();
@@ -99,14 +96,6 @@ impl App {
     }
 
     pub(super) fn move_by(&mut self, delta: isize) {
-        let step = |cur: usize, len: usize| -> usize {
-            if len == 0 {
-                return 0;
-            }
-            (cur as isize)
-                .saturating_add(delta)
-                .clamp(0, len as isize - 1) as usize
-        };
         if matches!(
             self.popup,
             Some(Popup::Help(_) | Popup::Confirm(_) | Popup::Palette(_))
@@ -115,10 +104,7 @@ impl App {
             return;
         }
         match self.focus {
-            Pane::List => {
-                self.list.selected = step(self.list.selected, self.list.view.len());
-                self.sync_list_selection();
-            }
+            Pane::List => self.list.move_cursor(delta, &self.items),
             Pane::Sessions => self.sessions.move_cursor(delta),
             Pane::Audit => self.audit.move_cursor(delta),
             Pane::Incidents => self.incidents.move_cursor(delta),
@@ -154,23 +140,18 @@ impl App {
 
     pub(super) fn enter(&mut self) {
         match self.focus {
-            Pane::List => match self.selected_item() {
-                Some(it) => {
-                    let id = it.row.submission_id.clone();
-                    self.open(Target::Submission(id));
-                }
+            Pane::List => match self.list.target(&self.items) {
+                Some(t) => self.open(t),
                 None => self.info("nothing selected: try another filter (1-7)"),
             },
             Pane::Sessions => {
-                if let Some(s) = self.selected_session() {
-                    let key = s.id.clone();
-                    self.open(Target::Session(key));
+                if let Some(t) = self.sessions.target() {
+                    self.open(t);
                 }
             }
             Pane::Audit => {
-                if let Some(a) = self.selected_audit() {
-                    let id = a.submission_id.clone();
-                    self.open(Target::Submission(id));
+                if let Some(t) = self.audit.target() {
+                    self.open(t);
                 }
             }
             Pane::Incidents => self.open_incident(),

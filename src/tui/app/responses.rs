@@ -24,24 +24,11 @@ impl App {
                 self.db_error = Some(e);
             }
             Response::Opened { target, result } => {
-                let ui_now = self.ui_now;
-                let _ = ui_now;
                 if let (Target::Submission(_), Ok(Opened::Submission(s))) = (&target, &result) {
                     self.want_siblings(&s.report.row().session_key.clone());
                 }
                 if let Some(ins) = self.stack.iter_mut().rev().find(|i| i.target == target) {
-                    match result {
-                        Ok(data) => {
-                            let first = ins.data.is_none();
-                            ins.data = Some(data);
-                            ins.error = None;
-                            ins.rebuild();
-                            if first {
-                                ins.sel = 0;
-                            }
-                        }
-                        Err(e) => ins.error = Some(e),
-                    }
+                    ins.on_read(result);
                 }
             }
             Response::EntryBody {
@@ -49,14 +36,9 @@ impl App {
                 entry_id,
                 result,
             } => {
+                let full = result.ok().flatten();
                 for ins in self.stack.iter_mut() {
-                    if ins.session_key().as_deref() != Some(session.as_str()) {
-                        continue;
-                    }
-                    if let Ok(Some(full)) = &result {
-                        ins.keep_body(entry_id.clone(), (**full).clone());
-                        ins.generation += 1;
-                    }
+                    ins.on_body(&session, &entry_id, full.as_deref());
                 }
             }
             Response::Exported(Ok(path)) => self.info(&format!("exported to {}", path.display())),
@@ -191,7 +173,7 @@ impl App {
             }
             match result {
                 Ok(data) => {
-                    let old = ins.data.take();
+                    let old = ins.refreshed(data);
                     let base = match (&self.banner_base, &old) {
                         (Some(BannerBase::Opened(base)), Some(Opened::Submission(a)))
                             if base.report.row().submission_id == a.report.row().submission_id =>
@@ -201,17 +183,12 @@ impl App {
                         (_, Some(Opened::Submission(a))) => Some(a),
                         _ => None,
                     };
-                    let change = match (base, &data) {
-                        (Some(a), Opened::Submission(b))
-                            if !own.contains(&b.report.row().submission_id) =>
-                        {
+                    let change = match (base, ins.submission()) {
+                        (Some(a), Some(b)) if !own.contains(&b.report.row().submission_id) => {
                             describe_change(a, b).map(|c| (c, a.clone()))
                         }
                         _ => None,
                     };
-                    ins.data = Some(data);
-                    ins.error = None;
-                    ins.rebuild();
                     if let Some((c, base)) = change {
                         self.banner = Some(c);
                         self.banner_base = Some(BannerBase::Opened(Box::new(base)));

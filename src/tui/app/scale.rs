@@ -48,37 +48,9 @@ impl App {
 
     /// The ids of the rows on screen (the selected one first), for visible-first verdicts.
     pub(in crate::tui) fn visible_ids(&self) -> Vec<String> {
-        let h = self
-            .layout
-            .list
-            .map_or(40, |l| l.rows.height as usize)
-            .max(1);
-        // Where the next draw puts the viewport (as the list view scrolls the selection into it).
-        let (sel, mut start) = (self.list.selected, self.layout.list_offset);
-        if sel < start {
-            start = sel;
-        } else if sel >= start + h {
-            start = sel + 1 - h;
-        }
-        let end = (start + h).min(self.list.view.len());
-        let mut ids: Vec<String> = self
-            .list
-            .view
-            .get(start.min(end)..end)
-            .unwrap_or_default()
-            .iter()
-            .map(|&i| self.items[i].row.submission_id.clone())
-            .collect();
-        if let Some(p) = self
-            .list
-            .selected_id
-            .as_ref()
-            .and_then(|s| ids.iter().position(|i| i == s))
-        {
-            let sel = ids.remove(p);
-            ids.insert(0, sel);
-        }
-        ids
+        let height = self.layout.list.map_or(40, |l| l.rows.height as usize);
+        self.list
+            .visible_ids(&self.items, height, self.layout.list_offset)
     }
 
     /// After a key: if rows on screen still wait for their verdicts, have them computed next.

@@ -3,7 +3,6 @@
 
 use super::*;
 use crate::tui::popups::Reason;
-use crate::tui::popups::{PopupLine, Tone};
 
 impl App {
     /// The submissions an action applies to: the marked rows (from the list), else the selected
@@ -19,7 +18,7 @@ impl App {
             return self.list.write_targets(&self.items);
         }
         if self.focus == Pane::Incidents {
-            return self.incident_targets();
+            return self.incidents.write_targets(&self.items, &self.list.marks);
         }
         Err("select a submission first")
     }
@@ -78,19 +77,10 @@ impl App {
     /// `u` / `U` on the audit trail: ask why (optional), then check and preview the undo of the
     /// selected record, or of its whole batch.
     pub(super) fn ask_undo(&mut self, batch: bool) {
-        let Some(r) = self.audit.selected_record() else {
-            self.info("select an audit record first");
-            return;
-        };
-        let target = match (&r.batch_id, batch) {
-            (Some(b), true) => crate::store::UndoTarget::Batch(b.clone()),
-            (None, true) => {
-                self.info("this record is not part of a bulk apply: u undoes it alone");
-                return;
-            }
-            _ => crate::store::UndoTarget::Audit(r.id),
-        };
-        self.show(Popup::Reason(Reason::for_undo(target)));
+        match self.audit.undo_target(batch) {
+            Ok(target) => self.show(Popup::Reason(Reason::for_undo(target))),
+            Err(e) => self.info(e),
+        }
     }
 
     pub(super) fn request_undo(
@@ -134,39 +124,11 @@ impl App {
                 ));
                 self.request_refresh();
                 self.effects.push(Effect::Request(Request::Audit));
-                Confirm::info(
-                    format!("Undone: {target}"),
-                    vec![
-                        PopupLine::new(
-                            Tone::Applied,
-                            format!(
-                                "restored {} · write lock held {:.2} ms · recorded as audit {}",
-                                crate::text::plural(u.restored.len() as u64, "row", "rows"),
-                                u.lock_held.as_secs_f64() * 1000.0,
-                                ids.join(", ")
-                            ),
-                        ),
-                        PopupLine::blank(),
-                    ]
-                    .into_iter()
-                    .chain(
-                        u.restored
-                            .iter()
-                            .map(|l| PopupLine::new(Tone::Row, format!("  {l}"))),
-                    )
-                    .collect(),
-                )
+                Confirm::for_undone(&target, u, &ids)
             }
             (Err(e), _) => {
                 self.error(&format!("undo refused: {}", e.line()));
-                Confirm::info(
-                    format!("Undo refused: {target}"),
-                    vec![
-                        PopupLine::new(Tone::Refused, format!("refused: {}", e.line())),
-                        PopupLine::blank(),
-                        PopupLine::new(Tone::Warning, "nothing written."),
-                    ],
-                )
+                Confirm::undo_refused(&target, &e.line())
             }
         };
         self.show(Popup::Confirm(popup));

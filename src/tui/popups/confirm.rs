@@ -14,7 +14,7 @@ use ratatui::Frame;
 
 use super::env::{PopupView, Reply};
 use super::widgets::{button, centered};
-use super::{text_of, PopupLine};
+use super::{text_of, PopupLine, Tone};
 use crate::actions::ActionKind;
 use crate::tui::act::{self, Outcome, OutcomeResult, PlanItem, Planned};
 use crate::tui::keymap::Action;
@@ -112,6 +112,41 @@ impl Confirm {
             count_required: None,
             typed: String::new(),
         }
+    }
+
+    /// An applied undo: what was restored, and the audit rows that record it (`ids`, `#7`).
+    pub fn for_undone(
+        target: &crate::store::UndoTarget,
+        u: &crate::store::Undone,
+        ids: &[String],
+    ) -> Confirm {
+        let head = format!(
+            "restored {} · write lock held {:.2} ms · recorded as audit {}",
+            crate::text::plural(u.restored.len() as u64, "row", "rows"),
+            u.lock_held.as_secs_f64() * 1000.0,
+            ids.join(", ")
+        );
+        let lines = [PopupLine::new(Tone::Applied, head), PopupLine::blank()]
+            .into_iter()
+            .chain(
+                u.restored
+                    .iter()
+                    .map(|l| PopupLine::new(Tone::Row, format!("  {l}"))),
+            )
+            .collect();
+        Confirm::info(format!("Undone: {target}"), lines)
+    }
+
+    /// An undo the worker refused (`why`, one line): nothing was written.
+    pub fn undo_refused(target: &crate::store::UndoTarget, why: &str) -> Confirm {
+        Confirm::info(
+            format!("Undo refused: {target}"),
+            vec![
+                PopupLine::new(Tone::Refused, format!("refused: {why}")),
+                PopupLine::blank(),
+                PopupLine::new(Tone::Warning, "nothing written."),
+            ],
+        )
     }
 
     /// A digit or a backspace while a count must be typed: `true` when the key was taken.

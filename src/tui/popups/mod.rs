@@ -6,7 +6,6 @@
 mod confirm;
 mod env;
 mod help;
-mod line;
 mod palette;
 mod reason;
 mod widgets;
@@ -17,10 +16,10 @@ use ratatui::Frame;
 
 use super::keymap::{self, Action, Ctx};
 
+pub use super::popup_line::{text_of, PopupLine, Tone};
 pub use confirm::{Confirm, Note, PopupAction};
 pub use env::{Env, PopupView, Reply};
 pub use help::Help;
-pub use line::{text_of, PopupLine, Tone};
 pub use palette::{Palette, PaletteEntry, PaletteScope};
 pub use reason::Reason;
 

@@ -1,6 +1,7 @@
 //! The audit trail (`a`, both modes): every `turnscope_audit` row, newest first, with the
 //! selected record in full below. ⏎ opens the recorded submission; `a` or esc goes back to
-//! where the trail was opened from (the app's router keeps that).
+//! where the trail was opened from (the app's router keeps that). In `--write` mode `u` undoes
+//! the selected record and `U` its whole bulk apply, each asked why, then previewed.
 
 use ratatui::layout::Rect;
 use ratatui::text::{Line, Span};
@@ -9,11 +10,12 @@ use ratatui::Frame;
 
 use super::step;
 use crate::core::time::iso_from_ms;
-use crate::store::AuditRecord;
+use crate::store::{AuditRecord, UndoTarget};
+use crate::tui::data::Target;
 use crate::tui::text::{clean, pad};
 use crate::tui::view_state::{DrawCtx, Hit, Layout, Pane};
 use crate::tui::widgets::{render_selectable, scroll_into_view, table_header};
-use crate::tui::worker::WorkerError;
+use crate::tui::worker_error::WorkerError;
 
 /// The audit trail's state: the rows as last read, and the cursor.
 #[derive(Debug, Clone, Default)]
@@ -27,6 +29,24 @@ pub struct AuditScreen {
 impl AuditScreen {
     pub fn selected_record(&self) -> Option<&AuditRecord> {
         self.rows.get(self.selected)
+    }
+
+    /// What ⏎ opens and `e` exports: the recorded submission.
+    pub fn target(&self) -> Option<Target> {
+        self.selected_record()
+            .map(|r| Target::Submission(r.submission_id.clone()))
+    }
+
+    /// What `u` (`batch`: `U`) undoes: the selected record, or the bulk apply it was part of.
+    pub fn undo_target(&self, batch: bool) -> Result<UndoTarget, &'static str> {
+        let r = self
+            .selected_record()
+            .ok_or("select an audit record first")?;
+        match (&r.batch_id, batch) {
+            (Some(b), true) => Ok(UndoTarget::Batch(b.clone())),
+            (None, true) => Err("this record is not part of a bulk apply: u undoes it alone"),
+            _ => Ok(UndoTarget::Audit(r.id)),
+        }
     }
 
     pub fn move_cursor(&mut self, delta: isize) {

@@ -13,6 +13,7 @@ use ratatui::text::{Line, Span};
 use ratatui::widgets::{Block, Borders, Cell, Paragraph, Row, Table, Wrap};
 use ratatui::Frame;
 
+use super::list::marked_in_order;
 use super::step;
 use crate::core::incidents::{clock, group, IncidentGroup, PlanKey, StuckRow};
 use crate::core::time::human_duration;
@@ -41,10 +42,7 @@ fn plan_key(it: &ListItem) -> PlanKey {
             label: "unreadable".to_string(),
         },
         ItemDisposition::Planned(k) => match (it.rule, it.result) {
-            (Some(rule), Some(result)) => PlanKey::Rule {
-                rule,
-                result: result.to_string(),
-            },
+            (Some(rule), Some(result)) => PlanKey::Rule { rule, result },
             _ => PlanKey::Disposition {
                 label: k.label().to_string(),
             },
@@ -97,6 +95,48 @@ impl IncidentScreen {
     }
 
     /// Stuck submissions over all groups.
+    /// Space on a worker: mark every submission of it in `marks` (the list's), or unmark them
+    /// when all are marked, and step to the next worker; what the status line says. `None`
+    /// without a group.
+    pub fn toggle_group_marks(&mut self, marks: &mut HashSet<String>) -> Option<String> {
+        let g = self.selected_group()?;
+        let all = g.submissions.iter().all(|s| marks.contains(s));
+        for id in &g.submissions {
+            if all {
+                marks.remove(id);
+            } else {
+                marks.insert(id.clone());
+            }
+        }
+        let who = clean(&g.who());
+        self.move_cursor(1);
+        let n = marks.len();
+        Some(format!(
+            "{} {who} · {n} marked · C/R/Q/F/S/E act on every marked row · u unmarks all",
+            if all {
+                "unmarked"
+            } else {
+                "marked every submission of"
+            },
+        ))
+    }
+
+    /// The write keys' targets here: the marks (in the list's order), else every submission of
+    /// the selected worker.
+    pub fn write_targets(
+        &self,
+        items: &[ListItem],
+        marks: &HashSet<String>,
+    ) -> Result<Vec<String>, &'static str> {
+        if !marks.is_empty() {
+            return Ok(marked_in_order(items, marks));
+        }
+        match self.selected_group() {
+            Some(g) => Ok(g.submissions.clone()),
+            None => Err("no worker left anything stuck"),
+        }
+    }
+
     pub fn stuck(&self) -> usize {
         self.groups.iter().map(IncidentGroup::count).sum()
     }

@@ -14,10 +14,11 @@ use ratatui::text::{Line, Span};
 use ratatui::widgets::{Block, Borders, Cell, HighlightSpacing, Paragraph, Row, Table, TableState};
 use ratatui::Frame;
 
+use super::step;
 use crate::actions::ActionKind;
 use crate::report::lease_text;
 use crate::store::RowFilter;
-use crate::tui::data::{status_label, ItemDisposition, ListItem};
+use crate::tui::data::{status_label, ItemDisposition, ListItem, Target};
 use crate::tui::keymap::{Action, FilterLabel};
 use crate::tui::list_query::{self, Subject};
 use crate::tui::popups::Reason;
@@ -95,6 +96,16 @@ pub struct ListScreen {
     pub owner: Option<Option<String>>,
 }
 
+/// What esc took off the list ([`ListScreen::peel`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Peeled {
+    Query,
+    /// The incidents screen's narrowing to one worker.
+    Owner,
+    /// This many marks.
+    Marks(usize),
+}
+
 /// What a write key asks for once its targets are known.
 pub enum WriteAsk {
     /// `fail` needs a reason first: the reason popup (`popups/reason.rs`) plans it on ⏎.
@@ -110,10 +121,34 @@ impl ListScreen {
         if !self.marks.is_empty() {
             return Ok(marked_in_order(items, &self.marks));
         }
-        match self.view.get(self.selected).map(|&i| &items[i]) {
+        match self.selected_item(items) {
             Some(it) => Ok(vec![it.row.submission_id.clone()]),
             None => Err("nothing selected"),
         }
+    }
+
+    /// The selected row of `items` (the app's loaded rows).
+    pub fn selected_item<'a>(&self, items: &'a [ListItem]) -> Option<&'a ListItem> {
+        self.view.get(self.selected).map(|&i| &items[i])
+    }
+
+    /// What ⏎ opens and `e` exports: the selected submission.
+    pub fn target(&self, items: &[ListItem]) -> Option<Target> {
+        self.selected_item(items)
+            .map(|i| Target::Submission(i.row.submission_id.clone()))
+    }
+
+    /// Keep the selected row's id, so the next rebuild (a refresh, a sort) finds it again.
+    pub fn remember_selection(&mut self, items: &[ListItem]) {
+        self.selected_id = self
+            .selected_item(items)
+            .map(|i| i.row.submission_id.clone());
+    }
+
+    /// Move the cursor by `delta` rows (clamped to the rows shown).
+    pub fn move_cursor(&mut self, delta: isize, items: &[ListItem]) {
+        self.selected = step(self.selected, self.view.len(), delta);
+        self.remember_selection(items);
     }
 
     /// The write key `kind` on `ids`: every action asks why first (required for fail, optional
@@ -162,6 +197,88 @@ impl ListScreen {
             .get(self.selected)
             .map(|&i| items[i].row.submission_id.clone());
         Ok(self.marks.len() - before)
+    }
+
+    /// `*`, `V`, `u` (`on_list`: the list is the screen shown): mark or unmark, and what the
+    /// status line says about it. `None` for another action.
+    pub fn bulk_mark(&mut self, a: Action, items: &[ListItem], on_list: bool) -> Option<String> {
+        let said = match a {
+            Action::MarkAll if on_list => Ok(format!(
+                "marked {} more: every row shown",
+                self.mark_all(items)
+            )),
+            Action::MarkRange if on_list => self
+                .mark_range(items)
+                .map(|n| format!("marked {n} more: the range up to the cursor")),
+            Action::ClearMarks => {
+                let n = self.clear_marks();
+                Ok(format!("unmarked {n} row{}", if n == 1 { "" } else { "s" }))
+            }
+            Action::MarkAll | Action::MarkRange => {
+                Err("* and V mark the list's rows: they work in the submissions list")
+            }
+            _ => return None,
+        };
+        Some(match said {
+            Ok(m) => {
+                let (n, hidden) = (self.marks.len(), self.hidden_marks(items).len());
+                let hidden = if hidden > 0 {
+                    format!(", {hidden} hidden by the filter")
+                } else {
+                    String::new()
+                };
+                format!("{m} · {n} marked{hidden}")
+            }
+            Err(e) => e.to_string(),
+        })
+    }
+
+    /// Esc on the list takes off one layer: the `/` query, then the worker's narrowing, then the
+    /// marks. What it took off (`None`: nothing was on); the rows need a rebuild unless only
+    /// marks went.
+    pub fn peel(&mut self) -> Option<Peeled> {
+        if !self.query.is_empty() {
+            self.query.clear();
+            return Some(Peeled::Query);
+        }
+        if self.owner.take().is_some() {
+            return Some(Peeled::Owner);
+        }
+        if !self.marks.is_empty() {
+            // The anchor stays: V still ranges from the row last marked (only `u` forgets it).
+            return Some(Peeled::Marks(std::mem::take(&mut self.marks).len()));
+        }
+        None
+    }
+
+    /// The ids of the rows the next draw shows in `height` rows scrolled to `offset` (the
+    /// selected one first): the background verdicts compute these first.
+    pub fn visible_ids(&self, items: &[ListItem], height: usize, offset: usize) -> Vec<String> {
+        let h = height.max(1);
+        // Where the next draw puts the viewport (it scrolls the selection into view).
+        let (sel, mut start) = (self.selected, offset);
+        if sel < start {
+            start = sel;
+        } else if sel >= start + h {
+            start = sel + 1 - h;
+        }
+        let end = (start + h).min(self.view.len());
+        let mut ids: Vec<String> = self
+            .view
+            .get(start.min(end)..end)
+            .unwrap_or_default()
+            .iter()
+            .map(|&i| items[i].row.submission_id.clone())
+            .collect();
+        if let Some(p) = self
+            .selected_id
+            .as_ref()
+            .and_then(|s| ids.iter().position(|i| i == s))
+        {
+            let sel = ids.remove(p);
+            ids.insert(0, sel);
+        }
+        ids
     }
 
     /// `u`: unmark everything; how many were marked.
@@ -238,10 +355,7 @@ impl ListScreen {
                     .position(|&i| items[i].row.submission_id == id)
             })
             .unwrap_or_else(|| self.selected.min(self.view.len().saturating_sub(1)));
-        self.selected_id = self
-            .view
-            .get(self.selected)
-            .map(|&i| items[i].row.submission_id.clone());
+        self.remember_selection(items);
     }
 
     /// `o` sorts by the next column (then back to the first), `O` reverses; what the status

@@ -12,7 +12,7 @@ use super::step;
 use crate::core::status::SubmissionStatus;
 use crate::core::time::ms_from_iso;
 use crate::store::SessionSummary;
-use crate::tui::data::status_label;
+use crate::tui::data::{status_label, Target};
 use crate::tui::text::{ago, clean, pad};
 use crate::tui::view_state::{DrawCtx, Hit, Layout, Pane};
 use crate::tui::widgets::{render_selectable, scroll_into_view, table_header};
@@ -29,6 +29,12 @@ pub struct SessionsScreen {
 impl SessionsScreen {
     pub fn selected_session(&self) -> Option<&SessionSummary> {
         self.view.get(self.selected).map(|&i| &self.rows[i])
+    }
+
+    /// What ⏎ opens and `e` exports: the selected session.
+    pub fn target(&self) -> Option<Target> {
+        self.selected_session()
+            .map(|s| Target::Session(s.id.clone()))
     }
 
     pub fn rebuild(&mut self) {

@@ -14,7 +14,7 @@ fn write_keys_in_read_only_mode_say_so() {
     let before = db_bytes(&db);
     let mut h = Harness::open(&db, opts("demo.db", NOW, (80, 24), dir.path())).unwrap();
     let said = |h: &mut Harness, keys: &str, what: &str| {
-        h.app.status = None;
+        h.clear_status();
         h.press(keys);
         let status = h.status_text().unwrap_or_default();
         assert_eq!(

@@ -88,8 +88,7 @@ fn tui_scale_placeholders_first_then_verdicts_replace_them_with_progress_shown()
     let full = open(&db, true);
     let verdicts = |h: &Harness| {
         let mut v: Vec<String> = h
-            .app
-            .items
+            .loaded_rows()
             .iter()
             .map(|i| {
                 format!(
@@ -141,8 +140,7 @@ fn tui_scale_rows_on_screen_are_computed_first() {
     assert!(h.selected_row().unwrap().pending);
     assert!(h.background_step());
     let item = h
-        .app
-        .items
+        .loaded_rows()
         .iter()
         .find(|i| i.row.submission_id == last)
         .unwrap();
@@ -188,8 +186,7 @@ fn tui_scale_a_filter_change_reads_that_filters_rows() {
         .all(|i| i.row.status == SubmissionStatus::Running));
     h.press("3");
     assert!(h
-        .app
-        .items
+        .loaded_rows()
         .iter()
         .any(|i| i.row.submission_id == "bench-new-row"));
     assert_eq!(h.loaded_rows().len(), queued + 1);
@@ -240,16 +237,14 @@ fn tui_scale_refresh_rereads_only_changed_rows() {
     assert_eq!(pending(&h), 0);
     while h.background_step() {}
     let flashing: Vec<&str> = h
-        .app
-        .items
+        .loaded_rows()
         .iter()
         .filter(|i| h.is_flashing(&i.row.submission_id))
         .map(|i| i.row.submission_id.as_str())
         .collect();
     assert_eq!(flashing, vec![target.row.submission_id.as_str()]);
     let now = h
-        .app
-        .items
+        .loaded_rows()
         .iter()
         .find(|i| i.row.submission_id == target.row.submission_id)
         .unwrap();
@@ -277,8 +272,7 @@ fn tui_scale_stepping_reaches_submissions_outside_the_filter() {
     // The whale's expired submission: the only row of its session the expired list holds.
     let key = r#"agent-session:["oncall-platform","default","default"]"#;
     let whale = h
-        .app
-        .items
+        .loaded_rows()
         .iter()
         .find(|i| i.row.session_key == key)
         .expect("the whale is expired")

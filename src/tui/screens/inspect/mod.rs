@@ -10,10 +10,11 @@ use std::sync::Arc;
 
 use crate::core::entry::Entry;
 use crate::core::history::History;
+use crate::core::plan::RuleResult;
 use crate::tui::data::{Opened, OpenedSession, OpenedSubmission, Target};
 use crate::tui::keymap::Action;
 use crate::tui::tree::{self, ExpandMode, Expansion, NodeKind, Tree, TreeInput};
-use crate::tui::worker::WorkerError;
+use crate::tui::worker_error::WorkerError;
 
 #[derive(Debug, Clone, Default)]
 pub struct Search {
@@ -90,6 +91,43 @@ impl Inspect {
         }
     }
 
+    /// The worker's read of what is open arrived (`first`: the first read, which starts the
+    /// cursor at the top; a refresh keeps it where it is).
+    pub fn on_read(&mut self, result: Result<Opened, WorkerError>) {
+        match result {
+            Ok(data) => {
+                let first = self.data.is_none();
+                self.data = Some(data);
+                self.error = None;
+                self.rebuild();
+                if first {
+                    self.sel = 0;
+                }
+            }
+            Err(e) => self.error = Some(e),
+        }
+    }
+
+    /// A refresh's re-read of what is open: the new data, the cursor kept where it is; the data
+    /// it replaces is handed back (the "changed under you" banner compares the two).
+    pub fn refreshed(&mut self, data: Opened) -> Option<Opened> {
+        let old = self.data.replace(data);
+        self.error = None;
+        self.rebuild();
+        old
+    }
+
+    /// An entry's full body arrived for `session` (kept when it is this view's session).
+    pub fn on_body(&mut self, session: &str, entry_id: &str, full: Option<&Entry>) {
+        if self.session_key().as_deref() != Some(session) {
+            return;
+        }
+        if let Some(full) = full {
+            self.keep_body(entry_id.to_string(), full.clone());
+            self.generation += 1;
+        }
+    }
+
     /// `e` with its full body when it has been fetched (else `e`, compact or full as loaded).
     pub fn body<'a>(&'a self, e: &'a Entry) -> &'a Entry {
         match self.bodies.get(&e.id) {
@@ -139,6 +177,38 @@ impl Inspect {
             Some(Opened::Submission(s)) => Some(s),
             _ => None,
         }
+    }
+
+    /// The opened submission's recovery plan as a popup's title and lines: the rule, why, and
+    /// the writes the runtime's reconciler would make, in order. `None` unless one is open.
+    pub fn recovery_plan(&self, read_only: bool) -> Option<(String, Vec<String>)> {
+        let p = &self.submission()?.plan;
+        let title = match p.rule {
+            Some(r) => format!(
+                "Recovery plan: rule {r} → {}",
+                p.result.map_or("?", RuleResult::as_str)
+            ),
+            None => format!("Recovery plan: {}", p.disposition.label()),
+        };
+        let mut lines = vec![p.reason.clone(), String::new()];
+        if p.writes.is_empty() {
+            lines.push("No writes: the runtime would leave this row as it is.".into());
+        } else {
+            lines.push("The runtime's reconciler would write, in order:".into());
+            lines.extend(
+                p.writes
+                    .iter()
+                    .enumerate()
+                    .map(|(i, w)| format!("  {}. {}", i + 1, w.describe())),
+            );
+        }
+        lines.push(String::new());
+        lines.push(if read_only {
+            "READ-ONLY: nothing will be written.".into()
+        } else {
+            "S applies these writes one at a time, each previewed and confirmed.".into()
+        });
+        Some((title, lines))
     }
 
     pub fn session(&self) -> Option<&Arc<OpenedSession>> {

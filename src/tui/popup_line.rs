@@ -1,5 +1,7 @@
 //! A popup's body line with its tone: the code that writes a line says what it means (a refusal,
 //! a result, the next write), and the popup styles it by that, never by reading the text back.
+//! A leaf under `popups/`: the worker's previews and results (`act.rs`, `worker_undo.rs`) are
+//! written as these lines too.
 
 use ratatui::style::{Modifier, Style};
 

@@ -1,19 +1,16 @@
-//! Drawing: the frame composer. It reads the app, builds the screens' `DrawCtx` and calls every
-//! screen with its own state; the screens never see the app and nothing here is used back by
-//! them. The only state drawing touches is the layout (hit areas for the mouse and paging, and
+//! Drawing: the frame composer, the router's own render. It reads the app, builds the screens'
+//! `DrawCtx` and calls every screen with its own state; the screens never see the app and
+//! nothing here is used back by them. The chrome around the screens (header, navigation,
+//! banner, status line, footer) is `chrome.rs`. The only state drawing touches is the layout (hit areas for the mouse and paging, and
 //! scroll offsets that keep the selection in view).
-
-mod chrome;
 
 use ratatui::layout::{Constraint, Layout as RLayout, Rect};
 use ratatui::widgets::Paragraph;
 use ratatui::Frame;
 
-use super::app::App;
-use super::view_state::{Layout, Root};
+use super::{chrome, App};
+use crate::tui::view_state::{Layout, Root};
 
-#[cfg(feature = "test-harness")]
-pub use crate::tui::screens::inspect::detail_pane::detail_text;
 use crate::tui::screens::inspect::{detail_pane, tree_pane};
 
 /// Draw the whole screen. Every frame ends with [`crate::tui::text::scrub`], so whatever a view
@@ -24,7 +21,7 @@ pub fn draw(f: &mut Frame, app: &mut App) {
     view.new_frame();
     draw_views(f, app, &mut view);
     app.layout = view;
-    super::text::scrub(f.buffer_mut());
+    crate::tui::text::scrub(f.buffer_mut());
 }
 
 fn draw_views(f: &mut Frame, app: &App, view: &mut Layout) {

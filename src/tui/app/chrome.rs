@@ -6,8 +6,8 @@ use ratatui::style::Style;
 use ratatui::text::Span;
 use ratatui::Frame;
 
+use super::App;
 use crate::store::RowFilter;
-use crate::tui::app::App;
 use crate::tui::data::Target;
 use crate::tui::keymap::{self, Action, FilterLabel};
 use crate::tui::text::{clean, fit, width};
