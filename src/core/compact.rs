@@ -44,10 +44,20 @@ pub fn parse_keeping_raw(position: i64, entry_id: &str, data: &str) -> Entry {
 
 /// `parse_compact`, and whether `data` was not UTF-8 (then read with replacement characters).
 pub fn parse_compact_checked(position: i64, entry_id: &str, data: &[u8]) -> (Entry, bool) {
-    // The byte scanner reads the common case; what it declines, the serde visitors decide.
-    parse_compact_with(position, entry_id, data, |t| {
-        scan_top(t).or_else(|| parse_top(t))
-    })
+    // The byte scanner reads the common case straight from the bytes, checking their UTF-8 as it
+    // goes; what it declines, the serde visitors decide (after the whole row's UTF-8 check).
+    if let Some(top) = scan_top(data) {
+        return (compact_entry(position, entry_id, data, top), false);
+    }
+    parse_compact_with(position, entry_id, data, parse_top)
+}
+
+/// The compact entry of a row whose entry object `top` was read.
+fn compact_entry(position: i64, entry_id: &str, data: &[u8], top: Top) -> Entry {
+    let mut e = entry_from(position, entry_id, top);
+    e.stored_len = data.len();
+    e.compact = true;
+    e
 }
 
 /// `parse_compact_checked` with the entry object read by `top` (the tests compare readers).
@@ -65,12 +75,7 @@ pub(super) fn parse_compact_with(
         .filter(|t| t.trim_start().starts_with('{'))
         .and_then(top);
     match parsed {
-        Some(top) => {
-            let mut e = entry_from(position, entry_id, top);
-            e.stored_len = data.len();
-            e.compact = true;
-            (e, false)
-        }
+        Some(top) => (compact_entry(position, entry_id, data, top), false),
         None => (
             Entry::parse(position, entry_id, &String::from_utf8_lossy(data)),
             lossy,

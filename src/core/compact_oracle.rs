@@ -473,7 +473,7 @@ mod tests {
             // Debug text: the usage figures are NaN when missing, and NaN != NaN.
             prop_assert_eq!(format!("{direct:?}"), format!("{skeleton:?}"), "{}", raw);
             // And the row was the scanner's to read, not left to the serde visitors.
-            prop_assert_eq!(scan_top(&raw).is_some(), parse_top(&raw).is_some(), "{}", raw);
+            prop_assert_eq!(scan_top(raw.as_bytes()).is_some(), parse_top(&raw).is_some(), "{}", raw);
         }
 
         /// Damaged rows (a byte inserted, removed or the text cut short): the byte scanner gives
@@ -508,6 +508,29 @@ mod tests {
                 parse_compact_with(4, "col", damaged.as_bytes(), parse_top),
             );
             prop_assert_eq!(format!("{scanned:?}"), format!("{serde:?}"), "{}", damaged);
+        }
+
+        /// Rows that are not UTF-8 (a byte sequence no character has, put anywhere): the entry
+        /// and the lossy flag are those of the whole row's UTF-8 check and the serde visitors.
+        #[test]
+        fn the_byte_scanner_finds_rows_that_are_not_utf8(
+            raw in entry(),
+            at in 0.0..1.0f64,
+            bad in prop::sample::select(vec![
+                &[0xffu8][..], &[0x80], &[0xc3], &[0xc0, 0xaf], &[0xe2, 0x82],
+                &[0xed, 0xa0, 0x80], &[0xf0, 0x8f, 0xbf, 0xbf], &[0xf4, 0x90, 0x80, 0x80],
+            ]),
+        ) {
+            let cut = (raw.len() as f64 * at) as usize;
+            let mut damaged = raw.as_bytes()[..cut].to_vec();
+            damaged.extend_from_slice(bad);
+            damaged.extend_from_slice(&raw.as_bytes()[cut..]);
+            let (scanned, serde) = (
+                parse_compact_checked(4, "col", &damaged),
+                parse_compact_with(4, "col", &damaged, parse_top),
+            );
+            prop_assert!(scanned.1, "not found lossy: {:x?}", damaged);
+            prop_assert_eq!(format!("{scanned:?}"), format!("{serde:?}"));
         }
     }
 }

@@ -27,23 +27,59 @@ pub(super) struct ParsedRows {
     pub lossy: Vec<String>,
 }
 
-/// Rows copied out of the backend: `buf` holds each row's id then its data.
+/// Rows copied out of the backend: `buf` holds each row's id then its data, one row after
+/// another (one copy into a reused buffer instead of two allocations a row).
 #[derive(Default)]
-struct Batch {
+pub(super) struct Batch {
     buf: Vec<u8>,
     /// (id end, position, data end) offsets into `buf`.
     rows: Vec<(usize, i64, usize)>,
 }
 
+impl Batch {
+    pub(super) fn push(&mut self, id: &[u8], position: i64, data: &[u8]) {
+        self.buf.extend_from_slice(id);
+        let id_end = self.buf.len();
+        self.buf.extend_from_slice(data);
+        self.rows.push((id_end, position, self.buf.len()));
+    }
+
+    pub(super) fn clear(&mut self) {
+        self.buf.clear();
+        self.rows.clear();
+    }
+
+    pub(super) fn len(&self) -> usize {
+        self.rows.len()
+    }
+
+    /// Bytes of ids and data held.
+    pub(super) fn bytes(&self) -> usize {
+        self.buf.len()
+    }
+
+    /// Rows `from..to` as (id, position, data).
+    pub(super) fn rows(&self, from: usize, to: usize) -> impl Iterator<Item = (&[u8], i64, &[u8])> {
+        let mut start = if from == 0 { 0 } else { self.rows[from - 1].2 };
+        self.rows[from..to]
+            .iter()
+            .map(move |&(id_end, position, data_end)| {
+                let row = (
+                    &self.buf[start..id_end],
+                    position,
+                    &self.buf[id_end..data_end],
+                );
+                start = data_end;
+                row
+            })
+    }
+}
+
 type Parsed = Vec<(Entry, bool, Option<String>)>;
 
 fn parse_batch(b: &Batch) -> Parsed {
-    let mut start = 0;
-    b.rows
-        .iter()
-        .map(|&(id_end, position, data_end)| {
-            let (id, data) = (&b.buf[start..id_end], &b.buf[id_end..data_end]);
-            start = data_end;
+    b.rows(0, b.len())
+        .map(|(id, position, data)| {
             let id_text = String::from_utf8_lossy(id);
             let (e, data_lossy) = parse_compact_checked(position, &id_text, data);
             let lossy = data_lossy || std::str::from_utf8(id).is_err();
@@ -113,8 +149,7 @@ pub(super) fn parse_rows(rows: &dyn SessionRows, key: &str) -> Result<ParsedRows
                     if done.send((i, parse_batch(&b))).is_err() {
                         break;
                     }
-                    b.buf.clear();
-                    b.rows.clear();
+                    b.clear();
                     let _ = spare.send(b);
                 }
             });
@@ -156,12 +191,9 @@ pub(super) fn parse_rows(rows: &dyn SessionRows, key: &str) -> Result<ParsedRows
             *sent += 1;
         };
         let read = rows.for_each_entry(key, &mut |id, position, data| {
-            batch.buf.extend_from_slice(id);
-            let id_end = batch.buf.len();
-            batch.buf.extend_from_slice(data);
-            batch.rows.push((id_end, position, batch.buf.len()));
+            batch.push(id, position, data);
             count += 1;
-            if batch.buf.len() >= BATCH_BYTES {
+            if batch.bytes() >= BATCH_BYTES {
                 let next = match spare_rx.try_recv() {
                     Ok(b) => b,
                     Err(_) if batches < MAX_BATCHES => {

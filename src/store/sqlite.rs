@@ -481,9 +481,16 @@ impl SessionRows for SqliteStore {
         let mut rows = stmt
             .query(rusqlite::params![session, below, limit as i64])
             .map_err(err)?;
+        // One buffer for every row's id, as `for_each_entry` does (a copy a row was an
+        // allocation a row on a whale's walk).
+        let mut id = Vec::new();
         while let Some(r) = rows.next().map_err(err)? {
             let pos = r.get::<_, Option<i64>>(1).unwrap_or(None).unwrap_or(-1);
-            let id = bytes_of(r.get_ref(0).map_err(err)?);
+            id.clear();
+            match r.get_ref(0).map_err(err)? {
+                ValueRef::Text(t) | ValueRef::Blob(t) => id.extend_from_slice(t),
+                other => id.extend_from_slice(text_of(other).as_bytes()),
+            }
             match r.get_ref(2).map_err(err)? {
                 ValueRef::Text(t) | ValueRef::Blob(t) => f(&id, pos, t),
                 other => f(&id, pos, text_of(other).as_bytes()),

@@ -29,6 +29,7 @@ use super::access::{
     lossy_entry, parse_session_data, SessionLoader, SessionRows, SessionScope, LOSSY_DATA,
 };
 use super::compact_load::load_compact;
+use super::parse_rows::Batch;
 use super::{SessionRecord, StoreError};
 use crate::core::compact::parse_compact_checked;
 use crate::core::entry::{Entry, EntryBody, Role};
@@ -41,9 +42,12 @@ const CACHED_SESSIONS: usize = 8;
 /// walks stop within a few entries, a whale submission's goes on for 100,000 (one range scan of
 /// the position index is several times cheaper than a lookup per entry).
 const KEY_LOOKUPS: usize = 64;
-/// Rows per backward chunk, growing to `MAX_CHUNK`.
+/// Rows per backward chunk, growing to `MAX_CHUNK` while a chunk's rows fit in about
+/// `CHUNK_BYTES`: the rows are copied, then parsed while they are still in the cache (chunks of
+/// 8,192 rows, ~16 MB of a whale's tool results, were out of it by the time they were parsed).
 const FIRST_CHUNK: usize = 256;
 const MAX_CHUNK: usize = 8192;
+const CHUNK_BYTES: usize = 1 << 20;
 /// Walks longer than this are moved into the record instead of cloned (and not kept).
 const MOVE_OUT_ABOVE: usize = 4096;
 
@@ -55,6 +59,8 @@ pub struct PathWalker {
     cache: VecDeque<Walk>,
     /// Sessions read whole because the walk met damage (for the caller to report).
     pub fallbacks: Vec<(String, String)>,
+    /// The buffer each read-ahead chunk is copied into, reused.
+    scratch: Batch,
 }
 
 struct Walk {
@@ -77,11 +83,36 @@ struct Walk {
     chunk: usize,
 }
 
-/// A row read ahead: its `entry_id`, position and compact parse (`None`: not UTF-8).
+/// A row read ahead: its position, compact parse (`None`: not UTF-8) and `entry_id`.
 struct AheadRow {
-    id: Vec<u8>,
     position: i64,
     entry: Option<Entry>,
+    /// The `entry_id` column when it is not the parsed entry's `data.id` (or there is no parse);
+    /// otherwise the entry's id is it, and no copy is kept.
+    other_id: Option<Vec<u8>>,
+}
+
+impl AheadRow {
+    fn new(id: &[u8], position: i64, data: &[u8]) -> AheadRow {
+        let entry = parse_row(position, &String::from_utf8_lossy(id), data);
+        let other_id = match &entry {
+            Some(e) if e.id.as_bytes() == id => None,
+            _ => Some(id.to_vec()),
+        };
+        AheadRow {
+            position,
+            entry,
+            other_id,
+        }
+    }
+
+    fn has_id(&self, id: &str) -> bool {
+        match (&self.other_id, &self.entry) {
+            (Some(other), _) => other.as_slice() == id.as_bytes(),
+            (None, Some(e)) => e.id == id,
+            (None, None) => false,
+        }
+    }
 }
 
 /// A row's compact parse, `None` when it is not UTF-8 (the walk then gives up on the path).
@@ -91,27 +122,31 @@ fn parse_row(position: i64, id: &str, data: &[u8]) -> Option<Entry> {
     (!lossy).then_some(entry)
 }
 
-/// Parse a read-ahead chunk on two threads: parsing, not reading, is most of a long walk.
-fn parse_chunk(raw: Vec<(Vec<u8>, i64, Vec<u8>)>) -> Vec<AheadRow> {
-    let parse = |rows: &[(Vec<u8>, i64, Vec<u8>)]| -> Vec<AheadRow> {
-        rows.iter()
-            .map(|(id, position, data)| AheadRow {
-                id: id.clone(),
-                position: *position,
-                entry: parse_row(*position, &String::from_utf8_lossy(id), data),
-            })
+/// Parse a read-ahead chunk on two threads (parsing, not reading, is most of a long walk),
+/// appending its rows to `ahead` in order.
+fn parse_chunk(raw: &Batch, ahead: &mut VecDeque<AheadRow>) {
+    let parse = |from: usize, to: usize| -> Vec<AheadRow> {
+        raw.rows(from, to)
+            .map(|(id, position, data)| AheadRow::new(id, position, data))
             .collect()
     };
-    if raw.len() < 512 {
-        return parse(&raw);
+    let len = raw.len();
+    if len < 256 {
+        ahead.extend(
+            raw.rows(0, len)
+                .map(|(id, position, data)| AheadRow::new(id, position, data)),
+        );
+        return;
     }
-    let (first, second) = raw.split_at(raw.len() / 2);
+    let half = len / 2;
     std::thread::scope(|scope| {
-        let later = scope.spawn(|| parse(second));
-        let mut out = parse(first);
-        out.extend(later.join().unwrap_or_else(|_| parse(second)));
-        out
-    })
+        let later = scope.spawn(|| parse(half, len));
+        ahead.extend(
+            raw.rows(0, half)
+                .map(|(id, position, data)| AheadRow::new(id, position, data)),
+        );
+        ahead.extend(later.join().unwrap_or_else(|_| parse(half, len)));
+    });
 }
 
 enum Next {
@@ -178,7 +213,7 @@ impl PathWalker {
 
 impl Walk {
     /// Take one step back; false when the walk cannot go further.
-    fn step(&mut self, rows: &dyn SessionRows) -> Result<bool, StoreError> {
+    fn step(&mut self, rows: &dyn SessionRows, raw: &mut Batch) -> Result<bool, StoreError> {
         let Next::Parent { id, below } = &self.next else {
             return Ok(false);
         };
@@ -192,7 +227,7 @@ impl Walk {
             self.lookups += 1;
             lookup(rows, &self.key)?
         } else {
-            match self.read_ahead(rows, &id, below)? {
+            match self.read_ahead(rows, raw, &id, below)? {
                 Some(row) => Some(row),
                 // Not among the rows below the child (a damaged path, or positions that repeat
                 // across a chunk boundary): the lookup decides, as for the first steps.
@@ -239,6 +274,7 @@ impl Walk {
     fn read_ahead(
         &mut self,
         rows: &dyn SessionRows,
+        raw: &mut Batch,
         id: &str,
         below: i64,
     ) -> Result<Option<(i64, Option<Entry>)>, StoreError> {
@@ -249,7 +285,7 @@ impl Walk {
             while let Some(row) = self.ahead.front() {
                 if row.position >= below {
                     self.ahead.pop_front();
-                } else if row.id.as_slice() == id.as_bytes() {
+                } else if row.has_id(id) {
                     let row = self.ahead.pop_front().expect("front exists");
                     return Ok(Some((row.position, row.entry)));
                 } else {
@@ -260,18 +296,18 @@ impl Walk {
                 return Ok(None);
             }
             let from = self.fetched_below.unwrap_or(below).min(below);
-            let mut got = 0;
             let mut lowest = from;
-            let mut raw = Vec::new();
+            raw.clear();
             rows.entries_before(&self.key, from, self.chunk, &mut |id, pos, data| {
-                got += 1;
                 lowest = lowest.min(pos);
-                raw.push((id.to_vec(), pos, data.to_vec()));
+                raw.push(id, pos, data);
             })?;
-            self.ahead.extend(parse_chunk(raw));
+            parse_chunk(raw, &mut self.ahead);
+            let got = raw.len();
             self.exhausted = got < self.chunk;
             self.fetched_below = Some(lowest);
-            self.chunk = (self.chunk * 2).min(MAX_CHUNK);
+            let fit = CHUNK_BYTES / (raw.bytes() / got.max(1)).max(1);
+            self.chunk = (self.chunk * 2).min(MAX_CHUNK).min(fit).max(FIRST_CHUNK);
         }
     }
 
@@ -280,6 +316,7 @@ impl Walk {
     fn find_input(
         &mut self,
         rows: &dyn SessionRows,
+        raw: &mut Batch,
         kind: SubmissionKind,
         id: &str,
     ) -> Result<Result<Option<usize>, String>, StoreError> {
@@ -291,7 +328,7 @@ impl Walk {
                 }
                 i += 1;
             }
-            if !self.step(rows)? {
+            if !self.step(rows, raw)? {
                 return Ok(match &self.next {
                     Next::Damaged(why) => Err(why.clone()),
                     _ => Ok(None),
@@ -305,6 +342,7 @@ impl Walk {
     fn extend_for_model(
         &mut self,
         rows: &dyn SessionRows,
+        raw: &mut Batch,
         from: usize,
         kind: SubmissionKind,
         id: &str,
@@ -322,7 +360,7 @@ impl Walk {
                 }
                 i += 1;
             }
-            if !self.step(rows)? {
+            if !self.step(rows, raw)? {
                 return Ok(match &self.next {
                     Next::Damaged(why) => Err(why.clone()),
                     _ => Ok(i - 1),
@@ -359,7 +397,8 @@ impl SessionLoader for PathWalker {
         };
         let k = SubmissionKind::parse(kind).unwrap_or(SubmissionKind::Dispatch);
         let walk = &mut self.cache[w];
-        let found = walk.find_input(rows, k, submission_id)?;
+        let raw = &mut self.scratch;
+        let found = walk.find_input(rows, raw, k, submission_id)?;
         let upto = match found {
             Ok(Some(i)) => {
                 let any_assistant = walk.chain[..i]
@@ -368,7 +407,7 @@ impl SessionLoader for PathWalker {
                 if self.window_given || !any_assistant || walk.chain[..i].iter().any(has_model) {
                     Ok(i)
                 } else {
-                    walk.extend_for_model(rows, i, k, submission_id)?
+                    walk.extend_for_model(rows, raw, i, k, submission_id)?
                 }
             }
             // Not on the path: the walk reached the root.

@@ -104,6 +104,29 @@ fn tui_scale_placeholders_first_then_verdicts_replace_them_with_progress_shown()
     assert!(h.loaded_rows().iter().all(|i| i.verdict != "…"));
 }
 
+/// The failed count reads every settled row: it comes in a step of its own after the one that
+/// brings the last verdicts, which it does not hold back.
+#[test]
+fn tui_scale_the_failed_count_follows_the_last_verdicts() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = scale_db(dir.path());
+    let mut h = open(&db, false);
+    assert!(pending(&h) > 0);
+    while pending(&h) > 0 {
+        assert!(h.background_step(), "verdicts still pending");
+    }
+    assert_eq!(
+        h.count_known(RowFilter::Failed),
+        None,
+        "counted with the last verdicts"
+    );
+    assert!(h.background_step(), "the failed count is still due");
+    // The count of a harness that finished everything before its first frame.
+    let full = open(&db, true).count_known(RowFilter::Failed);
+    assert!(full.is_some());
+    assert_eq!(h.count_known(RowFilter::Failed), full);
+}
+
 #[test]
 fn tui_scale_rows_on_screen_are_computed_first() {
     let dir = tempfile::tempdir().unwrap();
