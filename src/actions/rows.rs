@@ -452,41 +452,23 @@ mod settle_direct_tests {
     use super::*;
     use crate::actions::NextOutcome;
     use crate::core::plan::RuleResult;
+    use crate::core::plan_tests::{sub, NOW, SID};
     use crate::core::records::{EventStream, SubmissionBundle};
     use crate::core::rows::SubmissionRow;
-
-    const NOW: i64 = 1_800_000_000_000;
-    const SID: &str = "2b0f6c8e-8a41-4d3e-9d6a-1f2c3b4a5d6e";
 
     fn report(
         store: EventStore,
         head: Option<(i64, bool)>,
         keyed: Option<(i64, String)>,
     ) -> SubmissionReport {
+        // The shared running row, as a direct prompt.
         let row = SubmissionRow {
-            sequence: 1,
-            submission_id: SID.into(),
             session_key: r#"agent-session:["alice","default","default"]"#.into(),
             kind: "direct".into(),
             payload: format!(
                 r#"{{"agent":"assistant","id":"alice","payload":{{"message":"hi"}},"acceptedAt":"2027-01-15T08:00:00.000Z","kind":"direct","submissionId":"{SID}"}}"#
             ),
-            status: "running".into(),
-            accepted_at: crate::core::time::ms_from_iso("2027-01-15T08:00:00.000Z"),
-            attempt_id: Some("att-1".into()),
-            input_applied_at: Some(NOW - 60_000),
-            recovery_requested_at: None,
-            started_at: Some(NOW - 60_000),
-            settled_at: None,
-            error: None,
-            attempt_count: 1,
-            max_retry: 10,
-            timeout_at: NOW + 3_600_000,
-            owner_id: Some("owner".into()),
-            lease_expires_at: NOW - 1000,
-            terminal_key: None,
-            terminal_event: None,
-            terminal_offset: None,
+            ..sub()
         };
         let event_stream = Some(EventStream {
             path: "agents/assistant/alice".into(),
@@ -517,16 +499,8 @@ mod settle_direct_tests {
         )
     }
 
-    fn names(changes: &[RowChange]) -> Vec<String> {
-        changes
-            .iter()
-            .map(|c| {
-                serde_json::to_value(c).unwrap()["change"]
-                    .as_str()
-                    .unwrap()
-                    .to_string()
-            })
-            .collect()
+    fn names(changes: &[RowChange]) -> Vec<&'static str> {
+        changes.iter().map(RowChange::name).collect()
     }
 
     #[test]
@@ -589,7 +563,7 @@ mod settle_direct_tests {
             Some((3, data.clone())),
         ))
         .unwrap();
-        assert!(!names(&again).contains(&"append_event".to_string()));
+        assert!(!names(&again).contains(&"append_event"));
         assert!(
             matches!(&again[1], RowChange::UpdateTerminalizing { set, .. }
             if set[0].new == SqlValue::text("0000000000000000_0000000000000003"))

@@ -48,8 +48,9 @@ fn session_json<S: serde::Serializer>(
 }
 
 /// One row change, in the order it is applied.
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, strum::IntoStaticStr)]
 #[serde(tag = "change", rename_all = "snake_case")]
+#[strum(serialize_all = "snake_case")]
 pub enum RowChange {
     /// `INSERT INTO flue_sessions` of a session the runtime would create (its get-or-create);
     /// matches nothing when a row for the key appeared since the read.
@@ -108,6 +109,85 @@ pub enum RowChange {
         attempt_id: String,
         set: Vec<ColumnChange>,
     },
+}
+
+/// A change that is a fenced `UPDATE` of a submission's row or its journal, as every backend
+/// writes it: `UPDATE table SET set WHERE submission_id = ? AND attempt_id IS ? AND guard`, plus
+/// each column's old value.
+pub struct GuardedUpdate<'a> {
+    pub table: &'static str,
+    /// The state the row must still be in.
+    pub guard: &'static str,
+    pub submission_id: &'a str,
+    /// `None` matches a row without an attempt (a malformed row's auto-fail).
+    pub attempt_id: Option<&'a str>,
+    pub set: &'a [ColumnChange],
+}
+
+impl RowChange {
+    /// The fenced update this change is, `None` for the inserts, the session and stream writes.
+    pub fn guarded_update(&self) -> Option<GuardedUpdate<'_>> {
+        const SUBMISSIONS: &str = "flue_agent_submissions";
+        let (table, guard, submission_id, attempt_id, set) = match self {
+            RowChange::UpdateJournal {
+                submission_id,
+                attempt_id,
+                set,
+            } => (
+                "flue_agent_turn_journals",
+                "committed = 0",
+                submission_id,
+                Some(attempt_id),
+                set,
+            ),
+            RowChange::UpdateSubmission {
+                submission_id,
+                attempt_id,
+                set,
+            } => (
+                SUBMISSIONS,
+                "status = 'running'",
+                submission_id,
+                Some(attempt_id),
+                set,
+            ),
+            RowChange::AutoFailSubmission {
+                submission_id,
+                attempt_id,
+                set,
+            } => (
+                SUBMISSIONS,
+                "status = 'running'",
+                submission_id,
+                attempt_id.as_ref(),
+                set,
+            ),
+            RowChange::UpdateTerminalizing {
+                submission_id,
+                attempt_id,
+                set,
+            } => (
+                SUBMISSIONS,
+                "status = 'terminalizing' AND kind = 'direct'",
+                submission_id,
+                Some(attempt_id),
+                set,
+            ),
+            _ => return None,
+        };
+        Some(GuardedUpdate {
+            table,
+            guard,
+            submission_id,
+            attempt_id: attempt_id.map(String::as_str),
+            set,
+        })
+    }
+
+    /// The change's name (`update_submission`, `append_event`, …), as `--json` tags it.
+    pub fn name(&self) -> &'static str {
+        self.into()
+    }
 }
 
 /// A column's value before and after. `new` is an SQL value; `Expr` covers `revision + 1`.
@@ -490,5 +570,42 @@ mod fence_tests {
         let mut s = seen();
         s.session = None;
         assert!(f.differences(&s, NOW).is_empty());
+    }
+}
+
+#[cfg(test)]
+mod name_tests {
+    use super::{EventStore, RowChange};
+
+    /// `name` is the tag every `--json` document carries for the change.
+    #[test]
+    fn a_change_s_name_is_its_json_tag() {
+        let changes = [
+            RowChange::CreateEventStream { path: "p".into() },
+            RowChange::AppendEvent {
+                path: "p".into(),
+                key: "k".into(),
+                seq: 0,
+                data: "{}".into(),
+                store: EventStore::KeysTable,
+            },
+            RowChange::AutoFailSubmission {
+                submission_id: "s".into(),
+                attempt_id: None,
+                set: vec![],
+            },
+            RowChange::DeleteStreamChunks {
+                stream_key: "k".into(),
+                segments: 1,
+            },
+        ];
+        for c in &changes {
+            assert_eq!(serde_json::to_value(c).unwrap()["change"], c.name());
+        }
+        assert_eq!(
+            changes[2].guarded_update().map(|u| u.attempt_id),
+            Some(None)
+        );
+        assert!(changes[0].guarded_update().is_none());
     }
 }

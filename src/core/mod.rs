@@ -32,6 +32,6 @@ pub mod time;
 #[cfg(test)]
 mod classify_tests;
 #[cfg(test)]
-mod plan_tests;
+pub(crate) mod plan_tests;
 #[cfg(test)]
 mod proptests;

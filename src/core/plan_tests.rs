@@ -8,10 +8,12 @@ use super::history::History;
 use super::plan::*;
 use super::rows::{JournalRow, SubmissionRow};
 
-const NOW: i64 = 1_800_000_000_000;
-const SID: &str = "2b0f6c8e-8a41-4d3e-9d6a-1f2c3b4a5d6e";
+pub(crate) const NOW: i64 = 1_800_000_000_000;
+pub(crate) const SID: &str = "2b0f6c8e-8a41-4d3e-9d6a-1f2c3b4a5d6e";
 
-fn sub() -> SubmissionRow {
+/// A dispatch running under `att-1`, its input applied, its lease expired a second before `NOW`
+/// (the action tests build other rows from it).
+pub(crate) fn sub() -> SubmissionRow {
     SubmissionRow {
         sequence: 1,
         submission_id: SID.into(),

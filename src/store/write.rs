@@ -16,7 +16,7 @@ use super::images::{after_images, before_images, RowImage};
 use super::traits::{Applied, ApplyError, AuditInfo, AuditRecord};
 use super::write_rows::{images_json, SqliteRows};
 use super::{JournalStore, SchemaInfo, SqliteStore, StoreError, Variant};
-use crate::core::changes::{ColumnChange, Fence, FenceSeen, RowChange, SqlValue};
+use crate::core::changes::{ColumnChange, Fence, FenceSeen, GuardedUpdate, RowChange, SqlValue};
 use crate::core::records::EventStore;
 
 pub const AUDIT_DDL: &str = "CREATE TABLE IF NOT EXISTS turnscope_audit (
@@ -269,6 +269,9 @@ fn apply_change(
     change: &RowChange,
     variant: Variant,
 ) -> Result<usize, rusqlite::Error> {
+    if let Some(u) = change.guarded_update() {
+        return update(tx, &u, variant);
+    }
     match change {
         RowChange::InsertSession { session_id, data } => tx.execute(
             // Entry rows without a session row would be deleted by the runtime's first save of
@@ -286,34 +289,20 @@ fn apply_change(
             "UPDATE flue_sessions SET data = ?1 WHERE id = ?2 AND data = ?3",
             params![new, session_id, old],
         ),
-        RowChange::UpdateJournal { submission_id, attempt_id, set } => {
-            update(tx, "flue_agent_turn_journals", "committed = 0", submission_id, Some(attempt_id), set, variant)
-        }
-        RowChange::UpdateSubmission { submission_id, attempt_id, set } => {
-            update(tx, "flue_agent_submissions", "status = 'running'", submission_id, Some(attempt_id), set, variant)
-        }
-        RowChange::AutoFailSubmission { submission_id, attempt_id, set } => {
-            update(tx, "flue_agent_submissions", "status = 'running'", submission_id, attempt_id.as_deref(), set, variant)
-        }
         RowChange::DeleteStreamChunks { stream_key, .. } => {
             tx.execute("DELETE FROM flue_agent_stream_chunks WHERE stream_key = ?1", [stream_key])?;
             // Deleting fewer (or more) segments than previewed is harmless: count it as done.
             Ok(1)
         }
-        RowChange::UpdateTerminalizing { submission_id, attempt_id, set } => update(
-            tx,
-            "flue_agent_submissions",
-            "status = 'terminalizing' AND kind = 'direct'",
-            submission_id,
-            Some(attempt_id),
-            set,
-            variant,
-        ),
         RowChange::CreateEventStream { path } => tx.execute(
             "INSERT INTO flue_event_streams (path) VALUES (?1) ON CONFLICT (path) DO NOTHING",
             [path],
         ),
         RowChange::AppendEvent { path, key, seq, data, store } => append_event(tx, path, key, *seq, data, *store),
+        RowChange::UpdateJournal { .. }
+        | RowChange::UpdateSubmission { .. }
+        | RowChange::AutoFailSubmission { .. }
+        | RowChange::UpdateTerminalizing { .. } => unreachable!("a guarded update, written above"),
     }
 }
 
@@ -368,15 +357,14 @@ fn append_event(
 
 /// `UPDATE table SET c = new, … WHERE submission_id = ? AND attempt_id IS ? AND <guard> AND c IS
 /// old …` (`attempt_id IS NULL` for a row without an attempt)
-fn update(
-    tx: &Transaction,
-    table: &str,
-    guard: &str,
-    submission_id: &str,
-    attempt_id: Option<&str>,
-    set: &[ColumnChange],
-    variant: Variant,
-) -> Result<usize, rusqlite::Error> {
+fn update(tx: &Transaction, u: &GuardedUpdate, variant: Variant) -> Result<usize, rusqlite::Error> {
+    let GuardedUpdate {
+        table,
+        guard,
+        submission_id,
+        attempt_id,
+        set,
+    } = *u;
     let mut values: Vec<rusqlite::types::Value> = Vec::new();
     let mut sets = Vec::new();
     let mut wheres = vec![

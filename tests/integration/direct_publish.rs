@@ -9,6 +9,7 @@ use std::path::Path;
 use rusqlite::Connection;
 use serde_json::Value;
 use turnscope::actions::{plan_fail, plan_reconcile, ActionPlan, NextOutcome};
+use turnscope::core::changes::RowChange;
 use turnscope::core::plan::RuleResult;
 use turnscope::core::records::EventStore;
 use turnscope::store::{ApplyError, AuditInfo, UndoTarget};
@@ -70,16 +71,8 @@ fn stores(dir: &Path, sql: &str) -> Vec<(TestDb, EventStore)> {
     out
 }
 
-fn change_names(plan: &ActionPlan) -> Vec<String> {
-    plan.changes
-        .iter()
-        .map(|c| {
-            serde_json::to_value(c).unwrap()["change"]
-                .as_str()
-                .unwrap()
-                .to_string()
-        })
-        .collect()
+fn change_names(plan: &ActionPlan) -> Vec<&'static str> {
+    plan.changes.iter().map(RowChange::name).collect()
 }
 
 fn terminal_event(db: &TestDb, id: &str) -> Value {
@@ -177,7 +170,7 @@ fn a_missing_stream_is_created_and_a_closed_one_refused() {
         assert_eq!(r.bundle.event_stream.as_ref().unwrap().head, None);
         let plan = plan_reconcile(&r, DEMO_NOW, &mut ids(&r)).unwrap();
         assert!(
-            change_names(&plan).contains(&"create_event_stream".to_string()),
+            change_names(&plan).contains(&"create_event_stream"),
             "{store:?}"
         );
         apply_on(&db, &plan, DEMO_NOW).unwrap_or_else(|e| panic!("{store:?}: {e}"));

@@ -19,7 +19,7 @@ use postgres::{Client, Transaction};
 
 use super::undo::{insert_audit, migrate_audit, PgRows};
 use super::{cell_int, cell_opt_text, cell_text, connect, detect_schema, pg_error, PgTarget};
-use crate::core::changes::{ColumnChange, Fence, FenceSeen, RowChange, SqlValue};
+use crate::core::changes::{ColumnChange, Fence, FenceSeen, GuardedUpdate, RowChange, SqlValue};
 use crate::store::images::{after_images, before_images};
 use crate::store::{
     Applied, ApplyError, AuditInfo, JournalWriter, SchemaInfo, StoreError, Variant,
@@ -219,6 +219,9 @@ fn apply_change(
     change: &RowChange,
     variant: Variant,
 ) -> Result<usize, ApplyError> {
+    if let Some(u) = change.guarded_update() {
+        return Ok(update(tx, &u, variant)? as usize);
+    }
     let n = match change {
         RowChange::InsertSession { session_id, data } => tx
             .execute(
@@ -252,45 +255,6 @@ fn apply_change(
             )
             .map_err(werr("updating the session"))?
             .len() as u64,
-        RowChange::UpdateJournal {
-            submission_id,
-            attempt_id,
-            set,
-        } => update(
-            tx,
-            "flue_agent_turn_journals",
-            "committed = 0",
-            submission_id,
-            Some(attempt_id),
-            set,
-            variant,
-        )?,
-        RowChange::UpdateSubmission {
-            submission_id,
-            attempt_id,
-            set,
-        } => update(
-            tx,
-            "flue_agent_submissions",
-            "status = 'running'",
-            submission_id,
-            Some(attempt_id),
-            set,
-            variant,
-        )?,
-        RowChange::AutoFailSubmission {
-            submission_id,
-            attempt_id,
-            set,
-        } => update(
-            tx,
-            "flue_agent_submissions",
-            "status = 'running'",
-            submission_id,
-            attempt_id.as_deref(),
-            set,
-            variant,
-        )?,
         RowChange::DeleteStreamChunks { stream_key, .. } => {
             tx.execute(
                 "DELETE FROM flue_agent_stream_chunks WHERE stream_key = $1",
@@ -300,19 +264,6 @@ fn apply_change(
             // Deleting fewer (or more) segments than previewed is harmless: count it as done.
             1
         }
-        RowChange::UpdateTerminalizing {
-            submission_id,
-            attempt_id,
-            set,
-        } => update(
-            tx,
-            "flue_agent_submissions",
-            "status = 'terminalizing' AND kind = 'direct'",
-            submission_id,
-            Some(attempt_id),
-            set,
-            variant,
-        )?,
         RowChange::CreateEventStream { path } => tx
             .execute(
                 "INSERT INTO flue_event_streams (path) VALUES ($1) ON CONFLICT (path) DO NOTHING",
@@ -326,6 +277,10 @@ fn apply_change(
             data,
             ..
         } => append_event(tx, path, key, *seq, data)?,
+        RowChange::UpdateJournal { .. }
+        | RowChange::UpdateSubmission { .. }
+        | RowChange::AutoFailSubmission { .. }
+        | RowChange::UpdateTerminalizing { .. } => unreachable!("a guarded update, written above"),
     };
     Ok(n as usize)
 }
@@ -380,13 +335,16 @@ fn placeholder(v: &SqlValue, params: &mut Vec<Box<dyn ToSql + Sync>>) -> String 
 /// attempt)
 fn update(
     tx: &mut Transaction<'_>,
-    table: &str,
-    guard: &str,
-    submission_id: &str,
-    attempt_id: Option<&str>,
-    set: &[ColumnChange],
+    u: &GuardedUpdate,
     variant: Variant,
 ) -> Result<u64, ApplyError> {
+    let GuardedUpdate {
+        table,
+        guard,
+        submission_id,
+        attempt_id,
+        set,
+    } = *u;
     let mut params: Vec<Box<dyn ToSql + Sync>> = vec![
         Box::new(submission_id.to_string()),
         Box::new(attempt_id.map(str::to_string)),
