@@ -349,10 +349,10 @@ impl serde::Serialize for EntrySummary<'_> {
         use serde::ser::SerializeMap;
         let e = self.0;
         let mut o = s.serialize_map(None)?;
-        o.serialize_entry("id", &e.id)?;
-        o.serialize_entry("parentId", &e.parent_id)?;
+        o.serialize_entry("id", e.id.as_str())?;
+        o.serialize_entry("parentId", &e.parent_id.as_deref())?;
         o.serialize_entry("position", &e.position)?;
-        o.serialize_entry("timestamp", &e.timestamp)?;
+        o.serialize_entry("timestamp", &e.timestamp.as_deref())?;
         o.serialize_entry("kind", &e.kind_label())?;
         if let Some(m) = e.message() {
             match m.role {

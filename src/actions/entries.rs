@@ -45,7 +45,7 @@ impl EntryIds {
             .bundle
             .session
             .iter()
-            .flat_map(|s| s.entries.iter().map(|e| e.id.clone()))
+            .flat_map(|s| s.entries.iter().map(|e| e.id.to_string()))
             .collect();
         EntryIds { taken, source }
     }

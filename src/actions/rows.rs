@@ -428,7 +428,7 @@ pub(crate) fn repair_rows(
             Some(entry_id) => session
                 .entries
                 .iter()
-                .find(|e| &e.id == entry_id)
+                .find(|e| e.id == entry_id)
                 .and_then(|e| raw_message(&e.raw))
                 .ok_or_else(|| {
                     Refusal::new(

@@ -299,10 +299,12 @@ fn write_history(r: &SubmissionReport, out: &mut dyn Write) -> std::io::Result<(
             }
         }
         let mut marks = String::new();
-        if batch.is_some_and(|b| b.entry_id == e.id || b.result_entry_ids.contains(&e.id)) {
+        if batch
+            .is_some_and(|b| b.entry_id == e.id || b.result_entry_ids.iter().any(|r| *r == e.id))
+        {
             marks.push_str("  [partial batch]");
         }
-        if explained.contains(&e.id) {
+        if explained.iter().any(|x| *x == e.id) {
             marks.push_str("  ◆");
         }
         writeln!(out, "  {}{marks}", sanitize(&line))?;

@@ -293,7 +293,7 @@ pub fn find_trailing_partial_tool_batch(following: &[&Entry]) -> Option<Trailing
         if let Some(m) = last.message_with_role(&Role::Assistant) {
             if m.stop_reason() == Some("aborted") {
                 end -= 1;
-                trailing_aborted_id = Some(last.id.clone());
+                trailing_aborted_id = Some(last.id.to_string());
             }
         }
     }
@@ -306,7 +306,7 @@ pub fn find_trailing_partial_tool_batch(following: &[&Entry]) -> Option<Trailing
             break;
         };
         result_ids.push(m.tool_call_id());
-        result_entry_ids.push(e.id.clone());
+        result_entry_ids.push(e.id.to_string());
         index -= 1;
     }
     if index == 0 {
@@ -327,7 +327,7 @@ pub fn find_trailing_partial_tool_batch(following: &[&Entry]) -> Option<Trailing
     }
     result_entry_ids.reverse();
     Some(TrailingPartialBatch {
-        entry_id: owner.id.clone(),
+        entry_id: owner.id.to_string(),
         tool_calls: calls
             .iter()
             .map(|c| BatchCall {
@@ -460,7 +460,7 @@ fn classify_inner(following: Option<&[&Entry]>, cw: u64) -> (SubmissionState, Ex
     let users: Vec<String> = following
         .iter()
         .filter(|e| e.message_with_role(&Role::User).is_some())
-        .map(|e| e.id.clone())
+        .map(|e| e.id.to_string())
         .collect();
     if !users.is_empty() {
         return (
@@ -487,7 +487,7 @@ fn classify_inner(following: Option<&[&Entry]>, cw: u64) -> (SubmissionState, Ex
         );
     };
     let a = entry.message().expect("filtered to messages");
-    let aid = entry.id.clone();
+    let aid = entry.id.to_string();
     let resume = |mode| SubmissionState::Resume {
         mode,
         assistant_id: Some(aid.clone()),
@@ -541,7 +541,7 @@ fn classify_inner(following: Option<&[&Entry]>, cw: u64) -> (SubmissionState, Ex
     let continued: Vec<String> = following
         .iter()
         .filter(|e| is_stream_continued(e))
-        .map(|e| e.id.clone())
+        .map(|e| e.id.to_string())
         .collect();
     if stop == "aborted" && !continued.is_empty() {
         let mut ids = vec![aid.clone()];
@@ -559,7 +559,7 @@ fn classify_inner(following: Option<&[&Entry]>, cw: u64) -> (SubmissionState, Ex
         let results: Vec<String> = following
             .iter()
             .filter(|e| e.message_with_role(&Role::ToolResult).is_some())
-            .map(|e| e.id.clone())
+            .map(|e| e.id.to_string())
             .collect();
         if !results.is_empty() {
             return match find_trailing_partial_tool_batch(following) {

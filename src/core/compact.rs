@@ -131,9 +131,9 @@ fn entry_from(position: i64, entry_id: &str, t: Top) -> Entry {
     };
     Entry {
         position,
-        id: string(t.id).unwrap_or_else(|| entry_id.to_string()),
-        parent_id: string(t.parent_id),
-        timestamp: string(t.timestamp),
+        id: t.id.unwrap_or_else(|| entry_id.into()),
+        parent_id: t.parent_id,
+        timestamp: t.timestamp,
         raw: super::entry::empty_raw(),
         stored_len: 0,
         compact: false,
@@ -175,7 +175,7 @@ fn message_from(m: Msg, markers: Markers) -> Message {
     };
     let fields = CompactFields {
         tool_call_id: m.tool_call_id.map(JsKey::new),
-        tool_name: string(m.tool_name).map(String::into_boxed_str),
+        tool_name: m.tool_name,
         is_error: m
             .is_error
             .as_ref()

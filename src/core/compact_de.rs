@@ -9,6 +9,8 @@
 
 use std::fmt;
 
+use compact_str::CompactString;
+use serde::de::value::{MapAccessDeserializer, SeqAccessDeserializer};
 use serde::de::{self, DeserializeSeed, Deserializer, IgnoredAny, MapAccess, SeqAccess, Visitor};
 use serde::Deserialize;
 use serde_json::value::RawValue;
@@ -17,13 +19,14 @@ use serde_json::Value;
 use super::entry::js_to_string;
 use super::preview::{preview, raw_preview, PREVIEW_CHARS};
 
-/// The top-level keys `Entry::from_object` reads, as parsed.
+/// The top-level keys `Entry::from_object` reads, as parsed. `id`, `parentId` and `timestamp` are
+/// read only for their string (`StrValue`): the last value when it is a string, else `None`.
 #[derive(Default)]
 pub(super) struct Top {
     pub type_name: Option<Value>,
-    pub id: Option<Value>,
-    pub parent_id: Option<Value>,
-    pub timestamp: Option<Value>,
+    pub id: Option<CompactString>,
+    pub parent_id: Option<CompactString>,
+    pub timestamp: Option<CompactString>,
     pub dispatch: Option<Value>,
     pub direct_submission_id: Option<Value>,
     pub submission_terminal: Option<Value>,
@@ -44,7 +47,8 @@ pub(super) struct Msg {
     pub error_message: Option<Value>,
     pub model: Option<Value>,
     pub tool_call_id: Option<Value>,
-    pub tool_name: Option<Value>,
+    /// Read only for its string (`StrValue`), like the entry's ids.
+    pub tool_name: Option<CompactString>,
     pub is_error: Option<Value>,
     pub attributes: Option<Value>,
     pub content: Option<Content>,
@@ -144,10 +148,19 @@ impl<'de> Visitor<'de> for TopVisitor {
                     t.summary = Some(summary_preview(map.next_value()?));
                     continue;
                 }
+                Some("id") => {
+                    t.id = map.next_value::<StrValue>()?.0;
+                    continue;
+                }
+                Some("parentId") => {
+                    t.parent_id = map.next_value::<StrValue>()?.0;
+                    continue;
+                }
+                Some("timestamp") => {
+                    t.timestamp = map.next_value::<StrValue>()?.0;
+                    continue;
+                }
                 Some("type") => &mut t.type_name,
-                Some("id") => &mut t.id,
-                Some("parentId") => &mut t.parent_id,
-                Some("timestamp") => &mut t.timestamp,
                 Some("dispatch") => &mut t.dispatch,
                 Some("directSubmissionId") => &mut t.direct_submission_id,
                 Some("submissionTerminal") => &mut t.submission_terminal,
@@ -161,6 +174,50 @@ impl<'de> Visitor<'de> for TopVisitor {
             *slot = Some(map.next_value()?);
         }
         Ok(t)
+    }
+}
+
+/// A value kept only when it is a string, straight into a `CompactString` (inline up to 24
+/// bytes, so the runtime's ids and timestamps allocate nothing). Any other value is still read
+/// as `Value` reads it, so this accepts exactly the rows a full parse accepts; it is `None`.
+pub(super) struct StrValue(pub Option<CompactString>);
+
+impl<'de> Deserialize<'de> for StrValue {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        struct V;
+        impl<'de> Visitor<'de> for V {
+            type Value = StrValue;
+            fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
+                f.write_str("any JSON value")
+            }
+            fn visit_str<E: de::Error>(self, v: &str) -> Result<StrValue, E> {
+                Ok(StrValue(Some(v.into())))
+            }
+            fn visit_bool<E: de::Error>(self, _: bool) -> Result<StrValue, E> {
+                Ok(StrValue(None))
+            }
+            fn visit_i64<E: de::Error>(self, _: i64) -> Result<StrValue, E> {
+                Ok(StrValue(None))
+            }
+            fn visit_u64<E: de::Error>(self, _: u64) -> Result<StrValue, E> {
+                Ok(StrValue(None))
+            }
+            fn visit_f64<E: de::Error>(self, _: f64) -> Result<StrValue, E> {
+                Ok(StrValue(None))
+            }
+            fn visit_unit<E: de::Error>(self) -> Result<StrValue, E> {
+                Ok(StrValue(None))
+            }
+            fn visit_seq<A: SeqAccess<'de>>(self, seq: A) -> Result<StrValue, A::Error> {
+                Value::deserialize(SeqAccessDeserializer::new(seq))?;
+                Ok(StrValue(None))
+            }
+            fn visit_map<A: MapAccess<'de>>(self, map: A) -> Result<StrValue, A::Error> {
+                Value::deserialize(MapAccessDeserializer::new(map))?;
+                Ok(StrValue(None))
+            }
+        }
+        d.deserialize_any(V)
     }
 }
 
@@ -214,7 +271,10 @@ impl<'de> Visitor<'de> for MsgVisitor {
                 Some("errorMessage") => &mut m.error_message,
                 Some("model") => &mut m.model,
                 Some("toolCallId") => &mut m.tool_call_id,
-                Some("toolName") => &mut m.tool_name,
+                Some("toolName") => {
+                    m.tool_name = map.next_value::<StrValue>()?.0;
+                    continue;
+                }
                 Some("isError") => &mut m.is_error,
                 Some("attributes") => &mut m.attributes,
                 _ => {

@@ -11,9 +11,12 @@
 //! its own text. Kept strings with escapes, numbers and nested values are read by `serde_json`
 //! from their text, so their values are `serde_json`'s own.
 
+use compact_str::CompactString;
 use serde_json::Value;
 
-use super::compact_de::{parse_usage, summary_preview, Block, BlockFold, Content, Msg, Top};
+use super::compact_de::{
+    parse_usage, summary_preview, Block, BlockFold, Content, Msg, StrValue, Top,
+};
 use super::preview::{preview, raw_preview};
 
 /// Deepest nesting the scanner reads (the entry object is 1); deeper rows go to serde.
@@ -35,9 +38,9 @@ pub(super) fn scan_top(bytes: &[u8]) -> Option<Top> {
             "message" => t.message = Some(s.message(depth)?),
             "summary" => t.summary = Some(summary_preview(s.kept(depth)?)),
             "type" => t.type_name = Some(s.kept(depth)?),
-            "id" => t.id = Some(s.kept(depth)?),
-            "parentId" => t.parent_id = Some(s.kept(depth)?),
-            "timestamp" => t.timestamp = Some(s.kept(depth)?),
+            "id" => t.id = s.kept_str(depth)?,
+            "parentId" => t.parent_id = s.kept_str(depth)?,
+            "timestamp" => t.timestamp = s.kept_str(depth)?,
             "dispatch" => t.dispatch = Some(s.kept(depth)?),
             "directSubmissionId" => t.direct_submission_id = Some(s.kept(depth)?),
             "submissionTerminal" => t.submission_terminal = Some(s.kept(depth)?),
@@ -273,6 +276,23 @@ impl<'a> Scan<'a> {
         }
     }
 
+    /// A kept value read only for its string (`compact_de::StrValue`): `Some(None)` when it is not
+    /// a string. A string without escapes goes from the input straight into the `CompactString`.
+    fn kept_str(&mut self, depth: usize) -> Option<Option<CompactString>> {
+        if self.peek()? != b'"' {
+            return self.kept(depth).map(|_| None);
+        }
+        let start = self.i;
+        let (s, escaped) = self.string()?;
+        if escaped {
+            serde_json::from_str::<StrValue>(self.text(start, self.i))
+                .ok()
+                .map(|v| v.0)
+        } else {
+            Some(Some(s.into()))
+        }
+    }
+
     /// `message`: an object (anything else is left to serde, which rejects it).
     fn message(&mut self, depth: usize) -> Option<Msg> {
         let mut m = Msg::default();
@@ -286,7 +306,7 @@ impl<'a> Scan<'a> {
                 "errorMessage" => m.error_message = Some(s.kept(d)?),
                 "model" => m.model = Some(s.kept(d)?),
                 "toolCallId" => m.tool_call_id = Some(s.kept(d)?),
-                "toolName" => m.tool_name = Some(s.kept(d)?),
+                "toolName" => m.tool_name = s.kept_str(d)?,
                 "isError" => m.is_error = Some(s.kept(d)?),
                 "attributes" => m.attributes = Some(s.kept(d)?),
                 _ => s.skip(d)?,

@@ -74,7 +74,7 @@ impl History {
         while let Some(i) = current {
             if !seen.insert(i) {
                 damage.push(PathDamage::Cycle {
-                    at: entries[i].id.clone(),
+                    at: entries[i].id.to_string(),
                 });
                 break;
             }
@@ -84,7 +84,7 @@ impl History {
                     Some(&j) => Some(j),
                     None => {
                         damage.push(PathDamage::DanglingParent {
-                            entry: entries[i].id.clone(),
+                            entry: entries[i].id.to_string(),
                             parent: p.to_string(),
                         });
                         None

@@ -89,10 +89,10 @@ pub fn inspect_session(
         .any(|e| e.submission_terminal_id().as_deref() == Some(sub.submission_id.as_str()));
     SessionInspection {
         session_present: history.is_some(),
-        input_entry_id: input.map(|e| e.id.clone()),
+        input_entry_id: input.map(|e| e.id.to_string()),
         input_off_path_id: h
             .find_input_off_path(kind, &sub.submission_id)
-            .map(|e| e.id.clone()),
+            .map(|e| e.id.to_string()),
         classification,
         journal_repair,
         tool_request_error,

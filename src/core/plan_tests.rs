@@ -73,7 +73,7 @@ fn history(seq: &Seq) -> History {
     );
     let mut entries = vec![input];
     entries.extend(seq.entries().iter().cloned());
-    let leaf = entries.last().map(|e| e.id.clone());
+    let leaf = entries.last().map(|e| e.id.to_string());
     History::new(entries, leaf)
 }
 

@@ -195,7 +195,7 @@ proptest! {
     ) {
         let entries = chain(&raws);
         // Any leaf, so the input may end up off the active path.
-        let leaf_id = entries.get(leaf).map(|e| e.id.clone());
+        let leaf_id = entries.get(leaf).map(|e| e.id.to_string());
         let history = History::new(entries, leaf_id);
         let sub = row(input_applied, attempts);
         let j = phase.map(|p| journal(p, tool_request.clone()));
@@ -226,7 +226,7 @@ proptest! {
             prop_assert_eq!(c.kind_label(), f.kind_label());
             prop_assert_eq!(c.stored_len, f.raw.len());
         }
-        let leaf_id = full.get(leaf).map(|e| e.id.clone());
+        let leaf_id = full.get(leaf).map(|e| e.id.to_string());
         let (hf, hc) = (History::new(full, leaf_id.clone()), History::new(compact, leaf_id));
         let sub = row(true, 1);
         let tr = r#"{"toolCalls":[{"id":"a","name":"t"},{"id":"b","name":"t"}]}"#.to_string();

@@ -61,10 +61,10 @@ pub fn build(
             "data": serde_json::from_str::<Value>(&s.data).unwrap_or(Value::String(s.data.clone())),
             "leafId": s.leaf_id,
             "problems": s.data_problems,
-            "activePath": h.active_path().iter().map(|e| e.id.clone()).collect::<Vec<_>>(),
+            "activePath": h.active_path().iter().map(|e| e.id.as_str()).collect::<Vec<_>>(),
             "entries": s.entries.iter().enumerate().map(|(i, e)| json!({
                 "position": e.position,
-                "id": e.id,
+                "id": e.id.as_str(),
                 "onActivePath": h.is_on_active_path(i),
                 "kind": e.kind_label(),
                 "data": e.json().unwrap_or(Value::String(e.raw.to_string())),

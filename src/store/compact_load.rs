@@ -65,7 +65,7 @@ pub fn load_compact(
         let column = column_ids
             .get(&i)
             .cloned()
-            .unwrap_or_else(|| entries[i].id.clone());
+            .unwrap_or_else(|| entries[i].id.to_string());
         if let Some(full) = fetch_full(rows, key, &column)? {
             if full.position == entries[i].position {
                 entries[i] = full;

@@ -25,6 +25,8 @@
 
 use std::collections::VecDeque;
 
+use compact_str::CompactString;
+
 use super::access::{
     lossy_entry, parse_session_data, SessionLoader, SessionRows, SessionScope, LOSSY_DATA,
 };
@@ -150,8 +152,9 @@ fn parse_chunk(raw: &Batch, ahead: &mut VecDeque<AheadRow>) {
 }
 
 enum Next {
-    /// Continue with this parent id; the child's position bounds the parent's.
-    Parent { id: String, below: i64 },
+    /// Continue with this parent id; the child's position bounds the parent's. A
+    /// `CompactString`, like the entry's: copying the runtime's ids allocates nothing.
+    Parent { id: CompactString, below: i64 },
     /// The root was reached.
     Root,
     /// The path is damaged here: read the session whole.
@@ -185,7 +188,7 @@ impl PathWalker {
         }
         let next = match &leaf_id {
             Some(leaf) if !leaf.is_empty() => Next::Parent {
-                id: leaf.clone(),
+                id: leaf.as_str().into(),
                 below: i64::MAX,
             },
             _ => Next::Root,
@@ -253,13 +256,13 @@ impl Walk {
             self.next = Next::Damaged(lossy_entry(id, position));
             return Ok(true);
         };
-        if matches!(e.body, EntryBody::Malformed { .. }) || &e.id != id {
+        if matches!(e.body, EntryBody::Malformed { .. }) || e.id != id {
             self.next = Next::Damaged(format!("entry {id} is malformed or has another data.id"));
             return Ok(true);
         }
-        self.next = match e.parent_id.as_deref() {
+        self.next = match &e.parent_id {
             Some(p) if !p.is_empty() => Next::Parent {
-                id: p.to_string(),
+                id: p.clone(),
                 below: e.position,
             },
             _ => Next::Root,

@@ -230,7 +230,7 @@ impl OpenedSession {
                 let input = history.as_ref().and_then(|h| {
                     let kind = it.row.submission_kind()?;
                     h.find_input(kind, &it.row.submission_id)
-                        .map(|e| e.id.clone())
+                        .map(|e| e.id.to_string())
                 });
                 (it, input)
             })

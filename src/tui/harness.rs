@@ -516,7 +516,7 @@ impl Harness {
         let ins = self.app.inspect()?;
         let i = ins.tree.entry_of(ins.selected_node()?)?;
         let e = ins.history()?.entries.get(i)?.clone();
-        let full = ins.bodies.get(&e.id).cloned();
+        let full = ins.bodies.get(e.id.as_str()).cloned();
         Some((e, full))
     }
 

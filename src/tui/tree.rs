@@ -219,7 +219,7 @@ impl<'a> Builder<'a> {
             f |= Flags::INPUT;
         }
         if let Some(b) = self.partial {
-            if b.entry_id == e.id || b.result_entry_ids.contains(&e.id) {
+            if b.entry_id == e.id || b.result_entry_ids.iter().any(|r| *r == e.id) {
                 f |= Flags::PARTIAL;
             }
         }
@@ -392,7 +392,7 @@ impl Tree {
     }
 
     fn entry_id(&self, entry: u32) -> String {
-        self.entries[entry as usize].id.clone()
+        self.entries[entry as usize].id.to_string()
     }
 
     /// The tool call a `Call` node shows (name and id; arguments only for a full entry).
@@ -648,7 +648,7 @@ mod tests {
                 let text = match &node.kind {
                     NodeKind::Header => "header".to_string(),
                     NodeKind::PreInput { count } => format!("{count} before input"),
-                    NodeKind::Entry { entry } => h.entries[*entry as usize].id.clone(),
+                    NodeKind::Entry { entry } => h.entries[*entry as usize].id.to_string(),
                     NodeKind::Call { status, .. } => {
                         format!("{} {}", status.mark(), t.call(n).unwrap().id_text())
                     }

@@ -120,7 +120,7 @@ fn detail_fetches_the_stored_body_of_a_compact_entry() {
         .unwrap()
         .query_row(
             "SELECT data FROM flue_session_entries WHERE entry_id = ?1",
-            [&e.id],
+            [e.id.as_str()],
             |r| r.get(0),
         )
         .unwrap();

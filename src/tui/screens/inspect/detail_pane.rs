@@ -394,7 +394,7 @@ fn entry_doc(d: &mut Doc, e: &Entry, on_path: bool, now: i64, raw: bool) {
             "time",
             match ms_from_iso(ts) {
                 Some(ms) => format!("{ts} ({})", ago(now, ms)),
-                None => ts.clone(),
+                None => ts.to_string(),
             },
         );
     }

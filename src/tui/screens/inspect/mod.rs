@@ -133,7 +133,7 @@ impl Inspect {
 
     /// `e` with its full body when it has been fetched (else `e`, compact or full as loaded).
     pub fn body<'a>(&'a self, e: &'a Entry) -> &'a Entry {
-        match self.bodies.get(&e.id) {
+        match self.bodies.get(e.id.as_str()) {
             Some(full) if e.compact && full.position == e.position => full,
             _ => e,
         }
@@ -209,8 +209,8 @@ impl Inspect {
         shown
             .into_iter()
             .filter_map(|i| h.entries.get(i))
-            .filter(|e| e.compact && !self.bodies_requested.contains(&e.id))
-            .map(|e| e.id.clone())
+            .filter(|e| e.compact && !self.bodies_requested.contains(e.id.as_str()))
+            .map(|e| e.id.to_string())
             .collect()
     }
 
@@ -609,11 +609,11 @@ impl Inspect {
         match &self.tree.nodes[node].kind {
             NodeKind::Header => Some(self.target.id().to_string()),
             NodeKind::Call { result, .. } => result
-                .and_then(|r| self.history().map(|h| h.entries[r as usize].id.clone()))
+                .and_then(|r| self.history().map(|h| h.entries[r as usize].id.to_string()))
                 .or_else(|| self.tree.call(node).map(|c| c.id_text())),
             NodeKind::Entry { entry } => self
                 .history()
-                .map(|h| h.entries[*entry as usize].id.clone()),
+                .map(|h| h.entries[*entry as usize].id.to_string()),
             _ => None,
         }
     }
