@@ -196,6 +196,7 @@ fn message_from(m: Msg, markers: Markers) -> Message {
 mod tests {
     use super::*;
     use crate::core::entry::Role;
+    use compact_str::CompactString;
 
     const ASSISTANT: &str = r#"{"type":"message","id":"e61f0b2c","parentId":"5d2a7f13","timestamp":"2026-01-05T09:12:45.870Z","message":{"role":"assistant","content":[{"type":"thinking","thinking":"Need the weather.","thinkingSignature":"Eq"},{"type":"text","text":"Checking\nboth."},{"type":"toolCall","id":"toolu_01XyZ","name":"get_weather","arguments":{"city":"Oslo"}}],"api":"anthropic-messages","provider":"anthropic","model":"claude-haiku-4-5","usage":{"input":1204,"output":88,"cacheRead":0,"cacheWrite":0,"totalTokens":1292,"cost":{"total":0.001644}},"stopReason":"toolUse","timestamp":1767604364140}}"#;
 
@@ -222,6 +223,54 @@ mod tests {
             (fc[0].id_text(), &fc[0].name)
         );
         assert_eq!(cc[0].arguments, Value::Null, "arguments are not kept");
+    }
+
+    /// The runtime's 8-character ids and 24-character timestamps are held inline by every parser
+    /// (full, compact byte scanner, compact serde visitors), so a whale's entries allocate nothing
+    /// for them; a longer id goes to the heap and reads back exactly.
+    #[test]
+    fn runtime_ids_and_timestamps_are_inline_and_long_ids_round_trip() {
+        let row = |id: &str| {
+            format!(
+                r#"{{"type":"message","id":"{id}","parentId":"5d2a7f13","timestamp":"2026-01-05T09:12:45.870Z","message":{{"role":"toolResult","toolCallId":"toolu_01","toolName":"get_weather","content":[{{"type":"text","text":"ok"}}],"isError":false}}}}"#
+            )
+        };
+        type Parser = fn(&str) -> Entry;
+        let parsers: [(&str, Parser); 3] = [
+            ("full", |r| Entry::parse(0, "column", r)),
+            ("scan", |r| parse_compact(0, "column", r.as_bytes())),
+            ("serde", |r| {
+                parse_compact_with(0, "column", r.as_bytes(), parse_top).0
+            }),
+        ];
+        for (name, parse) in parsers {
+            let e = parse(&row("e61f0b2c"));
+            assert_eq!(e.id, "e61f0b2c", "{name}");
+            assert_eq!(e.parent_id.as_deref(), Some("5d2a7f13"), "{name}");
+            assert_eq!(
+                e.timestamp.as_deref(),
+                Some("2026-01-05T09:12:45.870Z"),
+                "{name}"
+            );
+            let inline =
+                |s: &Option<CompactString>| s.as_ref().is_some_and(|s| !s.is_heap_allocated());
+            assert!(!e.id.is_heap_allocated(), "{name}: id");
+            assert!(inline(&e.parent_id), "{name}: parentId");
+            assert!(inline(&e.timestamp), "{name}: timestamp");
+            match e.message().and_then(|m| m.compact.as_ref()) {
+                Some(c) => {
+                    let tool = c.tool_name.as_ref().expect("toolName");
+                    assert_eq!(tool, "get_weather", "{name}");
+                    assert!(!tool.is_heap_allocated(), "{name}: toolName");
+                }
+                None => assert_eq!(name, "full", "only the full parse keeps no compact fields"),
+            }
+            let long = "0123456789abcdef0123456789abcdef-long-id";
+            assert_eq!(long.len(), 40);
+            let e = parse(&row(long));
+            assert_eq!(e.id, long, "{name}");
+            assert!(e.id.is_heap_allocated(), "{name}: a 40-byte id");
+        }
     }
 
     #[test]
