@@ -83,39 +83,82 @@ impl<'a> TerminalSafe<'a> {
     }
 }
 
-/// `s.chars().any(|c| c != '\n' && c != '\t' && is_hostile_char(c))`, read eight bytes at a time
-/// while they are printable ASCII (nearly all of a JSON document); other characters are decoded
-/// one by one and asked of `is_hostile_char`.
+/// `s.chars().any(|c| c != '\n' && c != '\t' && is_hostile_char(c))`, skipping printable ASCII,
+/// newlines and tabs (nearly all of a pretty JSON document) sixteen bytes at a time; a non-ASCII
+/// character is decoded and asked of `is_hostile_char` only when its lead byte can begin a
+/// hostile one.
 fn has_hostile_char_but_newline_or_tab(s: &str) -> bool {
-    const ONES: u64 = 0x0101_0101_0101_0101;
-    const HIGH: u64 = 0x8080_8080_8080_8080;
     let b = s.as_bytes();
     let mut i = 0;
-    while i < b.len() {
-        if let Some(chunk) = b.get(i..i + 8) {
-            let w = u64::from_le_bytes(chunk.try_into().expect("eight bytes"));
-            // A high bit is set for a byte at or above 0x7F (`w + 1`, `w`) or below 0x20
-            // (`w - 0x20`); a carry can set more, never fewer, so a clear word is printable.
-            if (w.wrapping_add(ONES) | w | w.wrapping_sub(ONES * 0x20)) & HIGH == 0 {
-                i += 8;
-                continue;
-            }
-        }
-        let c = b[i];
-        if c < 0x80 {
-            if c != b'\n' && c != b'\t' && is_hostile_char(char::from(c)) {
-                return true;
-            }
-            i += 1;
-        } else {
+    loop {
+        i = suspect_byte(b, i);
+        let Some(&c) = b.get(i) else {
+            return false;
+        };
+        // Every hostile character but a C0 control or DEL starts with one of these: C1 controls
+        // (U+0080–U+009F) with 0xC2, U+061C with 0xD8, the zero-width and bidi controls of
+        // U+200B–U+2069 with 0xE2, U+FEFF with 0xEF.
+        if c < 0x80 || matches!(c, 0xc2 | 0xd8 | 0xe2 | 0xef) {
             let ch = s[i..].chars().next().expect("a character starts here");
             if is_hostile_char(ch) {
                 return true;
             }
             i += ch.len_utf8();
+        } else {
+            // `s` is UTF-8: the lead byte gives the character's length.
+            i += match c {
+                0xc0..=0xdf => 2,
+                0xe0..=0xef => 3,
+                _ => 4,
+            };
         }
     }
-    false
+}
+
+/// The index of the first byte at or after `i` that is a control other than a newline or a tab,
+/// DEL, or not ASCII; or `b.len()`.
+#[cfg(target_arch = "x86_64")]
+fn suspect_byte(b: &[u8], mut i: usize) -> usize {
+    use std::arch::x86_64::{
+        __m128i, _mm_andnot_si128, _mm_cmpeq_epi8, _mm_loadu_si128, _mm_max_epu8,
+        _mm_movemask_epi8, _mm_or_si128, _mm_set1_epi8,
+    };
+    // SAFETY: SSE2 is in the x86-64 baseline, and each load reads 16 bytes inside `b`
+    // (`i + 16 <= b.len()`), unaligned loads being allowed.
+    unsafe {
+        let control = _mm_set1_epi8(0x1f);
+        let newline = _mm_set1_epi8(b'\n' as i8);
+        let tab = _mm_set1_epi8(b'\t' as i8);
+        let del = _mm_set1_epi8(0x7f);
+        while i + 16 <= b.len() {
+            let w = _mm_loadu_si128(b.as_ptr().add(i).cast::<__m128i>());
+            // `max(w, 0x1f) == 0x1f` (unsigned): a control byte; a byte's top bit, which
+            // `movemask` takes as it is, marks a non-ASCII byte.
+            let controls = _mm_andnot_si128(
+                _mm_or_si128(_mm_cmpeq_epi8(w, newline), _mm_cmpeq_epi8(w, tab)),
+                _mm_cmpeq_epi8(_mm_max_epu8(w, control), control),
+            );
+            let stop = _mm_or_si128(_mm_or_si128(controls, _mm_cmpeq_epi8(w, del)), w);
+            let mask = _mm_movemask_epi8(stop) as u32;
+            if mask != 0 {
+                return i + mask.trailing_zeros() as usize;
+            }
+            i += 16;
+        }
+    }
+    suspect_byte_plain(b, i)
+}
+
+#[cfg(not(target_arch = "x86_64"))]
+fn suspect_byte(b: &[u8], i: usize) -> usize {
+    suspect_byte_plain(b, i)
+}
+
+fn suspect_byte_plain(b: &[u8], mut i: usize) -> usize {
+    while i < b.len() && matches!(b[i], b'\n' | b'\t' | 0x20..=0x7e) {
+        i += 1;
+    }
+    i
 }
 
 impl Write for TerminalSafe<'_> {
@@ -183,6 +226,31 @@ mod tests {
                     .any(|c| c != '\n' && c != '\t' && is_hostile_char(c));
                 assert_eq!(has_hostile_char_but_newline_or_tab(&s), want, "{s:?}");
             }
+        }
+    }
+
+    /// Every character, at every offset of a sixteen-byte window (both ways of finding a
+    /// suspect byte), is found hostile exactly when `is_hostile_char` says so.
+    #[test]
+    fn the_fast_hostile_check_agrees_on_every_character() {
+        for c in (0..=0x10ffffu32).filter_map(char::from_u32) {
+            let want = c != '\n' && c != '\t' && is_hostile_char(c);
+            for at in [0, 15, 17] {
+                let s = format!("{}{c}{}", "a".repeat(at), " é".repeat(9));
+                assert_eq!(
+                    has_hostile_char_but_newline_or_tab(&s),
+                    want,
+                    "{c:?} at {at}"
+                );
+            }
+        }
+        let b = "ab\n\tcd\u{1}e\u{7f}fé".repeat(3);
+        for from in 0..=b.len() {
+            let naive = (from..b.len())
+                .find(|&k| !matches!(b.as_bytes()[k], b'\n' | b'\t' | 0x20..=0x7e))
+                .unwrap_or(b.len());
+            assert_eq!(suspect_byte(b.as_bytes(), from), naive, "from {from}");
+            assert_eq!(suspect_byte_plain(b.as_bytes(), from), naive, "from {from}");
         }
     }
 

@@ -1,6 +1,11 @@
 //! A session's history: the append-only entry list plus the `leafId` pointer (spec §2.3–2.4, §2.8).
 
-use std::collections::{HashMap, HashSet};
+use std::collections::HashSet;
+
+// foldhash, not std's SipHash: these maps hold every entry id of a session (a whale has 120,000),
+// and hashing them was a tenth of a whale `show`'s single-threaded tail. Its seed is still random
+// per process.
+use foldhash::{HashMap, HashMapExt};
 use std::sync::Arc;
 
 use super::entry::Entry;
@@ -60,7 +65,8 @@ impl History {
         }
         let mut active = Vec::new();
         let mut damage = Vec::new();
-        let mut seen = HashSet::new();
+        // The entries already walked (the path itself, as it grows): a cycle returns to one.
+        let mut on_path = vec![false; entries.len()];
         let mut current = match leaf_id.as_deref() {
             Some(leaf) if !leaf.is_empty() => match by_id.get(leaf) {
                 Some(&i) => Some(i),
@@ -72,7 +78,7 @@ impl History {
             _ => None,
         };
         while let Some(i) = current {
-            if !seen.insert(i) {
+            if std::mem::replace(&mut on_path[i], true) {
                 damage.push(PathDamage::Cycle {
                     at: entries[i].id.to_string(),
                 });
@@ -94,10 +100,6 @@ impl History {
             };
         }
         active.reverse();
-        let mut on_path = vec![false; entries.len()];
-        for &i in &active {
-            on_path[i] = true;
-        }
         History {
             entries,
             leaf_id,

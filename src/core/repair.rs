@@ -2,7 +2,8 @@
 //!
 //! The actions layer turns a `ToolRepair` into rows; the planner and the UI use it to preview.
 
-use std::collections::HashMap;
+// foldhash: `wanted` is asked once per tool result after the input (100,000 on a whale).
+use foldhash::{HashMap, HashMapExt, HashSet};
 
 use serde::Serialize;
 
@@ -68,7 +69,7 @@ pub fn repair_batch(
     // up: a map of those few (not of every result: a whale submission has tens of thousands of
     // results after its input) keeps this linear in the path's length without growing with it.
     let mut settled: HashMap<&str, &str> = HashMap::with_capacity(calls.len());
-    let wanted: std::collections::HashSet<&str> = calls.iter().map(|c| c.id.as_str()).collect();
+    let wanted: HashSet<&str> = calls.iter().map(|c| c.id.as_str()).collect();
     for e in following {
         if let Some(id) = e
             .message_with_role(&Role::ToolResult)

@@ -83,6 +83,11 @@ struct Walk {
     /// The backward read reached the session's first row.
     exhausted: bool,
     chunk: usize,
+    /// Chunks read so far: from the third on, the next one is read while this one is parsed.
+    chunks_read: usize,
+    prefetched: Option<Prefetch>,
+    /// The buffer the next prefetch is read into.
+    spare: Batch,
 }
 
 /// A row read ahead: its position, compact parse (`None`: not UTF-8) and `entry_id`.
@@ -125,8 +130,9 @@ fn parse_row(position: i64, id: &str, data: &[u8]) -> Option<Entry> {
 }
 
 /// Parse a read-ahead chunk on two threads (parsing, not reading, is most of a long walk),
-/// appending its rows to `ahead` in order.
-fn parse_chunk(raw: &Batch, ahead: &mut VecDeque<AheadRow>) {
+/// appending its rows to `ahead` in order. `meanwhile` runs on this thread while they parse (the
+/// next chunk's read, which only this thread's connection can make).
+fn parse_chunk<T>(raw: &Batch, ahead: &mut VecDeque<AheadRow>, meanwhile: impl FnOnce() -> T) -> T {
     let parse = |from: usize, to: usize| -> Vec<AheadRow> {
         raw.rows(from, to)
             .map(|(id, position, data)| AheadRow::new(id, position, data))
@@ -134,21 +140,44 @@ fn parse_chunk(raw: &Batch, ahead: &mut VecDeque<AheadRow>) {
     };
     let len = raw.len();
     if len < 256 {
-        ahead.extend(
-            raw.rows(0, len)
-                .map(|(id, position, data)| AheadRow::new(id, position, data)),
-        );
-        return;
+        ahead.extend(parse(0, len));
+        return meanwhile();
     }
     let half = len / 2;
     std::thread::scope(|scope| {
+        let first = scope.spawn(|| parse(0, half));
         let later = scope.spawn(|| parse(half, len));
-        ahead.extend(
-            raw.rows(0, half)
-                .map(|(id, position, data)| AheadRow::new(id, position, data)),
-        );
+        let out = meanwhile();
+        ahead.extend(first.join().unwrap_or_else(|_| parse(0, half)));
         ahead.extend(later.join().unwrap_or_else(|_| parse(half, len)));
-    });
+        out
+    })
+}
+
+/// A chunk read while the one before it was parsed: the rows below `from`, up to `asked`.
+struct Prefetch {
+    from: i64,
+    asked: usize,
+    rows: Batch,
+    lowest: i64,
+}
+
+/// Read up to `limit` rows of `key` below `from` into `raw` (cleared first); their lowest
+/// position (`from` when there is none).
+fn read_chunk(
+    rows: &dyn SessionRows,
+    key: &str,
+    from: i64,
+    limit: usize,
+    raw: &mut Batch,
+) -> Result<i64, StoreError> {
+    let mut lowest = from;
+    raw.clear();
+    rows.entries_before(key, from, limit, &mut |id, pos, data| {
+        lowest = lowest.min(pos);
+        raw.push(id, pos, data);
+    })?;
+    Ok(lowest)
 }
 
 enum Next {
@@ -209,6 +238,9 @@ impl PathWalker {
             fetched_below: None,
             exhausted: false,
             chunk: FIRST_CHUNK,
+            chunks_read: 0,
+            prefetched: None,
+            spare: Batch::default(),
         });
         Ok(Some(0))
     }
@@ -299,18 +331,43 @@ impl Walk {
                 return Ok(None);
             }
             let from = self.fetched_below.unwrap_or(below).min(below);
-            let mut lowest = from;
-            raw.clear();
-            rows.entries_before(&self.key, from, self.chunk, &mut |id, pos, data| {
-                lowest = lowest.min(pos);
-                raw.push(id, pos, data);
-            })?;
-            parse_chunk(raw, &mut self.ahead);
+            // The chunk read ahead is used only when it is the one this read asks for (a lookup
+            // outside the rows read ahead may have moved the walk further down).
+            let lowest = match self.prefetched.take() {
+                Some(mut p) if p.from == from && p.asked == self.chunk => {
+                    // The buffers trade places: a fresh megabyte per chunk costs page faults.
+                    std::mem::swap(raw, &mut p.rows);
+                    self.spare = p.rows;
+                    p.lowest
+                }
+                _ => read_chunk(rows, &self.key, from, self.chunk, raw)?,
+            };
             let got = raw.len();
             self.exhausted = got < self.chunk;
             self.fetched_below = Some(lowest);
+            self.chunks_read += 1;
             let fit = CHUNK_BYTES / (raw.bytes() / got.max(1)).max(1);
             self.chunk = (self.chunk * 2).min(MAX_CHUNK).min(fit).max(FIRST_CHUNK);
+            // A walk past its third chunk is a long one (a whale submission's): read the next
+            // chunk while this one is parsed. Shorter walks stop within a chunk or two, and a
+            // read they never use would cost them.
+            let (key, next) = (&self.key, self.chunk);
+            let ahead = &mut self.ahead;
+            self.prefetched = if self.chunks_read >= 3 && !self.exhausted {
+                let mut spare = std::mem::take(&mut self.spare);
+                let next_lowest = parse_chunk(raw, ahead, || {
+                    read_chunk(rows, key, lowest, next, &mut spare)
+                })?;
+                Some(Prefetch {
+                    from: lowest,
+                    asked: next,
+                    rows: spare,
+                    lowest: next_lowest,
+                })
+            } else {
+                parse_chunk(raw, ahead, || ());
+                None
+            };
         }
     }
 

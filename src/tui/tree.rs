@@ -10,7 +10,8 @@
 //! Nothing here draws: [`Tree::visible`] flattens the open nodes into rows once per change, and the
 //! view lays out only the rows inside the viewport.
 
-use std::collections::{HashMap, HashSet};
+// foldhash, not SipHash: the builder asks these per entry of a whale (120,000).
+use foldhash::{HashMap, HashSet, HashSetExt};
 use std::sync::Arc;
 
 use crate::core::classify::TrailingPartialBatch;

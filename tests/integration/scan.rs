@@ -182,7 +182,8 @@ fn compact_reads_keep_only_the_input_whole_and_fetch_the_rest_exactly() {
 /// result branching off the assistant), so the walk back to the input goes far past its
 /// primary-key lookups and reads ahead by position through rows that are not on the path.
 pub(crate) fn lengthen(db: &Path, cycles: usize) -> Vec<(String, Vec<String>)> {
-    let c = Connection::open(db).unwrap();
+    let mut conn = Connection::open(db).unwrap();
+    let c = conn.transaction().unwrap();
     let sessions: Vec<(String, String)> = c
         .prepare(
             "SELECT DISTINCT s.id, json_extract(s.data, '$.leafId') FROM flue_sessions s
@@ -246,17 +247,26 @@ pub(crate) fn lengthen(db: &Path, cycles: usize) -> Vec<(String, Vec<String>)> {
         .unwrap();
         out.push((key, path));
     }
+    c.commit().unwrap();
     out
 }
 
 #[test]
 fn long_walks_read_ahead_by_position_and_agree_with_the_full_read() {
+    // Damage 300 entries from the leaf is in the first read-ahead chunks; 2,000 entries from
+    // it, on a path of 2,400, is in a chunk read while the one before it was parsed (the walk's
+    // fourth chunk).
+    long_walks_agree(120, 300);
+    long_walks_agree(800, 2000);
+}
+
+fn long_walks_agree(cycles: usize, depth: usize) {
     let dir = tempfile::tempdir().unwrap();
     let now = turnscope::demo::demo_now_ms();
     // Intact: every verdict agrees and no walk gave up.
     let db = dir.path().join("long.db");
     turnscope::demo::write_demo(&db, now).unwrap();
-    let paths = lengthen(&db, 120);
+    let paths = lengthen(&db, cycles);
     assert!(paths.len() > 3);
     check_db(&db, now, None);
     let store = SqliteStore::open(&db).unwrap();
@@ -269,7 +279,7 @@ fn long_walks_read_ahead_by_position_and_agree_with_the_full_read() {
     // Damage deep in the walk (past the key lookups): a dangling parent, a parent whose position
     // comes after its child's, and a row off the path sharing a path entry's position (read-ahead
     // chunks end between equal positions, so the lookup must still find it).
-    let deep = |p: &Vec<String>| p[p.len() - 300].clone();
+    let deep = |p: &Vec<String>| p[p.len() - depth].clone();
     // Each statement gets the session key as ?1 and the deep path entry's id as ?2.
     let cases = [
         ("dangling", "UPDATE flue_session_entries SET data = json_set(data, '$.parentId', 'gone') WHERE session_id = ?1 AND entry_id = ?2", true),
@@ -279,7 +289,7 @@ fn long_walks_read_ahead_by_position_and_agree_with_the_full_read() {
     for (name, damage, falls_back) in cases {
         let db = dir.path().join(format!("{name}.db"));
         turnscope::demo::write_demo(&db, now).unwrap();
-        let paths = lengthen(&db, 120);
+        let paths = lengthen(&db, cycles);
         {
             let c = Connection::open(&db).unwrap();
             for (key, path) in &paths {
