@@ -30,6 +30,12 @@ pub trait SessionRows {
     /// Every entry of the session in position order: `f(entry_id, position, data)`. The slices are
     /// only valid during the call (no copy of the row is made).
     fn for_each_entry(&self, session: &str, f: &mut EntryVisitor<'_>) -> Result<(), StoreError>;
+    /// How many entries the session has (what `for_each_entry` visits in the same snapshot), so
+    /// a whole session's parse can allocate its entries once; `None` when the backend does not
+    /// say.
+    fn entry_count(&self, _session: &str) -> Result<Option<usize>, StoreError> {
+        Ok(None)
+    }
     /// Up to `limit` entries whose position is below `below`, in descending position order:
     /// `f(entry_id, position, data)`. A long path walk reads these in chunks (one range scan of
     /// the `(session_id, position)` index) instead of one primary-key lookup per entry.

@@ -499,6 +499,15 @@ impl SessionRows for SqliteStore {
         Ok(())
     }
 
+    fn entry_count(&self, session: &str) -> Result<Option<usize>, StoreError> {
+        let n: i64 = self
+            .conn
+            .prepare_cached("SELECT COUNT(*) FROM flue_session_entries WHERE session_id = ?1")
+            .and_then(|mut s| s.query_row([session], |r| r.get(0)))
+            .map_err(|e| StoreError::sqlite("counting session entries", e))?;
+        Ok(usize::try_from(n).ok())
+    }
+
     fn for_each_entry(&self, session: &str, f: &mut EntryVisitor<'_>) -> Result<(), StoreError> {
         let mut stmt = self
             .conn

@@ -11,7 +11,7 @@
 //! view lays out only the rows inside the viewport.
 
 // foldhash, not SipHash: the builder asks these per entry of a whale (120,000).
-use foldhash::{HashMap, HashSet, HashSetExt};
+use foldhash::{HashMap, HashSet};
 use std::sync::Arc;
 
 use crate::core::classify::TrailingPartialBatch;
@@ -179,6 +179,8 @@ struct Builder<'a> {
     matched: HashSet<&'a str>,
     checkpoint: Option<&'a str>,
     inputs: HashSet<&'a str>,
+    /// Results already shown under a call, by entry index (each entry is in one run only).
+    consumed: Vec<bool>,
 }
 
 impl<'a> Builder<'a> {
@@ -237,9 +239,8 @@ impl<'a> Builder<'a> {
     /// Lay out a run of active-path entries (indexes into `entries`) under `parent`.
     fn path_run(&mut self, run: &[usize], parent: Option<usize>) -> Vec<usize> {
         let mut out = Vec::new();
-        let mut consumed: HashSet<usize> = HashSet::new();
         for (k, &i) in run.iter().enumerate() {
-            if consumed.contains(&i) {
+            if self.consumed[i] {
                 continue;
             }
             let node = self.entry_node(i, parent);
@@ -264,12 +265,12 @@ impl<'a> Builder<'a> {
                     let owner_partial = self.partial.filter(|b| b.entry_id == e.id);
                     for (ci, call) in calls.iter().enumerate() {
                         let result = candidates.iter().copied().find(|&j| {
-                            !consumed.contains(&j)
+                            !self.consumed[j]
                                 && self.h.entries[j].message().and_then(|r| r.tool_call_id())
                                     == call.id
                         });
                         if let Some(j) = result {
-                            consumed.insert(j);
+                            self.consumed[j] = true;
                         }
                         let status = match result {
                             None => CallStatus::Missing,
@@ -334,6 +335,7 @@ impl Tree {
             // nodes would leave it at twice that.
             nodes: Vec::with_capacity(h.entries.len() + h.entries.len() / 8 + 16),
             by_entry: vec![NONE; h.entries.len()],
+            consumed: vec![false; h.entries.len()],
             branches: h.abandoned_branches().into_iter().collect(),
             partial: input.partial,
             matched: input.matched.iter().map(String::as_str).collect(),

@@ -7,7 +7,7 @@ use std::cell::RefCell;
 use postgres::GenericClient;
 
 use super::sessions::{entries_before, entries_in_order, entry_by_id, session_data};
-use super::PgStore;
+use super::{pg_error, PgStore};
 use crate::store::{EntryRow, EntryVisitor, SessionRows, StoreError};
 
 /// Row access through one client (a read-only transaction while a bundle is read).
@@ -44,6 +44,20 @@ fn rows_for_each<C: GenericClient>(
     })
 }
 
+fn rows_entry_count<C: GenericClient>(
+    c: &mut C,
+    session: &str,
+) -> Result<Option<usize>, StoreError> {
+    let n: i64 = c
+        .query_one(
+            "SELECT COUNT(*) FROM flue_session_entries WHERE session_id = $1",
+            &[&session],
+        )
+        .map_err(|e| pg_error("counting session entries", &e))?
+        .get(0);
+    Ok(usize::try_from(n).ok())
+}
+
 impl<C: GenericClient> SessionRows for TxRows<'_, C> {
     fn session_data(&self, key: &str) -> Result<Option<(String, bool)>, StoreError> {
         rows_session_data(&mut **self.0.borrow_mut(), key)
@@ -55,6 +69,10 @@ impl<C: GenericClient> SessionRows for TxRows<'_, C> {
 
     fn for_each_entry(&self, session: &str, f: &mut EntryVisitor<'_>) -> Result<(), StoreError> {
         rows_for_each(&mut **self.0.borrow_mut(), session, f)
+    }
+
+    fn entry_count(&self, session: &str) -> Result<Option<usize>, StoreError> {
+        rows_entry_count(&mut **self.0.borrow_mut(), session)
     }
 
     fn entries_before(
