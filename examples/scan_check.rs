@@ -7,7 +7,7 @@
 use std::path::Path;
 
 use serde_json::json;
-use turnscope::report::{plan_json, SubmissionReport};
+use turnscope::report::{plan_json, Previews, SubmissionReport};
 use turnscope::store::{JournalStore, PathWalker, RowFilter, SqliteStore};
 
 fn doc(r: &SubmissionReport) -> serde_json::Value {
@@ -39,7 +39,8 @@ fn main() {
     for row in &rows {
         let id = &row.submission_id;
         let scan = SubmissionReport::scan(&store, id, &mut walker, None, now).expect("scan");
-        let whole = SubmissionReport::load_compact(&store, id, None, now).expect("load");
+        let whole =
+            SubmissionReport::load_compact(&store, id, None, now, Previews::Drop).expect("load");
         if doc(&scan) != doc(&whole) {
             differ += 1;
             println!("{id}: scan {} / whole {}", doc(&scan), doc(&whole));

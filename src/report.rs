@@ -7,6 +7,7 @@ pub mod verdict_filter;
 use serde_json::{json, Value};
 
 use crate::core::classify::Classification;
+pub use crate::core::compact::Previews;
 use crate::core::context_window::{self, ContextWindow};
 use crate::core::entry::{Entry, Role};
 use crate::core::history::History;
@@ -110,14 +111,17 @@ impl SubmissionReport {
     /// Load and inspect one submission for viewing (`show`, the TUI): the session is read whole
     /// but compact, with full bodies for the input entry and the active path after it. Verdict
     /// and plan are those of `load`; actions must still use `load`.
+    /// `previews`: whether messages keep their text previews (`show` prints them, `show --json`
+    /// and `classify` do not).
     pub fn load_compact(
         store: &dyn JournalStore,
         query: &str,
         context_window: Option<u64>,
         now_ms: i64,
+        previews: Previews,
     ) -> Result<SubmissionReport, StoreError> {
         let row = store.find_submission(query)?;
-        let bundle = store.load_bundle_with(&row.submission_id, &mut CompactLoader)?;
+        let bundle = store.load_bundle_with(&row.submission_id, &mut CompactLoader { previews })?;
         Ok(SubmissionReport::build(bundle, context_window, now_ms))
     }
 

@@ -10,7 +10,7 @@ use super::{now_ms, CliError};
 use crate::core::entry::Role;
 use crate::core::plan::RuleResult;
 use crate::core::time::iso_from_ms;
-use crate::report::{classification_json, SubmissionReport};
+use crate::report::{classification_json, Previews, SubmissionReport};
 use crate::store::JournalStore;
 use crate::text::sanitize;
 
@@ -21,7 +21,13 @@ pub fn run_classify(
     json: bool,
     out: &mut dyn Write,
 ) -> Result<(), CliError> {
-    let r = SubmissionReport::load_compact(store, query, cli.context_window, now_ms(cli))?;
+    let r = SubmissionReport::load_compact(
+        store,
+        query,
+        cli.context_window,
+        now_ms(cli),
+        Previews::Drop,
+    )?;
     let c = r.classification();
     if json {
         let doc = json!({
@@ -75,7 +81,10 @@ pub fn run_show(
     json: bool,
     out: &mut dyn Write,
 ) -> Result<(), CliError> {
-    let r = SubmissionReport::load_compact(store, query, cli.context_window, now_ms(cli))?;
+    // Only the text form prints message previews.
+    let previews = if json { Previews::Drop } else { Previews::Keep };
+    let r =
+        SubmissionReport::load_compact(store, query, cli.context_window, now_ms(cli), previews)?;
     if json {
         r.write_json_pretty(out)?;
         // The command ends here and the process with it: freeing a whale's 120,000 entries

@@ -42,6 +42,35 @@ pub fn parse_keeping_raw(position: i64, entry_id: &str, data: &str) -> Entry {
     e
 }
 
+/// Whether a compact message keeps its text preview (`Message::text`). Only what draws or prints
+/// messages as text needs it (the TUI, `show`); `show --json` and the list never read it, and on
+/// a 240,000-entry whale the previews are 23 MB.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Previews {
+    Keep,
+    Drop,
+}
+
+/// `parse_compact_checked`, with the preview dropped after the parse when `previews` says so
+/// (the parse itself, and so every check it makes, is the same either way).
+pub fn parse_compact_previews(
+    position: i64,
+    entry_id: &str,
+    data: &[u8],
+    previews: Previews,
+) -> (Entry, bool) {
+    let (mut e, lossy) = parse_compact_checked(position, entry_id, data);
+    if previews == Previews::Drop {
+        if let EntryBody::Message(m) = &mut e.body {
+            if let Some(c) = std::sync::Arc::get_mut(m).and_then(|m| m.compact.as_mut()) {
+                c.text = Box::default();
+                c.preview_dropped = true;
+            }
+        }
+    }
+    (e, lossy)
+}
+
 /// `parse_compact`, and whether `data` was not UTF-8 (then read with replacement characters).
 pub fn parse_compact_checked(position: i64, entry_id: &str, data: &[u8]) -> (Entry, bool) {
     // The byte scanner reads the common case straight from the bytes, checking their UTF-8 as it
@@ -181,6 +210,7 @@ fn message_from(m: Msg, markers: Markers) -> Message {
             .as_ref()
             .and_then(Value::as_bool)
             .unwrap_or(false),
+        preview_dropped: false,
         text,
         rest: rest.boxed(),
     };
@@ -223,6 +253,38 @@ mod tests {
             (fc[0].id_text(), &fc[0].name)
         );
         assert_eq!(cc[0].arguments, Value::Null, "arguments are not kept");
+    }
+
+    /// Dropping previews changes the text and nothing else: every other field of the entry is
+    /// the one kept with it, on rows the scanner reads and rows it leaves to serde.
+    #[test]
+    fn dropping_previews_changes_only_the_text() {
+        for row in [
+            r#"{"type":"message","id":"a1","parentId":"a0","message":{"role":"toolResult","toolCallId":"toolu_01","toolName":"grep","content":[{"type":"text","text":"found 3 matches\nsrc/a.rs"}],"isError":true}}"#,
+            r#"{"type":"message","id":"a2","message":{"role":"assistant","content":[{"type":"text","text":"Checking."},{"type":"toolCall","id":"t1","name":"bash","arguments":{}}],"stopReason":"toolUse"}}"#,
+            r#"{"type":"message","id":"a3","message":{"role":"user","content":"an escaped key \u0041","\u0074ag":1}}"#,
+        ] {
+            let (mut kept, _) = parse_compact_previews(0, "c", row.as_bytes(), Previews::Keep);
+            let (dropped, _) = parse_compact_previews(0, "c", row.as_bytes(), Previews::Drop);
+            let EntryBody::Message(m) = &mut kept.body else {
+                panic!("a message: {row}")
+            };
+            let c = std::sync::Arc::get_mut(m).unwrap().compact.as_mut().unwrap();
+            assert!(!c.text.is_empty() && !c.preview_dropped, "{row}");
+            c.text = Box::default();
+            c.preview_dropped = true;
+            assert_eq!(kept, dropped, "{row}");
+        }
+    }
+
+    /// Reading a dropped preview is a bug the debug build stops at.
+    #[cfg(debug_assertions)]
+    #[test]
+    #[should_panic(expected = "without previews")]
+    fn reading_a_dropped_preview_panics_in_debug_builds() {
+        let row = r#"{"type":"message","id":"a1","message":{"role":"user","content":"hi"}}"#;
+        let (e, _) = parse_compact_previews(0, "c", row.as_bytes(), Previews::Drop);
+        let _ = e.message().unwrap().text();
     }
 
     /// The runtime's 8-character ids and 24-character timestamps are held inline by every parser

@@ -198,6 +198,9 @@ pub struct CompactFields {
     /// Inline up to 24 bytes (tool names are short): no allocation for most tool results.
     pub tool_name: Option<CompactString>,
     pub is_error: bool,
+    /// The preview was not kept (`core::compact::Previews::Drop`): `text` is empty whatever the
+    /// message holds, and nothing may print it.
+    pub preview_dropped: bool,
     /// The start of `text()`.
     pub text: Box<str>,
     pub rest: Option<Box<CompactRest>>,
@@ -255,6 +258,7 @@ impl CompactFields {
             tool_call_id: skeleton.tool_call_id().map(JsKey::new),
             tool_name: skeleton.tool_name().map(CompactString::from),
             is_error: skeleton.is_error(),
+            preview_dropped: false,
             text: skeleton.text().into_boxed_str(),
             rest: rest.boxed(),
         }
@@ -450,6 +454,12 @@ impl Message {
     /// The concatenated text of the message (text blocks, string content, signal content).
     pub fn text(&self) -> String {
         if let Some(c) = &self.compact {
+            // A read that dropped previews is for output that never prints them (`show --json`,
+            // the list): a caller reading one anyway would print an empty text as if it were.
+            debug_assert!(
+                !c.preview_dropped,
+                "the text of a message read without previews"
+            );
             return c.text.to_string();
         }
         match self.field("content") {

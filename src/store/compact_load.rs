@@ -12,11 +12,15 @@ use std::sync::Arc;
 use super::access::{parse_session_data, SessionLoader, SessionRows, SessionScope, LOSSY_DATA};
 use super::parse_rows::{parse_rows, ParsedRows};
 use super::{SessionRecord, StoreError};
+use crate::core::compact::Previews;
 use crate::core::entry::Entry;
 use crate::core::history::SubmissionKind;
 
-/// `SessionLoader` for `load_compact`.
-pub struct CompactLoader;
+/// `SessionLoader` for `load_compact`; `previews` says whether the messages keep their text
+/// previews (only what draws or prints messages as text needs them).
+pub struct CompactLoader {
+    pub previews: Previews,
+}
 
 impl SessionLoader for CompactLoader {
     fn load(
@@ -26,7 +30,7 @@ impl SessionLoader for CompactLoader {
         kind: &str,
         submission_id: &str,
     ) -> Result<Option<SessionRecord>, StoreError> {
-        load_compact(rows, key, kind, submission_id)
+        load_compact(rows, key, kind, submission_id, self.previews)
     }
 }
 
@@ -36,6 +40,7 @@ pub fn load_compact(
     key: &str,
     kind: &str,
     submission_id: &str,
+    previews: Previews,
 ) -> Result<Option<SessionRecord>, StoreError> {
     let Some((data, data_lossy)) = rows.session_data(key)? else {
         return Ok(None);
@@ -48,7 +53,7 @@ pub fn load_compact(
         entries,
         column_ids,
         lossy: lossy_rows,
-    } = parse_rows(rows, key)?;
+    } = parse_rows(rows, key, previews)?;
     lossy.extend(lossy_rows);
     let (leaf_id, mut data_problems) = parse_session_data(&data);
     data_problems.extend(lossy);

@@ -9,7 +9,7 @@ use std::sync::{mpsc, Arc};
 
 use super::access::{lossy_entry, SessionRows};
 use super::StoreError;
-use crate::core::compact::parse_compact_checked;
+use crate::core::compact::{parse_compact_previews, Previews};
 use crate::core::entry::Entry;
 
 /// Bytes of row data per batch.
@@ -78,11 +78,11 @@ impl Batch {
 
 type Parsed = Vec<(Entry, bool, Option<String>)>;
 
-fn parse_batch(b: &Batch) -> Parsed {
+fn parse_batch(b: &Batch, previews: Previews) -> Parsed {
     b.rows(0, b.len())
         .map(|(id, position, data)| {
             let id_text = String::from_utf8_lossy(id);
-            let (e, data_lossy) = parse_compact_checked(position, &id_text, data);
+            let (e, data_lossy) = parse_compact_previews(position, &id_text, data, previews);
             let lossy = data_lossy || std::str::from_utf8(id).is_err();
             let column = (e.id != id_text).then(|| id_text.into_owned());
             (e, lossy, column)
@@ -186,7 +186,11 @@ impl Gathered {
 }
 
 /// Read and parse every row of session `key`.
-pub(super) fn parse_rows(rows: &dyn SessionRows, key: &str) -> Result<ParsedRows, StoreError> {
+pub(super) fn parse_rows(
+    rows: &dyn SessionRows,
+    key: &str,
+    previews: Previews,
+) -> Result<ParsedRows, StoreError> {
     let mut out = Gathered::new(rows.entry_count(key)?);
     let mut count = 0usize;
     let read = std::thread::scope(|scope| {
@@ -202,7 +206,7 @@ pub(super) fn parse_rows(rows: &dyn SessionRows, key: &str) -> Result<ParsedRows
             let spare = spare_tx.clone();
             scope.spawn(move || {
                 for (i, mut b) in rx {
-                    if done.send((i, parse_batch(&b))).is_err() {
+                    if done.send((i, parse_batch(&b, previews))).is_err() {
                         break;
                     }
                     b.clear();

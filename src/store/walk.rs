@@ -33,7 +33,7 @@ use super::access::{
 use super::compact_load::load_compact;
 use super::parse_rows::Batch;
 use super::{SessionRecord, StoreError};
-use crate::core::compact::parse_compact_checked;
+use crate::core::compact::{parse_compact_previews, Previews};
 use crate::core::entry::{Entry, EntryBody, Role};
 use crate::core::history::SubmissionKind;
 
@@ -124,8 +124,9 @@ impl AheadRow {
 
 /// A row's compact parse, `None` when it is not UTF-8 (the walk then gives up on the path).
 fn parse_row(position: i64, id: &str, data: &[u8]) -> Option<Entry> {
-    // The parse checks the UTF-8 itself (a second check cost a whale walk 4 % of its time).
-    let (entry, lossy) = parse_compact_checked(position, id, data);
+    // The parse checks the UTF-8 itself (a second check cost a whale walk 4 % of its time). The
+    // list prints no message text: previews are not kept.
+    let (entry, lossy) = parse_compact_previews(position, id, data, Previews::Drop);
     (!lossy).then_some(entry)
 }
 
@@ -478,7 +479,7 @@ impl SessionLoader for PathWalker {
             Ok(i) => i,
             Err(why) => {
                 self.fallbacks.push((submission_id.to_string(), why));
-                return load_compact(rows, key, kind, submission_id);
+                return load_compact(rows, key, kind, submission_id, Previews::Drop);
             }
         };
         let (data, leaf_id, data_problems) = (

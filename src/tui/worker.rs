@@ -22,6 +22,7 @@ use super::listing;
 use super::verdicts::{Verdicts, STEP_BUDGET};
 pub use super::worker_error::WorkerError;
 use crate::actions::{run, ActionKind, IdSource, Refusal};
+use crate::core::compact::Previews;
 use crate::core::entry::Entry;
 use crate::core::plan::plan_recovery;
 use crate::report::export::{self, ExportTarget};
@@ -347,7 +348,12 @@ impl Worker {
         // Compact: full bodies for the input and what follows it; others are fetched when shown
         // (`Request::EntryBody`). Actions re-read the submission whole (`plan`, `apply`).
         let bundle = store
-            .load_bundle_with(row_id, &mut CompactLoader)
+            .load_bundle_with(
+                row_id,
+                &mut CompactLoader {
+                    previews: Previews::Keep,
+                },
+            )
             .map_err(WorkerError::from)?;
         // `now` only matters for the plan, which callers recompute; inspection does not use it.
         let report = Arc::new(SubmissionReport::build(bundle, cw, 0));
@@ -586,7 +592,7 @@ impl Worker {
                 // Compact (bodies are fetched when shown): a whale session would otherwise be
                 // parsed whole into memory.
                 let record = match store.session_rows() {
-                    Some(rows) => load_compact(rows, key, "", ""),
+                    Some(rows) => load_compact(rows, key, "", "", Previews::Keep),
                     None => store.load_session(key),
                 }
                 .map_err(WorkerError::from)?;

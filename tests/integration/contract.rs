@@ -3,7 +3,7 @@
 //! phases, fingerprints, audit trail).
 
 use turnscope::core::status::SubmissionStatus;
-use turnscope::report::SubmissionReport;
+use turnscope::report::{Previews, SubmissionReport};
 use turnscope::store::{JournalStore, RowFilter, SqliteStore, StoreError};
 
 use crate::backends::{kinds, TestDb};
@@ -151,7 +151,8 @@ fn lazy_reads_and_list_queries_match_sqlite_on_the_demo() {
                 "{kind:?} scan plan {id}"
             );
             let compact =
-                SubmissionReport::load_compact(store.reader(), id, None, DEMO_NOW).unwrap();
+                SubmissionReport::load_compact(store.reader(), id, None, DEMO_NOW, Previews::Drop)
+                    .unwrap();
             assert_eq!(compact.to_json(), whole.to_json(), "{kind:?} compact {id}");
             // Every compact entry's stored text, fetched by id, is the stored bytes.
             let rows = store.session_rows().expect("row access");

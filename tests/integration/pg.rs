@@ -4,7 +4,7 @@
 
 use serde_json::Value;
 use turnscope::core::status::SubmissionStatus;
-use turnscope::report::SubmissionReport;
+use turnscope::report::{Previews, SubmissionReport};
 use turnscope::store::postgres::connect::connect;
 use turnscope::store::postgres::PgTarget;
 use turnscope::store::{self, DbTarget, JournalStore, PgFailure, SqliteStore, StoreError};
@@ -554,8 +554,10 @@ fn pg_long_sessions_read_in_chunks_classify_and_show_as_on_sqlite() {
     let mut checked = 0;
     for row in running {
         let id = &row.submission_id;
-        let want = SubmissionReport::load_compact(&lite, id, None, DEMO_NOW).unwrap();
-        let got = SubmissionReport::load_compact(pg.reader(), id, None, DEMO_NOW).unwrap();
+        let want =
+            SubmissionReport::load_compact(&lite, id, None, DEMO_NOW, Previews::Drop).unwrap();
+        let got = SubmissionReport::load_compact(pg.reader(), id, None, DEMO_NOW, Previews::Drop)
+            .unwrap();
         assert_eq!(got.to_json(), want.to_json(), "show of {id}");
         let want = SubmissionReport::scan(&lite, id, &mut lite_walker, None, DEMO_NOW).unwrap();
         let got = SubmissionReport::scan(pg.reader(), id, &mut pg_walker, None, DEMO_NOW).unwrap();

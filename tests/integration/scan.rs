@@ -8,7 +8,7 @@ use std::path::{Path, PathBuf};
 
 use rusqlite::Connection;
 use serde_json::{json, Value};
-use turnscope::report::{plan_json, SubmissionReport};
+use turnscope::report::{plan_json, Previews, SubmissionReport};
 use turnscope::store::{
     fetch_full, JournalStore, PathWalker, RowFilter, SessionScope, SqliteStore,
 };
@@ -41,7 +41,10 @@ fn check_db(db: &Path, now: i64, window: Option<u64>) -> usize {
             "{}: scan differs for {id}",
             db.display()
         );
-        let compact = SubmissionReport::load_compact(&store, id, window, now).unwrap();
+        // Without previews, as `show --json` reads: the JSON never prints one (the debug build
+        // asserts that nothing reads a dropped preview).
+        let compact =
+            SubmissionReport::load_compact(&store, id, window, now, Previews::Drop).unwrap();
         assert_eq!(
             compact.to_json(),
             full.to_json(),
@@ -137,7 +140,9 @@ fn compact_reads_keep_only_the_input_whole_and_fetch_the_rest_exactly() {
     let rows = store.session_rows().unwrap();
     let c = Connection::open(&db).unwrap();
     for row in store.list_submissions(RowFilter::All, 0).unwrap() {
-        let r = SubmissionReport::load_compact(&store, &row.submission_id, None, now).unwrap();
+        let r =
+            SubmissionReport::load_compact(&store, &row.submission_id, None, now, Previews::Keep)
+                .unwrap();
         let Some(s) = r.bundle.session.as_ref() else {
             continue;
         };
