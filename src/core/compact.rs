@@ -269,7 +269,11 @@ mod tests {
             let EntryBody::Message(m) = &mut kept.body else {
                 panic!("a message: {row}")
             };
-            let c = std::sync::Arc::get_mut(m).unwrap().compact.as_mut().unwrap();
+            let c = std::sync::Arc::get_mut(m)
+                .unwrap()
+                .compact
+                .as_mut()
+                .unwrap();
             assert!(!c.text.is_empty() && !c.preview_dropped, "{row}");
             c.text = Box::default();
             c.preview_dropped = true;
