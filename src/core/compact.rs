@@ -51,39 +51,39 @@ pub enum Previews {
     Drop,
 }
 
-/// `parse_compact_checked`, with the preview dropped after the parse when `previews` says so
-/// (the parse itself, and so every check it makes, is the same either way).
+/// `parse_compact`, and whether `data` was not UTF-8 (then read with replacement characters).
+pub fn parse_compact_checked(position: i64, entry_id: &str, data: &[u8]) -> (Entry, bool) {
+    parse_compact_previews(position, entry_id, data, Previews::Keep)
+}
+
+/// `parse_compact_checked`, keeping a compact message's text preview or not. The rows read, and
+/// every check made of them, are the same either way; only the preview is not assembled.
 pub fn parse_compact_previews(
     position: i64,
     entry_id: &str,
     data: &[u8],
     previews: Previews,
 ) -> (Entry, bool) {
-    let (mut e, lossy) = parse_compact_checked(position, entry_id, data);
-    if previews == Previews::Drop {
-        if let EntryBody::Message(m) = &mut e.body {
-            if let Some(c) = std::sync::Arc::get_mut(m).and_then(|m| m.compact.as_mut()) {
-                c.text = Box::default();
-                c.preview_dropped = true;
-            }
-        }
-    }
-    (e, lossy)
-}
-
-/// `parse_compact`, and whether `data` was not UTF-8 (then read with replacement characters).
-pub fn parse_compact_checked(position: i64, entry_id: &str, data: &[u8]) -> (Entry, bool) {
     // The byte scanner reads the common case straight from the bytes, checking their UTF-8 as it
     // goes; what it declines, the serde visitors decide (after the whole row's UTF-8 check).
     if let Some(top) = scan_top(data) {
-        return (compact_entry(position, entry_id, data, top), false);
+        return (
+            compact_entry(position, entry_id, data, top, previews),
+            false,
+        );
     }
-    parse_compact_with(position, entry_id, data, parse_top)
+    parse_compact_with(position, entry_id, data, parse_top, previews)
 }
 
 /// The compact entry of a row whose entry object `top` was read.
-fn compact_entry(position: i64, entry_id: &str, data: &[u8], top: Top) -> Entry {
-    let mut e = entry_from(position, entry_id, top);
+fn compact_entry(
+    position: i64,
+    entry_id: &str,
+    data: &[u8],
+    top: Top,
+    previews: Previews,
+) -> Entry {
+    let mut e = entry_from(position, entry_id, top, previews);
     e.stored_len = data.len();
     e.compact = true;
     e
@@ -95,6 +95,7 @@ pub(super) fn parse_compact_with(
     entry_id: &str,
     data: &[u8],
     top: impl FnOnce(&str) -> Option<Top>,
+    previews: Previews,
 ) -> (Entry, bool) {
     let text = std::str::from_utf8(data);
     let lossy = text.is_err();
@@ -104,7 +105,10 @@ pub(super) fn parse_compact_with(
         .filter(|t| t.trim_start().starts_with('{'))
         .and_then(top);
     match parsed {
-        Some(top) => (compact_entry(position, entry_id, data, top), false),
+        Some(top) => (
+            compact_entry(position, entry_id, data, top, previews),
+            false,
+        ),
         None => (
             Entry::parse(position, entry_id, &String::from_utf8_lossy(data)),
             lossy,
@@ -120,7 +124,7 @@ fn string(v: Option<Value>) -> Option<String> {
 }
 
 /// The entry `Entry::from_object` would build from the same keys (`raw` empty).
-fn entry_from(position: i64, entry_id: &str, t: Top) -> Entry {
+fn entry_from(position: i64, entry_id: &str, t: Top, previews: Previews) -> Entry {
     let member = |v: &Option<Value>, key: &str| {
         v.as_ref()
             .and_then(|d| d.get(key))
@@ -142,6 +146,7 @@ fn entry_from(position: i64, entry_id: &str, t: Top) -> Entry {
                 EntryBody::Message(std::sync::Arc::new(message_from(
                     t.message.unwrap_or_default(),
                     markers,
+                    previews,
                 )))
             }
             "compaction" => EntryBody::Compaction(Box::new(Compaction {
@@ -170,8 +175,9 @@ fn entry_from(position: i64, entry_id: &str, t: Top) -> Entry {
     }
 }
 
-/// A compact message: what `CompactFields::of` reads from a message with these fields.
-fn message_from(m: Msg, markers: Markers) -> Message {
+/// A compact message: what `CompactFields::of` reads from a message with these fields (the text
+/// left empty, and marked so, when `previews` drops it).
+fn message_from(m: Msg, markers: Markers, previews: Previews) -> Message {
     let role = match string(m.role) {
         Some(r) => match r.as_str() {
             "user" => Role::User,
@@ -182,14 +188,20 @@ fn message_from(m: Msg, markers: Markers) -> Message {
         },
         None => Role::Missing,
     };
+    let preview_dropped = previews == Previews::Drop;
     let (tool_calls, text) = match m.content {
+        Some(Content::Text(_)) if preview_dropped => (Box::default(), Box::default()),
         Some(Content::Text(s)) => (Box::default(), s.into_boxed_str()),
         Some(Content::Blocks { calls, texts }) => (
             calls
                 .into_iter()
                 .map(|(id, name)| (id.map(JsKey::new), name.into_boxed_str()))
                 .collect(),
-            texts.join("\n").into_boxed_str(),
+            if preview_dropped {
+                Box::default()
+            } else {
+                texts.join("\n").into_boxed_str()
+            },
         ),
         None => (Box::default(), Box::default()),
     };
@@ -210,7 +222,7 @@ fn message_from(m: Msg, markers: Markers) -> Message {
             .as_ref()
             .and_then(Value::as_bool)
             .unwrap_or(false),
-        preview_dropped: false,
+        preview_dropped,
         text,
         rest: rest.boxed(),
     };
@@ -306,7 +318,7 @@ mod tests {
             ("full", |r| Entry::parse(0, "column", r)),
             ("scan", |r| parse_compact(0, "column", r.as_bytes())),
             ("serde", |r| {
-                parse_compact_with(0, "column", r.as_bytes(), parse_top).0
+                parse_compact_with(0, "column", r.as_bytes(), parse_top, Previews::Keep).0
             }),
         ];
         for (name, parse) in parsers {

@@ -323,7 +323,7 @@ mod tests {
     use proptest::prelude::*;
 
     use super::skeleton_parse;
-    use crate::core::compact::{parse_compact_checked, parse_compact_with};
+    use crate::core::compact::{parse_compact_checked, parse_compact_with, Previews};
     use crate::core::compact_de::parse_top;
     use crate::core::compact_scan::scan_top;
 
@@ -505,7 +505,7 @@ mod tests {
             }
             let (scanned, serde) = (
                 parse_compact_checked(4, "col", damaged.as_bytes()),
-                parse_compact_with(4, "col", damaged.as_bytes(), parse_top),
+                parse_compact_with(4, "col", damaged.as_bytes(), parse_top, Previews::Keep),
             );
             prop_assert_eq!(format!("{scanned:?}"), format!("{serde:?}"), "{}", damaged);
         }
@@ -527,7 +527,7 @@ mod tests {
             damaged.extend_from_slice(&raw.as_bytes()[cut..]);
             let (scanned, serde) = (
                 parse_compact_checked(4, "col", &damaged),
-                parse_compact_with(4, "col", &damaged, parse_top),
+                parse_compact_with(4, "col", &damaged, parse_top, Previews::Keep),
             );
             prop_assert!(scanned.1, "not found lossy: {:x?}", damaged);
             prop_assert_eq!(format!("{scanned:?}"), format!("{serde:?}"));
