@@ -3,8 +3,6 @@
 //! Node 22's `JSON.parse` once, and every message (or success) must be turnscope's exactly. This
 //! is the text the runtime's row parser stores when it auto-fails a row whose payload is not JSON.
 
-use std::process::Command;
-
 use serde_json::Value;
 use turnscope::core::js_json_parse::parse_error_message;
 
@@ -73,18 +71,7 @@ fn messages_equal_node_22s_json_parse() {
     let script = "const texts = JSON.parse(require('fs').readFileSync(process.argv[1], 'utf8'));\
         process.stdout.write(JSON.stringify(texts.map((t) => { try { JSON.parse(t); return null; } \
         catch (e) { return e.message.toWellFormed(); } })));";
-    let out = Command::new(&rt.node)
-        .arg("-e")
-        .arg(script)
-        .arg(&input)
-        .output()
-        .unwrap();
-    assert!(
-        out.status.success(),
-        "node: {}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    let node: Vec<Value> = serde_json::from_slice(&out.stdout).unwrap();
+    let node: Vec<Value> = serde_json::from_value(rt.eval(script, &[input.as_os_str()])).unwrap();
     assert_eq!(node.len(), texts.len());
 
     let mut failures = Vec::new();

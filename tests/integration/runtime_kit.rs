@@ -74,15 +74,26 @@ impl Runtime {
             cmd.arg("--import")
                 .arg(self.drivers.join("register-hooks.mjs"));
         }
+        cmd.arg(self.drivers.join(driver)).args(args);
+        self.json_of(driver, cmd)
+    }
+
+    /// Run `script` with Node's `-e`, `args` as its `process.argv[1..]`; its stdout parsed as
+    /// JSON. Panics with Node's stderr when it fails.
+    pub fn eval(&self, script: &str, args: &[&std::ffi::OsStr]) -> serde_json::Value {
+        let mut cmd = Command::new(&self.node);
+        cmd.arg("-e").arg(script).args(args);
+        self.json_of("node -e", cmd)
+    }
+
+    fn json_of(&self, what: &str, mut cmd: Command) -> serde_json::Value {
         let out = cmd
-            .arg(self.drivers.join(driver))
-            .args(args)
             .current_dir(&self.drivers)
             .output()
             .unwrap_or_else(|e| panic!("cannot start {}: {e}", self.node.display()));
         assert!(
             out.status.success(),
-            "{driver} failed ({}):\n{}",
+            "{what} failed ({}):\n{}",
             out.status,
             String::from_utf8_lossy(&out.stderr)
         );
@@ -90,7 +101,7 @@ impl Runtime {
             let stdout = String::from_utf8_lossy(&out.stdout);
             let head: String = stdout.chars().take(2000).collect();
             panic!(
-                "{driver} printed no JSON ({e}), {} bytes:\n{head}…\n{}",
+                "{what} printed no JSON ({e}), {} bytes:\n{head}…\n{}",
                 out.stdout.len(),
                 String::from_utf8_lossy(&out.stderr)
             )
