@@ -292,10 +292,38 @@ pub(crate) fn settle_direct_rows(
             SqlValue::text(format_offset(seq)),
         )],
     });
-    let mut finalize = vec![
+    // `@flue/postgres`'s finalize leaves `error` as it is; the SQLite stores clear it.
+    let error = (stream.store != EventStore::Postgres).then_some(SqlValue::Null);
+    changes.push(RowChange::UpdateTerminalizing {
+        submission_id: row.submission_id.clone(),
+        attempt_id: attempt,
+        set: settled_columns(row, SubmissionStatus::Terminalizing, now_ms, error),
+    });
+    Ok(changes)
+}
+
+/// The columns `completeSubmission` (error NULL) and `failSubmission` (the failure's message)
+/// both set on a running dispatch row.
+pub(crate) fn settle_columns(
+    row: &crate::core::rows::SubmissionRow,
+    now_ms: i64,
+    error: SqlValue,
+) -> Vec<ColumnChange> {
+    settled_columns(row, SubmissionStatus::Running, now_ms, Some(error))
+}
+
+/// A row's settlement from `from`, one place for its shape: the status, `settled_at`, and
+/// `error` when the write sets it.
+fn settled_columns(
+    row: &crate::core::rows::SubmissionRow,
+    from: SubmissionStatus,
+    now_ms: i64,
+    error: Option<SqlValue>,
+) -> Vec<ColumnChange> {
+    let mut set = vec![
         ColumnChange::new(
             "status",
-            SqlValue::status(SubmissionStatus::Terminalizing),
+            SqlValue::status(from),
             SqlValue::status(SubmissionStatus::Settled),
         ),
         ColumnChange::new(
@@ -304,42 +332,14 @@ pub(crate) fn settle_direct_rows(
             SqlValue::Int(now_ms),
         ),
     ];
-    // `@flue/postgres`'s finalize leaves `error` as it is; the SQLite stores clear it.
-    if stream.store != EventStore::Postgres {
-        finalize.push(ColumnChange::new(
+    if let Some(error) = error {
+        set.push(ColumnChange::new(
             "error",
             SqlValue::opt_text(row.error.as_deref()),
-            SqlValue::Null,
+            error,
         ));
     }
-    changes.push(RowChange::UpdateTerminalizing {
-        submission_id: row.submission_id.clone(),
-        attempt_id: attempt,
-        set: finalize,
-    });
-    Ok(changes)
-}
-
-/// The columns `completeSubmission` (error NULL) and `failSubmission` (the failure's message)
-/// both set on a running dispatch row: one place for the settlement's shape.
-pub(crate) fn settle_columns(
-    row: &crate::core::rows::SubmissionRow,
-    now_ms: i64,
-    error: SqlValue,
-) -> Vec<ColumnChange> {
-    vec![
-        ColumnChange::new(
-            "status",
-            SqlValue::status(SubmissionStatus::Running),
-            SqlValue::status(SubmissionStatus::Settled),
-        ),
-        ColumnChange::new(
-            "settled_at",
-            SqlValue::opt_int(row.settled_at),
-            SqlValue::Int(now_ms),
-        ),
-        ColumnChange::new("error", SqlValue::opt_text(row.error.as_deref()), error),
-    ]
+    set
 }
 
 /// `deleteStreamChunkSegments(journal.streamKey)`, when there is anything to delete.
