@@ -439,6 +439,28 @@ fn is_input(e: &Entry, kind: SubmissionKind, id: &str) -> bool {
     }
 }
 
+/// Entries moved from a chain into the record's slice per step, the chain's buffer shrunk after
+/// each (about half a megabyte of a whale's compact entries).
+const HAND_OVER_STEP: usize = 4096;
+
+/// A walked chain (leaf first) as a record's entries (input first), moved, never held twice: the
+/// slice is filled from the chain's end, whose buffer is shrunk as it empties. A 240,000-entry
+/// whale's chain is 33 MB; reversing it and then converting it into the record's slice held it
+/// twice, the peak of the whole list (`list --expired` on that journal: 133 MB of heap).
+fn input_first(mut chain: Vec<Entry>) -> std::sync::Arc<[Entry]> {
+    let len = chain.len();
+    // A range mapped is a trusted-length iterator: the slice is allocated once, filled in place.
+    (0..len)
+        .map(|i| {
+            if i > 0 && i % HAND_OVER_STEP == 0 {
+                // Shrinking reallocates in place (the allocator gives the tail back).
+                chain.shrink_to_fit();
+            }
+            chain.pop().expect("one entry for each slot")
+        })
+        .collect()
+}
+
 fn has_model(e: &Entry) -> bool {
     e.message_with_role(&Role::Assistant)
         .and_then(|m| m.model())
@@ -494,23 +516,54 @@ impl SessionLoader for PathWalker {
             // forgotten, so another submission of the session walks again.
             let mut chain = std::mem::take(&mut walk.chain);
             chain.truncate(upto + 1);
-            chain.reverse();
             self.cache.remove(w);
             chain
         } else {
-            walk.chain[..=upto].iter().rev().cloned().collect()
+            walk.chain[..=upto].to_vec()
         };
         // The walk stops at the input on purpose: its parent is not "missing".
-        if let Some(first) = entries.first_mut() {
-            first.parent_id = None;
+        if let Some(input) = entries.last_mut() {
+            input.parent_id = None;
         }
+        let entries = input_first(entries);
         Ok(Some(SessionRecord {
             id: key.to_string(),
             data,
             leaf_id,
             data_problems,
-            entries: entries.into(),
+            entries,
             scope: SessionScope::PathSinceInput,
         }))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn entry(position: i64) -> Entry {
+        let raw = format!(
+            r#"{{"type":"message","id":"e{position}","parentId":null,"message":{{"role":"user","content":"x"}}}}"#
+        );
+        Entry::parse(position, &format!("e{position}"), &raw)
+    }
+
+    #[test]
+    fn a_chain_is_handed_over_input_first_across_every_shrink_step() {
+        for len in [
+            0,
+            1,
+            2,
+            HAND_OVER_STEP - 1,
+            HAND_OVER_STEP,
+            2 * HAND_OVER_STEP + 3,
+        ] {
+            // Leaf first, as the walk builds it: the highest position first.
+            let chain: Vec<Entry> = (0..len as i64).rev().map(entry).collect();
+            let entries = input_first(chain.clone());
+            let reversed: Vec<Entry> = chain.into_iter().rev().collect();
+            assert_eq!(&entries[..], &reversed[..], "{len} entries");
+            assert!(entries.windows(2).all(|w| w[0].position < w[1].position));
+        }
     }
 }
