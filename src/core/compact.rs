@@ -19,7 +19,7 @@ use super::compact_de::{parse_top, Content, Msg, Top};
 use super::compact_scan::scan_top;
 use super::entry::{
     js_to_string, CompactFields, CompactRest, Compaction, Entry, EntryBody, JsKey, KeptValue,
-    Markers, Message, Role,
+    Markers, Message, MessageForm, Role,
 };
 
 pub use super::preview::PREVIEW_CHARS;
@@ -84,7 +84,7 @@ fn compact_entry(
     previews: Previews,
 ) -> Entry {
     let mut e = entry_from(position, entry_id, top, previews);
-    e.stored_len = data.len();
+    e.stored_len = super::entry::stored_len_of(data.len());
     e.compact = true;
     e
 }
@@ -184,7 +184,7 @@ fn message_from(m: Msg, markers: Markers, previews: Previews) -> Message {
             "assistant" => Role::Assistant,
             "toolResult" => Role::ToolResult,
             "signal" => Role::Signal,
-            _ => Role::Other(r),
+            _ => Role::Other(Box::new(r)),
         },
         None => Role::Missing,
     };
@@ -228,8 +228,7 @@ fn message_from(m: Msg, markers: Markers, previews: Previews) -> Message {
     };
     Message {
         role,
-        full: None,
-        compact: Some(fields),
+        form: MessageForm::Compact(fields),
         marks: markers.boxed(),
     }
 }
@@ -247,7 +246,7 @@ mod tests {
         let c = parse_compact(3, "e61f0b2c", ASSISTANT.as_bytes());
         let f = Entry::parse(3, "e61f0b2c", ASSISTANT);
         assert!(c.compact && c.raw.is_empty());
-        assert_eq!(c.stored_len, ASSISTANT.len());
+        assert_eq!(c.stored_len as usize, ASSISTANT.len());
         assert_eq!(
             (&c.id, &c.parent_id, &c.timestamp),
             (&f.id, &f.parent_id, &f.timestamp)
@@ -281,11 +280,9 @@ mod tests {
             let EntryBody::Message(m) = &mut kept.body else {
                 panic!("a message: {row}")
             };
-            let c = std::sync::Arc::get_mut(m)
-                .unwrap()
-                .compact
-                .as_mut()
-                .unwrap();
+            let MessageForm::Compact(c) = &mut std::sync::Arc::get_mut(m).unwrap().form else {
+                panic!("compact: {row}")
+            };
             assert!(!c.text.is_empty() && !c.preview_dropped, "{row}");
             c.text = Box::default();
             c.preview_dropped = true;
@@ -335,7 +332,7 @@ mod tests {
             assert!(!e.id.is_heap_allocated(), "{name}: id");
             assert!(inline(&e.parent_id), "{name}: parentId");
             assert!(inline(&e.timestamp), "{name}: timestamp");
-            match e.message().and_then(|m| m.compact.as_ref()) {
+            match e.message().and_then(|m| m.compact()) {
                 Some(c) => {
                     let tool = c.tool_name.as_ref().expect("toolName");
                     assert_eq!(tool, "get_weather", "{name}");

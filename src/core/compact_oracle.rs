@@ -9,7 +9,7 @@ use serde::de::{self, DeserializeSeed, Deserializer, IgnoredAny, MapAccess, SeqA
 use serde::Deserialize;
 use serde_json::{Map, Value};
 
-use super::entry::{CompactFields, Entry, EntryBody};
+use super::entry::{CompactFields, Entry, EntryBody, MessageForm};
 use super::preview::{preview, raw_preview, PREVIEW_CHARS};
 
 /// `parse_compact`, and whether `data` was not UTF-8 (then read with replacement characters).
@@ -30,14 +30,13 @@ pub fn skeleton_parse(position: i64, entry_id: &str, data: &[u8]) -> (Entry, boo
     match parsed {
         Some(obj) => {
             let mut e = Entry::from_object(position, entry_id, obj);
-            e.stored_len = data.len();
+            e.stored_len = super::entry::stored_len_of(data.len());
             e.compact = true;
             // Keep the accessors' answers, not the skeleton's JSON maps.
             if let EntryBody::Message(m) = &mut e.body {
                 // Just built: the only owner, so this never copies.
                 let m = std::sync::Arc::make_mut(m);
-                m.compact = Some(CompactFields::of(m));
-                m.full = None;
+                m.form = MessageForm::Compact(CompactFields::of(m));
             }
             (e, false)
         }

@@ -224,7 +224,7 @@ proptest! {
         for (c, f) in compact.iter().zip(&full) {
             prop_assert_eq!((&c.id, &c.parent_id, &c.timestamp), (&f.id, &f.parent_id, &f.timestamp));
             prop_assert_eq!(c.kind_label(), f.kind_label());
-            prop_assert_eq!(c.stored_len, f.raw.len());
+            prop_assert_eq!(c.stored_len as usize, f.raw.len());
         }
         let leaf_id = full.get(leaf).map(|e| e.id.to_string());
         let (hf, hc) = (History::new(full, leaf_id.clone()), History::new(compact, leaf_id));

@@ -162,7 +162,7 @@ fn compact_reads_keep_only_the_input_whole_and_fetch_the_rest_exactly() {
                 )
                 .unwrap()
                 .into_bytes();
-            assert_eq!(e.stored_len, stored.len());
+            assert_eq!(e.stored_len as usize, stored.len());
             if r.inspection.input_entry_id.as_deref() == Some(e.id.as_str()) {
                 assert!(!e.compact && e.raw.as_bytes() == stored, "{} is full", e.id);
             } else if following.iter().any(|f| *f == e.id) && !e.raw.is_empty() {
