@@ -13,6 +13,7 @@
 //! that is neither a string nor an array, bytes that are not UTF-8) falls back to the full parse,
 //! so the compact parser never has to reproduce the full parser's error handling.
 
+use compact_str::CompactString;
 use serde_json::Value;
 
 use super::compact_de::{parse_top, Content, Msg, Top};
@@ -154,13 +155,15 @@ fn entry_from(position: i64, entry_id: &str, t: Top, previews: Previews) -> Entr
                 first_kept_entry_id: string(t.first_kept_entry_id),
                 tokens_before: t.tokens_before.as_ref().and_then(Value::as_f64),
             })),
-            _ => EntryBody::Unknown { type_name },
+            _ => EntryBody::Unknown {
+                type_name: Box::new(type_name),
+            },
         },
         Some(other) => EntryBody::Unknown {
-            type_name: other.to_string(),
+            type_name: Box::new(other.to_string()),
         },
         None => EntryBody::Unknown {
-            type_name: "(no type)".into(),
+            type_name: Box::new("(no type)".into()),
         },
     };
     Entry {
@@ -190,20 +193,16 @@ fn message_from(m: Msg, markers: Markers, previews: Previews) -> Message {
     };
     let preview_dropped = previews == Previews::Drop;
     let (tool_calls, text) = match m.content {
-        Some(Content::Text(_)) if preview_dropped => (Box::default(), Box::default()),
-        Some(Content::Text(s)) => (Box::default(), s.into_boxed_str()),
+        Some(Content::Text(_)) if preview_dropped => (Box::default(), None),
+        Some(Content::Text(s)) => (Box::default(), Some(s.into_boxed_str())),
         Some(Content::Blocks { calls, texts }) => (
             calls
                 .into_iter()
-                .map(|(id, name)| (id.map(JsKey::new), name.into_boxed_str()))
+                .map(|(id, name)| (id.map(JsKey::new), CompactString::from(name)))
                 .collect(),
-            if preview_dropped {
-                Box::default()
-            } else {
-                texts.join("\n").into_boxed_str()
-            },
+            (!preview_dropped).then(|| texts.join("\n").into_boxed_str()),
         ),
-        None => (Box::default(), Box::default()),
+        None => (Box::default(), (!preview_dropped).then(Box::default)),
     };
     let rest = CompactRest {
         stop_reason: m.stop_reason.map(KeptValue::new),
@@ -213,19 +212,14 @@ fn message_from(m: Msg, markers: Markers, previews: Previews) -> Message {
         signal_type: string(m.signal_type).map(String::into_boxed_str),
         model: string(m.model).map(String::into_boxed_str),
         attributes: m.attributes.map(Box::new),
+        tool_call_id: None,
     };
-    let fields = CompactFields {
-        tool_call_id: m.tool_call_id.map(JsKey::new),
-        tool_name: m.tool_name,
-        is_error: m
-            .is_error
-            .as_ref()
-            .and_then(Value::as_bool)
-            .unwrap_or(false),
-        preview_dropped,
-        text,
-        rest: rest.boxed(),
-    };
+    let is_error = m
+        .is_error
+        .as_ref()
+        .and_then(Value::as_bool)
+        .unwrap_or(false);
+    let fields = CompactFields::new(m.tool_call_id, m.tool_name, is_error, text, rest);
     Message {
         role,
         form: MessageForm::Compact(fields),
@@ -283,9 +277,8 @@ mod tests {
             let MessageForm::Compact(c) = &mut std::sync::Arc::get_mut(m).unwrap().form else {
                 panic!("compact: {row}")
             };
-            assert!(!c.text.is_empty() && !c.preview_dropped, "{row}");
-            c.text = Box::default();
-            c.preview_dropped = true;
+            assert!(!c.text.is_empty() && !c.preview_dropped(), "{row}");
+            c.drop_preview();
             assert_eq!(kept, dropped, "{row}");
         }
     }
@@ -345,6 +338,47 @@ mod tests {
             let e = parse(&row(long));
             assert_eq!(e.id, long, "{name}");
             assert!(e.id.is_heap_allocated(), "{name}: a 40-byte id");
+        }
+    }
+
+    /// Call ids of every shape (the providers' 29- and 30-byte ids in place, a longer one, a
+    /// number, null, none) read back from both compact parsers as the full parse reads them, on
+    /// the call and on its result.
+    #[test]
+    fn call_ids_of_every_shape_read_back_as_the_full_parse_reads_them() {
+        for id in [
+            r#""toolu_01bIAoSCFbH8lsEpYiPloNTB""#,
+            r#""call_abcdefghijklmnopqrstuvwx""#,
+            r#""toolu_01bIAoSCFbH8lsEpYiPloNTB-and-more""#,
+            r#""""#,
+            "17",
+            "null",
+        ] {
+            let call = format!(
+                r#"{{"type":"message","id":"a1","message":{{"role":"assistant","content":[{{"type":"toolCall","id":{id},"name":"read_file","arguments":{{}}}}],"stopReason":"toolUse"}}}}"#
+            );
+            let result = format!(
+                r#"{{"type":"message","id":"r1","message":{{"role":"toolResult","toolCallId":{id},"toolName":"read_file","content":"x","isError":true}}}}"#
+            );
+            let absent = r#"{"type":"message","id":"r2","message":{"role":"toolResult","toolName":"t","content":"x"}}"#;
+            for row in [call.as_str(), result.as_str(), absent] {
+                let full = Entry::parse(0, "c", row);
+                let fm = full.message().unwrap();
+                for c in [
+                    parse_compact(0, "c", row.as_bytes()),
+                    parse_compact_with(0, "c", row.as_bytes(), parse_top, Previews::Keep).0,
+                ] {
+                    let cm = c.message().unwrap();
+                    assert!(cm.compact().is_some(), "{row}");
+                    assert_eq!(cm.tool_call_id(), fm.tool_call_id(), "{row}");
+                    assert_eq!(cm.tool_call_id_str(), fm.tool_call_id_str(), "{row}");
+                    assert_eq!(cm.is_error(), fm.is_error(), "{row}");
+                    let ids = |m: &Message| -> Vec<_> {
+                        m.tool_calls().into_iter().map(|t| (t.id, t.name)).collect()
+                    };
+                    assert_eq!(ids(cm), ids(fm), "{row}");
+                }
+            }
         }
     }
 

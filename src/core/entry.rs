@@ -8,6 +8,9 @@
 use compact_str::CompactString;
 use serde_json::{Map, Value};
 
+pub use super::js_key::JsKey;
+use super::js_key::{CallSlot, MessageFlags, SlotId};
+
 /// One row of `flue_session_entries`, parsed.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Entry {
@@ -26,7 +29,7 @@ pub struct Entry {
     pub raw: std::sync::Arc<str>,
     /// Byte length of the stored JSON text (also known for compact entries). `u32`: neither
     /// backend stores a value of 4 GiB (SQLite's limit is 2 GiB, PostgreSQL's 1 GiB), and with
-    /// the flag below it fills 8 bytes, so an entry is 128 bytes, not 136 (see `stored_len_of`).
+    /// the flag below it fills 8 bytes, so an entry is 120 bytes, not 128 (see `stored_len_of`).
     pub stored_len: u32,
     /// A compact entry (`core::compact`): the message keeps only the fields the classifier, the
     /// planner and the tree rows read, text is cut to a preview and `raw` is empty. Fetch the
@@ -53,11 +56,11 @@ pub enum EntryBody {
     Message(std::sync::Arc<Message>),
     /// Boxed: rare, and 64 bytes inline would be paid by every entry.
     Compaction(Box<Compaction>),
-    /// Valid JSON object whose `type` is not one this runtime version writes.
-    Unknown { type_name: String },
-    /// Not a JSON object at all. `Box<str>`, not `String`: with two `String` variants the
-    /// enum needs a tag of its own, 8 bytes more in every entry.
-    Malformed { error: Box<str> },
+    /// Valid JSON object whose `type` is not one this runtime version writes. The rare texts are
+    /// boxed `String`s (one pointer, like the other variants), so the body is 16 bytes, not 24.
+    Unknown { type_name: Box<String> },
+    /// Not a JSON object at all.
+    Malformed { error: Box<String> },
 }
 
 #[derive(Debug, Clone, PartialEq)]
@@ -148,37 +151,6 @@ impl KeptValue {
     }
 }
 
-/// A JavaScript key value (a tool call's `id`, a result's `toolCallId`) as a compact message keeps
-/// it: a string without a `Value` around it, anything else (damaged rows) as stored.
-#[derive(Debug, Clone, PartialEq)]
-pub enum JsKey {
-    Str(Box<str>),
-    Other(Box<Value>),
-}
-
-impl JsKey {
-    pub fn new(v: Value) -> JsKey {
-        match v {
-            Value::String(s) => JsKey::Str(s.into_boxed_str()),
-            other => JsKey::Other(Box::new(other)),
-        }
-    }
-
-    pub fn as_str(&self) -> Option<&str> {
-        match self {
-            JsKey::Str(s) => Some(s),
-            JsKey::Other(_) => None,
-        }
-    }
-
-    pub fn to_value(&self) -> Value {
-        match self {
-            JsKey::Str(s) => Value::String(s.to_string()),
-            JsKey::Other(v) => (**v).clone(),
-        }
-    }
-}
-
 static NO_MARKERS: Markers = Markers {
     dispatch_id: None,
     direct_submission_id: None,
@@ -210,14 +182,13 @@ pub struct Markers {
 /// of its fields is set: a whale has 100,000 of these.
 #[derive(Debug, Clone, PartialEq)]
 pub struct CompactFields {
-    pub tool_call_id: Option<JsKey>,
+    /// `toolCallId` in place (a call id of up to 30 bytes: see `core::js_key`), `isError`, and
+    /// whether the preview was dropped; an id that does not fit is in `rest`.
+    call: CallSlot,
     /// Inline up to 24 bytes (tool names are short): no allocation for most tool results.
     pub tool_name: Option<CompactString>,
-    pub is_error: bool,
-    /// The preview was not kept (`core::compact::Previews::Drop`): `text` is empty whatever the
-    /// message holds, and nothing may print it.
-    pub preview_dropped: bool,
-    /// The start of `text()`.
+    /// The start of `text()`. Empty whatever the message holds when the preview was not kept
+    /// (`core::compact::Previews::Drop`), and then nothing may print it.
     pub text: Box<str>,
     pub rest: Option<Box<CompactRest>>,
 }
@@ -230,12 +201,15 @@ pub struct CompactRest {
     /// `usage` input, output, cacheRead and cost.total (NaN when missing); `None` when `usage` is
     /// not an object.
     pub usage: Option<[f64; 4]>,
-    /// Tool calls as (id, name), without their arguments.
-    pub tool_calls: Box<[(Option<JsKey>, Box<str>)]>,
+    /// Tool calls as (id, name), without their arguments. Neither allocates for the ids and names
+    /// models write (a whale has 180,000 calls).
+    pub tool_calls: Box<[(Option<JsKey>, CompactString)]>,
     pub signal_type: Option<Box<str>>,
     pub model: Option<Box<str>>,
     /// `attributes` of a signal.
     pub attributes: Option<Box<Value>>,
+    /// A `toolCallId` that is not a string of up to 30 bytes (damaged or unusual rows).
+    pub tool_call_id: Option<Box<JsKey>>,
 }
 
 impl CompactRest {
@@ -264,20 +238,80 @@ impl CompactFields {
             tool_calls: skeleton
                 .tool_calls()
                 .into_iter()
-                .map(|c| (c.id.map(JsKey::new), c.name.into_boxed_str()))
+                .map(|c| (c.id.map(JsKey::new), CompactString::from(c.name)))
                 .collect(),
             signal_type: skeleton.signal_type().map(Box::from),
             model: skeleton.model().map(Box::from),
             attributes: boxed(skeleton.field("attributes")),
+            tool_call_id: None,
         };
+        CompactFields::new(
+            skeleton.tool_call_id(),
+            skeleton.tool_name().map(CompactString::from),
+            skeleton.is_error(),
+            Some(skeleton.text().into_boxed_str()),
+            rest,
+        )
+    }
+
+    /// The fields of one message. `text` is its preview, or `None` when the preview is not kept.
+    pub fn new(
+        tool_call_id: Option<Value>,
+        tool_name: Option<CompactString>,
+        is_error: bool,
+        text: Option<Box<str>>,
+        mut rest: CompactRest,
+    ) -> CompactFields {
+        let mut flags = MessageFlags::empty();
+        flags.set(MessageFlags::IS_ERROR, is_error);
+        flags.set(MessageFlags::PREVIEW_DROPPED, text.is_none());
+        let (call, elsewhere) = CallSlot::new(tool_call_id, flags);
+        rest.tool_call_id = elsewhere.map(Box::new);
         CompactFields {
-            tool_call_id: skeleton.tool_call_id().map(JsKey::new),
-            tool_name: skeleton.tool_name().map(CompactString::from),
-            is_error: skeleton.is_error(),
-            preview_dropped: false,
-            text: skeleton.text().into_boxed_str(),
+            call,
+            tool_name,
+            text: text.unwrap_or_default(),
             rest: rest.boxed(),
         }
+    }
+
+    /// `toolCallId` when it is a string.
+    pub fn tool_call_id_str(&self) -> Option<&str> {
+        match self.call.id() {
+            SlotId::Absent => None,
+            SlotId::Here(id) => Some(id),
+            SlotId::Elsewhere => self.elsewhere_id().and_then(JsKey::as_str),
+        }
+    }
+
+    /// `toolCallId` as a JS value (`None` = undefined).
+    pub fn tool_call_id(&self) -> Option<Value> {
+        match self.call.id() {
+            SlotId::Absent => None,
+            SlotId::Here(id) => Some(Value::from(id)),
+            SlotId::Elsewhere => self.elsewhere_id().map(JsKey::to_value),
+        }
+    }
+
+    fn elsewhere_id(&self) -> Option<&JsKey> {
+        self.rest().and_then(|r| r.tool_call_id.as_deref())
+    }
+
+    pub fn is_error(&self) -> bool {
+        self.call.flags().contains(MessageFlags::IS_ERROR)
+    }
+
+    /// The preview was not kept: `text` is empty whatever the message holds.
+    pub fn preview_dropped(&self) -> bool {
+        self.call.flags().contains(MessageFlags::PREVIEW_DROPPED)
+    }
+
+    /// These fields as read without their preview (what `Previews::Drop` builds).
+    #[cfg(test)]
+    pub(crate) fn drop_preview(&mut self) {
+        self.text = Box::default();
+        self.call
+            .set_flags(self.call.flags() | MessageFlags::PREVIEW_DROPPED);
     }
 
     fn rest(&self) -> Option<&CompactRest> {
@@ -431,7 +465,7 @@ impl Message {
     /// `toolCallId` of a toolResult as a JS value (`None` = undefined).
     pub fn tool_call_id(&self) -> Option<Value> {
         if let Some(c) = self.compact() {
-            return c.tool_call_id.as_ref().map(JsKey::to_value);
+            return c.tool_call_id();
         }
         self.field("toolCallId").cloned()
     }
@@ -439,7 +473,7 @@ impl Message {
     /// `toolCallId` when it is a string, borrowed (the repair preview looks it up per result).
     pub fn tool_call_id_str(&self) -> Option<&str> {
         match self.compact() {
-            Some(c) => c.tool_call_id.as_ref().and_then(JsKey::as_str),
+            Some(c) => c.tool_call_id_str(),
             None => self.str_field("toolCallId"),
         }
     }
@@ -454,7 +488,7 @@ impl Message {
     /// `isError` of a toolResult.
     pub fn is_error(&self) -> bool {
         if let Some(c) = self.compact() {
-            return c.is_error;
+            return c.is_error();
         }
         self.field("isError")
             .and_then(Value::as_bool)
@@ -483,7 +517,7 @@ impl Message {
             // A read that dropped previews is for output that never prints them (`show --json`,
             // the list): a caller reading one anyway would print an empty text as if it were.
             debug_assert!(
-                !c.preview_dropped,
+                !c.preview_dropped(),
                 "the text of a message read without previews"
             );
             return c.text.to_string();
@@ -519,7 +553,7 @@ impl Entry {
             stored_len: stored_len_of(data.len()),
             compact: false,
             body: EntryBody::Malformed {
-                error: error.into(),
+                error: Box::new(error),
             },
         };
         let value: Value = match serde_json::from_str(data) {
@@ -620,12 +654,12 @@ fn body_from(mut obj: Map<String, Value>) -> EntryBody {
         Some(Value::String(s)) => s.clone(),
         Some(other) => {
             return EntryBody::Unknown {
-                type_name: other.to_string(),
+                type_name: Box::new(other.to_string()),
             }
         }
         None => {
             return EntryBody::Unknown {
-                type_name: "(no type)".into(),
+                type_name: Box::new("(no type)".into()),
             }
         }
     };
@@ -661,7 +695,9 @@ fn body_from(mut obj: Map<String, Value>) -> EntryBody {
                 .map(str::to_string),
             tokens_before: obj.get("tokensBefore").and_then(Value::as_f64),
         })),
-        _ => EntryBody::Unknown { type_name },
+        _ => EntryBody::Unknown {
+            type_name: Box::new(type_name),
+        },
     }
 }
 
@@ -722,12 +758,14 @@ mod tests {
             std::mem::size_of::<CompactFields>(),
             std::mem::size_of::<Role>(),
         );
-        assert!(sizes.0 <= 128, "{sizes:?}");
+        assert!(sizes.0 <= 120, "{sizes:?}");
         assert!(sizes.1 <= 104, "{sizes:?}");
         // The form's tag takes no room of its own.
         assert_eq!(sizes.2, sizes.3, "{sizes:?}");
         assert!(sizes.3 <= 80, "{sizes:?}");
         assert!(sizes.4 <= 16, "{sizes:?}");
+        // One pointer and a tag: the rare bodies' texts are boxed.
+        assert!(std::mem::size_of::<EntryBody>() <= 16);
     }
 
     #[test]
@@ -763,7 +801,7 @@ mod tests {
         assert_eq!(
             unk.body,
             EntryBody::Unknown {
-                type_name: "branch_summary".into()
+                type_name: Box::new("branch_summary".into())
             }
         );
         let role = Entry::parse(

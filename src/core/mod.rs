@@ -15,6 +15,7 @@ pub mod failure;
 pub mod history;
 pub mod incidents;
 pub mod js_json_parse;
+pub mod js_key;
 pub mod jsjson;
 pub mod jsregex;
 pub mod payload;
