@@ -556,7 +556,7 @@ fn build(ins: &Inspect, t: Theme, now: i64, write: bool) -> Vec<Line<'static>> {
             Some(Opened::Session(s)) => session_doc(&mut d, s, now),
             None => {}
         },
-        NodeKind::Note(n) => d.text(clean(n), t.warn()),
+        NodeKind::Note(n) => d.text(clean(ins.tree.note(*n)), t.warn()),
         NodeKind::PreInput { count } => {
             d.text(
                 format!(

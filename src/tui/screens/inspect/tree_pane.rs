@@ -217,7 +217,10 @@ fn row_spans<'a>(
             }
             None => {}
         },
-        NodeKind::Note(text) => v.push(Span::styled(format!("⚠ {}", clean(text)), t.warn())),
+        NodeKind::Note(i) => v.push(Span::styled(
+            format!("⚠ {}", clean(tree.note(*i))),
+            t.warn(),
+        )),
         NodeKind::PreInput { count } => v.push(Span::styled(
             format!(
                 "{count} entr{} before the input",
