@@ -20,7 +20,7 @@ use super::compact_de::{parse_top, Content, Msg, Top};
 use super::compact_scan::scan_top;
 use super::entry::{
     js_to_string, CompactFields, CompactRest, Compaction, Entry, EntryBody, JsKey, KeptValue,
-    Markers, Message, MessageForm, Role,
+    Markers, Message, MessageForm, RareFields, Role,
 };
 
 pub use super::preview::PREVIEW_CHARS;
@@ -206,13 +206,16 @@ fn message_from(m: Msg, markers: Markers, previews: Previews) -> Message {
     };
     let rest = CompactRest {
         stop_reason: m.stop_reason.map(KeptValue::new),
-        error_message: m.error_message.map(Box::new),
         usage: m.usage.flatten(),
         tool_calls,
-        signal_type: string(m.signal_type).map(String::into_boxed_str),
         model: string(m.model).map(String::into_boxed_str),
-        attributes: m.attributes.map(Box::new),
-        tool_call_id: None,
+        rare: RareFields {
+            error_message: m.error_message,
+            signal_type: string(m.signal_type).map(String::into_boxed_str),
+            attributes: m.attributes,
+            tool_call_id: None,
+        }
+        .boxed(),
     };
     let is_error = m
         .is_error
