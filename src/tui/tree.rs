@@ -331,6 +331,9 @@ impl Tree {
     pub fn build(input: &TreeInput<'_>) -> Tree {
         let empty = History::default();
         let h = input.history.unwrap_or(&empty);
+        // Grouped first: the grouping's own id index and maps (9.5 MB on the 240,000-entry
+        // whale) are freed before the nodes are allocated, instead of adding to the open's peak.
+        let branches = h.abandoned_branches().into_iter().collect();
         let mut b = Builder {
             h,
             // Nearly every entry is one node (a paired result is its call's node); calls without
@@ -339,7 +342,7 @@ impl Tree {
             nodes: Vec::with_capacity(h.entries.len() + h.entries.len() / 8 + 16),
             by_entry: vec![NONE; h.entries.len()],
             consumed: vec![false; h.entries.len()],
-            branches: h.abandoned_branches().into_iter().collect(),
+            branches,
             partial: input.partial,
             matched: input.matched.iter().map(String::as_str).collect(),
             checkpoint: input.checkpoint,
