@@ -101,69 +101,66 @@ pub enum SlotId<'a> {
 
 /// A compact message's `toolCallId` when it is absent or a string of up to [`INLINE`] bytes, and
 /// its flags, in 32 bytes: the field a tool result reads most, without a tag or a pointer of its
-/// own (a message stays within a 128-byte allocation). Any other id is kept beside it
-/// ([`CallSlot::ELSEWHERE`]).
+/// own (a message stays a 120-byte allocation). Any other id is kept beside it
+/// ([`SlotId::Elsewhere`]).
 #[derive(Clone, Copy, PartialEq, Eq)]
 pub struct CallSlot {
-    /// 0..=INLINE: the id's length; or `ABSENT` or `ELSEWHERE`.
-    len: u8,
-    flags: MessageFlags,
-    bytes: [u8; INLINE],
+    /// The message's flags, and where its id is (`NO_ID`, `ID_ELSEWHERE`, or neither: here).
+    bits: u8,
+    /// Empty unless the id is here.
+    id: InlineStr,
 }
 
 impl CallSlot {
-    const ABSENT: u8 = u8::MAX;
-    const ELSEWHERE: u8 = u8::MAX - 1;
+    const NO_ID: u8 = 0x80;
+    const ID_ELSEWHERE: u8 = 0x40;
 
     /// The slot for `id`, and the id when it does not fit (kept elsewhere).
     pub fn new(id: Option<Value>, flags: MessageFlags) -> (CallSlot, Option<JsKey>) {
-        let mut slot = CallSlot {
-            len: Self::ABSENT,
-            flags,
+        let empty = InlineStr {
+            len: 0,
             bytes: [0; INLINE],
         };
-        let Some(id) = id else {
-            return (slot, None);
+        let (bits, id, elsewhere) = match id.map(JsKey::new) {
+            None => (Self::NO_ID, empty, None),
+            Some(JsKey::Inline(i)) => (0, i, None),
+            Some(other) => (Self::ID_ELSEWHERE, empty, Some(other)),
         };
-        match JsKey::new(id) {
-            JsKey::Inline(i) => {
-                slot.len = i.len;
-                slot.bytes = i.bytes;
-                (slot, None)
-            }
-            other => {
-                slot.len = Self::ELSEWHERE;
-                (slot, Some(other))
-            }
-        }
+        let slot = CallSlot {
+            bits: bits | flags.bits(),
+            id,
+        };
+        (slot, elsewhere)
     }
 
     pub fn flags(&self) -> MessageFlags {
-        self.flags
+        MessageFlags::from_bits_truncate(self.bits)
     }
 
     pub fn set_flags(&mut self, flags: MessageFlags) {
-        self.flags = flags;
+        self.bits = (self.bits & (Self::NO_ID | Self::ID_ELSEWHERE)) | flags.bits();
     }
 
     /// The id, if it is held here.
     pub fn id(&self) -> SlotId<'_> {
-        match self.len {
-            Self::ABSENT => SlotId::Absent,
-            Self::ELSEWHERE => SlotId::Elsewhere,
-            len => SlotId::Here(
-                std::str::from_utf8(&self.bytes[..usize::from(len)])
-                    .expect("a call slot holds a whole str"),
-            ),
+        if self.bits & Self::NO_ID != 0 {
+            SlotId::Absent
+        } else if self.bits & Self::ID_ELSEWHERE != 0 {
+            SlotId::Elsewhere
+        } else {
+            SlotId::Here(self.id.as_str())
         }
     }
 }
+
+// The message's flags leave the slot's two id bits free.
+const _: () = assert!(MessageFlags::all().bits() & (CallSlot::NO_ID | CallSlot::ID_ELSEWHERE) == 0);
 
 impl std::fmt::Debug for CallSlot {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("CallSlot")
             .field("id", &self.id())
-            .field("flags", &self.flags)
+            .field("flags", &self.flags())
             .finish()
     }
 }
