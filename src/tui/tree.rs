@@ -332,7 +332,7 @@ impl Tree {
         let empty = History::default();
         let h = input.history.unwrap_or(&empty);
         // Grouped first: the grouping's own id index and maps (9.5 MB on the 240,000-entry
-        // whale) are freed before the nodes are allocated, instead of adding to the open's peak.
+        // whale) are freed before the nodes are allocated, instead of adding to the heap's peak.
         let branches = h.abandoned_branches().into_iter().collect();
         let mut b = Builder {
             h,
@@ -354,7 +354,7 @@ impl Tree {
                 .collect(),
         };
         let mut roots = vec![b.push(NodeKind::Header, None, Flags::empty())];
-        for (i, _) in input.notes.iter().enumerate() {
+        for i in 0..input.notes.len() {
             roots.push(b.push(NodeKind::Note(idx(i)), None, Flags::empty()));
         }
         let path = h.active_indexes();
