@@ -25,6 +25,7 @@ pub mod records;
 pub mod repair;
 pub mod rows;
 pub mod runtime_text;
+pub mod search;
 pub mod simulate;
 pub mod status;
 pub mod stream;
