@@ -533,6 +533,15 @@ impl Message {
         self.str_field("model")
     }
 
+    /// `text()`, or `None` when it was not read (a compact message whose preview was dropped:
+    /// the TUI fetches it for the rows it draws).
+    pub fn text_if_read(&self) -> Option<String> {
+        match self.compact() {
+            Some(c) if c.preview_dropped() => None,
+            _ => Some(self.text()),
+        }
+    }
+
     /// The concatenated text of the message (text blocks, string content, signal content).
     pub fn text(&self) -> String {
         if let Some(c) = self.compact() {

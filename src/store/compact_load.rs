@@ -12,9 +12,10 @@ use std::sync::Arc;
 use super::access::{parse_session_data, SessionLoader, SessionRows, SessionScope, LOSSY_DATA};
 use super::parse_rows::{parse_rows, ParsedRows};
 use super::{SessionRecord, StoreError};
-use crate::core::compact::Previews;
+use crate::core::compact::{parse_compact_previews, Previews};
 use crate::core::entry::Entry;
 use crate::core::history::SubmissionKind;
+use crate::core::search::Needle;
 
 /// `SessionLoader` for `load_compact`; `previews` says whether the messages keep their text
 /// previews (only what draws or prints messages as text needs them).
@@ -96,6 +97,42 @@ pub fn fetch_full(
     Ok(rows
         .entry_by_id(key, entry_id)?
         .map(|row| Entry::parse(row.position, entry_id, &String::from_utf8_lossy(&row.data))))
+}
+
+/// The text preview a compact read keeping previews (`Previews::Keep`) gives the message
+/// `entry_id` at `position`: read by id and parsed as that read parses it, so a row drawn from
+/// a read that dropped its preview shows the same text. `None` when the row is gone, has moved,
+/// or is not a message.
+pub fn fetch_preview(
+    rows: &dyn SessionRows,
+    key: &str,
+    entry_id: &str,
+    position: i64,
+) -> Result<Option<Box<str>>, StoreError> {
+    let Some(row) = rows.entry_by_id(key, entry_id)? else {
+        return Ok(None);
+    };
+    if row.position != position {
+        return Ok(None);
+    }
+    let (e, _) = parse_compact_previews(row.position, entry_id, &row.data, Previews::Keep);
+    Ok(e.message().map(|m| m.text().into_boxed_str()))
+}
+
+/// The positions of session `key`'s entries whose stored JSON contains `needle`, in position
+/// order. Streamed row by row: a whale session's JSON is never held.
+pub fn search_positions(
+    rows: &dyn SessionRows,
+    key: &str,
+    needle: &Needle,
+) -> Result<Vec<i64>, StoreError> {
+    let mut hits = Vec::new();
+    rows.for_each_entry(key, &mut |_, position, data| {
+        if needle.matches(data) {
+            hits.push(position);
+        }
+    })?;
+    Ok(hits)
 }
 
 fn is_input(e: &Entry, kind: SubmissionKind, id: &str) -> bool {
