@@ -18,7 +18,7 @@ use super::keymap::Action;
 use super::popups::{Popup, PopupAction};
 use super::theme::Theme;
 use super::tree::NodeKind;
-use super::worker::Worker;
+use super::worker::{Request, Worker};
 use super::worker_error::WorkerError;
 use crate::core::entry::Entry;
 use crate::report::SubmissionReport;
@@ -240,6 +240,34 @@ impl Harness {
         self.terminal
             .draw(|f| draw(f, &mut self.app))
             .expect("draw");
+        // Drawing asks for the previews of the rows it drew. The event loop sends them at once
+        // and draws again when they arrive; here the worker answers in line, so the frame the
+        // test reads is that second one. Nothing else pending is carried out.
+        let asked = self
+            .app
+            .take_effects_where(|e| matches!(e, Effect::Request(Request::Previews { .. })));
+        if asked.is_empty() {
+            return;
+        }
+        for e in asked {
+            if let Effect::Request(req) = e {
+                if let Some(resp) = self.worker.handle(req) {
+                    self.app.on_response(resp);
+                }
+            }
+        }
+        self.terminal
+            .draw(|f| draw(f, &mut self.app))
+            .expect("draw");
+    }
+
+    /// Draw one frame without answering the previews it asks for (what the operator sees for
+    /// the frame before they arrive).
+    pub fn draw_frame_unanswered(&mut self) -> String {
+        self.terminal
+            .draw(|f| draw(f, &mut self.app))
+            .expect("draw");
+        self.screen()
     }
 
     /// The last drawn screen as text.
@@ -518,6 +546,12 @@ impl Harness {
         let e = ins.history()?.entries.get(i)?.clone();
         let full = ins.bodies.get(e.id.as_str()).cloned();
         Some((e, full))
+    }
+
+    /// How many row previews the opened view holds (fetched for the rows drawn: its entries
+    /// are read without them).
+    pub fn previews_held(&self) -> usize {
+        self.app.inspect().map_or(0, |i| i.previews.len())
     }
 
     /// The tree search: its text and how many rows match.

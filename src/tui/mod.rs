@@ -320,6 +320,23 @@ fn spawn_input(tx: Sender<Event>, stop: Arc<AtomicBool>) -> std::thread::JoinHan
         .expect("spawning the input thread")
 }
 
+/// Send the app's requests to the worker and its copies to the terminal.
+fn carry_out(app: &mut App, req_tx: &Sender<Request>) {
+    for eff in app.take_effects() {
+        match eff {
+            Effect::Request(req) => {
+                let _ = req_tx.send(req);
+            }
+            Effect::Copy(text) => {
+                // OSC 52 goes to the terminal itself (the local one, also over SSH).
+                let mut out = std::io::stdout();
+                let _ = out.write_all(text::osc52(&text).as_bytes());
+                let _ = out.flush();
+            }
+        }
+    }
+}
+
 fn event_loop(
     cfg: AppConfig,
     now_override: Option<i64>,
@@ -331,25 +348,15 @@ fn event_loop(
     let mut app = App::new(cfg, now_override.unwrap_or_else(wall_ms));
     loop {
         app.tick(Instant::now(), wall_ms());
-        for eff in app.take_effects() {
-            match eff {
-                Effect::Request(req) => {
-                    let _ = req_tx.send(req);
-                }
-                Effect::Copy(text) => {
-                    // OSC 52 goes to the terminal itself (the local one, also over SSH).
-                    let mut out = std::io::stdout();
-                    let _ = out.write_all(text::osc52(&text).as_bytes());
-                    let _ = out.flush();
-                }
-            }
-        }
+        carry_out(&mut app, req_tx);
         if app.quit_requested() {
             return Ok(());
         }
         let t0 = Instant::now();
         terminal.draw(|f| draw(f, &mut app))?;
         log::frame(t0.elapsed());
+        // Drawing asks for the previews of the rows it drew: sent now, not after the next key.
+        carry_out(&mut app, req_tx);
         // Wait for input or a worker answer; wake up regularly for the clock and the refresh.
         let first = match rx.recv_timeout(Duration::from_millis(250)) {
             Ok(ev) => Some(ev),

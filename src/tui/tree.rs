@@ -17,6 +17,7 @@ use std::sync::Arc;
 use crate::core::classify::TrailingPartialBatch;
 use crate::core::entry::{Entry, Role, ToolCall};
 use crate::core::history::History;
+use crate::core::search::Needle;
 
 bitflags::bitflags! {
     /// Row flags, combined as bits.
@@ -539,24 +540,30 @@ impl Tree {
         }
     }
 
-    /// Nodes whose entry (or call) text contains `needle` (case-insensitive), in tree order.
-    pub fn search(&self, h: Option<&History>, needle: &str) -> Vec<usize> {
-        let needle = needle.to_lowercase();
-        if needle.is_empty() {
+    /// Nodes whose entry (or call) contains `needle` (case-insensitive), in tree order. A
+    /// compact entry matches on what it holds (id, kind, tool names and ids, its text when
+    /// read) or when `text_hits` (the store's search of the stored JSON) has its position.
+    pub fn search(
+        &self,
+        h: Option<&History>,
+        needle: &str,
+        text_hits: Option<&HashSet<i64>>,
+    ) -> Vec<usize> {
+        let Some(needle) = Needle::new(needle) else {
             return Vec::new();
-        }
+        };
+        let entry_matches = |e: &Entry| entry_matches(e, &needle, text_hits);
         self.preorder(|_| true)
             .filter(|&n| match self.nodes[n].kind {
                 NodeKind::Call { result, .. } => {
                     self.call(n).is_some_and(|c| {
-                        c.name.to_lowercase().contains(&needle)
-                            || c.id_text().to_lowercase().contains(&needle)
+                        needle.matches(c.name.as_bytes()) || needle.matches(c.id_text().as_bytes())
                     }) || result
-                        .and_then(|r| h.map(|h| entry_matches(&h.entries[r as usize], &needle)))
+                        .and_then(|r| h.map(|h| entry_matches(&h.entries[r as usize])))
                         .unwrap_or(false)
                 }
                 NodeKind::Entry { entry } => {
-                    h.is_some_and(|h| entry_matches(&h.entries[entry as usize], &needle))
+                    h.is_some_and(|h| entry_matches(&h.entries[entry as usize]))
                 }
                 _ => false,
             })
@@ -572,28 +579,26 @@ impl Tree {
     }
 }
 
-fn entry_matches(e: &Entry, needle_lower: &str) -> bool {
-    // A compact entry has no stored JSON in memory: search what it keeps (id, kind, tool names
-    // and ids, the text preview).
-    if e.compact {
-        let mut hay = format!("{} {}", e.id, e.kind_label());
-        if let Some(m) = e.message() {
-            for c in m.tool_calls() {
-                hay.push_str(&format!(" {} {}", c.name, c.id_text()));
-            }
-            hay.push_str(&format!(" {} {}", m.tool_name().unwrap_or(""), m.text()));
+fn entry_matches(e: &Entry, needle: &Needle, text_hits: Option<&HashSet<i64>>) -> bool {
+    if !e.compact {
+        return needle.matches(e.raw.as_bytes());
+    }
+    // A compact entry has no stored JSON in memory: what it keeps (id, kind, tool names and
+    // ids, its text when read), and the store's search of its stored JSON.
+    if text_hits.is_some_and(|t| t.contains(&e.position)) {
+        return true;
+    }
+    let mut hay = format!("{} {}", e.id, e.kind_label());
+    if let Some(m) = e.message() {
+        for c in m.tool_calls() {
+            hay.push_str(&format!(" {} {}", c.name, c.id_text()));
         }
-        return hay.to_lowercase().contains(needle_lower);
+        hay.push_str(&format!(" {}", m.tool_name().unwrap_or("")));
+        if let Some(t) = m.text_if_read() {
+            hay.push_str(&format!(" {t}"));
+        }
     }
-    // ASCII-case-insensitive search over the stored JSON; avoids allocating per entry when the
-    // needle is ASCII.
-    if needle_lower.is_ascii() {
-        let hay = e.raw.as_bytes();
-        let n = needle_lower.as_bytes();
-        hay.windows(n.len()).any(|w| w.eq_ignore_ascii_case(n))
-    } else {
-        e.raw.to_lowercase().contains(needle_lower)
-    }
+    needle.matches(hay.as_bytes())
 }
 
 #[cfg(test)]
@@ -802,7 +807,7 @@ mod tests {
             input_entry_id: Some("in"),
             ..TreeInput::default()
         });
-        let hits = t.search(Some(&h), "ZEBRA");
+        let hits = t.search(Some(&h), "ZEBRA", None);
         assert_eq!(hits.len(), 2, "the assistant's JSON and the call row");
     }
 }

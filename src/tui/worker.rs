@@ -25,12 +25,13 @@ use crate::actions::{run, ActionKind, IdSource, Refusal};
 use crate::core::compact::Previews;
 use crate::core::entry::Entry;
 use crate::core::plan::plan_recovery;
+use crate::core::search::Needle;
 use crate::report::export::{self, ExportTarget};
 use crate::report::SubmissionReport;
 use crate::store::RowFilter;
 use crate::store::{
-    fetch_full, load_compact, ApplyError, AuditRecord, Backend, CompactLoader, DbTarget,
-    JournalWriter, SubmissionBundle,
+    fetch_full, fetch_preview, load_compact, search_positions, ApplyError, AuditRecord, Backend,
+    CompactLoader, DbTarget, JournalWriter, SessionRows, StoreError, SubmissionBundle,
 };
 
 #[derive(Debug, Clone)]
@@ -88,6 +89,18 @@ pub enum Request {
         session: String,
         entry_id: String,
     },
+    /// The text previews of these `(entry id, position)`: the rows on screen (the tree's
+    /// entries are read without them).
+    Previews {
+        session: String,
+        entries: Vec<(String, i64)>,
+    },
+    /// The positions of the session's entries whose stored JSON contains `needle` (the tree
+    /// search: the entries it holds are compact). Of several queued, only the newest is read.
+    SearchText {
+        session: String,
+        needle: String,
+    },
     Stop,
 }
 
@@ -123,7 +136,20 @@ pub enum Response {
         entry_id: String,
         result: Result<Option<Box<Entry>>, WorkerError>,
     },
+    /// Each asked entry's preview (`None`: gone, moved or not a message).
+    Previews {
+        session: String,
+        result: Result<Vec<FetchedPreview>, WorkerError>,
+    },
+    SearchText {
+        session: String,
+        needle: String,
+        result: Result<Vec<i64>, WorkerError>,
+    },
 }
+
+/// A preview the worker read: `(entry id, position, text)`.
+pub type FetchedPreview = (String, i64, Option<Box<str>>);
 
 struct Cached {
     fingerprint: String,
@@ -308,11 +334,7 @@ impl Worker {
                     .and_then(|s| s.audit_records().map_err(WorkerError::from)),
             )),
             Request::EntryBody { session, entry_id } => {
-                let result = self.ensure_store().and_then(|_| {
-                    let store = self.store.as_deref().expect("ensured");
-                    let rows = store
-                        .session_rows()
-                        .ok_or_else(|| "this database cannot read single entries".to_string())?;
+                let result = self.session_rows().and_then(|rows| {
                     fetch_full(rows, &session, &entry_id)
                         .map(|e| e.map(Box::new))
                         .map_err(WorkerError::from)
@@ -323,8 +345,43 @@ impl Worker {
                     result,
                 })
             }
+            Request::Previews { session, entries } => {
+                let result = self.session_rows().and_then(|rows| {
+                    entries
+                        .into_iter()
+                        .map(|(id, position)| {
+                            let text = fetch_preview(rows, &session, &id, position)?;
+                            Ok((id, position, text))
+                        })
+                        .collect::<Result<Vec<_>, StoreError>>()
+                        .map_err(WorkerError::from)
+                });
+                Some(Response::Previews { session, result })
+            }
+            Request::SearchText { session, needle } => {
+                let result = match Needle::new(&needle) {
+                    None => Ok(Vec::new()),
+                    Some(n) => self.session_rows().and_then(|rows| {
+                        search_positions(rows, &session, &n).map_err(WorkerError::from)
+                    }),
+                };
+                Some(Response::SearchText {
+                    session,
+                    needle,
+                    result,
+                })
+            }
             Request::Stop => None,
         }
+    }
+
+    /// The store's by-entry reads (bodies, previews, the text search).
+    fn session_rows(&mut self) -> Result<&dyn SessionRows, WorkerError> {
+        self.ensure_store()?;
+        let store = self.store.as_deref().expect("ensured");
+        store
+            .session_rows()
+            .ok_or_else(|| "this database cannot read single entries".into())
     }
 
     /// The full report of a submission, from the cache when nothing it reads has changed.
@@ -351,7 +408,7 @@ impl Worker {
             .load_bundle_with(
                 row_id,
                 &mut CompactLoader {
-                    previews: Previews::Keep,
+                    previews: Previews::Drop,
                 },
             )
             .map_err(WorkerError::from)?;
@@ -592,7 +649,7 @@ impl Worker {
                 // Compact (bodies are fetched when shown): a whale session would otherwise be
                 // parsed whole into memory.
                 let record = match store.session_rows() {
-                    Some(rows) => load_compact(rows, key, "", "", Previews::Keep),
+                    Some(rows) => load_compact(rows, key, "", "", Previews::Drop),
                     None => store.load_session(key),
                 }
                 .map_err(WorkerError::from)?;
@@ -792,6 +849,24 @@ impl Worker {
     }
 }
 
+/// Which requests of a queued batch are carried out: of several refreshes, and of several text
+/// searches (typed a letter at a time), only the newest; each would read the whole database or
+/// session again for an answer nobody waits for.
+fn carried_out(batch: &[Request]) -> Vec<bool> {
+    let last = |is: fn(&Request) -> bool| batch.iter().rposition(is);
+    let refresh = last(|r| matches!(r, Request::Refresh { .. }));
+    let search = last(|r| matches!(r, Request::SearchText { .. }));
+    batch
+        .iter()
+        .enumerate()
+        .map(|(i, r)| match r {
+            Request::Refresh { .. } => Some(i) == refresh,
+            Request::SearchText { .. } => Some(i) == search,
+            _ => true,
+        })
+        .collect()
+}
+
 /// Run `worker` on its own thread: requests in, responses out through `wrap` into the UI's event
 /// channel. Queued refreshes are coalesced into the newest one.
 pub fn spawn<E: Send + 'static>(
@@ -834,14 +909,12 @@ pub fn spawn<E: Send + 'static>(
                 };
                 let mut batch = vec![first];
                 batch.extend(rx.try_iter());
-                let last_refresh = batch
-                    .iter()
-                    .rposition(|r| matches!(r, Request::Refresh { .. }));
-                for (i, req) in batch.into_iter().enumerate() {
+                let carry = carried_out(&batch);
+                for (req, carry) in batch.into_iter().zip(carry) {
                     if matches!(req, Request::Stop) {
                         return;
                     }
-                    if matches!(req, Request::Refresh { .. }) && Some(i) != last_refresh {
+                    if !carry {
                         continue;
                     }
                     let resp = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
@@ -862,4 +935,49 @@ pub fn spawn<E: Send + 'static>(
         })
         .expect("spawning the database thread");
     (tx, handle)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn search(needle: &str) -> Request {
+        Request::SearchText {
+            session: "s".into(),
+            needle: needle.into(),
+        }
+    }
+
+    fn refresh() -> Request {
+        Request::Refresh {
+            now_ms: 0,
+            open: None,
+            filter: RowFilter::default(),
+            sessions: false,
+            visible: Vec::new(),
+            selected: None,
+        }
+    }
+
+    #[test]
+    fn only_the_newest_search_and_refresh_of_a_batch_are_carried_out() {
+        let body = Request::EntryBody {
+            session: "s".into(),
+            entry_id: "e".into(),
+        };
+        let batch = [
+            search("d"),
+            body.clone(),
+            refresh(),
+            search("di"),
+            refresh(),
+            search("dis"),
+            body,
+        ];
+        assert_eq!(
+            carried_out(&batch),
+            [false, true, false, false, true, true, true]
+        );
+        assert_eq!(carried_out(&[search("x")]), [true]);
+    }
 }

@@ -191,6 +191,10 @@ pub fn nav(f: &mut Frame, app: &App, area: Rect) {
                 format!(" {hits} hit{}", if hits == 1 { "" } else { "s" }),
                 t.dim(),
             ));
+            if ins.search.asked_text.is_some() {
+                // The worker is reading the session's stored text (a whale's takes a second).
+                v.push(Span::styled(" · searching the stored text…", t.dim()));
+            }
         }
         f.render_widget(line(first_fit(vec![v], w)), area);
         return;

@@ -21,6 +21,8 @@ pub fn draw(f: &mut Frame, app: &mut App) {
     view.new_frame();
     draw_views(f, app, &mut view);
     app.layout = view;
+    // The previews of the tree rows just drawn that the view does not hold yet.
+    app.request_previews();
     crate::tui::text::scrub(f.buffer_mut());
 }
 

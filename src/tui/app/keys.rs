@@ -7,18 +7,7 @@ use super::*;
 impl App {
     pub fn on_key(&mut self, ev: KeyEvent) {
         self.on_key_inner(ev);
-        self.request_bodies();
-    }
-
-    /// Ask the worker for the full bodies the detail pane is about to show.
-    pub(super) fn request_bodies(&mut self) {
-        let Some(ins) = self.stack.last_mut() else {
-            return;
-        };
-        for (session, entry_id) in ins.take_body_requests() {
-            self.effects
-                .push(Effect::Request(Request::EntryBody { session, entry_id }));
-        }
+        self.request_reads();
     }
 
     pub(super) fn on_key_inner(&mut self, ev: KeyEvent) {

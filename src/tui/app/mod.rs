@@ -38,6 +38,7 @@ mod chrome;
 mod copy_export;
 pub(super) mod draw;
 mod keys;
+mod lazy_reads;
 mod mouse;
 mod navigate;
 mod popup_slot;

@@ -6,7 +6,7 @@ use super::*;
 impl App {
     pub fn on_mouse(&mut self, ev: MouseEvent) {
         self.on_mouse_inner(ev);
-        self.request_bodies();
+        self.request_reads();
     }
 
     pub(super) fn on_mouse_inner(&mut self, ev: MouseEvent) {

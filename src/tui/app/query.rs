@@ -89,6 +89,15 @@ impl App {
         std::mem::take(&mut self.effects)
     }
 
+    /// Take only the effects `pick` chooses; the others stay in order.
+    pub fn take_effects_where(&mut self, pick: impl Fn(&Effect) -> bool) -> Vec<Effect> {
+        let (taken, kept) = std::mem::take(&mut self.effects)
+            .into_iter()
+            .partition(|e| pick(e));
+        self.effects = kept;
+        taken
+    }
+
     /// No effect is waiting to be carried out.
     pub fn idle(&self) -> bool {
         self.effects.is_empty()

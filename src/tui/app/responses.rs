@@ -9,7 +9,7 @@ impl App {
     pub fn on_response(&mut self, resp: Response) {
         self.on_response_inner(resp);
         // A newly opened tree selects a row whose body may be needed.
-        self.request_bodies();
+        self.request_reads();
     }
 
     pub(super) fn on_response_inner(&mut self, resp: Response) {
@@ -42,6 +42,16 @@ impl App {
                     ins.on_body(&session, &entry_id, full.as_deref());
                 }
             }
+            Response::Previews { session, result } => {
+                for ins in self.stack.iter_mut() {
+                    ins.on_previews(&session, &result);
+                }
+            }
+            Response::SearchText {
+                session,
+                needle,
+                result,
+            } => self.on_search_text(&session, &needle, result),
             Response::Exported(Ok(path)) => self.info(&format!("exported to {}", path.display())),
             Response::Exported(Err(e)) => self.error(&format!("export failed: {}", e.line())),
             Response::Planned(p) => self.on_planned(p),

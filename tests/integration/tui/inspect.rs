@@ -342,3 +342,123 @@ fn a_slow_open_says_how_long_it_has_been_reading() {
         "{screen}"
     );
 }
+
+/// The tree's entries are read without their text: the rows drawn read theirs from the worker
+/// (shown as … for the frame before it arrives), and only those rows' texts are held.
+#[test]
+fn tree_rows_read_their_text_when_drawn() {
+    let dir = tempfile::tempdir().unwrap();
+    let (_, mut h) = synthetic(dir.path(), 400, (160, 30));
+    h.press("<Enter>");
+    let top = h.render();
+    assert!(top.contains("result of "), "{top}");
+    let held = h.previews_held();
+    assert!(
+        held > 0 && held <= 30,
+        "previews held for a 30-row screen: {held}"
+    );
+    let call = h
+        .tree_rows()
+        .iter()
+        .position(|(k, _)| {
+            matches!(
+                k,
+                NodeKind::Call {
+                    result: Some(_),
+                    ..
+                }
+            )
+        })
+        .expect("a call with its result");
+    for _ in 0..call {
+        h.press("j");
+    }
+    let (e, _) = h.selected_entry().expect("the call's result");
+    let m = e.message().expect("a tool result");
+    assert!(
+        e.compact && m.text_if_read().is_none(),
+        "the tree holds no text: {e:?}"
+    );
+    // The last page: its rows' texts are not held until it is drawn.
+    h.press("G");
+    let before = h.draw_frame_unanswered();
+    let after = h.render();
+    let shown = |s: &str| s.matches("result of ").count();
+    assert!(
+        shown(&before) < shown(&after),
+        "before its texts arrived:\n{before}\nafter:\n{after}"
+    );
+    assert!(before.contains(" …"), "{before}");
+    assert!(h.previews_held() > held);
+}
+
+/// The text search reads the session's stored JSON through the worker: a word past what a row
+/// shows (and past anything the tree holds) is found, and so is a tool name the tree holds.
+#[test]
+fn search_finds_text_past_what_the_tree_holds() {
+    let dir = tempfile::tempdir().unwrap();
+    let (db, mut h) = synthetic(dir.path(), 200, (160, 48));
+    let conn = rusqlite::Connection::open(&db).unwrap();
+    let id: String = conn
+        .query_row(
+            "SELECT entry_id FROM flue_session_entries \
+             WHERE json_extract(data, '$.message.role') = 'toolResult' \
+             ORDER BY position DESC LIMIT 1 OFFSET 3",
+            [],
+            |r| r.get(0),
+        )
+        .unwrap();
+    let long = format!(
+        "{} and then the Zebra-Crossing check failed",
+        "x".repeat(400)
+    );
+    conn.execute(
+        "UPDATE flue_session_entries SET data = json_set(data, '$.message.content[0].text', ?1) \
+         WHERE entry_id = ?2",
+        (&long, &id),
+    )
+    .unwrap();
+    drop(conn);
+    h.press("<Enter>/zebra-crossing");
+    assert_eq!(h.search(), ("zebra-crossing".to_string(), 1));
+    h.press("<Enter>");
+    let (e, full) = h.selected_entry().expect("the hit is selected");
+    assert_eq!(e.id.as_str(), id);
+    assert!(full.expect("its body").raw.contains("Zebra-Crossing"));
+    assert!(h.detail_text().contains("Zebra-Crossing"));
+    // A refresh that reads the session again (it was saved since) searches it again.
+    let conn = rusqlite::Connection::open(&db).unwrap();
+    let second: String = conn
+        .query_row(
+            "SELECT entry_id FROM flue_session_entries \
+             WHERE json_extract(data, '$.message.role') = 'toolResult' \
+             ORDER BY position DESC LIMIT 1 OFFSET 6",
+            [],
+            |r| r.get(0),
+        )
+        .unwrap();
+    conn.execute(
+        "UPDATE flue_session_entries SET data = json_set(data, '$.message.content[0].text', ?1) \
+         WHERE entry_id = ?2",
+        (&long, &second),
+    )
+    .unwrap();
+    conn.execute(
+        "UPDATE flue_sessions SET data = json_set(data, '$.updatedAt', 'saved again')",
+        [],
+    )
+    .unwrap();
+    drop(conn);
+    h.refresh();
+    assert_eq!(h.search().1, 2, "{:?}", h.search());
+    // What only the tree holds (a call's name) is still found with it.
+    h.press("/<C-u>get_time");
+    assert!(h.search().1 > 5, "{:?}", h.search());
+    // A text nothing holds matches nothing.
+    h.press("<C-u>no-such-text-anywhere<Enter>");
+    assert_eq!(h.search().1, 0);
+    assert!(h
+        .status_text()
+        .unwrap_or_default()
+        .contains("no entry matches"));
+}

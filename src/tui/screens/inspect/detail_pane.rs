@@ -10,7 +10,7 @@ use ratatui::widgets::{Block, BorderType, Borders, Paragraph};
 use ratatui::Frame;
 
 use super::Inspect;
-use crate::core::entry::{js_key_text, Entry, EntryBody, Role};
+use crate::core::entry::{js_key_text, Entry, EntryBody, Message, Role};
 use crate::core::time::{iso_from_ms, ms_from_iso};
 use crate::tui::data::{Opened, OpenedSession, OpenedSubmission};
 use crate::tui::text::{ago, char_width, clean, clean_lines, dollars};
@@ -51,6 +51,22 @@ impl Doc {
     fn text(&mut self, s: impl Into<String>, style: Style) {
         self.lines
             .push(Line::from(Span::styled(clean(&s.into()), style)));
+    }
+
+    /// A message's text under `heading` (shown for an empty text only when `always`), or a
+    /// line saying it is being read (the entry is compact until the worker's body arrives).
+    fn message_text(&mut self, heading: &str, m: &Message, always: bool) {
+        match m.text_if_read() {
+            Some(text) if text.is_empty() && !always => {}
+            Some(text) => {
+                self.heading(heading);
+                self.block(&text, Style::new());
+            }
+            None => {
+                self.heading(heading);
+                self.text("  reading the entry…", self.t.dim());
+            }
+        }
     }
 
     /// Multi-line text kept as lines (JSON, message text); escapes only control characters.
@@ -469,11 +485,7 @@ fn entry_doc(d: &mut Doc, e: &Entry, on_path: bool, now: i64, raw: bool) {
                         }
                     }
                 }
-                let text = m.text();
-                if !text.is_empty() {
-                    d.heading("TEXT");
-                    d.block(&text, Style::new());
-                }
+                d.message_text("TEXT", m, false);
             }
             Role::ToolResult => {
                 d.kv("tool", m.tool_name().unwrap_or("?"));
@@ -483,15 +495,10 @@ fn entry_doc(d: &mut Doc, e: &Entry, on_path: bool, now: i64, raw: bool) {
                     m.is_error().to_string(),
                     if m.is_error() { t.error() } else { t.ok() },
                 );
-                d.heading("RESULT TEXT");
-                d.block(&m.text(), Style::new());
+                d.message_text("RESULT TEXT", m, true);
             }
             Role::User | Role::Signal | Role::Other(_) | Role::Missing => {
-                let text = m.text();
-                if !text.is_empty() {
-                    d.heading("CONTENT");
-                    d.block(&text, Style::new());
-                }
+                d.message_text("CONTENT", m, false);
             }
         },
         EntryBody::Compaction(c) => {

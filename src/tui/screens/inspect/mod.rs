@@ -3,9 +3,13 @@
 //! between a session's inputs) and what changed between two loads.
 
 pub mod detail_pane;
+mod fetched;
+mod lazy;
 pub mod tree_pane;
 
-use std::collections::{HashMap, HashSet, VecDeque};
+pub use fetched::{Fetched, TextHits, PREVIEWS_KEPT};
+
+use std::collections::{HashMap, HashSet};
 use std::sync::Arc;
 
 use super::{nav_delta, Ask};
@@ -24,6 +28,16 @@ pub struct Search {
     pub query: String,
     pub hits: Vec<usize>,
     pub current: Option<usize>,
+    /// The worker's read of which entries' stored JSON holds a text (the tree's entries are
+    /// compact: only their ids, kinds and tool names are in memory).
+    pub text: Option<TextHits>,
+    /// A text to ask the worker to search for (taken by the app after each key).
+    want_text: Option<String>,
+    /// The text asked for and not yet answered (the status line says it is being searched).
+    pub asked_text: Option<String>,
+    /// The address of the entries the text search was asked of: a refresh that read the
+    /// session again asks again; one that found it unchanged (the same entries) does not.
+    text_of: Option<usize>,
 }
 
 /// An opened submission or session: its tree and detail state.
@@ -43,13 +57,11 @@ pub struct Inspect {
     pub matched_cursor: usize,
     /// Bumped whenever data or selection changes (detail cache key).
     pub generation: u64,
-    /// Full entries fetched for the detail pane, by entry id (the tree's entries are compact); at
-    /// most `BODIES_KEPT`, the oldest dropped first (see `keep_body`).
-    pub bodies: HashMap<String, Entry>,
-    /// `bodies`' ids, oldest first.
-    bodies_order: VecDeque<String>,
-    /// Entry ids whose body was asked for (so each is asked once while it is kept).
-    pub bodies_requested: HashSet<String>,
+    /// Full entries fetched for the detail pane, by entry id (the tree's entries are compact).
+    pub bodies: Fetched<Entry>,
+    /// Text previews fetched for the tree's rows on screen, by entry id: `(position, text)`.
+    /// The tree's entries are read without them (23 MB on a 240,000-entry whale).
+    pub previews: Fetched<(i64, Option<Box<str>>)>,
     /// When this view was asked for (the loading line shows how long it has been).
     pub requested_at: std::time::Instant,
 }
@@ -72,25 +84,9 @@ impl Inspect {
             search: Search::default(),
             matched_cursor: 0,
             generation: 0,
-            bodies: HashMap::new(),
-            bodies_order: VecDeque::new(),
-            bodies_requested: HashSet::new(),
+            bodies: Fetched::new(BODIES_KEPT),
+            previews: Fetched::new(PREVIEWS_KEPT),
             requested_at: std::time::Instant::now(),
-        }
-    }
-
-    /// Keep a fetched body, dropping the oldest past `BODIES_KEPT`: scrolling a whale's tree end
-    /// to end shows every entry in turn, and keeping each body would hold the whole session
-    /// parsed (a dropped one is fetched again if it is shown again).
-    pub fn keep_body(&mut self, entry_id: String, full: Entry) {
-        if self.bodies.insert(entry_id.clone(), full).is_none() {
-            self.bodies_order.push_back(entry_id);
-        }
-        while self.bodies_order.len() > BODIES_KEPT {
-            if let Some(old) = self.bodies_order.pop_front() {
-                self.bodies.remove(&old);
-                self.bodies_requested.remove(&old);
-            }
         }
     }
 
@@ -126,14 +122,14 @@ impl Inspect {
             return;
         }
         if let Some(full) = full {
-            self.keep_body(entry_id.to_string(), full.clone());
+            self.bodies.keep(entry_id.to_string(), full.clone());
             self.generation += 1;
         }
     }
 
     /// `e` with its full body when it has been fetched (else `e`, compact or full as loaded).
     pub fn body<'a>(&'a self, e: &'a Entry) -> &'a Entry {
-        match self.bodies.get(e.id.as_str()) {
+        match self.bodies.get(&e.id) {
             Some(full) if e.compact && full.position == e.position => full,
             _ => e,
         }
@@ -189,7 +185,9 @@ impl Inspect {
             return Vec::new();
         };
         let ids = self.bodies_to_fetch();
-        self.bodies_requested.extend(ids.iter().cloned());
+        for id in &ids {
+            self.bodies.ask(id.clone());
+        }
         ids.into_iter().map(|id| (session.clone(), id)).collect()
     }
 
@@ -209,7 +207,7 @@ impl Inspect {
         shown
             .into_iter()
             .filter_map(|i| h.entries.get(i))
-            .filter(|e| e.compact && !self.bodies_requested.contains(e.id.as_str()))
+            .filter(|e| e.compact && !self.bodies.was_asked(&e.id))
             .map(|e| e.id.to_string())
             .collect()
     }
@@ -336,7 +334,11 @@ impl Inspect {
         }
         self.sel = self.sel.min(self.visible.len().saturating_sub(1));
         if !self.search.query.is_empty() {
-            self.search.hits = self.tree.search(self.history(), &self.search.query);
+            // What the worker searched may be the read before: then it is asked again.
+            if self.search.text_of != self.entries_address() {
+                self.ask_text_search();
+            }
+            self.recompute_hits();
         }
         self.touch();
     }
@@ -683,9 +685,10 @@ impl Inspect {
 
     /// The tree search's text changed: recompute the hits.
     pub fn set_search(&mut self, q: String) {
-        self.search.hits = self.tree.search(self.history(), &q);
         self.search.query = q;
         self.search.current = None;
+        self.ask_text_search();
+        self.recompute_hits();
     }
 
     /// n / N (or the search text growing): the next or previous hit, or the first at or after
@@ -818,29 +821,4 @@ pub fn describe_change(old: &OpenedSubmission, new: &OpenedSubmission) -> Option
             parts.join(", ")
         )
     })
-}
-
-#[cfg(test)]
-mod body_cache_tests {
-    use super::*;
-
-    #[test]
-    fn keeps_the_newest_bodies_and_lets_dropped_ones_be_asked_again() {
-        let mut ins = Inspect::new(Target::Submission("s".into()));
-        for i in 0..BODIES_KEPT + 10 {
-            let id = format!("e{i}");
-            ins.bodies_requested.insert(id.clone());
-            let raw = format!(r#"{{"type":"message","id":"{id}","message":{{"role":"user"}}}}"#);
-            ins.keep_body(id.clone(), Entry::parse(i as i64, &id, &raw));
-        }
-        assert_eq!(ins.bodies.len(), BODIES_KEPT);
-        assert!(!ins.bodies.contains_key("e0") && !ins.bodies_requested.contains("e0"));
-        let newest = format!("e{}", BODIES_KEPT + 9);
-        assert!(ins.bodies.contains_key(&newest) && ins.bodies_requested.contains(&newest));
-        // The same body again does not count twice.
-        let raw = format!(r#"{{"type":"message","id":"{newest}","message":{{"role":"user"}}}}"#);
-        ins.keep_body(newest.clone(), Entry::parse(0, &newest, &raw));
-        assert_eq!(ins.bodies.len(), BODIES_KEPT);
-        assert!(ins.bodies.contains_key("e10"));
-    }
 }

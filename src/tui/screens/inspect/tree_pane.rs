@@ -259,10 +259,13 @@ fn row_spans<'a>(
                 (Some(r), Some(h)) => {
                     let e = &h.entries[*r as usize];
                     v.push(Span::styled(format!(" → {}", clean(&e.id)), t.dim()));
-                    if let Some(m) = e.message() {
-                        let text = result_text(m);
-                        if !text.is_empty() {
-                            v.push(Span::styled(format!(" {}", fit(&clean(&text), 60)), base));
+                    if e.message().is_some() {
+                        match ins.preview_of(e) {
+                            Some(text) if text.is_empty() => {}
+                            Some(text) => {
+                                v.push(Span::styled(format!(" {}", fit(&clean(&text), 60)), base))
+                            }
+                            None => v.push(Span::styled(format!(" {TEXT_PENDING}"), t.dim())),
                         }
                     }
                 }
@@ -271,7 +274,8 @@ fn row_spans<'a>(
         }
         NodeKind::Entry { entry } => {
             if let Some(h) = hist {
-                entry_spans(&h.entries[*entry as usize], t, now, base, !dim, &mut v);
+                let e = &h.entries[*entry as usize];
+                entry_spans(e, ins.preview_of(e).as_deref(), t, now, base, !dim, &mut v);
             }
         }
     }
@@ -295,13 +299,13 @@ fn row_spans<'a>(
     (v, badges)
 }
 
-/// The text of a tool result (its text blocks).
-pub fn result_text(m: &crate::core::entry::Message) -> String {
-    m.text()
-}
+/// What a row shows for a text that has not arrived from the worker yet (a frame or two).
+const TEXT_PENDING: &str = "…";
 
+/// An entry's row; `text` is its message's text, `None` while it is being read.
 fn entry_spans<'a>(
     e: &Entry,
+    text: Option<&str>,
     t: Theme,
     now: i64,
     base: Style,
@@ -341,18 +345,21 @@ fn entry_spans<'a>(
                         t.error(),
                     ));
                 } else {
-                    let text = m.text();
-                    if !text.is_empty() {
-                        v.push(Span::styled(format!(" “{}”", fit(&clean(&text), 40)), base));
+                    match text {
+                        Some("") => {}
+                        Some(text) => {
+                            v.push(Span::styled(format!(" “{}”", fit(&clean(text), 40)), base))
+                        }
+                        None => v.push(Span::styled(format!(" {TEXT_PENDING}"), t.dim())),
                     }
                 }
             }
             Role::User => {
                 v.push(Span::styled("user ", t.title()));
-                v.push(Span::styled(
-                    format!("“{}”", fit(&clean(&m.text()), 50)),
-                    base,
-                ));
+                v.push(match text {
+                    Some(text) => Span::styled(format!("“{}”", fit(&clean(text), 50)), base),
+                    None => Span::styled(TEXT_PENDING, t.dim()),
+                });
             }
             Role::ToolResult => {
                 let mark = if m.is_error() { "✗" } else { "✓" };
