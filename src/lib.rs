@@ -27,19 +27,21 @@ pub mod store;
 pub mod text;
 pub mod tui;
 
-/// Caps glibc's malloc arenas at two for the whole process. glibc gives each thread that
-/// allocates its own arena (up to eight per core), and pages freed in one are not reused by
-/// another: the read path's two parse threads and the TUI's worker each grow one. Measured with
-/// the scale bench's children (`ru_maxrss`, same build, `MALLOC_ARENA_MAX=2` against none): on
-/// the runtime profile the whale open goes from 143 to 125 MB and the refresh from 152 to 127 MB
-/// (it was the one scenario over 150 MB); on the session profile the whale open goes from 124 to
-/// 135 MB. So the worst scenario drops from 154 to 137 MB; CPU time is unchanged. The binary
-/// calls this first thing, and the bench's children do too, so they measure what the binary
-/// does. Elsewhere (not glibc) it does nothing.
+/// Puts every thread on glibc's one main malloc arena. glibc gives each thread that allocates its
+/// own arena (up to eight per core), and pages freed in one are not reused by another: the read
+/// path's parse threads and the TUI's worker each grew one. Two arenas (the previous setting)
+/// already took the worst scenario from 154 to 137 MB, but left the whale open's resident peak
+/// bimodal, set by how the threads were scheduled (pinned to one CPU, 151–153 MiB in seven runs
+/// of eight). Measured with the scale bench's `whale_open` child on the 240,000-entry runtime
+/// whale, ten runs alternated: 131–148 MiB with two arenas (three of five above 140), 131–134 MiB
+/// with one, in the same time (631–824 ms against 717–811 ms); `show --json` and
+/// `list --expired --json` keep their time and peak (`farm-bench`, paired: 1.01× and 0.97×
+/// wall). The binary calls this first thing, and the bench's children do too, so they measure
+/// what the binary does. Elsewhere (not glibc) it does nothing.
 pub fn limit_allocator_arenas() {
     #[cfg(all(target_os = "linux", target_env = "gnu"))]
     // SAFETY: mallopt only sets an allocator parameter; called before any other thread starts.
     unsafe {
-        libc::mallopt(libc::M_ARENA_MAX, 2);
+        libc::mallopt(libc::M_ARENA_MAX, 1);
     }
 }
