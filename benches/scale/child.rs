@@ -151,9 +151,16 @@ fn scroll(a: &ChildArgs) {
     let lines: Vec<Duration> = (0..2000).map(|_| frame(&mut h, "j")).collect();
     let mut all = pages.clone();
     all.extend(lines.iter().copied());
+    // The tree search over the whale's stored text (the worker reads every row of the session):
+    // a text no row holds, so every byte is compared.
+    let t = Instant::now();
+    h.press("/zz-turnscope-bench-absent<Enter>");
+    let search = t.elapsed();
+    let hits = h.search().1;
     report(
         json!({"event": "scrolled", "tree_rows": rows, "page": summary(&pages),
-        "line": summary(&lines), "all": summary(&all), "hwm_kb": vm_hwm_kb()}),
+        "line": summary(&lines), "all": summary(&all), "search_ms": ms(search),
+        "search_hits": hits, "hwm_kb": vm_hwm_kb()}),
     );
 }
 

@@ -7,7 +7,8 @@
 //!    TestBackend 160x48), and how long until every running row's verdict is in;
 //! 2. `whale_open`: select the whale's expired submission → its tree, verdict and plan drawn;
 //! 3. `scroll`: per-frame time (key + full draw) while scrolling the whale's tree end to end,
-//!    everything expanded: page steps top to bottom, then 2,000 line steps;
+//!    everything expanded: page steps top to bottom, then 2,000 line steps; then the tree's text
+//!    search for a text no row holds (the worker compares every byte of the session's JSON);
 //! 4. `refresh`: one live-refresh cycle while a writer thread renews leases and appends entries
 //!    (each change undone right after: the database ends as it began; `TURNSCOPE_BENCH_WRITER=0`
 //!    turns the writer off);
@@ -486,6 +487,7 @@ fn parent(db: &Path) -> Result<(), String> {
             "method": "whale tree fully expanded (Z): PgDn top to bottom, then 2,000 j steps from the top; each frame = key + full draw on TestBackend 160x48",
             "tree_rows": sc_info["tree_rows"],
             "page": sc_info["page"], "line": sc_info["line"], "all": sc_info["all"],
+            "search_ms": sc_info["search_ms"], "search_hits": sc_info["search_hits"],
             "floor_ms": Value::Null,
             "peak_rss_mb": mb(sc.rss_kb),
             "target": "p99 <= 8 ms",
@@ -603,10 +605,11 @@ fn table(d: &Value) {
         &d["list_expired"],
     );
     eprintln!(
-        "({} rows at the first frame; scroll median {} ms over {} frames; refresh snapshot median {} ms; scan {} ms)",
+        "({} rows at the first frame; scroll median {} ms over {} frames; the whale tree's text search {} ms; refresh snapshot median {} ms; scan {} ms)",
         d["first_frame"]["rows"],
         f(&d["scroll"]["all"]["median_ms"]),
         d["scroll"]["all"]["n"],
+        f(&d["scroll"]["search_ms"]),
         f(&d["refresh"]["snapshot"]["median_ms"]),
         f(&d["scan"]["ms"]),
     );
