@@ -77,12 +77,9 @@ impl Inspect {
                 }
                 true
             }
-            Err(_) => {
-                // Asked again on the next frame that draws them (the status line has the error
-                // of a database that went away).
-                self.previews.forget_unanswered();
-                false
-            }
+            // Asked again after the next read of what is open (`rebuild`), not on the next
+            // frame: a database that went away would be asked every frame.
+            Err(_) => false,
         }
     }
 

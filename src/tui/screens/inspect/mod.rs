@@ -277,6 +277,8 @@ impl Inspect {
     }
 
     pub fn rebuild(&mut self) {
+        // Previews a failed read did not bring are asked again of this read.
+        self.previews.forget_unanswered();
         let keep = self.selected_node().map(|n| self.tree.key(n));
         let tree = match &self.data {
             Some(Opened::Submission(s)) => {
