@@ -605,7 +605,7 @@ fn table(d: &Value) {
         &d["list_expired"],
     );
     eprintln!(
-        "({} rows at the first frame; scroll median {} ms over {} frames; the whale tree's text search {} ms; refresh snapshot median {} ms; scan {} ms)",
+        "({} rows at the first frame; scroll median {} ms over {} frames; a keystroke of the whale tree's text search {} ms; refresh snapshot median {} ms; scan {} ms)",
         d["first_frame"]["rows"],
         f(&d["scroll"]["all"]["median_ms"]),
         d["scroll"]["all"]["n"],
