@@ -27,6 +27,22 @@ pub trait SessionRows {
     fn session_data(&self, key: &str) -> Result<Option<(String, bool)>, StoreError>;
     /// One entry by its `entry_id` column (the primary key is `(session_id, entry_id)`).
     fn entry_by_id(&self, session: &str, entry_id: &str) -> Result<Option<EntryRow>, StoreError>;
+    /// Several entries by their `entry_id` column: `f(entry_id, position, data)` for each one
+    /// found, in no particular order. One read where the backend can (the TUI's previews of a
+    /// screenful of rows: one round trip on PostgreSQL, not one per row).
+    fn entries_by_ids(
+        &self,
+        session: &str,
+        ids: &[&str],
+        f: &mut EntryVisitor<'_>,
+    ) -> Result<(), StoreError> {
+        for id in ids {
+            if let Some(r) = self.entry_by_id(session, id)? {
+                f(id.as_bytes(), r.position, &r.data);
+            }
+        }
+        Ok(())
+    }
     /// Every entry of the session in position order: `f(entry_id, position, data)`. The slices are
     /// only valid during the call (no copy of the row is made).
     fn for_each_entry(&self, session: &str, f: &mut EntryVisitor<'_>) -> Result<(), StoreError>;

@@ -7,6 +7,7 @@
 //! The same rows are read as by the full loader, so damage (malformed JSON, text that is not
 //! UTF-8, cycles, dangling parents) is found and reported the same way.
 
+use std::collections::HashMap;
 use std::sync::Arc;
 
 use super::access::{parse_session_data, SessionLoader, SessionRows, SessionScope, LOSSY_DATA};
@@ -99,24 +100,36 @@ pub fn fetch_full(
         .map(|row| Entry::parse(row.position, entry_id, &String::from_utf8_lossy(&row.data))))
 }
 
-/// The text preview a compact read keeping previews (`Previews::Keep`) gives the message
-/// `entry_id` at `position`: read by id and parsed as that read parses it, so a row drawn from
-/// a read that dropped its preview shows the same text. `None` when the row is gone, has moved,
-/// or is not a message.
-pub fn fetch_preview(
+/// A preview read for a row: `(entry id, position, text)`.
+pub type FetchedPreview = (String, i64, Option<Box<str>>);
+
+/// The text previews a compact read keeping them (`Previews::Keep`) gives the messages
+/// `wanted` (`(entry id, position)`), read in one go and parsed as that read parses them, so a row
+/// drawn from a read that dropped its preview shows the same text. Each comes back with `None`
+/// when its row is gone, has moved, or is not a message.
+pub fn fetch_previews(
     rows: &dyn SessionRows,
     key: &str,
-    entry_id: &str,
-    position: i64,
-) -> Result<Option<Box<str>>, StoreError> {
-    let Some(row) = rows.entry_by_id(key, entry_id)? else {
-        return Ok(None);
-    };
-    if row.position != position {
-        return Ok(None);
-    }
-    let (e, _) = parse_compact_previews(row.position, entry_id, &row.data, Previews::Keep);
-    Ok(e.message().map(|m| m.text().into_boxed_str()))
+    wanted: &[(String, i64)],
+) -> Result<Vec<FetchedPreview>, StoreError> {
+    let ids: Vec<&str> = wanted.iter().map(|(id, _)| id.as_str()).collect();
+    let mut found: HashMap<Vec<u8>, (i64, Option<Box<str>>)> = HashMap::new();
+    rows.entries_by_ids(key, &ids, &mut |id, position, data| {
+        let id_text = String::from_utf8_lossy(id);
+        let (e, _) = parse_compact_previews(position, &id_text, data, Previews::Keep);
+        let text = e.message().map(|m| m.text().into_boxed_str());
+        found.insert(id.to_vec(), (position, text));
+    })?;
+    Ok(wanted
+        .iter()
+        .map(|(id, position)| {
+            let text = match found.remove(id.as_bytes()) {
+                Some((p, text)) if p == *position => text,
+                _ => None,
+            };
+            (id.clone(), *position, text)
+        })
+        .collect())
 }
 
 /// The positions of session `key`'s entries whose stored JSON contains `needle`, in position

@@ -37,7 +37,9 @@ pub use crate::core::records::{SessionRecord, SessionScope, SubmissionBundle};
 pub use access::{EntryRow, EntryVisitor, SessionLoader, SessionRows};
 pub use audit_query::{AuditParam, AuditQuery};
 pub use backend::{open, open_writer, Backend, DbTarget};
-pub use compact_load::{fetch_full, fetch_preview, load_compact, search_positions, CompactLoader};
+pub use compact_load::{
+    fetch_full, fetch_previews, load_compact, search_positions, CompactLoader, FetchedPreview,
+};
 pub use error::{NotWritable, PgFailure, StoreError};
 pub use filter::RowFilter;
 pub use listing::ListQueries;

@@ -30,8 +30,8 @@ use crate::report::export::{self, ExportTarget};
 use crate::report::SubmissionReport;
 use crate::store::RowFilter;
 use crate::store::{
-    fetch_full, fetch_preview, load_compact, search_positions, ApplyError, AuditRecord, Backend,
-    CompactLoader, DbTarget, JournalWriter, SessionRows, StoreError, SubmissionBundle,
+    fetch_full, fetch_previews, load_compact, search_positions, ApplyError, AuditRecord, Backend,
+    CompactLoader, DbTarget, JournalWriter, SessionRows, SubmissionBundle,
 };
 
 #[derive(Debug, Clone)]
@@ -148,8 +148,7 @@ pub enum Response {
     },
 }
 
-/// A preview the worker read: `(entry id, position, text)`.
-pub type FetchedPreview = (String, i64, Option<Box<str>>);
+pub use crate::store::FetchedPreview;
 
 struct Cached {
     fingerprint: String,
@@ -347,14 +346,7 @@ impl Worker {
             }
             Request::Previews { session, entries } => {
                 let result = self.session_rows().and_then(|rows| {
-                    entries
-                        .into_iter()
-                        .map(|(id, position)| {
-                            let text = fetch_preview(rows, &session, &id, position)?;
-                            Ok((id, position, text))
-                        })
-                        .collect::<Result<Vec<_>, StoreError>>()
-                        .map_err(WorkerError::from)
+                    fetch_previews(rows, &session, &entries).map_err(WorkerError::from)
                 });
                 Some(Response::Previews { session, result })
             }

@@ -120,7 +120,7 @@ fn every_read_matches_sqlite_on_the_demo() {
 /// the same answers as SQLite's, and the scan's verdicts equal to a whole read's.
 #[test]
 fn lazy_reads_and_list_queries_match_sqlite_on_the_demo() {
-    use turnscope::store::{fetch_full, ListQueries, PathWalker};
+    use turnscope::store::{fetch_full, fetch_previews, ListQueries, PathWalker};
 
     let dir = tempfile::tempdir().unwrap();
     let path = dir.path().join("demo.db");
@@ -132,6 +132,7 @@ fn lazy_reads_and_list_queries_match_sqlite_on_the_demo() {
         let all = store.list_submissions(RowFilter::All, 0).unwrap();
         let mut walker = PathWalker::new(false);
         let mut ref_walker = PathWalker::new(false);
+        let mut previews_read = 0;
         for row in &all {
             let id = &row.submission_id;
             let whole = SubmissionReport::load(&reference, id, None, DEMO_NOW).unwrap();
@@ -165,8 +166,41 @@ fn lazy_reads_and_list_queries_match_sqlite_on_the_demo() {
                     assert_eq!(full.raw, want.raw, "{kind:?} {} {}", s.id, e.id);
                     assert!(!full.raw.is_empty());
                 }
+                // Their previews, read in one go, are what a read keeping them holds; an id
+                // that is not there, or a row that moved, has none.
+                let kept =
+                    SubmissionReport::load_compact(&reference, id, None, DEMO_NOW, Previews::Keep)
+                        .unwrap();
+                let kept = kept.bundle.session.as_ref().expect("the same session");
+                let mut wanted: Vec<(String, i64)> = s
+                    .entries
+                    .iter()
+                    .filter(|e| e.compact && e.message().is_some())
+                    .map(|e| (e.id.to_string(), e.position))
+                    .collect();
+                wanted.push(("no-such-entry".into(), 0));
+                if let Some((id, position)) = wanted.first().cloned() {
+                    wanted.push((id, position + 1_000));
+                }
+                let got = fetch_previews(rows, &s.id, &wanted).unwrap();
+                assert_eq!(got.len(), wanted.len(), "{kind:?}");
+                for ((id, position, text), (want_id, want_position)) in got.iter().zip(&wanted) {
+                    assert_eq!((id, position), (want_id, want_position));
+                    let want = kept
+                        .entries
+                        .iter()
+                        .find(|k| k.id == *id && k.position == *position)
+                        .and_then(|k| k.message())
+                        .map(|m| m.text());
+                    assert_eq!(text.as_deref(), want.as_deref(), "{kind:?} preview {id}");
+                    previews_read += usize::from(text.as_deref().is_some_and(|t| !t.is_empty()));
+                }
             }
         }
+        assert!(
+            previews_read > 20,
+            "{kind:?}: {previews_read} previews with text"
+        );
         // The list queries: each filter's SQL selects exactly the rows its Rust predicate accepts.
         for rows in RowFilter::all() {
             let got = store.submissions_where(rows, DEMO_NOW, None).unwrap();

@@ -6,7 +6,9 @@ use std::cell::RefCell;
 
 use postgres::GenericClient;
 
-use super::sessions::{entries_before, entries_in_order, entry_by_id, session_data};
+use super::sessions::{
+    entries_before, entries_by_ids, entries_in_order, entry_by_id, session_data,
+};
 use super::{pg_error, PgStore};
 use crate::store::{EntryRow, EntryVisitor, SessionRows, StoreError};
 
@@ -32,6 +34,17 @@ fn rows_entry_by_id<C: GenericClient>(
             data: data.into_bytes(),
         }),
     )
+}
+
+fn rows_by_ids<C: GenericClient>(
+    c: &mut C,
+    session: &str,
+    ids: &[&str],
+    f: &mut EntryVisitor<'_>,
+) -> Result<(), StoreError> {
+    entries_by_ids(c, session, ids, |id, pos, data| {
+        f(id.as_bytes(), pos, data.as_bytes())
+    })
 }
 
 fn rows_for_each<C: GenericClient>(
@@ -67,6 +80,15 @@ impl<C: GenericClient> SessionRows for TxRows<'_, C> {
         rows_entry_by_id(&mut **self.0.borrow_mut(), session, entry_id)
     }
 
+    fn entries_by_ids(
+        &self,
+        session: &str,
+        ids: &[&str],
+        f: &mut EntryVisitor<'_>,
+    ) -> Result<(), StoreError> {
+        rows_by_ids(&mut **self.0.borrow_mut(), session, ids, f)
+    }
+
     fn for_each_entry(&self, session: &str, f: &mut EntryVisitor<'_>) -> Result<(), StoreError> {
         rows_for_each(&mut **self.0.borrow_mut(), session, f)
     }
@@ -100,6 +122,15 @@ impl SessionRows for PgStore {
 
     fn entry_by_id(&self, session: &str, entry_id: &str) -> Result<Option<EntryRow>, StoreError> {
         rows_entry_by_id(&mut *self.conn()?, session, entry_id)
+    }
+
+    fn entries_by_ids(
+        &self,
+        session: &str,
+        ids: &[&str],
+        f: &mut EntryVisitor<'_>,
+    ) -> Result<(), StoreError> {
+        rows_by_ids(&mut *self.conn()?, session, ids, f)
     }
 
     fn for_each_entry(&self, session: &str, f: &mut EntryVisitor<'_>) -> Result<(), StoreError> {

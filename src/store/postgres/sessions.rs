@@ -48,6 +48,31 @@ pub fn entry_by_id<C: GenericClient>(
         }))
 }
 
+/// `(entry_id, position, data)` of the entries `ids`, in one query (found ones only, in no
+/// particular order).
+pub fn entries_by_ids<C: GenericClient>(
+    c: &mut C,
+    session: &str,
+    ids: &[&str],
+    mut each: impl FnMut(&str, i64, &str),
+) -> Result<(), StoreError> {
+    let rows = c
+        .query(
+            "SELECT entry_id, position::bigint, data FROM flue_session_entries
+             WHERE session_id = $1 AND entry_id = ANY($2)",
+            &[&session, &ids],
+        )
+        .map_err(|e| pg_error("reading session entries", &e))?;
+    for r in &rows {
+        each(
+            r.get::<_, Option<&str>>(0).unwrap_or_default(),
+            r.get::<_, Option<i64>>(1).unwrap_or(-1),
+            r.get::<_, Option<&str>>(2).unwrap_or_default(),
+        );
+    }
+    Ok(())
+}
+
 /// Stream `(entry_id, position, data)` of every entry in position order (served by
 /// `flue_session_entries_session_position_idx`), without holding them all at once; the slices
 /// borrow the row being read.
