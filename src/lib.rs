@@ -27,21 +27,37 @@ pub mod store;
 pub mod text;
 pub mod tui;
 
-/// Puts every thread on glibc's one main malloc arena. glibc gives each thread that allocates its
-/// own arena (up to eight per core), and pages freed in one are not reused by another: the read
-/// path's parse threads and the TUI's worker each grew one. Two arenas (the previous setting)
-/// already took the worst scenario from 154 to 137 MB, but left the whale open's resident peak
-/// bimodal, set by how the threads were scheduled (pinned to one CPU, 151–153 MiB in seven runs
-/// of eight). Measured with the scale bench's `whale_open` child on the 240,000-entry runtime
-/// whale, ten runs alternated: 131–148 MiB with two arenas (three of five above 140), 131–134 MiB
-/// with one, in the same time (631–824 ms against 717–811 ms); `show --json` and
-/// `list --expired --json` keep their time and peak (`farm-bench`, paired: 1.01× and 0.97×
-/// wall). The binary calls this first thing, and the bench's children do too, so they measure
-/// what the binary does. Elsewhere (not glibc) it does nothing.
+/// Caps glibc's malloc arenas at two for the whole process. glibc gives each thread that
+/// allocates its own arena (up to eight per core), and pages freed in one are not reused by
+/// another: the read path's parse threads and the TUI's worker each grow one. Measured with the
+/// scale bench's children (`ru_maxrss`, same build, `MALLOC_ARENA_MAX=2` against none): on the
+/// runtime profile the whale open goes from 143 to 125 MB and the refresh from 152 to 127 MB;
+/// on the session profile the whale open goes from 124 to 135 MB. One arena would remove the
+/// rest of that effect (see `release_freed_memory`) but costs the parse threads their
+/// parallelism: the 240,000-entry whale open took 12–13 % longer on both profiles
+/// (`farm-bench -n 8`, the bench's `whale_open` child). The binary calls this first thing, and
+/// the bench's children do too, so they measure what the binary does. Elsewhere (not glibc) it
+/// does nothing.
 pub fn limit_allocator_arenas() {
     #[cfg(all(target_os = "linux", target_env = "gnu"))]
     // SAFETY: mallopt only sets an allocator parameter; called before any other thread starts.
     unsafe {
-        libc::mallopt(libc::M_ARENA_MAX, 1);
+        libc::mallopt(libc::M_ARENA_MAX, 2);
+    }
+}
+
+/// Gives the pages of freed memory back to the system (glibc's `malloc_trim`), after a read of
+/// a big session was dropped. Freed pages stay resident in the arena of the thread that freed
+/// them; when the next big read's threads allocate from the other arena, both are resident. The
+/// TUI's list verdicts read the whale's path and drop it, then opening the whale reads it again:
+/// its resident peak was 131–148 MiB run to run at 240,000 entries (set by which arena each
+/// parse thread was given), 129–134 MiB with this after the verdict, in the same time
+/// (`farm-bench -n 8`, the bench's `whale_open` child, 0.996×). Elsewhere (not glibc) it does
+/// nothing.
+pub fn release_freed_memory() {
+    #[cfg(all(target_os = "linux", target_env = "gnu"))]
+    // SAFETY: malloc_trim only returns free pages to the system; any thread may call it.
+    unsafe {
+        libc::malloc_trim(0);
     }
 }

@@ -16,6 +16,10 @@ use crate::core::rows::{JournalRow, SubmissionRow};
 use crate::report::SubmissionReport;
 use crate::store::{Backend, PathWalker, StoreError};
 
+/// A verdict whose read held at least this many entries gives their pages back when it drops
+/// them (`crate::release_freed_memory`): a whale's, not the thousands of short sessions'.
+const RELEASE_AFTER_ENTRIES: usize = 20_000;
+
 /// How long one background step may run before the worker looks for requests again.
 pub const STEP_BUDGET: Duration = Duration::from_millis(40);
 
@@ -221,18 +225,24 @@ impl Verdicts {
                 return Ok((!job.validated).then(|| c.item(self.now_ms)));
             }
         }
-        // The CLI list's scan: only the active path from the input to the leaf is read (whole
-        // sessions would cost seconds and gigabytes on a production journal).
-        let mut walker = PathWalker::new(context_window.is_some());
-        let r = SubmissionReport::scan(store, id, &mut walker, context_window, self.now_ms)?;
-        let c = Cached {
-            fingerprint: fp,
-            // The row of the refresh, so the next refresh's comparison is like for like.
-            row: job.row.clone(),
-            journal: r.bundle.journal.clone(),
-            entry_count: r.bundle.session.as_ref().map(|s| s.entries.len()),
-            inspection: r.inspection,
+        let c = {
+            // The CLI list's scan: only the active path from the input to the leaf is read
+            // (whole sessions would cost seconds and gigabytes on a production journal).
+            let mut walker = PathWalker::new(context_window.is_some());
+            let r = SubmissionReport::scan(store, id, &mut walker, context_window, self.now_ms)?;
+            Cached {
+                fingerprint: fp,
+                // The row of the refresh, so the next refresh's comparison is like for like.
+                row: job.row.clone(),
+                journal: r.bundle.journal.clone(),
+                entry_count: r.bundle.session.as_ref().map(|s| s.entries.len()),
+                inspection: r.inspection,
+            }
+            // The read is dropped here.
         };
+        if c.entry_count.unwrap_or(0) >= RELEASE_AFTER_ENTRIES {
+            crate::release_freed_memory();
+        }
         let item = c.item(self.now_ms);
         self.cache.insert(id.clone(), c);
         Ok(Some(item))
