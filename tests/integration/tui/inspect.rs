@@ -392,33 +392,38 @@ fn tree_rows_read_their_text_when_drawn() {
     assert!(h.previews_held() > held);
 }
 
+/// Sets the text of the tool result `back` results before the session's last to `text`; its id.
+fn set_tool_result_text(db: &Path, back: usize, text: &str) -> String {
+    let conn = rusqlite::Connection::open(db).unwrap();
+    let id: String = conn
+        .query_row(
+            "SELECT entry_id FROM flue_session_entries \
+             WHERE json_extract(data, '$.message.role') = 'toolResult' \
+             ORDER BY position DESC LIMIT 1 OFFSET ?1",
+            [back as i64],
+            |r| r.get(0),
+        )
+        .unwrap();
+    conn.execute(
+        "UPDATE flue_session_entries SET data = json_set(data, '$.message.content[0].text', ?1) \
+         WHERE entry_id = ?2",
+        (text, &id),
+    )
+    .unwrap();
+    id
+}
+
 /// The text search reads the session's stored JSON through the worker: a word past what a row
 /// shows (and past anything the tree holds) is found, and so is a tool name the tree holds.
 #[test]
 fn search_finds_text_past_what_the_tree_holds() {
     let dir = tempfile::tempdir().unwrap();
     let (db, mut h) = synthetic(dir.path(), 200, (160, 48));
-    let conn = rusqlite::Connection::open(&db).unwrap();
-    let id: String = conn
-        .query_row(
-            "SELECT entry_id FROM flue_session_entries \
-             WHERE json_extract(data, '$.message.role') = 'toolResult' \
-             ORDER BY position DESC LIMIT 1 OFFSET 3",
-            [],
-            |r| r.get(0),
-        )
-        .unwrap();
     let long = format!(
         "{} and then the Zebra-Crossing check failed",
         "x".repeat(400)
     );
-    conn.execute(
-        "UPDATE flue_session_entries SET data = json_set(data, '$.message.content[0].text', ?1) \
-         WHERE entry_id = ?2",
-        (&long, &id),
-    )
-    .unwrap();
-    drop(conn);
+    let id = set_tool_result_text(&db, 3, &long);
     h.press("<Enter>/zebra-crossing");
     assert_eq!(h.search(), ("zebra-crossing".to_string(), 1));
     h.press("<Enter>");
@@ -427,22 +432,8 @@ fn search_finds_text_past_what_the_tree_holds() {
     assert!(full.expect("its body").raw.contains("Zebra-Crossing"));
     assert!(h.detail_text().contains("Zebra-Crossing"));
     // A refresh that reads the session again (it was saved since) searches it again.
+    set_tool_result_text(&db, 6, &long);
     let conn = rusqlite::Connection::open(&db).unwrap();
-    let second: String = conn
-        .query_row(
-            "SELECT entry_id FROM flue_session_entries \
-             WHERE json_extract(data, '$.message.role') = 'toolResult' \
-             ORDER BY position DESC LIMIT 1 OFFSET 6",
-            [],
-            |r| r.get(0),
-        )
-        .unwrap();
-    conn.execute(
-        "UPDATE flue_session_entries SET data = json_set(data, '$.message.content[0].text', ?1) \
-         WHERE entry_id = ?2",
-        (&long, &second),
-    )
-    .unwrap();
     conn.execute(
         "UPDATE flue_sessions SET data = json_set(data, '$.updatedAt', 'saved again')",
         [],
