@@ -17,7 +17,7 @@ use compact_str::CompactString;
 use serde_json::Value;
 
 use super::compact_de::{parse_top, Content, Msg, Top};
-use super::compact_scan::scan_top;
+use super::compact_scan::scan_top_previews;
 use super::entry::{
     js_to_string, CompactFields, CompactRest, Compaction, Entry, EntryBody, JsKey, KeptValue,
     Markers, Message, MessageForm, RareFields, Role,
@@ -67,7 +67,7 @@ pub fn parse_compact_previews(
 ) -> (Entry, bool) {
     // The byte scanner reads the common case straight from the bytes, checking their UTF-8 as it
     // goes; what it declines, the serde visitors decide (after the whole row's UTF-8 check).
-    if let Some(top) = scan_top(data) {
+    if let Some(top) = scan_top_previews(data, previews) {
         return (
             compact_entry(position, entry_id, data, top, previews),
             false,

@@ -324,7 +324,7 @@ mod tests {
     use super::skeleton_parse;
     use crate::core::compact::{parse_compact_checked, parse_compact_with, Previews};
     use crate::core::compact_de::parse_top;
-    use crate::core::compact_scan::scan_top;
+    use crate::core::compact_scan::{scan_top, scan_top_previews};
 
     /// An object's text from (key, value text) pairs: keys may repeat, as a damaged row's can.
     fn object(pairs: Vec<(&str, String)>) -> String {
@@ -473,6 +473,12 @@ mod tests {
             prop_assert_eq!(format!("{direct:?}"), format!("{skeleton:?}"), "{}", raw);
             // And the row was the scanner's to read, not left to the serde visitors.
             prop_assert_eq!(scan_top(raw.as_bytes()).is_some(), parse_top(&raw).is_some(), "{}", raw);
+            // A scan that does not build previews takes the same rows.
+            prop_assert_eq!(
+                scan_top_previews(raw.as_bytes(), Previews::Drop).is_some(),
+                scan_top(raw.as_bytes()).is_some(),
+                "{}", raw
+            );
         }
 
         /// Damaged rows (a byte inserted, removed or the text cut short): the byte scanner gives
@@ -507,6 +513,11 @@ mod tests {
                 parse_compact_with(4, "col", damaged.as_bytes(), parse_top, Previews::Keep),
             );
             prop_assert_eq!(format!("{scanned:?}"), format!("{serde:?}"), "{}", damaged);
+            prop_assert_eq!(
+                scan_top_previews(damaged.as_bytes(), Previews::Drop).is_some(),
+                scan_top(damaged.as_bytes()).is_some(),
+                "{}", damaged
+            );
         }
 
         /// Rows that are not UTF-8 (a byte sequence no character has, put anywhere): the entry

@@ -14,10 +14,11 @@
 use compact_str::CompactString;
 use serde_json::Value;
 
+use super::compact::Previews;
 use super::compact_de::{
     parse_usage, summary_preview, Block, BlockFold, Content, Msg, StrValue, Top,
 };
-use super::preview::{preview, raw_preview};
+use super::preview::{preview, raw_preview, raw_preview_reads};
 
 /// Deepest nesting the scanner reads (the entry object is 1); deeper rows go to serde.
 const MAX_DEPTH: usize = 100;
@@ -26,8 +27,19 @@ const MAX_DEPTH: usize = 100;
 /// (`compact_de::parse_top`). A row it takes is valid UTF-8: every byte outside a string must be
 /// ASCII JSON syntax, and `plain_end` checks each character inside one, so the caller needs no
 /// separate pass over the row (it cost the list walk 6 % of its time).
+#[cfg(test)]
 pub(super) fn scan_top(bytes: &[u8]) -> Option<Top> {
-    let mut s = Scan { b: bytes, i: 0 };
+    scan_top_previews(bytes, Previews::Keep)
+}
+
+/// `scan_top`, building text previews only when `previews` keeps them: the rows it takes and
+/// declines are the same either way (`raw_preview_reads`).
+pub(super) fn scan_top_previews(bytes: &[u8], previews: Previews) -> Option<Top> {
+    let mut s = Scan {
+        b: bytes,
+        i: 0,
+        keep_previews: previews == Previews::Keep,
+    };
     s.ws();
     if s.peek()? != b'{' {
         return None;
@@ -58,6 +70,8 @@ pub(super) fn scan_top(bytes: &[u8]) -> Option<Top> {
 struct Scan<'a> {
     b: &'a [u8],
     i: usize,
+    /// Text previews are built (`Previews::Keep`); otherwise only checked as building them would.
+    keep_previews: bool,
 }
 
 impl<'a> Scan<'a> {
@@ -322,6 +336,13 @@ impl<'a> Scan<'a> {
             b'"' => {
                 let start = self.i;
                 let (s, escaped) = self.string()?;
+                if !self.keep_previews {
+                    // Only a `\u` escape can still fail the parse below.
+                    if escaped && s.contains("\\u") {
+                        serde_json::from_str::<String>(self.text(start, self.i)).ok()?;
+                    }
+                    return Some(Content::Text(String::new()));
+                }
                 let text = if escaped {
                     preview(&serde_json::from_str::<String>(self.text(start, self.i)).ok()?)
                 } else {
@@ -349,6 +370,19 @@ impl<'a> Scan<'a> {
                 "type" => b.block_type = Some(s.kept(d)?),
                 "id" => b.id = Some(s.kept(d)?),
                 "name" => b.name = Some(s.kept(d)?),
+                "text" if !s.keep_previews => {
+                    let start = s.i;
+                    let raw = match s.peek()? {
+                        b'"' => match s.string()? {
+                            (_, false) => None,
+                            (_, true) => Some(s.text(start, s.i)),
+                        },
+                        _ => Some(s.raw(d)?),
+                    };
+                    if raw.is_some_and(|raw| !raw_preview_reads(raw)) {
+                        return None;
+                    }
+                }
                 "text" => {
                     let start = s.i;
                     b.text = Some(match s.peek()? {
@@ -511,6 +545,37 @@ mod tests {
         }
         // An escaped key is fine where keys are not read.
         assert!(scan_top(br#"{"details":{"\u0074":1}}"#).is_some());
+    }
+
+    /// A scan that drops previews takes and declines exactly the rows a scan building them does:
+    /// a lone surrogate escape fails a preview only inside the part the preview reads, in a
+    /// text block, and anywhere in a string content.
+    #[test]
+    fn dropping_previews_takes_the_same_rows() {
+        let long = "x".repeat(2000);
+        let rows = [
+            r#"{"type":"message","message":{"role":"toolResult","content":[{"type":"text","text":"a\ud800b"}]}}"#.to_string(),
+            r#"{"type":"message","message":{"role":"toolResult","content":[{"type":"text","text":"a\ud83d\ude00b\n"}]}}"#.to_string(),
+            format!(r#"{{"type":"message","message":{{"role":"toolResult","content":[{{"type":"text","text":"{long}\ud800"}}]}}}}"#),
+            r#"{"type":"message","message":{"role":"user","content":"a\ud800"}}"#.to_string(),
+            format!(r#"{{"type":"message","message":{{"role":"user","content":"{long}\ud800"}}}}"#),
+            r#"{"type":"message","message":{"role":"user","content":"a\nb"}}"#.to_string(),
+            r#"{"type":"message","message":{"role":"user","content":[{"type":"text","text":1e999}]}}"#.to_string(),
+            r#"{"type":"message","message":{"role":"user","content":[{"type":"text","text":[1,{"a":2}]}]}}"#.to_string(),
+        ];
+        let mut declined = 0;
+        for row in &rows {
+            let keep = scan_top(row.as_bytes()).is_some();
+            declined += usize::from(!keep);
+            assert_eq!(
+                scan_top_previews(row.as_bytes(), Previews::Drop).is_some(),
+                keep,
+                "{row}"
+            );
+        }
+        // The cases include rows the preview declines (the lone surrogates it reads, the number
+        // out of range), not only rows both take.
+        assert!(declined >= 3, "{declined} declined");
     }
 
     #[test]

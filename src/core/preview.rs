@@ -19,12 +19,7 @@ pub(crate) fn raw_preview(raw: &str) -> Result<Value, serde_json::Error> {
     // the part read below, the preview is the first PREVIEW_CHARS characters, found by counting
     // them: a few hundred bytes parsed instead of up to `limit` (tool results are mostly short,
     // and were parsed whole).
-    // The span ends on a character boundary at or before `limit`, as the cut below does.
-    let mut end = raw.len().min(limit);
-    while !raw.is_char_boundary(end) {
-        end -= 1;
-    }
-    if !raw[..end].contains("\\u") {
+    if !escapes_u_in_head(raw) {
         return Ok(Value::String(head_preview(raw)));
     }
     if raw.len() > limit {
@@ -53,6 +48,28 @@ pub(crate) fn raw_preview(raw: &str) -> Result<Value, serde_json::Error> {
     }
     let s: String = serde_json::from_str(raw)?;
     Ok(Value::String(preview(&s)))
+}
+
+/// Whether the part of the checked JSON string `raw` that `raw_preview` reads holds a `\u`
+/// escape (the only thing there that can still fail to parse).
+fn escapes_u_in_head(raw: &str) -> bool {
+    // Up to 12 bytes per character (a surrogate pair of escapes): this prefix holds the preview.
+    // The span ends on a character boundary at or before the limit, as `raw_preview`'s cut does.
+    let mut end = raw.len().min(PREVIEW_CHARS * 12 + 2);
+    while !raw.is_char_boundary(end) {
+        end -= 1;
+    }
+    raw[..end].contains("\\u")
+}
+
+/// Whether `raw_preview(raw)` succeeds, without building the preview where that can be known
+/// without it: what a read that drops previews still checks, so that it takes and declines the
+/// same rows as one keeping them.
+pub(crate) fn raw_preview_reads(raw: &str) -> bool {
+    if raw.starts_with('"') && !escapes_u_in_head(raw) {
+        return true;
+    }
+    raw_preview(raw).is_ok()
 }
 
 /// The first `PREVIEW_CHARS` characters of the checked JSON string `raw`, which has no `\u`

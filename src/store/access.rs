@@ -62,6 +62,49 @@ pub trait SessionRows {
         limit: usize,
         f: &mut EntryVisitor<'_>,
     ) -> Result<(), StoreError>;
+
+    /// `session` split into two halves to be read at once, the later one through
+    /// [`Split::later`] on another thread, from this reader's snapshot; `None` where the backend
+    /// cannot share its snapshot, or the session is small.
+    fn split(&self, _session: &str) -> Result<Option<Split<'_>>, StoreError> {
+        Ok(None)
+    }
+    /// Every entry of `session` whose position is below `to`, in position order (the first half
+    /// of a [`Split`]).
+    fn for_each_entry_below(
+        &self,
+        session: &str,
+        to: i64,
+        f: &mut EntryVisitor<'_>,
+    ) -> Result<(), StoreError> {
+        self.for_each_entry(session, &mut |id, position, data| {
+            if position < to {
+                f(id, position, data);
+            }
+        })
+    }
+}
+
+/// The later half of a split session, read on another thread (`SessionRows::split`).
+pub trait PartRows {
+    /// Every entry of `session` whose position is at least `from`, in position order.
+    fn for_each_entry_from(
+        &self,
+        session: &str,
+        from: i64,
+        f: &mut EntryVisitor<'_>,
+    ) -> Result<(), StoreError>;
+}
+
+/// A session split in two at a position, both halves from the same snapshot.
+pub struct Split<'a> {
+    /// The later half's first position: the first half is every entry below it.
+    pub at: i64,
+    /// Entries in the first half.
+    pub first_len: usize,
+    /// Entries in both.
+    pub len: usize,
+    pub later: &'a (dyn PartRows + Sync),
 }
 
 /// Reads a submission's session through `SessionRows` (a backend calls it inside its snapshot).

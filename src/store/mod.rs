@@ -25,6 +25,7 @@ mod prefix;
 mod sessions;
 mod sqlite;
 mod sqlite_listing;
+mod sqlite_peer;
 mod sqlite_traits;
 mod traits;
 mod walk;
@@ -34,7 +35,7 @@ pub(crate) mod write_rows;
 pub(crate) mod write_undo;
 
 pub use crate::core::records::{SessionRecord, SessionScope, SubmissionBundle};
-pub use access::{EntryRow, EntryVisitor, SessionLoader, SessionRows};
+pub use access::{EntryRow, EntryVisitor, PartRows, SessionLoader, SessionRows, Split};
 pub use audit_query::{AuditParam, AuditQuery};
 pub use backend::{open, open_writer, Backend, DbTarget};
 pub use compact_load::{

@@ -7,7 +7,7 @@ use std::collections::{BTreeMap, HashMap};
 use std::mem::MaybeUninit;
 use std::sync::{mpsc, Arc};
 
-use super::access::{lossy_entry, SessionRows};
+use super::access::{lossy_entry, SessionRows, Split};
 use super::StoreError;
 use crate::core::compact::{parse_compact_previews, Previews};
 use crate::core::entry::Entry;
@@ -78,15 +78,24 @@ impl Batch {
 
 type Parsed = Vec<(Entry, bool, Option<String>)>;
 
+/// One row parsed: the entry, whether its id or data was not UTF-8, and its `entry_id` column
+/// when that is not the entry's `data.id`.
+fn parse_one(
+    id: &[u8],
+    position: i64,
+    data: &[u8],
+    previews: Previews,
+) -> (Entry, bool, Option<String>) {
+    let id_text = String::from_utf8_lossy(id);
+    let (e, data_lossy) = parse_compact_previews(position, &id_text, data, previews);
+    let lossy = data_lossy || std::str::from_utf8(id).is_err();
+    let column = (e.id != id_text).then(|| id_text.into_owned());
+    (e, lossy, column)
+}
+
 fn parse_batch(b: &Batch, previews: Previews) -> Parsed {
     b.rows(0, b.len())
-        .map(|(id, position, data)| {
-            let id_text = String::from_utf8_lossy(id);
-            let (e, data_lossy) = parse_compact_previews(position, &id_text, data, previews);
-            let lossy = data_lossy || std::str::from_utf8(id).is_err();
-            let column = (e.id != id_text).then(|| id_text.into_owned());
-            (e, lossy, column)
-        })
+        .map(|(id, position, data)| parse_one(id, position, data, previews))
         .collect()
 }
 
@@ -191,6 +200,9 @@ pub(super) fn parse_rows(
     key: &str,
     previews: Previews,
 ) -> Result<ParsedRows, StoreError> {
+    if let Some(split) = rows.split(key)? {
+        return parse_split(rows, key, previews, split);
+    }
     let mut out = Gathered::new(rows.entry_count(key)?);
     let mut count = 0usize;
     let read = std::thread::scope(|scope| {
@@ -285,6 +297,147 @@ pub(super) fn parse_rows(
         });
     }
     Ok(parsed)
+}
+
+/// One half of a split read: the rows parsed straight into their part of the session's slice.
+struct Fill<'s> {
+    slots: &'s mut [MaybeUninit<Entry>],
+    /// Slots written, from the first.
+    filled: usize,
+    /// Rows read (more than `filled` when the half had more rows than counted).
+    read: usize,
+    /// The index in the whole session of this half's first row.
+    base: usize,
+    previews: Previews,
+    column_ids: Vec<(usize, String)>,
+    lossy: Vec<String>,
+}
+
+impl<'s> Fill<'s> {
+    fn new(slots: &'s mut [MaybeUninit<Entry>], base: usize, previews: Previews) -> Fill<'s> {
+        Fill {
+            slots,
+            filled: 0,
+            read: 0,
+            base,
+            previews,
+            column_ids: Vec::new(),
+            lossy: Vec::new(),
+        }
+    }
+
+    fn push(&mut self, id: &[u8], position: i64, data: &[u8]) {
+        let (e, lossy, column) = parse_one(id, position, data, self.previews);
+        if lossy {
+            self.lossy.push(lossy_entry(&e.id, e.position));
+        }
+        if let Some(c) = column {
+            self.column_ids.push((self.base + self.read, c));
+        }
+        self.read += 1;
+        if let Some(slot) = self.slots.get_mut(self.filled) {
+            slot.write(e);
+            self.filled += 1;
+        }
+    }
+
+    /// Every slot written, by exactly as many rows: the slots are then the caller's (`Drop` no
+    /// longer drops them).
+    fn complete(&mut self) -> bool {
+        let done = self.filled == self.slots.len() && self.read == self.filled;
+        if done {
+            self.filled = 0;
+        }
+        done
+    }
+}
+
+impl Drop for Fill<'_> {
+    /// A half that is not handed over (an error, a count that was wrong, a panic on its thread)
+    /// drops the entries it wrote.
+    fn drop(&mut self) {
+        for slot in &mut self.slots[..self.filled] {
+            // SAFETY: the slots before `filled` were written, and nothing reads them after this.
+            unsafe { slot.assume_init_drop() };
+        }
+    }
+}
+
+/// Read and parse the two halves of a split session at once, this thread reading the first on
+/// the backend's connection and another the later one on its second, each row parsed where it
+/// is read into the session's one slice.
+fn parse_split(
+    rows: &dyn SessionRows,
+    key: &str,
+    previews: Previews,
+    split: Split<'_>,
+) -> Result<ParsedRows, StoreError> {
+    let mut slots: Arc<[MaybeUninit<Entry>]> = Arc::new_uninit_slice(split.len);
+    let (column_ids, lossy) = fill_halves(
+        Arc::get_mut(&mut slots).expect("a new slice is not shared"),
+        rows,
+        key,
+        previews,
+        &split,
+    )?;
+    // SAFETY: both halves are complete: every slot of the slice was written once, and the halves
+    // (the only borrows of it) are gone.
+    let entries = unsafe { slots.assume_init() };
+    Ok(ParsedRows {
+        entries,
+        column_ids,
+        lossy,
+    })
+}
+
+/// Fill `all` with the split session's rows, both halves at once; the column ids and problem
+/// lines when every slot was written, each by one row. Otherwise nothing is left in `all`.
+fn fill_halves(
+    all: &mut [MaybeUninit<Entry>],
+    rows: &dyn SessionRows,
+    key: &str,
+    previews: Previews,
+    split: &Split<'_>,
+) -> Result<(HashMap<usize, String>, Vec<String>), StoreError> {
+    let (first, later) = all.split_at_mut(split.first_len.min(split.len));
+    let later_part = split.later;
+    let ((mut a, read_a), joined) = std::thread::scope(|scope| {
+        let other = scope.spawn(move || {
+            let mut fill = Fill::new(later, split.first_len, previews);
+            let read = later_part.for_each_entry_from(key, split.at, &mut |id, position, data| {
+                fill.push(id, position, data)
+            });
+            (fill, read)
+        });
+        let mut fill = Fill::new(first, 0, previews);
+        let read = rows.for_each_entry_below(key, split.at, &mut |id, position, data| {
+            fill.push(id, position, data)
+        });
+        ((fill, read), other.join())
+    });
+    let Ok((mut b, read_b)) = joined else {
+        return Err(StoreError::Sqlite {
+            context: "parsing session entries".into(),
+            detail: "the thread reading the later half stopped".into(),
+        });
+    };
+    read_a?;
+    read_b?;
+    let (read, len) = (a.read + b.read, split.len);
+    if !(a.complete() && b.complete()) {
+        return Err(StoreError::Sqlite {
+            context: "parsing session entries".into(),
+            detail: format!("{read} rows were read where {len} were counted"),
+        });
+    }
+    let column_ids = a
+        .column_ids
+        .drain(..)
+        .chain(b.column_ids.drain(..))
+        .collect();
+    let mut lossy = std::mem::take(&mut a.lossy);
+    lossy.append(&mut b.lossy);
+    Ok((column_ids, lossy))
 }
 
 #[cfg(test)]

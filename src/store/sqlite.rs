@@ -8,9 +8,12 @@ use std::time::Duration;
 use rusqlite::types::ValueRef;
 use rusqlite::{Connection, OpenFlags, OptionalExtension, Row};
 
-use super::access::{parse_session_data, EntryRow, EntryVisitor, SessionLoader, SessionRows};
+use super::access::{
+    parse_session_data, EntryRow, EntryVisitor, SessionLoader, SessionRows, Split,
+};
 use super::parse::{opt_int, opt_text, text_of};
 use super::prefix::{find_by_prefix, Lookup};
+use super::sqlite_peer::{visit_entries, Peer, SPLIT_FROM};
 use super::{
     JournalStore, ListQueries, RowFilter, SchemaInfo, SessionRecord, StoreError, SubmissionBundle,
     Variant,
@@ -19,6 +22,10 @@ use crate::core::entry::Entry;
 use crate::core::records::{event_stream_path, terminal_event_key, EventStore, EventStream};
 use crate::core::rows::{JournalRow, SubmissionRow};
 use crate::core::status::{JournalPhase, SubmissionStatus};
+
+const READ_FLAGS: OpenFlags = OpenFlags::SQLITE_OPEN_READ_ONLY
+    .union(OpenFlags::SQLITE_OPEN_NO_MUTEX)
+    .union(OpenFlags::SQLITE_OPEN_URI);
 
 pub struct SqliteStore {
     conn: Connection,
@@ -30,6 +37,8 @@ pub struct SqliteStore {
     tables: Vec<String>,
     /// Inside `in_snapshot`: bundles are read in its transaction instead of one of their own.
     in_snapshot: Cell<bool>,
+    /// The second connection a big session's later half is read on (`sqlite_peer`).
+    peer: Peer,
     /// How this database keys its events (built-in keys table, libsql `event_key` column).
     event_store: EventStore,
 }
@@ -54,13 +63,11 @@ impl SqliteStore {
         // Looked at before opening, which creates an empty -wal beside a WAL database (so a
         // second look finds an empty one where the first found none).
         let wal_absent = std::fs::metadata(sibling(path, "-wal")).map_or(true, |m| m.len() == 0);
-        let flags = OpenFlags::SQLITE_OPEN_READ_ONLY
-            | OpenFlags::SQLITE_OPEN_NO_MUTEX
-            | OpenFlags::SQLITE_OPEN_URI;
-        let conn = Connection::open_with_flags(path, flags).map_err(|e| StoreError::NotSqlite {
-            path: path.to_path_buf(),
-            detail: e.to_string(),
-        })?;
+        let conn =
+            Connection::open_with_flags(path, READ_FLAGS).map_err(|e| StoreError::NotSqlite {
+                path: path.to_path_buf(),
+                detail: e.to_string(),
+            })?;
         // The runtime's own busy timeout is 0; ours only affects our reads.
         conn.busy_timeout(Duration::from_millis(1500))
             .map_err(|e| StoreError::sqlite("setting the busy timeout", e))?;
@@ -81,6 +88,7 @@ impl SqliteStore {
             submission_columns,
             tables,
             in_snapshot: Cell::new(false),
+            peer: Peer::default(),
             event_store,
         })
     }
@@ -373,13 +381,11 @@ impl JournalStore for SqliteStore {
         if self.in_snapshot.get() {
             return f();
         }
-        self.conn
-            .execute_batch("BEGIN")
-            .map_err(|e| StoreError::sqlite("starting a read snapshot", e))?;
+        self.begin_read()?;
         self.in_snapshot.set(true);
         let result = f();
         self.in_snapshot.set(false);
-        let _ = self.conn.execute_batch("COMMIT");
+        self.end_read();
         result
     }
 }
@@ -388,6 +394,20 @@ type SessionRead<'a> =
     dyn FnMut(&SqliteStore, &SubmissionRow) -> Result<Option<SessionRecord>, StoreError> + 'a;
 
 impl SqliteStore {
+    /// Begin the read transaction a snapshot is read in (the peer notes where it began).
+    fn begin_read(&self) -> Result<(), StoreError> {
+        self.peer.before_begin(&self.path, READ_FLAGS);
+        self.conn
+            .execute_batch("BEGIN")
+            .map_err(|e| StoreError::sqlite("starting a read snapshot", e))
+    }
+
+    /// End the read transaction, and any read of the peer's in it.
+    fn end_read(&self) {
+        let _ = self.conn.execute_batch("COMMIT");
+        self.peer.after_end();
+    }
+
     /// The row, journal, session (read by `session`) and chunks from one read snapshot.
     fn bundle_in_snapshot(
         &self,
@@ -396,9 +416,7 @@ impl SqliteStore {
     ) -> Result<SubmissionBundle, StoreError> {
         let own = !self.in_snapshot.get();
         if own {
-            self.conn
-                .execute_batch("BEGIN")
-                .map_err(|e| StoreError::sqlite("starting a read snapshot", e))?;
+            self.begin_read()?;
         }
         let result = (|| {
             let row = self
@@ -425,7 +443,7 @@ impl SqliteStore {
             })
         })();
         if own {
-            let _ = self.conn.execute_batch("COMMIT");
+            self.end_read();
         }
         result
     }
@@ -470,33 +488,18 @@ impl SessionRows for SqliteStore {
         limit: usize,
         f: &mut EntryVisitor<'_>,
     ) -> Result<(), StoreError> {
-        let err = |e| StoreError::sqlite("reading session entries", e);
         let mut stmt = self
             .conn
             .prepare_cached(
                 "SELECT entry_id, position, data FROM flue_session_entries
                  WHERE session_id = ?1 AND position < ?2 ORDER BY position DESC LIMIT ?3",
             )
-            .map_err(err)?;
-        let mut rows = stmt
-            .query(rusqlite::params![session, below, limit as i64])
-            .map_err(err)?;
-        // One buffer for every row's id, as `for_each_entry` does (a copy a row was an
-        // allocation a row on a whale's walk).
-        let mut id = Vec::new();
-        while let Some(r) = rows.next().map_err(err)? {
-            let pos = r.get::<_, Option<i64>>(1).unwrap_or(None).unwrap_or(-1);
-            id.clear();
-            match r.get_ref(0).map_err(err)? {
-                ValueRef::Text(t) | ValueRef::Blob(t) => id.extend_from_slice(t),
-                other => id.extend_from_slice(text_of(other).as_bytes()),
-            }
-            match r.get_ref(2).map_err(err)? {
-                ValueRef::Text(t) | ValueRef::Blob(t) => f(&id, pos, t),
-                other => f(&id, pos, text_of(other).as_bytes()),
-            }
-        }
-        Ok(())
+            .map_err(|e| StoreError::sqlite("reading session entries", e))?;
+        visit_entries(
+            &mut stmt,
+            rusqlite::params![session, below, limit as i64],
+            f,
+        )
     }
 
     fn entry_count(&self, session: &str) -> Result<Option<usize>, StoreError> {
@@ -515,33 +518,84 @@ impl SessionRows for SqliteStore {
                 "SELECT entry_id, position, data FROM flue_session_entries WHERE session_id = ?1 ORDER BY position",
             )
             .map_err(|e| StoreError::sqlite("reading session entries", e))?;
-        let mut rows = stmt
-            .query([session])
-            .map_err(|e| StoreError::sqlite("reading session entries", e))?;
-        let mut id = Vec::new();
-        while let Some(r) = rows
-            .next()
-            .map_err(|e| StoreError::sqlite("reading session entries", e))?
-        {
-            let pos = r.get::<_, Option<i64>>(1).unwrap_or(None).unwrap_or(-1);
-            let read = |i: usize, buf: &mut Vec<u8>| -> rusqlite::Result<()> {
-                buf.clear();
-                match r.get_ref(i)? {
-                    ValueRef::Text(t) | ValueRef::Blob(t) => buf.extend_from_slice(t),
-                    other => buf.extend_from_slice(text_of(other).as_bytes()),
-                }
-                Ok(())
-            };
-            // Text and blob columns are passed as stored; the data slice borrows SQLite's buffer.
-            read(0, &mut id).map_err(|e| StoreError::sqlite("reading session entries", e))?;
-            match r.get_ref(2) {
-                Ok(ValueRef::Text(t) | ValueRef::Blob(t)) => f(&id, pos, t),
-                Ok(other) => f(&id, pos, text_of(other).as_bytes()),
-                Err(e) => return Err(StoreError::sqlite("reading session entries", e)),
-            }
-        }
-        Ok(())
+        visit_entries(&mut stmt, [session], f)
     }
+
+    fn for_each_entry_below(
+        &self,
+        session: &str,
+        to: i64,
+        f: &mut EntryVisitor<'_>,
+    ) -> Result<(), StoreError> {
+        let mut stmt = self
+            .conn
+            .prepare_cached(
+                "SELECT entry_id, position, data FROM flue_session_entries
+                 WHERE session_id = ?1 AND position < ?2 ORDER BY position",
+            )
+            .map_err(|e| StoreError::sqlite("reading session entries", e))?;
+        visit_entries(&mut stmt, rusqlite::params![session, to], f)
+    }
+
+    fn split(&self, session: &str) -> Result<Option<Split<'_>>, StoreError> {
+        // Only inside this store's read transaction: its snapshot is what the peer must share.
+        if self.conn.is_autocommit() {
+            return Ok(None);
+        }
+        let Some(len) = self.entry_count(session)?.filter(|&n| n >= SPLIT_FROM) else {
+            return Ok(None);
+        };
+        let Some((at, first_len)) = split_point(&self.conn, session, len)
+            .map_err(|e| StoreError::sqlite("splitting a session's entries", e))?
+        else {
+            return Ok(None);
+        };
+        Ok(self.peer.join_snapshot().map(|later| Split {
+            at,
+            first_len,
+            len,
+            later,
+        }))
+    }
+}
+
+/// The position at which `session`'s `len` entries split into two halves, and the first half's
+/// length; `None` when a position is not a number (NULL sorts first, text and blobs last, and
+/// the halves' range conditions would leave them out).
+fn split_point(
+    conn: &Connection,
+    session: &str,
+    len: usize,
+) -> rusqlite::Result<Option<(i64, usize)>> {
+    let end_type = |order: &str| -> rusqlite::Result<Option<String>> {
+        conn.prepare_cached(&format!(
+            "SELECT typeof(position) FROM flue_session_entries WHERE session_id = ?1
+             ORDER BY position {order} LIMIT 1"
+        ))?
+        .query_row([session], |r| r.get(0))
+        .optional()
+    };
+    let numeric = |t: Option<String>| matches!(t.as_deref(), Some("integer" | "real"));
+    if !numeric(end_type("ASC")?) || !numeric(end_type("DESC")?) {
+        return Ok(None);
+    }
+    let at: Option<i64> = conn
+        .prepare_cached(
+            "SELECT position FROM flue_session_entries WHERE session_id = ?1
+             ORDER BY position LIMIT 1 OFFSET ?2",
+        )?
+        .query_row(rusqlite::params![session, (len / 2) as i64], |r| {
+            Ok(r.get::<_, i64>(0).ok())
+        })
+        .optional()?
+        .flatten();
+    let Some(at) = at else { return Ok(None) };
+    let first_len: i64 = conn
+        .prepare_cached(
+            "SELECT COUNT(*) FROM flue_session_entries WHERE session_id = ?1 AND position < ?2",
+        )?
+        .query_row(rusqlite::params![session, at], |r| r.get(0))?;
+    Ok(usize::try_from(first_len).ok().map(|n| (at, n)))
 }
 
 /// Bytes of a column whatever its storage class (text and blobs as stored).

@@ -10,7 +10,7 @@ use rusqlite::Connection;
 use serde_json::{json, Value};
 use turnscope::report::{plan_json, Previews, SubmissionReport};
 use turnscope::store::{
-    fetch_full, JournalStore, PathWalker, RowFilter, SessionScope, SqliteStore,
+    fetch_full, JournalStore, PathWalker, RowFilter, SessionRows, SessionScope, SqliteStore,
 };
 
 use crate::support::{manifest, unpack_fixture};
@@ -28,9 +28,15 @@ pub(crate) fn verdict_doc(r: &SubmissionReport) -> Value {
 /// Every submission of `db`: scan == full verdicts (one walker for all, so walks are shared),
 /// compact `show` document == full one. Returns how many were checked.
 fn check_db(db: &Path, now: i64, window: Option<u64>) -> usize {
+    check_sessions(db, now, window, |_| true)
+}
+
+/// `check_db` for the submissions of the sessions `keep` takes.
+fn check_sessions(db: &Path, now: i64, window: Option<u64>, keep: impl Fn(&str) -> bool) -> usize {
     let store = SqliteStore::open(db).unwrap();
     let mut walker = PathWalker::new(window.is_some());
-    let rows = store.list_submissions(RowFilter::All, 0).unwrap();
+    let mut rows = store.list_submissions(RowFilter::All, 0).unwrap();
+    rows.retain(|r| keep(&r.session_key));
     for row in &rows {
         let id = &row.submission_id;
         let full = SubmissionReport::load(&store, id, window, now).unwrap();
@@ -314,4 +320,102 @@ fn long_walks_agree(cycles: usize, depth: usize) {
             walker.fallbacks
         );
     }
+}
+
+/// A whale session is read in two halves at once, on the store's connection and a second one
+/// (`SessionRows::split`), and every document is the one the full read gives, with rows that are
+/// not UTF-8 and rows whose `entry_id` is not their `data.id` in each half, and a run of rows
+/// sharing the split's position. A position that is not a number (text sorts after every number)
+/// makes the store read on one connection; so does a commit between the store's read and the
+/// second connection's.
+#[test]
+fn big_sessions_are_read_in_two_halves_from_one_snapshot() {
+    let dir = tempfile::tempdir().unwrap();
+    let now = turnscope::demo::demo_now_ms();
+    let split_of = |db: &Path, key: &str| -> Option<(i64, usize, usize)> {
+        let store = SqliteStore::open(db).unwrap();
+        let mut got = None;
+        store
+            .in_snapshot(&mut || {
+                got = store.split(key)?.map(|s| (s.at, s.first_len, s.len));
+                Ok(())
+            })
+            .unwrap();
+        got
+    };
+    // A demo database whose first running session has 2,800 more tool rounds (about 9,000
+    // entries, past `SPLIT_FROM`), `sql` run on it (?1 the session's key).
+    let whale = |name: &str, sql: &str| -> (PathBuf, String) {
+        let db = dir.path().join(format!("{name}.db"));
+        turnscope::demo::write_demo(&db, now).unwrap();
+        let key = lengthen(&db, 2800)[0].0.clone();
+        let c = Connection::open(&db).unwrap();
+        for statement in sql.split(';').filter(|s| !s.trim().is_empty()) {
+            c.execute(statement, [&key]).unwrap();
+        }
+        (db, key)
+    };
+    let half = "(SELECT MAX(position) / 2 FROM flue_session_entries WHERE session_id = ?1)";
+    let (db, key) = whale(
+        "damaged",
+        &format!(
+            "UPDATE flue_session_entries SET data = CAST(data || x'ff' AS BLOB)
+               WHERE session_id = ?1 AND position IN (100, 8000);
+             UPDATE flue_session_entries SET entry_id = entry_id || '-col'
+               WHERE session_id = ?1 AND position IN (200, 7000);
+             UPDATE flue_session_entries SET position = {half}
+               WHERE session_id = ?1 AND position BETWEEN {half} - 40 AND {half} + 40"
+        ),
+    );
+    let (at, first_len, len) = split_of(&db, &key).expect("the whale session is split");
+    assert!(
+        len > 8192 && first_len > 0 && first_len < len,
+        "{at} {first_len} {len}"
+    );
+    let below: usize = Connection::open(&db)
+        .unwrap()
+        .query_row(
+            "SELECT COUNT(*) FROM flue_session_entries WHERE session_id = ?1 AND position < ?2",
+            rusqlite::params![key, at],
+            |r| r.get(0),
+        )
+        .unwrap();
+    assert_eq!(below, first_len);
+    assert!(check_sessions(&db, now, None, |k| k == key) > 0);
+
+    let (db, key) = whale(
+        "text-position",
+        "UPDATE flue_session_entries SET position = 'x' WHERE session_id = ?1 AND position = 5",
+    );
+    assert_eq!(split_of(&db, &key), None);
+    assert!(check_sessions(&db, now, None, |k| k == key) > 0);
+
+    // A commit by another connection after the store's read began: the second connection would
+    // read a later state, so the store reads alone. The next snapshot may split again.
+    let (db, key) = whale("raced", "");
+    let store = SqliteStore::open(&db).unwrap();
+    let writer = Connection::open(&db).unwrap();
+    let mut raced = None;
+    store
+        .in_snapshot(&mut || {
+            store.entry_count(&key)?;
+            writer
+                .execute(
+                    "UPDATE flue_sessions SET data = json_set(data, '$.updatedAt', 'later') WHERE id = ?1",
+                    [&key],
+                )
+                .unwrap();
+            raced = Some(store.split(&key)?.is_some());
+            Ok(())
+        })
+        .unwrap();
+    assert_eq!(raced, Some(false));
+    let mut next = None;
+    store
+        .in_snapshot(&mut || {
+            next = Some(store.split(&key)?.is_some());
+            Ok(())
+        })
+        .unwrap();
+    assert_eq!(next, Some(true));
 }

@@ -1,0 +1,157 @@
+//! A second read connection that reads the later half of a big session on another thread while
+//! the store's own connection reads the first half, both from the same snapshot.
+//!
+//! Why two connections: one SQLite connection is one cursor on one thread, and stepping through a
+//! whale session's 234 MB of rows is a third of its whole read; split in two, each half is read
+//! and parsed in place on its own core, with no copy of the rows to parse threads.
+//!
+//! Why the same snapshot: a live runtime may commit between the two connections' reads. The
+//! peer's `PRAGMA data_version` changes whenever another connection commits; it is noted just
+//! before the store's read transaction begins and read again inside the peer's own read
+//! transaction. Equal, nothing was committed between the two, so both read the same database;
+//! different, the session is read on one connection as before. (SQLite's snapshot interface
+//! would say the same, but it refuses a WAL file with no frame in it, which is how the runtime
+//! leaves an idle journal.)
+
+use std::cell::Cell;
+use std::path::Path;
+use std::sync::Mutex;
+use std::time::Duration;
+
+use rusqlite::types::ValueRef;
+use rusqlite::{Connection, OpenFlags, Statement};
+
+use super::access::{EntryVisitor, PartRows};
+use super::parse::text_of;
+use super::StoreError;
+
+/// Sessions with fewer entries are read on one connection: the peer's second read transaction
+/// and the split's index lookups cost more than a second core saves on them.
+pub(super) const SPLIT_FROM: usize = 8192;
+
+/// The peer connection of a store, opened when the store's first read transaction begins.
+#[derive(Default)]
+pub(super) struct Peer {
+    /// `None` until opened, and when it could not be opened (the store then reads alone).
+    conn: Mutex<Option<Connection>>,
+    opened: Cell<bool>,
+    /// The peer's `data_version` just before the store's current read transaction began.
+    version_before: Cell<Option<i64>>,
+    /// The peer is inside a read transaction on the store's snapshot.
+    in_split: Cell<bool>,
+}
+
+fn data_version(conn: &Connection) -> Option<i64> {
+    conn.query_row("PRAGMA data_version", [], |r| r.get(0)).ok()
+}
+
+impl Peer {
+    /// Called just before the store begins a read transaction: ends any read the peer was left in
+    /// and notes its `data_version`.
+    pub(super) fn before_begin(&self, path: &Path, flags: OpenFlags) {
+        if !self.opened.replace(true) {
+            let conn = Connection::open_with_flags(path, flags)
+                .ok()
+                .filter(|c| c.busy_timeout(Duration::from_millis(1500)).is_ok());
+            *self.conn.lock().unwrap_or_else(|e| e.into_inner()) = conn;
+        }
+        let guard = self.conn.lock().unwrap_or_else(|e| e.into_inner());
+        let Some(conn) = guard.as_ref() else {
+            return;
+        };
+        self.end(conn);
+        self.version_before.set(data_version(conn));
+    }
+
+    /// Called when the store's read transaction ended: the peer's read of its snapshot ends too
+    /// (a reader left open would hold back the runtime's checkpoints), and nothing proves the
+    /// next one shares the store's.
+    pub(super) fn after_end(&self) {
+        self.version_before.set(None);
+        if self.in_split.get() {
+            if let Some(conn) = self.conn.lock().unwrap_or_else(|e| e.into_inner()).as_ref() {
+                self.end(conn);
+            }
+        }
+    }
+
+    fn end(&self, conn: &Connection) {
+        if self.in_split.replace(false) || !conn.is_autocommit() {
+            let _ = conn.execute_batch("COMMIT");
+        }
+    }
+
+    /// The peer inside a read transaction on the store's snapshot, or `None` when nothing proves
+    /// it is the same (no version noted, a commit since, an error).
+    pub(super) fn join_snapshot(&self) -> Option<&(dyn PartRows + Sync)> {
+        // Kept for the rest of the store's transaction: a second split in it is proved the same
+        // way (nothing committed from before the store's read began to the peer's).
+        let before = self.version_before.get()?;
+        let guard = self.conn.lock().unwrap_or_else(|e| e.into_inner());
+        let conn = guard.as_ref()?;
+        self.end(conn);
+        if conn.execute_batch("BEGIN").is_err() {
+            return None;
+        }
+        // Read inside the transaction: the pragma begins the peer's read, on the latest commit.
+        let same = data_version(conn) == Some(before);
+        if !same {
+            let _ = conn.execute_batch("COMMIT");
+            return None;
+        }
+        self.in_split.set(true);
+        drop(guard);
+        Some(&self.conn)
+    }
+}
+
+impl PartRows for Mutex<Option<Connection>> {
+    fn for_each_entry_from(
+        &self,
+        session: &str,
+        from: i64,
+        f: &mut EntryVisitor<'_>,
+    ) -> Result<(), StoreError> {
+        let guard = self.lock().unwrap_or_else(|e| e.into_inner());
+        let conn = guard.as_ref().ok_or_else(|| StoreError::Sqlite {
+            context: "reading session entries".into(),
+            detail: "the second connection is closed".into(),
+        })?;
+        let mut stmt = conn
+            .prepare_cached(
+                "SELECT entry_id, position, data FROM flue_session_entries
+                 WHERE session_id = ?1 AND position >= ?2 ORDER BY position",
+            )
+            .map_err(|e| StoreError::sqlite("reading session entries", e))?;
+        let read = visit_entries(&mut stmt, rusqlite::params![session, from], f);
+        drop(stmt);
+        let _ = conn.execute_batch("COMMIT");
+        read
+    }
+}
+
+/// Run `stmt` (selecting `entry_id, position, data`) and call `f(entry_id, position, data)` for
+/// each row: text and blob columns as stored, the data slice borrowing SQLite's buffer, one
+/// buffer for every row's id; a position that is not an integer is -1.
+pub(super) fn visit_entries(
+    stmt: &mut Statement<'_>,
+    params: impl rusqlite::Params,
+    f: &mut EntryVisitor<'_>,
+) -> Result<(), StoreError> {
+    let err = |e| StoreError::sqlite("reading session entries", e);
+    let mut rows = stmt.query(params).map_err(err)?;
+    let mut id = Vec::new();
+    while let Some(r) = rows.next().map_err(err)? {
+        let pos = r.get::<_, Option<i64>>(1).unwrap_or(None).unwrap_or(-1);
+        id.clear();
+        match r.get_ref(0).map_err(err)? {
+            ValueRef::Text(t) | ValueRef::Blob(t) => id.extend_from_slice(t),
+            other => id.extend_from_slice(text_of(other).as_bytes()),
+        }
+        match r.get_ref(2).map_err(err)? {
+            ValueRef::Text(t) | ValueRef::Blob(t) => f(&id, pos, t),
+            other => f(&id, pos, text_of(other).as_bytes()),
+        }
+    }
+    Ok(())
+}
