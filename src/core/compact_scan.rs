@@ -18,6 +18,7 @@ use super::compact::Previews;
 use super::compact_de::{
     parse_usage, summary_preview, Block, BlockFold, Content, Msg, StrValue, Top,
 };
+use super::json_string::string_body;
 use super::preview::{preview, raw_preview, raw_preview_reads};
 
 /// Deepest nesting the scanner reads (the entry object is 1); deeper rows go to serde.
@@ -25,7 +26,7 @@ const MAX_DEPTH: usize = 100;
 
 /// Read one entry object from its stored bytes, or `None` to leave it to the serde visitors
 /// (`compact_de::parse_top`). A row it takes is valid UTF-8: every byte outside a string must be
-/// ASCII JSON syntax, and `plain_end` checks each character inside one, so the caller needs no
+/// ASCII JSON syntax, and `string_body` checks each character inside one, so the caller needs no
 /// separate pass over the row (it cost the list walk 6 % of its time).
 #[cfg(test)]
 pub(super) fn scan_top(bytes: &[u8]) -> Option<Top> {
@@ -82,7 +83,7 @@ impl<'a> Scan<'a> {
         debug_assert!(std::str::from_utf8(bytes).is_ok());
         // SAFETY: the scan reads a value only after checking it, and a checked range holds ASCII
         // JSON syntax outside strings (any other byte there makes the scan decline) and, inside
-        // them, only runs `plain_end` passed over (whole UTF-8 characters) and ASCII escapes;
+        // them, only whole UTF-8 characters `string_body` checked and ASCII escapes;
         // quotes and ASCII bytes never fall inside a multi-byte character, so the range's ends
         // are character boundaries.
         unsafe { std::str::from_utf8_unchecked(bytes) }
@@ -180,33 +181,9 @@ impl<'a> Scan<'a> {
             return None;
         }
         let start = self.i;
-        let mut escaped = false;
-        loop {
-            self.i = plain_end(self.b, self.i);
-            match self.peek()? {
-                b'"' => {
-                    let s = self.text(start, self.i);
-                    self.i += 1;
-                    return Some((s, escaped));
-                }
-                b'\\' => {
-                    escaped = true;
-                    self.i += 1;
-                    match self.peek()? {
-                        b'"' | b'\\' | b'/' | b'b' | b'f' | b'n' | b'r' | b't' => self.i += 1,
-                        b'u' => {
-                            let hex = self.b.get(self.i + 1..self.i + 5)?;
-                            if !hex.iter().all(u8::is_ascii_hexdigit) {
-                                return None;
-                            }
-                            self.i += 5;
-                        }
-                        _ => return None,
-                    }
-                }
-                _ => return None,
-            }
-        }
+        let (end, escaped) = string_body(self.b, start)?;
+        self.i = end + 1;
+        Some((self.text(start, end), escaped))
     }
 
     /// Skip the value at the cursor (held at `depth`), checking it as `serde_json` does.
@@ -401,103 +378,6 @@ impl<'a> Scan<'a> {
     }
 }
 
-/// The index of the first byte at or after `i` that ends a string's plain run (a quote, a
-/// backslash, a control byte, or a byte that does not begin a valid UTF-8 character), or
-/// `b.len()`. Each non-ASCII character on the way is checked as `std::str::from_utf8` checks it.
-fn plain_end(b: &[u8], mut i: usize) -> usize {
-    loop {
-        i = stop_byte(b, i);
-        match b.get(i) {
-            Some(&c) if c >= 0x80 => match utf8_char_len(&b[i..]) {
-                Some(len) => i += len,
-                None => return i,
-            },
-            _ => return i,
-        }
-    }
-}
-
-/// The length of the valid UTF-8 character `b` begins with (its first byte is not ASCII), or
-/// `None`: the well-formed byte sequences of the Unicode standard (table 3-7), which are what
-/// `std::str::from_utf8` accepts (no overlong forms, no surrogates, nothing above U+10FFFF).
-fn utf8_char_len(b: &[u8]) -> Option<usize> {
-    let cont =
-        |k: usize, range: std::ops::RangeInclusive<u8>| b.get(k).is_some_and(|c| range.contains(c));
-    let tail = |k: usize| cont(k, 0x80..=0xbf);
-    match b[0] {
-        0xc2..=0xdf => tail(1).then_some(2),
-        0xe0 => (cont(1, 0xa0..=0xbf) && tail(2)).then_some(3),
-        0xe1..=0xec | 0xee..=0xef => (tail(1) && tail(2)).then_some(3),
-        0xed => (cont(1, 0x80..=0x9f) && tail(2)).then_some(3),
-        0xf0 => (cont(1, 0x90..=0xbf) && tail(2) && tail(3)).then_some(4),
-        0xf1..=0xf3 => (tail(1) && tail(2) && tail(3)).then_some(4),
-        0xf4 => (cont(1, 0x80..=0x8f) && tail(2) && tail(3)).then_some(4),
-        _ => None,
-    }
-}
-
-/// The index of the first byte at or after `i` that is a quote, a backslash, a control byte or
-/// not ASCII, or `b.len()`. Sixteen bytes at a time with SSE2 (part of every x86-64 CPU), the
-/// rest by `stop_byte_words`: skipping bodies is most of the scan.
-#[cfg(target_arch = "x86_64")]
-fn stop_byte(b: &[u8], mut i: usize) -> usize {
-    use std::arch::x86_64::{
-        __m128i, _mm_cmpeq_epi8, _mm_loadu_si128, _mm_max_epu8, _mm_movemask_epi8, _mm_or_si128,
-        _mm_set1_epi8,
-    };
-    // SAFETY: SSE2 is in the x86-64 baseline, and each load reads 16 bytes inside `b`
-    // (`i + 16 <= b.len()`), unaligned loads being allowed.
-    unsafe {
-        let quote = _mm_set1_epi8(b'"' as i8);
-        let backslash = _mm_set1_epi8(b'\\' as i8);
-        let control = _mm_set1_epi8(0x1f);
-        while i + 16 <= b.len() {
-            let w = _mm_loadu_si128(b.as_ptr().add(i).cast::<__m128i>());
-            // `max(w, 0x1f) == 0x1f` (unsigned): the byte is at most 0x1f; a byte's top bit,
-            // which `movemask` takes as it is, marks a non-ASCII byte.
-            let stop = _mm_or_si128(
-                _mm_or_si128(_mm_cmpeq_epi8(w, quote), _mm_cmpeq_epi8(w, backslash)),
-                _mm_or_si128(_mm_cmpeq_epi8(_mm_max_epu8(w, control), control), w),
-            );
-            let mask = _mm_movemask_epi8(stop) as u32;
-            if mask != 0 {
-                return i + mask.trailing_zeros() as usize;
-            }
-            i += 16;
-        }
-    }
-    stop_byte_words(b, i)
-}
-
-#[cfg(not(target_arch = "x86_64"))]
-fn stop_byte(b: &[u8], i: usize) -> usize {
-    stop_byte_words(b, i)
-}
-
-/// `stop_byte` eight bytes at a time: a byte of the word is flagged when it equals `"` or `\`,
-/// is below 0x20 or is 0x80 and above (the flag of a lower byte can carry into a higher one,
-/// never the other way, so the lowest flag is exact).
-fn stop_byte_words(b: &[u8], mut i: usize) -> usize {
-    const ONES: u64 = 0x0101_0101_0101_0101;
-    const HIGH: u64 = 0x8080_8080_8080_8080;
-    while let Some(chunk) = b.get(i..i + 8) {
-        let w = u64::from_le_bytes(chunk.try_into().expect("eight bytes"));
-        let flags = ((w ^ (ONES * u64::from(b'"'))).wrapping_sub(ONES)
-            | (w ^ (ONES * u64::from(b'\\'))).wrapping_sub(ONES)
-            | w.wrapping_sub(ONES * 0x20)
-            | w)
-            & HIGH;
-        if flags != 0 {
-            return i + (flags.trailing_zeros() / 8) as usize;
-        }
-        i += 8;
-    }
-    while i < b.len() && !matches!(b[i], b'"' | b'\\' | 0..=0x1f | 0x80..) {
-        i += 1;
-    }
-    i
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -576,61 +456,6 @@ mod tests {
         // The cases include rows the preview declines (the lone surrogates it reads, the number
         // out of range), not only rows both take.
         assert!(declined >= 3, "{declined} declined");
-    }
-
-    #[test]
-    fn plain_end_finds_the_first_stop_byte() {
-        let text = "abcdefghé€😀 ijklmnopqrstuvwxyz".repeat(3);
-        for stop in ["\"", "\\", "\n", "\u{1}", "\u{1f}"] {
-            for at in 0..text.len() {
-                if !text.is_char_boundary(at) {
-                    continue;
-                }
-                let s = format!("{}{stop}{}", &text[..at], &text[at..]);
-                assert_eq!(plain_end(s.as_bytes(), 0), at, "{stop:?} at {at}");
-            }
-        }
-        assert_eq!(plain_end("é\u{7f} ~".as_bytes(), 0), 5);
-        let long = format!("{}\u{80}\u{ff}{}\"", "~".repeat(20), "é".repeat(20));
-        assert_eq!(plain_end(long.as_bytes(), 0), long.len() - 1);
-    }
-
-    /// Both ways of finding a stop byte agree with a byte-by-byte search, from every start.
-    #[test]
-    fn stop_byte_finds_the_first_quote_backslash_control_or_non_ascii_byte() {
-        let text = "abc\u{7f}~ é€😀 ijklmnopq\"rst\\uvw\u{1f}xyz \u{10ffff}".repeat(3);
-        let b = text.as_bytes();
-        for from in 0..=b.len() {
-            let naive = (from..b.len())
-                .find(|&k| matches!(b[k], b'"' | b'\\' | 0..=0x1f | 0x80..))
-                .unwrap_or(b.len());
-            assert_eq!(stop_byte(b, from), naive, "from {from}");
-            assert_eq!(stop_byte_words(b, from), naive, "from {from}");
-        }
-    }
-
-    /// A character is taken exactly when `std::str::from_utf8` takes it, with every lead byte
-    /// and every second byte, and the boundaries of the ranges for the third and fourth.
-    #[test]
-    fn utf8_char_len_is_the_standard_librarys_check() {
-        let edges = [0x00, 0x7f, 0x80, 0x8f, 0x90, 0x9f, 0xa0, 0xbf, 0xc0, 0xff];
-        for lead in 0x80..=0xffu8 {
-            for second in 0..=0xffu8 {
-                for third in edges {
-                    for fourth in edges {
-                        let seq = [lead, second, third, fourth];
-                        let std_len = (2..=4).find(|&n| std::str::from_utf8(&seq[..n]).is_ok());
-                        assert_eq!(utf8_char_len(&seq), std_len, "{seq:x?}");
-                    }
-                }
-                // Cut short: a character needs all its bytes.
-                assert_eq!(
-                    utf8_char_len(&[lead, second]),
-                    std::str::from_utf8(&[lead, second]).ok().map(|_| 2)
-                );
-            }
-            assert_eq!(utf8_char_len(&[lead]), None);
-        }
     }
 
     /// A row that is not UTF-8 is declined (the caller then finds it lossy), wherever the bad

@@ -17,6 +17,7 @@ pub mod incidents;
 pub mod js_json_parse;
 pub mod js_key;
 pub mod jsjson;
+mod json_string;
 pub mod jsregex;
 pub mod payload;
 pub mod plan;
