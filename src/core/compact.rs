@@ -67,7 +67,7 @@ pub fn parse_compact_previews(
 ) -> (Entry, bool) {
     // The byte scanner reads the common case straight from the bytes, checking their UTF-8 as it
     // goes; what it declines, the serde visitors decide (after the whole row's UTF-8 check).
-    if let Some(top) = scan_top_previews(data, previews) {
+    if let Some(top) = scan_top_previews(data, previews == Previews::Keep) {
         return (
             compact_entry(position, entry_id, data, top, previews),
             false,

@@ -14,7 +14,6 @@
 use compact_str::CompactString;
 use serde_json::Value;
 
-use super::compact::Previews;
 use super::compact_de::{
     parse_usage, summary_preview, Block, BlockFold, Content, Msg, StrValue, Top,
 };
@@ -30,16 +29,16 @@ const MAX_DEPTH: usize = 100;
 /// separate pass over the row (it cost the list walk 6 % of its time).
 #[cfg(test)]
 pub(super) fn scan_top(bytes: &[u8]) -> Option<Top> {
-    scan_top_previews(bytes, Previews::Keep)
+    scan_top_previews(bytes, true)
 }
 
-/// `scan_top`, building text previews only when `previews` keeps them: the rows it takes and
-/// declines are the same either way (`raw_preview_reads`).
-pub(super) fn scan_top_previews(bytes: &[u8], previews: Previews) -> Option<Top> {
+/// `scan_top`, building text previews only when `keep_previews` (`Previews::Keep`): the rows it
+/// takes and declines are the same either way (`raw_preview_reads`).
+pub(super) fn scan_top_previews(bytes: &[u8], keep_previews: bool) -> Option<Top> {
     let mut s = Scan {
         b: bytes,
         i: 0,
-        keep_previews: previews == Previews::Keep,
+        keep_previews,
     };
     s.ws();
     if s.peek()? != b'{' {
@@ -448,7 +447,7 @@ mod tests {
             let keep = scan_top(row.as_bytes()).is_some();
             declined += usize::from(!keep);
             assert_eq!(
-                scan_top_previews(row.as_bytes(), Previews::Drop).is_some(),
+                scan_top_previews(row.as_bytes(), false).is_some(),
                 keep,
                 "{row}"
             );
