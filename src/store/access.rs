@@ -69,6 +69,32 @@ pub trait SessionRows {
     fn split(&self, _session: &str) -> Result<Option<Split<'_>>, StoreError> {
         Ok(None)
     }
+    /// The `rows` entries below position `below` (or as many as there are), split into two
+    /// halves to be read at once (a long path walk's next segment); `None` where the backend
+    /// cannot share its snapshot, or there are too few.
+    fn split_below(
+        &self,
+        _session: &str,
+        _below: i64,
+        _rows: usize,
+    ) -> Result<Option<SplitBelow<'_>>, StoreError> {
+        Ok(None)
+    }
+    /// Every entry of `session` with `lo <= position < hi`, the highest position first (the
+    /// upper half of a [`SplitBelow`]).
+    fn for_each_entry_down(
+        &self,
+        session: &str,
+        lo: i64,
+        hi: i64,
+        f: &mut EntryVisitor<'_>,
+    ) -> Result<(), StoreError> {
+        self.entries_before(session, hi, usize::MAX, &mut |id, position, data| {
+            if position >= lo {
+                f(id, position, data);
+            }
+        })
+    }
     /// Every entry of `session` whose position is below `to`, in position order (the first half
     /// of a [`Split`]).
     fn for_each_entry_below(
@@ -85,7 +111,8 @@ pub trait SessionRows {
     }
 }
 
-/// The later half of a split session, read on another thread (`SessionRows::split`).
+/// The later half of a split session, read on another thread (`SessionRows::split`), or the
+/// lower half of a walk's segment (`SessionRows::split_below`).
 pub trait PartRows {
     /// Every entry of `session` whose position is at least `from`, in position order.
     fn for_each_entry_from(
@@ -94,6 +121,25 @@ pub trait PartRows {
         from: i64,
         f: &mut EntryVisitor<'_>,
     ) -> Result<(), StoreError>;
+    /// Every entry of `session` with `lo <= position < hi` (every one below `hi` without `lo`),
+    /// the highest position first.
+    fn for_each_entry_down(
+        &self,
+        session: &str,
+        lo: Option<i64>,
+        hi: i64,
+        f: &mut EntryVisitor<'_>,
+    ) -> Result<(), StoreError>;
+}
+
+/// The next segment of a long walk's read-ahead, split in two halves read at once from the
+/// same snapshot: this reader reads `[mid, below)`, `lower` reads `[lo, mid)` (every row below
+/// `mid` without `lo`), each the highest position first.
+pub struct SplitBelow<'a> {
+    pub mid: i64,
+    /// `None`: the segment reaches the session's first row.
+    pub lo: Option<i64>,
+    pub lower: &'a (dyn PartRows + Sync),
 }
 
 /// A session split in two at a position, both halves from the same snapshot.

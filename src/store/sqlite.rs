@@ -9,11 +9,11 @@ use rusqlite::types::ValueRef;
 use rusqlite::{Connection, OpenFlags, OptionalExtension, Row};
 
 use super::access::{
-    parse_session_data, EntryRow, EntryVisitor, SessionLoader, SessionRows, Split,
+    parse_session_data, EntryRow, EntryVisitor, SessionLoader, SessionRows, Split, SplitBelow,
 };
 use super::parse::{opt_int, opt_text, text_of};
 use super::prefix::{find_by_prefix, Lookup};
-use super::sqlite_peer::{visit_entries, Peer, SPLIT_FROM};
+use super::sqlite_peer::{entries_down, visit_entries, Peer, SPLIT_FROM};
 use super::{
     JournalStore, ListQueries, RowFilter, SchemaInfo, SessionRecord, StoreError, SubmissionBundle,
     Variant,
@@ -535,6 +535,50 @@ impl SessionRows for SqliteStore {
             )
             .map_err(|e| StoreError::sqlite("reading session entries", e))?;
         visit_entries(&mut stmt, rusqlite::params![session, to], f)
+    }
+
+    fn for_each_entry_down(
+        &self,
+        session: &str,
+        lo: i64,
+        hi: i64,
+        f: &mut EntryVisitor<'_>,
+    ) -> Result<(), StoreError> {
+        entries_down(&self.conn, session, Some(lo), hi, f)
+    }
+
+    fn split_below(
+        &self,
+        session: &str,
+        below: i64,
+        rows: usize,
+    ) -> Result<Option<SplitBelow<'_>>, StoreError> {
+        if self.conn.is_autocommit() {
+            return Ok(None);
+        }
+        // The position `offset` rows down from `below` (0: the first row below it).
+        let down = |offset: usize| -> rusqlite::Result<Option<i64>> {
+            self.conn
+                .prepare_cached(
+                    "SELECT position FROM flue_session_entries WHERE session_id = ?1 AND position < ?2
+                     ORDER BY position DESC LIMIT 1 OFFSET ?3",
+                )?
+                .query_row(rusqlite::params![session, below, offset as i64], |r| {
+                    Ok(r.get::<_, i64>(0).ok())
+                })
+                .optional()
+                .map(Option::flatten)
+        };
+        let err = |e| StoreError::sqlite("splitting a walk's rows", e);
+        // Fewer than half a segment below: one connection reads them.
+        let Some(mid) = down(rows / 2).map_err(err)? else {
+            return Ok(None);
+        };
+        let lo = down(rows.saturating_sub(1)).map_err(err)?;
+        Ok(self
+            .peer
+            .join_snapshot()
+            .map(|lower| SplitBelow { mid, lo, lower }))
     }
 
     fn split(&self, session: &str) -> Result<Option<Split<'_>>, StoreError> {

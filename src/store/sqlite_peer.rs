@@ -105,6 +105,7 @@ impl Peer {
     }
 }
 
+/// The peer's reads end its read transaction: the next one is joined (and proved) afresh.
 impl PartRows for Mutex<Option<Connection>> {
     fn for_each_entry_from(
         &self,
@@ -112,21 +113,83 @@ impl PartRows for Mutex<Option<Connection>> {
         from: i64,
         f: &mut EntryVisitor<'_>,
     ) -> Result<(), StoreError> {
+        self.read_then_end(|conn| {
+            let mut stmt = conn
+                .prepare_cached(
+                    "SELECT entry_id, position, data FROM flue_session_entries
+                     WHERE session_id = ?1 AND position >= ?2 ORDER BY position",
+                )
+                .map_err(|e| StoreError::sqlite("reading session entries", e))?;
+            visit_entries(&mut stmt, rusqlite::params![session, from], f)
+        })
+    }
+
+    fn for_each_entry_down(
+        &self,
+        session: &str,
+        lo: Option<i64>,
+        hi: i64,
+        f: &mut EntryVisitor<'_>,
+    ) -> Result<(), StoreError> {
+        self.read_then_end(|conn| entries_down(conn, session, lo, hi, f))
+    }
+}
+
+trait ReadThenEnd {
+    fn read_then_end(
+        &self,
+        read: impl FnOnce(&Connection) -> Result<(), StoreError>,
+    ) -> Result<(), StoreError>;
+}
+
+impl ReadThenEnd for Mutex<Option<Connection>> {
+    fn read_then_end(
+        &self,
+        read: impl FnOnce(&Connection) -> Result<(), StoreError>,
+    ) -> Result<(), StoreError> {
         let guard = self.lock().unwrap_or_else(|e| e.into_inner());
         let conn = guard.as_ref().ok_or_else(|| StoreError::Sqlite {
             context: "reading session entries".into(),
             detail: "the second connection is closed".into(),
         })?;
-        let mut stmt = conn
-            .prepare_cached(
-                "SELECT entry_id, position, data FROM flue_session_entries
-                 WHERE session_id = ?1 AND position >= ?2 ORDER BY position",
-            )
-            .map_err(|e| StoreError::sqlite("reading session entries", e))?;
-        let read = visit_entries(&mut stmt, rusqlite::params![session, from], f);
-        drop(stmt);
+        let result = read(conn);
         let _ = conn.execute_batch("COMMIT");
-        read
+        result
+    }
+}
+
+/// The entries of `session` with `lo <= position < hi` (no lower bound without `lo`), the
+/// highest position first: one range of the `(session_id, position)` index.
+pub(super) fn entries_down(
+    conn: &Connection,
+    session: &str,
+    lo: Option<i64>,
+    hi: i64,
+    f: &mut EntryVisitor<'_>,
+) -> Result<(), StoreError> {
+    let err = |e| StoreError::sqlite("reading session entries", e);
+    // Two statements: a condition on a possibly-NULL parameter would keep the index from
+    // bounding the range below, and the scan would run on to the session's first row.
+    match lo {
+        Some(lo) => {
+            let mut stmt = conn
+                .prepare_cached(
+                    "SELECT entry_id, position, data FROM flue_session_entries
+                     WHERE session_id = ?1 AND position >= ?2 AND position < ?3
+                     ORDER BY position DESC",
+                )
+                .map_err(err)?;
+            visit_entries(&mut stmt, rusqlite::params![session, lo, hi], f)
+        }
+        None => {
+            let mut stmt = conn
+                .prepare_cached(
+                    "SELECT entry_id, position, data FROM flue_session_entries
+                     WHERE session_id = ?1 AND position < ?2 ORDER BY position DESC",
+                )
+                .map_err(err)?;
+            visit_entries(&mut stmt, rusqlite::params![session, hi], f)
+        }
     }
 }
 

@@ -28,7 +28,8 @@ use std::collections::VecDeque;
 use compact_str::CompactString;
 
 use super::access::{
-    lossy_entry, parse_session_data, SessionLoader, SessionRows, SessionScope, LOSSY_DATA,
+    lossy_entry, parse_session_data, SessionLoader, SessionRows, SessionScope, SplitBelow,
+    LOSSY_DATA,
 };
 use super::compact_load::load_compact;
 use super::parse_rows::Batch;
@@ -50,6 +51,9 @@ const KEY_LOOKUPS: usize = 64;
 const FIRST_CHUNK: usize = 256;
 const MAX_CHUNK: usize = 8192;
 const CHUNK_BYTES: usize = 1 << 20;
+/// Rows per segment of a long walk read in two halves at once (`SessionRows::split_below`):
+/// about 32 MB of a whale's rows, parsed where they are read.
+const SEGMENT: usize = 16384;
 /// Walks longer than this are moved into the record instead of cloned (and not kept).
 const MOVE_OUT_ABOVE: usize = 4096;
 
@@ -61,6 +65,8 @@ pub struct PathWalker {
     cache: VecDeque<Walk>,
     /// Sessions read whole because the walk met damage (for the caller to report).
     pub fallbacks: Vec<(String, String)>,
+    /// Segments of long walks read in two halves at once.
+    pub segments_read: usize,
     /// The buffer each read-ahead chunk is copied into, reused.
     scratch: Batch,
 }
@@ -88,6 +94,11 @@ struct Walk {
     prefetched: Option<Prefetch>,
     /// The buffer the next prefetch is read into.
     spare: Batch,
+    /// Segments may be read in two halves at once (until the backend once says it cannot); no
+    /// chunk is prefetched meanwhile.
+    segments: bool,
+    /// Segments read so far (not yet counted in `PathWalker::segments_read`).
+    segments_read: usize,
 }
 
 /// A row read ahead: its position, compact parse (`None`: not UTF-8) and `entry_id`.
@@ -242,6 +253,8 @@ impl PathWalker {
             chunks_read: 0,
             prefetched: None,
             spare: Batch::default(),
+            segments: true,
+            segments_read: 0,
         });
         Ok(Some(0))
     }
@@ -332,6 +345,17 @@ impl Walk {
                 return Ok(None);
             }
             let from = self.fetched_below.unwrap_or(below).min(below);
+            // A long walk (past its third chunk) reads on in segments, two halves at once, where
+            // the backend can.
+            if self.chunks_read >= 3 && self.segments {
+                match rows.split_below(&self.key, from, SEGMENT)? {
+                    Some(split) => {
+                        self.read_segment(rows, from, split)?;
+                        continue;
+                    }
+                    None => self.segments = false,
+                }
+            }
             // The chunk read ahead is used only when it is the one this read asks for (a lookup
             // outside the rows read ahead may have moved the walk further down).
             let lowest = match self.prefetched.take() {
@@ -354,7 +378,7 @@ impl Walk {
             // read they never use would cost them.
             let (key, next) = (&self.key, self.chunk);
             let ahead = &mut self.ahead;
-            self.prefetched = if self.chunks_read >= 3 && !self.exhausted {
+            self.prefetched = if self.chunks_read >= 3 && !self.exhausted && !self.segments {
                 let mut spare = std::mem::take(&mut self.spare);
                 let next_lowest = parse_chunk(raw, ahead, || {
                     read_chunk(rows, key, lowest, next, &mut spare)
@@ -370,6 +394,49 @@ impl Walk {
                 None
             };
         }
+    }
+
+    /// Read the segment `split` of the rows below `below` into `ahead`: the upper half on this
+    /// thread and connection, the lower half on another thread and the backend's second
+    /// connection, each row parsed where it is read.
+    fn read_segment(
+        &mut self,
+        rows: &dyn SessionRows,
+        below: i64,
+        split: SplitBelow<'_>,
+    ) -> Result<(), StoreError> {
+        let key = self.key.as_str();
+        let (upper, lower) = std::thread::scope(|scope| {
+            let lower = scope.spawn(|| {
+                let mut out = Vec::new();
+                split
+                    .lower
+                    .for_each_entry_down(key, split.lo, split.mid, &mut |id, position, data| {
+                        out.push(AheadRow::new(id, position, data))
+                    })
+                    .map(|()| out)
+            });
+            let mut out = Vec::new();
+            let upper = rows
+                .for_each_entry_down(key, split.mid, below, &mut |id, position, data| {
+                    out.push(AheadRow::new(id, position, data))
+                })
+                .map(|()| out);
+            (upper, lower.join())
+        });
+        let lower = lower.map_err(|_| StoreError::Sqlite {
+            context: "reading session entries".into(),
+            detail: "the thread reading a segment's lower half stopped".into(),
+        })??;
+        self.ahead.extend(upper?);
+        self.ahead.extend(lower);
+        self.chunks_read += 1;
+        self.segments_read += 1;
+        match split.lo {
+            Some(lo) => self.fetched_below = Some(lo),
+            None => self.exhausted = true,
+        }
+        Ok(())
     }
 
     /// Index in `chain` of the nearest entry carrying the submission's input marker, walking as
@@ -481,7 +548,9 @@ impl SessionLoader for PathWalker {
         let k = SubmissionKind::parse(kind).unwrap_or(SubmissionKind::Dispatch);
         let walk = &mut self.cache[w];
         let raw = &mut self.scratch;
-        let found = walk.find_input(rows, raw, k, submission_id)?;
+        let found = walk.find_input(rows, raw, k, submission_id);
+        self.segments_read += std::mem::take(&mut walk.segments_read);
+        let found = found?;
         let upto = match found {
             Ok(Some(i)) => {
                 let any_assistant = walk.chain[..i]
@@ -497,6 +566,7 @@ impl SessionLoader for PathWalker {
             Ok(None) => Ok(walk.chain.len().saturating_sub(1)),
             Err(why) => Err(why),
         };
+        self.segments_read += std::mem::take(&mut walk.segments_read);
         let upto = match upto {
             Ok(i) => i,
             Err(why) => {

@@ -271,6 +271,45 @@ fn long_walks_read_ahead_by_position_and_agree_with_the_full_read() {
     long_walks_agree(800, 2000);
 }
 
+/// A walk of about 17,000 entries (5,200 tool rounds) reads on past its third chunk in segments,
+/// two halves at once on two connections, and agrees with the full read; damage 12,000 entries
+/// from the leaf (in a segment) makes it read the session whole. Only the lengthened session's
+/// submissions are checked (the full read of every session is slow in a debug build).
+#[test]
+fn long_walks_read_segments_in_two_halves_and_agree_with_the_full_read() {
+    let dir = tempfile::tempdir().unwrap();
+    let now = turnscope::demo::demo_now_ms();
+    for damaged in [false, true] {
+        let db = dir.path().join(format!("segments-{damaged}.db"));
+        turnscope::demo::write_demo(&db, now).unwrap();
+        let (key, path) = lengthen(&db, 5200).swap_remove(0);
+        if damaged {
+            Connection::open(&db)
+                .unwrap()
+                .execute(
+                    "UPDATE flue_session_entries SET data = json_set(data, '$.parentId', 'gone') WHERE session_id = ?1 AND entry_id = ?2",
+                    [&key, &path[path.len() - 12000]],
+                )
+                .unwrap();
+        }
+        assert!(check_sessions(&db, now, None, |k| k == key) > 0);
+        let store = SqliteStore::open(&db).unwrap();
+        let mut walker = PathWalker::new(false);
+        for row in store.list_submissions(RowFilter::All, 0).unwrap() {
+            if row.session_key == key {
+                SubmissionReport::scan(&store, &row.submission_id, &mut walker, None, now).unwrap();
+            }
+        }
+        assert!(walker.segments_read > 0);
+        assert_eq!(
+            !walker.fallbacks.is_empty(),
+            damaged,
+            "{:?}",
+            walker.fallbacks
+        );
+    }
+}
+
 fn long_walks_agree(cycles: usize, depth: usize) {
     let dir = tempfile::tempdir().unwrap();
     let now = turnscope::demo::demo_now_ms();
@@ -286,6 +325,7 @@ fn long_walks_agree(cycles: usize, depth: usize) {
         SubmissionReport::scan(&store, &row.submission_id, &mut walker, None, now).unwrap();
     }
     assert_eq!(walker.fallbacks, Vec::<(String, String)>::new());
+    assert_eq!(walker.segments_read, 0);
     drop(store);
     // Damage deep in the walk (past the key lookups): a dangling parent, a parent whose position
     // comes after its child's, and a row off the path sharing a path entry's position (read-ahead
