@@ -13,7 +13,7 @@ use super::access::{
 };
 use super::parse::{opt_int, opt_text, text_of};
 use super::prefix::{find_by_prefix, Lookup};
-use super::sqlite_peer::{entries_down, visit_entries, Peer, SPLIT_FROM};
+use super::sqlite_peer::{entries_down, query_entries, Peer, SPLIT_FROM};
 use super::{
     JournalStore, ListQueries, RowFilter, SchemaInfo, SessionRecord, StoreError, SubmissionBundle,
     Variant,
@@ -488,15 +488,10 @@ impl SessionRows for SqliteStore {
         limit: usize,
         f: &mut EntryVisitor<'_>,
     ) -> Result<(), StoreError> {
-        let mut stmt = self
-            .conn
-            .prepare_cached(
-                "SELECT entry_id, position, data FROM flue_session_entries
-                 WHERE session_id = ?1 AND position < ?2 ORDER BY position DESC LIMIT ?3",
-            )
-            .map_err(|e| StoreError::sqlite("reading session entries", e))?;
-        visit_entries(
-            &mut stmt,
+        query_entries(
+            &self.conn,
+            "SELECT entry_id, position, data FROM flue_session_entries
+             WHERE session_id = ?1 AND position < ?2 ORDER BY position DESC LIMIT ?3",
             rusqlite::params![session, below, limit as i64],
             f,
         )
@@ -512,13 +507,12 @@ impl SessionRows for SqliteStore {
     }
 
     fn for_each_entry(&self, session: &str, f: &mut EntryVisitor<'_>) -> Result<(), StoreError> {
-        let mut stmt = self
-            .conn
-            .prepare_cached(
-                "SELECT entry_id, position, data FROM flue_session_entries WHERE session_id = ?1 ORDER BY position",
-            )
-            .map_err(|e| StoreError::sqlite("reading session entries", e))?;
-        visit_entries(&mut stmt, [session], f)
+        query_entries(
+            &self.conn,
+            "SELECT entry_id, position, data FROM flue_session_entries WHERE session_id = ?1 ORDER BY position",
+            [session],
+            f,
+        )
     }
 
     fn for_each_entry_below(
@@ -527,14 +521,13 @@ impl SessionRows for SqliteStore {
         to: i64,
         f: &mut EntryVisitor<'_>,
     ) -> Result<(), StoreError> {
-        let mut stmt = self
-            .conn
-            .prepare_cached(
-                "SELECT entry_id, position, data FROM flue_session_entries
-                 WHERE session_id = ?1 AND position < ?2 ORDER BY position",
-            )
-            .map_err(|e| StoreError::sqlite("reading session entries", e))?;
-        visit_entries(&mut stmt, rusqlite::params![session, to], f)
+        query_entries(
+            &self.conn,
+            "SELECT entry_id, position, data FROM flue_session_entries
+             WHERE session_id = ?1 AND position < ?2 ORDER BY position",
+            rusqlite::params![session, to],
+            f,
+        )
     }
 
     fn for_each_entry_down(

@@ -114,13 +114,13 @@ impl PartRows for Mutex<Option<Connection>> {
         f: &mut EntryVisitor<'_>,
     ) -> Result<(), StoreError> {
         self.read_then_end(|conn| {
-            let mut stmt = conn
-                .prepare_cached(
-                    "SELECT entry_id, position, data FROM flue_session_entries
-                     WHERE session_id = ?1 AND position >= ?2 ORDER BY position",
-                )
-                .map_err(|e| StoreError::sqlite("reading session entries", e))?;
-            visit_entries(&mut stmt, rusqlite::params![session, from], f)
+            query_entries(
+                conn,
+                "SELECT entry_id, position, data FROM flue_session_entries
+                 WHERE session_id = ?1 AND position >= ?2 ORDER BY position",
+                rusqlite::params![session, from],
+                f,
+            )
         })
     }
 
@@ -167,36 +167,43 @@ pub(super) fn entries_down(
     hi: i64,
     f: &mut EntryVisitor<'_>,
 ) -> Result<(), StoreError> {
-    let err = |e| StoreError::sqlite("reading session entries", e);
     // Two statements: a condition on a possibly-NULL parameter would keep the index from
     // bounding the range below, and the scan would run on to the session's first row.
     match lo {
-        Some(lo) => {
-            let mut stmt = conn
-                .prepare_cached(
-                    "SELECT entry_id, position, data FROM flue_session_entries
-                     WHERE session_id = ?1 AND position >= ?2 AND position < ?3
-                     ORDER BY position DESC",
-                )
-                .map_err(err)?;
-            visit_entries(&mut stmt, rusqlite::params![session, lo, hi], f)
-        }
-        None => {
-            let mut stmt = conn
-                .prepare_cached(
-                    "SELECT entry_id, position, data FROM flue_session_entries
-                     WHERE session_id = ?1 AND position < ?2 ORDER BY position DESC",
-                )
-                .map_err(err)?;
-            visit_entries(&mut stmt, rusqlite::params![session, hi], f)
-        }
+        Some(lo) => query_entries(
+            conn,
+            "SELECT entry_id, position, data FROM flue_session_entries
+             WHERE session_id = ?1 AND position >= ?2 AND position < ?3 ORDER BY position DESC",
+            rusqlite::params![session, lo, hi],
+            f,
+        ),
+        None => query_entries(
+            conn,
+            "SELECT entry_id, position, data FROM flue_session_entries
+             WHERE session_id = ?1 AND position < ?2 ORDER BY position DESC",
+            rusqlite::params![session, hi],
+            f,
+        ),
     }
+}
+
+/// `visit_entries` on the cached statement `sql`.
+pub(super) fn query_entries(
+    conn: &Connection,
+    sql: &str,
+    params: impl rusqlite::Params,
+    f: &mut EntryVisitor<'_>,
+) -> Result<(), StoreError> {
+    let mut stmt = conn
+        .prepare_cached(sql)
+        .map_err(|e| StoreError::sqlite("reading session entries", e))?;
+    visit_entries(&mut stmt, params, f)
 }
 
 /// Run `stmt` (selecting `entry_id, position, data`) and call `f(entry_id, position, data)` for
 /// each row: text and blob columns as stored, the data slice borrowing SQLite's buffer, one
 /// buffer for every row's id; a position that is not an integer is -1.
-pub(super) fn visit_entries(
+fn visit_entries(
     stmt: &mut Statement<'_>,
     params: impl rusqlite::Params,
     f: &mut EntryVisitor<'_>,
