@@ -63,10 +63,10 @@ pub trait SessionRows {
         f: &mut EntryVisitor<'_>,
     ) -> Result<(), StoreError>;
 
-    /// `session` split into two halves to be read at once, the later one through
-    /// [`Split::later`] on another thread, from this reader's snapshot; `None` where the backend
-    /// cannot share its snapshot, or the session is small.
-    fn split(&self, _session: &str) -> Result<Option<Split<'_>>, StoreError> {
+    /// `session` (of `len` entries, as `entry_count` said) split into two halves to be read at
+    /// once from this reader's snapshot, the later one on another thread; `None` where the
+    /// backend cannot share its snapshot, or the session is small.
+    fn split(&self, _session: &str, _len: usize) -> Result<Option<Split<'_>>, StoreError> {
         Ok(None)
     }
     /// The `rows` entries below position `below` (or as many as there are), split into two
@@ -80,77 +80,50 @@ pub trait SessionRows {
     ) -> Result<Option<SplitBelow<'_>>, StoreError> {
         Ok(None)
     }
-    /// Every entry of `session` with `lo <= position < hi`, the highest position first (the
-    /// upper half of a [`SplitBelow`]).
-    fn for_each_entry_down(
-        &self,
-        session: &str,
-        lo: i64,
-        hi: i64,
-        f: &mut EntryVisitor<'_>,
-    ) -> Result<(), StoreError> {
-        self.entries_before(session, hi, usize::MAX, &mut |id, position, data| {
-            if position >= lo {
-                f(id, position, data);
-            }
-        })
-    }
-    /// Every entry of `session` whose position is below `to`, in position order (the first half
-    /// of a [`Split`]).
-    fn for_each_entry_below(
-        &self,
-        session: &str,
-        to: i64,
-        f: &mut EntryVisitor<'_>,
-    ) -> Result<(), StoreError> {
-        self.for_each_entry(session, &mut |id, position, data| {
-            if position < to {
-                f(id, position, data);
-            }
-        })
-    }
 }
 
-/// The later half of a split session, read on another thread (`SessionRows::split`), or the
-/// lower half of a walk's segment (`SessionRows::split_below`).
-pub trait PartRows {
-    /// Every entry of `session` whose position is at least `from`, in position order.
-    fn for_each_entry_from(
-        &self,
-        session: &str,
-        from: i64,
-        f: &mut EntryVisitor<'_>,
-    ) -> Result<(), StoreError>;
-    /// Every entry of `session` with `lo <= position < hi` (every one below `hi` without `lo`),
-    /// the highest position first.
-    fn for_each_entry_down(
-        &self,
-        session: &str,
-        lo: Option<i64>,
-        hi: i64,
-        f: &mut EntryVisitor<'_>,
-    ) -> Result<(), StoreError>;
-}
-
-/// The next segment of a long walk's read-ahead, split in two halves read at once from the
-/// same snapshot: this reader reads `[mid, below)`, `lower` reads `[lo, mid)` (every row below
-/// `mid` without `lo`), each the highest position first.
-pub struct SplitBelow<'a> {
-    pub mid: i64,
-    /// `None`: the segment reaches the session's first row.
+/// The rows of a session a part reads: `lo <= position < hi` (a missing bound does not bound),
+/// in position order or the highest position first.
+#[derive(Debug, Clone, Copy)]
+pub struct PartRange {
     pub lo: Option<i64>,
-    pub lower: &'a (dyn PartRows + Sync),
+    pub hi: Option<i64>,
+    pub descending: bool,
 }
 
-/// A session split in two at a position, both halves from the same snapshot.
+/// One part of a session read in two at once: `split` and `split_below` hand out both, the
+/// second to be read on another thread.
+pub trait PartRows {
+    /// Every entry of `session` in `range`, in its order: `f(entry_id, position, data)`.
+    fn for_each_entry_in(
+        &self,
+        session: &str,
+        range: PartRange,
+        f: &mut EntryVisitor<'_>,
+    ) -> Result<(), StoreError>;
+}
+
+/// A session split in two at a position, both halves from the same snapshot: `first` reads
+/// every entry below `at`, `later` every one from it on, both in position order.
 pub struct Split<'a> {
-    /// The later half's first position: the first half is every entry below it.
     pub at: i64,
     /// Entries in the first half.
     pub first_len: usize,
     /// Entries in both.
     pub len: usize,
+    pub first: &'a dyn PartRows,
     pub later: &'a (dyn PartRows + Sync),
+}
+
+/// The next segment of a long walk's read-ahead, split in two halves read at once from the
+/// same snapshot: `upper` reads `[mid, below)`, `lower` reads `[lo, mid)` (every row below
+/// `mid` without `lo`), each the highest position first.
+pub struct SplitBelow<'a> {
+    pub mid: i64,
+    /// `None`: the segment reaches the session's first row.
+    pub lo: Option<i64>,
+    pub upper: &'a dyn PartRows,
+    pub lower: &'a (dyn PartRows + Sync),
 }
 
 /// Reads a submission's session through `SessionRows` (a backend calls it inside its snapshot).

@@ -35,7 +35,9 @@ pub(crate) mod write_rows;
 pub(crate) mod write_undo;
 
 pub use crate::core::records::{SessionRecord, SessionScope, SubmissionBundle};
-pub use access::{EntryRow, EntryVisitor, PartRows, SessionLoader, SessionRows, Split, SplitBelow};
+pub use access::{
+    EntryRow, EntryVisitor, PartRange, PartRows, SessionLoader, SessionRows, Split, SplitBelow,
+};
 pub use audit_query::{AuditParam, AuditQuery};
 pub use backend::{open, open_writer, Backend, DbTarget};
 pub use compact_load::{

@@ -7,7 +7,7 @@ use std::collections::{BTreeMap, HashMap};
 use std::mem::MaybeUninit;
 use std::sync::{mpsc, Arc};
 
-use super::access::{lossy_entry, SessionRows, Split};
+use super::access::{lossy_entry, PartRange, SessionRows, Split};
 use super::StoreError;
 use crate::core::compact::{parse_compact_previews, Previews};
 use crate::core::entry::Entry;
@@ -200,10 +200,11 @@ pub(super) fn parse_rows(
     key: &str,
     previews: Previews,
 ) -> Result<ParsedRows, StoreError> {
-    if let Some(split) = rows.split(key)? {
-        return parse_split(rows, key, previews, split);
+    let count = rows.entry_count(key)?;
+    if let Some(split) = count.map(|len| rows.split(key, len)).transpose()?.flatten() {
+        return parse_split(key, previews, split);
     }
-    let mut out = Gathered::new(rows.entry_count(key)?);
+    let mut out = Gathered::new(count);
     let mut count = 0usize;
     let read = std::thread::scope(|scope| {
         let (done_tx, done_rx) = mpsc::channel::<(usize, Parsed)>();
@@ -363,19 +364,12 @@ impl Drop for Fill<'_> {
     }
 }
 
-/// Read and parse the two halves of a split session at once, this thread reading the first on
-/// the backend's connection and another the later one on its second, each row parsed where it
-/// is read into the session's one slice.
-fn parse_split(
-    rows: &dyn SessionRows,
-    key: &str,
-    previews: Previews,
-    split: Split<'_>,
-) -> Result<ParsedRows, StoreError> {
+/// Read and parse the two halves of a split session at once, this thread reading the first and
+/// another the later one, each row parsed where it is read into the session's one slice.
+fn parse_split(key: &str, previews: Previews, split: Split<'_>) -> Result<ParsedRows, StoreError> {
     let mut slots: Arc<[MaybeUninit<Entry>]> = Arc::new_uninit_slice(split.len);
     let (column_ids, lossy) = fill_halves(
         Arc::get_mut(&mut slots).expect("a new slice is not shared"),
-        rows,
         key,
         previews,
         &split,
@@ -394,25 +388,36 @@ fn parse_split(
 /// lines when every slot was written, each by one row. Otherwise nothing is left in `all`.
 fn fill_halves(
     all: &mut [MaybeUninit<Entry>],
-    rows: &dyn SessionRows,
     key: &str,
     previews: Previews,
     split: &Split<'_>,
 ) -> Result<(HashMap<usize, String>, Vec<String>), StoreError> {
     let (first, later) = all.split_at_mut(split.first_len.min(split.len));
-    let later_part = split.later;
+    let (at, first_len, later_part) = (split.at, split.first_len, split.later);
     let ((mut a, read_a), joined) = std::thread::scope(|scope| {
         let other = scope.spawn(move || {
-            let mut fill = Fill::new(later, split.first_len, previews);
-            let read = later_part.for_each_entry_from(key, split.at, &mut |id, position, data| {
+            let mut fill = Fill::new(later, first_len, previews);
+            let from_at = PartRange {
+                lo: Some(at),
+                hi: None,
+                descending: false,
+            };
+            let read = later_part.for_each_entry_in(key, from_at, &mut |id, position, data| {
                 fill.push(id, position, data)
             });
             (fill, read)
         });
         let mut fill = Fill::new(first, 0, previews);
-        let read = rows.for_each_entry_below(key, split.at, &mut |id, position, data| {
-            fill.push(id, position, data)
-        });
+        let below_at = PartRange {
+            lo: None,
+            hi: Some(at),
+            descending: false,
+        };
+        let read = split
+            .first
+            .for_each_entry_in(key, below_at, &mut |id, position, data| {
+                fill.push(id, position, data)
+            });
         ((fill, read), other.join())
     });
     let Ok((mut b, read_b)) = joined else {

@@ -9,11 +9,12 @@ use rusqlite::types::ValueRef;
 use rusqlite::{Connection, OpenFlags, OptionalExtension, Row};
 
 use super::access::{
-    parse_session_data, EntryRow, EntryVisitor, SessionLoader, SessionRows, Split, SplitBelow,
+    parse_session_data, EntryRow, EntryVisitor, PartRange, SessionLoader, SessionRows, Split,
+    SplitBelow,
 };
 use super::parse::{opt_int, opt_text, text_of};
 use super::prefix::{find_by_prefix, Lookup};
-use super::sqlite_peer::{entries_down, query_entries, Peer, SPLIT_FROM};
+use super::sqlite_peer::{entries_in, query_entries, Peer, SPLIT_FROM};
 use super::{
     JournalStore, ListQueries, RowFilter, SchemaInfo, SessionRecord, StoreError, SubmissionBundle,
     Variant,
@@ -507,37 +508,12 @@ impl SessionRows for SqliteStore {
     }
 
     fn for_each_entry(&self, session: &str, f: &mut EntryVisitor<'_>) -> Result<(), StoreError> {
-        query_entries(
-            &self.conn,
-            "SELECT entry_id, position, data FROM flue_session_entries WHERE session_id = ?1 ORDER BY position",
-            [session],
-            f,
-        )
-    }
-
-    fn for_each_entry_below(
-        &self,
-        session: &str,
-        to: i64,
-        f: &mut EntryVisitor<'_>,
-    ) -> Result<(), StoreError> {
-        query_entries(
-            &self.conn,
-            "SELECT entry_id, position, data FROM flue_session_entries
-             WHERE session_id = ?1 AND position < ?2 ORDER BY position",
-            rusqlite::params![session, to],
-            f,
-        )
-    }
-
-    fn for_each_entry_down(
-        &self,
-        session: &str,
-        lo: i64,
-        hi: i64,
-        f: &mut EntryVisitor<'_>,
-    ) -> Result<(), StoreError> {
-        entries_down(&self.conn, session, Some(lo), hi, f)
+        let all = PartRange {
+            lo: None,
+            hi: None,
+            descending: false,
+        };
+        entries_in(&self.conn, session, all, f)
     }
 
     fn split_below(
@@ -568,20 +544,19 @@ impl SessionRows for SqliteStore {
             return Ok(None);
         };
         let lo = down(rows.saturating_sub(1)).map_err(err)?;
-        Ok(self
-            .peer
-            .join_snapshot()
-            .map(|lower| SplitBelow { mid, lo, lower }))
+        Ok(self.peer.join_snapshot().map(|lower| SplitBelow {
+            mid,
+            lo,
+            upper: &self.conn,
+            lower,
+        }))
     }
 
-    fn split(&self, session: &str) -> Result<Option<Split<'_>>, StoreError> {
+    fn split(&self, session: &str, len: usize) -> Result<Option<Split<'_>>, StoreError> {
         // Only inside this store's read transaction: its snapshot is what the peer must share.
-        if self.conn.is_autocommit() {
+        if self.conn.is_autocommit() || len < SPLIT_FROM {
             return Ok(None);
         }
-        let Some(len) = self.entry_count(session)?.filter(|&n| n >= SPLIT_FROM) else {
-            return Ok(None);
-        };
         let Some((at, first_len)) = split_point(&self.conn, session, len)
             .map_err(|e| StoreError::sqlite("splitting a session's entries", e))?
         else {
@@ -591,6 +566,7 @@ impl SessionRows for SqliteStore {
             at,
             first_len,
             len,
+            first: &self.conn,
             later,
         }))
     }

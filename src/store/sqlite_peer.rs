@@ -21,7 +21,7 @@ use std::time::Duration;
 use rusqlite::types::ValueRef;
 use rusqlite::{Connection, OpenFlags, Statement};
 
-use super::access::{EntryVisitor, PartRows};
+use super::access::{EntryVisitor, PartRange, PartRows};
 use super::parse::text_of;
 use super::StoreError;
 
@@ -37,29 +37,37 @@ pub(super) struct Peer {
     opened: Cell<bool>,
     /// The peer's `data_version` just before the store's current read transaction began.
     version_before: Cell<Option<i64>>,
-    /// The peer is inside a read transaction on the store's snapshot.
-    in_split: Cell<bool>,
 }
 
 fn data_version(conn: &Connection) -> Option<i64> {
     conn.query_row("PRAGMA data_version", [], |r| r.get(0)).ok()
 }
 
+/// End `conn`'s read transaction, if it is in one.
+fn end_read(conn: &Connection) {
+    if !conn.is_autocommit() {
+        let _ = conn.execute_batch("COMMIT");
+    }
+}
+
 impl Peer {
+    fn lock(&self) -> std::sync::MutexGuard<'_, Option<Connection>> {
+        self.conn.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
     /// Called just before the store begins a read transaction: ends any read the peer was left in
     /// and notes its `data_version`.
     pub(super) fn before_begin(&self, path: &Path, flags: OpenFlags) {
         if !self.opened.replace(true) {
-            let conn = Connection::open_with_flags(path, flags)
+            *self.lock() = Connection::open_with_flags(path, flags)
                 .ok()
                 .filter(|c| c.busy_timeout(Duration::from_millis(1500)).is_ok());
-            *self.conn.lock().unwrap_or_else(|e| e.into_inner()) = conn;
         }
-        let guard = self.conn.lock().unwrap_or_else(|e| e.into_inner());
+        let guard = self.lock();
         let Some(conn) = guard.as_ref() else {
             return;
         };
-        self.end(conn);
+        end_read(conn);
         self.version_before.set(data_version(conn));
     }
 
@@ -68,16 +76,8 @@ impl Peer {
     /// next one shares the store's.
     pub(super) fn after_end(&self) {
         self.version_before.set(None);
-        if self.in_split.get() {
-            if let Some(conn) = self.conn.lock().unwrap_or_else(|e| e.into_inner()).as_ref() {
-                self.end(conn);
-            }
-        }
-    }
-
-    fn end(&self, conn: &Connection) {
-        if self.in_split.replace(false) || !conn.is_autocommit() {
-            let _ = conn.execute_batch("COMMIT");
+        if let Some(conn) = self.lock().as_ref() {
+            end_read(conn);
         }
     }
 
@@ -87,104 +87,78 @@ impl Peer {
         // Kept for the rest of the store's transaction: a second split in it is proved the same
         // way (nothing committed from before the store's read began to the peer's).
         let before = self.version_before.get()?;
-        let guard = self.conn.lock().unwrap_or_else(|e| e.into_inner());
+        let guard = self.lock();
         let conn = guard.as_ref()?;
-        self.end(conn);
+        end_read(conn);
         if conn.execute_batch("BEGIN").is_err() {
             return None;
         }
         // Read inside the transaction: the pragma begins the peer's read, on the latest commit.
-        let same = data_version(conn) == Some(before);
-        if !same {
-            let _ = conn.execute_batch("COMMIT");
+        if data_version(conn) != Some(before) {
+            end_read(conn);
             return None;
         }
-        self.in_split.set(true);
-        drop(guard);
         Some(&self.conn)
     }
 }
 
-/// The peer's reads end its read transaction: the next one is joined (and proved) afresh.
+/// The store's own half: read in the store's transaction.
+impl PartRows for Connection {
+    fn for_each_entry_in(
+        &self,
+        session: &str,
+        range: PartRange,
+        f: &mut EntryVisitor<'_>,
+    ) -> Result<(), StoreError> {
+        entries_in(self, session, range, f)
+    }
+}
+
+/// The peer's half: its read ends its transaction, so the next one is joined (and proved) afresh.
 impl PartRows for Mutex<Option<Connection>> {
-    fn for_each_entry_from(
+    fn for_each_entry_in(
         &self,
         session: &str,
-        from: i64,
+        range: PartRange,
         f: &mut EntryVisitor<'_>,
-    ) -> Result<(), StoreError> {
-        self.read_then_end(|conn| {
-            query_entries(
-                conn,
-                "SELECT entry_id, position, data FROM flue_session_entries
-                 WHERE session_id = ?1 AND position >= ?2 ORDER BY position",
-                rusqlite::params![session, from],
-                f,
-            )
-        })
-    }
-
-    fn for_each_entry_down(
-        &self,
-        session: &str,
-        lo: Option<i64>,
-        hi: i64,
-        f: &mut EntryVisitor<'_>,
-    ) -> Result<(), StoreError> {
-        self.read_then_end(|conn| entries_down(conn, session, lo, hi, f))
-    }
-}
-
-trait ReadThenEnd {
-    fn read_then_end(
-        &self,
-        read: impl FnOnce(&Connection) -> Result<(), StoreError>,
-    ) -> Result<(), StoreError>;
-}
-
-impl ReadThenEnd for Mutex<Option<Connection>> {
-    fn read_then_end(
-        &self,
-        read: impl FnOnce(&Connection) -> Result<(), StoreError>,
     ) -> Result<(), StoreError> {
         let guard = self.lock().unwrap_or_else(|e| e.into_inner());
         let conn = guard.as_ref().ok_or_else(|| StoreError::Sqlite {
             context: "reading session entries".into(),
             detail: "the second connection is closed".into(),
         })?;
-        let result = read(conn);
-        let _ = conn.execute_batch("COMMIT");
-        result
+        let read = entries_in(conn, session, range, f);
+        end_read(conn);
+        read
     }
 }
 
-/// The entries of `session` with `lo <= position < hi` (no lower bound without `lo`), the
-/// highest position first: one range of the `(session_id, position)` index.
-pub(super) fn entries_down(
+/// The entries of `session` in `range`: one range of the `(session_id, position)` index. Each
+/// bound present is a condition of its own statement (a condition on a possibly-NULL parameter
+/// would keep the index from bounding the range, and the scan would run on to the session's
+/// end); a row whose position is not a number is in no bounded range.
+pub(super) fn entries_in(
     conn: &Connection,
     session: &str,
-    lo: Option<i64>,
-    hi: i64,
+    range: PartRange,
     f: &mut EntryVisitor<'_>,
 ) -> Result<(), StoreError> {
-    // Two statements: a condition on a possibly-NULL parameter would keep the index from
-    // bounding the range below, and the scan would run on to the session's first row.
-    match lo {
-        Some(lo) => query_entries(
-            conn,
-            "SELECT entry_id, position, data FROM flue_session_entries
-             WHERE session_id = ?1 AND position >= ?2 AND position < ?3 ORDER BY position DESC",
-            rusqlite::params![session, lo, hi],
-            f,
-        ),
-        None => query_entries(
-            conn,
-            "SELECT entry_id, position, data FROM flue_session_entries
-             WHERE session_id = ?1 AND position < ?2 ORDER BY position DESC",
-            rusqlite::params![session, hi],
-            f,
-        ),
+    let mut sql = String::from(
+        "SELECT entry_id, position, data FROM flue_session_entries WHERE session_id = ?1",
+    );
+    let mut params: Vec<&dyn rusqlite::ToSql> = vec![&session];
+    for (bound, op) in [(&range.lo, ">="), (&range.hi, "<")] {
+        if let Some(b) = bound {
+            params.push(b);
+            sql.push_str(&format!(" AND position {op} ?{}", params.len()));
+        }
     }
+    sql.push_str(if range.descending {
+        " ORDER BY position DESC"
+    } else {
+        " ORDER BY position"
+    });
+    query_entries(conn, &sql, params.as_slice(), f)
 }
 
 /// `visit_entries` on the cached statement `sql`.

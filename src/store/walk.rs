@@ -28,8 +28,8 @@ use std::collections::VecDeque;
 use compact_str::CompactString;
 
 use super::access::{
-    lossy_entry, parse_session_data, SessionLoader, SessionRows, SessionScope, SplitBelow,
-    LOSSY_DATA,
+    lossy_entry, parse_session_data, PartRange, SessionLoader, SessionRows, SessionScope,
+    SplitBelow, LOSSY_DATA,
 };
 use super::compact_load::load_compact;
 use super::parse_rows::Batch;
@@ -350,7 +350,7 @@ impl Walk {
             if self.chunks_read >= 3 && self.segments {
                 match rows.split_below(&self.key, from, SEGMENT)? {
                     Some(split) => {
-                        self.read_segment(rows, from, split)?;
+                        self.read_segment(from, split)?;
                         continue;
                     }
                     None => self.segments = false,
@@ -397,30 +397,32 @@ impl Walk {
     }
 
     /// Read the segment `split` of the rows below `below` into `ahead`: the upper half on this
-    /// thread and connection, the lower half on another thread and the backend's second
-    /// connection, each row parsed where it is read.
-    fn read_segment(
-        &mut self,
-        rows: &dyn SessionRows,
-        below: i64,
-        split: SplitBelow<'_>,
-    ) -> Result<(), StoreError> {
+    /// thread, the lower half on another, each row parsed where it is read.
+    fn read_segment(&mut self, below: i64, split: SplitBelow<'_>) -> Result<(), StoreError> {
         let key = self.key.as_str();
+        let part = |lo, hi| PartRange {
+            lo,
+            hi: Some(hi),
+            descending: true,
+        };
+        let (lower_part, lo, mid) = (split.lower, split.lo, split.mid);
         let (upper, lower) = std::thread::scope(|scope| {
-            let lower = scope.spawn(|| {
+            let lower = scope.spawn(move || {
                 let mut out = Vec::new();
-                split
-                    .lower
-                    .for_each_entry_down(key, split.lo, split.mid, &mut |id, position, data| {
+                lower_part
+                    .for_each_entry_in(key, part(lo, mid), &mut |id, position, data| {
                         out.push(AheadRow::new(id, position, data))
                     })
                     .map(|()| out)
             });
             let mut out = Vec::new();
-            let upper = rows
-                .for_each_entry_down(key, split.mid, below, &mut |id, position, data| {
-                    out.push(AheadRow::new(id, position, data))
-                })
+            let upper = split
+                .upper
+                .for_each_entry_in(
+                    key,
+                    part(Some(split.mid), below),
+                    &mut |id, position, data| out.push(AheadRow::new(id, position, data)),
+                )
                 .map(|()| out);
             (upper, lower.join())
         });

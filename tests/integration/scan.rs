@@ -377,7 +377,8 @@ fn big_sessions_are_read_in_two_halves_from_one_snapshot() {
         let mut got = None;
         store
             .in_snapshot(&mut || {
-                got = store.split(key)?.map(|s| (s.at, s.first_len, s.len));
+                let len = store.entry_count(key)?.unwrap_or(0);
+                got = store.split(key, len)?.map(|s| (s.at, s.first_len, s.len));
                 Ok(())
             })
             .unwrap();
@@ -438,14 +439,14 @@ fn big_sessions_are_read_in_two_halves_from_one_snapshot() {
     let mut raced = None;
     store
         .in_snapshot(&mut || {
-            store.entry_count(&key)?;
+            let len = store.entry_count(&key)?.unwrap_or(0);
             writer
                 .execute(
                     "UPDATE flue_sessions SET data = json_set(data, '$.updatedAt', 'later') WHERE id = ?1",
                     [&key],
                 )
                 .unwrap();
-            raced = Some(store.split(&key)?.is_some());
+            raced = Some(store.split(&key, len)?.is_some());
             Ok(())
         })
         .unwrap();
@@ -453,7 +454,8 @@ fn big_sessions_are_read_in_two_halves_from_one_snapshot() {
     let mut next = None;
     store
         .in_snapshot(&mut || {
-            next = Some(store.split(&key)?.is_some());
+            let len = store.entry_count(&key)?.unwrap_or(0);
+            next = Some(store.split(&key, len)?.is_some());
             Ok(())
         })
         .unwrap();
