@@ -6,14 +6,17 @@ use serde_json::Value;
 /// Characters of text kept for a compact entry's preview (rows show at most 60 after cleaning).
 pub const PREVIEW_CHARS: usize = 96;
 
+/// Bytes of a JSON string's raw text that hold its preview: up to 12 bytes per character (a
+/// surrogate pair of escapes), and the quotes.
+const PREVIEW_SCAN_BYTES: usize = PREVIEW_CHARS * 12 + 2;
+
 /// A JSON value's preview from its raw text: a string cut to `PREVIEW_CHARS` after unescaping
 /// only a prefix (tool results can be megabytes), any other value as stored.
 pub(crate) fn raw_preview(raw: &str) -> Result<Value, serde_json::Error> {
     if !raw.starts_with('"') {
         return serde_json::from_str(raw);
     }
-    // Up to 12 bytes per character (a surrogate pair of escapes): this prefix holds the preview.
-    let limit = PREVIEW_CHARS * 12 + 2;
+    let limit = PREVIEW_SCAN_BYTES;
     // `raw` is a string the parser has already checked (no control characters, no unknown
     // escapes), so only a `\u` escape can still fail to parse (a lone surrogate). Without one in
     // the part read below, the preview is the first PREVIEW_CHARS characters, found by counting
@@ -53,9 +56,8 @@ pub(crate) fn raw_preview(raw: &str) -> Result<Value, serde_json::Error> {
 /// Whether the part of the checked JSON string `raw` that `raw_preview` reads holds a `\u`
 /// escape (the only thing there that can still fail to parse).
 fn escapes_u_in_head(raw: &str) -> bool {
-    // Up to 12 bytes per character (a surrogate pair of escapes): this prefix holds the preview.
     // The span ends on a character boundary at or before the limit, as `raw_preview`'s cut does.
-    let mut end = raw.len().min(PREVIEW_CHARS * 12 + 2);
+    let mut end = raw.len().min(PREVIEW_SCAN_BYTES);
     while !raw.is_char_boundary(end) {
         end -= 1;
     }
