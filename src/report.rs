@@ -2,6 +2,7 @@
 //! Shared by the CLI and the TUI so both always say the same thing.
 
 pub mod export;
+pub mod in_order;
 pub mod verdict_filter;
 
 use serde_json::{json, Value};

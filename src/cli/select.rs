@@ -4,9 +4,14 @@
 
 use super::args::SelectionArgs;
 use super::{exit, CliError};
+use crate::report::in_order::{in_order, Flow, Work};
 use crate::report::verdict_filter::VerdictFilter;
 use crate::report::SubmissionReport;
 use crate::store::{JournalStore, PathWalker, RowFilter};
+
+/// Listings this long are inspected on two threads (a shorter one costs less than the second
+/// connection's opening).
+const TWO_THREADS_FROM: usize = 16;
 
 /// How many owner ids an ambiguous `--owner` prefix error names before "and N more".
 const OWNERS_SHOWN: usize = 5;
@@ -185,30 +190,44 @@ pub fn scan_counted(
             },
         );
         // Each report holds only its active path since the input (`store::walk`) and is handed
-        // on and dropped at once; the walker keeps a few recent walks.
+        // on and dropped at once; each thread's walker keeps a few recent walks. A long listing
+        // is inspected on two threads reading one snapshot, handed on oldest first.
+        let inspect = |store: &dyn JournalStore, walker: &mut PathWalker, i: usize| {
+            SubmissionReport::scan(store, &rows[i].submission_id, walker, context_window, now)
+        };
         let mut walker = PathWalker::new(context_window.is_some());
+        let twin = if sel.limit.is_none() && rows.len() >= TWO_THREADS_FROM {
+            store.snapshot_twin()
+        } else {
+            None
+        };
+        let mut twin_walker = PathWalker::new(context_window.is_some());
+        let mut on_twin =
+            twin.map(|twin| move |i: usize| inspect(twin.as_ref(), &mut twin_walker, i));
         let mut matched = 0usize;
-        for row in rows {
-            if sel.limit.is_some_and(|n| matched >= n) {
-                break;
-            }
-            let report = SubmissionReport::scan(
-                store,
-                &row.submission_id,
-                &mut walker,
-                context_window,
-                now,
-            )?;
-            if let Some(v) = &verdict {
-                // A disposition's name selects its rows (`live`: a worker holds them); `resume`
-                // every resume mode; any other value the exact verdict.
-                if !v.matches(&report.verdict(), Some(report.plan.disposition.kind())) {
-                    continue;
+        // `--limit 0` selects nothing (the limit is checked after each match).
+        let n = if sel.limit == Some(0) { 0 } else { rows.len() };
+        in_order(
+            n,
+            &mut |i| inspect(store, &mut walker, i),
+            on_twin.as_mut().map(|f| f as &mut Work<'_, _, _>),
+            &mut |report| {
+                if let Some(v) = &verdict {
+                    // A disposition's name selects its rows (`live`: a worker holds them);
+                    // `resume` every resume mode; any other value the exact verdict.
+                    if !v.matches(&report.verdict(), Some(report.plan.disposition.kind())) {
+                        return Flow::Continue;
+                    }
                 }
-            }
-            matched += 1;
-            visit(&report);
-        }
+                matched += 1;
+                visit(report);
+                if sel.limit.is_some_and(|n| matched >= n) {
+                    Flow::Stop
+                } else {
+                    Flow::Continue
+                }
+            },
+        )?;
         if let Some(v) = &verdict {
             funnel
                 .steps

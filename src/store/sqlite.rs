@@ -14,7 +14,7 @@ use super::access::{
 };
 use super::parse::{opt_int, opt_text, text_of};
 use super::prefix::{find_by_prefix, Lookup};
-use super::sqlite_peer::{entries_in, query_entries, Peer, SPLIT_FROM};
+use super::sqlite_peer::{data_version, entries_in, query_entries, Peer, SPLIT_FROM};
 use super::{
     JournalStore, ListQueries, RowFilter, SchemaInfo, SessionRecord, StoreError, SubmissionBundle,
     Variant,
@@ -376,6 +376,36 @@ impl JournalStore for SqliteStore {
 
     fn session_rows(&self) -> Option<&dyn SessionRows> {
         Some(self)
+    }
+
+    fn snapshot_twin(&self) -> Option<Box<dyn JournalStore + Send>> {
+        if !self.in_snapshot.get() {
+            return None;
+        }
+        // The store's own read has begun (the caller read its rows in it). The twin's read
+        // begins next; then the peer, which noted its data_version just before the store's
+        // transaction began, proves nothing was committed in between: both read one snapshot.
+        let conn = Connection::open_with_flags(&self.path, READ_FLAGS).ok()?;
+        conn.busy_timeout(Duration::from_millis(1500)).ok()?;
+        conn.execute_batch("BEGIN").ok()?;
+        // Read inside the transaction: the pragma begins the twin's read, on the latest commit.
+        data_version(&conn)?;
+        if !self.peer.unchanged_since_begin() {
+            return None;
+        }
+        Some(Box::new(SqliteStore {
+            conn,
+            path: self.path.clone(),
+            schema: self.schema.clone(),
+            submission_columns: self.submission_columns.clone(),
+            tables: self.tables.clone(),
+            // Already in its snapshot: every read is made in it, none begins its own. Dropping
+            // the twin closes its connection, which ends the read.
+            in_snapshot: Cell::new(true),
+            // Never joined (no transaction of the twin's own begins): it reads big sessions alone.
+            peer: Peer::default(),
+            event_store: self.event_store,
+        }))
     }
 
     fn in_snapshot(&self, f: &mut dyn FnMut() -> Result<(), StoreError>) -> Result<(), StoreError> {

@@ -39,7 +39,7 @@ pub(super) struct Peer {
     version_before: Cell<Option<i64>>,
 }
 
-fn data_version(conn: &Connection) -> Option<i64> {
+pub(super) fn data_version(conn: &Connection) -> Option<i64> {
     conn.query_row("PRAGMA data_version", [], |r| r.get(0)).ok()
 }
 
@@ -79,6 +79,21 @@ impl Peer {
         if let Some(conn) = self.lock().as_ref() {
             end_read(conn);
         }
+    }
+
+    /// Nothing was committed from just before the store's read transaction began until now: a
+    /// connection whose read began before this call reads the store's snapshot. The peer's
+    /// read is ended first, so its `data_version` is the latest commit's.
+    pub(super) fn unchanged_since_begin(&self) -> bool {
+        let Some(before) = self.version_before.get() else {
+            return false;
+        };
+        let guard = self.lock();
+        let Some(conn) = guard.as_ref() else {
+            return false;
+        };
+        end_read(conn);
+        data_version(conn) == Some(before)
     }
 
     /// The peer inside a read transaction on the store's snapshot, or `None` when nothing proves

@@ -115,6 +115,13 @@ pub trait JournalStore {
     fn in_snapshot(&self, f: &mut dyn FnMut() -> Result<(), StoreError>) -> Result<(), StoreError> {
         f()
     }
+    /// Called inside `in_snapshot`: a second store, for another thread, reading the very
+    /// snapshot this one reads (so a listing may be read on two cores and stay one consistent
+    /// state). `None` when the backend has none, or when nothing proves the snapshot the same
+    /// (something was committed meanwhile); the caller then reads alone.
+    fn snapshot_twin(&self) -> Option<Box<dyn JournalStore + Send>> {
+        None
+    }
 }
 
 /// What the TUI reads besides submissions: sessions, journal phases and change fingerprints.

@@ -173,6 +173,21 @@ fn agrees_with_the_runtime(
         }
     }
     assert_eq!(seen, expected.len(), "every submission was listed once");
+    // A long listing is inspected on two threads (two connections, one snapshot); with a limit
+    // it is inspected on one. Both hand on the same items in the same order.
+    let both = run_json(&db, &["list", "--status", "all", "--json"]);
+    let one = run_json(
+        &db,
+        &["list", "--status", "all", "--json", "--limit", "100000"],
+    );
+    assert_eq!(
+        both["submissions"].as_array().map(Vec::len),
+        Some(expected.len())
+    );
+    assert!(
+        both["submissions"] == one["submissions"],
+        "two threads and one list different items"
+    );
 
     // `show` reads the whole session; check it on every submission that is not settled (the
     // ones an operator opens) and on a spread of settled ones.

@@ -461,3 +461,56 @@ fn big_sessions_are_read_in_two_halves_from_one_snapshot() {
         .unwrap();
     assert_eq!(next, Some(true));
 }
+
+/// A listing's second thread reads through a twin store on its own connection, proved to read
+/// the store's snapshot: made inside the store's snapshot with nothing committed since it began,
+/// it sees what the store sees even after a later commit; a commit between the store's read
+/// and the twin's making declines it, as does asking outside a snapshot.
+#[test]
+fn a_snapshot_twin_reads_the_stores_snapshot_or_is_declined() {
+    let dir = tempfile::tempdir().unwrap();
+    let now = turnscope::demo::demo_now_ms();
+    let db = dir.path().join("twin.db");
+    turnscope::demo::write_demo(&db, now).unwrap();
+    let store = SqliteStore::open(&db).unwrap();
+    let writer = Connection::open(&db).unwrap();
+    let first = store.list_submissions(RowFilter::All, now).unwrap()[0].clone();
+    let bump = |attempt: i64| {
+        writer
+            .execute(
+                "UPDATE flue_agent_submissions SET attempt_count = ?1 WHERE submission_id = ?2",
+                rusqlite::params![attempt, first.submission_id],
+            )
+            .unwrap();
+    };
+    let attempts = |s: &dyn JournalStore| {
+        s.find_submission(&first.submission_id)
+            .unwrap()
+            .attempt_count
+    };
+    assert!(store.snapshot_twin().is_none(), "outside a snapshot");
+
+    let mut seen = None;
+    store
+        .in_snapshot(&mut || {
+            let mine = attempts(&store);
+            let twin = store.snapshot_twin().expect("nothing was committed");
+            bump(mine + 7);
+            seen = Some((mine, attempts(twin.as_ref()), attempts(&store)));
+            Ok(())
+        })
+        .unwrap();
+    let (mine, twins, after) = seen.unwrap();
+    assert_eq!((twins, after), (mine, mine), "both read the snapshot");
+
+    let mut declined = None;
+    store
+        .in_snapshot(&mut || {
+            let mine = attempts(&store);
+            bump(mine + 1);
+            declined = Some(store.snapshot_twin().is_none());
+            Ok(())
+        })
+        .unwrap();
+    assert_eq!(declined, Some(true), "a commit came between");
+}
