@@ -382,30 +382,34 @@ impl JournalStore for SqliteStore {
         if !self.in_snapshot.get() {
             return None;
         }
-        // The store's own read has begun (the caller read its rows in it). The twin's read
-        // begins next; then the peer, which noted its data_version just before the store's
-        // transaction began, proves nothing was committed in between: both read one snapshot.
         let conn = Connection::open_with_flags(&self.path, READ_FLAGS).ok()?;
         conn.busy_timeout(Duration::from_millis(1500)).ok()?;
-        conn.execute_batch("BEGIN").ok()?;
-        // Read inside the transaction: the pragma begins the twin's read, on the latest commit.
-        data_version(&conn)?;
-        if !self.peer.unchanged_since_begin() {
-            return None;
-        }
-        Some(Box::new(SqliteStore {
+        let twin = SqliteStore {
             conn,
             path: self.path.clone(),
             schema: self.schema.clone(),
             submission_columns: self.submission_columns.clone(),
             tables: self.tables.clone(),
-            // Already in its snapshot: every read is made in it, none begins its own. Dropping
-            // the twin closes its connection, which ends the read.
-            in_snapshot: Cell::new(true),
-            // Never joined (no transaction of the twin's own begins): it reads big sessions alone.
+            in_snapshot: Cell::new(false),
+            // The twin's own second connection, so a whale the twin inspects is read in two
+            // halves too (its `data_version` is noted as the twin's read begins).
             peer: Peer::default(),
             event_store: self.event_store,
-        }))
+        };
+        // The store's own read has begun (the caller read its rows in it). The twin's read
+        // begins next; then the store's peer, which noted its data_version just before the
+        // store's transaction began, proves nothing was committed in between: both read one
+        // snapshot.
+        twin.begin_read().ok()?;
+        // Read inside the transaction: the pragma begins the twin's read, on the latest commit.
+        data_version(&twin.conn)?;
+        if !self.peer.unchanged_since_begin() {
+            return None;
+        }
+        // In its snapshot from now on: every read is made in it, none begins its own. Dropping
+        // the twin closes its connections, which ends its reads.
+        twin.in_snapshot.set(true);
+        Some(Box::new(twin))
     }
 
     fn in_snapshot(&self, f: &mut dyn FnMut() -> Result<(), StoreError>) -> Result<(), StoreError> {

@@ -472,6 +472,14 @@ fn a_snapshot_twin_reads_the_stores_snapshot_or_is_declined() {
     let now = turnscope::demo::demo_now_ms();
     let db = dir.path().join("twin.db");
     turnscope::demo::write_demo(&db, now).unwrap();
+    // A whale session (past `SPLIT_FROM`): the twin reads it in two halves too, on its own
+    // second connection, while nothing is committed after the twin's read began.
+    let whale = lengthen(&db, 2800)[0].0.clone();
+    let splits = |s: &dyn JournalStore| {
+        let rows = s.session_rows().unwrap();
+        let len = rows.entry_count(&whale).unwrap().unwrap_or(0);
+        rows.split(&whale, len).unwrap().is_some()
+    };
     let store = SqliteStore::open(&db).unwrap();
     let writer = Connection::open(&db).unwrap();
     let first = store.list_submissions(RowFilter::All, now).unwrap()[0].clone();
@@ -495,13 +503,22 @@ fn a_snapshot_twin_reads_the_stores_snapshot_or_is_declined() {
         .in_snapshot(&mut || {
             let mine = attempts(&store);
             let twin = store.snapshot_twin().expect("nothing was committed");
+            let split_before = splits(twin.as_ref());
             bump(mine + 7);
-            seen = Some((mine, attempts(twin.as_ref()), attempts(&store)));
+            seen = Some((
+                mine,
+                attempts(twin.as_ref()),
+                attempts(&store),
+                split_before,
+                splits(twin.as_ref()),
+            ));
             Ok(())
         })
         .unwrap();
-    let (mine, twins, after) = seen.unwrap();
+    let (mine, twins, after, split_before, split_after) = seen.unwrap();
     assert_eq!((twins, after), (mine, mine), "both read the snapshot");
+    // After the commit the twin's second connection would read a later state: it reads alone.
+    assert_eq!((split_before, split_after), (true, false));
 
     let mut declined = None;
     store
