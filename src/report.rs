@@ -139,6 +139,19 @@ impl SubmissionReport {
         Ok(SubmissionReport::build(bundle, context_window, now_ms))
     }
 
+    /// [`SubmissionReport::scan`] of a row the store read in the snapshot it is in (a
+    /// listing's): the row is not read again.
+    pub fn scan_row(
+        store: &dyn JournalStore,
+        row: &SubmissionRow,
+        walker: &mut PathWalker,
+        context_window: Option<u64>,
+        now_ms: i64,
+    ) -> Result<SubmissionReport, StoreError> {
+        let bundle = store.load_bundle_of_row(row, walker)?;
+        Ok(SubmissionReport::build(bundle, context_window, now_ms))
+    }
+
     pub fn row(&self) -> &SubmissionRow {
         &self.bundle.row
     }

@@ -193,7 +193,8 @@ pub fn scan_counted(
         // on and dropped at once; each thread's walker keeps a few recent walks. A long listing
         // is inspected on two threads reading one snapshot, handed on oldest first.
         let inspect = |store: &dyn JournalStore, walker: &mut PathWalker, i: usize| {
-            SubmissionReport::scan(store, &rows[i].submission_id, walker, context_window, now)
+            // The rows were read in this snapshot (the twin's is the same): not read again.
+            SubmissionReport::scan_row(store, &rows[i], walker, context_window, now)
         };
         let mut walker = PathWalker::new(context_window.is_some());
         let twin = if sel.limit.is_none() && rows.len() >= TWO_THREADS_FROM {

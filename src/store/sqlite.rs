@@ -359,7 +359,7 @@ impl JournalStore for SqliteStore {
 
     fn load_bundle(&self, submission_id: &str) -> Result<SubmissionBundle, StoreError> {
         // The write path's read: compact messages beside their stored text.
-        self.bundle_in_snapshot(submission_id, &mut |s, row| {
+        self.bundle_in_snapshot(submission_id, None, &mut |s, row| {
             s.session_parsed(&row.session_key, crate::core::compact::parse_keeping_raw)
         })
     }
@@ -369,7 +369,19 @@ impl JournalStore for SqliteStore {
         submission_id: &str,
         loader: &mut dyn SessionLoader,
     ) -> Result<SubmissionBundle, StoreError> {
-        self.bundle_in_snapshot(submission_id, &mut |s, row| {
+        self.bundle_in_snapshot(submission_id, None, &mut |s, row| {
+            loader.load(s, &row.session_key, &row.kind, &row.submission_id)
+        })
+    }
+
+    fn load_bundle_of_row(
+        &self,
+        row: &SubmissionRow,
+        loader: &mut dyn SessionLoader,
+    ) -> Result<SubmissionBundle, StoreError> {
+        // Outside a snapshot the row may be stale: it is read again with the rest.
+        let known = self.in_snapshot.get().then_some(row);
+        self.bundle_in_snapshot(&row.submission_id, known, &mut |s, row| {
             loader.load(s, &row.session_key, &row.kind, &row.submission_id)
         })
     }
@@ -443,10 +455,12 @@ impl SqliteStore {
         self.peer.after_end();
     }
 
-    /// The row, journal, session (read by `session`) and chunks from one read snapshot.
+    /// The row (`known`: already read in this snapshot), journal, session (read by `session`)
+    /// and chunks from one read snapshot.
     fn bundle_in_snapshot(
         &self,
         submission_id: &str,
+        known: Option<&SubmissionRow>,
         session: &mut SessionRead<'_>,
     ) -> Result<SubmissionBundle, StoreError> {
         let own = !self.in_snapshot.get();
@@ -454,13 +468,16 @@ impl SqliteStore {
             self.begin_read()?;
         }
         let result = (|| {
-            let row = self
-                .query_submissions("WHERE submission_id = ?1", &[&submission_id])?
-                .into_iter()
-                .next()
-                .ok_or_else(|| StoreError::SubmissionNotFound {
-                    query: submission_id.to_string(),
-                })?;
+            let row = match known {
+                Some(row) => row.clone(),
+                None => self
+                    .query_submissions("WHERE submission_id = ?1", &[&submission_id])?
+                    .into_iter()
+                    .next()
+                    .ok_or_else(|| StoreError::SubmissionNotFound {
+                        query: submission_id.to_string(),
+                    })?,
+            };
             let (journal, journal_problem) = self.journal(submission_id)?;
             let session = session(self, &row)?;
             let stream_chunks = match journal.as_ref().and_then(|j| j.stream_key.as_deref()) {

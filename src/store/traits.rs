@@ -105,6 +105,16 @@ pub trait JournalStore {
         let _ = loader;
         self.load_bundle(submission_id)
     }
+    /// `load_bundle_with` for `row`, read by this store (or its twin) inside the `in_snapshot`
+    /// it is in: a backend may take the row as read instead of reading it again (a listing's
+    /// rows). This default reads it again.
+    fn load_bundle_of_row(
+        &self,
+        row: &SubmissionRow,
+        loader: &mut dyn SessionLoader,
+    ) -> Result<SubmissionBundle, StoreError> {
+        self.load_bundle_with(&row.submission_id, loader)
+    }
     /// Row-level session access for the backend-neutral loaders, when the backend has it.
     fn session_rows(&self) -> Option<&dyn SessionRows> {
         None
