@@ -9,8 +9,8 @@ use crate::report::verdict_filter::VerdictFilter;
 use crate::report::SubmissionReport;
 use crate::store::{JournalStore, PathWalker, RowFilter};
 
-/// Listings this long are inspected on two threads (a shorter one costs less than the second
-/// connection's opening).
+/// Listings this long are inspected on two threads; a shorter one is read on one (the second
+/// thread's store opens two connections of its own).
 const TWO_THREADS_FROM: usize = 16;
 
 /// How many owner ids an ambiguous `--owner` prefix error names before "and N more".

@@ -6,6 +6,7 @@
 
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::mpsc;
+use std::thread::ScopedJoinHandle;
 
 /// How far the second thread may run ahead of what `visit` has been handed: it bounds what is
 /// held while this thread inspects a whale (or writes), a few dozen small reports.
@@ -68,13 +69,24 @@ pub fn in_order<T: Send, E: Send>(
             returned,
         });
         let mut running = None;
+        // Each result handed on is counted in `visited` first: the helper reads it to know
+        // how far ahead it is, and this thread to know which results are due.
+        let mut hand_on = |result: Result<T, E>, back: Option<&mpsc::Sender<T>>| {
+            let value = result?;
+            visited.fetch_add(1, Ordering::AcqRel);
+            let flow = visit(&value);
+            if let Some(back) = back {
+                // When the helper has stopped for good, the result is freed here.
+                let _ = back.send(value);
+            }
+            Ok(flow)
+        };
         let outcome = (|| {
-            // The next index to hand to `visit`. This thread visits its own claims at once, so
-            // every index from `due` up to this thread's latest claim is the helper's, and the
-            // helper sends its results in the order it claimed them.
-            let mut due = 0;
             loop {
-                let lead = next.load(Ordering::Acquire).saturating_sub(due);
+                reap(&mut running, &mut idle);
+                let lead = next
+                    .load(Ordering::Acquire)
+                    .saturating_sub(visited.load(Ordering::Acquire));
                 if running.is_none() && lead < RESTART_BELOW {
                     running = idle
                         .take()
@@ -82,35 +94,24 @@ pub fn in_order<T: Send, E: Send>(
                 }
                 let i = next.fetch_add(1, Ordering::AcqRel);
                 let own = (i < n).then(|| work(i));
-                while due < i.min(n) {
+                // This thread hands on its own claims at once, so every index from the next one
+                // due up to this claim is the helper's, and the helper sends its results in the
+                // order it claimed them.
+                while visited.load(Ordering::Acquire) < i.min(n) {
                     // Every claim of the helper's is sent before it stops; no result means it
                     // panicked (dropping its sender), and the scope passes the panic on.
                     let Ok(result) = rx.recv() else {
                         return Ok(());
                     };
-                    due += 1;
-                    visited.store(due, Ordering::Release);
-                    let value = result?;
-                    let flow = visit(&value);
-                    // When the helper has stopped for good, the result is freed here.
-                    let _ = back.send(value);
-                    if flow == Flow::Stop {
+                    if hand_on(result, Some(&back))? == Flow::Stop {
                         return Ok(());
-                    }
-                    if running.as_ref().is_some_and(|h| h.is_finished()) {
-                        idle = running.take().and_then(|h| h.join().ok()).flatten();
                     }
                 }
                 let Some(result) = own else {
                     return Ok(());
                 };
-                due += 1;
-                visited.store(due, Ordering::Release);
-                if visit(&result?) == Flow::Stop {
+                if hand_on(result, None)? == Flow::Stop {
                     return Ok(());
-                }
-                if running.as_ref().is_some_and(|h| h.is_finished()) {
-                    idle = running.take().and_then(|h| h.join().ok()).flatten();
                 }
             }
         })();
@@ -119,6 +120,22 @@ pub fn in_order<T: Send, E: Send>(
         drop(back);
         outcome
     })
+}
+
+type Running<'s, 'h, 'w, T, E> = Option<ScopedJoinHandle<'s, Option<Helper<'h, 'w, T, E>>>>;
+
+/// Take the helper back when it has stopped (`None` when it is not to run again); its panic is
+/// passed on.
+fn reap<'h, 'w, T, E>(
+    running: &mut Running<'_, 'h, 'w, T, E>,
+    idle: &mut Option<Helper<'h, 'w, T, E>>,
+) {
+    if let Some(handle) = running.take_if(|h| h.is_finished()) {
+        match handle.join() {
+            Ok(helper) => *idle = helper,
+            Err(panic) => std::panic::resume_unwind(panic),
+        }
+    }
 }
 
 /// The helper thread: claim and compute until `AHEAD` ahead of `visited` (or out of indices),
@@ -226,6 +243,30 @@ mod tests {
         // The helper stopped within its window: most indices were never computed.
         let computed = by.iter().filter(|w| !w.is_empty()).count();
         assert!(computed < 5 + 2 * AHEAD + 4, "{computed} computed");
+    }
+
+    #[test]
+    fn a_panic_on_the_helper_is_passed_on() {
+        let outcome = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+            let mut seen = 0;
+            let _ = in_order::<usize, ()>(
+                200,
+                // This thread is still on index 0 when the helper has panicked on its first.
+                &mut |i| {
+                    if i == 0 {
+                        std::thread::sleep(std::time::Duration::from_millis(30));
+                    }
+                    Ok(i)
+                },
+                Some(&mut |i| panic!("helper fails at {i}")),
+                &mut |_| {
+                    seen += 1;
+                    Flow::Continue
+                },
+            );
+            seen
+        }));
+        assert!(outcome.is_err(), "the listing ended quietly: {outcome:?}");
     }
 
     #[test]
