@@ -3,6 +3,7 @@
 
 pub mod export;
 pub mod in_order;
+mod show_json;
 pub mod verdict_filter;
 
 use serde_json::{json, Value};
@@ -193,18 +194,26 @@ impl SubmissionReport {
     }
 
     /// `to_json`, pretty-printed to `out` with the same bytes, without building the document's
-    /// `following` (a whale submission has 100,000 entries there): each entry's summary is built,
-    /// written and dropped in turn.
+    /// `following` (a whale submission has 100,000 entries there): the summaries are formatted
+    /// in chunks, on two threads for a long path, and written in turn (`show_json`).
     pub fn write_json_pretty(&self, out: &mut dyn std::io::Write) -> std::io::Result<()> {
+        use std::io::Write;
         let following = self.following().unwrap_or_default();
-        let doc = ShowDocument {
-            head: self.json_head(),
-            following: &following,
-        };
+        // The head is an object with keys, so its pretty form ends in "\n}": `following`, the
+        // last key, goes before that brace.
+        let mut head = serde_json::to_vec_pretty(&self.json_head())?;
+        if !head.ends_with(b"\n}") {
+            return Err(std::io::Error::other(
+                "the show document's head is not an object",
+            ));
+        }
+        head.truncate(head.len() - 2);
         let mut w = std::io::BufWriter::with_capacity(1 << 16, out);
-        serde_json::to_writer_pretty(&mut w, &doc)?;
-        std::io::Write::write_all(&mut w, b"\n")?;
-        std::io::Write::flush(&mut w)
+        w.write_all(&head)?;
+        w.write_all(b",\n  \"following\": ")?;
+        show_json::write_following(&following, &mut w)?;
+        w.write_all(b"\n}\n")?;
+        w.flush()
     }
 
     /// Every key of the `show --json` document but `following` (which comes last).
@@ -245,39 +254,6 @@ impl SubmissionReport {
             "verdict": self.verdict(),
             "plan": plan_json(&self.plan),
         })
-    }
-}
-
-/// The `show --json` document as serde sees it: the head's keys in order, then `following`
-/// serialised entry by entry.
-struct ShowDocument<'a> {
-    head: Value,
-    following: &'a [&'a Entry],
-}
-
-impl serde::Serialize for ShowDocument<'_> {
-    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
-        use serde::ser::SerializeMap;
-        let head = self.head.as_object();
-        let mut m = s.serialize_map(Some(head.map_or(0, |o| o.len()) + 1))?;
-        for (k, v) in head.into_iter().flatten() {
-            m.serialize_entry(k, v)?;
-        }
-        m.serialize_entry("following", &FollowingSummaries(self.following))?;
-        m.end()
-    }
-}
-
-struct FollowingSummaries<'a>(&'a [&'a Entry]);
-
-impl serde::Serialize for FollowingSummaries<'_> {
-    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
-        use serde::ser::SerializeSeq;
-        let mut seq = s.serialize_seq(Some(self.0.len()))?;
-        for e in self.0 {
-            seq.serialize_element(&EntrySummary(e))?;
-        }
-        seq.end()
     }
 }
 
