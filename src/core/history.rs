@@ -52,6 +52,8 @@ struct IdIndex<'a> {
     entries: &'a [Entry],
     table: HashTable<usize>,
     hasher: foldhash::fast::RandomState,
+    /// Some id is held by more than one entry.
+    duplicates: bool,
 }
 
 impl<'a> IdIndex<'a> {
@@ -59,12 +61,17 @@ impl<'a> IdIndex<'a> {
         let hasher = foldhash::fast::RandomState::default();
         let hash = |id: &str| hasher.hash_one(id);
         let mut table = HashTable::with_capacity(entries.len());
+        let mut duplicates = false;
         for (i, e) in entries.iter().enumerate() {
             let id = e.id.as_str();
-            match table.find_mut(hash(id), |&j: &usize| entries[j].id.as_str() == id) {
-                Some(slot) => *slot = i,
-                None => {
-                    table.insert_unique(hash(id), i, |&j: &usize| hash(entries[j].id.as_str()));
+            let same = |&j: &usize| entries[j].id.as_str() == id;
+            match table.entry(hash(id), same, |&j: &usize| hash(entries[j].id.as_str())) {
+                hashbrown::hash_table::Entry::Occupied(mut slot) => {
+                    *slot.get_mut() = i;
+                    duplicates = true;
+                }
+                hashbrown::hash_table::Entry::Vacant(slot) => {
+                    slot.insert(i);
                 }
             }
         }
@@ -72,6 +79,7 @@ impl<'a> IdIndex<'a> {
             entries,
             table,
             hasher,
+            duplicates,
         }
     }
 
@@ -81,6 +89,18 @@ impl<'a> IdIndex<'a> {
                 self.entries[j].id.as_str() == id
             })
             .copied()
+    }
+
+    /// `get` for the parent of the entry at `child`: the runtime appends a child right after its
+    /// parent in most turns, so the entry before it is tried first. It is the answer only when no
+    /// id repeats (with a repeat, a later entry of the same id wins).
+    fn get_parent(&self, id: &str, child: usize) -> Option<usize> {
+        match child.checked_sub(1) {
+            Some(before) if !self.duplicates && self.entries[before].id.as_str() == id => {
+                Some(before)
+            }
+            _ => self.get(id),
+        }
     }
 }
 
@@ -124,7 +144,7 @@ impl History {
             }
             active.push(i);
             current = match entries[i].parent_id.as_deref() {
-                Some(p) if !p.is_empty() => match by_id.get(p) {
+                Some(p) if !p.is_empty() => match by_id.get_parent(p, i) {
                     Some(j) => Some(j),
                     None => {
                         damage.push(PathDamage::DanglingParent {
@@ -321,6 +341,25 @@ mod tests {
         let positions: Vec<i64> = h.active_path().iter().map(|e| e.position).collect();
         assert_eq!(positions, [0, 2, 3]);
         assert_eq!(h.abandoned_branches(), vec![(Some(0), vec![1])]);
+    }
+
+    /// The entry just before a child is its parent only when no id repeats: here it holds the
+    /// parent's id, but a later entry of that id wins.
+    #[test]
+    fn the_entry_before_a_child_is_not_its_parent_when_a_later_one_has_the_id() {
+        let entries = vec![
+            entry(0, "r", None, ""),
+            entry(1, "a", Some("r"), ""),
+            entry(2, "b", Some("a"), ""),
+            entry(3, "a", None, ""),
+        ];
+        let h = History::new(entries.clone(), Some("b".into()));
+        let positions: Vec<i64> = h.active_path().iter().map(|e| e.position).collect();
+        assert_eq!(positions, [3, 2]);
+        // Without the repeat, the entry before is the parent.
+        let h = History::new(entries[..3].to_vec(), Some("b".into()));
+        let positions: Vec<i64> = h.active_path().iter().map(|e| e.position).collect();
+        assert_eq!(positions, [0, 1, 2]);
     }
 
     #[test]
