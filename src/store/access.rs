@@ -7,6 +7,10 @@ pub use crate::core::records::SessionScope;
 
 use super::{SessionRecord, StoreError};
 
+/// Sessions with fewer entries are read on one connection: a second connection's read
+/// transaction and the split's index lookups cost more than a second core saves on them.
+pub(super) const SPLIT_FROM: usize = 8192;
+
 /// One `flue_session_entries` row read by id.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct EntryRow {

@@ -21,13 +21,10 @@ use std::time::Duration;
 use rusqlite::types::ValueRef;
 use rusqlite::{Connection, OpenFlags, Statement};
 
+pub(super) use super::access::SPLIT_FROM;
 use super::access::{EntryVisitor, PartRange, PartRows};
 use super::parse::text_of;
 use super::StoreError;
-
-/// Sessions with fewer entries are read on one connection: the peer's second read transaction
-/// and the split's index lookups cost more than a second core saves on them.
-pub(super) const SPLIT_FROM: usize = 8192;
 
 /// The peer connection of a store, opened when the store's first read transaction begins.
 #[derive(Default)]

@@ -571,3 +571,151 @@ fn pg_long_sessions_read_in_chunks_classify_and_show_as_on_sqlite() {
     assert!(checked > 10, "only {checked} running submissions");
     assert_eq!(pg_walker.fallbacks, Vec::<(String, String)>::new());
 }
+
+/// `(entry_id, position, data)` of a session, as a part read hands them over.
+type Rows = Vec<(Vec<u8>, i64, Vec<u8>)>;
+
+/// Reads a session through `SessionRows::split`, inside the bundle's snapshot, after a commit
+/// from another connection has replaced every entry's text.
+struct ReadInHalves<'a> {
+    db: &'a TestDb,
+    read: Option<(usize, Rows)>,
+}
+
+impl store::SessionLoader for ReadInHalves<'_> {
+    fn load(
+        &mut self,
+        rows: &dyn store::SessionRows,
+        key: &str,
+        _kind: &str,
+        _submission_id: &str,
+    ) -> Result<Option<store::SessionRecord>, StoreError> {
+        let len = rows.entry_count(key)?.unwrap();
+        self.db.exec(&format!(
+            "UPDATE flue_session_entries SET data = '{{}}' WHERE session_id = '{}'",
+            key.replace('\'', "''")
+        ));
+        let split = rows.split(key, len)?.expect("a whale session is split");
+        let part = |lo, hi| store::PartRange {
+            lo,
+            hi,
+            descending: false,
+        };
+        let mut got = Rows::new();
+        split
+            .first
+            .for_each_entry_in(key, part(None, Some(split.at)), &mut |id, p, d| {
+                got.push((id.to_vec(), p, d.to_vec()))
+            })?;
+        let later = std::thread::scope(|s| {
+            s.spawn(|| {
+                let mut later = Rows::new();
+                split
+                    .later
+                    .for_each_entry_in(key, part(Some(split.at), None), &mut |id, p, d| {
+                        later.push((id.to_vec(), p, d.to_vec()))
+                    })
+                    .map(|()| later)
+            })
+            .join()
+            .unwrap()
+        })?;
+        got.extend(later);
+        self.read = Some((split.first_len, got));
+        Ok(None)
+    }
+}
+
+/// A whale session (past the split threshold) is read on PostgreSQL in two halves at once, the
+/// later one on a second connection that imports the bundle's snapshot: what it shows is what
+/// SQLite shows, and a commit made while the bundle is read is seen by neither half.
+#[test]
+fn pg_a_whale_session_is_read_in_two_halves_in_the_bundles_snapshot() {
+    let Some(_) = pg_admin() else { return };
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("whale.db");
+    turnscope::demo::write_demo(&path, DEMO_NOW).unwrap();
+    let whale = crate::scan::lengthen(&path, 2800)[0].0.clone();
+    let lite = SqliteStore::open(&path).unwrap();
+    let conn = rusqlite::Connection::open(&path).unwrap();
+    let submission: String = conn
+        .query_row(
+            "SELECT submission_id FROM flue_agent_submissions WHERE session_key = ?1
+             AND status = 'running' LIMIT 1",
+            [&whale],
+            |r| r.get(0),
+        )
+        .unwrap();
+    let mut stmt = conn
+        .prepare(
+            "SELECT entry_id, position, data FROM flue_session_entries WHERE session_id = ?1
+             ORDER BY position",
+        )
+        .unwrap();
+    let expected: Rows = stmt
+        .query_map([&whale], |r| {
+            Ok((
+                r.get::<_, String>(0)?.into_bytes(),
+                r.get(1)?,
+                r.get::<_, String>(2)?.into_bytes(),
+            ))
+        })
+        .unwrap()
+        .map(Result::unwrap)
+        .collect();
+    assert!(expected.len() > 8_192, "{} entries", expected.len());
+    let db = TestDb::from_sqlite(Kind::Postgres, &path);
+    let pg = db.open();
+
+    let want =
+        SubmissionReport::load_compact(&lite, &submission, None, DEMO_NOW, Previews::Drop).unwrap();
+    let got =
+        SubmissionReport::load_compact(pg.reader(), &submission, None, DEMO_NOW, Previews::Drop)
+            .unwrap();
+    assert_eq!(got.to_json(), want.to_json());
+
+    // A role allowed one connection: the second is refused, and the session is read on one.
+    let DbTarget::Postgres(target) = &db.target else {
+        unreachable!()
+    };
+    let role = format!("ts_one_{}", std::process::id());
+    db.exec(&format!("CREATE ROLE {role} LOGIN CONNECTION LIMIT 1"));
+    db.exec(&format!(
+        "GRANT SELECT ON ALL TABLES IN SCHEMA public TO {role}"
+    ));
+    let one = PgTarget {
+        user: role.clone(),
+        ..target.clone()
+    };
+    let alone = store::open(&DbTarget::Postgres(one)).unwrap();
+    let got =
+        SubmissionReport::load_compact(alone.reader(), &submission, None, DEMO_NOW, Previews::Drop)
+            .unwrap();
+    drop(alone);
+    db.exec(&format!("DROP OWNED BY {role}"));
+    db.exec(&format!("DROP ROLE {role}"));
+    assert_eq!(got.to_json(), want.to_json(), "read on one connection");
+
+    let mut halves = ReadInHalves {
+        db: &db,
+        read: None,
+    };
+    pg.reader()
+        .load_bundle_with(&submission, &mut halves)
+        .unwrap();
+    let (first_len, read) = halves.read.unwrap();
+    // Counted, not compared whole: a failure would print 9,000 rows.
+    let differing = read.iter().zip(&expected).filter(|(a, b)| a != b).count();
+    assert_eq!(
+        (read.len(), differing),
+        (expected.len(), 0),
+        "both halves read the bundle's snapshot"
+    );
+    assert!(first_len > 0 && first_len < read.len(), "{first_len}");
+    // The commit did happen: a read after the bundle sees it.
+    let replaced = db.int(&format!(
+        "SELECT COUNT(*) FROM flue_session_entries WHERE session_id = '{}' AND data = '{{}}'",
+        whale.replace('\'', "''")
+    ));
+    assert_eq!(replaced as usize, expected.len());
+}

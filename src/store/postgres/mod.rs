@@ -13,6 +13,7 @@ pub mod connect;
 pub mod convert;
 pub mod ddl;
 mod listing;
+mod peer;
 mod read;
 mod rows;
 mod schema;
@@ -43,6 +44,8 @@ pub struct PgStore {
     schema: SchemaInfo,
     submission_columns: String,
     tables: Vec<String>,
+    /// A second read-only connection, opened for the first session read in two halves.
+    peer: std::sync::Mutex<Option<Client>>,
 }
 
 impl PgStore {
@@ -56,6 +59,7 @@ impl PgStore {
             target: target.clone(),
             schema,
             tables,
+            peer: std::sync::Mutex::new(None),
         })
     }
 

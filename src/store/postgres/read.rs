@@ -7,6 +7,7 @@ use std::cell::RefCell;
 use postgres::{GenericClient, IsolationLevel, Transaction};
 use rusqlite::types::ValueRef;
 
+use super::peer::PeerPart;
 use super::rows::TxRows;
 use super::sessions::session_record_parsed;
 use super::{cell_int, cell_text, pg_error, sqlite_values, PgStore};
@@ -204,7 +205,10 @@ impl JournalStore for PgStore {
         loader: &mut dyn SessionLoader,
     ) -> Result<SubmissionBundle, StoreError> {
         self.bundle_in_snapshot(submission_id, &mut |tx, row| {
-            let rows = TxRows(RefCell::new(tx));
+            let rows = TxRows {
+                tx: RefCell::new(tx),
+                peer: PeerPart::new(self),
+            };
             loader.load(&rows, &row.session_key, &row.kind, &row.submission_id)
         })
     }

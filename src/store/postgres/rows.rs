@@ -6,14 +6,32 @@ use std::cell::RefCell;
 
 use postgres::GenericClient;
 
+use super::peer::{read_part, split_point, PeerPart};
 use super::sessions::{
     entries_before, entries_by_ids, entries_in_order, entry_by_id, session_data,
 };
 use super::{pg_error, PgStore};
-use crate::store::{EntryRow, EntryVisitor, SessionRows, StoreError};
+use crate::store::access::SPLIT_FROM;
+use crate::store::{EntryRow, EntryVisitor, PartRange, PartRows, SessionRows, Split, StoreError};
 
-/// Row access through one client (a read-only transaction while a bundle is read).
-pub(super) struct TxRows<'a, C: GenericClient>(pub RefCell<&'a mut C>);
+/// Row access through a bundle's read-only transaction, with the store's second connection to
+/// read the later half of a whale session at once (`peer.rs`).
+pub(super) struct TxRows<'a, C: GenericClient> {
+    pub tx: RefCell<&'a mut C>,
+    pub peer: PeerPart<'a>,
+}
+
+/// The first half of a split: read in the bundle's transaction, on this thread.
+impl<C: GenericClient> PartRows for TxRows<'_, C> {
+    fn for_each_entry_in(
+        &self,
+        session: &str,
+        range: PartRange,
+        f: &mut EntryVisitor<'_>,
+    ) -> Result<(), StoreError> {
+        read_part(&mut **self.tx.borrow_mut(), session, range, f)
+    }
+}
 
 fn rows_session_data<C: GenericClient>(
     c: &mut C,
@@ -73,11 +91,11 @@ fn rows_entry_count<C: GenericClient>(
 
 impl<C: GenericClient> SessionRows for TxRows<'_, C> {
     fn session_data(&self, key: &str) -> Result<Option<(String, bool)>, StoreError> {
-        rows_session_data(&mut **self.0.borrow_mut(), key)
+        rows_session_data(&mut **self.tx.borrow_mut(), key)
     }
 
     fn entry_by_id(&self, session: &str, entry_id: &str) -> Result<Option<EntryRow>, StoreError> {
-        rows_entry_by_id(&mut **self.0.borrow_mut(), session, entry_id)
+        rows_entry_by_id(&mut **self.tx.borrow_mut(), session, entry_id)
     }
 
     fn entries_by_ids(
@@ -86,15 +104,15 @@ impl<C: GenericClient> SessionRows for TxRows<'_, C> {
         ids: &[&str],
         f: &mut EntryVisitor<'_>,
     ) -> Result<(), StoreError> {
-        rows_by_ids(&mut **self.0.borrow_mut(), session, ids, f)
+        rows_by_ids(&mut **self.tx.borrow_mut(), session, ids, f)
     }
 
     fn for_each_entry(&self, session: &str, f: &mut EntryVisitor<'_>) -> Result<(), StoreError> {
-        rows_for_each(&mut **self.0.borrow_mut(), session, f)
+        rows_for_each(&mut **self.tx.borrow_mut(), session, f)
     }
 
     fn entry_count(&self, session: &str) -> Result<Option<usize>, StoreError> {
-        rows_entry_count(&mut **self.0.borrow_mut(), session)
+        rows_entry_count(&mut **self.tx.borrow_mut(), session)
     }
 
     fn entries_before(
@@ -105,12 +123,31 @@ impl<C: GenericClient> SessionRows for TxRows<'_, C> {
         f: &mut EntryVisitor<'_>,
     ) -> Result<(), StoreError> {
         entries_before(
-            &mut **self.0.borrow_mut(),
+            &mut **self.tx.borrow_mut(),
             session,
             below,
             limit,
             |id, pos, data| f(id.as_bytes(), pos, data.as_bytes()),
         )
+    }
+
+    fn split(&self, session: &str, len: usize) -> Result<Option<Split<'_>>, StoreError> {
+        if len < SPLIT_FROM || !self.peer.ready() {
+            return Ok(None);
+        }
+        let Some((at, first_len, snapshot)) =
+            split_point(&mut **self.tx.borrow_mut(), session, len)?
+        else {
+            return Ok(None);
+        };
+        self.peer.set_snapshot(snapshot);
+        Ok(Some(Split {
+            at,
+            first_len,
+            len,
+            first: self,
+            later: &self.peer,
+        }))
     }
 }
 

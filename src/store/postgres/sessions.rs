@@ -79,6 +79,18 @@ pub fn entries_by_ids<C: GenericClient>(
 pub fn entries_in_order<C: GenericClient>(
     c: &mut C,
     session: &str,
+    each: impl FnMut(&str, i64, &str),
+) -> Result<(), StoreError> {
+    entries_in_range(c, session, None, None, each)
+}
+
+/// `entries_in_order` for the entries with `lo <= position < hi` (a missing bound does not
+/// bound): one half of a session read in two at once.
+pub fn entries_in_range<C: GenericClient>(
+    c: &mut C,
+    session: &str,
+    lo: Option<i64>,
+    hi: Option<i64>,
     mut each: impl FnMut(&str, i64, &str),
 ) -> Result<(), StoreError> {
     let err = |e: postgres::Error| pg_error("reading session entries", &e);
@@ -95,22 +107,35 @@ pub fn entries_in_order<C: GenericClient>(
             );
         }
     };
+    // Each bound is in the text only when there is one (the first chunk reads from `lo`, the
+    // next ones from after the last position read), so the index serves every form.
+    let query = |c: &mut C, from: Option<(&str, i64)>| {
+        let mut params: Vec<&(dyn postgres::types::ToSql + Sync)> = vec![&session, &PG_CHUNK_ROWS];
+        let mut bounds = String::new();
+        if let Some((op, pos)) = &from {
+            params.push(pos);
+            bounds.push_str(&format!(" AND position {op} ${}::bigint", params.len()));
+        }
+        if let Some(hi) = &hi {
+            params.push(hi);
+            bounds.push_str(&format!(" AND position < ${}::bigint", params.len()));
+        }
+        c.query(
+            &format!(
+                "SELECT entry_id, position::bigint, data FROM flue_session_entries
+                 WHERE session_id = $1{bounds}
+                 ORDER BY flue_session_entries.position LIMIT $2::bigint"
+            ),
+            &params,
+        )
+    };
     let mut after: Option<i64> = None;
     loop {
-        let rows = match after {
-            None => c.query(
-                "SELECT entry_id, position::bigint, data FROM flue_session_entries
-                 WHERE session_id = $1 ORDER BY flue_session_entries.position LIMIT $2::bigint",
-                &[&session, &PG_CHUNK_ROWS],
-            ),
-            Some(pos) => c.query(
-                "SELECT entry_id, position::bigint, data FROM flue_session_entries
-                 WHERE session_id = $1 AND position > $2::bigint
-                 ORDER BY flue_session_entries.position LIMIT $3::bigint",
-                &[&session, &pos, &PG_CHUNK_ROWS],
-            ),
-        }
-        .map_err(err)?;
+        let from = match after {
+            None => lo.map(|lo| (">=", lo)),
+            Some(pos) => Some((">", pos)),
+        };
+        let rows = query(c, from).map_err(err)?;
         if (rows.len() as i64) < PG_CHUNK_ROWS {
             emit(&rows, &mut each);
             return Ok(());
