@@ -13,8 +13,9 @@
 
 use std::sync::{Mutex, MutexGuard};
 
-use postgres::{Client, GenericClient, IsolationLevel};
+use postgres::{Client, GenericClient};
 
+use super::read::begin_snapshot;
 use super::sessions::entries_in_range;
 use super::{connect, pg_error, PgStore, PgTarget};
 use crate::store::{EntryVisitor, PartRange, PartRows, StoreError};
@@ -74,12 +75,7 @@ impl PartRows for PeerPart<'_> {
         let snapshot = lock(&self.snapshot).clone();
         let mut peer = self.client()?;
         let client = peer.as_mut().expect("opened above");
-        let mut tx = client
-            .build_transaction()
-            .isolation_level(IsolationLevel::RepeatableRead)
-            .read_only(true)
-            .start()
-            .map_err(|e| pg_error("starting the second connection's read", &e))?;
+        let mut tx = begin_snapshot(client, "starting the second connection's read")?;
         // The import must be the transaction's first statement; the identifier is PostgreSQL's
         // own (hex digits and dashes), quoted all the same.
         tx.batch_execute(&format!(

@@ -230,12 +230,7 @@ impl PgStore {
         session: &mut SessionRead<'_>,
     ) -> Result<SubmissionBundle, StoreError> {
         let c = &mut *self.conn()?;
-        let mut tx = c
-            .build_transaction()
-            .isolation_level(IsolationLevel::RepeatableRead)
-            .read_only(true)
-            .start()
-            .map_err(|e| pg_error("starting a read snapshot", &e))?;
+        let mut tx = begin_snapshot(c, "starting a read snapshot")?;
         let row = query_submissions(
             &mut tx,
             &self.submission_columns,
@@ -273,4 +268,16 @@ impl PgStore {
             event_stream,
         })
     }
+}
+
+/// A `REPEATABLE READ READ ONLY` transaction on `c`: one snapshot for everything read in it.
+pub(super) fn begin_snapshot<'c>(
+    c: &'c mut postgres::Client,
+    context: &str,
+) -> Result<Transaction<'c>, StoreError> {
+    c.build_transaction()
+        .isolation_level(IsolationLevel::RepeatableRead)
+        .read_only(true)
+        .start()
+        .map_err(|e| pg_error(context, &e))
 }
