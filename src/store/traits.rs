@@ -125,10 +125,11 @@ pub trait JournalStore {
     fn in_snapshot(&self, f: &mut dyn FnMut() -> Result<(), StoreError>) -> Result<(), StoreError> {
         f()
     }
-    /// Called inside `in_snapshot`: a second store, for another thread, reading the very
-    /// snapshot this one reads (so a listing may be read on two cores and stay one consistent
-    /// state). `None` when the backend has none, or when nothing proves the snapshot the same
-    /// (something was committed meanwhile); the caller then reads alone.
+    /// Called inside `in_snapshot`: a second store, for another thread, reading as this one
+    /// reads: the very snapshot where the backend keeps one for the listing (SQLite: a listing
+    /// read on two cores stays one consistent state), a snapshot per bundle where it keeps one
+    /// per bundle (PostgreSQL). `None` when the backend has none, or when nothing proves the
+    /// snapshot the same (something was committed meanwhile); the caller then reads alone.
     fn snapshot_twin(&self) -> Option<Box<dyn JournalStore + Send>> {
         None
     }

@@ -720,3 +720,39 @@ fn pg_a_whale_session_is_read_in_two_halves_in_the_bundles_snapshot() {
     ));
     assert_eq!(replaced as usize, expected.len());
 }
+
+/// A long listing on PostgreSQL is inspected on two connections, as on SQLite: the same items,
+/// in the same order, as one connection (`--limit`) and as the SQLite file it was copied from.
+#[test]
+fn pg_a_long_listing_is_read_on_two_connections_with_the_same_items() {
+    let Some(_) = pg_admin() else { return };
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("demo.db");
+    turnscope::demo::write_demo(&path, DEMO_NOW).unwrap();
+    let db = TestDb::from_sqlite(Kind::Postgres, &path);
+    let DbTarget::Postgres(target) = &db.target else {
+        unreachable!()
+    };
+    assert!(db.open().reader().snapshot_twin().is_some());
+    let now = DEMO_NOW.to_string();
+    let items = |db_arg: &str, extra: &[&str]| -> Vec<Value> {
+        let o = turnscope_command()
+            .env("TURNSCOPE_NOW_MS", &now)
+            .args(["--db", db_arg, "list", "--status", "all", "--json"])
+            .args(extra)
+            .output()
+            .unwrap();
+        assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+        let doc: Value = serde_json::from_slice(&o.stdout).unwrap();
+        doc["submissions"].as_array().unwrap().clone()
+    };
+    let url = target.url();
+    let two = items(&url, &[]);
+    assert!(
+        two.len() >= 16,
+        "{} rows: too few for two threads",
+        two.len()
+    );
+    assert!(two == items(&url, &["--limit", "100000"]), "one connection");
+    assert!(two == items(path.to_str().unwrap(), &[]), "the SQLite file");
+}

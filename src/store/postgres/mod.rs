@@ -63,6 +63,20 @@ impl PgStore {
         })
     }
 
+    /// A second store on its own read-only connection, for a listing's second thread. On
+    /// PostgreSQL every bundle is read in its own snapshot (there is no listing-wide one), so it
+    /// reads each bundle exactly as this store would.
+    fn twin(&self) -> Result<PgStore, StoreError> {
+        Ok(PgStore {
+            client: RefCell::new(connect(&self.target, true)?),
+            target: self.target.clone(),
+            schema: self.schema.clone(),
+            submission_columns: self.submission_columns.clone(),
+            tables: self.tables.clone(),
+            peer: std::sync::Mutex::new(None),
+        })
+    }
+
     pub fn target(&self) -> &PgTarget {
         &self.target
     }

@@ -216,6 +216,14 @@ impl JournalStore for PgStore {
     fn session_rows(&self) -> Option<&dyn SessionRows> {
         Some(self)
     }
+
+    /// A second connection (see `PgStore::twin`); `None` when the server refuses it, and the
+    /// listing is read on one.
+    fn snapshot_twin(&self) -> Option<Box<dyn JournalStore + Send>> {
+        self.twin()
+            .ok()
+            .map(|t| Box::new(t) as Box<dyn JournalStore + Send>)
+    }
 }
 
 type SessionRead<'a> = dyn FnMut(&mut Transaction<'_>, &SubmissionRow) -> Result<Option<SessionRecord>, StoreError>
