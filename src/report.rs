@@ -19,6 +19,7 @@ use crate::core::plan::{
 use crate::core::rows::SubmissionRow;
 use crate::core::time::{human_duration, iso_from_ms};
 use crate::store::{CompactLoader, JournalStore, PathWalker, StoreError, SubmissionBundle};
+pub use show_json::{entry_summary_json, EntrySummary};
 
 /// The verdict operators see: the classification for the running rows the reconciler acts on (or
 /// would, once the lease expires), the outcome otherwise. `classification` is `None` while only the
@@ -327,73 +328,4 @@ pub fn submission_json(row: &SubmissionRow, now_ms: i64) -> Value {
         "terminalKey": row.terminal_key,
         "terminalOffset": row.terminal_offset,
     })
-}
-
-/// One entry of the active path, summarised for `show --json`.
-pub fn entry_summary_json(e: &Entry) -> Value {
-    serde_json::to_value(EntrySummary(e)).unwrap_or(Value::Null)
-}
-
-/// An entry's `show --json` summary, serialised straight from the entry: the streamed document
-/// writes a whale's 100,000 summaries without building a JSON map for each.
-pub struct EntrySummary<'a>(pub &'a Entry);
-
-impl serde::Serialize for EntrySummary<'_> {
-    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
-        use serde::ser::SerializeMap;
-        let e = self.0;
-        let mut o = s.serialize_map(None)?;
-        o.serialize_entry("id", e.id.as_str())?;
-        o.serialize_entry("parentId", &e.parent_id.as_deref())?;
-        o.serialize_entry("position", &e.position)?;
-        o.serialize_entry("timestamp", &e.timestamp.as_deref())?;
-        o.serialize_entry("kind", &e.kind_label())?;
-        if let Some(m) = e.message() {
-            match m.role {
-                Role::Assistant => {
-                    o.serialize_entry("stopReason", &m.stop_reason())?;
-                    if let Some(err) = m.truthy_error_message() {
-                        o.serialize_entry("errorMessage", &err)?;
-                    }
-                    let calls = m.tool_calls();
-                    if !calls.is_empty() {
-                        o.serialize_entry("toolCalls", &ToolCallSummaries(&calls))?;
-                    }
-                }
-                Role::ToolResult => {
-                    o.serialize_entry(
-                        "toolCallId",
-                        &crate::core::entry::js_key_text(&m.tool_call_id()),
-                    )?;
-                    o.serialize_entry("toolName", &m.tool_name())?;
-                    o.serialize_entry("isError", &m.is_error())?;
-                }
-                _ => {}
-            }
-        }
-        o.end()
-    }
-}
-
-/// An assistant's tool calls as `{"id", "name"}` objects.
-struct ToolCallSummaries<'a>(&'a [crate::core::entry::ToolCall]);
-
-impl serde::Serialize for ToolCallSummaries<'_> {
-    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
-        use serde::ser::{SerializeMap, SerializeSeq};
-        struct Call<'a>(&'a crate::core::entry::ToolCall);
-        impl serde::Serialize for Call<'_> {
-            fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
-                let mut o = s.serialize_map(Some(2))?;
-                o.serialize_entry("id", &self.0.id_text())?;
-                o.serialize_entry("name", &self.0.name)?;
-                o.end()
-            }
-        }
-        let mut seq = s.serialize_seq(Some(self.0.len()))?;
-        for c in self.0 {
-            seq.serialize_element(&Call(c))?;
-        }
-        seq.end()
-    }
 }

@@ -1,5 +1,6 @@
-//! Writing `show --json`'s `following`: a whale submission's 100,000 summaries are formatted in
-//! chunks on two threads and written in order, never held whole.
+//! `show --json`'s entry summaries (`EntrySummary`, serialised straight from an entry) and the
+//! writing of its `following`: a whale submission's 100,000 summaries are formatted in chunks on
+//! two threads and written in order, never held whole.
 //!
 //! Why: formatting them was a fifth of a whale's `show --json` (80 of 450 ms on the runtime-shaped
 //! whale), on one thread while the other core was idle.
@@ -8,10 +9,10 @@ use std::io::{self, Write};
 
 use serde::Serialize;
 use serde_json::ser::{Formatter, PrettyFormatter, Serializer};
+use serde_json::Value;
 
 use super::in_order::{in_order, Flow, Work};
-use super::EntrySummary;
-use crate::core::entry::Entry;
+use crate::core::entry::{Entry, Role};
 
 /// Summaries per chunk (about 170 KB of a whale's): the helper runs at most 32 chunks ahead.
 const CHUNK: usize = 512;
@@ -81,10 +82,78 @@ fn nested() -> PrettyFormatter<'static> {
     f
 }
 
+/// One entry of the active path, summarised for `show --json`.
+pub fn entry_summary_json(e: &Entry) -> Value {
+    serde_json::to_value(EntrySummary(e)).unwrap_or(Value::Null)
+}
+
+/// An entry's `show --json` summary, serialised straight from the entry: the streamed document
+/// writes a whale's 100,000 summaries without building a JSON map for each.
+pub struct EntrySummary<'a>(pub &'a Entry);
+
+impl serde::Serialize for EntrySummary<'_> {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        use serde::ser::SerializeMap;
+        let e = self.0;
+        let mut o = s.serialize_map(None)?;
+        o.serialize_entry("id", e.id.as_str())?;
+        o.serialize_entry("parentId", &e.parent_id.as_deref())?;
+        o.serialize_entry("position", &e.position)?;
+        o.serialize_entry("timestamp", &e.timestamp.as_deref())?;
+        o.serialize_entry("kind", &e.kind_label())?;
+        if let Some(m) = e.message() {
+            match m.role {
+                Role::Assistant => {
+                    o.serialize_entry("stopReason", &m.stop_reason())?;
+                    if let Some(err) = m.truthy_error_message() {
+                        o.serialize_entry("errorMessage", &err)?;
+                    }
+                    let calls = m.tool_calls();
+                    if !calls.is_empty() {
+                        o.serialize_entry("toolCalls", &ToolCallSummaries(&calls))?;
+                    }
+                }
+                Role::ToolResult => {
+                    o.serialize_entry(
+                        "toolCallId",
+                        &crate::core::entry::js_key_text(&m.tool_call_id()),
+                    )?;
+                    o.serialize_entry("toolName", &m.tool_name())?;
+                    o.serialize_entry("isError", &m.is_error())?;
+                }
+                _ => {}
+            }
+        }
+        o.end()
+    }
+}
+
+/// An assistant's tool calls as `{"id", "name"}` objects.
+struct ToolCallSummaries<'a>(&'a [crate::core::entry::ToolCall]);
+
+impl serde::Serialize for ToolCallSummaries<'_> {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        use serde::ser::{SerializeMap, SerializeSeq};
+        struct Call<'a>(&'a crate::core::entry::ToolCall);
+        impl serde::Serialize for Call<'_> {
+            fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+                let mut o = s.serialize_map(Some(2))?;
+                o.serialize_entry("id", &self.0.id_text())?;
+                o.serialize_entry("name", &self.0.name)?;
+                o.end()
+            }
+        }
+        let mut seq = s.serialize_seq(Some(self.0.len()))?;
+        for c in self.0 {
+            seq.serialize_element(&Call(c))?;
+        }
+        seq.end()
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::report::entry_summary_json;
 
     fn entries(n: usize) -> Vec<Entry> {
         (0..n)

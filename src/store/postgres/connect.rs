@@ -192,6 +192,18 @@ pub(crate) fn pg_error(context: &str, e: &postgres::Error) -> StoreError {
     }
 }
 
+/// A `REPEATABLE READ READ ONLY` transaction on `c`: one snapshot for everything read in it.
+pub(super) fn begin_snapshot<'c>(
+    c: &'c mut Client,
+    context: &str,
+) -> Result<postgres::Transaction<'c>, StoreError> {
+    c.build_transaction()
+        .isolation_level(postgres::IsolationLevel::RepeatableRead)
+        .read_only(true)
+        .start()
+        .map_err(|e| pg_error(context, &e))
+}
+
 #[cfg(test)]
 mod tests {
     use super::pgpass_lookup;

@@ -15,7 +15,7 @@ use std::sync::{Mutex, MutexGuard};
 
 use postgres::{Client, GenericClient};
 
-use super::read::begin_snapshot;
+use super::connect::begin_snapshot;
 use super::sessions::entries_in_range;
 use super::{connect, pg_error, PgStore, PgTarget};
 use crate::store::{EntryVisitor, PartRange, PartRows, StoreError};

@@ -4,9 +4,10 @@
 use postgres::types::ToSql;
 use std::cell::RefCell;
 
-use postgres::{GenericClient, IsolationLevel, Transaction};
+use postgres::{GenericClient, Transaction};
 use rusqlite::types::ValueRef;
 
+use super::connect::begin_snapshot;
 use super::peer::PeerPart;
 use super::rows::TxRows;
 use super::sessions::session_record_parsed;
@@ -276,16 +277,4 @@ impl PgStore {
             event_stream,
         })
     }
-}
-
-/// A `REPEATABLE READ READ ONLY` transaction on `c`: one snapshot for everything read in it.
-pub(super) fn begin_snapshot<'c>(
-    c: &'c mut postgres::Client,
-    context: &str,
-) -> Result<Transaction<'c>, StoreError> {
-    c.build_transaction()
-        .isolation_level(IsolationLevel::RepeatableRead)
-        .read_only(true)
-        .start()
-        .map_err(|e| pg_error(context, &e))
 }
