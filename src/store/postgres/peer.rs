@@ -48,11 +48,7 @@ impl<'a> PeerPart<'a> {
     /// server closed it. A server that refuses a second connection (its `max_connections`, a
     /// pooler's limit) leaves the session to be read on one.
     pub(super) fn ready(&self) -> bool {
-        let mut peer = lock(self.client);
-        if peer.as_ref().is_none_or(Client::is_closed) {
-            *peer = connect(self.target, true).ok();
-        }
-        peer.is_some()
+        self.client().is_ok()
     }
 
     /// The peer connection, opened (again) when there is none or the server closed it.
