@@ -2,7 +2,6 @@
 
 use std::collections::HashSet;
 use std::hash::BuildHasher;
-use std::sync::Arc;
 
 // foldhash, not std's SipHash: these maps hold every entry id of a session (a whale has 120,000),
 // and hashing them was a tenth of a whale `show`'s single-threaded tail. Its seed is still random
@@ -11,6 +10,7 @@ use foldhash::{HashMap, HashMapExt};
 use hashbrown::HashTable;
 
 use super::entry::Entry;
+use super::entry_slice::EntrySlice;
 
 /// What kind of submission an input entry belongs to (`flue_agent_submissions.kind`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, strum::EnumString, strum::IntoStaticStr)]
@@ -108,7 +108,7 @@ impl<'a> IdIndex<'a> {
 #[derive(Debug, Clone, Default)]
 pub struct History {
     /// Shared with the `SessionRecord` it was built from (a whale session is read once).
-    pub entries: Arc<[Entry]>,
+    pub entries: EntrySlice,
     pub leaf_id: Option<String>,
     /// Indexes into `entries` along the active path, root first.
     active: Vec<usize>,
@@ -117,8 +117,8 @@ pub struct History {
 }
 
 impl History {
-    pub fn new(entries: impl Into<Arc<[Entry]>>, leaf_id: Option<String>) -> History {
-        let entries: Arc<[Entry]> = entries.into();
+    pub fn new(entries: impl Into<EntrySlice>, leaf_id: Option<String>) -> History {
+        let entries: EntrySlice = entries.into();
         // Like the runtime's `new Map(entries.map(e => [e.id, e]))`: a later duplicate id wins.
         let by_id = IdIndex::new(&entries);
         let mut active = Vec::new();
@@ -144,6 +144,8 @@ impl History {
             }
             active.push(i);
             current = match entries[i].parent_id.as_deref() {
+                // A path walked back to its input ends there on purpose.
+                _ if i == 0 && entries.first_is_root() => None,
                 Some(p) if !p.is_empty() => match by_id.get_parent(p, i) {
                     Some(j) => Some(j),
                     None => {

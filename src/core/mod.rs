@@ -11,6 +11,7 @@ mod compact_scan;
 pub mod context_window;
 pub mod direct_result;
 pub mod entry;
+pub mod entry_slice;
 pub mod failure;
 pub mod history;
 pub mod incidents;

@@ -466,8 +466,7 @@ fn advisory_is_not_written_twice() {
     v["submissionTerminal"] =
         json!({"submissionId": SID, "kind":"dispatch", "reason":"exceeded_timeout"});
     let n = h.entries.len();
-    std::sync::Arc::get_mut(&mut h.entries).unwrap()[n - 1] =
-        Entry::parse(last.position, &last.id, &v.to_string());
+    h.entries.get_mut().unwrap()[n - 1] = Entry::parse(last.position, &last.id, &v.to_string());
     let h = History::new(h.entries.clone(), h.leaf_id.clone());
     let p = plan_with(&s, None, Some(&h), &[]);
     assert_eq!(ops(&p), ["fail_submission"]);

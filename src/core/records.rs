@@ -2,7 +2,6 @@
 //! and a session with its entries. Plain data defined here (not in `store`) so the pure planners
 //! and the report builders can take them without knowing how they were read.
 
-use crate::core::entry::Entry;
 use crate::core::rows::{JournalRow, SubmissionRow};
 
 /// Everything about one submission, read in one snapshot.
@@ -79,8 +78,9 @@ pub struct SessionRecord {
     pub leaf_id: Option<String>,
     /// Problems with `data` itself (bad JSON, wrong version, malformed ids).
     pub data_problems: Vec<String>,
-    /// Shared with the `History` built from it.
-    pub entries: std::sync::Arc<[Entry]>,
+    /// Shared with the `History` built from it (and, for a walked path, with the records of the
+    /// session's other submissions).
+    pub entries: super::entry_slice::EntrySlice,
     /// How much of the session `entries` holds (only `Full` and `Compact` are whole sessions).
     pub scope: SessionScope,
 }
@@ -95,6 +95,7 @@ pub enum SessionScope {
     /// path after it.
     Compact,
     /// Only the active path from the submission's input entry (or the root) to the leaf, compact;
-    /// the first entry's `parentId` is cleared. Enough to classify and plan, never to write.
+    /// the active path stops at the first entry (`EntrySlice::first_is_root`), whatever its
+    /// `parentId`. Enough to classify and plan, never to write.
     PathSinceInput,
 }

@@ -25,7 +25,9 @@ pub fn apply_changes(bundle: &SubmissionBundle, changes: &[RowChange]) -> Submis
         apply_one(&mut b, change, &mut inserted);
     }
     if let (Some(s), false) = (b.session.as_mut(), inserted.is_empty()) {
-        s.entries = merged_by_position(&s.entries, inserted);
+        s.entries = s
+            .entries
+            .replaced_by(merged_by_position(&s.entries, inserted));
     }
     b
 }

@@ -84,7 +84,7 @@ pub fn load_compact(
         data,
         leaf_id,
         data_problems,
-        entries: shared,
+        entries: shared.into(),
         scope: SessionScope::Compact,
     }))
 }

@@ -20,10 +20,14 @@
 //! walked part has no assistant with a model but does have an assistant (so the window matters),
 //! the walk continues until it finds one, noting a repeated input marker on the way.
 //!
-//! Walks are cached per session (several submissions of one session share the walk) and reused
-//! while the session row's `data` (which holds `leafId` and `updatedAt`) is unchanged.
+//! Walks are cached per session and reused while the session row's `data` (which holds `leafId`
+//! and `updatedAt`) is unchanged: the submissions of one session share one walk, and their
+//! records are views into one allocation of its entries (`EntrySlice`), each from its own input.
+//! A session of 2,500 submissions over 120,000 entries was walked once per submission (hours for
+//! `list --status all`); a long walk is now also kept while shorter sessions come and go.
 
 use std::collections::VecDeque;
+use std::sync::Arc;
 
 use compact_str::CompactString;
 
@@ -36,10 +40,15 @@ use super::parse_rows::Batch;
 use super::{SessionRecord, StoreError};
 use crate::core::compact::{parse_compact_previews, Previews};
 use crate::core::entry::{Entry, EntryBody, Role};
+use crate::core::entry_slice::EntrySlice;
 use crate::core::history::SubmissionKind;
 
 /// Sessions whose walks are kept.
 const CACHED_SESSIONS: usize = 8;
+/// Walks longer than this are long: they are evicted after the short ones, and at most
+/// `LONG_WALKS_KEPT` of them are kept (a 240,000-entry walk holds about 30 MB).
+const LONG_WALK: usize = 4096;
+const LONG_WALKS_KEPT: usize = 2;
 
 /// Primary-key lookups a walk makes before it reads on backwards by position in chunks: most
 /// walks stop within a few entries, a whale submission's goes on for 100,000 (one range scan of
@@ -54,8 +63,6 @@ const CHUNK_BYTES: usize = 1 << 20;
 /// Rows per segment of a long walk read in two halves at once (`SessionRows::split_below`):
 /// about 32 MB of a whale's rows, parsed where they are read.
 const SEGMENT: usize = 16384;
-/// Walks longer than this are moved into the record instead of cloned (and not kept).
-const MOVE_OUT_ABOVE: usize = 4096;
 
 /// Reads sessions for `list` (a `SessionLoader`), keeping recent walks.
 #[derive(Default)]
@@ -67,6 +74,8 @@ pub struct PathWalker {
     pub fallbacks: Vec<(String, String)>,
     /// Segments of long walks read in two halves at once.
     pub segments_read: usize,
+    /// Entries walked, over all walks (a session's walk shared by its submissions counts once).
+    pub entries_walked: usize,
     /// The buffer each read-ahead chunk is copied into, reused.
     scratch: Batch,
 }
@@ -77,7 +86,10 @@ struct Walk {
     data_lossy: bool,
     leaf_id: Option<String>,
     data_problems: Vec<String>,
-    /// Entries from the leaf back, leaf first.
+    /// The entries nearest the leaf, oldest first, as the records' views share them
+    /// (`EntrySlice::path_from`).
+    near: Arc<[Entry]>,
+    /// Entries walked beyond `near`, nearest the leaf first.
     chain: Vec<Entry>,
     next: Next,
     /// Primary-key lookups made so far.
@@ -223,6 +235,7 @@ impl PathWalker {
             return Ok(Some(i));
         }
         self.cache.retain(|w| w.key != key);
+        self.make_room();
         let (leaf_id, mut data_problems) = parse_session_data(&data);
         if data_lossy {
             data_problems.push(LOSSY_DATA.to_string());
@@ -234,15 +247,13 @@ impl PathWalker {
             },
             _ => Next::Root,
         };
-        if self.cache.len() == CACHED_SESSIONS {
-            self.cache.pop_back();
-        }
         self.cache.push_front(Walk {
             key: key.to_string(),
             data,
             data_lossy,
             leaf_id,
             data_problems,
+            near: Arc::from([]),
             chain: Vec::new(),
             next,
             lookups: 0,
@@ -258,9 +269,56 @@ impl PathWalker {
         });
         Ok(Some(0))
     }
+
+    /// Room for one more walk: the walk with the fewest entries goes (the least recent of
+    /// those), being the cheapest to walk again: the sessions of a listing interleave, and a
+    /// long session's walk evicted between two of its submissions was walked again for each.
+    /// At most `LONG_WALKS_KEPT` long walks stay, the most recent.
+    fn make_room(&mut self) {
+        let long = |w: &Walk| w.len() > LONG_WALK;
+        let mut kept_long = 0;
+        self.cache.retain(|w| {
+            let keep = !long(w) || kept_long < LONG_WALKS_KEPT;
+            kept_long += usize::from(long(w));
+            keep
+        });
+        if self.cache.len() >= CACHED_SESSIONS {
+            let victim = (0..self.cache.len())
+                .min_by_key(|&i| (self.cache[i].len(), std::cmp::Reverse(i)))
+                .expect("the cache is full");
+            self.cache.remove(victim);
+        }
+    }
 }
 
 impl Walk {
+    /// Entries walked so far.
+    fn len(&self) -> usize {
+        self.near.len() + self.chain.len()
+    }
+
+    /// The `i`th entry walked, counting back from the leaf (0).
+    fn at(&self, i: usize) -> &Entry {
+        let n = self.near.len();
+        if i < n {
+            &self.near[n - 1 - i]
+        } else {
+            &self.chain[i - n]
+        }
+    }
+
+    /// The path from the `upto`th entry walked to the leaf, oldest first, as a view into `near`;
+    /// `near` first takes in the walked entries up to the `through`th (`through >= upto`).
+    fn path_since(&mut self, upto: usize, through: usize) -> EntrySlice {
+        let n = self.near.len();
+        if through >= n {
+            let deeper = self.chain.split_off(through + 1 - n);
+            let nearer = std::mem::replace(&mut self.chain, deeper);
+            self.near = input_first(nearer, &self.near);
+        }
+        EntrySlice::path_from(self.near.clone(), self.near.len() - 1 - upto)
+    }
+
     /// Take one step back; false when the walk cannot go further.
     fn step(&mut self, rows: &dyn SessionRows, raw: &mut Batch) -> Result<bool, StoreError> {
         let Next::Parent { id, below } = &self.next else {
@@ -285,7 +343,7 @@ impl Walk {
         };
         let (id, below) = (&id, &below);
         let Some((position, parsed)) = found else {
-            self.next = Next::Damaged(if self.chain.is_empty() {
+            self.next = Next::Damaged(if self.len() == 0 {
                 format!("leafId {id} names no entry")
             } else {
                 format!("parentId {id} names no entry")
@@ -452,8 +510,8 @@ impl Walk {
     ) -> Result<Result<Option<usize>, String>, StoreError> {
         let mut i = 0;
         loop {
-            while i < self.chain.len() {
-                if is_input(&self.chain[i], kind, id) {
+            while i < self.len() {
+                if is_input(self.at(i), kind, id) {
                     return Ok(Ok(Some(i)));
                 }
                 i += 1;
@@ -479,13 +537,13 @@ impl Walk {
     ) -> Result<Result<usize, String>, StoreError> {
         let mut i = from + 1;
         loop {
-            while i < self.chain.len() {
-                if is_input(&self.chain[i], kind, id) {
+            while i < self.len() {
+                if is_input(self.at(i), kind, id) {
                     return Ok(Err(
                         "the input marker appears twice on the active path".into()
                     ));
                 }
-                if has_model(&self.chain[i]) {
+                if has_model(self.at(i)) {
                     return Ok(Ok(i));
                 }
                 i += 1;
@@ -512,15 +570,20 @@ fn is_input(e: &Entry, kind: SubmissionKind, id: &str) -> bool {
 /// each (about half a megabyte of a whale's compact entries).
 const HAND_OVER_STEP: usize = 4096;
 
-/// A walked chain (leaf first) as a record's entries (input first), moved, never held twice: the
-/// slice is filled from the chain's end, whose buffer is shrunk as it empties. A 240,000-entry
-/// whale's chain is 33 MB; reversing it and then converting it into the record's slice held it
-/// twice, the peak of the whole list (`list --expired` on that journal: 133 MB of heap).
-fn input_first(mut chain: Vec<Entry>) -> std::sync::Arc<[Entry]> {
+/// A walked chain (leaf first) as the oldest part of a path, then `nearer` (oldest first), in one
+/// slice. The chain is moved, never held twice: the slice is filled from the chain's end, whose
+/// buffer is shrunk as it empties. A 240,000-entry whale's chain is 33 MB; reversing it and then
+/// converting it into the record's slice held it twice, the peak of the whole list
+/// (`list --expired` on that journal: 133 MB of heap). `nearer`'s entries are cloned (shallow:
+/// their bodies are shared); a path is extended so only when a submission's input lies beyond it.
+fn input_first(mut chain: Vec<Entry>, nearer: &[Entry]) -> Arc<[Entry]> {
     let len = chain.len();
     // A range mapped is a trusted-length iterator: the slice is allocated once, filled in place.
-    (0..len)
+    (0..len + nearer.len())
         .map(|i| {
+            if i >= len {
+                return nearer[i - len].clone();
+            }
             if i > 0 && i % HAND_OVER_STEP == 0 {
                 // Shrinking reallocates in place (the allocator gives the tail back).
                 chain.shrink_to_fit();
@@ -549,26 +612,28 @@ impl SessionLoader for PathWalker {
         };
         let k = SubmissionKind::parse(kind).unwrap_or(SubmissionKind::Dispatch);
         let walk = &mut self.cache[w];
+        let walked_before = walk.len();
         let raw = &mut self.scratch;
         let found = walk.find_input(rows, raw, k, submission_id);
         self.segments_read += std::mem::take(&mut walk.segments_read);
         let found = found?;
         let upto = match found {
             Ok(Some(i)) => {
-                let any_assistant = walk.chain[..i]
-                    .iter()
-                    .any(|e| e.message_with_role(&Role::Assistant).is_some());
-                if self.window_given || !any_assistant || walk.chain[..i].iter().any(has_model) {
+                let nearer = || (0..i).map(|j| walk.at(j));
+                let any_assistant =
+                    nearer().any(|e| e.message_with_role(&Role::Assistant).is_some());
+                if self.window_given || !any_assistant || nearer().any(has_model) {
                     Ok(i)
                 } else {
                     walk.extend_for_model(rows, raw, i, k, submission_id)?
                 }
             }
             // Not on the path: the walk reached the root.
-            Ok(None) => Ok(walk.chain.len().saturating_sub(1)),
+            Ok(None) => Ok(walk.len().saturating_sub(1)),
             Err(why) => Err(why),
         };
         self.segments_read += std::mem::take(&mut walk.segments_read);
+        self.entries_walked += walk.len() - walked_before;
         let upto = match upto {
             Ok(i) => i,
             Err(why) => {
@@ -576,28 +641,29 @@ impl SessionLoader for PathWalker {
                 return load_compact(rows, key, kind, submission_id, Previews::Drop);
             }
         };
+        let shared = walk.near.len();
+        let through = if shared > 0 && upto >= shared {
+            // The shared path is extended for an input beyond it. Submissions met newest first
+            // would each extend it a little and copy it whole (quadratic): it is extended to at
+            // least twice its length, so the copies add up to a few times the path.
+            let before = walk.len();
+            while walk.len() <= 2 * shared && walk.step(rows, raw)? {}
+            self.segments_read += std::mem::take(&mut walk.segments_read);
+            self.entries_walked += walk.len() - before;
+            upto.max((2 * shared).min(walk.len() - 1))
+        } else {
+            upto
+        };
+        let entries = if walk.len() == 0 {
+            EntrySlice::default()
+        } else {
+            walk.path_since(upto, through)
+        };
         let (data, leaf_id, data_problems) = (
             walk.data.clone(),
             walk.leaf_id.clone(),
             walk.data_problems.clone(),
         );
-        let mut entries: Vec<Entry> = if walk.chain.is_empty() {
-            Vec::new()
-        } else if walk.chain.len() > MOVE_OUT_ABOVE {
-            // A long walk (a whale submission) is handed over rather than copied; the walk is
-            // forgotten, so another submission of the session walks again.
-            let mut chain = std::mem::take(&mut walk.chain);
-            chain.truncate(upto + 1);
-            self.cache.remove(w);
-            chain
-        } else {
-            walk.chain[..=upto].to_vec()
-        };
-        // The walk stops at the input on purpose: its parent is not "missing".
-        if let Some(input) = entries.last_mut() {
-            input.parent_id = None;
-        }
-        let entries = input_first(entries);
         Ok(Some(SessionRecord {
             id: key.to_string(),
             data,
@@ -630,12 +696,21 @@ mod tests {
             HAND_OVER_STEP,
             2 * HAND_OVER_STEP + 3,
         ] {
-            // Leaf first, as the walk builds it: the highest position first.
-            let chain: Vec<Entry> = (0..len as i64).rev().map(entry).collect();
-            let entries = input_first(chain.clone());
-            let reversed: Vec<Entry> = chain.into_iter().rev().collect();
-            assert_eq!(&entries[..], &reversed[..], "{len} entries");
-            assert!(entries.windows(2).all(|w| w[0].position < w[1].position));
+            for nearer in [0, 3] {
+                // Leaf first, as the walk builds it: the highest position first; the entries
+                // nearer the leaf, already shared, oldest first.
+                let top = len as i64 + nearer;
+                let chain: Vec<Entry> = (0..len as i64).rev().map(entry).collect();
+                let near: Vec<Entry> = (len as i64..top).map(entry).collect();
+                let entries = input_first(chain.clone(), &near);
+                let expected: Vec<Entry> = chain.into_iter().rev().chain(near).collect();
+                assert_eq!(
+                    &entries[..],
+                    &expected[..],
+                    "{len} entries, {nearer} nearer"
+                );
+                assert!(entries.windows(2).all(|w| w[0].position < w[1].position));
+            }
         }
     }
 }

@@ -12,10 +12,10 @@
 
 // foldhash, not SipHash: the builder asks these per entry of a whale (120,000).
 use foldhash::{HashMap, HashSet};
-use std::sync::Arc;
 
 use crate::core::classify::TrailingPartialBatch;
 use crate::core::entry::{Entry, Role, ToolCall};
+use crate::core::entry_slice::EntrySlice;
 use crate::core::history::History;
 use crate::core::search::Needle;
 
@@ -168,7 +168,7 @@ pub struct Tree {
     /// Entry index → the node that shows it (`NONE`: none).
     by_entry: Vec<u32>,
     /// The history's entries (shared, not copied), for keys and call names.
-    entries: Arc<[Entry]>,
+    entries: EntrySlice,
     /// The texts of the `Note` nodes.
     notes: Vec<Box<str>>,
 }

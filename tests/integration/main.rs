@@ -33,6 +33,7 @@ mod runtime_roundtrip;
 mod safety;
 mod scale_runtime;
 mod scan;
+mod scan_shared;
 mod soak;
 mod support;
 mod tui;

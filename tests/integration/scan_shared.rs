@@ -1,0 +1,200 @@
+//! The submissions of one session share its walk: a session of many submissions over a long path
+//! is walked about once, whatever order its submissions are listed in and however many other
+//! sessions are read between them, and its records are views into one allocation. Each of them
+//! walked the whole path again (hours for `list --status all` on the scale database's long
+//! session, 2,500 submissions over 120,000 entries).
+
+use std::path::Path;
+
+use rusqlite::{params, Connection};
+use serde_json::json;
+use turnscope::report::SubmissionReport;
+use turnscope::store::{JournalStore, PathWalker, RowFilter, SqliteStore};
+
+use crate::scan::verdict_doc;
+
+const KEY: &str = r#"agent-session:["many-turns","default","default"]"#;
+
+/// A session of `turns` dispatch submissions, each an input then `cycles` tool rounds (an
+/// assistant `toolUse` with two calls, then their results) and a final answer; the last turn
+/// stops after the first result of its last round, its submission running with an expired
+/// lease. Returns the submission ids, oldest first, and the path's length.
+fn many_turns(db: &Path, turns: usize, cycles: usize) -> (Vec<String>, usize) {
+    let mut conn = Connection::open(db).unwrap();
+    let c = conn.transaction().unwrap();
+    let mut pos = 0i64;
+    let mut parent = serde_json::Value::Null;
+    let mut put = |id: String, mut data: serde_json::Value| {
+        data["id"] = json!(id);
+        data["parentId"] = parent.clone();
+        data["timestamp"] = json!("2026-11-20T00:00:00.000Z");
+        c.execute(
+            "INSERT INTO flue_session_entries (session_id, entry_id, position, data) VALUES (?1, ?2, ?3, ?4)",
+            params![KEY, id, pos, data.to_string()],
+        )
+        .unwrap();
+        pos += 1;
+        parent = json!(id);
+    };
+    let mut ids = Vec::new();
+    for t in 0..turns {
+        let sid = format!("00000000-0000-4000-8000-{t:012}");
+        put(
+            format!("in{t:04}"),
+            json!({"type":"message","message":{"role":"signal","type":"dispatch_input",
+            "tagName":"dispatch","content":"{}","attributes":{"dispatchId":sid},"timestamp":1},
+            "dispatch":{"dispatchId":sid}}),
+        );
+        let last = t + 1 == turns;
+        for k in 0..cycles {
+            let call = |j: usize| format!("call_{t}_{k}_{j}");
+            put(
+                format!("a{t:04}x{k:04}"),
+                json!({"type":"message","message":{"role":"assistant","content":[
+                {"type":"toolCall","id":call(0),"name":"t","arguments":{}},
+                {"type":"toolCall","id":call(1),"name":"t","arguments":{}}],
+                "model":"claude-haiku-4-5","usage":{"input":10,"output":2,"cacheRead":0},
+                "stopReason":"toolUse","timestamp":1}}),
+            );
+            let results = if last && k + 1 == cycles { 1 } else { 2 };
+            for j in 0..results {
+                put(
+                    format!("r{t:04}x{k:04}x{j}"),
+                    json!({"type":"message","message":{"role":"toolResult",
+                    "toolCallId":call(j),"toolName":"t","content":[{"type":"text","text":"ok"}],
+                    "isError":false,"timestamp":1}}),
+                );
+            }
+        }
+        if !last {
+            put(
+                format!("done{t:04}"),
+                json!({"type":"message","message":{"role":"assistant",
+                "content":[{"type":"text","text":"done"}],"model":"claude-haiku-4-5",
+                "usage":{"input":10,"output":2,"cacheRead":0},"stopReason":"stop","timestamp":1}}),
+            );
+        }
+        let payload = json!({"dispatchId":sid,"agent":"a","id":"many-turns","input":{},
+            "acceptedAt":"2026-11-20T00:00:00.000Z","kind":"dispatch","submissionId":sid});
+        let (status, settled, lease) = if last {
+            ("running", None, 1_795_000_000_000i64)
+        } else {
+            ("settled", Some(1_795_000_000_000i64), 0)
+        };
+        c.execute(
+            "INSERT INTO flue_agent_submissions (submission_id, session_key, kind, payload, status,
+             accepted_at, attempt_id, input_applied_at, started_at, settled_at, attempt_count,
+             max_retry, timeout_at, owner_id, lease_expires_at)
+             VALUES (?1, ?2, 'dispatch', ?3, ?4, 1794999000000, ?5, 1794999000001, 1794999000002,
+             ?6, 1, 10, 1899999999999, 'worker', ?7)",
+            params![
+                sid,
+                KEY,
+                payload.to_string(),
+                status,
+                format!("attempt-{t}"),
+                settled,
+                lease
+            ],
+        )
+        .unwrap();
+        ids.push(sid);
+    }
+    let data = json!({"version":8,"conversationId":"c","affinityKey":"k","leafId":parent,
+        "childSessions":[],"metadata":{},"createdAt":"2026-11-20T00:00:00.000Z",
+        "updatedAt":"2026-11-20T00:00:00.000Z"});
+    c.execute(
+        "INSERT INTO flue_sessions (id, data) VALUES (?1, ?2)",
+        params![KEY, data.to_string()],
+    )
+    .unwrap();
+    c.commit().unwrap();
+    (ids, pos as usize)
+}
+
+#[test]
+fn a_session_of_many_submissions_is_walked_once_in_any_order() {
+    let dir = tempfile::tempdir().unwrap();
+    let now = turnscope::demo::demo_now_ms();
+    let db = dir.path().join("many.db");
+    turnscope::demo::write_demo(&db, now).unwrap();
+    // 24 turns of 272 entries: a long walk (over 4,096 entries), kept while short ones come and
+    // go.
+    let (ids, path) = many_turns(&db, 24, 90);
+    assert!(path > 4096, "{path}");
+    let store = SqliteStore::open(&db).unwrap();
+    let full: Vec<_> = ids
+        .iter()
+        .map(|id| verdict_doc(&SubmissionReport::load(&store, id, None, now).unwrap()))
+        .collect();
+    // One submission of each of 12 other sessions, read between two of this one's (more
+    // sessions than the walker keeps).
+    let mut others: Vec<(String, String)> = store
+        .list_submissions(RowFilter::All, 0)
+        .unwrap()
+        .into_iter()
+        .filter(|r| r.session_key != KEY)
+        .map(|r| (r.session_key, r.submission_id))
+        .collect();
+    others.sort();
+    others.dedup_by(|a, b| a.0 == b.0);
+    let others: Vec<String> = others.into_iter().map(|(_, id)| id).take(12).collect();
+    assert_eq!(others.len(), 12);
+    let newest_first: Vec<usize> = (0..ids.len()).rev().collect();
+    let oldest_first: Vec<usize> = (0..ids.len()).collect();
+    let scattered: Vec<usize> = (0..ids.len()).map(|i| (i * 7) % ids.len()).collect();
+    for (name, order) in [
+        ("oldest first", &oldest_first),
+        ("newest first", &newest_first),
+        ("scattered", &scattered),
+    ] {
+        let mut walker = PathWalker::new(false);
+        let mut reports = Vec::new();
+        // What the other sessions' walks cost at most, between two of this session's.
+        let others_walked = {
+            let mut w = PathWalker::new(false);
+            for o in &others {
+                SubmissionReport::scan(&store, o, &mut w, None, now).unwrap();
+            }
+            w.entries_walked
+        };
+        assert!(ids.len() * others_walked < path / 2, "{others_walked}");
+        for &i in order.iter() {
+            for o in &others {
+                SubmissionReport::scan(&store, o, &mut walker, None, now).unwrap();
+            }
+            let r = SubmissionReport::scan(&store, &ids[i], &mut walker, None, now).unwrap();
+            assert_eq!(verdict_doc(&r), full[i], "{name}: submission {i}");
+            reports.push(r);
+        }
+        assert_eq!(walker.fallbacks, Vec::<(String, String)>::new(), "{name}");
+        // The long path is walked once; the other sessions' short walks may be repeated. Walking
+        // it again to each input would walk about 12 times the path.
+        assert!(
+            walker.entries_walked <= path + ids.len() * others_walked,
+            "{name}: {} entries walked for a path of {path}",
+            walker.entries_walked
+        );
+        let allocations = |rs: &[SubmissionReport]| {
+            let mut distinct: Vec<&SubmissionReport> = Vec::new();
+            for r in rs {
+                let e = &r.bundle.session.as_ref().unwrap().entries;
+                if !distinct
+                    .iter()
+                    .any(|d| d.bundle.session.as_ref().unwrap().entries.shares_with(e))
+                {
+                    distinct.push(r);
+                }
+            }
+            distinct.len()
+        };
+        // Oldest first, the first walk reaches every later input: one allocation for all. In
+        // another order the shared path is extended, to at least twice its length each time.
+        let most = if name == "oldest first" { 1 } else { 6 };
+        assert!(
+            allocations(&reports) <= most,
+            "{name}: {}",
+            allocations(&reports)
+        );
+    }
+}
