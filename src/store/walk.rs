@@ -43,12 +43,13 @@ use crate::core::entry::{Entry, EntryBody, Role};
 use crate::core::entry_slice::EntrySlice;
 use crate::core::history::SubmissionKind;
 
-/// Sessions whose walks are kept.
-const CACHED_SESSIONS: usize = 8;
-/// Walks longer than this are long: they are evicted after the short ones, and at most
-/// `LONG_WALKS_KEPT` of them are kept (a 240,000-entry walk holds about 30 MB).
-const LONG_WALK: usize = 4096;
-const LONG_WALKS_KEPT: usize = 2;
+/// Sessions whose walks are kept: the sessions of a listing interleave (the scale database's
+/// eight longest, 1,000 submissions each, run through the whole of it), and a long session's walk
+/// evicted between two of its submissions was walked again for each.
+const CACHED_SESSIONS: usize = 32;
+/// Entries the kept walks hold at most (about 28 MB of compact entries), beyond the most recent
+/// walk, which is kept whatever its length.
+const CACHED_ENTRIES: usize = 200_000;
 
 /// Primary-key lookups a walk makes before it reads on backwards by position in chunks: most
 /// walks stop within a few entries, a whale submission's goes on for 100,000 (one range scan of
@@ -232,7 +233,11 @@ impl PathWalker {
             .iter()
             .position(|w| w.key == key && w.data == data && w.data_lossy == data_lossy)
         {
-            return Ok(Some(i));
+            // The most recently used walk first, for `make_room`.
+            if let Some(w) = self.cache.remove(i) {
+                self.cache.push_front(w);
+            }
+            return Ok(Some(0));
         }
         self.cache.retain(|w| w.key != key);
         self.make_room();
@@ -270,18 +275,14 @@ impl PathWalker {
         Ok(Some(0))
     }
 
-    /// Room for one more walk: the walk with the fewest entries goes (the least recent of
-    /// those), being the cheapest to walk again: the sessions of a listing interleave, and a
-    /// long session's walk evicted between two of its submissions was walked again for each.
-    /// At most `LONG_WALKS_KEPT` long walks stay, the most recent.
+    /// Room for one more walk. Beyond `CACHED_ENTRIES`, the least recent walks go (the most
+    /// recent stays); beyond `CACHED_SESSIONS`, the walk with the fewest entries goes (the least
+    /// recent of those), being the cheapest to walk again.
     fn make_room(&mut self) {
-        let long = |w: &Walk| w.len() > LONG_WALK;
-        let mut kept_long = 0;
-        self.cache.retain(|w| {
-            let keep = !long(w) || kept_long < LONG_WALKS_KEPT;
-            kept_long += usize::from(long(w));
-            keep
-        });
+        let mut held: usize = self.cache.iter().map(Walk::len).sum();
+        while self.cache.len() > 1 && held > CACHED_ENTRIES {
+            held -= self.cache.pop_back().map_or(0, |w| w.len());
+        }
         if self.cache.len() >= CACHED_SESSIONS {
             let victim = (0..self.cache.len())
                 .min_by_key(|&i| (self.cache[i].len(), std::cmp::Reverse(i)))

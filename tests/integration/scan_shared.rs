@@ -13,13 +13,12 @@ use turnscope::store::{JournalStore, PathWalker, RowFilter, SqliteStore};
 
 use crate::scan::verdict_doc;
 
-const KEY: &str = r#"agent-session:["many-turns","default","default"]"#;
-
 /// A session of `turns` dispatch submissions, each an input then `cycles` tool rounds (an
 /// assistant `toolUse` with two calls, then their results) and a final answer; the last turn
 /// stops after the first result of its last round, its submission running with an expired
 /// lease. Returns the submission ids, oldest first, and the path's length.
-fn many_turns(db: &Path, turns: usize, cycles: usize) -> (Vec<String>, usize) {
+fn many_turns(db: &Path, n: usize, turns: usize, cycles: usize) -> (Vec<String>, usize) {
+    let key = &format!(r#"agent-session:["many-turns-{n}","default","default"]"#);
     let mut conn = Connection::open(db).unwrap();
     let c = conn.transaction().unwrap();
     let mut pos = 0i64;
@@ -30,7 +29,7 @@ fn many_turns(db: &Path, turns: usize, cycles: usize) -> (Vec<String>, usize) {
         data["timestamp"] = json!("2026-11-20T00:00:00.000Z");
         c.execute(
             "INSERT INTO flue_session_entries (session_id, entry_id, position, data) VALUES (?1, ?2, ?3, ?4)",
-            params![KEY, id, pos, data.to_string()],
+            params![key, id, pos, data.to_string()],
         )
         .unwrap();
         pos += 1;
@@ -38,7 +37,7 @@ fn many_turns(db: &Path, turns: usize, cycles: usize) -> (Vec<String>, usize) {
     };
     let mut ids = Vec::new();
     for t in 0..turns {
-        let sid = format!("00000000-0000-4000-8000-{t:012}");
+        let sid = format!("00000000-0000-4000-8000-{n:04}{t:08}");
         put(
             format!("in{t:04}"),
             json!({"type":"message","message":{"role":"signal","type":"dispatch_input",
@@ -89,7 +88,7 @@ fn many_turns(db: &Path, turns: usize, cycles: usize) -> (Vec<String>, usize) {
              ?6, 1, 10, 1899999999999, 'worker', ?7)",
             params![
                 sid,
-                KEY,
+                key,
                 payload.to_string(),
                 status,
                 format!("attempt-{t}"),
@@ -105,7 +104,7 @@ fn many_turns(db: &Path, turns: usize, cycles: usize) -> (Vec<String>, usize) {
         "updatedAt":"2026-11-20T00:00:00.000Z"});
     c.execute(
         "INSERT INTO flue_sessions (id, data) VALUES (?1, ?2)",
-        params![KEY, data.to_string()],
+        params![key, data.to_string()],
     )
     .unwrap();
     c.commit().unwrap();
@@ -118,9 +117,11 @@ fn a_session_of_many_submissions_is_walked_once_in_any_order() {
     let now = turnscope::demo::demo_now_ms();
     let db = dir.path().join("many.db");
     turnscope::demo::write_demo(&db, now).unwrap();
-    // 24 turns of 272 entries: a long walk (over 4,096 entries), kept while short ones come and
-    // go.
-    let (ids, path) = many_turns(&db, 24, 90);
+    // 24 turns of 272 entries: a long walk, kept while short ones come and go; two more such
+    // sessions interleave with it, as the scale database's longest sessions do.
+    let (ids, path) = many_turns(&db, 0, 24, 90);
+    let (more, more_path): (Vec<Vec<String>>, Vec<usize>) =
+        (1..3).map(|n| many_turns(&db, n, 24, 90)).unzip();
     assert!(path > 4096, "{path}");
     let store = SqliteStore::open(&db).unwrap();
     let full: Vec<_> = ids
@@ -133,7 +134,7 @@ fn a_session_of_many_submissions_is_walked_once_in_any_order() {
         .list_submissions(RowFilter::All, 0)
         .unwrap()
         .into_iter()
-        .filter(|r| r.session_key != KEY)
+        .filter(|r| !r.session_key.contains("many-turns"))
         .map(|r| (r.session_key, r.submission_id))
         .collect();
     others.sort();
@@ -166,13 +167,17 @@ fn a_session_of_many_submissions_is_walked_once_in_any_order() {
             let r = SubmissionReport::scan(&store, &ids[i], &mut walker, None, now).unwrap();
             assert_eq!(verdict_doc(&r), full[i], "{name}: submission {i}");
             reports.push(r);
+            for m in &more {
+                SubmissionReport::scan(&store, &m[i], &mut walker, None, now).unwrap();
+            }
         }
         assert_eq!(walker.fallbacks, Vec::<(String, String)>::new(), "{name}");
-        // The long path is walked once; the other sessions' short walks may be repeated. Walking
-        // it again to each input would walk about 12 times the path.
+        // The long paths are walked once; the other sessions' short walks may be repeated.
+        // Walking one again to each input would walk about 12 times its path.
+        let paths = path + more_path.iter().sum::<usize>();
         assert!(
-            walker.entries_walked <= path + ids.len() * others_walked,
-            "{name}: {} entries walked for a path of {path}",
+            walker.entries_walked <= paths + ids.len() * others_walked,
+            "{name}: {} entries walked for paths of {paths}",
             walker.entries_walked
         );
         let allocations = |rs: &[SubmissionReport]| {
