@@ -20,12 +20,97 @@ pub fn run(
     out: &mut dyn Write,
 ) -> Result<(), CliError> {
     let sort = args.sort.as_deref().map(SortBy::parse).transpose()?;
+    if args.json && sort.is_none() {
+        return stream_json(store, cli, args, out);
+    }
     let listing = render(store, cli, args, sort)?;
     out.write_all(listing.stdout.as_bytes())?;
     if let Some(note) = &listing.stderr {
         eprintln!("{}", sanitize(note));
     }
     Ok(())
+}
+
+/// `--json` in sequence order, each item written as it is inspected: a listing of every status
+/// on a 148,000-submission journal is 200 MB of JSON, which was held twice before a byte was
+/// written. The bytes are `render`'s. Nothing is written before the first item (an error found
+/// before any row, a bad `--owner` prefix, prints no half document); a read that fails after it
+/// leaves the document unclosed (no parser takes it for a whole listing) and exits with the error.
+fn stream_json(
+    store: &dyn JournalStore,
+    cli: &Cli,
+    args: &ListArgs,
+    out: &mut dyn Write,
+) -> Result<(), CliError> {
+    let now = now_ms(cli);
+    let doc = list_doc(store, args.selection.row_filter()?.name(), now);
+    let Some(head) = doc.strip_suffix(EMPTY_ITEMS) else {
+        return Err(CliError::from(std::io::Error::other(
+            "the listing's JSON head is not the expected shape",
+        )));
+    };
+    // Buffered: one write per item would be a system call for each of 148,000.
+    let mut out = std::io::BufWriter::with_capacity(1 << 16, out);
+    let mut item = format!("{head}\"submissions\": [");
+    let mut written = 0usize;
+    let mut failed: Option<std::io::Error> = None;
+    super::select::scan_counted(store, &args.selection, cli.context_window, now, &mut |r| {
+        if failed.is_some() {
+            return;
+        }
+        if written > 0 {
+            item.clear();
+        }
+        push_item(
+            &mut item,
+            &serde_json::to_string_pretty(&json_item(r, now)).unwrap_or_default(),
+            written == 0,
+        );
+        written += 1;
+        if let Err(e) = out.write_all(item.as_bytes()) {
+            failed = Some(e);
+        }
+    })?;
+    if let Some(e) = failed {
+        return Err(e.into());
+    }
+    if written == 0 {
+        out.write_all(item.as_bytes())?;
+    }
+    out.write_all(if written == 0 {
+        b"]\n}\n"
+    } else {
+        b"\n  ]\n}\n"
+    })?;
+    out.flush()?;
+    Ok(())
+}
+
+/// The listing's document without items, pretty (it ends in `EMPTY_ITEMS`).
+fn list_doc(store: &dyn JournalStore, filter: &str, now: i64) -> String {
+    let doc = json!({
+        "schema": "turnscope.list/1",
+        "database": store.location(),
+        "filter": filter,
+        "now": now,
+        "submissions": [],
+    });
+    serde_json::to_string_pretty(&doc).unwrap_or_default()
+}
+
+const EMPTY_ITEMS: &str = "\"submissions\": []\n}";
+
+/// One pretty item as an element of the `submissions` array, indented as `to_string_pretty`
+/// indents the whole document.
+fn push_item(out: &mut String, item: &str, first: bool) {
+    out.push_str(if first { "\n" } else { ",\n" });
+    for (k, line) in item.lines().enumerate() {
+        if k > 0 {
+            out.push('\n');
+        }
+        out.push_str("    ");
+        out.push_str(line);
+    }
 }
 
 /// One reading of the listing: what goes to stdout and stderr, and a signature of the rows
@@ -93,14 +178,7 @@ pub fn render(
         signature,
     };
     if args.json {
-        let doc = json!({
-            "schema": "turnscope.list/1",
-            "database": store.location(),
-            "filter": funnel.view.name(),
-            "now": now,
-            "submissions": [],
-        });
-        let text = serde_json::to_string_pretty(&doc).unwrap_or_default();
+        let text = list_doc(store, funnel.view.name(), now);
         let items: Vec<String> = lines
             .into_iter()
             .filter_map(|(_, l)| match l {
@@ -176,8 +254,7 @@ fn row_signature(r: &SubmissionReport, now: i64) -> String {
 /// `doc` (pretty JSON ending in `"submissions": []`) with the pretty-printed `items` in that
 /// array, formatted exactly as `to_string_pretty` formats the whole document.
 fn with_items(doc: &str, items: &[String]) -> String {
-    const EMPTY: &str = "\"submissions\": []\n}";
-    let Some(head) = doc.strip_suffix(EMPTY) else {
+    let Some(head) = doc.strip_suffix(EMPTY_ITEMS) else {
         return doc.to_string();
     };
     if items.is_empty() {
@@ -186,18 +263,9 @@ fn with_items(doc: &str, items: &[String]) -> String {
     let mut out =
         String::with_capacity(doc.len() + items.iter().map(|i| i.len() + 64).sum::<usize>());
     out.push_str(head);
-    out.push_str("\"submissions\": [\n");
+    out.push_str("\"submissions\": [");
     for (n, item) in items.iter().enumerate() {
-        if n > 0 {
-            out.push_str(",\n");
-        }
-        for (k, line) in item.lines().enumerate() {
-            if k > 0 {
-                out.push('\n');
-            }
-            out.push_str("    ");
-            out.push_str(line);
-        }
+        push_item(&mut out, item, n == 0);
     }
     out.push_str("\n  ]\n}");
     out

@@ -123,6 +123,14 @@ fn owner_selects_one_workers_submissions_by_a_unique_prefix() {
     );
     assert!(err.lines().nth(1).unwrap().starts_with("hint: "), "{err}");
     assert_eq!(err.lines().count(), 2, "{err}");
+    // As JSON too, and nothing of the document is written (it is streamed item by item).
+    let o = run(db, &["list", "--json", "--owner", &a[..1]]);
+    assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
+    assert!(
+        o.stdout.is_empty(),
+        "{}",
+        String::from_utf8_lossy(&o.stdout)
+    );
 }
 
 /// What each item of a bulk document ended as, by submission id.

@@ -343,3 +343,32 @@ fn bulk_selection_checks_the_verdict_too() {
     let hint = usage_error(&o, "unknown verdict \"livee\"");
     assert!(hint.contains("live"), "{hint}");
 }
+
+/// `--json` without `--sort` is written item by item as the rows are inspected; its bytes are
+/// those of the listing formatted whole (`--sort seq`: the same order, through the other path),
+/// with items, with none, and when the two threads inspect a long listing.
+#[test]
+fn the_streamed_json_listing_is_the_whole_ones_bytes() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = demo(dir.path());
+    for args in [
+        &["--status", "all"][..],
+        &["--expired"][..],
+        &[
+            "--status",
+            "queued",
+            "--kind",
+            "direct",
+            "--instance",
+            "nobody",
+        ][..],
+        &["--status", "settled", "--limit", "3"][..],
+    ] {
+        let streamed = ok(&list(&db, &[args, &["--json"]].concat()));
+        let whole = ok(&list(&db, &[args, &["--json", "--sort", "seq"]].concat()));
+        assert_eq!(streamed, whole, "{args:?}");
+        let doc: Value = serde_json::from_str(&streamed).unwrap();
+        assert!(doc["submissions"].is_array(), "{args:?}");
+    }
+    assert!(items(&db, &["--status", "all"]).len() > 16);
+}
