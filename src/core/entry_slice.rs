@@ -16,6 +16,9 @@ pub struct EntrySlice {
     /// The first entry is where a walk stopped on purpose (the submission's input): the active
     /// path treats it as a root, whatever its `parentId` names.
     first_is_root: bool,
+    /// Walked: no two entries share an id (each was found by its `entry_id`, the key of its
+    /// row, and its `data.id` checked equal to it).
+    ids_unique: bool,
 }
 
 impl EntrySlice {
@@ -27,22 +30,30 @@ impl EntrySlice {
             all,
             start,
             first_is_root: true,
+            ids_unique: true,
         }
     }
 
     /// `all` whole, in place of these entries, as the same kind of view (a prediction's copy of a
     /// walked path is still walked to its input).
     pub fn replaced_by(&self, all: Arc<[Entry]>) -> EntrySlice {
+        // Entries were inserted: their ids are not known to be unique.
         EntrySlice {
             all,
             start: 0,
             first_is_root: self.first_is_root,
+            ids_unique: false,
         }
     }
 
     /// Whether the active path stops at the first entry on purpose.
     pub fn first_is_root(&self) -> bool {
         self.first_is_root
+    }
+
+    /// Whether no two entries share an id (a walked path).
+    pub fn ids_unique(&self) -> bool {
+        self.ids_unique
     }
 
     /// The entries to change in place, when nothing else holds them (tests and the builders of a
@@ -72,6 +83,7 @@ impl From<Arc<[Entry]>> for EntrySlice {
             all,
             start: 0,
             first_is_root: false,
+            ids_unique: false,
         }
     }
 }

@@ -92,6 +92,11 @@ struct Walk {
     near: Arc<[Entry]>,
     /// Entries walked beyond `near`, nearest the leaf first.
     chain: Vec<Entry>,
+    /// The nearest entry walked carrying each input marker (dispatch ids, then direct
+    /// submission ids), over the first `marked` entries walked: each submission of a session
+    /// looked for its input from the leaf, a pass over the path for each.
+    inputs: [foldhash::HashMap<String, usize>; 2],
+    marked: usize,
     next: Next,
     /// Primary-key lookups made so far.
     lookups: usize,
@@ -260,6 +265,8 @@ impl PathWalker {
             data_problems,
             near: Arc::from([]),
             chain: Vec::new(),
+            inputs: Default::default(),
+            marked: 0,
             next,
             lookups: 0,
             ahead: VecDeque::new(),
@@ -509,13 +516,35 @@ impl Walk {
         kind: SubmissionKind,
         id: &str,
     ) -> Result<Result<Option<usize>, String>, StoreError> {
-        let mut i = 0;
+        let slot = |kind| match kind {
+            SubmissionKind::Dispatch => 0,
+            SubmissionKind::Direct => 1,
+        };
         loop {
-            while i < self.len() {
-                if is_input(self.at(i), kind, id) {
+            if let Some(&i) = self.inputs[slot(kind)].get(id) {
+                return Ok(Ok(Some(i)));
+            }
+            while self.marked < self.len() {
+                let i = self.marked;
+                self.marked += 1;
+                let Some(m) = self.at(i).message() else {
+                    continue;
+                };
+                let marks = m.markers();
+                let found = [
+                    marks.dispatch_id.clone(),
+                    marks.direct_submission_id.clone(),
+                ];
+                // Nothing before this entry carries `id` (the lookup above said so).
+                let hit = found[slot(kind)].as_deref() == Some(id);
+                for (k, marker) in found.into_iter().enumerate() {
+                    if let Some(marker) = marker {
+                        self.inputs[k].entry(marker).or_insert(i);
+                    }
+                }
+                if hit {
                     return Ok(Ok(Some(i)));
                 }
-                i += 1;
             }
             if !self.step(rows, raw)? {
                 return Ok(match &self.next {
