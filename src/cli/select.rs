@@ -124,8 +124,36 @@ pub fn scan_counted(
     // An ambiguous --owner is found inside the snapshot and reported after it.
     let mut owner_error: Option<CliError> = None;
     store.in_snapshot(&mut || {
-        let mut rows = store.list_submissions(filter, now)?;
-        let owners = rows.iter().filter_map(|r| r.owner_id.as_deref());
+        // Rows are kept only when the kind and instance filters take them, as they are read: an
+        // `--instance` listing of a 200,000-row journal held every row (250 MB) to keep a few.
+        // Each filter is counted apart, in the order they apply, so an empty result can say
+        // which left nothing; `--owner` is resolved among the owners of every row in view.
+        let mut rows = Vec::new();
+        let mut in_view = 0usize;
+        let (mut of_kind, mut of_instance) = (0usize, 0usize);
+        let mut owners_in_view: std::collections::BTreeSet<String> = Default::default();
+        store.for_each_submission(filter, now, &mut |r| {
+            in_view += 1;
+            if let (Some(_), Some(o)) = (&sel.owner, &r.owner_id) {
+                if !owners_in_view.contains(o) {
+                    owners_in_view.insert(o.clone());
+                }
+            }
+            if sel.kind.as_ref().is_some_and(|k| &r.kind != k) {
+                return;
+            }
+            of_kind += 1;
+            if sel
+                .instance
+                .as_ref()
+                .is_some_and(|i| r.instance_id().as_ref() != Some(i))
+            {
+                return;
+            }
+            of_instance += 1;
+            rows.push(r);
+        })?;
+        let owners = owners_in_view.iter().map(String::as_str);
         let owner = match sel.owner.as_deref().map(|q| resolve_owner(q, owners)) {
             None => None,
             Some(Ok(o)) => Some(o),
@@ -134,10 +162,14 @@ pub fn scan_counted(
                 return Ok(());
             }
         };
-        // Row-level filters first, so only the rows selected are inspected; each one counted
-        // apart, so an empty result can say which left nothing.
-        funnel.in_view = rows.len();
+        funnel.in_view = in_view;
         funnel.steps.clear();
+        if let Some(k) = &sel.kind {
+            funnel.steps.push((format!("of kind {k}"), of_kind));
+        }
+        if let Some(i) = &sel.instance {
+            funnel.steps.push((format!("of instance {i}"), of_instance));
+        }
         let mut step =
             |what: Option<String>,
              rows: &mut Vec<crate::core::rows::SubmissionRow>,
@@ -147,20 +179,6 @@ pub fn scan_counted(
                     funnel.steps.push((what, rows.len()));
                 }
             };
-        step(
-            sel.kind.as_ref().map(|k| format!("of kind {k}")),
-            &mut rows,
-            &|r| sel.kind.as_ref().is_none_or(|k| &r.kind == k),
-        );
-        step(
-            sel.instance.as_ref().map(|i| format!("of instance {i}")),
-            &mut rows,
-            &|r| {
-                sel.instance
-                    .as_ref()
-                    .is_none_or(|i| r.instance_id().as_ref() == Some(i))
-            },
-        );
         step(
             owner.as_ref().map(|o| format!("held by owner {o}")),
             &mut rows,

@@ -166,6 +166,18 @@ impl SqliteStore {
         where_sql: &str,
         params: &[&dyn rusqlite::ToSql],
     ) -> Result<Vec<SubmissionRow>, StoreError> {
+        let mut out = Vec::new();
+        self.visit_submissions(where_sql, params, &mut |r| out.push(r))?;
+        Ok(out)
+    }
+
+    /// `query_submissions`, each row handed to `visit` as it is read.
+    pub(crate) fn visit_submissions(
+        &self,
+        where_sql: &str,
+        params: &[&dyn rusqlite::ToSql],
+        visit: &mut dyn FnMut(SubmissionRow),
+    ) -> Result<(), StoreError> {
         let sql = format!(
             "SELECT {} FROM flue_agent_submissions {where_sql} ORDER BY sequence",
             self.submission_columns
@@ -177,8 +189,10 @@ impl SqliteStore {
         let rows = stmt
             .query_map(params, submission_from_row)
             .map_err(|e| StoreError::sqlite("reading submissions", e))?;
-        rows.collect::<Result<Vec<_>, _>>()
-            .map_err(|e| StoreError::sqlite("reading submissions", e))
+        for row in rows {
+            visit(row.map_err(|e| StoreError::sqlite("reading submissions", e))?);
+        }
+        Ok(())
     }
 
     fn journal(
@@ -327,6 +341,15 @@ impl JournalStore for SqliteStore {
         now_ms: i64,
     ) -> Result<Vec<SubmissionRow>, StoreError> {
         self.submissions_where(filter, now_ms, None)
+    }
+
+    fn for_each_submission(
+        &self,
+        filter: RowFilter,
+        now_ms: i64,
+        visit: &mut dyn FnMut(SubmissionRow),
+    ) -> Result<(), StoreError> {
+        self.visit_where(filter, now_ms, visit)
     }
 
     fn status_counts(&self) -> Result<Vec<(SubmissionStatus, i64)>, StoreError> {

@@ -38,6 +38,22 @@ fn with_now<T>(sql: &FilterSql, now_ms: i64, f: impl FnOnce(&[&dyn rusqlite::ToS
     }
 }
 
+impl SqliteStore {
+    /// `submissions_where(filter, now_ms, None)`, each row handed to `visit` as it is read.
+    pub(crate) fn visit_where(
+        &self,
+        filter: RowFilter,
+        now_ms: i64,
+        visit: &mut dyn FnMut(SubmissionRow),
+    ) -> Result<(), StoreError> {
+        let sql = self.filter_sql(filter);
+        debug_assert!(!sql.refine_in_rust);
+        with_now(&sql, now_ms, |p| {
+            self.visit_submissions(&sql.where_clause(), p, visit)
+        })
+    }
+}
+
 impl ListQueries for SqliteStore {
     fn submissions_where(
         &self,

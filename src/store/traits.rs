@@ -89,6 +89,19 @@ pub trait JournalStore {
         filter: RowFilter,
         now_ms: i64,
     ) -> Result<Vec<SubmissionRow>, StoreError>;
+    /// `list_submissions`, each row handed to `visit` as it is read: a listing that keeps a few
+    /// of 200,000 rows (`--instance`) need not hold them all. By default they are read first.
+    fn for_each_submission(
+        &self,
+        filter: RowFilter,
+        now_ms: i64,
+        visit: &mut dyn FnMut(SubmissionRow),
+    ) -> Result<(), StoreError> {
+        for row in self.list_submissions(filter, now_ms)? {
+            visit(row);
+        }
+        Ok(())
+    }
     /// Count of submissions per status.
     fn status_counts(&self) -> Result<Vec<(SubmissionStatus, i64)>, StoreError>;
     /// Resolve a full id or a unique prefix.

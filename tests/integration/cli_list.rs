@@ -135,6 +135,37 @@ fn an_empty_result_names_the_filter_that_left_nothing() {
         first(&list(&db, &["--kind", "direct", "--verdict", "resume/aborted_partial"])),
         format!("{expired} expired submissions, {direct} of kind direct, none with verdict resume/aborted_partial")
     );
+    // Every row-level filter in turn, each counted on what the one before it left (the kind
+    // and instance filters apply while the rows are read).
+    let all = items(&db, &["--status", "all"]);
+    let kind = |s: &Value| s["submission"]["kind"].as_str().unwrap().to_string();
+    let instance = |s: &Value| s["submission"]["instanceId"].as_str().unwrap().to_string();
+    let owner = |s: &Value| s["submission"]["ownerId"].as_str().map(str::to_string);
+    let pick = all
+        .iter()
+        .find(|s| kind(s) == "dispatch" && owner(s).is_some())
+        .unwrap();
+    let (i, o) = (instance(pick), owner(pick).unwrap());
+    let dispatches = all.iter().filter(|s| kind(s) == "dispatch").count();
+    let of_instance = all
+        .iter()
+        .filter(|s| kind(s) == "dispatch" && instance(s) == i)
+        .count();
+    let held = all
+        .iter()
+        .filter(|s| kind(s) == "dispatch" && instance(s) == i && owner(s) == Some(o.clone()))
+        .count();
+    assert!(held > 0 && all.len() > dispatches);
+    assert_eq!(
+        first(&list(
+            &db,
+            &["--status", "all", "--kind", "dispatch", "--instance", &i, "--owner", &o, "--older-than", "3650d"]
+        )),
+        format!(
+            "{} submissions, {dispatches} of kind dispatch, {of_instance} of instance {i}, {held} held by owner {o}, none older than 3650d00h",
+            all.len()
+        )
+    );
     assert_eq!(
         first(&list(&db, &["--status", "all", "--older-than", "3650d"])),
         format!(

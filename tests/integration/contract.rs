@@ -28,6 +28,12 @@ fn every_read_matches_sqlite_on_the_demo() {
                 reference.list_submissions(filter, DEMO_NOW).unwrap(),
                 "{kind:?} {filter:?}"
             );
+            // Row by row as they are read: the same rows in the same order.
+            let mut visited = Vec::new();
+            store
+                .for_each_submission(filter, DEMO_NOW, &mut |r| visited.push(r))
+                .unwrap();
+            assert_eq!(visited, got, "{kind:?} {filter:?}");
         }
         let expired = store
             .list_submissions(RowFilter::Expired, DEMO_NOW)
