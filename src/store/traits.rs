@@ -90,7 +90,8 @@ pub trait JournalStore {
         now_ms: i64,
     ) -> Result<Vec<SubmissionRow>, StoreError>;
     /// `list_submissions`, each row handed to `visit` as it is read: a listing that keeps a few
-    /// of 200,000 rows (`--instance`) need not hold them all. By default they are read first.
+    /// of 200,000 rows (`--instance`) need not hold them all. `visit` must not read this store
+    /// (its connection is busy with the rows). By default they are read first.
     fn for_each_submission(
         &self,
         filter: RowFilter,

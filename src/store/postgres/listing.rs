@@ -5,7 +5,7 @@ use std::collections::HashMap;
 
 use postgres::types::ToSql;
 
-use super::read::query_submissions;
+use super::read::{query_submissions, visit_submissions};
 use super::{cell_int, cell_opt_text, pg_error, PgStore};
 use crate::core::rows::SubmissionRow;
 use crate::store::filter::{Dialect, FilterSql, RowFilter};
@@ -24,6 +24,32 @@ fn params<'a>(sql: &FilterSql, now_ms: &'a i64) -> Vec<&'a (dyn ToSql + Sync)> {
         vec![now_ms]
     } else {
         vec![]
+    }
+}
+
+impl PgStore {
+    /// `submissions_where(filter, now_ms, None)`, each row handed to `visit` as it is read (the
+    /// failed filter finished in Rust on each).
+    pub(super) fn visit_where(
+        &self,
+        filter: RowFilter,
+        now_ms: i64,
+        visit: &mut dyn FnMut(SubmissionRow),
+    ) -> Result<(), StoreError> {
+        let sql = self.filter_sql(filter);
+        let params = params(&sql, &now_ms);
+        let c = &mut *self.conn()?;
+        visit_submissions(
+            c,
+            &self.submission_columns,
+            &sql.where_clause(),
+            &params,
+            &mut |r| {
+                if !sql.refine_in_rust || filter.matches(&r, now_ms) {
+                    visit(r);
+                }
+            },
+        )
     }
 }
 

@@ -4,6 +4,7 @@
 use postgres::types::ToSql;
 use std::cell::RefCell;
 
+use postgres::fallible_iterator::FallibleIterator;
 use postgres::{GenericClient, Transaction};
 use rusqlite::types::ValueRef;
 
@@ -32,18 +33,29 @@ pub(super) fn query_submissions<C: GenericClient>(
     where_sql: &str,
     params: &Params<'_>,
 ) -> Result<Vec<SubmissionRow>, StoreError> {
+    let mut out = Vec::new();
+    visit_submissions(c, columns, where_sql, params, &mut |r| out.push(r))?;
+    Ok(out)
+}
+
+/// `query_submissions`, each row handed to `visit` as it is read (a portal, not every row at
+/// once).
+pub(super) fn visit_submissions<C: GenericClient>(
+    c: &mut C,
+    columns: &str,
+    where_sql: &str,
+    params: &Params<'_>,
+    visit: &mut dyn FnMut(SubmissionRow),
+) -> Result<(), StoreError> {
+    let err = |e: postgres::Error| pg_error("reading submissions", &e);
     let sql = format!("SELECT {columns} FROM flue_agent_submissions {where_sql} ORDER BY sequence");
-    let rows = c
-        .query(&sql, params)
-        .map_err(|e| pg_error("reading submissions", &e))?;
-    Ok(rows
-        .iter()
-        .map(|r| {
-            let values = sqlite_values(r);
-            let refs: Vec<ValueRef<'_>> = values.iter().map(ValueRef::from).collect();
-            submission_from_values(&refs)
-        })
-        .collect())
+    let mut rows = c.query_raw(&sql, params.iter().copied()).map_err(err)?;
+    while let Some(r) = rows.next().map_err(err)? {
+        let values = sqlite_values(&r);
+        let refs: Vec<ValueRef<'_>> = values.iter().map(ValueRef::from).collect();
+        visit(submission_from_values(&refs));
+    }
+    Ok(())
 }
 
 pub(super) fn journal<C: GenericClient>(
@@ -152,6 +164,15 @@ impl JournalStore for PgStore {
         now_ms: i64,
     ) -> Result<Vec<SubmissionRow>, StoreError> {
         self.submissions_where(filter, now_ms, None)
+    }
+
+    fn for_each_submission(
+        &self,
+        filter: RowFilter,
+        now_ms: i64,
+        visit: &mut dyn FnMut(SubmissionRow),
+    ) -> Result<(), StoreError> {
+        self.visit_where(filter, now_ms, visit)
     }
 
     fn status_counts(&self) -> Result<Vec<(SubmissionStatus, i64)>, StoreError> {
