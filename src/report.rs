@@ -3,6 +3,7 @@
 
 pub mod export;
 pub mod in_order;
+mod item_json;
 mod show_json;
 pub mod verdict_filter;
 
@@ -17,8 +18,8 @@ use crate::core::plan::{
     inspect_session, plan_recovery, Disposition, RecoveryPlan, SessionInspection,
 };
 use crate::core::rows::SubmissionRow;
-use crate::core::time::{human_duration, iso_from_ms};
 use crate::store::{CompactLoader, JournalStore, PathWalker, StoreError, SubmissionBundle};
+pub use item_json::{lease_text, plan_json, submission_json, PlanJson, SubmissionJson};
 pub use show_json::{entry_summary_json, EntrySummary};
 
 /// The verdict operators see: the classification for the running rows the reconciler acts on (or
@@ -266,66 +267,11 @@ fn last_model(h: &History) -> Option<String> {
         .find_map(|m| m.model().filter(|m| !m.is_empty()).map(str::to_string))
 }
 
-pub fn lease_text(row: &SubmissionRow, now_ms: i64) -> String {
-    if !row.is_running() {
-        return "-".into();
-    }
-    match row.lease_expires_at {
-        0 => "none".into(),
-        t if t < now_ms => format!("expired {} ago", human_duration(now_ms - t)),
-        t => format!("live {}", human_duration(t - now_ms)),
-    }
-}
-
 pub fn classification_json(c: &Classification) -> Value {
     json!({
         "result": c.state.to_runtime_json(),
         "label": c.state.label(),
         "explanation": c.explanation,
         "trailingPartialBatch": c.trailing_partial_batch,
-    })
-}
-
-pub fn plan_json(p: &RecoveryPlan) -> Value {
-    json!({
-        "disposition": p.disposition,
-        "rule": p.rule,
-        "result": p.result,
-        "reason": p.reason,
-        "writes": p.writes.iter().map(|w| {
-            let mut v = serde_json::to_value(w).unwrap_or(Value::Null);
-            if let Value::Object(o) = &mut v {
-                o.insert("description".into(), w.describe().into());
-            }
-            v
-        }).collect::<Vec<_>>(),
-    })
-}
-
-pub fn submission_json(row: &SubmissionRow, now_ms: i64) -> Value {
-    let iso = |v: Option<i64>| v.filter(|t| *t > 0).map(iso_from_ms);
-    json!({
-        "sequence": row.sequence,
-        "submissionId": row.submission_id,
-        "sessionKey": row.session_key,
-        "instanceId": row.instance_id(),
-        "agent": row.agent(),
-        "kind": row.kind,
-        "status": row.status,
-        "attemptId": row.attempt_id,
-        "attemptCount": row.attempt_count,
-        "maxRetry": row.max_retry,
-        "acceptedAt": iso(row.accepted_at),
-        "inputAppliedAt": iso(row.input_applied_at),
-        "startedAt": iso(row.started_at),
-        "settledAt": iso(row.settled_at),
-        "timeoutAt": iso(Some(row.timeout_at)),
-        "ownerId": row.owner_id,
-        "leaseExpiresAt": row.lease_expires_at,
-        "leaseExpired": row.lease_expired(now_ms),
-        "lease": lease_text(row, now_ms),
-        "error": row.error,
-        "terminalKey": row.terminal_key,
-        "terminalOffset": row.terminal_offset,
     })
 }

@@ -2,14 +2,17 @@
 
 use std::io::Write;
 
+use serde::Serialize;
 use serde_json::json;
 
 use super::args::{Cli, ListArgs, ListOutput};
 use super::list_sort::{SortBy, SortKey};
 use super::output::{table, truncate};
 use super::{now_ms, CliError};
+use crate::core::classify::TrailingPartialBatch;
 use crate::core::plan::RuleResult;
-use crate::report::{plan_json, submission_json, SubmissionReport};
+use crate::core::status::JournalPhase;
+use crate::report::{PlanJson, SubmissionJson, SubmissionReport};
 use crate::store::JournalStore;
 use crate::text::sanitize;
 
@@ -54,6 +57,7 @@ fn stream_json(
     let mut item = format!("{head}\"submissions\": [");
     let mut written = 0usize;
     let mut failed: Option<std::io::Error> = None;
+    let mut text = Vec::new();
     super::select::scan_counted(store, &args.selection, cli.context_window, now, &mut |r| {
         if failed.is_some() {
             return;
@@ -61,11 +65,8 @@ fn stream_json(
         if written > 0 {
             item.clear();
         }
-        push_item(
-            &mut item,
-            &serde_json::to_string_pretty(&json_item(r, now)).unwrap_or_default(),
-            written == 0,
-        );
+        json_item(r, now, &mut text);
+        push_item(&mut item, &String::from_utf8_lossy(&text), written == 0);
         written += 1;
         if let Err(e) = out.write_all(item.as_bytes()) {
             failed = Some(e);
@@ -145,11 +146,13 @@ pub fn render(
     let wide = args.output == Some(ListOutput::Wide);
     let mut lines: Vec<(SortKey, Line)> = Vec::new();
     let mut signature = String::new();
+    let mut text = Vec::new();
     let funnel = super::select::scan_counted(store, &sel, cli.context_window, now, &mut |r| {
         let key = sort.map_or(SortKey::Missing, |s| s.key(r));
         let line = if args.json {
             // Kept as text: 2,000 items as JSON values would take tens of megabytes.
-            Line::Json(serde_json::to_string_pretty(&json_item(r, now)).unwrap_or_default())
+            json_item(r, now, &mut text);
+            Line::Json(String::from_utf8_lossy(&text).into_owned())
         } else if args.output == Some(ListOutput::Ids) {
             Line::Id(r.row().submission_id.clone())
         } else {
@@ -271,16 +274,36 @@ fn with_items(doc: &str, items: &[String]) -> String {
     out
 }
 
-fn json_item(r: &SubmissionReport, now: i64) -> serde_json::Value {
-    json!({
-        "submission": submission_json(r.row(), now),
-        "journalPhase": r.bundle.journal.as_ref().map(|j| j.phase.clone()),
-        "classification": r.classification().state.to_runtime_json(),
-        "inspection": r.classification().state.inspection().as_str(),
-        "trailingPartialBatch": r.classification().trailing_partial_batch,
-        "verdict": r.verdict(),
-        "plan": plan_json(&r.plan),
-    })
+/// One item of the listing, serialized straight to its text.
+#[derive(Serialize)]
+#[serde(rename_all = "camelCase")]
+struct ListItem<'a> {
+    submission: SubmissionJson<'a>,
+    journal_phase: Option<&'a JournalPhase>,
+    classification: serde_json::Value,
+    inspection: &'static str,
+    trailing_partial_batch: &'a Option<TrailingPartialBatch>,
+    verdict: String,
+    plan: PlanJson<'a>,
+}
+
+/// The item pretty-printed on its own (`push_item` indents it into the array).
+fn json_item(r: &SubmissionReport, now: i64, text: &mut Vec<u8>) {
+    let c = r.classification();
+    let item = ListItem {
+        submission: SubmissionJson::new(r.row(), now),
+        journal_phase: r.bundle.journal.as_ref().map(|j| &j.phase),
+        classification: c.state.to_runtime_json(),
+        inspection: c.state.inspection().as_str(),
+        trailing_partial_batch: &c.trailing_partial_batch,
+        verdict: r.verdict(),
+        plan: PlanJson::new(&r.plan),
+    };
+    text.clear();
+    // Into a Vec, which cannot fail; a failed serialization would leave the item empty.
+    if serde_json::to_writer_pretty(&mut *text, &item).is_err() {
+        text.clear();
+    }
 }
 
 /// A table row; `wide`: full id, untruncated instance and error, and the owner.
