@@ -149,9 +149,7 @@ mod tests {
             PlannedWrite::AutoFailMalformed { error: None },
         ];
         let plan = RecoveryPlan {
-            disposition: Disposition::Failed {
-                error: "e".into(),
-            },
+            disposition: Disposition::Failed { error: "e".into() },
             rule: Some(4),
             result: Some(RuleResult::Failed),
             writes: writes.clone(),
