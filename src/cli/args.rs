@@ -328,6 +328,11 @@ pub struct SelectionArgs {
     /// At most this many rows (oldest first).
     #[arg(long, value_name = "N")]
     pub limit: Option<usize>,
+
+    /// Rows of the view read at a time (default 4096): the tests read a small journal in many
+    /// pages with it.
+    #[arg(long, value_name = "N", hide = true, value_parser = clap::value_parser!(u64).range(1..))]
+    pub page_rows: Option<u64>,
 }
 
 #[derive(Debug, Clone, Default, Args)]

@@ -56,9 +56,18 @@ pub(crate) struct FilterSql {
 impl FilterSql {
     /// `WHERE …`, or nothing for every row.
     pub fn where_clause(&self) -> String {
-        self.condition
-            .as_ref()
-            .map_or(String::new(), |c| format!("WHERE {c}"))
+        self.where_after(None)
+    }
+
+    /// `WHERE …` for the rows of a page: the condition, and `sequence > after` when given (a
+    /// number of ours, written into the SQL as one).
+    pub fn where_after(&self, after: Option<i64>) -> String {
+        match (&self.condition, after) {
+            (None, None) => String::new(),
+            (Some(c), None) => format!("WHERE {c}"),
+            (None, Some(a)) => format!("WHERE sequence > {a}"),
+            (Some(c), Some(a)) => format!("WHERE ({c}) AND sequence > {a}"),
+        }
     }
 }
 
@@ -175,5 +184,16 @@ mod tests {
         assert!(e.takes_now);
         assert!(e.where_clause().ends_with("lease_expires_at < $1"));
         assert_eq!(RowFilter::All.sql(Dialect::Sqlite, "x").where_clause(), "");
+        // A page after a row: the condition kept whole (its ORs inside), then the sequence.
+        let f = RowFilter::Failed.sql(Dialect::Sqlite, "t");
+        let paged = f.where_after(Some(-7));
+        assert!(paged.starts_with("WHERE (status = 'settled' AND (error IS NOT NULL OR"));
+        assert!(paged.ends_with(") AND sequence > -7"), "{paged}");
+        assert_eq!(
+            RowFilter::All
+                .sql(Dialect::Postgres, "x")
+                .where_after(Some(12)),
+            "WHERE sequence > 12"
+        );
     }
 }

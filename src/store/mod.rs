@@ -51,6 +51,6 @@ pub use walk::PathWalker;
 pub use write::{SqliteWriter, AUDIT_DDL};
 
 pub use traits::{
-    Applied, ApplyError, AuditInfo, AuditLog, AuditRecord, JournalStore, JournalWriter, SchemaInfo,
-    SessionBrowse, SessionSummary, UndoTarget, Undone, Variant,
+    Applied, ApplyError, AuditInfo, AuditLog, AuditRecord, JournalStore, JournalWriter, RowPage,
+    SchemaInfo, SessionBrowse, SessionSummary, UndoTarget, Undone, Variant,
 };

@@ -16,8 +16,8 @@ use super::parse::{opt_int, opt_text, text_of};
 use super::prefix::{find_by_prefix, Lookup};
 use super::sqlite_peer::{data_version, entries_in, query_entries, Peer, SPLIT_FROM};
 use super::{
-    JournalStore, ListQueries, RowFilter, SchemaInfo, SessionRecord, StoreError, SubmissionBundle,
-    Variant,
+    JournalStore, ListQueries, RowFilter, RowPage, SchemaInfo, SessionRecord, StoreError,
+    SubmissionBundle, Variant,
 };
 use crate::core::entry::Entry;
 use crate::core::records::{event_stream_path, terminal_event_key, EventStore, EventStream};
@@ -167,7 +167,7 @@ impl SqliteStore {
         params: &[&dyn rusqlite::ToSql],
     ) -> Result<Vec<SubmissionRow>, StoreError> {
         let mut out = Vec::new();
-        self.visit_submissions(where_sql, params, &mut |r| out.push(r))?;
+        self.visit_submissions(where_sql, params, None, &mut |r| out.push(r))?;
         Ok(out)
     }
 
@@ -176,10 +176,12 @@ impl SqliteStore {
         &self,
         where_sql: &str,
         params: &[&dyn rusqlite::ToSql],
+        limit: Option<usize>,
         visit: &mut dyn FnMut(SubmissionRow),
     ) -> Result<(), StoreError> {
+        let limit = limit.map_or(String::new(), |n| format!(" LIMIT {n}"));
         let sql = format!(
-            "SELECT {} FROM flue_agent_submissions {where_sql} ORDER BY sequence",
+            "SELECT {} FROM flue_agent_submissions {where_sql} ORDER BY sequence{limit}",
             self.submission_columns
         );
         let mut stmt = self
@@ -347,9 +349,10 @@ impl JournalStore for SqliteStore {
         &self,
         filter: RowFilter,
         now_ms: i64,
+        page: RowPage,
         visit: &mut dyn FnMut(SubmissionRow),
-    ) -> Result<(), StoreError> {
-        self.visit_where(filter, now_ms, visit)
+    ) -> Result<Option<i64>, StoreError> {
+        self.visit_where(filter, now_ms, page, visit)
     }
 
     fn status_counts(&self) -> Result<Vec<(SubmissionStatus, i64)>, StoreError> {

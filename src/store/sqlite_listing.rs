@@ -6,7 +6,7 @@ use rusqlite::types::ValueRef;
 
 use super::filter::{Dialect, FilterSql, RowFilter};
 use super::listing::ListQueries;
-use super::{JournalStore, SqliteStore, StoreError};
+use super::{JournalStore, RowPage, SqliteStore, StoreError};
 use crate::core::rows::SubmissionRow;
 
 fn text(v: ValueRef<'_>) -> String {
@@ -39,18 +39,25 @@ fn with_now<T>(sql: &FilterSql, now_ms: i64, f: impl FnOnce(&[&dyn rusqlite::ToS
 }
 
 impl SqliteStore {
-    /// `submissions_where(filter, now_ms, None)`, each row handed to `visit` as it is read.
+    /// `submissions_where(filter, now_ms, None)`, the rows of `page`, each handed to `visit` as
+    /// it is read; the last one's sequence.
     pub(crate) fn visit_where(
         &self,
         filter: RowFilter,
         now_ms: i64,
+        page: RowPage,
         visit: &mut dyn FnMut(SubmissionRow),
-    ) -> Result<(), StoreError> {
+    ) -> Result<Option<i64>, StoreError> {
         let sql = self.filter_sql(filter);
         debug_assert!(!sql.refine_in_rust);
+        let mut last = None;
         with_now(&sql, now_ms, |p| {
-            self.visit_submissions(&sql.where_clause(), p, visit)
-        })
+            self.visit_submissions(&sql.where_after(page.after), p, page.rows, &mut |r| {
+                last = Some(r.sequence);
+                visit(r);
+            })
+        })?;
+        Ok(last)
     }
 }
 

@@ -16,6 +16,23 @@ use super::access::SessionRows;
 use super::error::StoreError;
 use super::filter::RowFilter;
 
+/// Which rows of a listing's view one read takes, in sequence order.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub struct RowPage {
+    /// Only rows whose sequence is greater (`None`: from the first).
+    pub after: Option<i64>,
+    /// At most this many rows of the view (`None`: every one).
+    pub rows: Option<usize>,
+}
+
+impl RowPage {
+    /// Every row of the view.
+    pub const WHOLE: RowPage = RowPage {
+        after: None,
+        rows: None,
+    };
+}
+
 /// Which column names the terminal outbox uses (spec §1.2).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize)]
 #[serde(rename_all = "snake_case")]
@@ -89,19 +106,30 @@ pub trait JournalStore {
         filter: RowFilter,
         now_ms: i64,
     ) -> Result<Vec<SubmissionRow>, StoreError>;
-    /// `list_submissions`, each row handed to `visit` as it is read: a listing that keeps a few
-    /// of 200,000 rows (`--instance`) need not hold them all. `visit` must not read this store
-    /// (its connection is busy with the rows). By default they are read first.
+    /// `list_submissions`, the rows of `page` only, each handed to `visit` as it is read: a
+    /// listing that keeps a few of 200,000 rows (`--instance`) need not hold them all, and one
+    /// read in pages holds a page at a time. Returns the sequence of the last row the page read
+    /// (the next page starts after it; a row the filter refined away in Rust counts), `None` when
+    /// it read none. `visit` must not read this store (its connection is busy with the rows). By
+    /// default the rows are read whole first.
     fn for_each_submission(
         &self,
         filter: RowFilter,
         now_ms: i64,
+        page: RowPage,
         visit: &mut dyn FnMut(SubmissionRow),
-    ) -> Result<(), StoreError> {
-        for row in self.list_submissions(filter, now_ms)? {
+    ) -> Result<Option<i64>, StoreError> {
+        let mut last = None;
+        let rows = self.list_submissions(filter, now_ms)?;
+        for row in rows
+            .into_iter()
+            .filter(|r| page.after.is_none_or(|a| r.sequence > a))
+            .take(page.rows.unwrap_or(usize::MAX))
+        {
+            last = Some(row.sequence);
             visit(row);
         }
-        Ok(())
+        Ok(last)
     }
     /// Count of submissions per status.
     fn status_counts(&self) -> Result<Vec<(SubmissionStatus, i64)>, StoreError>;

@@ -175,6 +175,58 @@ fn an_empty_result_names_the_filter_that_left_nothing() {
     );
 }
 
+/// A listing read a page of rows at a time (each page inspected before the next is read) says
+/// exactly what one read whole says: the items, the counts an empty result names, the limit and
+/// the verdict counted across pages.
+#[test]
+fn a_listing_read_in_pages_is_the_whole_ones() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = demo(dir.path());
+    let all = items(&db, &["--status", "all"]);
+    assert!(all.len() > 20, "the demo has rows for many pages");
+    let owner = all
+        .iter()
+        .find_map(|s| s["submission"]["ownerId"].as_str())
+        .unwrap()
+        .to_string();
+    let selections: [&[&str]; 9] = [
+        &["--status", "all", "--json"],
+        &["--json"],
+        &["--status", "all", "-o", "wide"],
+        &["--status", "all", "--limit", "5", "--json"],
+        &["--status", "all", "--verdict", "completed", "--json"],
+        &["--kind", "direct", "--verdict", "resume/aborted_partial"],
+        &[
+            "--status",
+            "all",
+            "--owner",
+            &owner,
+            "--older-than",
+            "3650d",
+        ],
+        &[
+            "--status",
+            "all",
+            "--kind",
+            "dispatch",
+            "--instance",
+            "nobody",
+        ],
+        &["--status", "all", "--sort", "-seq", "--limit", "7"],
+    ];
+    for args in selections {
+        let whole = ok(&list(&db, args));
+        for rows in ["1", "4"] {
+            let mut paged = args.to_vec();
+            paged.extend(["--page-rows", rows]);
+            assert_eq!(ok(&list(&db, &paged)), whole, "{args:?} in pages of {rows}");
+        }
+    }
+    let zero = list(&db, &["--page-rows", "0"]);
+    assert_eq!(zero.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&zero.stderr).contains("--page-rows"));
+}
+
 #[test]
 fn sort_orders_by_a_checked_column() {
     let dir = tempfile::tempdir().unwrap();

@@ -4,7 +4,7 @@
 
 use turnscope::core::status::SubmissionStatus;
 use turnscope::report::{Previews, SubmissionReport};
-use turnscope::store::{JournalStore, RowFilter, SqliteStore, StoreError};
+use turnscope::store::{JournalStore, RowFilter, RowPage, SqliteStore, StoreError};
 
 use crate::backends::{kinds, TestDb};
 
@@ -30,10 +30,39 @@ fn every_read_matches_sqlite_on_the_demo() {
             );
             // Row by row as they are read: the same rows in the same order.
             let mut visited = Vec::new();
-            store
-                .for_each_submission(filter, DEMO_NOW, &mut |r| visited.push(r))
+            let last = store
+                .for_each_submission(filter, DEMO_NOW, RowPage::WHOLE, &mut |r| visited.push(r))
                 .unwrap();
             assert_eq!(visited, got, "{kind:?} {filter:?}");
+            assert_eq!(last, got.last().map(|r| r.sequence), "{kind:?} {filter:?}");
+            // In pages, each after the last row of the one before: the same rows again, and
+            // a page after the last row reads none.
+            for size in [1, 3, 7] {
+                let (mut paged, mut after, mut pages) = (Vec::new(), None, 0);
+                while let Some(last) = store
+                    .for_each_submission(
+                        filter,
+                        DEMO_NOW,
+                        RowPage {
+                            after,
+                            rows: Some(size),
+                        },
+                        &mut |r| paged.push(r),
+                    )
+                    .unwrap()
+                {
+                    assert!(after.is_none_or(|a| last > a), "{kind:?} {filter:?}");
+                    after = Some(last);
+                    pages += 1;
+                }
+                assert_eq!(paged, got, "{kind:?} {filter:?} pages of {size}");
+                // A row PostgreSQL's SQL takes and Rust then refines away (`failed`) fills its
+                // page too: at least one page per `size` rows listed.
+                assert!(
+                    pages >= got.len().div_ceil(size),
+                    "{kind:?} {filter:?} {size}"
+                );
+            }
         }
         let expired = store
             .list_submissions(RowFilter::Expired, DEMO_NOW)

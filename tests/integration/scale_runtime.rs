@@ -188,6 +188,16 @@ fn agrees_with_the_runtime(
         both["submissions"] == one["submissions"],
         "two threads and one list different items"
     );
+    // Read in pages of 97 rows (the view of thousands of rows in tens of pages, each inspected
+    // before the next is read, the walks kept across pages): the same items.
+    let paged = run_json(
+        &db,
+        &["list", "--status", "all", "--json", "--page-rows", "97"],
+    );
+    assert!(
+        both["submissions"] == paged["submissions"],
+        "a listing read in pages lists different items"
+    );
 
     // `show` reads the whole session; check it on every submission that is not settled (the
     // ones an operator opens) and on a spread of settled ones.

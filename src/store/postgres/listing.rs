@@ -10,7 +10,7 @@ use super::{cell_int, cell_opt_text, pg_error, PgStore};
 use crate::core::rows::SubmissionRow;
 use crate::store::filter::{Dialect, FilterSql, RowFilter};
 use crate::store::listing::ListQueries;
-use crate::store::{JournalStore, StoreError};
+use crate::store::{JournalStore, RowPage, StoreError};
 
 impl PgStore {
     fn filter_sql(&self, filter: RowFilter) -> FilterSql {
@@ -28,28 +28,33 @@ fn params<'a>(sql: &FilterSql, now_ms: &'a i64) -> Vec<&'a (dyn ToSql + Sync)> {
 }
 
 impl PgStore {
-    /// `submissions_where(filter, now_ms, None)`, each row handed to `visit` as it is read (the
-    /// failed filter finished in Rust on each).
+    /// `submissions_where(filter, now_ms, None)`, the rows of `page`, each handed to `visit` as
+    /// it is read (the failed filter finished in Rust on each); the last one's sequence.
     pub(super) fn visit_where(
         &self,
         filter: RowFilter,
         now_ms: i64,
+        page: RowPage,
         visit: &mut dyn FnMut(SubmissionRow),
-    ) -> Result<(), StoreError> {
+    ) -> Result<Option<i64>, StoreError> {
         let sql = self.filter_sql(filter);
         let params = params(&sql, &now_ms);
         let c = &mut *self.conn()?;
+        let mut last = None;
         visit_submissions(
             c,
             &self.submission_columns,
-            &sql.where_clause(),
+            &sql.where_after(page.after),
             &params,
+            page.rows,
             &mut |r| {
+                last = Some(r.sequence);
                 if !sql.refine_in_rust || filter.matches(&r, now_ms) {
                     visit(r);
                 }
             },
-        )
+        )?;
+        Ok(last)
     }
 }
 

@@ -21,8 +21,8 @@ use crate::store::parse::{
 };
 use crate::store::prefix::{find_by_prefix, Lookup};
 use crate::store::{
-    JournalStore, ListQueries, RowFilter, SchemaInfo, SessionLoader, SessionRecord, SessionRows,
-    StoreError, SubmissionBundle,
+    JournalStore, ListQueries, RowFilter, RowPage, SchemaInfo, SessionLoader, SessionRecord,
+    SessionRows, StoreError, SubmissionBundle,
 };
 
 type Params<'a> = [&'a (dyn ToSql + Sync)];
@@ -34,7 +34,7 @@ pub(super) fn query_submissions<C: GenericClient>(
     params: &Params<'_>,
 ) -> Result<Vec<SubmissionRow>, StoreError> {
     let mut out = Vec::new();
-    visit_submissions(c, columns, where_sql, params, &mut |r| out.push(r))?;
+    visit_submissions(c, columns, where_sql, params, None, &mut |r| out.push(r))?;
     Ok(out)
 }
 
@@ -45,10 +45,14 @@ pub(super) fn visit_submissions<C: GenericClient>(
     columns: &str,
     where_sql: &str,
     params: &Params<'_>,
+    limit: Option<usize>,
     visit: &mut dyn FnMut(SubmissionRow),
 ) -> Result<(), StoreError> {
     let err = |e: postgres::Error| pg_error("reading submissions", &e);
-    let sql = format!("SELECT {columns} FROM flue_agent_submissions {where_sql} ORDER BY sequence");
+    let limit = limit.map_or(String::new(), |n| format!(" LIMIT {n}"));
+    let sql = format!(
+        "SELECT {columns} FROM flue_agent_submissions {where_sql} ORDER BY sequence{limit}"
+    );
     let mut rows = c.query_raw(&sql, params.iter().copied()).map_err(err)?;
     while let Some(r) = rows.next().map_err(err)? {
         let values = sqlite_values(&r);
@@ -170,9 +174,10 @@ impl JournalStore for PgStore {
         &self,
         filter: RowFilter,
         now_ms: i64,
+        page: RowPage,
         visit: &mut dyn FnMut(SubmissionRow),
-    ) -> Result<(), StoreError> {
-        self.visit_where(filter, now_ms, visit)
+    ) -> Result<Option<i64>, StoreError> {
+        self.visit_where(filter, now_ms, page, visit)
     }
 
     fn status_counts(&self) -> Result<Vec<(SubmissionStatus, i64)>, StoreError> {
