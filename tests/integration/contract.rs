@@ -34,7 +34,12 @@ fn every_read_matches_sqlite_on_the_demo() {
                 .for_each_submission(filter, DEMO_NOW, RowPage::WHOLE, &mut |r| visited.push(r))
                 .unwrap();
             assert_eq!(visited, got, "{kind:?} {filter:?}");
-            assert_eq!(last, got.last().map(|r| r.sequence), "{kind:?} {filter:?}");
+            // The last row read: the last listed, or a later one PostgreSQL's SQL took and Rust
+            // refined away (`failed`).
+            assert!(
+                got.last().is_none_or(|r| last >= Some(r.sequence)),
+                "{kind:?} {filter:?}: {last:?}"
+            );
             // In pages, each after the last row of the one before: the same rows again, and
             // a page after the last row reads none.
             for size in [1, 3, 7] {
