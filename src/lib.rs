@@ -1,63 +1,7 @@
-//! turnscope: triage and repair stuck turns in a flue agent-runtime journal database.
+//! turnscope's binary: the command line ([`cli`]), which also opens the TUI (`turnscope_tui`).
 //!
-//! Layers, each using only those before it:
-//!
-//! 1. [`core`]: the pure domain (entries, classifier, recovery planner, the domain records). No
-//!    I/O and no clock: `now` is a parameter.
-//! 2. [`store`]: reading and writing the journal database (SQLite, PostgreSQL) behind traits.
-//! 3. [`report`]: one submission fully inspected, the documents `show`/`classify` print.
-//! 4. [`actions`]: repair, requeue, fail, step, reconcile, extend and undo as previewable plans, and
-//!    [`actions::run`], the one runner (prepare → apply with audit → re-read).
-//! 5. [`cli`] and [`tui`]: the two front ends (`cli` also starts the TUI and [`demo`]).
-//!
-//! Leaves any layer above `core` may use: [`text`] (terminal-safe text), [`config`] (the
-//! configuration file as plain data), [`clock`] (the wall clock). [`demo`] writes example
-//! databases from core, store and report. The integration test `layers.rs` fails on any other
-//! arrow between these modules and on any circle between files.
+//! The layers are crates, each using only those before it: `turnscope-core` (pure domain),
+//! `turnscope-store` (SQLite, PostgreSQL), `turnscope-engine` (report, actions), `turnscope-demo`,
+//! `turnscope-tui`, and this one. See `docs/architecture.md`.
 
-pub mod actions;
 pub mod cli;
-pub mod clock;
-pub mod config;
-pub mod core;
-pub mod demo;
-pub mod progress;
-pub mod report;
-pub mod store;
-pub mod text;
-pub mod tui;
-
-/// Caps glibc's malloc arenas at two for the whole process. glibc gives each thread that
-/// allocates its own arena (up to eight per core), and pages freed in one are not reused by
-/// another: the read path's parse threads and the TUI's worker each grow one. Measured with the
-/// scale bench's children (`ru_maxrss`, same build, `MALLOC_ARENA_MAX=2` against none): on the
-/// runtime profile the whale open goes from 143 to 125 MB and the refresh from 152 to 127 MB;
-/// on the session profile the whale open goes from 124 to 135 MB. One arena would remove the
-/// rest of that effect (see `release_freed_memory`) but costs the parse threads their
-/// parallelism: the 240,000-entry whale open took 12–13 % longer on both profiles
-/// (`farm-bench -n 8`, the bench's `whale_open` child). The binary calls this first thing, and
-/// the bench's children do too, so they measure what the binary does. Elsewhere (not glibc) it
-/// does nothing.
-pub fn limit_allocator_arenas() {
-    #[cfg(all(target_os = "linux", target_env = "gnu"))]
-    // SAFETY: mallopt only sets an allocator parameter; called before any other thread starts.
-    unsafe {
-        libc::mallopt(libc::M_ARENA_MAX, 2);
-    }
-}
-
-/// Gives the pages of freed memory back to the system (glibc's `malloc_trim`), after a read of
-/// a big session was dropped. Freed pages stay resident in the arena of the thread that freed
-/// them; when the next big read's threads allocate from the other arena, both are resident. The
-/// TUI's list verdicts read the whale's path and drop it, then opening the whale reads it again:
-/// its resident peak was 131–148 MiB run to run at 240,000 entries (set by which arena each
-/// parse thread was given), 129–134 MiB with this after the verdict, in the same time
-/// (`farm-bench -n 8`, the bench's `whale_open` child, 0.996×). Elsewhere (not glibc) it does
-/// nothing.
-pub fn release_freed_memory() {
-    #[cfg(all(target_os = "linux", target_env = "gnu"))]
-    // SAFETY: malloc_trim only returns free pages to the system; any thread may call it.
-    unsafe {
-        libc::malloc_trim(0);
-    }
-}

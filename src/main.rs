@@ -5,7 +5,7 @@ use std::process::ExitCode;
 use turnscope::cli::{self, Cli};
 
 fn main() -> ExitCode {
-    turnscope::limit_allocator_arenas();
+    turnscope_store::memory::limit_allocator_arenas();
     install_panic_report();
     let cli = match Cli::try_parse_args() {
         Ok(c) => c,
@@ -42,7 +42,7 @@ fn install_panic_report() {
     let log = std::env::var_os("TURNSCOPE_LOG")
         .filter(|p| !p.is_empty())
         .map(PathBuf::from);
-    let colour = std::io::stderr().is_terminal() && !turnscope::tui::no_color_env();
+    let colour = std::io::stderr().is_terminal() && !turnscope_tui::no_color_env();
     let builder = if colour {
         color_eyre::config::HookBuilder::default()
     } else {
@@ -55,7 +55,7 @@ fn install_panic_report() {
     // Only fails when a hook is already installed, and then that one reports.
     let _ = eyre_hook.install();
     std::panic::set_hook(Box::new(move |info| {
-        turnscope::tui::restore_terminal();
+        turnscope_tui::restore_terminal();
         let report = panic_hook.panic_report(info).to_string();
         eprintln!("{report}");
         if let Some(path) = &log {
@@ -108,7 +108,7 @@ fn append_to_log(path: &Path, report: &str) {
     }
     if let Ok(mut f) = o.open(path) {
         let plain = strip_ansi(report);
-        let now = turnscope::core::time::iso_from_ms(turnscope::clock::now_ms());
+        let now = turnscope_core::journal::time::iso_from_ms(turnscope_store::clock::now_ms());
         let _ = writeln!(f, "{now} panic report:\n{plain}");
     }
 }

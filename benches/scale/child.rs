@@ -1,6 +1,6 @@
 //! The scenarios, each run in its own child process (the bench binary re-executed with
 //! `--scenario NAME`), so every figure has its own process start and its own peak RSS. They drive
-//! the app only through `turnscope::tui::harness` (headless, TestBackend 160x48). A child prints
+//! the app only through `turnscope_tui::harness` (headless, TestBackend 160x48). A child prints
 //! `BENCH {json}` lines; the parent timestamps the first one of `first_frame` as it arrives.
 
 use std::io::Write;
@@ -10,7 +10,7 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use serde_json::{json, Value};
-use turnscope::tui::harness::{Harness, HarnessOptions};
+use turnscope_tui::harness::{Harness, HarnessOptions};
 
 use crate::stats::{ms, summary};
 

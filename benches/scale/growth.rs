@@ -4,7 +4,7 @@
 //! For each profile (`session`, `runtime`) and each size (15,000, 30,000, 60,000, 120,000,
 //! 240,000 entries: the whale session's active path for `session`, the whale submission's active
 //! path after its input for `runtime`; a fifth again on abandoned branches), it generates a
-//! database with `turnscope demo PATH --scale F --profile P --whale-entries N` (everything else
+//! database with the generator (`turnscope-scale PATH --scale F --profile P --whale-entries N`) (everything else
 //! small; cached under the cache directory, keyed by the parameters), then measures, each the
 //! median of the runs in child processes with peak RSS from `wait4`:
 //!
@@ -23,8 +23,8 @@
 //! 1780000000000 so cached files stay valid), `TURNSCOPE_BENCH_RUNS` (default 3).
 
 use std::path::{Path, PathBuf};
-use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
+use turnscope_bench::scale::{write_scale, ScaleOptions, ScaleProfile};
 
 use serde_json::{json, Value};
 
@@ -70,23 +70,13 @@ fn database(
     let _ = std::fs::remove_file(&part);
     eprintln!("generating {} …", db.display());
     let t0 = Instant::now();
-    let out = Command::new(env!("CARGO_BIN_EXE_turnscope"))
-        .arg("demo")
-        .arg(&part)
-        .args(["--scale", &scale.to_string(), "--profile", profile])
-        .args(["--whale-entries", &entries.to_string()])
-        .env("TURNSCOPE_NOW_MS", now_ms.to_string())
-        .env("XDG_CONFIG_HOME", "/nonexistent")
-        .stdout(Stdio::null())
-        .stderr(Stdio::piped())
-        .output()
-        .map_err(|e| format!("running turnscope demo: {e}"))?;
-    if !out.status.success() {
-        return Err(format!(
-            "turnscope demo failed: {}",
-            String::from_utf8_lossy(&out.stderr)
-        ));
-    }
+    // In process: the generator is a library of `turnscope-bench`, not part of the binary.
+    let profile = match profile {
+        "runtime" => ScaleProfile::Runtime,
+        _ => ScaleProfile::Session,
+    };
+    let opts = ScaleOptions::for_profile(profile, scale, now_ms).with_whale_entries(entries)?;
+    write_scale(&part, &opts).map_err(|e| format!("generating {}: {e}", part.display()))?;
     std::fs::rename(&part, &db).map_err(|e| e.to_string())?;
     eprintln!(
         "  {:.1} s, {:.0} MB",

@@ -1,7 +1,7 @@
 //! turnscope at production scale (issue 5): `cargo bench --bench scale [-- PATH]`.
 //!
 //! On a journal database (PATH, else `TURNSCOPE_BENCH_DB`, else `/tmp/scale.db`, as written by
-//! `turnscope demo PATH --scale 1`), with a warm page cache (one warm-up pass first), it measures:
+//! `cargo run --release -p turnscope-bench -- PATH --scale 1`), with a warm page cache (one warm-up pass first), it measures:
 //!
 //! 1. `first_frame`: process start → the expired-lease list drawn (a child process, headless
 //!    TestBackend 160x48), and how long until every running row's verdict is in;
@@ -67,7 +67,7 @@ fn main() {
     let args: Vec<String> = std::env::args().skip(1).collect();
     if let Some(i) = args.iter().position(|a| a == "--scenario") {
         // As the binary does: the scenario measures what an operator's process would use.
-        turnscope::limit_allocator_arenas();
+        turnscope_store::memory::limit_allocator_arenas();
         let name = args.get(i + 1).expect("--scenario NAME");
         let a = child::ChildArgs {
             db: PathBuf::from(std::env::var("TURNSCOPE_BENCH_CHILD_DB").expect("child db")),
@@ -116,7 +116,7 @@ fn setup(db: &Path) -> Result<Setup, String> {
 fn setup_at(db: &Path, now_ms: i64) -> Result<Setup, String> {
     if !db.exists() {
         return Err(format!(
-            "{} does not exist: generate it with `turnscope demo {} --scale 1` (or pass another PATH)",
+            "{} does not exist: generate it with `cargo run --release -p turnscope-bench -- {} --scale 1` (or pass another PATH)",
             db.display(),
             db.display()
         ));

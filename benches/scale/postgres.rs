@@ -74,7 +74,7 @@ pub fn measure(s: &Setup, first_frame_sql: &str, whale_sql: &str) -> Result<Opti
     let ff_floor = psql_median(&url, first_frame_sql, s.runs)?;
     let wo_floor = psql_median(&url, whale_sql, s.runs)?;
     // The URL as shown everywhere else: without a password.
-    let shown = turnscope::store::DbTarget::parse(&url)
+    let shown = turnscope_store::DbTarget::parse(&url)
         .map(|t| t.display())
         .unwrap_or_else(|_| "postgres://…".into());
     Ok(Some(json!({

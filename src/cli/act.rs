@@ -7,11 +7,11 @@ use serde_json::json;
 
 use super::args::{ActionArgs, Cli};
 use super::{confirm, db_target, exit, open_store, CliError};
-use crate::actions::{run, ActionKind, ActionPlan, Extension, IdSource, Refusal};
-use crate::core::plan::RuleResult;
-use crate::report::SubmissionReport;
-use crate::store::ApplyError;
-use crate::text::sanitize;
+use turnscope_core::recovery::reconciler::RuleResult;
+use turnscope_core::text::sanitize;
+use turnscope_engine::actions::{run, ActionKind, ActionPlan, Extension, IdSource, Refusal};
+use turnscope_engine::report::SubmissionReport;
+use turnscope_store::ApplyError;
 
 fn refused(r: &Refusal) -> CliError {
     CliError::new(
@@ -68,9 +68,9 @@ fn refusal_json(
 /// read-only views show.
 pub(super) struct Opened {
     pub operator: Option<String>,
-    pub store: Box<dyn crate::store::Backend>,
-    pub db: crate::store::DbTarget,
-    pub writer: Option<Box<dyn crate::store::JournalWriter>>,
+    pub store: Box<dyn turnscope_store::Backend>,
+    pub db: turnscope_store::DbTarget,
+    pub writer: Option<Box<dyn turnscope_store::JournalWriter>>,
     pub now: i64,
 }
 
@@ -92,7 +92,7 @@ pub(super) fn open_for_action(cli: &Cli, writing: bool, json: bool) -> Result<Op
         store,
         db,
         writer,
-        now: crate::clock::now_ms(),
+        now: turnscope_store::clock::now_ms(),
     })
 }
 
@@ -136,7 +136,7 @@ pub(super) fn run_with(
     };
     let id = plan.submission_id.clone();
     let live = if writing && !plan.is_noop() {
-        crate::actions::live::live_runtime(store.reader(), now)
+        turnscope_engine::actions::live::live_runtime(store.reader(), now)
     } else {
         None
     };
@@ -166,7 +166,7 @@ pub(super) fn run_with(
     }
     if let Some(l) = &live {
         confirm::say(
-            &l.warning(&crate::actions::live::next_pass(&report)),
+            &l.warning(&turnscope_engine::actions::live::next_pass(&report)),
             args.json,
             out,
         )?;
@@ -210,13 +210,13 @@ pub(super) fn run_with(
     })?;
     drop(writer);
     // A fresh connection: what any reader of the database sees now.
-    let after = crate::store::open(&db)
+    let after = turnscope_store::open(&db)
         .and_then(|s| run::reread(s.reader(), &plan, cli.context_window, now));
     if args.json {
         let mut doc = action_json(&plan, Some(&applied), false);
         if let Ok(a) = &after {
-            doc["after"] =
-                serde_json::to_value(crate::actions::predict::describe(a)).unwrap_or_default();
+            doc["after"] = serde_json::to_value(turnscope_engine::actions::predict::describe(a))
+                .unwrap_or_default();
         }
         print_json(out, &doc)?;
         return Ok(());
@@ -224,7 +224,7 @@ pub(super) fn run_with(
     writeln!(
         out,
         "applied: {} written, write lock held {:.2} ms, audit #{}",
-        crate::text::plural(applied.rows_written as u64, "row", "rows"),
+        turnscope_core::text::plural(applied.rows_written as u64, "row", "rows"),
         applied.lock_held.as_secs_f64() * 1000.0,
         applied.audit_id
     )?;
@@ -240,7 +240,7 @@ pub(super) fn run_with(
         )?;
         if kind == ActionKind::Step {
             match a.plan.writes.first() {
-                Some(crate::core::plan::PlannedWrite::ReplaceAttempt) => writeln!(
+                Some(turnscope_core::recovery::reconciler::PlannedWrite::ReplaceAttempt) => writeln!(
                     out,
                     "next write: the attempt replacement, which turnscope leaves to the runtime (its next pass makes it)"
                 )?,
@@ -330,7 +330,7 @@ fn write_preview(plan: &ActionPlan, out: &mut dyn Write) -> std::io::Result<()> 
 
 fn action_json(
     plan: &ActionPlan,
-    applied: Option<&crate::store::Applied>,
+    applied: Option<&turnscope_store::Applied>,
     dry_run: bool,
 ) -> serde_json::Value {
     json!({

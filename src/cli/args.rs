@@ -47,17 +47,17 @@ pub struct Cli {
     pub operator_on_command_line: bool,
 
     /// TUI live-refresh interval, e.g. 2s, 500ms, 10s [default: 2s, or the configuration file].
-    #[arg(long, global = true, env = "TURNSCOPE_REFRESH", value_name = "DURATION", value_parser = crate::config::parse_duration)]
+    #[arg(long, global = true, env = "TURNSCOPE_REFRESH", value_name = "DURATION", value_parser = turnscope_tui::config::parse_duration)]
     pub refresh: Option<std::time::Duration>,
 
     /// Colour theme [default: dark, or the configuration file]. NO_COLOR (non-empty) turns
     /// colours off in every theme.
     #[arg(long, global = true, env = "TURNSCOPE_THEME", value_name = "THEME")]
-    pub theme: Option<crate::config::Palette>,
+    pub theme: Option<turnscope_tui::config::Palette>,
 
     /// Key overrides from the configuration file (not a flag).
     #[arg(skip)]
-    pub keys: Vec<crate::config::KeyOverride>,
+    pub keys: Vec<turnscope_tui::config::KeyOverride>,
 
     /// Pin "now" (ms since the epoch) for reproducible output.
     #[arg(long, global = true, env = "TURNSCOPE_NOW_MS", hide = true)]
@@ -198,44 +198,7 @@ pub enum Command {
         /// Print the list as JSON.
         #[arg(long)]
         json: bool,
-        /// Write a large production-like journal instead: 1 = 200,000 submissions over 20,000
-        /// sessions (about 2,000,000 entries, 5 GB) with a 120,000-entry whale session (profile
-        /// session; see --profile for the runtime's shape); 0.01 is a hundredth of that. Prints
-        /// a summary and does not open the TUI.
-        #[arg(long, value_name = "FACTOR", num_args = 0..=1, default_missing_value = "1")]
-        scale: Option<f64>,
-        /// Seed for --scale (the same seed, factor and time give the same rows).
-        #[arg(long, default_value_t = 1, requires = "scale")]
-        seed: u64,
-        /// The shape of the --scale journal: `session` (one whale session of thousands of
-        /// submissions) or `runtime` (the runtime's own shape: 20,000 sessions of 5-200 entries,
-        /// 148,000 submissions of 3-call tool cycles, 401 expired, about 2 GB at 1, and a whale
-        /// whose stuck submission has 100,000 entries after its input plus 20,000 abandoned).
-        #[arg(long, value_enum, default_value_t = ScaleProfileArg::Session, requires = "scale")]
-        profile: ScaleProfileArg,
-        /// With --scale: the whale's history, in entries: its session's active path (profile
-        /// session) or its stuck submission's active path after the input (profile runtime); a
-        /// fifth of that again goes on abandoned repair branches. Default: the factor's share of
-        /// 100,000.
-        #[arg(long, value_name = "N", requires = "scale")]
-        whale_entries: Option<usize>,
     },
-}
-
-/// `demo --scale --profile`.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
-pub enum ScaleProfileArg {
-    Session,
-    Runtime,
-}
-
-impl From<ScaleProfileArg> for crate::demo::scale::ScaleProfile {
-    fn from(p: ScaleProfileArg) -> Self {
-        match p {
-            ScaleProfileArg::Session => crate::demo::scale::ScaleProfile::Session,
-            ScaleProfileArg::Runtime => crate::demo::scale::ScaleProfile::Runtime,
-        }
-    }
 }
 
 #[derive(Debug, Clone, Default, Args)]
@@ -268,7 +231,7 @@ pub struct ListArgs {
         value_name = "INTERVAL",
         num_args = 0..=1,
         default_missing_value = "2s",
-        value_parser = crate::config::parse_duration,
+        value_parser = turnscope_tui::config::parse_duration,
         conflicts_with = "json"
     )]
     pub watch: Option<std::time::Duration>,
@@ -374,11 +337,11 @@ impl Since {
 }
 
 /// `--since`: `2h`, `30m`, `3d` (see [`parse_age`]) or a time (see
-/// [`crate::core::time::ms_from_typed_time`]).
+/// [`turnscope_core::journal::time::ms_from_typed_time`]).
 pub fn parse_since(text: &str) -> Result<Since, String> {
     // A time always has a `-` in its date; an age never does.
     if text.contains('-') {
-        return crate::core::time::ms_from_typed_time(text)
+        return turnscope_core::journal::time::ms_from_typed_time(text)
             .map(Since::At)
             .ok_or_else(|| {
                 format!("{text:?} is not a time (try 2026-12-01T03:12:04, or an age such as 2h)")
@@ -470,10 +433,10 @@ pub struct ExtendArgs {
     #[command(flatten)]
     pub bulk: BulkActionArgs,
     /// New deadline: now + DURATION (e.g. 30m, 2h, 1d).
-    #[arg(long, value_name = "DURATION", value_parser = crate::actions::parse_deadline)]
+    #[arg(long, value_name = "DURATION", value_parser = turnscope_engine::actions::parse_deadline)]
     pub deadline: Option<i64>,
     /// N more attempts than are left now (a spent budget counts from the attempts used).
-    #[arg(long, value_name = "N", value_parser = clap::value_parser!(i64).range(1..=crate::actions::MAX_ATTEMPTS))]
+    #[arg(long, value_name = "N", value_parser = clap::value_parser!(i64).range(1..=turnscope_engine::actions::MAX_ATTEMPTS))]
     pub attempts: Option<i64>,
 }
 

@@ -8,9 +8,9 @@ use serde_json::json;
 use super::args::{AuditArgs, Cli};
 use super::output::table;
 use super::{now_ms, CliError};
-use crate::core::time::iso_from_ms;
-use crate::store::{AuditQuery, Backend};
-use crate::text::sanitize;
+use turnscope_core::journal::time::iso_from_ms;
+use turnscope_core::text::sanitize;
+use turnscope_store::{AuditQuery, Backend};
 
 pub fn run(
     store: &dyn Backend,

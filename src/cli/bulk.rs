@@ -16,9 +16,11 @@ use serde_json::json;
 use super::args::{BulkActionArgs, Cli, SelectionArgs};
 use super::progress::Bar;
 use super::{confirm, exit, select, CliError};
-use crate::actions::{run, ActionKind, ActionPlan, Extension, IdSource, Prediction, Refusal};
-use crate::store::{Applied, ApplyError, JournalStore};
-use crate::text::sanitize;
+use turnscope_core::text::sanitize;
+use turnscope_engine::actions::{
+    run, ActionKind, ActionPlan, Extension, IdSource, Prediction, Refusal,
+};
+use turnscope_store::{Applied, ApplyError, JournalStore};
 
 /// How many submissions each group of the preview and the summary lists before "and N more".
 const SHOWN_PER_GROUP: usize = 20;
@@ -339,7 +341,7 @@ fn write_summary(items: &[Item], batch: &str, out: &mut dyn Write) -> std::io::R
             writeln!(
                 out,
                 "undo: not possible for this batch: {} appended a terminal event to an event stream (subscribers may have seen it); `turnscope --write undo <audit-id>` reverts any other record while the runtime has not acted on it yet",
-                crate::text::plural(published as u64, "submission", "submissions")
+                turnscope_core::text::plural(published as u64, "submission", "submissions")
             )?;
         } else {
             writeln!(
@@ -530,7 +532,7 @@ fn run(
             Ok(p) => p,
             // Gone since the selection's read (deleted by hand, a dropped table): that one is
             // refused; any other failure to read stops the batch before its preview.
-            Err(e @ crate::store::StoreError::SubmissionNotFound { .. }) => {
+            Err(e @ turnscope_store::StoreError::SubmissionNotFound { .. }) => {
                 items.push(Item {
                     before: "-".into(),
                     plan: Err(Refusal {
@@ -584,7 +586,7 @@ fn run(
         }
         return finish(&items, args.dry_run);
     }
-    if let Some(l) = crate::actions::live::live_runtime(store.reader(), now) {
+    if let Some(l) = turnscope_engine::actions::live::live_runtime(store.reader(), now) {
         let what = "reconcile each expired submission itself, racing these writes; the fence refuses whichever comes second";
         confirm::say(&l.warning(what), args.json, out)?;
     }
@@ -613,7 +615,7 @@ fn run(
             &mut *writer,
             plan,
             &operator,
-            crate::clock::now_ms(),
+            turnscope_store::clock::now_ms(),
             Some(&batch),
         ) {
             Ok(a) => Outcome::Applied(a),
@@ -627,7 +629,7 @@ fn run(
             Err(ApplyError::Store(e)) => {
                 let line = e.to_string();
                 // A broken connection is opened again for the next one.
-                if let Ok(w) = crate::store::open_writer(&db) {
+                if let Ok(w) = turnscope_store::open_writer(&db) {
                     writer = w;
                 }
                 Outcome::Error(line)

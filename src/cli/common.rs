@@ -3,7 +3,7 @@
 //! it uses neither.
 
 use super::args::Cli;
-use crate::store::{Backend, DbTarget, StoreError};
+use turnscope_store::{Backend, DbTarget, StoreError};
 
 /// Exit codes (documented in the README and the man page's EXIT STATUS, both from [`exit::ALL`]).
 pub mod exit {
@@ -79,10 +79,10 @@ impl From<std::io::Error> for CliError {
 
 /// The time *shown*: the real clock, unless tests pin it with `TURNSCOPE_NOW_MS`. Only the
 /// read-only views (list, show, classify, demo data) use it; every write and every safety check
-/// of one (live lease, expiry, fence, deadline) reads [`crate::clock::now_ms`] instead, so a
+/// of one (live lease, expiry, fence, deadline) reads [`turnscope_store::clock::now_ms`] instead, so a
 /// pinned clock can never make a live lease look expired.
 pub fn now_ms(cli: &Cli) -> i64 {
-    cli.now_ms.unwrap_or_else(crate::clock::now_ms)
+    cli.now_ms.unwrap_or_else(turnscope_store::clock::now_ms)
 }
 
 /// The line every command run with a pinned clock prints: last on stdout, or on stderr beside a
@@ -91,7 +91,7 @@ pub fn pinned_clock_note(cli: &Cli) -> Option<String> {
     let pinned = cli.now_ms?;
     Some(format!(
         "clock: pinned to {} by TURNSCOPE_NOW_MS: times shown are relative to it; every safety check of a write uses the real clock",
-        crate::core::time::iso_from_ms(pinned)
+        turnscope_core::journal::time::iso_from_ms(pinned)
     ))
 }
 
@@ -113,5 +113,5 @@ pub(crate) fn db_target(cli: &Cli) -> Result<DbTarget, CliError> {
 }
 
 pub(crate) fn open_store(cli: &Cli) -> Result<Box<dyn Backend>, CliError> {
-    Ok(crate::store::open(&db_target(cli)?)?)
+    Ok(turnscope_store::open(&db_target(cli)?)?)
 }

@@ -155,9 +155,9 @@ pub fn operator(cli: &Cli) -> Result<String, CliError> {
 pub fn say(lines: &[String], json: bool, out: &mut dyn Write) -> std::io::Result<()> {
     for l in lines {
         if json {
-            eprintln!("{}", crate::text::sanitize(l));
+            eprintln!("{}", turnscope_core::text::sanitize(l));
         } else {
-            writeln!(out, "{}", crate::text::sanitize(l))?;
+            writeln!(out, "{}", turnscope_core::text::sanitize(l))?;
         }
     }
     Ok(())

@@ -1,14 +1,14 @@
 //! `turnscope export`: the TUI's `e` on the command line, the same document
-//! ([`crate::report::export`]), on stdout or in a file that is never silently replaced.
+//! ([`turnscope_engine::report::export`]), on stdout or in a file that is never silently replaced.
 
 use std::io::Write;
 use std::path::Path;
 
 use super::args::{Cli, ExportArgs};
 use super::{exit, now_ms, CliError};
-use crate::report::export::{self, ExportTarget};
-use crate::store::Backend;
-use crate::text::sanitize;
+use turnscope_core::text::sanitize;
+use turnscope_engine::report::export::{self, ExportTarget};
+use turnscope_store::Backend;
 
 pub fn run(
     store: &dyn Backend,

@@ -7,10 +7,12 @@ use serde_json::{json, Value};
 
 use super::args::{Cli, SelectionArgs};
 use super::{now_ms, CliError};
-use crate::core::incidents::{group, IncidentGroup, PlanKey, StuckRow, HEARTBEAT_MS, LEASE_MS};
-use crate::core::time::iso_from_ms;
-use crate::store::JournalStore;
-use crate::text::sanitize;
+use turnscope_core::journal::time::iso_from_ms;
+use turnscope_core::recovery::incidents::{
+    group, IncidentGroup, PlanKey, StuckRow, HEARTBEAT_MS, LEASE_MS,
+};
+use turnscope_core::text::sanitize;
+use turnscope_store::JournalStore;
 
 /// A stuck submission's row facts and its plan, read once.
 struct Stuck {

@@ -4,8 +4,8 @@
 
 use std::path::Path;
 
-use crate::config::{ConfigError, KeyOverride};
-use crate::tui::Overrides;
+use turnscope_tui::config::{ConfigError, KeyOverride};
+use turnscope_tui::Overrides;
 
 /// Check `keys` (from the file at `path`, or `None` for no file) and turn them into the keymap's
 /// overrides. Errors name the line of the offending key.
@@ -34,8 +34,8 @@ pub fn overrides(keys: &[KeyOverride], path: Option<&Path>) -> Result<Overrides,
                 line,
                 format!(
                     "[keys]: {} and {} are both bound to the same key",
-                    crate::tui::action_name(*a),
-                    crate::tui::action_name(*b)
+                    turnscope_tui::action_name(*a),
+                    turnscope_tui::action_name(*b)
                 ),
             ));
         }
@@ -44,16 +44,16 @@ pub fn overrides(keys: &[KeyOverride], path: Option<&Path>) -> Result<Overrides,
         let (action, key) = &parsed.0[i];
         let line = keys
             .iter()
-            .find(|k| k.action == crate::tui::action_name(*action))
+            .find(|k| k.action == turnscope_tui::action_name(*action))
             .map(|k| k.line);
         return Err(err(
             line,
             format!(
                 "[keys]: {} = {:?} is already the key of {} (rebind {} too, or pick another key)",
-                crate::tui::action_name(*action),
-                crate::tui::key_label(key),
-                crate::tui::action_name(other),
-                crate::tui::action_name(other),
+                turnscope_tui::action_name(*action),
+                turnscope_tui::key_label(key),
+                turnscope_tui::action_name(other),
+                turnscope_tui::action_name(other),
             ),
         ));
     }
@@ -63,7 +63,7 @@ pub fn overrides(keys: &[KeyOverride], path: Option<&Path>) -> Result<Overrides,
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::config::parse;
+    use turnscope_tui::config::parse;
 
     fn check(text: &str) -> Result<Overrides, ConfigError> {
         let c = parse(text, Path::new("c.toml")).unwrap();

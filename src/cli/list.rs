@@ -9,12 +9,12 @@ use super::args::{Cli, ListArgs, ListOutput};
 use super::list_sort::{SortBy, SortKey};
 use super::output::{table, truncate};
 use super::{now_ms, CliError};
-use crate::core::classify::TrailingPartialBatch;
-use crate::core::plan::RuleResult;
-use crate::core::status::JournalPhase;
-use crate::report::{PlanJson, SubmissionJson, SubmissionReport};
-use crate::store::JournalStore;
-use crate::text::sanitize;
+use turnscope_core::journal::status::JournalPhase;
+use turnscope_core::recovery::classify::TrailingPartialBatch;
+use turnscope_core::recovery::reconciler::RuleResult;
+use turnscope_core::text::sanitize;
+use turnscope_engine::report::{PlanJson, SubmissionJson, SubmissionReport};
+use turnscope_store::JournalStore;
 
 pub fn run(
     store: &dyn JournalStore,

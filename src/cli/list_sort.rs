@@ -2,7 +2,7 @@
 //! each row's key for the chosen one.
 
 use super::{exit, CliError};
-use crate::report::SubmissionReport;
+use turnscope_engine::report::SubmissionReport;
 
 /// A column `list` can sort by (the table's header names, lowercased).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

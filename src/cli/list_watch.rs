@@ -11,9 +11,9 @@ use super::args::{Cli, ListArgs};
 use super::list::render;
 use super::list_sort::SortBy;
 use super::{now_ms, CliError};
-use crate::core::time::iso_from_ms;
-use crate::store::JournalStore;
-use crate::text::sanitize;
+use turnscope_core::journal::time::iso_from_ms;
+use turnscope_core::text::sanitize;
+use turnscope_store::JournalStore;
 
 /// Clear the screen and put the cursor home (written to the terminal itself: every other byte
 /// goes through the terminal-safe writer, which would show these as text).
@@ -49,7 +49,7 @@ pub fn run(
                 writeln!(
                     out,
                     "every {} · {at} · Ctrl-C ends",
-                    crate::core::time::human_duration(every.as_millis() as i64)
+                    turnscope_core::journal::time::human_duration(every.as_millis() as i64)
                 )?;
             } else {
                 writeln!(out, "── {at} ──")?;

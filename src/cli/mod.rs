@@ -22,21 +22,21 @@ mod undo;
 use std::io::{IsTerminal, Write};
 use std::path::PathBuf;
 
-pub use crate::config::parse_duration;
-pub use crate::text::{is_hostile_char, sanitize};
 pub use args::{
     parse_age, parse_since, ActionArgs, AuditArgs, Cli, Command, ExportArgs, ListArgs,
     SelectionArgs, Since, UndoArgs,
 };
+pub use turnscope_core::text::{is_hostile_char, sanitize};
+pub use turnscope_tui::config::parse_duration;
 
 pub use common::{exit, now_ms, CliError};
 
-use crate::store::DbTarget;
 use common::{db_target, open_store};
+use turnscope_store::DbTarget;
 
 /// Run a parsed command line, writing to `out`. Errors are returned, not printed.
 ///
-/// Everything written goes through [`crate::text::TerminalSafe`], so no control sequence, bidi override
+/// Everything written goes through [`turnscope_core::text::TerminalSafe`], so no control sequence, bidi override
 /// or zero-width character from the database reaches the terminal raw, even where a caller forgot
 /// [`sanitize`] (human output) or serde_json left a character raw (JSON output).
 pub fn run(cli: &Cli, out: &mut dyn Write) -> Result<(), CliError> {
@@ -52,12 +52,12 @@ pub fn run(cli: &Cli, out: &mut dyn Write) -> Result<(), CliError> {
     }) = cli.command
     {
         // Works even when the current file is broken: it is how to start over.
-        out.write_all(crate::config::DEFAULT_FILE.as_bytes())?;
+        out.write_all(turnscope_tui::config::DEFAULT_FILE.as_bytes())?;
         return Ok(());
     }
     let cli = &resolve(cli)?;
     let pinned = common::pinned_clock_note(cli);
-    let mut safe = crate::text::TerminalSafe::new(out);
+    let mut safe = turnscope_core::text::TerminalSafe::new(out);
     let mut result = run_command(cli, &mut safe);
     match (&pinned, json_output(cli), &result) {
         // Beside a JSON document the person reading sees it on stderr; the document stays
@@ -103,7 +103,7 @@ fn json_output(cli: &Cli) -> bool {
 /// Apply the configuration file where neither a flag nor an environment variable gave a value
 /// (clap already ranks flags above environment variables).
 pub fn resolve(cli: &Cli) -> Result<Cli, CliError> {
-    let file = crate::config::load(cli.config.as_deref())
+    let file = turnscope_tui::config::load(cli.config.as_deref())
         .and_then(|f| keys::overrides(&f.keys, f.source.as_deref()).map(|_| f))
         .map_err(bad_configuration)?;
     let mut c = cli.clone();
@@ -121,7 +121,7 @@ pub fn resolve(cli: &Cli) -> Result<Cli, CliError> {
     Ok(c)
 }
 
-fn bad_configuration(e: crate::config::ConfigError) -> CliError {
+fn bad_configuration(e: turnscope_tui::config::ConfigError) -> CliError {
     // A file that is not there has no line to fix: say how to make one.
     let hint = if e.line.is_none() && !e.path.as_os_str().is_empty() && !e.path.exists() {
         format!(
@@ -139,7 +139,7 @@ fn bad_configuration(e: crate::config::ConfigError) -> CliError {
 }
 
 /// The key overrides [`resolve`] already checked, as the keymap's type.
-fn key_overrides(cli: &Cli) -> Result<crate::tui::Overrides, CliError> {
+fn key_overrides(cli: &Cli) -> Result<turnscope_tui::Overrides, CliError> {
     keys::overrides(&cli.keys, cli.config.as_deref()).map_err(bad_configuration)
 }
 
@@ -150,7 +150,7 @@ fn run_config(cli: &Cli, out: &mut dyn Write) -> Result<(), CliError> {
         None => writeln!(
             out,
             "configuration file: none (looked for {}; using the defaults)",
-            crate::config::default_path()
+            turnscope_tui::config::default_path()
                 .map(|p| p.display().to_string())
                 .unwrap_or_else(|| "nothing: no XDG_CONFIG_HOME or HOME".into())
         )?,
@@ -182,8 +182,8 @@ fn run_config(cli: &Cli, out: &mut dyn Write) -> Result<(), CliError> {
         writeln!(
             out,
             "keys.{} = {}",
-            crate::tui::action_name(*a),
-            crate::tui::key_label(k)
+            turnscope_tui::action_name(*a),
+            turnscope_tui::key_label(k)
         )?;
     }
     writeln!(
@@ -208,43 +208,47 @@ fn run_command(cli: &Cli, out: &mut dyn Write) -> Result<(), CliError> {
         Some(Command::Classify { submission, json }) => {
             show::run_classify(open_store(cli)?.reader(), cli, submission, *json, out)
         }
-        Some(Command::Demo {
-            path,
-            json,
-            scale: Some(factor),
-            seed,
-            profile,
-            whale_entries,
-        }) => {
-            let shape = ScaleShape {
-                factor: *factor,
-                seed: *seed,
-                profile: (*profile).into(),
-                whale_entries: *whale_entries,
-            };
-            run_scale(cli, path.clone(), &shape, *json, out)
-        }
-        Some(Command::Demo { path, json, .. }) => run_demo(cli, path.clone(), *json, out),
-        Some(Command::Repair(a)) => {
-            bulk::run_action(cli, crate::actions::ActionKind::Repair, a, None, out)
-        }
-        Some(Command::Requeue(a)) => {
-            bulk::run_action(cli, crate::actions::ActionKind::Requeue, a, None, out)
-        }
-        Some(Command::Fail(a)) => {
-            bulk::run_action(cli, crate::actions::ActionKind::Fail, a, None, out)
-        }
-        Some(Command::Step(a)) => {
-            bulk::run_action(cli, crate::actions::ActionKind::Step, a, None, out)
-        }
-        Some(Command::Reconcile(a)) => {
-            bulk::run_action(cli, crate::actions::ActionKind::Reconcile, a, None, out)
-        }
+        Some(Command::Demo { path, json }) => run_demo(cli, path.clone(), *json, out),
+        Some(Command::Repair(a)) => bulk::run_action(
+            cli,
+            turnscope_engine::actions::ActionKind::Repair,
+            a,
+            None,
+            out,
+        ),
+        Some(Command::Requeue(a)) => bulk::run_action(
+            cli,
+            turnscope_engine::actions::ActionKind::Requeue,
+            a,
+            None,
+            out,
+        ),
+        Some(Command::Fail(a)) => bulk::run_action(
+            cli,
+            turnscope_engine::actions::ActionKind::Fail,
+            a,
+            None,
+            out,
+        ),
+        Some(Command::Step(a)) => bulk::run_action(
+            cli,
+            turnscope_engine::actions::ActionKind::Step,
+            a,
+            None,
+            out,
+        ),
+        Some(Command::Reconcile(a)) => bulk::run_action(
+            cli,
+            turnscope_engine::actions::ActionKind::Reconcile,
+            a,
+            None,
+            out,
+        ),
         Some(Command::Extend(a)) => bulk::run_action(
             cli,
-            crate::actions::ActionKind::Extend,
+            turnscope_engine::actions::ActionKind::Extend,
             &a.bulk,
-            Some(crate::actions::Extension {
+            Some(turnscope_engine::actions::Extension {
                 deadline_ms: a.deadline,
                 attempts: a.attempts,
             }),
@@ -284,7 +288,7 @@ const BULK_MAN: &[&str] = &[
     ".PP",
     "Each submission is written in its own fenced transaction, all under one batch id (audit: batch; undo BATCH reverts it), paced by --rate N/s. A refusal or a change since the preview refuses that one and the batch goes on. The summary counts applied, no-op and refused with the reasons; --json prints one turnscope.bulk/1 document. Exit 0 when nothing was refused, 3 otherwise.",
     ".PP",
-    "At a terminal a progress bar on stderr shows the planning and the writes (and demo --scale, copy-to-postgres, the pre-write integrity check); nothing in a pipe or beside --json.",
+    "At a terminal a progress bar on stderr shows the planning and the writes (and copy-to-postgres, the pre-write integrity check); nothing in a pipe or beside --json.",
 ];
 
 /// The man page: clap_mangen's sections, with EXIT STATUS (from [`exit::ALL`]) before VERSION.
@@ -329,7 +333,7 @@ fn write_man(out: &mut dyn Write) -> Result<(), CliError> {
 /// the keys do; the ones that exist only with `--write` are tagged.
 fn write_man_keys(out: &mut dyn Write) -> Result<(), CliError> {
     let roff = |t: &str| t.replace('\\', "\\e").replace('-', "\\-");
-    let read_only: Vec<(&str, &str)> = crate::tui::help_groups(false)
+    let read_only: Vec<(&str, &str)> = turnscope_tui::help_groups(false)
         .into_iter()
         .flat_map(|(_, rows)| rows)
         .collect();
@@ -338,7 +342,7 @@ fn write_man_keys(out: &mut dyn Write) -> Result<(), CliError> {
         out,
         "turnscope without a command, on a terminal, opens the TUI. \\fB?\\fR lists these keys, \\fB:\\fR runs any of them by name; the [keys] table of the configuration file rebinds them."
     )?;
-    for (title, rows) in crate::tui::help_groups(true) {
+    for (title, rows) in turnscope_tui::help_groups(true) {
         writeln!(out, ".SS \"{}\"", roff(title))?;
         for (keys, help) in rows {
             let write = if read_only.contains(&(keys, help)) {
@@ -353,7 +357,7 @@ fn write_man_keys(out: &mut dyn Write) -> Result<(), CliError> {
 }
 
 fn run_tui(cli: &Cli, db: DbTarget, display_name: Option<String>) -> Result<(), CliError> {
-    let mut o = crate::tui::TuiOptions::for_target(db);
+    let mut o = turnscope_tui::TuiOptions::for_target(db);
     o.now_override = cli.now_ms;
     o.context_window = cli.context_window;
     o.refresh = cli.refresh.unwrap_or(std::time::Duration::from_secs(2));
@@ -367,124 +371,11 @@ fn run_tui(cli: &Cli, db: DbTarget, display_name: Option<String>) -> Result<(), 
     } else {
         confirm::default_operator(cli)
     };
-    crate::tui::run(o).map_err(|e| CliError {
+    turnscope_tui::run(o).map_err(|e| CliError {
         message: e.to_string(),
         hint: Some(e.hint()),
         code: exit::ERROR,
     })
-}
-
-/// What `demo --scale` generates.
-struct ScaleShape {
-    factor: f64,
-    seed: u64,
-    profile: crate::demo::scale::ScaleProfile,
-    whale_entries: Option<usize>,
-}
-
-fn run_scale(
-    cli: &Cli,
-    path: Option<PathBuf>,
-    shape: &ScaleShape,
-    json: bool,
-    out: &mut dyn Write,
-) -> Result<(), CliError> {
-    let (factor, seed) = (shape.factor, shape.seed);
-    if !(factor > 0.0 && factor <= 20.0) {
-        return Err(CliError::new(
-            format!("--scale {factor} is out of range"),
-            "use a factor above 0 and at most 20 (1 = 200,000 submissions)",
-            exit::USAGE,
-        ));
-    }
-    let now = now_ms(cli);
-    let pg = seed::pg_seed_target(cli, path.as_deref())?;
-    if let Some(t) = &pg {
-        seed::check_reachable(t)?;
-    }
-    let path = match (&pg, path) {
-        (Some(_), _) => seed::staging_path("scale", now),
-        (None, Some(p)) => p,
-        (None, None) => {
-            std::env::temp_dir().join(format!("turnscope-scale-{}-{now}.db", std::process::id()))
-        }
-    };
-    let mut opts = crate::demo::scale::ScaleOptions::for_profile(shape.profile, factor, now);
-    opts.seed = seed;
-    if let Some(n) = shape.whale_entries {
-        opts = opts.with_whale_entries(n).map_err(|e| {
-            CliError::new(
-                format!("--whale-entries {n}: {e}"),
-                "give a number of entries in that range, e.g. --whale-entries 30000",
-                exit::USAGE,
-            )
-        })?;
-    }
-    let started = std::time::Instant::now();
-    let mut bars = progress::Stages::new(json);
-    let written = crate::demo::scale::write_scale_watched(&path, &opts, &mut bars);
-    bars.finish();
-    let s = written.map_err(|e| {
-        CliError::new(
-            format!("could not write the scale database at {}: {e}", path.display()),
-            "give a PATH that does not exist yet in a directory with enough space (about 5 GB at scale 1)",
-            exit::ERROR,
-        )
-    })?;
-    let shown = match &pg {
-        Some(t) => {
-            seed::seed(&path, t, json)?;
-            t.display()
-        }
-        None => path.display().to_string(),
-    };
-    let secs = started.elapsed().as_secs_f64();
-    if json {
-        let doc = serde_json::json!({
-            "schema": "turnscope.scale/1",
-            "database": shown,
-            "seed": seed,
-            "factor": factor,
-            "profile": shape.profile.name(),
-            "whaleEntries": opts.whale_active,
-            "whaleAbandoned": opts.whale_abandoned,
-            "now": now,
-            "submissions": s.submissions,
-            "sessions": s.sessions,
-            "entries": s.entries,
-            "expired": s.expired,
-            "whaleSubmissionId": s.whale_submission_id,
-            "whaleSessionKey": s.whale_session_key,
-            "bytes": s.bytes,
-            "seconds": secs,
-        });
-        output::print_json(out, &doc)?;
-        return Ok(());
-    }
-    writeln!(
-        out,
-        "scale journal database ({} profile): {shown} ({} submissions, {} sessions, {} entries, {} expired, {:.1} MB, {secs:.1} s)",
-        shape.profile.name(),
-        s.submissions,
-        s.sessions,
-        s.entries,
-        s.expired,
-        s.bytes as f64 / 1e6
-    )?;
-    writeln!(
-        out,
-        "whale: submission {} in {} ({} entries{}, {} abandoned)",
-        s.whale_submission_id,
-        s.whale_session_key,
-        opts.whale_active,
-        match shape.profile {
-            crate::demo::scale::ScaleProfile::Session => " on the session's active path",
-            crate::demo::scale::ScaleProfile::Runtime => " after its input",
-        },
-        opts.whale_abandoned
-    )?;
-    writeln!(out, "next: turnscope --db {shown} list")?;
-    Ok(())
 }
 
 fn run_demo(
@@ -509,7 +400,7 @@ fn run_demo(
             p
         }
     };
-    let summary = crate::demo::write_demo(&path, now).map_err(|e| {
+    let summary = turnscope_demo::write_demo(&path, now).map_err(|e| {
         CliError::new(
             format!(
                 "could not write the demo database at {}: {e}",
@@ -527,7 +418,7 @@ fn run_demo(
         None => DbTarget::Sqlite(path),
     };
     let shown = target.display();
-    let store = crate::store::open(&target)?;
+    let store = turnscope_store::open(&target)?;
     if !json && std::io::stdout().is_terminal() {
         drop(store);
         let name = format!("demo database ({shown})");

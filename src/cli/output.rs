@@ -1,7 +1,7 @@
-//! Output helpers: aligned tables, truncation (terminal-safe text is in [`crate::text`]) and the
+//! Output helpers: aligned tables, truncation (terminal-safe text is in [`turnscope_core::text`]) and the
 //! one way a JSON document is printed.
 
-use crate::text::sanitize;
+use turnscope_core::text::sanitize;
 
 /// A JSON document on its own, pretty-printed and ending in a newline (every `--json` output).
 pub fn print_json(out: &mut dyn std::io::Write, doc: &serde_json::Value) -> std::io::Result<()> {

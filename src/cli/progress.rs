@@ -7,7 +7,7 @@ use std::time::Duration;
 use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
 
 use super::CliError;
-use crate::store::{DbTarget, JournalWriter};
+use turnscope_store::{DbTarget, JournalWriter};
 
 /// Whether bars are drawn for this command.
 fn watched(json: bool) -> bool {
@@ -62,7 +62,7 @@ fn make(what: &str, total: Option<u64>) -> ProgressBar {
     bar
 }
 
-/// [`crate::progress::Progress`] drawn as one bar per stage.
+/// [`turnscope_store::progress::Progress`] drawn as one bar per stage.
 pub struct Stages {
     watched: bool,
     bar: Option<ProgressBar>,
@@ -83,7 +83,7 @@ impl Stages {
     }
 }
 
-impl crate::progress::Progress for Stages {
+impl turnscope_store::progress::Progress for Stages {
     fn stage(&mut self, what: &str, total: Option<u64>) {
         self.finish();
         if self.watched {
@@ -104,7 +104,7 @@ impl Drop for Stages {
     }
 }
 
-/// [`crate::store::open_writer`] with a spinner over its integrity check (SQLite reads every
+/// [`turnscope_store::open_writer`] with a spinner over its integrity check (SQLite reads every
 /// page of the file before any write, which takes a while on a large journal).
 pub fn open_writer(db: &DbTarget, json: bool) -> Result<Box<dyn JournalWriter>, CliError> {
     let spinner = (watched(json) && matches!(db, DbTarget::Sqlite(_))).then(|| {
@@ -113,7 +113,7 @@ pub fn open_writer(db: &DbTarget, json: bool) -> Result<Box<dyn JournalWriter>, 
             None,
         )
     });
-    let writer = crate::store::open_writer(db);
+    let writer = turnscope_store::open_writer(db);
     if let Some(s) = spinner {
         // Cleared: the check is a step before the preview, not a result.
         s.finish_and_clear();

@@ -1,4 +1,4 @@
-//! `turnscope demo --db postgres://…` (and `demo postgres://…`, `demo --scale`): the demo or scale
+//! `turnscope demo --db postgres://…` (and `demo postgres://…`): the demo
 //! journal is written to a temporary SQLite file as usual, then copied into PostgreSQL by the
 //! converter (`store::postgres::convert`), and the file is removed.
 
@@ -7,8 +7,8 @@ use std::path::{Path, PathBuf};
 
 use super::args::Cli;
 use super::{exit, CliError};
-use crate::store::postgres::{convert, is_pg_url, PgTarget};
-use crate::store::DbTarget;
+use turnscope_store::postgres::{convert, is_pg_url, PgTarget};
+use turnscope_store::DbTarget;
 
 /// The PostgreSQL database to seed: the demo's PATH argument when it is a URL, else `--db` when
 /// that is one. A target that already holds flue rows is refused by the converter.
@@ -39,7 +39,7 @@ pub(super) fn pg_seed_target(cli: &Cli, path: Option<&Path>) -> Result<Option<Pg
 
 /// Fail before generating anything when the server cannot be reached.
 pub(super) fn check_reachable(target: &PgTarget) -> Result<(), CliError> {
-    crate::store::postgres::connect::connect(target, false)
+    turnscope_store::postgres::connect::connect(target, false)
         .map(drop)
         .map_err(CliError::from)
 }
@@ -111,7 +111,7 @@ pub(super) fn run_copy(
         ));
     }
     // A flue journal, checked the way every command checks it (clear errors for anything else).
-    drop(crate::store::SqliteStore::open(sqlite)?);
+    drop(turnscope_store::SqliteStore::open(sqlite)?);
     let mut bars = super::progress::Stages::new(json);
     let stats = convert::sqlite_to_postgres_watched(sqlite, &target, &mut bars)?;
     bars.finish();

@@ -7,12 +7,12 @@ use serde_json::json;
 use super::args::Cli;
 use super::output::truncate;
 use super::{now_ms, CliError};
-use crate::core::entry::Role;
-use crate::core::plan::RuleResult;
-use crate::core::time::iso_from_ms;
-use crate::report::{classification_json, Previews, SubmissionReport};
-use crate::store::JournalStore;
-use crate::text::sanitize;
+use turnscope_core::journal::entry::Role;
+use turnscope_core::journal::time::iso_from_ms;
+use turnscope_core::recovery::reconciler::RuleResult;
+use turnscope_core::text::sanitize;
+use turnscope_engine::report::{classification_json, Previews, SubmissionReport};
+use turnscope_store::JournalStore;
 
 pub fn run_classify(
     store: &dyn JournalStore,
@@ -265,7 +265,7 @@ fn write_history(r: &SubmissionReport, out: &mut dyn Write) -> std::io::Result<(
             None => writeln!(
                 out,
                 "history: the input entry is not in the session ({})",
-                crate::text::plural(session.entries.len() as u64, "entry", "entries")
+                turnscope_core::text::plural(session.entries.len() as u64, "entry", "entries")
             ),
         };
     };
@@ -274,7 +274,7 @@ fn write_history(r: &SubmissionReport, out: &mut dyn Write) -> std::io::Result<(
         out,
         "history after input {} ({})",
         sanitize(input),
-        crate::text::plural(following.len() as u64, "entry", "entries")
+        turnscope_core::text::plural(following.len() as u64, "entry", "entries")
     )?;
     let batch = r.classification().trailing_partial_batch.as_ref();
     let explained = &r.classification().explanation.entry_ids;
@@ -301,7 +301,7 @@ fn write_history(r: &SubmissionReport, out: &mut dyn Write) -> std::io::Result<(
                     line.push_str(&format!(
                         " {mark} {} ({})",
                         m.tool_name().unwrap_or("?"),
-                        crate::core::entry::js_key_text(&m.tool_call_id())
+                        turnscope_core::journal::entry::js_key_text(&m.tool_call_id())
                     ));
                 }
                 _ => line.push_str(&format!(" {}", truncate(&m.text(), 60))),

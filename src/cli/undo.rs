@@ -9,8 +9,8 @@ use serde_json::json;
 
 use super::args::{Cli, UndoArgs};
 use super::{confirm, db_target, exit, CliError};
-use crate::store::{ApplyError, AuditInfo, UndoTarget, Undone};
-use crate::text::sanitize;
+use turnscope_core::text::sanitize;
+use turnscope_store::{ApplyError, AuditInfo, UndoTarget, Undone};
 
 fn refusal(e: ApplyError) -> CliError {
     match &e {
@@ -79,15 +79,15 @@ pub fn run(cli: &Cli, args: &UndoArgs, out: &mut dyn Write) -> Result<(), CliErr
     }
     let operator = confirm::operator(cli)?;
     let target = UndoTarget::parse(&args.target);
-    let mut writer = crate::store::open_writer(&db_target(cli)?)?;
+    let mut writer = turnscope_store::open_writer(&db_target(cli)?)?;
     let info = AuditInfo {
         operator,
         action: "undo".into(),
         reason: args.reason.clone(),
         summary: String::new(),
-        now_ms: crate::clock::now_ms(),
+        now_ms: turnscope_store::clock::now_ms(),
         batch_id: match &target {
-            UndoTarget::Batch(_) => Some(crate::actions::run::new_batch_id()),
+            UndoTarget::Batch(_) => Some(turnscope_engine::actions::run::new_batch_id()),
             UndoTarget::Audit(_) => None,
         },
     };

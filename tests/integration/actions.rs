@@ -2,16 +2,18 @@
 //! idempotence, first-write-wins and the audit trail.
 
 use std::path::{Path, PathBuf};
-use turnscope::core::status::{JournalPhase, SubmissionStatus};
+use turnscope_core::journal::status::{JournalPhase, SubmissionStatus};
 
 use rusqlite::Connection;
 use serde_json::Value;
-use turnscope::actions::{plan_fail, plan_repair, plan_requeue, ActionPlan, EntryIds, NextOutcome};
-use turnscope::core::changes::RowChange;
-use turnscope::core::entry::Role;
-use turnscope::core::plan::RuleResult;
-use turnscope::report::SubmissionReport;
-use turnscope::store::{ApplyError, AuditInfo, JournalStore, RowFilter, SqliteStore, SqliteWriter};
+use turnscope_core::journal::entry::Role;
+use turnscope_core::recovery::changes::RowChange;
+use turnscope_core::recovery::reconciler::RuleResult;
+use turnscope_engine::actions::{
+    plan_fail, plan_repair, plan_requeue, ActionPlan, EntryIds, NextOutcome,
+};
+use turnscope_engine::report::SubmissionReport;
+use turnscope_store::{ApplyError, AuditInfo, JournalStore, RowFilter, SqliteStore, SqliteWriter};
 
 use crate::backends::{kinds, TestDb};
 use crate::support::unpack_fixture;
@@ -37,7 +39,7 @@ pub(crate) fn apply_on(
     db: &TestDb,
     plan: &ActionPlan,
     now: i64,
-) -> Result<turnscope::store::Applied, ApplyError> {
+) -> Result<turnscope_store::Applied, ApplyError> {
     db.writer().apply(
         &plan.fence,
         &plan.changes,
@@ -76,7 +78,7 @@ pub(crate) fn apply(
     db: &Path,
     plan: &ActionPlan,
     now: i64,
-) -> Result<turnscope::store::Applied, ApplyError> {
+) -> Result<turnscope_store::Applied, ApplyError> {
     SqliteWriter::open(db).unwrap().apply(
         &plan.fence,
         &plan.changes,
@@ -96,7 +98,7 @@ pub(crate) fn inserted(plan: &ActionPlan) -> Vec<Value> {
 
 pub(crate) fn demo(dir: &Path) -> PathBuf {
     let db = dir.join("demo.db");
-    turnscope::demo::write_demo(&db, DEMO_NOW).unwrap();
+    turnscope_demo::write_demo(&db, DEMO_NOW).unwrap();
     db
 }
 
@@ -470,7 +472,9 @@ fn a_result_that_arrives_first_wins() {
     for e in after.following().unwrap() {
         if let Some(m) = e.message_with_role(&Role::ToolResult) {
             *seen
-                .entry(turnscope::core::entry::js_key_text(&m.tool_call_id()))
+                .entry(turnscope_core::journal::entry::js_key_text(
+                    &m.tool_call_id(),
+                ))
                 .or_insert(0) += 1;
         }
     }
@@ -502,7 +506,7 @@ fn cli_is_read_only_by_default_and_previews_before_writing() {
         .unwrap()
         .execute(
             "UPDATE flue_agent_submissions SET timeout_at = ?1",
-            [turnscope::clock::now_ms() + 3_600_000],
+            [turnscope_store::clock::now_ms() + 3_600_000],
         )
         .unwrap();
     let bytes = std::fs::read(&db).unwrap();
@@ -555,17 +559,21 @@ fn cli_is_read_only_by_default_and_previews_before_writing() {
     assert_eq!(v["records"][0]["operator"], "cli@test");
 }
 
-fn step_on(db: &TestDb, id: &str, now: i64) -> Result<ActionPlan, turnscope::actions::Refusal> {
+fn step_on(
+    db: &TestDb,
+    id: &str,
+    now: i64,
+) -> Result<ActionPlan, turnscope_engine::actions::Refusal> {
     let r = report_on(db, id, now);
-    let plan = turnscope::actions::plan_step(&r, now, &mut ids(&r))?;
+    let plan = turnscope_engine::actions::plan_step(&r, now, &mut ids(&r))?;
     apply_on(db, &plan, now).unwrap();
     Ok(plan)
 }
 
 #[allow(dead_code)]
-fn step(db: &Path, id: &str, now: i64) -> Result<ActionPlan, turnscope::actions::Refusal> {
+fn step(db: &Path, id: &str, now: i64) -> Result<ActionPlan, turnscope_engine::actions::Refusal> {
     let r = report(db, id, now);
-    let plan = turnscope::actions::plan_step(&r, now, &mut ids(&r))?;
+    let plan = turnscope_engine::actions::plan_step(&r, now, &mut ids(&r))?;
     apply(db, &plan, now).unwrap();
     Ok(plan)
 }
@@ -596,7 +604,7 @@ fn step_applies_the_runtime_writes_one_at_a_time() {
         assert_eq!(after.row().status, SubmissionStatus::Settled);
         assert_eq!(
             after.row().error.as_deref(),
-            Some(turnscope::core::plan::messages::AFTER_INPUT_APPLICATION)
+            Some(turnscope_core::recovery::reconciler::messages::AFTER_INPUT_APPLICATION)
         );
         assert!(after.inspection.advisory_present);
         assert!(
@@ -756,9 +764,9 @@ fn every_repair_on_demo_and_fixtures_has_the_runtime_form() {
             parent = Some(entry_id.clone());
             let msg = &v["message"];
             if msg["isError"] == true
-                && msg["content"][0]["text"] == turnscope::actions::INTERRUPTED_TEXT
+                && msg["content"][0]["text"] == turnscope_engine::actions::INTERRUPTED_TEXT
             {
-                let expected = turnscope::actions::synthetic_result(
+                let expected = turnscope_engine::actions::synthetic_result(
                     msg["toolCallId"].as_str().unwrap(),
                     msg["toolName"].as_str().unwrap(),
                     now,
@@ -791,7 +799,7 @@ fn every_repair_on_demo_and_fixtures_has_the_runtime_form() {
 /// exception's message that turnscope does not reproduce.
 #[test]
 fn step_and_reconcile_settle_a_malformed_row_as_the_runtime_s_parser_does() {
-    use turnscope::core::plan::messages::{MALFORMED_PAYLOAD, MALFORMED_ROW};
+    use turnscope_core::recovery::reconciler::messages::{MALFORMED_PAYLOAD, MALFORMED_ROW};
     let dir = tempfile::tempdir().unwrap();
     for kind in kinds() {
         let sub = dir.path().join(format!("{kind:?}"));
@@ -835,16 +843,16 @@ fn step_and_reconcile_settle_a_malformed_row_as_the_runtime_s_parser_does() {
             assert!(
                 matches!(
                     r.plan.disposition,
-                    turnscope::core::plan::Disposition::Malformed { .. }
+                    turnscope_core::recovery::reconciler::Disposition::Malformed { .. }
                 ),
                 "{instance}: {:?}",
                 r.plan.disposition
             );
             let audits = audit_rows(&db);
             let planned = if n % 2 == 0 {
-                turnscope::actions::plan_step(&r, DEMO_NOW, &mut ids(&r))
+                turnscope_engine::actions::plan_step(&r, DEMO_NOW, &mut ids(&r))
             } else {
-                turnscope::actions::plan_reconcile(&r, DEMO_NOW, &mut ids(&r))
+                turnscope_engine::actions::plan_reconcile(&r, DEMO_NOW, &mut ids(&r))
             };
             let Some(error) = error else {
                 let refusal = planned.unwrap_err();
@@ -888,7 +896,9 @@ fn step_and_reconcile_settle_a_malformed_row_as_the_runtime_s_parser_does() {
                 audits + 1,
                 "audited in the same transaction"
             );
-            assert!(turnscope::actions::plan_step(&after, DEMO_NOW, &mut ids(&after)).is_err());
+            assert!(
+                turnscope_engine::actions::plan_step(&after, DEMO_NOW, &mut ids(&after)).is_err()
+            );
         }
     }
 }

@@ -6,7 +6,7 @@ use std::path::{Path, PathBuf};
 use std::process::{Command, Output, Stdio};
 
 use serde_json::Value;
-use turnscope::store::DbTarget;
+use turnscope_store::DbTarget;
 
 use crate::backends::{kinds, TestDb};
 use crate::support::turnscope_command;
@@ -14,7 +14,7 @@ use crate::support::turnscope_command;
 /// A demo journal written at the real clock, so its leases stand as the demo meant them.
 fn demo(dir: &Path) -> PathBuf {
     let db = dir.join("demo.db");
-    turnscope::demo::write_demo(&db, turnscope::clock::now_ms()).unwrap();
+    turnscope_demo::write_demo(&db, turnscope_store::clock::now_ms()).unwrap();
     db
 }
 
@@ -300,8 +300,9 @@ fn the_grouped_preview_of_a_dry_run() {
     // Capped groups: at most 20 ids each, then "and N more" (the scale data's settled rows,
     // every one refused: only running submissions are recovered).
     let scale = dir.path().join("scale.db");
-    let opts = turnscope::demo::scale::ScaleOptions::scaled(0.002, turnscope::clock::now_ms());
-    turnscope::demo::scale::write_scale(&scale, &opts).unwrap();
+    let opts =
+        turnscope_bench::scale::ScaleOptions::scaled(0.002, turnscope_store::clock::now_ms());
+    turnscope_bench::scale::write_scale(&scale, &opts).unwrap();
     let o = run(
         &scale,
         &["repair", "--all", "--status", "settled", "--dry-run"],
@@ -604,28 +605,18 @@ fn progress_bars_only_at_a_terminal_and_never_beside_json() {
     let start = screen.find("{\r\n").expect("a JSON document");
     let doc: Value = serde_json::from_str(screen[start..].trim()).expect("the JSON document");
     assert_eq!(doc["counts"]["applied"], 22);
-    // The scale generator: a bar at a terminal, nothing in a pipe.
-    let scale = dir.path().join("scale.db");
-    let o = run(&db, &["demo", "--scale", "0.0005", scale.to_str().unwrap()]);
-    assert!(o.status.success(), "{}", stderr(&o));
-    assert!(o.stderr.is_empty(), "{}", stderr(&o));
-    let scale2 = dir.path().join("scale2.db");
-    let (code, screen) = at_terminal(
-        &db,
-        &["demo", "--scale", "0.0005", scale2.to_str().unwrap()],
-        "",
-        &|| {},
-    );
-    assert_eq!(code, 0, "{screen}");
-    assert!(screen.contains("writing sessions ["), "{screen}");
 }
 
 /// copy-to-postgres: a bar per table at a terminal, nothing in a pipe (PostgreSQL only).
 #[cfg(feature = "postgres")]
+#[cfg_attr(
+    turnscope_no_pg,
+    ignore = "needs PostgreSQL: TURNSCOPE_TEST_PG is not set (bash .ci/pg-cluster run cargo test --workspace)"
+)]
 #[test]
 fn pg_copy_to_postgres_draws_bars_only_at_a_terminal() {
     use crate::backends::{admin_client, fresh_pg_database, pg_admin};
-    let Some(admin) = pg_admin() else { return };
+    let admin = pg_admin();
     let dir = tempfile::tempdir().unwrap();
     let src = demo(dir.path());
     let src = src.to_str().unwrap();

@@ -6,7 +6,7 @@ use std::path::Path;
 use std::process::Output;
 
 use serde_json::Value;
-use turnscope::core::time::iso_from_ms;
+use turnscope_core::journal::time::iso_from_ms;
 
 use crate::backends::{kinds, Kind, TestDb};
 use crate::cli_export::db_arg;
@@ -100,9 +100,9 @@ fn sql_text(v: Option<&str>) -> String {
 /// batches are the point), as SQLite or copied into PostgreSQL.
 fn trail_db(dir: &Path, kind: Kind) -> TestDb {
     let path = dir.join("demo.db");
-    turnscope::demo::write_demo(&path, NOW).unwrap();
+    turnscope_demo::write_demo(&path, NOW).unwrap();
     let c = rusqlite::Connection::open(&path).unwrap();
-    c.execute_batch(turnscope::store::AUDIT_DDL).unwrap();
+    c.execute_batch(turnscope_store::AUDIT_DDL).unwrap();
     for (at, op, action, sub, reason, batch, undoes) in TRAIL {
         c.execute_batch(&format!(
             "INSERT INTO turnscope_audit (at, operator, action, submission_id, reason, summary, version, batch_id, undoes)
@@ -255,7 +255,7 @@ fn audit_bad_filters_are_usage_errors_and_an_empty_trail_says_so() {
         assert!(o.stdout.is_empty());
     }
     let fresh = dir.path().join("fresh.db");
-    turnscope::demo::write_demo(&fresh, NOW).unwrap();
+    turnscope_demo::write_demo(&fresh, NOW).unwrap();
     let db = TestDb::from_sqlite(Kind::Sqlite, &fresh);
     let o = audit(&db, &["--operator", "alice"]);
     assert!(String::from_utf8_lossy(&o.stdout)
@@ -268,7 +268,7 @@ fn audit_bad_filters_are_usage_errors_and_an_empty_trail_says_so() {
 fn audit_filters_on_an_older_audit_table() {
     let dir = tempfile::tempdir().unwrap();
     let path = dir.path().join("old.db");
-    turnscope::demo::write_demo(&path, NOW).unwrap();
+    turnscope_demo::write_demo(&path, NOW).unwrap();
     let c = rusqlite::Connection::open(&path).unwrap();
     c.execute_batch(
         "CREATE TABLE turnscope_audit (id INTEGER PRIMARY KEY AUTOINCREMENT, at INTEGER NOT NULL,

@@ -5,8 +5,8 @@ use std::path::{Path, PathBuf};
 use std::process::Output;
 
 use serde_json::Value;
-use turnscope::store::{DbTarget, JournalStore, RowFilter, SqliteStore};
-use turnscope::tui::harness::{Harness, HarnessOptions};
+use turnscope_store::{DbTarget, JournalStore, RowFilter, SqliteStore};
+use turnscope_tui::harness::{Harness, HarnessOptions};
 
 use crate::backends::{kinds, TestDb};
 use crate::support::{turnscope_command, unpack_fixture};

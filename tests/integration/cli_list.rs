@@ -15,7 +15,7 @@ const NOW: i64 = 1_796_018_889_175;
 
 fn demo(dir: &Path) -> PathBuf {
     let path = dir.join("demo.db");
-    turnscope::demo::write_demo(&path, NOW).unwrap();
+    turnscope_demo::write_demo(&path, NOW).unwrap();
     path
 }
 

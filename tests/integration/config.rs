@@ -4,7 +4,7 @@
 use std::path::Path;
 use std::process::Output;
 
-use turnscope::config::{parse, Config};
+use turnscope_tui::config::{parse, Config};
 
 /// Run turnscope with a clean environment: no TURNSCOPE_* variables, and an empty config dir.
 fn turnscope(config_home: &Path, envs: &[(&str, &str)], args: &[&str]) -> Output {
@@ -248,7 +248,7 @@ fn config_prints_the_file_key_names() {
             "context_window"
         ]
     );
-    let defaults = turnscope::config::DEFAULT_FILE;
+    let defaults = turnscope_tui::config::DEFAULT_FILE;
     for k in keys {
         assert!(
             defaults.contains(&format!("# {k} = ")) || defaults.contains(&format!("{k} = ")),
@@ -266,7 +266,7 @@ fn the_readme_example_parses() {
         + 8;
     let end = start + readme[start..].find("```").unwrap();
     let c = parse(&readme[start..end], Path::new("README.md")).unwrap();
-    assert_eq!(c.theme, turnscope::tui::Palette::Dark);
+    assert_eq!(c.theme, turnscope_tui::Palette::Dark);
     assert!(c.read_only_default);
     assert_eq!(c.keys.len(), 2);
 }

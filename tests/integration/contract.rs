@@ -2,9 +2,9 @@
 //! reads identically from an exact copy of it (lists, filters, prefixes, bundles, sessions,
 //! phases, fingerprints, audit trail).
 
-use turnscope::core::status::SubmissionStatus;
-use turnscope::report::{Previews, SubmissionReport};
-use turnscope::store::{JournalStore, RowFilter, RowPage, SqliteStore, StoreError};
+use turnscope_core::journal::status::SubmissionStatus;
+use turnscope_engine::report::{Previews, SubmissionReport};
+use turnscope_store::{JournalStore, RowFilter, RowPage, SqliteStore, StoreError};
 
 use crate::backends::{kinds, TestDb};
 
@@ -15,7 +15,7 @@ const DEMO_NOW: i64 = 1_796_018_889_175;
 fn every_read_matches_sqlite_on_the_demo() {
     let dir = tempfile::tempdir().unwrap();
     let path = dir.path().join("demo.db");
-    turnscope::demo::write_demo(&path, DEMO_NOW).unwrap();
+    turnscope_demo::write_demo(&path, DEMO_NOW).unwrap();
     for kind in kinds() {
         let db = TestDb::from_sqlite(kind, &path);
         let reference = SqliteStore::open(&db.sqlite).unwrap();
@@ -160,11 +160,11 @@ fn every_read_matches_sqlite_on_the_demo() {
 /// the same answers as SQLite's, and the scan's verdicts equal to a whole read's.
 #[test]
 fn lazy_reads_and_list_queries_match_sqlite_on_the_demo() {
-    use turnscope::store::{fetch_full, fetch_previews, ListQueries, PathWalker};
+    use turnscope_store::{fetch_full, fetch_previews, ListQueries, PathWalker};
 
     let dir = tempfile::tempdir().unwrap();
     let path = dir.path().join("demo.db");
-    turnscope::demo::write_demo(&path, DEMO_NOW).unwrap();
+    turnscope_demo::write_demo(&path, DEMO_NOW).unwrap();
     for kind in kinds() {
         let db = TestDb::from_sqlite(kind, &path);
         let reference = SqliteStore::open(&db.sqlite).unwrap();
@@ -301,7 +301,7 @@ fn session_status_counts_agree_with_the_rows_on_every_backend() {
 
     let dir = tempfile::tempdir().unwrap();
     let path = dir.path().join("demo.db");
-    turnscope::demo::write_demo(&path, DEMO_NOW).unwrap();
+    turnscope_demo::write_demo(&path, DEMO_NOW).unwrap();
     for kind in kinds() {
         let db = TestDb::from_sqlite(kind, &path);
         let store = db.open();

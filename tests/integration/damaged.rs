@@ -8,13 +8,13 @@ use std::process::{Command, Output, Stdio};
 use std::time::{Duration, Instant};
 
 use rusqlite::{params, Connection};
-use turnscope::actions::{self, ActionKind, EntryIds, Refusal};
-use turnscope::core::classify::classify_submission_state;
-use turnscope::core::entry::{Entry, EntryBody};
-use turnscope::core::history::{History, PathDamage, SubmissionKind};
-use turnscope::core::plan::Disposition;
-use turnscope::report::SubmissionReport;
-use turnscope::store::{
+use turnscope_core::journal::entry::{Entry, EntryBody};
+use turnscope_core::journal::history::{History, PathDamage, SubmissionKind};
+use turnscope_core::recovery::classify::classify_submission_state;
+use turnscope_core::recovery::reconciler::Disposition;
+use turnscope_engine::actions::{self, ActionKind, EntryIds, Refusal};
+use turnscope_engine::report::SubmissionReport;
+use turnscope_store::{
     ApplyError, AuditInfo, JournalStore, RowFilter, SqliteStore, SqliteWriter, StoreError,
 };
 
@@ -30,7 +30,7 @@ const REPAIRABLE: &str = "travel-desk";
 /// The demo database, in rollback-journal mode (one file, no -wal) so byte-level damage is real.
 pub fn demo(dir: &Path) -> PathBuf {
     let db = dir.join("journal.db");
-    turnscope::demo::write_demo(&db, NOW).unwrap();
+    turnscope_demo::write_demo(&db, NOW).unwrap();
     settle(&db);
     db
 }
@@ -314,7 +314,7 @@ pub fn payload() -> String {
         "submissionId": SUB,
         "id": "probe",
         "dispatchId": SUB,
-        "acceptedAt": turnscope::core::time::iso_from_ms(NOW - 120_000),
+        "acceptedAt": turnscope_core::journal::time::iso_from_ms(NOW - 120_000),
         "agent": "probe",
         "input": "go",
     })
@@ -400,9 +400,11 @@ pub fn doubled_results(r: &SubmissionReport) -> Vec<String> {
     let mut seen = std::collections::HashMap::new();
     for e in r.following().unwrap_or_default() {
         if let Some(m) = e.message() {
-            if m.role == turnscope::core::entry::Role::ToolResult {
+            if m.role == turnscope_core::journal::entry::Role::ToolResult {
                 *seen
-                    .entry(turnscope::core::entry::js_key_text(&m.tool_call_id()))
+                    .entry(turnscope_core::journal::entry::js_key_text(
+                        &m.tool_call_id(),
+                    ))
                     .or_insert(0) += 1;
             }
         }
@@ -1155,7 +1157,7 @@ fn deeply_nested_json_is_a_malformed_entry_not_a_stack_overflow() {
         (status.as_str(), error.as_str()),
         (
             "settled",
-            turnscope::core::plan::messages::MALFORMED_PAYLOAD
+            turnscope_core::recovery::reconciler::messages::MALFORMED_PAYLOAD
         )
     );
     assert_eq!(data, deep, "the damaged session was left as it was");
@@ -1236,7 +1238,7 @@ fn non_utf8_text_is_shown_lossily_and_blocks_writes() {
 fn a_locked_database_refuses_writes_cleanly_and_reads_in_wal_mode() {
     let dir = tempfile::tempdir().unwrap();
     let db = dir.path().join("wal.db");
-    turnscope::demo::write_demo(&db, NOW).unwrap(); // WAL mode, like the runtime
+    turnscope_demo::write_demo(&db, NOW).unwrap(); // WAL mode, like the runtime
     let id = stuck_id(&db, REPAIRABLE);
     let r = report(&db, &id);
     let p = plan(ActionKind::Repair, &r).unwrap();
@@ -1356,7 +1358,7 @@ fn a_file_deleted_or_replaced_while_open_never_panics_or_writes_the_new_file() {
 fn a_wal_file_without_its_database_is_missing_and_not_recreated() {
     let dir = tempfile::tempdir().unwrap();
     let db = dir.path().join("live.db");
-    turnscope::demo::write_demo(&db, NOW).unwrap();
+    turnscope_demo::write_demo(&db, NOW).unwrap();
     // Keep the database open so the -wal survives, copy it away, then lose the main file.
     let keep = Connection::open(&db).unwrap();
     keep.execute("INSERT INTO flue_meta (key, value) VALUES ('x', 'y')", [])

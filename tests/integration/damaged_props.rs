@@ -8,12 +8,12 @@ use std::sync::OnceLock;
 
 use proptest::prelude::*;
 use rusqlite::{params, Connection};
-use turnscope::actions::{self, ActionKind, EntryIds};
-use turnscope::core::changes::RowChange;
-use turnscope::core::entry::{js_key_text, Role};
-use turnscope::core::plan::Disposition;
-use turnscope::report::SubmissionReport;
-use turnscope::store::{AuditInfo, JournalStore, RowFilter, SqliteStore, SqliteWriter};
+use turnscope_core::journal::entry::{js_key_text, Role};
+use turnscope_core::recovery::changes::RowChange;
+use turnscope_core::recovery::reconciler::Disposition;
+use turnscope_engine::actions::{self, ActionKind, EntryIds};
+use turnscope_engine::report::SubmissionReport;
+use turnscope_store::{AuditInfo, JournalStore, RowFilter, SqliteStore, SqliteWriter};
 
 use crate::damaged::{
     assistant_entry, blank, input_entry, insert_case, result_entry, session_data, KEY, NOW, SUB,
@@ -343,7 +343,7 @@ proptest! {
             // A session damaged before stays as it was: the only write planned there is the
             // auto-fail of the row (checked above), which settles it.
             if damaged {
-                prop_assert_eq!(&after.row().status, &turnscope::core::status::SubmissionStatus::Settled);
+                prop_assert_eq!(&after.row().status, &turnscope_core::journal::status::SubmissionStatus::Settled);
             } else {
                 prop_assert!(after.inspection.load_blockers.is_empty(), "{:?}", after.inspection.load_blockers);
             }

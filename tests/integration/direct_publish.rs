@@ -8,11 +8,11 @@ use std::path::Path;
 
 use rusqlite::Connection;
 use serde_json::Value;
-use turnscope::actions::{plan_fail, plan_reconcile, ActionPlan, NextOutcome};
-use turnscope::core::changes::RowChange;
-use turnscope::core::plan::RuleResult;
-use turnscope::core::records::EventStore;
-use turnscope::store::{ApplyError, AuditInfo, UndoTarget};
+use turnscope_core::journal::records::EventStore;
+use turnscope_core::recovery::changes::RowChange;
+use turnscope_core::recovery::reconciler::RuleResult;
+use turnscope_engine::actions::{plan_fail, plan_reconcile, ActionPlan, NextOutcome};
+use turnscope_store::{ApplyError, AuditInfo, UndoTarget};
 
 use crate::actions::{apply_on, demo, demo_id_in, ids, report_on, DEMO_NOW};
 use crate::backends::{kinds, Kind, TestDb};
@@ -239,7 +239,7 @@ fn undo_refuses_a_record_that_published_an_event() {
             action: "undo".into(),
             reason: Some("test".into()),
             summary: "s".into(),
-            now_ms: turnscope::clock::now_ms(),
+            now_ms: turnscope_store::clock::now_ms(),
             batch_id: None,
         };
         let err = db
@@ -272,7 +272,7 @@ fn the_cli_says_a_published_failure_cannot_be_undone_and_undo_refuses_it() {
     let dir = tempfile::tempdir().unwrap();
     let db = demo(dir.path());
     let id = demo_id_in(
-        &turnscope::store::SqliteStore::open(&db).unwrap(),
+        &turnscope_store::SqliteStore::open(&db).unwrap(),
         "support-7",
     );
     let run = |args: &[&str]| {

@@ -5,13 +5,13 @@ use std::path::Path;
 
 use rusqlite::Connection;
 use serde_json::Value;
-use turnscope::actions::{
+use turnscope_core::recovery::changes::RowChange;
+use turnscope_core::recovery::reconciler::{messages, RuleResult};
+use turnscope_engine::actions::{
     plan_extend, plan_fail, plan_reconcile, plan_repair, plan_requeue, plan_step, ActionPlan,
     Extension, NextOutcome,
 };
-use turnscope::core::changes::RowChange;
-use turnscope::core::plan::{messages, RuleResult};
-use turnscope::report::SubmissionReport;
+use turnscope_engine::report::SubmissionReport;
 
 use crate::actions::{apply_on, demo, demo_id_in, ids, inserted, report_on, DEMO_NOW};
 use crate::backends::{kinds, TestDb};
@@ -336,7 +336,7 @@ fn requeue_creates_the_session_and_fail_refuses_a_requeued_state() {
         let after = report_on(&db, &id, DEMO_NOW);
         assert_eq!(after.row().status.as_str(), "queued");
         assert!(after.bundle.session.is_some());
-        assert!(turnscope::core::plan::row_problem(after.row()).is_none());
+        assert!(turnscope_core::recovery::reconciler::row_problem(after.row()).is_none());
     }
 }
 
@@ -349,7 +349,7 @@ fn a_recovered_partial_keeps_javascript_number_forms() {
         let id = db
             .open()
             .reader()
-            .list_submissions(turnscope::store::RowFilter::All, 0)
+            .list_submissions(turnscope_store::RowFilter::All, 0)
             .unwrap()
             .into_iter()
             .find(|r| {
@@ -509,7 +509,7 @@ fn a_repair_past_the_deadline_warns_and_extend_changes_the_rule() {
         let after = report_on(&db, &id, DEMO_NOW);
         assert_eq!(after.row().timeout_at, DEMO_NOW + 3_600_000);
         assert_eq!(after.plan.rule, Some(6));
-        assert!(turnscope::core::plan::row_problem(after.row()).is_none());
+        assert!(turnscope_core::recovery::reconciler::row_problem(after.row()).is_none());
         // The fence: the old value changed since this preview, so it writes nothing.
         let stale = plan_extend(&r, ext, DEMO_NOW).unwrap();
         assert!(apply_on(&db, &stale, DEMO_NOW).is_err());

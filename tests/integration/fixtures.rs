@@ -4,10 +4,10 @@
 //! (context window 200000).
 
 use serde_json::{json, Value};
-use turnscope::core::entry::Role;
-use turnscope::core::plan::{PlannedWrite, RuleResult};
-use turnscope::report::SubmissionReport;
-use turnscope::store::{JournalStore, SqliteStore};
+use turnscope_core::journal::entry::Role;
+use turnscope_core::recovery::reconciler::{PlannedWrite, RuleResult};
+use turnscope_engine::report::SubmissionReport;
+use turnscope_store::{JournalStore, SqliteStore};
 
 use crate::support::{manifest, unpack_fixture};
 

@@ -7,8 +7,8 @@ use std::path::{Path, PathBuf};
 use std::process::Output;
 
 use rusqlite::{params, Connection};
-use turnscope::store::SqliteStore;
-use turnscope::tui::harness::{write_synthetic_journal, Harness, HarnessOptions, SYNTH_SUBMISSION};
+use turnscope_store::SqliteStore;
+use turnscope_tui::harness::{write_synthetic_journal, Harness, HarnessOptions, SYNTH_SUBMISSION};
 
 /// The clock of the synthetic database.
 const NOW: i64 = 1_767_604_800_000;

@@ -209,7 +209,7 @@ fn incidents_group_the_demo_by_the_worker_that_held_the_lease() {
 fn incidents_on_a_database_with_nothing_stuck_say_so() {
     let dir = tempfile::tempdir().unwrap();
     let db = dir.path().join("empty.db");
-    turnscope::tui::harness::write_empty_journal(&db).unwrap();
+    turnscope_tui::harness::write_empty_journal(&db).unwrap();
     let (_, text) = run(db.to_str().unwrap(), &["incidents"]);
     assert_eq!(
         text.lines().next().unwrap(),
@@ -221,11 +221,15 @@ fn incidents_on_a_database_with_nothing_stuck_say_so() {
 }
 
 #[cfg(feature = "postgres")]
+#[cfg_attr(
+    turnscope_no_pg,
+    ignore = "needs PostgreSQL: TURNSCOPE_TEST_PG is not set (bash .ci/pg-cluster run cargo test --workspace)"
+)]
 #[test]
 fn pg_incidents_are_the_same_document_as_on_sqlite() {
     use crate::backends::{pg_admin, Kind, TestDb};
-    use turnscope::store::DbTarget;
-    let Some(_) = pg_admin() else { return };
+    use turnscope_store::DbTarget;
+    pg_admin();
     let dir = tempfile::tempdir().unwrap();
     let db = demo(dir.path());
     let pg = TestDb::from_sqlite(Kind::Postgres, &db);
@@ -243,7 +247,7 @@ fn pg_incidents_are_the_same_document_as_on_sqlite() {
     let (_, lite) = run(db.to_str().unwrap(), &["incidents"]);
     assert_eq!(text, lite);
     // The TUI's incidents screen groups the same rows the same way on both backends.
-    use turnscope::tui::harness::{Harness, HarnessOptions};
+    use turnscope_tui::harness::{Harness, HarnessOptions};
     let now: i64 = NOW.parse().unwrap();
     let groups = |target: &DbTarget| {
         let mut h = Harness::open_target(target, HarnessOptions::new(now)).unwrap();
@@ -294,7 +298,7 @@ fn the_man_page_has_the_incidents_command_and_every_tui_key() {
     assert!(man.contains("turnscope\\-incidents(1)"), "{man}");
     assert!(man.contains(".SH \"TUI KEYS\""), "{man}");
     // Every binding of the keymap, with the write-only ones tagged.
-    for b in turnscope::tui::KEYMAP {
+    for b in turnscope_tui::KEYMAP {
         assert!(
             man.contains(&b.help.replace('-', "\\-")),
             "{} missing from the man page",
@@ -310,19 +314,7 @@ fn the_scale_data_strands_several_submissions_per_dead_worker_with_close_expirie
     let dir = tempfile::tempdir().unwrap();
     let db = dir.path().join("s01.db");
     let now = "1780000000000";
-    let o = turnscope_command()
-        .env("TURNSCOPE_NOW_MS", now)
-        .args([
-            "demo",
-            db.to_str().unwrap(),
-            "--scale",
-            "0.01",
-            "--seed",
-            "7",
-        ])
-        .output()
-        .unwrap();
-    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    crate::support::scale_db(&db, 0.01, 7, false, None, now.parse().unwrap());
     let o = turnscope_command()
         .env("TURNSCOPE_NOW_MS", now)
         .args(["--db", db.to_str().unwrap(), "incidents", "--json"])

@@ -5,8 +5,8 @@ mod backends;
 mod bulk;
 mod cli;
 mod cli_audit;
+mod cli_errors;
 mod cli_export;
-mod cli_friction;
 mod cli_list;
 mod config;
 mod contract;
@@ -14,11 +14,12 @@ mod damaged;
 mod damaged_props;
 mod direct_publish;
 mod fidelity;
+mod file_circles;
 mod fixtures;
 mod hostile;
 mod incidents;
 mod js_json_parse;
-mod layers;
+mod outside;
 mod panic_report;
 // PostgreSQL-only suites; the backend-neutral ones run on SQLite alone without the feature.
 #[cfg(feature = "postgres")]

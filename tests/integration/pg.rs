@@ -3,12 +3,13 @@
 //! the runtime's fixtures classifying identically after conversion.
 
 use serde_json::Value;
-use turnscope::core::status::SubmissionStatus;
-use turnscope::report::{Previews, SubmissionReport};
-use turnscope::store::postgres::connect::connect;
-use turnscope::store::postgres::PgTarget;
-use turnscope::store::{self, DbTarget, JournalStore, PgFailure, SqliteStore, StoreError};
-use turnscope::tui::harness::{Harness, HarnessOptions};
+use turnscope_core::journal::status::SubmissionStatus;
+use turnscope_engine::report::{Previews, SubmissionReport};
+use turnscope_store as store;
+use turnscope_store::postgres::connect::connect;
+use turnscope_store::postgres::PgTarget;
+use turnscope_store::{DbTarget, JournalStore, PgFailure, SqliteStore, StoreError};
+use turnscope_tui::harness::{Harness, HarnessOptions};
 
 use crate::backends::{admin_client, fresh_pg_database, pg_admin, Kind, TestDb};
 use crate::support::{manifest, turnscope_command, unpack_fixture};
@@ -18,7 +19,7 @@ const SECRET: &str = "hunter2-Sekr1t";
 
 fn demo_db(dir: &std::path::Path) -> TestDb {
     let path = dir.join("demo.db");
-    turnscope::demo::write_demo(&path, DEMO_NOW).unwrap();
+    turnscope_demo::write_demo(&path, DEMO_NOW).unwrap();
     TestDb::from_sqlite(Kind::Postgres, &path)
 }
 
@@ -29,9 +30,13 @@ fn pg(db: &TestDb) -> &PgTarget {
     }
 }
 
+#[cfg_attr(
+    turnscope_no_pg,
+    ignore = "needs PostgreSQL: TURNSCOPE_TEST_PG is not set (bash .ci/pg-cluster run cargo test --workspace)"
+)]
 #[test]
 fn pg_read_connections_refuse_writes_in_postgresql_itself() {
-    let Some(_) = pg_admin() else { return };
+    pg_admin();
     let dir = tempfile::tempdir().unwrap();
     let db = demo_db(dir.path());
     let mut c = connect(pg(&db), true).unwrap();
@@ -48,7 +53,7 @@ fn pg_read_connections_refuse_writes_in_postgresql_itself() {
     let counts = s.status_counts().unwrap();
     assert!(!counts.is_empty());
     // A dropped connection (server restart, failover) is opened again on the next read.
-    let admin = pg_admin().unwrap();
+    let admin = pg_admin();
     admin_client(&admin)
         .execute(
             "SELECT pg_terminate_backend(pid) FROM pg_stat_activity
@@ -75,9 +80,13 @@ fn assert_secret_free(e: &StoreError) {
     assert!(!text.contains('\n'), "one line: {text}");
 }
 
+#[cfg_attr(
+    turnscope_no_pg,
+    ignore = "needs PostgreSQL: TURNSCOPE_TEST_PG is not set (bash .ci/pg-cluster run cargo test --workspace)"
+)]
 #[test]
 fn pg_each_way_to_fail_has_its_own_error_and_never_shows_the_password() {
-    let Some(admin) = pg_admin() else { return };
+    let admin = pg_admin();
     let host = format!("{}:{}", admin.host, admin.port);
     let mut cases: Vec<(String, Expect)> = vec![
         (
@@ -247,7 +256,7 @@ fn pg_each_way_to_fail_has_its_own_error_and_never_shows_the_password() {
     assert!(matches!(e, StoreError::PgNotFlue { .. }), "{e:?}");
     assert_secret_free(&e);
     let mut c = connect(&target, false).unwrap();
-    c.batch_execute(turnscope::store::postgres::ddl::FLUE_DDL)
+    c.batch_execute(turnscope_store::postgres::ddl::FLUE_DDL)
         .unwrap();
     c.batch_execute("INSERT INTO flue_meta VALUES ('schema_version', '9')")
         .unwrap();
@@ -261,9 +270,13 @@ fn pg_each_way_to_fail_has_its_own_error_and_never_shows_the_password() {
         .unwrap();
 }
 
+#[cfg_attr(
+    turnscope_no_pg,
+    ignore = "needs PostgreSQL: TURNSCOPE_TEST_PG is not set (bash .ci/pg-cluster run cargo test --workspace)"
+)]
 #[test]
 fn pg_cli_seeds_lists_shows_repairs_and_audits_without_showing_the_password() {
-    let Some(admin) = pg_admin() else { return };
+    let admin = pg_admin();
     let (target, name) = fresh_pg_database(&admin);
     // The test server trusts loopback, so any password is accepted: it must still never show.
     let mut t = target.clone();
@@ -345,9 +358,13 @@ fn pg_cli_seeds_lists_shows_repairs_and_audits_without_showing_the_password() {
         .unwrap();
 }
 
+#[cfg_attr(
+    turnscope_no_pg,
+    ignore = "needs PostgreSQL: TURNSCOPE_TEST_PG is not set (bash .ci/pg-cluster run cargo test --workspace)"
+)]
 #[test]
 fn pg_tui_opens_and_shows_the_same_list() {
-    let Some(_) = pg_admin() else { return };
+    pg_admin();
     let dir = tempfile::tempdir().unwrap();
     let db = demo_db(dir.path());
     let mut o = HarnessOptions::new(DEMO_NOW);
@@ -366,9 +383,13 @@ fn pg_tui_opens_and_shows_the_same_list() {
     assert_eq!(pg_h.render(), lite.render(), "the same opened submission");
 }
 
+#[cfg_attr(
+    turnscope_no_pg,
+    ignore = "needs PostgreSQL: TURNSCOPE_TEST_PG is not set (bash .ci/pg-cluster run cargo test --workspace)"
+)]
 #[test]
 fn pg_tui_fails_a_submission_in_write_mode_with_its_audit_row() {
-    let Some(_) = pg_admin() else { return };
+    pg_admin();
     let dir = tempfile::tempdir().unwrap();
     let db = demo_db(dir.path());
     let mut o = HarnessOptions::new(DEMO_NOW);
@@ -399,9 +420,13 @@ fn pg_tui_fails_a_submission_in_write_mode_with_its_audit_row() {
     assert_eq!(r.row().status, SubmissionStatus::Settled);
 }
 
+#[cfg_attr(
+    turnscope_no_pg,
+    ignore = "needs PostgreSQL: TURNSCOPE_TEST_PG is not set (bash .ci/pg-cluster run cargo test --workspace)"
+)]
 #[test]
 fn pg_every_fixture_classifies_and_plans_as_on_sqlite() {
-    let Some(_) = pg_admin() else { return };
+    pg_admin();
     let dir = tempfile::tempdir().unwrap();
     let m = manifest();
     let mut checked = 0;
@@ -431,9 +456,13 @@ fn pg_every_fixture_classifies_and_plans_as_on_sqlite() {
     assert!(checked >= 20, "only {checked} submissions");
 }
 
+#[cfg_attr(
+    turnscope_no_pg,
+    ignore = "needs PostgreSQL: TURNSCOPE_TEST_PG is not set (bash .ci/pg-cluster run cargo test --workspace)"
+)]
 #[test]
 fn pg_copy_to_postgres_copies_a_runtime_journal_and_needs_write() {
-    let Some(admin) = pg_admin() else { return };
+    let admin = pg_admin();
     let dir = tempfile::tempdir().unwrap();
     let src = unpack_fixture(dir.path(), "tool-results-partial");
     let (target, name) = fresh_pg_database(&admin);
@@ -457,7 +486,7 @@ fn pg_copy_to_postgres_copies_a_runtime_journal_and_needs_write() {
     let doc: Value = serde_json::from_slice(&o.stdout).unwrap();
     let lite = SqliteStore::open(&src).unwrap();
     let pg = store::open(&DbTarget::Postgres(target)).unwrap();
-    let all = turnscope::store::RowFilter::All;
+    let all = turnscope_store::RowFilter::All;
     let rows = lite.list_submissions(all, 0).unwrap();
     assert_eq!(doc["rows"]["flue_agent_submissions"], rows.len());
     assert_eq!(pg.list_submissions(all, 0).unwrap(), rows);
@@ -467,16 +496,20 @@ fn pg_copy_to_postgres_copies_a_runtime_journal_and_needs_write() {
         .unwrap();
 }
 
+#[cfg_attr(
+    turnscope_no_pg,
+    ignore = "needs PostgreSQL: TURNSCOPE_TEST_PG is not set (bash .ci/pg-cluster run cargo test --workspace)"
+)]
 #[test]
 fn pg_passwords_come_from_the_url_pgpassword_or_the_password_file() {
-    let Some(admin) = pg_admin() else { return };
-    let (Ok(user), Ok(password)) = (
-        std::env::var("TURNSCOPE_TEST_PG_PW_USER"),
-        std::env::var("TURNSCOPE_TEST_PG_PW"),
-    ) else {
-        eprintln!("note: no password-checked role on the test server (.ci/pg-cluster makes one)");
-        return;
-    };
+    let admin = pg_admin();
+    // `.ci/pg-cluster` makes a password-checked role beside the trusted one.
+    let (user, password) = (
+        std::env::var("TURNSCOPE_TEST_PG_PW_USER")
+            .expect("TURNSCOPE_TEST_PG_PW_USER: run the tests with bash .ci/pg-cluster run"),
+        std::env::var("TURNSCOPE_TEST_PG_PW")
+            .expect("TURNSCOPE_TEST_PG_PW: run the tests with bash .ci/pg-cluster run"),
+    );
     let base = format!("127.0.0.1:{}/postgres?sslmode=disable", admin.port);
     // The `postgres` database holds no journal: "not a flue journal" means authentication passed.
     let passed = |e: &StoreError| matches!(e, StoreError::PgNotFlue { .. });
@@ -533,21 +566,25 @@ fn pg_passwords_come_from_the_url_pgpassword_or_the_password_file() {
 /// Sessions longer than a read chunk (2,048 rows) and walks longer than the walk's key lookups:
 /// the chunked whole-session read and the walk's read-ahead give on PostgreSQL exactly what they
 /// give on SQLite.
+#[cfg_attr(
+    turnscope_no_pg,
+    ignore = "needs PostgreSQL: TURNSCOPE_TEST_PG is not set (bash .ci/pg-cluster run cargo test --workspace)"
+)]
 #[test]
 fn pg_long_sessions_read_in_chunks_classify_and_show_as_on_sqlite() {
-    let Some(_) = pg_admin() else { return };
+    pg_admin();
     let dir = tempfile::tempdir().unwrap();
     let path = dir.path().join("long.db");
-    turnscope::demo::write_demo(&path, DEMO_NOW).unwrap();
+    turnscope_demo::write_demo(&path, DEMO_NOW).unwrap();
     let paths = crate::scan::lengthen(&path, 700);
     assert!(paths.iter().all(|(_, p)| p.len() > 2_048));
     let db = TestDb::from_sqlite(Kind::Postgres, &path);
     let lite = SqliteStore::open(&path).unwrap();
     let pg = db.open();
-    let mut lite_walker = turnscope::store::PathWalker::new(false);
-    let mut pg_walker = turnscope::store::PathWalker::new(false);
+    let mut lite_walker = turnscope_store::PathWalker::new(false);
+    let mut pg_walker = turnscope_store::PathWalker::new(false);
     let running = lite
-        .list_submissions(turnscope::store::RowFilter::All, 0)
+        .list_submissions(turnscope_store::RowFilter::All, 0)
         .unwrap()
         .into_iter()
         .filter(|r| r.status == SubmissionStatus::Running);
@@ -629,12 +666,16 @@ impl store::SessionLoader for ReadInHalves<'_> {
 /// A whale session (past the split threshold) is read on PostgreSQL in two halves at once, the
 /// later one on a second connection that imports the bundle's snapshot: what it shows is what
 /// SQLite shows, and a commit made while the bundle is read is seen by neither half.
+#[cfg_attr(
+    turnscope_no_pg,
+    ignore = "needs PostgreSQL: TURNSCOPE_TEST_PG is not set (bash .ci/pg-cluster run cargo test --workspace)"
+)]
 #[test]
 fn pg_a_whale_session_is_read_in_two_halves_in_the_bundles_snapshot() {
-    let Some(_) = pg_admin() else { return };
+    pg_admin();
     let dir = tempfile::tempdir().unwrap();
     let path = dir.path().join("whale.db");
-    turnscope::demo::write_demo(&path, DEMO_NOW).unwrap();
+    turnscope_demo::write_demo(&path, DEMO_NOW).unwrap();
     let whale = crate::scan::lengthen(&path, 2800)[0].0.clone();
     let lite = SqliteStore::open(&path).unwrap();
     let conn = rusqlite::Connection::open(&path).unwrap();
@@ -723,12 +764,16 @@ fn pg_a_whale_session_is_read_in_two_halves_in_the_bundles_snapshot() {
 
 /// A long listing on PostgreSQL is inspected on two connections, as on SQLite: the same items,
 /// in the same order, as one connection (`--limit`) and as the SQLite file it was copied from.
+#[cfg_attr(
+    turnscope_no_pg,
+    ignore = "needs PostgreSQL: TURNSCOPE_TEST_PG is not set (bash .ci/pg-cluster run cargo test --workspace)"
+)]
 #[test]
 fn pg_a_long_listing_is_read_on_two_connections_with_the_same_items() {
-    let Some(_) = pg_admin() else { return };
+    pg_admin();
     let dir = tempfile::tempdir().unwrap();
     let path = dir.path().join("demo.db");
-    turnscope::demo::write_demo(&path, DEMO_NOW).unwrap();
+    turnscope_demo::write_demo(&path, DEMO_NOW).unwrap();
     let db = TestDb::from_sqlite(Kind::Postgres, &path);
     let DbTarget::Postgres(target) = &db.target else {
         unreachable!()

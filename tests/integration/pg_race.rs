@@ -5,10 +5,10 @@
 
 use std::sync::{Arc, Barrier};
 
-use turnscope::actions::{plan_fail, plan_repair, ActionPlan, EntryIds};
-use turnscope::core::changes::RowChange;
-use turnscope::report::SubmissionReport;
-use turnscope::store::{ApplyError, AuditInfo, DbTarget, StoreError};
+use turnscope_core::recovery::changes::RowChange;
+use turnscope_engine::actions::{plan_fail, plan_repair, ActionPlan, EntryIds};
+use turnscope_engine::report::SubmissionReport;
+use turnscope_store::{ApplyError, AuditInfo, DbTarget, StoreError};
 
 use crate::backends::{pg_admin, Kind, TestDb};
 use crate::support::unpack_fixture;
@@ -122,9 +122,13 @@ fn inserted_ids(plan: &ActionPlan) -> Vec<String> {
         .collect()
 }
 
+#[cfg_attr(
+    turnscope_no_pg,
+    ignore = "needs PostgreSQL: TURNSCOPE_TEST_PG is not set (bash .ci/pg-cluster run cargo test --workspace)"
+)]
 #[test]
 fn pg_two_turnscope_writers_and_the_runtime_race_exactly_one_wins() {
-    let Some(_) = pg_admin() else { return };
+    pg_admin();
     let dir = tempfile::tempdir().unwrap();
     let src = unpack_fixture(dir.path(), "tool-batch-mid");
     let mut wins = [0usize; 3];
@@ -237,9 +241,13 @@ fn pg_two_turnscope_writers_and_the_runtime_race_exactly_one_wins() {
     eprintln!("race wins (writer 1, writer 2, runtime): {wins:?}");
 }
 
+#[cfg_attr(
+    turnscope_no_pg,
+    ignore = "needs PostgreSQL: TURNSCOPE_TEST_PG is not set (bash .ci/pg-cluster run cargo test --workspace)"
+)]
 #[test]
 fn pg_a_row_locked_by_someone_else_is_refused_as_busy_and_nothing_is_written() {
-    let Some(_) = pg_admin() else { return };
+    pg_admin();
     let dir = tempfile::tempdir().unwrap();
     let src = unpack_fixture(dir.path(), "tool-batch-mid");
     let db = TestDb::from_sqlite(Kind::Postgres, &src);

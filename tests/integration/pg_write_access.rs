@@ -4,13 +4,13 @@
 
 use std::process::Output;
 
-use turnscope::store::{DbTarget, RowFilter};
+use turnscope_store::{DbTarget, RowFilter};
 
 use crate::backends::{admin_client, pg_admin, Kind, TestDb};
 
 fn demo_pg(dir: &std::path::Path) -> TestDb {
     let path = dir.join("demo.db");
-    turnscope::demo::write_demo(&path, turnscope::clock::now_ms()).unwrap();
+    turnscope_demo::write_demo(&path, turnscope_store::clock::now_ms()).unwrap();
     TestDb::from_sqlite(Kind::Postgres, &path)
 }
 
@@ -45,9 +45,13 @@ fn one_error(o: &Output, needle: &str, hint: &str) {
     );
 }
 
+#[cfg_attr(
+    turnscope_no_pg,
+    ignore = "needs PostgreSQL: TURNSCOPE_TEST_PG is not set (bash .ci/pg-cluster run cargo test --workspace)"
+)]
 #[test]
 fn pg_a_role_without_write_privilege_and_a_read_only_server_are_refused_before_the_preview() {
-    let Some(admin) = pg_admin() else { return };
+    let admin = pg_admin();
     let dir = tempfile::tempdir().unwrap();
     let db = demo_pg(dir.path());
     let DbTarget::Postgres(target) = &db.target else {
@@ -55,7 +59,7 @@ fn pg_a_role_without_write_privilege_and_a_read_only_server_are_refused_before_t
     };
     let id = db
         .open()
-        .list_submissions(RowFilter::Expired, turnscope::clock::now_ms())
+        .list_submissions(RowFilter::Expired, turnscope_store::clock::now_ms())
         .unwrap()
         .into_iter()
         .find(|r| r.instance_id().as_deref() == Some("travel-desk"))
@@ -67,7 +71,7 @@ fn pg_a_role_without_write_privilege_and_a_read_only_server_are_refused_before_t
         "CREATE ROLE {role} LOGIN; GRANT SELECT ON ALL TABLES IN SCHEMA public TO {role};"
     ))
     .unwrap();
-    let reader = turnscope::store::postgres::PgTarget {
+    let reader = turnscope_store::postgres::PgTarget {
         user: role.clone(),
         password: None,
         ..target.clone()

@@ -694,11 +694,13 @@ fn run_db(
     (results, problems)
 }
 
+#[cfg_attr(
+    turnscope_no_runtime,
+    ignore = "needs the real runtime: npm is not on PATH or TURNSCOPE_RUNTIME_SKIP is set (tests/runtime/README.md)"
+)]
 #[test]
 fn turnscope_writes_the_rows_of_the_real_reconciler() {
-    let Some(rt) = runtime("runtime_differential") else {
-        return;
-    };
+    let rt = runtime("runtime_differential");
     let dbs: usize = std::env::var("TURNSCOPE_DIFFERENTIAL_DBS")
         .ok()
         .and_then(|v| v.parse().ok())

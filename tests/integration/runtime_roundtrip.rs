@@ -257,11 +257,13 @@ fn round_trip(rt: &Runtime, case: &Case, moment: i64) -> Result<Option<String>, 
     }
 }
 
+#[cfg_attr(
+    turnscope_no_runtime,
+    ignore = "needs the real runtime: npm is not on PATH or TURNSCOPE_RUNTIME_SKIP is set (tests/runtime/README.md)"
+)]
 #[test]
 fn every_accepted_action_round_trips_through_the_real_runtime() {
-    let Some(rt) = runtime("runtime_roundtrip") else {
-        return;
-    };
+    let rt = runtime("runtime_roundtrip");
     let m = manifest();
     let mut cases = Vec::new();
     let mut moments = std::collections::HashMap::new();
@@ -371,11 +373,13 @@ fn every_accepted_action_round_trips_through_the_real_runtime() {
 /// and has its leaf moved back to the input looks to the runtime like a turn never started
 /// (`resume`/`input_only`, rule 5), so it replays the turn and the model asks for the same tool
 /// calls again, which the side file shows as second executions.
+#[cfg_attr(
+    turnscope_no_runtime,
+    ignore = "needs the real runtime: npm is not on PATH or TURNSCOPE_RUNTIME_SKIP is set (tests/runtime/README.md)"
+)]
 #[test]
 fn a_replayed_tool_batch_shows_as_double_execution() {
-    let Some(rt) = runtime("runtime_roundtrip (double-execution control)") else {
-        return;
-    };
+    let rt = runtime("runtime_roundtrip (double-execution control)");
     let dir = tempfile::tempdir().unwrap();
     let (db, side) = copy_fixture(dir.path(), "tool-batch-mid");
     let m = manifest();

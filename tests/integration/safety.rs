@@ -7,7 +7,7 @@ use std::path::{Path, PathBuf};
 use std::process::{Command, Output, Stdio};
 
 use serde_json::Value;
-use turnscope::store::{JournalStore, RowFilter, SqliteStore};
+use turnscope_store::{JournalStore, RowFilter, SqliteStore};
 
 use crate::support::{turnscope_command, unpack_fixture};
 
@@ -229,9 +229,9 @@ fn the_man_page_documents_every_exit_status() {
 }
 
 fn demo_now(dir: &Path) -> (PathBuf, i64) {
-    let now = turnscope::clock::now_ms();
+    let now = turnscope_store::clock::now_ms();
     let db = dir.join("demo.db");
-    turnscope::demo::write_demo(&db, now).unwrap();
+    turnscope_demo::write_demo(&db, now).unwrap();
     (db, now)
 }
 

@@ -79,7 +79,7 @@ fn trailing_ids(batch: &Value) -> Option<Vec<String>> {
 #[test]
 fn scale_database_classifies_as_the_runtime_did() {
     agrees_with_the_runtime(
-        &["--scale", "0.01", "--seed", "7"],
+        (0.01, 7, false, None),
         "scale-0.01-seed7-verdicts.jsonl.gz",
         2000,
         97,
@@ -91,16 +91,7 @@ fn scale_database_classifies_as_the_runtime_did() {
 #[test]
 fn runtime_profile_classifies_as_the_runtime_did() {
     let whale = agrees_with_the_runtime(
-        &[
-            "--profile",
-            "runtime",
-            "--scale",
-            "0.005",
-            "--seed",
-            "7",
-            "--whale-entries",
-            "5000",
-        ],
+        (0.005, 7, true, Some(5000)),
         "scale-runtime-0.005-seed7-verdicts.jsonl.gz",
         740,
         5,
@@ -113,32 +104,26 @@ fn runtime_profile_classifies_as_the_runtime_did() {
     );
 }
 
-/// Generate the scale database with `gen_args`, and check `list` (every submission) and `show`
+/// Generate the scale database (factor, seed, runtime profile, whale entries), and check `list` (every submission) and `show`
 /// (every one not settled and every `show_every`-th settled one) against the runtime's answers
 /// in `fixture` (`count` submissions). Returns the whale's `show --json`.
 fn agrees_with_the_runtime(
-    gen_args: &[&str],
+    (factor, seed, runtime, whale): (f64, u64, bool, Option<usize>),
     fixture: &str,
     count: usize,
     show_every: usize,
 ) -> Value {
     let dir = tempfile::tempdir().unwrap();
     let db = dir.path().join("scale.db");
-    let gen = turnscope_command()
-        .env("TURNSCOPE_NOW_MS", NOW_MS)
-        .arg("demo")
-        .arg(&db)
-        .args(gen_args)
-        .arg("--json")
-        .output()
-        .expect("run demo --scale");
-    assert!(
-        gen.status.success(),
-        "{}",
-        String::from_utf8_lossy(&gen.stderr)
+    let summary = crate::support::scale_db(
+        &db,
+        factor,
+        seed,
+        runtime,
+        whale,
+        NOW_MS.parse().expect("NOW_MS"),
     );
-    let summary: Value = serde_json::from_slice(&gen.stdout).expect("summary JSON");
-    let whale_id = summary["whaleSubmissionId"].as_str().expect("whale id");
+    let whale_id = summary.whale_submission_id.as_str();
 
     let expected = runtime_verdicts(fixture);
     assert_eq!(

@@ -8,8 +8,8 @@ use std::path::{Path, PathBuf};
 
 use rusqlite::Connection;
 use serde_json::{json, Value};
-use turnscope::report::{plan_json, Previews, SubmissionReport};
-use turnscope::store::{
+use turnscope_engine::report::{plan_json, Previews, SubmissionReport};
+use turnscope_store::{
     fetch_full, JournalStore, PathWalker, RowFilter, SessionRows, SessionScope, SqliteStore,
 };
 
@@ -74,8 +74,8 @@ fn check_sessions(db: &Path, now: i64, window: Option<u64>, keep: impl Fn(&str) 
 fn scan_and_compact_reads_agree_with_the_full_read_on_the_demo_and_the_fixtures() {
     let dir = tempfile::tempdir().unwrap();
     let demo = dir.path().join("demo.db");
-    let now = turnscope::demo::demo_now_ms();
-    turnscope::demo::write_demo(&demo, now).unwrap();
+    let now = turnscope_demo::demo_now_ms();
+    turnscope_demo::write_demo(&demo, now).unwrap();
     let mut checked = check_db(&demo, now, None) + check_db(&demo, now, Some(200_000));
     for fixture in manifest()["fixtures"].as_array().unwrap() {
         let name = match fixture["db"].as_str().unwrap() {
@@ -93,16 +93,16 @@ fn scan_and_compact_reads_agree_with_the_full_read_on_the_demo_and_the_fixtures(
 fn scan_agrees_on_a_small_scale_database() {
     let dir = tempfile::tempdir().unwrap();
     let db = dir.path().join("scale.db");
-    let now = turnscope::demo::demo_now_ms();
-    let opts = turnscope::demo::scale::ScaleOptions::scaled(0.0005, now);
-    turnscope::demo::scale::write_scale(&db, &opts).unwrap();
+    let now = turnscope_demo::demo_now_ms();
+    let opts = turnscope_bench::scale::ScaleOptions::scaled(0.0005, now);
+    turnscope_bench::scale::write_scale(&db, &opts).unwrap();
     assert!(check_db(&db, now, None) > 50);
 }
 
 /// A copy of the demo database with `sql` applied to it.
 fn damaged(dir: &Path, name: &str, sql: &str) -> PathBuf {
     let db = dir.join(name);
-    turnscope::demo::write_demo(&db, turnscope::demo::demo_now_ms()).unwrap();
+    turnscope_demo::write_demo(&db, turnscope_demo::demo_now_ms()).unwrap();
     let c = Connection::open(&db).unwrap();
     c.execute_batch(sql).unwrap();
     db
@@ -111,7 +111,7 @@ fn damaged(dir: &Path, name: &str, sql: &str) -> PathBuf {
 #[test]
 fn damage_on_the_walked_path_makes_the_scan_read_the_session_whole() {
     let dir = tempfile::tempdir().unwrap();
-    let now = turnscope::demo::demo_now_ms();
+    let now = turnscope_demo::demo_now_ms();
     // The leaf of every session whose leaf has a parent: its parent id made dangling, its
     // position moved before its parent's (how a cycle shows), its JSON broken, its id changed.
     let leaf =
@@ -140,8 +140,8 @@ fn damage_on_the_walked_path_makes_the_scan_read_the_session_whole() {
 fn compact_reads_keep_only_the_input_whole_and_fetch_the_rest_exactly() {
     let dir = tempfile::tempdir().unwrap();
     let db = dir.path().join("demo.db");
-    let now = turnscope::demo::demo_now_ms();
-    turnscope::demo::write_demo(&db, now).unwrap();
+    let now = turnscope_demo::demo_now_ms();
+    turnscope_demo::write_demo(&db, now).unwrap();
     let store = SqliteStore::open(&db).unwrap();
     let rows = store.session_rows().unwrap();
     let c = Connection::open(&db).unwrap();
@@ -278,10 +278,10 @@ fn long_walks_read_ahead_by_position_and_agree_with_the_full_read() {
 #[test]
 fn long_walks_read_segments_in_two_halves_and_agree_with_the_full_read() {
     let dir = tempfile::tempdir().unwrap();
-    let now = turnscope::demo::demo_now_ms();
+    let now = turnscope_demo::demo_now_ms();
     for damaged in [false, true] {
         let db = dir.path().join(format!("segments-{damaged}.db"));
-        turnscope::demo::write_demo(&db, now).unwrap();
+        turnscope_demo::write_demo(&db, now).unwrap();
         let (key, path) = lengthen(&db, 5200).swap_remove(0);
         if damaged {
             Connection::open(&db)
@@ -312,10 +312,10 @@ fn long_walks_read_segments_in_two_halves_and_agree_with_the_full_read() {
 
 fn long_walks_agree(cycles: usize, depth: usize) {
     let dir = tempfile::tempdir().unwrap();
-    let now = turnscope::demo::demo_now_ms();
+    let now = turnscope_demo::demo_now_ms();
     // Intact: every verdict agrees and no walk gave up.
     let db = dir.path().join("long.db");
-    turnscope::demo::write_demo(&db, now).unwrap();
+    turnscope_demo::write_demo(&db, now).unwrap();
     let paths = lengthen(&db, cycles);
     assert!(paths.len() > 3);
     check_db(&db, now, None);
@@ -339,7 +339,7 @@ fn long_walks_agree(cycles: usize, depth: usize) {
     ];
     for (name, damage, falls_back) in cases {
         let db = dir.path().join(format!("{name}.db"));
-        turnscope::demo::write_demo(&db, now).unwrap();
+        turnscope_demo::write_demo(&db, now).unwrap();
         let paths = lengthen(&db, cycles);
         {
             let c = Connection::open(&db).unwrap();
@@ -371,7 +371,7 @@ fn long_walks_agree(cycles: usize, depth: usize) {
 #[test]
 fn big_sessions_are_read_in_two_halves_from_one_snapshot() {
     let dir = tempfile::tempdir().unwrap();
-    let now = turnscope::demo::demo_now_ms();
+    let now = turnscope_demo::demo_now_ms();
     let split_of = |db: &Path, key: &str| -> Option<(i64, usize, usize)> {
         let store = SqliteStore::open(db).unwrap();
         let mut got = None;
@@ -388,7 +388,7 @@ fn big_sessions_are_read_in_two_halves_from_one_snapshot() {
     // entries, past `SPLIT_FROM`), `sql` run on it (?1 the session's key).
     let whale = |name: &str, sql: &str| -> (PathBuf, String) {
         let db = dir.path().join(format!("{name}.db"));
-        turnscope::demo::write_demo(&db, now).unwrap();
+        turnscope_demo::write_demo(&db, now).unwrap();
         let key = lengthen(&db, 2800)[0].0.clone();
         let c = Connection::open(&db).unwrap();
         for statement in sql.split(';').filter(|s| !s.trim().is_empty()) {
@@ -469,9 +469,9 @@ fn big_sessions_are_read_in_two_halves_from_one_snapshot() {
 #[test]
 fn a_snapshot_twin_reads_the_stores_snapshot_or_is_declined() {
     let dir = tempfile::tempdir().unwrap();
-    let now = turnscope::demo::demo_now_ms();
+    let now = turnscope_demo::demo_now_ms();
     let db = dir.path().join("twin.db");
-    turnscope::demo::write_demo(&db, now).unwrap();
+    turnscope_demo::write_demo(&db, now).unwrap();
     // A whale session (past `SPLIT_FROM`): the twin reads it in two halves too, on its own
     // second connection, while nothing is committed after the twin's read began.
     let whale = lengthen(&db, 2800)[0].0.clone();

@@ -8,8 +8,8 @@ use std::path::Path;
 
 use rusqlite::{params, Connection};
 use serde_json::json;
-use turnscope::report::SubmissionReport;
-use turnscope::store::{JournalStore, PathWalker, RowFilter, SqliteStore};
+use turnscope_engine::report::SubmissionReport;
+use turnscope_store::{JournalStore, PathWalker, RowFilter, SqliteStore};
 
 use crate::scan::verdict_doc;
 
@@ -114,9 +114,9 @@ fn many_turns(db: &Path, n: usize, turns: usize, cycles: usize) -> (Vec<String>,
 #[test]
 fn a_session_of_many_submissions_is_walked_once_in_any_order() {
     let dir = tempfile::tempdir().unwrap();
-    let now = turnscope::demo::demo_now_ms();
+    let now = turnscope_demo::demo_now_ms();
     let db = dir.path().join("many.db");
-    turnscope::demo::write_demo(&db, now).unwrap();
+    turnscope_demo::write_demo(&db, now).unwrap();
     // 24 turns of 272 entries: a long walk, kept while short ones come and go; two more such
     // sessions interleave with it, as the scale database's longest sessions do.
     let (ids, path) = many_turns(&db, 0, 24, 90);

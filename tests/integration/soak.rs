@@ -14,15 +14,15 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 use std::thread;
 use std::time::{Duration, Instant};
-use turnscope::core::status::SubmissionStatus;
+use turnscope_core::journal::status::SubmissionStatus;
 
 use rusqlite::{params, Connection, ErrorCode, OptionalExtension};
 use serde_json::{json, Value};
-use turnscope::actions::{plan, ActionKind, ActionPlan, EntryIds};
-use turnscope::core::changes::RowChange;
-use turnscope::core::time::iso_from_ms;
-use turnscope::report::SubmissionReport;
-use turnscope::store::{ApplyError, AuditInfo, JournalStore, RowFilter, SqliteStore, SqliteWriter};
+use turnscope_core::journal::time::iso_from_ms;
+use turnscope_core::recovery::changes::RowChange;
+use turnscope_engine::actions::{plan, ActionKind, ActionPlan, EntryIds};
+use turnscope_engine::report::SubmissionReport;
+use turnscope_store::{ApplyError, AuditInfo, JournalStore, RowFilter, SqliteStore, SqliteWriter};
 
 /// Read-only configuration: seconds of load in `cargo test`.
 const READ_ONLY_SECS: u64 = 3;
@@ -61,7 +61,7 @@ const CRASH_BEFORE_PROVIDER_PCT: u64 = 8;
 const OWNER: &str = "0d4b7a9e-1c2f-4e3d-8b5a-6f7e8d9c0b1a";
 
 fn now_ms() -> i64 {
-    turnscope::demo::demo_now_ms()
+    turnscope_demo::demo_now_ms()
 }
 
 /// Seconds of load: the constant, or `TURNSCOPE_SOAK_SECS` when set.
@@ -256,7 +256,7 @@ impl Rng {
 /// The demo's exact DDL with every row removed, then the seed sessions.
 fn setup(dir: &Path) -> (PathBuf, u64) {
     let db = dir.join("soak.db");
-    turnscope::demo::write_demo(&db, now_ms()).unwrap();
+    turnscope_demo::write_demo(&db, now_ms()).unwrap();
     let conn = Connection::open(&db).unwrap();
     let tables: Vec<String> = conn
         .prepare("SELECT name FROM sqlite_master WHERE type = 'table' AND name NOT LIKE 'sqlite_%' AND name != 'flue_meta'")
@@ -1487,7 +1487,7 @@ fn check(db: &Path, final_pass: bool) -> Checked {
         assert!(
             !matches!(
                 r.plan.disposition,
-                turnscope::core::plan::Disposition::Malformed { .. }
+                turnscope_core::recovery::reconciler::Disposition::Malformed { .. }
             ),
             "{}: turnscope sees a malformed row",
             row.submission_id

@@ -60,3 +60,28 @@ impl Rng {
         self.next() % n
     }
 }
+
+/// A scale journal at `path` from the generator (`turnscope-bench`, kept out of the binary): the
+/// same rows `turnscope-scale PATH --scale FACTOR --seed SEED [--profile runtime]
+/// [--whale-entries N]` writes at `now_ms`.
+pub fn scale_db(
+    path: &Path,
+    factor: f64,
+    seed: u64,
+    runtime: bool,
+    whale_entries: Option<usize>,
+    now_ms: i64,
+) -> turnscope_bench::scale::ScaleSummary {
+    use turnscope_bench::scale::{write_scale, ScaleOptions, ScaleProfile};
+    let profile = if runtime {
+        ScaleProfile::Runtime
+    } else {
+        ScaleProfile::Session
+    };
+    let mut opts = ScaleOptions::for_profile(profile, factor, now_ms);
+    opts.seed = seed;
+    if let Some(n) = whale_entries {
+        opts = opts.with_whale_entries(n).expect("whale entries in range");
+    }
+    write_scale(path, &opts).unwrap_or_else(|e| panic!("{}: {e}", path.display()))
+}

@@ -5,8 +5,8 @@
 use std::path::Path;
 
 use serde_json::Value;
-use turnscope::actions::{run, ActionKind, IdSource};
-use turnscope::store::{ApplyError, AuditInfo, JournalStore, RowFilter, UndoTarget};
+use turnscope_engine::actions::{run, ActionKind, IdSource};
+use turnscope_store::{ApplyError, AuditInfo, JournalStore, RowFilter, UndoTarget};
 
 use crate::backends::{kinds, TestDb};
 
@@ -16,7 +16,7 @@ fn info(action: &str, batch: Option<&str>) -> AuditInfo {
         action: action.into(),
         reason: Some("test".into()),
         summary: "s".into(),
-        now_ms: turnscope::clock::now_ms(),
+        now_ms: turnscope_store::clock::now_ms(),
         batch_id: batch.map(str::to_string),
     }
 }
@@ -24,13 +24,13 @@ fn info(action: &str, batch: Option<&str>) -> AuditInfo {
 /// A demo written at the real clock (writes plan at the real clock).
 fn demo(dir: &Path) -> std::path::PathBuf {
     let db = dir.join("demo.db");
-    turnscope::demo::write_demo(&db, turnscope::clock::now_ms()).unwrap();
+    turnscope_demo::write_demo(&db, turnscope_store::clock::now_ms()).unwrap();
     db
 }
 
 fn stuck(store: &dyn JournalStore, instance: &str) -> String {
     store
-        .list_submissions(RowFilter::Expired, turnscope::clock::now_ms())
+        .list_submissions(RowFilter::Expired, turnscope_store::clock::now_ms())
         .unwrap()
         .into_iter()
         .find(|r| r.instance_id().as_deref() == Some(instance))
@@ -56,7 +56,7 @@ fn snapshot(db: &TestDb) -> Vec<String> {
 
 fn apply(db: &TestDb, kind: ActionKind, id: &str, batch: Option<&str>) -> i64 {
     let store = db.open();
-    let now = turnscope::clock::now_ms();
+    let now = turnscope_store::clock::now_ms();
     let p = run::prepare(
         store.reader(),
         kind,
@@ -247,7 +247,7 @@ fn an_audit_table_of_an_older_turnscope_is_read_and_migrated() {
 fn cli_undo_previews_asks_reverts_and_refuses_a_second_time() {
     let dir = tempfile::tempdir().unwrap();
     let db = demo(dir.path());
-    let store = turnscope::store::SqliteStore::open(&db).unwrap();
+    let store = turnscope_store::SqliteStore::open(&db).unwrap();
     let id = stuck(&store, "travel-desk");
     drop(store);
     let cli = |args: &[&str]| {

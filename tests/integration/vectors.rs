@@ -2,8 +2,8 @@
 //! `findTrailingPartialToolBatch` (1.0.0-beta.7). turnscope must agree on every one.
 
 use serde_json::{json, Value};
-use turnscope::core::classify::classify_submission_state;
-use turnscope::core::entry::Entry;
+use turnscope_core::journal::entry::Entry;
+use turnscope_core::recovery::classify::classify_submission_state;
 
 use crate::support::{fixtures_dir, gunzip};
 

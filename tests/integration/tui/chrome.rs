@@ -108,7 +108,7 @@ fn fg_of(h: &Harness, symbol: &str) -> Color {
 
 #[test]
 fn light_and_high_contrast_themes_recolour_and_no_color_removes_every_colour() {
-    use turnscope::tui::Palette;
+    use turnscope_tui::Palette;
     let dir = tempfile::tempdir().unwrap();
     let db = unpack_fixture(dir.path(), "tool-results-partial");
     let mut seen = Vec::new();
@@ -155,7 +155,7 @@ fn is_white(c: Color) -> bool {
 /// popups included, rendered in it, and no cell's foreground is white.
 #[test]
 fn the_light_theme_draws_no_white_text_on_any_screen() {
-    use turnscope::tui::Palette;
+    use turnscope_tui::Palette;
     let dir = tempfile::tempdir().unwrap();
     let db = demo_db(dir.path());
     let steps: &[(&str, &str)] = &[

@@ -2,7 +2,7 @@
 //! filter), on the demo database, at 80x24 and 160x48.
 
 use super::*;
-use turnscope::tui::{Action, Overrides};
+use turnscope_tui::{Action, Overrides};
 
 /// The demo's expired rows of one owner, as the store reads them.
 fn expired_of(db: &Path, owner: Option<&str>) -> Vec<String> {

@@ -1,7 +1,7 @@
 //! The submissions list: filters, sorting, the incremental filter, the mouse, live refresh.
 
 use super::*;
-use turnscope::core::status::SubmissionStatus;
+use turnscope_core::journal::status::SubmissionStatus;
 
 const FILTERS: [(&str, &str); 7] = [
     ("1 expired", "1"),

@@ -2,10 +2,10 @@
 //! not parse saying so in the list (80x24 and 160x48).
 
 use super::*;
-use turnscope::core::plan::DispositionKind;
-use turnscope::tui::ItemDisposition;
+use turnscope_core::recovery::reconciler::DispositionKind;
+use turnscope_tui::ItemDisposition;
 
-fn data_disposition(it: &turnscope::tui::ListItem) -> Option<DispositionKind> {
+fn data_disposition(it: &turnscope_tui::ListItem) -> Option<DispositionKind> {
     match it.disposition {
         ItemDisposition::Planned(k) => Some(k),
         _ => None,

@@ -7,23 +7,23 @@
 use std::path::{Path, PathBuf};
 use std::process::Command;
 use std::time::Duration;
-use turnscope::core::status::SubmissionStatus;
+use turnscope_core::journal::status::SubmissionStatus;
 
 use ratatui::style::Color;
 use serde_json::Value;
-use turnscope::store::{JournalStore, RowFilter, SqliteStore};
-use turnscope::tui::harness::{
+use turnscope_store::{JournalStore, RowFilter, SqliteStore};
+use turnscope_tui::harness::{
     write_empty_journal, write_synthetic_journal, Harness, HarnessOptions, PopupKind,
     SYNTH_SUBMISSION,
 };
-use turnscope::tui::{NodeKind, Pane, Root, Theme};
+use turnscope_tui::{NodeKind, Pane, Root, Theme};
 
 use crate::support::unpack_fixture;
 
 mod audit;
 mod chrome;
 mod e2e;
-mod friction;
+mod feedback;
 mod incidents;
 mod inspect;
 mod list;
@@ -170,9 +170,9 @@ fn audit_rows(db: &Path) -> Vec<(String, String, Option<String>, String)> {
         .collect()
 }
 
-fn report_of(db: &Path, id: &str) -> turnscope::report::SubmissionReport {
+fn report_of(db: &Path, id: &str) -> turnscope_engine::report::SubmissionReport {
     let store = SqliteStore::open(db).unwrap();
-    turnscope::report::SubmissionReport::load(&store, id, Some(200_000), NOW).unwrap()
+    turnscope_engine::report::SubmissionReport::load(&store, id, Some(200_000), NOW).unwrap()
 }
 
 /// The id of the demo's stuck submission of `instance`.

@@ -17,7 +17,7 @@ fn help_is_generated_from_the_keymap() {
     let mut h = fixture(dir.path(), "tool-results-partial", (160, 200));
     h.press("?");
     let screen = h.render();
-    for b in turnscope::tui::KEYMAP {
+    for b in turnscope_tui::KEYMAP {
         if b.write {
             assert!(!screen.contains(b.help), "read-only help has {:?}", b.help);
         } else {
@@ -30,7 +30,7 @@ fn help_is_generated_from_the_keymap() {
     let mut h = Harness::open(&db, o).unwrap();
     h.press("?");
     let screen = h.render();
-    for b in turnscope::tui::KEYMAP {
+    for b in turnscope_tui::KEYMAP {
         assert!(
             screen.contains(b.help),
             "write-mode help lacks {:?}",
@@ -74,7 +74,7 @@ fn command_palette_lists_filters_and_runs_actions() {
     h.press(":audit trail<Enter>");
     h.render();
     assert!(h.popup().is_none());
-    assert_eq!(h.root(), turnscope::tui::Root::Audit);
+    assert_eq!(h.root(), turnscope_tui::Root::Audit);
     // ↓ chooses, the wheel too, ⏎ runs the chosen row.
     h.press(":this help");
     assert!(h
@@ -112,7 +112,7 @@ fn command_palette_lists_filters_and_runs_actions() {
 
 #[test]
 fn key_overrides_from_the_configuration_replace_the_default_keys() {
-    use turnscope::tui::Overrides;
+    use turnscope_tui::Overrides;
     let dir = tempfile::tempdir().unwrap();
     let db = dir.path().join("k.db");
     write_synthetic_journal(&db, 20, NOW).unwrap();
@@ -127,7 +127,7 @@ fn key_overrides_from_the_configuration_replace_the_default_keys() {
     );
     h.press("q");
     assert!(!h.quit_requested(), "q no longer quits");
-    h.dispatch(turnscope::tui::Action::Help);
+    h.dispatch(turnscope_tui::Action::Help);
     let help = h.render();
     assert!(help.contains("  x          quit"), "{help}");
     h.press("<Esc>");

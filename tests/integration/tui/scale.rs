@@ -5,27 +5,18 @@
 //! by hand; no timing assertions.
 
 use std::path::{Path, PathBuf};
-use turnscope::core::status::SubmissionStatus;
+use turnscope_core::journal::status::SubmissionStatus;
 
-use turnscope::store::RowFilter;
-use turnscope::tui::harness::{Harness, HarnessOptions};
+use turnscope_store::RowFilter;
+use turnscope_tui::harness::{Harness, HarnessOptions};
 
 /// The clock the scale database is written with.
 const NOW: i64 = 1_767_604_800_000;
 
-/// A tiny scale database (`turnscope demo PATH --scale 0.002`: 400 submissions, 24 expired).
+/// A tiny scale database (`turnscope-scale PATH --scale 0.002`: 400 submissions, 24 expired).
 fn scale_db(dir: &Path) -> PathBuf {
     let path = dir.join("scale.db");
-    let out = crate::support::turnscope_command()
-        .args(["demo", path.to_str().unwrap(), "--scale", "0.002"])
-        .env("TURNSCOPE_NOW_MS", NOW.to_string())
-        .output()
-        .unwrap();
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+    crate::support::scale_db(&path, 0.002, 1, false, None, NOW);
     path
 }
 

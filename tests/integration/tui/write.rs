@@ -1,7 +1,7 @@
 //! Write mode (`--write`): previews, confirmations, refusals, fences, bulk actions, step mode.
 
 use super::*;
-use turnscope::core::status::SubmissionStatus;
+use turnscope_core::journal::status::SubmissionStatus;
 
 #[test]
 fn read_only_mode_has_no_write_actions() {
@@ -55,8 +55,8 @@ fn read_only_mode_has_no_write_actions() {
         assert!(h.popup().is_none(), "{keys} in the tree, read-only");
     }
     // Not even a stray action call writes (the app guards it too).
-    h.dispatch(turnscope::tui::Action::Act(
-        turnscope::actions::ActionKind::Repair,
+    h.dispatch(turnscope_tui::Action::Act(
+        turnscope_engine::actions::ActionKind::Repair,
     ));
     assert!(h.popup().is_none());
     drop(h);
@@ -133,7 +133,7 @@ fn repair_previews_waits_for_yes_applies_and_is_audited() {
         assert!(h.banner().is_none(), "{:?}", h.banner());
         // The audit pane lists it.
         h.press("<Esc>a");
-        assert_eq!(h.root(), turnscope::tui::Root::Audit);
+        assert_eq!(h.root(), turnscope_tui::Root::Audit);
         let rec = &h.audit_records()[0];
         assert_eq!(
             (
@@ -154,7 +154,7 @@ fn repair_previews_waits_for_yes_applies_and_is_audited() {
         }
         // a again (or esc) goes back.
         h.press("a");
-        assert_eq!(h.root(), turnscope::tui::Root::Submissions);
+        assert_eq!(h.root(), turnscope_tui::Root::Submissions);
         assert_eq!(audit_rows(&db).len(), 1);
         // Idempotent: a second repair has nothing to write.
         h.press("R<Enter>");
@@ -371,7 +371,8 @@ fn bulk_fail_previews_the_set_then_summarises() {
         let r = report_of(&db, id);
         let error = r.row().error.clone().unwrap();
         assert!(
-            error == turnscope::core::plan::messages::TIMEOUT || error.contains("interrupted"),
+            error == turnscope_core::recovery::reconciler::messages::TIMEOUT
+                || error.contains("interrupted"),
             "{error}"
         );
     }

@@ -2,8 +2,8 @@
 //! bulk of 10 or more asks for its count, every action can carry a reason, a bulk apply shares
 //! one batch id, and the audit trail's `u` / `U` undo (previewed, audited).
 
-use turnscope::store::{JournalStore, SqliteStore};
-use turnscope::tui::harness::{Harness, PopupKind};
+use turnscope_store::{JournalStore, SqliteStore};
+use turnscope_tui::harness::{Harness, PopupKind};
 
 use super::{demo_copy, demo_id, popup, write_opts, NOW};
 
@@ -167,11 +167,11 @@ fn u_undoes_one_record_and_refuses_once_the_rows_changed() {
 fn a_pinned_clock_is_shown_and_never_moves_the_live_lease_guard() {
     let dir = tempfile::tempdir().unwrap();
     let db = dir.path().join("demo-now.db");
-    let now = turnscope::clock::now_ms();
-    turnscope::demo::write_demo(&db, now).unwrap();
+    let now = turnscope_store::clock::now_ms();
+    turnscope_demo::write_demo(&db, now).unwrap();
     let live = SqliteStore::open(&db)
         .unwrap()
-        .list_submissions(turnscope::store::RowFilter::Running, now)
+        .list_submissions(turnscope_store::RowFilter::Running, now)
         .unwrap()
         .into_iter()
         .find(|r| r.lease_expires_at > now + 60_000)

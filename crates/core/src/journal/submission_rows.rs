@@ -1,0 +1,184 @@
+//! Plain data for the submission and journal rows (spec §1.4, §3.1). Filled by the store, read by
+//! the planner and the views. No I/O here.
+
+use serde::Serialize;
+
+use crate::journal::history::SubmissionKind;
+use crate::journal::status::{JournalPhase, SubmissionStatus};
+
+/// One row of `flue_agent_submissions`. The terminal columns are read under either variant's names.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct SubmissionRow {
+    pub sequence: i64,
+    pub submission_id: String,
+    pub session_key: String,
+    pub kind: String,
+    pub payload: String,
+    pub status: SubmissionStatus,
+    pub accepted_at: Option<i64>,
+    pub attempt_id: Option<String>,
+    pub input_applied_at: Option<i64>,
+    pub recovery_requested_at: Option<i64>,
+    pub started_at: Option<i64>,
+    pub settled_at: Option<i64>,
+    pub error: Option<String>,
+    pub attempt_count: i64,
+    pub max_retry: i64,
+    pub timeout_at: i64,
+    pub owner_id: Option<String>,
+    pub lease_expires_at: i64,
+    pub terminal_key: Option<String>,
+    pub terminal_event: Option<String>,
+    pub terminal_offset: Option<String>,
+}
+
+impl SubmissionRow {
+    /// The runtime's expired-lease test: `status='running' AND 0 < lease_expires_at < now`.
+    pub fn lease_expired(&self, now_ms: i64) -> bool {
+        self.status == SubmissionStatus::Running
+            && self.lease_expires_at > 0
+            && self.lease_expires_at < now_ms
+    }
+
+    /// The row's `kind`; `None` for one the runtime does not write (the row check reports it).
+    pub fn submission_kind(&self) -> Option<SubmissionKind> {
+        SubmissionKind::parse(&self.kind)
+    }
+
+    /// Whether it is a direct prompt (settled through the terminal outbox), not a dispatch.
+    pub fn is_direct(&self) -> bool {
+        self.submission_kind() == Some(SubmissionKind::Direct)
+    }
+
+    /// Whether the row is `running` (the only status a recovery acts on).
+    pub fn is_running(&self) -> bool {
+        self.status == SubmissionStatus::Running
+    }
+
+    /// Why a settled row failed: its `error` (dispatch), or the message of a terminal event whose
+    /// `outcome` is `failed` (direct submissions keep `error` NULL). `None`: it completed. The one
+    /// definition of "failed": the planner's disposition, the list filters and their SQL use it.
+    pub fn failure(&self) -> Option<String> {
+        if let Some(err) = &self.error {
+            return Some(err.clone());
+        }
+        failure_in_terminal_event(self.terminal_event.as_deref()?)
+    }
+
+    /// Whether the row is settled and failed ([`failure`](Self::failure)).
+    pub fn is_failed(&self) -> bool {
+        self.status == SubmissionStatus::Settled && self.failure().is_some()
+    }
+
+    /// The instance id from the session key `agent-session:["<instanceId>","default","default"]`.
+    pub fn instance_id(&self) -> Option<String> {
+        instance_id_of(&self.session_key)
+    }
+
+    /// The agent name from the payload (`agent`).
+    pub fn agent(&self) -> Option<String> {
+        let v: serde_json::Value = serde_json::from_str(&self.payload).ok()?;
+        v.get("agent").and_then(|a| a.as_str()).map(str::to_string)
+    }
+}
+
+/// The message of a terminal event whose `outcome` is `failed` (`None`: not a failure, or not
+/// JSON). The half of [`SubmissionRow::failure`] a backend without JSON functions decides in Rust.
+pub fn failure_in_terminal_event(event: &str) -> Option<String> {
+    let event: serde_json::Value = serde_json::from_str(event).ok()?;
+    if event.get("outcome").and_then(|o| o.as_str()) != Some("failed") {
+        return None;
+    }
+    Some(
+        event
+            .pointer("/error/message")
+            .and_then(|m| m.as_str())
+            .unwrap_or("failed (no message in the terminal event)")
+            .to_string(),
+    )
+}
+
+/// A submission id as lists, popups and confirmations show it: its first 8 characters.
+pub fn short_id(id: &str) -> String {
+    id.chars().take(8).collect()
+}
+
+/// Parse the instance id out of a session key.
+pub fn instance_id_of(session_key: &str) -> Option<String> {
+    let rest = session_key.strip_prefix("agent-session:")?;
+    let parts: Vec<serde_json::Value> = serde_json::from_str(rest).ok()?;
+    parts.first().and_then(|p| p.as_str()).map(str::to_string)
+}
+
+/// One row of `flue_agent_turn_journals`.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct JournalRow {
+    pub submission_id: String,
+    pub session_key: String,
+    pub kind: String,
+    pub attempt_id: String,
+    pub operation_id: String,
+    pub turn_id: String,
+    pub phase: JournalPhase,
+    pub revision: i64,
+    pub created_at: i64,
+    pub updated_at: i64,
+    pub checkpoint_leaf_id: Option<String>,
+    pub tool_request_json: Option<String>,
+    pub stream_key: Option<String>,
+    pub stream_consumed_at: Option<i64>,
+    pub committed: bool,
+    pub committed_leaf_id: Option<String>,
+}
+
+/// `{id, name}` of a journaled tool call.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct RequestedCall {
+    pub id: String,
+    pub name: String,
+}
+
+impl JournalRow {
+    /// The journal's tool request (`{"toolCalls":[…]}`): `Ok(None)` when the column is NULL.
+    pub fn tool_request(&self) -> Result<Option<Vec<RequestedCall>>, String> {
+        let Some(json) = &self.tool_request_json else {
+            return Ok(None);
+        };
+        let v: serde_json::Value = serde_json::from_str(json)
+            .map_err(|e| format!("tool_request_json is not valid JSON: {e}"))?;
+        let calls = v
+            .get("toolCalls")
+            .and_then(|c| c.as_array())
+            .ok_or_else(|| "tool_request_json has no toolCalls array".to_string())?;
+        Ok(Some(
+            calls
+                .iter()
+                .map(|c| RequestedCall {
+                    id: c
+                        .get("id")
+                        .map(crate::journal::entry::js_to_string)
+                        .unwrap_or_default(),
+                    name: c
+                        .get("name")
+                        .map(crate::journal::entry::js_to_string)
+                        .unwrap_or_default(),
+                })
+                .collect(),
+        ))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn instance_id_from_session_key() {
+        assert_eq!(
+            instance_id_of(r#"agent-session:["guild-42","default","default"]"#).as_deref(),
+            Some("guild-42")
+        );
+        assert_eq!(instance_id_of("other"), None);
+        assert_eq!(instance_id_of("agent-session:[oops"), None);
+    }
+}

@@ -1,0 +1,124 @@
+//! `repair`: append a complete, ordered tool-result batch exactly as the runtime's own repair does
+//! (spec §6.1/§6.2), then hand the journal back to `before_provider` so rule 5 resumes from it.
+
+use super::common::{check_stuck, ActionKind, ActionPlan, Refusal};
+use super::entries::EntryIds;
+use super::runtime_rows::{journal_before_provider, repair_rows};
+use crate::report::SubmissionReport;
+use turnscope_core::journal::status::JournalPhase;
+use turnscope_core::journal::submission_rows::RequestedCall;
+use turnscope_core::recovery::changes::RowChange;
+use turnscope_core::recovery::repair::{repair_batch, repair_for_journal, NoRepair, ToolRepair};
+
+/// Which batch to complete: the journal's tool request (rule 6, §6.1) when the journal recorded one,
+/// else the trailing partial batch of the history (§6.2).
+fn select_batch(r: &SubmissionReport) -> Result<Result<ToolRepair, NoRepair>, Refusal> {
+    let following = r.following().ok_or_else(|| {
+        Refusal::new(
+            "the submission's input entry is not on the active path, so there is no batch to repair",
+            format!("the runtime's plan is rule {}: {}", r.plan.rule.map_or("-".into(), |n| n.to_string()), r.plan.reason),
+        )
+    })?;
+    if let Some(j) = &r.bundle.journal {
+        if j.phase == JournalPhase::ToolRequestRecorded && !j.committed {
+            if let Ok(Some(calls)) = j.tool_request() {
+                return Ok(repair_for_journal(Some(&following), &calls));
+            }
+        }
+    }
+    match &r.classification().trailing_partial_batch {
+        Some(b) => {
+            let calls: Vec<RequestedCall> = b
+                .tool_calls
+                .iter()
+                .map(|c| RequestedCall {
+                    id: c.id.clone(),
+                    name: c.name.clone(),
+                })
+                .collect();
+            Ok(repair_batch(&following, &b.entry_id, &calls))
+        }
+        None => Ok(Err(NoRepair::BatchComplete)),
+    }
+}
+
+/// Plan a repair of `r` at `now_ms`.
+pub fn plan_repair(
+    r: &SubmissionReport,
+    now_ms: i64,
+    ids: &mut EntryIds,
+) -> Result<ActionPlan, Refusal> {
+    check_stuck(r, now_ms)?;
+    if r.bundle.session.is_none() {
+        return Err(Refusal::new(
+            "the submission has no session row",
+            "fail it, or let the runtime reconcile it",
+        ));
+    }
+    let label = r.classification().state.label();
+    let repair = match select_batch(r)? {
+        Ok(repair) => repair,
+        Err(NoRepair::BatchComplete) => {
+            let has_batch_case = matches!(
+                label.as_str(),
+                "tool_use_unresolved" | "resume/tool_results_partial" | "resume/tool_results"
+            ) || r
+                .bundle
+                .journal
+                .as_ref()
+                .is_some_and(|j| j.phase == JournalPhase::ToolRequestRecorded);
+            if !has_batch_case {
+                return Err(Refusal::new(
+                    format!("no unresolved tool batch: the history is {label}"),
+                    format!(
+                        "the runtime's plan is rule {}: {}",
+                        r.plan.rule.map_or("-".into(), |n| n.to_string()),
+                        r.plan.reason
+                    ),
+                ));
+            }
+            // Idempotent: a complete batch needs nothing.
+            return Ok(ActionPlan::new(
+                ActionKind::Repair,
+                r,
+                vec![],
+                "every requested tool call already has a result: nothing to write".into(),
+            ));
+        }
+        Err(other) => {
+            return Err(Refusal::new(
+                format!("the repair would write nothing: {}", other.describe()),
+                format!(
+                    "the runtime's plan is rule {}: {}",
+                    r.plan.rule.map_or("-".into(), |n| n.to_string()),
+                    r.plan.reason
+                ),
+            ))
+        }
+    };
+    let (mut changes, new_leaf) = repair_rows(r, &repair, now_ms, ids)?;
+    let row = r.row();
+    if let Some(j) = &r.bundle.journal {
+        // The runtime's `updateTurnJournalPhase(A, 'before_provider', {checkpointLeafId})`,
+        // fenced on the submission's attempt and `committed = 0` (else it matches nothing).
+        if !j.committed && Some(&j.attempt_id) == row.attempt_id.as_ref() {
+            changes.push(RowChange::UpdateJournal {
+                submission_id: row.submission_id.clone(),
+                attempt_id: j.attempt_id.clone(),
+                set: journal_before_provider(j, &new_leaf, now_ms),
+            });
+        }
+    }
+    let synthetic = repair.synthetic_count();
+    Ok(ActionPlan::new(
+        ActionKind::Repair,
+        r,
+        changes,
+        format!(
+            "append {} tool results after {} ({synthetic} synthetic interrupted, {} copied), leaf → {new_leaf}",
+            repair.results.len(),
+            repair.assistant_id,
+            repair.results.len() - synthetic
+        ),
+    ))
+}

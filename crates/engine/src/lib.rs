@@ -1,0 +1,9 @@
+//! turnscope's engine: one submission fully inspected ([`report`]), the listing driver that
+//! selects and inspects a view's submissions in one read snapshot ([`listing`]), and the
+//! operator's actions as previewable plans applied in one fenced, audited transaction
+//! ([`actions`], whose [`actions::run`] is the one runner both front ends use).
+
+pub mod actions;
+pub mod in_order;
+pub mod listing;
+pub mod report;

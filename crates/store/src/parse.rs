@@ -1,0 +1,145 @@
+//! Row parsing shared by the backends: whatever the database, a row becomes a list of SQLite-style
+//! values (`ValueRef`) and is turned into `SubmissionRow` / `JournalRow` by the same helpers as
+//! the SQLite backend's (`text_of`, `opt_int`, …), so both backends read a row identically.
+
+use rusqlite::types::ValueRef;
+
+use super::Variant;
+use turnscope_core::journal::status::{JournalPhase, SubmissionStatus};
+use turnscope_core::journal::submission_rows::{JournalRow, SubmissionRow};
+
+/// The submission columns both backends read, before the variant's terminal columns.
+pub(super) const SUBMISSION_COLUMNS: [&str; 18] = [
+    "sequence",
+    "submission_id",
+    "session_key",
+    "kind",
+    "payload",
+    "status",
+    "accepted_at",
+    "attempt_id",
+    "input_applied_at",
+    "recovery_requested_at",
+    "started_at",
+    "settled_at",
+    "error",
+    "attempt_count",
+    "max_retry",
+    "timeout_at",
+    "owner_id",
+    "lease_expires_at",
+];
+
+/// Text of a column whatever its storage class (damaged rows may hold blobs or numbers).
+pub(super) fn text_of(v: ValueRef<'_>) -> String {
+    match v {
+        ValueRef::Null => String::new(),
+        ValueRef::Integer(i) => i.to_string(),
+        ValueRef::Real(f) => f.to_string(),
+        ValueRef::Text(t) | ValueRef::Blob(t) => String::from_utf8_lossy(t).into_owned(),
+    }
+}
+
+pub(super) fn opt_text(v: ValueRef<'_>) -> Option<String> {
+    match v {
+        ValueRef::Null => None,
+        other => Some(text_of(other)),
+    }
+}
+
+pub(super) fn opt_int(v: ValueRef<'_>) -> Option<i64> {
+    match v {
+        ValueRef::Integer(i) => Some(i),
+        ValueRef::Real(f) => Some(f as i64),
+        ValueRef::Text(t) => std::str::from_utf8(t).ok()?.trim().parse().ok(),
+        _ => None,
+    }
+}
+
+/// The submission SELECT list for `variant`, with `NULL AS c` for columns `present` lacks (an
+/// older schema version), in the order `submission_from_values` reads.
+pub(super) fn submission_select_list(present: &[String], variant: Variant) -> String {
+    let terminal = variant.terminal_columns();
+    SUBMISSION_COLUMNS
+        .iter()
+        .chain(terminal.iter())
+        .map(|c| {
+            if present.iter().any(|p| p == c) {
+                c.to_string()
+            } else {
+                // An older schema version may lack a column; read it as NULL.
+                format!("NULL AS {c}")
+            }
+        })
+        .collect::<Vec<_>>()
+        .join(", ")
+}
+
+/// The journal SELECT list, in the order `journal_from_values` reads.
+pub(super) const JOURNAL_COLUMNS: &str =
+    "submission_id, session_key, kind, attempt_id, operation_id, turn_id, phase, revision,
+     created_at, updated_at, checkpoint_leaf_id, tool_request_json, stream_key,
+     stream_consumed_at, committed, committed_leaf_id";
+
+fn at<'a>(v: &'a [ValueRef<'a>], i: usize) -> ValueRef<'a> {
+    v.get(i).copied().unwrap_or(ValueRef::Null)
+}
+
+/// The same mapping as the SQLite backend's `submission_from_row`.
+pub(super) fn submission_from_values(v: &[ValueRef<'_>]) -> SubmissionRow {
+    SubmissionRow {
+        sequence: opt_int(at(v, 0)).unwrap_or(0),
+        submission_id: text_of(at(v, 1)),
+        session_key: text_of(at(v, 2)),
+        kind: text_of(at(v, 3)),
+        payload: text_of(at(v, 4)),
+        status: SubmissionStatus::parse(&text_of(at(v, 5))),
+        accepted_at: opt_int(at(v, 6)),
+        attempt_id: opt_text(at(v, 7)),
+        input_applied_at: opt_int(at(v, 8)),
+        recovery_requested_at: opt_int(at(v, 9)),
+        started_at: opt_int(at(v, 10)),
+        settled_at: opt_int(at(v, 11)),
+        error: opt_text(at(v, 12)),
+        attempt_count: opt_int(at(v, 13)).unwrap_or(0),
+        max_retry: opt_int(at(v, 14)).unwrap_or(10),
+        timeout_at: opt_int(at(v, 15)).unwrap_or(0),
+        owner_id: opt_text(at(v, 16)),
+        lease_expires_at: opt_int(at(v, 17)).unwrap_or(0),
+        terminal_key: opt_text(at(v, 18)),
+        terminal_event: opt_text(at(v, 19)),
+        terminal_offset: opt_text(at(v, 20)),
+    }
+}
+
+/// The same mapping as the SQLite backend's `journal_from_row`.
+pub(super) fn journal_from_values(v: &[ValueRef<'_>]) -> JournalRow {
+    JournalRow {
+        submission_id: text_of(at(v, 0)),
+        session_key: text_of(at(v, 1)),
+        kind: text_of(at(v, 2)),
+        attempt_id: text_of(at(v, 3)),
+        operation_id: text_of(at(v, 4)),
+        turn_id: text_of(at(v, 5)),
+        phase: JournalPhase::parse(&text_of(at(v, 6))),
+        revision: opt_int(at(v, 7)).unwrap_or(0),
+        created_at: opt_int(at(v, 8)).unwrap_or(0),
+        updated_at: opt_int(at(v, 9)).unwrap_or(0),
+        checkpoint_leaf_id: opt_text(at(v, 10)),
+        tool_request_json: opt_text(at(v, 11)),
+        stream_key: opt_text(at(v, 12)),
+        stream_consumed_at: opt_int(at(v, 13)),
+        committed: opt_int(at(v, 14)).unwrap_or(0) != 0,
+        committed_leaf_id: opt_text(at(v, 15)),
+    }
+}
+
+/// The journal problem the SQLite backend reports (an unknown phase), for text that is valid UTF-8.
+pub(super) fn journal_problem(row: &JournalRow) -> Option<String> {
+    (!row.phase.is_known()).then(|| {
+        format!(
+            "journal phase {:?} is not one the runtime writes",
+            row.phase
+        )
+    })
+}

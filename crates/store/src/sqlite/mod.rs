@@ -1,0 +1,934 @@
+//! SQLite journal databases, opened read-only: never created, never switched to another journal
+//! mode, never write-locked. Reads work while a live runtime writes in WAL mode.
+
+pub(crate) mod listing;
+pub(crate) mod peer;
+pub(crate) mod row_images;
+pub(crate) mod sessions;
+pub(crate) mod traits;
+pub(crate) mod undo;
+pub(crate) mod writable;
+pub(crate) mod write;
+
+use std::cell::Cell;
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+
+use rusqlite::types::ValueRef;
+use rusqlite::{Connection, OpenFlags, OptionalExtension, Row};
+
+use super::{
+    JournalStore, ListQueries, RowFilter, RowPage, SchemaInfo, SessionRecord, StoreError,
+    SubmissionBundle, Variant,
+};
+use crate::parse::{opt_int, opt_text, text_of};
+use crate::prefix::{find_by_prefix, Lookup};
+use crate::session_rows::{
+    parse_session_data, EntryRow, EntryVisitor, PartRange, SessionLoader, SessionRows, Split,
+    SplitBelow,
+};
+use crate::sqlite::peer::{data_version, entries_in, query_entries, Peer, SPLIT_FROM};
+use turnscope_core::journal::entry::Entry;
+use turnscope_core::journal::records::{
+    event_stream_path, terminal_event_key, EventStore, EventStream,
+};
+use turnscope_core::journal::status::{JournalPhase, SubmissionStatus};
+use turnscope_core::journal::submission_rows::{JournalRow, SubmissionRow};
+
+const READ_FLAGS: OpenFlags = OpenFlags::SQLITE_OPEN_READ_ONLY
+    .union(OpenFlags::SQLITE_OPEN_NO_MUTEX)
+    .union(OpenFlags::SQLITE_OPEN_URI);
+
+pub struct SqliteStore {
+    conn: Connection,
+    path: PathBuf,
+    schema: SchemaInfo,
+    /// The SELECT list for submissions, adapted to the variant and to columns an old schema lacks.
+    submission_columns: String,
+    /// Every table of the database (a damaged or partial schema may lack the optional ones).
+    tables: Vec<String>,
+    /// Inside `in_snapshot`: bundles are read in its transaction instead of one of their own.
+    in_snapshot: Cell<bool>,
+    /// The second connection a big session's later half is read on (`sqlite_peer`).
+    peer: Peer,
+    /// How this database keys its events (built-in keys table, libsql `event_key` column).
+    event_store: EventStore,
+}
+
+impl SqliteStore {
+    /// Open `path` read-only and check that it is a flue 1.0.0-beta.7 journal.
+    pub fn open(path: &Path) -> Result<SqliteStore, StoreError> {
+        let meta = std::fs::metadata(path).map_err(|_| StoreError::Missing(path.to_path_buf()))?;
+        if meta.is_dir() {
+            return Err(StoreError::IsDirectory {
+                path: path.to_path_buf(),
+                db_files: db_files_in(path),
+            });
+        }
+        if meta.len() == 0 {
+            // An empty main file with a -shm beside it: a WAL database whose -wal was left out.
+            if sibling(path, "-shm").exists() && !sibling(path, "-wal").exists() {
+                return Err(StoreError::MissingWal(path.to_path_buf()));
+            }
+            return Err(StoreError::Empty(path.to_path_buf()));
+        }
+        // Looked at before opening, which creates an empty -wal beside a WAL database (so a
+        // second look finds an empty one where the first found none).
+        let wal_absent = std::fs::metadata(sibling(path, "-wal")).map_or(true, |m| m.len() == 0);
+        let conn =
+            Connection::open_with_flags(path, READ_FLAGS).map_err(|e| StoreError::NotSqlite {
+                path: path.to_path_buf(),
+                detail: e.to_string(),
+            })?;
+        // The runtime's own busy timeout is 0; ours only affects our reads.
+        conn.busy_timeout(Duration::from_millis(1500))
+            .map_err(|e| StoreError::sqlite("setting the busy timeout", e))?;
+        let tables = table_names(&conn).map_err(|e| classify_open_error(path, e))?;
+        if tables.is_empty() {
+            if wal_absent && header_says_wal(path) {
+                return Err(StoreError::MissingWal(path.to_path_buf()));
+            }
+            return Err(StoreError::Empty(path.to_path_buf()));
+        }
+        let schema = detect_schema(&conn, path, &tables)?;
+        let submission_columns = submission_select_list(&conn, schema.variant)?;
+        let event_store = event_store_of(&conn, &tables)?;
+        Ok(SqliteStore {
+            conn,
+            path: path.to_path_buf(),
+            schema,
+            submission_columns,
+            tables,
+            in_snapshot: Cell::new(false),
+            peer: Peer::default(),
+            event_store,
+        })
+    }
+
+    /// How this database keys its events.
+    pub fn event_store(&self) -> EventStore {
+        self.event_store
+    }
+
+    /// The event stream `row`'s terminal event goes to, as it is now (direct prompts only).
+    fn event_stream(&self, row: &SubmissionRow) -> Result<Option<EventStream>, StoreError> {
+        let Some(path) = event_stream_path(row) else {
+            return Ok(None);
+        };
+        let err = |e| StoreError::sqlite("reading the event stream", e);
+        let store = self.event_store;
+        let mut stream = EventStream {
+            path,
+            store,
+            head: None,
+            keyed: None,
+        };
+        if store == EventStore::Absent {
+            return Ok(Some(stream));
+        }
+        stream.head = self
+            .conn
+            .prepare_cached("SELECT next_offset, closed FROM flue_event_streams WHERE path = ?1")
+            .and_then(|mut s| {
+                s.query_row([&stream.path], |r| {
+                    Ok((r.get::<_, i64>(0)?, r.get::<_, i64>(1)? != 0))
+                })
+                .optional()
+            })
+            .map_err(err)?;
+        let keyed_sql = match store {
+            EventStore::KeysTable => {
+                "SELECT seq, data FROM flue_event_stream_keys WHERE path = ?1 AND key = ?2"
+            }
+            _ => {
+                "SELECT seq, data FROM flue_event_stream_entries WHERE path = ?1 AND event_key = ?2"
+            }
+        };
+        stream.keyed = self
+            .conn
+            .prepare_cached(keyed_sql)
+            .and_then(|mut s| {
+                s.query_row(
+                    [&stream.path, &terminal_event_key(&row.submission_id)],
+                    |r| Ok((r.get::<_, i64>(0)?, r.get::<_, String>(1)?)),
+                )
+                .optional()
+            })
+            .map_err(err)?;
+        Ok(Some(stream))
+    }
+
+    pub fn path(&self) -> &Path {
+        &self.path
+    }
+
+    /// Whether the database has `table` (as of opening).
+    pub fn has_table(&self, table: &str) -> bool {
+        self.tables.iter().any(|t| t == table)
+    }
+
+    /// The underlying connection (read-only).
+    pub fn connection(&self) -> &Connection {
+        &self.conn
+    }
+
+    pub(crate) fn query_submissions(
+        &self,
+        where_sql: &str,
+        params: &[&dyn rusqlite::ToSql],
+    ) -> Result<Vec<SubmissionRow>, StoreError> {
+        let mut out = Vec::new();
+        self.visit_submissions(where_sql, params, None, &mut |r| out.push(r))?;
+        Ok(out)
+    }
+
+    /// `query_submissions`, each row handed to `visit` as it is read.
+    pub(crate) fn visit_submissions(
+        &self,
+        where_sql: &str,
+        params: &[&dyn rusqlite::ToSql],
+        limit: Option<usize>,
+        visit: &mut dyn FnMut(SubmissionRow),
+    ) -> Result<(), StoreError> {
+        let limit = limit.map_or(String::new(), |n| format!(" LIMIT {n}"));
+        let sql = format!(
+            "SELECT {} FROM flue_agent_submissions {where_sql} ORDER BY sequence{limit}",
+            self.submission_columns
+        );
+        let mut stmt = self
+            .conn
+            .prepare_cached(&sql)
+            .map_err(|e| StoreError::sqlite("reading submissions", e))?;
+        let rows = stmt
+            .query_map(params, submission_from_row)
+            .map_err(|e| StoreError::sqlite("reading submissions", e))?;
+        for row in rows {
+            visit(row.map_err(|e| StoreError::sqlite("reading submissions", e))?);
+        }
+        Ok(())
+    }
+
+    fn journal(
+        &self,
+        submission_id: &str,
+    ) -> Result<(Option<JournalRow>, Option<String>), StoreError> {
+        if !self.has_table("flue_agent_turn_journals") {
+            // Shown without a journal, but marked: writes need the journal to fence on.
+            return Ok((
+                None,
+                Some("the database has no flue_agent_turn_journals table".into()),
+            ));
+        }
+        let row = self
+            .conn
+            .prepare_cached(
+                "SELECT submission_id, session_key, kind, attempt_id, operation_id, turn_id, phase, revision,
+                        created_at, updated_at, checkpoint_leaf_id, tool_request_json, stream_key,
+                        stream_consumed_at, committed, committed_leaf_id
+                 FROM flue_agent_turn_journals WHERE submission_id = ?1",
+            )
+            .and_then(|mut s| {
+                s.query_row([submission_id], |r| {
+                    let lossy = (0..16).map(|i| r.get_ref(i)).any(|v| v.is_ok_and(is_lossy));
+                    Ok((journal_from_row(r)?, lossy))
+                })
+                .optional()
+            })
+            .map_err(|e| StoreError::sqlite("reading the turn journal", e))?;
+        let Some((row, lossy)) = row else {
+            return Ok((None, None));
+        };
+        let mut problems = Vec::new();
+        if !row.phase.is_known() {
+            problems.push(format!(
+                "journal phase {:?} is not one the runtime writes",
+                row.phase
+            ));
+        }
+        if lossy {
+            problems.push(
+                "the journal row is not valid UTF-8 (shown with replacement characters)".into(),
+            );
+        }
+        Ok((
+            Some(row),
+            (!problems.is_empty()).then(|| problems.join("; ")),
+        ))
+    }
+
+    /// One session and its entries in position order (`None` when there is no such row). Text
+    /// that is not valid UTF-8 is shown with replacement characters and listed in `data_problems`.
+    pub(super) fn session(&self, key: &str) -> Result<Option<SessionRecord>, StoreError> {
+        self.session_parsed(key, Entry::parse)
+    }
+
+    /// `session`, each entry read by `parse` (the write path keeps messages compact).
+    pub(super) fn session_parsed(
+        &self,
+        key: &str,
+        parse: fn(i64, &str, &str) -> Entry,
+    ) -> Result<Option<SessionRecord>, StoreError> {
+        let data: Option<(String, bool)> = self
+            .conn
+            .prepare_cached("SELECT data FROM flue_sessions WHERE id = ?1")
+            .and_then(|mut s| {
+                s.query_row([key], |r| {
+                    let v = r.get_ref(0)?;
+                    Ok((text_of(v), is_lossy(v)))
+                })
+                .optional()
+            })
+            .map_err(|e| StoreError::sqlite("reading the session", e))?;
+        let Some((data, data_lossy)) = data else {
+            return Ok(None);
+        };
+        let mut lossy = Vec::new();
+        if data_lossy {
+            lossy.push(
+                "session data is not valid UTF-8 (shown with replacement characters)".to_string(),
+            );
+        }
+        let mut stmt = self
+            .conn
+            .prepare_cached(
+                "SELECT entry_id, position, data FROM flue_session_entries WHERE session_id = ?1 ORDER BY position",
+            )
+            .map_err(|e| StoreError::sqlite("reading session entries", e))?;
+        let entries = stmt
+            .query_map([key], |r| {
+                let id = text_of(r.get_ref(0)?);
+                let pos = r.get::<_, Option<i64>>(1).unwrap_or(None).unwrap_or(-1);
+                let data = text_of(r.get_ref(2)?);
+                let lossy = is_lossy(r.get_ref(0)?) || is_lossy(r.get_ref(2)?);
+                Ok((parse(pos, &id, &data), lossy))
+            })
+            .and_then(|rows| rows.collect::<Result<Vec<_>, _>>())
+            .map_err(|e| StoreError::sqlite("reading session entries", e))?;
+        lossy.extend(entries.iter().filter(|(_, l)| *l).map(|(e, _)| {
+            format!(
+                "entry {} at position {} is not valid UTF-8 (shown with replacement characters)",
+                e.id, e.position
+            )
+        }));
+        let entries: Vec<Entry> = entries.into_iter().map(|(e, _)| e).collect();
+        let (leaf_id, mut data_problems) = parse_session_data(&data);
+        data_problems.extend(lossy);
+        Ok(Some(SessionRecord {
+            id: key.to_string(),
+            data,
+            leaf_id,
+            data_problems,
+            entries: entries.into(),
+            scope: super::SessionScope::Full,
+        }))
+    }
+
+    fn stream_chunks(&self, stream_key: &str) -> Result<Vec<String>, StoreError> {
+        if !self.has_table("flue_agent_stream_chunks") {
+            return Ok(Vec::new());
+        }
+        let mut stmt = self
+            .conn
+            .prepare_cached("SELECT body FROM flue_agent_stream_chunks WHERE stream_key = ?1 ORDER BY segment_index")
+            .map_err(|e| StoreError::sqlite("reading stream chunks", e))?;
+        let rows = stmt
+            .query_map([stream_key], |r| Ok(text_of(r.get_ref(0)?)))
+            .and_then(|rows| rows.collect::<Result<Vec<_>, _>>())
+            .map_err(|e| StoreError::sqlite("reading stream chunks", e))?;
+        Ok(rows)
+    }
+}
+
+impl JournalStore for SqliteStore {
+    fn schema(&self) -> &SchemaInfo {
+        &self.schema
+    }
+
+    fn location(&self) -> String {
+        self.path.display().to_string()
+    }
+
+    fn list_submissions(
+        &self,
+        filter: RowFilter,
+        now_ms: i64,
+    ) -> Result<Vec<SubmissionRow>, StoreError> {
+        self.submissions_where(filter, now_ms, None)
+    }
+
+    fn for_each_submission(
+        &self,
+        filter: RowFilter,
+        now_ms: i64,
+        page: RowPage,
+        visit: &mut dyn FnMut(SubmissionRow),
+    ) -> Result<Option<i64>, StoreError> {
+        self.visit_where(filter, now_ms, page, visit)
+    }
+
+    fn status_counts(&self) -> Result<Vec<(SubmissionStatus, i64)>, StoreError> {
+        let mut stmt = self
+            .conn
+            .prepare_cached("SELECT status, COUNT(*) FROM flue_agent_submissions GROUP BY status ORDER BY status")
+            .map_err(|e| StoreError::sqlite("counting submissions", e))?;
+        let rows = stmt
+            .query_map([], |r| {
+                Ok((
+                    SubmissionStatus::parse(&text_of(r.get_ref(0)?)),
+                    r.get::<_, i64>(1)?,
+                ))
+            })
+            .and_then(|rows| rows.collect::<Result<Vec<_>, _>>())
+            .map_err(|e| StoreError::sqlite("counting submissions", e))?;
+        Ok(rows)
+    }
+
+    fn find_submission(&self, query: &str) -> Result<SubmissionRow, StoreError> {
+        find_by_prefix(query, &mut |lookup| match lookup {
+            Lookup::Exact => self.query_submissions("WHERE submission_id = ?1", &[&query]),
+            // A range instead of LIKE, so `%` and `_` in ids are literal.
+            Lookup::Prefix => self.query_submissions(
+                "WHERE submission_id >= ?1 AND submission_id < ?2",
+                &[&query, &format!("{query}\u{10FFFF}")],
+            ),
+        })
+    }
+
+    fn load_bundle(&self, submission_id: &str) -> Result<SubmissionBundle, StoreError> {
+        // The write path's read: compact messages beside their stored text.
+        self.bundle_in_snapshot(submission_id, None, &mut |s, row| {
+            s.session_parsed(
+                &row.session_key,
+                turnscope_core::journal::compact::parse_keeping_raw,
+            )
+        })
+    }
+
+    fn load_bundle_with(
+        &self,
+        submission_id: &str,
+        loader: &mut dyn SessionLoader,
+    ) -> Result<SubmissionBundle, StoreError> {
+        self.bundle_in_snapshot(submission_id, None, &mut |s, row| {
+            loader.load(s, &row.session_key, &row.kind, &row.submission_id)
+        })
+    }
+
+    fn load_bundle_of_row(
+        &self,
+        row: &SubmissionRow,
+        loader: &mut dyn SessionLoader,
+    ) -> Result<SubmissionBundle, StoreError> {
+        // Outside a snapshot the row may be stale: it is read again with the rest.
+        let known = self.in_snapshot.get().then_some(row);
+        self.bundle_in_snapshot(&row.submission_id, known, &mut |s, row| {
+            loader.load(s, &row.session_key, &row.kind, &row.submission_id)
+        })
+    }
+
+    fn session_rows(&self) -> Option<&dyn SessionRows> {
+        Some(self)
+    }
+
+    fn snapshot_twin(&self) -> Option<Box<dyn JournalStore + Send>> {
+        if !self.in_snapshot.get() {
+            return None;
+        }
+        let conn = Connection::open_with_flags(&self.path, READ_FLAGS).ok()?;
+        conn.busy_timeout(Duration::from_millis(1500)).ok()?;
+        let twin = SqliteStore {
+            conn,
+            path: self.path.clone(),
+            schema: self.schema.clone(),
+            submission_columns: self.submission_columns.clone(),
+            tables: self.tables.clone(),
+            in_snapshot: Cell::new(false),
+            // The twin's own second connection, so a whale the twin inspects is read in two
+            // halves too (its `data_version` is noted as the twin's read begins).
+            peer: Peer::default(),
+            event_store: self.event_store,
+        };
+        // The store's own read has begun (the caller read its rows in it). The twin's read
+        // begins next; then the store's peer, which noted its data_version just before the
+        // store's transaction began, proves nothing was committed in between: both read one
+        // snapshot.
+        twin.begin_read().ok()?;
+        // Read inside the transaction: the pragma begins the twin's read, on the latest commit.
+        data_version(&twin.conn)?;
+        if !self.peer.unchanged_since_begin() {
+            return None;
+        }
+        // In its snapshot from now on: every read is made in it, none begins its own. Dropping
+        // the twin closes its connections, which ends its reads.
+        twin.in_snapshot.set(true);
+        Some(Box::new(twin))
+    }
+
+    fn in_snapshot(&self, f: &mut dyn FnMut() -> Result<(), StoreError>) -> Result<(), StoreError> {
+        if self.in_snapshot.get() {
+            return f();
+        }
+        self.begin_read()?;
+        self.in_snapshot.set(true);
+        let result = f();
+        self.in_snapshot.set(false);
+        self.end_read();
+        result
+    }
+}
+
+type SessionRead<'a> =
+    dyn FnMut(&SqliteStore, &SubmissionRow) -> Result<Option<SessionRecord>, StoreError> + 'a;
+
+impl SqliteStore {
+    /// Begin the read transaction a snapshot is read in (the peer notes where it began).
+    fn begin_read(&self) -> Result<(), StoreError> {
+        self.peer.before_begin(&self.path, READ_FLAGS);
+        self.conn
+            .execute_batch("BEGIN")
+            .map_err(|e| StoreError::sqlite("starting a read snapshot", e))
+    }
+
+    /// End the read transaction, and any read of the peer's in it.
+    fn end_read(&self) {
+        let _ = self.conn.execute_batch("COMMIT");
+        self.peer.after_end();
+    }
+
+    /// The row (`known`: already read in this snapshot), journal, session (read by `session`)
+    /// and chunks from one read snapshot.
+    fn bundle_in_snapshot(
+        &self,
+        submission_id: &str,
+        known: Option<&SubmissionRow>,
+        session: &mut SessionRead<'_>,
+    ) -> Result<SubmissionBundle, StoreError> {
+        let own = !self.in_snapshot.get();
+        if own {
+            self.begin_read()?;
+        }
+        let result = (|| {
+            let row = match known {
+                Some(row) => row.clone(),
+                None => self
+                    .query_submissions("WHERE submission_id = ?1", &[&submission_id])?
+                    .into_iter()
+                    .next()
+                    .ok_or_else(|| StoreError::SubmissionNotFound {
+                        query: submission_id.to_string(),
+                    })?,
+            };
+            let (journal, journal_problem) = self.journal(submission_id)?;
+            let session = session(self, &row)?;
+            let stream_chunks = match journal.as_ref().and_then(|j| j.stream_key.as_deref()) {
+                Some(key) => self.stream_chunks(key)?,
+                None => Vec::new(),
+            };
+            let event_stream = self.event_stream(&row)?;
+            Ok(SubmissionBundle {
+                row,
+                journal,
+                journal_problem,
+                session,
+                stream_chunks,
+                event_stream,
+            })
+        })();
+        if own {
+            self.end_read();
+        }
+        result
+    }
+}
+
+/// Row access for the backend-neutral loaders (`access.rs`).
+impl SessionRows for SqliteStore {
+    fn session_data(&self, key: &str) -> Result<Option<(String, bool)>, StoreError> {
+        self.conn
+            .prepare_cached("SELECT data FROM flue_sessions WHERE id = ?1")
+            .and_then(|mut s| {
+                s.query_row([key], |r| {
+                    let v = r.get_ref(0)?;
+                    Ok((text_of(v), is_lossy(v)))
+                })
+                .optional()
+            })
+            .map_err(|e| StoreError::sqlite("reading the session", e))
+    }
+
+    fn entry_by_id(&self, session: &str, entry_id: &str) -> Result<Option<EntryRow>, StoreError> {
+        self.conn
+            .prepare_cached(
+                "SELECT position, data FROM flue_session_entries WHERE session_id = ?1 AND entry_id = ?2",
+            )
+            .and_then(|mut s| {
+                s.query_row([session, entry_id], |r| {
+                    Ok(EntryRow {
+                        position: r.get::<_, Option<i64>>(0).unwrap_or(None).unwrap_or(-1),
+                        data: bytes_of(r.get_ref(1)?),
+                    })
+                })
+                .optional()
+            })
+            .map_err(|e| StoreError::sqlite("reading a session entry", e))
+    }
+
+    fn entries_before(
+        &self,
+        session: &str,
+        below: i64,
+        limit: usize,
+        f: &mut EntryVisitor<'_>,
+    ) -> Result<(), StoreError> {
+        query_entries(
+            &self.conn,
+            "SELECT entry_id, position, data FROM flue_session_entries
+             WHERE session_id = ?1 AND position < ?2 ORDER BY position DESC LIMIT ?3",
+            rusqlite::params![session, below, limit as i64],
+            f,
+        )
+    }
+
+    fn entry_count(&self, session: &str) -> Result<Option<usize>, StoreError> {
+        let n: i64 = self
+            .conn
+            .prepare_cached("SELECT COUNT(*) FROM flue_session_entries WHERE session_id = ?1")
+            .and_then(|mut s| s.query_row([session], |r| r.get(0)))
+            .map_err(|e| StoreError::sqlite("counting session entries", e))?;
+        Ok(usize::try_from(n).ok())
+    }
+
+    fn for_each_entry(&self, session: &str, f: &mut EntryVisitor<'_>) -> Result<(), StoreError> {
+        let all = PartRange {
+            lo: None,
+            hi: None,
+            descending: false,
+        };
+        entries_in(&self.conn, session, all, f)
+    }
+
+    fn split_below(
+        &self,
+        session: &str,
+        below: i64,
+        rows: usize,
+    ) -> Result<Option<SplitBelow<'_>>, StoreError> {
+        if self.conn.is_autocommit() {
+            return Ok(None);
+        }
+        // The position `offset` rows down from `below` (0: the first row below it).
+        let down = |offset: usize| -> rusqlite::Result<Option<i64>> {
+            self.conn
+                .prepare_cached(
+                    "SELECT position FROM flue_session_entries WHERE session_id = ?1 AND position < ?2
+                     ORDER BY position DESC LIMIT 1 OFFSET ?3",
+                )?
+                .query_row(rusqlite::params![session, below, offset as i64], |r| {
+                    Ok(r.get::<_, i64>(0).ok())
+                })
+                .optional()
+                .map(Option::flatten)
+        };
+        let err = |e| StoreError::sqlite("splitting a walk's rows", e);
+        // Fewer than half a segment below: one connection reads them.
+        let Some(mid) = down(rows / 2).map_err(err)? else {
+            return Ok(None);
+        };
+        let lo = down(rows.saturating_sub(1)).map_err(err)?;
+        Ok(self.peer.join_snapshot().map(|lower| SplitBelow {
+            mid,
+            lo,
+            upper: &self.conn,
+            lower,
+        }))
+    }
+
+    fn split(&self, session: &str, len: usize) -> Result<Option<Split<'_>>, StoreError> {
+        // Only inside this store's read transaction: its snapshot is what the peer must share.
+        if self.conn.is_autocommit() || len < SPLIT_FROM {
+            return Ok(None);
+        }
+        let Some((at, first_len)) = split_point(&self.conn, session, len)
+            .map_err(|e| StoreError::sqlite("splitting a session's entries", e))?
+        else {
+            return Ok(None);
+        };
+        Ok(self.peer.join_snapshot().map(|later| Split {
+            at,
+            first_len,
+            len,
+            first: &self.conn,
+            later,
+        }))
+    }
+}
+
+/// The position at which `session`'s `len` entries split into two halves, and the first half's
+/// length; `None` when a position is not a number (NULL sorts first, text and blobs last, and
+/// the halves' range conditions would leave them out).
+fn split_point(
+    conn: &Connection,
+    session: &str,
+    len: usize,
+) -> rusqlite::Result<Option<(i64, usize)>> {
+    let end_type = |order: &str| -> rusqlite::Result<Option<String>> {
+        conn.prepare_cached(&format!(
+            "SELECT typeof(position) FROM flue_session_entries WHERE session_id = ?1
+             ORDER BY position {order} LIMIT 1"
+        ))?
+        .query_row([session], |r| r.get(0))
+        .optional()
+    };
+    let numeric = |t: Option<String>| matches!(t.as_deref(), Some("integer" | "real"));
+    if !numeric(end_type("ASC")?) || !numeric(end_type("DESC")?) {
+        return Ok(None);
+    }
+    let at: Option<i64> = conn
+        .prepare_cached(
+            "SELECT position FROM flue_session_entries WHERE session_id = ?1
+             ORDER BY position LIMIT 1 OFFSET ?2",
+        )?
+        .query_row(rusqlite::params![session, (len / 2) as i64], |r| {
+            Ok(r.get::<_, i64>(0).ok())
+        })
+        .optional()?
+        .flatten();
+    let Some(at) = at else { return Ok(None) };
+    let first_len: i64 = conn
+        .prepare_cached(
+            "SELECT COUNT(*) FROM flue_session_entries WHERE session_id = ?1 AND position < ?2",
+        )?
+        .query_row(rusqlite::params![session, at], |r| r.get(0))?;
+    Ok(usize::try_from(first_len).ok().map(|n| (at, n)))
+}
+
+/// Bytes of a column whatever its storage class (text and blobs as stored).
+fn bytes_of(v: ValueRef<'_>) -> Vec<u8> {
+    match v {
+        ValueRef::Text(t) | ValueRef::Blob(t) => t.to_vec(),
+        other => text_of(other).into_bytes(),
+    }
+}
+
+fn table_names(conn: &Connection) -> rusqlite::Result<Vec<String>> {
+    let mut stmt =
+        conn.prepare("SELECT name FROM sqlite_master WHERE type = 'table' ORDER BY name")?;
+    let rows = stmt.query_map([], |r| r.get::<_, String>(0))?;
+    rows.collect()
+}
+
+/// `path` with `suffix` appended to its file name (`-wal`, `-shm`).
+fn sibling(path: &Path, suffix: &str) -> std::path::PathBuf {
+    let mut s = path.as_os_str().to_os_string();
+    s.push(suffix);
+    s.into()
+}
+
+/// Whether the SQLite header says WAL mode: bytes 18 and 19 (file format write and read
+/// versions) are 2.
+fn header_says_wal(path: &Path) -> bool {
+    use std::io::Read;
+    let mut head = [0u8; 20];
+    std::fs::File::open(path)
+        .and_then(|mut f| f.read_exact(&mut head))
+        .is_ok()
+        && head.starts_with(b"SQLite format 3\0")
+        && head[18] == 2
+        && head[19] == 2
+}
+
+/// The `*.db` files in `dir` (sorted, the first five), for the hint of a directory given as
+/// `--db`.
+fn db_files_in(dir: &Path) -> Vec<String> {
+    let mut names: Vec<String> = std::fs::read_dir(dir)
+        .into_iter()
+        .flatten()
+        .flatten()
+        .filter(|e| e.path().is_file())
+        .map(|e| e.file_name().to_string_lossy().into_owned())
+        .filter(|n| n.ends_with(".db") || n.ends_with(".sqlite") || n.ends_with(".sqlite3"))
+        .collect();
+    names.sort();
+    names.truncate(5);
+    names
+}
+
+fn classify_open_error(path: &Path, e: rusqlite::Error) -> StoreError {
+    match &e {
+        rusqlite::Error::SqliteFailure(code, _)
+            if matches!(
+                code.code,
+                rusqlite::ErrorCode::NotADatabase | rusqlite::ErrorCode::DatabaseCorrupt
+            ) =>
+        {
+            StoreError::NotSqlite {
+                path: path.to_path_buf(),
+                detail: e.to_string(),
+            }
+        }
+        rusqlite::Error::SqliteFailure(code, _)
+            if code.code == rusqlite::ErrorCode::ReadOnly && hot_journal(path).exists() =>
+        {
+            StoreError::HotJournal {
+                path: path.to_path_buf(),
+            }
+        }
+        _ => StoreError::sqlite("opening the database", e),
+    }
+}
+
+fn hot_journal(path: &Path) -> PathBuf {
+    let mut p = path.as_os_str().to_owned();
+    p.push("-journal");
+    PathBuf::from(p)
+}
+
+fn detect_schema(
+    conn: &Connection,
+    path: &Path,
+    tables: &[String],
+) -> Result<SchemaInfo, StoreError> {
+    let has = |t: &str| tables.iter().any(|n| n == t);
+    if has("flue_meta") {
+        let format: Option<String> = conn
+            .query_row(
+                "SELECT value FROM flue_meta WHERE key = 'format_version'",
+                [],
+                |r| Ok(text_of(r.get_ref(0)?)),
+            )
+            .optional()
+            .map_err(|e| StoreError::sqlite("reading flue_meta", e))?;
+        if let Some(format_version) = format {
+            return Err(StoreError::NewerFormat { format_version });
+        }
+    }
+    if !has("flue_agent_submissions") || !has("flue_sessions") || !has("flue_session_entries") {
+        return Err(StoreError::NotFlue {
+            path: path.to_path_buf(),
+            tables: tables.to_vec(),
+        });
+    }
+    let version: Option<String> = if has("flue_meta") {
+        conn.query_row(
+            "SELECT value FROM flue_meta WHERE key = 'schema_version'",
+            [],
+            |r| Ok(text_of(r.get_ref(0)?)),
+        )
+        .optional()
+        .map_err(|e| StoreError::sqlite("reading flue_meta", e))?
+    } else {
+        None
+    };
+    let schema_version = version.unwrap_or_else(|| "(none)".into());
+    if !matches!(schema_version.as_str(), "1" | "2" | "3") {
+        return Err(StoreError::SchemaVersion {
+            found: schema_version,
+        });
+    }
+    let columns = column_names(conn, "flue_agent_submissions")?;
+    let variant = if columns
+        .iter()
+        .any(|c| c == Variant::Libsql.terminal_columns()[0])
+    {
+        Variant::Libsql
+    } else {
+        Variant::BuiltIn
+    };
+    Ok(SchemaInfo {
+        variant,
+        schema_version,
+    })
+}
+
+/// The built-in adapter's keys table, else libsql's `event_key` column, else none.
+fn event_store_of(conn: &Connection, tables: &[String]) -> Result<EventStore, StoreError> {
+    let has = |t: &str| tables.iter().any(|x| x == t);
+    Ok(
+        if has("flue_event_stream_keys")
+            && has("flue_event_stream_entries")
+            && has("flue_event_streams")
+        {
+            EventStore::KeysTable
+        } else if has("flue_event_stream_entries")
+            && has("flue_event_streams")
+            && column_names(conn, "flue_event_stream_entries")?
+                .iter()
+                .any(|c| c == "event_key")
+        {
+            EventStore::EventKeyColumn
+        } else {
+            EventStore::Absent
+        },
+    )
+}
+
+fn column_names(conn: &Connection, table: &str) -> Result<Vec<String>, StoreError> {
+    let mut stmt = conn
+        .prepare(&format!("PRAGMA table_info({table})"))
+        .map_err(|e| StoreError::sqlite("reading the schema", e))?;
+    let rows = stmt
+        .query_map([], |r| r.get::<_, String>(1))
+        .and_then(|rows| rows.collect::<Result<Vec<_>, _>>())
+        .map_err(|e| StoreError::sqlite("reading the schema", e))?;
+    Ok(rows)
+}
+
+fn submission_select_list(conn: &Connection, variant: Variant) -> Result<String, StoreError> {
+    let present = column_names(conn, "flue_agent_submissions")?;
+    Ok(crate::parse::submission_select_list(&present, variant))
+}
+
+/// Whether `text_of` had to replace bytes that are not valid UTF-8.
+fn is_lossy(v: ValueRef<'_>) -> bool {
+    match v {
+        ValueRef::Text(t) | ValueRef::Blob(t) => std::str::from_utf8(t).is_err(),
+        _ => false,
+    }
+}
+
+fn submission_from_row(r: &Row<'_>) -> rusqlite::Result<SubmissionRow> {
+    Ok(SubmissionRow {
+        sequence: opt_int(r.get_ref(0)?).unwrap_or(0),
+        submission_id: text_of(r.get_ref(1)?),
+        session_key: text_of(r.get_ref(2)?),
+        kind: text_of(r.get_ref(3)?),
+        payload: text_of(r.get_ref(4)?),
+        status: SubmissionStatus::parse(&text_of(r.get_ref(5)?)),
+        accepted_at: opt_int(r.get_ref(6)?),
+        attempt_id: opt_text(r.get_ref(7)?),
+        input_applied_at: opt_int(r.get_ref(8)?),
+        recovery_requested_at: opt_int(r.get_ref(9)?),
+        started_at: opt_int(r.get_ref(10)?),
+        settled_at: opt_int(r.get_ref(11)?),
+        error: opt_text(r.get_ref(12)?),
+        attempt_count: opt_int(r.get_ref(13)?).unwrap_or(0),
+        max_retry: opt_int(r.get_ref(14)?).unwrap_or(10),
+        timeout_at: opt_int(r.get_ref(15)?).unwrap_or(0),
+        owner_id: opt_text(r.get_ref(16)?),
+        lease_expires_at: opt_int(r.get_ref(17)?).unwrap_or(0),
+        terminal_key: opt_text(r.get_ref(18)?),
+        terminal_event: opt_text(r.get_ref(19)?),
+        terminal_offset: opt_text(r.get_ref(20)?),
+    })
+}
+
+fn journal_from_row(r: &Row<'_>) -> rusqlite::Result<JournalRow> {
+    Ok(JournalRow {
+        submission_id: text_of(r.get_ref(0)?),
+        session_key: text_of(r.get_ref(1)?),
+        kind: text_of(r.get_ref(2)?),
+        attempt_id: text_of(r.get_ref(3)?),
+        operation_id: text_of(r.get_ref(4)?),
+        turn_id: text_of(r.get_ref(5)?),
+        phase: JournalPhase::parse(&text_of(r.get_ref(6)?)),
+        revision: opt_int(r.get_ref(7)?).unwrap_or(0),
+        created_at: opt_int(r.get_ref(8)?).unwrap_or(0),
+        updated_at: opt_int(r.get_ref(9)?).unwrap_or(0),
+        checkpoint_leaf_id: opt_text(r.get_ref(10)?),
+        tool_request_json: opt_text(r.get_ref(11)?),
+        stream_key: opt_text(r.get_ref(12)?),
+        stream_consumed_at: opt_int(r.get_ref(13)?),
+        committed: opt_int(r.get_ref(14)?).unwrap_or(0) != 0,
+        committed_leaf_id: opt_text(r.get_ref(15)?),
+    })
+}

@@ -1,0 +1,56 @@
+//! `y` and `e`: the selected thing's id to the clipboard, its document to a file.
+
+use super::*;
+
+impl App {
+    /// The id `y` copies: the selected row's id, or the selected entry's.
+    pub fn selected_id(&self) -> Option<String> {
+        match self.focus {
+            Pane::List => self.selected_item().map(|i| i.row.submission_id.clone()),
+            Pane::Sessions => self.selected_session().map(|s| s.id.clone()),
+            Pane::Audit => self.selected_audit().map(|a| a.submission_id.clone()),
+            // The worker's full id: what `--owner` takes.
+            Pane::Incidents => self.incidents.selected_group()?.owner_id.clone(),
+            Pane::Tree | Pane::Detail => self.inspect()?.selected_id(),
+        }
+    }
+
+    pub(super) fn copy(&mut self) {
+        match self.selected_id() {
+            Some(id) => {
+                // What is pasted must not act either (a newline or ESC pasted into a shell): the
+                // clipboard gets the id as shown, with hostile characters as visible escapes.
+                let id = crate::text::clean(&id);
+                self.effects.push(Effect::Copy(id.clone()));
+                self.info(&format!("copied {id} to the clipboard (OSC 52)"));
+            }
+            None => self.info("nothing to copy here"),
+        }
+    }
+
+    pub(super) fn export_target(&self) -> Option<Target> {
+        if let Some(ins) = self.inspect() {
+            return Some(ins.target.clone());
+        }
+        match self.focus {
+            Pane::Sessions => self.sessions.target(),
+            Pane::Audit => self.audit.target(),
+            Pane::Incidents => None,
+            _ => self.list.target(&self.items),
+        }
+    }
+
+    pub(super) fn export(&mut self) {
+        match self.export_target() {
+            Some(t) => {
+                self.effects.push(Effect::Request(Request::Export {
+                    target: t,
+                    dir: self.cfg.export_dir.clone(),
+                    now_ms: self.now_ms,
+                }));
+                self.info("exporting…");
+            }
+            None => self.info("nothing selected to export"),
+        }
+    }
+}

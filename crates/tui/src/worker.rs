@@ -1,0 +1,981 @@
+//! Database I/O off the UI thread. The worker owns its own read-only store (connections
+//! are not `Sync`), answers requests in order, coalesces queued refreshes, and never panics the UI:
+//! every failure becomes a [`WorkerError`] (message and hint) the status line shows.
+//!
+//! In `--write` mode (and only then) it also plans and applies operator actions; the read-write
+//! connection is opened on the first apply, so a read-only session never opens one.
+//!
+//! `Worker::handle` is synchronous so tests can drive the app without threads.
+
+use std::collections::HashMap;
+use std::io::Write;
+use std::path::{Path, PathBuf};
+use std::sync::mpsc::{Receiver, Sender, TryRecvError};
+use std::sync::Arc;
+use std::time::Instant;
+
+use super::listing;
+use super::messages::{
+    ListItem, Opened, OpenedSession, OpenedSubmission, Snapshot, Target, VerdictBatch,
+};
+use super::verdicts::{Verdicts, STEP_BUDGET};
+pub use super::worker_error::WorkerError;
+use crate::write::popup_text::{Outcome, OutcomeResult, PlanItem, Planned, StateSummary};
+use turnscope_core::journal::compact::Previews;
+use turnscope_core::journal::entry::Entry;
+use turnscope_core::journal::search::Needle;
+use turnscope_core::recovery::reconciler::plan_recovery;
+use turnscope_engine::actions::{run, ActionKind, IdSource, Refusal};
+use turnscope_engine::report::export::{self, ExportTarget};
+use turnscope_engine::report::SubmissionReport;
+use turnscope_store::RowFilter;
+use turnscope_store::{
+    fetch_full, fetch_previews, load_compact, search_positions, ApplyError, AuditRecord, Backend,
+    CompactLoader, DbTarget, JournalWriter, SessionRows, SubmissionBundle,
+};
+
+#[derive(Debug, Clone)]
+pub enum Request {
+    /// Reload the rows `filter` shows, the counts, the sessions when `sessions` (the sessions
+    /// view is open), and the opened target if any. Running rows' verdicts follow in the
+    /// background, the rows in `visible` (on screen) first.
+    Refresh {
+        now_ms: i64,
+        open: Option<Target>,
+        filter: RowFilter,
+        sessions: bool,
+        visible: Vec<String>,
+        /// The selected row: read even when it left the filter.
+        selected: Option<String>,
+    },
+    /// Compute the verdicts of these rows next (they scrolled into view).
+    Prioritize(Vec<String>),
+    /// The `(sequence, id)` of every submission of a session (stepping between them).
+    Siblings(String),
+    Open {
+        target: Target,
+        now_ms: i64,
+    },
+    Export {
+        target: Target,
+        dir: PathBuf,
+        now_ms: i64,
+    },
+    /// Re-read each submission at `now_ms` and plan `kind` on it (write mode).
+    Plan {
+        kind: ActionKind,
+        ids: Vec<String>,
+        reason: Option<String>,
+        now_ms: i64,
+    },
+    /// Apply each planned item in its own fenced transaction (write mode).
+    Apply {
+        kind: ActionKind,
+        items: Vec<PlanItem>,
+        operator: String,
+        now_ms: i64,
+    },
+    /// Check (and preview) an undo, or with `commit` apply it (write mode).
+    Undo {
+        target: turnscope_store::UndoTarget,
+        operator: String,
+        reason: Option<String>,
+        commit: bool,
+    },
+    /// The audit trail, newest first.
+    Audit,
+    /// One entry's stored text, fully parsed (the tree keeps compact entries).
+    EntryBody {
+        session: String,
+        entry_id: String,
+    },
+    /// The text previews of these `(entry id, position)`: the rows on screen (the tree's
+    /// entries are read without them).
+    Previews {
+        session: String,
+        entries: Vec<(String, i64)>,
+    },
+    /// The positions of the session's entries whose stored JSON contains `needle` (the tree
+    /// search: the entries it holds are compact). Of several queued, only the newest is read.
+    SearchText {
+        session: String,
+        needle: String,
+    },
+    Stop,
+}
+
+#[derive(Debug, Clone)]
+pub enum Response {
+    Snapshot(Result<Box<Snapshot>, WorkerError>),
+    /// Background verdicts since the last snapshot.
+    Verdicts(VerdictBatch),
+    Siblings {
+        key: String,
+        ids: Vec<(i64, String)>,
+    },
+    Opened {
+        target: Target,
+        result: Result<Opened, WorkerError>,
+    },
+    Exported(Result<PathBuf, WorkerError>),
+    Planned(Planned),
+    Applied {
+        kind: ActionKind,
+        outcomes: Vec<Outcome>,
+    },
+    Audit(Result<Vec<AuditRecord>, WorkerError>),
+    /// An undo checked (`commit` false) or applied: what it restores, or why not.
+    Undo {
+        target: turnscope_store::UndoTarget,
+        reason: Option<String>,
+        commit: bool,
+        result: Result<turnscope_store::Undone, WorkerError>,
+    },
+    EntryBody {
+        session: String,
+        entry_id: String,
+        result: Result<Option<Box<Entry>>, WorkerError>,
+    },
+    /// Each asked entry's preview (`None`: gone, moved or not a message).
+    Previews {
+        session: String,
+        result: Result<Vec<FetchedPreview>, WorkerError>,
+    },
+    SearchText {
+        session: String,
+        needle: String,
+        result: Result<Vec<i64>, WorkerError>,
+    },
+}
+
+pub use turnscope_store::FetchedPreview;
+
+struct Cached {
+    fingerprint: String,
+    report: Arc<SubmissionReport>,
+}
+
+pub struct Worker {
+    target: DbTarget,
+    store: Option<Box<dyn Backend>>,
+    context_window: Option<u64>,
+    cache: HashMap<String, Cached>,
+    /// `--write` mode: plans and applies are allowed.
+    writable: bool,
+    /// The read-write connection, opened on the first apply.
+    writer: Option<Box<dyn JournalWriter>>,
+    /// A fixed seed for new entry ids (tests: reproducible previews); random otherwise.
+    id_source: IdSource,
+    /// Running rows' verdicts, computed between requests.
+    verdicts: Verdicts,
+    /// When the sessions were last read, and how long that took.
+    sessions_read: Option<(Instant, std::time::Duration)>,
+    /// The clock every plan and apply is checked at (live lease, expiry, deadline, fence): the
+    /// real clock, never the app's pinned display clock. Only the headless test harness fixes it.
+    safety_clock: Option<i64>,
+}
+
+/// Sessions read faster than this are re-read on every refresh; slower, every `SESSIONS_RECOUNT`.
+const SESSIONS_CHEAP: std::time::Duration = std::time::Duration::from_millis(200);
+const SESSIONS_RECOUNT: std::time::Duration = std::time::Duration::from_secs(30);
+
+/// Rows looked up in full before the first frame (more than a tall terminal shows).
+const FIRST_SCREEN: usize = 120;
+
+impl Worker {
+    pub fn new(store: Box<dyn Backend>, target: DbTarget, context_window: Option<u64>) -> Worker {
+        Worker {
+            target,
+            store: Some(store),
+            context_window,
+            cache: HashMap::new(),
+            writable: false,
+            writer: None,
+            id_source: IdSource::Random,
+            verdicts: Verdicts::default(),
+            sessions_read: None,
+            safety_clock: None,
+        }
+    }
+
+    /// Check plans and applies at `now_ms` instead of the real clock: for the headless test
+    /// harness's reproducible snapshots only (the binary never calls it; `TURNSCOPE_NOW_MS`
+    /// only pins what the screens show).
+    #[cfg(feature = "test-harness")]
+    pub fn with_safety_clock(mut self, now_ms: i64) -> Worker {
+        self.safety_clock = Some(now_ms);
+        self
+    }
+
+    /// The time plans and applies are checked at.
+    fn safety_now(&self) -> i64 {
+        self.safety_clock
+            .unwrap_or_else(turnscope_store::clock::now_ms)
+    }
+
+    /// Allow write actions (`--write`).
+    pub fn allow_writes(mut self) -> Worker {
+        self.writable = true;
+        self
+    }
+
+    /// New entry ids from a fixed sequence (reproducible previews in tests).
+    pub fn with_id_seed(mut self, seed: u64) -> Worker {
+        self.id_source = IdSource::Seeded(seed);
+        self
+    }
+
+    /// The store, reopened if it was dropped; an error when the file is gone.
+    fn store(&mut self) -> Result<&dyn Backend, WorkerError> {
+        self.ensure_store()?;
+        Ok(self.store.as_deref().expect("ensured"))
+    }
+
+    fn ensure_store(&mut self) -> Result<(), WorkerError> {
+        if let Some(name) = self.target.vanished() {
+            self.store = None;
+            self.cache.clear();
+            return Err(WorkerError::message(format!(
+                "the database vanished: {name} no longer exists (showing the last data read)"
+            )));
+        }
+        if self.store.is_none() {
+            self.store = Some(turnscope_store::open(&self.target).map_err(WorkerError::from)?);
+        }
+        Ok(())
+    }
+
+    pub fn handle(&mut self, req: Request) -> Option<Response> {
+        match req {
+            Request::Refresh {
+                now_ms,
+                open,
+                filter,
+                sessions,
+                visible,
+                selected,
+            } => {
+                let snap = self.refresh(now_ms, open, filter, sessions, selected);
+                self.verdicts.prioritize(&visible);
+                Some(Response::Snapshot(snap.map(Box::new)))
+            }
+            Request::Prioritize(ids) => {
+                self.verdicts.prioritize(&ids);
+                Some(Response::Verdicts(VerdictBatch {
+                    items: Vec::new(),
+                    remaining: self.verdicts.remaining(),
+                    total: self.verdicts.total(),
+                    counts: None,
+                    failed: None,
+                }))
+            }
+            Request::Siblings(key) => {
+                let ids = self
+                    .store()
+                    .and_then(|s| listing::session_ids(s, &key).map_err(WorkerError::from));
+                Some(Response::Siblings {
+                    key,
+                    ids: ids.unwrap_or_default(),
+                })
+            }
+            Request::Open { target, now_ms } => {
+                let result = self.open(&target, now_ms);
+                Some(Response::Opened { target, result })
+            }
+            Request::Export {
+                target,
+                dir,
+                now_ms,
+            } => Some(Response::Exported(self.export(&target, &dir, now_ms))),
+            // The request's time is the screen's; the checks use the safety clock.
+            Request::Plan {
+                kind, ids, reason, ..
+            } => Some(Response::Planned(self.plan(
+                kind,
+                &ids,
+                reason,
+                self.safety_now(),
+            ))),
+            Request::Apply {
+                kind,
+                items,
+                operator,
+                ..
+            } => Some(Response::Applied {
+                kind,
+                outcomes: self.apply(&items, &operator, self.safety_now()),
+            }),
+            Request::Undo {
+                target,
+                operator,
+                reason,
+                commit,
+            } => {
+                let now = self.safety_now();
+                let result = self.writer().and_then(|w| {
+                    super::worker_undo::undo(
+                        &mut **w,
+                        &target,
+                        &operator,
+                        reason.as_deref(),
+                        now,
+                        commit,
+                    )
+                });
+                Some(Response::Undo {
+                    target,
+                    reason,
+                    commit,
+                    result,
+                })
+            }
+            Request::Audit => Some(Response::Audit(
+                self.store()
+                    .and_then(|s| s.audit_records().map_err(WorkerError::from)),
+            )),
+            Request::EntryBody { session, entry_id } => {
+                let result = self.session_rows().and_then(|rows| {
+                    fetch_full(rows, &session, &entry_id)
+                        .map(|e| e.map(Box::new))
+                        .map_err(WorkerError::from)
+                });
+                Some(Response::EntryBody {
+                    session,
+                    entry_id,
+                    result,
+                })
+            }
+            Request::Previews { session, entries } => {
+                let result = self.session_rows().and_then(|rows| {
+                    fetch_previews(rows, &session, &entries).map_err(WorkerError::from)
+                });
+                Some(Response::Previews { session, result })
+            }
+            Request::SearchText { session, needle } => {
+                let result = match Needle::new(&needle) {
+                    None => Ok(Vec::new()),
+                    Some(n) => self.session_rows().and_then(|rows| {
+                        search_positions(rows, &session, &n).map_err(WorkerError::from)
+                    }),
+                };
+                Some(Response::SearchText {
+                    session,
+                    needle,
+                    result,
+                })
+            }
+            Request::Stop => None,
+        }
+    }
+
+    /// The store's by-entry reads (bodies, previews, the text search).
+    fn session_rows(&mut self) -> Result<&dyn SessionRows, WorkerError> {
+        self.ensure_store()?;
+        let store = self.store.as_deref().expect("ensured");
+        store
+            .session_rows()
+            .ok_or_else(|| "this database cannot read single entries".into())
+    }
+
+    /// The full report of a submission, from the cache when nothing it reads has changed.
+    fn report(
+        &mut self,
+        row_id: &str,
+        session_key: &str,
+    ) -> Result<Arc<SubmissionReport>, WorkerError> {
+        let cw = self.context_window;
+        self.ensure_store()?;
+        let store = self.store.as_deref().expect("ensured");
+        let fp = store
+            .bundle_fingerprint(row_id, session_key)
+            .map_err(WorkerError::from)?;
+        let row = store.find_submission(row_id).map_err(WorkerError::from)?;
+        if let Some(c) = self.cache.get(row_id) {
+            if c.fingerprint == fp && *c.report.row() == row {
+                return Ok(c.report.clone());
+            }
+        }
+        // Compact: full bodies for the input and what follows it; others are fetched when shown
+        // (`Request::EntryBody`). Actions re-read the submission whole (`plan`, `apply`).
+        let bundle = store
+            .load_bundle_with(
+                row_id,
+                &mut CompactLoader {
+                    previews: Previews::Drop,
+                },
+            )
+            .map_err(WorkerError::from)?;
+        // `now` only matters for the plan, which callers recompute; inspection does not use it.
+        let report = Arc::new(SubmissionReport::build(bundle, cw, 0));
+        self.cache.insert(
+            row_id.to_string(),
+            Cached {
+                fingerprint: fp,
+                report: report.clone(),
+            },
+        );
+        Ok(report)
+    }
+
+    /// At most `n` verdicts per background step (tests and the bench watch them arrive).
+    pub fn set_batch_rows(&mut self, n: usize) {
+        self.verdicts.batch_rows = n;
+    }
+
+    /// Background work is waiting (verdicts of running rows, the failed count).
+    pub fn busy(&self) -> bool {
+        self.verdicts.busy()
+    }
+
+    /// One step of background work (about [`STEP_BUDGET`]); `None` when there is none.
+    pub fn background(&mut self) -> Option<Response> {
+        if !self.verdicts.busy() {
+            return None;
+        }
+        let cw = self.context_window;
+        if self.ensure_store().is_err() {
+            // The database vanished: the next refresh says so; drop the queue.
+            self.verdicts = Verdicts::default();
+            return None;
+        }
+        let store = self.store.as_deref().expect("ensured");
+        let batch = self.verdicts.step(store, cw, STEP_BUDGET)?;
+        Some(Response::Verdicts(batch))
+    }
+
+    /// A row whose plan depends on the row only (not running): no need to read the session.
+    fn row_item(
+        &self,
+        row: turnscope_core::journal::submission_rows::SubmissionRow,
+        now_ms: i64,
+    ) -> ListItem {
+        let bundle = SubmissionBundle {
+            row,
+            journal: None,
+            journal_problem: None,
+            session: None,
+            stream_chunks: Vec::new(),
+            event_stream: None,
+        };
+        let r = SubmissionReport::build(bundle, self.context_window, now_ms);
+        ListItem::from_report(&r, &r.plan, false)
+    }
+
+    /// The rows `filter` shows: non-running ones complete, running ones from the verdict cache or
+    /// as placeholders (their verdicts follow in the background). Also the filter's total when
+    /// only its newest page was read.
+    fn list_items(
+        &mut self,
+        filter: RowFilter,
+        now_ms: i64,
+    ) -> Result<(Vec<ListItem>, Option<usize>), WorkerError> {
+        let (rows, total, phases) = {
+            let store = self.store()?;
+            let (rows, total) = listing::rows(store, filter, now_ms).map_err(WorkerError::from)?;
+            // Running rows get their journal phase with their verdict; only the first screenful
+            // is looked up now.
+            let mut running = 0;
+            let ids: Vec<&str> = rows
+                .iter()
+                .filter(|r| {
+                    running += usize::from(r.is_running());
+                    !r.is_running() || running <= FIRST_SCREEN
+                })
+                .map(|r| r.submission_id.as_str())
+                .collect();
+            let phases = listing::phases(store, &ids).map_err(WorkerError::from)?;
+            (rows, total, phases)
+        };
+        let mut items: Vec<Option<ListItem>> = Vec::with_capacity(rows.len());
+        let mut running = Vec::new();
+        let mut slots = Vec::new();
+        for row in rows {
+            let phase = phases.get(&row.submission_id).cloned();
+            if row.is_running() {
+                slots.push(items.len());
+                items.push(None);
+                running.push((row, phase));
+            } else {
+                let mut item = self.row_item(row, now_ms);
+                item.journal = phase;
+                items.push(Some(item));
+            }
+        }
+        let done = self.verdicts.start(running, now_ms);
+        for (slot, item) in slots.into_iter().zip(done) {
+            items[slot] = Some(item);
+        }
+        Ok((items.into_iter().flatten().collect(), total))
+    }
+
+    /// One submission, complete (the selected row after it left the filter); `None` when it is
+    /// gone or unreadable.
+    fn watched_item(&mut self, id: &str, now_ms: i64) -> Option<ListItem> {
+        let row = self.store().ok()?.submission_by_id(id).ok()??;
+        if row.is_running() {
+            let r = self.report(&row.submission_id, &row.session_key).ok()?;
+            let plan = plan_recovery(r.row(), r.bundle.journal.as_ref(), &r.inspection, now_ms);
+            Some(ListItem::from_report(&r, &plan, true))
+        } else {
+            let mut item = self.row_item(row, now_ms);
+            let store = self.store().ok()?;
+            item.journal = listing::phases(store, &[id]).ok()?.remove(id);
+            Some(item)
+        }
+    }
+
+    /// Every submission of one session, complete (an opened session lists them all).
+    fn session_items(&mut self, key: &str, now_ms: i64) -> Result<Vec<ListItem>, WorkerError> {
+        let rows = {
+            let store = self.store()?;
+            listing::session_rows(store, key).map_err(WorkerError::from)?
+        };
+        let mut items = Vec::with_capacity(rows.len());
+        for row in rows {
+            if row.is_running() {
+                let r = self.report(&row.submission_id, &row.session_key)?;
+                let plan = plan_recovery(r.row(), r.bundle.journal.as_ref(), &r.inspection, now_ms);
+                items.push(ListItem::from_report(&r, &plan, true));
+            } else {
+                let id = row.submission_id.clone();
+                let mut item = self.row_item(row, now_ms);
+                let store = self.store()?;
+                item.journal = listing::phases(store, &[id.as_str()])
+                    .map_err(WorkerError::from)?
+                    .remove(&id);
+                items.push(item);
+            }
+        }
+        Ok(items)
+    }
+
+    fn refresh(
+        &mut self,
+        now_ms: i64,
+        open: Option<Target>,
+        filter: RowFilter,
+        sessions: bool,
+        selected: Option<String>,
+    ) -> Result<Snapshot, WorkerError> {
+        let t0 = Instant::now();
+        // The expired count is cheap (the index narrows to running rows); the status counts and
+        // the failed count follow in the background.
+        let expired = {
+            let store = self.store()?;
+            listing::expired_count(store, now_ms).map_err(WorkerError::from)?
+        };
+        let (items, list_total) = self.list_items(filter, now_ms)?;
+        // Full reports are kept for the opened submission only (they hold whole sessions).
+        let open_id = match &open {
+            Some(Target::Submission(id)) => Some(id.clone()),
+            _ => None,
+        };
+        self.cache.retain(|k, _| Some(k) == open_id.as_ref());
+        let watched = match selected {
+            Some(id) if !items.iter().any(|i| i.row.submission_id == id) => {
+                self.watched_item(&id, now_ms)
+            }
+            _ => None,
+        };
+        // Every session's summary counts all entries (seconds on a production journal): when
+        // that was slow, the open sessions view is re-read at most every `SESSIONS_RECOUNT`.
+        let due = self
+            .sessions_read
+            .is_none_or(|(at, cost)| cost < SESSIONS_CHEAP || at.elapsed() >= SESSIONS_RECOUNT);
+        let sessions = if sessions && due {
+            let t = Instant::now();
+            let store = self.store()?;
+            let rows = store.list_sessions().map_err(WorkerError::from)?;
+            self.sessions_read = Some((t, t.elapsed()));
+            Some(rows)
+        } else {
+            None
+        };
+        let open = match open {
+            Some(t) => {
+                let subs = match &t {
+                    Target::Session(key) => self.session_items(key, now_ms)?,
+                    Target::Submission(_) => Vec::new(),
+                };
+                let r = self.open_with(&t, now_ms, &subs);
+                Some((t, r))
+            }
+            None => None,
+        };
+        Ok(Snapshot {
+            now_ms,
+            items,
+            counts: None,
+            list_total,
+            filter,
+            expired,
+            sessions,
+            pending: self.verdicts.remaining(),
+            watched,
+            open,
+            took: t0.elapsed(),
+        })
+    }
+
+    fn open(&mut self, target: &Target, now_ms: i64) -> Result<Opened, WorkerError> {
+        let items = match target {
+            Target::Submission(_) => Vec::new(),
+            Target::Session(key) => self.session_items(key, now_ms)?,
+        };
+        self.open_with(target, now_ms, &items)
+    }
+
+    fn open_with(
+        &mut self,
+        target: &Target,
+        now_ms: i64,
+        items: &[ListItem],
+    ) -> Result<Opened, WorkerError> {
+        match target {
+            Target::Submission(id) => {
+                let key = self
+                    .store()?
+                    .find_submission(id)
+                    .map_err(WorkerError::from)?
+                    .session_key;
+                let report = self.report(id, &key)?;
+                Ok(Opened::Submission(OpenedSubmission::new(report, now_ms)))
+            }
+            Target::Session(key) => {
+                let store = self.store()?;
+                // Compact (bodies are fetched when shown): a whale session would otherwise be
+                // parsed whole into memory.
+                let record = match store.session_rows() {
+                    Some(rows) => load_compact(rows, key, "", "", Previews::Drop),
+                    None => store.load_session(key),
+                }
+                .map_err(WorkerError::from)?;
+                let summary = store
+                    .list_sessions()
+                    .map_err(WorkerError::from)?
+                    .into_iter()
+                    .find(|s| &s.id == key);
+                let subs: Vec<ListItem> = items
+                    .iter()
+                    .filter(|i| &i.row.session_key == key)
+                    .cloned()
+                    .collect();
+                if record.is_none() && subs.is_empty() {
+                    return Err(WorkerError::message(format!("no session {key}")));
+                }
+                Ok(Opened::Session(Arc::new(OpenedSession::build(
+                    key, record, summary, subs,
+                ))))
+            }
+        }
+    }
+
+    /// Plan `kind` on each submission, freshly read at `now_ms` (the fence is what this read saw).
+    fn plan(
+        &mut self,
+        kind: ActionKind,
+        ids: &[String],
+        reason: Option<String>,
+        now_ms: i64,
+    ) -> Planned {
+        let cw = self.context_window;
+        let mut items = Vec::with_capacity(ids.len());
+        let live = self
+            .store()
+            .ok()
+            .and_then(|s| turnscope_engine::actions::live::live_runtime(s.reader(), now_ms));
+        let mut next_pass = None;
+        for id in ids {
+            let ids = self.id_source;
+            let loaded = if self.writable {
+                self.store().and_then(|s| {
+                    run::prepare(
+                        s.reader(),
+                        kind,
+                        id,
+                        reason.as_deref(),
+                        None,
+                        cw,
+                        now_ms,
+                        ids,
+                    )
+                    .map_err(WorkerError::from)
+                })
+            } else {
+                Err("turnscope is read-only: start it with --write to act on submissions".into())
+            };
+            if let Ok(p) = &loaded {
+                next_pass = Some(turnscope_engine::actions::live::next_pass(&p.report));
+            }
+            let item = match loaded {
+                Ok(p) => PlanItem {
+                    submission_id: p.report.row().submission_id.clone(),
+                    before: Some(StateSummary::of(&p.report)),
+                    result: p.plan,
+                },
+                Err(e) => PlanItem {
+                    submission_id: id.clone(),
+                    before: None,
+                    result: Err(Refusal {
+                        reason: e.line(),
+                        instead: "refresh and try again".into(),
+                    }),
+                },
+            };
+            items.push(item);
+        }
+        // One submission: what the runtime would do with it; a bulk: with each of them.
+        let what = match (items.len(), next_pass) {
+            (1, Some(n)) => n,
+            _ => "reconcile each expired submission itself, racing these writes; the fence refuses whichever comes second".into(),
+        };
+        Planned {
+            kind,
+            reason,
+            items,
+            live_runtime: live.map(|l| l.warning(&what)).unwrap_or_default(),
+            hidden: Vec::new(),
+        }
+    }
+
+    /// Apply each planned item in its own fenced transaction, then re-read it.
+    fn apply(&mut self, items: &[PlanItem], operator: &str, now_ms: i64) -> Vec<Outcome> {
+        let cw = self.context_window;
+        let mut out = Vec::with_capacity(items.len());
+        // A bulk apply: one batch id on all its audit rows (undone together with `U`).
+        let writes = items
+            .iter()
+            .filter(|i| i.result.as_ref().is_ok_and(|p| !p.is_noop()))
+            .count();
+        let batch = (writes > 1).then(run::new_batch_id);
+        for item in items {
+            let result = match &item.result {
+                Err(r) => OutcomeResult::Refused(r.clone()),
+                Ok(plan) if plan.is_noop() => OutcomeResult::Noop(plan.summary.clone()),
+                Ok(plan) => match self.writer() {
+                    Err(e) => OutcomeResult::Error(e),
+                    Ok(w) => match run::apply_in_batch(
+                        &mut **w,
+                        plan,
+                        operator,
+                        now_ms,
+                        batch.as_deref(),
+                    ) {
+                        Ok(applied) => {
+                            let after = self
+                                .store()
+                                .ok()
+                                .and_then(|s| run::reread(s.reader(), plan, cw, now_ms).ok());
+                            OutcomeResult::Applied {
+                                applied,
+                                after: after.as_ref().map(|r| Box::new(StateSummary::of(r))),
+                            }
+                        }
+                        Err(ApplyError::Fenced(diffs)) => OutcomeResult::Fenced(diffs),
+                        Err(e @ (ApplyError::Refused(_) | ApplyError::NotFound(_))) => {
+                            OutcomeResult::Error(WorkerError::from(e))
+                        }
+                        Err(ApplyError::Store(e)) => {
+                            // A broken connection is reopened on the next apply.
+                            self.writer = None;
+                            OutcomeResult::Error(WorkerError::from(e))
+                        }
+                    },
+                },
+            };
+            out.push(Outcome {
+                submission_id: item.submission_id.clone(),
+                before: item.before.clone(),
+                result,
+            });
+        }
+        out
+    }
+
+    fn writer(&mut self) -> Result<&mut Box<dyn JournalWriter>, WorkerError> {
+        if !self.writable {
+            return Err(
+                "turnscope is read-only: start it with --write to act on submissions".into(),
+            );
+        }
+        if self.writer.is_none() {
+            self.writer =
+                Some(turnscope_store::open_writer(&self.target).map_err(WorkerError::from)?);
+        }
+        Ok(self.writer.as_mut().expect("just opened"))
+    }
+
+    fn export(&mut self, target: &Target, dir: &Path, now_ms: i64) -> Result<PathBuf, WorkerError> {
+        let cw = self.context_window;
+        let store = self.store()?;
+        let what = match target {
+            Target::Submission(id) => ExportTarget::Submission(id),
+            Target::Session(key) => ExportTarget::Session(key),
+        };
+        let built = export::build(store, what, cw, now_ms).map_err(WorkerError::from)?;
+        let text = export::to_text(&built.document);
+        for n in 1..1000 {
+            let path = dir.join(export::file_name(&built.session_key, now_ms, n));
+            let mut o = std::fs::OpenOptions::new();
+            o.write(true).create_new(true);
+            #[cfg(unix)]
+            {
+                // An export holds whole conversations: readable by its owner only.
+                use std::os::unix::fs::OpenOptionsExt;
+                o.mode(0o600);
+            }
+            match o.open(&path) {
+                Ok(mut f) => {
+                    f.write_all(text.as_bytes())
+                        .map_err(|e| format!("could not write {}: {e}", path.display()))?;
+                    return Ok(path);
+                }
+                Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => continue,
+                Err(e) => {
+                    return Err(WorkerError::message(format!(
+                        "could not create {}: {e}",
+                        path.display()
+                    )))
+                }
+            }
+        }
+        Err(WorkerError::message(format!(
+            "too many exports named like {} in {}",
+            export::file_name(&built.session_key, now_ms, 1),
+            dir.display()
+        )))
+    }
+}
+
+/// Which requests of a queued batch are carried out: of several refreshes, and of several text
+/// searches (typed a letter at a time), only the newest; each would read the whole database or
+/// session again for an answer nobody waits for.
+fn carried_out(batch: &[Request]) -> Vec<bool> {
+    let last = |is: fn(&Request) -> bool| batch.iter().rposition(is);
+    let refresh = last(|r| matches!(r, Request::Refresh { .. }));
+    let search = last(|r| matches!(r, Request::SearchText { .. }));
+    batch
+        .iter()
+        .enumerate()
+        .map(|(i, r)| match r {
+            Request::Refresh { .. } => Some(i) == refresh,
+            Request::SearchText { .. } => Some(i) == search,
+            _ => true,
+        })
+        .collect()
+}
+
+/// Run `worker` on its own thread: requests in, responses out through `wrap` into the UI's event
+/// channel. Queued refreshes are coalesced into the newest one.
+pub fn spawn<E: Send + 'static>(
+    mut worker: Worker,
+    events: Sender<E>,
+    wrap: fn(Response) -> E,
+) -> (Sender<Request>, std::thread::JoinHandle<()>) {
+    let (tx, rx): (Sender<Request>, Receiver<Request>) = std::sync::mpsc::channel();
+    let handle = std::thread::Builder::new()
+        .name("turnscope-db".into())
+        .spawn(move || {
+            loop {
+                // Requests first; background verdicts only while none is waiting.
+                let first = if worker.busy() {
+                    match rx.try_recv() {
+                        Ok(r) => r,
+                        Err(TryRecvError::Disconnected) => return,
+                        Err(TryRecvError::Empty) => {
+                            let resp =
+                                std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+                                    worker.background()
+                                }));
+                            match resp {
+                                Ok(Some(r)) => {
+                                    if events.send(wrap(r)).is_err() {
+                                        return;
+                                    }
+                                }
+                                Ok(None) => {}
+                                Err(_) => super::log::line("internal error computing verdicts"),
+                            }
+                            continue;
+                        }
+                    }
+                } else {
+                    match rx.recv() {
+                        Ok(r) => r,
+                        Err(_) => return,
+                    }
+                };
+                let mut batch = vec![first];
+                batch.extend(rx.try_iter());
+                let carry = carried_out(&batch);
+                for (req, carry) in batch.into_iter().zip(carry) {
+                    if matches!(req, Request::Stop) {
+                        return;
+                    }
+                    if !carry {
+                        continue;
+                    }
+                    let resp = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+                        worker.handle(req)
+                    }));
+                    let resp = match resp {
+                        Ok(Some(r)) => r,
+                        Ok(None) => return,
+                        Err(_) => Response::Snapshot(Err(
+                            "internal error while reading the database (see the log)".into(),
+                        )),
+                    };
+                    if events.send(wrap(resp)).is_err() {
+                        return;
+                    }
+                }
+            }
+        })
+        .expect("spawning the database thread");
+    (tx, handle)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn search(needle: &str) -> Request {
+        Request::SearchText {
+            session: "s".into(),
+            needle: needle.into(),
+        }
+    }
+
+    fn refresh() -> Request {
+        Request::Refresh {
+            now_ms: 0,
+            open: None,
+            filter: RowFilter::default(),
+            sessions: false,
+            visible: Vec::new(),
+            selected: None,
+        }
+    }
+
+    #[test]
+    fn only_the_newest_search_and_refresh_of_a_batch_are_carried_out() {
+        let body = Request::EntryBody {
+            session: "s".into(),
+            entry_id: "e".into(),
+        };
+        let batch = [
+            search("d"),
+            body.clone(),
+            refresh(),
+            search("di"),
+            refresh(),
+            search("dis"),
+            body,
+        ];
+        assert_eq!(
+            carried_out(&batch),
+            [false, true, false, false, true, true, true]
+        );
+        assert_eq!(carried_out(&[search("x")]), [true]);
+    }
+}
