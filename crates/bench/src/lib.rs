@@ -11,6 +11,4 @@ mod scale_stuck;
 mod scale_text;
 mod scale_whale;
 #[cfg(test)]
-mod test_support;
-#[cfg(test)]
 mod tests_scale_runtime;

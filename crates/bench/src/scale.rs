@@ -526,8 +526,8 @@ mod tests {
     use serde_json::Value;
 
     use super::*;
-    use crate::test_support::{is_compact, strings, TempDb, NOW};
     use turnscope_core::recovery::reconciler::row_problem;
+    use turnscope_demo::testing::{is_compact, strings, TempDb, NOW};
     use turnscope_engine::report::SubmissionReport;
     use turnscope_store::{JournalStore, RowFilter, SqliteStore};
 

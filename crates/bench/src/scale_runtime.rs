@@ -369,7 +369,7 @@ pub(crate) fn idle(sp: &Plan) -> bool {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::test_support::NOW;
+    use turnscope_demo::testing::NOW;
 
     #[test]
     fn full_size_layout_has_the_issue_shape() {

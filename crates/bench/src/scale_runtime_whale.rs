@@ -147,7 +147,7 @@ mod tests {
 
     #[test]
     fn repairs_sum_to_the_abandoned_entries() {
-        let mut d = Demo::new(crate::test_support::NOW);
+        let mut d = Demo::new(turnscope_demo::testing::NOW);
         for (active, abandoned) in [(100_000, 20_000), (6, 1), (10, 4), (1_000, 200)] {
             let (c, _) = layout(active);
             let m = repairs(&mut d, c, abandoned);

@@ -9,7 +9,7 @@ use serde_json::Value;
 
 use super::scale::{write_scale, ScaleOptions, ScaleSummary};
 use super::scale_runtime::options;
-use crate::test_support::{strings, TempDb, NOW};
+use turnscope_demo::testing::{strings, TempDb, NOW};
 
 /// Write the runtime profile at a small factor with a whale of `whale` entries.
 fn written(tag: &str, whale: usize) -> (TempDb, ScaleOptions, ScaleSummary) {

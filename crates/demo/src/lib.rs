@@ -28,6 +28,8 @@ mod scenarios_resume;
 mod scenarios_rows;
 pub mod shapes;
 pub mod synthetic;
+#[cfg(any(test, feature = "testing"))]
+pub mod testing;
 #[cfg(test)]
 mod tests;
 #[cfg(test)]

@@ -8,7 +8,7 @@ use turnscope_core::recovery::reconciler::Disposition;
 use turnscope_engine::report::SubmissionReport;
 use turnscope_store::{JournalStore, RowFilter, SqliteStore};
 
-use super::tests::{TempDb, NOW};
+use crate::testing::{TempDb, NOW};
 
 /// (instance, classification, reconciler rule) of every expired running submission.
 const EXPECTED: [(&str, &str, u8); 22] = [

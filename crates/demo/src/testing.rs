@@ -1,23 +1,32 @@
-//! Helpers of the generator's tests (the same as the demo crate's own test helpers).
+//! Helpers for the tests of this crate and of the scale generator (`turnscope-bench`, through
+//! the `testing` feature): a fixed clock, temporary database paths, and row queries.
 
 use std::path::{Path, PathBuf};
 
-use rusqlite::Connection;
+use rusqlite::{Connection, OpenFlags};
 
 /// A fixed "now" (2026-11-30T06:08:09.175Z) so failures are reproducible.
-pub(crate) const NOW: i64 = 1_796_018_889_175;
+pub const NOW: i64 = 1_796_018_889_175;
 
 /// A unique path in the temp dir, removed (with `-wal`/`-shm`) on drop.
-pub(crate) struct TempDb(pub PathBuf);
+pub struct TempDb(pub PathBuf);
 
 impl TempDb {
-    pub(crate) fn new(tag: &str) -> Self {
+    pub fn new(tag: &str) -> Self {
         let nanos = std::time::SystemTime::now()
             .duration_since(std::time::UNIX_EPOCH)
             .map(|d| d.as_nanos())
             .unwrap_or(0);
         let name = format!("turnscope-demo-{tag}-{}-{nanos}.db", std::process::id());
         TempDb(std::env::temp_dir().join(name))
+    }
+
+    /// Write the demo at [`NOW`] and open it read-only.
+    pub fn written(tag: &str) -> (Self, Connection) {
+        let t = Self::new(tag);
+        crate::write_demo(&t.0, NOW).expect("demo written");
+        let c = Connection::open_with_flags(&t.0, OpenFlags::SQLITE_OPEN_READ_ONLY).expect("open");
+        (t, c)
     }
 }
 
@@ -31,7 +40,7 @@ impl Drop for TempDb {
     }
 }
 
-pub(crate) fn strings(c: &Connection, sql: &str) -> Vec<String> {
+pub fn strings(c: &Connection, sql: &str) -> Vec<String> {
     let mut st = c.prepare(sql).expect("prepare");
     let rows = st.query_map([], |r| r.get::<_, String>(0)).expect("query");
     rows.map(|r| r.expect("row")).collect()
@@ -39,7 +48,7 @@ pub(crate) fn strings(c: &Connection, sql: &str) -> Vec<String> {
 
 /// No whitespace outside JSON strings. (Re-serializing is not a usable check: serde_json's default
 /// float parser is not exact, so `0.00020480000000000002` would come back as `0.0002048`.)
-pub(crate) fn is_compact(json: &str) -> bool {
+pub fn is_compact(json: &str) -> bool {
     let (mut in_str, mut esc) = (false, false);
     for ch in json.chars() {
         match (in_str, esc, ch) {
