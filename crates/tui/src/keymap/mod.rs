@@ -100,30 +100,57 @@ pub fn footer(ctxs: &[Ctx], write_mode: bool) -> Vec<(&'static str, &'static str
     out
 }
 
+/// The contexts in the order the help, the man page and `docs/tui.md` list them.
+const HELP_ORDER: [Ctx; 10] = [
+    C::Global,
+    C::Nav,
+    C::List,
+    C::Sessions,
+    C::Inspect,
+    C::Tree,
+    C::Detail,
+    C::Audit,
+    C::Incidents,
+    C::Popup,
+];
+
 /// Help groups in display order: (title, [(keys, description)]), for this mode.
 pub fn help_groups(write_mode: bool) -> Vec<(&'static str, Vec<(&'static str, &'static str)>)> {
-    [
-        C::Global,
-        C::Nav,
-        C::List,
-        C::Sessions,
-        C::Inspect,
-        C::Tree,
-        C::Detail,
-        C::Audit,
-        C::Incidents,
-        C::Popup,
-    ]
-    .into_iter()
-    .map(|ctx| {
-        let rows = KEYMAP
-            .iter()
-            .filter(|b| b.ctx == ctx && b.active(write_mode))
-            .map(|b| (b.label, b.help))
-            .collect();
-        (ctx.title(), rows)
-    })
-    .collect()
+    HELP_ORDER
+        .into_iter()
+        .map(|ctx| {
+            let rows = KEYMAP
+                .iter()
+                .filter(|b| b.ctx == ctx && b.active(write_mode))
+                .map(|b| (b.label, b.help))
+                .collect();
+            (ctx.title(), rows)
+        })
+        .collect()
+}
+
+/// The key tables of `docs/tui.md` (between its `keys:begin` and `keys:end` markers), made from
+/// this table so the documentation cannot drift from the keys: one table per context in the help's
+/// order, a write-mode key marked *write*. `tests.rs` fails when the file is stale.
+pub fn key_tables_markdown() -> String {
+    let mut out = String::new();
+    for ctx in HELP_ORDER {
+        out.push_str(&format!(
+            "**{}**\n\n| key | action |\n| --- | --- |\n",
+            ctx.title()
+        ));
+        for b in KEYMAP.iter().filter(|b| b.ctx == ctx) {
+            let label = b.label.replace('|', "\\|");
+            let tick = if label.contains('`') { "``" } else { "`" };
+            let write = if b.write { "*write*: " } else { "" };
+            out.push_str(&format!(
+                "| {tick}{label}{tick} | {write}{} |\n",
+                b.help.replace('|', "\\|")
+            ));
+        }
+        out.push('\n');
+    }
+    out
 }
 
 /// The name of an action in the configuration file's `[keys]` table and in the command palette:

@@ -151,3 +151,24 @@ fn action_names_are_the_configuration_names() {
         assert_eq!(action_name(a), name);
     }
 }
+
+/// `docs/tui.md`'s key tables are this keymap's (`key_tables_markdown`): a binding added, changed
+/// or removed without the doc fails here. `TURNSCOPE_UPDATE_DOCS=1 cargo test -p turnscope-tui
+/// keymap` writes them.
+#[test]
+fn docs_key_tables_are_current() {
+    let path = concat!(env!("CARGO_MANIFEST_DIR"), "/../../docs/tui.md");
+    let doc = std::fs::read_to_string(path).expect("docs/tui.md");
+    let (begin, end) = ("<!-- keys:begin -->\n", "<!-- keys:end -->");
+    let a = doc.find(begin).expect("the keys:begin marker") + begin.len();
+    let b = doc[a..].find(end).expect("the keys:end marker") + a;
+    let want = key_tables_markdown();
+    if doc[a..b] != want && std::env::var_os("TURNSCOPE_UPDATE_DOCS").is_some() {
+        std::fs::write(path, format!("{}{want}{}", &doc[..a], &doc[b..])).unwrap();
+        return;
+    }
+    assert!(
+        doc[a..b] == want,
+        "docs/tui.md's key tables are stale: run TURNSCOPE_UPDATE_DOCS=1 cargo test -p turnscope-tui keymap"
+    );
+}
