@@ -65,7 +65,8 @@ use ratatui::Terminal;
 pub use app::draw::draw;
 pub use app::{App, AppConfig, Effect, Pane, Root};
 pub use keymap::{
-    action_name, help_groups, key_label, parse_key, Action, FilterLabel, Overrides, KEYMAP,
+    action_name, help_groups, key_label, key_tables_markdown, parse_key, Action, FilterLabel,
+    Overrides, KEYMAP,
 };
 pub use messages::{ItemDisposition, ListItem, Target};
 pub use popups::{Popup, PopupAction};
