@@ -5,7 +5,7 @@
 use super::args::Cli;
 use turnscope_store::{Backend, DbTarget, StoreError};
 
-/// Exit codes (documented in the README and the man page's EXIT STATUS, both from [`exit::ALL`]).
+/// Exit codes (documented in docs/cli.md and the man page's EXIT STATUS, both from [`exit::ALL`]).
 pub mod exit {
     pub const OK: i32 = 0;
     pub const ERROR: i32 = 1;

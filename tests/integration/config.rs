@@ -258,15 +258,37 @@ fn config_prints_the_file_key_names() {
 }
 
 #[test]
-fn the_readme_example_parses() {
-    let readme = include_str!("../../README.md");
-    let start = readme
+fn the_documented_example_parses() {
+    let doc = include_str!("../../docs/configuration.md");
+    let start = doc
         .find("```toml\n")
-        .expect("a toml block in the README")
+        .expect("a toml block in docs/configuration.md")
         + 8;
-    let end = start + readme[start..].find("```").unwrap();
-    let c = parse(&readme[start..end], Path::new("README.md")).unwrap();
+    let end = start + doc[start..].find("```").unwrap();
+    let c = parse(&doc[start..end], Path::new("docs/configuration.md")).unwrap();
     assert_eq!(c.theme, turnscope_tui::Palette::Dark);
     assert!(c.read_only_default);
     assert_eq!(c.keys.len(), 2);
+}
+
+/// Without `$USER` and `$LOGNAME` (a root shell in a container, `kubectl exec`, a systemd unit)
+/// the operator is the account of the process's user id, as `id -un` names it; with them, `$USER`.
+#[test]
+fn the_operator_is_the_account_when_user_is_unset() {
+    let dir = tempfile::tempdir().unwrap();
+    let account = std::process::Command::new("id").arg("-un").output().unwrap();
+    let account = String::from_utf8(account.stdout).unwrap().trim().to_string();
+    assert!(!account.is_empty(), "id -un names this user");
+    let mut cmd = crate::support::turnscope_command();
+    cmd.env_remove("USER")
+        .env_remove("LOGNAME")
+        .env_remove("TURNSCOPE_OPERATOR")
+        .env("XDG_CONFIG_HOME", dir.path());
+    let o = cmd.arg("config").output().unwrap();
+    assert!(o.status.success(), "{}", stderr(&o));
+    let op = value(&stdout(&o), "operator");
+    assert!(op.starts_with(&format!("{account}@")), "{op}");
+    assert!(!op.starts_with("unknown@"), "{op}");
+    let o = turnscope(dir.path(), &[("USER", "ana"), ("LOGNAME", "bo")], &["config"]);
+    assert!(value(&stdout(&o), "operator").starts_with("ana@"));
 }
