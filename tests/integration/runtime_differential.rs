@@ -889,7 +889,7 @@ fn turnscope_writes_the_rows_of_the_real_reconciler() {
 }
 
 /// Where turnscope's rows still differ from the runtime's on a state, and why. Each is a named
-/// gap, reported by the test and in docs/verdicts.md; a difference outside them fails the test.
+/// gap, reported by the test and in CONTRIBUTING.md; a difference outside them fails the test.
 fn known_gap(r: &StateResult) -> Option<&'static str> {
     let places: BTreeSet<&str> = r.diffs.iter().map(|d| d.0.as_str()).collect();
     let within = |allowed: &[&str]| places.iter().all(|p| allowed.contains(p));
