@@ -121,33 +121,89 @@ pub fn declined() -> CliError {
     )
 }
 
-/// `$USER@hostname`, unless `--operator` says otherwise.
-pub fn default_operator(cli: &Cli) -> String {
+/// `--operator`, else `user@hostname`, the user being `$USER`, else `$LOGNAME`, else the account
+/// of this process's effective uid (a root shell in a container, `kubectl exec` and systemd units
+/// often have no `$USER`); `None` when none of them names anyone.
+pub fn default_operator(cli: &Cli) -> Option<String> {
     if let Some(o) = &cli.operator {
-        return o.clone();
+        return Some(o.clone());
     }
-    let user = std::env::var("USER")
-        .or_else(|_| std::env::var("LOGNAME"))
-        .unwrap_or_else(|_| "unknown".into());
+    let env = |k: &str| std::env::var(k).ok();
+    let user = login_name(&env, &|| whoami::username().ok())?;
     let host = std::fs::read_to_string("/proc/sys/kernel/hostname")
         .map(|h| h.trim().to_string())
         .or_else(|_| std::env::var("HOSTNAME"))
         .unwrap_or_else(|_| "localhost".into());
-    format!("{user}@{host}")
+    Some(format!("{user}@{host}"))
 }
 
-/// `--operator`, else `$USER@hostname`; an empty name (or only spaces) is refused: every audit
-/// row must say who.
+/// The user's name: the first of `$USER`, `$LOGNAME` and the account name that is not blank.
+fn login_name(
+    env: &dyn Fn(&str) -> Option<String>,
+    account: &dyn Fn() -> Option<String>,
+) -> Option<String> {
+    ["USER", "LOGNAME"]
+        .into_iter()
+        .filter_map(env)
+        .chain(std::iter::once_with(account).flatten())
+        .map(|n| n.trim().to_string())
+        .find(|n| !n.is_empty())
+}
+
+/// What the TUI and `config` show for the operator: its name, or why there is none.
+pub fn operator_shown(cli: &Cli) -> String {
+    default_operator(cli)
+        .unwrap_or_else(|| "(nobody: no --operator, $USER, $LOGNAME or account name)".into())
+}
+
+/// `--operator`, else `user@hostname` ([`default_operator`]); an operator that resolves to
+/// nothing, or to blanks, is refused: every audit row must say who.
 pub fn operator(cli: &Cli) -> Result<String, CliError> {
-    let name = default_operator(cli);
-    if name.trim().is_empty() {
-        return Err(CliError::new(
+    match default_operator(cli) {
+        Some(name) if !name.trim().is_empty() => Ok(name.trim().to_string()),
+        Some(_) => Err(CliError::new(
             "the operator name is empty",
             "pass --operator NAME (or set TURNSCOPE_OPERATOR): the audit trail records who wrote",
             exit::USAGE,
-        ));
+        )),
+        None => Err(CliError::new(
+            "no operator: --operator is not given, $USER and $LOGNAME are unset and this user id has no account name",
+            "pass --operator NAME (or set TURNSCOPE_OPERATOR): the audit trail records who wrote",
+            exit::USAGE,
+        )),
     }
-    Ok(name.trim().to_string())
+}
+
+#[cfg(test)]
+mod operator_tests {
+    use super::login_name;
+
+    fn name(user: Option<&str>, logname: Option<&str>, account: Option<&str>) -> Option<String> {
+        let env = |k: &str| match k {
+            "USER" => user.map(String::from),
+            "LOGNAME" => logname.map(String::from),
+            _ => None,
+        };
+        login_name(&env, &|| account.map(String::from))
+    }
+
+    #[test]
+    fn the_environment_first_then_the_account() {
+        assert_eq!(
+            name(Some("ana"), Some("bo"), Some("root")).as_deref(),
+            Some("ana")
+        );
+        assert_eq!(name(None, Some("bo"), Some("root")).as_deref(), Some("bo"));
+        // A root shell in a container: no $USER, no $LOGNAME, the account of uid 0.
+        assert_eq!(name(None, None, Some("root")).as_deref(), Some("root"));
+        // Blank values are not names.
+        assert_eq!(
+            name(Some(" "), Some(""), Some("svc")).as_deref(),
+            Some("svc")
+        );
+        assert_eq!(name(None, None, None), None);
+        assert_eq!(name(Some(""), None, Some("  ")), None);
+    }
 }
 
 /// Write warning lines where the operator sees them: with the preview, or on stderr beside a

@@ -172,7 +172,7 @@ fn run_config(cli: &Cli, out: &mut dyn Write) -> Result<(), CliError> {
     writeln!(out, "theme = {}", cli.theme.unwrap_or_default().as_str())?;
     // The file's key: `--write` (or this key) makes a run write.
     writeln!(out, "read_only_default = {}", !cli.write)?;
-    writeln!(out, "operator = {}", confirm::default_operator(cli))?;
+    writeln!(out, "operator = {}", confirm::operator_shown(cli))?;
     writeln!(
         out,
         "context_window = {}",
@@ -369,7 +369,7 @@ fn run_tui(cli: &Cli, db: DbTarget, display_name: Option<String>) -> Result<(), 
         // Every audit row must say who: an empty operator is refused before the TUI opens.
         confirm::operator(cli)?
     } else {
-        confirm::default_operator(cli)
+        confirm::operator_shown(cli)
     };
     turnscope_tui::run(o).map_err(|e| CliError {
         message: e.to_string(),
