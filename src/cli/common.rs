@@ -113,5 +113,12 @@ pub(crate) fn db_target(cli: &Cli) -> Result<DbTarget, CliError> {
 }
 
 pub(crate) fn open_store(cli: &Cli) -> Result<Box<dyn Backend>, CliError> {
-    Ok(turnscope_store::open(&db_target(cli)?)?)
+    let store = turnscope_store::open(&db_target(cli)?)?;
+    if store.schema().immutable {
+        // Said once, on stderr (beside a JSON document too): what this read cannot see.
+        eprintln!(
+            "note: opened read-only without locks (SQLite's immutable mode): the database has no -shm or -wal and this user cannot write its directory, so no runtime is writing it; a runtime that starts writing now is not seen until turnscope opens it again"
+        );
+    }
+    Ok(store)
 }

@@ -276,8 +276,14 @@ fn the_documented_example_parses() {
 #[test]
 fn the_operator_is_the_account_when_user_is_unset() {
     let dir = tempfile::tempdir().unwrap();
-    let account = std::process::Command::new("id").arg("-un").output().unwrap();
-    let account = String::from_utf8(account.stdout).unwrap().trim().to_string();
+    let account = std::process::Command::new("id")
+        .arg("-un")
+        .output()
+        .unwrap();
+    let account = String::from_utf8(account.stdout)
+        .unwrap()
+        .trim()
+        .to_string();
     assert!(!account.is_empty(), "id -un names this user");
     let mut cmd = crate::support::turnscope_command();
     cmd.env_remove("USER")
@@ -289,6 +295,10 @@ fn the_operator_is_the_account_when_user_is_unset() {
     let op = value(&stdout(&o), "operator");
     assert!(op.starts_with(&format!("{account}@")), "{op}");
     assert!(!op.starts_with("unknown@"), "{op}");
-    let o = turnscope(dir.path(), &[("USER", "ana"), ("LOGNAME", "bo")], &["config"]);
+    let o = turnscope(
+        dir.path(),
+        &[("USER", "ana"), ("LOGNAME", "bo")],
+        &["config"],
+    );
     assert!(value(&stdout(&o), "operator").starts_with("ana@"));
 }

@@ -28,6 +28,7 @@ mod pg;
 mod pg_race;
 #[cfg(feature = "postgres")]
 mod pg_write_access;
+mod read_access;
 mod runtime_differential;
 mod runtime_kit;
 mod runtime_roundtrip;

@@ -32,6 +32,21 @@ pub enum StoreError {
     /// Not an SQLite database (or damaged beyond reading its header).
     #[error("{} is not an SQLite database ({detail})", .path.display())]
     NotSqlite { path: PathBuf, detail: String },
+    /// This user may not read the database (or a side file SQLite must read with it).
+    #[error("{} cannot be read by this user ({detail})", .path.display())]
+    NotReadable { path: PathBuf, detail: String },
+    /// A file of another kind: its first bytes are not SQLite's header.
+    #[error("{} is not an SQLite database: it starts with {start}", .path.display())]
+    OtherKind { path: PathBuf, start: String },
+    /// A WAL database whose -wal holds transactions, without its -shm, in a directory this user
+    /// cannot write: SQLite must create the -shm to read the -wal.
+    #[error(
+        "{} cannot be read by this user: its write-ahead log {}-wal holds transactions, and SQLite must create {}-shm beside it to read them, in a directory this user cannot write ({detail})",
+        .path.display(),
+        .path.display(),
+        .path.display()
+    )]
+    WalNeedsShm { path: PathBuf, detail: String },
     /// An SQLite database, but not a flue journal.
     #[error(
         "{} is an SQLite database but not a flue journal (tables: {})",
@@ -208,6 +223,12 @@ impl StoreError {
             StoreError::Empty(_) | StoreError::NotFlue { .. } => {
                 "point --db at the file the runtime's db.ts passes to sqlite(), e.g. ./data/flue.db".into()
             }
+            StoreError::NotReadable { .. } => "ask for read access to the database and its -wal and -shm files (the runtime's user and group have it), or read a copy".into(),
+            StoreError::OtherKind { .. } => "give --db the journal database the runtime writes (an SQLite file: its first bytes are \"SQLite format 3\")".into(),
+            StoreError::WalNeedsShm { path, .. } => format!(
+                "copy the database with its -wal to a directory you can write (cp {p} {p}-wal /tmp/) and open the copy, or run turnscope as a user who may write to that directory",
+                p = path.display()
+            ),
             StoreError::NotSqlite { .. } => {
                 "the file may be truncated or overwritten; restore it from a backup or copy the -wal file along with it".into()
             }

@@ -76,6 +76,10 @@ impl Variant {
 pub struct SchemaInfo {
     pub variant: Variant,
     pub schema_version: String,
+    /// Opened with SQLite's `immutable` flag: the database is in WAL mode with no -wal content
+    /// and no -shm, in a directory this user cannot write, so no runtime is writing it; one that
+    /// starts writing after the open is not seen until the next open.
+    pub immutable: bool,
 }
 
 /// One `flue_sessions` row summarised for the sessions view.

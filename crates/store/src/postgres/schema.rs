@@ -75,6 +75,7 @@ pub(crate) fn detect_schema(
         SchemaInfo {
             variant,
             schema_version,
+            immutable: false,
         },
         tables,
         present,

@@ -72,25 +72,54 @@ impl SqliteStore {
             }
             return Err(StoreError::Empty(path.to_path_buf()));
         }
+        for p in [
+            path.to_path_buf(),
+            sibling(path, "-wal"),
+            sibling(path, "-shm"),
+        ] {
+            if p.exists() {
+                crate::sqlite::writable::may_read(&p).map_err(|detail| {
+                    StoreError::NotReadable {
+                        path: path.to_path_buf(),
+                        detail,
+                    }
+                })?;
+            }
+        }
         // Looked at before opening, which creates an empty -wal beside a WAL database (so a
         // second look finds an empty one where the first found none).
         let wal_absent = std::fs::metadata(sibling(path, "-wal")).map_or(true, |m| m.len() == 0);
-        let conn =
-            Connection::open_with_flags(path, READ_FLAGS).map_err(|e| StoreError::NotSqlite {
-                path: path.to_path_buf(),
-                detail: e.to_string(),
-            })?;
-        // The runtime's own busy timeout is 0; ours only affects our reads.
-        conn.busy_timeout(Duration::from_millis(1500))
-            .map_err(|e| StoreError::sqlite("setting the busy timeout", e))?;
-        let tables = table_names(&conn).map_err(|e| classify_open_error(path, e))?;
+        let mut immutable = false;
+        let (conn, tables) = match open_read(path, false) {
+            Ok(opened) => opened,
+            // A WAL database without its -shm, in a directory this user cannot write: SQLite
+            // cannot make the -shm a reader needs (the runtime is down, or it would be there).
+            Err(e) if is_read_only(&e) && !sibling(path, "-shm").exists() => {
+                let dir = parent_dir(path);
+                let Err(detail) = crate::sqlite::writable::may_write_dir(&dir) else {
+                    return Err(classify_open_error(path, e));
+                };
+                if !wal_absent {
+                    return Err(StoreError::WalNeedsShm {
+                        path: path.to_path_buf(),
+                        detail,
+                    });
+                }
+                // Everything is in the main file and nobody writes it: SQLite's `immutable`
+                // flag reads it without the -shm and without locks.
+                immutable = true;
+                open_read(path, true).map_err(|e| classify_open_error(path, e))?
+            }
+            Err(e) => return Err(classify_open_error(path, e)),
+        };
         if tables.is_empty() {
             if wal_absent && header_says_wal(path) {
                 return Err(StoreError::MissingWal(path.to_path_buf()));
             }
             return Err(StoreError::Empty(path.to_path_buf()));
         }
-        let schema = detect_schema(&conn, path, &tables)?;
+        let mut schema = detect_schema(&conn, path, &tables)?;
+        schema.immutable = immutable;
         let submission_columns = submission_select_list(&conn, schema.variant)?;
         let event_store = event_store_of(&conn, &tables)?;
         Ok(SqliteStore {
@@ -753,6 +782,68 @@ fn db_files_in(dir: &Path) -> Vec<String> {
     names
 }
 
+/// A read-only connection to `path` (with SQLite's `immutable` flag when asked) and its tables.
+fn open_read(path: &Path, immutable: bool) -> Result<(Connection, Vec<String>), rusqlite::Error> {
+    let conn = if immutable {
+        Connection::open_with_flags(file_uri(path, "immutable=1"), READ_FLAGS)?
+    } else {
+        Connection::open_with_flags(path, READ_FLAGS)?
+    };
+    // The runtime's own busy timeout is 0; ours only affects our reads.
+    conn.busy_timeout(Duration::from_millis(1500))?;
+    let tables = table_names(&conn)?;
+    Ok((conn, tables))
+}
+
+/// `file:` URI of `path` with `query`, its bytes percent-encoded where a URI needs it.
+fn file_uri(path: &Path, query: &str) -> String {
+    let abs = std::path::absolute(path).unwrap_or_else(|_| path.to_path_buf());
+    let mut uri = String::from("file:");
+    for &b in abs.as_os_str().as_encoded_bytes() {
+        if b.is_ascii_alphanumeric() || b"/-._~".contains(&b) {
+            uri.push(b as char);
+        } else {
+            uri.push_str(&format!("%{b:02X}"));
+        }
+    }
+    uri.push('?');
+    uri.push_str(query);
+    uri
+}
+
+fn is_read_only(e: &rusqlite::Error) -> bool {
+    matches!(e, rusqlite::Error::SqliteFailure(code, _)
+        if matches!(code.code, rusqlite::ErrorCode::ReadOnly | rusqlite::ErrorCode::CannotOpen))
+}
+
+fn parent_dir(path: &Path) -> PathBuf {
+    match path.parent() {
+        Some(p) if !p.as_os_str().is_empty() => p.to_path_buf(),
+        _ => PathBuf::from("."),
+    }
+}
+
+/// What the file starts with, when that is not SQLite's header (`None` for an SQLite file, or one
+/// too short or unreadable to tell). Asked only once SQLite has refused the file: the descriptor
+/// is never closed (`forget`), because closing any descriptor of a file drops every POSIX lock
+/// this process holds on it, SQLite's included.
+fn other_kind(path: &Path) -> Option<String> {
+    use std::io::Read;
+    let mut head = [0u8; 16];
+    let mut f = std::fs::File::open(path).ok()?;
+    let n = f.read(&mut head).ok();
+    std::mem::forget(f);
+    let n = n?;
+    if n < head.len() || head == *b"SQLite format 3\0" {
+        return None;
+    }
+    let text: String = String::from_utf8_lossy(&head[..n])
+        .chars()
+        .map(|c| if c.is_control() { ' ' } else { c })
+        .collect();
+    Some(format!("{:?}", text.trim_end()))
+}
+
 fn classify_open_error(path: &Path, e: rusqlite::Error) -> StoreError {
     match &e {
         rusqlite::Error::SqliteFailure(code, _)
@@ -761,9 +852,15 @@ fn classify_open_error(path: &Path, e: rusqlite::Error) -> StoreError {
                 rusqlite::ErrorCode::NotADatabase | rusqlite::ErrorCode::DatabaseCorrupt
             ) =>
         {
-            StoreError::NotSqlite {
-                path: path.to_path_buf(),
-                detail: e.to_string(),
+            match other_kind(path) {
+                Some(start) => StoreError::OtherKind {
+                    path: path.to_path_buf(),
+                    start,
+                },
+                None => StoreError::NotSqlite {
+                    path: path.to_path_buf(),
+                    detail: e.to_string(),
+                },
             }
         }
         rusqlite::Error::SqliteFailure(code, _)
@@ -837,6 +934,7 @@ fn detect_schema(
     Ok(SchemaInfo {
         variant,
         schema_version,
+        immutable: false,
     })
 }
 

@@ -90,3 +90,31 @@ pub(super) fn check(path: &Path, conn: &Connection) -> Result<(), StoreError> {
     }
     Ok(())
 }
+
+/// `Err(why)` when this user may not create files in `dir` (where SQLite makes a database's -shm).
+pub(crate) fn may_write_dir(dir: &Path) -> Result<(), String> {
+    may_write(dir).map_err(|(why, _)| format!("{}: {why}", dir.display()))
+}
+
+/// `Err(why)` when this user may not read `p` (asked with access(2), never by opening it).
+#[cfg(unix)]
+pub(crate) fn may_read(p: &Path) -> Result<(), String> {
+    use std::os::unix::ffi::OsStrExt;
+    let Ok(c) = std::ffi::CString::new(p.as_os_str().as_bytes()) else {
+        return Ok(());
+    };
+    // SAFETY: `c` is a valid NUL-terminated path for the duration of the call.
+    if unsafe { libc::access(c.as_ptr(), libc::R_OK) } == 0 {
+        return Ok(());
+    }
+    Err(format!(
+        "{}: {}",
+        p.display(),
+        std::io::Error::last_os_error()
+    ))
+}
+
+#[cfg(not(unix))]
+pub(crate) fn may_read(_p: &Path) -> Result<(), String> {
+    Ok(())
+}
