@@ -255,11 +255,17 @@ pub fn run(options: TuiOptions) -> Result<(), TuiError> {
         .clone()
         .or_else(|| std::env::current_dir().ok())
         .unwrap_or_else(|| PathBuf::from("."));
+    let mut display_name = options
+        .display_name
+        .clone()
+        .unwrap_or_else(|| options.db.display());
+    if store.schema().immutable {
+        // Read without the -shm (the runtime is down, the directory not writable): the header
+        // says, for the whole run, that a runtime starting now is not seen.
+        display_name.push_str(" (immutable: a runtime that starts now is not seen)");
+    }
     let cfg = AppConfig {
-        display_name: options
-            .display_name
-            .clone()
-            .unwrap_or_else(|| options.db.display()),
+        display_name,
         read_only: options.read_only,
         operator: options.operator.clone(),
         refresh: options.refresh.max(Duration::from_millis(100)),
