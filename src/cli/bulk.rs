@@ -599,7 +599,7 @@ fn run(
         } else {
             writeln!(out, "declined: nothing written.")?;
         }
-        return Err(confirm::declined());
+        return Err(confirm::declined_for(&question));
     }
     let mut writer = writer.take().expect("opened for a write");
     let operator = operator.expect("checked for a write");

@@ -114,9 +114,18 @@ pub fn ask_for(
 
 /// The error of a declined confirmation (its own exit code).
 pub fn declined() -> CliError {
+    declined_for(&Question::single(""))
+}
+
+/// [`declined`], its hint saying what the prompt of `question` takes: `y`, or the count typed.
+pub fn declined_for(question: &Question) -> CliError {
+    let answer = match question.batch {
+        Some(n) if n >= TYPE_THE_COUNT_FROM => format!("type {n} at the prompt"),
+        _ => "answer y at the prompt".to_string(),
+    };
     CliError::new(
         "declined: nothing written",
-        "answer y at the prompt to apply, or add -y",
+        format!("{answer} to apply, or add -y"),
         exit::DECLINED,
     )
 }

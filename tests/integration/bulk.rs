@@ -494,6 +494,10 @@ fn one_question_for_the_batch_and_the_count_typed_from_ten() {
         "{screen}"
     );
     assert!(screen.contains("declined: nothing written"), "{screen}");
+    assert!(
+        screen.contains("hint: answer y at the prompt to apply, or add -y"),
+        "{screen}"
+    );
     assert!(audit(&db).is_empty());
     // Beside --json the question goes to stderr and the document says it was declined.
     let json_repair = ["--write", "repair", "--all", "--json"];
@@ -521,6 +525,11 @@ fn one_question_for_the_batch_and_the_count_typed_from_ten() {
     assert!(audit(&db).is_empty());
     let (code, screen) = at_terminal(&db, &extend, "21\n", nothing);
     assert_eq!(code, 5, "{screen}");
+    // The hint says what the prompt takes: the count, not `y`.
+    assert!(
+        screen.contains("hint: type 22 at the prompt to apply, or add -y"),
+        "{screen}"
+    );
     assert!(audit(&db).is_empty());
     let (code, screen) = at_terminal(&db, &extend, "22\n", nothing);
     assert_eq!(code, 0, "{screen}");
