@@ -81,6 +81,13 @@ impl Cli {
             }
             level = m.subcommand().map(|(_, sub)| sub);
         }
+        // `-o json` is `--json` (kubectl's and the temporal CLI's spelling beside ours).
+        if let Some(Command::List(a)) = &mut cli.command {
+            if a.output == Some(ListOutput::Json) {
+                a.output = None;
+                a.json = true;
+            }
+        }
         Ok(cli)
     }
 }
@@ -212,8 +219,8 @@ pub struct ListArgs {
     #[arg(long, value_name = "COLUMN", allow_hyphen_values = true)]
     pub sort: Option<String>,
 
-    /// Output format: `wide` (full ids, untruncated columns, and the lease owner) or `ids` (only
-    /// the full submission ids, one per line, to paste into a bulk command).
+    /// Output format: `wide` (full ids, untruncated columns, and the lease owner), `ids` (only
+    /// the full submission ids, one per line, to paste into a bulk command) or `json` (as --json).
     #[arg(
         short = 'o',
         long = "output",
@@ -250,6 +257,8 @@ pub struct ListArgs {
 pub enum ListOutput {
     Wide,
     Ids,
+    /// The same as `--json` (made so at parse time).
+    Json,
 }
 
 /// Which submissions a command is about: `list` shows them, a bulk action (`--all`) acts on

@@ -302,6 +302,13 @@ fn output_ids_and_wide() {
         wide.replace(dir.path().to_str().unwrap(), "<tmp>")
     );
     assert_eq!(list(&db, &["-o", "ids", "--json"]).status.code(), Some(2));
+    // `-o json` is `--json`, byte for byte.
+    assert_eq!(
+        ok(&list(&db, &["-o", "json", "--status", "all"])),
+        ok(&list(&db, &["--json", "--status", "all"]))
+    );
+    let doc: Value = serde_json::from_str(&ok(&list(&db, &["--output=json"]))).unwrap();
+    assert_eq!(doc["schema"], "turnscope.list/1");
 }
 
 /// The watch prints a listing, then nothing while nothing changes, then the changed listing
