@@ -9,6 +9,9 @@
 //!   rows change ([`recovery::changes`], [`recovery::simulate`]).
 //! - [`text`]: terminal-safe text, shared by the CLI and the TUI.
 
+// The fast paths and their references for the fuzz targets in `fuzz/` (not a public API).
+#[cfg(feature = "fuzzing")]
+pub mod fuzzing;
 pub mod journal;
 pub mod js;
 pub mod recovery;

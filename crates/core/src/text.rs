@@ -87,7 +87,7 @@ impl<'a> TerminalSafe<'a> {
 /// newlines and tabs (nearly all of a pretty JSON document) sixteen bytes at a time; a non-ASCII
 /// character is decoded and asked of `is_hostile_char` only when its lead byte can begin a
 /// hostile one.
-fn has_hostile_char_but_newline_or_tab(s: &str) -> bool {
+pub(crate) fn has_hostile_char_but_newline_or_tab(s: &str) -> bool {
     let b = s.as_bytes();
     let mut i = 0;
     loop {
@@ -118,7 +118,7 @@ fn has_hostile_char_but_newline_or_tab(s: &str) -> bool {
 /// The index of the first byte at or after `i` that is a control other than a newline or a tab,
 /// DEL, or not ASCII; or `b.len()`.
 #[cfg(target_arch = "x86_64")]
-fn suspect_byte(b: &[u8], mut i: usize) -> usize {
+pub(crate) fn suspect_byte(b: &[u8], mut i: usize) -> usize {
     use std::arch::x86_64::{
         __m128i, _mm_andnot_si128, _mm_cmpeq_epi8, _mm_loadu_si128, _mm_max_epu8,
         _mm_movemask_epi8, _mm_or_si128, _mm_set1_epi8,
@@ -150,11 +150,11 @@ fn suspect_byte(b: &[u8], mut i: usize) -> usize {
 }
 
 #[cfg(not(target_arch = "x86_64"))]
-fn suspect_byte(b: &[u8], i: usize) -> usize {
+pub(crate) fn suspect_byte(b: &[u8], i: usize) -> usize {
     suspect_byte_plain(b, i)
 }
 
-fn suspect_byte_plain(b: &[u8], mut i: usize) -> usize {
+pub(crate) fn suspect_byte_plain(b: &[u8], mut i: usize) -> usize {
     while i < b.len() && matches!(b[i], b'\n' | b'\t' | 0x20..=0x7e) {
         i += 1;
     }

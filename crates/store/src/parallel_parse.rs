@@ -342,15 +342,23 @@ impl<'s> Fill<'s> {
         }
     }
 
-    /// Every slot written, by exactly as many rows: the slots are then the caller's (`Drop` no
-    /// longer drops them).
-    fn complete(&mut self) -> bool {
-        let done = self.filled == self.slots.len() && self.read == self.filled;
-        if done {
-            self.filled = 0;
-        }
-        done
+    /// Every slot written, by exactly as many rows.
+    fn complete(&self) -> bool {
+        self.filled == self.slots.len() && self.read == self.filled
     }
+}
+
+/// Whether both halves are complete; then their slots are the caller's (`Drop` no longer drops
+/// them). When either is not, neither gives its slots up: each drops the entries it wrote. (A
+/// first half that was complete used to give its slots up before the later half was asked, so
+/// its entries were never dropped when the later half then failed.)
+fn hand_over(a: &mut Fill<'_>, b: &mut Fill<'_>) -> bool {
+    let done = a.complete() && b.complete();
+    if done {
+        a.filled = 0;
+        b.filled = 0;
+    }
+    done
 }
 
 impl Drop for Fill<'_> {
@@ -429,7 +437,7 @@ fn fill_halves(
     read_a?;
     read_b?;
     let (read, len) = (a.read + b.read, split.len);
-    if !(a.complete() && b.complete()) {
+    if !hand_over(&mut a, &mut b) {
         return Err(StoreError::Sqlite {
             context: "parsing session entries".into(),
             detail: format!("{read} rows were read where {len} were counted"),
@@ -478,6 +486,49 @@ mod tests {
             assert_eq!(ids, want, "count {expected:?}");
             assert_eq!(rows.column_ids.get(&4).map(String::as_str), Some("col4"));
             assert_eq!(rows.lossy.len(), 1, "count {expected:?}");
+        }
+    }
+
+    /// A split whose first half read exactly its count but whose later half read one row more
+    /// than its own: neither half gives up its slots, so each drops the entries it wrote (the
+    /// first half's were leaked; found by the `parallel_rows` fuzz target under LeakSanitizer).
+    #[test]
+    fn a_complete_half_keeps_its_entries_when_the_other_half_is_not() {
+        let row = |i: usize| {
+            format!(
+                r#"{{"type":"message","id":"e{i}","message":{{"role":"user","content":"hi"}}}}"#
+            )
+        };
+        let mut slots: Vec<MaybeUninit<Entry>> = (0..3).map(|_| MaybeUninit::uninit()).collect();
+        let (first, later) = slots.split_at_mut(1);
+        let mut a = Fill::new(first, 0, Previews::Keep);
+        a.push(b"e0", 0, row(0).as_bytes());
+        let mut b = Fill::new(later, 1, Previews::Keep);
+        for i in 1..4 {
+            b.push(format!("e{i}").as_bytes(), i as i64, row(i).as_bytes());
+        }
+        assert!(a.complete() && !b.complete());
+        assert!(!hand_over(&mut a, &mut b));
+        assert_eq!(
+            (a.filled, b.filled),
+            (1, 2),
+            "each half still drops what it wrote"
+        );
+        // Both complete: the slots are handed over, and the halves drop nothing.
+        let mut slots: Vec<MaybeUninit<Entry>> = (0..2).map(|_| MaybeUninit::uninit()).collect();
+        let (first, later) = slots.split_at_mut(1);
+        let (mut a, mut b) = (
+            Fill::new(first, 0, Previews::Keep),
+            Fill::new(later, 1, Previews::Keep),
+        );
+        a.push(b"e0", 0, row(0).as_bytes());
+        b.push(b"e1", 1, row(1).as_bytes());
+        assert!(hand_over(&mut a, &mut b));
+        assert_eq!((a.filled, b.filled), (0, 0));
+        drop((a, b));
+        for slot in &mut slots {
+            // SAFETY: both slots were written, and handed over undropped.
+            unsafe { slot.assume_init_drop() };
         }
     }
 

@@ -5,11 +5,14 @@
 pub mod call_id;
 pub mod compact;
 mod compact_de;
-#[cfg(test)]
+// The reference of the compact parser: its tests, and the fuzz targets (`fuzzing` feature).
+#[cfg(any(test, feature = "fuzzing"))]
 mod compact_oracle;
 mod compact_scan;
 pub mod entry;
 pub mod entry_slice;
+#[cfg(feature = "fuzzing")]
+pub(crate) mod fuzzing;
 pub mod history;
 pub mod payload;
 pub mod records;

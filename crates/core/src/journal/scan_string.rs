@@ -17,7 +17,7 @@ pub(super) fn string_body(b: &[u8], i: usize) -> Option<(usize, bool)> {
 }
 
 /// `string_body` by `plain_end` (sixteen bytes at a time), `escaped` carried in.
-fn string_body_from(b: &[u8], mut i: usize, mut escaped: bool) -> Option<(usize, bool)> {
+pub(super) fn string_body_from(b: &[u8], mut i: usize, mut escaped: bool) -> Option<(usize, bool)> {
     loop {
         i = plain_end(b, i);
         match *b.get(i)? {
@@ -134,7 +134,7 @@ fn utf8_char_len(b: &[u8]) -> Option<usize> {
 /// not ASCII, or `b.len()`. Sixteen bytes at a time with SSE2 (part of every x86-64 CPU), the
 /// rest by `stop_byte_words`: skipping bodies is most of the scan.
 #[cfg(target_arch = "x86_64")]
-fn stop_byte(b: &[u8], mut i: usize) -> usize {
+pub(super) fn stop_byte(b: &[u8], mut i: usize) -> usize {
     use std::arch::x86_64::{
         __m128i, _mm_cmpeq_epi8, _mm_loadu_si128, _mm_max_epu8, _mm_movemask_epi8, _mm_or_si128,
         _mm_set1_epi8,
@@ -164,14 +164,14 @@ fn stop_byte(b: &[u8], mut i: usize) -> usize {
 }
 
 #[cfg(not(target_arch = "x86_64"))]
-fn stop_byte(b: &[u8], i: usize) -> usize {
+pub(super) fn stop_byte(b: &[u8], i: usize) -> usize {
     stop_byte_words(b, i)
 }
 
 /// `stop_byte` eight bytes at a time: a byte of the word is flagged when it equals `"` or `\`,
 /// is below 0x20 or is 0x80 and above (the flag of a lower byte can carry into a higher one,
 /// never the other way, so the lowest flag is exact).
-fn stop_byte_words(b: &[u8], mut i: usize) -> usize {
+pub(super) fn stop_byte_words(b: &[u8], mut i: usize) -> usize {
     const ONES: u64 = 0x0101_0101_0101_0101;
     const HIGH: u64 = 0x8080_8080_8080_8080;
     while let Some(chunk) = b.get(i..i + 8) {
