@@ -17,9 +17,14 @@ impl SelectionArgs {
         match self.status.as_deref() {
             None => Ok(RowFilter::Expired),
             Some(s) => s.parse::<RowFilter>().map_err(|_| {
+                let names: Vec<String> = RowFilter::all().map(|f| f.name().to_string()).collect();
                 CliError::new(
                     format!("unknown status {s:?}"),
-                    format!("use one of: {} (or --expired)", RowFilter::names()),
+                    format!(
+                        "{}use one of: {} (or --expired)",
+                        meant(s, &names),
+                        RowFilter::names()
+                    ),
                     exit::USAGE,
                 )
             }),
@@ -34,7 +39,11 @@ impl SelectionArgs {
                 VerdictFilter::parse(v).map_err(|e| {
                     CliError::new(
                         e.to_string(),
-                        format!("use one of: {}", VerdictFilter::names_line()),
+                        format!(
+                            "{}use one of: {}",
+                            meant(v, &VerdictFilter::names()),
+                            VerdictFilter::names_line()
+                        ),
                         exit::USAGE,
                     )
                 })
@@ -55,6 +64,13 @@ impl SelectionArgs {
             page_rows: self.page_rows.map(|n| n as usize),
         })
     }
+}
+
+/// "did you mean X? " before a hint's list, when `given` is close to one of `names`.
+fn meant(given: &str, names: &[String]) -> String {
+    turnscope_core::suggest::did_you_mean(given, names)
+        .map(|m| format!("did you mean {m}? "))
+        .unwrap_or_default()
 }
 
 /// Resolve `sel` at `now` in one read snapshot and hand each matching submission's report

@@ -431,7 +431,39 @@ fn bulk_selection_checks_the_verdict_too() {
         .output()
         .unwrap();
     let hint = usage_error(&o, "unknown verdict \"livee\"");
-    assert!(hint.contains("live"), "{hint}");
+    assert!(
+        hint.starts_with("hint: did you mean live? use one of: "),
+        "{hint}"
+    );
+}
+
+/// A verdict or status that names none gets the one it most likely meant before the list; a
+/// value near none gets the list alone.
+#[test]
+fn did_you_mean_for_verdicts_and_statuses() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = demo(dir.path());
+    let hint = usage_error(
+        &list(&db, &["--verdict", "tool_results_partial"]),
+        "unknown verdict \"tool_results_partial\"",
+    );
+    assert!(
+        hint.starts_with("hint: did you mean resume/tool_results_partial? use one of: "),
+        "{hint}"
+    );
+    let hint = usage_error(
+        &list(&db, &["--status", "runing"]),
+        "unknown status \"runing\"",
+    );
+    assert!(
+        hint.starts_with("hint: did you mean running? use one of: "),
+        "{hint}"
+    );
+    let hint = usage_error(
+        &list(&db, &["--status", "banana"]),
+        "unknown status \"banana\"",
+    );
+    assert!(hint.starts_with("hint: use one of: "), "{hint}");
 }
 
 /// `--json` without `--sort` is written item by item as the rows are inspected; its bytes are

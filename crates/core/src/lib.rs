@@ -15,6 +15,7 @@ pub mod fuzzing;
 pub mod journal;
 pub mod js;
 pub mod recovery;
+pub mod suggest;
 #[cfg(any(test, feature = "testing"))]
 pub mod testing;
 pub mod text;
