@@ -4,28 +4,72 @@ use std::path::PathBuf;
 
 use clap::{Args, Parser, Subcommand};
 
+/// What `turnscope --help` ends with: what no command does, and the commands an operator starts
+/// from.
+const AFTER_HELP: &str = "\
+With no command, turnscope opens the TUI on the database (at a terminal; in a pipe it prints the
+list).
+
+Examples:
+  turnscope demo                                   the TUI on a built-in demo journal
+  turnscope --db ./data/flue.db                    the TUI on your journal, read-only
+  turnscope --db ./data/flue.db list               the stuck submissions (expired leases)
+  turnscope --db ./data/flue.db show 86bad5c1      one submission: history, verdict, plan
+  turnscope --db ./data/flue.db incidents          the stuck submissions per dead worker
+  turnscope --db ./data/flue.db --write repair 86bad5c1 --dry-run
+                                                   the exact rows a repair writes, not written
+  turnscope --db postgres://ops@db/flue list --json
+
+Read-only unless --write; every write is previewed and needs a yes. More: `turnscope man`.";
+
 /// Triage and repair stuck turns in a flue agent-runtime journal database.
 #[derive(Debug, Clone, Parser)]
-#[command(name = "turnscope", version, long_version = env!("TURNSCOPE_LONG_VERSION"), about, long_about = None)]
+#[command(
+    name = "turnscope",
+    version,
+    long_version = env!("TURNSCOPE_LONG_VERSION"),
+    about,
+    long_about = None,
+    after_help = AFTER_HELP
+)]
 pub struct Cli {
     /// The configuration file. Default: $XDG_CONFIG_HOME/turnscope/config.toml, else
     /// ~/.config/turnscope/config.toml (a missing default file means the defaults).
-    #[arg(long, global = true, env = "TURNSCOPE_CONFIG", value_name = "PATH")]
+    #[arg(
+        long,
+        global = true,
+        help_heading = "Global options",
+        env = "TURNSCOPE_CONFIG",
+        value_name = "PATH"
+    )]
     pub config: Option<PathBuf>,
 
     /// The journal database: an SQLite file written by the runtime, or a PostgreSQL URL
     /// (postgres://user[:password]@host[:port]/dbname[?sslmode=require]).
-    #[arg(long, global = true, env = "TURNSCOPE_DB", value_name = "PATH|URL")]
+    #[arg(
+        long,
+        global = true,
+        help_heading = "Global options",
+        env = "TURNSCOPE_DB",
+        value_name = "PATH|URL"
+    )]
     pub db: Option<PathBuf>,
 
     /// CA certificate (PEM) to verify a PostgreSQL server with (like the URL's sslrootcert=).
-    #[arg(long, global = true, env = "TURNSCOPE_PG_CA_FILE", value_name = "PATH")]
+    #[arg(
+        long,
+        global = true,
+        help_heading = "Global options",
+        env = "TURNSCOPE_PG_CA_FILE",
+        value_name = "PATH"
+    )]
     pub pg_ca_file: Option<PathBuf>,
 
     /// Context window (tokens) for silent-overflow detection. Default: from the model id, else 0.
     #[arg(
         long,
         global = true,
+        help_heading = "Global options",
         env = "TURNSCOPE_CONTEXT_WINDOW",
         value_name = "N"
     )]
@@ -38,7 +82,13 @@ pub struct Cli {
 
     /// Operator name recorded in the audit trail (default: $USER@hostname). With `audit`, given
     /// on the command line: only that operator's records.
-    #[arg(long, global = true, env = "TURNSCOPE_OPERATOR", value_name = "NAME")]
+    #[arg(
+        long,
+        global = true,
+        help_heading = "Global options",
+        env = "TURNSCOPE_OPERATOR",
+        value_name = "NAME"
+    )]
     pub operator: Option<String>,
 
     /// Whether `operator` was given on the command line (not by the environment or the
@@ -47,12 +97,18 @@ pub struct Cli {
     pub operator_on_command_line: bool,
 
     /// TUI live-refresh interval, e.g. 2s, 500ms, 10s [default: 2s, or the configuration file].
-    #[arg(long, global = true, env = "TURNSCOPE_REFRESH", value_name = "DURATION", value_parser = turnscope_tui::config::parse_duration)]
+    #[arg(long, global = true, help_heading = "Global options", env = "TURNSCOPE_REFRESH", value_name = "DURATION", value_parser = turnscope_tui::config::parse_duration)]
     pub refresh: Option<std::time::Duration>,
 
     /// Colour theme [default: dark, or the configuration file]. NO_COLOR (non-empty) turns
     /// colours off in every theme.
-    #[arg(long, global = true, env = "TURNSCOPE_THEME", value_name = "THEME")]
+    #[arg(
+        long,
+        global = true,
+        help_heading = "Global options",
+        env = "TURNSCOPE_THEME",
+        value_name = "THEME"
+    )]
     pub theme: Option<turnscope_tui::config::Palette>,
 
     /// Key overrides from the configuration file (not a flag).

@@ -569,3 +569,26 @@ fn a_postgres_url_without_the_feature_says_how_to_rebuild() {
         assert!(!err.contains("pw-secret"), "{args:?}: {err}");
     }
 }
+
+/// `--help` says what no command does and shows the commands to start from; each command's help
+/// keeps the global flags in their own section, after its own.
+#[test]
+fn help_has_examples_and_global_flags_apart() {
+    let o = turnscope(None, &["--help"]);
+    let text = String::from_utf8(o.stdout).unwrap();
+    assert!(
+        text.contains("With no command, turnscope opens the TUI on the database"),
+        "{text}"
+    );
+    assert!(text.contains("Examples:\n  turnscope demo "), "{text}");
+    let o = turnscope(None, &["list", "--help"]);
+    let text = String::from_utf8(o.stdout).unwrap();
+    let global = text
+        .find("Global options:")
+        .expect("a Global options section");
+    let db = text.find("--db <PATH|URL>").expect("--db is listed");
+    let verdict = text
+        .find("--verdict <VERDICT>")
+        .expect("--verdict is listed");
+    assert!(verdict < global && global < db, "{text}");
+}
