@@ -115,8 +115,9 @@ pub struct Cli {
     #[arg(skip)]
     pub keys: Vec<turnscope_tui::config::KeyOverride>,
 
-    /// Pin "now" (ms since the epoch) for reproducible output.
-    #[arg(long, global = true, env = "TURNSCOPE_NOW_MS", hide = true)]
+    /// Pin "now" (ms since the epoch) for reproducible output: `TURNSCOPE_NOW_MS` only, not a
+    /// flag, so no help or shell completion offers it.
+    #[arg(skip)]
     pub now_ms: Option<i64>,
 
     #[command(subcommand)]
@@ -136,6 +137,15 @@ impl Cli {
                 cli.operator_on_command_line = true;
             }
             level = m.subcommand().map(|(_, sub)| sub);
+        }
+        if let Some(v) = std::env::var_os("TURNSCOPE_NOW_MS").filter(|v| !v.is_empty()) {
+            let text = v.to_string_lossy();
+            cli.now_ms = Some(text.parse().map_err(|_| {
+                Cli::command().error(
+                    clap::error::ErrorKind::InvalidValue,
+                    format!("TURNSCOPE_NOW_MS={text:?} is not a time in ms since the epoch"),
+                )
+            })?);
         }
         // `-o json` is `--json` (kubectl's and the temporal CLI's spelling beside ours).
         if let Some(Command::List(a)) = &mut cli.command {
@@ -366,7 +376,7 @@ pub struct SelectionArgs {
 #[derive(Debug, Clone, Default, Args)]
 pub struct AuditArgs {
     /// Only records of submissions whose id starts with this (a full id or a prefix).
-    #[arg(long, value_name = "ID")]
+    #[arg(long, value_name = "ID", value_hint = clap::ValueHint::Other)]
     pub submission: Option<String>,
     /// Only records written since then: a duration back from now (30m, 2h, 3d) or a time
     /// (2026-12-01, 2026-12-01T03:12:04; UTC unless it ends in an offset such as +02:00).

@@ -259,8 +259,10 @@ fn run_command(cli: &Cli, out: &mut dyn Write) -> Result<(), CliError> {
         Some(Command::Export(a)) => export::run(&*open_store(cli)?, cli, a, out),
         Some(Command::CopyToPostgres { sqlite, json }) => seed::run_copy(cli, sqlite, *json, out),
         Some(Command::Completions { shell }) => {
-            let mut cmd = <Cli as clap::CommandFactory>::command();
-            clap_complete::generate(*shell, &mut cmd, "turnscope", out);
+            // Into a buffer: clap_complete panics on a write error (`| head` closing the pipe).
+            let mut buf = Vec::new();
+            clap_complete::generate(*shell, &mut completion_command(), "turnscope", &mut buf);
+            out.write_all(&buf)?;
             Ok(())
         }
         Some(Command::Config { .. }) => run_config(cli, out),
@@ -376,6 +378,47 @@ fn run_tui(cli: &Cli, db: DbTarget, display_name: Option<String>) -> Result<(), 
         hint: Some(e.hint()),
         code: exit::ERROR,
     })
+}
+
+/// The command line as shell completions see it: `--verdict` and `--status` offer their values
+/// (the parser checks them itself, with "did you mean"), ids and values offer no file names.
+fn completion_command() -> clap::Command {
+    // Leaked: the process prints the completions and ends.
+    let leak = |v: Vec<String>| -> Vec<&'static str> {
+        v.into_iter()
+            .map(|s| &*Box::leak(s.into_boxed_str()))
+            .collect()
+    };
+    let verdicts = leak(turnscope_engine::report::verdict_filter::VerdictFilter::names());
+    let statuses = leak(
+        turnscope_store::RowFilter::all()
+            .map(|f| f.name().to_string())
+            .collect(),
+    );
+    let mut cmd = <Cli as clap::CommandFactory>::command();
+    let subs: Vec<String> = cmd
+        .get_subcommands()
+        .map(|s| s.get_name().to_string())
+        .collect();
+    for name in subs {
+        cmd = cmd.mut_subcommand(name, |mut s| {
+            let has = |s: &clap::Command, id: &str| s.get_arguments().any(|a| a.get_id() == id);
+            if has(&s, "verdict") {
+                let v = verdicts.clone();
+                s = s.mut_arg("verdict", |a| {
+                    a.value_parser(clap::builder::PossibleValuesParser::new(v))
+                });
+            }
+            if has(&s, "status") {
+                let v = statuses.clone();
+                s = s.mut_arg("status", |a| {
+                    a.value_parser(clap::builder::PossibleValuesParser::new(v))
+                });
+            }
+            s
+        });
+    }
+    cmd
 }
 
 fn run_demo(

@@ -592,3 +592,38 @@ fn help_has_examples_and_global_flags_apart() {
         .expect("--verdict is listed");
     assert!(verdict < global && global < db, "{text}");
 }
+
+/// Completions offer the values of `--verdict` and `--status`, no file names for an id, and never
+/// the hidden clock; a reader that stops early (`| head`) ends them quietly.
+#[test]
+fn completions_offer_values_not_files_nor_hidden_flags() {
+    let o = turnscope(None, &["completions", "bash"]);
+    assert!(o.status.success());
+    let text = String::from_utf8(o.stdout).unwrap();
+    assert!(!text.contains("now-ms"), "the hidden clock is offered");
+    let arm = |flag: &str| -> String {
+        let start = text
+            .find(&format!("                {flag})"))
+            .unwrap_or_else(|| panic!("{flag} has a case arm"));
+        text[start..start + text[start..].find(";;").unwrap()].to_string()
+    };
+    let verdict = arm("--verdict");
+    assert!(verdict.contains("resume/tool_results_partial") && verdict.contains("stuck"));
+    assert!(arm("--status").contains("terminalizing"));
+    assert!(
+        !arm("--submission").contains("compgen -f"),
+        "file names for an id"
+    );
+    // A reader gone before the first byte (`| head -0`): the write fails with a broken pipe.
+    let mut child = crate::support::turnscope_command()
+        .args(["completions", "bash"])
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    drop(child.stdout.take());
+    let o = child.wait_with_output().unwrap();
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(!err.contains("panicked"), "{err}");
+    assert_eq!(o.status.code(), Some(0), "{err}");
+}
