@@ -19,19 +19,52 @@ fn main() -> ExitCode {
         }
     };
     let stdout = std::io::stdout();
-    let mut out = stdout.lock();
+    let mut out = Counted {
+        inner: stdout.lock(),
+        written: 0,
+    };
     // Errors are the operator's to fix: one `error:` line and one `hint:` line, never a report.
     match cli::run(&cli, &mut out) {
         Ok(()) => ExitCode::SUCCESS,
         Err(e) if e.message.is_empty() => ExitCode::from(e.code as u8),
         Err(e) => {
             let _ = out.flush();
+            // A script that asked for JSON reads the error as JSON on stdout too, unless part of
+            // a document is already there (a streamed listing cut short stays unclosed).
+            if cli::json_requested(&cli) && out.written == 0 {
+                let doc = serde_json::json!({
+                    "schema": "turnscope.error/1",
+                    "error": e.message,
+                    "hint": e.hint,
+                    "exitCode": e.code,
+                });
+                let _ = writeln!(out, "{doc:#}");
+                let _ = out.flush();
+            }
             eprintln!("error: {}", cli::sanitize(&e.message));
             if let Some(h) = &e.hint {
                 eprintln!("hint: {}", cli::sanitize(h));
             }
             ExitCode::from(e.code as u8)
         }
+    }
+}
+
+/// Stdout, counting what was written to it.
+struct Counted<W> {
+    inner: W,
+    written: usize,
+}
+
+impl<W: Write> Write for Counted<W> {
+    fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
+        let n = self.inner.write(buf)?;
+        self.written += n;
+        Ok(n)
+    }
+
+    fn flush(&mut self) -> std::io::Result<()> {
+        self.inner.flush()
     }
 }
 

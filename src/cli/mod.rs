@@ -72,6 +72,16 @@ pub fn run(cli: &Cli, out: &mut dyn Write) -> Result<(), CliError> {
     Ok(())
 }
 
+/// Whether the operator asked for JSON (`--json`, `-o json`): an error is then also printed as a
+/// `turnscope.error/1` document on stdout.
+pub fn json_requested(cli: &Cli) -> bool {
+    match &cli.command {
+        Some(Command::Export(_)) => false,
+        Some(Command::List(a)) => a.json,
+        _ => json_output(cli),
+    }
+}
+
 /// Whether the command prints a JSON document on stdout.
 fn json_output(cli: &Cli) -> bool {
     match &cli.command {

@@ -211,3 +211,28 @@ fn no_tracked_file_keeps_a_merge_conflict_marker() {
         found.join("\n")
     );
 }
+
+/// Under `--json` an error is also a `turnscope.error/1` document on stdout, with the same text
+/// and exit code as the `error:`/`hint:` lines on stderr; without it, stdout stays empty.
+#[test]
+fn errors_under_json_are_json_too() {
+    let dir = tempfile::tempdir().unwrap();
+    let missing = dir.path().join("missing.db");
+    for args in [
+        &["list", "--json"][..],
+        &["list", "-o", "json"],
+        &["show", "abc", "--json"],
+    ] {
+        let o = turnscope(s(&missing), args);
+        assert_eq!(o.status.code(), Some(4));
+        let doc: serde_json::Value = serde_json::from_slice(&o.stdout).expect("a JSON document");
+        assert_eq!(doc["schema"], "turnscope.error/1");
+        assert_eq!(doc["exitCode"], 4);
+        let err = String::from_utf8_lossy(&o.stderr);
+        let line = err.lines().next().unwrap();
+        assert_eq!(line, format!("error: {}", doc["error"].as_str().unwrap()));
+        assert!(err.contains(&format!("hint: {}", doc["hint"].as_str().unwrap())));
+    }
+    let (e, _) = error_and_hint(&turnscope(s(&missing), &["list"]), 4);
+    assert!(e.starts_with("no database at "), "{e}");
+}
