@@ -123,14 +123,13 @@ fn owner_selects_one_workers_submissions_by_a_unique_prefix() {
     );
     assert!(err.lines().nth(1).unwrap().starts_with("hint: "), "{err}");
     assert_eq!(err.lines().count(), 2, "{err}");
-    // As JSON too, and nothing of the document is written (it is streamed item by item).
+    // As JSON too: nothing of the list document is written (it is streamed item by item), only
+    // the error's own document.
     let o = run(db, &["list", "--json", "--owner", &a[..1]]);
     assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
-    assert!(
-        o.stdout.is_empty(),
-        "{}",
-        String::from_utf8_lossy(&o.stdout)
-    );
+    let doc: Value = serde_json::from_slice(&o.stdout).expect("one JSON document");
+    assert_eq!(doc["schema"], "turnscope.error/1");
+    assert!(doc["error"].as_str().unwrap().starts_with("--owner"), "{doc}");
 }
 
 /// What each item of a bulk document ended as, by submission id.
