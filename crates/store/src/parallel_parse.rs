@@ -1,5 +1,5 @@
-//! A whole session's rows parsed compactly on two threads while the backend reads them: the
-//! reading thread copies rows into batches of a few megabytes and hands them out in turn, the
+//! A whole session's rows parsed compactly on the thread pool while the backend reads them: the
+//! reading thread copies rows into batches of a few megabytes and hands each to the pool, the
 //! parsed batches are put back in position order. Parsing, not reading, is the cost of a big
 //! session (a whale's 285 MB of JSON), so this roughly halves it on two cores.
 
@@ -14,7 +14,6 @@ use turnscope_core::journal::entry::Entry;
 
 /// Bytes of row data per batch.
 const BATCH_BYTES: usize = 2 << 20;
-const THREADS: usize = 2;
 
 /// The parsed rows of one session, in position order.
 pub(super) struct ParsedRows {
@@ -206,32 +205,11 @@ pub(super) fn parse_rows(
     }
     let mut out = Gathered::new(count);
     let mut count = 0usize;
-    let read = std::thread::scope(|scope| {
+    let read = rayon::in_place_scope(|scope| {
         let (done_tx, done_rx) = mpsc::channel::<(usize, Parsed)>();
         // Parsed batches come back to be filled again: fresh 2 MB buffers cost page faults and
         // heap consolidation on every batch.
         let (spare_tx, spare_rx) = mpsc::channel::<Batch>();
-        let mut workers = Vec::new();
-        for _ in 0..THREADS {
-            // At most one batch waits per worker: memory stays at a few batches.
-            let (tx, rx) = mpsc::sync_channel::<(usize, Batch)>(1);
-            let done = done_tx.clone();
-            let spare = spare_tx.clone();
-            scope.spawn(move || {
-                for (i, mut b) in rx {
-                    if done.send((i, parse_batch(&b, previews))).is_err() {
-                        break;
-                    }
-                    b.clear();
-                    let _ = spare.send(b);
-                }
-            });
-            workers.push(tx);
-        }
-        drop(done_tx);
-        // Only the workers hold the spare channel's senders: when every worker has stopped,
-        // waiting for a spare ends.
-        drop(spare_tx);
         let mut pending: BTreeMap<usize, Parsed> = BTreeMap::new();
         let mut next = 0;
         let mut drain = |out: &mut Gathered, pending: &mut BTreeMap<usize, Parsed>, wait: bool| loop {
@@ -247,10 +225,10 @@ pub(super) fn parse_rows(
                 next += 1;
             }
         };
-        // At most this many batches exist (one being filled, two per worker in flight); past
-        // it the reader waits for a parsed one to come back instead of allocating another
+        // At most this many batches exist (one being filled, two per pool thread in flight);
+        // past it the reader waits for a parsed one to come back instead of allocating another
         // (the reader outpaced the parsers and held a dozen 4 MB buffers at once).
-        const MAX_BATCHES: usize = 2 * THREADS + 1;
+        let max_batches = 2 * rayon::current_num_threads() + 1;
         let fresh = || Batch {
             buf: Vec::with_capacity(BATCH_BYTES + (BATCH_BYTES >> 3)),
             rows: Vec::new(),
@@ -258,9 +236,23 @@ pub(super) fn parse_rows(
         let mut batches = 1;
         let mut batch = fresh();
         let mut sent = 0;
-        let send = |batch: Batch, sent: &mut usize| {
-            // A worker that stopped (it panicked) shows up below as missing rows.
-            let _ = workers[*sent % THREADS].send((*sent, batch));
+        let send = |mut batch: Batch, sent: &mut usize| {
+            let (i, done, spare) = (*sent, done_tx.clone(), spare_tx.clone());
+            scope.spawn(move |_| {
+                let parsed = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+                    parse_batch(&batch, previews)
+                }));
+                // Given back even when parsing panicked: the reader may be waiting for it.
+                batch.clear();
+                let _ = spare.send(batch);
+                match parsed {
+                    Ok(parsed) => {
+                        let _ = done.send((i, parsed));
+                    }
+                    // The scope passes it on; the rows it had show up as missing.
+                    Err(panic) => std::panic::resume_unwind(panic),
+                }
+            });
             *sent += 1;
         };
         let read = rows.for_each_entry(key, &mut |id, position, data| {
@@ -269,7 +261,7 @@ pub(super) fn parse_rows(
             if batch.bytes() >= BATCH_BYTES {
                 let next = match spare_rx.try_recv() {
                     Ok(b) => b,
-                    Err(_) if batches < MAX_BATCHES => {
+                    Err(_) if batches < max_batches => {
                         batches += 1;
                         fresh()
                     }
@@ -282,7 +274,8 @@ pub(super) fn parse_rows(
         if !batch.rows.is_empty() {
             send(std::mem::take(&mut batch), &mut sent);
         }
-        drop(workers);
+        // Only the parse jobs hold senders now: waiting for the results ends with the last.
+        drop((done_tx, spare_tx));
         drain(&mut out, &mut pending, true);
         read
     });
