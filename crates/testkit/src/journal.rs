@@ -20,6 +20,7 @@
 //! JournalBuilder::new().session(s).submission(sub).write("journal.db".as_ref()).unwrap();
 //! ```
 
+use std::collections::HashSet;
 use std::path::Path;
 
 use rusqlite::{params, Connection};
@@ -156,6 +157,8 @@ pub struct SessionBuilder {
     clock: i64,
     leaf: Option<String>,
     entries: Vec<(String, String)>,
+    /// The ids of `entries`, each once.
+    ids: HashSet<String>,
     existing: Option<Existing>,
 }
 
@@ -171,6 +174,7 @@ impl SessionBuilder {
             clock: created_at,
             leaf: None,
             entries: Vec::new(),
+            ids: HashSet::new(),
             existing: None,
         }
     }
@@ -249,7 +253,7 @@ impl SessionBuilder {
 
     fn put(&mut self, id: &str, parent: Option<&str>, message: Value, extras: Vec<(&str, Value)>) {
         assert!(
-            self.entries.iter().all(|(e, _)| e != id),
+            self.ids.insert(id.to_string()),
             "{}: entry id {id} twice",
             self.key
         );
