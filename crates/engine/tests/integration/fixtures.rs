@@ -9,7 +9,7 @@ use turnscope_core::recovery::reconciler::{PlannedWrite, RuleResult};
 use turnscope_engine::report::SubmissionReport;
 use turnscope_store::{JournalStore, SqliteStore};
 
-use crate::support::{manifest, unpack_fixture};
+use turnscope_testkit::{manifest, unpack_fixture};
 
 fn db_name(manifest_db: &str) -> &str {
     match manifest_db {
@@ -108,7 +108,7 @@ fn every_fixture_submission_matches_the_runtime() {
 fn plans_match_what_the_runtime_did_on_restart() {
     let dir = tempfile::tempdir().unwrap();
     let m = manifest();
-    let reports = crate::support::fixtures_dir().join("flue-beta7/resume-reports");
+    let reports = turnscope_testkit::fixtures_dir().join("flue-beta7/resume-reports");
     let mut checked = 0;
     let mut failures = Vec::new();
     for fixture in m["fixtures"].as_array().unwrap() {

@@ -5,7 +5,7 @@ use serde_json::{json, Value};
 use turnscope_core::journal::entry::Entry;
 use turnscope_core::recovery::classify::classify_submission_state;
 
-use crate::support::{fixtures_dir, gunzip};
+use turnscope_testkit::{fixtures_dir, gunzip};
 
 #[test]
 fn agrees_with_the_runtime_on_every_vector() {
