@@ -15,6 +15,8 @@ use turnscope_engine::actions::{
 use turnscope_engine::report::SubmissionReport;
 use turnscope_store::{ApplyError, AuditInfo, JournalStore, RowFilter, SqliteStore, SqliteWriter};
 
+use turnscope_testkit::{JournalBuilder, SessionBuilder};
+
 use crate::backends::{kinds, TestDb};
 use crate::support::unpack_fixture;
 
@@ -447,15 +449,24 @@ fn a_result_that_arrives_first_wins() {
     let db = unpack_fixture(dir.path(), "tool-batch-mid");
     let r = report(&db, "74384fb4", FIXTURE_NOW);
     let plan = plan_repair(&r, FIXTURE_NOW, &mut ids(&r)).unwrap();
-    // Another writer records a real result for tc_crash_0_0 before our commit.
-    let real = r#"{"type":"message","id":"feed0001","parentId":"8dd456d7","timestamp":"2026-11-30T04:52:56.000Z","message":{"role":"toolResult","toolCallId":"tc_crash_0_0","toolName":"fetch_record","content":[{"type":"text","text":"real"}],"details":{},"isError":false,"timestamp":1796014376000}}"#;
+    // Another writer records a real result for tc_crash_0_0 before our commit (a session save:
+    // the entry under the leaf 8dd456d7, the leaf moved to it).
     let conn = Connection::open(&db).unwrap();
-    conn.execute("INSERT INTO flue_session_entries VALUES ('agent-session:[\"s1\",\"default\",\"default\"]', 'feed0001', 8, ?1)", [real]).unwrap();
-    conn.execute(
-        "UPDATE flue_sessions SET data = json_set(data, '$.leafId', 'feed0001')",
-        [],
-    )
-    .unwrap();
+    let mut s =
+        SessionBuilder::continuing(&conn, r#"agent-session:["s1","default","default"]"#).unwrap();
+    assert_eq!(s.leaf(), Some("8dd456d7"));
+    s.at(1_796_014_376_000).message(
+        "feed0001",
+        turnscope_demo::shapes::tool_result(
+            "tc_crash_0_0",
+            "fetch_record",
+            "real",
+            Some(serde_json::json!({})),
+            false,
+            1_796_014_376_000,
+        ),
+    );
+    JournalBuilder::new().session(s).append_to(&db).unwrap();
     assert!(matches!(
         apply(&db, &plan, FIXTURE_NOW),
         Err(ApplyError::Fenced(_))

@@ -129,7 +129,10 @@ fn owner_selects_one_workers_submissions_by_a_unique_prefix() {
     assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
     let doc: Value = serde_json::from_slice(&o.stdout).expect("one JSON document");
     assert_eq!(doc["schema"], "turnscope.error/1");
-    assert!(doc["error"].as_str().unwrap().starts_with("--owner"), "{doc}");
+    assert!(
+        doc["error"].as_str().unwrap().starts_with("--owner"),
+        "{doc}"
+    );
 }
 
 /// What each item of a bulk document ended as, by submission id.

@@ -1,4 +1,6 @@
-//! The one integration-test binary: conformance against the runtime's own answers, and the CLI.
+//! The binary's test binary: the CLI, conformance against the runtime's own answers, PostgreSQL,
+//! and what needs the demo, the scale generator or the real binary. Tests that need only one
+//! crate and those below it live in that crate's `tests/integration`.
 
 mod actions;
 mod backends;
@@ -15,7 +17,6 @@ mod damaged_props;
 mod direct_publish;
 mod fidelity;
 mod file_circles;
-mod fixtures;
 mod hostile;
 mod incidents;
 mod js_json_parse;
@@ -40,4 +41,12 @@ mod soak;
 mod support;
 mod tui;
 mod undo;
-mod vectors;
+
+/// Every test file of this folder (and of `tui/`) is compiled.
+#[test]
+fn no_forgotten_test_files() {
+    turnscope_testkit::assert_no_forgotten_test_files(std::path::Path::new(concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/tests/integration"
+    )));
+}

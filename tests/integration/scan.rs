@@ -13,6 +13,8 @@ use turnscope_store::{
     fetch_full, JournalStore, PathWalker, RowFilter, SessionRows, SessionScope, SqliteStore,
 };
 
+use turnscope_testkit::{JournalBuilder, SessionBuilder};
+
 use crate::support::{manifest, unpack_fixture};
 
 pub(crate) fn verdict_doc(r: &SubmissionReport) -> Value {
@@ -193,72 +195,58 @@ fn compact_reads_keep_only_the_input_whole_and_fetch_the_rest_exactly() {
 /// result branching off the assistant), so the walk back to the input goes far past its
 /// primary-key lookups and reads ahead by position through rows that are not on the path.
 pub(crate) fn lengthen(db: &Path, cycles: usize) -> Vec<(String, Vec<String>)> {
-    let mut conn = Connection::open(db).unwrap();
-    let c = conn.transaction().unwrap();
-    let sessions: Vec<(String, String)> = c
+    let conn = Connection::open(db).unwrap();
+    let keys: Vec<String> = conn
         .prepare(
             "SELECT DISTINCT s.id, json_extract(s.data, '$.leafId') FROM flue_sessions s
              JOIN flue_agent_submissions a ON a.session_key = s.id WHERE a.status = 'running'",
         )
         .unwrap()
-        .query_map([], |r| Ok((r.get(0)?, r.get(1)?)))
+        .query_map([], |r| r.get(0))
         .unwrap()
         .map(Result::unwrap)
         .collect();
+    let mut journal = JournalBuilder::new();
     let mut out = Vec::new();
-    for (n, (key, leaf)) in sessions.into_iter().enumerate() {
-        let mut pos: i64 = c
-            .query_row(
-                "SELECT MAX(position) + 1 FROM flue_session_entries WHERE session_id = ?1",
-                [&key],
-                |r| r.get(0),
-            )
-            .unwrap();
-        let mut parent = leaf;
+    for (n, key) in keys.into_iter().enumerate() {
+        let mut s = SessionBuilder::continuing(&conn, &key).unwrap();
+        s.at(1_767_225_600_000); // 2026-01-01T00:00:00.000Z
         let mut path = Vec::new();
-        let put = |id: &str, data: String, pos: &mut i64| {
-            c.execute(
-                "INSERT INTO flue_session_entries (session_id, entry_id, position, data) VALUES (?1, ?2, ?3, ?4)",
-                rusqlite::params![key, id, *pos, data],
-            )
-            .unwrap();
-            *pos += 1;
-        };
         for k in 0..cycles {
             let a = format!("a{n}x{k:05}");
             let call = |j: usize| format!("call_{n}_{k}_{j}");
-            put(&a, json!({"type":"message","id":a,"parentId":parent,"timestamp":"2026-01-01T00:00:00.000Z",
-                "message":{"role":"assistant","content":[
+            s.message(
+                &a,
+                json!({"role":"assistant","content":[
                     {"type":"toolCall","id":call(0),"name":"t","arguments":{}},
                     {"type":"toolCall","id":call(1),"name":"u","arguments":{}}],
                     "model":"claude-haiku-4-5","usage":{"input":10,"output":2,"cacheRead":0},
-                    "stopReason":"toolUse","timestamp":1}}).to_string(), &mut pos);
+                    "stopReason":"toolUse","timestamp":1}),
+            );
             path.push(a.clone());
             if k % 5 == 0 {
-                let x = format!("x{n}x{k:05}");
-                put(&x, json!({"type":"message","id":x,"parentId":a,"timestamp":"2026-01-01T00:00:00.000Z",
-                    "message":{"role":"toolResult","toolCallId":call(0),"toolName":"t",
-                    "content":[{"type":"text","text":"abandoned"}],"isError":false,"timestamp":1}}).to_string(), &mut pos);
+                s.branch(
+                    &a,
+                    &format!("x{n}x{k:05}"),
+                    json!({"role":"toolResult","toolCallId":call(0),"toolName":"t",
+                    "content":[{"type":"text","text":"abandoned"}],"isError":false,"timestamp":1}),
+                );
             }
-            let mut last = a;
             for j in 0..2 {
                 let r = format!("r{n}x{k:05}x{j}");
-                put(&r, json!({"type":"message","id":r,"parentId":last,"timestamp":"2026-01-01T00:00:00.000Z",
-                    "message":{"role":"toolResult","toolCallId":call(j),"toolName":"t",
-                    "content":[{"type":"text","text":"ok"}],"isError":false,"timestamp":1}}).to_string(), &mut pos);
-                path.push(r.clone());
-                last = r;
+                s.message(
+                    &r,
+                    json!({"role":"toolResult","toolCallId":call(j),"toolName":"t",
+                    "content":[{"type":"text","text":"ok"}],"isError":false,"timestamp":1}),
+                );
+                path.push(r);
             }
-            parent = last;
         }
-        c.execute(
-            "UPDATE flue_sessions SET data = json_set(data, '$.leafId', ?2) WHERE id = ?1",
-            rusqlite::params![key, parent],
-        )
-        .unwrap();
         out.push((key, path));
+        journal.session(s);
     }
-    c.commit().unwrap();
+    drop(conn);
+    journal.append_to(db).unwrap();
     out
 }
 

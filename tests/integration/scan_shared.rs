@@ -6,10 +6,10 @@
 
 use std::path::Path;
 
-use rusqlite::{params, Connection};
 use serde_json::json;
 use turnscope_engine::report::SubmissionReport;
 use turnscope_store::{JournalStore, PathWalker, RowFilter, SqliteStore};
+use turnscope_testkit::{JournalBuilder, SessionBuilder, Submission};
 
 use crate::scan::verdict_doc;
 
@@ -18,97 +18,69 @@ use crate::scan::verdict_doc;
 /// stops after the first result of its last round, its submission running with an expired
 /// lease. Returns the submission ids, oldest first, and the path's length.
 fn many_turns(db: &Path, n: usize, turns: usize, cycles: usize) -> (Vec<String>, usize) {
-    let key = &format!(r#"agent-session:["many-turns-{n}","default","default"]"#);
-    let mut conn = Connection::open(db).unwrap();
-    let c = conn.transaction().unwrap();
-    let mut pos = 0i64;
-    let mut parent = serde_json::Value::Null;
-    let mut put = |id: String, mut data: serde_json::Value| {
-        data["id"] = json!(id);
-        data["parentId"] = parent.clone();
-        data["timestamp"] = json!("2026-11-20T00:00:00.000Z");
-        c.execute(
-            "INSERT INTO flue_session_entries (session_id, entry_id, position, data) VALUES (?1, ?2, ?3, ?4)",
-            params![key, id, pos, data.to_string()],
-        )
-        .unwrap();
-        pos += 1;
-        parent = json!(id);
-    };
+    let mut s = SessionBuilder::for_instance(&format!("many-turns-{n}"), 1_795_132_800_000) // 2026-11-20
+        .ids("c", "k");
+    let mut journal = JournalBuilder::new();
     let mut ids = Vec::new();
     for t in 0..turns {
         let sid = format!("00000000-0000-4000-8000-{n:04}{t:08}");
-        put(
-            format!("in{t:04}"),
-            json!({"type":"message","message":{"role":"signal","type":"dispatch_input",
-            "tagName":"dispatch","content":"{}","attributes":{"dispatchId":sid},"timestamp":1},
-            "dispatch":{"dispatchId":sid}}),
+        s.message_with(
+            &format!("in{t:04}"),
+            json!({"role":"signal","type":"dispatch_input",
+            "tagName":"dispatch","content":"{}","attributes":{"dispatchId":sid},"timestamp":1}),
+            vec![("dispatch", json!({"dispatchId":sid}))],
         );
         let last = t + 1 == turns;
         for k in 0..cycles {
             let call = |j: usize| format!("call_{t}_{k}_{j}");
-            put(
-                format!("a{t:04}x{k:04}"),
-                json!({"type":"message","message":{"role":"assistant","content":[
+            s.message(
+                &format!("a{t:04}x{k:04}"),
+                json!({"role":"assistant","content":[
                 {"type":"toolCall","id":call(0),"name":"t","arguments":{}},
                 {"type":"toolCall","id":call(1),"name":"t","arguments":{}}],
                 "model":"claude-haiku-4-5","usage":{"input":10,"output":2,"cacheRead":0},
-                "stopReason":"toolUse","timestamp":1}}),
+                "stopReason":"toolUse","timestamp":1}),
             );
             let results = if last && k + 1 == cycles { 1 } else { 2 };
             for j in 0..results {
-                put(
-                    format!("r{t:04}x{k:04}x{j}"),
-                    json!({"type":"message","message":{"role":"toolResult",
+                s.message(
+                    &format!("r{t:04}x{k:04}x{j}"),
+                    json!({"role":"toolResult",
                     "toolCallId":call(j),"toolName":"t","content":[{"type":"text","text":"ok"}],
-                    "isError":false,"timestamp":1}}),
+                    "isError":false,"timestamp":1}),
                 );
             }
         }
         if !last {
-            put(
-                format!("done{t:04}"),
-                json!({"type":"message","message":{"role":"assistant",
+            s.message(
+                &format!("done{t:04}"),
+                json!({"role":"assistant",
                 "content":[{"type":"text","text":"done"}],"model":"claude-haiku-4-5",
-                "usage":{"input":10,"output":2,"cacheRead":0},"stopReason":"stop","timestamp":1}}),
+                "usage":{"input":10,"output":2,"cacheRead":0},"stopReason":"stop","timestamp":1}),
             );
         }
-        let payload = json!({"dispatchId":sid,"agent":"a","id":"many-turns","input":{},
-            "acceptedAt":"2026-11-20T00:00:00.000Z","kind":"dispatch","submissionId":sid});
-        let (status, settled, lease) = if last {
-            ("running", None, 1_795_000_000_000i64)
-        } else {
-            ("settled", Some(1_795_000_000_000i64), 0)
-        };
-        c.execute(
-            "INSERT INTO flue_agent_submissions (submission_id, session_key, kind, payload, status,
-             accepted_at, attempt_id, input_applied_at, started_at, settled_at, attempt_count,
-             max_retry, timeout_at, owner_id, lease_expires_at)
-             VALUES (?1, ?2, 'dispatch', ?3, ?4, 1794999000000, ?5, 1794999000001, 1794999000002,
-             ?6, 1, 10, 1899999999999, 'worker', ?7)",
-            params![
-                sid,
-                key,
-                payload.to_string(),
-                status,
-                format!("attempt-{t}"),
-                settled,
-                lease
-            ],
+        let lease = if last { 1_795_000_000_000 } else { 0 };
+        let sub = Submission::dispatch(
+            &sid,
+            s.key(),
+            "a",
+            "many-turns",
+            &json!({}),
+            1_794_999_000_000,
         )
-        .unwrap();
+        .claimed(&format!("attempt-{t}"), "worker", 1_794_999_000_002, lease)
+        .input_applied(1_794_999_000_001)
+        .timeout_at(1_899_999_999_999);
+        journal.submission(if last {
+            sub
+        } else {
+            sub.settled(1_795_000_000_000, None)
+        });
         ids.push(sid);
     }
-    let data = json!({"version":8,"conversationId":"c","affinityKey":"k","leafId":parent,
-        "childSessions":[],"metadata":{},"createdAt":"2026-11-20T00:00:00.000Z",
-        "updatedAt":"2026-11-20T00:00:00.000Z"});
-    c.execute(
-        "INSERT INTO flue_sessions (id, data) VALUES (?1, ?2)",
-        params![key, data.to_string()],
-    )
-    .unwrap();
-    c.commit().unwrap();
-    (ids, pos as usize)
+    let path = s.len();
+    journal.session(s).append_to(db).unwrap();
+    (ids, path)
 }
 
 #[test]

@@ -23,6 +23,7 @@ use turnscope_core::recovery::changes::RowChange;
 use turnscope_engine::actions::{plan, ActionKind, ActionPlan, EntryIds};
 use turnscope_engine::report::SubmissionReport;
 use turnscope_store::{ApplyError, AuditInfo, JournalStore, RowFilter, SqliteStore, SqliteWriter};
+use turnscope_testkit::{JournalBuilder, SessionBuilder};
 
 /// Read-only configuration: seconds of load in `cargo test`.
 const READ_ONLY_SECS: u64 = 3;
@@ -253,46 +254,27 @@ impl Rng {
 // ---------------------------------------------------------------------------------------------
 // Setup.
 
-/// The demo's exact DDL with every row removed, then the seed sessions.
+/// A journal of the runtime's schema holding only the seed sessions.
 fn setup(dir: &Path) -> (PathBuf, u64) {
     let db = dir.join("soak.db");
-    turnscope_demo::write_demo(&db, now_ms()).unwrap();
-    let conn = Connection::open(&db).unwrap();
-    let tables: Vec<String> = conn
-        .prepare("SELECT name FROM sqlite_master WHERE type = 'table' AND name NOT LIKE 'sqlite_%' AND name != 'flue_meta'")
-        .unwrap()
-        .query_map([], |r| r.get(0))
-        .unwrap()
-        .collect::<Result<_, _>>()
-        .unwrap();
-    for t in tables {
-        conn.execute(&format!("DELETE FROM {t}"), []).unwrap();
-    }
     let now = now_ms() - 60_000;
+    let mut journal = JournalBuilder::new();
     let mut seed = 0;
     for i in 0..SESSIONS {
         let (u, a) = (format!("5eed{i:04x}"), format!("5eee{i:04x}"));
         let user = json!({"role": "user", "content": [{"type": "text", "text": "hello"}], "timestamp": now});
         let answer = assistant(json!([{"type": "text", "text": "hi"}]), "stop", now + 1);
-        let rows = [
-            (u.clone(), entry(&u, None, now, user, None)),
-            (a.clone(), entry(&a, Some(&u), now + 1, answer, None)),
-        ];
-        assert_eq!(rows.len(), SEED_ENTRIES_PER_SESSION);
-        for (pos, (id, data)) in rows.iter().enumerate() {
-            conn.execute(
-                "INSERT INTO flue_session_entries (session_id, entry_id, position, data) VALUES (?1, ?2, ?3, ?4)",
-                params![session_key(i), id, pos as i64, data],
-            )
-            .unwrap();
-            seed += 1;
-        }
-        conn.execute(
-            "INSERT INTO flue_sessions (id, data) VALUES (?1, ?2)",
-            params![session_key(i), session_data(i, Some(&a), now, now + 1)],
-        )
-        .unwrap();
+        let mut s = SessionBuilder::for_instance(&instance(i), now).ids(
+            &format!("conv_{}", ulid(i as u64)),
+            &format!("aff_{}", ulid(1000 + i as u64)),
+        );
+        s.message(&u, user).at(now + 1).message(&a, answer);
+        assert_eq!(s.key(), session_key(i));
+        assert_eq!(s.len(), SEED_ENTRIES_PER_SESSION);
+        seed += s.len() as u64;
+        journal.session(s);
     }
+    journal.write(&db).unwrap();
     (db, seed)
 }
 

@@ -8,6 +8,7 @@ use std::path::{Path, PathBuf};
 use turnscope_core::journal::status::SubmissionStatus;
 
 use turnscope_store::RowFilter;
+use turnscope_testkit::{JournalBuilder, SessionBuilder, Submission};
 use turnscope_tui::harness::{Harness, HarnessOptions};
 
 /// The clock the scale database is written with.
@@ -159,17 +160,18 @@ fn tui_scale_a_filter_change_reads_that_filters_rows() {
         .iter()
         .all(|i| i.row.status == SubmissionStatus::Queued));
     // A row written meanwhile shows up on the next filter change, without a refresh.
-    {
-        let conn = rusqlite::Connection::open(&db).unwrap();
-        conn.execute(
-            "INSERT INTO flue_agent_submissions (submission_id, session_key, kind, payload, status,
-               accepted_at, attempt_count, max_retry, timeout_at, lease_expires_at)
-             SELECT 'bench-new-row', session_key, kind, payload, 'queued', accepted_at, 0, 10, 0, 0
-             FROM flue_agent_submissions WHERE status = 'queued' LIMIT 1",
-            [],
-        )
+    let session = h.loaded_rows()[0].row.session_key.clone();
+    JournalBuilder::new()
+        .submission(Submission::dispatch(
+            "bench-new-row",
+            &session,
+            "bench",
+            "bench-new-row",
+            &serde_json::json!({}),
+            NOW - 1_000,
+        ))
+        .append_to(&db)
         .unwrap();
-    }
     h.press("1");
     assert!(h
         .loaded_rows()
@@ -203,24 +205,12 @@ fn tui_scale_refresh_rereads_only_changed_rows() {
     // and the leaf moved to it, as a session save does).
     {
         let conn = rusqlite::Connection::open(&db).unwrap();
-        conn.execute(
-            "INSERT INTO flue_session_entries (session_id, entry_id, position, data)
-             SELECT e.session_id, 'feedf00d', MAX(e.position) + 1,
-                    json_object('type', 'message', 'id', 'feedf00d',
-                                'parentId', json_extract(s.data, '$.leafId'),
-                                'timestamp', '2026-01-01T00:00:00.000Z',
-                                'message', json_object('role', 'user', 'content', 'still there?',
-                                                       'timestamp', 1767225600000))
-             FROM flue_session_entries e JOIN flue_sessions s ON s.id = e.session_id
-             WHERE e.session_id = ?1",
-            [&target.row.session_key],
-        )
-        .unwrap();
-        conn.execute(
-            "UPDATE flue_sessions SET data = json_set(data, '$.leafId', 'feedf00d') WHERE id = ?1",
-            [&target.row.session_key],
-        )
-        .unwrap();
+        let mut s = SessionBuilder::continuing(&conn, &target.row.session_key).unwrap();
+        s.at(1_767_225_600_000).message(
+            "feedf00d",
+            serde_json::json!({"role": "user", "content": "still there?", "timestamp": 1_767_225_600_000i64}),
+        );
+        JournalBuilder::new().session(s).append_to(&db).unwrap();
     }
     h.refresh();
     // Its row did not change: the cached verdict stays on screen while its fingerprint is
