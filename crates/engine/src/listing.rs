@@ -269,21 +269,19 @@ impl Counts {
 /// The inspection of a listing's pages: each thread's walker keeps a few recent walks across
 /// pages, and the second thread's snapshot twin is made once, for the first page long enough.
 struct Inspecting {
-    walker: PathWalker,
-    twin_walker: PathWalker,
+    inspector: RowInspector,
+    twin_inspector: RowInspector,
     twin: Option<Box<dyn JournalStore + Send>>,
     twin_tried: bool,
-    context_window: Option<u64>,
 }
 
 impl Inspecting {
     fn new(context_window: Option<u64>) -> Self {
         Inspecting {
-            walker: PathWalker::new(context_window.is_some()),
-            twin_walker: PathWalker::new(context_window.is_some()),
+            inspector: RowInspector::new(context_window),
+            twin_inspector: RowInspector::new(context_window),
             twin: None,
             twin_tried: false,
-            context_window,
         }
     }
 
@@ -302,27 +300,26 @@ impl Inspecting {
             self.twin_tried = true;
             self.twin = store.snapshot_twin();
         }
-        let context_window = self.context_window;
         // Each report holds only its active path since the input (`store::walk`) and is handed
         // on and dropped at once. A long page is inspected on two threads reading one snapshot,
         // handed on oldest first. The rows were read in this snapshot (the twin's is the same):
         // not read again.
-        let inspect = |store: &dyn JournalStore, walker: &mut PathWalker, i: usize| {
-            SubmissionReport::scan_row(store, &rows[i], walker, context_window, now)
+        let inspect = |store: &dyn JournalStore, inspector: &mut RowInspector, i: usize| {
+            inspector.inspect(store, &rows[i], now)
         };
-        let twin_walker = &mut self.twin_walker;
+        let twin_inspector = &mut self.twin_inspector;
         // Borrowed mutably, which the other thread may hold (a store is not shared between
         // threads, only handed to one).
         let mut on_twin = self
             .twin
             .as_mut()
             .filter(|_| n >= TWO_THREADS_FROM)
-            .map(|twin| move |i: usize| inspect(&**twin, twin_walker, i));
-        let walker = &mut self.walker;
+            .map(|twin| move |i: usize| inspect(&**twin, twin_inspector, i));
+        let inspector = &mut self.inspector;
         let mut stopped = Flow::Continue;
         in_order(
             n,
-            &mut |i| inspect(store, walker, i),
+            &mut |i| inspect(store, inspector, i),
             on_twin.as_mut().map(|f| f as &mut Work<'_, _, _>),
             &mut |report| {
                 let flow = then(report);
@@ -333,6 +330,34 @@ impl Inspecting {
             },
         )?;
         Ok(stopped)
+    }
+}
+
+/// One submission inspected as a listing inspects it: the active path since its input (not the
+/// whole session), through a walker whose cache of session walks is kept from row to row, so
+/// rows of one session do not walk it again. The listing driver holds two (one per thread); the
+/// TUI's verdict worker holds one for the life of the screen.
+pub struct RowInspector {
+    walker: PathWalker,
+    context_window: Option<u64>,
+}
+
+impl RowInspector {
+    pub fn new(context_window: Option<u64>) -> Self {
+        RowInspector {
+            walker: PathWalker::new(context_window.is_some()),
+            context_window,
+        }
+    }
+
+    /// The report of `row` as of `now_ms`; the row is not read again.
+    pub fn inspect(
+        &mut self,
+        store: &dyn JournalStore,
+        row: &SubmissionRow,
+        now_ms: i64,
+    ) -> Result<SubmissionReport, StoreError> {
+        SubmissionReport::scan_row(store, row, &mut self.walker, self.context_window, now_ms)
     }
 }
 

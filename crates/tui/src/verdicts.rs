@@ -13,8 +13,8 @@ use std::time::{Duration, Instant};
 use super::messages::{ListItem, VerdictBatch};
 use turnscope_core::journal::submission_rows::{JournalRow, SubmissionRow};
 use turnscope_core::recovery::reconciler::{plan_recovery, SessionInspection};
-use turnscope_engine::report::SubmissionReport;
-use turnscope_store::{Backend, PathWalker, StoreError};
+use turnscope_engine::listing::RowInspector;
+use turnscope_store::{Backend, StoreError};
 
 /// A verdict whose read held at least this many entries gives their pages back when it drops
 /// them (`turnscope_store::memory::release_freed_memory`): a whale's, not the thousands of short sessions'.
@@ -60,6 +60,9 @@ struct Job {
 
 #[derive(Default)]
 pub struct Verdicts {
+    /// The listing's inspection (the engine's, as `list` does it), made for the first row and
+    /// kept: its walk cache spares rows of one session a second walk.
+    inspector: Option<(Option<u64>, RowInspector)>,
     cache: HashMap<String, Cached>,
     queue: VecDeque<Job>,
     total: usize,
@@ -226,10 +229,13 @@ impl Verdicts {
             }
         }
         let c = {
-            // The CLI list's scan: only the active path from the input to the leaf is read
+            // The CLI list's inspection: only the active path from the input to the leaf is read
             // (whole sessions would cost seconds and gigabytes on a production journal).
-            let mut walker = PathWalker::new(context_window.is_some());
-            let r = SubmissionReport::scan(store, id, &mut walker, context_window, self.now_ms)?;
+            let inspector = match &mut self.inspector {
+                Some((w, i)) if *w == context_window => i,
+                slot => &mut slot.insert((context_window, RowInspector::new(context_window))).1,
+            };
+            let r = inspector.inspect(store, &job.row, self.now_ms)?;
             Cached {
                 fingerprint: fp,
                 // The row of the refresh, so the next refresh's comparison is like for like.
