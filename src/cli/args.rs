@@ -346,8 +346,18 @@ pub struct SelectionArgs {
     /// Only this verdict: a classification (tool_use_unresolved, resume/tool_results_partial, resume
     /// for every mode, …) or a disposition (stuck, live, no-lease, pending, publishing, completed,
     /// failed, malformed, damaged); any other value is refused with the full list.
-    #[arg(long, value_name = "VERDICT")]
+    /// A leading `!` selects every other row (`--verdict '!live'`, as --not-verdict).
+    #[arg(long, value_name = "VERDICT", allow_hyphen_values = true)]
     pub verdict: Option<String>,
+
+    /// Every row but those of this verdict (the same values as --verdict).
+    #[arg(long, value_name = "VERDICT", conflicts_with = "verdict")]
+    pub not_verdict: Option<String>,
+
+    /// Only rows whose plan fires this reconciler rule next: 0 to 9, several with commas
+    /// (`2,3`), `none` for rows no rule applies to; a leading `!` selects every other row.
+    #[arg(long, value_name = "RULE")]
+    pub rule: Option<String>,
 
     /// Only this instance id (from the session key).
     #[arg(long, value_name = "ID")]

@@ -400,6 +400,7 @@ fn completion_command() -> clap::Command {
             .collect()
     };
     let verdicts = leak(turnscope_engine::report::verdict_filter::VerdictFilter::names());
+    let rules = leak(turnscope_engine::report::rule_filter::rule_names());
     let statuses = leak(
         turnscope_store::RowFilter::all()
             .map(|f| f.name().to_string())
@@ -413,9 +414,17 @@ fn completion_command() -> clap::Command {
     for name in subs {
         cmd = cmd.mut_subcommand(name, |mut s| {
             let has = |s: &clap::Command, id: &str| s.get_arguments().any(|a| a.get_id() == id);
-            if has(&s, "verdict") {
-                let v = verdicts.clone();
-                s = s.mut_arg("verdict", |a| {
+            for flag in ["verdict", "not_verdict"] {
+                if has(&s, flag) {
+                    let v = verdicts.clone();
+                    s = s.mut_arg(flag, |a| {
+                        a.value_parser(clap::builder::PossibleValuesParser::new(v))
+                    });
+                }
+            }
+            if has(&s, "rule") {
+                let v = rules.clone();
+                s = s.mut_arg("rule", |a| {
                     a.value_parser(clap::builder::PossibleValuesParser::new(v))
                 });
             }

@@ -5,6 +5,7 @@
 use super::args::SelectionArgs;
 use super::{exit, CliError};
 use turnscope_engine::listing::{self, ListingError, Selection};
+use turnscope_engine::report::rule_filter::{rule_names, RuleFilter};
 use turnscope_engine::report::verdict_filter::VerdictFilter;
 use turnscope_engine::report::SubmissionReport;
 use turnscope_store::{JournalStore, RowFilter};
@@ -33,23 +34,28 @@ impl SelectionArgs {
 
     /// `--verdict`, checked against every verdict there is (exit 2 listing them).
     pub fn verdict_filter(&self) -> Result<Option<VerdictFilter>, CliError> {
-        self.verdict
+        if let Some(v) = self.not_verdict.as_deref() {
+            return Ok(Some(parse_verdict(v)?.negate()));
+        }
+        self.verdict.as_deref().map(parse_verdict).transpose()
+    }
+
+    /// `--rule`, checked (exit 2 naming the values).
+    pub fn rule_filter(&self) -> Result<Option<RuleFilter>, CliError> {
+        self.rule
             .as_deref()
-            .map(|v| {
-                VerdictFilter::parse(v).map_err(|e| {
+            .map(|r| {
+                RuleFilter::parse(r).map_err(|e| {
                     CliError::new(
-                        e.to_string(),
-                        format!(
-                            "{}use one of: {}",
-                            meant(v, &VerdictFilter::names()),
-                            VerdictFilter::names_line()
-                        ),
+                        e,
+                        format!("use one of: {}", rule_names().join(", ")),
                         exit::USAGE,
                     )
                 })
             })
             .transpose()
     }
+
 
     /// The selection these flags give, for the listing driver.
     pub fn selection(&self) -> Result<Selection, CliError> {
@@ -60,10 +66,27 @@ impl SelectionArgs {
             owner: self.owner.clone(),
             older_than: self.older_than,
             verdict: self.verdict_filter()?,
+            rule: self.rule_filter()?,
             limit: self.limit,
             page_rows: self.page_rows.map(|n| n as usize),
         })
     }
+}
+
+/// `--verdict`/`--not-verdict`'s value, checked against every verdict there is.
+fn parse_verdict(v: &str) -> Result<VerdictFilter, CliError> {
+    VerdictFilter::parse(v).map_err(|e| {
+        let bare = v.trim().trim_start_matches('!').trim();
+        CliError::new(
+            e.to_string(),
+            format!(
+                "{}use one of: {}",
+                meant(bare, &VerdictFilter::names()),
+                VerdictFilter::names_line()
+            ),
+            exit::USAGE,
+        )
+    })
 }
 
 /// "did you mean X? " before a hint's list, when `given` is close to one of `names`.

@@ -1,5 +1,5 @@
 //! The listing driver both front ends use: a view of the journal's submissions (a status view,
-//! then the row filters kind, instance, owner and age, then the verdict, then a limit), read a
+//! then the row filters kind, instance, owner and age, then the verdict and the rule, then a limit), read a
 //! page at a time in one read snapshot and each submission inspected as for a listing (the
 //! active path since its input, not the whole session), on two threads where the page is long.
 //!
@@ -10,6 +10,7 @@ use std::collections::BTreeSet;
 use std::time::Duration;
 
 use crate::in_order::{in_order, Flow, Work};
+use crate::report::rule_filter::RuleFilter;
 use crate::report::verdict_filter::VerdictFilter;
 use crate::report::SubmissionReport;
 use turnscope_core::journal::submission_rows::SubmissionRow;
@@ -34,6 +35,8 @@ pub struct Selection {
     /// Lease expired at least this long ago (running rows), accepted that long ago (others).
     pub older_than: Option<Duration>,
     pub verdict: Option<VerdictFilter>,
+    /// The reconciler rule the plan fires next (after the verdict).
+    pub rule: Option<RuleFilter>,
     /// At most this many matches, oldest first.
     pub limit: Option<usize>,
     /// Rows of the view read at a time (default [`PAGE_ROWS`]).
@@ -160,6 +163,10 @@ pub fn scan_counted(
                         return Flow::Continue;
                     }
                 }
+                counts.of_verdict += 1;
+                if sel.rule.as_ref().is_some_and(|r| !r.matches(report.plan.rule)) {
+                    return Flow::Continue;
+                }
                 counts.matched += 1;
                 visit(report);
                 if sel.limit.is_some_and(|n| counts.matched >= n) {
@@ -192,6 +199,7 @@ struct Counts {
     of_instance: usize,
     of_owner: usize,
     older: usize,
+    of_verdict: usize,
     matched: usize,
 }
 
@@ -259,9 +267,10 @@ impl Counts {
             funnel.steps.push((format!("older than {age}"), self.older));
         }
         if let Some(v) = verdict {
-            funnel
-                .steps
-                .push((format!("with verdict {}", v.as_str()), self.matched));
+            funnel.steps.push((v.describe(), self.of_verdict));
+        }
+        if let Some(r) = &sel.rule {
+            funnel.steps.push((r.describe(), self.matched));
         }
     }
 }

@@ -4,6 +4,7 @@
 pub mod export;
 mod item_json;
 mod show_json;
+pub mod rule_filter;
 pub mod verdict_filter;
 
 use serde_json::{json, Value};

@@ -7,10 +7,11 @@ use strum::IntoEnumIterator;
 use turnscope_core::recovery::classify::StateKind;
 use turnscope_core::recovery::reconciler::DispositionKind;
 
-/// A checked verdict filter.
+/// A checked verdict filter, or its negation (`!stuck`: every row but the stuck ones).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct VerdictFilter {
     value: String,
+    negated: bool,
 }
 
 /// A value that names no verdict.
@@ -26,11 +27,17 @@ impl std::fmt::Display for UnknownVerdict {
 }
 
 impl VerdictFilter {
-    /// Check `text` against [`VerdictFilter::names`] (case and surrounding spaces ignored).
+    /// Check `text` against [`VerdictFilter::names`] (case and surrounding spaces ignored); a
+    /// leading `!` negates it.
     pub fn parse(text: &str) -> Result<VerdictFilter, UnknownVerdict> {
-        let value = text.trim().to_lowercase();
+        let trimmed = text.trim();
+        let (negated, body) = match trimmed.strip_prefix('!') {
+            Some(rest) => (true, rest.trim()),
+            None => (false, trimmed),
+        };
+        let value = body.to_lowercase();
         if VerdictFilter::names().contains(&value) {
-            Ok(VerdictFilter { value })
+            Ok(VerdictFilter { value, negated })
         } else {
             Err(UnknownVerdict {
                 given: text.to_string(),
@@ -62,15 +69,43 @@ impl VerdictFilter {
         VerdictFilter::names().join(", ")
     }
 
+    /// The verdict named, without the negation.
     pub fn as_str(&self) -> &str {
         &self.value
+    }
+
+    pub fn negated(&self) -> bool {
+        self.negated
+    }
+
+    /// This filter the other way round (`--not-verdict`).
+    pub fn negate(self) -> VerdictFilter {
+        VerdictFilter {
+            negated: !self.negated,
+            ..self
+        }
+    }
+
+    /// How an empty result names this filter: `with verdict stuck`, `without verdict stuck`.
+    pub fn describe(&self) -> String {
+        let with = if self.negated { "without" } else { "with" };
+        format!("{with} verdict {}", self.value)
     }
 
     /// Whether a row with this verdict label (`report::verdict_label`) and disposition (`None`
     /// while it is still being computed) is selected. A disposition's name selects its rows
     /// (`live` the rows a worker holds, whatever their session says); `resume` every resume mode;
     /// any other value the rows whose verdict is exactly it.
+    /// Negated, it selects the rows the value does not, once their verdict is known (a row
+    /// still being computed matches neither way).
     pub fn matches(&self, verdict: &str, disposition: Option<DispositionKind>) -> bool {
+        if self.negated {
+            return disposition.is_some() && !self.matches_value(verdict, disposition);
+        }
+        self.matches_value(verdict, disposition)
+    }
+
+    fn matches_value(&self, verdict: &str, disposition: Option<DispositionKind>) -> bool {
         let v = self.value.as_str();
         if verdict == v {
             return true;
@@ -142,5 +177,22 @@ mod tests {
         assert!(f("completed").matches("completed", stuck));
         // Still computing: only an exact verdict could match, and there is none yet.
         assert!(!f("live").matches("…", None));
+    }
+
+    #[test]
+    fn a_leading_bang_negates() {
+        let f = |v: &str| VerdictFilter::parse(v).unwrap();
+        let live = Some(DispositionKind::Live);
+        let stuck = Some(DispositionKind::Reconcile);
+        assert!(f("!live").matches("resume/tool_results", stuck));
+        assert!(!f("!live").matches("resume/tool_results", live));
+        assert!(!f(" ! resume").matches("resume/tool_results", stuck));
+        assert!(f("!resume").matches("absent", stuck));
+        // Not yet computed: not selected either way.
+        assert!(!f("!live").matches("…", None));
+        assert_eq!(f("!Live").describe(), "without verdict live");
+        assert_eq!(f("live").negate(), f("!live"));
+        assert_eq!(f("!live").negate().describe(), "with verdict live");
+        assert!(VerdictFilter::parse("!").is_err());
     }
 }
