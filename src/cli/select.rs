@@ -56,7 +56,6 @@ impl SelectionArgs {
             .transpose()
     }
 
-
     /// The selection these flags give, for the listing driver.
     pub fn selection(&self) -> Result<Selection, CliError> {
         Ok(Selection {

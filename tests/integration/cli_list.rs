@@ -445,41 +445,85 @@ fn rule_and_negated_filters_select_what_the_plans_say() {
     let db = demo(dir.path());
     let all = items(&db, &["--status", "all"]);
     let rule = |i: &Value| i["plan"]["rule"].as_u64();
-    let id = |i: &Value| i["submission"]["submissionId"].as_str().unwrap().to_string();
+    let id = |i: &Value| {
+        i["submission"]["submissionId"]
+            .as_str()
+            .unwrap()
+            .to_string()
+    };
     let ids = |v: &[Value]| v.iter().map(id).collect::<Vec<_>>();
     let mut rules: Vec<u64> = all.iter().filter_map(rule).collect();
     rules.sort();
     rules.dedup();
-    assert!(rules.len() >= 2, "the demo has rows at two rules or more: {rules:?}");
+    assert!(
+        rules.len() >= 2,
+        "the demo has rows at two rules or more: {rules:?}"
+    );
     let r = rules[0];
     let at: Vec<Value> = all.iter().filter(|i| rule(i) == Some(r)).cloned().collect();
     let not_at: Vec<Value> = all.iter().filter(|i| rule(i) != Some(r)).cloned().collect();
-    assert_eq!(ids(&items(&db, &["--status", "all", "--rule", &r.to_string()])), ids(&at));
-    assert_eq!(ids(&items(&db, &["--status", "all", "--rule", &format!("!{r}")])), ids(&not_at));
+    assert_eq!(
+        ids(&items(&db, &["--status", "all", "--rule", &r.to_string()])),
+        ids(&at)
+    );
+    assert_eq!(
+        ids(&items(
+            &db,
+            &["--status", "all", "--rule", &format!("!{r}")]
+        )),
+        ids(&not_at)
+    );
     let two = format!("{},{}", rules[0], rules[1]);
     let both = items(&db, &["--status", "all", "--rule", &two]);
     assert_eq!(
         both.len(),
-        all.iter().filter(|i| rule(i) == Some(rules[0]) || rule(i) == Some(rules[1])).count()
+        all.iter()
+            .filter(|i| rule(i) == Some(rules[0]) || rule(i) == Some(rules[1]))
+            .count()
     );
     let none = items(&db, &["--status", "all", "--rule", "none"]);
-    assert_eq!(ids(&none), ids(&all.iter().filter(|i| rule(i).is_none()).cloned().collect::<Vec<_>>()));
+    assert_eq!(
+        ids(&none),
+        ids(&all
+            .iter()
+            .filter(|i| rule(i).is_none())
+            .cloned()
+            .collect::<Vec<_>>())
+    );
     assert!(!none.is_empty());
     // Negated verdicts: both spellings, the complement of the plain filter.
     let live = items(&db, &["--status", "all", "--verdict", "live"]);
     let not_live = items(&db, &["--status", "all", "--not-verdict", "live"]);
     assert_eq!(live.len() + not_live.len(), all.len());
     assert!(!not_live.is_empty() && !live.is_empty());
-    assert_eq!(ids(&items(&db, &["--status", "all", "--verdict", "!live"])), ids(&not_live));
+    assert_eq!(
+        ids(&items(&db, &["--status", "all", "--verdict", "!live"])),
+        ids(&not_live)
+    );
     // The empty result names them.
     let out = ok(&list(&db, &["--rule", "none"]));
-    assert!(out.lines().next().unwrap().ends_with("none at no rule"), "{out}");
+    assert!(
+        out.lines().next().unwrap().ends_with("none at no rule"),
+        "{out}"
+    );
     let out = ok(&list(&db, &["--not-verdict", "stuck"]));
-    assert!(out.lines().next().unwrap().ends_with("none without verdict stuck"), "{out}");
+    assert!(
+        out.lines()
+            .next()
+            .unwrap()
+            .ends_with("none without verdict stuck"),
+        "{out}"
+    );
     // A value that is no rule: exit 2 with the values.
-    let hint = usage_error(&list(&db, &["--rule", "12"]), "unknown rule \"12\": a rule is 0 to 9, or none");
+    let hint = usage_error(
+        &list(&db, &["--rule", "12"]),
+        "unknown rule \"12\": a rule is 0 to 9, or none",
+    );
     assert!(hint.contains("0, 1, 2") && hint.contains("none"), "{hint}");
-    let hint = usage_error(&list(&db, &["--not-verdict", "stuk"]), "unknown verdict \"stuk\"");
+    let hint = usage_error(
+        &list(&db, &["--not-verdict", "stuk"]),
+        "unknown verdict \"stuk\"",
+    );
     assert!(hint.starts_with("hint: did you mean stuck? "), "{hint}");
 }
 

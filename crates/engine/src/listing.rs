@@ -164,7 +164,11 @@ pub fn scan_counted(
                     }
                 }
                 counts.of_verdict += 1;
-                if sel.rule.as_ref().is_some_and(|r| !r.matches(report.plan.rule)) {
+                if sel
+                    .rule
+                    .as_ref()
+                    .is_some_and(|r| !r.matches(report.plan.rule))
+                {
                     return Flow::Continue;
                 }
                 counts.matched += 1;

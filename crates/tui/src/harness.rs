@@ -212,6 +212,14 @@ impl Harness {
         }
     }
 
+    /// Press keys without carrying out what they ask of the worker (what the operator sees
+    /// before the answers arrive); `settle` carries it out.
+    pub fn press_unanswered(&mut self, keys: &str) {
+        for ev in parse_keys(keys) {
+            self.app.on_key(ev);
+        }
+    }
+
     pub fn click(&mut self, x: u16, y: u16) {
         self.mouse(MouseEventKind::Down(MouseButton::Left), x, y);
     }

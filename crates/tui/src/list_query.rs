@@ -222,6 +222,30 @@ impl ListQuery {
     }
 }
 
+impl ListQuery {
+    /// The id prefix this query names, to look up in the whole journal when only a page of the
+    /// filter is loaded: an `id:` term, or a lone word that can only be an id prefix (4 or more
+    /// hex digits and dashes). Negated terms look nothing up.
+    pub fn id_lookup(&self) -> Option<String> {
+        let looks_like_id = |w: &str| {
+            w.len() >= 4
+                && w.chars().all(|c| c.is_ascii_hexdigit() || c == '-')
+                && w.chars().any(|c| c.is_ascii_hexdigit())
+        };
+        let mut found = None;
+        for term in self.terms.iter().filter(|t| !t.negated) {
+            match &term.test {
+                Test::Id(p) => found = Some(p.clone()),
+                Test::Text(w) if self.terms.len() == 1 && looks_like_id(w) => {
+                    found = Some(w.clone())
+                }
+                _ => {}
+            }
+        }
+        found
+    }
+}
+
 impl Test {
     fn holds(&self, s: &Subject<'_>) -> bool {
         let has = |text: &str, needle: &str| text.to_lowercase().contains(needle);
@@ -290,6 +314,21 @@ mod tests {
     fn hits(q: &str) -> (bool, bool) {
         let q = parse(q).unwrap_or_else(|e| panic!("{q}: {e}"));
         (q.matches(&stuck_partial()), q.matches(&live_direct()))
+    }
+
+    #[test]
+    fn id_lookups_come_from_id_terms_and_lone_id_words() {
+        let id = |q: &str| parse(q).unwrap().id_lookup();
+        assert_eq!(id("id:B8712FEE"), Some("b8712fee".into()));
+        assert_eq!(id("b8712fee"), Some("b8712fee".into()));
+        assert_eq!(id("86bad5c1-2d"), Some("86bad5c1-2d".into()));
+        assert_eq!(id("verdict:stuck id:b87"), Some("b87".into()));
+        // Words that are not ids, short ones, negated ones, and words beside other terms.
+        assert_eq!(id("rate"), None);
+        assert_eq!(id("abc"), None);
+        assert_eq!(id("----"), None);
+        assert_eq!(id("!id:b8712fee"), None);
+        assert_eq!(id("b8712fee kind:direct"), None);
     }
 
     #[test]

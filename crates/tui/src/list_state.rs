@@ -15,6 +15,9 @@ pub struct ScaleState {
     pub filter: Option<RowFilter>,
     /// The filter's total when only its newest page is loaded.
     pub list_total: Option<usize>,
+    /// The id prefix the last refresh looked up in the whole journal, and the rows beyond the
+    /// page it added.
+    pub id_lookup: Option<(String, usize)>,
     pub expired: usize,
     /// `None` until the worker has counted them (a recount keeps showing the last count).
     pub failed: Option<usize>,
@@ -73,6 +76,7 @@ impl ScaleState {
     pub fn on_snapshot(&mut self, snap: &Snapshot) {
         self.filter = Some(snap.filter);
         self.list_total = snap.list_total;
+        self.id_lookup = snap.id_lookup.clone();
         self.expired = snap.expired;
         self.remaining = snap.pending;
         self.total = snap.pending;

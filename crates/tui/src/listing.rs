@@ -30,6 +30,43 @@ pub fn rows(
     Ok((rows, None))
 }
 
+/// The most rows an id lookup beyond the loaded page adds to the list.
+pub const ID_LOOKUP_ROWS: usize = 50;
+/// The shortest id prefix looked up in the whole journal (a shorter one names too many rows).
+pub const ID_LOOKUP_MIN: usize = 4;
+
+/// The rows of `filter` at `now_ms` whose id starts with `prefix`, from the whole journal (the
+/// primary key's range): at most [`ID_LOOKUP_ROWS`], none for a prefix shorter than
+/// [`ID_LOOKUP_MIN`].
+pub fn rows_with_id_prefix(
+    store: &dyn Backend,
+    filter: RowFilter,
+    now_ms: i64,
+    prefix: &str,
+) -> Result<Vec<SubmissionRow>, StoreError> {
+    if prefix.chars().count() < ID_LOOKUP_MIN {
+        return Ok(Vec::new());
+    }
+    let rows = match store.find_submission(prefix) {
+        Ok(row) => vec![row],
+        Err(StoreError::Ambiguous { candidates, .. }) => {
+            let mut rows = Vec::new();
+            for id in candidates.iter().take(ID_LOOKUP_ROWS) {
+                if let Some(row) = store.submission_by_id(id)? {
+                    rows.push(row);
+                }
+            }
+            rows
+        }
+        Err(StoreError::SubmissionNotFound { .. }) => Vec::new(),
+        Err(e) => return Err(e),
+    };
+    Ok(rows
+        .into_iter()
+        .filter(|r| filter.matches(r, now_ms))
+        .collect())
+}
+
 /// Expired-lease submissions at `now_ms` (the `(status, sequence)` index narrows to `running`).
 pub fn expired_count(store: &dyn Backend, now_ms: i64) -> Result<usize, StoreError> {
     store.count_where(RowFilter::Expired, now_ms)

@@ -272,6 +272,9 @@ pub struct Snapshot {
     pub list_total: Option<usize>,
     /// The filter these items were read for.
     pub filter: turnscope_store::RowFilter,
+    /// The id prefix looked up in the whole journal (the list holding only its newest page),
+    /// and how many of the filter's rows beyond the page it found (they are among `items`).
+    pub id_lookup: Option<(String, usize)>,
     /// Expired-lease submissions (the runtime's predicate at `now_ms`).
     pub expired: usize,
     /// `None` unless the sessions view asked for them (they are read lazily).

@@ -47,6 +47,9 @@ pub enum Request {
         visible: Vec<String>,
         /// The selected row: read even when it left the filter.
         selected: Option<String>,
+        /// An id prefix the list's query names: when only the newest page of the filter is
+        /// loaded, the rows of the filter with this prefix are read from the whole journal too.
+        id_lookup: Option<String>,
     },
     /// Compute the verdicts of these rows next (they scrolled into view).
     Prioritize(Vec<String>),
@@ -254,8 +257,9 @@ impl Worker {
                 sessions,
                 visible,
                 selected,
+                id_lookup,
             } => {
-                let snap = self.refresh(now_ms, open, filter, sessions, selected);
+                let snap = self.refresh(now_ms, open, filter, sessions, selected, id_lookup);
                 self.verdicts.prioritize(&visible);
                 Some(Response::Snapshot(snap.map(Box::new)))
             }
@@ -468,10 +472,31 @@ impl Worker {
         &mut self,
         filter: RowFilter,
         now_ms: i64,
-    ) -> Result<(Vec<ListItem>, Option<usize>), WorkerError> {
-        let (rows, total, phases) = {
+        id_lookup: Option<&str>,
+    ) -> Result<(Vec<ListItem>, Option<usize>, Option<(String, usize)>), WorkerError> {
+        let (rows, total, phases, looked_up) = {
             let store = self.store()?;
-            let (rows, total) = listing::rows(store, filter, now_ms).map_err(WorkerError::from)?;
+            let (mut rows, total) =
+                listing::rows(store, filter, now_ms).map_err(WorkerError::from)?;
+            // Only the newest page is loaded: the id the query names is looked up in the whole
+            // journal, so an older row is found rather than reported missing.
+            let looked_up = match (total, id_lookup) {
+                (Some(_), Some(prefix)) => {
+                    let found = listing::rows_with_id_prefix(store, filter, now_ms, prefix)
+                        .map_err(WorkerError::from)?;
+                    let loaded: std::collections::HashSet<&str> =
+                        rows.iter().map(|r| r.submission_id.as_str()).collect();
+                    let extra: Vec<_> = found
+                        .into_iter()
+                        .filter(|r| !loaded.contains(r.submission_id.as_str()))
+                        .collect();
+                    let n = extra.len();
+                    rows.extend(extra);
+                    rows.sort_by_key(|r| r.sequence);
+                    Some((prefix.to_string(), n))
+                }
+                _ => None,
+            };
             // Running rows get their journal phase with their verdict; only the first screenful
             // is looked up now.
             let mut running = 0;
@@ -484,7 +509,7 @@ impl Worker {
                 .map(|r| r.submission_id.as_str())
                 .collect();
             let phases = listing::phases(store, &ids).map_err(WorkerError::from)?;
-            (rows, total, phases)
+            (rows, total, phases, looked_up)
         };
         let mut items: Vec<Option<ListItem>> = Vec::with_capacity(rows.len());
         let mut running = Vec::new();
@@ -505,7 +530,7 @@ impl Worker {
         for (slot, item) in slots.into_iter().zip(done) {
             items[slot] = Some(item);
         }
-        Ok((items.into_iter().flatten().collect(), total))
+        Ok((items.into_iter().flatten().collect(), total, looked_up))
     }
 
     /// One submission, complete (the selected row after it left the filter); `None` when it is
@@ -556,6 +581,7 @@ impl Worker {
         filter: RowFilter,
         sessions: bool,
         selected: Option<String>,
+        id_lookup: Option<String>,
     ) -> Result<Snapshot, WorkerError> {
         let t0 = Instant::now();
         // The expired count is cheap (the index narrows to running rows); the status counts and
@@ -564,7 +590,8 @@ impl Worker {
             let store = self.store()?;
             listing::expired_count(store, now_ms).map_err(WorkerError::from)?
         };
-        let (items, list_total) = self.list_items(filter, now_ms)?;
+        let (items, list_total, id_lookup) =
+            self.list_items(filter, now_ms, id_lookup.as_deref())?;
         // Full reports are kept for the opened submission only (they hold whole sessions).
         let open_id = match &open {
             Some(Target::Submission(id)) => Some(id.clone()),
@@ -608,6 +635,7 @@ impl Worker {
             counts: None,
             list_total,
             filter,
+            id_lookup,
             expired,
             sessions,
             pending: self.verdicts.remaining(),
@@ -954,6 +982,7 @@ mod tests {
             sessions: false,
             visible: Vec::new(),
             selected: None,
+            id_lookup: None,
         }
     }
 

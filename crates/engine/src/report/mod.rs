@@ -3,8 +3,8 @@
 
 pub mod export;
 mod item_json;
-mod show_json;
 pub mod rule_filter;
+mod show_json;
 pub mod verdict_filter;
 
 use serde_json::{json, Value};

@@ -180,9 +180,14 @@ pub fn nav(f: &mut Frame, app: &App, area: Rect) {
         if !ins.search.query.is_empty() || app.input == Some(InputMode::Search) {
             let hits = ins.search.hits.len();
             v.push(Span::styled("  search ", t.dim()));
+            v.push(Span::styled("/", t.key()));
             v.push(Span::styled(
-                format!("/{}", clean(&ins.search.query)),
-                t.key(),
+                clean(&ins.search.query),
+                if app.input_fresh {
+                    t.selected()
+                } else {
+                    t.key()
+                },
             ));
             if app.input == Some(InputMode::Search) {
                 v.push(Span::styled("▏", t.key()));
@@ -191,7 +196,7 @@ pub fn nav(f: &mut Frame, app: &App, area: Rect) {
                 format!(" {hits} hit{}", if hits == 1 { "" } else { "s" }),
                 t.dim(),
             ));
-            if ins.search.asked_text.is_some() {
+            if ins.text_search_pending() {
                 // The worker is reading the session's stored text (a whale's takes a second).
                 v.push(Span::styled(" · searching the stored text…", t.dim()));
             }
@@ -281,27 +286,41 @@ pub fn nav(f: &mut Frame, app: &App, area: Rect) {
     let mut q = Vec::new();
     if !query.is_empty() || app.input == Some(InputMode::Filter) {
         q.push(Span::styled("/", t.key()));
-        q.push(Span::raw(clean(query)));
+        // Selected while typing would replace it.
+        q.push(if app.input_fresh {
+            Span::styled(clean(query), t.selected())
+        } else {
+            Span::raw(clean(query))
+        });
         if app.input == Some(InputMode::Filter) {
             q.push(Span::styled("▏", t.key()));
+        }
+    }
+    // What a query on a paged list searched: shown where it fits (the empty list says it too).
+    let mut q_said = q.clone();
+    if app.root == Root::Submissions && !query.is_empty() {
+        if let Some(s) = app.searched_label() {
+            q_said.push(Span::styled(format!(" · {s}"), t.dim()));
         }
     }
     let qw: usize = q.iter().map(|s| s.width()).sum();
     let tw: usize = tabs.iter().map(|s| s.width()).sum();
     let mut variants: Vec<Vec<Span>> = Vec::new();
-    for r in &rest {
-        let mut v = tabs.clone();
-        v.extend(chip.iter().cloned());
-        v.extend(r.iter().cloned());
-        v.extend(q.iter().cloned());
-        variants.push(v);
-    }
-    for r in &rest {
-        // Without the tabs: the current view is in the title anyway.
-        let mut v = chip.clone();
-        v.extend(r.iter().cloned());
-        v.extend(q.iter().cloned());
-        variants.push(v);
+    for q in [&q_said, &q] {
+        for r in &rest {
+            let mut v = tabs.clone();
+            v.extend(chip.iter().cloned());
+            v.extend(r.iter().cloned());
+            v.extend(q.iter().cloned());
+            variants.push(v);
+        }
+        for r in &rest {
+            // Without the tabs: the current view is in the title anyway.
+            let mut v = chip.clone();
+            v.extend(r.iter().cloned());
+            v.extend(q.iter().cloned());
+            variants.push(v);
+        }
     }
     let _ = (qw, tw);
     f.render_widget(line(first_fit(variants, w)), area);

@@ -56,6 +56,7 @@ impl App {
 
     pub(super) fn on_input_key(&mut self, mode: InputMode, ev: KeyEvent) {
         let ctrl = ev.modifiers.contains(KeyModifiers::CONTROL);
+        let fresh = std::mem::take(&mut self.input_fresh);
         match ev.code {
             KeyCode::Char('c') if ctrl => self.quit = true,
             KeyCode::Esc => {
@@ -75,7 +76,13 @@ impl App {
             }
             KeyCode::Char('u') if ctrl => self.set_query(mode, String::new()),
             KeyCode::Char(c) if !ctrl => {
-                let mut q = self.query(mode);
+                // On a kept query, typing starts a new one (as a search box with its text
+                // selected); Backspace first, to edit the kept one.
+                let mut q = if fresh {
+                    String::new()
+                } else {
+                    self.query(mode)
+                };
                 q.push(c);
                 self.set_query(mode, q);
             }
@@ -103,6 +110,15 @@ impl App {
                 self.list.query = q;
                 // The incidents group the list's rows: both are rebuilt.
                 self.rebuild_list();
+                // Only a page of the filter is loaded: an id the query now names is looked up
+                // in the whole journal by the next refresh, asked for now.
+                if self.scale.list_total.is_some()
+                    && self.wanted_id_lookup().as_deref()
+                        != self.scale.id_lookup.as_ref().map(|(p, _)| p.as_str())
+                    && !self.refresh_pending
+                {
+                    self.request_refresh();
+                }
             }
             InputMode::Search => {
                 if let Some(ins) = self.inspect_mut() {

@@ -50,6 +50,7 @@ impl App {
             return;
         };
         match ins.on_search_text(session, needle, result) {
+            // Nothing chosen yet: go to the first hit, or say now that nothing matched.
             Ok(true) if ins.search.current.is_none() => self.search_step(true, true),
             Ok(_) => {}
             Err(e) => self.error(&format!("search failed: {}", e.line())),

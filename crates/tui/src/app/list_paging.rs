@@ -27,6 +27,39 @@ impl App {
         }
     }
 
+    /// The id prefix the list's query names for a lookup in the whole journal.
+    pub(crate) fn wanted_id_lookup(&self) -> Option<String> {
+        crate::list_query::parse(&self.list.query)
+            .ok()
+            .and_then(|q| q.id_lookup())
+            .filter(|p| p.chars().count() >= crate::listing::ID_LOOKUP_MIN)
+    }
+
+    /// What a query on the list searched, when that is not every row of the filter: `None`
+    /// when the whole filter is loaded (or no query is set).
+    pub fn searched_label(&self) -> Option<String> {
+        let total = self.scale.list_total?;
+        if self.list.query.is_empty() {
+            return None;
+        }
+        let page = crate::listing::PAGE.min(total);
+        let mut text = format!(
+            "searched: the newest {} of {}",
+            turnscope_core::text::thousands(page as u64),
+            turnscope_core::text::thousands(total as u64)
+        );
+        match (self.wanted_id_lookup(), &self.scale.id_lookup) {
+            (Some(want), Some((done, n))) if &want == done => {
+                text.push_str(&format!(" + every id {want}… ({n} more)"));
+            }
+            (Some(want), _) => {
+                text.push_str(&format!(" · searching every id {want}…"));
+            }
+            (None, _) => text.push_str(" (id: searches every row)"),
+        }
+        Some(text)
+    }
+
     /// A count as shown: `…` while it is being computed.
     pub fn count_label(&self, f: RowFilter) -> String {
         self.count_known(f)

@@ -99,6 +99,9 @@ pub struct App {
     banner_base: Option<super::messages::BannerBase>,
     popup: Option<Popup>,
     input: Option<InputMode>,
+    /// The input was opened on a query already set: the first character typed replaces it (a
+    /// new search), an editing key keeps it (Backspace edits it).
+    input_fresh: bool,
     effects: Vec<Effect>,
     last_refresh: Option<Instant>,
     refresh_pending: bool,
@@ -144,6 +147,7 @@ impl App {
             banner_base: None,
             popup: None,
             input: None,
+            input_fresh: false,
             effects: Vec::new(),
             last_refresh: None,
             refresh_pending: false,
@@ -204,6 +208,9 @@ impl App {
             sessions: self.root == Root::Sessions,
             visible,
             selected: self.list.selected_id.clone(),
+            id_lookup: crate::list_query::parse(&self.list.query)
+                .ok()
+                .and_then(|q| q.id_lookup()),
         }));
         if self.root == Root::Audit {
             self.effects.push(Effect::Request(Request::Audit));
@@ -380,7 +387,10 @@ impl App {
                     self.rebuild_list();
                     self.sync_list_selection();
                 }
-                Ask::Input(mode) => self.input = Some(mode),
+                Ask::Input(mode) => {
+                    self.input = Some(mode);
+                    self.input_fresh = !self.query(mode).is_empty();
+                }
                 Ask::FocusTree => self.focus = Pane::Tree,
                 Ask::Leave if self.focus == Pane::Audit => self.toggle_audit(),
                 Ask::Leave if self.focus == Pane::Incidents => self.toggle_incidents(),

@@ -67,6 +67,7 @@ impl App {
             flashes: &self.flashes,
             ui_now: self.ui_now,
             total: self.count(RowFilter::All),
+            searched: self.searched_label(),
         }
     }
 

@@ -654,6 +654,9 @@ pub struct ListRows<'a> {
     pub ui_now: Instant,
     /// Rows in the database of every status.
     pub total: usize,
+    /// What the query searched when only a page of the filter is loaded
+    /// (`App::searched_label`).
+    pub searched: Option<String>,
 }
 
 impl ListRows<'_> {
@@ -825,7 +828,14 @@ impl ListScreen {
             } else if let Some(e) = &self.query_error {
                 format!("/{}: {} (esc clears)", clean(&self.query), clean(e))
             } else if !self.query.is_empty() {
-                format!("no submission matches /{} (esc clears)", clean(&self.query))
+                match &data.searched {
+                    // Never a bare "no match" when only a page was searched: say what was.
+                    Some(s) => format!(
+                        "no submission matches /{} · {s} (esc clears)",
+                        clean(&self.query)
+                    ),
+                    None => format!("no submission matches /{} (esc clears)", clean(&self.query)),
+                }
             } else if self.owner.is_some() {
                 format!(
                     "no {} submission of this worker now (esc shows them all)",

@@ -453,3 +453,39 @@ fn search_finds_text_past_what_the_tree_holds() {
         .unwrap_or_default()
         .contains("no entry matches"));
 }
+
+/// While the stored text is still being searched, nothing says "no entry matches": the status
+/// and the header say it is searching, and the answer, when it comes, decides.
+#[test]
+fn no_match_is_said_only_after_the_stored_text_was_searched() {
+    let dir = tempfile::tempdir().unwrap();
+    let (db, mut h) = synthetic(dir.path(), 200, (160, 48));
+    let long = format!("{} the word Tromsø only here", "x".repeat(400));
+    set_tool_result_text(&db, 3, &long);
+    h.press("<Enter>/");
+    h.press_unanswered("tromsø");
+    let status = h.status_text().unwrap_or_default();
+    assert!(
+        status.contains("searching the stored text for \"tromsø\""),
+        "{status}"
+    );
+    assert!(!status.contains("no entry matches"), "{status}");
+    assert!(h
+        .draw_frame_unanswered()
+        .contains("searching the stored text…"));
+    h.settle();
+    assert_eq!(h.search(), ("tromsø".to_string(), 1));
+    assert!(!h.render().contains("searching the stored text"));
+    // Nothing anywhere: "no entry matches" once the answer is in, not before.
+    h.press("<C-u>");
+    h.press_unanswered("no-such-text-anywhere");
+    assert!(!h
+        .status_text()
+        .unwrap_or_default()
+        .contains("no entry matches"));
+    h.settle();
+    assert!(h
+        .status_text()
+        .unwrap_or_default()
+        .contains("no entry matches \"no-such-text-anywhere\""));
+}

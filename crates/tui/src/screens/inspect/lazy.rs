@@ -108,6 +108,11 @@ impl Inspect {
         }
     }
 
+    /// The worker is still to answer a text search of the stored JSON (asked, or about to be).
+    pub fn text_search_pending(&self) -> bool {
+        self.search.want_text.is_some() || self.search.asked_text.is_some()
+    }
+
     /// The text search to send to the worker now, as `(session, needle)`.
     pub fn take_search_request(&mut self) -> Option<(String, String)> {
         let needle = self.search.want_text.take()?;

@@ -699,6 +699,9 @@ impl Inspect {
         if self.search.hits.is_empty() {
             return info(if self.search.query.is_empty() {
                 "no search: press / to search the entries".to_string()
+            } else if self.text_search_pending() {
+                // The stored text is still being read: no "no match" before it has been.
+                format!("searching the stored text for {:?}…", self.search.query)
             } else {
                 format!("no entry matches {:?}", self.search.query)
             });
