@@ -95,6 +95,9 @@ pub fn run_show(
     let row = r.row();
     let kv = |out: &mut dyn Write, k: &str, v: String| writeln!(out, "  {k:<16}{v}");
     writeln!(out, "submission {}", sanitize(&row.submission_id))?;
+    // The decision first: a whale's history is thousands of lines, printed last.
+    write_verdict(&r, out)?;
+    writeln!(out)?;
     kv(out, "sequence", row.sequence.to_string())?;
     kv(
         out,
@@ -201,7 +204,11 @@ pub fn run_show(
     }
     writeln!(out)?;
     write_history(&r, out)?;
-    writeln!(out)?;
+    Ok(())
+}
+
+/// The verdict, the classifier's reason and the plan with its writes.
+fn write_verdict(r: &SubmissionReport, out: &mut dyn Write) -> std::io::Result<()> {
     let c = r.classification();
     writeln!(out, "verdict         {}", r.verdict())?;
     writeln!(

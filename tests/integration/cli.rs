@@ -69,6 +69,11 @@ fn show_names_the_partial_batch_and_the_plan() {
     assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
     // The runtime replaced this attempt (rule 5) and repaired at resume time (its resume report).
     insta::assert_snapshot!("show_tool_results_partial", stdout(&o));
+    // The decision comes before the history (a whale's is thousands of lines).
+    let text = stdout(&o);
+    let at = |needle: &str| text.find(needle).unwrap_or_else(|| panic!("{needle}: {text}"));
+    assert!(at("\nverdict ") < at("\nhistory"), "{text}");
+    assert!(at("\nplan ") < at("\nhistory"), "{text}");
 }
 
 #[test]

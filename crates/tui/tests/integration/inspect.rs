@@ -489,3 +489,22 @@ fn no_match_is_said_only_after_the_stored_text_was_searched() {
         .unwrap_or_default()
         .contains("no entry matches \"no-such-text-anywhere\""));
 }
+
+/// A stuck submission with a trailing partial batch opens with the cursor on the batch's
+/// assistant (its calls and recorded results follow), not on the input; one without a partial
+/// batch opens on its input.
+#[test]
+fn a_partial_batch_is_where_the_cursor_opens() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut h = fixture(dir.path(), "tool-results-partial", (120, 40));
+    h.press("<Enter>");
+    let (e, _) = h.selected_entry().expect("an entry is selected");
+    let screen = h.render();
+    assert!(screen.contains("[partial batch]"), "{screen}");
+    let role = e.message().map(|m| m.role.clone());
+    assert_eq!(role, Some(turnscope_core::journal::entry::Role::Assistant), "{screen}");
+    assert!(h.tree_cursor() > 0);
+    let mut h = fixture(dir.path(), "mid-stream", (120, 40));
+    h.press("<Enter>");
+    assert_eq!(h.tree_cursor(), 0);
+}

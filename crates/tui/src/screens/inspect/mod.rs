@@ -101,6 +101,11 @@ impl Inspect {
                 self.rebuild();
                 if first {
                     self.sel = 0;
+                    // A stuck submission opens where the decision is: on the trailing partial
+                    // batch's assistant (its calls and results below it), not on the input.
+                    if let Some(owner) = self.partial_batch_owner() {
+                        self.select_entry_id(&owner);
+                    }
                 }
             }
             Err(e) => self.error = Some(e),
@@ -376,6 +381,20 @@ impl Inspect {
         }
         self.detail_scroll = 0;
         self.touch();
+    }
+
+    /// The entry id of the assistant owning the opened submission's trailing partial batch.
+    fn partial_batch_owner(&self) -> Option<String> {
+        match &self.data {
+            Some(Opened::Submission(s)) => s
+                .report
+                .inspection
+                .classification
+                .trailing_partial_batch
+                .as_ref()
+                .map(|b| b.entry_id.clone()),
+            _ => None,
+        }
     }
 
     pub fn select_entry_id(&mut self, id: &str) -> bool {
