@@ -10,6 +10,7 @@ use super::App;
 use crate::keymap::{self, Action, FilterLabel};
 use crate::messages::Target;
 use crate::text::{clean, fit, width};
+use crate::theme::Theme;
 use crate::view_state::{InputMode, Level, Root};
 use crate::widgets::line;
 use turnscope_store::RowFilter;
@@ -410,10 +411,10 @@ pub fn status(f: &mut Frame, app: &App, area: Rect) {
 
 pub fn footer(f: &mut Frame, app: &App, area: Rect) {
     let t = app.cfg.theme;
-    let owned = |v: &[(&str, &'static str)]| -> Vec<(String, &'static str)> {
-        v.iter().map(|(k, t)| (k.to_string(), *t)).collect()
+    let owned = |v: &[(&str, &'static str)]| -> Vec<(String, &'static str, bool)> {
+        v.iter().map(|(k, t)| (k.to_string(), *t, false)).collect()
     };
-    let hints: Vec<(String, &str)> = if app.input.is_some() {
+    let hints: Vec<(String, &str, bool)> = if app.input.is_some() {
         owned(&input_hints())
     } else if let Some(hints) = app.popup.as_ref().and_then(|p| p.footer_hints()) {
         owned(&hints)
@@ -437,26 +438,49 @@ pub fn footer(f: &mut Frame, app: &App, area: Rect) {
                 }
                 _ => true,
             })
-            .map(|(k, t, a)| match app.cfg.keys.key_for(a) {
-                // The configuration file rebound it: show the key that works.
-                Some(key) => (keymap::key_label(&key), t),
-                None => (k.to_string(), t),
+            .map(|(k, t, a)| {
+                let key = match app.cfg.keys.key_for(a) {
+                    // The configuration file rebound it: show the key that works.
+                    Some(key) => keymap::key_label(&key),
+                    None => k.to_string(),
+                };
+                (key, t, matches!(a, Action::Help | Action::Quit))
             })
             .collect()
     };
+    f.render_widget(line(footer_spans(hints, area.width as usize, t)), area);
+}
+
+/// The footer's hints `(key, what, pinned)` that fit in `w` cells, in order. Room is kept at the
+/// end for the pinned ones (help and quit), so a narrow terminal drops middle hints, never the
+/// way to help or out.
+fn footer_spans(hints: Vec<(String, &str, bool)>, w: usize, t: Theme) -> Vec<Span<'static>> {
+    let need = |k: &str, desc: &str| width(k) + width(desc) + 3;
+    let (pinned, rest): (Vec<_>, Vec<_>) = hints.into_iter().partition(|(_, _, p)| *p);
+    let reserved: usize = pinned.iter().map(|(k, d, _)| need(k, d)).sum();
     let mut spans = Vec::new();
     let mut used = 0;
-    let w = area.width as usize;
-    for (k, desc) in hints {
-        let need = width(&k) + width(desc) + 3;
-        if used + need > w {
-            break;
-        }
+    let push = |k: &str, desc: &str, spans: &mut Vec<Span<'static>>| {
         spans.push(Span::styled(format!(" {k}"), t.key()));
         spans.push(Span::styled(format!(" {desc} "), t.dim()));
-        used += need;
+    };
+    for (k, desc, _) in &rest {
+        let n = need(k, desc);
+        if used + n + reserved > w {
+            break;
+        }
+        push(k, desc, &mut spans);
+        used += n;
     }
-    f.render_widget(line(spans), area);
+    for (k, desc, _) in &pinned {
+        let n = need(k, desc);
+        if used + n > w {
+            break;
+        }
+        push(k, desc, &mut spans);
+        used += n;
+    }
+    spans
 }
 
 /// Keys that are plain text while typing in a filter or search (for the footer).

@@ -117,7 +117,7 @@ fn light_and_high_contrast_themes_recolour_and_no_color_removes_every_colour() {
             let mut o = opts("x.db", fixture_now(&db), (100, 30), dir.path());
             o.theme = Theme { color, palette };
             let mut h = Harness::open(&db, o).unwrap();
-            h.press("<Enter>");
+            h.press("<Enter>g");
             let screen = h.render();
             // Meaning is in the text too: the markers stay in every theme.
             assert!(
@@ -283,4 +283,28 @@ fn tree_badges_survive_narrow_panes() {
         cut > 0,
         "no row was long enough to be cut: the test proves nothing"
     );
+}
+
+/// At 80 columns the footer drops middle hints, never `? help` and `q quit`; the list's write
+/// hint names every write key (C and E too).
+#[test]
+fn the_footer_keeps_help_and_quit_at_80_columns() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = demo_db(dir.path());
+    for (w, write) in [(80u16, false), (80, true), (60, false)] {
+        let mut o = opts("demo.db", NOW, (w, 24), dir.path());
+        o.read_only = !write;
+        let mut h = Harness::open(&db, o).unwrap();
+        for keys in ["", "<Enter>"] {
+            h.press(keys);
+            let screen = h.render();
+            let footer = screen.lines().last().unwrap().trim_end().to_string();
+            assert!(footer.ends_with("? help  q quit"), "{w} {write} {keys:?}: {footer:?}");
+        }
+    }
+    let mut o = opts("demo.db", NOW, (200, 24), dir.path());
+    o.read_only = false;
+    let mut h = Harness::open(&db, o).unwrap();
+    let footer = h.render().lines().last().unwrap().to_string();
+    assert!(footer.contains("C/R/Q/F/S/E act"), "{footer}");
 }

@@ -75,7 +75,7 @@ fn abandoned_branch_is_folded_dimmed_and_expandable() {
     let mut text = String::new();
     for size in SIZES {
         let (_, mut h) = synthetic(dir.path(), 60, size);
-        h.press("<Enter>");
+        h.press("<Enter>g");
         let fold = h
             .tree_rows()
             .iter()
@@ -100,7 +100,7 @@ fn abandoned_branch_is_folded_dimmed_and_expandable() {
 fn detail_fetches_the_stored_body_of_a_compact_entry() {
     let dir = tempfile::tempdir().unwrap();
     let (db, mut h) = synthetic(dir.path(), 60, (160, 48));
-    h.press("<Enter>");
+    h.press("<Enter>g");
     let fold = h
         .tree_rows()
         .iter()
@@ -134,7 +134,7 @@ fn verdict_panel() {
     let mut text = String::new();
     for size in SIZES {
         let mut h = fixture(dir.path(), "tool-results-partial", size);
-        h.press("<Enter><Tab>");
+        h.press("<Enter>g<Tab>");
         assert_eq!(h.focus(), Pane::Detail);
         text.push_str(&h.render());
         let detail = h.detail_text();
@@ -288,7 +288,7 @@ fn partial_batch_marker_survives_no_color() {
             ..Theme::default()
         };
         let mut h = Harness::open(&db, o).unwrap();
-        h.press("<Enter>");
+        h.press("<Enter>g");
         let screen = h.render();
         assert!(screen.contains("[partial batch]") && screen.contains("‼") && screen.contains("⧗"));
         let buf = h.terminal.backend().buffer();
@@ -309,16 +309,16 @@ fn partial_batch_marker_survives_no_color() {
 fn detail_follows_the_opened_submission() {
     let dir = tempfile::tempdir().unwrap();
     let mut h = fixture(dir.path(), "tool-batch-mid", (160, 48));
-    h.press("2g<Enter>");
+    h.press("2g<Enter>g");
     let first = h.opened_id().unwrap();
     assert!(h.render().contains(&format!("SUBMISSION {first}")));
-    h.press("<Esc>j<Enter>");
+    h.press("<Esc>j<Enter>g");
     let second = h.opened_id().unwrap();
     assert_ne!(first, second);
     let screen = h.render();
     assert!(screen.contains(&format!("SUBMISSION {second}")), "{screen}");
     // ] and [ step between the session's submissions in place.
-    h.press("[");
+    h.press("[g");
     assert_eq!(h.opened_id().unwrap(), first);
     assert!(h.render().contains(&format!("SUBMISSION {first}")));
 }
@@ -349,7 +349,7 @@ fn a_slow_open_says_how_long_it_has_been_reading() {
 fn tree_rows_read_their_text_when_drawn() {
     let dir = tempfile::tempdir().unwrap();
     let (_, mut h) = synthetic(dir.path(), 400, (160, 30));
-    h.press("<Enter>");
+    h.press("<Enter>g");
     let top = h.render();
     assert!(top.contains("result of "), "{top}");
     let held = h.previews_held();

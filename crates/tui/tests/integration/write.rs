@@ -27,9 +27,9 @@ fn read_only_mode_has_no_write_actions() {
             last(&list),
             last(&tree)
         ));
-        for part in ["R/Q/F/S act", "␣ mark"] {
+        for part in ["C/R/Q/F/S/E act", "␣ mark"] {
             assert_eq!(list.contains(part), write, "{part} in the list footer");
-            assert_eq!(tree.contains("R/Q/F/S act"), write, "tree footer");
+            assert_eq!(tree.contains("C/R/Q/F/S/E act"), write, "tree footer");
         }
         assert_eq!(list.contains("READ-ONLY"), !write);
         assert_eq!(list.contains(" WRITE "), write);
