@@ -109,15 +109,39 @@ impl SessionsScreen {
     }
 }
 
+/// The session's submissions by status, as the header counts them: failed rows are settled
+/// rows, shown inside the settled count (`3 settled (1 failed)`), not as a status of their own.
 fn by_status(s: &SessionSummary) -> String {
     if s.submissions_by_status.is_empty() {
         return "-".into();
     }
-    s.submissions_by_status
+    let failed: i64 = s
+        .submissions_by_status
         .iter()
-        .map(|(st, n)| format!("{n} {}", status_label(&SubmissionStatus::parse(st))))
-        .collect::<Vec<_>>()
-        .join(", ")
+        .filter(|(st, _)| st == "failed")
+        .map(|(_, n)| n)
+        .sum();
+    let mut parts = Vec::new();
+    let mut settled_seen = false;
+    for (st, n) in s.submissions_by_status.iter().filter(|(st, _)| st != "failed") {
+        let status = SubmissionStatus::parse(st);
+        if status == SubmissionStatus::Settled {
+            settled_seen = true;
+            let inside = if failed > 0 {
+                format!(" ({failed} failed)")
+            } else {
+                String::new()
+            };
+            parts.push(format!("{} {}{inside}", n + failed, status_label(&status)));
+        } else {
+            parts.push(format!("{n} {}", status_label(&status)));
+        }
+    }
+    if !settled_seen && failed > 0 {
+        let settled = status_label(&SubmissionStatus::Settled);
+        parts.push(format!("{failed} {settled} ({failed} failed)"));
+    }
+    parts.join(", ")
 }
 
 impl SessionsScreen {
@@ -202,5 +226,38 @@ impl SessionsScreen {
                 },
             );
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn summary(by: &[(&str, i64)]) -> SessionSummary {
+        SessionSummary {
+            id: "k".into(),
+            instance_id: None,
+            entry_count: 0,
+            created_at: None,
+            updated_at: None,
+            leaf_id: None,
+            data_problems: vec![],
+            submissions_by_status: by.iter().map(|(s, n)| (s.to_string(), *n)).collect(),
+        }
+    }
+
+    /// As the header counts them: failed inside settled, never beside it.
+    #[test]
+    fn failed_rows_are_counted_inside_settled() {
+        assert_eq!(by_status(&summary(&[])), "-");
+        assert_eq!(
+            by_status(&summary(&[("running", 1), ("settled", 3), ("failed", 2)])),
+            "1 running, 5 settled (2 failed)"
+        );
+        assert_eq!(by_status(&summary(&[("settled", 3)])), "3 settled");
+        assert_eq!(
+            by_status(&summary(&[("queued", 1), ("failed", 2)])),
+            "1 pending, 2 settled (2 failed)"
+        );
     }
 }
