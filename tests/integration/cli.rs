@@ -71,7 +71,10 @@ fn show_names_the_partial_batch_and_the_plan() {
     insta::assert_snapshot!("show_tool_results_partial", stdout(&o));
     // The decision comes before the history (a whale's is thousands of lines).
     let text = stdout(&o);
-    let at = |needle: &str| text.find(needle).unwrap_or_else(|| panic!("{needle}: {text}"));
+    let at = |needle: &str| {
+        text.find(needle)
+            .unwrap_or_else(|| panic!("{needle}: {text}"))
+    };
     assert!(at("\nverdict ") < at("\nhistory"), "{text}");
     assert!(at("\nplan ") < at("\nhistory"), "{text}");
 }

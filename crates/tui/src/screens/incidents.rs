@@ -32,6 +32,10 @@ pub struct IncidentScreen {
     selected_owner: Option<Option<String>>,
     /// Stuck submissions whose plan is still being computed.
     pub computing: usize,
+    /// Per owner, the earliest and latest lease expiry seen among its stuck rows since the
+    /// screen began: acting on some rows takes them out of the group, not out of the evidence of
+    /// when the worker stopped, so its time does not move.
+    expiries: std::collections::HashMap<Option<String>, (i64, i64)>,
 }
 
 /// The key a list row is grouped under: its plan, or that it is still being computed.
@@ -66,6 +70,21 @@ impl IncidentScreen {
             .collect();
         self.computing = rows.iter().filter(|r| r.plan == PlanKey::Computing).count();
         self.groups = group(&rows);
+        for g in &mut self.groups {
+            let seen = self
+                .expiries
+                .entry(g.owner_id.clone())
+                .or_insert((g.first_expiry, g.last_expiry));
+            // A lease that expired later than any seen means the worker renewed it later: it
+            // was alive then, and what was seen before is superseded.
+            if g.last_expiry > seen.1 + turnscope_core::recovery::incidents::LEASE_MS {
+                *seen = (g.first_expiry, g.last_expiry);
+            }
+            seen.0 = seen.0.min(g.first_expiry);
+            seen.1 = seen.1.max(g.last_expiry);
+            g.first_expiry = seen.0;
+            g.last_expiry = seen.1;
+        }
         if let Some(owner) = &self.selected_owner {
             if let Some(i) = self.groups.iter().position(|g| &g.owner_id == owner) {
                 self.selected = i;

@@ -123,7 +123,11 @@ fn by_status(s: &SessionSummary) -> String {
         .sum();
     let mut parts = Vec::new();
     let mut settled_seen = false;
-    for (st, n) in s.submissions_by_status.iter().filter(|(st, _)| st != "failed") {
+    for (st, n) in s
+        .submissions_by_status
+        .iter()
+        .filter(|(st, _)| st != "failed")
+    {
         let status = SubmissionStatus::parse(st);
         if status == SubmissionStatus::Settled {
             settled_seen = true;

@@ -299,7 +299,10 @@ fn the_footer_keeps_help_and_quit_at_80_columns() {
             h.press(keys);
             let screen = h.render();
             let footer = screen.lines().last().unwrap().trim_end().to_string();
-            assert!(footer.ends_with("? help  q quit"), "{w} {write} {keys:?}: {footer:?}");
+            assert!(
+                footer.ends_with("? help  q quit"),
+                "{w} {write} {keys:?}: {footer:?}"
+            );
         }
     }
     let mut o = opts("demo.db", NOW, (200, 24), dir.path());

@@ -220,3 +220,64 @@ fn bulk_mark_keys_are_configurable_and_absent_in_read_only_mode() {
     ro.dispatch(Action::MarkAll);
     assert_eq!(ro.marked(), 0, "no marks in read-only mode");
 }
+
+/// A worker's stop time does not move when rows leave its group: three leases of one worker
+/// expired a second apart (renewed together), the last one then settles (as after an action),
+/// and the group still says the worker stopped when it did.
+#[test]
+fn a_groups_stop_time_stays_when_some_of_its_rows_are_acted_on() {
+    use turnscope_testkit::journal::{JournalBuilder, SessionBuilder, Submission};
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("worker.db");
+    let mut j = JournalBuilder::new();
+    let mut ids = Vec::new();
+    for i in 0..3i64 {
+        let s = SessionBuilder::for_instance(&format!("w{i}"), NOW - 600_000);
+        let key = s.key().to_string();
+        j.session(s);
+        let id = format!(
+            "{:08x}-0000-4000-8000-000000000000",
+            0xa000_0000u32 + i as u32
+        );
+        j.submission(
+            Submission::dispatch(
+                &id,
+                &key,
+                "agent",
+                &format!("w{i}"),
+                &serde_json::json!({}),
+                NOW - 500_000,
+            )
+            .claimed(
+                &format!("att-{i}"),
+                "worker-9f2c1a0b",
+                NOW - 400_000,
+                NOW - 60_000 + i * 1_000,
+            ),
+        );
+        ids.push(id);
+    }
+    j.write(&db).unwrap();
+    let mut h = Harness::open(&db, opts("worker.db", NOW, (160, 30), dir.path())).unwrap();
+    h.press("I");
+    let stop = |screen: &str| {
+        let at = screen
+            .find("stopped renewing at ")
+            .unwrap_or_else(|| panic!("{screen}"));
+        screen[at..at + 40].to_string()
+    };
+    let before = stop(&h.render());
+    assert!(h.render().contains("3 stuck"), "{}", h.render());
+    // The row whose lease expired last leaves the group.
+    let conn = rusqlite::Connection::open(&db).unwrap();
+    conn.execute(
+        "UPDATE flue_agent_submissions SET status = 'settled', settled_at = ?1, lease_expires_at = 0 WHERE submission_id = ?2",
+        rusqlite::params![NOW, ids[2]],
+    )
+    .unwrap();
+    drop(conn);
+    h.refresh();
+    let screen = h.render();
+    assert!(screen.contains("2 stuck"), "{screen}");
+    assert_eq!(stop(&screen), before);
+}

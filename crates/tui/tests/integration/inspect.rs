@@ -502,7 +502,11 @@ fn a_partial_batch_is_where_the_cursor_opens() {
     let screen = h.render();
     assert!(screen.contains("[partial batch]"), "{screen}");
     let role = e.message().map(|m| m.role.clone());
-    assert_eq!(role, Some(turnscope_core::journal::entry::Role::Assistant), "{screen}");
+    assert_eq!(
+        role,
+        Some(turnscope_core::journal::entry::Role::Assistant),
+        "{screen}"
+    );
     assert!(h.tree_cursor() > 0);
     let mut h = fixture(dir.path(), "mid-stream", (120, 40));
     h.press("<Enter>");
