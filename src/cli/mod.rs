@@ -381,7 +381,18 @@ fn run_tui(cli: &Cli, db: DbTarget, display_name: Option<String>) -> Result<(), 
         // Every audit row must say who: an empty operator is refused before the TUI opens.
         confirm::operator(cli)?
     } else {
-        confirm::operator_shown(cli)
+        // Read-only: write mode can still be switched on in place (`w`), if someone can be
+        // recorded as the operator.
+        match confirm::operator(cli) {
+            Ok(name) => name,
+            Err(e) => {
+                o.write_refusal = Some(match &e.hint {
+                    Some(h) => format!("{} · {h}", e.message),
+                    None => e.message.clone(),
+                });
+                confirm::operator_shown(cli)
+            }
+        }
     };
     turnscope_tui::run(o).map_err(|e| CliError {
         message: e.to_string(),

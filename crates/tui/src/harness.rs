@@ -56,6 +56,8 @@ pub struct HarnessOptions {
     /// `false` is `--write` mode.
     pub read_only: bool,
     pub operator: String,
+    /// Why `w` cannot switch to write mode (no operator), as the binary says it.
+    pub write_refusal: Option<String>,
     /// Key overrides, as from the configuration file.
     pub keys: super::keymap::Overrides,
     /// `settle` finishes background verdicts too (see [`Harness::auto_background`]).
@@ -79,6 +81,7 @@ impl HarnessOptions {
             context_window: None,
             read_only: true,
             operator: "tester@host".into(),
+            write_refusal: None,
             keys: Default::default(),
             auto_background: true,
             real_safety_clock: false,
@@ -99,6 +102,7 @@ impl Harness {
             display_name: o.display_name,
             read_only: o.read_only,
             operator: o.operator,
+            write_refusal: o.write_refusal,
             // Refresh only when a test asks for it.
             refresh: Duration::from_secs(24 * 3600),
             export_dir: o.export_dir,
@@ -338,6 +342,7 @@ impl Harness {
                     PopupAction::Close => PopupKind::Info,
                     PopupAction::Apply { .. } | PopupAction::Undo { .. } => PopupKind::WriteConfirm,
                     PopupAction::NextStep { .. } => PopupKind::NextStep,
+                    PopupAction::EnableWrites => PopupKind::EnableWrites,
                 };
                 v.title = c.title.clone();
                 v.body = super::popups::text_of(&c.lines).join("\n");
@@ -591,6 +596,8 @@ pub enum PopupKind {
     WriteConfirm,
     /// Step mode's "next step" after a step.
     NextStep,
+    /// `w`'s question before write mode.
+    EnableWrites,
     /// The command palette.
     Palette,
     /// The reason asked before every action (required for `fail`).

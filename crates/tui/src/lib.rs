@@ -92,6 +92,9 @@ pub struct TuiOptions {
     pub read_only: bool,
     /// `user@host` recorded in the audit trail (`--operator`, else `$USER@hostname`).
     pub operator: String,
+    /// Why write mode cannot be switched on in place (`w`): no operator to record. `None`: it
+    /// can (the worker still checks that the database takes writes).
+    pub write_refusal: Option<String>,
     /// Shown in the header instead of the path (e.g. "demo database").
     pub display_name: Option<String>,
     /// Where `e` writes exports (default: the current directory).
@@ -119,6 +122,7 @@ impl TuiOptions {
             now_override: None,
             read_only: true,
             operator: String::from("unknown@localhost"),
+            write_refusal: None,
             display_name: None,
             export_dir: None,
             log_file: None,
@@ -268,6 +272,7 @@ pub fn run(options: TuiOptions) -> Result<(), TuiError> {
         display_name,
         read_only: options.read_only,
         operator: options.operator.clone(),
+        write_refusal: options.write_refusal.clone(),
         refresh: options.refresh.max(Duration::from_millis(100)),
         export_dir: export_dir.clone(),
         now_override: options.now_override,

@@ -53,6 +53,9 @@ pub enum Request {
     },
     /// Compute the verdicts of these rows next (they scrolled into view).
     Prioritize(Vec<String>),
+    /// Switch writes on (opening the writer now, so a database that takes none says so at
+    /// once) or off.
+    WriteMode(bool),
     /// The `(sequence, id)` of every submission of a session (stepping between them).
     Siblings(String),
     Open {
@@ -110,6 +113,8 @@ pub enum Request {
 #[derive(Debug, Clone)]
 pub enum Response {
     Snapshot(Result<Box<Snapshot>, WorkerError>),
+    /// Writes switched on (`true`) or off, or why they could not be switched on.
+    WriteMode(bool, Result<(), WorkerError>),
     /// Background verdicts since the last snapshot.
     Verdicts(VerdictBatch),
     Siblings {
@@ -262,6 +267,19 @@ impl Worker {
                 let snap = self.refresh(now_ms, open, filter, sessions, selected, id_lookup);
                 self.verdicts.prioritize(&visible);
                 Some(Response::Snapshot(snap.map(Box::new)))
+            }
+            Request::WriteMode(on) => {
+                if !on {
+                    self.writable = false;
+                    self.writer = None;
+                    return Some(Response::WriteMode(false, Ok(())));
+                }
+                self.writable = true;
+                let opened = self.writer().map(|_| ());
+                if opened.is_err() {
+                    self.writable = false;
+                }
+                Some(Response::WriteMode(true, opened))
             }
             Request::Prioritize(ids) => {
                 self.verdicts.prioritize(&ids);

@@ -68,6 +68,8 @@ pub struct AppConfig {
     pub read_only: bool,
     /// `user@host`, recorded in the audit trail with every applied action.
     pub operator: String,
+    /// Why write mode cannot be switched on (`w`): no operator to record. `None`: it can.
+    pub write_refusal: Option<String>,
     pub refresh: Duration,
     pub export_dir: PathBuf,
     pub now_override: Option<i64>,
@@ -271,6 +273,7 @@ impl App {
             Action::NextPane | Action::PrevPane => self.cycle_pane(),
             Action::ToggleSessions => self.toggle_root(),
             Action::ToggleAudit => self.toggle_audit(),
+            Action::ToggleWriteMode => self.toggle_write_mode(),
             Action::ToggleIncidents => self.toggle_incidents(),
             Action::Copy => self.copy(),
             Action::Export => self.export(),

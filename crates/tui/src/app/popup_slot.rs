@@ -36,6 +36,10 @@ impl App {
                 self.popup = None;
                 self.request_undo(target, reason, true);
             }
+            Reply::EnableWrites => {
+                self.popup = None;
+                self.request_write_mode();
+            }
             Reply::Plan { kind, ids, reason } => {
                 self.popup = None;
                 self.request_plan(kind, ids, reason);

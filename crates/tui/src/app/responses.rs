@@ -52,6 +52,7 @@ impl App {
                 needle,
                 result,
             } => self.on_search_text(&session, &needle, result),
+            Response::WriteMode(on, result) => self.on_write_mode(on, result),
             Response::Exported(Ok(path)) => self.info(&format!("exported to {}", path.display())),
             Response::Exported(Err(e)) => self.error(&format!("export failed: {}", e.line())),
             Response::Planned(p) => self.on_planned(p),

@@ -4,6 +4,51 @@
 use super::*;
 
 impl App {
+    /// `w`: back to read-only at once; to write mode after a confirm (the worker then opens the
+    /// writer, and a database that takes no writes says so). The place on screen is kept.
+    pub(super) fn toggle_write_mode(&mut self) {
+        if let Some(b) = &self.busy {
+            let msg = format!("one action at a time: still {b}");
+            self.info(&msg);
+            return;
+        }
+        if self.write_mode() {
+            self.cfg.read_only = true;
+            self.list.clear_marks();
+            self.effects
+                .push(Effect::Request(Request::WriteMode(false)));
+            self.info("read-only: the write keys are off (w switches back)");
+            return;
+        }
+        if let Some(why) = self.cfg.write_refusal.clone() {
+            self.error(&format!("write mode is not available: {why}"));
+            return;
+        }
+        self.show(Popup::Confirm(Confirm::enable_writes(&self.cfg.operator)));
+    }
+
+    pub(super) fn request_write_mode(&mut self) {
+        self.busy = Some("opening the database for writes…".into());
+        self.effects.push(Effect::Request(Request::WriteMode(true)));
+    }
+
+    pub(super) fn on_write_mode(&mut self, on: bool, result: Result<(), WorkerError>) {
+        self.busy = None;
+        match (on, result) {
+            (true, Ok(())) => {
+                self.cfg.read_only = false;
+                self.info(&format!(
+                    "write mode as {}: every write is previewed and asks first · w goes back to read-only",
+                    self.cfg.operator
+                ));
+            }
+            (true, Err(e)) => {
+                self.error(&format!("write mode is not available: {}", e.line()));
+            }
+            (false, _) => {}
+        }
+    }
+
     /// The submissions an action applies to: the marked rows (from the list), else the selected
     /// row, else the opened submission.
     pub(super) fn action_targets(&self) -> Result<Vec<String>, &'static str> {

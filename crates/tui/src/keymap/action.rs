@@ -100,6 +100,9 @@ pub enum Action {
     /// Show the audit trail (both modes).
     #[strum(serialize = "audit")]
     ToggleAudit,
+    /// Switch between read-only and write mode in place (to write mode after a confirm).
+    #[strum(serialize = "write_mode")]
+    ToggleWriteMode,
     /// Write mode only: plan an action on the selected (or every marked) submission and open its
     /// confirm popup.
     Act(ActionKind),

@@ -49,7 +49,7 @@ pub fn read_only_refusal(a: Action) -> String {
         Action::ToggleMark => "mark rows".to_string(),
         other => action_name(other).replace('_', " "),
     };
-    format!("read-only: restart with --write to {what}")
+    format!("read-only: press w (write mode) to {what}")
 }
 
 /// Where a key that does nothing here works instead: `(key label, help, pane titles)` of its

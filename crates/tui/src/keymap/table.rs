@@ -165,6 +165,7 @@ pub static KEYMAP: &[Binding] = &[
     b(C::Global,    &[k('e')],                                                     "e",       A::Export,                     Some("export"),            "export the selected session (entries, journal, verdict) as JSON"),
     b(C::Global,    &[k('r')],                                                     "r",       A::Refresh,                    None,                      "refresh now (also every --refresh interval)"),
     b(C::Global,    &[k('a')],                                                     "a",       A::ToggleAudit,                None,                      "the audit trail: every action turnscope applied to this database, newest first"),
+    b(C::Global,    &[k('w')],                                                     "w",       A::ToggleWriteMode,            None,                      "switch between read-only and write mode, in place (write mode asks first)"),
     b(C::Global,    &[k('I')],                                                     "I",       A::ToggleIncidents,            None,                      "incidents: the stuck submissions grouped by the worker that held their lease"),
     b(C::Global,    &[k('?')],                                                     "?",       A::Help,                       Some("help"),              "this help"),
     b(C::Global,    &[k(':')],                                                     ":",       A::Palette,                    None,                      "command palette: every action with its key; type to filter, ⏎ runs it"),

@@ -24,6 +24,8 @@ pub enum Reply {
         kind: ActionKind,
         items: Vec<PlanItem>,
     },
+    /// Close and switch to write mode.
+    EnableWrites,
     /// Close and check (preview) the undo of an audit record or a batch.
     PlanUndo {
         target: turnscope_store::UndoTarget,

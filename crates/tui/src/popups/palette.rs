@@ -120,7 +120,7 @@ impl PaletteScope<'_> {
         let names = self.write_only(query);
         (!names.is_empty()).then(|| {
             format!(
-                "read-only: restart with --write to use {}",
+                "read-only: press w (write mode) to use {}",
                 names.join(", ")
             )
         })

@@ -39,6 +39,8 @@ pub enum PopupAction {
         target: turnscope_store::UndoTarget,
         reason: Option<String>,
     },
+    /// Switch to write mode (`w` in read-only mode).
+    EnableWrites,
 }
 
 /// A bulk of this many writes or more asks for the count to be typed before it applies.
@@ -81,6 +83,26 @@ impl Confirm {
             yes: true,
             count_required: None,
             typed: String::new(),
+        }
+    }
+
+    /// `w` in read-only mode: what write mode means, No selected.
+    pub fn enable_writes(operator: &str) -> Confirm {
+        let lines = vec![
+            PopupLine::new(Tone::Heading, "Switch to write mode?"),
+            PopupLine::blank(),
+            PopupLine::new(
+                Tone::Normal,
+                "The write keys (C R Q F S E, marks, undo) come on. Every write still shows its exact rows and the runtime's next step, and asks before it applies.",
+            ),
+            PopupLine::new(Tone::Normal, format!("Each applied write is audited as {operator}.")),
+            PopupLine::new(Tone::Normal, "w switches back to read-only."),
+        ];
+        Confirm {
+            confirm_label: "write mode".into(),
+            action: PopupAction::EnableWrites,
+            yes: false,
+            ..Confirm::info("Write mode", lines)
         }
     }
 
@@ -330,6 +352,9 @@ impl Confirm {
                     PopupAction::NextStep { .. } if !go => Reply::CloseWith(
                         "stopped stepping: the rest is left to the runtime (S steps again)".into(),
                     ),
+                    PopupAction::EnableWrites if !go => {
+                        Reply::CloseWith("stayed read-only".into())
+                    }
                     // ⏎ on No: nothing happens, and the popup stays.
                     _ if !go => Reply::StayWith(
                         "No is selected: nothing written · A applies · Tab selects Yes · esc cancels"
@@ -353,6 +378,7 @@ impl Confirm {
                         kind: *kind,
                         items: items.clone(),
                     },
+                    PopupAction::EnableWrites => Reply::EnableWrites,
                     PopupAction::NextStep { submission_id } => Reply::Plan {
                         kind: ActionKind::Step,
                         ids: vec![submission_id.clone()],
@@ -473,6 +499,13 @@ impl Confirm {
                 Span::raw("  "),
                 button(t, label, self.yes),
                 Span::styled("   A next step · Tab switch · esc stop", t.dim()),
+            ],
+            PopupAction::EnableWrites => vec![
+                Span::raw(" "),
+                button(t, "stay read-only", !self.yes),
+                Span::raw("  "),
+                button(t, label, self.yes),
+                Span::styled("   A write mode · Tab switch · esc cancel", t.dim()),
             ],
         };
         f.render_widget(

@@ -3,7 +3,7 @@
 
 use super::*;
 
-const READ_ONLY: &str = "read-only: restart with --write";
+const READ_ONLY: &str = "read-only: press w (write mode)";
 
 /// Every write key says why it does nothing in read-only mode: on the list, in an opened
 /// submission, in the audit trail, and through the palette.
@@ -73,11 +73,11 @@ fn the_plan_hint_in_the_detail_pane_is_true_in_both_modes() {
         let mut o = opts("demo.db", NOW, (160, 48), dir.path());
         o.read_only = !write;
         let mut h = Harness::open(&db, o).unwrap();
-        h.press("1g<Enter>");
+        h.press("1g<Enter>g");
         let detail = h.detail_text();
         assert!(detail.contains("(W lists these writes"), "{detail}");
         assert_eq!(
-            detail.contains("read-only: restart with --write to apply them"),
+            detail.contains("read-only: w switches to write mode to apply them"),
             !write,
             "{detail}"
         );

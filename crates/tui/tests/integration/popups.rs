@@ -65,7 +65,7 @@ fn command_palette_lists_filters_and_runs_actions() {
     let screen = h.render();
     assert!(
         !screen.contains("no action matches")
-            && screen.contains("read-only: restart with --write to use repair"),
+            && screen.contains("read-only: press w (write mode) to use repair"),
         "{screen}"
     );
     h.press("<Esc>");

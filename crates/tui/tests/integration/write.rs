@@ -455,3 +455,62 @@ fn step_twice_through_rule_9_advisory_then_settlement() {
     let (title, _) = popup(&h);
     assert!(title.contains("refused"), "{title}");
 }
+
+/// `w` switches to write mode in place (after a confirm whose No is selected), keeping the
+/// screen; `w` again goes back to read-only; with no operator to record, it is refused with
+/// the reason, and a database opened immutable says it takes no writes.
+#[test]
+fn w_switches_write_mode_in_place() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = demo_db(dir.path());
+    let mut h = Harness::open(&db, opts("demo.db", NOW, (160, 48), dir.path())).unwrap();
+    h.press("2j<Enter>");
+    let opened = h.opened_id().expect("a submission is open");
+    assert!(h.render().contains("READ-ONLY"));
+    h.press("R");
+    assert!(h
+        .status_text()
+        .unwrap_or_default()
+        .contains("press w (write mode)"));
+    h.press("w");
+    let screen = h.render();
+    assert!(
+        screen.contains("Switch to write mode?") && screen.contains("audited as tester@host"),
+        "{screen}"
+    );
+    // ⏎ on the selected No: still read-only.
+    h.press("<Enter>");
+    assert!(h.render().contains("READ-ONLY"));
+    h.press("wA");
+    let screen = h.render();
+    assert!(
+        screen.contains(" WRITE ") && !screen.contains("READ-ONLY"),
+        "{screen}"
+    );
+    assert_eq!(
+        h.opened_id().as_deref(),
+        Some(opened.as_str()),
+        "the place is kept"
+    );
+    assert!(h
+        .status_text()
+        .unwrap_or_default()
+        .contains("write mode as tester@host"));
+    // A write key now plans (its preview opens).
+    h.press("C");
+    assert!(h.popup().is_some(), "{}", h.render());
+    h.press("<Esc>");
+    h.press("w");
+    assert!(h.render().contains("READ-ONLY"));
+    // Nobody to record: refused with the reason.
+    let mut o = opts("demo.db", NOW, (160, 48), dir.path());
+    o.write_refusal = Some("no operator: pass --operator NAME".into());
+    let mut h = Harness::open(&db, o).unwrap();
+    h.press("w");
+    assert!(h.popup().is_none());
+    assert!(h
+        .status_text()
+        .unwrap_or_default()
+        .contains("write mode is not available: no operator"));
+    assert!(h.render().contains("READ-ONLY"));
+}

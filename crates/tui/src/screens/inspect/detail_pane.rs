@@ -166,7 +166,7 @@ fn submission_doc(d: &mut Doc, s: &OpenedSubmission, now: i64) {
             if d.write {
                 "  (W lists these writes · S applies the next one, previewed and confirmed)"
             } else {
-                "  (W lists these writes · read-only: restart with --write to apply them)"
+                "  (W lists these writes · read-only: w switches to write mode to apply them)"
             },
             t.dim(),
         );
