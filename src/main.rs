@@ -10,6 +10,27 @@ fn main() -> ExitCode {
     let cli = match Cli::try_parse_args() {
         Ok(c) => c,
         Err(e) => {
+            if e.use_stderr() && json_in_args() {
+                // A script that asked for JSON gets its usage error as the error document too.
+                let text = e.render().to_string();
+                let mut lines = text.lines().filter(|l| !l.trim().is_empty());
+                let message = lines
+                    .next()
+                    .unwrap_or("invalid arguments")
+                    .trim_start_matches("error: ")
+                    .to_string();
+                let hint: Vec<&str> = lines
+                    .map(str::trim)
+                    .filter(|l| !l.starts_with("For more information"))
+                    .collect();
+                let doc = serde_json::json!({
+                    "schema": "turnscope.error/1",
+                    "error": message,
+                    "hint": (!hint.is_empty()).then(|| hint.join(" ")),
+                    "exitCode": cli::exit::USAGE,
+                });
+                println!("{doc:#}");
+            }
             let _ = e.print();
             return ExitCode::from(if e.use_stderr() {
                 cli::exit::USAGE as u8
@@ -48,6 +69,18 @@ fn main() -> ExitCode {
             ExitCode::from(e.code as u8)
         }
     }
+}
+
+/// Whether the command line asks for JSON (`--json`, `-o json`, `--output json`), read from the
+/// raw arguments: for errors of arguments that did not parse.
+fn json_in_args() -> bool {
+    let args: Vec<String> = std::env::args().skip(1).collect();
+    args.iter().enumerate().any(|(i, a)| {
+        a == "--json"
+            || a == "-ojson"
+            || a == "--output=json"
+            || ((a == "-o" || a == "--output") && args.get(i + 1).is_some_and(|v| v == "json"))
+    })
 }
 
 /// Stdout, counting what was written to it.

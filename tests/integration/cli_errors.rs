@@ -235,4 +235,26 @@ fn errors_under_json_are_json_too() {
     }
     let (e, _) = error_and_hint(&turnscope(s(&missing), &["list"]), 4);
     assert!(e.starts_with("no database at "), "{e}");
+    // Arguments that do not parse, under --json: the document too, with clap's suggestion.
+    for args in [
+        &["list", "--kind", "dirct", "--json"][..],
+        &["list", "-o", "json", "--kind", "dirct"],
+    ] {
+        let o = turnscope(s(&missing), args);
+        assert_eq!(o.status.code(), Some(2));
+        let doc: serde_json::Value = serde_json::from_slice(&o.stdout).expect("a JSON document");
+        assert_eq!(doc["schema"], "turnscope.error/1");
+        assert_eq!(doc["exitCode"], 2);
+        assert!(
+            doc["error"]
+                .as_str()
+                .unwrap()
+                .contains("invalid value 'dirct'"),
+            "{doc}"
+        );
+        assert!(doc["hint"].as_str().unwrap().contains("'direct'"), "{doc}");
+    }
+    let o = turnscope(s(&missing), &["list", "--kind", "dirct"]);
+    assert_eq!(o.status.code(), Some(2));
+    assert!(o.stdout.is_empty());
 }
