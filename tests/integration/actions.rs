@@ -625,7 +625,15 @@ fn step_applies_the_runtime_writes_one_at_a_time() {
 
         // Rule 4: the stream signals, then consumed + chunk cleanup; the replacement is left to the runtime.
         let id = demo_id_in(db.open().reader(), "podcast-notes");
-        step_on(&db, &id, DEMO_NOW).unwrap();
+        let first = step_on(&db, &id, DEMO_NOW).unwrap();
+        // Every step counts what is left of the plan it reads, in the same words.
+        assert!(
+            first.summary.starts_with(
+                "rule 4, the next write of 4 left in the runtime's plan: append stream_interrupted"
+            ),
+            "{}",
+            first.summary
+        );
         let r = report_on(&db, &id, DEMO_NOW);
         assert_eq!(
             r.classification().state.label(),
@@ -637,6 +645,13 @@ fn step_applies_the_runtime_writes_one_at_a_time() {
             "still rule 4: the chunks are there and not yet consumed"
         );
         let second = step_on(&db, &id, DEMO_NOW).unwrap();
+        assert!(
+            second
+                .summary
+                .starts_with("rule 4, the next 2 writes of 3 left in the runtime's plan: mark the stream consumed"),
+            "{}",
+            second.summary
+        );
         assert!(second
             .changes
             .iter()
@@ -651,11 +666,19 @@ fn step_applies_the_runtime_writes_one_at_a_time() {
             .stream_consumed_at
             .is_some());
         assert_eq!(r.plan.rule, Some(5));
-        let refusal = step_on(&db, &id, DEMO_NOW).unwrap_err();
+        // Rule 5: the attempt replacement is the runtime's: nothing to write, as reconcile says,
+        // not a refusal.
+        let step = turnscope_engine::actions::plan_step(&r, DEMO_NOW, &mut ids(&r)).unwrap();
+        let reconcile =
+            turnscope_engine::actions::plan_reconcile(&r, DEMO_NOW, &mut ids(&r)).unwrap();
+        assert!(step.is_noop() && reconcile.is_noop());
+        assert_eq!(step.summary, reconcile.summary);
         assert!(
-            refusal.reason.contains("replaces the attempt"),
+            step.summary.contains(
+                "nothing for turnscope to write; left to the runtime: replace the attempt"
+            ),
             "{}",
-            refusal.reason
+            step.summary
         );
 
         // Rule 7: the requeue.
