@@ -250,8 +250,6 @@ impl AuditScreen {
                     "no record matches /{} (esc clears the filter)",
                     clean(&self.query)
                 )
-            } else if let Some(e) = &self.error {
-                format!("could not read the audit trail: {}", clean(&e.line()))
             } else if !self.loaded {
                 "reading the audit trail…".to_string()
             } else {
