@@ -1,7 +1,7 @@
 //! The audit trail (`a`, both modes): every `turnscope_audit` row, newest first, with the
 //! selected record in full below. ⏎ opens the recorded submission; `a` or esc goes back to
 //! where the trail was opened from (the app's router keeps that). Each record shows its batch (a
-//! bulk apply's rows share one) and, once undone, `↶ undone by #N`; `/` filters the records by
+//! bulk apply's rows share one) and, once undone, `↶ #N` (undone by audit #N); `/` filters the records by
 //! any column's text. In `--write` mode `u` undoes the selected record and `U` its whole bulk
 //! apply, each asked why, then previewed; a record that cannot be undone (already undone, no
 //! row images, a published terminal event) is refused before the question.
@@ -172,19 +172,27 @@ impl AuditScreen {
         let (table, d) = table_and_strip(area, detail_h);
         let w = table.width as usize;
         // time, operator, action, submission, reason; the summary takes what is left.
+        // Narrow terminals get the time of day and a shorter operator, so the undo column
+        // (`↶ #12`: undone by audit #12) always shows.
+        let wide = w >= 120;
+        let (at_w, op_w) = if wide { (19, 16) } else { (8, 12) };
         let fixed = [
             ("#", 4),
-            ("AT (UTC)", 19),
-            ("OPERATOR", 16),
+            ("AT (UTC)", at_w),
+            ("OPERATOR", op_w),
             ("ACTION", 9),
+            ("UNDONE", 6),
             ("SUBMISSION", 10),
             ("BATCH", 9),
         ];
-        let reason_w = 24.min(w / 5);
-        let used: usize = fixed.iter().map(|(_, c)| c + 1).sum::<usize>() + reason_w + 2;
+        let fixed_w: usize = fixed.iter().map(|(_, c)| c + 1).sum();
+        let reason_w = 24.min(w / 5).min(w.saturating_sub(fixed_w + 2));
+        let used: usize = fixed_w + reason_w + 2;
         let summary_w = w.saturating_sub(used);
         let mut titles: Vec<(&str, usize)> = fixed.to_vec();
-        titles.push(("REASON", reason_w));
+        if reason_w >= 6 {
+            titles.push(("REASON", reason_w));
+        }
         if summary_w >= 8 {
             titles.push(("SUMMARY", summary_w));
         }
@@ -200,12 +208,22 @@ impl AuditScreen {
             let short = clean(&turnscope_core::journal::submission_rows::short_id(
                 &a.submission_id,
             ));
-            let undone = self.undone_by(a.id);
+            let at = when(a.at);
+            let at = if wide {
+                at
+            } else {
+                at.chars().skip(11).collect()
+            };
+            let undone = match self.undone_by(a.id) {
+                Some(by) => Span::styled(pad(&format!("↶ #{by}"), 6), t.partial()),
+                None => Span::raw(pad("", 6)),
+            };
             let mut cells = vec![
                 Cell::from(Span::styled(pad(&a.id.to_string(), 4), t.dim())),
-                Cell::from(Span::styled(pad(&when(a.at), 19), t.dim())),
-                Cell::from(pad(&clean(&a.operator), 16)),
+                Cell::from(Span::styled(pad(&at, at_w), t.dim())),
+                Cell::from(pad(&clean(&a.operator), op_w)),
                 Cell::from(Span::styled(pad(&clean(&a.action), 9), t.key())),
+                Cell::from(undone),
                 Cell::from(pad(&short, 10)),
                 Cell::from(Span::styled(
                     pad(
@@ -214,21 +232,17 @@ impl AuditScreen {
                     ),
                     t.dim(),
                 )),
-                Cell::from(pad(&clean(a.reason.as_deref().unwrap_or("-")), reason_w)),
             ];
+            if reason_w >= 6 {
+                cells.push(Cell::from(pad(
+                    &clean(a.reason.as_deref().unwrap_or("-")),
+                    reason_w,
+                )));
+            }
             if summary_w >= 8 {
-                let text = match undone {
-                    Some(by) => format!("↶ undone by #{by} · {}", a.summary),
-                    None => a.summary.clone(),
-                };
-                let style = if undone.is_some() {
-                    t.partial()
-                } else {
-                    t.dim()
-                };
                 cells.push(Cell::from(Span::styled(
-                    pad(&clean(&text), summary_w),
-                    style,
+                    pad(&clean(&a.summary), summary_w),
+                    t.dim(),
                 )));
             }
             Row::new(cells)
