@@ -590,3 +590,28 @@ fn a_bulk_that_publishes_says_which_rows_cannot_be_undone() {
     );
     assert!(!lines.contains("u undoes"), "{lines}");
 }
+
+/// One direct prompt failed: its terminal event goes to the stream's subscribers, and the
+/// dialog says, with the warnings and before the rows, that the write cannot be undone.
+#[test]
+fn a_single_write_that_publishes_says_it_cannot_be_undone() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = demo_copy(dir.path(), "single-publish");
+    let id = demo_id(&db, "support-7");
+    let mut h = Harness::open(&db, write_opts("demo.db", NOW, (160, 48), dir.path())).unwrap();
+    h.press(&format!("/{}<Enter>F", &id[..8]));
+    h.press("gave up<Enter>");
+    let (_, lines) = popup(&h);
+    let warning = format!(
+        "warning: cannot be undone: the write appends a direct prompt's terminal event to its event stream, where subscribers may read it at once ({})",
+        &id[..8]
+    );
+    assert!(lines.contains(&warning), "{lines}");
+    assert!(
+        lines.find(&warning).unwrap() < lines.find("writes, in one fenced transaction").unwrap(),
+        "{lines}"
+    );
+    h.press("A");
+    let (_, lines) = popup(&h);
+    assert!(lines.contains("undo: not possible"), "{lines}");
+}
