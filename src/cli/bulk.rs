@@ -324,6 +324,7 @@ fn bulk_json(
     items: &[Item],
 ) -> serde_json::Value {
     let (applied, noop, refused, errors) = counts(items);
+    let items_in = items;
     let sel = &args.selection;
     let selection = if args.all {
         json!({
@@ -385,6 +386,7 @@ fn bulk_json(
         "now": now,
         "selection": selection,
         "rate": args.rate,
+        "cannotUndo": bulk::cannot_undo(items_in.iter().map(|i| &i.plan)),
         "counts": {
             "selected": items.len(),
             "applied": applied,

@@ -320,6 +320,19 @@ fn a_bulk_preview_names_the_rows_that_cannot_be_undone() {
         text.find(warning).unwrap() < text.find("dry run: nothing written.").unwrap(),
         "{text}"
     );
+    // The same warning in the JSON document.
+    let o = run(
+        &db,
+        &["fail", "--all", "--reason", "outage", "--dry-run", "--json"],
+    );
+    let doc: Value = serde_json::from_slice(&o.stdout).unwrap();
+    assert_eq!(
+        doc["cannotUndo"]
+            .as_str()
+            .map(|w| format!("warning: {w}"))
+            .as_deref(),
+        Some(warning)
+    );
     // Without a direct prompt among the writes: nothing to say.
     let o = run(
         &db,
