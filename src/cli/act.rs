@@ -146,7 +146,12 @@ pub(super) fn run_with(
     }
     if !args.json {
         if kind == ActionKind::Step {
-            write_runtime_plan(&report, out)?;
+            let taken = if plan.is_noop() {
+                0
+            } else {
+                turnscope_engine::actions::next_step_len(&report)
+            };
+            write_runtime_plan(&report, taken, out)?;
         }
         write_preview(&plan, out)?;
     }
@@ -277,7 +282,13 @@ pub(super) fn run_with(
     Ok(())
 }
 
-fn write_runtime_plan(r: &SubmissionReport, out: &mut dyn Write) -> std::io::Result<()> {
+/// The runtime's plan, each write the step takes marked `▶` (`taken`: none for a step with
+/// nothing to write).
+fn write_runtime_plan(
+    r: &SubmissionReport,
+    taken: usize,
+    out: &mut dyn Write,
+) -> std::io::Result<()> {
     writeln!(
         out,
         "runtime plan: rule {} → {}: {}",
@@ -289,7 +300,7 @@ fn write_runtime_plan(r: &SubmissionReport, out: &mut dyn Write) -> std::io::Res
         writeln!(
             out,
             "  {} {}. {}",
-            if i == 0 { "▶" } else { " " },
+            if i < taken { "▶" } else { " " },
             i + 1,
             sanitize(&w.describe())
         )?;

@@ -17,9 +17,8 @@ use super::args::{BulkActionArgs, Cli, SelectionArgs};
 use super::progress::Bar;
 use super::{confirm, exit, select, CliError};
 use turnscope_core::text::sanitize;
-use turnscope_engine::actions::{
-    run, ActionKind, ActionPlan, Extension, IdSource, Prediction, Refusal,
-};
+use turnscope_engine::actions::bulk::{self, GroupKey, Section};
+use turnscope_engine::actions::{run, ActionKind, ActionPlan, Extension, IdSource, Refusal};
 use turnscope_store::{Applied, ApplyError, JournalStore};
 
 /// How many submissions each group of the preview and the summary lists before "and N more".
@@ -147,88 +146,46 @@ fn frozen(
     }
 }
 
-/// How the preview and the summary group submissions: what will happen (or happened), and
-/// what to do instead (shown for the group when all its members share it).
-fn group_key(item: &Item) -> ((u8, String), Option<String>) {
+/// How the preview and the summary group submissions (the engine's grouping, shared with the
+/// TUI): what will happen (or happened), and what to do instead.
+fn group_key(item: &Item) -> GroupKey {
     match (&item.outcome, &item.plan) {
-        (Outcome::Changed(_), _) => (
-            (2, "changed since the preview (nothing written)".into()),
-            Some("run `turnscope show <submission>` to see its current state".into()),
-        ),
-        (Outcome::Error(e), _) => ((2, format!("the write failed: {e}")), None),
-        (Outcome::Refused(r), _) | (_, Err(r)) => ((2, r.reason.clone()), Some(r.instead.clone())),
-        (_, Ok(p)) if p.is_noop() => ((1, "nothing to write".into()), None),
-        (_, Ok(p)) => (
-            (0, prediction_heading(&p.prediction)),
-            way_out(&p.prediction),
-        ),
+        (Outcome::Changed(_), _) => GroupKey::changed(),
+        (Outcome::Error(e), _) => GroupKey::failed(e),
+        (Outcome::Refused(r), _) => GroupKey::refused(r),
+        (_, plan) => GroupKey::of_plan(plan),
     }
 }
 
-/// What the runtime's next pass then does, for a group's heading.
-fn prediction_heading(p: &Prediction) -> String {
-    let then = match p.rule {
-        Some(rule) => format!(
-            "then the runtime's next pass applies rule {rule} → {}",
-            p.outcome
-        ),
-        None => format!("then {}", p.verdict),
-    };
-    if p.fails_anyway {
-        format!("{then} (it fails them anyway)")
-    } else {
-        then
+/// What to do instead for one refused submission (shown under it when its group's members
+/// differ).
+fn own_instead(item: &Item) -> Option<&str> {
+    match (&item.outcome, &item.plan) {
+        (Outcome::Refused(r), _) | (_, Err(r)) => Some(&r.instead),
+        _ => None,
     }
-}
-
-/// The way out of a next pass that fails the submissions anyway (the group shares it).
-fn way_out(p: &Prediction) -> Option<String> {
-    p.fails_anyway.then(|| match p.rule {
-        Some(2) => "give them more attempts first: extend --attempts N".to_string(),
-        Some(3) => "move their deadline first: extend --deadline 1h".to_string(),
-        _ => "no turnscope write avoids it; fail --reason TEXT settles them with your reason on record".to_string(),
-    })
 }
 
 /// Write the items grouped: each group's count and heading, then up to [`SHOWN_PER_GROUP`]
 /// submissions and "and N more".
 fn write_groups(items: &[&Item], members: bool, out: &mut dyn Write) -> std::io::Result<()> {
-    struct Group<'a> {
-        key: (u8, String),
-        hint: Option<String>,
-        members: Vec<&'a Item>,
-    }
-    let mut groups: Vec<Group> = Vec::new();
-    for item in items {
-        let (key, hint) = group_key(item);
-        match groups.iter_mut().find(|g| g.key == key) {
-            Some(g) => {
-                if g.hint != hint {
-                    g.hint = None;
-                }
-                g.members.push(item);
-            }
-            None => groups.push(Group {
-                key,
-                hint,
-                members: vec![item],
-            }),
-        }
-    }
-    // The largest group first; equal sizes keep the order of the selection.
-    groups.sort_by_key(|g| (g.key.0, std::cmp::Reverse(g.members.len())));
-    for g in groups {
-        writeln!(out, "  {} · {}", g.members.len(), sanitize(&g.key.1))?;
-        if let Some(h) = &g.hint {
+    let keys: Vec<GroupKey> = items.iter().map(|i| group_key(i)).collect();
+    for g in bulk::group(&keys) {
+        writeln!(out, "  {} · {}", g.members.len(), sanitize(&g.heading))?;
+        if let Some(h) = &g.instead {
             writeln!(out, "    instead: {}", sanitize(h))?;
         }
         if !members {
             continue;
         }
-        for item in g.members.iter().take(SHOWN_PER_GROUP) {
+        for &i in g.members.iter().take(SHOWN_PER_GROUP) {
+            let item = items[i];
             let what = item.plan.as_ref().map_or("", |p| p.summary.as_str());
             let line = format!("    {}  {}  {}", item.id, item.before, what);
             writeln!(out, "{}", sanitize(line.trim_end()))?;
+            if let (None, Some(instead)) = (&g.instead, own_instead(item)) {
+                writeln!(out, "      instead: {}", sanitize(instead))?;
+            }
         }
         if g.members.len() > SHOWN_PER_GROUP {
             writeln!(out, "    and {} more", g.members.len() - SHOWN_PER_GROUP)?;
@@ -267,19 +224,22 @@ fn write_preview(
         items.len(),
         sanitize(&what)
     )?;
-    let part = |f: fn(&Item) -> bool| items.iter().filter(|i| f(i)).collect::<Vec<_>>();
-    let writes = part(Item::writes);
-    let noops = part(|i| i.plan.as_ref().is_ok_and(ActionPlan::is_noop));
-    let refused = part(|i| i.plan.is_err());
-    for (title, group) in [
-        ("will write", &writes),
-        ("nothing to write", &noops),
-        ("refused", &refused),
-    ] {
+    let part = |section: Section| {
+        items
+            .iter()
+            .filter(|i| GroupKey::of_plan(&i.plan).section == section)
+            .collect::<Vec<_>>()
+    };
+    for section in [Section::Write, Section::Nothing, Section::Refused] {
+        let group = part(section);
         if !group.is_empty() {
-            writeln!(out, "{title}: {}", group.len())?;
-            write_groups(group, true, out)?;
+            writeln!(out, "{}: {}", section.title(), group.len())?;
+            write_groups(&group, true, out)?;
         }
+    }
+    // Said before the question: which writes the batch cannot take back.
+    if let Some(line) = bulk::cannot_undo(items.iter().map(|i| &i.plan)) {
+        writeln!(out, "warning: {}", sanitize(&line))?;
     }
     Ok(())
 }
@@ -299,7 +259,7 @@ fn write_summary(items: &[Item], batch: &str, out: &mut dyn Write) -> std::io::R
     let (applied, noop, refused, errors) = counts(items);
     writeln!(
         out,
-        "applied {applied}, no-op {noop}, refused {refused}{} (batch {batch})",
+        "applied {applied}, nothing to write {noop}, refused {refused}{} (batch {batch})",
         if errors > 0 {
             format!(", failed {errors}")
         } else {
@@ -364,6 +324,7 @@ fn bulk_json(
     items: &[Item],
 ) -> serde_json::Value {
     let (applied, noop, refused, errors) = counts(items);
+    let items_in = items;
     let sel = &args.selection;
     let selection = if args.all {
         json!({
@@ -425,6 +386,7 @@ fn bulk_json(
         "now": now,
         "selection": selection,
         "rate": args.rate,
+        "cannotUndo": bulk::cannot_undo(items_in.iter().map(|i| &i.plan)),
         "counts": {
             "selected": items.len(),
             "applied": applied,
@@ -587,8 +549,11 @@ fn run(
         return finish(&items, args.dry_run);
     }
     if let Some(l) = turnscope_engine::actions::live::live_runtime(store.reader(), now) {
-        let what = "reconcile each expired submission itself, racing these writes; the fence refuses whichever comes second";
-        confirm::say(&l.warning(what), args.json, out)?;
+        confirm::say(
+            &l.warning(turnscope_engine::actions::live::BULK_NEXT_PASS),
+            args.json,
+            out,
+        )?;
     }
     let question = confirm::Question::batch(kind.as_str(), writes);
     if confirm::ask_for(args.yes, args.json, &question, out)? == confirm::Answer::Declined {

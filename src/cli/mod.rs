@@ -294,11 +294,11 @@ fn run_command(cli: &Cli, out: &mut dyn Write) -> Result<(), CliError> {
 const BULK_MAN: &[&str] = &[
     "repair, requeue, fail, step, reconcile and extend take one id (the one-submission action), or several ids or --all with the filters of list (--status, --kind, --verdict, --instance, --owner, --older-than, --limit) for one bulk apply.",
     ".PP",
-    "The selection is read once and frozen (full ids). The preview counts the submissions and groups them by what will happen: will write (by the computed prediction of the runtime's next pass), nothing to write, refused (by reason), 20 ids a group, then \"and N more\".",
+    "The selection is read once and frozen (full ids). The preview counts the submissions and groups them by what will happen: will write (by the computed prediction of the runtime's next pass), nothing to write, refused (by reason), 20 ids a group, then \"and N more\"; a warning names the writes that cannot be undone (a direct prompt's terminal event reaches its stream's subscribers), before the question.",
     ".PP",
     "One confirmation covers the batch, No by default; from 10 writes the count must be typed. -y answers it; off a terminal without -y nothing is written (exit 2).",
     ".PP",
-    "Each submission is written in its own fenced transaction, all under one batch id (audit: batch; undo BATCH reverts it), paced by --rate N/s. A refusal or a change since the preview refuses that one and the batch goes on. The summary counts applied, no-op and refused with the reasons; --json prints one turnscope.bulk/1 document. Exit 0 when nothing was refused, 3 otherwise.",
+    "Each submission is written in its own fenced transaction, all under one batch id (audit: batch; undo BATCH reverts it), paced by --rate N/s. A refusal or a change since the preview refuses that one and the batch goes on. The summary counts applied, nothing to write (never refused) and refused with the reasons; --json prints one turnscope.bulk/1 document. Exit 0 when nothing was refused, 3 otherwise.",
     ".PP",
     "At a terminal a progress bar on stderr shows the planning and the writes (and copy-to-postgres, the pre-write integrity check); nothing in a pipe or beside --json.",
 ];

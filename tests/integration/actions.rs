@@ -625,7 +625,15 @@ fn step_applies_the_runtime_writes_one_at_a_time() {
 
         // Rule 4: the stream signals, then consumed + chunk cleanup; the replacement is left to the runtime.
         let id = demo_id_in(db.open().reader(), "podcast-notes");
-        step_on(&db, &id, DEMO_NOW).unwrap();
+        let first = step_on(&db, &id, DEMO_NOW).unwrap();
+        // Every step counts what is left of the plan it reads, in the same words.
+        assert!(
+            first.summary.starts_with(
+                "rule 4, the next write of 4 left in the runtime's plan: append stream_interrupted"
+            ),
+            "{}",
+            first.summary
+        );
         let r = report_on(&db, &id, DEMO_NOW);
         assert_eq!(
             r.classification().state.label(),
@@ -637,6 +645,13 @@ fn step_applies_the_runtime_writes_one_at_a_time() {
             "still rule 4: the chunks are there and not yet consumed"
         );
         let second = step_on(&db, &id, DEMO_NOW).unwrap();
+        assert!(
+            second
+                .summary
+                .starts_with("rule 4, the next 2 writes of 3 left in the runtime's plan: mark the stream consumed"),
+            "{}",
+            second.summary
+        );
         assert!(second
             .changes
             .iter()
@@ -651,11 +666,19 @@ fn step_applies_the_runtime_writes_one_at_a_time() {
             .stream_consumed_at
             .is_some());
         assert_eq!(r.plan.rule, Some(5));
-        let refusal = step_on(&db, &id, DEMO_NOW).unwrap_err();
+        // Rule 5: the attempt replacement is the runtime's: nothing to write, as reconcile says,
+        // not a refusal.
+        let step = turnscope_engine::actions::plan_step(&r, DEMO_NOW, &mut ids(&r)).unwrap();
+        let reconcile =
+            turnscope_engine::actions::plan_reconcile(&r, DEMO_NOW, &mut ids(&r)).unwrap();
+        assert!(step.is_noop() && reconcile.is_noop());
+        assert_eq!(step.summary, reconcile.summary);
         assert!(
-            refusal.reason.contains("replaces the attempt"),
+            step.summary.contains(
+                "nothing for turnscope to write; left to the runtime: replace the attempt"
+            ),
             "{}",
-            refusal.reason
+            step.summary
         );
 
         // Rule 7: the requeue.
@@ -912,4 +935,80 @@ fn step_and_reconcile_settle_a_malformed_row_as_the_runtime_s_parser_does() {
             );
         }
     }
+}
+
+/// `repair`'s summary names the new leaf; the rows below must name the same one: the last
+/// inserted entry, the session data's `leafId` and the journal's checkpoint. Over every stuck
+/// submission of the demo and of the runtime's crash fixtures, with the random ids the CLI uses.
+#[test]
+fn repair_summary_and_rows_name_the_same_new_leaf() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut dbs = vec![(demo(dir.path()), DEMO_NOW)];
+    for name in [
+        "tool-batch-mid",
+        "tool-results-partial",
+        "large-tail",
+        "timeout-exceeded",
+    ] {
+        let sub = dir.path().join(name);
+        std::fs::create_dir(&sub).unwrap();
+        dbs.push((unpack_fixture(&sub, name), i64::MAX / 2));
+    }
+    let mut checked = 0;
+    for (db, now) in dbs {
+        let store = SqliteStore::open(&db).unwrap();
+        for row in store.list_submissions(RowFilter::Expired, now).unwrap() {
+            let prepared = turnscope_engine::actions::run::prepare(
+                &store,
+                turnscope_engine::actions::ActionKind::Repair,
+                &row.submission_id,
+                None,
+                None,
+                Some(200_000),
+                now,
+                turnscope_engine::actions::IdSource::Random,
+            )
+            .unwrap();
+            let Ok(plan) = prepared.plan else { continue };
+            if plan.is_noop() {
+                continue;
+            }
+            let named = plan
+                .summary
+                .rsplit("leaf → ")
+                .next()
+                .unwrap_or_else(|| panic!("{}", plan.summary))
+                .to_string();
+            let last = inserted(&plan).last().unwrap()["id"]
+                .as_str()
+                .unwrap()
+                .to_string();
+            let data_leaf = plan.changes.iter().find_map(|c| match c {
+                RowChange::UpdateSessionData { new, .. } => {
+                    let v: Value = serde_json::from_str(new).unwrap();
+                    v["leafId"].as_str().map(str::to_string)
+                }
+                _ => None,
+            });
+            let checkpoint = plan.changes.iter().find_map(|c| match c {
+                RowChange::UpdateJournal { set, .. } => set
+                    .iter()
+                    .find(|s| s.column == "checkpoint_leaf_id")
+                    .map(|s| format!("{:?}", s.new)),
+                _ => None,
+            });
+            assert_eq!(named, last, "{}", plan.summary);
+            assert_eq!(
+                data_leaf.as_deref(),
+                Some(named.as_str()),
+                "{}",
+                plan.summary
+            );
+            if let Some(c) = checkpoint {
+                assert!(c.contains(&named), "{c} vs {}", plan.summary);
+            }
+            checked += 1;
+        }
+    }
+    assert!(checked >= 6, "{checked} repairs checked");
 }

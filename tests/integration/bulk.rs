@@ -263,7 +263,7 @@ fn a_partly_refused_batch_applies_the_rest_and_exits_3() {
             .find(|l| l.starts_with("applied "))
             .unwrap_or_else(|| panic!("{text}"));
         assert!(
-            summary.starts_with("applied 4, no-op 1, refused 17 (batch b"),
+            summary.starts_with("applied 4, nothing to write 1, refused 17 (batch b"),
             "{summary}"
         );
         assert!(
@@ -285,6 +285,100 @@ fn a_partly_refused_batch_applies_the_rest_and_exits_3() {
             "{kind:?}: the four writes, and only them"
         );
     }
+}
+
+/// `fail --all` fails the direct prompts too, whose terminal events reach their streams'
+/// subscribers: the preview says, before any question, that the batch cannot be undone and
+/// which of its rows are why. Nothing to write is never counted as refused.
+#[test]
+fn a_bulk_preview_names_the_rows_that_cannot_be_undone() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = demo(dir.path());
+    let direct: Vec<String> = listed(&db, &["--kind", "direct"])
+        .iter()
+        .filter(|r| r["plan"]["rule"] != 1 && r["plan"]["rule"] != 7)
+        .map(|r| r["submission"]["submissionId"].as_str().unwrap()[..8].to_string())
+        .collect();
+    assert!(direct.len() >= 2, "{direct:?}");
+    let o = run(&db, &["fail", "--all", "--reason", "outage", "--dry-run"]);
+    let text = String::from_utf8_lossy(&o.stdout).into_owned();
+    let warning = text
+        .lines()
+        .find(|l| l.starts_with("warning: cannot be undone as a batch: "))
+        .unwrap_or_else(|| panic!("{text}"));
+    assert!(
+        warning.contains(&format!(
+            "{} of 17 writes append a direct prompt's terminal event",
+            direct.len()
+        )),
+        "{warning}"
+    );
+    for id in &direct {
+        assert!(warning.contains(id.as_str()), "{id}: {warning}");
+    }
+    assert!(
+        text.find(warning).unwrap() < text.find("dry run: nothing written.").unwrap(),
+        "{text}"
+    );
+    // The same warning in the JSON document.
+    let o = run(
+        &db,
+        &["fail", "--all", "--reason", "outage", "--dry-run", "--json"],
+    );
+    let doc: Value = serde_json::from_slice(&o.stdout).unwrap();
+    assert_eq!(
+        doc["cannotUndo"]
+            .as_str()
+            .map(|w| format!("warning: {w}"))
+            .as_deref(),
+        Some(warning)
+    );
+    // Without a direct prompt among the writes: nothing to say.
+    let o = run(
+        &db,
+        &[
+            "fail",
+            "--all",
+            "--kind",
+            "dispatch",
+            "--reason",
+            "x",
+            "--dry-run",
+        ],
+    );
+    assert!(!String::from_utf8_lossy(&o.stdout).contains("cannot be undone"));
+    // Rule 5's nothing to write is its own count, never refused.
+    let o = run(&db, &["reconcile", "--all", "--dry-run"]);
+    let text = String::from_utf8_lossy(&o.stdout).into_owned();
+    assert!(text.contains("\nnothing to write: 7\n"), "{text}");
+    assert!(!text.contains("refused"), "{text}");
+    assert_eq!(o.status.code(), Some(0), "{text}");
+}
+
+/// `step` on rule 5 (the attempt replacement is the runtime's) has nothing to write, as
+/// `reconcile` says, with the same exit status 0; the runtime plan marks nothing as the step's.
+#[test]
+fn step_and_reconcile_agree_on_rule_5() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = demo(dir.path());
+    let rows = listed(&db, &["--verdict", "resume/stream_continuation"]);
+    let id = rows[0]["submission"]["submissionId"].as_str().unwrap();
+    assert_eq!(rows[0]["plan"]["rule"], 5);
+    let step = run(&db, &["--write", "step", id, "-y"]);
+    let reconcile = run(&db, &["--write", "reconcile", id, "-y"]);
+    for o in [&step, &reconcile] {
+        assert_eq!(o.status.code(), Some(0), "{}", stderr(o));
+    }
+    let text = |o: &std::process::Output| String::from_utf8_lossy(&o.stdout).into_owned();
+    let (step, reconcile) = (text(&step), text(&reconcile));
+    let said = "rule 5 → replacement: nothing for turnscope to write; left to the runtime: replace the attempt";
+    assert!(
+        step.contains(said) && reconcile.contains(said),
+        "{step}\n{reconcile}"
+    );
+    assert!(step.ends_with("nothing written.\n"), "{step}");
+    assert!(!step.contains('▶'), "{step}");
+    assert!(audit(&db).is_empty());
 }
 
 #[test]
@@ -536,7 +630,7 @@ fn one_question_for_the_batch_and_the_count_typed_from_ten() {
     let (code, screen) = at_terminal(&db, &extend, "22\n", nothing);
     assert_eq!(code, 0, "{screen}");
     assert!(
-        screen.contains("applied 22, no-op 0, refused 0"),
+        screen.contains("applied 22, nothing to write 0, refused 0"),
         "{screen}"
     );
     assert_eq!(audit(&db).len(), 22);
@@ -572,7 +666,10 @@ fn a_change_since_the_preview_refuses_that_one_and_the_batch_goes_on() {
     ];
     let (code, screen) = at_terminal(&db, &args, "y\n", &worker_claims_it);
     assert_eq!(code, 3, "{screen}");
-    assert!(screen.contains("applied 1, no-op 0, refused 1"), "{screen}");
+    assert!(
+        screen.contains("applied 1, nothing to write 0, refused 1"),
+        "{screen}"
+    );
     assert!(screen.contains("not applied at the write:"), "{screen}");
     assert!(
         screen.contains("changed since the preview (nothing written)"),

@@ -324,10 +324,14 @@ fn a_live_runtime_is_named_before_the_write() {
         "{text}"
     );
     assert!(text.contains("its SQLite busy timeout is 0"), "{text}");
+    // Its lease expired two hours ago beside a live runtime: no "within 15 s" for it, what is
+    // true of its state instead.
     assert!(
-        text.contains("within 15 s it would reconcile this submission itself: rule 9"),
+        text.contains("lease expired 2h00m ago and it is still running: the live runtime has not reconciled it")
+            && text.contains("a pass that does would apply rule 9 → failed"),
         "{text}"
     );
+    assert!(!text.contains("within 15 s"), "{text}");
     // Where no lease is live, nothing is said.
     let quiet = tempfile::tempdir().unwrap();
     let fixture = unpack_fixture(quiet.path(), "tool-batch-mid");

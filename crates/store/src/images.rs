@@ -180,6 +180,56 @@ fn literal(v: Option<&Value>) -> String {
     }
 }
 
+/// `column: now → restored` for a preview. A long value is not shown as two cut-off prefixes
+/// (two JSON documents that differ only in `leafId` would look the same): for two JSON objects,
+/// the fields that differ; for other long text, the part around the first difference.
+fn column_change(c: &str, now: Option<&Value>, to: &Value) -> String {
+    let (Some(Value::String(a)), Value::String(b)) = (now, to) else {
+        return format!("{c}: {} → {}", literal(now), literal(Some(to)));
+    };
+    if a.chars().count() <= 60 && b.chars().count() <= 60 {
+        return format!("{c}: {} → {}", literal(now), literal(Some(to)));
+    }
+    if let (Ok(Value::Object(x)), Ok(Value::Object(y))) = (
+        serde_json::from_str::<Value>(a),
+        serde_json::from_str::<Value>(b),
+    ) {
+        let keys = x.keys().chain(y.keys().filter(|k| !x.contains_key(*k)));
+        let fields: Vec<String> = keys
+            .filter(|k| x.get(*k) != y.get(*k))
+            .map(|k| {
+                let field = |v: Option<&Value>| match v {
+                    Some(Value::String(_)) | None => literal(v),
+                    Some(other) => other.to_string().chars().take(60).collect(),
+                };
+                format!("{k} {} → {}", field(x.get(k)), field(y.get(k)))
+            })
+            .collect();
+        if !fields.is_empty() {
+            return format!("{c} (JSON, the fields that differ): {}", fields.join(", "));
+        }
+    }
+    // The first differing character, with a little context on each side.
+    let (ac, bc): (Vec<char>, Vec<char>) = (a.chars().collect(), b.chars().collect());
+    let at = ac.iter().zip(&bc).take_while(|(x, y)| x == y).count();
+    let from = at.saturating_sub(20);
+    let part = |cs: &[char]| {
+        let end = (at + 40).min(cs.len());
+        format!(
+            "{}'{}'{}",
+            if from > 0 { "…" } else { "" },
+            cs[from.min(cs.len())..end].iter().collect::<String>(),
+            if end < cs.len() { "…" } else { "" }
+        )
+    };
+    format!(
+        "{c} (differs from character {}): {} → {}",
+        at + 1,
+        part(&ac),
+        part(&bc)
+    )
+}
+
 fn describe_key(img: &RowImage) -> String {
     let parts: Vec<String> = img
         .key
@@ -282,7 +332,7 @@ pub fn preview(done: &[RowImage]) -> Vec<String> {
             (Some(now), Some(to)) => {
                 let cols: Vec<String> = changed_columns(now, to)
                     .into_iter()
-                    .map(|(c, v)| format!("{c}: {} → {}", literal(now.get(c)), literal(Some(v))))
+                    .map(|(c, v)| column_change(c, now.get(c), v))
                     .collect();
                 format!("update {}: {}", describe_key(img), cols.join(", "))
             }
@@ -331,6 +381,32 @@ mod tests {
             }
             Ok(())
         }
+    }
+
+    #[test]
+    fn a_long_changed_value_shows_what_differs_not_two_prefixes() {
+        let data = |leaf: &str| {
+            format!(
+                r#"{{"version":8,"conversationId":"conv_01KD4CNAHH1C2WEJMJFP3H66PB","affinityKey":"aff_01KD4CNAHJJ2TQ4P74B8FDBPS3","leafId":"{leaf}","childSessions":[]}}"#
+            )
+        };
+        let now = obj(json!({"id": "s", "data": data("f43c661c")}));
+        let to = obj(json!({"id": "s", "data": data("5a272afe")}));
+        let img = RowImage {
+            table: "flue_sessions".into(),
+            key: obj(json!({"id": "s"})),
+            before: Some(now),
+            after: Some(to),
+        };
+        assert_eq!(
+            preview(&[img]),
+            ["update flue_sessions (id='s'): data (JSON, the fields that differ): leafId 'f43c661c' → '5a272afe'"]
+        );
+        let long = |end: &str| format!("{}{end}", "x".repeat(80));
+        assert_eq!(
+            column_change("t", Some(&json!(long("ab"))), &json!(long("ac"))),
+            "t (differs from character 82): …'xxxxxxxxxxxxxxxxxxxab' → …'xxxxxxxxxxxxxxxxxxxac'"
+        );
     }
 
     fn requeue_images() -> (Rows, Vec<RowImage>) {

@@ -40,6 +40,7 @@ pub use listing::ListQueries;
 pub use session_rows::{
     EntryRow, EntryVisitor, PartRange, PartRows, SessionLoader, SessionRows, Split, SplitBelow,
 };
+pub use sqlite::undo::refusal_from_trail;
 pub use sqlite::write::{SqliteWriter, AUDIT_DDL};
 pub use sqlite::SqliteStore;
 pub use turnscope_core::journal::records::{SessionRecord, SessionScope, SubmissionBundle};

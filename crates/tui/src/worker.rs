@@ -773,7 +773,7 @@ impl Worker {
         // One submission: what the runtime would do with it; a bulk: with each of them.
         let what = match (items.len(), next_pass) {
             (1, Some(n)) => n,
-            _ => "reconcile each expired submission itself, racing these writes; the fence refuses whichever comes second".into(),
+            _ => turnscope_engine::actions::live::BULK_NEXT_PASS.into(),
         };
         Planned {
             kind,
@@ -829,10 +829,17 @@ impl Worker {
                     },
                 },
             };
+            let published = item
+                .result
+                .as_ref()
+                .is_ok_and(|p| p.published_stream().is_some());
+            let written = matches!(result, OutcomeResult::Applied { .. });
             out.push(Outcome {
                 submission_id: item.submission_id.clone(),
                 before: item.before.clone(),
                 result,
+                batch: batch.clone().filter(|_| written),
+                published: published && written,
             });
         }
         out

@@ -38,19 +38,20 @@ pub fn preview_lines(target: &UndoTarget, reason: Option<&str>, u: &Undone) -> V
             turnscope_core::text::plural(u.restored.len() as u64, "row", "rows")
         ),
     )];
+    // Decision first: what it reverts and on what condition, then the rows it restores.
+    lines.push(
+        "every row still holds what turnscope wrote; if the runtime acts first, nothing is written"
+            .into(),
+    );
     if let Some(r) = reason {
         lines.push(format!("reason: {r}").into());
     }
     lines.push(PopupLine::blank());
+    lines.push(PopupLine::new(Tone::Heading, "restores:"));
     lines.extend(
         u.restored
             .iter()
             .map(|l| PopupLine::new(Tone::Row, format!("  {l}"))),
-    );
-    lines.push(PopupLine::blank());
-    lines.push(
-        "every row still holds what turnscope wrote; if the runtime acts first, nothing is written"
-            .into(),
     );
     lines
 }

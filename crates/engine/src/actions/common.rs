@@ -116,6 +116,29 @@ pub(super) fn no_writes(r: &SubmissionReport, rule: u8, instead: &str) -> Refusa
     )
 }
 
+/// The plan with nothing to write of a rule whose first write is the attempt replacement (rule
+/// 5): the runtime makes it itself, so `step` and `reconcile` both have nothing to write there.
+pub(super) fn left_to_runtime(
+    r: &SubmissionReport,
+    rule: u8,
+    action: ActionKind,
+) -> Option<ActionPlan> {
+    use turnscope_core::recovery::reconciler::{PlannedWrite, RuleResult};
+    let first @ PlannedWrite::ReplaceAttempt = r.plan.writes.first()? else {
+        return None;
+    };
+    Some(ActionPlan::new(
+        action,
+        r,
+        Vec::new(),
+        format!(
+            "rule {rule} → {}: nothing for turnscope to write; left to the runtime: {}",
+            r.plan.result.map_or("-", RuleResult::as_str),
+            first.describe()
+        ),
+    ))
+}
+
 pub(super) fn check_stuck(r: &SubmissionReport, now_ms: i64) -> Result<(), Refusal> {
     check_expired_running(r, now_ms)?;
     check_whole(r)

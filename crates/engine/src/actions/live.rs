@@ -3,7 +3,7 @@
 //! 15 s (spec §5.1), so the operator is told before the write, in the CLI and the TUI alike.
 
 use crate::report::SubmissionReport;
-use turnscope_core::journal::time::iso_from_ms;
+use turnscope_core::journal::time::{human_duration, iso_from_ms};
 use turnscope_store::{JournalStore, RowFilter};
 
 /// Submissions whose lease is live at the real clock: a runtime (or a worker of one) owns them.
@@ -29,8 +29,12 @@ pub fn live_runtime(store: &dyn JournalStore, now_ms: i64) -> Option<LiveRuntime
     })
 }
 
+/// How often the runtime's reconciler passes (spec §5.1).
+pub const PASS_MS: i64 = 15_000;
+
 impl LiveRuntime {
-    /// What the operator must know before writing beside it, in lines.
+    /// What the operator must know before writing beside it, in lines; `next_pass` is the whole
+    /// last line's sentence ([`next_pass`], or [`BULK_NEXT_PASS`]).
     pub fn warning(&self, next_pass: &str) -> Vec<String> {
         vec![
             format!(
@@ -39,20 +43,32 @@ impl LiveRuntime {
                 iso_from_ms(self.until_ms)
             ),
             "  its SQLite busy timeout is 0: any statement it runs while turnscope holds the write lock (about 1 ms) fails at once with SQLITE_BUSY instead of waiting".into(),
-            format!("  its reconciler passes every 15 s: within 15 s it would {next_pass}"),
+            format!("  {next_pass}"),
         ]
     }
 }
 
-/// What the runtime's own reconciler would do with this submission on its next pass.
+/// A bulk's last warning line: true of every submission whatever its lease's age.
+pub const BULK_NEXT_PASS: &str = "its reconciler passes every 15 s: a pass that reaches one of these submissions applies its rule itself, racing these writes; the fence refuses whichever comes second";
+
+/// What the runtime's own reconciler would do with this submission, true for its state: a lease
+/// that expired within one pass is reconciled by the next one; one that expired longer ago and is
+/// still stuck beside a live runtime has been passed over (that runtime may serve other agents,
+/// or its pass fails here), so no "within 15 s" is promised for it.
 pub fn next_pass(r: &SubmissionReport) -> String {
+    let expired_for = r.now_ms - r.row().lease_expires_at;
     match (r.plan.rule, r.plan.result) {
-        (Some(n), Some(result)) => format!(
-            "reconcile this submission itself: rule {n} → {result} ({}), racing this write; the fence refuses whichever comes second",
+        (Some(n), Some(result)) if (0..=PASS_MS).contains(&expired_for) => format!(
+            "its reconciler passes every 15 s: within 15 s it would reconcile this submission itself: rule {n} → {result} ({}), racing this write; the fence refuses whichever comes second",
+            r.plan.reason
+        ),
+        (Some(n), Some(result)) if expired_for > PASS_MS => format!(
+            "its reconciler passes every 15 s, yet this submission's lease expired {} ago and it is still running: the live runtime has not reconciled it (it may serve other agents, or its pass fails here); a pass that does would apply rule {n} → {result} ({}), racing this write; the fence refuses whichever comes second",
+            human_duration(expired_for),
             r.plan.reason
         ),
         _ => format!(
-            "leave this submission alone ({}: {})",
+            "its reconciler passes every 15 s: it would leave this submission alone ({}: {})",
             r.plan.disposition.label(),
             r.plan.reason
         ),

@@ -4,6 +4,7 @@
 //! Writes the runtime reads are byte-compatible with its own (spec §6.5): compact JSON, the
 //! runtime's key order, recorded messages copied verbatim.
 
+pub mod bulk;
 mod common;
 mod entries;
 mod extend;
@@ -29,4 +30,4 @@ pub use repair::plan_repair;
 pub use requeue::plan_requeue;
 pub use run::{plan, IdSource};
 pub use runtime_rows::{synthetic_result, INTERRUPTED_TEXT};
-pub use step::plan_step;
+pub use step::{next_step_len, plan_step, step_words};

@@ -2,7 +2,7 @@
 //! one fenced transaction: every write of its plan up to the attempt replacement (left to the
 //! runtime, as with `step`), each built against the state the writes before it leave.
 
-use super::common::{firing_rule, no_writes, ActionKind, ActionPlan, Refusal};
+use super::common::{firing_rule, left_to_runtime, no_writes, ActionKind, ActionPlan, Refusal};
 use super::entries::EntryIds;
 use super::writes::{group_rows, groups};
 use crate::report::SubmissionReport;
@@ -35,17 +35,8 @@ pub fn plan_reconcile(
     if written == 0 {
         // A rule whose first write is the attempt replacement (rule 5) is reconciled by the
         // runtime alone: nothing to write is the whole of this action there, not a refusal.
-        if let Some(first @ PlannedWrite::ReplaceAttempt) = r.plan.writes.first() {
-            return Ok(ActionPlan::new(
-                ActionKind::Reconcile,
-                r,
-                Vec::new(),
-                format!(
-                    "rule {rule} → {}: nothing for turnscope to write; left to the runtime: {}",
-                    r.plan.result.map_or("-", RuleResult::as_str),
-                    first.describe()
-                ),
-            ));
+        if let Some(plan) = left_to_runtime(r, rule, ActionKind::Reconcile) {
+            return Ok(plan);
         }
         return Err(stopped.unwrap_or_else(|| no_writes(r, rule, "nothing to reconcile")));
     }

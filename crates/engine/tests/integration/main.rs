@@ -2,6 +2,7 @@
 //! SQLite store.
 
 mod fixtures;
+mod live;
 
 /// Every test file of this folder is compiled.
 #[test]

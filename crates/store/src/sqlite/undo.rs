@@ -44,6 +44,29 @@ pub(crate) fn undoable(
     Ok(())
 }
 
+/// Why `target` cannot be undone, judged from the audit trail as last read (`trail`, every
+/// record): already undone, written without row images, or it published a terminal event. The
+/// TUI says so before it asks why; the undo itself checks again in its transaction. `None` when
+/// nothing in the trail stands in the way (or the target is not in it).
+pub fn refusal_from_trail(target: &UndoTarget, trail: &[AuditRecord]) -> Option<String> {
+    let records: Vec<AuditRecord> = trail
+        .iter()
+        .filter(|r| match target {
+            UndoTarget::Audit(id) => r.id == *id,
+            UndoTarget::Batch(b) => r.batch_id.as_ref() == Some(b),
+        })
+        .cloned()
+        .collect();
+    if records.is_empty() {
+        return None;
+    }
+    let undone_by = |id: i64| trail.iter().find(|r| r.undoes == Some(id)).map(|r| r.id);
+    match undoable(target, &records, &undone_by) {
+        Err(ApplyError::Refused(why)) => Some(why),
+        _ => None,
+    }
+}
+
 /// The stream path of an event `r` appended (a row it inserted into the event-stream tables).
 fn published_event(r: &AuditRecord) -> Option<String> {
     r.changes.as_deref()?.iter().find_map(|img| {

@@ -94,6 +94,7 @@ impl App {
     pub(super) fn query(&self, mode: InputMode) -> String {
         match mode {
             InputMode::Filter if self.focus == Pane::Sessions => self.sessions.query.clone(),
+            InputMode::Filter if self.focus == Pane::Audit => self.audit.query.clone(),
             InputMode::Filter => self.list.query.clone(),
             InputMode::Search => self
                 .inspect()
@@ -106,6 +107,7 @@ impl App {
     pub(super) fn set_query(&mut self, mode: InputMode, q: String) {
         match mode {
             InputMode::Filter if self.focus == Pane::Sessions => self.sessions.set_query(q),
+            InputMode::Filter if self.focus == Pane::Audit => self.audit.set_query(q),
             InputMode::Filter => {
                 self.list.query = q;
                 // The incidents group the list's rows: both are rebuilt.

@@ -334,6 +334,7 @@ impl App {
             Action::StartFilter if self.focus == Pane::Sessions => {
                 return self.sessions.handle(a, page)
             }
+            Action::StartFilter if self.focus == Pane::Audit => return self.audit.handle(a, page),
             Action::StartFilter => return self.list.handle(a, &cx, on_list),
             Action::ToggleMark if self.focus == Pane::Incidents => {
                 return self

@@ -32,6 +32,10 @@ impl App {
                 self.popup = None;
                 self.request_undo(target, reason, false);
             }
+            Reply::AskUndo(target) => {
+                self.popup = None;
+                self.ask_undo(target);
+            }
             Reply::Undo { target, reason } => {
                 self.popup = None;
                 self.request_undo(target, reason, true);

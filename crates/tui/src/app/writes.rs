@@ -141,6 +141,16 @@ impl App {
         }));
     }
 
+    /// `u` on an apply's result: ask why, unless the audit trail already shows the undo would
+    /// be refused (then one line says so, and nothing is asked).
+    pub(super) fn ask_undo(&mut self, target: turnscope_store::UndoTarget) {
+        match self.audit.ask_undo(target) {
+            crate::screens::Ask::Error(m) => self.error(&m),
+            crate::screens::Ask::Show(p) => self.show(p),
+            _ => {}
+        }
+    }
+
     pub(super) fn on_undo(
         &mut self,
         target: turnscope_store::UndoTarget,
@@ -153,6 +163,10 @@ impl App {
             (Ok(u), false) => Confirm::for_undo(&target, reason, u),
             (Ok(u), true) => {
                 let ids: Vec<String> = u.audit_ids.iter().map(|i| format!("#{i}")).collect();
+                // Our own undo is not "changed under you".
+                for (_, submission) in &u.records {
+                    self.own_writes.insert(submission.clone());
+                }
                 self.info(&format!(
                     "undone {target}: recorded as audit {}",
                     ids.join(", ")
@@ -162,7 +176,10 @@ impl App {
                 Confirm::for_undone(&target, u, &ids)
             }
             (Err(e), _) => {
-                self.error(&format!("undo refused: {}", e.line()));
+                self.error(&format!(
+                    "undo {}",
+                    crate::write::confirm::undo_refusal_line(&e.line())
+                ));
                 Confirm::undo_refused(&target, &e.line())
             }
         };

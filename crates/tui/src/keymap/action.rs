@@ -121,6 +121,8 @@ pub enum Action {
     ToggleIncidents,
     /// The command palette: every action with its key, filtered as you type.
     Palette,
+    /// A bulk preview: show or hide each submission's rows under its group.
+    ToggleRows,
     /// Write mode only, the audit trail: undo the selected record, or (`batch`) every record of
     /// its bulk apply.
     Undo {

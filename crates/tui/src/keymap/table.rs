@@ -81,6 +81,8 @@ pub static KEYMAP: &[Binding] = &[
     b(C::Popup,     &[k('A')],                                                     "A",       A::Yes,                        Some("apply"),             "apply: the previewed writes (a bulk of 10 or more: type its count first), or ok"),
     b(C::Popup,     &[code(KeyCode::Tab), code(KeyCode::BackTab)],                 "Tab",     A::SwitchButton,               None,                      "switch between the No and Yes buttons"),
     b(C::Popup,     &[code(KeyCode::Esc), k('n'), k('q')],                         "esc/n",   A::Cancel,                     Some("close"),             "cancel, close"),
+    b(C::Popup,     &[k('d')],                                                     "d",       A::ToggleRows,                 None,                    "bulk preview: show or hide each submission's rows"),
+    w(C::Popup,     &[k('u')],                                                     "u",       A::Undo { batch: false },      None,                      "an apply's result: undo it (asks why, previewed)"),
     b(C::Popup,     &[k('j'), code(KeyCode::Down)],                                "j/↓",     A::Down,                       None,                      "scroll down"),
     b(C::Popup,     &[k('k'), code(KeyCode::Up)],                                  "k/↑",     A::Up,                         None,                      "scroll up"),
     b(C::Popup,     &[code(KeyCode::PageDown), k(' ')],                            "PgDn",    A::PageDown,                   None,                      "page down"),
@@ -119,7 +121,8 @@ pub static KEYMAP: &[Binding] = &[
     w(C::Incidents, &[k('E')],                                                     "E",       A::Act(ActionKind::Extend),    None,                      "extend the marked submissions, else every one of the worker (previewed)"),
     // Audit trail.
     b(C::Audit,     &[code(KeyCode::Enter)],                                       "⏎",       A::Enter,                      Some("open"),              "open the submission the action was applied to"),
-    w(C::Audit,     &[k('u')],                                                     "u",       A::Undo { batch: false },      Some("undo"),              "undo the selected record while its rows hold what turnscope wrote (previewed)"),
+    b(C::Audit,     &[k('/')],                                                     "/",       A::StartFilter,                Some("search"),            "filter the records: text in any column, the batch id too"),
+    w(C::Audit,     &[k('u')],                                                     "u",       A::Undo { batch: false },      Some("u/U\tundo/batch"),   "undo the selected record while its rows hold what turnscope wrote (previewed)"),
     w(C::Audit,     &[k('U')],                                                     "U",       A::Undo { batch: true },       None,                      "undo the whole bulk apply of the selected record, in one transaction (previewed)"),
     // Sessions list.
     b(C::Sessions,  &[code(KeyCode::Enter)],                                       "⏎",       A::Enter,                      Some("open"),              "open the session's history tree"),

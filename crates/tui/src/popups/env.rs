@@ -31,6 +31,8 @@ pub enum Reply {
         target: turnscope_store::UndoTarget,
         reason: Option<String>,
     },
+    /// Close and ask why before checking the undo of this target (an apply's result offers it).
+    AskUndo(turnscope_store::UndoTarget),
     /// Close and apply the previewed undo.
     Undo {
         target: turnscope_store::UndoTarget,

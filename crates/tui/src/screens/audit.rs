@@ -1,7 +1,10 @@
 //! The audit trail (`a`, both modes): every `turnscope_audit` row, newest first, with the
 //! selected record in full below. ⏎ opens the recorded submission; `a` or esc goes back to
-//! where the trail was opened from (the app's router keeps that). In `--write` mode `u` undoes
-//! the selected record and `U` its whole bulk apply, each asked why, then previewed.
+//! where the trail was opened from (the app's router keeps that). Each record shows its batch (a
+//! bulk apply's rows share one) and, once undone, `↶ #N` (undone by audit #N); `/` filters the records by
+//! any column's text. In `--write` mode `u` undoes the selected record and `U` its whole bulk
+//! apply, each asked why, then previewed; a record that cannot be undone (already undone, no
+//! row images, a published terminal event) is refused before the question.
 
 use ratatui::layout::Rect;
 use ratatui::text::{Line, Span};
@@ -25,12 +28,58 @@ pub struct AuditScreen {
     pub rows: Vec<AuditRecord>,
     pub loaded: bool,
     pub error: Option<WorkerError>,
+    /// The cursor, among the records the `/` query shows.
     pub selected: usize,
+    /// The `/` filter: records with this text (any case) in any column.
+    pub query: String,
+}
+
+/// The short form of a batch id in the table.
+fn short_batch(b: &str) -> String {
+    b.chars().take(9).collect()
 }
 
 impl AuditScreen {
+    /// The audit record that undid `id`, if one did.
+    pub fn undone_by(&self, id: i64) -> Option<i64> {
+        self.rows
+            .iter()
+            .find(|r| r.undoes == Some(id))
+            .map(|r| r.id)
+    }
+
+    /// The records the `/` query shows, in order.
+    pub fn shown(&self) -> Vec<&AuditRecord> {
+        let q = self.query.to_lowercase();
+        self.rows
+            .iter()
+            .filter(|r| {
+                q.is_empty()
+                    || [
+                        r.id.to_string(),
+                        format!("#{}", r.id),
+                        r.operator.clone(),
+                        r.action.clone(),
+                        r.submission_id.clone(),
+                        r.batch_id.clone().unwrap_or_default(),
+                        r.reason.clone().unwrap_or_default(),
+                        r.summary.clone(),
+                        when(r.at),
+                    ]
+                    .iter()
+                    .any(|c| c.to_lowercase().contains(&q))
+            })
+            .collect()
+    }
+
     pub fn selected_record(&self) -> Option<&AuditRecord> {
-        self.rows.get(self.selected)
+        self.shown().get(self.selected).copied()
+    }
+
+    /// A new `/` query: the cursor back to the first record it shows.
+    pub fn set_query(&mut self, q: String) {
+        self.query = q;
+        self.selected = 0;
     }
 
     /// What ⏎ opens and `e` exports: the recorded submission.
@@ -51,8 +100,17 @@ impl AuditScreen {
         }
     }
 
+    /// What `u` / `U` asks: why (the reason popup), unless the trail already shows that the undo
+    /// would be refused; then that, in one line, and no question.
+    pub fn ask_undo(&self, target: UndoTarget) -> Ask {
+        match turnscope_store::refusal_from_trail(&target, &self.rows) {
+            Some(why) => Ask::Error(format!("undo refused, nothing written: {why}")),
+            None => Ask::Show(Popup::Reason(Reason::for_undo(target))),
+        }
+    }
+
     pub fn move_cursor(&mut self, delta: isize) {
-        self.selected = step(self.selected, self.rows.len(), delta);
+        self.selected = step(self.selected, self.shown().len(), delta);
     }
 
     /// The audit trail's own actions: the cursor, ⏎ opens the recorded submission, `u` / `U`
@@ -65,9 +123,14 @@ impl AuditScreen {
         match a {
             Action::Enter => self.target().map(Ask::Open).into_iter().collect(),
             Action::Undo { batch } => match self.undo_target(batch) {
-                Ok(target) => vec![Ask::Show(Popup::Reason(Reason::for_undo(target)))],
+                Ok(target) => vec![self.ask_undo(target)],
                 Err(e) => vec![Ask::Info(e.to_string())],
             },
+            Action::StartFilter => vec![Ask::Input(crate::view_state::InputMode::Filter)],
+            Action::Back if !self.query.is_empty() => {
+                self.set_query(String::new());
+                vec![Ask::Info("filter cleared".into())]
+            }
             Action::Back => vec![Ask::Leave],
             _ => Vec::new(),
         }
@@ -76,7 +139,7 @@ impl AuditScreen {
     /// A click on row `row` of the viewport; `true` when it landed on a record.
     pub fn click_row(&mut self, row: usize, offset: usize) -> bool {
         let i = offset + row;
-        if i >= self.rows.len() {
+        if i >= self.shown().len() {
             return false;
         }
         self.selected = i;
@@ -90,7 +153,7 @@ impl AuditScreen {
                 self.rows = rows;
                 self.loaded = true;
                 self.error = None;
-                self.selected = self.selected.min(self.rows.len().saturating_sub(1));
+                self.selected = self.selected.min(self.shown().len().saturating_sub(1));
             }
             Err(e) => self.error = Some(e),
         }
@@ -109,17 +172,27 @@ impl AuditScreen {
         let (table, d) = table_and_strip(area, detail_h);
         let w = table.width as usize;
         // time, operator, action, submission, reason; the summary takes what is left.
+        // Narrow terminals get the time of day and a shorter operator, so the undo column
+        // (`↶ #12`: undone by audit #12) always shows.
+        let wide = w >= 120;
+        let (at_w, op_w) = if wide { (19, 16) } else { (8, 12) };
         let fixed = [
-            ("AT (UTC)", 19),
-            ("OPERATOR", 16),
-            ("ACTION", 7),
+            ("#", 4),
+            ("AT (UTC)", at_w),
+            ("OPERATOR", op_w),
+            ("ACTION", 9),
+            ("UNDONE", 6),
             ("SUBMISSION", 10),
+            ("BATCH", 9),
         ];
-        let reason_w = 24.min(w / 5);
-        let used: usize = fixed.iter().map(|(_, c)| c + 1).sum::<usize>() + reason_w + 2;
+        let fixed_w: usize = fixed.iter().map(|(_, c)| c + 1).sum();
+        let reason_w = 24.min(w / 5).min(w.saturating_sub(fixed_w + 2));
+        let used: usize = fixed_w + reason_w + 2;
         let summary_w = w.saturating_sub(used);
         let mut titles: Vec<(&str, usize)> = fixed.to_vec();
-        titles.push(("REASON", reason_w));
+        if reason_w >= 6 {
+            titles.push(("REASON", reason_w));
+        }
         if summary_w >= 8 {
             titles.push(("SUMMARY", summary_w));
         }
@@ -130,17 +203,42 @@ impl AuditScreen {
         });
         let h = rows_area.height as usize;
         scroll_into_view(&mut view.audit_offset, self.selected, h);
-        let rows = self.rows.iter().map(|a| {
+        let shown = self.shown();
+        let rows = shown.iter().map(|a| {
             let short = clean(&turnscope_core::journal::submission_rows::short_id(
                 &a.submission_id,
             ));
+            let at = when(a.at);
+            let at = if wide {
+                at
+            } else {
+                at.chars().skip(11).collect()
+            };
+            let undone = match self.undone_by(a.id) {
+                Some(by) => Span::styled(pad(&format!("↶ #{by}"), 6), t.partial()),
+                None => Span::raw(pad("", 6)),
+            };
             let mut cells = vec![
-                Cell::from(Span::styled(pad(&when(a.at), 19), t.dim())),
-                Cell::from(pad(&clean(&a.operator), 16)),
-                Cell::from(Span::styled(pad(&clean(&a.action), 7), t.key())),
+                Cell::from(Span::styled(pad(&a.id.to_string(), 4), t.dim())),
+                Cell::from(Span::styled(pad(&at, at_w), t.dim())),
+                Cell::from(pad(&clean(&a.operator), op_w)),
+                Cell::from(Span::styled(pad(&clean(&a.action), 9), t.key())),
+                Cell::from(undone),
                 Cell::from(pad(&short, 10)),
-                Cell::from(pad(&clean(a.reason.as_deref().unwrap_or("-")), reason_w)),
+                Cell::from(Span::styled(
+                    pad(
+                        &clean(&a.batch_id.as_deref().map_or("-".into(), short_batch)),
+                        9,
+                    ),
+                    t.dim(),
+                )),
             ];
+            if reason_w >= 6 {
+                cells.push(Cell::from(pad(
+                    &clean(a.reason.as_deref().unwrap_or("-")),
+                    reason_w,
+                )));
+            }
             if summary_w >= 8 {
                 cells.push(Cell::from(Span::styled(
                     pad(&clean(&a.summary), summary_w),
@@ -156,11 +254,16 @@ impl AuditScreen {
             &t,
             cx.focus == Pane::Audit,
             view.audit_offset,
-            (!self.rows.is_empty()).then_some(self.selected),
+            (!shown.is_empty()).then_some(self.selected),
         );
-        if self.rows.is_empty() {
+        if shown.is_empty() {
             let msg = if let Some(e) = &self.error {
                 format!("could not read the audit trail: {}", clean(&e.line()))
+            } else if !self.rows.is_empty() {
+                format!(
+                    "no record matches /{} (esc clears the filter)",
+                    clean(&self.query)
+                )
             } else if !self.loaded {
                 "reading the audit trail…".to_string()
             } else {
@@ -203,6 +306,24 @@ impl AuditScreen {
                         clean(&a.submission_id),
                         clean(a.attempt_id.as_deref().unwrap_or("-"))
                     )),
+                ]),
+                Line::from(vec![
+                    label("batch"),
+                    Span::raw({
+                        let mut parts = vec![a
+                            .batch_id
+                            .as_deref()
+                            .map_or("- (not part of a bulk apply)".to_string(), |b| {
+                                format!("{} (U undoes the whole batch)", clean(b))
+                            })];
+                        if let Some(u) = a.undoes {
+                            parts.push(format!("this record undid #{u}"));
+                        }
+                        if let Some(by) = self.undone_by(a.id) {
+                            parts.push(format!("undone by #{by}"));
+                        }
+                        parts.join(" · ")
+                    }),
                 ]),
                 Line::from(vec![
                     label("reason"),

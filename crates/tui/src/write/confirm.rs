@@ -60,6 +60,10 @@ pub struct Confirm {
     pub count_required: Option<usize>,
     /// What the operator typed of it so far.
     pub typed: String,
+    /// A bulk preview's other view (with or without each submission's rows): `d` switches.
+    pub other_view: Option<Vec<PopupLine>>,
+    /// An apply's result: what `u` undoes (the batch, or the one record).
+    pub undo: Option<turnscope_store::UndoTarget>,
 }
 
 /// What the status line says when a plan or a result arrives.
@@ -83,6 +87,8 @@ impl Confirm {
             yes: true,
             count_required: None,
             typed: String::new(),
+            other_view: None,
+            undo: None,
         }
     }
 
@@ -133,6 +139,8 @@ impl Confirm {
             yes: false,
             count_required: None,
             typed: String::new(),
+            other_view: None,
+            undo: None,
         }
     }
 
@@ -159,15 +167,11 @@ impl Confirm {
         Confirm::info(format!("Undone: {target}"), lines)
     }
 
-    /// An undo the worker refused (`why`, one line): nothing was written.
+    /// An undo the worker refused (`why`, one line): nothing was written, said once.
     pub fn undo_refused(target: &turnscope_store::UndoTarget, why: &str) -> Confirm {
         Confirm::info(
             format!("Undo refused: {target}"),
-            vec![
-                PopupLine::new(Tone::Refused, format!("refused: {why}")),
-                PopupLine::blank(),
-                PopupLine::new(Tone::Warning, "nothing written."),
-            ],
+            vec![PopupLine::new(Tone::Refused, undo_refusal_line(why))],
         )
     }
 
@@ -212,6 +216,8 @@ impl Confirm {
             yes: false,
             count_required: (writes >= TYPE_COUNT_FROM).then_some(writes),
             typed: String::new(),
+            other_view: None,
+            undo: None,
         }
     }
 
@@ -226,17 +232,6 @@ impl Confirm {
     pub fn for_planned(p: Planned) -> (Confirm, Note) {
         let kind = p.kind;
         let live = p.live_runtime.clone();
-        // Last in the dialog (after the rows), and first on the status line.
-        let warned = |mut c: Confirm| {
-            if c.is_write() && !live.is_empty() {
-                c.lines.push(PopupLine::blank());
-                c.lines.extend(
-                    live.iter()
-                        .map(|l| PopupLine::new(Tone::Warning, l.clone())),
-                );
-            }
-            c
-        };
         let write_note = || match live.first() {
             Some(w) => Note::Error(w.clone()),
             None => Note::Clear,
@@ -245,10 +240,10 @@ impl Confirm {
             let item = p.items.into_iter().next().expect("one item");
             return match &item.result {
                 Ok(plan) if !plan.is_noop() => {
-                    let (title, lines) = popup_text::confirm_single(kind, &item, plan);
+                    let (title, lines) = popup_text::confirm_single(kind, &item, plan, &live);
                     let label = format!("Yes, {}", kind.as_str());
                     (
-                        warned(Confirm::apply(title, lines, label, kind, vec![item])),
+                        Confirm::apply(title, lines, label, kind, vec![item]),
                         write_note(),
                     )
                 }
@@ -264,19 +259,24 @@ impl Confirm {
                 }
             };
         }
-        let (title, lines) = popup_text::confirm_bulk(&p);
-        if p.applicable() == 0 {
+        let writes = p.applicable() > 0;
+        // The live runtime is a warning of a write only.
+        let live: &[String] = if writes { &live } else { &[] };
+        let (title, lines) = popup_text::confirm_bulk(&p, live, false);
+        let (_, rows) = popup_text::confirm_bulk(&p, live, true);
+        if !writes {
             let note = Note::Error(
                 "nothing to apply: every marked submission was refused or has nothing to write"
                     .into(),
             );
-            return (Confirm::refusal(title, lines), note);
+            let mut c = Confirm::refusal(title, lines);
+            c.other_view = Some(rows);
+            return (c, note);
         }
         let label = format!("Yes, {} {}", kind.as_str(), p.applicable());
-        (
-            warned(Confirm::apply(title, lines, label, kind, p.items)),
-            write_note(),
-        )
+        let mut c = Confirm::apply(title, lines, label, kind, p.items);
+        c.other_view = Some(rows);
+        (c, write_note())
     }
 
     /// The popup shown while the worker applies.
@@ -294,8 +294,18 @@ impl Confirm {
         )
     }
 
-    /// The worker's report of an apply: what was written (before → now), or why not.
+    /// The worker's report of an apply: what was written (before → now), or why not, and
+    /// what undoes it (`u`).
     pub fn for_applied(kind: ActionKind, outcomes: &[Outcome]) -> (Confirm, Note) {
+        let (undo, undo_lines) = popup_text::undo_offer(outcomes);
+        let with_undo = |mut c: Confirm| {
+            if !undo_lines.is_empty() {
+                c.lines.push(PopupLine::blank());
+                c.lines.extend(undo_lines.iter().cloned());
+            }
+            c.undo = undo.clone();
+            c
+        };
         if outcomes.len() == 1 {
             let o = &outcomes[0];
             let (title, lines, next) = popup_text::result_single(kind, o);
@@ -327,19 +337,21 @@ impl Confirm {
                     yes: true,
                     count_required: None,
                     typed: String::new(),
+                    other_view: None,
+                    undo: None,
                 }
             } else {
                 Confirm::info(title, lines)
             };
-            return (popup, note);
+            return (with_undo(popup), note);
         }
-        let (applied, refused, fenced, errors) = popup_text::counts(outcomes);
         let note = Note::Info(format!(
-            "{}: {applied} applied · {refused} refused · {fenced} changed since the preview · {errors} failed",
-            kind.as_str()
+            "{}: {}",
+            kind.as_str(),
+            popup_text::Counts::of(outcomes).line()
         ));
         let (title, lines) = popup_text::result_bulk(kind, outcomes);
-        (Confirm::info(title, lines), note)
+        (with_undo(Confirm::info(title, lines)), note)
     }
 
     /// The popup's keys: ⏎ presses the selected button, `y` is Yes, Tab switches, esc cancels.
@@ -386,6 +398,17 @@ impl Confirm {
                     },
                 }
             }
+            Action::ToggleRows => {
+                if let Some(other) = self.other_view.take() {
+                    self.other_view = Some(std::mem::replace(&mut self.lines, other));
+                    self.scroll = 0;
+                }
+                Reply::Stay
+            }
+            Action::Undo { .. } => match &self.undo {
+                Some(target) => Reply::AskUndo(target.clone()),
+                None => Reply::Stay,
+            },
             Action::SwitchButton => {
                 if self.action != PopupAction::Close {
                     self.yes = !self.yes;
@@ -467,11 +490,20 @@ impl Confirm {
         }
         let label = &self.confirm_label;
         let keys = match &self.action {
-            PopupAction::Close => vec![
-                Span::raw(" "),
-                button(t, label, true),
-                Span::styled("   esc close", t.dim()),
-            ],
+            PopupAction::Close => {
+                let mut keys = vec![
+                    Span::raw(" "),
+                    button(t, label, true),
+                    Span::styled("   esc close", t.dim()),
+                ];
+                if self.other_view.is_some() {
+                    keys.push(Span::styled(" · d rows", t.dim()));
+                }
+                if self.undo.is_some() {
+                    keys.push(Span::styled(" · u undo", t.key()));
+                }
+                keys
+            }
             PopupAction::Apply { .. } | PopupAction::Undo { .. } => {
                 let mut keys = vec![
                     Span::raw(" "),
@@ -488,7 +520,11 @@ impl Confirm {
                     )));
                 }
                 keys.push(Span::styled(
-                    "   A apply · Tab switch · esc cancel",
+                    if self.other_view.is_some() {
+                        "   A apply · Tab switch · d rows"
+                    } else {
+                        "   A apply · Tab switch · esc cancel"
+                    },
                     t.dim(),
                 ));
                 keys
@@ -517,6 +553,15 @@ impl Confirm {
             },
         );
     }
+}
+
+/// A refused undo in one line: the store's `refused, nothing written: …` is said once.
+pub fn undo_refusal_line(why: &str) -> String {
+    let why = why
+        .strip_prefix("refused, nothing written: ")
+        .or_else(|| why.strip_prefix("refused: "))
+        .unwrap_or(why);
+    format!("refused, nothing written: {why}")
 }
 
 /// Wrap `line` to `w` cells: prose after a space near the edge, row data (JSON, SQL values)

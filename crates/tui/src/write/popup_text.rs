@@ -9,7 +9,7 @@
 use crate::popup_line::{PopupLine, Tone};
 use crate::worker_error::WorkerError;
 use turnscope_core::journal::status::SubmissionStatus;
-use turnscope_core::recovery::reconciler::Disposition;
+use turnscope_core::recovery::reconciler::{Disposition, PlannedWrite};
 use turnscope_engine::actions::{ActionKind, ActionPlan, Refusal};
 use turnscope_engine::report::SubmissionReport;
 use turnscope_store::Applied;
@@ -35,6 +35,9 @@ pub struct StateSummary {
     pub writes: Vec<String>,
     /// Whether the runtime's reconciler still has a rule to apply.
     pub has_rule: bool,
+    /// How many writes of the plan the next `step` takes (marked `▶`); 0 when it has nothing
+    /// to write (the attempt replacement is the runtime's).
+    pub step_takes: usize,
 }
 
 impl StateSummary {
@@ -61,6 +64,10 @@ impl StateSummary {
             plan_head,
             writes: r.plan.writes.iter().map(|w| w.describe()).collect(),
             has_rule: r.plan.rule.is_some() && r.plan.disposition == Disposition::Reconcile,
+            step_takes: match r.plan.writes.first() {
+                Some(PlannedWrite::ReplaceAttempt) | None => 0,
+                Some(_) => turnscope_engine::actions::next_step_len(r),
+            },
         }
     }
 
@@ -123,6 +130,10 @@ pub struct Outcome {
     pub submission_id: String,
     pub before: Option<StateSummary>,
     pub result: OutcomeResult,
+    /// The batch id of a bulk apply's audit rows (undone together with `U`).
+    pub batch: Option<String>,
+    /// Its write appended a direct prompt's terminal event (an undo is refused).
+    pub published: bool,
 }
 
 /// What changed between two reads of a submission, in the operator's words.
@@ -196,11 +207,15 @@ fn who(item: &PlanItem) -> String {
     }
 }
 
-/// The runtime's plan with the next write marked (`▶`).
+/// The runtime's plan with the writes the next step takes marked (`▶`).
 pub fn runtime_plan_lines(b: &StateSummary) -> Vec<PopupLine> {
     let mut v = vec![line(Heading, format!("runtime plan: {}", b.plan_head))];
     for (i, w) in b.writes.iter().enumerate() {
-        let (tone, mark) = if i == 0 { (Next, "▶") } else { (Normal, " ") };
+        let (tone, mark) = if i < b.step_takes {
+            (Next, "▶")
+        } else {
+            (Normal, " ")
+        };
         v.push(line(tone, format!("  {mark} {}. {w}", i + 1)));
     }
     v
@@ -226,31 +241,54 @@ fn nothing_written() -> PopupLine {
     line(Warning, "nothing written.")
 }
 
-/// The confirm popup for one planned submission: (title, lines).
+/// The warnings of a write, in the order they weigh: the next pass fails it anyway (with the
+/// way out), a live runtime beside it, and the writes that cannot be undone.
+fn warning_lines<'a>(
+    plans: impl IntoIterator<Item = &'a Result<ActionPlan, Refusal>> + Clone,
+    fails_anyway: Vec<PopupLine>,
+    live: &[String],
+) -> Vec<PopupLine> {
+    let mut v = fails_anyway;
+    v.extend(live.iter().map(|l| line(Warning, l.clone())));
+    if let Some(w) = turnscope_engine::actions::bulk::cannot_undo(plans) {
+        v.push(line(Warning, format!("warning: {w}")));
+    }
+    v
+}
+
+/// The confirm popup for one planned submission: (title, lines). Decision first: what it does,
+/// where the submission stands, what the runtime's next pass then does (computed), the
+/// warnings, and only then the rows.
 pub fn confirm_single(
     kind: ActionKind,
     item: &PlanItem,
     plan: &ActionPlan,
+    live: &[String],
 ) -> (String, Vec<PopupLine>) {
     let title = format!("{} {}?", title_word(kind), who(item));
-    let mut lines = fails_anyway_lines(plan, "");
-    if !lines.is_empty() {
-        lines.push(PopupLine::blank());
+    let mut lines = vec![plain(format!("{}: {}", kind.as_str(), plan.summary))];
+    if let Some(b) = &item.before {
+        lines.push(plain(format!("now: {} · {}", b.short(), b.reason)));
     }
+    lines.push(line(
+        Heading,
+        format!("prediction: {}", plan.prediction.line()),
+    ));
+    let warnings = warning_lines([&item.result], fails_anyway_lines(plan, ""), live);
+    if !warnings.is_empty() {
+        lines.push(PopupLine::blank());
+        lines.extend(warnings);
+    }
+    if let Some(r) = &plan.reason {
+        lines.push(plain(format!("reason: {r}")));
+    }
+    lines.push(PopupLine::blank());
     if kind == ActionKind::Step {
         if let Some(b) = &item.before {
             lines.extend(runtime_plan_lines(b));
             lines.push(PopupLine::blank());
         }
     }
-    lines.push(plain(format!("{}: {}", kind.as_str(), plan.summary)));
-    if let Some(b) = &item.before {
-        lines.push(plain(format!("now: {} · {}", b.short(), b.reason)));
-    }
-    if let Some(r) = &plan.reason {
-        lines.push(plain(format!("reason: {r}")));
-    }
-    lines.push(PopupLine::blank());
     lines.push(line(
         Heading,
         format!(
@@ -260,11 +298,6 @@ pub fn confirm_single(
         ),
     ));
     lines.extend(preview_lines(plan, "  "));
-    lines.push(PopupLine::blank());
-    lines.push(line(
-        Heading,
-        format!("prediction: {}", plan.prediction.line()),
-    ));
     (title, lines)
 }
 
@@ -292,57 +325,126 @@ pub fn refused_single(kind: ActionKind, item: &PlanItem) -> (String, Vec<PopupLi
     }
 }
 
-/// The preview of a bulk action: every submission, planned or refused.
-pub fn confirm_bulk(p: &Planned) -> (String, Vec<PopupLine>) {
+/// The preview of a bulk action, grouped as the CLI groups it (the engine's grouping): the
+/// counts, the warnings, then each group (what the runtime's next pass does, nothing to write,
+/// each refusal with what to do instead) with its members; with `rows`, each submission's
+/// summary, rows and prediction under it too (`d` switches).
+pub fn confirm_bulk(p: &Planned, live: &[String], rows: bool) -> (String, Vec<PopupLine>) {
+    use turnscope_engine::actions::bulk::{self, GroupKey, Section};
     let n = p.items.len();
-    let ok = p.applicable();
     let title = format!("{} {n} marked submissions?", title_word(p.kind));
+    let (writes, nothing, refused) = bulk::counts(p.items.iter().map(|i| &i.result));
     let hidden = if p.hidden.is_empty() {
         String::new()
     } else {
         format!(" · {} hidden by the filter", p.hidden.len())
     };
+    // The decision in the first line: where the writes leave the submissions (the computed
+    // predictions, by outcome), then the rest.
+    let mut outcomes: Vec<(String, usize)> = Vec::new();
+    for plan in p.items.iter().filter_map(|i| i.result.as_ref().ok()) {
+        if plan.is_noop() {
+            continue;
+        }
+        let pr = &plan.prediction;
+        let word = match pr.rule {
+            Some(rule) => format!("rule {rule} → {}", pr.outcome),
+            None => pr.verdict.clone(),
+        };
+        match outcomes.iter_mut().find(|(w, _)| *w == word) {
+            Some((_, n)) => *n += 1,
+            None => outcomes.push((word, 1)),
+        }
+    }
+    outcomes.sort_by_key(|(_, n)| std::cmp::Reverse(*n));
+    let then = if outcomes.is_empty() {
+        String::new()
+    } else {
+        let parts: Vec<String> = outcomes.iter().map(|(w, n)| format!("{n} {w}")).collect();
+        format!(" (then {})", parts.join(", "))
+    };
     let mut lines = vec![plain(format!(
-        "{ok} planned · {} refused or nothing to do{hidden} · each applies in its own fenced transaction",
-        n - ok
+        "{n} marked: {writes} will write{then} · {nothing} nothing to write · {refused} refused{hidden} · each applies in its own fenced transaction"
     ))];
     if let Some(r) = &p.reason {
         lines.push(plain(format!("reason: {r}")));
     }
-    for item in &p.items {
+    let warnings = warning_lines(p.items.iter().map(|i| &i.result), Vec::new(), live);
+    if !warnings.is_empty() {
         lines.push(PopupLine::blank());
-        let mut state = item.before.as_ref().map_or(String::new(), |b| b.short());
-        if p.hidden.contains(&item.submission_id) {
-            state.push_str(" · hidden by the filter");
+        lines.extend(warnings);
+    }
+    let keys: Vec<GroupKey> = p
+        .items
+        .iter()
+        .map(|i| GroupKey::of_plan(&i.result))
+        .collect();
+    let groups = bulk::group(&keys);
+    let mut section = None;
+    for g in &groups {
+        if section != Some(g.section) {
+            section = Some(g.section);
+            lines.push(PopupLine::blank());
+            let count = match g.section {
+                Section::Write => writes,
+                Section::Nothing => nothing,
+                Section::Refused => refused,
+            };
+            let tone = match g.section {
+                Section::Write => Tone::Applied,
+                Section::Nothing => Normal,
+                Section::Refused => Refused,
+            };
+            lines.push(line(tone, format!("{}: {count}", g.section.title())));
         }
-        match &item.result {
-            Ok(plan) if !plan.is_noop() => {
-                lines.push(line(Tone::Applied, format!("✓ {} · {state}", who(item))));
-                lines.extend(fails_anyway_lines(plan, "  "));
-                lines.push(plain(format!("  {}", plan.summary)));
-                lines.extend(preview_lines(plan, "  "));
-                lines.push(line(
-                    Heading,
-                    format!("  prediction: {}", plan.prediction.line()),
-                ));
+        lines.push(line(
+            Heading,
+            format!("  {} · {}", g.members.len(), g.heading),
+        ));
+        if let Some(instead) = &g.instead {
+            let word = if g.section == Section::Write {
+                "way out"
+            } else {
+                "instead"
+            };
+            lines.push(line(Warning, format!("    {word}: {instead}")));
+        }
+        for &i in &g.members {
+            let item = &p.items[i];
+            let mut state = item.before.as_ref().map_or(String::new(), |b| b.short());
+            if p.hidden.contains(&item.submission_id) {
+                state.push_str(" · hidden by the filter");
             }
-            Ok(plan) => {
-                lines.push(plain(format!(
-                    "– {} · {state} · nothing to write",
-                    who(item)
-                )));
-                lines.push(plain(format!("  {}", plan.summary)));
-            }
-            Err(r) => {
-                lines.push(line(
-                    Refused,
-                    format!("✗ {} · {state} · refused", who(item)),
-                ));
-                lines.push(plain(format!("  {}", r.reason)));
-                lines.push(line(Warning, format!("  instead: {}", r.instead)));
+            let mark = match g.section {
+                Section::Write => "✓",
+                Section::Nothing => "–",
+                Section::Refused => "✗",
+            };
+            lines.push(plain(format!("    {mark} {} · {state}", who(item))));
+            match &item.result {
+                Err(r) if g.instead.is_none() => {
+                    lines.push(line(Warning, format!("      instead: {}", r.instead)));
+                }
+                Ok(plan) if rows => {
+                    lines.push(plain(format!("      {}", plan.summary)));
+                    lines.extend(preview_lines(plan, "      "));
+                    if !plan.is_noop() {
+                        lines.push(line(
+                            Heading,
+                            format!("      prediction: {}", plan.prediction.line()),
+                        ));
+                    }
+                }
+                _ => {}
             }
         }
     }
+    lines.push(PopupLine::blank());
+    lines.push(plain(if rows {
+        "d hides each submission's rows"
+    } else {
+        "d shows each submission's rows (what each writes, and its prediction)"
+    }));
     (title, lines)
 }
 
@@ -382,12 +484,31 @@ pub fn result_single(kind: ActionKind, o: &Outcome) -> (String, Vec<PopupLine>, 
                     );
                     lines.push(PopupLine::blank());
                     match a.writes.first() {
-                        Some(w) if a.has_rule && a.status == SubmissionStatus::Running => {
-                            lines.push(line(Next, format!("next write: {w}")));
+                        Some(_)
+                            if a.has_rule
+                                && a.status == SubmissionStatus::Running
+                                && a.step_takes > 0 =>
+                        {
+                            let taken = a.writes[..a.step_takes.min(a.writes.len())].join("; then ");
+                            lines.push(line(
+                                Next,
+                                format!(
+                                    "next step: {}: {taken}",
+                                    turnscope_engine::actions::step_words(
+                                        a.step_takes,
+                                        a.writes.len()
+                                    )
+                                ),
+                            ));
                             lines.push(plain(
                                 "⏎/A plans the next step (previewed, No selected) · esc stops here",
                             ));
                             next = true;
+                        }
+                        Some(w) if a.has_rule && a.status == SubmissionStatus::Running => {
+                            lines.push(plain(format!(
+                                "nothing left for turnscope to write: the runtime's next pass makes the next write itself ({w})"
+                            )))
                         }
                         _ => lines.push(plain(
                             "no writes left: the runtime's reconciler has nothing more to do here",
@@ -435,30 +556,97 @@ pub fn result_single(kind: ActionKind, o: &Outcome) -> (String, Vec<PopupLine>, 
     }
 }
 
-/// Counts of a bulk apply: (applied, refused, changed since the preview, errors).
-pub fn counts(outcomes: &[Outcome]) -> (usize, usize, usize, usize) {
-    let mut c = (0, 0, 0, 0);
-    for o in outcomes {
-        match o.result {
-            OutcomeResult::Applied { .. } => c.0 += 1,
-            OutcomeResult::Refused(_) | OutcomeResult::Noop(_) => c.1 += 1,
-            OutcomeResult::Fenced(_) => c.2 += 1,
-            OutcomeResult::Error(_) => c.3 += 1,
+/// Counts of a bulk apply, by what happened to each submission.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct Counts {
+    pub applied: usize,
+    /// Nothing to write: never counted as refused.
+    pub nothing: usize,
+    pub refused: usize,
+    /// Changed since the preview: nothing written.
+    pub changed: usize,
+    pub failed: usize,
+}
+
+impl Counts {
+    pub fn of(outcomes: &[Outcome]) -> Counts {
+        let mut c = Counts::default();
+        for o in outcomes {
+            match o.result {
+                OutcomeResult::Applied { .. } => c.applied += 1,
+                OutcomeResult::Noop(_) => c.nothing += 1,
+                OutcomeResult::Refused(_) => c.refused += 1,
+                OutcomeResult::Fenced(_) => c.changed += 1,
+                OutcomeResult::Error(_) => c.failed += 1,
+            }
         }
+        c
     }
-    c
+
+    /// `6 applied · 4 nothing to write`, each other count only where it is not 0.
+    pub fn line(&self) -> String {
+        let mut parts = vec![format!("{} applied", self.applied)];
+        for (n, word) in [
+            (self.nothing, "nothing to write"),
+            (self.refused, "refused"),
+            (self.changed, "changed since the preview"),
+            (self.failed, "failed"),
+        ] {
+            if n > 0 {
+                parts.push(format!("{n} {word}"));
+            }
+        }
+        parts.join(" · ")
+    }
+}
+
+/// What undoes an apply's writes, offered in its result: the batch (`U`) or the one record
+/// (`u`), unless a write published a terminal event (then nothing is offered, and it says why).
+pub fn undo_offer(outcomes: &[Outcome]) -> (Option<turnscope_store::UndoTarget>, Vec<PopupLine>) {
+    use turnscope_store::UndoTarget;
+    let applied: Vec<(&Outcome, i64)> = outcomes
+        .iter()
+        .filter_map(|o| match &o.result {
+            OutcomeResult::Applied { applied, .. } => Some((o, applied.audit_id)),
+            _ => None,
+        })
+        .collect();
+    if applied.is_empty() {
+        return (None, Vec::new());
+    }
+    let published: Vec<String> = applied
+        .iter()
+        .filter(|(o, _)| o.published)
+        .map(|(o, _)| short_id(&o.submission_id))
+        .collect();
+    if !published.is_empty() {
+        return (
+            None,
+            vec![line(
+                Warning,
+                format!(
+                    "undo: not possible: {} appended a terminal event to an event stream (subscribers may have seen it)",
+                    published.join(", ")
+                ),
+            )],
+        );
+    }
+    let target = match (&applied[0].0.batch, applied.len()) {
+        (Some(b), _) => UndoTarget::Batch(b.clone()),
+        (None, 1) => UndoTarget::Audit(applied[0].1),
+        _ => return (None, Vec::new()),
+    };
+    let text = format!(
+        "u undoes {target} (previewed, asks why) while the runtime has not acted on it yet"
+    );
+    (Some(target), vec![line(Next, text)])
 }
 
 /// The summary popup of a bulk apply.
 pub fn result_bulk(kind: ActionKind, outcomes: &[Outcome]) -> (String, Vec<PopupLine>) {
-    let (applied, refused, fenced, errors) = counts(outcomes);
-    let title = format!(
-        "{}: {applied} applied · {refused} refused",
-        title_word(kind)
-    );
-    let mut lines = vec![plain(format!(
-        "{applied} applied · {refused} refused · {fenced} changed since the preview · {errors} failed"
-    ))];
+    let c = Counts::of(outcomes);
+    let title = format!("{}: {}", title_word(kind), c.line());
+    let mut lines = vec![plain(c.line())];
     for o in outcomes {
         let id = short_id(&o.submission_id);
         lines.push(PopupLine::blank());
@@ -514,6 +702,7 @@ mod tests {
             plan_head: "rule 9 → failed: r".into(),
             writes: vec!["a".into(), "b".into()],
             has_rule: true,
+            step_takes: 1,
         }
     }
 

@@ -202,6 +202,29 @@ fn popup(h: &Harness) -> (String, String) {
     }
 }
 
+/// Batch ids (`b` and 12 hex digits, from the clock) differ between runs: masked, same width.
+fn mask_batch(text: &str) -> String {
+    let mut out = String::with_capacity(text.len());
+    let mut rest = text;
+    while let Some(i) = rest.find("batch b") {
+        let (head, tail) = rest.split_at(i + "batch b".len());
+        out.push_str(head);
+        let hex = tail
+            .chars()
+            .take(12)
+            .take_while(|c| c.is_ascii_hexdigit())
+            .count();
+        if hex == 12 {
+            out.push_str("############");
+            rest = &tail[12..];
+        } else {
+            rest = tail;
+        }
+    }
+    out.push_str(rest);
+    out
+}
+
 /// Lock-hold times and the version differ between runs: mask them in snapshots. The masked
 /// number has a fixed width; the next run of spaces absorbs the difference, so borders and
 /// right-aligned text stay where they were.

@@ -10,7 +10,7 @@ fn read_only_mode_has_no_write_actions() {
     let mut text = String::new();
     for write in [false, true] {
         // Tall enough for the whole help.
-        let mut o = opts("demo.db", NOW, (160, 110), dir.path());
+        let mut o = opts("demo.db", NOW, (160, 114), dir.path());
         o.read_only = !write;
         let mut h = Harness::open(&db, o).unwrap();
         let list = h.render();
@@ -338,25 +338,50 @@ fn bulk_fail_previews_the_set_then_summarises() {
     let (title, lines) = popup(&h);
     assert_eq!(title, "Fail 3 marked submissions?");
     assert!(
-        lines.starts_with("2 planned · 1 refused or nothing to do"),
+        lines
+            .starts_with("3 marked: 2 will write (then 2 failed) · 0 nothing to write · 1 refused"),
+        "{lines}"
+    );
+    // Grouped: the refusal's reason heads its group, then what to do instead, then who.
+    let at = |s: &str| lines.find(s).unwrap_or_else(|| panic!("{s}: {lines}"));
+    assert!(
+        at("\nrefused: 1\n") < at("would discard that answer"),
+        "{lines}"
+    );
+    assert!(
+        at("would discard that answer") < at("    instead: settle it as completed"),
         "{lines}"
     );
     assert!(
         lines.contains(&format!(
-            "✗ {} (weather-desk) · completed · rule 1 · refused",
+            "    ✗ {} (weather-desk) · completed · rule 1",
             &ids[0][..8]
         )),
         "{lines}"
     );
-    assert!(lines.contains("would discard that answer"), "{lines}");
+    assert!(lines.contains("\nwill write: 2\n"), "{lines}");
+    // Rows on demand: d shows each submission's rows, d hides them again.
+    assert!(
+        !lines.contains("\"type\":\"submission_interrupted\""),
+        "{lines}"
+    );
+    h.press("d");
+    let (_, rows) = popup(&h);
+    assert!(
+        rows.contains("\"type\":\"submission_interrupted\""),
+        "{rows}"
+    );
+    h.press("d");
+    assert_eq!(popup(&h).1, lines);
     let before = db_state(&db);
     h.press("<Enter>");
     assert_eq!(db_state(&db), before, "⏎ on No");
     h.press("A");
     let (title, lines) = popup(&h);
     assert_eq!(title, "Fail: 2 applied · 1 refused");
-    assert!(lines.starts_with("2 applied · 1 refused · 0 changed since the preview · 0 failed"));
-    let summary = mask(&h.render());
+    assert!(lines.starts_with("2 applied · 1 refused\n"), "{lines}");
+    assert!(lines.contains("u undoes batch b"), "{lines}");
+    let summary = mask_batch(&mask(&h.render()));
     settings().bind(|| insta::assert_snapshot!("write_bulk_summary", summary));
     assert!(h.marked() == 0, "marks are cleared after a bulk action");
     // The database: two settled with the runtime's error, the completed one untouched.
@@ -400,12 +425,22 @@ fn step_twice_through_rule_9_advisory_then_settlement() {
     h.press("/translator-eu<Enter>S<Enter>");
     let (title, lines) = popup(&h);
     assert!(title.starts_with("Step 12e460b0"), "{title}");
-    // The next pass fails it anyway: said first, with the way out.
+    // Decision first: what the step writes, the prediction, then the next pass failing it
+    // anyway with the way out, and only then the plan and the rows.
     assert!(
-        lines.starts_with("warning: the runtime's next pass fails this submission anyway (rule 9"),
+        lines.starts_with("step: rule 9, the next write of 3 left in the runtime's plan: append the submission_interrupted advisory signal"),
         "{lines}"
     );
-    assert!(lines.contains("\nway out: "), "{lines}");
+    let at = |s: &str| lines.find(s).unwrap_or_else(|| panic!("{s}: {lines}"));
+    assert!(
+        at("\nprediction: ")
+            < at("\nwarning: the runtime's next pass fails this submission anyway (rule 9")
+    );
+    assert!(at("\nway out: ") < at("runtime plan: "), "{lines}");
+    assert!(
+        at("runtime plan: ") < at("\"type\":\"submission_interrupted\""),
+        "{lines}"
+    );
     assert!(lines.contains("runtime plan: rule 9 → failed"), "{lines}");
     assert!(
         lines.contains("▶ 1. append the submission_interrupted advisory signal"),
@@ -424,7 +459,13 @@ fn step_twice_through_rule_9_advisory_then_settlement() {
         lines.contains(&format!("session: {n0} → {} entries", n0 + 1)),
         "{lines}"
     );
-    assert!(lines.contains("next write: settle as failed"), "{lines}");
+    // Numbered as the first step was: what is left in the plan the step reads.
+    assert!(
+        lines.contains(
+            "next step: the next 2 writes of 2 left in the runtime's plan: settle as failed"
+        ),
+        "{lines}"
+    );
     assert_eq!(h.popup_kind(), Some(PopupKind::NextStep));
     text.push_str(&mask(&h.render()));
     assert_eq!(entries(&db), n0 + 1);
@@ -433,6 +474,11 @@ fn step_twice_through_rule_9_advisory_then_settlement() {
     h.press("<Esc>S<Enter>");
     let (_, lines) = popup(&h);
     assert!(lines.contains("▶ 1. settle as failed"), "{lines}");
+    assert!(lines.contains("▶ 2. delete the stream chunks"), "{lines}");
+    assert!(
+        lines.starts_with("step: rule 9, the next 2 writes of 2 left in the runtime's plan"),
+        "{lines}"
+    );
     assert!(lines.contains("status: 'running' → 'settled'"), "{lines}");
     h.press("A");
     let (_, lines) = popup(&h);
@@ -513,4 +559,118 @@ fn w_switches_write_mode_in_place() {
         .unwrap_or_default()
         .contains("write mode is not available: no operator"));
     assert!(h.render().contains("READ-ONLY"));
+}
+
+/// Ten marked rows reconciled: the preview is grouped (about twenty lines, not a dump of every
+/// row), "nothing to write" is its own group and never called refused, before the apply and
+/// after it.
+#[test]
+fn bulk_reconcile_is_grouped_and_nothing_to_write_is_never_refused() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = demo_copy(dir.path(), "bulk-reconcile");
+    let mut h = Harness::open(&db, write_opts("demo.db", NOW, (80, 24), dir.path())).unwrap();
+    // The first ten expired rows: six with writes (rules 1, 2, 3, 9), four rule 5.
+    h.press("g");
+    for _ in 0..10 {
+        h.press("<Space>");
+    }
+    h.press("C<Enter>");
+    let (title, lines) = popup(&h);
+    assert_eq!(title, "Reconcile 10 marked submissions?");
+    assert!(
+        lines.starts_with(
+            "10 marked: 6 will write (then 4 failed, 2 completed) · 4 nothing to write · 0 refused"
+        ),
+        "{lines}"
+    );
+    assert!(
+        lines.contains("\nnothing to write: 4\n  4 · nothing to write\n"),
+        "{lines}"
+    );
+    assert!(!lines.contains("refused:"), "{lines}");
+    assert!(
+        lines.lines().count() <= 30,
+        "{} lines:\n{lines}",
+        lines.lines().count()
+    );
+    // Each submission's rows on demand.
+    h.press("d");
+    let (_, rows) = popup(&h);
+    assert!(rows.lines().count() > 60, "{rows}");
+    assert!(rows.contains("status: 'running' → 'settled'"), "{rows}");
+    h.press("d");
+    let mut text = h.render();
+    h.press("A");
+    let (title, lines) = popup(&h);
+    assert_eq!(title, "Reconcile: 6 applied · 4 nothing to write");
+    assert!(!lines.contains("refused"), "{lines}");
+    assert!(
+        h.status_text().unwrap() == "reconcile: 6 applied · 4 nothing to write",
+        "{:?}",
+        h.status_text()
+    );
+    text.push_str(&mask_batch(&mask(&h.render())));
+    settings().bind(|| insta::assert_snapshot!("write_bulk_reconcile_80x24", text));
+}
+
+/// A batch holding a direct prompt's settlement says before the apply which of its writes cannot
+/// be undone (the terminal event reaches the stream's subscribers), and its result offers no undo.
+#[test]
+fn a_bulk_that_publishes_says_which_rows_cannot_be_undone() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = demo_copy(dir.path(), "bulk-publish");
+    let support = demo_id(&db, "support-7");
+    let sales = demo_id(&db, "sales-assist");
+    let mut h = Harness::open(&db, write_opts("demo.db", NOW, (160, 48), dir.path())).unwrap();
+    for id in [&support, &sales] {
+        h.press(&format!("/{}<Enter><Space><Esc>", &id[..8]));
+    }
+    assert_eq!(h.marked(), 2);
+    h.press("C<Enter>");
+    let (_, lines) = popup(&h);
+    let warning = format!(
+        "warning: cannot be undone as a batch: 1 of 2 writes append a direct prompt's terminal event to its event stream, where subscribers may read it at once ({})",
+        &support[..8]
+    );
+    assert!(lines.contains(&warning), "{lines}");
+    // Said before the groups and their rows.
+    assert!(
+        lines.find(&warning).unwrap() < lines.find("will write: 2").unwrap(),
+        "{lines}"
+    );
+    h.press("A");
+    let (_, lines) = popup(&h);
+    assert!(
+        lines.contains(&format!(
+            "undo: not possible: {} appended a terminal event",
+            &support[..8]
+        )),
+        "{lines}"
+    );
+    assert!(!lines.contains("u undoes"), "{lines}");
+}
+
+/// One direct prompt failed: its terminal event goes to the stream's subscribers, and the
+/// dialog says, with the warnings and before the rows, that the write cannot be undone.
+#[test]
+fn a_single_write_that_publishes_says_it_cannot_be_undone() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = demo_copy(dir.path(), "single-publish");
+    let id = demo_id(&db, "support-7");
+    let mut h = Harness::open(&db, write_opts("demo.db", NOW, (160, 48), dir.path())).unwrap();
+    h.press(&format!("/{}<Enter>F", &id[..8]));
+    h.press("gave up<Enter>");
+    let (_, lines) = popup(&h);
+    let warning = format!(
+        "warning: cannot be undone: the write appends a direct prompt's terminal event to its event stream, where subscribers may read it at once ({})",
+        &id[..8]
+    );
+    assert!(lines.contains(&warning), "{lines}");
+    assert!(
+        lines.find(&warning).unwrap() < lines.find("writes, in one fenced transaction").unwrap(),
+        "{lines}"
+    );
+    h.press("A");
+    let (_, lines) = popup(&h);
+    assert!(lines.contains("undo: not possible"), "{lines}");
 }

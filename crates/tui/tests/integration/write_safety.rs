@@ -31,9 +31,27 @@ fn y_never_applies_and_a_repair_carries_its_reason() {
     assert_eq!(h.popup_kind(), Some(PopupKind::WriteConfirm));
     // The demo holds one live lease: the dialog names the live runtime and its next pass.
     let (_, lines) = popup(&h);
+    // Its lease expired 4 minutes ago beside a live runtime: no "within 15 s" is promised for
+    // it, only what is true of its state.
     assert!(
         lines.contains("warning: a runtime is live: 1 submission(s) hold a live lease")
-            && lines.contains("within 15 s it would reconcile this submission itself: rule 6"),
+            && lines.contains("lease expired 4m00s ago and it is still running: the live runtime has not reconciled it")
+            && lines.contains("a pass that does would apply rule 6 → replacement")
+            && !lines.contains("within 15 s"),
+        "{lines}"
+    );
+    // Decision first: what it does, the prediction and the warnings before any row.
+    let at = |s: &str| lines.find(s).unwrap_or_else(|| panic!("{s}: {lines}"));
+    assert!(
+        at("repair: append 2 tool results") < at("prediction:"),
+        "{lines}"
+    );
+    assert!(
+        at("prediction:") < at("warning: a runtime is live"),
+        "{lines}"
+    );
+    assert!(
+        at("warning: a runtime is live") < at("insert entry"),
         "{lines}"
     );
     assert!(h
@@ -72,12 +90,13 @@ fn a_bulk_of_ten_asks_for_its_count_records_one_batch_and_undoes_as_one() {
     h.press("mass cleanup<Enter>");
     assert_eq!(h.popup_kind(), Some(PopupKind::WriteConfirm));
     let (_, lines) = popup(&h);
+    // `12 marked: 12 will write (then 12 failed) · 0 nothing to write · 0 refused · …`
     let planned: usize = lines
-        .split(' ')
-        .next()
-        .unwrap()
-        .parse()
-        .unwrap_or_else(|_| panic!("{lines}"));
+        .split(": ")
+        .nth(1)
+        .and_then(|w| w.split(' ').next())
+        .and_then(|n| n.parse().ok())
+        .unwrap_or_else(|| panic!("{lines}"));
     assert!(planned >= 10, "{planned} planned:\n{lines}");
     assert!(h.render().contains(&format!("type {planned}:")));
     // A alone does not apply a bulk this big; a wrong count neither.
@@ -103,9 +122,13 @@ fn a_bulk_of_ten_asks_for_its_count_records_one_batch_and_undoes_as_one() {
         .iter()
         .all(|r| r.batch_id.as_deref() == Some(batch.as_str())
             && r.reason.as_deref() == Some("mass cleanup")));
-    // The audit trail: U undoes the whole batch, previewed, after asking why.
-    h.press("<Esc>a");
-    h.press("U");
+    // The result offers the undo of the whole batch: u asks why, then previews it.
+    let (_, lines) = popup(&h);
+    assert!(
+        lines.contains(&format!("u undoes batch {batch} (previewed, asks why)")),
+        "{lines}"
+    );
+    h.press("u");
     assert_eq!(h.popup_kind(), Some(PopupKind::Reason));
     h.press("wrong filter<Enter>");
     let (title, lines) = popup(&h);
@@ -126,6 +149,41 @@ fn a_bulk_of_ten_asks_for_its_count_records_one_batch_and_undoes_as_one() {
     assert!(records[..planned]
         .iter()
         .all(|r| r.action == "undo" && r.reason.as_deref() == Some("wrong filter")));
+    // Our own undo is no "changed under you".
+    h.press("<Esc>");
+    h.refresh();
+    assert_eq!(h.banner(), None);
+    // The audit trail: the batch column, each undone record marked, `/` filters, and an undo of
+    // an undone record refused in one line before any question.
+    h.press("a");
+    let screen = h.render();
+    assert!(screen.contains("BATCH"), "{screen}");
+    assert!(screen.contains(&batch[..9]), "{screen}");
+    assert!(
+        screen.contains("UNDONE") && screen.contains("↶ #"),
+        "{screen}"
+    );
+    assert!(screen.contains("u/U undo/batch"), "{screen}");
+    h.press("/mass cleanup<Enter>");
+    let shown = h.render();
+    assert_eq!(
+        shown.matches("↶ #").count(),
+        planned,
+        "only the fail records: {shown}"
+    );
+    let state = db_state(&db);
+    h.press("u");
+    assert_eq!(h.popup_kind(), None, "no question for a refused undo");
+    let status = h.status_text().unwrap();
+    assert!(
+        status.starts_with("undo refused, nothing written: audit #")
+            && status.contains("was already undone by audit #")
+            && status.matches("nothing written").count() == 1,
+        "{status}"
+    );
+    h.press("U");
+    assert_eq!(h.popup_kind(), None, "the batch neither");
+    assert_eq!(db_state(&db), state);
 }
 
 #[test]
@@ -157,6 +215,8 @@ fn u_undoes_one_record_and_refuses_once_the_rows_changed() {
         lines.contains("status is now 'running' (turnscope wrote 'queued')"),
         "{lines}"
     );
+    assert_eq!(lines.matches("nothing written").count(), 1, "{lines}");
+    assert!(!lines.contains("refused: refused"), "{lines}");
     assert_eq!(db_state(&db), state, "nothing written");
 }
 
