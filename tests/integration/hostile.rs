@@ -283,7 +283,10 @@ fn every_tui_screen_shows_hostile_text_escaped_and_never_raw() {
                 let (_, detail) = frames
                     .iter()
                     .find(|(k, s)| k == "v" && s.contains("SUBMISSION"))
-                    .expect("the verdict document");
+                    .unwrap_or_else(|| {
+                        let v = frames.iter().find(|(k, _)| k == "v").map(|(_, s)| s.clone());
+                        panic!("the verdict document: {}", v.unwrap_or_default())
+                    });
                 let mut s = insta::Settings::clone_current();
                 s.set_prepend_module_to_snapshot(false);
                 s.set_snapshot_path("snapshots");
@@ -496,3 +499,4 @@ fn read_only_store_refuses_writes_at_the_sqlite_layer() {
         )
         .is_err());
 }
+

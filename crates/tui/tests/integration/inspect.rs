@@ -512,3 +512,16 @@ fn a_partial_batch_is_where_the_cursor_opens() {
     h.press("<Enter>");
     assert_eq!(h.tree_cursor(), 0);
 }
+
+#[test]
+fn v_goes_to_the_verdict_from_the_partial_batch() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut h = fixture(dir.path(), "tool-results-partial", (160, 48));
+    h.press("<Enter>");
+    assert!(h.tree_cursor() > 0);
+    h.press("v");
+    assert_eq!(h.tree_cursor(), 0);
+    let detail = h.detail_text();
+    assert!(detail.starts_with("VERDICT"), "{detail}");
+    assert!(h.render().contains("SUBMISSION "));
+}

@@ -128,7 +128,9 @@ impl Inspect {
         }
         if let Some(full) = full {
             self.bodies.keep(entry_id.to_string(), full.clone());
-            self.generation += 1;
+            // A fresh generation from the shared counter: `+= 1` could collide with the next
+            // `touch` and leave the detail pane drawing its stale cache.
+            self.touch();
         }
     }
 
