@@ -5,6 +5,7 @@
 mod audit_query;
 mod backend;
 mod compact_load;
+pub mod ddl;
 mod error;
 mod filter;
 pub mod images;
