@@ -345,6 +345,12 @@ impl Harness {
                 v.input = r.text.clone();
                 v.error = r.error.clone();
             }
+            Popup::ExportPath(e) => {
+                v.kind = PopupKind::ExportPath;
+                v.input = e.text.clone();
+                v.error = e.error.clone();
+                v.yes_selected = e.redact;
+            }
         }
         Some(v)
     }
@@ -587,6 +593,8 @@ pub enum PopupKind {
     Palette,
     /// The reason asked before every action (required for `fail`).
     Reason,
+    /// `e`'s path input (`yes_selected`: the redact toggle is on).
+    ExportPath,
 }
 
 /// A popup as the operator sees it.

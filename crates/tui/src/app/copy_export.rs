@@ -40,17 +40,41 @@ impl App {
         }
     }
 
+    /// `e`: ask where (prefilled with the default name in the export directory), then export.
     pub(super) fn export(&mut self) {
         match self.export_target() {
             Some(t) => {
-                self.effects.push(Effect::Request(Request::Export {
-                    target: t,
-                    dir: self.cfg.export_dir.clone(),
-                    now_ms: self.now_ms,
-                }));
-                self.info("exporting…");
+                let key = self.session_key_of(&t);
+                let name = turnscope_engine::report::export::file_name(
+                    key.as_deref().unwrap_or(""),
+                    self.now_ms,
+                    1,
+                );
+                let dir = &self.cfg.export_dir;
+                let default = if dir.as_os_str().is_empty() || dir == std::path::Path::new(".") {
+                    std::path::PathBuf::from(name)
+                } else {
+                    dir.join(name)
+                };
+                self.show(Popup::ExportPath(ExportPath::new(t, &default)));
             }
             None => self.info("nothing selected to export"),
+        }
+    }
+
+    /// The session key of an export target, where the screen knows it.
+    fn session_key_of(&self, t: &Target) -> Option<String> {
+        match t {
+            Target::Session(key) => Some(key.clone()),
+            Target::Submission(id) => self
+                .items
+                .iter()
+                .find(|i| &i.row.submission_id == id)
+                .map(|i| i.row.session_key.clone())
+                .or_else(|| match self.inspect()?.data.as_ref()? {
+                    Opened::Submission(o) => Some(o.report.row().session_key.clone()),
+                    Opened::Session(s) => Some(s.key.clone()),
+                }),
         }
     }
 }

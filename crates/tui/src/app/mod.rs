@@ -17,7 +17,8 @@ use ratatui::layout::Rect;
 use super::keymap::{self, Action, Ctx};
 use super::messages::{ListItem, Opened, Snapshot, Target};
 use super::popups::{
-    Confirm, Env, Help, Note, Palette, PaletteEntry, PaletteScope, Popup, PopupView, Reply,
+    Confirm, Env, ExportPath, Help, Note, Palette, PaletteEntry, PaletteScope, Popup, PopupView,
+    Reply,
 };
 use super::screens::audit::AuditScreen;
 use super::screens::incidents::{IncidentRows, IncidentScreen};
