@@ -17,7 +17,7 @@ pub fn run(cli: &Cli, args: &DiffArgs, out: &mut dyn Write) -> Result<(), CliErr
     // 1 means "different": an error that would exit 1 exits 2 here.
     let result = compare(cli, args, out);
     match result {
-        Err(mut e) if e.code == exit::ERROR => {
+        Err(mut e) if e.code == exit::ERROR && !e.message.is_empty() => {
             e.code = exit::USAGE;
             Err(e)
         }
@@ -96,11 +96,35 @@ fn compare(cli: &Cli, args: &DiffArgs, out: &mut dyn Write) -> Result<(), CliErr
         _ => None,
     };
     let other_id = |s: &Option<Side>| s.as_ref().map(|s| s.report.row().submission_id.clone());
-    if let Given::Export { path, store, selected } = &a {
-        side_a = Some(export_side(path, store.as_ref(), selected, other_id(&side_b), cw, now)?);
+    if let Given::Export {
+        path,
+        store,
+        selected,
+    } = &a
+    {
+        side_a = Some(export_side(
+            path,
+            store.as_ref(),
+            selected,
+            other_id(&side_b),
+            cw,
+            now,
+        )?);
     }
-    if let Given::Export { path, store, selected } = &b {
-        side_b = Some(export_side(path, store.as_ref(), selected, other_id(&side_a), cw, now)?);
+    if let Given::Export {
+        path,
+        store,
+        selected,
+    } = &b
+    {
+        side_b = Some(export_side(
+            path,
+            store.as_ref(),
+            selected,
+            other_id(&side_a),
+            cw,
+            now,
+        )?);
     }
     let (a, b) = (side_a.expect("read"), side_b.expect("read"));
     let d = diff::diff(&a, &b);

@@ -98,10 +98,12 @@ impl DbTarget {
     /// An SQLite file that no longer exists (the TUI keeps showing the last data read).
     pub fn vanished(&self) -> Option<String> {
         match self {
-            DbTarget::Sqlite(p) | DbTarget::Export(p) if !p.exists() => Some(p.file_name().map_or_else(
-                || p.display().to_string(),
-                |n| n.to_string_lossy().into_owned(),
-            )),
+            DbTarget::Sqlite(p) | DbTarget::Export(p) if !p.exists() => {
+                Some(p.file_name().map_or_else(
+                    || p.display().to_string(),
+                    |n| n.to_string_lossy().into_owned(),
+                ))
+            }
             _ => None,
         }
     }

@@ -328,7 +328,9 @@ pub fn looks_like_json(path: &Path) -> bool {
     };
     let mut head = [0u8; 256];
     let n = f.read(&mut head).unwrap_or(0);
-    let head = head[..n].strip_prefix(b"\xEF\xBB\xBF").unwrap_or(&head[..n]);
+    let head = head[..n]
+        .strip_prefix(b"\xEF\xBB\xBF")
+        .unwrap_or(&head[..n]);
     matches!(
         head.iter().find(|b| !b.is_ascii_whitespace()),
         Some(b'{' | b'[')
@@ -542,10 +544,16 @@ mod tests {
     fn a_json_file_that_is_not_an_export_is_named() {
         let dir = tempfile::tempdir().unwrap();
         for (text, what) in [
-            ("{\"schema\":\"turnscope.show/1\"}", "a turnscope.show/1 document"),
+            (
+                "{\"schema\":\"turnscope.show/1\"}",
+                "a turnscope.show/1 document",
+            ),
             ("[1,2]", "a JSON document that is not an object"),
             ("{\"a\":1}", "without a \"schema\" field"),
-            ("{\"schema\":\"turnscope.export/1\"}", "without its rows section"),
+            (
+                "{\"schema\":\"turnscope.export/1\"}",
+                "without its rows section",
+            ),
             ("{ nope", "does not parse"),
         ] {
             let p = dir.path().join("x.json");

@@ -848,7 +848,9 @@ impl Worker {
         if let Err(e) = f.write_all(text.as_bytes()).and_then(|_| f.sync_all()) {
             drop(f);
             let _ = std::fs::remove_file(path);
-            return Err(WorkerError::message(format!("could not write {shown}: {e}")));
+            return Err(WorkerError::message(format!(
+                "could not write {shown}: {e}"
+            )));
         }
         Ok(path.to_path_buf())
     }

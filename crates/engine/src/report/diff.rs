@@ -200,12 +200,28 @@ fn row_columns(r: &SubmissionReport) -> Vec<(&'static str, &'static str, Value)>
         (tj, "revision", col(&|j| json!(j.revision))),
         (tj, "created_at", col(&|j| json!(j.created_at))),
         (tj, "updated_at", col(&|j| json!(j.updated_at))),
-        (tj, "checkpoint_leaf_id", col(&|j| json!(j.checkpoint_leaf_id))),
-        (tj, "tool_request_json", col(&|j| json!(j.tool_request_json))),
+        (
+            tj,
+            "checkpoint_leaf_id",
+            col(&|j| json!(j.checkpoint_leaf_id)),
+        ),
+        (
+            tj,
+            "tool_request_json",
+            col(&|j| json!(j.tool_request_json)),
+        ),
         (tj, "stream_key", col(&|j| json!(j.stream_key))),
-        (tj, "stream_consumed_at", col(&|j| json!(j.stream_consumed_at))),
+        (
+            tj,
+            "stream_consumed_at",
+            col(&|j| json!(j.stream_consumed_at)),
+        ),
         (tj, "committed", col(&|j| json!(j.committed))),
-        (tj, "committed_leaf_id", col(&|j| json!(j.committed_leaf_id))),
+        (
+            tj,
+            "committed_leaf_id",
+            col(&|j| json!(j.committed_leaf_id)),
+        ),
     ]);
     v
 }
@@ -219,11 +235,7 @@ pub fn preview(e: &Entry) -> String {
             Role::Assistant => {
                 let calls = m.tool_calls();
                 if calls.is_empty() {
-                    format!(
-                        "{} {}",
-                        m.stop_reason().unwrap_or("-"),
-                        cut(&m.text(), 48)
-                    )
+                    format!("{} {}", m.stop_reason().unwrap_or("-"), cut(&m.text(), 48))
                 } else {
                     let names: Vec<&str> = calls.iter().map(|c| c.name.as_str()).collect();
                     format!("{} {}", m.stop_reason().unwrap_or("-"), names.join(", "))
@@ -303,7 +315,11 @@ pub fn to_text(a: &Side, b: &Side, d: &SubmissionDiff) -> String {
     let _ = writeln!(o, "a: {} in {}", id(a), sanitize(&a.source));
     let _ = writeln!(o, "b: {} in {}", id(b), sanitize(&b.source));
     if d.is_equal() {
-        let _ = writeln!(o, "no difference: the same rows (verdict {})", sanitize(&a.report.verdict()));
+        let _ = writeln!(
+            o,
+            "no difference: the same rows (verdict {})",
+            sanitize(&a.report.verdict())
+        );
         return o;
     }
     if d.other_submission {
@@ -344,7 +360,11 @@ pub fn to_text(a: &Side, b: &Side, d: &SubmissionDiff) -> String {
             let _ = writeln!(
                 o,
                 "  {}.{}: {} → {}",
-                if f.table == "flue_agent_submissions" { "submission" } else { "journal" },
+                if f.table == "flue_agent_submissions" {
+                    "submission"
+                } else {
+                    "journal"
+                },
                 f.column,
                 short(&f.a),
                 short(&f.b)

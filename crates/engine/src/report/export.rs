@@ -121,7 +121,15 @@ pub fn build(
         }
         None => store,
     };
-    let document = document(source, &rows, &session_key, selected.as_deref(), context_window, now_ms, redaction)?;
+    let document = document(
+        source,
+        &rows,
+        &session_key,
+        selected.as_deref(),
+        context_window,
+        now_ms,
+        redaction,
+    )?;
     Ok(Export {
         document,
         session_key,
@@ -176,7 +184,8 @@ fn read_rows(store: &dyn Backend, session_key: &str) -> Result<ExportRows, Store
         if let Some(j) = &b.journal {
             if let Some(key) = &j.stream_key {
                 for (i, body) in b.stream_chunks.iter().enumerate() {
-                    rows.stream_chunks.push((key.clone(), i as i64, body.clone()));
+                    rows.stream_chunks
+                        .push((key.clone(), i as i64, body.clone()));
                 }
             }
         }

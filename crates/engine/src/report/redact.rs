@@ -157,7 +157,11 @@ impl Redaction {
         let Some(Value::Object(m)) = v.get_mut("message") else {
             return changed;
         };
-        let role = m.get("role").and_then(Value::as_str).unwrap_or("").to_string();
+        let role = m
+            .get("role")
+            .and_then(Value::as_str)
+            .unwrap_or("")
+            .to_string();
         match role.as_str() {
             "user" if self.text => {
                 changed |= self.content(m, true);
@@ -217,9 +221,10 @@ impl Redaction {
                         Some("text") => changed |= replace(b, "text"),
                         Some("image") => {
                             // A reference to the image's chunk rows is kept; inline data is not.
-                            let chunked = b.get("data").and_then(Value::as_str).is_some_and(|d| {
-                                d.starts_with("__flue_image_chunks__:")
-                            });
+                            let chunked = b
+                                .get("data")
+                                .and_then(Value::as_str)
+                                .is_some_and(|d| d.starts_with("__flue_image_chunks__:"));
                             if !chunked {
                                 changed |= replace(b, "data");
                             }

@@ -56,7 +56,9 @@ impl ExportPath {
             return Some(format!("{shown} is a directory: add a file name"));
         }
         if p.exists() || p.is_symlink() {
-            return Some(format!("{shown} exists: an export never replaces a file, choose another name"));
+            return Some(format!(
+                "{shown} exists: an export never replaces a file, choose another name"
+            ));
         }
         let dir = p.parent().filter(|d| !d.as_os_str().is_empty());
         if let Some(d) = dir {
@@ -180,7 +182,11 @@ mod tests {
         std::fs::write(&taken, "x").unwrap();
         let mut p = ExportPath::new(Target::Session("s".into()), &taken);
         assert_eq!(p.on_key(&key(KeyCode::Enter)), Reply::Stay);
-        assert!(p.error.as_deref().unwrap().contains("exists"), "{:?}", p.error);
+        assert!(
+            p.error.as_deref().unwrap().contains("exists"),
+            "{:?}",
+            p.error
+        );
         p.text = dir.path().join("nope/x.json").display().to_string();
         assert_eq!(p.on_key(&key(KeyCode::Enter)), Reply::Stay);
         assert!(p.error.as_deref().unwrap().contains("no directory"));
