@@ -363,6 +363,17 @@ fn cli_diff_shows_a_repair_between_an_export_and_the_live_database() {
     let before = dir.path().join("before.json");
     export_to(&db, now, "74384fb4", &before, &[]);
     let b = before.to_str().unwrap();
+    let redacted = dir.path().join("before-redacted.json");
+    export_to(&db, now, "74384fb4", &redacted, &["--redact"]);
+    let r = redacted.to_str().unwrap();
+    // A redacted export and the database it came from: the database side is redacted alike.
+    let o = run(&db, now, &["diff", r, "74384fb4"]);
+    assert_eq!(
+        o.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&o.stdout)
+    );
 
     // Nothing changed yet: equal, exit 0, each side judged.
     let o = run(&db, now, &["diff", b, "74384fb4"]);
@@ -430,6 +441,34 @@ fn cli_diff_shows_a_repair_between_an_export_and_the_live_database() {
     assert_eq!(d["a"]["verdict"], old["verdict"]);
     assert_eq!(d["a"]["classification"], old["classification"]);
     assert_ne!(d["a"]["classification"], d["b"]["classification"], "{d:#}");
+
+    // The redacted export before: the same three entries added, nothing "changed" by the
+    // redaction, and the verdicts are those of the unredacted diff.
+    let o = run(&db, now, &["diff", r, "74384fb4", "--json"]);
+    assert_eq!(o.status.code(), Some(1));
+    let dr: Value = serde_json::from_slice(&o.stdout).unwrap();
+    let changes = |d: &Value| -> Vec<(String, String)> {
+        d["entries"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|e| {
+                (
+                    e["change"].as_str().unwrap().to_string(),
+                    e["id"].as_str().unwrap().to_string(),
+                )
+            })
+            .collect()
+    };
+    assert_eq!(changes(&dr), changes(&d));
+    assert!(dr["b"]["source"]
+        .as_str()
+        .unwrap()
+        .contains("redacted like the other side"));
+    for side in ["a", "b"] {
+        assert_eq!(dr[side]["verdict"], d[side]["verdict"]);
+        assert_eq!(dr[side]["plan"], d[side]["plan"]);
+    }
 
     // Errors are never exit 1.
     let o = run(&db, now, &["diff", b, "zzzz"]);

@@ -139,6 +139,23 @@ pub fn build(
     })
 }
 
+/// `session_key`'s session with `redaction` applied to its rows, as an in-memory store (what a
+/// redacted export of it opens as): `diff` compares a redacted export with it.
+pub fn redacted_copy(
+    store: &dyn Backend,
+    session_key: &str,
+    redaction: Redaction,
+) -> Result<turnscope_store::SqliteStore, StoreError> {
+    let mut rows = None;
+    store.in_snapshot(&mut || {
+        rows = Some(read_rows(store, session_key)?);
+        Ok(())
+    })?;
+    let mut rows = rows.unwrap_or_default();
+    redaction.apply(&mut rows);
+    export_db::load(&rows, &store.location())
+}
+
 /// Every row of the session and its submissions, as stored.
 fn read_rows(store: &dyn Backend, session_key: &str) -> Result<ExportRows, StoreError> {
     let mut rows = ExportRows {

@@ -52,6 +52,13 @@ impl Redaction {
         Ok(r)
     }
 
+    /// The redaction an export document records (`redaction.rules`), if any.
+    pub fn of_document(doc: &Value) -> Option<Redaction> {
+        let rules = doc.get("redaction")?.get("rules")?.as_array()?;
+        let names: Vec<&str> = rules.iter().filter_map(Value::as_str).collect();
+        Redaction::parse(&names.join(",")).ok()
+    }
+
     pub fn rules(&self) -> Vec<&'static str> {
         let on = [self.args, self.results, self.text];
         Redaction::RULES
@@ -195,11 +202,11 @@ impl Redaction {
                     changed = true;
                 }
             }
-            "signal" if self.text => {
-                // The dispatched input; the runtime's own signals (fixed texts) are kept.
-                if m.get("type").and_then(Value::as_str) == Some("dispatch_input") {
-                    changed |= replace_in(m, "content");
-                }
+            // The dispatched input; the runtime's own signals (fixed texts) are kept.
+            "signal"
+                if self.text && m.get("type").and_then(Value::as_str) == Some("dispatch_input") =>
+            {
+                changed |= replace_in(m, "content");
             }
             _ => {}
         }
