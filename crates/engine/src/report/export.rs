@@ -103,33 +103,56 @@ pub fn build(
         }
         ExportTarget::Session(key) => (key.to_string(), None),
     };
-    let mut rows = None;
+    let mut read = None;
     store.in_snapshot(&mut || {
-        rows = Some(read_rows(store, &session_key)?);
+        read = Some(read_rows(store, &session_key)?);
         Ok(())
     })?;
-    let mut rows = rows.unwrap_or_default();
+    let (mut rows, bundles) = read.unwrap_or_default();
     if rows.session.is_none() && rows.submissions.is_empty() {
         return Err(StoreError::NothingToExport { query: session_key });
     }
-    let redacted;
-    let source: &dyn Backend = match redaction {
+    let (reports, record) = match redaction {
+        // Judged from the redacted rows, as the export opens: nothing removed shows anywhere.
         Some(r) => {
+            drop(bundles);
             r.apply(&mut rows);
-            redacted = export_db::load(&rows, &store.location())?;
-            &redacted
+            let redacted = export_db::load(&rows, &store.location())?;
+            let mut reports = Vec::with_capacity(rows.submissions.len());
+            for row in &rows.submissions {
+                let id = &row.submission_id;
+                reports.push(SubmissionReport::load(
+                    &redacted,
+                    id,
+                    context_window,
+                    now_ms,
+                )?);
+            }
+            (reports, redacted.load_session(&session_key)?)
         }
-        None => store,
+        // The bundles read for the rows (whole, in the same snapshot) are judged as they are.
+        None => {
+            let record = match bundles.iter().find_map(|b| b.session.clone()) {
+                Some(s) => Some(s),
+                None => store.load_session(&session_key)?,
+            };
+            let reports = bundles
+                .into_iter()
+                .map(|b| SubmissionReport::build(b, context_window, now_ms))
+                .collect();
+            (reports, record)
+        }
     };
     let document = document(
-        source,
+        &store.location(),
         &rows,
+        reports,
+        record,
         &session_key,
         selected.as_deref(),
-        context_window,
         now_ms,
         redaction,
-    )?;
+    );
     Ok(Export {
         document,
         session_key,
@@ -146,18 +169,22 @@ pub fn redacted_copy(
     session_key: &str,
     redaction: Redaction,
 ) -> Result<turnscope_store::SqliteStore, StoreError> {
-    let mut rows = None;
+    let mut read = None;
     store.in_snapshot(&mut || {
-        rows = Some(read_rows(store, session_key)?);
+        read = Some(read_rows(store, session_key)?.0);
         Ok(())
     })?;
-    let mut rows = rows.unwrap_or_default();
+    let mut rows = read.unwrap_or_default();
     redaction.apply(&mut rows);
     export_db::load(&rows, &store.location())
 }
 
-/// Every row of the session and its submissions, as stored.
-fn read_rows(store: &dyn Backend, session_key: &str) -> Result<ExportRows, StoreError> {
+/// Every row of the session and its submissions, as stored, and each submission's bundle (the
+/// full read).
+fn read_rows(
+    store: &dyn Backend,
+    session_key: &str,
+) -> Result<(ExportRows, Vec<SubmissionBundle>), StoreError> {
     let mut rows = ExportRows {
         schema_version: store.schema().schema_version.clone(),
         ..ExportRows::default()
@@ -197,7 +224,7 @@ fn read_rows(store: &dyn Backend, session_key: &str) -> Result<ExportRows, Store
             }
         }
     }
-    for b in bundles {
+    for b in &bundles {
         if let Some(j) = &b.journal {
             if let Some(key) = &j.stream_key {
                 for (i, body) in b.stream_chunks.iter().enumerate() {
@@ -206,33 +233,30 @@ fn read_rows(store: &dyn Backend, session_key: &str) -> Result<ExportRows, Store
                 }
             }
         }
-        if let Some(es) = b.event_stream {
+        if let Some(es) = &b.event_stream {
             rows.event_store.get_or_insert(es.store);
             if !rows.event_streams.iter().any(|s| s.path == es.path) {
-                rows.event_streams.push(es);
+                rows.event_streams.push(es.clone());
             }
         }
-        rows.journals.extend(b.journal);
-        rows.submissions.push(b.row);
+        rows.journals.extend(b.journal.clone());
+        rows.submissions.push(b.row.clone());
     }
-    Ok(rows)
+    Ok((rows, bundles))
 }
 
+#[allow(clippy::too_many_arguments)]
 fn document(
-    store: &dyn Backend,
+    location: &str,
     rows: &ExportRows,
+    reports: Vec<SubmissionReport>,
+    record: Option<turnscope_store::SessionRecord>,
     session_key: &str,
     selected: Option<&str>,
-    context_window: Option<u64>,
     now_ms: i64,
     redaction: Option<Redaction>,
-) -> Result<Value, StoreError> {
-    let record = store.load_session(session_key)?;
-    let mut submissions = Vec::with_capacity(rows.submissions.len());
-    for row in &rows.submissions {
-        let r = SubmissionReport::load(store.reader(), &row.submission_id, context_window, now_ms)?;
-        submissions.push(r.to_json());
-    }
+) -> Value {
+    let submissions: Vec<Value> = reports.iter().map(SubmissionReport::to_json).collect();
     let session = record.as_ref().map(|s| {
         let h = History::new(s.entries.clone(), s.leaf_id.clone());
         json!({
@@ -251,17 +275,17 @@ fn document(
             })).collect::<Vec<_>>(),
         })
     });
-    Ok(json!({
+    json!({
         "schema": export_db::EXPORT_SCHEMA,
         "exportedAt": iso_from_ms(now_ms),
-        "database": store.location(),
+        "database": location,
         "sessionKey": session_key,
         "selectedSubmission": selected,
         "redaction": redaction.map(|r| r.to_json()),
         "session": session,
         "submissions": submissions,
         "rows": rows.to_json(),
-    }))
+    })
 }
 
 /// The instance part of a session key, for file names and messages.
