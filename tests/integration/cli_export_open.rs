@@ -510,3 +510,37 @@ fn cli_export_opened_is_read_only_and_other_json_is_named() {
     let err = fails(&run(&broken, now, &["list"]), 1);
     assert!(err.contains("does not parse"), "{err}");
 }
+
+#[test]
+fn tui_opens_an_export_read_only_with_its_list_and_tree() {
+    use turnscope_tui::harness::{Harness, HarnessOptions};
+    let dir = tempfile::tempdir().unwrap();
+    let (db, now) = repairable(dir.path());
+    let file = dir.path().join("e.json");
+    export_to(&db, now, "74384fb4", &file, &[]);
+    let target = turnscope_store::DbTarget::parse(file.to_str().unwrap()).unwrap();
+    assert!(target.is_export(), "{target:?}");
+    let mut o = HarnessOptions::new(now);
+    o.context_window = Some(200_000);
+    let mut h = Harness::open_target(&target, o).unwrap();
+    h.press("2");
+    let ids: Vec<String> = h
+        .rows()
+        .iter()
+        .map(|r| r.row.submission_id.clone())
+        .collect();
+    assert_eq!(ids.len(), 3, "{ids:?}");
+    assert!(ids.iter().any(|i| i.starts_with("74384fb4")));
+    while h.selected_id().is_some_and(|i| !i.starts_with("74384fb4")) {
+        h.press("j");
+    }
+    h.press("<Enter>");
+    let screen = h.render();
+    assert!(screen.contains("tool_use_unresolved"), "{screen}");
+    // The writer is refused: the export is read-only.
+    assert!(turnscope_store::open_writer(&target)
+        .err()
+        .unwrap()
+        .to_string()
+        .starts_with("an export is read-only: "));
+}
