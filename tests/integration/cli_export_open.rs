@@ -522,6 +522,8 @@ fn tui_opens_an_export_read_only_with_its_list_and_tree() {
     assert!(target.is_export(), "{target:?}");
     let mut o = HarnessOptions::new(now);
     o.context_window = Some(200_000);
+    // Asked for write mode: an export stays read-only.
+    o.read_only = false;
     let mut h = Harness::open_target(&target, o).unwrap();
     h.press("2");
     let ids: Vec<String> = h
@@ -537,6 +539,10 @@ fn tui_opens_an_export_read_only_with_its_list_and_tree() {
     h.press("<Enter>");
     let screen = h.render();
     assert!(screen.contains("tool_use_unresolved"), "{screen}");
+    // A write key says why nothing happens, and what to do.
+    h.press("R");
+    let status = h.status_text().unwrap();
+    assert!(status.starts_with("an export is read-only: "), "{status}");
     // The writer is refused: the export is read-only.
     assert!(turnscope_store::open_writer(&target)
         .err()

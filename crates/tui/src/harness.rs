@@ -95,9 +95,12 @@ impl Harness {
     /// Open an SQLite file or a PostgreSQL database.
     pub fn open_target(db: &DbTarget, o: HarnessOptions) -> Result<Harness, StoreError> {
         let store = turnscope_store::open(db)?;
+        // An export is read-only whatever the options say (as `turnscope_tui::run` opens it).
+        let read_only = o.read_only || db.is_export();
         let cfg = AppConfig {
             display_name: o.display_name,
-            read_only: o.read_only,
+            read_only,
+            is_export: db.is_export(),
             operator: o.operator,
             // Refresh only when a test asks for it.
             refresh: Duration::from_secs(24 * 3600),
@@ -120,7 +123,7 @@ impl Harness {
                 } else {
                     w.with_safety_clock(o.now_ms)
                 };
-                if o.read_only {
+                if read_only {
                     w
                 } else {
                     w.allow_writes()

@@ -272,6 +272,7 @@ pub fn run(options: TuiOptions) -> Result<(), TuiError> {
     let cfg = AppConfig {
         display_name,
         read_only,
+        is_export: options.db.is_export(),
         operator: options.operator.clone(),
         refresh: options.refresh.max(Duration::from_millis(100)),
         export_dir: export_dir.clone(),

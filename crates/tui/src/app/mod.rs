@@ -67,6 +67,8 @@ pub struct AppConfig {
     pub display_name: String,
     /// Without `--write`: the write actions are absent (no keys, no hints).
     pub read_only: bool,
+    /// The database is an export file (`--db EXPORT.json`): read-only whatever the flags say.
+    pub is_export: bool,
     /// `user@host`, recorded in the audit trail with every applied action.
     pub operator: String,
     pub refresh: Duration,
@@ -296,7 +298,11 @@ impl App {
             | Action::ClearMarks
                 if !self.write_mode() =>
             {
-                self.info(&keymap::read_only_refusal(a))
+                if self.cfg.is_export {
+                    self.info("an export is read-only: open the live database (--write --db PATH) to act on submissions")
+                } else {
+                    self.info(&keymap::read_only_refusal(a))
+                }
             }
             _ => return false,
         }
