@@ -452,7 +452,11 @@ fn exports_are_private() {
     let out = dir.path().join("exports");
     std::fs::create_dir(&out).unwrap();
     let mut h = Harness::open(&db, opts((160, 48), &out, false)).unwrap();
+    // The path popup (its title names the target, its path the instance): terminal-safe too.
     h.press("e");
+    h.render();
+    assert_clean_frame("export popup", &h);
+    h.press("<Enter>");
     let files: Vec<_> = std::fs::read_dir(&out)
         .unwrap()
         .map(|e| e.unwrap().path())
