@@ -550,3 +550,73 @@ fn tui_opens_an_export_read_only_with_its_list_and_tree() {
         .to_string()
         .starts_with("an export is read-only: "));
 }
+
+#[test]
+fn cli_diff_shows_changed_and_removed_entries_in_history_order() {
+    let dir = tempfile::tempdir().unwrap();
+    let (db, now) = repairable(dir.path());
+    let before = dir.path().join("before.json");
+    export_to(&db, now, "74384fb4", &before, &[]);
+    // By hand: one entry's stored text changed, a later one removed.
+    let conn = rusqlite::Connection::open(&db).unwrap();
+    let ids: Vec<(String, String)> = conn
+        .prepare("SELECT entry_id, data FROM flue_session_entries ORDER BY position")
+        .unwrap()
+        .query_map([], |r| Ok((r.get(0)?, r.get(1)?)))
+        .unwrap()
+        .map(Result::unwrap)
+        .collect();
+    let (changed, data) = &ids[2];
+    let (removed, _) = &ids[4];
+    let edited = data.replacen("\"text\":\"", "\"text\":\"EDITED \\u001b[31m", 1);
+    assert_ne!(&edited, data);
+    conn.execute(
+        "UPDATE flue_session_entries SET data = ?1 WHERE entry_id = ?2",
+        [&edited, changed],
+    )
+    .unwrap();
+    conn.execute(
+        "DELETE FROM flue_session_entries WHERE entry_id = ?1",
+        [removed],
+    )
+    .unwrap();
+    drop(conn);
+    let o = run(
+        &db,
+        now,
+        &["diff", before.to_str().unwrap(), "74384fb4", "--json"],
+    );
+    assert_eq!(
+        o.status.code(),
+        Some(1),
+        "{}",
+        String::from_utf8_lossy(&o.stderr)
+    );
+    let d: Value = serde_json::from_slice(&o.stdout).unwrap();
+    let got: Vec<(String, String)> = d["entries"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|e| {
+            (
+                e["change"].as_str().unwrap().into(),
+                e["id"].as_str().unwrap().into(),
+            )
+        })
+        .collect();
+    assert_eq!(
+        got,
+        vec![
+            ("changed".into(), changed.clone()),
+            ("removed".into(), removed.clone())
+        ],
+        "{d:#}"
+    );
+    assert_eq!(d["rows"], serde_json::json!([]), "no row changed");
+    // The text form: signs, and the edited text terminal-safe.
+    let o = run(&db, now, &["diff", before.to_str().unwrap(), "74384fb4"]);
+    let text = String::from_utf8_lossy(&o.stdout);
+    assert!(text.contains(&format!("  ~ {changed} ")), "{text}");
+    assert!(text.contains(&format!("  - {removed} ")), "{text}");
+    assert!(!text.contains('\u{1b}'), "{text}");
+}
