@@ -232,10 +232,15 @@ pub enum Command {
     /// (subscribers may have read it). Needs --write (the check runs in a write transaction,
     /// rolled back for --dry-run).
     Undo(UndoArgs),
-    /// Export a submission's whole session (every entry with its stored data) and every
-    /// submission of that session, inspected: the TUI's `e`, as JSON (schema turnscope.export/1)
-    /// on stdout or in a file.
+    /// Export one session whole (every entry with its stored data, every row) and every
+    /// submission of it, inspected: the TUI's `e`, as JSON (schema turnscope.export/1) on stdout
+    /// or in a file. `turnscope --db FILE` opens an export again, read-only.
     Export(ExportArgs),
+    /// Compare two states of a submission: each side an export file or a submission id in the
+    /// --db database (e.g. an export taken before a repair and the live database after).
+    /// Entries added, removed and changed, the session leaf, the row's columns, and the verdict
+    /// and plan computed on each side. Exit 0 when equal, 1 when different, 2 or more on error.
+    Diff(DiffArgs),
     /// Print a shell completion script (bash, zsh, fish, elvish, powershell).
     Completions {
         /// The shell.
@@ -439,14 +444,34 @@ pub fn parse_since(text: &str) -> Result<Since, String> {
 
 #[derive(Debug, Clone, Default, Args)]
 pub struct ExportArgs {
-    /// Submission id or a unique prefix of it.
+    /// What to export: a submission id (or a unique prefix of one), a session key
+    /// (agent-session:[…]) or an instance id with one session. An export holds one session.
+    #[arg(value_name = "TARGET")]
     pub submission: String,
+    /// Replace tool arguments, tool results and message text with markers that keep their
+    /// shape (ids, keys, types, lengths); the verdict and plan stay the same. RULES picks some:
+    /// args, results, text (comma-separated; all three without a value). Put TARGET first or
+    /// write --redact=RULES.
+    #[arg(long, value_name = "RULES", num_args = 0..=1, default_missing_value = "all")]
+    pub redact: Option<String>,
     /// Write the document to FILE (created readable by its owner only) instead of stdout.
     #[arg(short = 'o', long = "output", value_name = "FILE")]
     pub output: Option<PathBuf>,
     /// With --output: replace FILE if it exists.
     #[arg(long, requires = "output")]
     pub force: bool,
+}
+
+#[derive(Debug, Clone, Default, Args)]
+pub struct DiffArgs {
+    /// The state before: an export file (a path that exists), or a submission id or prefix in
+    /// the --db database.
+    pub a: String,
+    /// The state after, the same way.
+    pub b: String,
+    /// Print JSON (schema turnscope.diff/1).
+    #[arg(long)]
+    pub json: bool,
 }
 
 #[derive(Debug, Clone, Default, Args)]

@@ -47,8 +47,12 @@ impl CliError {
 impl From<StoreError> for CliError {
     fn from(e: StoreError) -> CliError {
         let code = match e {
-            StoreError::SubmissionNotFound { .. } | StoreError::Missing(_) => exit::NOT_FOUND,
-            StoreError::Ambiguous { .. } | StoreError::UnsupportedScheme { .. } => exit::USAGE,
+            StoreError::SubmissionNotFound { .. }
+            | StoreError::NothingToExport { .. }
+            | StoreError::Missing(_) => exit::NOT_FOUND,
+            StoreError::Ambiguous { .. }
+            | StoreError::SeveralSessions { .. }
+            | StoreError::UnsupportedScheme { .. } => exit::USAGE,
             _ => exit::ERROR,
         };
         CliError {

@@ -7,7 +7,8 @@ use std::path::Path;
 use super::args::{Cli, ExportArgs};
 use super::{exit, now_ms, CliError};
 use turnscope_core::text::sanitize;
-use turnscope_engine::report::export::{self, ExportTarget};
+use turnscope_engine::report::export;
+use turnscope_engine::report::redact::Redaction;
 use turnscope_store::Backend;
 
 pub fn run(
@@ -21,11 +22,23 @@ pub fn run(
         // Checked before the (possibly long) read, and again when the file is created.
         check_output(path, args.force)?;
     }
+    let redaction = match &args.redact {
+        None => None,
+        Some(rules) => Some(Redaction::parse(rules).map_err(|e| {
+            CliError::new(
+                format!("--redact: {e}"),
+                "write `turnscope export TARGET --redact` (all three rules) or --redact=args,results,text; TARGET goes before a bare --redact",
+                exit::USAGE,
+            )
+        })?),
+    };
+    let target = export::resolve(store, &args.submission)?;
     let built = export::build(
         store,
-        ExportTarget::Submission(&args.submission),
+        target.as_target(),
         cli.context_window,
         now,
+        redaction,
     )?;
     let text = export::to_text(&built.document);
     let Some(path) = &args.output else {
@@ -33,14 +46,30 @@ pub fn run(
         return Ok(());
     };
     write_file(path, &text, args.force)?;
+    let head = match &built.selected {
+        Some(id) => format!(
+            "submission {} (session {}: ",
+            sanitize(id),
+            sanitize(&built.session_key)
+        ),
+        None => format!("session {} (", sanitize(&built.session_key)),
+    };
     writeln!(
         out,
-        "exported submission {} (session {}: {}, {}) to {}",
-        sanitize(built.selected.as_deref().unwrap_or("")),
-        sanitize(&built.session_key),
+        "exported {head}{}, {}{}) to {}",
         count(built.entries, "entry", "entries"),
         count(built.submissions, "submission", "submissions"),
+        match redaction {
+            Some(r) => format!(", redacted: {}", r.rules().join(", ")),
+            None => String::new(),
+        },
         sanitize(&path.display().to_string()),
+    )?;
+    writeln!(
+        out,
+        "next: turnscope --db {} show {}   (an export opens read-only, like a database)",
+        sanitize(&path.display().to_string()),
+        sanitize(built.selected.as_deref().unwrap_or("<submission>")),
     )?;
     Ok(())
 }

@@ -6,6 +6,7 @@ mod audit;
 mod bulk;
 mod common;
 mod confirm;
+mod diff;
 mod export;
 mod incidents;
 mod keys;
@@ -23,7 +24,7 @@ use std::io::{IsTerminal, Write};
 use std::path::PathBuf;
 
 pub use args::{
-    parse_age, parse_since, ActionArgs, AuditArgs, Cli, Command, ExportArgs, ListArgs,
+    parse_age, parse_since, ActionArgs, AuditArgs, Cli, Command, DiffArgs, ExportArgs, ListArgs,
     SelectionArgs, Since, UndoArgs,
 };
 pub use turnscope_core::text::{is_hostile_char, sanitize};
@@ -98,6 +99,7 @@ fn json_output(cli: &Cli) -> bool {
         // The document itself goes to stdout unless --output names a file.
         Some(Command::Export(a)) => a.output.is_none(),
         Some(Command::Undo(a)) => a.json,
+        Some(Command::Diff(a)) => a.json,
         Some(
             Command::Repair(a)
             | Command::Requeue(a)
@@ -267,6 +269,7 @@ fn run_command(cli: &Cli, out: &mut dyn Write) -> Result<(), CliError> {
         Some(Command::Audit(a)) => audit::run(&*open_store(cli)?, cli, a, out),
         Some(Command::Undo(a)) => undo::run(cli, a, out),
         Some(Command::Export(a)) => export::run(&*open_store(cli)?, cli, a, out),
+        Some(Command::Diff(a)) => diff::run(cli, a, out),
         Some(Command::CopyToPostgres { sqlite, json }) => seed::run_copy(cli, sqlite, *json, out),
         Some(Command::Completions { shell }) => {
             // Into a buffer: clap_complete panics on a write error (`| head` closing the pipe).

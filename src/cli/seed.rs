@@ -33,7 +33,7 @@ pub(super) fn pg_seed_target(cli: &Cli, path: Option<&Path>) -> Result<Option<Pg
         .with_ca_file(cli.pg_ca_file.as_deref())
     {
         DbTarget::Postgres(t) => Ok(Some(t)),
-        DbTarget::Sqlite(_) => Ok(None),
+        DbTarget::Sqlite(_) | DbTarget::Export(_) => Ok(None),
     }
 }
 

@@ -118,7 +118,7 @@ impl TestDb {
     /// Run a statement written in SQL both databases accept (a simulated runtime or operator).
     pub fn exec(&self, sql: &str) -> u64 {
         match &self.target {
-            DbTarget::Sqlite(p) => rusqlite::Connection::open(p)
+            DbTarget::Sqlite(p) | DbTarget::Export(p) => rusqlite::Connection::open(p)
                 .unwrap()
                 .execute(sql, [])
                 .unwrap() as u64,
@@ -135,7 +135,7 @@ impl TestDb {
     /// One integer from a query both databases accept.
     pub fn int(&self, sql: &str) -> i64 {
         match &self.target {
-            DbTarget::Sqlite(p) => rusqlite::Connection::open(p)
+            DbTarget::Sqlite(p) | DbTarget::Export(p) => rusqlite::Connection::open(p)
                 .unwrap()
                 .query_row(sql, [], |r| r.get(0))
                 .unwrap(),

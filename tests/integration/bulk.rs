@@ -21,7 +21,7 @@ fn demo(dir: &Path) -> PathBuf {
 /// `--db`'s value for a test database (a PostgreSQL URL with its test credentials).
 fn db_arg(db: &TestDb) -> String {
     match &db.target {
-        DbTarget::Sqlite(p) => p.display().to_string(),
+        DbTarget::Sqlite(p) | DbTarget::Export(p) => p.display().to_string(),
         #[cfg(feature = "postgres")]
         DbTarget::Postgres(t) => t.url(),
         #[cfg(not(feature = "postgres"))]

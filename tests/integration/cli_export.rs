@@ -14,7 +14,7 @@ use crate::support::{turnscope_command, unpack_fixture};
 /// What `--db` takes for `target` (a PostgreSQL URL with whatever password it has).
 pub fn db_arg(target: &DbTarget) -> String {
     match target {
-        DbTarget::Sqlite(p) => p.display().to_string(),
+        DbTarget::Sqlite(p) | DbTarget::Export(p) => p.display().to_string(),
         DbTarget::Postgres(t) => t.url(),
     }
 }
@@ -55,7 +55,8 @@ fn tui_export(target: &DbTarget, now: i64, dir: &Path) -> PathBuf {
     o.export_dir = dir.to_path_buf();
     o.context_window = Some(200_000);
     let mut h = Harness::open_target(target, o).unwrap();
-    h.press("e");
+    // `e` asks where, prefilled with the default name in the export directory: ⏎ takes it.
+    h.press("e<Enter>");
     let status = h.status_text().unwrap();
     PathBuf::from(status.strip_prefix("exported to ").expect(&status))
 }
@@ -117,6 +118,34 @@ fn cli_export_is_the_tui_export_on_every_backend() {
             let mode = std::fs::metadata(&file).unwrap().permissions().mode();
             assert_eq!(mode & 0o777, 0o600, "{mode:o}");
         }
+        // Opened again with --db: `show --json` says what it says on the backend it came from.
+        let show = |db: &str| -> Value {
+            let o = turnscope_command()
+                .env_remove("TURNSCOPE_DB")
+                .env("TURNSCOPE_NOW_MS", now.to_string())
+                .args([
+                    "--db",
+                    db,
+                    "--context-window",
+                    "200000",
+                    "show",
+                    &id,
+                    "--json",
+                ])
+                .output()
+                .unwrap();
+            assert!(
+                o.status.success(),
+                "{kind:?}: {}",
+                String::from_utf8_lossy(&o.stderr)
+            );
+            serde_json::from_slice(&o.stdout).unwrap()
+        };
+        assert_eq!(
+            show(file.to_str().unwrap()),
+            show(&db_arg(&db.target)),
+            "{kind:?}: the export opened again"
+        );
     }
 }
 
@@ -187,4 +216,67 @@ fn cli_export_refuses_to_replace_a_file_or_write_a_directory() {
     let o = export(db, now, &["ec6474", "--force"]);
     assert_eq!(o.status.code(), Some(2));
     assert!(o.stdout.is_empty());
+}
+
+#[test]
+#[cfg(target_os = "linux")]
+fn tui_export_popup_asks_for_the_path_redacts_and_says_what_to_fix() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = unpack_fixture(dir.path(), "tool-results-partial");
+    let now = fixture_now(&db);
+    let out = dir.path().join("out");
+    std::fs::create_dir(&out).unwrap();
+    let mut o = HarnessOptions::new(now);
+    o.export_dir = out.clone();
+    o.context_window = Some(200_000);
+    let mut h = Harness::open(&db, o).unwrap();
+    h.press("e");
+    let screen = h.render();
+    assert!(screen.contains("Export submission"), "{screen}");
+    assert!(screen.contains("turnscope-export-"), "{screen}");
+    assert!(screen.contains("[ ] redact"), "{screen}");
+    assert_eq!(
+        std::fs::read_dir(&out).unwrap().count(),
+        0,
+        "nothing written before ⏎"
+    );
+
+    // A place nobody can create a file in: one status line with the error and the fix.
+    h.press("<C-u>/proc/self/turnscope-x.json<Enter>");
+    let status = h.status_text().unwrap();
+    assert!(
+        status.starts_with("export failed: could not create /proc/self/turnscope-x.json")
+            && status.contains("press e again"),
+        "{status}"
+    );
+    assert!(!status.contains('\n'));
+
+    // A path of our own, redacted (tab).
+    let path = out.join("mine.json");
+    h.press("e<C-u>");
+    h.press(&path.display().to_string());
+    h.press("<Tab>");
+    assert!(h.render().contains("[x] redact"));
+    h.press("<Enter>");
+    assert_eq!(
+        h.status_text().unwrap(),
+        format!("exported to {}", path.display())
+    );
+    let doc: Value = serde_json::from_str(&std::fs::read_to_string(&path).unwrap()).unwrap();
+    assert_eq!(
+        doc["redaction"]["rules"],
+        serde_json::json!(["args", "results", "text"])
+    );
+
+    // The same path again: refused in the popup, the file kept; esc cancels.
+    let before = std::fs::read_to_string(&path).unwrap();
+    h.press("e<C-u>");
+    h.press(&path.display().to_string());
+    h.press("<Enter>");
+    assert!(h
+        .render()
+        .contains("exists: an export never replaces a file"));
+    h.press("<Esc>");
+    assert_eq!(h.status_text().as_deref(), Some("export cancelled"));
+    assert_eq!(std::fs::read_to_string(&path).unwrap(), before);
 }

@@ -284,7 +284,10 @@ fn every_tui_screen_shows_hostile_text_escaped_and_never_raw() {
                     .iter()
                     .find(|(k, s)| k == "v" && s.contains("SUBMISSION"))
                     .unwrap_or_else(|| {
-                        let v = frames.iter().find(|(k, _)| k == "v").map(|(_, s)| s.clone());
+                        let v = frames
+                            .iter()
+                            .find(|(k, _)| k == "v")
+                            .map(|(_, s)| s.clone());
                         panic!("the verdict document: {}", v.unwrap_or_default())
                     });
                 let mut s = insta::Settings::clone_current();
@@ -455,7 +458,11 @@ fn exports_are_private() {
     let out = dir.path().join("exports");
     std::fs::create_dir(&out).unwrap();
     let mut h = Harness::open(&db, opts((160, 48), &out, false)).unwrap();
+    // The path popup (its title names the target, its path the instance): terminal-safe too.
     h.press("e");
+    h.render();
+    assert_clean_frame("export popup", &h);
+    h.press("<Enter>");
     let files: Vec<_> = std::fs::read_dir(&out)
         .unwrap()
         .map(|e| e.unwrap().path())
@@ -499,4 +506,3 @@ fn read_only_store_refuses_writes_at_the_sqlite_layer() {
         )
         .is_err());
 }
-

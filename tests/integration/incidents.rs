@@ -235,7 +235,7 @@ fn pg_incidents_are_the_same_document_as_on_sqlite() {
     let pg = TestDb::from_sqlite(Kind::Postgres, &db);
     let url = match &pg.target {
         DbTarget::Postgres(t) => t.url(),
-        DbTarget::Sqlite(_) => unreachable!(),
+        DbTarget::Sqlite(_) | DbTarget::Export(_) => unreachable!(),
     };
     let on_pg = json(&url, &["incidents", "--json"]);
     assert_matches_list(&on_pg, &json(&url, &["list", "--json"]));

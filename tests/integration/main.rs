@@ -9,6 +9,7 @@ mod cli;
 mod cli_audit;
 mod cli_errors;
 mod cli_export;
+mod cli_export_open;
 mod cli_list;
 mod config;
 mod contract;

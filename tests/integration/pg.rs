@@ -26,7 +26,7 @@ fn demo_db(dir: &std::path::Path) -> TestDb {
 fn pg(db: &TestDb) -> &PgTarget {
     match &db.target {
         DbTarget::Postgres(t) => t,
-        DbTarget::Sqlite(_) => unreachable!(),
+        DbTarget::Sqlite(_) | DbTarget::Export(_) => unreachable!(),
     }
 }
 

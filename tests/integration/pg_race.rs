@@ -21,7 +21,7 @@ const REAL: &str = r#"{"type":"message","id":"feed0001","parentId":"8dd456d7","t
 fn client(db: &TestDb) -> postgres::Client {
     match &db.target {
         DbTarget::Postgres(t) => postgres::Client::connect(&t.url(), postgres::NoTls).unwrap(),
-        DbTarget::Sqlite(_) => unreachable!(),
+        DbTarget::Sqlite(_) | DbTarget::Export(_) => unreachable!(),
     }
 }
 

@@ -27,6 +27,8 @@ impl<T: JournalStore + SessionBrowse + ListQueries + AuditLog + Send> Backend fo
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum DbTarget {
     Sqlite(PathBuf),
+    /// A JSON file given to `--db`: an export (`turnscope.export/1`), opened read-only in memory.
+    Export(PathBuf),
     Postgres(PgTarget),
 }
 
@@ -39,10 +41,24 @@ impl DbTarget {
                 Some(scheme) => Err(StoreError::UnsupportedScheme {
                     scheme: scheme.to_string(),
                 }),
-                None => Ok(DbTarget::Sqlite(p.to_path_buf())),
+                None => Ok(DbTarget::file(p)),
             },
-            None => Ok(DbTarget::Sqlite(p.to_path_buf())),
+            None => Ok(DbTarget::file(p)),
         }
+    }
+
+    /// A file: an export when its first bytes read as JSON, else an SQLite database.
+    fn file(p: &Path) -> DbTarget {
+        if crate::export_db::looks_like_json(p) {
+            DbTarget::Export(p.to_path_buf())
+        } else {
+            DbTarget::Sqlite(p.to_path_buf())
+        }
+    }
+
+    /// An export file, opened read-only in memory.
+    pub fn is_export(&self) -> bool {
+        matches!(self, DbTarget::Export(_))
     }
 
     pub fn parse(s: &str) -> Result<DbTarget, StoreError> {
@@ -62,7 +78,7 @@ impl DbTarget {
     /// For titles, logs, errors and JSON: a path, or the URL without its password.
     pub fn display(&self) -> String {
         match self {
-            DbTarget::Sqlite(p) => p.display().to_string(),
+            DbTarget::Sqlite(p) | DbTarget::Export(p) => p.display().to_string(),
             DbTarget::Postgres(t) => t.display(),
         }
     }
@@ -70,7 +86,7 @@ impl DbTarget {
     /// `text` with any password of the target scrubbed.
     pub fn redact(&self, text: &str) -> String {
         match self {
-            DbTarget::Sqlite(_) => text.to_string(),
+            DbTarget::Sqlite(_) | DbTarget::Export(_) => text.to_string(),
             DbTarget::Postgres(t) => t.redact(text),
         }
     }
@@ -82,10 +98,12 @@ impl DbTarget {
     /// An SQLite file that no longer exists (the TUI keeps showing the last data read).
     pub fn vanished(&self) -> Option<String> {
         match self {
-            DbTarget::Sqlite(p) if !p.exists() => Some(p.file_name().map_or_else(
-                || p.display().to_string(),
-                |n| n.to_string_lossy().into_owned(),
-            )),
+            DbTarget::Sqlite(p) | DbTarget::Export(p) if !p.exists() => {
+                Some(p.file_name().map_or_else(
+                    || p.display().to_string(),
+                    |n| n.to_string_lossy().into_owned(),
+                ))
+            }
             _ => None,
         }
     }
@@ -95,6 +113,7 @@ impl DbTarget {
 pub fn open(target: &DbTarget) -> Result<Box<dyn Backend>, StoreError> {
     Ok(match target {
         DbTarget::Sqlite(p) => Box::new(SqliteStore::open(p)?),
+        DbTarget::Export(p) => Box::new(crate::export_db::open_export(p)?),
         #[cfg(feature = "postgres")]
         DbTarget::Postgres(t) => Box::new(PgStore::open(t)?),
         #[cfg(not(feature = "postgres"))]
@@ -110,6 +129,7 @@ pub fn open(target: &DbTarget) -> Result<Box<dyn Backend>, StoreError> {
 pub fn open_writer(target: &DbTarget) -> Result<Box<dyn JournalWriter>, StoreError> {
     Ok(match target {
         DbTarget::Sqlite(p) => Box::new(SqliteWriter::open(p)?),
+        DbTarget::Export(p) => return Err(StoreError::ExportReadOnly { path: p.clone() }),
         #[cfg(feature = "postgres")]
         DbTarget::Postgres(t) => Box::new(PgWriter::open(t)?),
         #[cfg(not(feature = "postgres"))]

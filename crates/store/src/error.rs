@@ -26,6 +26,21 @@ pub enum StoreError {
     /// `--db` is a URL of a scheme turnscope does not read.
     #[error("unsupported URL scheme {scheme}:// in --db (turnscope reads SQLite files and postgres:// or postgresql:// URLs)")]
     UnsupportedScheme { scheme: String },
+    /// `--db` names a JSON file that is not an export turnscope can open.
+    #[error("{} is {what}, not a turnscope export (turnscope.export/1) or a journal database", .path.display())]
+    NotAnExport { path: PathBuf, what: String },
+    /// `export INSTANCE` where the instance has several sessions (an export holds one).
+    #[error("instance {instance:?} has {} sessions: {}", .sessions.len(), first_ids(.sessions, 4))]
+    SeveralSessions {
+        instance: String,
+        sessions: Vec<String>,
+    },
+    /// `export X` where X is no submission id or prefix, no session key and no instance.
+    #[error("no submission, session or instance matches {query:?}")]
+    NothingToExport { query: String },
+    /// A write to an export opened with `--db`.
+    #[error("an export is read-only: {} is a file written by `turnscope export`, not the journal database", .path.display())]
+    ExportReadOnly { path: PathBuf },
     /// The file is empty (0 bytes, or no tables at all).
     #[error("{} is empty: not a flue journal database", .0.display())]
     Empty(PathBuf),
@@ -217,6 +232,13 @@ impl StoreError {
                 "copy {}-wal (and -shm) from beside the original along with the .db, or run `sqlite3 ORIGINAL 'PRAGMA wal_checkpoint(TRUNCATE)'` before copying",
                 p.file_name().map_or_else(|| p.display().to_string(), |n| n.to_string_lossy().into_owned())
             ),
+            StoreError::SeveralSessions { sessions, .. } => format!(
+                "an export holds one session: export each by its key, e.g. turnscope export '{}' (the sessions view of the TUI, or `turnscope list --status all --instance ID`, shows them)",
+                sessions.first().map_or("agent-session:[…]", String::as_str)
+            ),
+            StoreError::NothingToExport { .. } => "give a submission id (or a unique prefix), a session key (agent-session:[…]) or an instance id; `turnscope list --status all` shows them".into(),
+            StoreError::NotAnExport { .. } => "give --db a journal database (an SQLite file or a postgres:// URL) or a file written by `turnscope export`; an export written by an older turnscope must be exported again".into(),
+            StoreError::ExportReadOnly { .. } => "an export is for reading: run the write against the live database (--db PATH or postgres://…) without --write on the export".into(),
             StoreError::UnsupportedScheme { .. } => {
                 "give --db an SQLite file path (./data/flue.db) or postgres://user[:password]@host[:port]/dbname".into()
             }

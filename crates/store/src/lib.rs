@@ -5,7 +5,9 @@
 mod audit_query;
 mod backend;
 mod compact_load;
+pub mod ddl;
 mod error;
+pub mod export_db;
 mod filter;
 pub mod images;
 mod session_rows;

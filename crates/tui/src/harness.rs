@@ -98,9 +98,12 @@ impl Harness {
     /// Open an SQLite file or a PostgreSQL database.
     pub fn open_target(db: &DbTarget, o: HarnessOptions) -> Result<Harness, StoreError> {
         let store = turnscope_store::open(db)?;
+        // An export is read-only whatever the options say (as `turnscope_tui::run` opens it).
+        let read_only = o.read_only || db.is_export();
         let cfg = AppConfig {
             display_name: o.display_name,
-            read_only: o.read_only,
+            read_only,
+            is_export: db.is_export(),
             operator: o.operator,
             write_refusal: o.write_refusal,
             // Refresh only when a test asks for it.
@@ -124,7 +127,7 @@ impl Harness {
                 } else {
                     w.with_safety_clock(o.now_ms)
                 };
-                if o.read_only {
+                if read_only {
                     w
                 } else {
                     w.allow_writes()
@@ -357,6 +360,12 @@ impl Harness {
                 v.kind = PopupKind::Reason;
                 v.input = r.text.clone();
                 v.error = r.error.clone();
+            }
+            Popup::ExportPath(e) => {
+                v.kind = PopupKind::ExportPath;
+                v.input = e.text.clone();
+                v.error = e.error.clone();
+                v.yes_selected = e.redact;
             }
         }
         Some(v)
@@ -602,6 +611,8 @@ pub enum PopupKind {
     Palette,
     /// The reason asked before every action (required for `fail`).
     Reason,
+    /// `e`'s path input (`yes_selected`: the redact toggle is on).
+    ExportPath,
 }
 
 /// A popup as the operator sees it.

@@ -268,9 +268,15 @@ pub fn run(options: TuiOptions) -> Result<(), TuiError> {
         // says, for the whole run, that a runtime starting now is not seen.
         display_name.push_str(" (immutable: a runtime that starts now is not seen)");
     }
+    // An export (`--db EXPORT.json`) is read-only whatever the flags say: its rows are in memory.
+    let read_only = options.read_only || options.db.is_export();
+    if options.db.is_export() {
+        display_name.push_str(" (an export, read-only)");
+    }
     let cfg = AppConfig {
         display_name,
-        read_only: options.read_only,
+        read_only,
+        is_export: options.db.is_export(),
         operator: options.operator.clone(),
         write_refusal: options.write_refusal.clone(),
         refresh: options.refresh.max(Duration::from_millis(100)),
@@ -282,7 +288,7 @@ pub fn run(options: TuiOptions) -> Result<(), TuiError> {
     };
     let (tx, rx) = channel::<Event>();
     let mut worker = Worker::new(store, options.db.clone(), options.context_window);
-    if !options.read_only {
+    if !read_only {
         worker = worker.allow_writes();
     }
     let (req_tx, worker_thread) = worker::spawn(worker, tx.clone(), Event::Worker);

@@ -62,9 +62,11 @@ pub enum Request {
         target: Target,
         now_ms: i64,
     },
+    /// Export `target`'s session to `path` (never replacing a file), redacted when asked.
     Export {
         target: Target,
-        dir: PathBuf,
+        path: PathBuf,
+        redact: bool,
         now_ms: i64,
     },
     /// Re-read each submission at `now_ms` and plan `kind` on it (write mode).
@@ -306,9 +308,12 @@ impl Worker {
             }
             Request::Export {
                 target,
-                dir,
+                path,
+                redact,
                 now_ms,
-            } => Some(Response::Exported(self.export(&target, &dir, now_ms))),
+            } => Some(Response::Exported(
+                self.export(&target, &path, redact, now_ms),
+            )),
             // The request's time is the screen's; the checks use the safety clock.
             Request::Plan {
                 kind, ids, reason, ..
@@ -858,45 +863,49 @@ impl Worker {
         Ok(self.writer.as_mut().expect("just opened"))
     }
 
-    fn export(&mut self, target: &Target, dir: &Path, now_ms: i64) -> Result<PathBuf, WorkerError> {
+    fn export(
+        &mut self,
+        target: &Target,
+        path: &Path,
+        redact: bool,
+        now_ms: i64,
+    ) -> Result<PathBuf, WorkerError> {
         let cw = self.context_window;
         let store = self.store()?;
         let what = match target {
             Target::Submission(id) => ExportTarget::Submission(id),
             Target::Session(key) => ExportTarget::Session(key),
         };
-        let built = export::build(store, what, cw, now_ms).map_err(WorkerError::from)?;
+        let redaction = redact.then_some(turnscope_engine::report::redact::Redaction::ALL);
+        let built = export::build(store, what, cw, now_ms, redaction).map_err(WorkerError::from)?;
         let text = export::to_text(&built.document);
-        for n in 1..1000 {
-            let path = dir.join(export::file_name(&built.session_key, now_ms, n));
-            let mut o = std::fs::OpenOptions::new();
-            o.write(true).create_new(true);
-            #[cfg(unix)]
-            {
-                // An export holds whole conversations: readable by its owner only.
-                use std::os::unix::fs::OpenOptionsExt;
-                o.mode(0o600);
-            }
-            match o.open(&path) {
-                Ok(mut f) => {
-                    f.write_all(text.as_bytes())
-                        .map_err(|e| format!("could not write {}: {e}", path.display()))?;
-                    return Ok(path);
-                }
-                Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => continue,
-                Err(e) => {
-                    return Err(WorkerError::message(format!(
-                        "could not create {}: {e}",
-                        path.display()
-                    )))
-                }
-            }
+        let mut o = std::fs::OpenOptions::new();
+        o.write(true).create_new(true);
+        #[cfg(unix)]
+        {
+            // An export holds whole conversations: readable by its owner only.
+            use std::os::unix::fs::OpenOptionsExt;
+            o.mode(0o600);
         }
-        Err(WorkerError::message(format!(
-            "too many exports named like {} in {}",
-            export::file_name(&built.session_key, now_ms, 1),
-            dir.display()
-        )))
+        let shown = path.display();
+        let mut f = o.open(path).map_err(|e| {
+            let fix = match e.kind() {
+                std::io::ErrorKind::AlreadyExists => "choose another name (an export never replaces a file)",
+                std::io::ErrorKind::PermissionDenied | std::io::ErrorKind::ReadOnlyFilesystem => {
+                    "press e again and give a directory you can write, e.g. ~/ or /tmp/ (or set export_dir in the configuration)"
+                }
+                _ => "press e again and give a path in an existing directory you can write",
+            };
+            WorkerError::message(format!("could not create {shown}: {e}; {fix}"))
+        })?;
+        if let Err(e) = f.write_all(text.as_bytes()).and_then(|_| f.sync_all()) {
+            drop(f);
+            let _ = std::fs::remove_file(path);
+            return Err(WorkerError::message(format!(
+                "could not write {shown}: {e}"
+            )));
+        }
+        Ok(path.to_path_buf())
     }
 }
 

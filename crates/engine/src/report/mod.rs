@@ -1,8 +1,10 @@
 //! One submission, fully inspected: the rows, its history, the classification and the recovery plan.
 //! Shared by the CLI and the TUI so both always say the same thing.
 
+pub mod diff;
 pub mod export;
 mod item_json;
+pub mod redact;
 pub mod rule_filter;
 mod show_json;
 pub mod verdict_filter;

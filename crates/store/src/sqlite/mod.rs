@@ -53,6 +53,8 @@ pub struct SqliteStore {
     peer: Peer,
     /// How this database keys its events (built-in keys table, libsql `event_key` column).
     event_store: EventStore,
+    /// What `location` says instead of the path: an export's file (its rows are in memory).
+    label: Option<String>,
 }
 
 impl SqliteStore {
@@ -131,6 +133,29 @@ impl SqliteStore {
             in_snapshot: Cell::new(false),
             peer: Peer::default(),
             event_store,
+            label: None,
+        })
+    }
+
+    /// Open the in-memory database `uri` (`file:/NAME?vfs=memdb`, an export's rows) read-only,
+    /// with the checks of `open`; its location is `label`.
+    pub(crate) fn open_memory(uri: &str, label: &str) -> Result<SqliteStore, StoreError> {
+        let path = Path::new(uri);
+        let (conn, tables) =
+            open_read(path, false).map_err(|e| StoreError::sqlite("opening the export", e))?;
+        let schema = detect_schema(&conn, Path::new(label), &tables)?;
+        let submission_columns = submission_select_list(&conn, schema.variant)?;
+        let event_store = event_store_of(&conn, &tables)?;
+        Ok(SqliteStore {
+            conn,
+            path: path.to_path_buf(),
+            schema,
+            submission_columns,
+            tables,
+            in_snapshot: Cell::new(false),
+            peer: Peer::default(),
+            event_store,
+            label: Some(label.to_string()),
         })
     }
 
@@ -374,7 +399,10 @@ impl JournalStore for SqliteStore {
     }
 
     fn location(&self) -> String {
-        self.path.display().to_string()
+        match &self.label {
+            Some(l) => l.clone(),
+            None => self.path.display().to_string(),
+        }
     }
 
     fn list_submissions(
@@ -476,6 +504,7 @@ impl JournalStore for SqliteStore {
             // halves too (its `data_version` is noted as the twin's read begins).
             peer: Peer::default(),
             event_store: self.event_store,
+            label: self.label.clone(),
         };
         // The store's own read has begun (the caller read its rows in it). The twin's read
         // begins next; then the store's peer, which noted its data_version just before the

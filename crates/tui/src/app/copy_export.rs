@@ -40,17 +40,48 @@ impl App {
         }
     }
 
+    /// `e`: ask where (prefilled with the default name in the export directory), then export.
     pub(super) fn export(&mut self) {
         match self.export_target() {
             Some(t) => {
-                self.effects.push(Effect::Request(Request::Export {
-                    target: t,
-                    dir: self.cfg.export_dir.clone(),
-                    now_ms: self.now_ms,
-                }));
-                self.info("exporting…");
+                let key = self.session_key_of(&t);
+                let dir = &self.cfg.export_dir;
+                let here = dir.as_os_str().is_empty() || dir == std::path::Path::new(".");
+                // The first default name not taken yet (`-2`, `-3`, … after the first).
+                let default = (1..1000)
+                    .map(|n| {
+                        let name = turnscope_engine::report::export::file_name(
+                            key.as_deref().unwrap_or(""),
+                            self.now_ms,
+                            n,
+                        );
+                        if here {
+                            std::path::PathBuf::from(name)
+                        } else {
+                            dir.join(name)
+                        }
+                    })
+                    .find(|p| !p.exists())
+                    .unwrap_or_else(|| dir.join("turnscope-export.json"));
+                self.show(Popup::ExportPath(ExportPath::new(t, &default)));
             }
             None => self.info("nothing selected to export"),
+        }
+    }
+
+    /// The session key of an export target, where the screen knows it.
+    fn session_key_of(&self, t: &Target) -> Option<String> {
+        match t {
+            Target::Session(key) => Some(key.clone()),
+            Target::Submission(id) => self
+                .items
+                .iter()
+                .find(|i| &i.row.submission_id == id)
+                .map(|i| i.row.session_key.clone())
+                .or_else(|| match self.inspect()?.data.as_ref()? {
+                    Opened::Submission(o) => Some(o.report.row().session_key.clone()),
+                    Opened::Session(s) => Some(s.key.clone()),
+                }),
         }
     }
 }

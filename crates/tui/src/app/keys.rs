@@ -26,7 +26,10 @@ impl App {
                 return;
             }
         }
-        if matches!(self.popup, Some(Popup::Reason(_) | Popup::Palette(_))) {
+        if matches!(
+            self.popup,
+            Some(Popup::Reason(_) | Popup::Palette(_) | Popup::ExportPath(_))
+        ) {
             // They read text: every key is theirs.
             if let Some(reply) = self.with_popup(|p, env, view| p.on_key(&ev, env, view)) {
                 self.on_popup_reply(reply);

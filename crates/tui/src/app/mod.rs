@@ -17,7 +17,8 @@ use ratatui::layout::Rect;
 use super::keymap::{self, Action, Ctx};
 use super::messages::{ListItem, Opened, Snapshot, Target};
 use super::popups::{
-    Confirm, Env, Help, Note, Palette, PaletteEntry, PaletteScope, Popup, PopupView, Reply,
+    Confirm, Env, ExportPath, Help, Note, Palette, PaletteEntry, PaletteScope, Popup, PopupView,
+    Reply,
 };
 use super::screens::audit::AuditScreen;
 use super::screens::incidents::{IncidentRows, IncidentScreen};
@@ -66,6 +67,8 @@ pub struct AppConfig {
     pub display_name: String,
     /// Without `--write`: the write actions are absent (no keys, no hints).
     pub read_only: bool,
+    /// The database is an export file (`--db EXPORT.json`): read-only whatever the flags say.
+    pub is_export: bool,
     /// `user@host`, recorded in the audit trail with every applied action.
     pub operator: String,
     /// Why write mode cannot be switched on (`w`): no operator to record. `None`: it can.
@@ -305,7 +308,11 @@ impl App {
             | Action::ClearMarks
                 if !self.write_mode() =>
             {
-                self.info(&keymap::read_only_refusal(a))
+                if self.cfg.is_export {
+                    self.info("an export is read-only: open the live database (--write --db PATH) to act on submissions")
+                } else {
+                    self.info(&keymap::read_only_refusal(a))
+                }
             }
             _ => return false,
         }

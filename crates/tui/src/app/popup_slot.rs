@@ -44,6 +44,20 @@ impl App {
                 self.popup = None;
                 self.request_write_mode();
             }
+            Reply::Export {
+                target,
+                path,
+                redact,
+            } => {
+                self.popup = None;
+                self.effects.push(Effect::Request(Request::Export {
+                    target,
+                    path,
+                    redact,
+                    now_ms: self.now_ms,
+                }));
+                self.info("exporting…");
+            }
             Reply::Plan { kind, ids, reason } => {
                 self.popup = None;
                 self.request_plan(kind, ids, reason);

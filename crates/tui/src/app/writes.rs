@@ -20,6 +20,10 @@ impl App {
             self.info("read-only: the write keys are off (w switches back)");
             return;
         }
+        if self.cfg.is_export {
+            self.error("write mode is not available: an export is read-only (open the live database to act on submissions)");
+            return;
+        }
         if let Some(why) = self.cfg.write_refusal.clone() {
             self.error(&format!("write mode is not available: {why}"));
             return;

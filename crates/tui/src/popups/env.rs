@@ -38,6 +38,12 @@ pub enum Reply {
         target: turnscope_store::UndoTarget,
         reason: Option<String>,
     },
+    /// Close and export `target`'s session to `path` (`e`).
+    Export {
+        target: crate::messages::Target,
+        path: std::path::PathBuf,
+        redact: bool,
+    },
     /// Close and plan this action (a `fail` with its reason, or step mode's next step).
     Plan {
         kind: ActionKind,

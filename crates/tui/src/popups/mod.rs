@@ -4,6 +4,7 @@
 //! carries out what a key asks for ([`Reply`]).
 
 pub(crate) mod env;
+mod export_path;
 mod help;
 mod palette;
 pub(crate) mod widgets;
@@ -18,6 +19,7 @@ pub use super::popup_line::{text_of, PopupLine, Tone};
 pub use crate::write::confirm::{Confirm, Note, PopupAction};
 pub use crate::write::reason::Reason;
 pub use env::{Env, PopupView, Reply};
+pub use export_path::ExportPath;
 pub use help::Help;
 pub use palette::{Palette, PaletteEntry, PaletteScope};
 
@@ -29,6 +31,8 @@ pub enum Popup {
     Palette(Palette),
     /// A one-line text input: the reason of a `fail` (required).
     Reason(Reason),
+    /// `e`: the export's path and the redact toggle.
+    ExportPath(ExportPath),
 }
 
 /// The scroll of a popup body after `delta`. The first key after a draw starts from what that
@@ -55,6 +59,7 @@ impl Popup {
         match self {
             Popup::Palette(p) => p.on_key(ev, &env.palette()),
             Popup::Reason(r) => r.on_key(ev),
+            Popup::ExportPath(e) => e.on_key(ev),
             Popup::Help(_) | Popup::Confirm(_) => {
                 match keymap::lookup_with(&[Ctx::Popup], ev, env.write_mode, env.keys) {
                     Some(a) => self.on_action(a, env, view),
@@ -83,7 +88,7 @@ impl Popup {
                 Action::Confirm | Action::Yes | Action::Cancel | Action::Back => Reply::Close,
                 _ => Reply::Stay,
             },
-            Popup::Palette(_) | Popup::Reason(_) => match a {
+            Popup::Palette(_) | Popup::Reason(_) | Popup::ExportPath(_) => match a {
                 Action::Cancel | Action::Back => Reply::Close,
                 _ => Reply::Stay,
             },
@@ -96,7 +101,7 @@ impl Popup {
             Popup::Help(h) => h.scroll = scrolled(h.scroll, delta, view),
             Popup::Confirm(c) => c.scroll = scrolled(c.scroll, delta, view),
             Popup::Palette(p) => p.move_by(delta, &env.palette()),
-            Popup::Reason(_) => {}
+            Popup::Reason(_) | Popup::ExportPath(_) => {}
         }
     }
 
@@ -106,6 +111,7 @@ impl Popup {
             Popup::Confirm(c) => c.render(f, area, env.theme, view),
             Popup::Palette(p) => p.render(f, area, env),
             Popup::Reason(r) => r.render(f, area, env.theme),
+            Popup::ExportPath(e) => e.render(f, area, env.theme),
         }
     }
 
@@ -113,6 +119,12 @@ impl Popup {
     pub fn footer_hints(&self) -> Option<Vec<(&'static str, &'static str)>> {
         match self {
             Popup::Reason(_) => Some(vec![("⏎", "preview"), ("esc", "cancel"), ("^u", "erase")]),
+            Popup::ExportPath(_) => Some(vec![
+                ("⏎", "export"),
+                ("tab", "redact"),
+                ("esc", "cancel"),
+                ("^u", "erase"),
+            ]),
             Popup::Palette(_) => Some(vec![
                 ("⏎", "run"),
                 ("↑/↓", "choose"),

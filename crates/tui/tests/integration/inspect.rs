@@ -236,7 +236,10 @@ fn expand_collapse_and_jumps() {
 fn export_writes_the_session_and_says_where() {
     let dir = tempfile::tempdir().unwrap();
     let mut h = fixture(dir.path(), "tool-results-partial", (80, 24));
+    // `e` asks where, prefilled with the default name: ⏎ takes it.
     h.press("e");
+    assert_eq!(h.popup_kind(), Some(PopupKind::ExportPath));
+    h.press("<Enter>");
     let status = h.status_text().unwrap();
     let path = PathBuf::from(status.strip_prefix("exported to ").expect(&status));
     assert_eq!(path.parent().unwrap(), dir.path());
@@ -252,8 +255,8 @@ fn export_writes_the_session_and_says_where() {
     let entries = doc["session"]["entries"].as_array().unwrap();
     assert_eq!(entries.len(), 4);
     assert!(entries.iter().all(|e| e["data"]["type"] == "message"));
-    // A second export does not overwrite the first.
-    h.press("<Enter>e");
+    // A second export does not overwrite the first: its default name is the next free one.
+    h.press("<Enter>e<Enter>");
     let second = h.status_text().unwrap();
     assert_ne!(second, status);
     assert!(path.exists());

@@ -1,0 +1,590 @@
+//! An export file (`turnscope.export/1`, written by `turnscope export` and the TUI's `e`) opened
+//! as a journal: the rows it holds (its `rows` section) are loaded into an in-memory SQLite
+//! database with the runtime's schema ([`crate::ddl::DDL`]) and served by an ordinary read-only
+//! [`SqliteStore`], so `show`, `classify`, `list`, the plan and the TUI read it exactly as they
+//! read the database it came from. Nothing is written to disk; a write is refused
+//! ([`StoreError::ExportReadOnly`]).
+//!
+//! The rows section is written here too ([`ExportRows::to_json`]), beside the reader, so the two
+//! cannot drift apart.
+
+use std::path::Path;
+use std::sync::atomic::{AtomicU64, Ordering};
+
+use rusqlite::{params, Connection, OpenFlags};
+use serde_json::{json, Map, Value};
+
+use crate::{SqliteStore, StoreError};
+use turnscope_core::journal::records::{terminal_event_key, EventStore, EventStream};
+use turnscope_core::journal::status::{JournalPhase, SubmissionStatus};
+use turnscope_core::journal::submission_rows::{JournalRow, SubmissionRow};
+
+/// The export document's schema.
+pub const EXPORT_SCHEMA: &str = "turnscope.export/1";
+
+/// One `flue_session_entries` row as stored.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct RawEntry {
+    pub entry_id: String,
+    pub position: i64,
+    /// `data` byte for byte (not UTF-8 only in a damaged database).
+    pub data: Vec<u8>,
+}
+
+/// Every row an export needs to be opened again and read as its database was: the session row,
+/// its entries, and each submission's row, turn journal, stream chunks and event stream.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct ExportRows {
+    /// `flue_meta.schema_version` of the source.
+    pub schema_version: String,
+    pub event_store: Option<EventStore>,
+    /// `(id, data)` of the `flue_sessions` row.
+    pub session: Option<(String, String)>,
+    /// In position order.
+    pub entries: Vec<RawEntry>,
+    pub submissions: Vec<SubmissionRow>,
+    pub journals: Vec<JournalRow>,
+    /// `(stream_key, segment_index, body)`.
+    pub stream_chunks: Vec<(String, i64, String)>,
+    pub event_streams: Vec<EventStream>,
+}
+
+fn event_store_name(s: EventStore) -> &'static str {
+    match s {
+        EventStore::KeysTable => "keys_table",
+        EventStore::EventKeyColumn => "event_key_column",
+        EventStore::Postgres => "postgres",
+        EventStore::Absent => "absent",
+    }
+}
+
+fn event_store_of(name: &str) -> Option<EventStore> {
+    Some(match name {
+        "keys_table" => EventStore::KeysTable,
+        "event_key_column" => EventStore::EventKeyColumn,
+        "postgres" => EventStore::Postgres,
+        "absent" => EventStore::Absent,
+        _ => return None,
+    })
+}
+
+/// Text as JSON: a string when it is UTF-8, else `{"bytes": [..]}` (kept exactly).
+fn bytes_json(b: &[u8]) -> Value {
+    match std::str::from_utf8(b) {
+        Ok(s) => Value::String(s.to_string()),
+        Err(_) => json!({ "bytes": b }),
+    }
+}
+
+impl ExportRows {
+    /// The `rows` section of the export document.
+    pub fn to_json(&self) -> Value {
+        let submissions: Vec<Value> = self.submissions.iter().map(submission_json).collect();
+        let journals: Vec<Value> = self.journals.iter().map(journal_json).collect();
+        json!({
+            "schemaVersion": self.schema_version,
+            "eventStore": self.event_store.map(event_store_name),
+            "session": self.session.as_ref().map(|(id, data)| json!({"id": id, "data": data})),
+            "entries": self.entries.iter().map(|e| json!({
+                "entryId": e.entry_id,
+                "position": e.position,
+                "data": bytes_json(&e.data),
+            })).collect::<Vec<_>>(),
+            "submissions": submissions,
+            "turnJournals": journals,
+            "streamChunks": self.stream_chunks.iter().map(|(k, i, b)| json!({
+                "streamKey": k, "segmentIndex": i, "body": b,
+            })).collect::<Vec<_>>(),
+            "eventStreams": self.event_streams.iter().map(|s| json!({
+                "path": s.path,
+                "head": s.head.map(|(next, closed)| json!({"nextOffset": next, "closed": closed})),
+                "keyed": s.keyed.as_ref().map(|(seq, data)| json!({"seq": seq, "data": data})),
+            })).collect::<Vec<_>>(),
+        })
+    }
+
+    /// Read the `rows` section back; `Err` says what is wrong with it.
+    pub fn from_json(v: &Value) -> Result<ExportRows, String> {
+        let o = v.as_object().ok_or("rows is not an object")?;
+        let mut rows = ExportRows {
+            schema_version: str_field(o, "schemaVersion")?,
+            event_store: match o.get("eventStore") {
+                None | Some(Value::Null) => None,
+                Some(Value::String(s)) => {
+                    Some(event_store_of(s).ok_or_else(|| format!("unknown eventStore {s:?}"))?)
+                }
+                Some(_) => return Err("eventStore is not a string".into()),
+            },
+            ..ExportRows::default()
+        };
+        if let Some(s) = o.get("session").filter(|s| !s.is_null()) {
+            let s = s.as_object().ok_or("session is not an object")?;
+            rows.session = Some((str_field(s, "id")?, str_field(s, "data")?));
+        }
+        for e in array(o, "entries")? {
+            let e = e.as_object().ok_or("an entry is not an object")?;
+            let data = match e.get("data") {
+                Some(Value::String(s)) => s.as_bytes().to_vec(),
+                Some(Value::Object(b)) => serde_json::from_value::<Vec<u8>>(
+                    b.get("bytes").cloned().unwrap_or(Value::Null),
+                )
+                .map_err(|e| format!("an entry's data bytes: {e}"))?,
+                _ => return Err("an entry has no data".into()),
+            };
+            rows.entries.push(RawEntry {
+                entry_id: str_field(e, "entryId")?,
+                position: int_field(e, "position")?,
+                data,
+            });
+        }
+        for s in array(o, "submissions")? {
+            rows.submissions.push(submission_of(
+                s.as_object().ok_or("a submission is not an object")?,
+            )?);
+        }
+        for j in array(o, "turnJournals")? {
+            rows.journals.push(journal_of(
+                j.as_object().ok_or("a turn journal is not an object")?,
+            )?);
+        }
+        for c in array(o, "streamChunks")? {
+            let c = c.as_object().ok_or("a stream chunk is not an object")?;
+            rows.stream_chunks.push((
+                str_field(c, "streamKey")?,
+                int_field(c, "segmentIndex")?,
+                str_field(c, "body")?,
+            ));
+        }
+        for s in array(o, "eventStreams")? {
+            let s = s.as_object().ok_or("an event stream is not an object")?;
+            let head = match s.get("head").filter(|h| !h.is_null()) {
+                Some(Value::Object(h)) => Some((
+                    int_field(h, "nextOffset")?,
+                    h.get("closed").and_then(Value::as_bool).unwrap_or(false),
+                )),
+                Some(_) => return Err("an event stream's head is not an object".into()),
+                None => None,
+            };
+            let keyed = match s.get("keyed").filter(|h| !h.is_null()) {
+                Some(Value::Object(k)) => Some((int_field(k, "seq")?, str_field(k, "data")?)),
+                Some(_) => return Err("an event stream's keyed event is not an object".into()),
+                None => None,
+            };
+            rows.event_streams.push(EventStream {
+                path: str_field(s, "path")?,
+                store: rows.event_store.unwrap_or(EventStore::KeysTable),
+                head,
+                keyed,
+            });
+        }
+        Ok(rows)
+    }
+}
+
+fn array<'a>(o: &'a Map<String, Value>, key: &str) -> Result<&'a Vec<Value>, String> {
+    match o.get(key) {
+        Some(Value::Array(a)) => Ok(a),
+        None => Err(format!("no {key}")),
+        Some(_) => Err(format!("{key} is not an array")),
+    }
+}
+
+fn str_field(o: &Map<String, Value>, key: &str) -> Result<String, String> {
+    match o.get(key) {
+        Some(Value::String(s)) => Ok(s.clone()),
+        _ => Err(format!("{key} is not a string")),
+    }
+}
+
+fn opt_str(o: &Map<String, Value>, key: &str) -> Result<Option<String>, String> {
+    match o.get(key) {
+        None | Some(Value::Null) => Ok(None),
+        Some(Value::String(s)) => Ok(Some(s.clone())),
+        Some(_) => Err(format!("{key} is not a string or null")),
+    }
+}
+
+fn int_field(o: &Map<String, Value>, key: &str) -> Result<i64, String> {
+    o.get(key)
+        .and_then(Value::as_i64)
+        .ok_or_else(|| format!("{key} is not an integer"))
+}
+
+fn opt_int(o: &Map<String, Value>, key: &str) -> Result<Option<i64>, String> {
+    match o.get(key) {
+        None | Some(Value::Null) => Ok(None),
+        Some(v) => v
+            .as_i64()
+            .map(Some)
+            .ok_or_else(|| format!("{key} is not an integer or null")),
+    }
+}
+
+/// A submission row, every column under its name in the built-in adapter's table.
+fn submission_json(r: &SubmissionRow) -> Value {
+    json!({
+        "sequence": r.sequence,
+        "submission_id": r.submission_id,
+        "session_key": r.session_key,
+        "kind": r.kind,
+        "payload": r.payload,
+        "status": r.status.as_str(),
+        "accepted_at": r.accepted_at,
+        "attempt_id": r.attempt_id,
+        "input_applied_at": r.input_applied_at,
+        "recovery_requested_at": r.recovery_requested_at,
+        "started_at": r.started_at,
+        "settled_at": r.settled_at,
+        "error": r.error,
+        "attempt_count": r.attempt_count,
+        "max_retry": r.max_retry,
+        "timeout_at": r.timeout_at,
+        "owner_id": r.owner_id,
+        "lease_expires_at": r.lease_expires_at,
+        "terminal_event_key": r.terminal_key,
+        "terminal_event_json": r.terminal_event,
+        "terminal_event_offset": r.terminal_offset,
+    })
+}
+
+fn submission_of(o: &Map<String, Value>) -> Result<SubmissionRow, String> {
+    Ok(SubmissionRow {
+        sequence: int_field(o, "sequence")?,
+        submission_id: str_field(o, "submission_id")?,
+        session_key: str_field(o, "session_key")?,
+        kind: str_field(o, "kind")?,
+        payload: str_field(o, "payload")?,
+        status: SubmissionStatus::parse(&str_field(o, "status")?),
+        accepted_at: opt_int(o, "accepted_at")?,
+        attempt_id: opt_str(o, "attempt_id")?,
+        input_applied_at: opt_int(o, "input_applied_at")?,
+        recovery_requested_at: opt_int(o, "recovery_requested_at")?,
+        started_at: opt_int(o, "started_at")?,
+        settled_at: opt_int(o, "settled_at")?,
+        error: opt_str(o, "error")?,
+        attempt_count: int_field(o, "attempt_count")?,
+        max_retry: int_field(o, "max_retry")?,
+        timeout_at: int_field(o, "timeout_at")?,
+        owner_id: opt_str(o, "owner_id")?,
+        lease_expires_at: int_field(o, "lease_expires_at")?,
+        terminal_key: opt_str(o, "terminal_event_key")?,
+        terminal_event: opt_str(o, "terminal_event_json")?,
+        terminal_offset: opt_str(o, "terminal_event_offset")?,
+    })
+}
+
+fn journal_json(j: &JournalRow) -> Value {
+    json!({
+        "submission_id": j.submission_id,
+        "session_key": j.session_key,
+        "kind": j.kind,
+        "attempt_id": j.attempt_id,
+        "operation_id": j.operation_id,
+        "turn_id": j.turn_id,
+        "phase": j.phase.as_str(),
+        "revision": j.revision,
+        "created_at": j.created_at,
+        "updated_at": j.updated_at,
+        "checkpoint_leaf_id": j.checkpoint_leaf_id,
+        "tool_request_json": j.tool_request_json,
+        "stream_key": j.stream_key,
+        "stream_consumed_at": j.stream_consumed_at,
+        "committed": j.committed,
+        "committed_leaf_id": j.committed_leaf_id,
+    })
+}
+
+fn journal_of(o: &Map<String, Value>) -> Result<JournalRow, String> {
+    Ok(JournalRow {
+        submission_id: str_field(o, "submission_id")?,
+        session_key: str_field(o, "session_key")?,
+        kind: str_field(o, "kind")?,
+        attempt_id: str_field(o, "attempt_id")?,
+        operation_id: str_field(o, "operation_id")?,
+        turn_id: str_field(o, "turn_id")?,
+        phase: JournalPhase::parse(&str_field(o, "phase")?),
+        revision: int_field(o, "revision")?,
+        created_at: int_field(o, "created_at")?,
+        updated_at: int_field(o, "updated_at")?,
+        checkpoint_leaf_id: opt_str(o, "checkpoint_leaf_id")?,
+        tool_request_json: opt_str(o, "tool_request_json")?,
+        stream_key: opt_str(o, "stream_key")?,
+        stream_consumed_at: opt_int(o, "stream_consumed_at")?,
+        committed: o
+            .get("committed")
+            .and_then(Value::as_bool)
+            .ok_or("committed is not a boolean")?,
+        committed_leaf_id: opt_str(o, "committed_leaf_id")?,
+    })
+}
+
+/// Whether the first bytes of `path` read as JSON (an object or an array after any whitespace
+/// or byte-order mark): `--db` then names an export (or some other JSON file, said as such),
+/// never an SQLite database, whose first bytes are `SQLite format 3`.
+pub fn looks_like_json(path: &Path) -> bool {
+    use std::io::Read;
+    let Ok(mut f) = std::fs::File::open(path) else {
+        return false;
+    };
+    let mut head = [0u8; 256];
+    let n = f.read(&mut head).unwrap_or(0);
+    let head = head[..n]
+        .strip_prefix(b"\xEF\xBB\xBF")
+        .unwrap_or(&head[..n]);
+    matches!(
+        head.iter().find(|b| !b.is_ascii_whitespace()),
+        Some(b'{' | b'[')
+    )
+}
+
+/// Open the export at `path`: read its rows into a new in-memory database and serve it
+/// read-only. Its location is the export file's path.
+pub fn open_export(path: &Path) -> Result<SqliteStore, StoreError> {
+    let text = std::fs::read(path).map_err(|e| match e.kind() {
+        std::io::ErrorKind::NotFound => StoreError::Missing(path.to_path_buf()),
+        _ => StoreError::NotReadable {
+            path: path.to_path_buf(),
+            detail: e.to_string(),
+        },
+    })?;
+    let not = |what: String| StoreError::NotAnExport {
+        path: path.to_path_buf(),
+        what,
+    };
+    let doc: Value = serde_json::from_slice(&text)
+        .map_err(|e| not(format!("a JSON file that does not parse ({e})")))?;
+    let rows = rows_of(&doc).map_err(not)?;
+    load(&rows, &path.display().to_string())
+}
+
+/// The rows of an export document, or what the document is instead.
+pub fn rows_of(doc: &Value) -> Result<ExportRows, String> {
+    let schema = match doc.get("schema") {
+        Some(Value::String(s)) => s.as_str(),
+        _ if doc.is_object() => return Err("a JSON object without a \"schema\" field".into()),
+        _ => return Err("a JSON document that is not an object".into()),
+    };
+    if schema != EXPORT_SCHEMA {
+        return Err(format!("a {schema} document"));
+    }
+    match doc.get("rows") {
+        None | Some(Value::Null) => Err(
+            "a turnscope.export/1 document without its rows section (written before exports could be opened again)"
+                .into(),
+        ),
+        Some(rows) => ExportRows::from_json(rows)
+            .map_err(|e| format!("a turnscope.export/1 document whose rows are damaged ({e})")),
+    }
+}
+
+static NEXT_DB: AtomicU64 = AtomicU64::new(0);
+
+/// Load `rows` into a new in-memory database (SQLite's `memdb`, shared by name with the store's
+/// second connection) and open it as a read-only store that says `label` for its location.
+pub fn load(rows: &ExportRows, label: &str) -> Result<SqliteStore, StoreError> {
+    let uri = format!(
+        "file:/turnscope-export-{}-{}?vfs=memdb",
+        std::process::id(),
+        NEXT_DB.fetch_add(1, Ordering::Relaxed)
+    );
+    let err = |e| StoreError::sqlite("loading the export", e);
+    let conn = Connection::open_with_flags(
+        &uri,
+        OpenFlags::SQLITE_OPEN_READ_WRITE
+            | OpenFlags::SQLITE_OPEN_CREATE
+            | OpenFlags::SQLITE_OPEN_URI
+            | OpenFlags::SQLITE_OPEN_NO_MUTEX,
+    )
+    .map_err(err)?;
+    write_rows(&conn, rows).map_err(err)?;
+    // The loading connection stays open until the store's own is: the database lives while
+    // any connection to it does.
+    let store = SqliteStore::open_memory(&uri, label)?;
+    drop(conn);
+    Ok(store)
+}
+
+fn write_rows(conn: &Connection, rows: &ExportRows) -> rusqlite::Result<()> {
+    conn.execute_batch(crate::ddl::DDL)?;
+    let tx = conn.unchecked_transaction()?;
+    insert_rows(&tx, rows)?;
+    tx.commit()
+}
+
+fn insert_rows(tx: &Connection, rows: &ExportRows) -> rusqlite::Result<()> {
+    tx.execute(
+        "INSERT INTO flue_meta (key, value) VALUES ('schema_version', ?1)",
+        [&rows.schema_version],
+    )?;
+    if let Some((id, data)) = &rows.session {
+        tx.execute(
+            "INSERT INTO flue_sessions (id, data) VALUES (?1, ?2)",
+            params![id, data],
+        )?;
+        let mut ins = tx.prepare_cached(
+            "INSERT INTO flue_session_entries (session_id, entry_id, position, data)
+             VALUES (?1, ?2, ?3, CAST(?4 AS TEXT))",
+        )?;
+        for e in &rows.entries {
+            ins.execute(params![id, e.entry_id, e.position, e.data])?;
+        }
+    }
+    let mut ins = tx.prepare_cached(
+        "INSERT INTO flue_agent_submissions (sequence, submission_id, session_key, kind, payload,
+             status, accepted_at, attempt_id, input_applied_at, recovery_requested_at, started_at,
+             settled_at, error, attempt_count, max_retry, timeout_at, owner_id, lease_expires_at,
+             terminal_event_key, terminal_event_json, terminal_event_offset)
+         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17, ?18,
+             ?19, ?20, ?21)",
+    )?;
+    for r in &rows.submissions {
+        ins.execute(params![
+            r.sequence,
+            r.submission_id,
+            r.session_key,
+            r.kind,
+            r.payload,
+            r.status.as_str(),
+            r.accepted_at,
+            r.attempt_id,
+            r.input_applied_at,
+            r.recovery_requested_at,
+            r.started_at,
+            r.settled_at,
+            r.error,
+            r.attempt_count,
+            r.max_retry,
+            r.timeout_at,
+            r.owner_id,
+            r.lease_expires_at,
+            r.terminal_key,
+            r.terminal_event,
+            r.terminal_offset,
+        ])?;
+    }
+    let mut ins = tx.prepare_cached(
+        "INSERT INTO flue_agent_turn_journals (submission_id, session_key, kind, attempt_id,
+             operation_id, turn_id, phase, revision, created_at, updated_at, checkpoint_leaf_id,
+             tool_request_json, stream_key, stream_consumed_at, committed, committed_leaf_id)
+         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16)",
+    )?;
+    for j in &rows.journals {
+        ins.execute(params![
+            j.submission_id,
+            j.session_key,
+            j.kind,
+            j.attempt_id,
+            j.operation_id,
+            j.turn_id,
+            j.phase.as_str(),
+            j.revision,
+            j.created_at,
+            j.updated_at,
+            j.checkpoint_leaf_id,
+            j.tool_request_json,
+            j.stream_key,
+            j.stream_consumed_at,
+            j.committed as i64,
+            j.committed_leaf_id,
+        ])?;
+    }
+    let mut ins = tx.prepare_cached(
+        "INSERT OR REPLACE INTO flue_agent_stream_chunks (stream_key, segment_index, body) VALUES (?1, ?2, ?3)",
+    )?;
+    for (k, i, b) in &rows.stream_chunks {
+        ins.execute(params![k, i, b])?;
+    }
+    if rows.event_store == Some(EventStore::Absent) {
+        tx.execute_batch(
+            "DROP TRIGGER flue_event_stream_key_append; DROP TABLE flue_event_stream_keys;
+             DROP TABLE flue_event_stream_entries; DROP TABLE flue_event_streams;",
+        )?;
+    } else {
+        for s in &rows.event_streams {
+            let Some((next, closed)) = s.head else {
+                continue;
+            };
+            tx.execute(
+                "INSERT OR IGNORE INTO flue_event_streams (path) VALUES (?1)",
+                [&s.path],
+            )?;
+            if let Some((seq, data)) = &s.keyed {
+                // The terminal key of the submission whose stream this is (the trigger copies
+                // the event into the entries table).
+                let key = rows
+                    .submissions
+                    .iter()
+                    .find(|r| {
+                        turnscope_core::journal::records::event_stream_path(r).as_deref()
+                            == Some(s.path.as_str())
+                    })
+                    .map(|r| terminal_event_key(&r.submission_id));
+                if let Some(key) = key {
+                    tx.execute(
+                        "INSERT OR IGNORE INTO flue_event_stream_keys (path, key, seq, data) VALUES (?1, ?2, ?3, ?4)",
+                        params![s.path, key, seq, data],
+                    )?;
+                }
+            }
+            tx.execute(
+                "UPDATE flue_event_streams SET next_offset = ?2, closed = ?3 WHERE path = ?1",
+                params![s.path, next, closed as i64],
+            )?;
+        }
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::JournalStore;
+
+    #[test]
+    fn a_json_file_that_is_not_an_export_is_named() {
+        let dir = tempfile::tempdir().unwrap();
+        for (text, what) in [
+            (
+                "{\"schema\":\"turnscope.show/1\"}",
+                "a turnscope.show/1 document",
+            ),
+            ("[1,2]", "a JSON document that is not an object"),
+            ("{\"a\":1}", "without a \"schema\" field"),
+            (
+                "{\"schema\":\"turnscope.export/1\"}",
+                "without its rows section",
+            ),
+            ("{ nope", "does not parse"),
+        ] {
+            let p = dir.path().join("x.json");
+            std::fs::write(&p, text).unwrap();
+            assert!(looks_like_json(&p), "{text}");
+            let e = open_export(&p).err().expect(text).to_string();
+            assert!(e.contains(what), "{text}: {e}");
+            assert!(!e.contains('\n'), "{e}");
+        }
+    }
+
+    #[test]
+    fn rows_load_into_a_read_only_store_and_survive_a_round_trip() {
+        let rows = ExportRows {
+            schema_version: "3".into(),
+            event_store: Some(EventStore::KeysTable),
+            session: Some(("agent-session:[\"a\",\"b\"]".into(), "{}".into())),
+            entries: vec![RawEntry {
+                entry_id: "e1".into(),
+                position: 0,
+                data: b"{\"type\":\"message\",\"id\":\"e1\"}".to_vec(),
+            }],
+            ..ExportRows::default()
+        };
+        let back = ExportRows::from_json(&rows.to_json()).unwrap();
+        assert_eq!(back, rows);
+        let store = load(&rows, "x.json").unwrap();
+        assert_eq!(store.location(), "x.json");
+        assert!(store
+            .connection()
+            .execute("DELETE FROM flue_sessions", [])
+            .is_err());
+    }
+}
