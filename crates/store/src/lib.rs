@@ -7,6 +7,7 @@ mod backend;
 mod compact_load;
 mod error;
 mod filter;
+pub mod format;
 pub mod images;
 mod session_rows;
 // Parts of it serve the PostgreSQL store only.
@@ -36,6 +37,7 @@ pub use compact_load::{
 };
 pub use error::{NotWritable, PgFailure, StoreError};
 pub use filter::RowFilter;
+pub use format::{detect_format, FlueMeta, JournalFormat};
 pub use listing::ListQueries;
 pub use session_rows::{
     EntryRow, EntryVisitor, PartRange, PartRows, SessionLoader, SessionRows, Split, SplitBelow,
