@@ -31,6 +31,7 @@ mod pg_race;
 #[cfg(feature = "postgres")]
 mod pg_write_access;
 mod read_access;
+mod runtime2;
 mod runtime_differential;
 mod runtime_kit;
 mod runtime_roundtrip;
