@@ -14,6 +14,7 @@
 #                             file VACUUMed (no row is read or changed by this script), gzipped
 #   NAME.classification.json  classify.mjs on it: the runtime's own classification of each
 #                             submission (checked against what the scenario aims for)
+#   NAME.fold.json            fold.mjs on it: the runtime's own fold of each conversation stream
 # Exits 1 if a scenario missed its crash point or the state it aims for (a crash that landed
 # elsewhere on a loaded machine): run it again.
 set -euo pipefail
@@ -61,8 +62,10 @@ db.close();" "$WORK/$n.db"
     cat "$WORK/$n.classify.log" >&2
     return 1
   fi
+  "$NODE" --no-warnings --import ./register-hooks.mjs fold.mjs "$WORK/$n.db" >"$WORK/$n.fold.json"
   gzip -9 -n -c "$WORK/$n.db" >"$OUT/$n.db.gz"
   cp "$WORK/$n.classification.json" "$OUT/$n.classification.json"
+  cp "$WORK/$n.fold.json" "$OUT/$n.fold.json"
   echo "make-fixtures.sh: $n: $(wc -c <"$OUT/$n.db.gz") bytes gzipped" >&2
 }
 
