@@ -17,6 +17,7 @@ mod damaged_props;
 mod direct_publish;
 mod fidelity;
 mod file_circles;
+mod flue2_fold;
 mod flue_formats;
 mod hostile;
 mod incidents;

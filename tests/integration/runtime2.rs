@@ -1,6 +1,6 @@
 //! The flue 2.1.0 fixtures stay true to the runtime: the real `@flue/runtime` 2.1.0 (installed by
 //! `tests/runtime2/setup.sh`) regenerates a crash database and classifies it as the committed
-//! JSON says, and classifies every committed database exactly as its JSON says. A freshly killed
+//! JSON says, and classifies and folds every committed database exactly as its JSON says. A freshly killed
 //! database (with its write-ahead log beside it) is refused by turnscope in one line, unwritten.
 
 use std::ffi::OsStr;
@@ -17,7 +17,11 @@ fn fixture_dir() -> PathBuf {
 }
 
 fn committed(name: &str) -> Value {
-    let path = fixture_dir().join(format!("{name}.classification.json"));
+    committed_json(name, "classification")
+}
+
+fn committed_json(name: &str, what: &str) -> Value {
+    let path = fixture_dir().join(format!("{name}.{what}.json"));
     serde_json::from_str(&std::fs::read_to_string(&path).unwrap()).unwrap()
 }
 
@@ -113,7 +117,7 @@ fn a_regenerated_fixture_classifies_as_the_committed_json() {
     ignore = "needs the real flue 2.1.0 runtime: npm is not on PATH or TURNSCOPE_RUNTIME_SKIP is set (tests/runtime2/README.md)"
 )]
 #[test]
-fn every_committed_fixture_classifies_as_its_json() {
+fn every_committed_fixture_classifies_and_folds_as_its_json() {
     let rt = runtime2("runtime2");
     let dir = tempfile::tempdir().unwrap();
     let mut names: Vec<String> = std::fs::read_dir(fixture_dir())
@@ -130,12 +134,15 @@ fn every_committed_fixture_classifies_as_its_json() {
         let db = dir.path().join(format!("{name}.db"));
         std::fs::write(&db, gunzip(&fixture_dir().join(format!("{name}.db.gz")))).unwrap();
         if classify(rt, &db) != committed(name) {
-            differ.push(name.clone());
+            differ.push(format!("{name} (classification)"));
+        }
+        if rt.drive("fold.mjs", &[db.as_os_str()]) != committed_json(name, "fold") {
+            differ.push(format!("{name} (fold)"));
         }
     }
     assert!(
         differ.is_empty(),
-        "the runtime classifies these differently from their committed JSON: {differ:?} \
+        "the runtime classifies or folds these differently from their committed JSON: {differ:?} \
          (regenerate with tests/runtime2/make-fixtures.sh)"
     );
 }

@@ -76,12 +76,12 @@ fn installed<'a>(suite: &str, got: &'a Result<Runtime, String>) -> &'a Runtime {
 }
 
 impl Runtime {
-    /// Run one driver (`resume.mjs`, `reconcile-once.mjs`; flue 2.1.0's `classify.mjs`) with
+    /// Run one driver (`resume.mjs`, `reconcile-once.mjs`; flue 2.1.0's `classify.mjs`, `fold.mjs`) with
     /// `args`; its stdout parsed as JSON. Panics with the driver's stderr when it fails.
     pub fn drive(&self, driver: &str, args: &[&std::ffi::OsStr]) -> serde_json::Value {
         let mut cmd = Command::new(&self.node);
         cmd.arg("--no-warnings");
-        if driver == "reconcile-once.mjs" || driver == "classify.mjs" {
+        if matches!(driver, "reconcile-once.mjs" | "classify.mjs" | "fold.mjs") {
             // The hook that exports the reconciler's internal functions (see expose-hooks.mjs).
             cmd.arg("--import")
                 .arg(self.drivers.join("register-hooks.mjs"));
