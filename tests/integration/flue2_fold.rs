@@ -13,6 +13,48 @@ use crate::support::{fixtures_dir, gunzip};
 
 /// Every record of stream `path`, batch by batch.
 fn stream_records(conn: &Connection, path: &str) -> Vec<turnscope_core::flue2::Record> {
+    stream_values(conn, path)
+        .into_iter()
+        .map(|v| {
+            turnscope_core::flue2::Record::from_value(v).unwrap_or_else(|e| panic!("{path}: {e}"))
+        })
+        .collect()
+}
+
+/// Every stream of every 2.1.0 fixture: (fixture, path, its records as stored, in order).
+pub fn fixture_streams() -> Vec<(String, String, Vec<Value>)> {
+    let dir = tempfile::tempdir().unwrap();
+    let folder = fixtures_dir().join("flue-2.1.0");
+    let mut names: Vec<String> = std::fs::read_dir(&folder)
+        .unwrap()
+        .filter_map(|e| {
+            let name = e.unwrap().file_name().to_string_lossy().into_owned();
+            name.strip_suffix(".db.gz").map(str::to_string)
+        })
+        .collect();
+    names.sort();
+    let mut out = Vec::new();
+    for name in names {
+        let db = dir.path().join(format!("{name}.db"));
+        std::fs::write(&db, gunzip(&folder.join(format!("{name}.db.gz")))).unwrap();
+        let conn = Connection::open(&db).unwrap();
+        let paths: Vec<String> = conn
+            .prepare("SELECT path FROM flue_conversation_streams ORDER BY path")
+            .unwrap()
+            .query_map([], |r| r.get(0))
+            .unwrap()
+            .map(Result::unwrap)
+            .collect();
+        for path in paths {
+            let records = stream_values(&conn, &path);
+            out.push((name.clone(), path, records));
+        }
+    }
+    out
+}
+
+/// Every record of stream `path` as stored (JSON), batch by batch, spilled batches put together.
+fn stream_values(conn: &Connection, path: &str) -> Vec<Value> {
     let mut stmt = conn
         .prepare(
             "SELECT seq, data FROM flue_conversation_stream_batches WHERE path = ?1 ORDER BY seq",
@@ -37,7 +79,12 @@ fn stream_records(conn: &Connection, path: &str) -> Vec<turnscope_core::flue2::R
         } else {
             data
         };
-        records.extend(parse_batch(&data).unwrap_or_else(|e| panic!("{path}#{seq}: {e}")));
+        // Parsed once as typed records, to fail here on a record turnscope cannot type.
+        parse_batch(&data).unwrap_or_else(|e| panic!("{path}#{seq}: {e}"));
+        match serde_json::from_str(&data).unwrap() {
+            Value::Array(items) => records.extend(items),
+            other => panic!("{path}#{seq}: not an array: {other}"),
+        }
     }
     records
 }

@@ -146,3 +146,277 @@ fn every_committed_fixture_classifies_and_folds_as_its_json() {
          (regenerate with tests/runtime2/make-fixtures.sh)"
     );
 }
+
+/// One mutation of a record log: what it did, for the failure message.
+fn mutate(records: &mut Vec<Value>, rng: &mut crate::support::Rng) -> String {
+    let n = records.len() as u64;
+    let i = rng.below(n) as usize;
+    let kind = |r: &Value| r["type"].as_str().unwrap_or_default().to_string();
+    // A record of one of `types`, if any.
+    let pick = |records: &Vec<Value>, rng: &mut crate::support::Rng, types: &[&str]| {
+        let found: Vec<usize> = (0..records.len())
+            .filter(|j| types.contains(&records[*j]["type"].as_str().unwrap_or_default()))
+            .collect();
+        (!found.is_empty()).then(|| found[rng.below(found.len() as u64) as usize])
+    };
+    match rng.below(12) {
+        0 => {
+            let r = records.remove(i);
+            format!("removed #{i} ({})", kind(&r))
+        }
+        1 if i + 1 < records.len() => {
+            records.swap(i, i + 1);
+            format!("swapped #{i} and #{}", i + 1)
+        }
+        2 => {
+            let r = records[i].clone();
+            records.insert(i + 1, r);
+            format!("repeated #{i} ({}) unchanged", kind(&records[i]))
+        }
+        3 => {
+            let mut r = records[i].clone();
+            r["timestamp"] = Value::from("2000-01-01T00:00:00.000Z");
+            records.insert(i + 1, r);
+            format!(
+                "repeated #{i} ({}) with another timestamp",
+                kind(&records[i])
+            )
+        }
+        4 => match pick(
+            records,
+            rng,
+            &[
+                "user_message",
+                "signal",
+                "assistant_message_started",
+                "tool_results_committed",
+            ],
+        ) {
+            Some(j) => {
+                let other = records[rng.below(n) as usize]["messageId"].clone();
+                records[j]["parentId"] = if other.is_string() {
+                    other
+                } else {
+                    Value::Null
+                };
+                format!(
+                    "#{j} ({}) parentId → {}",
+                    kind(&records[j]),
+                    records[j]["parentId"]
+                )
+            }
+            None => "nothing".into(),
+        },
+        5 => match pick(
+            records,
+            rng,
+            &["assistant_text_delta", "assistant_text_completed"],
+        ) {
+            Some(j) => {
+                let key = if kind(&records[j]) == "assistant_text_delta" {
+                    "sequence"
+                } else {
+                    "deltaCount"
+                };
+                records[j][key] = Value::from(records[j][key].as_i64().unwrap_or(0) + 1);
+                format!("#{j} {key} + 1")
+            }
+            None => "nothing".into(),
+        },
+        6 => match pick(
+            records,
+            rng,
+            &["assistant_text_started", "assistant_tool_call"],
+        ) {
+            Some(j) => {
+                records[j]["blockIndex"] = Value::from(if rng.chance(0.5) { -1 } else { 0 });
+                format!("#{j} blockIndex → {}", records[j]["blockIndex"])
+            }
+            None => "nothing".into(),
+        },
+        7 => {
+            records[i]["v"] = Value::from(2);
+            format!("#{i} v → 2")
+        }
+        8 => match pick(records, rng, &["tool_outcome"]) {
+            Some(j) => {
+                records[j]["toolName"] = Value::from("other_tool");
+                format!("#{j} toolName → other_tool")
+            }
+            None => "nothing".into(),
+        },
+        9 => match pick(records, rng, &["tool_results_committed"]) {
+            Some(j) => {
+                if let Some(ids) = records[j]["outcomeIds"].as_array_mut() {
+                    ids.reverse();
+                }
+                format!("#{j} outcomeIds reversed")
+            }
+            None => "nothing".into(),
+        },
+        10 => {
+            let r = records.remove(i);
+            let k = kind(&r);
+            records.push(r);
+            format!("moved #{i} ({k}) to the end")
+        }
+        _ => match pick(
+            records,
+            rng,
+            &[
+                "user_message",
+                "submission_settled",
+                "assistant_message_started",
+            ],
+        ) {
+            Some(j) if kind(&records[j]) == "user_message" => {
+                let id = records[j]["messageId"]
+                    .as_str()
+                    .unwrap()
+                    .replace("entry_", "e_");
+                records[j]["messageId"] = Value::from(id);
+                format!("#{j} messageId without its entry_ prefix")
+            }
+            Some(j) => {
+                records[j].as_object_mut().unwrap().remove("submissionId");
+                format!("#{j} ({}) without submissionId", kind(&records[j]))
+            }
+            None => "nothing".into(),
+        },
+    }
+}
+
+/// turnscope's fold of `records` in the brief shape fold-records.mjs prints.
+fn our_brief(records: &[Value]) -> Value {
+    use turnscope_core::flue2::{InstanceState, Record};
+    let parsed: Result<Vec<Record>, _> = records.iter().cloned().map(Record::from_value).collect();
+    let parsed = match parsed {
+        Ok(p) => p,
+        Err(e) => return serde_json::json!({ "parse": e.to_string() }),
+    };
+    let state = match InstanceState::fold(&parsed) {
+        Ok(s) => s,
+        Err(e) => {
+            return serde_json::json!({ "invariant": { "recordId": e.record_id, "recordType": e.record_type, "reason": e.reason } })
+        }
+    };
+    let mut conversations = Vec::new();
+    for c in &state.conversations {
+        let path = match c.active_path() {
+            Ok(p) => p.iter().map(|e| e.id.clone()).collect::<Vec<_>>(),
+            Err(e) => {
+                return serde_json::json!({ "invariant": { "recordId": e.record_id, "recordType": e.record_type, "reason": e.reason } })
+            }
+        };
+        conversations.push(serde_json::json!({
+            "conversationId": c.conversation_id,
+            "activeLeafId": c.active_leaf_id,
+            "entries": c.entries.len(),
+            "activePath": path,
+            "inProgress": c.in_progress.iter().map(|m| m.message_id.clone()).collect::<Vec<_>>(),
+            "uncommitted": c.uncommitted_outcomes.iter().map(|o| o.record_id.clone()).collect::<Vec<_>>(),
+        }));
+    }
+    serde_json::json!({ "ok": conversations })
+}
+
+/// turnscope's fold against the runtime's reducer on the fixtures' record logs mutated at
+/// random (records removed, swapped, repeated, moved; parents, sequences, block indexes,
+/// versions, tool names, outcome order, ids and owners changed): the same state where the
+/// runtime folds a log, the same refusal (record, type, reason text) where it refuses one.
+#[cfg_attr(
+    turnscope_no_runtime2,
+    ignore = "needs the real flue 2.1.0 runtime: npm is not on PATH or TURNSCOPE_RUNTIME_SKIP is set (tests/runtime2/README.md)"
+)]
+#[test]
+fn the_fold_refuses_and_accepts_what_the_runtimes_reducer_does() {
+    let rt = runtime2("runtime2");
+    let mut rng = crate::support::Rng(0x2_1_0);
+    let mut cases = Vec::new();
+    for (fixture, path, records) in crate::flue2_fold::fixture_streams() {
+        cases.push((format!("{fixture} {path} unchanged"), records.clone()));
+        for _ in 0..40 {
+            let mut mutant = records.clone();
+            let mut what = Vec::new();
+            for _ in 0..=rng.below(2) {
+                if !mutant.is_empty() {
+                    what.push(mutate(&mut mutant, &mut rng));
+                }
+            }
+            cases.push((format!("{fixture} {path}: {}", what.join("; ")), mutant));
+        }
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("logs.jsonl");
+    let lines: Vec<String> = cases
+        .iter()
+        .map(|(_, r)| serde_json::to_string(r).unwrap())
+        .collect();
+    std::fs::write(&file, lines.join("\n") + "\n").unwrap();
+    let out = Command::new(&rt.node)
+        .args(["--no-warnings", "--import"])
+        .arg(rt.drivers.join("register-hooks.mjs"))
+        .arg(rt.drivers.join("fold-records.mjs"))
+        .arg(&file)
+        .current_dir(&rt.drivers)
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let answers: Vec<Value> = String::from_utf8(out.stdout)
+        .unwrap()
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
+    assert_eq!(answers.len(), cases.len());
+    let (mut refused, mut other, mut differ) = (0, 0, Vec::new());
+    let mut reasons = std::collections::BTreeSet::new();
+    for ((what, records), runtime) in cases.iter().zip(&answers) {
+        if runtime.get("other").is_some() {
+            other += 1; // a TypeError inside the runtime: nothing to compare with
+            continue;
+        }
+        if let Some(reason) = runtime.pointer("/invariant/reason").and_then(Value::as_str) {
+            refused += 1;
+            // The reason without the ids in it.
+            reasons.insert(reason.split('"').step_by(2).collect::<Vec<_>>().join("…"));
+        }
+        let ours = our_brief(records);
+        if &ours != runtime {
+            differ.push(format!("{what}\n  runtime: {runtime}\n  turnscope: {ours}"));
+        }
+    }
+    eprintln!(
+        "{} logs: {refused} refused by the runtime for {} reasons, {other} not comparable, {} differ",
+        cases.len(),
+        reasons.len(),
+        differ.len()
+    );
+    for r in &reasons {
+        eprintln!("  {r}");
+    }
+    assert!(
+        refused > 100,
+        "the mutations should break invariants: {refused}"
+    );
+    assert!(
+        cases.len() - refused - other > 100,
+        "and keep some logs foldable"
+    );
+    assert!(reasons.len() >= 10, "{reasons:?}");
+    assert!(
+        differ.is_empty(),
+        "{} of {} differ; first:\n{}",
+        differ.len(),
+        cases.len(),
+        differ
+            .iter()
+            .take(8)
+            .cloned()
+            .collect::<Vec<_>>()
+            .join("\n")
+    );
+}
