@@ -555,10 +555,10 @@ impl InstanceState {
                         "Tool outcome assistant \"{assistant_message_id}\" does not exist."
                     ));
                 };
-                if !tool_calls
+                if tool_calls
                     .iter()
                     .find(|call| call.id == *tool_call_id)
-                    .is_some_and(|call| call.name == *tool_name)
+                    .is_none_or(|call| call.name != *tool_name)
                 {
                     return Err("Tool outcome does not match its assistant tool request.".into());
                 }
