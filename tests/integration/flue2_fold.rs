@@ -3,41 +3,23 @@
 //! back together), folded, and printed in the shape `tests/runtime2/fold.mjs` prints the runtime's
 //! reducer state in, must equal the committed `NAME.fold.json`.
 
+use std::collections::BTreeMap;
+
 use rusqlite::Connection;
 use serde_json::{json, Value};
 use turnscope_core::flue2::{
     parse_batch, BlockKind, ContentBlock, Conversation, Entry, EntryBody, InstanceState, Parent,
+    Record,
 };
 
-use crate::support::{fixtures_dir, gunzip};
-
-/// Every record of stream `path`, batch by batch.
-fn stream_records(conn: &Connection, path: &str) -> Vec<turnscope_core::flue2::Record> {
-    stream_values(conn, path)
-        .into_iter()
-        .map(|v| {
-            turnscope_core::flue2::Record::from_value(v).unwrap_or_else(|e| panic!("{path}: {e}"))
-        })
-        .collect()
-}
+use crate::support::{db_fixture_names, fixtures_dir, unpack_db};
 
 /// Every stream of every 2.1.0 fixture: (fixture, path, its records as stored, in order).
 pub fn fixture_streams() -> Vec<(String, String, Vec<Value>)> {
     let dir = tempfile::tempdir().unwrap();
-    let folder = fixtures_dir().join("flue-2.1.0");
-    let mut names: Vec<String> = std::fs::read_dir(&folder)
-        .unwrap()
-        .filter_map(|e| {
-            let name = e.unwrap().file_name().to_string_lossy().into_owned();
-            name.strip_suffix(".db.gz").map(str::to_string)
-        })
-        .collect();
-    names.sort();
     let mut out = Vec::new();
-    for name in names {
-        let db = dir.path().join(format!("{name}.db"));
-        std::fs::write(&db, gunzip(&folder.join(format!("{name}.db.gz")))).unwrap();
-        let conn = Connection::open(&db).unwrap();
+    for name in db_fixture_names("flue-2.1.0") {
+        let conn = Connection::open(unpack_db("flue-2.1.0", &name, dir.path())).unwrap();
         let paths: Vec<String> = conn
             .prepare("SELECT path FROM flue_conversation_streams ORDER BY path")
             .unwrap()
@@ -197,50 +179,31 @@ fn conversation_shape(c: &Conversation) -> Value {
 
 #[test]
 fn the_fold_of_every_2_1_0_fixture_equals_the_runtimes() {
-    let dir = tempfile::tempdir().unwrap();
-    let folder = fixtures_dir().join("flue-2.1.0");
-    let mut names: Vec<String> = std::fs::read_dir(&folder)
-        .unwrap()
-        .filter_map(|e| {
-            let name = e.unwrap().file_name().to_string_lossy().into_owned();
-            name.strip_suffix(".db.gz").map(str::to_string)
-        })
-        .collect();
-    names.sort();
-    assert!(names.len() >= 15, "{names:?}");
+    let mut streams_of: BTreeMap<String, Vec<Value>> = BTreeMap::new();
     let (mut ghosts, mut uncommitted, mut tool_results) = (0, 0, 0);
-    for name in names {
-        let db = dir.path().join(format!("{name}.db"));
-        std::fs::write(&db, gunzip(&folder.join(format!("{name}.db.gz")))).unwrap();
-        let conn = Connection::open(&db).unwrap();
-        let paths: Vec<String> = conn
-            .prepare("SELECT path FROM flue_conversation_streams ORDER BY path")
-            .unwrap()
-            .query_map([], |r| r.get(0))
-            .unwrap()
-            .map(Result::unwrap)
+    for (name, path, values) in fixture_streams() {
+        let records: Vec<Record> = values
+            .into_iter()
+            .map(|v| Record::from_value(v).unwrap_or_else(|e| panic!("{name}: {path}: {e}")))
             .collect();
-        let streams: Vec<Value> = paths
-            .iter()
-            .map(|path| {
-                let records = stream_records(&conn, path);
-                let state = InstanceState::fold(&records)
-                    .unwrap_or_else(|e| panic!("{name}: {path}: {e}"));
-                for c in &state.conversations {
-                    ghosts += c.in_progress.len();
-                    uncommitted += c.uncommitted_outcomes.len();
-                    tool_results += c
-                        .entries
-                        .values()
-                        .filter(|e| matches!(e.body, EntryBody::ToolResult { .. }))
-                        .count();
-                }
-                json!({
-                    "path": path,
-                    "conversations": state.conversations.iter().map(conversation_shape).collect::<Vec<_>>(),
-                })
-            })
-            .collect();
+        let state = InstanceState::fold(&records).unwrap_or_else(|e| panic!("{name}: {path}: {e}"));
+        for c in &state.conversations {
+            ghosts += c.in_progress.len();
+            uncommitted += c.uncommitted_outcomes.len();
+            tool_results += c
+                .entries
+                .values()
+                .filter(|e| matches!(e.body, EntryBody::ToolResult { .. }))
+                .count();
+        }
+        streams_of.entry(name).or_default().push(json!({
+            "path": path,
+            "conversations": state.conversations.iter().map(conversation_shape).collect::<Vec<_>>(),
+        }));
+    }
+    assert!(streams_of.len() >= 15, "{:?}", streams_of.keys());
+    let folder = fixtures_dir().join("flue-2.1.0");
+    for (name, streams) in streams_of {
         let ours = json!({ "runtime": "@flue/runtime 2.1.0", "streams": streams });
         let text = std::fs::read_to_string(folder.join(format!("{name}.fold.json"))).unwrap();
         let runtime: Value = serde_json::from_str(&text).unwrap();
@@ -249,4 +212,9 @@ fn the_fold_of_every_2_1_0_fixture_equals_the_runtimes() {
             "{name}: turnscope's fold differs from the runtime's"
         );
     }
+    // The fixtures exercise the fold's three kinds of state.
+    assert!(
+        ghosts >= 1 && uncommitted >= 5 && tool_results >= 6,
+        "{ghosts} {uncommitted} {tool_results}"
+    );
 }

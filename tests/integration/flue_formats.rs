@@ -9,27 +9,16 @@ use std::process::Output;
 
 use turnscope_store::{JournalFormat, SqliteStore, SqliteWriter, StoreError};
 
-use crate::support::{fixtures_dir, gunzip};
+use crate::support::{db_fixture_names, unpack_db};
 
 const FLUE2_LINE: &str = "error: this journal was written by flue 2.x (flue_meta.format_version = 1), a newer runtime format turnscope does not read yet";
 const BETA8_LINE: &str = "error: this journal was written by flue 1.0.0-beta.8 or beta.9 (flue_meta.schema_version = 4), a format turnscope does not read";
 
 /// Every `NAME.db.gz` of a fixtures folder, unpacked into `dir`.
 fn unpack_all(folder: &str, dir: &Path) -> Vec<PathBuf> {
-    let mut names: Vec<PathBuf> = std::fs::read_dir(fixtures_dir().join(folder))
-        .unwrap()
-        .map(|e| e.unwrap().path())
-        .filter(|p| p.to_string_lossy().ends_with(".db.gz"))
-        .collect();
-    names.sort();
-    names
+    db_fixture_names(folder)
         .iter()
-        .map(|gz| {
-            let name = gz.file_name().unwrap().to_string_lossy();
-            let dest = dir.join(name.trim_end_matches(".gz"));
-            std::fs::write(&dest, gunzip(gz)).unwrap();
-            dest
-        })
+        .map(|name| unpack_db(folder, name, dir))
         .collect()
 }
 

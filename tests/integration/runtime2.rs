@@ -10,7 +10,7 @@ use std::process::Command;
 use serde_json::Value;
 
 use crate::runtime_kit::{runtime2, Runtime};
-use crate::support::{fixtures_dir, gunzip};
+use crate::support::{db_fixture_names, fixtures_dir, unpack_db};
 
 fn fixture_dir() -> PathBuf {
     fixtures_dir().join("flue-2.1.0")
@@ -120,19 +120,11 @@ fn a_regenerated_fixture_classifies_as_the_committed_json() {
 fn every_committed_fixture_classifies_and_folds_as_its_json() {
     let rt = runtime2("runtime2");
     let dir = tempfile::tempdir().unwrap();
-    let mut names: Vec<String> = std::fs::read_dir(fixture_dir())
-        .unwrap()
-        .filter_map(|e| {
-            let name = e.unwrap().file_name().to_string_lossy().into_owned();
-            name.strip_suffix(".db.gz").map(str::to_string)
-        })
-        .collect();
-    names.sort();
+    let names = db_fixture_names("flue-2.1.0");
     assert!(names.len() >= 15, "{names:?}");
     let mut differ = Vec::new();
     for name in &names {
-        let db = dir.path().join(format!("{name}.db"));
-        std::fs::write(&db, gunzip(&fixture_dir().join(format!("{name}.db.gz")))).unwrap();
+        let db = unpack_db("flue-2.1.0", name, dir.path());
         if classify(rt, &db) != committed(name) {
             differ.push(format!("{name} (classification)"));
         }

@@ -14,9 +14,11 @@
 
 pub mod fold;
 pub mod records;
+pub mod state;
 
-pub use fold::{
-    Block, BlockKind, Conversation, Entry, EntryBody, FoldError, InProgressMessage, InstanceState,
-    ToolCallRef, UncommittedOutcome,
-};
+pub use fold::{FoldError, InstanceState};
 pub use records::{parse_batch, Body, ContentBlock, Envelope, Parent, Record, RecordError};
+pub use state::{
+    Block, BlockKind, Conversation, Entry, EntryBody, InProgressMessage, ToolCallRef,
+    UncommittedOutcome,
+};
