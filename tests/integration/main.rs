@@ -18,6 +18,8 @@ mod damaged_props;
 mod direct_publish;
 mod fidelity;
 mod file_circles;
+mod flue2_fold;
+mod flue_formats;
 mod hostile;
 mod incidents;
 mod js_json_parse;
@@ -31,6 +33,7 @@ mod pg_race;
 #[cfg(feature = "postgres")]
 mod pg_write_access;
 mod read_access;
+mod runtime2;
 mod runtime_differential;
 mod runtime_kit;
 mod runtime_roundtrip;

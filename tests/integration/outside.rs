@@ -27,6 +27,9 @@ fn ci_has_every_outside_part() {
     if cfg!(turnscope_no_runtime) {
         missing.push("the real runtime (tests/runtime/setup.sh)");
     }
+    if cfg!(turnscope_no_runtime2) {
+        missing.push("the real flue 2.1.0 runtime (tests/runtime2/setup.sh)");
+    }
     assert!(
         missing.is_empty(),
         "CI=true but these tests were built without {missing:?}: .ci/run must install and start them"

@@ -1,6 +1,7 @@
 //! The real runtime (`@flue/runtime` 1.0.0-beta.7 on Node 22) for the round-trip and
 //! differential suites, installed by the project's own `tests/runtime/setup.sh` into
-//! `$TURNSCOPE_RUNTIME_CACHE` (default under `~/.cache`).
+//! `$TURNSCOPE_RUNTIME_CACHE` (default under `~/.cache`); and flue 2.1.0 for the `runtime2`
+//! suite, installed by `tests/runtime2/setup.sh` into `$TURNSCOPE_RUNTIME2_CACHE`.
 //!
 //! Every test that needs it is marked `#[cfg_attr(turnscope_no_runtime, ignore = …)]`: where
 //! `build.rs` found that the runtime cannot be installed (`npm` not on PATH and nothing in the
@@ -17,37 +18,53 @@ pub struct Runtime {
     pub drivers: PathBuf,
 }
 
-fn kit_dir() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/runtime")
+fn kit_dir(kit: &str) -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("tests")
+        .join(kit)
 }
 
 /// The runtime, installed on first use (one install per test process). Panics when the install
 /// fails.
 pub fn runtime(suite: &str) -> &'static Runtime {
     static RUNTIME: OnceLock<Result<Runtime, String>> = OnceLock::new();
-    let got = RUNTIME.get_or_init(|| {
-        let out = Command::new("bash")
-            .arg(kit_dir().join("setup.sh"))
-            .output()
-            .map_err(|e| format!("cannot run tests/runtime/setup.sh: {e}"))?;
-        if !out.status.success() {
-            return Err(format!(
-                "tests/runtime/setup.sh failed ({}):\n{}",
-                out.status,
-                String::from_utf8_lossy(&out.stderr)
-            ));
-        }
-        let text = String::from_utf8_lossy(&out.stdout).into_owned();
-        let mut lines = text.lines().rev();
-        let node = PathBuf::from(lines.next().unwrap_or_default());
-        let drivers = PathBuf::from(lines.next().unwrap_or_default());
-        if !node.is_file() || !drivers.is_dir() {
-            return Err(format!(
-                "tests/runtime/setup.sh printed unexpected output: {text}"
-            ));
-        }
-        Ok(Runtime { node, drivers })
-    });
+    installed(suite, RUNTIME.get_or_init(|| install("runtime")))
+}
+
+/// flue 2.1.0 (`@flue/runtime` 2.1.0 on Node 22), installed by `tests/runtime2/setup.sh` into
+/// `$TURNSCOPE_RUNTIME2_CACHE` on first use; its tests are marked
+/// `#[cfg_attr(turnscope_no_runtime2, ignore = …)]`. Panics when the install fails.
+pub fn runtime2(suite: &str) -> &'static Runtime {
+    static RUNTIME2: OnceLock<Result<Runtime, String>> = OnceLock::new();
+    installed(suite, RUNTIME2.get_or_init(|| install("runtime2")))
+}
+
+/// `tests/KIT/setup.sh` run, and what it printed: the drivers directory, then the Node binary.
+fn install(kit: &str) -> Result<Runtime, String> {
+    let out = Command::new("bash")
+        .arg(kit_dir(kit).join("setup.sh"))
+        .output()
+        .map_err(|e| format!("cannot run tests/{kit}/setup.sh: {e}"))?;
+    if !out.status.success() {
+        return Err(format!(
+            "tests/{kit}/setup.sh failed ({}):\n{}",
+            out.status,
+            String::from_utf8_lossy(&out.stderr)
+        ));
+    }
+    let text = String::from_utf8_lossy(&out.stdout).into_owned();
+    let mut lines = text.lines().rev();
+    let node = PathBuf::from(lines.next().unwrap_or_default());
+    let drivers = PathBuf::from(lines.next().unwrap_or_default());
+    if !node.is_file() || !drivers.is_dir() {
+        return Err(format!(
+            "tests/{kit}/setup.sh printed unexpected output: {text}"
+        ));
+    }
+    Ok(Runtime { node, drivers })
+}
+
+fn installed<'a>(suite: &str, got: &'a Result<Runtime, String>) -> &'a Runtime {
     match got {
         Ok(r) => r,
         Err(e) => panic!(
@@ -59,12 +76,12 @@ pub fn runtime(suite: &str) -> &'static Runtime {
 }
 
 impl Runtime {
-    /// Run one driver (`resume.mjs`, `reconcile-once.mjs`) with `args`; its stdout parsed as
-    /// JSON. Panics with the driver's stderr when it fails.
+    /// Run one driver (`resume.mjs`, `reconcile-once.mjs`; flue 2.1.0's `classify.mjs`, `fold.mjs`) with
+    /// `args`; its stdout parsed as JSON. Panics with the driver's stderr when it fails.
     pub fn drive(&self, driver: &str, args: &[&std::ffi::OsStr]) -> serde_json::Value {
         let mut cmd = Command::new(&self.node);
         cmd.arg("--no-warnings");
-        if driver == "reconcile-once.mjs" {
+        if matches!(driver, "reconcile-once.mjs" | "classify.mjs" | "fold.mjs") {
             // The hook that exports the reconciler's internal functions (see expose-hooks.mjs).
             cmd.arg("--import")
                 .arg(self.drivers.join("register-hooks.mjs"));

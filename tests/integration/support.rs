@@ -5,6 +5,30 @@ use std::path::Path;
 
 pub use turnscope_testkit::{fixtures_dir, gunzip, manifest, unpack_fixture, Rng};
 
+/// The `NAME`s of a fixtures folder's `NAME.db.gz` files (`flue-2.1.0`, `flue-formats`), sorted.
+pub fn db_fixture_names(folder: &str) -> Vec<String> {
+    let mut names: Vec<String> = std::fs::read_dir(fixtures_dir().join(folder))
+        .unwrap()
+        .filter_map(|e| {
+            let name = e.unwrap().file_name().to_string_lossy().into_owned();
+            name.strip_suffix(".db.gz").map(str::to_string)
+        })
+        .collect();
+    names.sort();
+    names
+}
+
+/// `folder/NAME.db.gz` unpacked to `dir/NAME.db`.
+pub fn unpack_db(folder: &str, name: &str, dir: &Path) -> std::path::PathBuf {
+    let dest = dir.join(format!("{name}.db"));
+    std::fs::write(
+        &dest,
+        gunzip(&fixtures_dir().join(folder).join(format!("{name}.db.gz"))),
+    )
+    .unwrap();
+    dest
+}
+
 /// The real binary, isolated from the machine's configuration file and environment.
 pub fn turnscope_command() -> std::process::Command {
     let mut cmd = std::process::Command::new(env!("CARGO_BIN_EXE_turnscope"));

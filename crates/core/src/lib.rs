@@ -8,8 +8,11 @@
 //! - [`recovery`]: the runtime's classifier, reconciler, repair and failures, and what an action's
 //!   rows change ([`recovery::changes`], [`recovery::simulate`]).
 //! - [`text`]: terminal-safe text, shared by the CLI and the TUI.
+//! - [`flue2`]: flue 2.x's conversation streams: the record log parsed and folded as the runtime
+//!   folds it (not yet read by the store).
 
 // The fast paths and their references for the fuzz targets in `fuzz/` (not a public API).
+pub mod flue2;
 #[cfg(feature = "fuzzing")]
 pub mod fuzzing;
 pub mod journal;

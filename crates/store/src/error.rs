@@ -69,11 +69,15 @@ pub enum StoreError {
         table_list(.tables, "")
     )]
     NotFlue { path: PathBuf, tables: Vec<String> },
-    /// A newer runtime's format (`flue_meta.format_version`, flue ≥ 2).
-    #[error(
-        "this journal uses a newer runtime format (flue_meta.format_version = {format_version})"
-    )]
+    /// A newer runtime's format (`flue_meta.format_version`, flue ≥ 2; 2.0.0–2.1.0 write 1).
+    #[error("{}", newer_format_line(.format_version))]
     NewerFormat { format_version: String },
+    /// flue 1.0.0-beta.8 or beta.9's format (`schema_version` 4 with conversation streams and no
+    /// session tables).
+    #[error(
+        "this journal was written by flue 1.0.0-beta.8 or beta.9 (flue_meta.schema_version = {schema_version}), a format turnscope does not read"
+    )]
+    Beta8or9Format { schema_version: String },
     /// `flue_meta.schema_version` outside 1–3.
     #[error("unsupported journal schema version {found:?} (turnscope reads 1–3)")]
     SchemaVersion { found: String },
@@ -191,6 +195,16 @@ impl PgFailure {
     }
 }
 
+/// The error line of a newer format: flue 2.x named where its format version is the one 2.x
+/// writes.
+fn newer_format_line(format_version: &str) -> String {
+    if format_version == "1" {
+        format!("this journal was written by flue 2.x (flue_meta.format_version = {format_version}), a newer runtime format turnscope does not read yet")
+    } else {
+        format!("this journal uses a newer runtime format (flue_meta.format_version = {format_version})")
+    }
+}
+
 /// The first five table names (`, …` when there are more), or `none_text` when there is none.
 fn table_list(tables: &[String], none_text: &str) -> String {
     if tables.is_empty() {
@@ -254,8 +268,17 @@ impl StoreError {
             StoreError::NotSqlite { .. } => {
                 "the file may be truncated or overwritten; restore it from a backup or copy the -wal file along with it".into()
             }
+            StoreError::NewerFormat { format_version } if format_version == "1" => {
+                "turnscope reads flue 1.0.0-beta.7 journals (schema_version 1–3); flue 2.0.0–2.1.0 keep history as conversation streams (a record log per agent instance), which it cannot read yet: inspect this database with the runtime that wrote it".into()
+            }
             StoreError::NewerFormat { .. } => {
-                "turnscope reads flue 1.0.0-beta.7 journals (schema_version 1–3); this database was written by flue 2 or later".into()
+                "turnscope reads flue 1.0.0-beta.7 journals (schema_version 1–3); this database was written by a flue release newer than 2.1.0".into()
+            }
+            StoreError::Beta8or9Format { .. } => {
+                "turnscope reads flue 1.0.0-beta.7 journals (schema_version 1–3); beta.8 and beta.9 were short-lived, and neither beta.7 nor flue 2.x opens their databases".into()
+            }
+            StoreError::SchemaVersion { found } if found == "8" => {
+                "turnscope reads flue 1.0.0-beta.7 journals (schema_version 1–3); flue 2.x relabels a schema_version 8 as its format_version 1, so this is likely an early flue 2 journal, which turnscope cannot read yet".into()
             }
             StoreError::SchemaVersion { .. } => "turnscope reads flue 1.0.0-beta.7 journals (schema_version 1–3)".into(),
             StoreError::HotJournal { .. } => "let the runtime (or `sqlite3 <db> 'PRAGMA integrity_check'`) open it read-write once to roll the transaction back; never delete the -journal file".into(),

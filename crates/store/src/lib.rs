@@ -9,6 +9,7 @@ pub mod ddl;
 mod error;
 pub mod export_db;
 mod filter;
+pub mod format;
 pub mod images;
 mod session_rows;
 // Parts of it serve the PostgreSQL store only.
@@ -38,6 +39,7 @@ pub use compact_load::{
 };
 pub use error::{NotWritable, PgFailure, StoreError};
 pub use filter::RowFilter;
+pub use format::{detect_format, FlueMeta, JournalFormat};
 pub use listing::ListQueries;
 pub use session_rows::{
     EntryRow, EntryVisitor, PartRange, PartRows, SessionLoader, SessionRows, Split, SplitBelow,

@@ -5,10 +5,12 @@ use postgres::Client;
 
 use super::connect::pg_error;
 use super::url::PgTarget;
+use crate::format::{detect_format, FlueMeta, JournalFormat, BETA7_TABLES};
 use crate::{SchemaInfo, StoreError, Variant};
 
-/// Tables of the current schema, and the flue checks of `SqliteStore::open`: newer format,
-/// missing core tables, schema version, terminal-column variant.
+/// Tables of the current schema, and the flue checks of `SqliteStore::open`: the format
+/// ([`detect_format`]: a newer or beta.8/9 one refused), missing core tables, schema version,
+/// terminal-column variant.
 pub(crate) fn detect_schema(
     client: &mut Client,
     target: &PgTarget,
@@ -31,28 +33,29 @@ pub(crate) fn detect_schema(
             .map_err(err)?
             .map(|r| r.get(0)))
     };
-    if has("flue_meta") {
-        if let Some(format_version) = meta(client, "format_version")? {
-            return Err(StoreError::NewerFormat { format_version });
+    let flue_meta = if has("flue_meta") {
+        FlueMeta {
+            format_version: meta(client, "format_version")?,
+            schema_version: meta(client, "schema_version")?,
         }
-    }
-    if !has("flue_agent_submissions") || !has("flue_sessions") || !has("flue_session_entries") {
-        return Err(StoreError::PgNotFlue {
-            target: target.display(),
-            tables,
-        });
-    }
-    let version = if has("flue_meta") {
-        meta(client, "schema_version")?
     } else {
-        None
+        FlueMeta::default()
     };
-    let schema_version = version.unwrap_or_else(|| "(none)".into());
-    if !matches!(schema_version.as_str(), "1" | "2" | "3") {
-        return Err(StoreError::SchemaVersion {
-            found: schema_version,
-        });
+    let format = detect_format(&tables, &flue_meta);
+    if let Some(refusal) = format.refusal() {
+        return Err(refusal);
     }
+    let JournalFormat::Beta7 { schema_version } = format else {
+        if !BETA7_TABLES.iter().all(|t| has(t)) {
+            return Err(StoreError::PgNotFlue {
+                target: target.display(),
+                tables,
+            });
+        }
+        return Err(StoreError::SchemaVersion {
+            found: flue_meta.schema_version.unwrap_or_else(|| "(none)".into()),
+        });
+    };
     let present: Vec<String> = client
         .query(
             "SELECT column_name::text FROM information_schema.columns

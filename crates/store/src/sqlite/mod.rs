@@ -21,6 +21,7 @@ use super::{
     JournalStore, ListQueries, RowFilter, RowPage, SchemaInfo, SessionRecord, StoreError,
     SubmissionBundle, Variant,
 };
+use crate::format::{detect_format, FlueMeta, JournalFormat, BETA7_TABLES};
 use crate::parse::{opt_int, opt_text, text_of};
 use crate::prefix::{find_by_prefix, Lookup};
 use crate::session_rows::{
@@ -60,66 +61,7 @@ pub struct SqliteStore {
 impl SqliteStore {
     /// Open `path` read-only and check that it is a flue 1.0.0-beta.7 journal.
     pub fn open(path: &Path) -> Result<SqliteStore, StoreError> {
-        let meta = std::fs::metadata(path).map_err(|_| StoreError::Missing(path.to_path_buf()))?;
-        if meta.is_dir() {
-            return Err(StoreError::IsDirectory {
-                path: path.to_path_buf(),
-                db_files: db_files_in(path),
-            });
-        }
-        if meta.len() == 0 {
-            // An empty main file with a -shm beside it: a WAL database whose -wal was left out.
-            if sibling(path, "-shm").exists() && !sibling(path, "-wal").exists() {
-                return Err(StoreError::MissingWal(path.to_path_buf()));
-            }
-            return Err(StoreError::Empty(path.to_path_buf()));
-        }
-        for p in [
-            path.to_path_buf(),
-            sibling(path, "-wal"),
-            sibling(path, "-shm"),
-        ] {
-            if p.exists() {
-                crate::sqlite::writable::may_read(&p).map_err(|detail| {
-                    StoreError::NotReadable {
-                        path: path.to_path_buf(),
-                        detail,
-                    }
-                })?;
-            }
-        }
-        // Looked at before opening, which creates an empty -wal beside a WAL database (so a
-        // second look finds an empty one where the first found none).
-        let wal_absent = std::fs::metadata(sibling(path, "-wal")).map_or(true, |m| m.len() == 0);
-        let mut immutable = false;
-        let (conn, tables) = match open_read(path, false) {
-            Ok(opened) => opened,
-            // A WAL database without its -shm, in a directory this user cannot write: SQLite
-            // cannot make the -shm a reader needs (the runtime is down, or it would be there).
-            Err(e) if is_read_only(&e) && !sibling(path, "-shm").exists() => {
-                let dir = parent_dir(path);
-                let Err(detail) = crate::sqlite::writable::may_write_dir(&dir) else {
-                    return Err(classify_open_error(path, e));
-                };
-                if !wal_absent {
-                    return Err(StoreError::WalNeedsShm {
-                        path: path.to_path_buf(),
-                        detail,
-                    });
-                }
-                // Everything is in the main file and nobody writes it: SQLite's `immutable`
-                // flag reads it without the -shm and without locks.
-                immutable = true;
-                open_read(path, true).map_err(|e| classify_open_error(path, e))?
-            }
-            Err(e) => return Err(classify_open_error(path, e)),
-        };
-        if tables.is_empty() {
-            if wal_absent && header_says_wal(path) {
-                return Err(StoreError::MissingWal(path.to_path_buf()));
-            }
-            return Err(StoreError::Empty(path.to_path_buf()));
-        }
+        let (conn, tables, immutable) = open_connection(path)?;
         let mut schema = detect_schema(&conn, path, &tables)?;
         schema.immutable = immutable;
         let submission_columns = submission_select_list(&conn, schema.variant)?;
@@ -157,6 +99,14 @@ impl SqliteStore {
             event_store,
             label: Some(label.to_string()),
         })
+    }
+
+    /// Which runtime's format `path` is in ([`JournalFormat`]), read-only, whatever it is: the
+    /// same checks of the file as [`SqliteStore::open`] (missing, empty, unreadable, not SQLite),
+    /// then its tables and `flue_meta`. Nothing is refused for its format here.
+    pub fn detect_format(path: &Path) -> Result<JournalFormat, StoreError> {
+        let (conn, tables, _) = open_connection(path)?;
+        Ok(detect_format(&tables, &read_flue_meta(&conn, &tables)?))
     }
 
     /// How this database keys its events.
@@ -909,48 +859,111 @@ fn hot_journal(path: &Path) -> PathBuf {
     PathBuf::from(p)
 }
 
+/// `path` opened read-only after the file's own checks (missing, a directory, empty,
+/// unreadable, not SQLite, a WAL without its files), with its table names and whether it had to
+/// be opened `immutable`.
+fn open_connection(path: &Path) -> Result<(Connection, Vec<String>, bool), StoreError> {
+    let meta = std::fs::metadata(path).map_err(|_| StoreError::Missing(path.to_path_buf()))?;
+    if meta.is_dir() {
+        return Err(StoreError::IsDirectory {
+            path: path.to_path_buf(),
+            db_files: db_files_in(path),
+        });
+    }
+    if meta.len() == 0 {
+        // An empty main file with a -shm beside it: a WAL database whose -wal was left out.
+        if sibling(path, "-shm").exists() && !sibling(path, "-wal").exists() {
+            return Err(StoreError::MissingWal(path.to_path_buf()));
+        }
+        return Err(StoreError::Empty(path.to_path_buf()));
+    }
+    for p in [
+        path.to_path_buf(),
+        sibling(path, "-wal"),
+        sibling(path, "-shm"),
+    ] {
+        if p.exists() {
+            crate::sqlite::writable::may_read(&p).map_err(|detail| StoreError::NotReadable {
+                path: path.to_path_buf(),
+                detail,
+            })?;
+        }
+    }
+    // Looked at before opening, which creates an empty -wal beside a WAL database (so a
+    // second look finds an empty one where the first found none).
+    let wal_absent = std::fs::metadata(sibling(path, "-wal")).map_or(true, |m| m.len() == 0);
+    let mut immutable = false;
+    let (conn, tables) = match open_read(path, false) {
+        Ok(opened) => opened,
+        // A WAL database without its -shm, in a directory this user cannot write: SQLite
+        // cannot make the -shm a reader needs (the runtime is down, or it would be there).
+        Err(e) if is_read_only(&e) && !sibling(path, "-shm").exists() => {
+            let dir = parent_dir(path);
+            let Err(detail) = crate::sqlite::writable::may_write_dir(&dir) else {
+                return Err(classify_open_error(path, e));
+            };
+            if !wal_absent {
+                return Err(StoreError::WalNeedsShm {
+                    path: path.to_path_buf(),
+                    detail,
+                });
+            }
+            // Everything is in the main file and nobody writes it: SQLite's `immutable`
+            // flag reads it without the -shm and without locks.
+            immutable = true;
+            open_read(path, true).map_err(|e| classify_open_error(path, e))?
+        }
+        Err(e) => return Err(classify_open_error(path, e)),
+    };
+    if tables.is_empty() {
+        if wal_absent && header_says_wal(path) {
+            return Err(StoreError::MissingWal(path.to_path_buf()));
+        }
+        return Err(StoreError::Empty(path.to_path_buf()));
+    }
+    Ok((conn, tables, immutable))
+}
+
+/// `flue_meta`'s two version keys (none where the table is missing).
+fn read_flue_meta(conn: &Connection, tables: &[String]) -> Result<FlueMeta, StoreError> {
+    if !tables.iter().any(|t| t == "flue_meta") {
+        return Ok(FlueMeta::default());
+    }
+    let key = |k: &str| {
+        conn.query_row("SELECT value FROM flue_meta WHERE key = ?1", [k], |r| {
+            Ok(text_of(r.get_ref(0)?))
+        })
+        .optional()
+        .map_err(|e| StoreError::sqlite("reading flue_meta", e))
+    };
+    Ok(FlueMeta {
+        format_version: key("format_version")?,
+        schema_version: key("schema_version")?,
+    })
+}
+
 fn detect_schema(
     conn: &Connection,
     path: &Path,
     tables: &[String],
 ) -> Result<SchemaInfo, StoreError> {
-    let has = |t: &str| tables.iter().any(|n| n == t);
-    if has("flue_meta") {
-        let format: Option<String> = conn
-            .query_row(
-                "SELECT value FROM flue_meta WHERE key = 'format_version'",
-                [],
-                |r| Ok(text_of(r.get_ref(0)?)),
-            )
-            .optional()
-            .map_err(|e| StoreError::sqlite("reading flue_meta", e))?;
-        if let Some(format_version) = format {
-            return Err(StoreError::NewerFormat { format_version });
+    let meta = read_flue_meta(conn, tables)?;
+    let format = detect_format(tables, &meta);
+    if let Some(refusal) = format.refusal() {
+        return Err(refusal);
+    }
+    let JournalFormat::Beta7 { schema_version } = format else {
+        let has = |t: &str| tables.iter().any(|n| n == t);
+        if !BETA7_TABLES.iter().all(|t| has(t)) {
+            return Err(StoreError::NotFlue {
+                path: path.to_path_buf(),
+                tables: tables.to_vec(),
+            });
         }
-    }
-    if !has("flue_agent_submissions") || !has("flue_sessions") || !has("flue_session_entries") {
-        return Err(StoreError::NotFlue {
-            path: path.to_path_buf(),
-            tables: tables.to_vec(),
-        });
-    }
-    let version: Option<String> = if has("flue_meta") {
-        conn.query_row(
-            "SELECT value FROM flue_meta WHERE key = 'schema_version'",
-            [],
-            |r| Ok(text_of(r.get_ref(0)?)),
-        )
-        .optional()
-        .map_err(|e| StoreError::sqlite("reading flue_meta", e))?
-    } else {
-        None
-    };
-    let schema_version = version.unwrap_or_else(|| "(none)".into());
-    if !matches!(schema_version.as_str(), "1" | "2" | "3") {
         return Err(StoreError::SchemaVersion {
-            found: schema_version,
+            found: meta.schema_version.unwrap_or_else(|| "(none)".into()),
         });
-    }
+    };
     let columns = column_names(conn, "flue_agent_submissions")?;
     let variant = if columns
         .iter()

@@ -1,0 +1,878 @@
+//! The fold of a stream's records into conversations, as flue 2.1.0's reducer does it
+//! (`applyConversationRecord`, `dist/dispatch-Dohpn4Ea.mjs:322–625`, and its helpers at
+//! 805–1000): the same entries, the same active leaf, the same in-progress messages and
+//! uncommitted tool outcomes, and the same refusals, with the runtime's own reason text, for a
+//! record that breaks an invariant (the runtime then cannot load the instance at all).
+//!
+//! Not ported yet (the records are accepted, as the runtime accepts them when valid, but their
+//! own checks are not made): task and action conversations' identity checks, retained child
+//! conversations, resource snapshots' tool additions, response metadata and data parts beyond
+//! their submission checks, attachments. A reused record id is compared as parsed JSON, where
+//! the runtime compares `JSON.stringify` text (they differ only on numbers JSON writes two ways).
+
+use std::collections::{HashMap, HashSet};
+
+use serde_json::Value;
+
+use super::records::{Body, Parent, Record};
+use super::state::{
+    Block, BlockKind, Conversation, Entry, EntryBody, InProgressMessage, ToolCallRef,
+    UncommittedOutcome,
+};
+
+/// A record the runtime's reducer refuses: the instance cannot be loaded past it.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("record {record_id:?} ({record_type}): {reason}")]
+pub struct FoldError {
+    pub record_id: String,
+    pub record_type: String,
+    /// The runtime's own reason text.
+    pub reason: String,
+}
+
+/// The folded state of one stream (one agent instance).
+#[derive(Debug, Clone, Default)]
+pub struct InstanceState {
+    /// In the order they were created.
+    pub conversations: Vec<Conversation>,
+    /// `recordsById`: every record folded so far (less those the runtime forgets), by id.
+    records: HashMap<String, Record>,
+}
+
+impl InstanceState {
+    pub fn new() -> InstanceState {
+        InstanceState::default()
+    }
+
+    /// The state of a whole stream: its batches' records, in order.
+    pub fn fold<'a>(records: impl IntoIterator<Item = &'a Record>) -> Result<Self, FoldError> {
+        let mut state = InstanceState::new();
+        for record in records {
+            state.apply(record)?;
+        }
+        Ok(state)
+    }
+
+    /// The conversation of a `harness`/`session` scope (the runtime's `conversationScopes`).
+    pub fn conversation_for_scope(&self, harness: &str, session: &str) -> Option<&Conversation> {
+        self.conversations
+            .iter()
+            .find(|c| c.harness == harness && c.session == session)
+    }
+
+    /// Fold one record (the runtime's `applyConversationRecord`). On an error the state may be
+    /// partly changed, as the runtime's in-place load leaves it (it discards it).
+    pub fn apply(&mut self, record: &Record) -> Result<(), FoldError> {
+        let env = &record.envelope;
+        let fail = |reason: String| FoldError {
+            record_id: env.id.clone(),
+            record_type: env.record_type.clone(),
+            reason,
+        };
+        if let Some(accepted) = self.records.get(&env.id) {
+            if accepted.raw == record.raw {
+                return Ok(());
+            }
+            return Err(fail(format!(
+                "Record id \"{}\" was reused with different content.",
+                env.id
+            )));
+        }
+        if !js_number_is(&env.v, 1) {
+            return Err(fail(format!(
+                "Record version \"{}\" is unsupported.",
+                js_string(&env.v)
+            )));
+        }
+        if let Body::ConversationCreated {
+            kind,
+            parent_conversation_id,
+        } = &record.body
+        {
+            if kind == "root" {
+                let raw = &record.raw;
+                if [
+                    "parentConversationId",
+                    "taskId",
+                    "actionInvocationId",
+                    "agent",
+                ]
+                .iter()
+                .any(|k| raw.get(k).is_some())
+                {
+                    return Err(fail(
+                        "Root conversation creation contains child identity fields.".into(),
+                    ));
+                }
+            } else if kind != "task" && kind != "action" {
+                return Err(fail(
+                    "Action conversation creation has invalid discriminated identity.".into(),
+                ));
+            }
+            if self.index_of(&env.conversation_id).is_some() {
+                return Err(fail(format!(
+                    "Conversation \"{}\" is already initialized.",
+                    env.conversation_id
+                )));
+            }
+            if let Some(owner) = self.conversation_for_scope(&env.harness, &env.session) {
+                return Err(fail(format!(
+                    "Conversation scope is already owned by \"{}\".",
+                    owner.conversation_id
+                )));
+            }
+            if let Some(parent) = parent_conversation_id {
+                if self.index_of(parent).is_none() {
+                    return Err(fail(format!(
+                        "Parent conversation \"{parent}\" does not exist."
+                    )));
+                }
+            }
+            self.conversations.push(Conversation {
+                conversation_id: env.conversation_id.clone(),
+                kind: kind.clone(),
+                harness: env.harness.clone(),
+                session: env.session.clone(),
+                parent_conversation_id: parent_conversation_id.clone(),
+                entries: HashMap::new(),
+                active_leaf_id: None,
+                in_progress: Vec::new(),
+                uncommitted_outcomes: Vec::new(),
+                last_assistant_by_submission: HashMap::new(),
+            });
+            self.records.insert(env.id.clone(), record.clone());
+            return Ok(());
+        }
+        let Some(index) = self.index_of(&env.conversation_id) else {
+            return Err(fail(format!(
+                "Conversation \"{}\" is not initialized.",
+                env.conversation_id
+            )));
+        };
+        let conversation = &self.conversations[index];
+        if conversation.harness != env.harness || conversation.session != env.session {
+            return Err(fail(
+                "Conversation scope conflicts with its creation record.".into(),
+            ));
+        }
+        let forget = self.apply_to(index, record).map_err(fail)?;
+        for id in forget {
+            self.records.remove(&id);
+        }
+        self.records.insert(env.id.clone(), record.clone());
+        Ok(())
+    }
+
+    fn index_of(&self, conversation_id: &str) -> Option<usize> {
+        self.conversations
+            .iter()
+            .position(|c| c.conversation_id == conversation_id)
+    }
+
+    /// The record's effect on conversation `index`; the ids of records the runtime drops from
+    /// `recordsById` (an in-progress message's block records once it completes or its submission
+    /// settles). Errors are the runtime's reason text.
+    fn apply_to(&mut self, index: usize, record: &Record) -> Result<Vec<String>, String> {
+        let env = &record.envelope;
+        let records = &self.records;
+        let conversation = &mut self.conversations[index];
+        let c = &mut *conversation;
+        match &record.body {
+            Body::UserMessage {
+                message_id,
+                parent_id,
+                content,
+            } => append_entry(
+                c,
+                &env.record_type,
+                Entry {
+                    id: message_id.clone(),
+                    parent_id: parent_id.clone(),
+                    submission_id: env.submission_id.clone(),
+                    body: EntryBody::User {
+                        content: content.clone(),
+                    },
+                },
+            )?,
+            Body::Signal {
+                message_id,
+                parent_id,
+                signal_type,
+            } => append_entry(
+                c,
+                &env.record_type,
+                Entry {
+                    id: message_id.clone(),
+                    parent_id: parent_id.clone(),
+                    submission_id: env.submission_id.clone(),
+                    body: EntryBody::Signal {
+                        signal_type: signal_type.clone(),
+                    },
+                },
+            )?,
+            Body::AssistantMessageStarted {
+                message_id,
+                parent_id,
+            } => {
+                assert_parent(c, parent_id)?;
+                if !parent_id.is(c.active_leaf_id.as_deref()) {
+                    return Err(format!(
+                        "Assistant parent \"{}\" is not the conversation tail. Appends are linear.",
+                        parent_id.js()
+                    ));
+                }
+                if c.has_entry_or_in_progress(message_id) {
+                    return Err(format!("Assistant entry \"{message_id}\" already exists."));
+                }
+                if c.has_uncommitted_tool_batch_at_leaf() {
+                    return Err(
+                        "Cannot advance the conversation while a tool batch is uncommitted.".into(),
+                    );
+                }
+                c.in_progress.push(InProgressMessage {
+                    message_id: message_id.clone(),
+                    parent_id: parent_id.clone(),
+                    submission_id: env.submission_id.clone(),
+                    turn_id: env.turn_id.clone(),
+                    blocks: Vec::new(),
+                    applied_record_ids: Vec::new(),
+                });
+                if record
+                    .raw
+                    .get("responseMetadata")
+                    .is_some_and(|m| !m.is_null())
+                    && env.submission_id.is_none()
+                {
+                    return Err("Response metadata requires a tracked submission.".into());
+                }
+            }
+            Body::BlockStarted {
+                kind,
+                message_id,
+                block_id,
+                block_index,
+            } => start_block(
+                in_progress(c, message_id)?,
+                &env.id,
+                Block {
+                    block_id: block_id.clone(),
+                    block_index: 0,
+                    kind: *kind,
+                    deltas: Vec::new(),
+                    completed: false,
+                    tool_call: None,
+                },
+                block_index,
+            )?,
+            Body::ToolCall {
+                message_id,
+                block_id,
+                block_index,
+                tool_call_id,
+                name,
+            } => start_block(
+                in_progress(c, message_id)?,
+                &env.id,
+                Block {
+                    block_id: block_id.clone(),
+                    block_index: 0,
+                    kind: BlockKind::ToolCall,
+                    deltas: Vec::new(),
+                    completed: false,
+                    tool_call: Some(ToolCallRef {
+                        id: tool_call_id.clone(),
+                        name: name.clone(),
+                    }),
+                },
+                block_index,
+            )?,
+            Body::Delta {
+                kind,
+                message_id,
+                block_id,
+                sequence,
+                delta,
+            } => {
+                let message = in_progress(c, message_id)?;
+                let block = open_block(message, block_id, *kind)?;
+                if !js_number_is(sequence, block.deltas.len()) {
+                    return Err(format!(
+                        "Expected delta sequence {}, received {}.",
+                        block.deltas.len(),
+                        js_string(sequence)
+                    ));
+                }
+                block.deltas.push(delta.clone());
+                message.applied_record_ids.push(env.id.clone());
+            }
+            Body::BlockCompleted {
+                kind,
+                message_id,
+                block_id,
+                delta_count,
+            } => {
+                let message = in_progress(c, message_id)?;
+                let block = open_block(message, block_id, *kind)?;
+                if !js_number_is(delta_count, block.deltas.len()) {
+                    return Err(format!(
+                        "Completion expected {} deltas but replay has {}.",
+                        js_string(delta_count),
+                        block.deltas.len()
+                    ));
+                }
+                block.completed = true;
+                message.applied_record_ids.push(env.id.clone());
+            }
+            Body::MessageCompleted {
+                message_id,
+                stop_reason,
+                error,
+            } => {
+                let message = in_progress(c, message_id)?;
+                if let Some(open) = message
+                    .blocks
+                    .iter()
+                    .find(|b| b.kind != BlockKind::ToolCall && !b.completed)
+                {
+                    return Err(format!(
+                        "Assistant block \"{}\" is not complete.",
+                        open.block_id
+                    ));
+                }
+                let mut blocks: Vec<&Block> = message.blocks.iter().collect();
+                blocks.sort_by_key(|b| b.block_index);
+                let text = blocks
+                    .iter()
+                    .filter(|b| b.kind == BlockKind::Text)
+                    .map(|b| b.deltas.concat())
+                    .collect::<String>();
+                let tool_calls = blocks.iter().filter_map(|b| b.tool_call.clone()).collect();
+                let message = message.clone();
+                if !message_id.starts_with("entry_") {
+                    return Err("Graph entry ids must use the \"entry_\" prefix.".into());
+                }
+                if c.entries.contains_key(message_id) {
+                    return Err(format!("Graph entry \"{message_id}\" already exists."));
+                }
+                assert_parent(c, &message.parent_id)?;
+                if !message.parent_id.is(c.active_leaf_id.as_deref()) {
+                    return Err("Assistant parent is no longer the conversation tail.".into());
+                }
+                c.in_progress.retain(|m| m.message_id != *message_id);
+                c.commit(Entry {
+                    id: message_id.clone(),
+                    parent_id: message.parent_id.clone(),
+                    submission_id: message.submission_id.clone(),
+                    body: EntryBody::Assistant {
+                        stop_reason: stop_reason.clone(),
+                        error_message: error.clone(),
+                        text,
+                        tool_calls,
+                    },
+                });
+                if let Some(submission) = &message.submission_id {
+                    c.last_assistant_by_submission
+                        .insert(submission.clone(), message_id.clone());
+                }
+                return Ok(message.applied_record_ids);
+            }
+            Body::ToolOutcome {
+                assistant_message_id,
+                tool_call_id,
+                tool_name,
+                is_error,
+                terminate,
+            } => {
+                let Some(Entry {
+                    body: EntryBody::Assistant { tool_calls, .. },
+                    ..
+                }) = c.entries.get(assistant_message_id)
+                else {
+                    return Err(format!(
+                        "Tool outcome assistant \"{assistant_message_id}\" does not exist."
+                    ));
+                };
+                if tool_calls
+                    .iter()
+                    .find(|call| call.id == *tool_call_id)
+                    .is_none_or(|call| call.name != *tool_name)
+                {
+                    return Err("Tool outcome does not match its assistant tool request.".into());
+                }
+                if terminate.as_ref().is_some_and(|t| *t != Value::Bool(true)) {
+                    return Err("A tool outcome's terminate flag is written only as true.".into());
+                }
+                if c.uncommitted_outcomes.iter().any(|o| {
+                    o.assistant_message_id == *assistant_message_id
+                        && o.tool_call_id == *tool_call_id
+                }) {
+                    return Err(format!(
+                        "Tool outcome for \"{tool_call_id}\" already exists."
+                    ));
+                }
+                c.uncommitted_outcomes.push(UncommittedOutcome {
+                    record_id: env.id.clone(),
+                    assistant_message_id: assistant_message_id.clone(),
+                    tool_call_id: tool_call_id.clone(),
+                    is_error: *is_error,
+                });
+            }
+            Body::ToolResultsCommitted {
+                assistant_message_id,
+                parent_id,
+                outcome_ids,
+            } => {
+                let calls = match c.entries.get(assistant_message_id) {
+                    Some(
+                        entry @ Entry {
+                            body: EntryBody::Assistant { tool_calls, .. },
+                            ..
+                        },
+                    ) if entry.is_tool_batch_assistant() => tool_calls.clone(),
+                    _ => {
+                        return Err(
+                            "Committed tool results require a completed tool-call assistant."
+                                .into(),
+                        )
+                    }
+                };
+                if !parent_id.is(Some(assistant_message_id))
+                    || !parent_id.is(c.active_leaf_id.as_deref())
+                {
+                    return Err(
+                        "Committed tool results must extend their active assistant parent.".into(),
+                    );
+                }
+                let distinct: HashSet<&String> = outcome_ids.iter().collect();
+                if outcome_ids.len() != calls.len() || distinct.len() != calls.len() {
+                    return Err("Committed tool results must reference every assistant tool call exactly once.".into());
+                }
+                let mut outcomes = Vec::new();
+                for (outcome_id, call) in outcome_ids.iter().zip(&calls) {
+                    let matches = records.get(outcome_id).and_then(|r| match &r.body {
+                        Body::ToolOutcome {
+                            assistant_message_id: a,
+                            tool_call_id,
+                            tool_name,
+                            is_error,
+                            terminate,
+                        } if r.envelope.conversation_id == env.conversation_id
+                            && r.envelope.harness == env.harness
+                            && r.envelope.session == env.session
+                            && a == assistant_message_id
+                            && *tool_call_id == call.id
+                            && *tool_name == call.name
+                            && c.uncommitted_outcomes.iter().any(|o| {
+                                o.assistant_message_id == *assistant_message_id
+                                    && o.tool_call_id == call.id
+                                    && o.record_id == *outcome_id
+                            }) =>
+                        {
+                            Some((
+                                tool_call_id.clone(),
+                                tool_name.clone(),
+                                *is_error,
+                                terminate,
+                            ))
+                        }
+                        _ => None,
+                    });
+                    let Some((tool_call_id, tool_name, is_error, terminate)) = matches else {
+                        return Err("Committed tool outcome references do not match assistant tool-call order.".into());
+                    };
+                    outcomes.push((
+                        tool_call_id,
+                        tool_name,
+                        is_error,
+                        terminate.as_ref() == Some(&Value::Bool(true)),
+                    ));
+                }
+                let mut parent = parent_id.clone();
+                for (tool_call_id, tool_name, is_error, terminate) in outcomes {
+                    let entry_id = format!(
+                        "entry_tool_result_{}_{}",
+                        base64url(assistant_message_id),
+                        base64url(&tool_call_id)
+                    );
+                    assert_entry_append(c, &env.record_type, &entry_id, &parent)?;
+                    c.commit(Entry {
+                        id: entry_id.clone(),
+                        parent_id: parent,
+                        submission_id: env.submission_id.clone(),
+                        body: EntryBody::ToolResult {
+                            tool_call_id: tool_call_id.clone(),
+                            tool_name,
+                            is_error,
+                            terminate,
+                        },
+                    });
+                    parent = Parent::Id(entry_id);
+                    c.uncommitted_outcomes.retain(|o| {
+                        !(o.assistant_message_id == *assistant_message_id
+                            && o.tool_call_id == tool_call_id)
+                    });
+                }
+            }
+            Body::Compaction {
+                entry_id,
+                parent_id,
+                first_kept_entry_id,
+                source_leaf_id,
+            } => {
+                if !c.entries.contains_key(first_kept_entry_id) {
+                    return Err(format!(
+                        "Compaction first-kept entry \"{first_kept_entry_id}\" does not exist."
+                    ));
+                }
+                if !c.entries.contains_key(source_leaf_id) {
+                    return Err(format!(
+                        "Compaction source leaf \"{source_leaf_id}\" does not exist."
+                    ));
+                }
+                if !parent_id.is(Some(source_leaf_id))
+                    || c.active_leaf_id.as_deref() != Some(source_leaf_id.as_str())
+                {
+                    return Err("Compaction source leaf must be its active parent.".into());
+                }
+                if !path_to(c, source_leaf_id)
+                    .iter()
+                    .any(|id| id == first_kept_entry_id)
+                {
+                    return Err("Compaction first-kept entry is not on the source path.".into());
+                }
+                append_entry(
+                    c,
+                    &env.record_type,
+                    Entry {
+                        id: entry_id.clone(),
+                        parent_id: parent_id.clone(),
+                        submission_id: env.submission_id.clone(),
+                        body: EntryBody::Compaction {
+                            first_kept_entry_id: first_kept_entry_id.clone(),
+                        },
+                    },
+                )?;
+            }
+            Body::SubmissionSettled => {
+                let Some(submission) = &env.submission_id else {
+                    return Err("A submission settlement requires its submissionId.".into());
+                };
+                let mut forget = Vec::new();
+                c.in_progress.retain(|m| {
+                    let settled = m.submission_id.as_ref() == Some(submission);
+                    if settled {
+                        forget.extend(m.applied_record_ids.iter().cloned());
+                    }
+                    !settled
+                });
+                c.last_assistant_by_submission.remove(submission);
+                return Ok(forget);
+            }
+            Body::ConversationCreated { .. } => unreachable!("handled by apply"),
+            Body::Other => match env.record_type.as_str() {
+                "tool_step_settled" => {
+                    let present = |k: &str| {
+                        record
+                            .raw
+                            .get(k)
+                            .and_then(Value::as_str)
+                            .is_some_and(|s| !s.is_empty())
+                    };
+                    if !present("toolCallId") || !present("stepName") {
+                        return Err("A tool step memo requires its toolCallId and stepName.".into());
+                    }
+                }
+                "message_metadata" if env.submission_id.is_none() => {
+                    return Err("Response metadata requires a tracked submission.".into());
+                }
+                "message_data_write" => {
+                    let Some(submission) = &env.submission_id else {
+                        return Err("Message data writes require a tracked submission.".into());
+                    };
+                    if !c.last_assistant_by_submission.contains_key(submission) {
+                        return Err(
+                            "Message data writes require a completed assistant step to anchor to."
+                                .into(),
+                        );
+                    }
+                }
+                _ => {}
+            },
+        }
+        Ok(Vec::new())
+    }
+}
+
+fn in_progress<'a>(
+    c: &'a mut Conversation,
+    message_id: &str,
+) -> Result<&'a mut InProgressMessage, String> {
+    c.in_progress
+        .iter_mut()
+        .find(|m| m.message_id == message_id)
+        .ok_or_else(|| format!("Assistant message \"{message_id}\" is not in progress."))
+}
+
+fn start_block(
+    message: &mut InProgressMessage,
+    record_id: &str,
+    mut block: Block,
+    block_index: &Value,
+) -> Result<(), String> {
+    let Some(index) = js_integer(block_index).filter(|i| *i >= 0) else {
+        return Err("Block index must be a non-negative integer.".into());
+    };
+    block.block_index = index;
+    if message.blocks.iter().any(|b| b.block_id == block.block_id) {
+        return Err(format!("Block \"{}\" already exists.", block.block_id));
+    }
+    if message.blocks.iter().any(|b| b.block_index == index) {
+        return Err(format!(
+            "Block index \"{index}\" already exists in this message."
+        ));
+    }
+    message.blocks.push(block);
+    message.applied_record_ids.push(record_id.to_string());
+    Ok(())
+}
+
+/// An open text or reasoning block of `message` (the checks of `appendDelta`/`completeBlock`).
+fn open_block<'a>(
+    message: &'a mut InProgressMessage,
+    block_id: &str,
+    kind: BlockKind,
+) -> Result<&'a mut Block, String> {
+    let Some(block) = message
+        .blocks
+        .iter_mut()
+        .find(|b| b.block_id == block_id && b.kind == kind)
+    else {
+        return Err(format!("Block \"{block_id}\" is not {}.", kind.js()));
+    };
+    if block.completed {
+        return Err(format!("Block \"{block_id}\" is already complete."));
+    }
+    Ok(block)
+}
+
+fn assert_parent(c: &Conversation, parent: &Parent) -> Result<(), String> {
+    match parent {
+        Parent::Null => Ok(()),
+        Parent::Id(id) if c.entries.contains_key(id) => Ok(()),
+        _ => Err(format!(
+            "Parent entry \"{}\" does not exist in this conversation.",
+            parent.js()
+        )),
+    }
+}
+
+/// The runtime's `assertEntryAppend`.
+fn assert_entry_append(
+    c: &Conversation,
+    record_type: &str,
+    entry_id: &str,
+    parent: &Parent,
+) -> Result<(), String> {
+    if !entry_id.starts_with("entry_") {
+        return Err("Graph entry ids must use the \"entry_\" prefix.".into());
+    }
+    if c.has_entry_or_in_progress(entry_id) {
+        return Err(format!("Graph entry \"{entry_id}\" already exists."));
+    }
+    assert_parent(c, parent)?;
+    if !parent.is(c.active_leaf_id.as_deref()) {
+        return Err(format!(
+            "Entry parent \"{}\" is not the conversation tail \"{}\". Appends are linear.",
+            parent.js(),
+            c.active_leaf_id.as_deref().unwrap_or("null")
+        ));
+    }
+    if !c.in_progress.is_empty() {
+        return Err(
+            "Cannot advance the conversation while an assistant message is in progress.".into(),
+        );
+    }
+    if record_type != "tool_results_committed" && c.has_uncommitted_tool_batch_at_leaf() {
+        return Err("Cannot advance the conversation while a tool batch is uncommitted.".into());
+    }
+    Ok(())
+}
+
+fn append_entry(c: &mut Conversation, record_type: &str, entry: Entry) -> Result<(), String> {
+    assert_entry_append(c, record_type, &entry.id, &entry.parent_id)?;
+    c.commit(entry);
+    Ok(())
+}
+
+/// The ids from the root to `leaf` (the runtime's `pathToLeaf`, which follows parents).
+fn path_to(c: &Conversation, leaf: &str) -> Vec<String> {
+    let mut path = Vec::new();
+    let mut current = c.entries.get(leaf);
+    while let Some(entry) = current {
+        if path.len() > c.entries.len() {
+            break; // a cycle; the runtime would loop forever, we stop
+        }
+        path.push(entry.id.clone());
+        current = match &entry.parent_id {
+            Parent::Id(p) => c.entries.get(p),
+            _ => None,
+        };
+    }
+    path
+}
+
+/// `Number.isInteger(v) ? v : None`.
+fn js_integer(v: &Value) -> Option<i64> {
+    let n = v.as_f64()?;
+    (n.fract() == 0.0 && n.abs() < 9.0e15).then_some(n as i64)
+}
+
+/// `v === n` for a JavaScript number `n`.
+fn js_number_is(v: &Value, n: usize) -> bool {
+    v.as_f64().is_some_and(|x| x == n as f64)
+}
+
+/// `String(v)` as JavaScript writes it, for the runtime's messages.
+fn js_string(v: &Value) -> String {
+    match v {
+        Value::Null => "null".into(),
+        Value::String(s) => s.clone(),
+        Value::Number(n) => match n.as_f64() {
+            Some(x) if x.fract() == 0.0 && x.abs() < 1e21 => format!("{}", x as i64),
+            _ => n.to_string(),
+        },
+        Value::Bool(b) => b.to_string(),
+        Value::Array(_) | Value::Object(_) => "[object Object]".into(),
+    }
+}
+
+/// The runtime's `encodeCanonicalId`: base64url of the UTF-8 bytes, no padding.
+fn base64url(id: &str) -> String {
+    const ALPHABET: &[u8; 64] = b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_";
+    let bytes = id.as_bytes();
+    let mut out = String::with_capacity(bytes.len().div_ceil(3) * 4);
+    for chunk in bytes.chunks(3) {
+        let n = chunk
+            .iter()
+            .enumerate()
+            .fold(0u32, |n, (i, b)| n | (u32::from(*b) << (16 - 8 * i)));
+        for i in 0..=chunk.len() {
+            out.push(ALPHABET[((n >> (18 - 6 * i)) & 63) as usize] as char);
+        }
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::flue2::records::parse_batch;
+
+    #[test]
+    fn base64url_is_the_runtimes_canonical_id() {
+        // As in the fixtures: entry_dispatch_<b64url("sub_01M92S4JZSQ29N95009S4YYSC5")>.
+        assert_eq!(
+            base64url("sub_01M92S4JZSQ29N95009S4YYSC5"),
+            "c3ViXzAxTTkyUzRKWlNRMjlOOTUwMDlTNFlZU0M1"
+        );
+        assert_eq!(base64url(""), "");
+        assert_eq!(base64url("a"), "YQ");
+        assert_eq!(base64url("ab"), "YWI");
+        assert_eq!(base64url("\u{ff}\u{fe}"), "w7_Dvg");
+    }
+
+    fn rec(fields: &str) -> String {
+        format!(
+            r#"{{"v":1,"conversationId":"c1","harness":"default","session":"default","timestamp":"2026-01-01T00:00:00.000Z",{fields}}}"#
+        )
+    }
+
+    fn fold(records: &[String]) -> Result<InstanceState, FoldError> {
+        let batch = parse_batch(&format!("[{}]", records.join(","))).unwrap();
+        InstanceState::fold(&batch)
+    }
+
+    fn created() -> String {
+        rec(r#""id":"r0","type":"conversation_created","kind":"root""#)
+    }
+
+    fn user(id: &str, parent: &str) -> String {
+        rec(&format!(
+            r#""id":"r_{id}","type":"user_message","messageId":"{id}","parentId":{parent},"content":[{{"type":"text","text":"hi"}}],"submissionId":"s1""#
+        ))
+    }
+
+    #[test]
+    fn appends_must_extend_the_leaf() {
+        let state = fold(&[created(), user("entry_a", "null")]).unwrap();
+        let c = &state.conversations[0];
+        assert_eq!(c.active_leaf_id.as_deref(), Some("entry_a"));
+        let e = fold(&[created(), user("entry_a", "null"), user("entry_b", "null")]).unwrap_err();
+        assert_eq!(
+            e.reason,
+            "Entry parent \"null\" is not the conversation tail \"entry_a\". Appends are linear."
+        );
+        let e = fold(&[created(), user("a", "null")]).unwrap_err();
+        assert_eq!(e.reason, "Graph entry ids must use the \"entry_\" prefix.");
+    }
+
+    #[test]
+    fn a_reused_id_must_repeat_its_record() {
+        let same = fold(&[created(), user("entry_a", "null"), user("entry_a", "null")]);
+        assert!(same.is_ok());
+        let other = rec(
+            r#""id":"r_entry_a","type":"signal","messageId":"entry_b","parentId":"entry_a","signalType":"x""#,
+        );
+        let e = fold(&[created(), user("entry_a", "null"), other]).unwrap_err();
+        assert_eq!(
+            e.reason,
+            "Record id \"r_entry_a\" was reused with different content."
+        );
+    }
+
+    #[test]
+    fn a_ghost_stays_in_progress_and_blocks_appends() {
+        let started = rec(
+            r#""id":"r1","type":"assistant_message_started","messageId":"entry_m","parentId":"entry_a","submissionId":"s1""#,
+        );
+        let text = rec(
+            r#""id":"r2","type":"assistant_text_started","messageId":"entry_m","blockId":"b0","blockIndex":0"#,
+        );
+        let delta = |id: &str, seq: usize| {
+            rec(&format!(
+                r#""id":"{id}","type":"assistant_text_delta","messageId":"entry_m","blockId":"b0","sequence":{seq},"delta":"x{seq}""#
+            ))
+        };
+        let state = fold(&[
+            created(),
+            user("entry_a", "null"),
+            started.clone(),
+            text.clone(),
+            delta("r3", 0),
+            delta("r4", 1),
+        ])
+        .unwrap();
+        let ghost = &state.conversations[0].in_progress[0];
+        assert_eq!(ghost.blocks[0].deltas, ["x0", "x1"]);
+        let e = fold(&[
+            created(),
+            user("entry_a", "null"),
+            started.clone(),
+            text.clone(),
+            delta("r3", 1),
+        ])
+        .unwrap_err();
+        assert_eq!(e.reason, "Expected delta sequence 0, received 1.");
+        let e = fold(&[
+            created(),
+            user("entry_a", "null"),
+            started,
+            user("entry_b", "\"entry_a\""),
+        ])
+        .unwrap_err();
+        assert_eq!(
+            e.reason,
+            "Cannot advance the conversation while an assistant message is in progress."
+        );
+    }
+}

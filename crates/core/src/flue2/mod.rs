@@ -1,0 +1,24 @@
+//! flue 2.x's conversation streams, read as the runtime reads them: no I/O here (the store reads
+//! the rows), only the record log's rows parsed into typed records ([`records`]) and folded into
+//! conversations exactly as the runtime's reducer folds them ([`fold`]).
+//!
+//! A stream (`flue_conversation_streams`, one per agent instance, path `agents/<agent>/<id>`)
+//! holds batches (`flue_conversation_stream_batches.data`, a JSON array of records, in `seq`
+//! order). The runtime folds them with `applyConversationRecord` (flue 2.1.0's
+//! `dist/dispatch-Dohpn4Ea.mjs:322–625`): committed entries form one linear chain per
+//! conversation (appends must extend the leaf), an assistant message streams as an in-progress
+//! ("ghost") message until its completion, and tool outcomes stay recorded-but-uncommitted until a
+//! `tool_results_committed` turns them into tool-result entries. What the runtime does and what
+//! was checked: docs/flue2.md. turnscope's fold is compared with the runtime's own
+//! (`tests/runtime2/fold.mjs`) on every 2.1.0 fixture.
+
+pub mod fold;
+pub mod records;
+pub mod state;
+
+pub use fold::{FoldError, InstanceState};
+pub use records::{parse_batch, Body, ContentBlock, Envelope, Parent, Record, RecordError};
+pub use state::{
+    Block, BlockKind, Conversation, Entry, EntryBody, InProgressMessage, ToolCallRef,
+    UncommittedOutcome,
+};

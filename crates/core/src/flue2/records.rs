@@ -1,0 +1,362 @@
+//! The records of a conversation stream batch, typed. Every record has the envelope
+//! ([`Envelope`]); its type's own fields are in [`Body`]. The types the fold does not look into
+//! (state writes, resource snapshots, run markers, metadata, step memos, retained children) are
+//! kept by name in [`Body::Other`].
+
+use serde_json::{Map, Value};
+
+/// A record that is not what its type says (a missing or mistyped field), or a batch that is
+/// not a JSON array of objects.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("record {record_id:?} ({record_type}): {reason}")]
+pub struct RecordError {
+    pub record_id: String,
+    pub record_type: String,
+    pub reason: String,
+}
+
+/// The fields every record carries (`canonicalEnvelope`, CSS:1213 of flue 2.1.0).
+#[derive(Debug, Clone, PartialEq)]
+pub struct Envelope {
+    /// `v`: the record version; the runtime folds only 1.
+    pub v: Value,
+    pub id: String,
+    pub record_type: String,
+    pub conversation_id: String,
+    pub harness: String,
+    pub session: String,
+    pub timestamp: String,
+    pub submission_id: Option<String>,
+    pub attempt_id: Option<String>,
+    pub turn_id: Option<String>,
+}
+
+/// A record's `parentId`: absent (`undefined` to the runtime, which no parent check accepts),
+/// `null` (the first entry of a conversation), or an entry id.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Parent {
+    Undefined,
+    Null,
+    Id(String),
+}
+
+impl Parent {
+    /// As JavaScript's `String(parentId)` writes it in the runtime's messages.
+    pub fn js(&self) -> &str {
+        match self {
+            Parent::Undefined => "undefined",
+            Parent::Null => "null",
+            Parent::Id(id) => id,
+        }
+    }
+
+    /// `parentId === leaf` in JavaScript, the leaf being `null` or an id.
+    pub fn is(&self, leaf: Option<&str>) -> bool {
+        match (self, leaf) {
+            (Parent::Null, None) => true,
+            (Parent::Id(id), Some(leaf)) => id == leaf,
+            _ => false,
+        }
+    }
+}
+
+/// A user message's or tool outcome's content block.
+#[derive(Debug, Clone, PartialEq)]
+pub enum ContentBlock {
+    Text(String),
+    /// An attachment (an image, by reference); its id.
+    Attachment(String),
+}
+
+/// What a record's type adds to the envelope.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Body {
+    ConversationCreated {
+        kind: String,
+        parent_conversation_id: Option<String>,
+    },
+    UserMessage {
+        message_id: String,
+        parent_id: Parent,
+        content: Vec<ContentBlock>,
+    },
+    Signal {
+        message_id: String,
+        parent_id: Parent,
+        signal_type: String,
+    },
+    AssistantMessageStarted {
+        message_id: String,
+        parent_id: Parent,
+    },
+    /// `assistant_text_started` or `assistant_reasoning_started`.
+    BlockStarted {
+        kind: crate::flue2::BlockKind,
+        message_id: String,
+        block_id: String,
+        block_index: Value,
+    },
+    /// `assistant_text_delta` or `assistant_reasoning_delta`.
+    Delta {
+        kind: crate::flue2::BlockKind,
+        message_id: String,
+        block_id: String,
+        sequence: Value,
+        delta: String,
+    },
+    /// `assistant_text_completed` or `assistant_reasoning_completed`.
+    BlockCompleted {
+        kind: crate::flue2::BlockKind,
+        message_id: String,
+        block_id: String,
+        delta_count: Value,
+    },
+    ToolCall {
+        message_id: String,
+        block_id: String,
+        block_index: Value,
+        tool_call_id: String,
+        name: String,
+    },
+    MessageCompleted {
+        message_id: String,
+        stop_reason: String,
+        error: Option<String>,
+    },
+    ToolOutcome {
+        assistant_message_id: String,
+        tool_call_id: String,
+        tool_name: String,
+        is_error: bool,
+        /// `terminate`: absent, or (the only value the runtime accepts) `true`.
+        terminate: Option<Value>,
+    },
+    ToolResultsCommitted {
+        assistant_message_id: String,
+        parent_id: Parent,
+        outcome_ids: Vec<String>,
+    },
+    Compaction {
+        entry_id: String,
+        parent_id: Parent,
+        first_kept_entry_id: String,
+        source_leaf_id: String,
+    },
+    SubmissionSettled,
+    Other,
+}
+
+/// One record: its envelope, its body, and the record as stored (the runtime compares a reused
+/// id's record with the first one as a whole).
+#[derive(Debug, Clone, PartialEq)]
+pub struct Record {
+    pub envelope: Envelope,
+    pub body: Body,
+    pub raw: Value,
+}
+
+/// A batch's `data`: a JSON array of records.
+pub fn parse_batch(data: &str) -> Result<Vec<Record>, RecordError> {
+    let value: Value = serde_json::from_str(data).map_err(|e| RecordError {
+        record_id: String::new(),
+        record_type: String::new(),
+        reason: format!("batch data is not JSON: {e}"),
+    })?;
+    let Value::Array(items) = value else {
+        return Err(RecordError {
+            record_id: String::new(),
+            record_type: String::new(),
+            reason: "batch data is not a JSON array".into(),
+        });
+    };
+    items.into_iter().map(Record::from_value).collect()
+}
+
+struct Fields<'a> {
+    map: &'a Map<String, Value>,
+    id: String,
+    record_type: String,
+}
+
+impl Fields<'_> {
+    fn err(&self, reason: String) -> RecordError {
+        RecordError {
+            record_id: self.id.clone(),
+            record_type: self.record_type.clone(),
+            reason,
+        }
+    }
+    fn string(&self, key: &str) -> Result<String, RecordError> {
+        match self.map.get(key) {
+            Some(Value::String(s)) => Ok(s.clone()),
+            _ => Err(self.err(format!("{key} is not a string"))),
+        }
+    }
+    /// A string, or absent (`undefined`); `null` reads as absent too, as the runtime's `??` does.
+    fn opt_string(&self, key: &str) -> Result<Option<String>, RecordError> {
+        match self.map.get(key) {
+            None | Some(Value::Null) => Ok(None),
+            Some(Value::String(s)) => Ok(Some(s.clone())),
+            Some(_) => Err(self.err(format!("{key} is not a string"))),
+        }
+    }
+    fn parent(&self, key: &str) -> Result<Parent, RecordError> {
+        match self.map.get(key) {
+            None => Ok(Parent::Undefined),
+            Some(Value::Null) => Ok(Parent::Null),
+            Some(Value::String(s)) => Ok(Parent::Id(s.clone())),
+            Some(_) => Err(self.err(format!("{key} is not a string"))),
+        }
+    }
+    fn value(&self, key: &str) -> Value {
+        self.map.get(key).cloned().unwrap_or(Value::Null)
+    }
+    fn content(&self, key: &str) -> Result<Vec<ContentBlock>, RecordError> {
+        let Some(Value::Array(blocks)) = self.map.get(key) else {
+            return Err(self.err(format!("{key} is not an array")));
+        };
+        blocks
+            .iter()
+            .map(|b| match b.get("type").and_then(Value::as_str) {
+                Some("text") => Ok(ContentBlock::Text(
+                    b.get("text")
+                        .and_then(Value::as_str)
+                        .unwrap_or_default()
+                        .to_string(),
+                )),
+                _ => Ok(ContentBlock::Attachment(
+                    b.pointer("/attachment/id")
+                        .and_then(Value::as_str)
+                        .unwrap_or_default()
+                        .to_string(),
+                )),
+            })
+            .collect()
+    }
+}
+
+impl Record {
+    pub fn from_value(raw: Value) -> Result<Record, RecordError> {
+        let Value::Object(map) = &raw else {
+            return Err(RecordError {
+                record_id: String::new(),
+                record_type: String::new(),
+                reason: "a record is not a JSON object".into(),
+            });
+        };
+        let text = |k: &str| map.get(k).and_then(Value::as_str).unwrap_or_default();
+        let f = Fields {
+            map,
+            id: text("id").to_string(),
+            record_type: text("type").to_string(),
+        };
+        let envelope = Envelope {
+            v: f.value("v"),
+            id: f.string("id")?,
+            record_type: f.string("type")?,
+            conversation_id: f.string("conversationId")?,
+            harness: f.string("harness")?,
+            session: f.string("session")?,
+            timestamp: f.string("timestamp")?,
+            submission_id: f.opt_string("submissionId")?,
+            attempt_id: f.opt_string("attemptId")?,
+            turn_id: f.opt_string("turnId")?,
+        };
+        use crate::flue2::BlockKind::{Reasoning, Text};
+        let block_kind = |t: &str| {
+            if t.contains("reasoning") {
+                Reasoning
+            } else {
+                Text
+            }
+        };
+        let body = match envelope.record_type.as_str() {
+            "conversation_created" => Body::ConversationCreated {
+                kind: f.string("kind")?,
+                parent_conversation_id: f.opt_string("parentConversationId")?,
+            },
+            "user_message" => Body::UserMessage {
+                message_id: f.string("messageId")?,
+                parent_id: f.parent("parentId")?,
+                content: f.content("content")?,
+            },
+            "signal" => Body::Signal {
+                message_id: f.string("messageId")?,
+                parent_id: f.parent("parentId")?,
+                signal_type: f.string("signalType")?,
+            },
+            "assistant_message_started" => Body::AssistantMessageStarted {
+                message_id: f.string("messageId")?,
+                parent_id: f.parent("parentId")?,
+            },
+            t @ ("assistant_text_started" | "assistant_reasoning_started") => Body::BlockStarted {
+                kind: block_kind(t),
+                message_id: f.string("messageId")?,
+                block_id: f.string("blockId")?,
+                block_index: f.value("blockIndex"),
+            },
+            t @ ("assistant_text_delta" | "assistant_reasoning_delta") => Body::Delta {
+                kind: block_kind(t),
+                message_id: f.string("messageId")?,
+                block_id: f.string("blockId")?,
+                sequence: f.value("sequence"),
+                delta: f.string("delta")?,
+            },
+            t @ ("assistant_text_completed" | "assistant_reasoning_completed") => {
+                Body::BlockCompleted {
+                    kind: block_kind(t),
+                    message_id: f.string("messageId")?,
+                    block_id: f.string("blockId")?,
+                    delta_count: f.value("deltaCount"),
+                }
+            }
+            "assistant_tool_call" => Body::ToolCall {
+                message_id: f.string("messageId")?,
+                block_id: f.string("blockId")?,
+                block_index: f.value("blockIndex"),
+                tool_call_id: f.string("toolCallId")?,
+                name: f.string("name")?,
+            },
+            "assistant_message_completed" => Body::MessageCompleted {
+                message_id: f.string("messageId")?,
+                stop_reason: f.string("stopReason")?,
+                error: f.opt_string("error")?,
+            },
+            "tool_outcome" => Body::ToolOutcome {
+                assistant_message_id: f.string("assistantMessageId")?,
+                tool_call_id: f.string("toolCallId")?,
+                tool_name: f.string("toolName")?,
+                is_error: map.get("isError").and_then(Value::as_bool).unwrap_or(false),
+                terminate: map.get("terminate").cloned(),
+            },
+            "tool_results_committed" => Body::ToolResultsCommitted {
+                assistant_message_id: f.string("assistantMessageId")?,
+                parent_id: f.parent("parentId")?,
+                outcome_ids: match map.get("outcomeIds") {
+                    Some(Value::Array(ids)) => ids
+                        .iter()
+                        .map(|v| {
+                            v.as_str()
+                                .map(str::to_string)
+                                .ok_or_else(|| f.err("outcomeIds holds a non-string".into()))
+                        })
+                        .collect::<Result<_, _>>()?,
+                    _ => return Err(f.err("outcomeIds is not an array".into())),
+                },
+            },
+            "compaction" => Body::Compaction {
+                entry_id: f.string("entryId")?,
+                parent_id: f.parent("parentId")?,
+                first_kept_entry_id: f.string("firstKeptEntryId")?,
+                source_leaf_id: f.string("sourceLeafId")?,
+            },
+            "submission_settled" => Body::SubmissionSettled,
+            _ => Body::Other,
+        };
+        Ok(Record {
+            envelope,
+            body,
+            raw,
+        })
+    }
+}

@@ -1,0 +1,175 @@
+//! What a fold leaves: conversations of committed entries, their in-progress messages and
+//! uncommitted tool outcomes, as flue 2.1.0's reducer holds them (`createReducedInstanceState`
+//! and the conversation it creates, `dist/dispatch-Dohpn4Ea.mjs:263–347`).
+
+use std::collections::{HashMap, HashSet};
+
+use super::fold::FoldError;
+use super::records::{ContentBlock, Parent};
+
+/// An assistant block's kind.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum BlockKind {
+    Text,
+    Reasoning,
+    ToolCall,
+}
+
+impl BlockKind {
+    pub(super) fn js(self) -> &'static str {
+        match self {
+            BlockKind::Text => "text",
+            BlockKind::Reasoning => "reasoning",
+            BlockKind::ToolCall => "tool_call",
+        }
+    }
+}
+
+/// A block of an in-progress assistant message.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Block {
+    pub block_id: String,
+    pub block_index: i64,
+    pub kind: BlockKind,
+    pub deltas: Vec<String>,
+    pub completed: bool,
+    /// The call, for a tool-call block.
+    pub tool_call: Option<ToolCallRef>,
+}
+
+/// An assistant message still streaming (a "ghost" once its process died).
+#[derive(Debug, Clone, PartialEq)]
+pub struct InProgressMessage {
+    pub message_id: String,
+    pub parent_id: Parent,
+    pub submission_id: Option<String>,
+    pub turn_id: Option<String>,
+    /// In the order they started.
+    pub blocks: Vec<Block>,
+    pub(super) applied_record_ids: Vec<String>,
+}
+
+/// A tool call of an assistant message.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ToolCallRef {
+    pub id: String,
+    pub name: String,
+}
+
+/// A committed entry of a conversation.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Entry {
+    pub id: String,
+    pub parent_id: Parent,
+    pub submission_id: Option<String>,
+    pub body: EntryBody,
+}
+
+/// What an entry is.
+#[derive(Debug, Clone, PartialEq)]
+pub enum EntryBody {
+    User {
+        content: Vec<ContentBlock>,
+    },
+    Signal {
+        signal_type: String,
+    },
+    Assistant {
+        stop_reason: String,
+        error_message: Option<String>,
+        /// The text blocks' text, in block order.
+        text: String,
+        /// In block order.
+        tool_calls: Vec<ToolCallRef>,
+    },
+    ToolResult {
+        tool_call_id: String,
+        tool_name: String,
+        is_error: bool,
+        terminate: bool,
+    },
+    Compaction {
+        first_kept_entry_id: String,
+    },
+}
+
+impl Entry {
+    /// The runtime's `isToolBatchAssistant` of the reducer: a `toolUse`, `length` or `stop`
+    /// assistant with at least one tool call.
+    pub fn is_tool_batch_assistant(&self) -> bool {
+        matches!(&self.body, EntryBody::Assistant { stop_reason, tool_calls, .. }
+            if matches!(stop_reason.as_str(), "toolUse" | "length" | "stop") && !tool_calls.is_empty())
+    }
+}
+
+/// A recorded tool outcome not yet committed (no tool-result entry yet).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct UncommittedOutcome {
+    pub record_id: String,
+    pub assistant_message_id: String,
+    pub tool_call_id: String,
+    pub is_error: bool,
+}
+
+/// One conversation of an instance.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Conversation {
+    pub conversation_id: String,
+    /// `root`, `task` or `action`.
+    pub kind: String,
+    pub harness: String,
+    pub session: String,
+    pub parent_conversation_id: Option<String>,
+    pub entries: HashMap<String, Entry>,
+    pub active_leaf_id: Option<String>,
+    /// In the order they started.
+    pub in_progress: Vec<InProgressMessage>,
+    /// In the order they were recorded.
+    pub uncommitted_outcomes: Vec<UncommittedOutcome>,
+    pub(super) last_assistant_by_submission: HashMap<String, String>,
+}
+
+impl Conversation {
+    /// The runtime's `getActiveConversationPath`: the parent chain from the active leaf, oldest
+    /// first.
+    pub fn active_path(&self) -> Result<Vec<&Entry>, FoldError> {
+        let mut path = Vec::new();
+        let mut seen = HashSet::new();
+        let mut current = self
+            .active_leaf_id
+            .as_deref()
+            .and_then(|id| self.entries.get(id));
+        while let Some(entry) = current {
+            if !seen.insert(entry.id.as_str()) {
+                return Err(FoldError {
+                    record_id: entry.id.clone(),
+                    record_type: "message".into(),
+                    reason: format!("Conversation graph contains a cycle at \"{}\".", entry.id),
+                });
+            }
+            path.push(entry);
+            current = match &entry.parent_id {
+                Parent::Id(p) => self.entries.get(p),
+                _ => None,
+            };
+        }
+        path.reverse();
+        Ok(path)
+    }
+
+    pub(super) fn has_uncommitted_tool_batch_at_leaf(&self) -> bool {
+        self.active_leaf_id
+            .as_deref()
+            .and_then(|id| self.entries.get(id))
+            .is_some_and(Entry::is_tool_batch_assistant)
+    }
+
+    pub(super) fn has_entry_or_in_progress(&self, id: &str) -> bool {
+        self.entries.contains_key(id) || self.in_progress.iter().any(|m| m.message_id == id)
+    }
+
+    pub(super) fn commit(&mut self, entry: Entry) {
+        self.active_leaf_id = Some(entry.id.clone());
+        self.entries.insert(entry.id.clone(), entry);
+    }
+}
