@@ -22,18 +22,88 @@ impl Needle {
 
     /// Whether `hay` (stored JSON, not necessarily UTF-8) contains the text, ignoring case.
     pub fn matches(&self, hay: &[u8]) -> bool {
+        self.find(hay).is_some()
+    }
+
+    /// Where in `hay` the text first starts, ignoring case: a byte offset into `hay` for an
+    /// ASCII text, into `hay` decoded lossily and lowercased otherwise (what [`Needle::snippet`]
+    /// cuts from).
+    pub fn find(&self, hay: &[u8]) -> Option<usize> {
         let n = self.lower.as_bytes();
         if self.lower.is_ascii() {
             // The first byte in either case is found with SIMD; only there is the rest compared.
             // A whale session is hundreds of MB of JSON, and most bytes start no match.
             let (a, b) = (n[0].to_ascii_lowercase(), n[0].to_ascii_uppercase());
             return memchr::memchr2_iter(a, b, hay)
-                .any(|i| hay.len() - i >= n.len() && hay[i..i + n.len()].eq_ignore_ascii_case(n));
+                .find(|&i| hay.len() - i >= n.len() && hay[i..i + n.len()].eq_ignore_ascii_case(n));
         }
         String::from_utf8_lossy(hay)
             .to_lowercase()
-            .contains(&self.lower)
+            .find(&self.lower)
     }
+
+    /// A short piece of `hay` around the first match: up to `around` characters either side,
+    /// cut at character boundaries, `…` where it was cut, JSON's escaped line breaks and tabs
+    /// and any run of white space shown as one space. Raw text: a front end makes it
+    /// terminal-safe. `None` when the text is not in `hay`.
+    pub fn snippet(&self, hay: &[u8], around: usize) -> Option<String> {
+        let at = self.find(hay)?;
+        let owned;
+        let text: &str = if self.lower.is_ascii() {
+            owned = String::from_utf8_lossy(hay).into_owned();
+            // Lossy decoding keeps every ASCII byte where it was only while nothing before the
+            // match was replaced; where something was, cut from the decoded text by a new search.
+            match owned.get(at..at + self.lower.len()) {
+                Some(m) if m.eq_ignore_ascii_case(&self.lower) => &owned,
+                _ => {
+                    let at = owned.to_ascii_lowercase().find(&self.lower)?;
+                    return Some(cut(&owned, at, self.lower.len(), around));
+                }
+            }
+        } else {
+            owned = String::from_utf8_lossy(hay).to_lowercase();
+            &owned
+        };
+        Some(cut(text, at, self.lower.len(), around))
+    }
+}
+
+/// `around` characters of `text` either side of the `len` bytes at `at`, tidied for one line.
+fn cut(text: &str, at: usize, len: usize, around: usize) -> String {
+    let start = text[..at]
+        .char_indices()
+        .rev()
+        .nth(around.saturating_sub(1))
+        .map_or(0, |(i, _)| i);
+    let end_match = (at + len).min(text.len());
+    let end = text[end_match..]
+        .char_indices()
+        .nth(around)
+        .map_or(text.len(), |(i, _)| end_match + i);
+    let mut s = String::new();
+    if start > 0 {
+        s.push('…');
+    }
+    let piece = text[start..end]
+        .replace("\\n", " ")
+        .replace("\\r", " ")
+        .replace("\\t", " ");
+    let mut last_space = false;
+    for c in piece.chars() {
+        if c.is_whitespace() {
+            if !last_space {
+                s.push(' ');
+            }
+            last_space = true;
+        } else {
+            s.push(c);
+            last_space = false;
+        }
+    }
+    if end < text.len() {
+        s.push('…');
+    }
+    s
 }
 
 #[cfg(test)]
@@ -64,6 +134,24 @@ mod tests {
         assert!(n.matches(b"\xff\xfeok"));
         let n = Needle::new("é").unwrap();
         assert!(n.matches(b"\xff\xc3\xa9"));
+    }
+
+    #[test]
+    fn a_snippet_is_the_text_around_the_first_match_on_one_line() {
+        let n = Needle::new("sk 803").unwrap();
+        let hay = br#"{"text":"order placed\nticket SK 803 refunded to the customer"}"#;
+        assert_eq!(n.find(hay), Some(30));
+        assert_eq!(
+            n.snippet(hay, 10).as_deref(),
+            Some("…d ticket SK 803 refunded …")
+        );
+        assert_eq!(n.snippet(b"SK 803", 8).as_deref(), Some("SK 803"));
+        assert_eq!(n.snippet(b"nothing", 8), None);
+        // Bytes that are not UTF-8 before the match do not shift the cut.
+        assert_eq!(
+            n.snippet(b"\xff\xfe sk 803 x", 3).as_deref(),
+            Some("\u{fffd}\u{fffd} sk 803 x")
+        );
     }
 
     #[test]
