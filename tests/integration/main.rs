@@ -17,6 +17,7 @@ mod damaged_props;
 mod direct_publish;
 mod fidelity;
 mod file_circles;
+mod find;
 mod hostile;
 mod incidents;
 mod js_json_parse;

@@ -7,6 +7,7 @@ mod backend;
 mod compact_load;
 mod error;
 mod filter;
+mod find;
 pub mod images;
 mod session_rows;
 // Parts of it serve the PostgreSQL store only.
@@ -36,9 +37,13 @@ pub use compact_load::{
 };
 pub use error::{NotWritable, PgFailure, StoreError};
 pub use filter::RowFilter;
+pub use find::{
+    thousands, MatchKind, SessionFinder, SessionMatch, TextSearched, TextSink, SNIPPET_AROUND,
+};
 pub use listing::ListQueries;
 pub use session_rows::{
-    EntryRow, EntryVisitor, PartRange, PartRows, SessionLoader, SessionRows, Split, SplitBelow,
+    EntryRow, EntryVisitor, EntryWhile, PartRange, PartRows, SessionLoader, SessionRows, Split,
+    SplitBelow,
 };
 pub use sqlite::write::{SqliteWriter, AUDIT_DDL};
 pub use sqlite::SqliteStore;
