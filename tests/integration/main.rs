@@ -10,6 +10,7 @@ mod cli_audit;
 mod cli_errors;
 mod cli_export;
 mod cli_list;
+mod cli_sessions;
 mod config;
 mod contract;
 mod damaged;
