@@ -34,8 +34,9 @@ impl Needle {
             // The first byte in either case is found with SIMD; only there is the rest compared.
             // A whale session is hundreds of MB of JSON, and most bytes start no match.
             let (a, b) = (n[0].to_ascii_lowercase(), n[0].to_ascii_uppercase());
-            return memchr::memchr2_iter(a, b, hay)
-                .find(|&i| hay.len() - i >= n.len() && hay[i..i + n.len()].eq_ignore_ascii_case(n));
+            return memchr::memchr2_iter(a, b, hay).find(|&i| {
+                hay.len() - i >= n.len() && hay[i..i + n.len()].eq_ignore_ascii_case(n)
+            });
         }
         String::from_utf8_lossy(hay)
             .to_lowercase()
