@@ -233,7 +233,11 @@ impl Verdicts {
             // (whole sessions would cost seconds and gigabytes on a production journal).
             let inspector = match &mut self.inspector {
                 Some((w, i)) if *w == context_window => i,
-                slot => &mut slot.insert((context_window, RowInspector::new(context_window))).1,
+                slot => {
+                    &mut slot
+                        .insert((context_window, RowInspector::new(context_window)))
+                        .1
+                }
             };
             let r = inspector.inspect(store, &job.row, self.now_ms)?;
             Cached {

@@ -116,6 +116,8 @@ pub enum Action {
     /// The stuck submissions grouped by the worker that held their lease, or back.
     #[strum(serialize = "incidents")]
     ToggleIncidents,
+    /// From any screen: the sessions screen, asking for a key, instance, id or text to find.
+    FindSession,
     /// The command palette: every action with its key, filtered as you type.
     Palette,
     /// Write mode only, the audit trail: undo the selected record, or (`batch`) every record of
