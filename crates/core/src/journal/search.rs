@@ -6,14 +6,42 @@
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Needle {
     lower: String,
+    /// For a text that is not all ASCII, its longest ASCII run (lowercase): a hay without it,
+    /// ignoring ASCII case, holds no match, and is not decoded and lowercased whole to find so.
+    ascii_run: Option<Vec<u8>>,
+}
+
+/// The only characters whose lowercase is or holds ASCII besides ASCII itself: KELVIN SIGN
+/// (`k`) and LATIN CAPITAL LETTER I WITH DOT ABOVE (`i̇`). A hay holding one is searched
+/// without the ASCII run's shortcut.
+const LOWERS_TO_ASCII: [&str; 2] = ["\u{212A}", "\u{130}"];
+
+/// Whether `hay` contains `n` (lowercase ASCII), ignoring ASCII case, and where first.
+fn find_ascii(hay: &[u8], n: &[u8]) -> Option<usize> {
+    // The first byte in either case is found with SIMD; only there is the rest compared.
+    // A whale session is hundreds of MB of JSON, and most bytes start no match.
+    let (a, b) = (n[0].to_ascii_lowercase(), n[0].to_ascii_uppercase());
+    memchr::memchr2_iter(a, b, hay)
+        .find(|&i| hay.len() - i >= n.len() && hay[i..i + n.len()].eq_ignore_ascii_case(n))
 }
 
 impl Needle {
     /// `None` for an empty text (it matches nothing).
     pub fn new(text: &str) -> Option<Needle> {
-        (!text.is_empty()).then(|| Needle {
-            lower: text.to_lowercase(),
-        })
+        if text.is_empty() {
+            return None;
+        }
+        let lower = text.to_lowercase();
+        let ascii_run = (!lower.is_ascii())
+            .then(|| {
+                lower
+                    .split(|c: char| !c.is_ascii())
+                    .max_by_key(|run| run.len())
+                    .filter(|run| !run.is_empty())
+                    .map(|run| run.as_bytes().to_vec())
+            })
+            .flatten();
+        Some(Needle { lower, ascii_run })
     }
 
     pub fn lower(&self) -> &str {
@@ -29,14 +57,18 @@ impl Needle {
     /// ASCII text, into `hay` decoded lossily and lowercased otherwise (what [`Needle::snippet`]
     /// cuts from).
     pub fn find(&self, hay: &[u8]) -> Option<usize> {
-        let n = self.lower.as_bytes();
         if self.lower.is_ascii() {
-            // The first byte in either case is found with SIMD; only there is the rest compared.
-            // A whale session is hundreds of MB of JSON, and most bytes start no match.
-            let (a, b) = (n[0].to_ascii_lowercase(), n[0].to_ascii_uppercase());
-            return memchr::memchr2_iter(a, b, hay).find(|&i| {
-                hay.len() - i >= n.len() && hay[i..i + n.len()].eq_ignore_ascii_case(n)
-            });
+            return find_ascii(hay, self.lower.as_bytes());
+        }
+        if let Some(run) = &self.ascii_run {
+            let odd = || {
+                LOWERS_TO_ASCII
+                    .iter()
+                    .any(|c| memchr::memmem::find(hay, c.as_bytes()).is_some())
+            };
+            if find_ascii(hay, run).is_none() && !odd() {
+                return None;
+            }
         }
         String::from_utf8_lossy(hay)
             .to_lowercase()
@@ -127,6 +159,23 @@ mod tests {
         let n = Needle::new("ÉCHEC").unwrap();
         assert!(n.matches("{\"text\":\"l'échec du déploiement\"}".as_bytes()));
         assert!(!n.matches(b"echec"));
+    }
+
+    #[test]
+    fn a_text_that_is_not_ascii_is_found_as_lowercasing_finds_it() {
+        let n = Needle::new("Malmö").unwrap();
+        assert!(n.matches("office MALMÖ".as_bytes()));
+        assert!(n.matches("malmö".as_bytes()));
+        assert!(!n.matches(b"malmo"));
+        assert!(!n.matches("mal mö".as_bytes()));
+        // Characters that lowercase to ASCII are not missed by the ASCII shortcut.
+        let n = Needle::new("kö").unwrap();
+        assert!(n.matches("\u{212A}Ö".as_bytes()));
+        let n = Needle::new("i̇ö").unwrap();
+        assert!(n.matches("\u{130}Ö".as_bytes()));
+        // No ASCII at all: no shortcut, still found.
+        let n = Needle::new("ÖÄ").unwrap();
+        assert!(n.matches("xöäx".as_bytes()));
     }
 
     #[test]
