@@ -248,13 +248,13 @@ impl<T: IdRows + SessionRows> SessionFinder for T {
                     entry: None,
                 }))
             };
-            // Ids are stored as the runtime made them (UUIDs in lower case, ULIDs in upper
-            // case): the query as given, and lowered, and raised.
+            // Ids are stored as the runtime made them (UUIDs and entry ids in lower case, ULIDs
+            // upper case after a lower-case prefix): the query as given, and lowered. Each form
+            // is a few index lookups and, for attempt and turn ids, a scan of the submission
+            // and journal rows (no index there): not more forms than these.
             let mut forms = vec![query.to_string()];
-            for f in [query.to_lowercase(), query.to_uppercase()] {
-                if !forms.contains(&f) {
-                    forms.push(f);
-                }
+            if query.to_lowercase() != query {
+                forms.push(query.to_lowercase());
             }
             for f in &forms {
                 by(&mut out, MatchKind::Submission, self.submissions_from(f)?);
