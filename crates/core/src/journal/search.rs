@@ -16,12 +16,25 @@ pub struct Needle {
 /// without the ASCII run's shortcut.
 const LOWERS_TO_ASCII: [&str; 2] = ["\u{212A}", "\u{130}"];
 
+/// ASCII bytes from the most to the least common in the runtime's stored JSON (keys, quotes,
+/// English text, numbers); a byte not listed is rarer than any listed.
+const COMMON: &[u8] = b" \"e:,taoinsrlhdc0u1236459{}78mpfgwy_b.v-kxjqz";
+
+/// How rare `b` is in stored JSON, ignoring case (higher is rarer).
+fn rarity(b: u8) -> usize {
+    let b = b.to_ascii_lowercase();
+    COMMON.iter().position(|&c| c == b).unwrap_or(COMMON.len())
+}
+
 /// Whether `hay` contains `n` (lowercase ASCII), ignoring ASCII case, and where first.
 fn find_ascii(hay: &[u8], n: &[u8]) -> Option<usize> {
-    // The first byte in either case is found with SIMD; only there is the rest compared.
-    // A whale session is hundreds of MB of JSON, and most bytes start no match.
-    let (a, b) = (n[0].to_ascii_lowercase(), n[0].to_ascii_uppercase());
+    // The needle's rarest byte, in either case, is found with SIMD; only there is the whole
+    // compared. A whale session is hundreds of MB of JSON, and a common byte (a space, a
+    // quote, an `e`) would stop the scan every few bytes.
+    let at = (0..n.len()).rev().max_by_key(|&i| rarity(n[i]))?;
+    let (a, b) = (n[at].to_ascii_lowercase(), n[at].to_ascii_uppercase());
     memchr::memchr2_iter(a, b, hay)
+        .filter_map(|j| j.checked_sub(at))
         .find(|&i| hay.len() - i >= n.len() && hay[i..i + n.len()].eq_ignore_ascii_case(n))
 }
 
@@ -159,6 +172,20 @@ mod tests {
         let n = Needle::new("ÉCHEC").unwrap();
         assert!(n.matches("{\"text\":\"l'échec du déploiement\"}".as_bytes()));
         assert!(!n.matches(b"echec"));
+    }
+
+    #[test]
+    fn the_first_match_is_found_whichever_byte_the_scan_looks_for() {
+        // `z` is the rarest byte of the text: found where it is also before the text's start,
+        // at the very start, and at the end of the hay.
+        let n = Needle::new("Zebra quartz").unwrap();
+        assert_eq!(n.find(b"z zebra quartz, zebra quartz"), Some(2));
+        assert_eq!(n.find(b"ZEBRA QUARTZ"), Some(0));
+        assert_eq!(n.find(b"zebra quart"), None);
+        assert_eq!(n.find(b"ebra quartz"), None);
+        let n = Needle::new("a").unwrap();
+        assert_eq!(n.find(b"xxA"), Some(2));
+        assert!(rarity(b'z') > rarity(b'e') && rarity(b'%') > rarity(b'z'));
     }
 
     #[test]
