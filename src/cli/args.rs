@@ -284,11 +284,12 @@ pub struct SessionsArgs {
     /// A session key or part of it, an instance, or an id (4 characters or more): a submission
     /// id or prefix, a conversation id or part of one, an affinity key, a child session, an
     /// attempt, turn or operation id (a prefix), an entry id.
+    #[arg(value_hint = clap::ValueHint::Other)]
     pub query: Option<String>,
 
     /// Search every session's stored entries for TEXT (ignoring case), a row at a time; each
     /// matching session is printed as it is found, with a piece of the entry that matched.
-    #[arg(long, value_name = "TEXT")]
+    #[arg(long, value_name = "TEXT", value_hint = clap::ValueHint::Other)]
     pub text: Option<String>,
 
     /// At most N sessions (the text search stops there).
