@@ -283,7 +283,8 @@ pub enum Command {
 pub struct SessionsArgs {
     /// A session key or part of it, an instance, or an id (4 characters or more): a submission
     /// id or prefix, a conversation id or part of one, an affinity key, a child session, an
-    /// attempt, turn or operation id (a prefix), an entry id.
+    /// attempt id (a prefix of hex digits), a turn or operation id (a prefix: turn_…, op_…),
+    /// an entry id.
     #[arg(value_hint = clap::ValueHint::Other)]
     pub query: Option<String>,
 

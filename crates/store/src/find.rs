@@ -139,7 +139,8 @@ pub trait SessionFinder {
     /// The sessions `query` names, by what the database holds: the key (a part of it, ignoring
     /// case), the instance, and, for a query of 4 characters or more without white space, a
     /// submission id or a prefix of one, an id of the session's data (conversation, affinity
-    /// key, child session), an attempt, turn or operation id (a prefix), an entry id (exact).
+    /// key, child session), an attempt id (a prefix, for a query of hex digits and dashes), a
+    /// turn or operation id (a prefix starting `turn_` or `op_`), an entry id (exact, hex digits).
     /// Sorted by session key, then by what matched; each (session, kind, value) once.
     fn find_sessions(&self, query: &str) -> Result<Vec<SessionMatch>, StoreError>;
 
@@ -256,11 +257,27 @@ impl<T: IdRows + SessionRows> SessionFinder for T {
             if query.to_lowercase() != query {
                 forms.push(query.to_lowercase());
             }
+            // Attempt ids are UUIDs and turn and operation ids start `turn_` and `op_`: neither
+            // column has an index, so they are scanned only for a query of their shape.
+            let uuid_like = query.chars().all(|c| c.is_ascii_hexdigit() || c == '-');
+            let lower = query.to_lowercase();
+            let turn_like = lower.starts_with("turn_") || lower.starts_with("op_");
             for f in &forms {
                 by(&mut out, MatchKind::Submission, self.submissions_from(f)?);
-                by(&mut out, MatchKind::Attempt, self.attempts_from(f)?);
-                by(&mut out, MatchKind::Turn, self.turns_from(f)?);
-                for (session, position) in self.entries_named(f)? {
+                if uuid_like {
+                    by(&mut out, MatchKind::Attempt, self.attempts_from(f)?);
+                }
+                if turn_like {
+                    by(&mut out, MatchKind::Turn, self.turns_from(f)?);
+                }
+                // The runtime's entry ids are 8 hex digits; scanning the entries' key index for
+                // anything else would cost a read of it for nothing.
+                let entries = if uuid_like {
+                    self.entries_named(f)?
+                } else {
+                    Vec::new()
+                };
+                for (session, position) in entries {
                     out.push(SessionMatch {
                         session,
                         kind: MatchKind::Entry,
