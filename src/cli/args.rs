@@ -162,6 +162,11 @@ impl Cli {
 pub enum Command {
     /// List submissions: by default those whose lease expired (what the reconciler would pick up).
     List(ListArgs),
+    /// Find sessions from what a customer gives you: a session key or part of it, an instance,
+    /// a submission id or a prefix of one, a conversation id or another id the session's rows
+    /// hold (affinity key, child session, attempt, turn or operation id, entry id); with --text,
+    /// text anywhere in the stored history of every session. Exit 4 when nothing matches.
+    Sessions(SessionsArgs),
     /// The stuck submissions (expired leases) grouped by the worker that held their lease: when
     /// it stopped renewing, how many it left, what the runtime's plan does to them, and the
     /// command that acts on all of them.
@@ -277,6 +282,29 @@ pub enum Command {
         #[arg(long)]
         json: bool,
     },
+}
+
+#[derive(Debug, Clone, Default, Args)]
+pub struct SessionsArgs {
+    /// A session key or part of it, an instance, or an id (4 characters or more): a submission
+    /// id or prefix, a conversation id or part of one, an affinity key, a child session, an
+    /// attempt id (a prefix of hex digits), a turn or operation id (a prefix: turn_…, op_…),
+    /// an entry id.
+    #[arg(value_hint = clap::ValueHint::Other)]
+    pub query: Option<String>,
+
+    /// Search every session's stored entries for TEXT (ignoring case), a row at a time; each
+    /// matching session is printed as it is found, with a piece of the entry that matched.
+    #[arg(long, value_name = "TEXT", value_hint = clap::ValueHint::Other)]
+    pub text: Option<String>,
+
+    /// At most N sessions (the text search stops there).
+    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u64).range(1..))]
+    pub limit: Option<u64>,
+
+    /// Print JSON (schema turnscope.sessions/1).
+    #[arg(long)]
+    pub json: bool,
 }
 
 #[derive(Debug, Clone, Default, Args)]

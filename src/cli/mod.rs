@@ -17,6 +17,7 @@ mod output;
 mod progress;
 mod seed;
 mod select;
+mod sessions;
 mod show;
 mod undo;
 
@@ -25,7 +26,7 @@ use std::path::PathBuf;
 
 pub use args::{
     parse_age, parse_since, ActionArgs, AuditArgs, Cli, Command, DiffArgs, ExportArgs, ListArgs,
-    SelectionArgs, Since, UndoArgs,
+    SelectionArgs, SessionsArgs, Since, UndoArgs,
 };
 pub use turnscope_core::text::{is_hostile_char, sanitize};
 pub use turnscope_tui::config::parse_duration;
@@ -96,6 +97,7 @@ fn json_output(cli: &Cli) -> bool {
         // `-o ids` is pasted into other commands: the pinned-clock note goes to stderr.
         Some(Command::List(a)) => a.json || a.output == Some(args::ListOutput::Ids),
         Some(Command::Audit(a)) => a.json,
+        Some(Command::Sessions(a)) => a.json,
         // The document itself goes to stdout unless --output names a file.
         Some(Command::Export(a)) => a.output.is_none(),
         Some(Command::Undo(a)) => a.json,
@@ -211,6 +213,7 @@ fn run_command(cli: &Cli, out: &mut dyn Write) -> Result<(), CliError> {
             Some(every) => list_watch::run(open_store(cli)?.reader(), cli, args, every, out),
             None => list::run(open_store(cli)?.reader(), cli, args, out),
         },
+        Some(Command::Sessions(a)) => sessions::run(&*open_store(cli)?, a, out),
         Some(Command::Incidents { json }) => {
             incidents::run(open_store(cli)?.reader(), cli, *json, out)
         }

@@ -43,6 +43,28 @@ impl Bar {
         }
     }
 
+    /// Set the count done.
+    pub fn set(&mut self, pos: u64) {
+        if let Some(b) = &self.bar {
+            b.set_position(pos);
+        }
+    }
+
+    /// Run `f` (writing to the terminal) with the bar cleared, then draw it again.
+    pub fn suspend<T>(&self, f: impl FnOnce() -> T) -> T {
+        match &self.bar {
+            Some(b) => b.suspend(f),
+            None => f(),
+        }
+    }
+
+    /// Remove the bar from the terminal.
+    pub fn clear(&mut self) {
+        if let Some(b) = self.bar.take() {
+            b.finish_and_clear();
+        }
+    }
+
     /// Leave the finished bar on its line: what was done, and how long it took.
     pub fn finish(&mut self) {
         if let Some(b) = self.bar.take() {

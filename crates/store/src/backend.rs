@@ -7,17 +7,21 @@ use super::postgres::{is_pg_url, PgTarget};
 #[cfg(feature = "postgres")]
 use super::postgres::{PgStore, PgWriter};
 use super::{
-    AuditLog, JournalStore, JournalWriter, ListQueries, SessionBrowse, SqliteStore, SqliteWriter,
-    StoreError,
+    AuditLog, JournalStore, JournalWriter, ListQueries, SessionBrowse, SessionFinder, SqliteStore,
+    SqliteWriter, StoreError,
 };
 
 /// Everything the CLI and the TUI read, from whichever database.
-pub trait Backend: JournalStore + SessionBrowse + ListQueries + AuditLog + Send {
+pub trait Backend:
+    JournalStore + SessionBrowse + ListQueries + AuditLog + SessionFinder + Send
+{
     /// The same store as a plain `JournalStore` (for `SubmissionReport::load`).
     fn reader(&self) -> &dyn JournalStore;
 }
 
-impl<T: JournalStore + SessionBrowse + ListQueries + AuditLog + Send> Backend for T {
+impl<T: JournalStore + SessionBrowse + ListQueries + AuditLog + SessionFinder + Send> Backend
+    for T
+{
     fn reader(&self) -> &dyn JournalStore {
         self
     }

@@ -9,6 +9,7 @@ pub mod ddl;
 mod error;
 pub mod export_db;
 mod filter;
+mod find;
 pub mod format;
 pub mod images;
 mod session_rows;
@@ -39,10 +40,14 @@ pub use compact_load::{
 };
 pub use error::{NotWritable, PgFailure, StoreError};
 pub use filter::RowFilter;
+pub use find::{
+    thousands, MatchKind, SessionFinder, SessionMatch, TextSearched, TextSink, SNIPPET_AROUND,
+};
 pub use format::{detect_format, FlueMeta, JournalFormat};
 pub use listing::ListQueries;
 pub use session_rows::{
-    EntryRow, EntryVisitor, PartRange, PartRows, SessionLoader, SessionRows, Split, SplitBelow,
+    EntryRow, EntryVisitor, EntryWhile, PartRange, PartRows, SessionLoader, SessionRows, Split,
+    SplitBelow,
 };
 pub use sqlite::undo::refusal_from_trail;
 pub use sqlite::write::{SqliteWriter, AUDIT_DDL};

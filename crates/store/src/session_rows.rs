@@ -23,6 +23,9 @@ pub struct EntryRow {
 /// Called with `(entry_id, position, data)` for each row of a session, in position order.
 pub type EntryVisitor<'a> = dyn FnMut(&[u8], i64, &[u8]) + 'a;
 
+/// [`EntryVisitor`] that says whether to go on.
+pub type EntryWhile<'a> = dyn FnMut(&[u8], i64, &[u8]) -> bool + 'a;
+
 /// The session reads a backend offers. All reads of one `load_bundle_with` call happen inside the
 /// backend's read snapshot.
 pub trait SessionRows {
@@ -50,6 +53,22 @@ pub trait SessionRows {
     /// Every entry of the session in position order: `f(entry_id, position, data)`. The slices are
     /// only valid during the call (no copy of the row is made).
     fn for_each_entry(&self, session: &str, f: &mut EntryVisitor<'_>) -> Result<(), StoreError>;
+    /// `for_each_entry` while `f` returns `true`; `false` when `f` stopped it (a search across
+    /// sessions reads no further than its match, and stops between two rows when cancelled).
+    /// This default reads the rest of the session without calling `f`.
+    fn for_each_entry_while(
+        &self,
+        session: &str,
+        f: &mut EntryWhile<'_>,
+    ) -> Result<bool, StoreError> {
+        let mut go = true;
+        self.for_each_entry(session, &mut |id, position, data| {
+            if go {
+                go = f(id, position, data);
+            }
+        })?;
+        Ok(go)
+    }
     /// How many entries the session has (what `for_each_entry` visits in the same snapshot), so
     /// a whole session's parse can allocate its entries once; `None` when the backend does not
     /// say.

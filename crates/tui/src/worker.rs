@@ -10,9 +10,10 @@
 use std::collections::HashMap;
 use std::io::Write;
 use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::mpsc::{Receiver, Sender, TryRecvError};
 use std::sync::Arc;
-use std::time::Instant;
+use std::time::{Duration, Instant};
 
 use super::listing;
 use super::messages::{
@@ -31,7 +32,8 @@ use turnscope_engine::report::SubmissionReport;
 use turnscope_store::RowFilter;
 use turnscope_store::{
     fetch_full, fetch_previews, load_compact, search_positions, ApplyError, AuditRecord, Backend,
-    CompactLoader, DbTarget, JournalWriter, SessionRows, SubmissionBundle,
+    CompactLoader, DbTarget, JournalWriter, SessionMatch, SessionRows, SubmissionBundle,
+    TextSearched, TextSink,
 };
 
 #[derive(Debug, Clone)]
@@ -109,8 +111,26 @@ pub enum Request {
         session: String,
         needle: String,
     },
+    /// The sessions `query` names (key, instance, ids: `SessionFinder::find_sessions`), then,
+    /// for a query of [`FIND_TEXT_FROM`] characters or more, its text in every session's
+    /// entries, searched in the background a step at a time (`Response::SessionText`) until
+    /// finished, `cancel` is set, or another `FindSessions` replaces it. Of several queued, only
+    /// the newest is read.
+    FindSessions {
+        query: String,
+        /// Which search of the screen this is: answers to an older one are dropped.
+        generation: u64,
+        cancel: Arc<AtomicBool>,
+    },
     Stop,
 }
+
+/// The shortest query whose text is searched across every session (a letter or two would
+/// match nearly every session and read the whole database for it).
+pub const FIND_TEXT_FROM: usize = 3;
+
+/// About how long one background step of a text search across sessions reads.
+const FIND_STEP: Duration = Duration::from_millis(100);
 
 #[derive(Debug, Clone)]
 pub enum Response {
@@ -156,6 +176,46 @@ pub enum Response {
         needle: String,
         result: Result<Vec<i64>, WorkerError>,
     },
+    /// The sessions a `FindSessions` query names by key, instance or id.
+    FoundSessions {
+        generation: u64,
+        result: Result<Vec<SessionMatch>, WorkerError>,
+    },
+    /// A step of a text search across sessions: the sessions it found since the last step, and
+    /// how far it got (`finished`, `cancelled`); `error` ends it.
+    SessionText {
+        generation: u64,
+        matches: Vec<SessionMatch>,
+        searched: TextSearched,
+        error: Option<WorkerError>,
+    },
+}
+
+/// A text search across sessions, between its background steps.
+struct FindText {
+    generation: u64,
+    needle: Needle,
+    searched: TextSearched,
+    cancel: Arc<AtomicBool>,
+}
+
+/// One step's matches, and when it pauses.
+struct StepSink {
+    matches: Vec<SessionMatch>,
+    until: Instant,
+    sessions_left: usize,
+}
+
+impl TextSink for StepSink {
+    fn found(&mut self, m: SessionMatch) -> bool {
+        self.matches.push(m);
+        true
+    }
+
+    fn progress(&mut self, _: &TextSearched) -> bool {
+        self.sessions_left = self.sessions_left.saturating_sub(1);
+        self.sessions_left > 0 && Instant::now() < self.until
+    }
 }
 
 pub use turnscope_store::FetchedPreview;
@@ -183,6 +243,10 @@ pub struct Worker {
     /// The clock every plan and apply is checked at (live lease, expiry, deadline, fence): the
     /// real clock, never the app's pinned display clock. Only the headless test harness fixes it.
     safety_clock: Option<i64>,
+    /// The text search across sessions under way.
+    find: Option<FindText>,
+    /// At most this many sessions per background step of it (tests watch it advance).
+    find_step_sessions: usize,
 }
 
 /// Sessions read faster than this are re-read on every refresh; slower, every `SESSIONS_RECOUNT`.
@@ -205,6 +269,8 @@ impl Worker {
             verdicts: Verdicts::default(),
             sessions_read: None,
             safety_clock: None,
+            find: None,
+            find_step_sessions: usize::MAX,
         }
     }
 
@@ -391,8 +457,70 @@ impl Worker {
                     result,
                 })
             }
+            Request::FindSessions {
+                query,
+                generation,
+                cancel,
+            } => {
+                self.find = None;
+                let result = self
+                    .store()
+                    .and_then(|s| s.find_sessions(&query).map_err(WorkerError::from));
+                let query = query.trim();
+                if result.is_ok() && query.chars().count() >= FIND_TEXT_FROM {
+                    self.find = Needle::new(query).map(|needle| FindText {
+                        generation,
+                        needle,
+                        searched: TextSearched::default(),
+                        cancel,
+                    });
+                }
+                Some(Response::FoundSessions { generation, result })
+            }
             Request::Stop => None,
         }
+    }
+
+    /// At most `n` sessions per background step of a text search across sessions.
+    pub fn set_find_step_sessions(&mut self, n: usize) {
+        self.find_step_sessions = n.max(1);
+    }
+
+    /// One background step of the text search across sessions.
+    fn find_step(&mut self) -> Option<Response> {
+        let mut f = self.find.take()?;
+        let mut sink = StepSink {
+            matches: Vec::new(),
+            until: Instant::now() + FIND_STEP,
+            sessions_left: self.find_step_sessions,
+        };
+        let from = std::mem::take(&mut f.searched);
+        let result = self.store().and_then(|s| {
+            s.search_text(&f.needle, from, &mut sink, &f.cancel)
+                .map_err(WorkerError::from)
+        });
+        let generation = f.generation;
+        Some(match result {
+            Ok(mut searched) => {
+                searched.cancelled |= f.cancel.load(Ordering::Relaxed);
+                if !searched.finished && !searched.cancelled {
+                    f.searched = searched.clone();
+                    self.find = Some(f);
+                }
+                Response::SessionText {
+                    generation,
+                    matches: sink.matches,
+                    searched,
+                    error: None,
+                }
+            }
+            Err(e) => Response::SessionText {
+                generation,
+                matches: sink.matches,
+                searched: TextSearched::default(),
+                error: Some(e),
+            },
+        })
     }
 
     /// The store's by-entry reads (bodies, previews, the text search).
@@ -451,11 +579,15 @@ impl Worker {
 
     /// Background work is waiting (verdicts of running rows, the failed count).
     pub fn busy(&self) -> bool {
-        self.verdicts.busy()
+        self.verdicts.busy() || self.find.is_some()
     }
 
     /// One step of background work (about [`STEP_BUDGET`]); `None` when there is none.
     pub fn background(&mut self) -> Option<Response> {
+        if self.find.is_some() {
+            // An operator waits on it; verdicts follow.
+            return self.find_step();
+        }
         if !self.verdicts.busy() {
             return None;
         }
@@ -916,12 +1048,14 @@ fn carried_out(batch: &[Request]) -> Vec<bool> {
     let last = |is: fn(&Request) -> bool| batch.iter().rposition(is);
     let refresh = last(|r| matches!(r, Request::Refresh { .. }));
     let search = last(|r| matches!(r, Request::SearchText { .. }));
+    let find = last(|r| matches!(r, Request::FindSessions { .. }));
     batch
         .iter()
         .enumerate()
         .map(|(i, r)| match r {
             Request::Refresh { .. } => Some(i) == refresh,
             Request::SearchText { .. } => Some(i) == search,
+            Request::FindSessions { .. } => Some(i) == find,
             _ => true,
         })
         .collect()

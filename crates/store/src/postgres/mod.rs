@@ -12,6 +12,7 @@ mod cells;
 pub mod connect;
 pub mod convert;
 pub mod ddl;
+mod find;
 mod listing;
 mod peer;
 mod read;

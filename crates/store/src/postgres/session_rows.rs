@@ -174,6 +174,14 @@ impl SessionRows for PgStore {
         rows_for_each(&mut *self.conn()?, session, f)
     }
 
+    fn for_each_entry_while(
+        &self,
+        session: &str,
+        f: &mut crate::EntryWhile<'_>,
+    ) -> Result<bool, StoreError> {
+        self.entries_while(session, f)
+    }
+
     fn entries_before(
         &self,
         session: &str,

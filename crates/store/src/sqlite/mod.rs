@@ -1,6 +1,7 @@
 //! SQLite journal databases, opened read-only: never created, never switched to another journal
 //! mode, never write-locked. Reads work while a live runtime writes in WAL mode.
 
+pub(crate) mod find;
 pub(crate) mod listing;
 pub(crate) mod peer;
 pub(crate) mod row_images;
@@ -604,6 +605,14 @@ impl SessionRows for SqliteStore {
             .and_then(|mut s| s.query_row([session], |r| r.get(0)))
             .map_err(|e| StoreError::sqlite("counting session entries", e))?;
         Ok(usize::try_from(n).ok())
+    }
+
+    fn for_each_entry_while(
+        &self,
+        session: &str,
+        f: &mut crate::session_rows::EntryWhile<'_>,
+    ) -> Result<bool, StoreError> {
+        self.entries_while(session, f)
     }
 
     fn for_each_entry(&self, session: &str, f: &mut EntryVisitor<'_>) -> Result<(), StoreError> {

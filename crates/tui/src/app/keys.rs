@@ -106,10 +106,27 @@ impl App {
         }
     }
 
+    /// Ask the worker to search the database for the sessions screen's query.
+    pub(super) fn request_find(
+        &mut self,
+        find: Option<(String, u64, std::sync::Arc<std::sync::atomic::AtomicBool>)>,
+    ) {
+        if let Some((query, generation, cancel)) = find {
+            self.effects.push(Effect::Request(Request::FindSessions {
+                query,
+                generation,
+                cancel,
+            }));
+        }
+    }
+
     /// The screen that takes the text filters (or searches) with it.
     pub(super) fn set_query(&mut self, mode: InputMode, q: String) {
         match mode {
-            InputMode::Filter if self.focus == Pane::Sessions => self.sessions.set_query(q),
+            InputMode::Filter if self.focus == Pane::Sessions => {
+                let find = self.sessions.set_query(q);
+                self.request_find(find);
+            }
             InputMode::Filter if self.focus == Pane::Audit => self.audit.set_query(q),
             InputMode::Filter => {
                 self.list.query = q;

@@ -275,6 +275,7 @@ impl App {
             Action::Back if !self.stack.is_empty() => self.close_inspect(),
             Action::NextPane | Action::PrevPane => self.cycle_pane(),
             Action::ToggleSessions => self.toggle_root(),
+            Action::FindSession => self.find_session(),
             Action::ToggleAudit => self.toggle_audit(),
             Action::ToggleWriteMode => self.toggle_write_mode(),
             Action::ToggleIncidents => self.toggle_incidents(),

@@ -54,6 +54,24 @@ impl App {
         }
     }
 
+    /// `f`, from any screen: the sessions screen, its filter cleared and asking for a key, an
+    /// instance, an id or text (what `/` there matches).
+    pub(super) fn find_session(&mut self) {
+        self.stack.clear();
+        self.layout.tree_offsets.clear();
+        self.banner = None;
+        let was = self.root;
+        self.root = Root::Sessions;
+        self.focus = Pane::Sessions;
+        let find = self.sessions.set_query(String::new());
+        self.request_find(find);
+        self.input = Some(InputMode::Filter);
+        if was != Root::Sessions {
+            // Sessions are read when their view opens, not before.
+            self.request_refresh();
+        }
+    }
+
     /// `a`: the audit trail, or back to where it was opened from.
     pub(super) fn toggle_audit(&mut self) {
         self.stack.clear();

@@ -53,6 +53,17 @@ impl App {
                 result,
             } => self.on_search_text(&session, &needle, result),
             Response::WriteMode(on, result) => self.on_write_mode(on, result),
+            Response::FoundSessions { generation, result } => self
+                .sessions
+                .on_ids(generation, result.map_err(|e| e.line())),
+            Response::SessionText {
+                generation,
+                matches,
+                searched,
+                error,
+            } => self
+                .sessions
+                .on_text(generation, matches, searched, error.map(|e| e.line())),
             Response::Exported(Ok(path)) => self.info(&format!("exported to {}", path.display())),
             Response::Exported(Err(e)) => self.error(&format!("export failed: {}", e.line())),
             Response::Planned(p) => self.on_planned(p),

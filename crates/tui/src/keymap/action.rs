@@ -119,6 +119,8 @@ pub enum Action {
     /// The stuck submissions grouped by the worker that held their lease, or back.
     #[strum(serialize = "incidents")]
     ToggleIncidents,
+    /// From any screen: the sessions screen, asking for a key, instance, id or text to find.
+    FindSession,
     /// The command palette: every action with its key, filtered as you type.
     Palette,
     /// A bulk preview: show or hide each submission's rows under its group.

@@ -126,7 +126,7 @@ pub static KEYMAP: &[Binding] = &[
     w(C::Audit,     &[k('U')],                                                     "U",       A::Undo { batch: true },       None,                      "undo the whole bulk apply of the selected record, in one transaction (previewed)"),
     // Sessions list.
     b(C::Sessions,  &[code(KeyCode::Enter)],                                       "⏎",       A::Enter,                      Some("open"),              "open the session's history tree"),
-    b(C::Sessions,  &[k('/')],                                                     "/",       A::StartFilter,                Some("search"),            "filter sessions by key or instance"),
+    b(C::Sessions,  &[k('/')],                                                     "/",       A::StartFilter,                Some("search"),            "find sessions by key, instance, any id, or text (esc stops)"),
     // Tree and detail.
     b(C::Inspect,   &[k('v')],                                                     "v",       A::ShowVerdict,                Some("verdict"),           "show the verdict and recovery plan (header row)"),
     b(C::Inspect,   &[k('c')],                                                     "c",       A::JumpCheckpoint,             Some("checkpoint"),        "jump to the journal's checkpoint leaf"),
@@ -164,6 +164,7 @@ pub static KEYMAP: &[Binding] = &[
     b(C::Global,    &[code(KeyCode::BackTab)],                                     "S-Tab",   A::PrevPane,                   None,                      "previous pane"),
     b(C::Global,    &[code(KeyCode::Esc)],                                         "esc",     A::Back,                       Some("back"),              "back: close, clear the filter, leave the tree"),
     b(C::Global,    &[k('s')],                                                     "s",       A::ToggleSessions,             Some("sessions"),          "switch between submissions and sessions"),
+    b(C::Global,    &[k('f')],                                                     "f",       A::FindSession,                None,                      "go to a session: type a key, instance, id or text"),
     b(C::Global,    &[k('y')],                                                     "y",       A::Copy,                       Some("copy"),              "copy the selected id to the clipboard (OSC 52, works over SSH)"),
     b(C::Global,    &[k('e')],                                                     "e",       A::Export,                     Some("export"),            "export the selected session (entries, journal, verdict) as JSON"),
     b(C::Global,    &[k('r')],                                                     "r",       A::Refresh,                    None,                      "refresh now (also every --refresh interval)"),

@@ -1,6 +1,12 @@
 //! The sessions view (`s`): every session with its instance, entry count, last update and its
-//! submissions by status, most recently updated first; `/` filters by key or instance, ⏎ opens
-//! the session's tree.
+//! submissions by status, most recently updated first; ⏎ opens the session's tree. `/` (and `f`
+//! from anywhere) filters by what the database holds: the key or instance of the rows read, the
+//! ids the worker finds (`SessionFinder::find_sessions`), and text in any session's entries,
+//! searched by the worker in the background and streamed in (esc stops it).
+
+use std::collections::HashMap;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::Arc;
 
 use ratatui::layout::Rect;
 use ratatui::style::Style;
@@ -16,7 +22,7 @@ use crate::view_state::{DrawCtx, Hit, InputMode, Layout, Pane};
 use crate::widgets::{render_selectable, scroll_into_view, table_header};
 use turnscope_core::journal::status::SubmissionStatus;
 use turnscope_core::journal::time::ms_from_iso;
-use turnscope_store::SessionSummary;
+use turnscope_store::{thousands, MatchKind, SessionMatch, SessionSummary, TextSearched};
 
 #[derive(Debug, Clone, Default)]
 pub struct SessionsScreen {
@@ -25,6 +31,57 @@ pub struct SessionsScreen {
     pub view: Vec<usize>,
     pub selected: usize,
     pub selected_id: Option<String>,
+    /// The search of `query` in the database: ids and text.
+    pub find: Find,
+}
+
+/// What the database said about the current query, and where its text search is.
+#[derive(Debug, Clone, Default)]
+pub struct Find {
+    /// Which search this is (answers to an older one are dropped).
+    pub generation: u64,
+    /// Set to stop the text search under way (esc, a new query).
+    pub cancel: Option<Arc<AtomicBool>>,
+    /// The ids the worker found: still reading them.
+    pub ids_pending: bool,
+    /// Per session key, what matched it (the first, by kind).
+    pub hits: HashMap<String, (MatchKind, String)>,
+    /// The text search: `None` before its first step (or without one).
+    pub searched: Option<TextSearched>,
+    /// The text search is under way.
+    pub searching: bool,
+    /// Why the search stopped early (an error), if it did.
+    pub error: Option<String>,
+}
+
+impl Find {
+    /// The one line the screen shows about the search, while it runs or once it stopped short.
+    pub fn progress_line(&self) -> Option<String> {
+        let s = self.searched.as_ref();
+        if let Some(e) = &self.error {
+            return Some(format!("search failed: {e}"));
+        }
+        if self.searching || self.ids_pending {
+            return Some(match s {
+                Some(s) => format!(
+                    "searching… {} of {} sessions (esc stops)",
+                    thousands(s.sessions),
+                    thousands(s.sessions_total)
+                ),
+                None => "searching…".into(),
+            });
+        }
+        match s {
+            Some(s) if s.cancelled && s.sessions_total == 0 => Some("search stopped".into()),
+            Some(s) if s.cancelled => Some(format!(
+                "search stopped: {} of {} sessions searched",
+                thousands(s.sessions),
+                thousands(s.sessions_total)
+            )),
+            Some(s) if s.finished => Some(format!("searched {}", s.describe())),
+            _ => None,
+        }
+    }
 }
 
 impl SessionsScreen {
@@ -39,18 +96,9 @@ impl SessionsScreen {
     }
 
     pub fn rebuild(&mut self) {
-        let q = self.query.to_lowercase();
+        let q = self.query.trim().to_lowercase();
         let mut view: Vec<usize> = (0..self.rows.len())
-            .filter(|&i| {
-                let s = &self.rows[i];
-                q.is_empty()
-                    || s.id.to_lowercase().contains(&q)
-                    || s.instance_id
-                        .as_deref()
-                        .unwrap_or("")
-                        .to_lowercase()
-                        .contains(&q)
-            })
+            .filter(|&i| q.is_empty() || self.matched(&self.rows[i], &q).is_some())
             .collect();
         // Most recently updated first (ISO strings sort chronologically).
         let rows = &self.rows;
@@ -68,6 +116,113 @@ impl SessionsScreen {
         self.selected_id = self.selected_session().map(|s| s.id.clone());
     }
 
+    /// What of session `s` the query `q` (lowercased) matches: its instance or key as read, or
+    /// what the database search found.
+    fn matched(&self, s: &SessionSummary, q: &str) -> Option<(MatchKind, String)> {
+        if let Some(i) = s
+            .instance_id
+            .as_deref()
+            .filter(|i| i.to_lowercase().contains(q))
+        {
+            return Some((MatchKind::Instance, i.to_string()));
+        }
+        if let Some(hit) = self.find.hits.get(&s.id) {
+            return Some(hit.clone());
+        }
+        s.id.to_lowercase()
+            .contains(q)
+            .then(|| (MatchKind::Key, s.id.clone()))
+    }
+
+    /// A new query: the search of the last one stops, the next begins (its generation).
+    pub fn restart_find(&mut self) -> Option<(String, u64, Arc<AtomicBool>)> {
+        self.stop_search();
+        self.find.generation += 1;
+        let generation = self.find.generation;
+        self.find = Find {
+            generation,
+            ..Find::default()
+        };
+        let q = self.query.trim().to_string();
+        if q.is_empty() {
+            return None;
+        }
+        let cancel = Arc::new(AtomicBool::new(false));
+        self.find.cancel = Some(cancel.clone());
+        self.find.ids_pending = true;
+        Some((q, generation, cancel))
+    }
+
+    /// Stop the text search under way (what it found stays); `true` when one was.
+    pub fn stop_search(&mut self) -> bool {
+        let was = self.find.searching || self.find.ids_pending;
+        if let Some(c) = self.find.cancel.take() {
+            c.store(true, Ordering::Relaxed);
+        }
+        if was {
+            self.find.searching = false;
+            self.find.ids_pending = false;
+            let s = self.find.searched.get_or_insert_with(TextSearched::default);
+            s.cancelled = true;
+        }
+        was
+    }
+
+    fn add_hit(&mut self, m: SessionMatch) {
+        let value = m.value;
+        let e = self
+            .find
+            .hits
+            .entry(m.session)
+            .or_insert((m.kind, value.clone()));
+        if m.kind < e.0 {
+            *e = (m.kind, value);
+        }
+    }
+
+    /// The ids the worker found for search `generation`.
+    pub fn on_ids(&mut self, generation: u64, result: Result<Vec<SessionMatch>, String>) {
+        if generation != self.find.generation || !self.find.ids_pending {
+            return;
+        }
+        self.find.ids_pending = false;
+        match result {
+            Ok(found) => {
+                for m in found {
+                    self.add_hit(m);
+                }
+                self.find.searching =
+                    self.query.trim().chars().count() >= crate::worker::FIND_TEXT_FROM;
+            }
+            Err(e) => self.find.error = Some(e),
+        }
+        self.rebuild();
+    }
+
+    /// A step of the text search `generation`.
+    pub fn on_text(
+        &mut self,
+        generation: u64,
+        matches: Vec<SessionMatch>,
+        searched: TextSearched,
+        error: Option<String>,
+    ) {
+        if generation != self.find.generation || !self.find.searching {
+            return;
+        }
+        for m in matches {
+            self.add_hit(m);
+        }
+        if let Some(e) = error {
+            self.find.error = Some(e);
+            self.find.searching = false;
+        } else {
+            self.find.searching = !searched.finished && !searched.cancelled;
+            self.find.searched = Some(searched);
+        }
+        self.rebuild();
+    }
+
     pub fn move_cursor(&mut self, delta: isize) {
         self.selected = step(self.selected, self.view.len(), delta);
         self.selected_id = self.selected_session().map(|s| s.id.clone());
@@ -82,8 +237,14 @@ impl SessionsScreen {
         match a {
             Action::Enter => self.target().map(Ask::Open).into_iter().collect(),
             Action::StartFilter => vec![Ask::Input(InputMode::Filter)],
+            // Esc stops a search first (what it found stays), then clears the query.
+            Action::Back if self.stop_search() => {
+                self.rebuild();
+                Vec::new()
+            }
             Action::Back if !self.query.is_empty() => {
                 self.query.clear();
+                self.restart_find();
                 self.rebuild();
                 Vec::new()
             }
@@ -91,10 +252,13 @@ impl SessionsScreen {
         }
     }
 
-    /// The `/` text: the sessions shown are those it matches.
-    pub fn set_query(&mut self, q: String) {
+    /// The `/` text: the sessions shown are those it matches. What the worker is to search the
+    /// database for, when there is a query.
+    pub fn set_query(&mut self, q: String) -> Option<(String, u64, Arc<AtomicBool>)> {
         self.query = q;
+        let find = self.restart_find();
         self.rebuild();
+        find
     }
 
     /// A click on row `row` of the viewport; `true` when it landed on a session.
@@ -106,6 +270,26 @@ impl SessionsScreen {
         self.selected = i;
         self.selected_id = self.selected_session().map(|s| s.id.clone());
         true
+    }
+}
+
+/// A text match's snippet from a few characters before the match, so the column shows it.
+fn near_match(snippet: &str, q: &str) -> String {
+    let Some(at) = turnscope_core::journal::search::Needle::new(q)
+        .and_then(|n| n.find(snippet.as_bytes()))
+        .filter(|&at| snippet.is_char_boundary(at))
+    else {
+        return snippet.to_string();
+    };
+    let start = snippet[..at]
+        .char_indices()
+        .rev()
+        .nth(11)
+        .map_or(0, |(i, _)| i);
+    if start == 0 {
+        snippet.to_string()
+    } else {
+        format!("…{}", &snippet[start..])
     }
 }
 
@@ -151,14 +335,37 @@ fn by_status(s: &SessionSummary) -> String {
 impl SessionsScreen {
     pub fn draw(&self, f: &mut Frame, cx: &DrawCtx, view: &mut Layout, area: Rect) {
         let t = cx.theme;
+        let progress = self.find.progress_line();
+        let mut area = area;
+        if let Some(line) = &progress {
+            // The search's line under the table: how far it got, or that it stopped short.
+            if area.height >= 3 {
+                area.height -= 1;
+                f.render_widget(
+                    Paragraph::new(Span::styled(format!(" {}", clean(line)), t.dim())),
+                    Rect {
+                        y: area.y + area.height,
+                        height: 1,
+                        ..area
+                    },
+                );
+            }
+        }
         let w = area.width as usize;
-        // instance, entries, updated, submissions, key (widest last, dropped first)
+        let q = self.query.trim().to_lowercase();
+        // With a query: what matched each session, in place of its submissions.
+        let (fourth, fourth_w) = if q.is_empty() {
+            ("SUBMISSIONS", 30)
+        } else {
+            ("MATCHED", 48)
+        };
+        // instance, entries, updated, submissions (or matched), key (widest last, dropped first)
         let inst_w = 18.min(w / 4);
         let cols: Vec<(&str, usize)> = vec![
             ("INSTANCE", inst_w),
             ("ENTRIES", 7),
             ("UPDATED", 12),
-            ("SUBMISSIONS", 30.min(w.saturating_sub(inst_w + 7 + 12 + 5))),
+            (fourth, fourth_w.min(w.saturating_sub(inst_w + 7 + 12 + 5))),
         ];
         let used: usize = cols.iter().map(|(_, c)| c + 1).sum::<usize>() + 1;
         let key_w = w.saturating_sub(used);
@@ -184,6 +391,18 @@ impl SessionsScreen {
                 .submissions_by_status
                 .iter()
                 .any(|(st, _)| SubmissionStatus::parse(st) == SubmissionStatus::Running);
+            let fourth = if q.is_empty() {
+                (by_status(s), if running { t.warn() } else { Style::new() })
+            } else {
+                let what = self
+                    .matched(s, &q)
+                    .map(|(kind, value)| match kind {
+                        MatchKind::Text => format!("text: {}", near_match(&value, &q)),
+                        _ => format!("{}: {value}", kind.label()),
+                    })
+                    .unwrap_or_default();
+                (what, Style::new())
+            };
             let texts = [
                 (
                     clean(s.instance_id.as_deref().unwrap_or("(not an agent session)")),
@@ -191,7 +410,7 @@ impl SessionsScreen {
                 ),
                 (s.entry_count.to_string(), t.dim()),
                 (updated, t.dim()),
-                (by_status(s), if running { t.warn() } else { Style::new() }),
+                fourth,
             ];
             let mut cells: Vec<Cell> = texts
                 .into_iter()
@@ -215,12 +434,24 @@ impl SessionsScreen {
             (!self.view.is_empty()).then_some(self.selected),
         );
         if self.view.is_empty() {
+            let searching = self.find.searching || self.find.ids_pending;
+            let short = self.query.trim().chars().count() < crate::worker::FIND_TEXT_FROM;
             let msg = if !cx.loaded || !cx.sessions_loaded {
-                "reading the sessions…"
+                "reading the sessions…".to_string()
             } else if self.rows.is_empty() {
-                "the database has no sessions"
+                "the database has no sessions".to_string()
+            } else if searching {
+                // Never "no match" before the search has finished: the line below counts.
+                "searching the sessions…".to_string()
+            } else if self.find.searched.as_ref().is_some_and(|s| s.cancelled) {
+                "no session matched before the search was stopped (esc clears)".to_string()
+            } else if short {
+                format!(
+                    "no session key or instance matches (text is searched from {} characters; esc clears)",
+                    crate::worker::FIND_TEXT_FROM
+                )
             } else {
-                "no session matches the filter (esc clears)"
+                "no session matches the filter: key, instance, ids or text (esc clears)".to_string()
             };
             f.render_widget(
                 Paragraph::new(Span::styled(format!(" {msg}"), t.dim())),
