@@ -321,6 +321,12 @@ fn journal_of(o: &Map<String, Value>) -> Result<JournalRow, String> {
 /// Whether the first bytes of `path` read as JSON (an object or an array after any whitespace
 /// or byte-order mark): `--db` then names an export (or some other JSON file, said as such),
 /// never an SQLite database, whose first bytes are `SQLite format 3`.
+///
+/// The descriptor is never closed (`forget`): `path` is usually a database this process already
+/// has open in SQLite, and closing any descriptor of a file drops every POSIX lock the process
+/// holds on it. Without its shared lock, another connection that closes believes it is the last,
+/// checkpoints and deletes the WAL, and our next commit goes into the deleted file: a bulk apply
+/// said "applied" and nothing was in the database.
 pub fn looks_like_json(path: &Path) -> bool {
     use std::io::Read;
     let Ok(mut f) = std::fs::File::open(path) else {
@@ -328,6 +334,7 @@ pub fn looks_like_json(path: &Path) -> bool {
     };
     let mut head = [0u8; 256];
     let n = f.read(&mut head).unwrap_or(0);
+    std::mem::forget(f);
     let head = head[..n]
         .strip_prefix(b"\xEF\xBB\xBF")
         .unwrap_or(&head[..n]);

@@ -743,15 +743,18 @@ fn sibling(path: &Path, suffix: &str) -> std::path::PathBuf {
 
 /// Whether the SQLite header says WAL mode: bytes 18 and 19 (file format write and read
 /// versions) are 2.
+///
+/// The descriptor is never closed (`forget`): closing any descriptor of the database drops every
+/// POSIX lock this process holds on it, SQLite's included (see `export_db::looks_like_json`).
 fn header_says_wal(path: &Path) -> bool {
     use std::io::Read;
     let mut head = [0u8; 20];
-    std::fs::File::open(path)
-        .and_then(|mut f| f.read_exact(&mut head))
-        .is_ok()
-        && head.starts_with(b"SQLite format 3\0")
-        && head[18] == 2
-        && head[19] == 2
+    let read = std::fs::File::open(path).and_then(|mut f| {
+        let r = f.read_exact(&mut head);
+        std::mem::forget(f);
+        r
+    });
+    read.is_ok() && head.starts_with(b"SQLite format 3\0") && head[18] == 2 && head[19] == 2
 }
 
 /// The `*.db` files in `dir` (sorted, the first five), for the hint of a directory given as
