@@ -14,21 +14,11 @@ use std::collections::{HashMap, HashSet};
 
 use serde_json::Value;
 
-use super::records::{Body, Parent, Record};
+use super::records::{BlockKind, Body, Parent, Record};
 use super::state::{
-    Block, BlockKind, Conversation, Entry, EntryBody, InProgressMessage, ToolCallRef,
+    Block, Conversation, Entry, EntryBody, FoldError, InProgressMessage, ToolCallRef,
     UncommittedOutcome,
 };
-
-/// A record the runtime's reducer refuses: the instance cannot be loaded past it.
-#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
-#[error("record {record_id:?} ({record_type}): {reason}")]
-pub struct FoldError {
-    pub record_id: String,
-    pub record_type: String,
-    /// The runtime's own reason text.
-    pub reason: String,
-}
 
 /// The folded state of one stream (one agent instance).
 #[derive(Debug, Clone, Default)]

@@ -16,9 +16,11 @@ pub mod fold;
 pub mod records;
 pub mod state;
 
-pub use fold::{FoldError, InstanceState};
-pub use records::{parse_batch, Body, ContentBlock, Envelope, Parent, Record, RecordError};
+pub use fold::InstanceState;
+pub use records::{
+    parse_batch, BlockKind, Body, ContentBlock, Envelope, Parent, Record, RecordError,
+};
 pub use state::{
-    Block, BlockKind, Conversation, Entry, EntryBody, InProgressMessage, ToolCallRef,
+    Block, Conversation, Entry, EntryBody, FoldError, InProgressMessage, ToolCallRef,
     UncommittedOutcome,
 };

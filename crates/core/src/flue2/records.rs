@@ -5,6 +5,24 @@
 
 use serde_json::{Map, Value};
 
+/// An assistant block's kind.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum BlockKind {
+    Text,
+    Reasoning,
+    ToolCall,
+}
+
+impl BlockKind {
+    pub(crate) fn js(self) -> &'static str {
+        match self {
+            BlockKind::Text => "text",
+            BlockKind::Reasoning => "reasoning",
+            BlockKind::ToolCall => "tool_call",
+        }
+    }
+}
+
 /// A record that is not what its type says (a missing or mistyped field), or a batch that is
 /// not a JSON array of objects.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
@@ -91,14 +109,14 @@ pub enum Body {
     },
     /// `assistant_text_started` or `assistant_reasoning_started`.
     BlockStarted {
-        kind: crate::flue2::BlockKind,
+        kind: BlockKind,
         message_id: String,
         block_id: String,
         block_index: Value,
     },
     /// `assistant_text_delta` or `assistant_reasoning_delta`.
     Delta {
-        kind: crate::flue2::BlockKind,
+        kind: BlockKind,
         message_id: String,
         block_id: String,
         sequence: Value,
@@ -106,7 +124,7 @@ pub enum Body {
     },
     /// `assistant_text_completed` or `assistant_reasoning_completed`.
     BlockCompleted {
-        kind: crate::flue2::BlockKind,
+        kind: BlockKind,
         message_id: String,
         block_id: String,
         delta_count: Value,
@@ -262,7 +280,7 @@ impl Record {
             attempt_id: f.opt_string("attemptId")?,
             turn_id: f.opt_string("turnId")?,
         };
-        use crate::flue2::BlockKind::{Reasoning, Text};
+        use BlockKind::{Reasoning, Text};
         let block_kind = |t: &str| {
             if t.contains("reasoning") {
                 Reasoning

@@ -4,25 +4,16 @@
 
 use std::collections::{HashMap, HashSet};
 
-use super::fold::FoldError;
-use super::records::{ContentBlock, Parent};
+use super::records::{BlockKind, ContentBlock, Parent};
 
-/// An assistant block's kind.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum BlockKind {
-    Text,
-    Reasoning,
-    ToolCall,
-}
-
-impl BlockKind {
-    pub(super) fn js(self) -> &'static str {
-        match self {
-            BlockKind::Text => "text",
-            BlockKind::Reasoning => "reasoning",
-            BlockKind::ToolCall => "tool_call",
-        }
-    }
+/// A record the runtime's reducer refuses: the instance cannot be loaded past it.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("record {record_id:?} ({record_type}): {reason}")]
+pub struct FoldError {
+    pub record_id: String,
+    pub record_type: String,
+    /// The runtime's own reason text.
+    pub reason: String,
 }
 
 /// A block of an in-progress assistant message.
