@@ -67,6 +67,7 @@ fn main() {
                 summary: plan.summary.clone(),
                 now_ms: NOW,
                 batch_id: None,
+                side_effects: None,
             };
             held.push(
                 writer

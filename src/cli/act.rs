@@ -124,7 +124,7 @@ pub(super) fn run_with(
         IdSource::Random,
     )?;
     let report = prepared.report;
-    let plan = match prepared.plan {
+    let mut plan = match prepared.plan {
         Ok(p) => p,
         Err(r) => {
             if args.json {
@@ -168,6 +168,20 @@ pub(super) fn run_with(
             )?;
         }
         return Ok(());
+    }
+    if !plan.side_effects.is_empty() {
+        if !args.ack_side_effects {
+            let why = plan.unacknowledged_side_effects().unwrap_or_default();
+            if args.json {
+                print_json(out, &refusal_json(kind, &id, &why, ACK_INSTEAD, &[]))?;
+            }
+            return Err(CliError::new(
+                format!("refused: {why}"),
+                ACK_INSTEAD,
+                exit::REFUSED,
+            ));
+        }
+        plan.acknowledge_side_effects();
     }
     if let Some(l) = &live {
         confirm::say(
@@ -329,12 +343,56 @@ fn write_preview(plan: &ActionPlan, out: &mut dyn Write) -> std::io::Result<()> 
         }
     }
     writeln!(out, "prediction: {}", sanitize(&plan.prediction.line()))?;
+    write_side_effects(&plan.side_effects, out)?;
     if let Some(stream) = plan.published_stream() {
         writeln!(
             out,
             "note: this write appends the terminal event to the event stream {}, where subscribers read it: it cannot be undone",
             sanitize(stream)
         )?;
+    }
+    Ok(())
+}
+
+/// What to do about calls that may have run, when they were not acknowledged.
+pub(super) const ACK_INSTEAD: &str =
+    "check each call's effect (the ledger above), then run the same command with --ack-side-effects";
+
+/// The side-effect ledger: every call the write answers `interrupted`, each of which may have run.
+pub(super) fn write_side_effects(
+    calls: &[turnscope_engine::actions::MayHaveRun],
+    out: &mut dyn Write,
+) -> std::io::Result<()> {
+    if calls.is_empty() {
+        return Ok(());
+    }
+    writeln!(
+        out,
+        "side effects: {} answered `interrupted` may already have run (the model is told they did not finish, and may call them again):",
+        turnscope_core::text::plural(calls.len() as u64, "tool call", "tool calls")
+    )?;
+    for c in calls {
+        let args = c.arguments.as_deref().unwrap_or("(arguments not read)");
+        let mut shown: String = args.chars().take(120).collect();
+        if shown.len() < args.len() {
+            shown.push('…');
+        }
+        writeln!(
+            out,
+            "  {} {} {}",
+            sanitize(&c.call_id),
+            sanitize(&c.tool),
+            sanitize(&shown)
+        )?;
+        writeln!(
+            out,
+            "    issued by attempt {} ({}), worker {}, in entry {}",
+            sanitize(c.attempt_id.as_deref().unwrap_or("-")),
+            c.attempt_source,
+            sanitize(c.worker.as_deref().unwrap_or("unknown")),
+            sanitize(c.requested_by.as_deref().unwrap_or("-"))
+        )?;
+        writeln!(out, "    trace: {}", sanitize(&c.trace))?;
     }
     Ok(())
 }
@@ -356,6 +414,8 @@ fn action_json(
         "dryRun": dry_run,
         "fence": plan.fence,
         "changes": plan.changes,
+        "sideEffects": plan.side_effects,
+        "sideEffectsAcknowledged": plan.side_effects_acknowledged,
         "applied": applied.map(|a| json!({
             "rowsWritten": a.rows_written,
             "lockHeldMs": a.lock_held.as_secs_f64() * 1000.0,

@@ -515,6 +515,10 @@ pub struct ActionArgs {
     /// Apply without asking for confirmation on a terminal.
     #[arg(long, short = 'y')]
     pub yes: bool,
+    /// Accept that the tool calls this write answers `interrupted` may already have run (their
+    /// side effects happened): required when there are any; recorded in the audit row.
+    #[arg(long)]
+    pub ack_side_effects: bool,
     /// Print JSON (schema turnscope.action/1).
     #[arg(long)]
     pub json: bool,
@@ -543,6 +547,10 @@ pub struct BulkActionArgs {
     /// Apply without asking for confirmation on a terminal.
     #[arg(long, short = 'y')]
     pub yes: bool,
+    /// Accept that the tool calls this write answers `interrupted` may already have run (their
+    /// side effects happened): required when there are any; recorded in the audit row.
+    #[arg(long)]
+    pub ack_side_effects: bool,
     /// At most N submissions a second in a bulk apply (e.g. 5/s or 0.5), to spare the database
     /// the runtime is using.
     #[arg(long, value_name = "N/s", value_parser = parse_rate)]
@@ -560,6 +568,7 @@ impl BulkActionArgs {
             dry_run: self.dry_run,
             reason: self.reason.clone(),
             yes: self.yes,
+            ack_side_effects: self.ack_side_effects,
             json: self.json,
         }
     }

@@ -241,6 +241,14 @@ fn write_preview(
     if let Some(line) = bulk::cannot_undo(items.iter().map(|i| &i.plan)) {
         writeln!(out, "warning: {}", sanitize(&line))?;
     }
+    for (id, plan) in items
+        .iter()
+        .filter_map(|i| Some((&i.id, i.plan.as_ref().ok()?)))
+        .filter(|(_, p)| !p.side_effects.is_empty())
+    {
+        writeln!(out, "{}:", sanitize(id))?;
+        super::act::write_side_effects(&plan.side_effects, out)?;
+    }
     Ok(())
 }
 
@@ -554,6 +562,32 @@ fn run(
             args.json,
             out,
         )?;
+    }
+    let calls: usize = items
+        .iter()
+        .filter_map(|i| i.plan.as_ref().ok())
+        .map(|p| p.side_effects.len())
+        .sum();
+    if calls > 0 {
+        if !args.ack_side_effects {
+            let why = format!(
+                "{} this batch answers `interrupted` may already have run: acknowledge their side effects (--ack-side-effects)",
+                turnscope_core::text::plural(calls as u64, "tool call", "tool calls")
+            );
+            if args.json {
+                let mut doc = bulk_json(kind, args, &database, None, now, &items);
+                doc["refused"] = json!(why);
+                print_json(out, &doc)?;
+            }
+            return Err(CliError::new(
+                format!("refused, nothing written: {why}"),
+                super::act::ACK_INSTEAD,
+                exit::REFUSED,
+            ));
+        }
+        for p in items.iter_mut().filter_map(|i| i.plan.as_mut().ok()) {
+            p.acknowledge_side_effects();
+        }
     }
     let question = confirm::Question::batch(kind.as_str(), writes);
     if confirm::ask_for(args.yes, args.json, &question, out)? == confirm::Answer::Declined {

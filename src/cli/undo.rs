@@ -90,6 +90,7 @@ pub fn run(cli: &Cli, args: &UndoArgs, out: &mut dyn Write) -> Result<(), CliErr
             UndoTarget::Batch(_) => Some(turnscope_engine::actions::run::new_batch_id()),
             UndoTarget::Audit(_) => None,
         },
+        side_effects: None,
     };
     // The check and the preview run in a write transaction that is rolled back.
     let preview = match writer.undo(&target, &info, false) {

@@ -73,6 +73,7 @@ pub(crate) fn audit(action: &str, now: i64) -> AuditInfo {
         summary: "s".into(),
         now_ms: now,
         batch_id: None,
+        side_effects: None,
     }
 }
 
@@ -541,7 +542,17 @@ fn cli_is_read_only_by_default_and_previews_before_writing() {
         "dry run and refusal wrote nothing"
     );
 
-    let o = turnscope(&db, &["--write", "repair", "74384fb4", "--json", "-y"]);
+    let o = turnscope(
+        &db,
+        &[
+            "--write",
+            "repair",
+            "--ack-side-effects",
+            "74384fb4",
+            "--json",
+            "-y",
+        ],
+    );
     assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
     let v: Value = serde_json::from_slice(&o.stdout).unwrap();
     assert_eq!(v["schema"], "turnscope.action/1");

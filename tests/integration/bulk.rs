@@ -166,6 +166,7 @@ fn bulk_on_ids_and_on_a_filtered_selection_on_every_backend() {
             &[
                 "--write",
                 "repair",
+                "--ack-side-effects",
                 "--all",
                 "--verdict",
                 "tool_use_unresolved",
@@ -255,7 +256,10 @@ fn a_partly_refused_batch_applies_the_rest_and_exits_3() {
         let dir = tempfile::tempdir().unwrap();
         let db = TestDb::from_sqlite(kind, &demo(dir.path()));
         let url = db_arg(&db);
-        let o = run(&url, &["--write", "repair", "--all", "-y"]);
+        let o = run(
+            &url,
+            &["--write", "repair", "--ack-side-effects", "--all", "-y"],
+        );
         assert_eq!(o.status.code(), Some(3), "{kind:?}: {}", stderr(&o));
         let text = String::from_utf8_lossy(&o.stdout).into_owned();
         let summary = text
@@ -364,8 +368,11 @@ fn step_and_reconcile_agree_on_rule_5() {
     let rows = listed(&db, &["--verdict", "resume/stream_continuation"]);
     let id = rows[0]["submission"]["submissionId"].as_str().unwrap();
     assert_eq!(rows[0]["plan"]["rule"], 5);
-    let step = run(&db, &["--write", "step", id, "-y"]);
-    let reconcile = run(&db, &["--write", "reconcile", id, "-y"]);
+    let step = run(&db, &["--write", "step", "--ack-side-effects", id, "-y"]);
+    let reconcile = run(
+        &db,
+        &["--write", "reconcile", "--ack-side-effects", id, "-y"],
+    );
     for o in [&step, &reconcile] {
         assert_eq!(o.status.code(), Some(0), "{}", stderr(o));
     }
@@ -441,6 +448,7 @@ fn the_bulk_json_document() {
         &[
             "--write",
             "repair",
+            "--ack-side-effects",
             "--all",
             "--verdict",
             "tool_use_unresolved",
@@ -483,20 +491,54 @@ fn usage_errors_of_a_bulk() {
         assert!(err.contains(needle), "{args:?}: {err}");
     };
     expect_usage(
-        &["--write", "repair", "--all", "--rate", "0/s", "-y"],
+        &[
+            "--write",
+            "repair",
+            "--ack-side-effects",
+            "--all",
+            "--rate",
+            "0/s",
+            "-y",
+        ],
         "out of range",
     );
     expect_usage(
-        &["--write", "repair", "--all", "--rate", "fast", "-y"],
+        &[
+            "--write",
+            "repair",
+            "--ack-side-effects",
+            "--all",
+            "--rate",
+            "fast",
+            "-y",
+        ],
         "not a rate",
     );
-    expect_usage(&["--write", "repair", "-y"], "<SUBMISSIONS>");
     expect_usage(
-        &["--write", "repair", "abc", "--all", "-y"],
+        &["--write", "repair", "--ack-side-effects", "-y"],
+        "<SUBMISSIONS>",
+    );
+    expect_usage(
+        &[
+            "--write",
+            "repair",
+            "--ack-side-effects",
+            "abc",
+            "--all",
+            "-y",
+        ],
         "cannot be used with",
     );
     expect_usage(
-        &["--write", "repair", "abc", "--verdict", "completed", "-y"],
+        &[
+            "--write",
+            "repair",
+            "--ack-side-effects",
+            "abc",
+            "--verdict",
+            "completed",
+            "-y",
+        ],
         "--verdict completed selects with --all",
     );
     expect_usage(&["repair", "--all"], "read-only by default");
@@ -516,7 +558,17 @@ fn usage_errors_of_a_bulk() {
     assert!(stderr(&o).contains("refusing to write without an explicit yes"));
     assert!(audit(&db).is_empty());
     // An id that names nothing stops the batch before its preview.
-    let o = run(&db, &["--write", "repair", "no-such-id", "also-not", "-y"]);
+    let o = run(
+        &db,
+        &[
+            "--write",
+            "repair",
+            "--ack-side-effects",
+            "no-such-id",
+            "also-not",
+            "-y",
+        ],
+    );
     assert_eq!(o.status.code(), Some(4), "{}", stderr(&o));
     assert!(o.stdout.is_empty());
 }
@@ -582,7 +634,7 @@ fn one_question_for_the_batch_and_the_count_typed_from_ten() {
     let db = demo(dir.path());
     let nothing = &|| {};
     // 4 writes: y/N, No by default.
-    let repair = ["--write", "repair", "--all"];
+    let repair = ["--write", "repair", "--ack-side-effects", "--all"];
     let (code, screen) = at_terminal(&db, &repair, "\n", nothing);
     assert_eq!(code, 5, "{screen}");
     assert!(
@@ -596,7 +648,7 @@ fn one_question_for_the_batch_and_the_count_typed_from_ten() {
     );
     assert!(audit(&db).is_empty());
     // Beside --json the question goes to stderr and the document says it was declined.
-    let json_repair = ["--write", "repair", "--all", "--json"];
+    let json_repair = ["--write", "repair", "--ack-side-effects", "--all", "--json"];
     let (code, screen) = at_terminal(&db, &json_repair, "n\n", nothing);
     assert_eq!(code, 5, "{screen}");
     let start = screen.find("{\r\n").expect("a JSON document");
@@ -637,7 +689,10 @@ fn one_question_for_the_batch_and_the_count_typed_from_ten() {
 }
 
 /// A submission that changes between the preview and its write is refused by its fence (the
-/// summary names it); the rest of the batch is applied.
+/// summary names it); the rest of the batch is applied, and is in the database: the outside
+/// writer here closes its connection while turnscope waits at the prompt, which deleted the WAL
+/// under turnscope's writer (and lost its commits) when looking at the `--db` file closed a
+/// descriptor of it and so dropped SQLite's locks.
 #[test]
 fn a_change_since_the_preview_refuses_that_one_and_the_batch_goes_on() {
     let dir = tempfile::tempdir().unwrap();
@@ -660,6 +715,7 @@ fn a_change_since_the_preview_refuses_that_one_and_the_batch_goes_on() {
     let args = [
         "--write",
         "repair",
+        "--ack-side-effects",
         "--all",
         "--verdict",
         "tool_use_unresolved",
@@ -677,7 +733,7 @@ fn a_change_since_the_preview_refuses_that_one_and_the_batch_goes_on() {
     );
     assert!(screen.contains(&changed), "{screen}");
     let records = audit(&db);
-    assert_eq!(records.len(), 1);
+    assert_eq!(records.len(), 1, "{screen}");
     assert_ne!(records[0]["submission_id"], changed.as_str());
 }
 

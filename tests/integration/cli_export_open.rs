@@ -396,6 +396,7 @@ fn cli_diff_shows_a_repair_between_an_export_and_the_live_database() {
             "repair",
             "74384fb4",
             "--yes",
+            "--ack-side-effects",
         ])
         .output()
         .unwrap();
@@ -492,6 +493,7 @@ fn cli_export_opened_is_read_only_and_other_json_is_named() {
             "repair",
             "74384fb4",
             "--yes",
+            "--ack-side-effects",
         ])
         .output()
         .unwrap();

@@ -157,6 +157,7 @@ fn audit(now: i64) -> AuditInfo {
         summary: "s".into(),
         now_ms: now,
         batch_id: None,
+        side_effects: None,
     }
 }
 
@@ -448,7 +449,10 @@ fn truncated_files_fail_cleanly_and_are_never_written() {
         if !o.status.success() {
             assert_fails(&o, 1, "");
         }
-        let o = turnscope(&db, &["--write", "repair", "anything", "-y"]);
+        let o = turnscope(
+            &db,
+            &["--write", "repair", "--ack-side-effects", "anything", "-y"],
+        );
         assert!(!o.status.success(), "{name}: {}", stdout(&o));
         assert!(!stderr(&o).contains("panicked"), "{}", stderr(&o));
         assert_eq!(snapshot(&db), before, "{name} was written to");
@@ -498,7 +502,7 @@ fn zeroed_pages_fail_cleanly_and_are_never_written() {
         }
         // Even where the submission's own rows still read fine, the writer refuses the file.
         assert!(SqliteWriter::open(&db).is_err(), "{name}: writer opened");
-        let o = turnscope(&db, &["--write", "repair", &id, "-y"]);
+        let o = turnscope(&db, &["--write", "repair", "--ack-side-effects", &id, "-y"]);
         assert!(!o.status.success(), "{name}: {}", stdout(&o));
         assert!(!stderr(&o).contains("panicked"), "{}", stderr(&o));
         assert_eq!(snapshot(&db), before, "{name} was written to");
@@ -675,7 +679,7 @@ fn wrong_schema_version_is_refused_with_a_hint() {
         assert!(SqliteWriter::open(&db).is_err());
         assert_fails(&turnscope(&db, &["list"]), 1, needle);
         assert_fails(
-            &turnscope(&db, &["--write", "repair", "x", "-y"]),
+            &turnscope(&db, &["--write", "repair", "--ack-side-effects", "x", "-y"]),
             1,
             "schema version",
         );
@@ -954,7 +958,7 @@ fn duplicate_tool_call_ids_refuse_the_repair() {
         "{refusal:?}"
     );
     assert_fails(
-        &turnscope(&db, &["--write", "repair", SUB, "-y"]),
+        &turnscope(&db, &["--write", "repair", "--ack-side-effects", SUB, "-y"]),
         3,
         "duplicate",
     );
@@ -1144,7 +1148,10 @@ fn deeply_nested_json_is_a_malformed_entry_not_a_stack_overflow() {
             "{action} wrote to a damaged database"
         );
     }
-    assert_ok(&turnscope(&db, &["--write", "step", SUB, "-y"]));
+    assert_ok(&turnscope(
+        &db,
+        &["--write", "step", "--ack-side-effects", SUB, "-y"],
+    ));
     let c = rusqlite::Connection::open(&db).unwrap();
     let (status, error, data): (String, String, String) = c
         .query_row(
@@ -1269,7 +1276,7 @@ fn a_locked_database_refuses_writes_cleanly_and_reads_in_wal_mode() {
         "{err}"
     );
     assert_fails(
-        &turnscope(&db, &["--write", "repair", &id, "-y"]),
+        &turnscope(&db, &["--write", "repair", "--ack-side-effects", &id, "-y"]),
         1,
         "locked",
     );
@@ -1302,7 +1309,7 @@ fn an_exclusive_lock_in_rollback_mode_is_a_clean_error() {
     assert!(started.elapsed() < Duration::from_secs(10));
     assert_fails(&turnscope(&db, &["list"]), 1, "locked");
     assert_fails(
-        &turnscope(&db, &["--write", "repair", &id, "-y"]),
+        &turnscope(&db, &["--write", "repair", "--ack-side-effects", &id, "-y"]),
         1,
         "locked",
     );
@@ -1377,7 +1384,10 @@ fn a_wal_file_without_its_database_is_missing_and_not_recreated() {
     assert!(SqliteWriter::open(&orphan_db).is_err());
     assert_fails(&turnscope(&orphan_db, &["list"]), 4, "no database");
     assert_fails(
-        &turnscope(&orphan_db, &["--write", "repair", "x", "-y"]),
+        &turnscope(
+            &orphan_db,
+            &["--write", "repair", "--ack-side-effects", "x", "-y"],
+        ),
         4,
         "no database",
     );

@@ -327,6 +327,7 @@ proptest! {
                     summary: p.summary.clone(),
                     now_ms: NOW,
                     batch_id: None,
+                    side_effects: None,
                 },
             );
             // Entry rows without a session row: creating the session (as the runtime's
@@ -467,6 +468,7 @@ proptest! {
                     summary: plan.summary.clone(),
                     now_ms: NOW,
                     batch_id: None,
+                    side_effects: None,
                 },
             )
             .unwrap();

@@ -241,6 +241,7 @@ fn undo_refuses_a_record_that_published_an_event() {
             summary: "s".into(),
             now_ms: turnscope_store::clock::now_ms(),
             batch_id: None,
+            side_effects: None,
         };
         let err = db
             .writer()

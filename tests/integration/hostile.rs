@@ -227,6 +227,9 @@ fn drive_every_screen(h: &mut Harness) -> Vec<(String, String)> {
     step(h, "R", &mut frames);
     step(h, "<Enter>", &mut frames);
     step(h, "A", &mut frames);
+    // The second confirmation: the calls the repair answers `interrupted` (hostile tool names
+    // and arguments among them), acknowledged.
+    step(h, "A", &mut frames);
     step(h, "<Esc>", &mut frames);
     step(h, "a", &mut frames);
     step(h, "<Enter>", &mut frames);

@@ -43,6 +43,7 @@ mod safety;
 mod scale_runtime;
 mod scan;
 mod scan_shared;
+mod side_effects;
 mod soak;
 mod support;
 mod tui;

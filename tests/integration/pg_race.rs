@@ -44,6 +44,7 @@ fn audit(action: &str) -> AuditInfo {
         summary: "race".into(),
         now_ms: NOW,
         batch_id: None,
+        side_effects: None,
     }
 }
 

@@ -76,7 +76,10 @@ fn pg_a_role_without_write_privilege_and_a_read_only_server_are_refused_before_t
         password: None,
         ..target.clone()
     };
-    let o = run(&reader.url(), &["--write", "repair", &id, "-y"]);
+    let o = run(
+        &reader.url(),
+        &["--write", "repair", &id, "-y", "--ack-side-effects"],
+    );
     one_error(
         &o,
         "this PostgreSQL role cannot write the journal tables",
@@ -101,7 +104,10 @@ fn pg_a_role_without_write_privilege_and_a_read_only_server_are_refused_before_t
         target.dbname
     ))
     .unwrap();
-    let o = run(&target.url(), &["--write", "repair", &id, "-y"]);
+    let o = run(
+        &target.url(),
+        &["--write", "repair", &id, "-y", "--ack-side-effects"],
+    );
     one_error(
         &o,
         "the PostgreSQL server makes every transaction read-only (default_transaction_read_only = on)",

@@ -605,10 +605,28 @@ fn run_db(
     for id in muts.keys() {
         let mut n = 0;
         if has_reconcile() {
-            n +=
-                usize::from(turnscope(&b, &["--write", "reconcile", id, "-y", "--json"]).is_some());
+            n += usize::from(
+                turnscope(
+                    &b,
+                    &[
+                        "--write",
+                        "reconcile",
+                        id,
+                        "-y",
+                        "--ack-side-effects",
+                        "--json",
+                    ],
+                )
+                .is_some(),
+            );
         } else {
-            while n < 10 && turnscope(&b, &["--write", "step", id, "-y", "--json"]).is_some() {
+            while n < 10
+                && turnscope(
+                    &b,
+                    &["--write", "step", id, "-y", "--ack-side-effects", "--json"],
+                )
+                .is_some()
+            {
                 n += 1;
             }
         }

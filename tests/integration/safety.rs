@@ -86,7 +86,11 @@ fn a_pipe_or_dev_null_never_answers_yes() {
     let db = unpack_fixture(dir.path(), "tool-batch-mid");
     let before = bytes(&db);
     for stdin in [Some("n\n"), Some("y\n"), None] {
-        let o = run_with_stdin(&db, &["--write", "repair", SUB], stdin);
+        let o = run_with_stdin(
+            &db,
+            &["--write", "repair", "--ack-side-effects", SUB],
+            stdin,
+        );
         assert_eq!(o.status.code(), Some(2), "{stdin:?}: {}", stderr(&o));
         let err = stderr(&o);
         assert!(
@@ -98,7 +102,11 @@ fn a_pipe_or_dev_null_never_answers_yes() {
         assert_eq!(bytes(&db), before, "{stdin:?}: nothing written");
     }
     // -y is the explicit yes of a script.
-    let o = run_with_stdin(&db, &["--write", "repair", SUB, "-y"], None);
+    let o = run_with_stdin(
+        &db,
+        &["--write", "repair", "--ack-side-effects", SUB, "-y"],
+        None,
+    );
     assert!(o.status.success(), "{}", stderr(&o));
     assert_eq!(audit_count(&db), 1);
 }
@@ -139,7 +147,11 @@ fn a_person_at_a_terminal_answers_and_no_is_its_own_exit_code() {
     let dir = tempfile::tempdir().unwrap();
     let db = unpack_fixture(dir.path(), "tool-batch-mid");
     let before = bytes(&db);
-    let o = at_terminal(&db, &["--write", "repair", SUB], "n\n");
+    let o = at_terminal(
+        &db,
+        &["--write", "repair", "--ack-side-effects", SUB],
+        "n\n",
+    );
     let text = stdout(&o);
     assert_eq!(o.status.code(), Some(5), "{text}");
     assert!(
@@ -147,7 +159,11 @@ fn a_person_at_a_terminal_answers_and_no_is_its_own_exit_code() {
         "{text}"
     );
     assert_eq!(bytes(&db), before, "declined: nothing written");
-    let o = at_terminal(&db, &["--write", "repair", SUB], "y\n");
+    let o = at_terminal(
+        &db,
+        &["--write", "repair", "--ack-side-effects", SUB],
+        "y\n",
+    );
     let text = stdout(&o);
     assert!(o.status.success(), "{text}");
     assert!(
@@ -256,8 +272,8 @@ fn a_pinned_clock_never_moves_the_live_lease_guard_and_is_shown() {
     let two_hours_ahead = (now + 2 * 3_600_000).to_string();
     for kind in [
         &["fail", &live, "--reason", "r"][..],
-        &["repair", &live],
-        &["step", &live],
+        &["repair", "--ack-side-effects", &live],
+        &["step", "--ack-side-effects", &live],
         &["requeue", &live],
     ] {
         let mut args = vec!["--write"];
@@ -314,9 +330,12 @@ fn a_live_runtime_is_named_before_the_write() {
         .expect("the demo's rule 9 submission")
         .submission_id
         .clone();
-    let o = cmd(&db, &["--write", "step", &translator, "-y"])
-        .output()
-        .unwrap();
+    let o = cmd(
+        &db,
+        &["--write", "step", "--ack-side-effects", &translator, "-y"],
+    )
+    .output()
+    .unwrap();
     assert!(o.status.success(), "{}", stderr(&o));
     let text = stdout(&o);
     assert!(
@@ -335,9 +354,12 @@ fn a_live_runtime_is_named_before_the_write() {
     // Where no lease is live, nothing is said.
     let quiet = tempfile::tempdir().unwrap();
     let fixture = unpack_fixture(quiet.path(), "tool-batch-mid");
-    let o = cmd(&fixture, &["--write", "repair", SUB, "-y"])
-        .output()
-        .unwrap();
+    let o = cmd(
+        &fixture,
+        &["--write", "repair", "--ack-side-effects", SUB, "-y"],
+    )
+    .output()
+    .unwrap();
     assert!(o.status.success(), "{}", stderr(&o));
     assert!(!stdout(&o).contains("a runtime is live"), "{}", stdout(&o));
 }
@@ -393,7 +415,7 @@ fn write_access_is_checked_before_any_preview() {
     set(&db, 0o644);
     let before = bytes(&db);
     // The file is not the user's: one error line, the hint, no preview, no question.
-    let o = as_unprivileged(&db, &["--write", "repair", SUB]);
+    let o = as_unprivileged(&db, &["--write", "repair", "--ack-side-effects", SUB]);
     assert_eq!(o.status.code(), Some(1), "{}", stderr(&o));
     let err = stderr(&o);
     assert!(
@@ -405,7 +427,7 @@ fn write_access_is_checked_before_any_preview() {
     assert!(stdout(&o).is_empty(), "no preview: {}", stdout(&o));
     // The file is, the directory (where SQLite creates its -wal and -shm) is not.
     set(&db, 0o666);
-    let o = as_unprivileged(&db, &["--write", "repair", SUB]);
+    let o = as_unprivileged(&db, &["--write", "repair", "--ack-side-effects", SUB]);
     let err = stderr(&o);
     assert_eq!(o.status.code(), Some(1), "{err}");
     assert!(

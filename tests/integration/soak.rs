@@ -1099,6 +1099,7 @@ fn act(db: &Path, writer: &mut SqliteWriter, st: &mut TsStats, preview: bool) {
             summary: plan.summary.clone(),
             now_ms: now,
             batch_id: None,
+            side_effects: None,
         };
         match writer.apply(&plan.fence, &plan.changes, &audit) {
             Ok(a) => {

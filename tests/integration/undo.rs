@@ -18,6 +18,7 @@ fn info(action: &str, batch: Option<&str>) -> AuditInfo {
         summary: "s".into(),
         now_ms: turnscope_store::clock::now_ms(),
         batch_id: batch.map(str::to_string),
+        side_effects: None,
     }
 }
 
@@ -68,9 +69,11 @@ fn apply(db: &TestDb, kind: ActionKind, id: &str, batch: Option<&str>) -> i64 {
         IdSource::Seeded(7),
     )
     .unwrap();
-    let plan = p
+    let mut plan = p
         .plan
         .unwrap_or_else(|r| panic!("{kind:?} {id}: {}", r.reason));
+    // The operator has seen the calls the repair answers `interrupted`.
+    plan.acknowledge_side_effects();
     run::apply_in_batch(&mut *db.writer(), &plan, "undo@test", now, batch)
         .unwrap()
         .audit_id
@@ -261,7 +264,7 @@ fn cli_undo_previews_asks_reverts_and_refuses_a_second_time() {
             .output()
             .unwrap()
     };
-    let o = cli(&["--write", "repair", &id, "-y"]);
+    let o = cli(&["--write", "repair", "--ack-side-effects", &id, "-y"]);
     assert!(o.status.success());
     assert!(String::from_utf8_lossy(&o.stdout).contains("undo: `turnscope --write undo 1`"));
     assert_eq!(cli(&["undo", "1"]).status.code(), Some(2), "needs --write");

@@ -243,6 +243,9 @@ pub struct AuditInfo {
     pub now_ms: i64,
     /// One id shared by the audit rows of one bulk apply (or one undo of a batch).
     pub batch_id: Option<String>,
+    /// The tool calls the write answered `interrupted` that the operator acknowledged may have
+    /// run (a JSON array), `None` when it answered none.
+    pub side_effects: Option<String>,
 }
 
 /// What `undo` reverts: one audit record, or every record of a bulk apply.
@@ -337,4 +340,7 @@ pub struct AuditRecord {
     pub undoes: Option<i64>,
     /// The exact rows before and after (`None` for records written before turnscope kept them).
     pub changes: Option<Vec<crate::images::RowImage>>,
+    /// The acknowledged side-effect ledger (`None` when the write answered no call `interrupted`,
+    /// or was recorded before turnscope kept it).
+    pub side_effects: Option<serde_json::Value>,
 }

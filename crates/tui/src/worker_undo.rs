@@ -23,6 +23,7 @@ pub fn undo(
             UndoTarget::Batch(_) => Some(turnscope_engine::actions::run::new_batch_id()),
             UndoTarget::Audit(_) => None,
         },
+        side_effects: None,
     };
     writer.undo(target, &info, commit).map_err(Into::into)
 }

@@ -223,6 +223,8 @@ mod tests {
             },
             changes,
             summary: "s".into(),
+            side_effects: Vec::new(),
+            side_effects_acknowledged: false,
             prediction: Prediction {
                 outcome: NextOutcome::Result(result),
                 rule: Some(rule),

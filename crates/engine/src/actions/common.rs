@@ -4,6 +4,7 @@
 use serde::Serialize;
 
 use super::predict::{predict, Prediction};
+use super::side_effects::{side_effects, MayHaveRun};
 use crate::report::SubmissionReport;
 use turnscope_core::recovery::changes::{Fence, RowChange};
 
@@ -43,6 +44,14 @@ pub struct ActionPlan {
     pub prediction: Prediction,
     /// The operator's reason (required for `fail`).
     pub reason: Option<String>,
+    /// The tool calls `changes` answer with a synthetic `interrupted` result: each may have run.
+    /// Applying needs [`ActionPlan::acknowledge_side_effects`] when this is not empty.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub side_effects: Vec<MayHaveRun>,
+    /// Whether the operator acknowledged `side_effects` (`--ack-side-effects`, or the TUI's
+    /// second confirmation).
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    pub side_effects_acknowledged: bool,
 }
 
 impl ActionPlan {
@@ -60,10 +69,47 @@ impl ActionPlan {
             attempt_id: r.row().attempt_id.clone(),
             fence: fence(r),
             prediction: predict(r, &changes),
+            side_effects: side_effects(r, &changes),
+            side_effects_acknowledged: false,
             changes,
             summary,
             reason: None,
         }
+    }
+
+    /// The operator has seen the side-effect ledger and accepts that its calls may have run.
+    pub fn acknowledge_side_effects(&mut self) {
+        self.side_effects_acknowledged = true;
+    }
+
+    /// Why this plan may not be applied yet: calls that may have run, not acknowledged.
+    pub fn unacknowledged_side_effects(&self) -> Option<String> {
+        if self.side_effects.is_empty() || self.side_effects_acknowledged {
+            return None;
+        }
+        let n = self.side_effects.len();
+        // Each tool once, the first few: a 10,000-call batch stays one line.
+        let mut names: Vec<String> = Vec::new();
+        for c in &self.side_effects {
+            if !names.contains(&c.tool) {
+                names.push(c.tool.clone());
+            }
+        }
+        if names.len() > 5 {
+            let more = names.len() - 5;
+            names.truncate(5);
+            names.push(turnscope_core::text::plural(
+                more as u64,
+                "more tool",
+                "more tools",
+            ));
+        }
+        Some(format!(
+            "{n} tool call{} this write answers `interrupted` may already have run ({}): acknowledge {} side effects (--ack-side-effects)",
+            if n == 1 { "" } else { "s" },
+            names.join(", "),
+            if n == 1 { "its" } else { "their" }
+        ))
     }
 
     pub fn is_noop(&self) -> bool {

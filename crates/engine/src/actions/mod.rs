@@ -17,6 +17,7 @@ mod repair;
 mod requeue;
 pub mod run;
 mod runtime_rows;
+pub mod side_effects;
 mod step;
 mod writes;
 
@@ -30,4 +31,5 @@ pub use repair::plan_repair;
 pub use requeue::plan_requeue;
 pub use run::{plan, IdSource};
 pub use runtime_rows::{synthetic_result, INTERRUPTED_TEXT};
+pub use side_effects::MayHaveRun;
 pub use step::{next_step_len, plan_step, step_words};

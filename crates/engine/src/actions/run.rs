@@ -124,6 +124,8 @@ pub fn audit_info(plan: &ActionPlan, operator: &str, now_ms: i64) -> AuditInfo {
         summary: plan.summary.clone(),
         now_ms,
         batch_id: None,
+        side_effects: (!plan.side_effects.is_empty() && plan.side_effects_acknowledged)
+            .then(|| serde_json::to_string(&plan.side_effects).unwrap_or_default()),
     }
 }
 
@@ -135,6 +137,9 @@ pub fn apply(
     operator: &str,
     now_ms: i64,
 ) -> Result<Applied, ApplyError> {
+    if let Some(why) = plan.unacknowledged_side_effects() {
+        return Err(ApplyError::Refused(why));
+    }
     writer.apply(
         &plan.fence,
         &plan.changes,
@@ -150,6 +155,9 @@ pub fn apply_in_batch(
     now_ms: i64,
     batch_id: Option<&str>,
 ) -> Result<Applied, ApplyError> {
+    if let Some(why) = plan.unacknowledged_side_effects() {
+        return Err(ApplyError::Refused(why));
+    }
     let mut info = audit_info(plan, operator, now_ms);
     info.batch_id = batch_id.map(str::to_string);
     writer.apply(&plan.fence, &plan.changes, &info)

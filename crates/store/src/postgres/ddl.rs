@@ -147,12 +147,14 @@ pub const AUDIT_DDL: &str = "CREATE TABLE IF NOT EXISTS turnscope_audit (
   version TEXT NOT NULL,
   batch_id TEXT,
   undoes BIGINT,
-  changes TEXT
+  changes TEXT,
+  side_effects TEXT
 )";
 
 /// Columns added to `turnscope_audit` after its first release (an older table gets them).
-pub const AUDIT_COLUMNS_ADDED: [(&str, &str); 3] = [
+pub const AUDIT_COLUMNS_ADDED: [(&str, &str); 4] = [
     ("batch_id", "TEXT"),
     ("undoes", "BIGINT"),
     ("changes", "TEXT"),
+    ("side_effects", "TEXT"),
 ];

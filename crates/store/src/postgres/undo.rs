@@ -183,11 +183,12 @@ pub(super) fn read_audit(
         }
     };
     let sql = format!(
-        "SELECT id, at, operator, action, submission_id, attempt_id, reason, summary, version, {}, {}, {}
+        "SELECT id, at, operator, action, submission_id, attempt_id, reason, summary, version, {}, {}, {}, {}
          FROM turnscope_audit WHERE {cond} ORDER BY id DESC{}",
         col("batch_id", "::text"),
         col("undoes", "::bigint"),
         col("changes", "::text"),
+        col("side_effects", "::text"),
         limit.map_or(String::new(), |n| format!(" LIMIT {n}"))
     );
     Ok(c.query(&sql, params)?
@@ -205,6 +206,7 @@ pub(super) fn read_audit(
             batch_id: cell_opt_text(r, 9),
             undoes: cell_int(r, 10),
             changes: cell_opt_text(r, 11).and_then(|t| serde_json::from_str(&t).ok()),
+            side_effects: cell_opt_text(r, 12).and_then(|t| serde_json::from_str(&t).ok()),
         })
         .collect())
 }
@@ -221,8 +223,8 @@ pub(super) fn insert_audit(
     let changes = serde_json::to_string(images).unwrap_or_else(|_| "[]".into());
     Ok(tx
         .query_one(
-            "INSERT INTO turnscope_audit (at, operator, action, submission_id, attempt_id, reason, summary, version, batch_id, undoes, changes)
-             VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11) RETURNING id",
+            "INSERT INTO turnscope_audit (at, operator, action, submission_id, attempt_id, reason, summary, version, batch_id, undoes, changes, side_effects)
+             VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12) RETURNING id",
             &[
                 &audit.now_ms,
                 &audit.operator,
@@ -235,6 +237,7 @@ pub(super) fn insert_audit(
                 &audit.batch_id,
                 &undoes,
                 &changes,
+                &audit.side_effects,
             ],
         )
         .map_err(perr("writing the audit row"))?

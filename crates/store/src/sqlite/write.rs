@@ -33,15 +33,17 @@ pub const AUDIT_DDL: &str = "CREATE TABLE IF NOT EXISTS turnscope_audit (
   version TEXT NOT NULL,
   batch_id TEXT,
   undoes INTEGER,
-  changes TEXT
+  changes TEXT,
+  side_effects TEXT
 )";
 
 /// Columns added to `turnscope_audit` after its first release: an older table gets them (NULL in
 /// its old rows) in the first write transaction of a newer turnscope.
-pub const AUDIT_COLUMNS_ADDED: [(&str, &str); 3] = [
+pub const AUDIT_COLUMNS_ADDED: [(&str, &str); 4] = [
     ("batch_id", "TEXT"),
     ("undoes", "INTEGER"),
     ("changes", "TEXT"),
+    ("side_effects", "TEXT"),
 ];
 
 /// Create the audit table, or bring an older one up to date, inside the write transaction.
@@ -75,8 +77,8 @@ pub(super) fn insert_audit(
     images: &[RowImage],
 ) -> Result<i64, rusqlite::Error> {
     tx.execute(
-        "INSERT INTO turnscope_audit (at, operator, action, submission_id, attempt_id, reason, summary, version, batch_id, undoes, changes)
-         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11)",
+        "INSERT INTO turnscope_audit (at, operator, action, submission_id, attempt_id, reason, summary, version, batch_id, undoes, changes, side_effects)
+         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12)",
         params![
             audit.now_ms,
             audit.operator,
@@ -89,6 +91,7 @@ pub(super) fn insert_audit(
             audit.batch_id,
             undoes,
             images_json(images),
+            audit.side_effects,
         ],
     )?;
     Ok(tx.last_insert_rowid())
@@ -411,10 +414,11 @@ pub(super) fn read_audit<P: rusqlite::Params>(
         }
     };
     let sql = format!(
-        "SELECT id, at, operator, action, submission_id, attempt_id, reason, summary, version, {}, {}, {} FROM turnscope_audit WHERE {cond} ORDER BY id DESC{}",
+        "SELECT id, at, operator, action, submission_id, attempt_id, reason, summary, version, {}, {}, {}, {} FROM turnscope_audit WHERE {cond} ORDER BY id DESC{}",
         col("batch_id"),
         col("undoes"),
         col("changes"),
+        col("side_effects"),
         limit.map_or(String::new(), |n| format!(" LIMIT {n}"))
     );
     let mut stmt = c.prepare(&sql)?;
@@ -434,6 +438,9 @@ pub(super) fn read_audit<P: rusqlite::Params>(
                 undoes: r.get(10)?,
                 changes: r
                     .get::<_, Option<String>>(11)?
+                    .and_then(|t| serde_json::from_str(&t).ok()),
+                side_effects: r
+                    .get::<_, Option<String>>(12)?
                     .and_then(|t| serde_json::from_str(&t).ok()),
             })
         })?

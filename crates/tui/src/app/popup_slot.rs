@@ -24,6 +24,9 @@ impl App {
                 self.popup = None;
                 self.dispatch(a);
             }
+            Reply::Apply { kind, items } if Confirm::needs_side_effect_ack(&items) => {
+                self.show(Popup::Confirm(Confirm::for_side_effects(kind, items)));
+            }
             Reply::Apply { kind, items } => {
                 self.popup = None;
                 self.request_apply(kind, items);

@@ -221,6 +221,54 @@ impl Confirm {
         }
     }
 
+    /// The second confirmation of a write whose plans answer tool calls `interrupted`: the
+    /// ledger of the calls that may have run, No selected; Yes applies the plans acknowledged.
+    pub fn for_side_effects(kind: ActionKind, mut items: Vec<PlanItem>) -> Confirm {
+        let calls: usize = items
+            .iter()
+            .filter_map(|i| i.result.as_ref().ok())
+            .map(|p| p.side_effects.len())
+            .sum();
+        let mut lines = vec![
+            PopupLine::new(
+                Tone::Heading,
+                format!(
+                    "{} will be answered `interrupted`, but may already have run:",
+                    turnscope_core::text::plural(calls as u64, "tool call", "tool calls")
+                ),
+            ),
+            PopupLine::new(
+                Tone::Normal,
+                "the model is told they did not finish and may call them again; check each effect (a payment, a mail, a deploy) first.",
+            ),
+            PopupLine::blank(),
+        ];
+        lines.extend(popup_text::side_effect_lines(&items));
+        lines.push(PopupLine::blank());
+        lines.push(PopupLine::new(
+            Tone::Normal,
+            "Yes records the acknowledgment in the audit row with the write.",
+        ));
+        for plan in items.iter_mut().filter_map(|i| i.result.as_mut().ok()) {
+            plan.acknowledge_side_effects();
+        }
+        Confirm::apply(
+            format!("{}: side effects?", popup_text::title_word(kind)),
+            lines,
+            "Yes, they may have run: apply".into(),
+            kind,
+            items,
+        )
+    }
+
+    /// Whether Yes must first go through [`Confirm::for_side_effects`].
+    pub fn needs_side_effect_ack(items: &[PlanItem]) -> bool {
+        items
+            .iter()
+            .filter_map(|i| i.result.as_ref().ok())
+            .any(|p| p.unacknowledged_side_effects().is_some())
+    }
+
     pub fn is_write(&self) -> bool {
         matches!(
             self.action,

@@ -229,6 +229,34 @@ fn preview_lines(plan: &ActionPlan, indent: &str) -> Vec<PopupLine> {
         .collect()
 }
 
+/// The side-effect ledger of `items`: each call a write answers `interrupted`, who issued it,
+/// and what trace says it was reached.
+pub fn side_effect_lines(items: &[PlanItem]) -> Vec<PopupLine> {
+    let mut v = Vec::new();
+    for (item, plan) in items
+        .iter()
+        .filter_map(|i| Some((i, i.result.as_ref().ok()?)))
+        .filter(|(_, p)| !p.side_effects.is_empty())
+    {
+        if items.len() > 1 {
+            v.push(line(Heading, who(item)));
+        }
+        for c in &plan.side_effects {
+            let args = c.arguments.as_deref().unwrap_or("(arguments not read)");
+            v.push(line(Warning, format!("  {} {} {args}", c.tool, c.call_id)));
+            v.push(plain(format!(
+                "    issued by attempt {} ({}), worker {}, in entry {}",
+                c.attempt_id.as_deref().unwrap_or("-"),
+                c.attempt_source,
+                c.worker.as_deref().unwrap_or("unknown"),
+                c.requested_by.as_deref().unwrap_or("-")
+            )));
+            v.push(plain(format!("    trace: {}", c.trace)));
+        }
+    }
+    v
+}
+
 fn line(tone: Tone, text: impl Into<String>) -> PopupLine {
     PopupLine::new(tone, text)
 }
@@ -250,6 +278,22 @@ fn warning_lines<'a>(
 ) -> Vec<PopupLine> {
     let mut v = fails_anyway;
     v.extend(live.iter().map(|l| line(Warning, l.clone())));
+    let calls: usize = plans
+        .clone()
+        .into_iter()
+        .filter_map(|p| p.as_ref().ok())
+        .map(|p| p.side_effects.len())
+        .sum();
+    if calls > 0 {
+        v.push(line(
+            Warning,
+            format!(
+                "side effects: {} answered `interrupted` may already have run; a second confirmation asks you to acknowledge {}",
+                turnscope_core::text::plural(calls as u64, "tool call", "tool calls"),
+                if calls == 1 { "it" } else { "them" }
+            ),
+        ));
+    }
     if let Some(w) = turnscope_engine::actions::bulk::cannot_undo(plans) {
         v.push(line(Warning, format!("warning: {w}")));
     }
@@ -279,6 +323,7 @@ pub fn confirm_single(
         lines.push(PopupLine::blank());
         lines.extend(warnings);
     }
+    lines.extend(side_effect_lines(std::slice::from_ref(item)));
     if let Some(r) = &plan.reason {
         lines.push(plain(format!("reason: {r}")));
     }

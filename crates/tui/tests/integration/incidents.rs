@@ -123,6 +123,14 @@ fn space_on_a_worker_marks_all_of_it_and_c_reconciles_them_through_the_confirm_p
     h.press("<Enter>");
     assert_eq!(db_state(&db), before, "⏎ on No writes nothing");
     h.press("A");
+    // Rule 6 answers the dead worker's calls `interrupted`: acknowledged on a second confirmation.
+    assert_eq!(popup(&h).0, "Reconcile: side effects?");
+    assert_eq!(
+        db_state(&db),
+        before,
+        "nothing written before the acknowledgment"
+    );
+    h.press("A");
     let (title, _) = popup(&h);
     assert!(title.starts_with("Reconcile:"), "{title}");
     let audit = audit_rows(&db);

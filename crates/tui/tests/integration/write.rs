@@ -104,7 +104,28 @@ fn repair_previews_waits_for_yes_applies_and_is_audited() {
         assert!(h.popup_kind() == Some(PopupKind::WriteConfirm));
         assert!(h.status_text().unwrap().contains("No is selected"));
         assert_eq!(db_state(&db), state, "⏎ on No wrote something");
-        // A applies (y copies an id everywhere, so it never applies).
+        // A answers Yes (y copies an id everywhere, so it never applies); the repair answers
+        // calls `interrupted`, so a second confirmation lists them first, No selected again.
+        h.press("A");
+        let (title, lines) = popup(&h);
+        assert_eq!(title, "Repair: side effects?", "{lines}");
+        assert!(
+            lines.contains("answered `interrupted`, but may already have run")
+                && lines.contains("issued by attempt")
+                && lines.contains("trace: "),
+            "{lines}"
+        );
+        assert!(
+            h.popup()
+                .is_some_and(|p| p.kind == PopupKind::WriteConfirm && !p.yes_selected),
+            "No is selected on the second confirmation"
+        );
+        h.press("<Enter>");
+        assert_eq!(
+            db_state(&db),
+            state,
+            "⏎ on No of the second confirmation wrote something"
+        );
         h.press("A");
         let (title, lines) = popup(&h);
         assert!(title.starts_with("Repair applied"), "{title}\n{lines}");
@@ -289,7 +310,8 @@ fn a_change_between_preview_and_confirm_is_fenced() {
         .unwrap();
     }
     let after_external = db_state(&db);
-    h.press("A");
+    // Yes, then Yes on the calls it answers `interrupted`.
+    h.press("AA");
     let (title, lines) = popup(&h);
     assert!(title.contains("changed since the preview"), "{title}");
     assert!(lines.contains("nothing written"), "{lines}");
@@ -305,7 +327,7 @@ fn a_change_between_preview_and_confirm_is_fenced() {
     h.press("<Esc>R<Enter>");
     let (_, lines) = popup(&h);
     assert!(lines.contains("revision: 4 → 5"), "{lines}");
-    h.press("A");
+    h.press("AA");
     let (title, _) = popup(&h);
     assert!(title.starts_with("Repair applied"), "{title}");
 }

@@ -64,10 +64,25 @@ fn y_never_applies_and_a_repair_carries_its_reason() {
     assert_eq!(h.popup_kind(), Some(PopupKind::WriteConfirm));
     assert_eq!(db_state(&db), state, "y wrote something");
     h.press("A");
+    // The second confirmation, of the calls the repair answers `interrupted`: y does nothing
+    // there either.
+    assert_eq!(popup(&h).0, "Repair: side effects?");
+    h.press("y");
+    assert_eq!(
+        db_state(&db),
+        state,
+        "y on the second confirmation wrote something"
+    );
+    h.press("A");
     let (title, _) = popup(&h);
     assert!(title.starts_with("Repair applied"), "{title}");
     let records = SqliteStore::open(&db).unwrap().audit_records().unwrap();
     assert_eq!(records[0].reason.as_deref(), Some("tool timed out twice"));
+    let acknowledged = records[0]
+        .side_effects
+        .as_ref()
+        .expect("the ledger is audited");
+    assert!(!acknowledged.as_array().unwrap().is_empty());
     assert!(records[0].batch_id.is_none(), "a single apply is no batch");
 }
 
