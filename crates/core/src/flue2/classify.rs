@@ -3,7 +3,7 @@
 //! A port of `classifyConversationSubmission` and `classifySubmissionState` (with
 //! `findTrailingPartialToolBatch`, `isTerminalTrailingToolBatch`, `isRetryableModelError`,
 //! `countConsecutiveRetryableModelErrors` and `isAssistantContextOverflow`) of
-//! `@flue/runtime` 2.x: in 2.1.0 `dist/dispatch-Dohpn4Ea.mjs:1896–2125` and 2197–2205. The
+//! `@flue/runtime` 2.x: in 2.1.0 `dist/dispatch-Dohpn4Ea.mjs:1896–2135` and 2197–2205. The
 //! classifier takes the active path of the submission's conversation after its input entry
 //! (`entry_<kind>_<base64url(submissionId)>`) and answers in one of three variants
 //! ([`Flue2Variant`]; the packed dists of every 2.x release were diffed):
@@ -34,8 +34,10 @@
 //! The kinds and modes are beta.7's ([`SubmissionState`]), plus `terminalToolBatch` on a completed
 //! answer. Like the runtime's, this classifier does not see in-progress messages or recorded but
 //! uncommitted tool outcomes: only committed entries. Checked against the runtime's own answers
-//! (2.1.0, so the 2.0.8 variant) on every 2.1.0 fixture (`NAME.classification.json`) and on the
-//! classifier vectors of `tests/fixtures/flue2-classify-v1.jsonl.gz`.
+//! (2.1.0, so the 2.0.8 variant) on every 2.1.0 fixture (`NAME.classification.json`), on the
+//! classifier vectors of `tests/fixtures/flue2-classify-v1.jsonl.gz` and, with the runtime
+//! installed, on every prefix of the fixtures' logs and mutants of them (`runtime2.rs`). The older
+//! variants' answers in the unit tests below were checked against 2.0.0's and 2.0.5's dists.
 
 use std::collections::HashSet;
 use std::sync::OnceLock;

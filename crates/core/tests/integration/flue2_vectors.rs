@@ -137,6 +137,7 @@ fn agrees_with_the_runtime_on_every_2_1_0_vector() {
             .collect::<Vec<_>>()
             .join("\n")
     );
+    eprintln!("2.0.0 and 2.0.5 answer otherwise than 2.1.0 on {older_differ:?} vectors");
     // The vectors tell the variants apart (the widened tool batch occurs in them).
     assert!(
         older_differ[0] > 0 && older_differ[1] > 0,
