@@ -499,7 +499,8 @@ fn mutate_for_classifier(records: &mut [Value], rng: &mut crate::support::Rng) -
     }
 }
 
-/// turnscope's answer in the driver's shape (`classify-records.mjs`).
+/// turnscope's answers in the driver's shape (`classify-records.mjs`): per release, the variant
+/// it has.
 fn our_classification(
     records: &[Value],
     input: &str,
@@ -519,21 +520,34 @@ fn our_classification(
         Err(_) => return serde_json::json!({ "fold": "refused" }),
     };
     let conversation = state.conversation_for_scope(harness, session);
-    match classify_conversation_submission(conversation, input, cw, Flue2Variant::LATEST) {
-        Ok(c) => serde_json::json!({
-            "classification": c.to_runtime_json(),
-            "trailingPartialToolBatch": c.trailing_partial_batch.map(|b| b.tool_calls.into_iter().map(|c| c.id).collect::<Vec<_>>()),
-        }),
-        Err(ClassifyError::Type(m)) => serde_json::json!({ "throws": format!("TypeError: {m}") }),
-        Err(ClassifyError::Fold(e)) => serde_json::json!({ "throws": e.reason }),
+    let mut out = serde_json::Map::new();
+    for (release, variant) in [
+        ("2.0.0", Flue2Variant::V2_0_0),
+        ("2.0.5", Flue2Variant::V2_0_5),
+        ("2.1.0", Flue2Variant::V2_0_8),
+    ] {
+        assert_eq!(Flue2Variant::for_release(release), Some(variant));
+        let answer = match classify_conversation_submission(conversation, input, cw, variant) {
+            Ok(c) => serde_json::json!({
+                "classification": c.to_runtime_json(),
+                "trailingPartialToolBatch": c.trailing_partial_batch.map(|b| b.tool_calls.into_iter().map(|c| c.id).collect::<Vec<_>>()),
+            }),
+            Err(ClassifyError::Type(m)) => {
+                serde_json::json!({ "throws": format!("TypeError: {m}") })
+            }
+            Err(ClassifyError::Fold(e)) => serde_json::json!({ "throws": e.reason }),
+        };
+        out.insert(release.into(), answer);
     }
+    Value::Object(out)
 }
 
-/// turnscope's classifier (the 2.0.8 variant, 2.1.0's) against the runtime's own
-/// `classifyConversationSubmission` and `findTrailingPartialToolBatch` on every prefix of every
-/// fixture's record log (every state the log passed through, each input of it asked about, and
-/// one that is not there) and on mutants of the logs with other stop reasons, error texts, usage
-/// and terminate flags: the same answer, the same throw, or both folds refusing.
+/// turnscope's classifier in its three variants against the runtime's own
+/// `classifyConversationSubmission` and `findTrailingPartialToolBatch` of 2.0.0, 2.0.5 and 2.1.0
+/// on every prefix of every fixture's record log (every state the log passed through, each input
+/// of it asked about, and one that is not there) and on mutants of the logs with other stop
+/// reasons, error texts, usage and terminate flags: the same answer, the same throw, or both
+/// folds (turnscope's and 2.1.0's reducer) refusing.
 #[cfg_attr(
     turnscope_no_runtime2,
     ignore = "needs the real flue 2.1.0 runtime: npm is not on PATH or TURNSCOPE_RUNTIME_SKIP is set (tests/runtime2/README.md)"
@@ -598,6 +612,24 @@ fn the_classifier_answers_as_the_runtimes_on_every_prefix_and_mutant() {
                 200_000,
             ));
         }
+        // The last completion a connection error: retryable from 2.0.5 only.
+        if let Some(i) = records
+            .iter()
+            .rposition(|r| r["type"] == "assistant_message_completed")
+        {
+            let mut mutant = records.clone();
+            mutant[i]["stopReason"] = "error".into();
+            mutant[i]["error"] = "Connection error.".into();
+            let (h, s) = scope(&mutant);
+            cases.push((
+                format!("{fixture} {path}: #{i} a connection error"),
+                mutant,
+                inputs[0].clone(),
+                h,
+                s,
+                0,
+            ));
+        }
         for _ in 0..100 {
             let mut mutant = records.clone();
             let what: Vec<String> = (0..=rng.below(3))
@@ -650,6 +682,7 @@ fn the_classifier_answers_as_the_runtimes_on_every_prefix_and_mutant() {
     assert_eq!(answers.len(), cases.len());
     let mut differ = Vec::new();
     let (mut refused, mut threw) = (0, 0);
+    let mut older_differ = [0usize; 2];
     let mut labels = std::collections::BTreeMap::<String, usize>::new();
     for ((what, records, input, h, s, cw), runtime) in cases.iter().zip(&answers) {
         let ours = our_classification(records, input, h, s, *cw);
@@ -659,8 +692,11 @@ fn the_classifier_answers_as_the_runtimes_on_every_prefix_and_mutant() {
                 true
             }
             (None, None) => {
-                threw += usize::from(runtime.get("throws").is_some());
-                if let Some(c) = runtime.get("classification") {
+                threw += usize::from(runtime["2.1.0"].get("throws").is_some());
+                for (i, older) in ["2.0.0", "2.0.5"].into_iter().enumerate() {
+                    older_differ[i] += usize::from(runtime[older] != runtime["2.1.0"]);
+                }
+                if let Some(c) = runtime["2.1.0"].get("classification") {
                     let label = match (
                         c["kind"].as_str(),
                         c["mode"].as_str(),
@@ -682,7 +718,7 @@ fn the_classifier_answers_as_the_runtimes_on_every_prefix_and_mutant() {
         }
     }
     eprintln!(
-        "{} cases: {refused} refused by both folds, {threw} throws; runtime's answers: {labels:?}",
+        "{} cases: {refused} refused by both folds, {threw} throws; 2.1.0's answers: {labels:?}; 2.0.0 and 2.0.5 answer otherwise on {older_differ:?}",
         cases.len()
     );
     assert!(
@@ -699,6 +735,11 @@ fn the_classifier_answers_as_the_runtimes_on_every_prefix_and_mutant() {
     );
     // The cases reach the classifier's answers, its throw, and the fold's refusals.
     assert!(threw > 0 && refused > 0, "{threw} {refused}");
+    // And tell the variants apart.
+    assert!(
+        older_differ[0] > older_differ[1] && older_differ[1] > 0,
+        "{older_differ:?}"
+    );
     for label in [
         "absent",
         "completed",

@@ -36,8 +36,9 @@
 //! uncommitted tool outcomes: only committed entries. Checked against the runtime's own answers
 //! (2.1.0, so the 2.0.8 variant) on every 2.1.0 fixture (`NAME.classification.json`), on the
 //! classifier vectors of `tests/fixtures/flue2-classify-v1.jsonl.gz` and, with the runtime
-//! installed, on every prefix of the fixtures' logs and mutants of them (`runtime2.rs`). The older
-//! variants' answers in the unit tests below were checked against 2.0.0's and 2.0.5's dists.
+//! installed, in all three variants against 2.0.0's, 2.0.5's and 2.1.0's own classifiers on
+//! every prefix of the fixtures' logs and mutants of them (`runtime2.rs`). The unit tests' answers
+//! below are those the three releases gave.
 
 use std::collections::HashSet;
 use std::sync::OnceLock;
