@@ -36,7 +36,7 @@ pub fn fixture_streams() -> Vec<(String, String, Vec<Value>)> {
 }
 
 /// Every record of stream `path` as stored (JSON), batch by batch, spilled batches put together.
-fn stream_values(conn: &Connection, path: &str) -> Vec<Value> {
+pub fn stream_values(conn: &Connection, path: &str) -> Vec<Value> {
     let mut stmt = conn
         .prepare(
             "SELECT seq, data FROM flue_conversation_stream_batches WHERE path = ?1 ORDER BY seq",
@@ -111,6 +111,7 @@ fn entry_shape(e: &Entry) -> Value {
             error_message,
             text,
             tool_calls,
+            ..
         } => {
             o.insert("role".into(), json!("assistant"));
             o.insert("stopReason".into(), json!(stop_reason));

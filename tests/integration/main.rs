@@ -20,6 +20,7 @@ mod direct_publish;
 mod fidelity;
 mod file_circles;
 mod find;
+mod flue2_classify;
 mod flue2_fold;
 mod flue_formats;
 mod hostile;

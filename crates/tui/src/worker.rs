@@ -256,6 +256,10 @@ const SESSIONS_RECOUNT: std::time::Duration = std::time::Duration::from_secs(30)
 /// Rows looked up in full before the first frame (more than a tall terminal shows).
 const FIRST_SCREEN: usize = 120;
 
+/// What [`Worker::list_items`] reads: the rows, the filter's total when only its newest page was
+/// read, and for an id lookup beyond that page the prefix and how many rows it added.
+type ListPage = (Vec<ListItem>, Option<usize>, Option<(String, usize)>);
+
 impl Worker {
     pub fn new(store: Box<dyn Backend>, target: DbTarget, context_window: Option<u64>) -> Worker {
         Worker {
@@ -628,7 +632,7 @@ impl Worker {
         filter: RowFilter,
         now_ms: i64,
         id_lookup: Option<&str>,
-    ) -> Result<(Vec<ListItem>, Option<usize>, Option<(String, usize)>), WorkerError> {
+    ) -> Result<ListPage, WorkerError> {
         let (rows, total, phases, looked_up) = {
             let store = self.store()?;
             let (mut rows, total) =

@@ -317,6 +317,7 @@ impl InstanceState {
                 message_id,
                 stop_reason,
                 error,
+                usage,
             } => {
                 let message = in_progress(c, message_id)?;
                 if let Some(open) = message
@@ -358,6 +359,7 @@ impl InstanceState {
                         error_message: error.clone(),
                         text,
                         tool_calls,
+                        usage: usage.clone(),
                     },
                 });
                 if let Some(submission) = &message.submission_id {
@@ -737,7 +739,7 @@ fn js_string(v: &Value) -> String {
 }
 
 /// The runtime's `encodeCanonicalId`: base64url of the UTF-8 bytes, no padding.
-fn base64url(id: &str) -> String {
+pub(crate) fn base64url(id: &str) -> String {
     const ALPHABET: &[u8; 64] = b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_";
     let bytes = id.as_bytes();
     let mut out = String::with_capacity(bytes.len().div_ceil(3) * 4);

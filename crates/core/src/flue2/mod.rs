@@ -9,13 +9,19 @@
 //! conversation (appends must extend the leaf), an assistant message streams as an in-progress
 //! ("ghost") message until its completion, and tool outcomes stay recorded-but-uncommitted until a
 //! `tool_results_committed` turns them into tool-result entries. What the runtime does and what
-//! was checked: docs/flue2.md. turnscope's fold is compared with the runtime's own
+//! was checked: docs/flue2.md. [`classify`] ports the runtime's submission classifier over a
+//! folded conversation, in its three 2.x variants. turnscope's fold is compared with the runtime's own
 //! (`tests/runtime2/fold.mjs`) on every 2.1.0 fixture.
 
+pub mod classify;
 pub mod fold;
 pub mod records;
 pub mod state;
 
+pub use classify::{
+    classify_conversation_submission, submission_entry_id, ClassifyError, Flue2Classification,
+    Flue2Variant, SessionKey,
+};
 pub use fold::InstanceState;
 pub use records::{
     parse_batch, BlockKind, Body, ContentBlock, Envelope, Parent, Record, RecordError,

@@ -140,6 +140,8 @@ pub enum Body {
         message_id: String,
         stop_reason: String,
         error: Option<String>,
+        /// `usage` as stored: `None` when absent (`undefined`).
+        usage: Option<Value>,
     },
     ToolOutcome {
         assistant_message_id: String,
@@ -339,6 +341,7 @@ impl Record {
                 message_id: f.string("messageId")?,
                 stop_reason: f.string("stopReason")?,
                 error: f.opt_string("error")?,
+                usage: map.get("usage").cloned(),
             },
             "tool_outcome" => Body::ToolOutcome {
                 assistant_message_id: f.string("assistantMessageId")?,

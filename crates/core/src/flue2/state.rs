@@ -72,6 +72,9 @@ pub enum EntryBody {
         text: String,
         /// In block order.
         tool_calls: Vec<ToolCallRef>,
+        /// `usage` as the completion record held it: `None` when absent (`undefined`). The
+        /// classifier's overflow check reads `usage.input`, `usage.cacheRead`, `usage.output`.
+        usage: Option<serde_json::Value>,
     },
     ToolResult {
         tool_call_id: String,

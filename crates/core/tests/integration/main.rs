@@ -1,5 +1,6 @@
 //! turnscope-core's test binary: the domain against the runtime's own answers, no database.
 
+mod flue2_vectors;
 mod vectors;
 
 /// Every test file of this folder is compiled.

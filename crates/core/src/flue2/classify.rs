@@ -1,0 +1,1183 @@
+//! flue 2.x's submission classifier, as a pure function over a folded conversation.
+//!
+//! A port of `classifyConversationSubmission` and `classifySubmissionState` (with
+//! `findTrailingPartialToolBatch`, `isTerminalTrailingToolBatch`, `isRetryableModelError`,
+//! `countConsecutiveRetryableModelErrors` and `isAssistantContextOverflow`) of
+//! `@flue/runtime` 2.x: in 2.1.0 `dist/dispatch-Dohpn4Ea.mjs:1896–2135` and 2197–2205. The
+//! classifier takes the active path of the submission's conversation after its input entry
+//! (`entry_<kind>_<base64url(submissionId)>`) and answers in one of three variants
+//! ([`Flue2Variant`]; the packed dists of every 2.x release were diffed):
+//!
+//! | step | 2.0.8 and later (2.0.8, 2.1.0) | 2.0.0–2.0.5 |
+//! | --- | --- | --- |
+//! | 1 | `absent`: the input entry is not on the active path (or there is no conversation) | same |
+//! | 2 | `advanced_past_input`: a user message follows the input that is not a joined delivery (one carrying a submission id other than the input's own) | same |
+//! | 3 | `resume/input_only`: no assistant message follows the input | same |
+//! | 4 | tool batch: the last assistant is `toolUse`, or `stop`/`length` with a tool call | `completed`: `stop` or `length` |
+//! | 5 | `completed`: `stop` or `length` | `resume/overflow` |
+//! | 6 | `resume/overflow` | `resume/transient_retry` |
+//! | 7 | `resume/transient_retry` | `resume/stream_continuation` |
+//! | 8 | `resume/stream_continuation`: `aborted`, the recovery signal pair right after it | tool batch: the last assistant is `toolUse` |
+//! | 9 | `aborted`: `resume/tool_results_partial` or `resume/aborted_partial` | same |
+//! | 10 | `terminal_error`, the reason `errorMessage ?? stopReason` | same |
+//!
+//! The tool-batch step answers `resume/tool_results_partial`, `completed` with
+//! `terminalToolBatch`, or `resume/tool_results` when any tool result follows the input, else
+//! `tool_use_unresolved`. Moving it first changes no answer by itself (a `toolUse` assistant
+//! never overflows, is never a retryable error, never aborted); what changes the answers at 2.0.8
+//! is that a tool batch, here and in `findTrailingPartialToolBatch`, is no longer only a
+//! `toolUse` assistant but also a `stop`/`length` one with a tool call. 2.0.5 adds
+//! `connection…error` to the retryable pattern of 2.0.0–2.0.3. Every 2.x release depends on
+//! `@earendil-works/pi-ai` `^0.83.0`; the overflow patterns are those of 0.83.0 (two more than the
+//! pi-ai of 1.0.0-beta.7).
+//!
+//! The kinds and modes are beta.7's ([`SubmissionState`]), plus `terminalToolBatch` on a completed
+//! answer. Like the runtime's, this classifier does not see in-progress messages or recorded but
+//! uncommitted tool outcomes: only committed entries. Checked against the runtime's own answers
+//! (2.1.0, so the 2.0.8 variant) on every 2.1.0 fixture (`NAME.classification.json`), on the
+//! classifier vectors of `tests/fixtures/flue2-classify-v1.jsonl.gz` and, with the runtime
+//! installed, in all three variants against 2.0.0's, 2.0.5's and 2.1.0's own classifiers on
+//! every prefix of the fixtures' logs and mutants of them (`runtime2.rs`). The unit tests' answers
+//! below are those the three releases gave.
+
+use std::collections::HashSet;
+use std::sync::OnceLock;
+
+use serde_json::{json, Map, Value};
+
+use super::state::FoldError;
+use super::state::{Conversation, Entry, EntryBody, ToolCallRef};
+use crate::js::regexp::JsRegex;
+use crate::recovery::classify::{
+    BatchCall, Explanation, ResumeMode, SubmissionState, TrailingPartialBatch,
+};
+
+/// Which 2.x release's classifier: the database does not say which 2.x wrote it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum Flue2Variant {
+    /// 2.0.0, 2.0.1 and 2.0.3: the tool batch (only `toolUse`) after the stream continuation;
+    /// `connection…error` is not retryable.
+    V2_0_0,
+    /// 2.0.5: as 2.0.0, `connection…error` retryable.
+    V2_0_5,
+    /// 2.0.8 and 2.1.0: the tool batch (`toolUse`, or `stop`/`length` with a tool call) first.
+    V2_0_8,
+}
+
+impl Flue2Variant {
+    pub const ALL: [Flue2Variant; 3] = [
+        Flue2Variant::V2_0_0,
+        Flue2Variant::V2_0_5,
+        Flue2Variant::V2_0_8,
+    ];
+    /// The newest, 2.1.0's.
+    pub const LATEST: Flue2Variant = Flue2Variant::V2_0_8;
+
+    /// The `@flue/runtime` releases that classify this way.
+    pub fn releases(self) -> &'static [&'static str] {
+        match self {
+            Flue2Variant::V2_0_0 => &["2.0.0", "2.0.1", "2.0.3"],
+            Flue2Variant::V2_0_5 => &["2.0.5"],
+            Flue2Variant::V2_0_8 => &["2.0.8", "2.1.0"],
+        }
+    }
+
+    /// The variant of a published 2.x release (`2.1.0`), or `None` for any other version.
+    pub fn for_release(version: &str) -> Option<Flue2Variant> {
+        Flue2Variant::ALL
+            .into_iter()
+            .find(|v| v.releases().contains(&version))
+    }
+
+    /// Whether the tool-batch step comes first and a `stop`/`length` assistant with a tool call
+    /// is a tool batch too (in the classifier and in `findTrailingPartialToolBatch`).
+    fn tool_batch_first(self) -> bool {
+        self == Flue2Variant::V2_0_8
+    }
+}
+
+/// What the classifier answered, why, and the trailing partial batch the runtime's repair would
+/// see.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Flue2Classification {
+    pub state: SubmissionState,
+    /// `completed` only: every call of the trailing batch ended with a terminating result.
+    pub terminal_tool_batch: bool,
+    /// The last assistant's `stopReason` (the runtime's `state.assistant.stopReason`), where the
+    /// answer carries the assistant (not on `absent`, `advanced_past_input`, `input_only`,
+    /// `terminal_error`).
+    pub assistant_stop_reason: Option<String>,
+    /// The step of the variant's decision order (table above) that decided (1–10).
+    pub explanation: Explanation,
+    /// `findTrailingPartialToolBatch` over the message entries after the input (compactions left
+    /// out), as the runtime's repair passes them: the batch a resume would complete.
+    pub trailing_partial_batch: Option<TrailingPartialBatch>,
+    pub context_window: u64,
+    pub variant: Flue2Variant,
+}
+
+/// Where the runtime's classifier throws instead of answering (a completion without `usage`
+/// under a context window): its `TypeError` text.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum ClassifyError {
+    #[error("TypeError: {0}")]
+    Type(String),
+    #[error("{0}")]
+    Fold(#[from] FoldError),
+}
+
+impl Flue2Classification {
+    /// `kind` or `resume/<mode>`.
+    pub fn label(&self) -> String {
+        self.state.label()
+    }
+
+    /// The answer in the shape `tests/runtime2/classify.mjs` describes the runtime's
+    /// (`describeClassification`): `kind`, `mode`, `consecutiveRetryableErrors`, `overflow`,
+    /// `terminalToolBatch`, `reason`, `assistantStopReason`.
+    pub fn to_runtime_json(&self) -> Value {
+        let mut o = Map::new();
+        o.insert("kind".into(), self.state.kind().into());
+        match &self.state {
+            SubmissionState::Resume {
+                mode,
+                consecutive_retryable_errors,
+                ..
+            } => {
+                o.insert("mode".into(), mode.as_str().into());
+                o.insert(
+                    "consecutiveRetryableErrors".into(),
+                    (*consecutive_retryable_errors).into(),
+                );
+            }
+            SubmissionState::Completed { overflow, .. } => {
+                o.insert("overflow".into(), (*overflow).into());
+                if self.terminal_tool_batch {
+                    o.insert("terminalToolBatch".into(), true.into());
+                }
+            }
+            SubmissionState::TerminalError { reason, .. } => {
+                o.insert("reason".into(), json!(reason));
+            }
+            _ => {}
+        }
+        if let Some(s) = &self.assistant_stop_reason {
+            o.insert("assistantStopReason".into(), s.clone().into());
+        }
+        Value::Object(o)
+    }
+}
+
+/// The runtime's `encodeCanonicalId`: base64url of the UTF-8 bytes, without padding.
+pub fn encode_canonical_id(id: &str) -> String {
+    super::fold::base64url(id)
+}
+
+/// The runtime's `submissionEntryId(kind, id)`: the input entry of a submission.
+pub fn submission_entry_id(kind: &str, submission_id: &str) -> String {
+    format!("entry_{kind}_{}", encode_canonical_id(submission_id))
+}
+
+/// A submission row's `session_key` as the runtime's `parseSessionStorageKey` reads it:
+/// `agent-session:` and a JSON array of four strings.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct SessionKey {
+    pub agent_name: String,
+    pub instance_id: String,
+    pub harness: String,
+    pub session: String,
+}
+
+impl SessionKey {
+    pub fn parse(key: &str) -> Option<SessionKey> {
+        let rest = key.strip_prefix("agent-session:")?;
+        let Ok(Value::Array(parts)) = serde_json::from_str::<Value>(rest) else {
+            return None;
+        };
+        let parts: Vec<String> = parts
+            .into_iter()
+            .map(|p| match p {
+                Value::String(s) => Some(s),
+                _ => None,
+            })
+            .collect::<Option<_>>()?;
+        let [agent_name, instance_id, harness, session]: [String; 4] = parts.try_into().ok()?;
+        Some(SessionKey {
+            agent_name,
+            instance_id,
+            harness,
+            session,
+        })
+    }
+
+    /// The runtime's `agentStreamPath`: the instance's conversation stream.
+    pub fn stream_path(&self) -> String {
+        format!("agents/{}/{}", self.agent_name, self.instance_id)
+    }
+}
+
+/// `classifyConversationSubmission(conversation, inputEntryId, { contextWindow })`, or
+/// `classifySubmissionState(undefined)` (`absent`) without a conversation.
+pub fn classify_conversation_submission(
+    conversation: Option<&Conversation>,
+    input_entry_id: &str,
+    context_window: u64,
+    variant: Flue2Variant,
+) -> Result<Flue2Classification, ClassifyError> {
+    let path = match conversation {
+        Some(c) => c.active_path()?,
+        None => Vec::new(),
+    };
+    let Some(input_index) = path.iter().position(|e| e.id == input_entry_id) else {
+        return classify_submission_state(None, None, context_window, variant);
+    };
+    let own = path[input_index].submission_id.as_deref();
+    classify_submission_state(Some(&path[input_index + 1..]), own, context_window, variant)
+}
+
+/// `classifySubmissionState(following, { contextWindow, ownSubmissionId })` of `variant`.
+pub fn classify_submission_state(
+    following: Option<&[&Entry]>,
+    own_submission_id: Option<&str>,
+    context_window: u64,
+    variant: Flue2Variant,
+) -> Result<Flue2Classification, ClassifyError> {
+    let (state, terminal_tool_batch, assistant_stop_reason, explanation) =
+        classify_inner(following, own_submission_id, context_window, variant)?;
+    Ok(Flue2Classification {
+        state,
+        terminal_tool_batch,
+        assistant_stop_reason,
+        explanation,
+        trailing_partial_batch: following.and_then(|f| {
+            let messages: Vec<&Entry> = f
+                .iter()
+                .copied()
+                .filter(|e| !matches!(e.body, EntryBody::Compaction { .. }))
+                .collect();
+            find_trailing_partial_tool_batch(&messages, variant)
+        }),
+        context_window,
+        variant,
+    })
+}
+
+fn explain(step: u8, rule: impl Into<String>, entry_ids: Vec<String>) -> Explanation {
+    Explanation {
+        step,
+        rule: rule.into(),
+        entry_ids,
+    }
+}
+
+/// An assistant entry's fields.
+struct Assistant<'a> {
+    stop_reason: &'a str,
+    error_message: Option<&'a str>,
+    tool_calls: &'a [ToolCallRef],
+    usage: Option<&'a Value>,
+}
+
+fn assistant(e: &Entry) -> Option<Assistant<'_>> {
+    match &e.body {
+        EntryBody::Assistant {
+            stop_reason,
+            error_message,
+            tool_calls,
+            usage,
+            ..
+        } => Some(Assistant {
+            stop_reason,
+            error_message: error_message.as_deref(),
+            tool_calls,
+            usage: usage.as_ref(),
+        }),
+        _ => None,
+    }
+}
+
+fn tool_result(e: &Entry) -> Option<(&str, bool)> {
+    match &e.body {
+        EntryBody::ToolResult {
+            tool_call_id,
+            terminate,
+            ..
+        } => Some((tool_call_id, *terminate)),
+        _ => None,
+    }
+}
+
+fn signal_type(e: &Entry) -> Option<&str> {
+    match &e.body {
+        EntryBody::Signal { signal_type } => Some(signal_type),
+        _ => None,
+    }
+}
+
+type Inner = (SubmissionState, bool, Option<String>, Explanation);
+
+fn classify_inner(
+    following: Option<&[&Entry]>,
+    own: Option<&str>,
+    cw: u64,
+    variant: Flue2Variant,
+) -> Result<Inner, ClassifyError> {
+    let Some(following) = following else {
+        return Ok((
+            SubmissionState::Absent,
+            false,
+            None,
+            explain(1, "the input entry is not on the active path", vec![]),
+        ));
+    };
+    // isJoinedDeliveryInput: a user message carrying a submission id other than the input's own.
+    let advanced: Vec<String> = following
+        .iter()
+        .filter(|e| matches!(e.body, EntryBody::User { .. }))
+        .filter(|e| {
+            !(own.is_some() && e.submission_id.is_some() && e.submission_id.as_deref() != own)
+        })
+        .map(|e| e.id.clone())
+        .collect();
+    if !advanced.is_empty() {
+        return Ok((
+            SubmissionState::AdvancedPastInput,
+            false,
+            None,
+            explain(
+                2,
+                "a user message that is not a joined delivery follows the input on the active path",
+                advanced,
+            ),
+        ));
+    }
+    let retries = |f: &[&Entry]| count_consecutive_retryable_model_errors(f, variant);
+    let Some(ai) = following.iter().rposition(|e| assistant(e).is_some()) else {
+        return Ok((
+            SubmissionState::Resume {
+                mode: ResumeMode::InputOnly,
+                assistant_id: None,
+                consecutive_retryable_errors: retries(following),
+            },
+            false,
+            None,
+            explain(3, "no assistant message follows the input", vec![]),
+        ));
+    };
+    let entry = following[ai];
+    let a = assistant(entry).expect("found as an assistant");
+    let aid = entry.id.clone();
+    let stop = a.stop_reason.to_string();
+    let with = |s: SubmissionState, step: u8, rule: String, ids: Vec<String>| -> Inner {
+        (s, false, Some(stop.clone()), explain(step, rule, ids))
+    };
+    let resume = |mode| SubmissionState::Resume {
+        mode,
+        assistant_id: Some(aid.clone()),
+        consecutive_retryable_errors: retries(following),
+    };
+    // Steps 4–8 in the variant's order: before 2.0.8 the tool batch is step 8, the others one
+    // earlier.
+    let first = variant.tool_batch_first();
+    let (tool_step, shift) = if first { (4, 1) } else { (8, 0) };
+    // Computed before any step, as the runtime does: it throws on a `stop`/`length` completion
+    // without `usage` under a context window, whatever the answer would have been.
+    let overflow = assistant_context_overflow(&a, cw)?;
+    let tool_branch = || -> Inner {
+        let results: Vec<String> = following
+            .iter()
+            .filter(|e| tool_result(e).is_some())
+            .map(|e| e.id.clone())
+            .collect();
+        if results.is_empty() {
+            return with(
+                SubmissionState::ToolUseUnresolved {
+                    assistant_id: aid.clone(),
+                },
+                tool_step,
+                format!("the last assistant is a tool batch (stopReason {stop}) and no tool result follows the input"),
+                vec![aid.clone()],
+            );
+        }
+        if let Some(batch) = find_trailing_partial_tool_batch(following, variant) {
+            let mut ids = vec![batch.entry_id.clone()];
+            ids.extend(batch.result_entry_ids.iter().cloned());
+            let missing = batch.missing_calls().count();
+            return with(
+                resume(ResumeMode::ToolResultsPartial),
+                tool_step,
+                format!(
+                    "the last assistant is a tool batch, a tool result follows the input, and {missing} of {} calls of the trailing batch have no committed result",
+                    batch.tool_calls.len()
+                ),
+                ids,
+            );
+        }
+        if is_terminal_trailing_tool_batch(following, ai, &a) {
+            let mut ids = vec![aid.clone()];
+            ids.extend(following[ai + 1..].iter().map(|e| e.id.clone()));
+            let mut out = with(
+                SubmissionState::Completed {
+                    assistant_id: aid.clone(),
+                    overflow: overflow.is_some(),
+                },
+                tool_step,
+                "the last assistant is a tool batch whose every call ended with a terminating result".into(),
+                ids,
+            );
+            out.1 = true;
+            return out;
+        }
+        let mut ids = vec![aid.clone()];
+        ids.extend(results);
+        with(
+            resume(ResumeMode::ToolResults),
+            tool_step,
+            "the last assistant is a tool batch and tool results follow the input (no trailing partial batch)".into(),
+            ids,
+        )
+    };
+    if first && is_tool_batch_assistant(&a, variant) {
+        return Ok(tool_branch());
+    }
+    if matches!(a.stop_reason, "stop" | "length") {
+        let why = match &overflow {
+            Some(r) => format!("the last assistant ended with stopReason {stop} ({r}); a completed answer wins over overflow"),
+            None => format!("the last assistant ended with stopReason {stop}"),
+        };
+        return Ok(with(
+            SubmissionState::Completed {
+                assistant_id: aid.clone(),
+                overflow: overflow.is_some(),
+            },
+            4 + shift,
+            why,
+            vec![aid.clone()],
+        ));
+    }
+    if let Some(r) = &overflow {
+        return Ok(with(
+            resume(ResumeMode::Overflow),
+            5 + shift,
+            format!("the last assistant overflowed the context: {r}"),
+            vec![aid.clone()],
+        ));
+    }
+    if is_retryable_model_error(&a, variant) {
+        let n = retries(following);
+        return Ok(with(
+            resume(ResumeMode::TransientRetry),
+            6 + shift,
+            format!(
+                "the last assistant is a retryable model error ({n} in a row): {}",
+                a.error_message.unwrap_or_default()
+            ),
+            vec![aid.clone()],
+        ));
+    }
+    if a.stop_reason == "aborted" && has_adjacent_stream_continuation(following, ai) {
+        let ids = vec![
+            aid.clone(),
+            following[ai + 1].id.clone(),
+            following[ai + 2].id.clone(),
+        ];
+        return Ok(with(
+            resume(ResumeMode::StreamContinuation),
+            7 + shift,
+            "the last assistant was aborted and the stream_interrupted, stream_continued signal pair follows it".into(),
+            ids,
+        ));
+    }
+    if !first && is_tool_batch_assistant(&a, variant) {
+        return Ok(tool_branch());
+    }
+    if a.stop_reason == "aborted" {
+        return Ok(match find_trailing_partial_tool_batch(following, variant) {
+            Some(batch) => {
+                let mut ids = vec![batch.entry_id.clone()];
+                ids.extend(batch.result_entry_ids.iter().cloned());
+                ids.push(aid.clone());
+                with(
+                    resume(ResumeMode::ToolResultsPartial),
+                    9,
+                    "the last assistant was aborted right after an incomplete tool batch".into(),
+                    ids,
+                )
+            }
+            None => with(
+                resume(ResumeMode::AbortedPartial),
+                9,
+                "the last assistant was aborted with no incomplete tool batch before it".into(),
+                vec![aid.clone()],
+            ),
+        });
+    }
+    // `{ kind: "terminal_error", reason }`: the runtime's answer carries no assistant.
+    let reason = a.error_message.unwrap_or(a.stop_reason).to_string();
+    Ok((
+        SubmissionState::TerminalError {
+            assistant_id: aid.clone(),
+            reason: Some(reason.clone()),
+        },
+        false,
+        None,
+        explain(
+            10,
+            format!("the last assistant ended with stopReason {stop} and a non-retryable error: {reason}"),
+            vec![aid],
+        ),
+    ))
+}
+
+/// The classifier's `isToolBatchAssistant`: from 2.0.8 `toolUse` (with or without calls), or
+/// `stop`/`length` with a tool call; before, `stopReason === "toolUse"`. (The reducer's own check
+/// wants a call in every case.)
+fn is_tool_batch_assistant(a: &Assistant, variant: Flue2Variant) -> bool {
+    a.stop_reason == "toolUse"
+        || (variant.tool_batch_first()
+            && matches!(a.stop_reason, "stop" | "length")
+            && !a.tool_calls.is_empty())
+}
+
+/// JavaScript's `Number(x)` of a `usage` field as `+` and `>` use it: a number, `null` 0, a
+/// boolean 0 or 1, absent NaN. Strings and objects (never written by the runtime) read as NaN.
+fn usage_number(usage: &Value, key: &str) -> f64 {
+    match usage.get(key) {
+        Some(Value::Number(n)) => n.as_f64().unwrap_or(f64::NAN),
+        Some(Value::Null) => 0.0,
+        Some(Value::Bool(b)) => f64::from(u8::from(*b)),
+        _ => f64::NAN,
+    }
+}
+
+/// `message.usage`, which the runtime reads without a guard: `null` and absent throw.
+fn usage_object<'a>(a: &Assistant<'a>, key: &str) -> Result<&'a Value, ClassifyError> {
+    match a.usage {
+        Some(Value::Null) => Err(ClassifyError::Type(format!(
+            "Cannot read properties of null (reading '{key}')"
+        ))),
+        None => Err(ClassifyError::Type(format!(
+            "Cannot read properties of undefined (reading '{key}')"
+        ))),
+        Some(v) => Ok(v),
+    }
+}
+
+/// pi-ai 0.83.0's `OVERFLOW_PATTERNS` and `NON_OVERFLOW_PATTERNS` (`dist/utils/overflow.js`), in
+/// their order: beta.7's pi-ai list plus the DS4 server's and DashScope's patterns.
+fn overflow_patterns() -> &'static (Vec<JsRegex>, Vec<JsRegex>) {
+    static P: OnceLock<(Vec<JsRegex>, Vec<JsRegex>)> = OnceLock::new();
+    P.get_or_init(|| {
+        let overflow = [
+            r"prompt is too long",
+            r"request_too_large",
+            r"input is too long for requested model",
+            r"exceeds the context window",
+            r"exceeds (?:the )?(?:model'?s )?maximum context length(?: of [\d,]+ tokens?|\s*\([\d,]+\))",
+            r"input token count.*exceeds the maximum",
+            r"maximum prompt length is \d+",
+            r"reduce the length of the messages",
+            r"maximum context length is \d+ tokens",
+            r"exceeds (?:the )?maximum allowed input length of [\d,]+ tokens?",
+            r"input \(\d+ tokens\) is longer than the model'?s context length \(\d+ tokens\)",
+            r"exceeds the limit of \d+",
+            r"exceeds the available context size",
+            r"greater than the context length",
+            r"context window exceeds limit",
+            r"exceeded model token limit",
+            r"too large for model with \d+ maximum context length",
+            r"prompt has [\d,]+ tokens?, but the configured context size is [\d,]+ tokens?",
+            r"model_context_window_exceeded",
+            r"prompt too long; exceeded (?:max )?context length",
+            r"range of input length should be",
+            r"context[_ ]length[_ ]exceeded",
+            r"too many tokens",
+            r"token limit exceeded",
+            r"^4(?:00|13)\s*(?:status code)?\s*\(no body\)",
+        ];
+        let non_overflow = [
+            r"^(Throttling error|Service unavailable):",
+            r"rate limit",
+            r"too many requests",
+        ];
+        (
+            overflow.into_iter().map(JsRegex::new).collect(),
+            non_overflow.into_iter().map(JsRegex::new).collect(),
+        )
+    })
+}
+
+/// Case 1 of pi-ai 0.83.0's `isContextOverflow`: the overflow pattern (JS source) an error text
+/// matches, unless it matches a non-overflow pattern.
+pub fn overflow_error_pattern(text: &str) -> Option<&'static str> {
+    let (overflow, non_overflow) = overflow_patterns();
+    if non_overflow.iter().any(|p| p.test(text)) {
+        return None;
+    }
+    overflow.iter().find(|p| p.test(text)).map(|p| p.source())
+}
+
+/// `isAssistantContextOverflow` (the same in every 2.x): the Workers-AI `(request_too_large)`
+/// marker, then pi-ai's `isContextOverflow`; with why.
+fn assistant_context_overflow(a: &Assistant, cw: u64) -> Result<Option<String>, ClassifyError> {
+    if a.stop_reason == "error"
+        && a.error_message
+            .is_some_and(|t| t.contains("(request_too_large)"))
+    {
+        return Ok(Some(
+            "the error text carries the (request_too_large) marker".into(),
+        ));
+    }
+    if a.stop_reason == "error" {
+        if let Some(p) = a
+            .error_message
+            .filter(|t| !t.is_empty())
+            .and_then(overflow_error_pattern)
+        {
+            return Ok(Some(format!("error text matches /{p}/i")));
+        }
+    }
+    if cw == 0 {
+        return Ok(None);
+    }
+    let window = cw as f64;
+    if a.stop_reason == "stop" {
+        let u = usage_object(a, "input")?;
+        if usage_number(u, "input") + usage_number(u, "cacheRead") > window {
+            return Ok(Some(format!(
+                "input + cacheRead exceeds the context window {cw}"
+            )));
+        }
+    }
+    if a.stop_reason == "length" {
+        let u = usage_object(a, "output")?;
+        // `usage.output === 0`: strictly the number zero.
+        let no_output =
+            matches!(u.get("output"), Some(Value::Number(n)) if n.as_f64() == Some(0.0));
+        if no_output && usage_number(u, "input") + usage_number(u, "cacheRead") >= window * 0.99 {
+            return Ok(Some(format!(
+                "stopReason length with no output and input + cacheRead ≥ 99% of {cw}"
+            )));
+        }
+    }
+    Ok(None)
+}
+
+/// The retryable pattern (DSP:2116) without its last alternative, whose lookahead the regex
+/// crate lacks: 2.0.0–2.0.3's, then 2.0.5's with `connection.?(?:…|error)`.
+fn retryable_regex(variant: Flue2Variant) -> &'static JsRegex {
+    static OLD: OnceLock<JsRegex> = OnceLock::new();
+    static NEW: OnceLock<JsRegex> = OnceLock::new();
+    if variant == Flue2Variant::V2_0_0 {
+        OLD.get_or_init(|| {
+            JsRegex::new(
+                r"overloaded|rate.?limit|too many requests|429|500|502|503|504|service.?unavailable|server.?error|network.?error|connection.?(?:reset|refused|lost)|socket hang up|fetch failed|timed? out|timeout|terminated",
+            )
+        })
+    } else {
+        NEW.get_or_init(|| {
+            JsRegex::new(
+                r"overloaded|rate.?limit|too many requests|429|500|502|503|504|service.?unavailable|server.?error|network.?error|connection.?(?:reset|refused|lost|error)|socket hang up|fetch failed|timed? out|timeout|terminated",
+            )
+        })
+    }
+}
+
+/// `provider finish_reason:\s*error` over the ASCII-lowercased text (JS `\s` as `JsRegex`
+/// spells it); the lookahead `(?![-\w])` is checked by hand.
+fn finish_reason_regex() -> &'static regex::Regex {
+    static R: OnceLock<regex::Regex> = OnceLock::new();
+    R.get_or_init(|| {
+        regex::Regex::new(
+            r"provider finish_reason:[\t\n\x0B\x0C\r \x{A0}\x{1680}\x{2000}-\x{200A}\x{2028}\x{2029}\x{202F}\x{205F}\x{3000}\x{FEFF}]*error",
+        )
+        .expect("a valid pattern")
+    })
+}
+
+/// `isRetryableModelError`'s text test: the `(retryable_interruption)` marker, then the
+/// variant's pattern.
+pub fn is_retryable_error_text(text: &str, variant: Flue2Variant) -> bool {
+    if text.contains("(retryable_interruption)") {
+        return true;
+    }
+    if retryable_regex(variant).test(text) {
+        return true;
+    }
+    let lower = text.to_ascii_lowercase();
+    finish_reason_regex().find_iter(&lower).any(|m| {
+        !lower[m.end()..]
+            .chars()
+            .next()
+            .is_some_and(|c| c == '-' || c == '_' || c.is_ascii_alphanumeric())
+    })
+}
+
+fn is_retryable_model_error(a: &Assistant, variant: Flue2Variant) -> bool {
+    a.stop_reason == "error"
+        && a.error_message
+            .is_some_and(|t| !t.is_empty() && is_retryable_error_text(t, variant))
+}
+
+/// `countConsecutiveRetryableModelErrors(entries)`: retryable errors back from the end, past
+/// compactions, signals and tool results, up to a user message or another assistant.
+fn count_consecutive_retryable_model_errors(entries: &[&Entry], variant: Flue2Variant) -> u32 {
+    let mut count = 0;
+    for e in entries.iter().rev() {
+        if matches!(e.body, EntryBody::User { .. }) {
+            return count;
+        }
+        let Some(a) = assistant(e) else { continue };
+        if !is_retryable_model_error(&a, variant) {
+            return count;
+        }
+        count += 1;
+    }
+    count
+}
+
+/// `hasAdjacentStreamContinuation`: the two entries right after the aborted assistant are the
+/// `stream_interrupted` and `stream_continued` signals.
+fn has_adjacent_stream_continuation(following: &[&Entry], ai: usize) -> bool {
+    following.get(ai + 1).and_then(|e| signal_type(e)) == Some("stream_interrupted")
+        && following.get(ai + 2).and_then(|e| signal_type(e)) == Some("stream_continued")
+}
+
+/// `isTerminalTrailingToolBatch`: exactly the last assistant's calls follow it, each a result
+/// with the terminate flag (the same in every 2.x).
+fn is_terminal_trailing_tool_batch(following: &[&Entry], ai: usize, a: &Assistant) -> bool {
+    if a.tool_calls.is_empty() {
+        return false;
+    }
+    let trailing = &following[ai + 1..];
+    if trailing.len() != a.tool_calls.len() {
+        return false;
+    }
+    let mut terminated = HashSet::new();
+    for e in trailing {
+        match tool_result(e) {
+            Some((id, true)) => {
+                terminated.insert(id);
+            }
+            _ => return false,
+        }
+    }
+    a.tool_calls
+        .iter()
+        .all(|c| terminated.contains(c.id.as_str()))
+}
+
+/// `findTrailingPartialToolBatch`: the trailing tool batch (optionally followed by an aborted
+/// assistant) whose committed results miss a call. Unlike beta.7's, a `stream_continued`
+/// elsewhere does not veto it; from 2.0.8 a `stop`/`length` assistant with calls owns a batch too.
+pub fn find_trailing_partial_tool_batch(
+    following: &[&Entry],
+    variant: Flue2Variant,
+) -> Option<TrailingPartialBatch> {
+    let mut end = following.len();
+    let mut trailing_aborted_id = None;
+    if let Some(last) = following.last() {
+        if assistant(last).is_some_and(|a| a.stop_reason == "aborted") {
+            end -= 1;
+            trailing_aborted_id = Some(last.id.clone());
+        }
+    }
+    let mut result_ids: HashSet<&str> = HashSet::new();
+    let mut result_entry_ids = Vec::new();
+    let mut index = end;
+    while index > 0 {
+        let e = following[index - 1];
+        let Some((id, _)) = tool_result(e) else { break };
+        result_ids.insert(id);
+        result_entry_ids.push(e.id.clone());
+        index -= 1;
+    }
+    if index == 0 {
+        return None;
+    }
+    let owner = following[index - 1];
+    let a = assistant(owner)?;
+    if !is_tool_batch_assistant(&a, variant) || a.tool_calls.is_empty() {
+        return None;
+    }
+    if a.tool_calls
+        .iter()
+        .all(|c| result_ids.contains(c.id.as_str()))
+    {
+        return None;
+    }
+    result_entry_ids.reverse();
+    Some(TrailingPartialBatch {
+        entry_id: owner.id.clone(),
+        tool_calls: a
+            .tool_calls
+            .iter()
+            .map(|c| BatchCall {
+                id: c.id.clone(),
+                name: c.name.clone(),
+                has_result: result_ids.contains(c.id.as_str()),
+            })
+            .collect(),
+        result_entry_ids,
+        trailing_aborted_id,
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_input_entry_id_is_the_runtimes() {
+        // The input entry of the abort-intent fixture, as the runtime named it.
+        assert_eq!(
+            submission_entry_id("dispatch", "sub_01M92S8M9Q1REQKT9E8SAMN7C2"),
+            "entry_dispatch_c3ViXzAxTTkyUzhNOVExUkVRS1Q5RThTQU1ON0My"
+        );
+    }
+
+    #[test]
+    fn session_keys_parse_as_the_runtime_parses_them() {
+        let k = SessionKey::parse(r#"agent-session:["worker","s1","default","default"]"#).unwrap();
+        assert_eq!(k.stream_path(), "agents/worker/s1");
+        assert_eq!(
+            (k.harness.as_str(), k.session.as_str()),
+            ("default", "default")
+        );
+        assert_eq!(SessionKey::parse(r#"agent-session:["a","b","c"]"#), None);
+        assert_eq!(SessionKey::parse(r#"agent-session:["a","b","c",1]"#), None);
+        assert_eq!(SessionKey::parse(r#"session:["a","b","c","d"]"#), None);
+    }
+
+    #[test]
+    fn retryable_text_follows_each_variant() {
+        for v in Flue2Variant::ALL {
+            assert!(is_retryable_error_text("x (retryable_interruption)", v));
+            assert!(is_retryable_error_text("Provider finish_reason: error", v));
+            assert!(is_retryable_error_text(
+                "provider finish_reason:  ERROR.",
+                v
+            ));
+            assert!(!is_retryable_error_text(
+                "provider finish_reason: error-x",
+                v
+            ));
+            assert!(!is_retryable_error_text(
+                "provider finish_reason: errors",
+                v
+            ));
+            assert!(!is_retryable_error_text("invalid_request_error", v));
+            assert!(is_retryable_error_text("Connection reset by peer", v));
+        }
+        // 2.0.5 added `error` to `connection.?(?:reset|refused|lost)`.
+        assert!(!is_retryable_error_text(
+            "connection error",
+            Flue2Variant::V2_0_0
+        ));
+        assert!(is_retryable_error_text(
+            "connection error",
+            Flue2Variant::V2_0_5
+        ));
+        assert!(is_retryable_error_text(
+            "Connection_Error",
+            Flue2Variant::V2_0_8
+        ));
+    }
+
+    #[test]
+    fn releases_map_to_their_variant() {
+        assert_eq!(
+            Flue2Variant::for_release("2.0.0"),
+            Some(Flue2Variant::V2_0_0)
+        );
+        assert_eq!(
+            Flue2Variant::for_release("2.0.3"),
+            Some(Flue2Variant::V2_0_0)
+        );
+        assert_eq!(
+            Flue2Variant::for_release("2.0.5"),
+            Some(Flue2Variant::V2_0_5)
+        );
+        assert_eq!(
+            Flue2Variant::for_release("2.0.8"),
+            Some(Flue2Variant::V2_0_8)
+        );
+        assert_eq!(
+            Flue2Variant::for_release("2.1.0"),
+            Some(Flue2Variant::LATEST)
+        );
+        assert_eq!(Flue2Variant::for_release("2.0.2"), None);
+        assert_eq!(Flue2Variant::for_release("1.0.0-beta.7"), None);
+    }
+
+    use super::super::records::{ContentBlock, Parent};
+
+    const OWN: &str = "sub_own";
+
+    fn entry(id: &str, body: EntryBody) -> Entry {
+        Entry {
+            id: id.into(),
+            parent_id: Parent::Undefined,
+            submission_id: Some(OWN.into()),
+            body,
+        }
+    }
+
+    fn asst(id: &str, stop: &str, error: Option<&str>, calls: &[&str], usage: Value) -> Entry {
+        entry(
+            id,
+            EntryBody::Assistant {
+                stop_reason: stop.into(),
+                error_message: error.map(Into::into),
+                text: String::new(),
+                tool_calls: calls
+                    .iter()
+                    .map(|c| ToolCallRef {
+                        id: (*c).into(),
+                        name: "write_note".into(),
+                    })
+                    .collect(),
+                usage: Some(usage),
+            },
+        )
+    }
+
+    fn usage(input: u64, output: u64) -> Value {
+        json!({"input": input, "output": output, "cacheRead": 0, "cacheWrite": 0, "totalTokens": input + output})
+    }
+
+    fn result(id: &str, call: &str, terminate: bool) -> Entry {
+        entry(
+            id,
+            EntryBody::ToolResult {
+                tool_call_id: call.into(),
+                tool_name: "write_note".into(),
+                is_error: false,
+                terminate,
+            },
+        )
+    }
+
+    fn signal(id: &str, t: &str) -> Entry {
+        entry(
+            id,
+            EntryBody::Signal {
+                signal_type: t.into(),
+            },
+        )
+    }
+
+    fn classify(entries: &[Entry], cw: u64, v: Flue2Variant) -> Flue2Classification {
+        let refs: Vec<&Entry> = entries.iter().collect();
+        classify_submission_state(Some(&refs), Some(OWN), cw, v).unwrap()
+    }
+
+    /// The answer of each variant, oldest first.
+    fn answers(entries: &[Entry], cw: u64) -> [Value; 3] {
+        Flue2Variant::ALL.map(|v| classify(entries, cw, v).to_runtime_json())
+    }
+
+    #[test]
+    fn a_stop_assistant_with_an_unanswered_call_is_a_tool_batch_only_from_2_0_8() {
+        let h = [asst("a1", "stop", None, &["c1"], usage(10, 5))];
+        let [old, mid, new] = answers(&h, 200_000);
+        assert_eq!(
+            old,
+            json!({"kind": "completed", "overflow": false, "assistantStopReason": "stop"})
+        );
+        assert_eq!(mid, old);
+        assert_eq!(
+            new,
+            json!({"kind": "tool_use_unresolved", "assistantStopReason": "stop"})
+        );
+        assert_eq!(classify(&h, 0, Flue2Variant::V2_0_0).explanation.step, 4);
+        assert_eq!(classify(&h, 0, Flue2Variant::V2_0_8).explanation.step, 4);
+        // Without results, the repair sees a partial batch only from 2.0.8.
+        assert!(classify(&h, 0, Flue2Variant::V2_0_5)
+            .trailing_partial_batch
+            .is_none());
+        let batch = classify(&h, 0, Flue2Variant::V2_0_8)
+            .trailing_partial_batch
+            .unwrap();
+        assert_eq!((batch.entry_id.as_str(), batch.tool_calls.len()), ("a1", 1));
+    }
+
+    #[test]
+    fn a_length_batch_half_answered_resumes_its_results_only_from_2_0_8() {
+        let h = [
+            asst("a1", "length", None, &["c1", "c2"], usage(10, 5)),
+            result("r1", "c1", false),
+        ];
+        let [old, _, new] = answers(&h, 200_000);
+        assert_eq!(old["kind"], "completed");
+        assert_eq!(
+            new,
+            json!({"kind": "resume", "mode": "tool_results_partial", "consecutiveRetryableErrors": 0, "assistantStopReason": "length"})
+        );
+        let batch = classify(&h, 0, Flue2Variant::V2_0_8)
+            .trailing_partial_batch
+            .unwrap();
+        let missing: Vec<&str> = batch.missing_calls().map(|c| c.id.as_str()).collect();
+        assert_eq!(missing, ["c2"]);
+    }
+
+    #[test]
+    fn a_terminating_stop_batch_is_a_terminal_tool_batch_only_from_2_0_8() {
+        let h = [
+            asst("a1", "stop", None, &["c1", "c2"], usage(10, 5)),
+            result("r2", "c2", true),
+            result("r1", "c1", true),
+        ];
+        let [old, _, new] = answers(&h, 200_000);
+        assert_eq!(
+            old,
+            json!({"kind": "completed", "overflow": false, "assistantStopReason": "stop"})
+        );
+        assert_eq!(
+            new,
+            json!({"kind": "completed", "overflow": false, "terminalToolBatch": true, "assistantStopReason": "stop"})
+        );
+        // One result without the flag: every variant resumes a toolUse batch the same way.
+        let h = [
+            asst("a1", "toolUse", None, &["c1", "c2"], usage(10, 5)),
+            result("r2", "c2", true),
+            result("r1", "c1", false),
+        ];
+        let all = answers(&h, 200_000);
+        assert_eq!(
+            all[0],
+            json!({"kind": "resume", "mode": "tool_results", "consecutiveRetryableErrors": 0, "assistantStopReason": "toolUse"})
+        );
+        assert!(all.iter().all(|a| *a == all[0]));
+        // A toolUse batch where all calls terminate: completed in every variant.
+        let h = [
+            asst("a1", "toolUse", None, &["c1"], usage(10, 5)),
+            result("r1", "c1", true),
+        ];
+        for v in Flue2Variant::ALL {
+            let c = classify(&h, 0, v);
+            assert!(c.terminal_tool_batch, "{v:?}");
+            assert_eq!(
+                c.explanation.step,
+                if v == Flue2Variant::V2_0_8 { 4 } else { 8 }
+            );
+        }
+    }
+
+    #[test]
+    fn an_aborted_turn_after_a_partial_stop_batch_differs_by_variant() {
+        let h = [
+            asst("a1", "stop", None, &["c1", "c2"], usage(10, 5)),
+            result("r1", "c1", false),
+            asst("a2", "aborted", None, &[], usage(0, 0)),
+        ];
+        let [old, mid, new] = answers(&h, 200_000);
+        assert_eq!(old["mode"], "aborted_partial");
+        assert_eq!(mid, old);
+        assert_eq!(new["mode"], "tool_results_partial");
+        assert_eq!(new["assistantStopReason"], "aborted");
+        // The adjacent recovery pair wins over the batch in every variant.
+        let mut h = h.to_vec();
+        h.push(signal("s1", "stream_interrupted"));
+        h.push(signal("s2", "stream_continued"));
+        for a in answers(&h, 0) {
+            assert_eq!(a["mode"], "stream_continuation");
+        }
+    }
+
+    #[test]
+    fn connection_errors_retry_from_2_0_5() {
+        let h = [
+            asst("a1", "error", Some("Connection error."), &[], usage(0, 0)),
+            asst("a2", "error", Some("Connection error."), &[], usage(0, 0)),
+        ];
+        let [old, mid, new] = answers(&h, 200_000);
+        assert_eq!(
+            old,
+            json!({"kind": "terminal_error", "reason": "Connection error."})
+        );
+        assert_eq!(
+            mid,
+            json!({"kind": "resume", "mode": "transient_retry", "consecutiveRetryableErrors": 2, "assistantStopReason": "error"})
+        );
+        assert_eq!(new, mid);
+    }
+
+    #[test]
+    fn overflow_follows_pi_ai_0_83() {
+        // A pattern pi-ai 0.83.0 added after beta.7's.
+        let h = [asst(
+            "a1",
+            "error",
+            Some("prompt has 1,234 tokens, but the configured context size is 1,000 tokens"),
+            &[],
+            usage(0, 0),
+        )];
+        for a in answers(&h, 0) {
+            assert_eq!(a["mode"], "overflow");
+        }
+        // Rate limiting is not an overflow, and retries.
+        let h = [asst(
+            "a1",
+            "error",
+            Some("429 rate limit: too many tokens"),
+            &[],
+            usage(0, 0),
+        )];
+        assert_eq!(answers(&h, 0)[2]["mode"], "transient_retry");
+        // Silent overflow: a stop whose input exceeds the window, completed with overflow.
+        let h = [asst("a1", "stop", None, &[], usage(200_001, 5))];
+        assert_eq!(answers(&h, 200_000)[2]["overflow"], true);
+        assert_eq!(answers(&h, 0)[2]["overflow"], false);
+        // Length truncation wants `output === 0`: the number, not null.
+        let mut u = usage(199_000, 0);
+        let h = [asst("a1", "length", None, &[], u.clone())];
+        assert_eq!(answers(&h, 200_000)[2]["overflow"], true);
+        u["output"] = Value::Null;
+        let h = [asst("a1", "length", None, &[], u)];
+        assert_eq!(answers(&h, 200_000)[2]["overflow"], false);
+    }
+
+    #[test]
+    fn a_completion_without_usage_throws_under_a_context_window() {
+        let mut a = asst("a1", "stop", None, &[], Value::Null);
+        let refs = [&a];
+        assert_eq!(
+            classify_submission_state(Some(&refs), Some(OWN), 200_000, Flue2Variant::V2_0_8),
+            Err(ClassifyError::Type(
+                "Cannot read properties of null (reading 'input')".into()
+            ))
+        );
+        assert!(classify_submission_state(Some(&refs), Some(OWN), 0, Flue2Variant::V2_0_8).is_ok());
+        if let EntryBody::Assistant {
+            usage, stop_reason, ..
+        } = &mut a.body
+        {
+            *usage = None;
+            *stop_reason = "length".into();
+        }
+        let refs = [&a];
+        assert_eq!(
+            classify_submission_state(Some(&refs), Some(OWN), 1, Flue2Variant::V2_0_0),
+            Err(ClassifyError::Type(
+                "Cannot read properties of undefined (reading 'output')".into()
+            ))
+        );
+    }
+
+    #[test]
+    fn joined_deliveries_do_not_advance_past_the_input() {
+        let mut joined = entry(
+            "u1",
+            EntryBody::User {
+                content: vec![ContentBlock::Text("hi".into())],
+            },
+        );
+        joined.submission_id = Some("sub_other".into());
+        let h = [joined.clone()];
+        assert_eq!(answers(&h, 0)[2]["mode"], "input_only");
+        joined.submission_id = None;
+        let h = [joined];
+        assert_eq!(answers(&h, 0)[2], json!({"kind": "advanced_past_input"}));
+    }
+}
