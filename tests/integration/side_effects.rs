@@ -192,9 +192,11 @@ fn a_repair_lists_the_calls_it_answers_interrupted_and_needs_them_acknowledged()
 #[test]
 fn every_backend_refuses_unacknowledged_side_effects_and_audits_acknowledged_ones() {
     let dir = tempfile::tempdir().unwrap();
-    let sqlite = tool_batch_mid(dir.path());
     for kind in kinds() {
-        let db = TestDb::from_sqlite(kind, &sqlite);
+        // A fresh copy each: the SQLite pass writes into its file.
+        let sub = dir.path().join(format!("{kind:?}"));
+        std::fs::create_dir(&sub).unwrap();
+        let db = TestDb::from_sqlite(kind, &tool_batch_mid(&sub));
         let store = db.open();
         let now = turnscope_store::clock::now_ms();
         let prepared = run::prepare(
@@ -209,7 +211,7 @@ fn every_backend_refuses_unacknowledged_side_effects_and_audits_acknowledged_one
         )
         .unwrap();
         let mut plan = prepared.plan.unwrap();
-        assert!(!plan.side_effects.is_empty(), "{kind:?}");
+        assert!(!plan.side_effects.is_empty(), "{kind:?}: {}", plan.summary);
         let mut writer = db.writer();
         match run::apply(&mut *writer, &plan, "tester@host", now) {
             Err(ApplyError::Refused(why)) => assert!(why.contains("--ack-side-effects"), "{why}"),
