@@ -414,7 +414,10 @@ impl Message {
     /// `usage.cost.total` as a number (NaN when missing).
     pub fn cost_total(&self) -> f64 {
         match self.compact() {
-            Some(c) => c.rest().and_then(|r| r.usage).map_or(f64::NAN, |u| u[USAGE_COST]),
+            Some(c) => c
+                .rest()
+                .and_then(|r| r.usage)
+                .map_or(f64::NAN, |u| u[USAGE_COST]),
             None => self
                 .value()
                 .pointer("/usage/cost/total")

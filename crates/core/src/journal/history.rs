@@ -48,7 +48,7 @@ pub enum PathDamage {
 /// Entry ids to their indexes in `entries`, a later duplicate id winning, like the runtime's
 /// `new Map(entries.map(e => [e.id, e]))`. The table holds only the indexes, hashed by the id
 /// each points at: 9 bytes a slot instead of a `&str` key's 25 (a whale's map was 13 MB).
-struct IdIndex<'a> {
+pub(crate) struct IdIndex<'a> {
     entries: &'a [Entry],
     table: HashTable<usize>,
     hasher: foldhash::fast::RandomState,
@@ -57,7 +57,7 @@ struct IdIndex<'a> {
 }
 
 impl<'a> IdIndex<'a> {
-    fn new(entries: &'a [Entry]) -> IdIndex<'a> {
+    pub(crate) fn new(entries: &'a [Entry]) -> IdIndex<'a> {
         let hasher = foldhash::fast::RandomState::default();
         let hash = |id: &str| hasher.hash_one(id);
         let mut table = HashTable::with_capacity(entries.len());
@@ -94,7 +94,7 @@ impl<'a> IdIndex<'a> {
     /// `get` for the parent of the entry at `child`: the runtime appends a child right after its
     /// parent in most turns, so the entry before it is tried first. It is the answer only when no
     /// id repeats (with a repeat, a later entry of the same id wins).
-    fn get_parent(&self, id: &str, child: usize) -> Option<usize> {
+    pub(crate) fn get_parent(&self, id: &str, child: usize) -> Option<usize> {
         match child.checked_sub(1) {
             Some(before) if !self.duplicates && self.entries[before].id.as_str() == id => {
                 Some(before)
