@@ -19,6 +19,7 @@ use crate::journal::history::{History, IdIndex};
 
 /// Sums of the stored `usage` of some assistant entries.
 #[derive(Debug, Clone, Default, PartialEq, Serialize)]
+#[serde(rename_all = "camelCase")]
 pub struct UsageSum {
     /// Assistant entries counted.
     pub assistants: u32,
@@ -108,6 +109,7 @@ fn is_aborted(e: &Entry) -> bool {
 
 /// What the runs since a submission's input cost, as the read holds them.
 #[derive(Debug, Clone, Default, PartialEq, Serialize)]
+#[serde(rename_all = "camelCase")]
 pub struct CostSinceInput {
     /// `subtree` (every entry descending from the input was read) or `active_path` (only the
     /// active path after the input: abandoned branches unknown).

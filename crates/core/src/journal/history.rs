@@ -252,9 +252,20 @@ impl History {
     /// Position of a submission's input entry on the active path (spec §2.8): the first entry whose
     /// `dispatch.dispatchId` (dispatch) or `directSubmissionId` (direct) equals the submission id.
     pub fn find_input(&self, kind: SubmissionKind, submission_id: &str) -> Option<&Entry> {
-        self.active_path().into_iter().find(|e| match kind {
-            SubmissionKind::Dispatch => e.dispatch_id().as_deref() == Some(submission_id),
-            SubmissionKind::Direct => e.direct_submission_id().as_deref() == Some(submission_id),
+        self.find_input_index(kind, submission_id)
+            .map(|i| &self.entries[i])
+    }
+
+    /// `find_input` as an index into `entries`.
+    pub fn find_input_index(&self, kind: SubmissionKind, submission_id: &str) -> Option<usize> {
+        self.active.iter().copied().find(|&i| {
+            let e = &self.entries[i];
+            match kind {
+                SubmissionKind::Dispatch => e.dispatch_id().as_deref() == Some(submission_id),
+                SubmissionKind::Direct => {
+                    e.direct_submission_id().as_deref() == Some(submission_id)
+                }
+            }
         })
     }
 

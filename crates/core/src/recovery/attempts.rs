@@ -23,6 +23,7 @@ use crate::journal::submission_rows::{JournalRow, SubmissionRow};
 
 /// One attempt whose id the database still holds.
 #[derive(Debug, Clone, PartialEq, Serialize)]
+#[serde(rename_all = "camelCase")]
 pub struct AttemptTrace {
     pub attempt_id: String,
     /// The row's current attempt.
@@ -39,7 +40,11 @@ pub struct AttemptTrace {
 
 /// A step an attempt is recorded to have reached.
 #[derive(Debug, Clone, PartialEq, Serialize)]
-#[serde(tag = "step", rename_all = "snake_case")]
+#[serde(
+    tag = "step",
+    rename_all = "snake_case",
+    rename_all_fields = "camelCase"
+)]
 pub enum Reached {
     /// It holds the turn journal (began the turn, or was handed it by a replacement), at `phase`.
     HoldsJournal { phase: String },
@@ -66,6 +71,7 @@ pub enum Reached {
 
 /// The attempts of one submission.
 #[derive(Debug, Clone, PartialEq, Serialize)]
+#[serde(rename_all = "camelCase")]
 pub struct AttemptTimeline {
     /// `attempt_count`: attempts made in all (claims and replacements).
     pub attempt_count: i64,
