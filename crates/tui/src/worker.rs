@@ -191,6 +191,10 @@ pub enum Response {
     },
 }
 
+/// What `Worker::list_items` gives: the rows, the filter's total when only its newest page was
+/// read, and what an id query looked up.
+type ListItems = (Vec<ListItem>, Option<usize>, Option<(String, usize)>);
+
 /// A text search across sessions, between its background steps.
 struct FindText {
     generation: u64,
@@ -628,7 +632,7 @@ impl Worker {
         filter: RowFilter,
         now_ms: i64,
         id_lookup: Option<&str>,
-    ) -> Result<(Vec<ListItem>, Option<usize>, Option<(String, usize)>), WorkerError> {
+    ) -> Result<ListItems, WorkerError> {
         let (rows, total, phases, looked_up) = {
             let store = self.store()?;
             let (mut rows, total) =
