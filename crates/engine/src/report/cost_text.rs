@@ -94,6 +94,13 @@ pub fn reached_text(r: &Reached) -> String {
 /// One line for an attempt: `#2 2627d151…  current  worker 61c28b3c…  started <iso>  lease
 /// expired 4m ago  — provider started (turn_1), tools requested: 1 of 3 results`.
 pub fn attempt_line(t: &AttemptTrace, now_ms: i64) -> String {
+    let (who, steps) = attempt_parts(t, now_ms);
+    format!("{who} — {steps}")
+}
+
+/// `attempt_line` in its two halves: which attempt, and how far it got (the TUI's narrow pane
+/// draws them on two lines).
+pub fn attempt_parts(t: &AttemptTrace, now_ms: i64) -> (String, String) {
     let short = |s: &str| {
         if s.chars().count() > 8 {
             format!("{}…", s.chars().take(8).collect::<String>())
@@ -125,13 +132,13 @@ pub fn attempt_line(t: &AttemptTrace, now_ms: i64) -> String {
         }
     }
     let steps: Vec<String> = t.reached.iter().map(reached_text).collect();
-    s.push_str(" — ");
-    if steps.is_empty() {
-        s.push_str("nothing recorded");
+    let steps = if steps.is_empty() {
+        // Only the row's current attempt can have no step: its claim is all there is.
+        "claimed, nothing further recorded".to_string()
     } else {
-        s.push_str(&steps.join(", "));
-    }
-    s
+        steps.join(", ")
+    };
+    (s, steps)
 }
 
 /// The head line of the attempts: `2 of 10 made, 1 traced, 1 untraced (no id left anywhere)`.
