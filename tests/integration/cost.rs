@@ -440,3 +440,36 @@ fn attempts_are_the_ids_the_rows_and_signals_hold() {
         assert!(with_signals > 0, "no demo submission has stream signals");
     }
 }
+
+/// Each incident's cost is `list`'s COST summed over the submissions its `list --owner` shows.
+#[test]
+fn incidents_total_the_cost_of_their_submissions() {
+    let dir = tempfile::tempdir().unwrap();
+    let (sqlite, _) = demo_with_branches(dir.path());
+    let db = sqlite.display().to_string();
+    let doc = json_of(&db, &["incidents", "--json"]);
+    let groups = doc["groups"].as_array().unwrap();
+    let mut checked = 0;
+    for g in groups {
+        let Some(owner) = g["ownerId"].as_str() else {
+            continue;
+        };
+        let listed = json_of(&db, &["list", "--owner", owner, "--json"]);
+        let rows = listed["submissions"].as_array().unwrap();
+        assert_eq!(rows.len() as u64, g["count"].as_u64().unwrap(), "{owner}");
+        let costs: Vec<Option<f64>> = rows
+            .iter()
+            .map(|s| s["costSinceInput"]["cost"].as_f64())
+            .collect();
+        let sum: f64 = costs.iter().flatten().sum();
+        let got = g["costSinceInput"].as_f64().unwrap();
+        assert!((got - sum).abs() < 1e-12, "{owner}: {got} vs {sum}");
+        assert_eq!(
+            g["withoutInput"].as_u64().unwrap() as usize,
+            costs.iter().filter(|c| c.is_none()).count(),
+            "{owner}"
+        );
+        checked += usize::from(sum > 0.0);
+    }
+    assert!(checked >= 2, "only {checked} incidents with a cost");
+}
