@@ -66,7 +66,7 @@ fn stream_json(
         if written > 0 {
             item.clear();
         }
-        json_item(r, now, &mut text);
+        json_item(r, now, r.cost().map(|c| c.total()), &mut text);
         push_item(&mut item, &String::from_utf8_lossy(&text), written == 0);
         written += 1;
         if let Err(e) = out.write_all(item.as_bytes()) {
@@ -151,17 +151,20 @@ pub fn render(
     let mut text = Vec::new();
     let funnel = super::select::scan_counted(store, &sel, cli.context_window, now, &mut |r| {
         let key = sort.map_or(SortKey::Missing, |s| s.key(r));
+        // One walk of the path for the row's cost, whatever the output.
+        let cost = r.cost().map(|c| c.total());
+        let figure = cost.as_ref().map(|c| c.cost);
         let line = if args.json {
             // Kept as text: 2,000 items as JSON values would take tens of megabytes.
-            json_item(r, now, &mut text);
+            json_item(r, now, cost, &mut text);
             Line::Json(String::from_utf8_lossy(&text).into_owned())
         } else if args.output == Some(ListOutput::Ids) {
             Line::Id(r.row().submission_id.clone())
         } else {
-            Line::Cells(table_row(r, wide))
+            Line::Cells(table_row(r, figure, wide))
         };
         signature.push_str(&row_signature(r, now));
-        lines.push((key, line, r.cost().map(|c| c.total().cost)));
+        lines.push((key, line, figure));
     })?;
     if let Some(s) = sort {
         // Stable: equal keys stay in sequence order. A missing value comes last either way
@@ -318,7 +321,7 @@ struct ListItem<'a> {
 }
 
 /// The item pretty-printed on its own (`push_item` indents it into the array).
-fn json_item(r: &SubmissionReport, now: i64, text: &mut Vec<u8>) {
+fn json_item(r: &SubmissionReport, now: i64, cost: Option<UsageSum>, text: &mut Vec<u8>) {
     let c = r.classification();
     let item = ListItem {
         submission: SubmissionJson::new(r.row(), now),
@@ -328,7 +331,7 @@ fn json_item(r: &SubmissionReport, now: i64, text: &mut Vec<u8>) {
         trailing_partial_batch: &c.trailing_partial_batch,
         verdict: r.verdict(),
         plan: PlanJson::new(&r.plan),
-        cost_since_input: r.cost().map(|c| c.total()),
+        cost_since_input: cost,
     };
     text.clear();
     // Into a Vec, which cannot fail; a failed serialization would leave the item empty.
@@ -337,8 +340,9 @@ fn json_item(r: &SubmissionReport, now: i64, text: &mut Vec<u8>) {
     }
 }
 
-/// A table row; `wide`: full id, untruncated instance and error, and the owner.
-fn table_row(r: &SubmissionReport, wide: bool) -> Vec<String> {
+/// A table row; `cost`: the cost since the input (COST); `wide`: full id, untruncated instance
+/// and error, and the owner.
+fn table_row(r: &SubmissionReport, cost: Option<f64>, wide: bool) -> Vec<String> {
     let row = r.row();
     let cut = |text: &str, max: usize| {
         if wide {
@@ -363,7 +367,7 @@ fn table_row(r: &SubmissionReport, wide: bool) -> Vec<String> {
         r.plan.rule.map_or("-".into(), |n| {
             format!("{n} {}", r.plan.result.map_or("", RuleResult::as_str))
         }),
-        cost_text::cost_cell(r.cost().as_ref()),
+        cost.map_or("-".into(), cost_text::money),
     ];
     if wide {
         cells.push(sanitize(row.owner_id.as_deref().unwrap_or("-")));

@@ -18,11 +18,6 @@ pub fn money(cost: f64) -> String {
     }
 }
 
-/// The listing's cell: the cost, or `-` when the input is not on the active path.
-pub fn cost_cell(cost: Option<&CostSinceInput>) -> String {
-    cost.map_or("-".into(), |c| money(c.total().cost))
-}
-
 /// `$0.0123  in 1,200  out 340  cache read 9,000 write 0  (3 assistants)`.
 pub fn usage_text(u: &UsageSum) -> String {
     let mut s = format!(
@@ -187,8 +182,8 @@ mod tests {
             aborted: sum(1, 0.25),
             ..CostSinceInput::default()
         };
-        assert_eq!(cost_cell(Some(&c)), "$0.7500");
-        assert_eq!(cost_cell(None), "-");
+        assert_eq!(money(c.total().cost), "$0.7500");
+        assert_eq!(money(12.345), "$12.35");
         let lines = cost_lines(&c);
         assert!(
             lines[0].starts_with("total      $0.7500  in 2,400"),
