@@ -238,7 +238,7 @@ fn scan(store: &dyn JournalStore, cli: &Cli, now: i64) -> Result<Vec<Stuck>, Cli
                 id: row.submission_id.clone(),
                 owner: row.owner_id.clone(),
                 lease_expires_at: row.lease_expires_at,
-                cost: report.cost().map(|c| c.total().cost),
+                cost: report.path_cost().map(|c| c.cost),
             });
         },
     )?;

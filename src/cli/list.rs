@@ -66,7 +66,7 @@ fn stream_json(
         if written > 0 {
             item.clear();
         }
-        json_item(r, now, r.cost().map(|c| c.total()), &mut text);
+        json_item(r, now, r.path_cost(), &mut text);
         push_item(&mut item, &String::from_utf8_lossy(&text), written == 0);
         written += 1;
         if let Err(e) = out.write_all(item.as_bytes()) {
@@ -152,7 +152,7 @@ pub fn render(
     let funnel = super::select::scan_counted(store, &sel, cli.context_window, now, &mut |r| {
         let key = sort.map_or(SortKey::Missing, |s| s.key(r));
         // One walk of the path for the row's cost, whatever the output.
-        let cost = r.cost().map(|c| c.total());
+        let cost = r.path_cost();
         let figure = cost.as_ref().map(|c| c.cost);
         let line = if args.json {
             // Kept as text: 2,000 items as JSON values would take tens of megabytes.

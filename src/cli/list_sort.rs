@@ -121,9 +121,9 @@ impl SortBy {
                 .rule
                 .map_or(SortKey::Missing, |n| SortKey::Int(n.into())),
             // The COST cell's figure (cost since the input on the active path).
-            SortColumn::Cost => r.cost().map_or(SortKey::Missing, |c| {
-                SortKey::Int(float_key(c.total().cost))
-            }),
+            SortColumn::Cost => r
+                .path_cost()
+                .map_or(SortKey::Missing, |c| SortKey::Int(float_key(c.cost))),
             SortColumn::Owner => text(row.owner_id.as_deref()),
             SortColumn::Error => text(row.error.as_deref()),
         }

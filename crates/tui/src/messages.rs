@@ -119,7 +119,7 @@ impl ListItem {
             r.bundle.journal.as_ref(),
             &r.inspection,
             r.bundle.session.as_ref().map(|s| s.entries.len()),
-            r.cost().map(|c| c.total().cost),
+            r.path_cost().map(|c| c.cost),
             plan,
             full,
         )

@@ -249,7 +249,7 @@ impl Verdicts {
                 row: job.row.clone(),
                 journal: r.bundle.journal.clone(),
                 entry_count: r.bundle.session.as_ref().map(|s| s.entries.len()),
-                cost: r.cost().map(|c| c.total().cost),
+                cost: r.path_cost().map(|c| c.cost),
                 inspection: r.inspection,
             }
             // The read is dropped here.

@@ -15,7 +15,7 @@ use serde_json::{json, Value};
 pub use item_json::{lease_text, plan_json, submission_json, PlanJson, SubmissionJson};
 pub use show_json::{entry_summary_json, EntrySummary};
 pub use turnscope_core::journal::compact::Previews;
-use turnscope_core::journal::cost::{cost_since_input, CostSinceInput};
+use turnscope_core::journal::cost::{cost_since_input, CostSinceInput, UsageSum};
 use turnscope_core::journal::entry::{Entry, Role};
 use turnscope_core::journal::history::History;
 use turnscope_core::journal::records::SessionScope;
@@ -207,6 +207,13 @@ impl SubmissionReport {
         let h = self.history.as_ref()?;
         let input = self.input_index()?;
         Some(cost_since_input(h, input, self.whole_session()))
+    }
+
+    /// The cost since the input on the active path (aborted partials there included): the
+    /// figure of `list`'s COST, the same whether the read was whole or the listing's walk (which
+    /// can read a damaged session whole).
+    pub fn path_cost(&self) -> Option<UsageSum> {
+        self.cost().map(|c| c.on_active_path())
     }
 
     /// The attempts rebuilt from the row, the turn journal and the stream signals after the
