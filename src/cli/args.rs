@@ -313,8 +313,8 @@ pub struct ListArgs {
     pub selection: SelectionArgs,
 
     /// Sort by this column: seq, id, kind, instance, status, att, lease, phase, verdict, rule,
-    /// owner or error; a leading - sorts descending (--sort=-lease). With --limit: the first N
-    /// in this order.
+    /// cost, owner or error; a leading - sorts descending (--sort=-cost: the costliest first).
+    /// With --limit: the first N in this order.
     #[arg(long, value_name = "COLUMN", allow_hyphen_values = true)]
     pub sort: Option<String>,
 

@@ -1,6 +1,7 @@
 //! `turnscope incidents`: the stuck submissions (expired leases) grouped by the worker that held
 //! their lease (`core::incidents`), each group with the command that acts on all of it.
 
+use std::collections::HashMap;
 use std::io::Write;
 
 use serde_json::{json, Value};
@@ -12,6 +13,7 @@ use turnscope_core::recovery::incidents::{
     group, IncidentGroup, PlanKey, StuckRow, HEARTBEAT_MS, LEASE_MS,
 };
 use turnscope_core::text::sanitize;
+use turnscope_engine::report::cost_text;
 use turnscope_store::JournalStore;
 
 /// A stuck submission's row facts and its plan, read once.
@@ -20,6 +22,8 @@ struct Stuck {
     owner: Option<String>,
     lease_expires_at: i64,
     plan: PlanKey,
+    /// The cost since the input on the active path (`list`'s COST).
+    cost: Option<f64>,
 }
 
 pub fn run(
@@ -40,6 +44,8 @@ pub fn run(
         })
         .collect();
     let groups = group(&rows);
+    let costs: HashMap<&str, Option<f64>> = stuck.iter().map(|s| (s.id.as_str(), s.cost)).collect();
+    let cost_of = |g: &IncidentGroup| GroupCost::of(g, &costs);
     if json {
         let doc = json!({
             "schema": "turnscope.incidents/1",
@@ -48,7 +54,7 @@ pub fn run(
             "leaseMs": LEASE_MS,
             "heartbeatMs": HEARTBEAT_MS,
             "stuck": rows.len(),
-            "groups": groups.iter().map(|g| group_json(g, now)).collect::<Vec<_>>(),
+            "groups": groups.iter().map(|g| group_json(g, now, &cost_of(g))).collect::<Vec<_>>(),
         });
         super::output::print_json(out, &doc)?;
         return Ok(());
@@ -94,6 +100,7 @@ pub fn run(
             iso_from_ms(g.first_expiry),
             iso_from_ms(g.last_expiry)
         )?;
+        writeln!(out, "  cost     {}", cost_of(g).text())?;
         if let Some(cmd) = list_command(g) {
             writeln!(out, "  list     {}", sanitize(&cmd))?;
         }
@@ -154,7 +161,45 @@ pub fn act_command(g: &IncidentGroup) -> String {
     }
 }
 
-fn group_json(g: &IncidentGroup, now: i64) -> Value {
+/// A group's cost since the inputs: `list`'s COST summed over its submissions.
+struct GroupCost {
+    total: f64,
+    /// Submissions without an input entry on the active path (no cost).
+    without: usize,
+}
+
+impl GroupCost {
+    fn of(g: &IncidentGroup, costs: &HashMap<&str, Option<f64>>) -> GroupCost {
+        let mut c = GroupCost {
+            total: 0.0,
+            without: 0,
+        };
+        for id in &g.submissions {
+            match costs.get(id.as_str()).copied().flatten() {
+                Some(x) => c.total += x,
+                None => c.without += 1,
+            }
+        }
+        c
+    }
+
+    fn text(&self) -> String {
+        let mut s = format!(
+            "{} since the inputs (active paths, as list counts it",
+            cost_text::money(self.total)
+        );
+        if self.without > 0 {
+            s.push_str(&format!(
+                "; {} without an input entry on the path",
+                self.without
+            ));
+        }
+        s.push(')');
+        s
+    }
+}
+
+fn group_json(g: &IncidentGroup, now: i64, cost: &GroupCost) -> Value {
     json!({
         "ownerId": g.owner_id,
         "count": g.count(),
@@ -170,6 +215,8 @@ fn group_json(g: &IncidentGroup, now: i64) -> Value {
             json!({"rule": rule, "result": result, "label": p.plan.label(), "count": p.count})
         }).collect::<Vec<_>>(),
         "submissions": g.submissions,
+        "costSinceInput": cost.total,
+        "withoutInput": cost.without,
         "listCommand": list_command(g),
         "command": act_command(g),
     })
@@ -191,6 +238,7 @@ fn scan(store: &dyn JournalStore, cli: &Cli, now: i64) -> Result<Vec<Stuck>, Cli
                 id: row.submission_id.clone(),
                 owner: row.owner_id.clone(),
                 lease_expires_at: row.lease_expires_at,
+                cost: report.path_cost().map(|c| c.cost),
             });
         },
     )?;

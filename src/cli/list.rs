@@ -9,11 +9,12 @@ use super::args::{Cli, ListArgs, ListOutput};
 use super::list_sort::{SortBy, SortKey};
 use super::output::{table, truncate};
 use super::{now_ms, CliError};
+use turnscope_core::journal::cost::UsageSum;
 use turnscope_core::journal::status::JournalPhase;
 use turnscope_core::recovery::classify::TrailingPartialBatch;
 use turnscope_core::recovery::reconciler::RuleResult;
 use turnscope_core::text::sanitize;
-use turnscope_engine::report::{PlanJson, SubmissionJson, SubmissionReport};
+use turnscope_engine::report::{cost_text, PlanJson, SubmissionJson, SubmissionReport};
 use turnscope_store::JournalStore;
 
 pub fn run(
@@ -65,7 +66,7 @@ fn stream_json(
         if written > 0 {
             item.clear();
         }
-        json_item(r, now, &mut text);
+        json_item(r, now, r.path_cost(), &mut text);
         push_item(&mut item, &String::from_utf8_lossy(&text), written == 0);
         written += 1;
         if let Err(e) = out.write_all(item.as_bytes()) {
@@ -144,32 +145,36 @@ pub fn render(
         sel.limit = None;
     }
     let wide = args.output == Some(ListOutput::Wide);
-    let mut lines: Vec<(SortKey, Line)> = Vec::new();
+    // Each line with its cost since the input (the total line sums those shown).
+    let mut lines: Vec<(SortKey, Line, Option<f64>)> = Vec::new();
     let mut signature = String::new();
     let mut text = Vec::new();
     let funnel = super::select::scan_counted(store, &sel, cli.context_window, now, &mut |r| {
         let key = sort.map_or(SortKey::Missing, |s| s.key(r));
+        // One walk of the path for the row's cost, whatever the output.
+        let cost = r.path_cost();
+        let figure = cost.as_ref().map(|c| c.cost);
         let line = if args.json {
             // Kept as text: 2,000 items as JSON values would take tens of megabytes.
-            json_item(r, now, &mut text);
+            json_item(r, now, cost, &mut text);
             Line::Json(String::from_utf8_lossy(&text).into_owned())
         } else if args.output == Some(ListOutput::Ids) {
             Line::Id(r.row().submission_id.clone())
         } else {
-            Line::Cells(table_row(r, wide))
+            Line::Cells(table_row(r, figure, wide))
         };
         signature.push_str(&row_signature(r, now));
-        lines.push((key, line));
+        lines.push((key, line, figure));
     })?;
     if let Some(s) = sort {
-        // Stable: equal keys stay in sequence order.
-        lines.sort_by(|a, b| {
-            let o = a.0.cmp(&b.0);
-            if s.descending {
-                o.reverse()
-            } else {
-                o
-            }
+        // Stable: equal keys stay in sequence order. A missing value comes last either way
+        // (`--sort=-cost` starts with the costliest, not with the rows that have no input).
+        lines.sort_by(|a, b| match (&a.0, &b.0) {
+            (SortKey::Missing, SortKey::Missing) => std::cmp::Ordering::Equal,
+            (SortKey::Missing, _) => std::cmp::Ordering::Greater,
+            (_, SortKey::Missing) => std::cmp::Ordering::Less,
+            _ if s.descending => a.0.cmp(&b.0).reverse(),
+            _ => a.0.cmp(&b.0),
         });
         if let Some(n) = limit {
             lines.truncate(n);
@@ -184,7 +189,7 @@ pub fn render(
         let text = list_doc(store, funnel.view.name(), now);
         let items: Vec<String> = lines
             .into_iter()
-            .filter_map(|(_, l)| match l {
+            .filter_map(|(_, l, _)| match l {
                 Line::Json(t) => Some(t),
                 _ => None,
             })
@@ -203,7 +208,12 @@ pub fn render(
         return Ok(listing);
     }
     let mut body = Vec::with_capacity(lines.len());
-    for (_, l) in lines {
+    let (mut total, mut costed) = (0.0f64, 0usize);
+    for (_, l, cost) in lines {
+        if let Some(c) = cost {
+            total += c;
+            costed += 1;
+        }
         match l {
             Line::Id(id) => {
                 listing.stdout.push_str(&sanitize(&id));
@@ -215,20 +225,40 @@ pub fn render(
     }
     if !body.is_empty() {
         let header: &[&str] = if wide { &WIDE_HEADER } else { &HEADER };
+        let rows = body.len();
         listing.stdout = table(header, &body);
+        listing.stdout.push_str(&total_line(total, costed, rows));
     }
     Ok(listing)
 }
 
-const HEADER: [&str; 11] = [
-    "SEQ", "ID", "KIND", "INSTANCE", "STATUS", "ATT", "LEASE", "PHASE", "VERDICT", "RULE", "ERROR",
+const HEADER: [&str; 12] = [
+    "SEQ", "ID", "KIND", "INSTANCE", "STATUS", "ATT", "LEASE", "PHASE", "VERDICT", "RULE", "COST",
+    "ERROR",
 ];
 
 /// `-o wide`: the lease owner too (which worker held it), before the error.
-const WIDE_HEADER: [&str; 12] = [
-    "SEQ", "ID", "KIND", "INSTANCE", "STATUS", "ATT", "LEASE", "PHASE", "VERDICT", "RULE", "OWNER",
-    "ERROR",
+const WIDE_HEADER: [&str; 13] = [
+    "SEQ", "ID", "KIND", "INSTANCE", "STATUS", "ATT", "LEASE", "PHASE", "VERDICT", "RULE", "COST",
+    "OWNER", "ERROR",
 ];
+
+/// The line under the table: the COST column summed over the rows shown.
+fn total_line(total: f64, costed: usize, rows: usize) -> String {
+    let mut s = format!(
+        "total cost since input: {} over {}",
+        cost_text::money(total),
+        turnscope_core::text::plural(costed as u64, "submission", "submissions")
+    );
+    if costed < rows {
+        s.push_str(&format!(
+            ", {} without an input entry on the path",
+            rows - costed
+        ));
+    }
+    s.push_str(" (active paths only: `show` adds abandoned branches)\n");
+    s
+}
 
 /// What makes a row "changed" for `--watch`: the stored state and the conclusions, not the
 /// relative times shown (a lease counts only as expired or not).
@@ -285,10 +315,13 @@ struct ListItem<'a> {
     trailing_partial_batch: &'a Option<TrailingPartialBatch>,
     verdict: String,
     plan: PlanJson<'a>,
+    /// The stored usage since the input on the active path (the listing's walk does not read
+    /// abandoned branches); `None` when the input entry is not on the path.
+    cost_since_input: Option<UsageSum>,
 }
 
 /// The item pretty-printed on its own (`push_item` indents it into the array).
-fn json_item(r: &SubmissionReport, now: i64, text: &mut Vec<u8>) {
+fn json_item(r: &SubmissionReport, now: i64, cost: Option<UsageSum>, text: &mut Vec<u8>) {
     let c = r.classification();
     let item = ListItem {
         submission: SubmissionJson::new(r.row(), now),
@@ -298,6 +331,7 @@ fn json_item(r: &SubmissionReport, now: i64, text: &mut Vec<u8>) {
         trailing_partial_batch: &c.trailing_partial_batch,
         verdict: r.verdict(),
         plan: PlanJson::new(&r.plan),
+        cost_since_input: cost,
     };
     text.clear();
     // Into a Vec, which cannot fail; a failed serialization would leave the item empty.
@@ -306,8 +340,9 @@ fn json_item(r: &SubmissionReport, now: i64, text: &mut Vec<u8>) {
     }
 }
 
-/// A table row; `wide`: full id, untruncated instance and error, and the owner.
-fn table_row(r: &SubmissionReport, wide: bool) -> Vec<String> {
+/// A table row; `cost`: the cost since the input (COST); `wide`: full id, untruncated instance
+/// and error, and the owner.
+fn table_row(r: &SubmissionReport, cost: Option<f64>, wide: bool) -> Vec<String> {
     let row = r.row();
     let cut = |text: &str, max: usize| {
         if wide {
@@ -332,6 +367,7 @@ fn table_row(r: &SubmissionReport, wide: bool) -> Vec<String> {
         r.plan.rule.map_or("-".into(), |n| {
             format!("{n} {}", r.plan.result.map_or("", RuleResult::as_str))
         }),
+        cost.map_or("-".into(), cost_text::money),
     ];
     if wide {
         cells.push(sanitize(row.owner_id.as_deref().unwrap_or("-")));

@@ -17,12 +17,13 @@ pub enum SortColumn {
     Phase,
     Verdict,
     Rule,
+    Cost,
     Owner,
     Error,
 }
 
 impl SortColumn {
-    pub const ALL: [SortColumn; 12] = [
+    pub const ALL: [SortColumn; 13] = [
         SortColumn::Seq,
         SortColumn::Id,
         SortColumn::Kind,
@@ -33,6 +34,7 @@ impl SortColumn {
         SortColumn::Phase,
         SortColumn::Verdict,
         SortColumn::Rule,
+        SortColumn::Cost,
         SortColumn::Owner,
         SortColumn::Error,
     ];
@@ -49,6 +51,7 @@ impl SortColumn {
             SortColumn::Phase => "phase",
             SortColumn::Verdict => "verdict",
             SortColumn::Rule => "rule",
+            SortColumn::Cost => "cost",
             SortColumn::Owner => "owner",
             SortColumn::Error => "error",
         }
@@ -117,10 +120,20 @@ impl SortBy {
                 .plan
                 .rule
                 .map_or(SortKey::Missing, |n| SortKey::Int(n.into())),
+            // The COST cell's figure (cost since the input on the active path).
+            SortColumn::Cost => r
+                .path_cost()
+                .map_or(SortKey::Missing, |c| SortKey::Int(float_key(c.cost))),
             SortColumn::Owner => text(row.owner_id.as_deref()),
             SortColumn::Error => text(row.error.as_deref()),
         }
     }
+}
+
+/// An integer that orders as `x` does (`f64::total_cmp`): a cost keeps every digit.
+fn float_key(x: f64) -> i64 {
+    let b = x.to_bits() as i64;
+    b ^ (((b >> 63) as u64) >> 1) as i64
 }
 
 #[cfg(test)]
@@ -139,7 +152,7 @@ mod tests {
         let hint = e.hint.unwrap();
         assert!(
             hint.contains(
-                "seq, id, kind, instance, status, att, lease, phase, verdict, rule, owner, error"
+                "seq, id, kind, instance, status, att, lease, phase, verdict, rule, cost, owner, error"
             ),
             "{hint}"
         );
@@ -150,5 +163,13 @@ mod tests {
         assert!(SortKey::Int(5) < SortKey::Missing);
         assert!(SortKey::Text("a".into()) < SortKey::Missing);
         assert!(SortKey::Int(2) < SortKey::Int(10));
+    }
+
+    #[test]
+    fn costs_sort_as_numbers() {
+        let costs = [-1.5, -0.0, 0.0, 0.0001, 0.0043, 0.01, 1.0, 12.75];
+        for w in costs.windows(2) {
+            assert!(float_key(w[0]) < float_key(w[1]), "{w:?}");
+        }
     }
 }

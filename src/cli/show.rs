@@ -11,7 +11,7 @@ use turnscope_core::journal::entry::Role;
 use turnscope_core::journal::time::iso_from_ms;
 use turnscope_core::recovery::reconciler::RuleResult;
 use turnscope_core::text::sanitize;
-use turnscope_engine::report::{classification_json, Previews, SubmissionReport};
+use turnscope_engine::report::{classification_json, cost_text, Previews, SubmissionReport};
 use turnscope_store::JournalStore;
 
 pub fn run_classify(
@@ -203,6 +203,8 @@ pub fn run_show(
         writeln!(out, "  problem: {}", sanitize(p))?;
     }
     writeln!(out)?;
+    write_attempts_and_cost(&r, out)?;
+    writeln!(out)?;
     write_history(&r, out)?;
     Ok(())
 }
@@ -241,6 +243,25 @@ fn write_verdict(r: &SubmissionReport, out: &mut dyn Write) -> std::io::Result<(
     }
     for (i, w) in r.plan.writes.iter().enumerate() {
         writeln!(out, "  {}. {}", i + 1, sanitize(&w.describe()))?;
+    }
+    Ok(())
+}
+
+/// The attempt timeline (one line per traced attempt) and the cost since the input.
+fn write_attempts_and_cost(r: &SubmissionReport, out: &mut dyn Write) -> std::io::Result<()> {
+    let lines = cost_text::attempt_lines(&r.attempts(), r.now_ms);
+    writeln!(out, "attempts        {}", sanitize(&lines[0]))?;
+    for l in &lines[1..] {
+        writeln!(out, "  {}", sanitize(l))?;
+    }
+    match r.cost() {
+        None => writeln!(out, "cost since input: no input entry on the active path")?,
+        Some(c) => {
+            writeln!(out, "cost since input")?;
+            for l in cost_text::cost_lines(&c) {
+                writeln!(out, "  {}", sanitize(&l))?;
+            }
+        }
     }
     Ok(())
 }

@@ -52,8 +52,8 @@ fn list_expired_on_a_fixture() {
     let all = stdout(&turnscope(Some(&db), &["list", "--status", "all"]));
     assert_eq!(
         all.lines().count(),
-        5,
-        "header + 3 submissions + the pinned clock:\n{all}"
+        6,
+        "header + 3 submissions + the cost total + the pinned clock:\n{all}"
     );
     assert!(
         all.contains("pending") && all.contains("completed"),

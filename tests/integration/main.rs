@@ -14,6 +14,7 @@ mod cli_list;
 mod cli_sessions;
 mod config;
 mod contract;
+mod cost;
 mod damaged;
 mod damaged_props;
 mod direct_publish;

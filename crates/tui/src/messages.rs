@@ -85,6 +85,9 @@ pub struct ListItem {
     /// (missing, total) calls of the trailing partial batch.
     pub partial: Option<(usize, usize)>,
     pub entry_count: Option<usize>,
+    /// The cost since the input on the active path (the listing's walk: abandoned branches are
+    /// counted only in the detail pane); `None` without an input entry or a verdict yet.
+    pub cost: Option<f64>,
     /// A running row drawn from its submission row alone: its verdict and plan are still being
     /// computed in the background (`verdict` is `…` until then).
     pub pending: bool,
@@ -116,6 +119,7 @@ impl ListItem {
             r.bundle.journal.as_ref(),
             &r.inspection,
             r.bundle.session.as_ref().map(|s| s.entries.len()),
+            r.path_cost().map(|c| c.cost),
             plan,
             full,
         )
@@ -128,6 +132,7 @@ impl ListItem {
         journal: Option<&JournalRow>,
         inspection: &SessionInspection,
         entry_count: Option<usize>,
+        cost: Option<f64>,
         plan: &RecoveryPlan,
         full: bool,
     ) -> ListItem {
@@ -153,6 +158,7 @@ impl ListItem {
                 None
             },
             entry_count,
+            cost,
             pending: false,
             row,
         }
@@ -173,6 +179,7 @@ impl ListItem {
             explanation: None,
             partial: None,
             entry_count: None,
+            cost: None,
             pending: true,
             row,
         }

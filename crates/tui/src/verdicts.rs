@@ -35,6 +35,8 @@ struct Cached {
     journal: Option<JournalRow>,
     inspection: SessionInspection,
     entry_count: Option<usize>,
+    /// The cost since the input on the path read.
+    cost: Option<f64>,
 }
 
 impl Cached {
@@ -45,6 +47,7 @@ impl Cached {
             self.journal.as_ref(),
             &self.inspection,
             self.entry_count,
+            self.cost,
             &plan,
             true,
         )
@@ -246,6 +249,7 @@ impl Verdicts {
                 row: job.row.clone(),
                 journal: r.bundle.journal.clone(),
                 entry_count: r.bundle.session.as_ref().map(|s| s.entries.len()),
+                cost: r.path_cost().map(|c| c.cost),
                 inspection: r.inspection,
             }
             // The read is dropped here.

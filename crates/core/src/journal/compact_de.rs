@@ -53,7 +53,7 @@ pub(super) struct Msg {
     pub attributes: Option<Value>,
     pub content: Option<Content>,
     /// `Some(None)`: `usage` is present but not an object.
-    pub usage: Option<Option<[f64; 4]>>,
+    pub usage: Option<Option<[f64; 6]>>,
 }
 
 /// `content` as the compact form keeps it.
@@ -80,7 +80,7 @@ pub(super) fn parse_top(text: &str) -> Option<Top> {
 struct Key(Option<&'static str>);
 
 /// Every key any visitor below keeps.
-const KEPT: [&str; 28] = [
+const KEPT: [&str; 30] = [
     "type",
     "id",
     "parentId",
@@ -107,6 +107,8 @@ const KEPT: [&str; 28] = [
     "input",
     "output",
     "cacheRead",
+    "cacheWrite",
+    "totalTokens",
     "cost",
     "total",
 ];
@@ -288,9 +290,9 @@ impl<'de> Visitor<'de> for MsgVisitor {
     }
 }
 
-/// `usage` input, output, cacheRead and cost.total (NaN when missing or not a number); `None`
-/// when `usage` is not an object.
-pub(super) fn parse_usage(raw: &str) -> Result<Option<[f64; 4]>, serde_json::Error> {
+/// `usage` input, output, cacheRead, cacheWrite, totalTokens and cost.total (`entry::USAGE_KEYS`
+/// order; NaN when missing or not a number); `None` when `usage` is not an object.
+pub(super) fn parse_usage(raw: &str) -> Result<Option<[f64; 6]>, serde_json::Error> {
     if !raw.starts_with('{') {
         return Ok(None);
     }
@@ -301,23 +303,25 @@ pub(super) fn parse_usage(raw: &str) -> Result<Option<[f64; 4]>, serde_json::Err
 struct UsageVisitor;
 
 impl<'de> Visitor<'de> for UsageVisitor {
-    type Value = [f64; 4];
+    type Value = [f64; 6];
 
     fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
         f.write_str("a usage object")
     }
 
-    fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<[f64; 4], A::Error> {
-        let mut u = [f64::NAN; 4];
+    fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<[f64; 6], A::Error> {
+        let mut u = [f64::NAN; 6];
         let number = |v: Value| v.as_f64().unwrap_or(f64::NAN);
         while let Some(Key(key)) = map.next_key()? {
             let i = match key {
                 Some("input") => 0,
                 Some("output") => 1,
                 Some("cacheRead") => 2,
+                Some("cacheWrite") => 3,
+                Some("totalTokens") => 4,
                 Some("cost") => {
                     let raw = map_value(&mut map)?;
-                    u[3] = if raw.get().starts_with('{') {
+                    u[crate::journal::entry::USAGE_COST] = if raw.get().starts_with('{') {
                         let mut de = serde_json::Deserializer::from_str(raw.get());
                         (&mut de)
                             .deserialize_map(CostVisitor)

@@ -78,7 +78,8 @@ const MESSAGE_KEYS: [&str; 9] = [
 ];
 
 /// `usage` keys kept: what overflow detection reads, and the tree row's token and cost figures.
-const USAGE_KEYS: [&str; 3] = ["input", "output", "cacheRead"];
+/// And the cost since input's token sums.
+const USAGE_KEYS: [&str; 5] = crate::journal::entry::USAGE_KEYS;
 
 struct TopVisitor;
 
@@ -380,6 +381,8 @@ mod tests {
             odd().prop_map(|v| ("input", v)),
             Just(("output", "88".to_string())),
             Just(("cacheRead", "0".to_string())),
+            odd().prop_map(|v| ("cacheWrite", v)),
+            Just(("totalTokens", "1292".to_string())),
             prop_oneof![
                 Just("{\"total\":0.25}".to_string()),
                 Just("{\"total\":1,\"total\":\"x\"}".to_string()),

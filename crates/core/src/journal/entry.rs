@@ -193,14 +193,20 @@ pub struct CompactFields {
     pub rest: Option<Box<CompactRest>>,
 }
 
-/// The fields of a compact message that tool results never have. 96 bytes, a 112-byte chunk
+/// The `usage` token keys a compact message keeps, in the order of `CompactRest::usage`; the
+/// last slot (`USAGE_COST`) is `cost.total`.
+pub const USAGE_KEYS: [&str; 5] = ["input", "output", "cacheRead", "cacheWrite", "totalTokens"];
+/// The slot of `cost.total` in `CompactRest::usage`.
+pub const USAGE_COST: usize = 5;
+
+/// The fields of a compact message that tool results never have. 112 bytes, a 128-byte chunk
 /// for each assistant (a whale has 60,000): what only a few messages have is one box further.
 #[derive(Debug, Clone, Default, PartialEq)]
 pub struct CompactRest {
     pub stop_reason: Option<KeptValue>,
-    /// `usage` input, output, cacheRead and cost.total (NaN when missing); `None` when `usage` is
-    /// not an object.
-    pub usage: Option<[f64; 4]>,
+    /// `usage` input, output, cacheRead, cacheWrite, totalTokens and cost.total (`USAGE_KEYS`
+    /// order, NaN when missing); `None` when `usage` is not an object.
+    pub usage: Option<[f64; 6]>,
     /// Tool calls as (id, name), without their arguments. Neither allocates for the ids and names
     /// models write (a whale has 180,000 calls).
     pub tool_calls: Box<[(Option<JsKey>, CompactString)]>,
@@ -244,6 +250,8 @@ impl CompactFields {
                     u("input"),
                     u("output"),
                     u("cacheRead"),
+                    u("cacheWrite"),
+                    u("totalTokens"),
                     skeleton.cost_total(),
                 ]
             }),
@@ -406,7 +414,10 @@ impl Message {
     /// `usage.cost.total` as a number (NaN when missing).
     pub fn cost_total(&self) -> f64 {
         match self.compact() {
-            Some(c) => c.rest().and_then(|r| r.usage).map_or(f64::NAN, |u| u[3]),
+            Some(c) => c
+                .rest()
+                .and_then(|r| r.usage)
+                .map_or(f64::NAN, |u| u[USAGE_COST]),
             None => self
                 .value()
                 .pointer("/usage/cost/total")
@@ -432,9 +443,7 @@ impl Message {
     /// `usage.<key>` as a JS number: NaN when missing or not a number (JS arithmetic on `undefined`).
     pub fn usage(&self, key: &str) -> f64 {
         if let Some(c) = self.compact() {
-            let i = ["input", "output", "cacheRead"]
-                .iter()
-                .position(|k| *k == key);
+            let i = USAGE_KEYS.iter().position(|k| *k == key);
             return match (c.rest().and_then(|r| r.usage), i) {
                 (Some(u), Some(i)) => u[i],
                 _ => f64::NAN,
@@ -797,9 +806,10 @@ mod tests {
         assert!(sizes.4 <= 16, "{sizes:?}");
         // One pointer and a tag: the rare bodies' texts are boxed.
         assert!(std::mem::size_of::<EntryBody>() <= 16);
-        // An assistant's fields take a 112-byte chunk (the few fields of signals and failed
-        // turns are boxed once more).
-        assert!(std::mem::size_of::<CompactRest>() <= 96);
+        // An assistant's fields take a 128-byte chunk (the few fields of signals and failed
+        // turns are boxed once more): 16 bytes more than before cacheWrite and totalTokens were
+        // kept for the cost since input.
+        assert!(std::mem::size_of::<CompactRest>() <= 112);
     }
 
     #[test]

@@ -48,7 +48,7 @@ pub enum PathDamage {
 /// Entry ids to their indexes in `entries`, a later duplicate id winning, like the runtime's
 /// `new Map(entries.map(e => [e.id, e]))`. The table holds only the indexes, hashed by the id
 /// each points at: 9 bytes a slot instead of a `&str` key's 25 (a whale's map was 13 MB).
-struct IdIndex<'a> {
+pub(crate) struct IdIndex<'a> {
     entries: &'a [Entry],
     table: HashTable<usize>,
     hasher: foldhash::fast::RandomState,
@@ -57,7 +57,7 @@ struct IdIndex<'a> {
 }
 
 impl<'a> IdIndex<'a> {
-    fn new(entries: &'a [Entry]) -> IdIndex<'a> {
+    pub(crate) fn new(entries: &'a [Entry]) -> IdIndex<'a> {
         let hasher = foldhash::fast::RandomState::default();
         let hash = |id: &str| hasher.hash_one(id);
         let mut table = HashTable::with_capacity(entries.len());
@@ -94,7 +94,7 @@ impl<'a> IdIndex<'a> {
     /// `get` for the parent of the entry at `child`: the runtime appends a child right after its
     /// parent in most turns, so the entry before it is tried first. It is the answer only when no
     /// id repeats (with a repeat, a later entry of the same id wins).
-    fn get_parent(&self, id: &str, child: usize) -> Option<usize> {
+    pub(crate) fn get_parent(&self, id: &str, child: usize) -> Option<usize> {
         match child.checked_sub(1) {
             Some(before) if !self.duplicates && self.entries[before].id.as_str() == id => {
                 Some(before)
@@ -252,9 +252,20 @@ impl History {
     /// Position of a submission's input entry on the active path (spec §2.8): the first entry whose
     /// `dispatch.dispatchId` (dispatch) or `directSubmissionId` (direct) equals the submission id.
     pub fn find_input(&self, kind: SubmissionKind, submission_id: &str) -> Option<&Entry> {
-        self.active_path().into_iter().find(|e| match kind {
-            SubmissionKind::Dispatch => e.dispatch_id().as_deref() == Some(submission_id),
-            SubmissionKind::Direct => e.direct_submission_id().as_deref() == Some(submission_id),
+        self.find_input_index(kind, submission_id)
+            .map(|i| &self.entries[i])
+    }
+
+    /// `find_input` as an index into `entries`.
+    pub fn find_input_index(&self, kind: SubmissionKind, submission_id: &str) -> Option<usize> {
+        self.active.iter().copied().find(|&i| {
+            let e = &self.entries[i];
+            match kind {
+                SubmissionKind::Dispatch => e.dispatch_id().as_deref() == Some(submission_id),
+                SubmissionKind::Direct => {
+                    e.direct_submission_id().as_deref() == Some(submission_id)
+                }
+            }
         })
     }
 

@@ -9,6 +9,7 @@ mod compact_de;
 #[cfg(any(test, feature = "fuzzing"))]
 mod compact_oracle;
 mod compact_scan;
+pub mod cost;
 pub mod entry;
 pub mod entry_slice;
 #[cfg(feature = "fuzzing")]

@@ -2,6 +2,7 @@
 //! reconciler's rule table, the tool-batch repair, the failures it settles with, and the exact
 //! rows an action writes together with what the database holds afterwards.
 
+pub mod attempts;
 pub mod changes;
 pub mod classify;
 pub mod context_window;

@@ -1,6 +1,7 @@
 //! One submission, fully inspected: the rows, its history, the classification and the recovery plan.
 //! Shared by the CLI and the TUI so both always say the same thing.
 
+pub mod cost_text;
 pub mod diff;
 pub mod export;
 mod item_json;
@@ -14,9 +15,12 @@ use serde_json::{json, Value};
 pub use item_json::{lease_text, plan_json, submission_json, PlanJson, SubmissionJson};
 pub use show_json::{entry_summary_json, EntrySummary};
 pub use turnscope_core::journal::compact::Previews;
+use turnscope_core::journal::cost::{cost_since_input, CostSinceInput, UsageSum};
 use turnscope_core::journal::entry::{Entry, Role};
 use turnscope_core::journal::history::History;
+use turnscope_core::journal::records::SessionScope;
 use turnscope_core::journal::submission_rows::SubmissionRow;
+use turnscope_core::recovery::attempts::{attempt_timeline, AttemptTimeline};
 use turnscope_core::recovery::classify::Classification;
 use turnscope_core::recovery::context_window::{self, ContextWindow};
 use turnscope_core::recovery::reconciler::{
@@ -180,6 +184,57 @@ impl SubmissionReport {
         h.following(kind, &self.row().submission_id)
     }
 
+    /// Index (into `history.entries`) of the input entry on the active path.
+    pub fn input_index(&self) -> Option<usize> {
+        let h = self.history.as_ref()?;
+        let kind = self.row().submission_kind()?;
+        h.find_input_index(kind, &self.row().submission_id)
+    }
+
+    /// Whether the read holds every entry of the session (`show`, the TUI, an action's load),
+    /// not only the active path since the input (a listing's walk).
+    pub fn whole_session(&self) -> bool {
+        self.bundle
+            .session
+            .as_ref()
+            .is_some_and(|s| matches!(s.scope, SessionScope::Full | SessionScope::Compact))
+    }
+
+    /// The stored usage of the assistants since the input (`journal::cost`): the whole subtree
+    /// on a whole read, the active path only on a listing's walk (abandoned part unknown).
+    /// `None` when the input entry is not on the active path.
+    pub fn cost(&self) -> Option<CostSinceInput> {
+        let h = self.history.as_ref()?;
+        let input = self.input_index()?;
+        Some(cost_since_input(h, input, self.whole_session()))
+    }
+
+    /// The cost since the input on the active path (aborted partials there included): the
+    /// figure of `list`'s COST, the same whether the read was whole or the listing's walk (which
+    /// can read a damaged session whole).
+    pub fn path_cost(&self) -> Option<UsageSum> {
+        self.cost().map(|c| c.on_active_path())
+    }
+
+    /// The attempts rebuilt from the row, the turn journal and the stream signals after the
+    /// input (`recovery::attempts`); without an input entry, from the rows alone.
+    pub fn attempts(&self) -> AttemptTimeline {
+        let (since_input, path): (Vec<&Entry>, Vec<&Entry>) =
+            match (self.history.as_ref(), self.input_index()) {
+                (Some(h), Some(i)) => (
+                    h.entries[i + 1..].iter().collect(),
+                    self.following().unwrap_or_default(),
+                ),
+                _ => (Vec::new(), Vec::new()),
+            };
+        attempt_timeline(
+            self.row(),
+            self.bundle.journal.as_ref(),
+            &since_input,
+            &path,
+        )
+    }
+
     /// Lease as operators read it: `expired 4m12s ago`, `live 18s`, `none`.
     pub fn lease_text(&self) -> String {
         lease_text(self.row(), self.now_ms)
@@ -260,6 +315,8 @@ impl SubmissionReport {
             "inspection": c.state.inspection().as_str(),
             "verdict": self.verdict(),
             "plan": plan_json(&self.plan),
+            "attempts": self.attempts(),
+            "costSinceInput": self.cost(),
         })
     }
 }

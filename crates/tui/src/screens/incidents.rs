@@ -36,6 +36,8 @@ pub struct IncidentScreen {
     /// screen began: acting on some rows takes them out of the group, not out of the evidence of
     /// when the worker stopped, so its time does not move.
     expiries: std::collections::HashMap<Option<String>, (i64, i64)>,
+    /// The stuck rows' cost since the input on the active path (`list`'s COST), by id.
+    costs: std::collections::HashMap<String, Option<f64>>,
 }
 
 /// The key a list row is grouped under: its plan, or that it is still being computed.
@@ -69,6 +71,11 @@ impl IncidentScreen {
             })
             .collect();
         self.computing = rows.iter().filter(|r| r.plan == PlanKey::Computing).count();
+        self.costs = items
+            .iter()
+            .filter(|it| it.row.lease_expired(now_ms))
+            .map(|it| (it.row.submission_id.clone(), it.cost))
+            .collect();
         self.groups = group(&rows);
         for g in &mut self.groups {
             let seen = self
@@ -241,7 +248,13 @@ impl IncidentScreen {
         area: Rect,
     ) {
         let t = cx.theme;
-        let detail_h = if area.height >= 14 { 6 } else { 0 };
+        // The strip's top border and its lines: worker, when, plans (often two lines), cost,
+        // keys, and marked in write mode.
+        let detail_h = if area.height >= 14 {
+            7 + u16::from(cx.write_mode)
+        } else {
+            0
+        };
         let (table, d) = table_and_strip(area, detail_h);
         let w = table.width as usize;
         let marker = usize::from(cx.write_mode);
@@ -329,6 +342,26 @@ impl IncidentScreen {
         }
     }
 
+    /// What the group's submissions cost since their inputs: `list`'s COST summed (active paths),
+    /// and how many have no figure (no input on the path, or the verdict still computing).
+    pub fn cost_text(&self, g: &IncidentGroup) -> String {
+        let (mut total, mut without) = (0.0, 0);
+        for id in &g.submissions {
+            match self.costs.get(id).copied().flatten() {
+                Some(c) => total += c,
+                None => without += 1,
+            }
+        }
+        let mut s = format!(
+            "{} since the inputs (active paths)",
+            turnscope_engine::report::cost_text::money(total)
+        );
+        if without > 0 {
+            s.push_str(&format!(", {without} without a figure"));
+        }
+        s
+    }
+
     fn draw_detail(
         &self,
         f: &mut Frame,
@@ -358,6 +391,7 @@ impl IncidentScreen {
             ]),
             Line::from(vec![label("when"), Span::raw(clean(&g.when(cx.now_ms)))]),
             Line::from(vec![label("plans"), Span::raw(clean(&g.counts()))]),
+            Line::from(vec![label("cost"), Span::raw(self.cost_text(g))]),
         ];
         let mut keys = vec![
             Span::styled(" ⏎", t.key()),

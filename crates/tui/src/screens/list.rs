@@ -39,11 +39,12 @@ pub enum Column {
     Phase,
     Verdict,
     Rule,
+    Cost,
     Error,
 }
 
 impl Column {
-    pub const ALL: [Column; 11] = [
+    pub const ALL: [Column; 12] = [
         Column::Seq,
         Column::Id,
         Column::Kind,
@@ -54,6 +55,7 @@ impl Column {
         Column::Phase,
         Column::Verdict,
         Column::Rule,
+        Column::Cost,
         Column::Error,
     ];
 
@@ -70,6 +72,7 @@ impl Column {
             Column::Phase => "PHASE",
             Column::Verdict => "VERDICT",
             Column::Rule => "RULE",
+            Column::Cost => "COST",
             Column::Error => "ERROR",
         }
     }
@@ -454,6 +457,10 @@ impl ListScreen {
                     Column::Phase => x.journal.cmp(&y.journal),
                     Column::Verdict => x.verdict.cmp(&y.verdict),
                     Column::Rule => x.rule.cmp(&y.rule),
+                    Column::Cost => match (x.cost, y.cost) {
+                        (Some(a), Some(b)) => a.total_cmp(&b),
+                        (a, b) => b.is_none().cmp(&a.is_none()),
+                    },
                     Column::Error => x.row.error.cmp(&y.row.error),
                 };
                 o.then(x.row.sequence.cmp(&y.row.sequence))
@@ -593,7 +600,8 @@ pub fn describe_item_change(old: &ListItem, new: &ListItem) -> Option<String> {
 /// Columns in the order they are kept when the terminal is narrow. The rule that fires is
 /// what an operator acts on, so it outranks the lease; STATUS moves to the end when every shown
 /// row has the same one (the expired view: all `running`), where it says nothing.
-const PRIORITY: [Column; 11] = [
+/// COST last but the error: at 80 columns it does not fit (the detail pane shows it).
+const PRIORITY: [Column; 12] = [
     Column::Id,
     Column::Verdict,
     Column::Status,
@@ -604,6 +612,7 @@ const PRIORITY: [Column; 11] = [
     Column::Seq,
     Column::Phase,
     Column::Kind,
+    Column::Cost,
     Column::Error,
 ];
 
@@ -642,6 +651,9 @@ fn raw_cell(now_ms: i64, it: &ListItem, col: Column, all_expired: bool) -> Strin
             }
         }
         Column::Rule => rule_text(it),
+        Column::Cost => it
+            .cost
+            .map_or("-".into(), turnscope_engine::report::cost_text::money),
         Column::Error => it.row.error.as_deref().map(clean).unwrap_or_default(),
     }
 }
@@ -699,8 +711,11 @@ impl ListScreen {
             content.max(width(title) + 1).min(cap)
         };
         let one_status = shown.windows(2).all(|p| p[0].row.status == p[1].row.status);
+        // COST only when some row shown has one (pending rows never do).
+        let any_cost = shown.iter().any(|it| it.cost.is_some());
         let order = PRIORITY
             .into_iter()
+            .filter(|&c| c != Column::Cost || any_cost)
             .filter(|&c| !(one_status && c == Column::Status))
             .chain(one_status.then_some(Column::Status));
         let mut chosen: Vec<(Column, usize)> = Vec::new();

@@ -41,6 +41,24 @@ fn incidents_group_the_expired_rows_by_worker_and_open_one_in_the_list() {
             assert!(g.plans.iter().all(|p| p.plan.label() != "computing"));
         }
         let screen = h.render();
+        // The selected group's cost: its rows' COST (the listing's, read again here) summed.
+        let store = SqliteStore::open(&db).unwrap();
+        let mut walker = turnscope_store::PathWalker::new(false);
+        let sum: f64 = groups[0]
+            .submissions
+            .iter()
+            .filter_map(|id| {
+                turnscope_engine::report::SubmissionReport::scan(&store, id, &mut walker, None, NOW)
+                    .unwrap()
+                    .path_cost()
+                    .map(|c| c.cost)
+            })
+            .sum();
+        assert!(sum > 0.0);
+        assert!(
+            screen.contains(&format!(" cost    ${sum:.4} since the inputs")),
+            "{sum}: {screen}"
+        );
         let (w, ht) = size;
         settings().bind(|| insta::assert_snapshot!(format!("incidents_{w}x{ht}"), screen));
         // `y` copies the worker's full id (what `--owner` takes).

@@ -528,3 +528,46 @@ fn v_goes_to_the_verdict_from_the_partial_batch() {
     assert!(detail.starts_with("VERDICT"), "{detail}");
     assert!(h.render().contains("SUBMISSION "));
 }
+
+/// The detail pane of an opened submission ends with the attempt timeline and the cost since the
+/// input, their figures those of the rows and of the entries after the input.
+#[test]
+fn detail_shows_the_attempts_and_the_cost_since_the_input() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut h = fixture(dir.path(), "tool-results-partial", (160, 48));
+    h.press("<Enter>g");
+    let r = h.opened_report().unwrap();
+    let row = r.row().clone();
+    // The fixture's path after the input holds every assistant since it (no abandoned branch).
+    let (mut assistants, mut cost, mut input_tokens) = (0u32, 0.0f64, 0u64);
+    for e in r.following().unwrap() {
+        if let Some(m) = e.message_with_role(&turnscope_core::journal::entry::Role::Assistant) {
+            assistants += 1;
+            cost += m.cost_total();
+            input_tokens += m.usage("input") as u64;
+        }
+    }
+    assert!(assistants >= 2, "an aborted partial after a tool request");
+    let detail = h.detail_text();
+    let at = |needle: &str| {
+        detail
+            .find(needle)
+            .unwrap_or_else(|| panic!("{needle:?} not in:\n{detail}"))
+    };
+    let attempts = at(&format!(
+        "ATTEMPTS  {} of {} made",
+        row.attempt_count, row.max_retry
+    ));
+    let current = at(&format!(
+        "#{} {}…  current",
+        row.attempt_count,
+        &row.attempt_id.as_deref().unwrap()[..8]
+    ));
+    let total = at(&format!("total      ${cost:.4}  in {input_tokens}  out"));
+    assert!(attempts < current && current < total, "{detail}");
+    assert!(
+        detail.contains(&format!("({assistants} assistants)")),
+        "{detail}"
+    );
+    assert!(at("COST SINCE INPUT") > at("JOURNAL"), "after the journal");
+}

@@ -171,3 +171,38 @@ fn live_refresh_flashes_changed_rows_and_warns_about_the_open_submission() {
     let banner = h.banner().expect("a banner for the selected row");
     assert!(banner.contains("now settled (failed)"), "{banner}");
 }
+
+/// The COST column is the listing walk's cost since the input: the same figure a whole read
+/// gives for the active path. It is drawn where the table has room (160 columns), not at 80.
+#[test]
+fn cost_column_is_the_active_path_cost_where_there_is_room() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = demo_db(dir.path());
+    let store = SqliteStore::open(&db).unwrap();
+    for size in SIZES {
+        let mut h = Harness::open(&db, opts("demo.db", NOW, size, dir.path())).unwrap();
+        h.press("1");
+        let screen = h.render();
+        let header = screen
+            .lines()
+            .find(|l| l.contains(" ID "))
+            .unwrap_or_else(|| panic!("no header:\n{screen}"))
+            .to_string();
+        assert_eq!(header.contains("COST"), size.0 >= 160, "{size:?}: {header}");
+        let mut costed = 0;
+        for it in h.rows() {
+            let whole = turnscope_engine::report::SubmissionReport::load_compact(
+                &store,
+                &it.row.submission_id,
+                None,
+                NOW,
+                turnscope_engine::report::Previews::Drop,
+            )
+            .unwrap();
+            let want = whole.cost().map(|c| c.on_active_path().cost);
+            assert_eq!(it.cost, want, "{}", it.row.submission_id);
+            costed += usize::from(want.is_some_and(|c| c > 0.0));
+        }
+        assert!(costed > 5, "only {costed} rows with a cost");
+    }
+}

@@ -323,6 +323,32 @@ fn submission_doc(d: &mut Doc, s: &OpenedSubmission, now: i64) {
     if let Some(p) = &r.bundle.journal_problem {
         d.kv_styled("problem", p.clone(), t.error());
     }
+    attempts_and_cost(d, r, now);
+}
+
+/// The attempt timeline and the cost since the input, in `show`'s words.
+fn attempts_and_cost(d: &mut Doc, r: &turnscope_engine::report::SubmissionReport, now: i64) {
+    use turnscope_engine::report::cost_text;
+    let a = r.attempts();
+    d.heading(format!("ATTEMPTS  {}", cost_text::attempts_head(&a)));
+    for t in &a.traced {
+        // Two lines: the pane is narrow and how far it got matters most.
+        let (who, steps) = cost_text::attempt_parts(t, now);
+        d.text(format!("  {who}"), Style::new());
+        d.text(format!("      {steps}"), d.t.dim());
+    }
+    match r.cost() {
+        None => d.heading("COST SINCE INPUT  no input entry on the active path"),
+        Some(c) => {
+            d.heading(format!(
+                "COST SINCE INPUT  {}",
+                cost_text::money(c.total().cost)
+            ));
+            for l in cost_text::cost_lines(&c) {
+                d.text(format!("  {l}"), Style::new());
+            }
+        }
+    }
 }
 
 fn session_doc(d: &mut Doc, s: &OpenedSession, now: i64) {
