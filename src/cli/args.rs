@@ -183,6 +183,11 @@ pub enum Command {
         #[arg(long)]
         json: bool,
     },
+    /// Follow submissions until the runtime acts on each (settles it, requeues it, replaces its
+    /// attempt, or its worker renews the lease), then say which rule fired beside the one
+    /// turnscope predicted. Exit 0 when every one went as predicted, 6 when any did not, 7 when
+    /// any was not acted on within --timeout.
+    Wait(WaitArgs),
     /// Classify one submission exactly as the runtime would, with the rule that matched.
     Classify {
         /// Submission id or a unique prefix of it.
@@ -572,6 +577,22 @@ impl BulkActionArgs {
             json: self.json,
         }
     }
+}
+
+#[derive(Debug, Clone, Args)]
+pub struct WaitArgs {
+    /// Submission ids or unique prefixes.
+    #[arg(required = true, num_args = 1..)]
+    pub submissions: Vec<String>,
+    /// Give up on the ones not acted on after this long (e.g. 90s, 10m).
+    #[arg(long, value_name = "DURATION", default_value = "10m", value_parser = turnscope_tui::config::parse_duration)]
+    pub timeout: std::time::Duration,
+    /// How often the rows are read again.
+    #[arg(long, value_name = "DURATION", default_value = "1s", value_parser = turnscope_tui::config::parse_duration)]
+    pub interval: std::time::Duration,
+    /// Print JSON (schema turnscope.wait/1).
+    #[arg(long)]
+    pub json: bool,
 }
 
 #[derive(Debug, Clone, Default, Args)]

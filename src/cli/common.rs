@@ -14,15 +14,21 @@ pub mod exit {
     pub const NOT_FOUND: i32 = 4;
     /// The operator answered anything but yes at the confirmation prompt: nothing written.
     pub const DECLINED: i32 = 5;
+    /// `wait`: the runtime did something other than what turnscope predicted.
+    pub const NOT_AS_PREDICTED: i32 = 6;
+    /// `wait`: the runtime did not act within the timeout.
+    pub const TIMED_OUT: i32 = 7;
 
     /// Every code with its meaning, in order.
-    pub const ALL: [(i32, &str); 6] = [
+    pub const ALL: [(i32, &str); 8] = [
         (OK, "success (a dry run, a no-op and an applied write included)"),
         (ERROR, "error: unreadable database, not a flue journal, newer format, locked, no write access, a write that failed"),
         (USAGE, "usage: bad flags, a bad configuration file, no database given, an ambiguous id prefix, a write action without --write, fail without --reason, an empty operator, a write off a terminal without -y"),
         (REFUSED, "refused: the action does not apply to this submission's state, the state changed since the preview, or an undo whose rows changed since (nothing written); for a bulk apply, any submission of the batch refused (the others applied)"),
         (NOT_FOUND, "not found: no such database file, submission or audit record"),
         (DECLINED, "declined: the confirmation prompt was answered with anything but yes (nothing written)"),
+        (NOT_AS_PREDICTED, "wait: the runtime did something other than what turnscope predicted for a submission"),
+        (TIMED_OUT, "wait: the runtime did not act on a submission within --timeout"),
     ];
 }
 

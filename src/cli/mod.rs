@@ -20,6 +20,7 @@ mod select;
 mod sessions;
 mod show;
 mod undo;
+mod wait;
 
 use std::io::{IsTerminal, Write};
 use std::path::PathBuf;
@@ -91,6 +92,7 @@ fn json_output(cli: &Cli) -> bool {
             Command::Show { json, .. }
             | Command::Classify { json, .. }
             | Command::Incidents { json }
+            | Command::Wait(args::WaitArgs { json, .. })
             | Command::CopyToPostgres { json, .. }
             | Command::Demo { json, .. },
         ) => *json,
@@ -223,6 +225,7 @@ fn run_command(cli: &Cli, out: &mut dyn Write) -> Result<(), CliError> {
         Some(Command::Classify { submission, json }) => {
             show::run_classify(open_store(cli)?.reader(), cli, submission, *json, out)
         }
+        Some(Command::Wait(a)) => wait::run(open_store(cli)?.reader(), cli, a, out),
         Some(Command::Demo { path, json }) => run_demo(cli, path.clone(), *json, out),
         Some(Command::Repair(a)) => bulk::run_action(
             cli,

@@ -50,6 +50,7 @@ mod soak;
 mod support;
 mod tui;
 mod undo;
+mod wait;
 
 /// Every test file of this folder (and of `tui/`) is compiled.
 #[test]

@@ -448,3 +448,115 @@ fn a_replayed_tool_batch_shows_as_double_execution() {
         "{acted}"
     );
 }
+
+/// `turnscope wait` started beside the real runtime's resume: its JSON document and exit code.
+fn wait_beside_the_runtime(
+    rt: &Runtime,
+    db: &Path,
+    side: &Path,
+    id: &str,
+    meanwhile: impl FnOnce(),
+) -> (i32, Value) {
+    let child = turnscope_command()
+        .env_remove("TURNSCOPE_NOW_MS")
+        .arg("--db")
+        .arg(db)
+        .args([
+            "wait",
+            id,
+            "--timeout",
+            "120s",
+            "--interval",
+            "200ms",
+            "--json",
+        ])
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    // Its prediction is read before it first sleeps.
+    std::thread::sleep(std::time::Duration::from_millis(800));
+    meanwhile();
+    let report = rt.drive(
+        "resume.mjs",
+        &[
+            "--db".as_ref(),
+            db.as_os_str(),
+            "--side".as_ref(),
+            side.as_os_str(),
+        ],
+    );
+    assert!(
+        report["runtimeErrorsLogged"]
+            .as_array()
+            .is_none_or(|e| e.is_empty()),
+        "{report:#}"
+    );
+    let o = child.wait_with_output().unwrap();
+    let doc: Value = serde_json::from_slice(&o.stdout)
+        .unwrap_or_else(|e| panic!("{e}: {}", String::from_utf8_lossy(&o.stderr)));
+    (o.status.code().unwrap(), doc)
+}
+
+/// `wait` follows a stuck submission while the real runtime resumes it: after a repair the
+/// runtime's pass replaces the attempt (rule 5), as predicted, exit 0; with its deadline moved
+/// into the past after the prediction was made, the runtime fails it by rule 3 instead of rule
+/// 6's replacement, and `wait` says so, exit 6.
+#[cfg_attr(
+    turnscope_no_runtime,
+    ignore = "needs the real runtime: npm is not on PATH or TURNSCOPE_RUNTIME_SKIP is set (tests/runtime/README.md)"
+)]
+#[test]
+fn wait_reports_what_the_real_runtime_did_beside_the_prediction() {
+    let rt = runtime("runtime_wait");
+    let m = manifest();
+    let fixture = m["fixtures"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|f| f["db"] == "tool-batch-mid.db")
+        .expect("the tool-batch-mid fixture");
+    let moment = fixture["maxLeaseExpiresAt"].as_i64().unwrap() + 1;
+    let id = fixture["submissions"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|s| s["status"] != "settled")
+        .and_then(|s| s["submissionId"].as_str())
+        .unwrap()
+        .to_string();
+
+    // A write, then the runtime resumes: as predicted.
+    let dir = tempfile::tempdir().unwrap();
+    let (db, side) = copy_fixture(dir.path(), "tool-batch-mid");
+    rebase_deadlines(&db, moment);
+    let doc = act(&db, "repair", &id).expect("the repair applies");
+    assert_eq!(doc["after"]["rule"], 5, "{doc:#}");
+    let (code, w) = wait_beside_the_runtime(rt, &db, &side, &id, || {});
+    let s = &w["submissions"][0];
+    assert_eq!(s["predicted"]["rule"], 5, "{w:#}");
+    assert_eq!(s["observed"]["rule"], 5, "{w:#}");
+    assert_eq!(s["outcome"], "as_predicted", "{w:#}");
+    assert_eq!(code, 0, "{w:#}");
+
+    // A forced mismatch: predicted from the rows as they are (rule 6), then the deadline moved
+    // into the past before the runtime's pass.
+    let dir = tempfile::tempdir().unwrap();
+    let (db, side) = copy_fixture(dir.path(), "tool-batch-mid");
+    rebase_deadlines(&db, moment);
+    let (code, w) = wait_beside_the_runtime(rt, &db, &side, &id, || {
+        rusqlite::Connection::open(&db)
+            .unwrap()
+            .execute(
+                "UPDATE flue_agent_submissions SET timeout_at = 1 WHERE submission_id = ?1",
+                [&id],
+            )
+            .unwrap();
+    });
+    let s = &w["submissions"][0];
+    assert_eq!(s["predicted"]["rule"], 6, "{w:#}");
+    assert_eq!(s["observed"]["rule"], 3, "{w:#}");
+    assert_eq!(s["observed"]["what"], "failed", "{w:#}");
+    assert_eq!(s["outcome"], "not_as_predicted", "{w:#}");
+    assert_eq!(code, 6, "{w:#}");
+}
