@@ -8,7 +8,9 @@ use std::process::{Child, Command, Stdio};
 
 use serde_json::Value;
 
+use crate::backends::{kinds, TestDb};
 use crate::support::turnscope_command;
+use turnscope_store::DbTarget;
 
 fn demo(dir: &Path) -> std::path::PathBuf {
     let db = dir.join("demo.db");
@@ -16,7 +18,7 @@ fn demo(dir: &Path) -> std::path::PathBuf {
     db
 }
 
-fn cmd(db: &Path, args: &[&str]) -> Command {
+fn cmd(db: impl AsRef<std::ffi::OsStr>, args: &[&str]) -> Command {
     let mut c = turnscope_command();
     c.env_remove("TURNSCOPE_NOW_MS")
         .env("TURNSCOPE_OPERATOR", "wait@test")
@@ -27,7 +29,7 @@ fn cmd(db: &Path, args: &[&str]) -> Command {
 }
 
 /// `wait … --json` started in the background.
-fn start_wait(db: &Path, id: &str, timeout: &str) -> Child {
+fn start_wait(db: impl AsRef<std::ffi::OsStr>, id: &str, timeout: &str) -> Child {
     cmd(
         db,
         &[
@@ -66,14 +68,22 @@ fn settle_in() {
 
 /// The runtime's `replaceTurnJournalAttempt` on the submission row: a new attempt, one more
 /// counted, a live lease.
-fn replace_attempt(db: &Path, id_prefix: &str) {
-    rusqlite::Connection::open(db)
-        .unwrap()
-        .execute(
-            "UPDATE flue_agent_submissions SET attempt_id = 'attempt-from-wait-test', attempt_count = attempt_count + 1, lease_expires_at = ?1 WHERE substr(submission_id, 1, 8) = ?2",
-            rusqlite::params![turnscope_store::clock::now_ms() + 30_000, id_prefix],
-        )
-        .unwrap();
+fn replace_attempt(db: &TestDb, id: &str) {
+    let n = db.exec(&format!(
+        "UPDATE flue_agent_submissions SET attempt_id = 'attempt-from-wait-test', attempt_count = attempt_count + 1, lease_expires_at = {} WHERE submission_id = '{id}'",
+        turnscope_store::clock::now_ms() + 30_000
+    ));
+    assert_eq!(n, 1);
+}
+
+fn db_arg(db: &TestDb) -> String {
+    match &db.target {
+        DbTarget::Sqlite(p) | DbTarget::Export(p) => p.display().to_string(),
+        #[cfg(feature = "postgres")]
+        DbTarget::Postgres(t) => t.url(),
+        #[cfg(not(feature = "postgres"))]
+        DbTarget::Postgres(_) => unreachable!("no PostgreSQL without the feature"),
+    }
 }
 
 /// The stuck submission of `instance` at the real clock (the demo is written at it).
@@ -92,45 +102,47 @@ fn demo_id(db: &Path, instance: &str) -> String {
         .submission_id
 }
 
+/// On every backend: rule 6's data written, then the attempt replaced, is rule 6 as predicted;
+/// the replacement alone is rule 5's, not as predicted.
 #[test]
-fn rule_6_as_predicted_when_the_calls_are_answered_then_the_attempt_replaced() {
+fn rule_6_as_predicted_and_a_bare_replacement_not_on_every_backend() {
     let dir = tempfile::tempdir().unwrap();
-    let db = demo(dir.path());
-    let id = demo_id(&db, "travel-desk");
-    let child = start_wait(&db, &id[..8], "30s");
-    settle_in();
-    // Rule 6's data, as the runtime writes it, then its attempt replacement.
-    let o = cmd(
-        &db,
-        &["--write", "reconcile", &id, "-y", "--ack-side-effects"],
-    )
-    .output()
-    .unwrap();
-    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
-    replace_attempt(&db, &id[..8]);
-    let (code, doc) = finish(child);
-    let s = &doc["submissions"][0];
-    assert_eq!(code, 0, "{doc:#}");
-    assert_eq!(s["predicted"]["rule"], 6);
-    assert_eq!(s["observed"]["rule"], 6);
-    assert_eq!(s["observed"]["what"], "replacement");
-    assert_eq!(s["outcome"], "as_predicted");
-}
-
-#[test]
-fn a_replacement_without_the_answers_is_not_as_predicted() {
-    let dir = tempfile::tempdir().unwrap();
-    let db = demo(dir.path());
-    let id = demo_id(&db, "travel-desk");
-    let child = start_wait(&db, &id, "30s");
-    settle_in();
-    replace_attempt(&db, &id[..8]);
-    let (code, doc) = finish(child);
-    let s = &doc["submissions"][0];
-    assert_eq!(code, 6, "{doc:#}");
-    assert_eq!(s["predicted"]["rule"], 6);
-    assert_eq!(s["observed"]["rule"], 5, "a bare replacement is rule 5's");
-    assert_eq!(s["outcome"], "not_as_predicted");
+    for kind in kinds() {
+        for answered in [true, false] {
+            let sub = dir.path().join(format!("{kind:?}-{answered}"));
+            std::fs::create_dir(&sub).unwrap();
+            let sqlite = demo(&sub);
+            let id = demo_id(&sqlite, "travel-desk");
+            let db = TestDb::from_sqlite(kind, &sqlite);
+            let target = db_arg(&db);
+            let child = start_wait(&target, &id[..8], "30s");
+            settle_in();
+            if answered {
+                // Rule 6's data, as the runtime writes it, then its attempt replacement.
+                let o = cmd(
+                    &target,
+                    &["--write", "reconcile", &id, "-y", "--ack-side-effects"],
+                )
+                .output()
+                .unwrap();
+                assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+            }
+            replace_attempt(&db, &id);
+            let (code, doc) = finish(child);
+            let s = &doc["submissions"][0];
+            assert_eq!(s["predicted"]["rule"], 6, "{kind:?} {doc:#}");
+            assert_eq!(s["observed"]["what"], "replacement", "{kind:?} {doc:#}");
+            if answered {
+                assert_eq!(s["observed"]["rule"], 6, "{kind:?} {doc:#}");
+                assert_eq!(s["outcome"], "as_predicted");
+                assert_eq!(code, 0);
+            } else {
+                assert_eq!(s["observed"]["rule"], 5, "a bare replacement is rule 5's");
+                assert_eq!(s["outcome"], "not_as_predicted");
+                assert_eq!(code, 6);
+            }
+        }
+    }
 }
 
 #[test]
