@@ -15,7 +15,7 @@ use turnscope_core::journal::status::SubmissionStatus;
 use turnscope_core::journal::time::iso_from_ms;
 use turnscope_core::recovery::reconciler::RuleResult;
 use turnscope_core::text::sanitize;
-use turnscope_engine::report::observed::{observe, row_moved, Observation};
+use turnscope_engine::report::observed::{observe, row_moved, Baseline, Observation};
 use turnscope_engine::report::SubmissionReport;
 use turnscope_store::{JournalStore, StoreError};
 
@@ -23,6 +23,7 @@ use turnscope_store::{JournalStore, StoreError};
 struct Followed {
     id: String,
     before: SubmissionReport,
+    baseline: Baseline,
     /// When the prediction applies: now, or the moment a live lease expires.
     predicted_at: i64,
     observed: Option<Observation>,
@@ -30,10 +31,6 @@ struct Followed {
 }
 
 impl Followed {
-    fn predicted_rule(&self) -> Option<u8> {
-        self.before.plan.rule
-    }
-
     fn predicted_line(&self) -> String {
         let p = &self.before.plan;
         format!(
@@ -47,7 +44,7 @@ impl Followed {
     fn as_predicted(&self) -> Option<bool> {
         self.observed
             .as_ref()
-            .map(|o| o.rule.is_some() && o.rule == self.predicted_rule())
+            .map(|o| self.baseline.as_predicted(o))
     }
 }
 
@@ -84,6 +81,7 @@ pub fn run(
         let (before, predicted_at) = predict(store, id, cli.context_window, now)?;
         followed.push(Followed {
             id: before.row().submission_id.clone(),
+            baseline: Baseline::of(&before),
             before,
             predicted_at,
             observed: None,
@@ -145,7 +143,7 @@ pub fn run(
                 cli.context_window,
                 turnscope_store::clock::now_ms(),
             )?;
-            if let Some(o) = observe(&f.before, &after) {
+            if let Some(o) = observe(&f.baseline, &after) {
                 f.waited = started.elapsed();
                 if !args.json {
                     writeln!(out, "{}", outcome_line(f, &o))?;
@@ -204,7 +202,7 @@ fn outcome_line(f: &Followed, o: &Observation) -> String {
     let rule = o
         .rule
         .map_or("no rule".to_string(), |r| format!("rule {r}"));
-    let mark = if f.as_predicted_with(o) {
+    let mark = if f.baseline.as_predicted(o) {
         "✓ as predicted"
     } else {
         "✗ not as predicted"
@@ -216,12 +214,6 @@ fn outcome_line(f: &Followed, o: &Observation) -> String {
         sanitize(&o.detail),
         humantime(f.waited)
     )
-}
-
-impl Followed {
-    fn as_predicted_with(&self, o: &Observation) -> bool {
-        o.rule.is_some() && o.rule == self.predicted_rule()
-    }
 }
 
 fn document(followed: &[Followed], args: &WaitArgs) -> Value {

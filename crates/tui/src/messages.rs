@@ -293,6 +293,49 @@ pub struct Snapshot {
     pub open: Option<(Target, Result<Opened, super::worker_error::WorkerError>)>,
     /// How long the refresh took in the worker.
     pub took: Duration,
+    /// Submissions written since whose rows the runtime has now acted on: what it did beside
+    /// what was predicted right after the write.
+    pub runtime_acted: Vec<RuntimeActed>,
+}
+
+/// What the runtime did after a write of this session, beside the prediction.
+#[derive(Debug, Clone, PartialEq)]
+pub struct RuntimeActed {
+    pub submission_id: String,
+    /// `rule 5 → replacement`.
+    pub predicted: String,
+    pub observed: turnscope_engine::report::observed::Observation,
+    pub as_predicted: bool,
+}
+
+impl RuntimeActed {
+    /// `✓` or `✗`.
+    pub fn mark(&self) -> &'static str {
+        if self.as_predicted {
+            "✓"
+        } else {
+            "✗"
+        }
+    }
+
+    /// One line for the status bar and the detail pane.
+    pub fn line(&self) -> String {
+        let rule = self
+            .observed
+            .rule
+            .map_or("no rule".to_string(), |r| format!("rule {r}"));
+        format!(
+            "{} the runtime did {rule} → {} ({}){}",
+            self.mark(),
+            self.observed.what,
+            self.observed.detail,
+            if self.as_predicted {
+                ", as predicted".to_string()
+            } else {
+                format!("; predicted {}", self.predicted)
+            }
+        )
+    }
 }
 
 /// Verdicts computed in the background since the last snapshot, in visible-first order.

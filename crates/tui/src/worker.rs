@@ -247,6 +247,9 @@ pub struct Worker {
     find: Option<FindText>,
     /// At most this many sessions per background step of it (tests watch it advance).
     find_step_sessions: usize,
+    /// Submissions this session wrote to, as the write left them: each refresh reads their rows
+    /// again until the runtime acts (`RuntimeActed`). Rows and marks only, not the sessions.
+    after_write: HashMap<String, turnscope_engine::report::observed::Baseline>,
 }
 
 /// Sessions read faster than this are re-read on every refresh; slower, every `SESSIONS_RECOUNT`.
@@ -275,6 +278,7 @@ impl Worker {
             safety_clock: None,
             find: None,
             find_step_sessions: usize::MAX,
+            after_write: HashMap::new(),
         }
     }
 
@@ -788,6 +792,7 @@ impl Worker {
             }
             None => None,
         };
+        let runtime_acted = self.runtime_acted();
         Ok(Snapshot {
             now_ms,
             items,
@@ -801,7 +806,52 @@ impl Worker {
             watched,
             open,
             took: t0.elapsed(),
+            runtime_acted,
         })
+    }
+
+    /// The submissions written to whose rows moved since: each read whole once and told from
+    /// its baseline (`report::observed`). A row that did not move costs one row read.
+    fn runtime_acted(&mut self) -> Vec<crate::messages::RuntimeActed> {
+        use turnscope_engine::report::observed::{observe, row_moved};
+        if self.after_write.is_empty() {
+            return Vec::new();
+        }
+        let cw = self.context_window;
+        let watched = std::mem::take(&mut self.after_write);
+        let Ok(store) = self.store() else {
+            self.after_write = watched;
+            return Vec::new();
+        };
+        let store = store.reader();
+        let mut acted = Vec::new();
+        let mut done = Vec::new();
+        for (id, base) in &watched {
+            let Ok(row) = store.find_submission(id) else {
+                continue;
+            };
+            if !row_moved(&base.row, &row) {
+                continue;
+            }
+            let now = turnscope_store::clock::now_ms();
+            let Ok(after) = SubmissionReport::load(store, id, cw, now) else {
+                continue;
+            };
+            if let Some(o) = observe(base, &after) {
+                acted.push(crate::messages::RuntimeActed {
+                    submission_id: id.clone(),
+                    predicted: base.predicted.clone(),
+                    as_predicted: base.as_predicted(&o),
+                    observed: o,
+                });
+                done.push(id.clone());
+            }
+        }
+        self.after_write = watched;
+        for id in done {
+            self.after_write.remove(&id);
+        }
+        acted
     }
 
     fn open(&mut self, target: &Target, now_ms: i64) -> Result<Opened, WorkerError> {
@@ -953,6 +1003,12 @@ impl Worker {
                                 .store()
                                 .ok()
                                 .and_then(|s| run::reread(s.reader(), plan, cw, now_ms).ok());
+                            if let Some(a) = &after {
+                                self.after_write.insert(
+                                    plan.submission_id.clone(),
+                                    turnscope_engine::report::observed::Baseline::of(a),
+                                );
+                            }
                             OutcomeResult::Applied {
                                 applied,
                                 after: after.as_ref().map(|r| Box::new(StateSummary::of(r))),

@@ -33,6 +33,48 @@ pub struct Observation {
     pub detail: String,
 }
 
+/// What a later read is compared with: the row, the journal's stream mark, the last entry and
+/// the prediction, without the session (a bulk of whales is kept cheaply while the runtime acts).
+#[derive(Debug, Clone)]
+pub struct Baseline {
+    pub row: turnscope_core::journal::submission_rows::SubmissionRow,
+    pub stream_consumed: bool,
+    /// The largest entry position of the session (-1 without one).
+    pub last_position: i64,
+    /// The rule turnscope predicted from this read, and its words (`rule 5 → replacement`).
+    pub predicted_rule: Option<u8>,
+    pub predicted: String,
+}
+
+impl Baseline {
+    pub fn of(r: &SubmissionReport) -> Baseline {
+        Baseline {
+            row: r.row().clone(),
+            stream_consumed: r
+                .bundle
+                .journal
+                .as_ref()
+                .is_some_and(|j| j.stream_consumed_at.is_some()),
+            last_position: r
+                .history
+                .as_ref()
+                .and_then(|h| h.entries.iter().map(|e| e.position).max())
+                .unwrap_or(-1),
+            predicted_rule: r.plan.rule,
+            predicted: format!(
+                "{} → {}",
+                r.plan.rule_label(),
+                r.plan.result.map_or("-", RuleResult::as_str)
+            ),
+        }
+    }
+
+    /// Whether `o` is what was predicted: the same rule.
+    pub fn as_predicted(&self, o: &Observation) -> bool {
+        o.rule.is_some() && o.rule == self.predicted_rule
+    }
+}
+
 /// Whether the row changed in a way that says the runtime (or a worker) acted: status, attempt,
 /// attempt count or lease. A cheap check on the row alone, before reading the session again.
 pub fn row_moved(
@@ -47,8 +89,8 @@ pub fn row_moved(
 
 /// What happened between `before` and `after` (two whole reads of the same submission), or
 /// `None` when nothing the runtime does shows yet.
-pub fn observe(before: &SubmissionReport, after: &SubmissionReport) -> Option<Observation> {
-    let (b, a) = (before.row(), after.row());
+pub fn observe(before: &Baseline, after: &SubmissionReport) -> Option<Observation> {
+    let (b, a) = (&before.row, after.row());
     if !row_moved(b, a) {
         return None;
     }
@@ -79,11 +121,7 @@ pub fn observe(before: &SubmissionReport, after: &SubmissionReport) -> Option<Ob
             .journal
             .as_ref()
             .is_some_and(|j| j.stream_consumed_at.is_some())
-            && before
-                .bundle
-                .journal
-                .as_ref()
-                .is_none_or(|j| j.stream_consumed_at.is_none());
+            && !before.stream_consumed;
         let rule = if answered {
             6
         } else if consumed {
@@ -174,12 +212,8 @@ pub fn observe(before: &SubmissionReport, after: &SubmissionReport) -> Option<Ob
 }
 
 /// The entries of `after`'s session that `before`'s did not have (by position).
-fn new_entries<'a>(before: &SubmissionReport, after: &'a SubmissionReport) -> Vec<&'a Entry> {
-    let seen = before
-        .history
-        .as_ref()
-        .and_then(|h| h.entries.iter().map(|e| e.position).max())
-        .unwrap_or(-1);
+fn new_entries<'a>(before: &Baseline, after: &'a SubmissionReport) -> Vec<&'a Entry> {
+    let seen = before.last_position;
     after
         .history
         .as_ref()

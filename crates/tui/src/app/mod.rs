@@ -112,6 +112,8 @@ pub struct App {
     refresh_pending: bool,
     refresh_took: Option<Duration>,
     flashes: HashMap<String, Instant>,
+    /// What the runtime did after this session's writes, by submission.
+    runtime_acted: HashMap<String, crate::messages::RuntimeActed>,
     quit: bool,
     layout: Layout,
     /// Submissions this app just wrote to: their next change is ours, not "under you".
@@ -158,6 +160,7 @@ impl App {
             refresh_pending: false,
             refresh_took: None,
             flashes: HashMap::new(),
+            runtime_acted: HashMap::new(),
             quit: false,
             layout: Layout::default(),
             own_writes: HashSet::new(),

@@ -68,6 +68,7 @@ impl App {
             ui_now: self.ui_now,
             total: self.count(RowFilter::All),
             searched: self.searched_label(),
+            acted: &self.runtime_acted,
         }
     }
 

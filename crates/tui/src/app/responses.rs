@@ -79,6 +79,20 @@ impl App {
     }
 
     pub(super) fn on_snapshot(&mut self, snap: Snapshot) {
+        for a in &snap.runtime_acted {
+            let msg = format!(
+                "{}: {}",
+                turnscope_core::journal::submission_rows::short_id(&a.submission_id),
+                a.line()
+            );
+            if a.as_predicted {
+                self.info(&msg);
+            } else {
+                self.error(&msg);
+            }
+            self.runtime_acted
+                .insert(a.submission_id.clone(), a.clone());
+        }
         self.refresh_pending = false;
         self.last_refresh = Some(self.ui_now);
         self.refresh_took = Some(snap.took);

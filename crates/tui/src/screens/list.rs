@@ -629,6 +629,21 @@ fn cell(now_ms: i64, it: &ListItem, col: Column, all_expired: bool) -> String {
     clean(&raw_cell(now_ms, it, col, all_expired))
 }
 
+/// [`cell`], with RULE marked `✓`/`✗` once the runtime acted after this session's write.
+fn marked_cell(
+    now_ms: i64,
+    it: &ListItem,
+    col: Column,
+    all_expired: bool,
+    data: &ListRows,
+) -> String {
+    let text = cell(now_ms, it, col, all_expired);
+    match data.acted.get(&it.row.submission_id) {
+        Some(a) if col == Column::Rule => format!("{text} {}", a.mark()),
+        _ => text,
+    }
+}
+
 fn raw_cell(now_ms: i64, it: &ListItem, col: Column, all_expired: bool) -> String {
     match col {
         Column::Lease if all_expired => format!(
@@ -669,6 +684,8 @@ pub struct ListRows<'a> {
     /// What the query searched when only a page of the filter is loaded
     /// (`App::searched_label`).
     pub searched: Option<String>,
+    /// What the runtime did after this session's writes (`✓`/`✗` in RULE, a line in the preview).
+    pub acted: &'a HashMap<String, crate::messages::RuntimeActed>,
 }
 
 impl ListRows<'_> {
@@ -698,7 +715,7 @@ impl ListScreen {
             let title = c.title();
             let content = shown
                 .iter()
-                .map(|it| width(&cell(cx.now_ms, it, c, all_expired)))
+                .map(|it| width(&marked_cell(cx.now_ms, it, c, all_expired, data)))
                 .max()
                 .unwrap_or(0);
             let cap = match c {
@@ -803,7 +820,7 @@ impl ListScreen {
                 Style::new()
             };
             let cells = cols.iter().enumerate().map(|(i, (c, cw))| {
-                let text = pad(&cell(cx.now_ms, it, *c, all_expired), *cw);
+                let text = pad(&marked_cell(cx.now_ms, it, *c, all_expired, data), *cw);
                 let style = match c {
                     Column::Status => t.status(&it.row.status),
                     Column::Verdict if it.partial.is_some() => t.partial(),
@@ -950,6 +967,12 @@ impl ListScreen {
                     &format!("1. {}{more}", clean(first)),
                     w.saturating_sub(8),
                 )),
+            ]));
+        }
+        if let Some(a) = data.acted.get(&it.row.submission_id) {
+            lines.push(Line::from(vec![
+                label("runtime"),
+                Span::raw(fit(&clean(&a.line()), w.saturating_sub(8))),
             ]));
         }
         lines.push(Line::from(vec![

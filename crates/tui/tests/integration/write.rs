@@ -696,3 +696,53 @@ fn a_single_write_that_publishes_says_it_cannot_be_undone() {
     let (_, lines) = popup(&h);
     assert!(lines.contains("undo: not possible"), "{lines}");
 }
+
+/// After a write the app keeps following the submission: once the runtime acts on its row, the
+/// RULE cell is marked `✓` (or `✗`) and the preview and the status line say what it did beside
+/// what was predicted after the write.
+#[test]
+fn after_a_write_the_row_says_whether_the_runtime_did_what_was_predicted() {
+    let dir = tempfile::tempdir().unwrap();
+    for (case, runtime_sql, mark) in [
+        // The runtime's replacement of the attempt: rule 5, as the repair's prediction said.
+        (
+            "as-predicted",
+            "UPDATE flue_agent_submissions SET attempt_id = 'attempt-2', attempt_count = attempt_count + 1, lease_expires_at = lease_expires_at + 86400000 WHERE submission_id = ?1",
+            "✓",
+        ),
+        // A worker alive after all renews the lease under the same attempt: no rule fired.
+        (
+            "not-as-predicted",
+            "UPDATE flue_agent_submissions SET lease_expires_at = lease_expires_at + 86400000 WHERE submission_id = ?1",
+            "✗",
+        ),
+    ] {
+        let db = demo_copy(dir.path(), &format!("acted-{case}"));
+        let id = demo_id(&db, "billing-bot");
+        let mut h = Harness::open(&db, write_opts("demo.db", NOW, (160, 48), dir.path())).unwrap();
+        h.press("/billing-bot<Enter>R<Enter>");
+        h.press("A");
+        h.press("A");
+        let (title, _) = popup(&h);
+        assert!(title.starts_with("Repair applied"), "{title}");
+        h.press("<Esc>");
+        // Nothing happened yet: no mark.
+        h.refresh();
+        assert!(!h.render().contains(&format!("replacement {mark}")), "{case}");
+        rusqlite::Connection::open(&db)
+            .unwrap()
+            .execute(runtime_sql, [&id])
+            .unwrap();
+        h.refresh();
+        let status = h.status_text().unwrap_or_default();
+        assert!(status.contains(&format!("{mark} the runtime did")), "{case}: {status}");
+        let screen = h.render();
+        assert!(screen.contains(&format!(" {mark}")), "{case}:\n{screen}");
+        assert!(screen.contains("runtime"), "{case}:\n{screen}");
+        if mark == "✓" {
+            assert!(status.contains("rule 5 → replacement") && status.contains("as predicted"), "{status}");
+        } else {
+            assert!(status.contains("lease_renewed") && status.contains("predicted rule 5"), "{status}");
+        }
+    }
+}
