@@ -51,6 +51,7 @@ pub use session_rows::{
 };
 pub use sqlite::undo::refusal_from_trail;
 pub use sqlite::write::{SqliteWriter, AUDIT_DDL};
+pub use sqlite::flue2::{Flue2Batch, Flue2SqliteReader};
 pub use sqlite::SqliteStore;
 pub use turnscope_core::journal::records::{SessionRecord, SessionScope, SubmissionBundle};
 pub use walk::PathWalker;
