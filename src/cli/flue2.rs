@@ -11,8 +11,8 @@ use turnscope_core::flue2::{EntryBody, Flue2SubmissionRow, Flue2Variant, FLUE2_S
 use turnscope_core::journal::time::iso_from_ms;
 use turnscope_core::text::sanitize;
 use turnscope_engine::flue2::{
-    call_outcome, classify_json, following, list_json, show_json, trailing_batch_json,
-    user_text, CallOutcome, Flue2Options, Inspected, ShowView, Streams,
+    call_outcome, classify_json, following, list_json, show_json, trailing_batch_json, user_text,
+    CallOutcome, Flue2Options, Inspected, ShowView, Streams,
 };
 use turnscope_store::{DbTarget, Flue2SqliteReader, JournalFormat, SqliteStore};
 
@@ -60,7 +60,10 @@ pub fn route(cli: &Cli, out: &mut dyn Write) -> Option<Result<(), CliError>> {
         Ok(o) => o,
         Err(e) => return Some(Err(e)),
     };
-    let target = cli.db.as_deref().and_then(|p| DbTarget::from_path(p).ok())?;
+    let target = cli
+        .db
+        .as_deref()
+        .and_then(|p| DbTarget::from_path(p).ok())?;
     let path = match target {
         DbTarget::Sqlite(path) => path,
         _ if given => {
@@ -289,7 +292,15 @@ fn one(
     let fv = reader.format_version();
     if json {
         let doc = if show {
-            show_json(opts, fv, &ShowView { inspected: &i, batches }, now)
+            show_json(
+                opts,
+                fv,
+                &ShowView {
+                    inspected: &i,
+                    batches,
+                },
+                now,
+            )
         } else {
             classify_json(opts, fv, &i, now)
         };
@@ -297,7 +308,12 @@ fn one(
         return Ok(());
     }
     writeln!(out, "{}", opts.header_line(fv))?;
-    writeln!(out, "submission {}  {}", sanitize(&row.submission_id), sanitize(&i.label()))?;
+    writeln!(
+        out,
+        "submission {}  {}",
+        sanitize(&row.submission_id),
+        sanitize(&i.label())
+    )?;
     let kv = |out: &mut dyn Write, k: &str, v: String| writeln!(out, "  {k:<16}{v}");
     match &i.verdict {
         Ok(c) => {
@@ -311,7 +327,11 @@ fn one(
                 ),
             )?;
             if !c.explanation.entry_ids.is_empty() {
-                kv(out, "entries", sanitize(&c.explanation.entry_ids.join(", ")))?;
+                kv(
+                    out,
+                    "entries",
+                    sanitize(&c.explanation.entry_ids.join(", ")),
+                )?;
             }
         }
         Err(e) => kv(out, "error", sanitize(e))?,
@@ -409,11 +429,18 @@ fn one(
 fn write_conversation(i: &Inspected<'_>, out: &mut dyn Write) -> Result<(), CliError> {
     let input = i.row.input_entry_id();
     let Some(conv) = i.conversation else {
-        writeln!(out, "conversation: none (the instance has no conversation for this session)")?;
+        writeln!(
+            out,
+            "conversation: none (the instance has no conversation for this session)"
+        )?;
         return Ok(());
     };
     if !conv.entries.contains_key(&input) {
-        writeln!(out, "conversation: the input entry {} is not there", sanitize(&input))?;
+        writeln!(
+            out,
+            "conversation: the input entry {} is not there",
+            sanitize(&input)
+        )?;
     } else {
         let after = following(Some(conv), &input);
         writeln!(
@@ -452,9 +479,10 @@ fn write_conversation(i: &Inspected<'_>, out: &mut dyn Write) -> Result<(), CliE
                         out,
                         "  assistant  {id}  {}{}  {}",
                         sanitize(stop_reason),
-                        error_message
-                            .as_deref()
-                            .map_or(String::new(), |m| format!(": {}", sanitize(&truncate(m, 60)))),
+                        error_message.as_deref().map_or(String::new(), |m| format!(
+                            ": {}",
+                            sanitize(&truncate(m, 60))
+                        )),
                         sanitize(&truncate(text, 60))
                     )?;
                     for c in tool_calls {
@@ -464,7 +492,10 @@ fn write_conversation(i: &Inspected<'_>, out: &mut dyn Write) -> Result<(), CliE
                                 sanitize(&entry_id),
                                 if is_error { " (error)" } else { "" }
                             ),
-                            CallOutcome::Recorded { record_id, is_error } => format!(
+                            CallOutcome::Recorded {
+                                record_id,
+                                is_error,
+                            } => format!(
                                 "recorded, not committed (record {}){}",
                                 sanitize(&record_id),
                                 if is_error { " (error)" } else { "" }
@@ -540,7 +571,11 @@ fn write_conversation(i: &Inspected<'_>, out: &mut dyn Write) -> Result<(), CliE
             out,
             "TRAILING UNCOMMITTED BATCH: assistant {}{}: {}",
             sanitize(batch["assistantEntryId"].as_str().unwrap_or("")),
-            if batch["atLeaf"] == true { " at the leaf" } else { "" },
+            if batch["atLeaf"] == true {
+                " at the leaf"
+            } else {
+                ""
+            },
             sanitize(&calls.join(", "))
         )?;
     }

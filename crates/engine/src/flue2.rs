@@ -10,7 +10,7 @@ use std::collections::HashMap;
 
 use serde_json::{json, Map, Value};
 use turnscope_core::flue2::{
-    classify_conversation_submission, parse_batch, Conversation, ContentBlock, EntryBody,
+    classify_conversation_submission, parse_batch, ContentBlock, Conversation, EntryBody,
     Flue2Classification, Flue2SubmissionRow, Flue2Variant, InstanceState, Parent, Record,
 };
 use turnscope_store::{Flue2SqliteReader, StoreError};
@@ -273,9 +273,7 @@ pub fn list_json(
                 .map(|i| {
                     let mut r = row_json(i.row, now_ms);
                     let v = verdict_json(&i.verdict);
-                    r.as_object_mut()
-                        .unwrap()
-                        .insert("verdict".into(), v);
+                    r.as_object_mut().unwrap().insert("verdict".into(), v);
                     r
                 })
                 .collect(),
@@ -322,7 +320,10 @@ impl CallOutcome {
             CallOutcome::Committed { entry_id, is_error } => {
                 json!({ "state": "committed", "resultEntryId": entry_id, "isError": is_error })
             }
-            CallOutcome::Recorded { record_id, is_error } => {
+            CallOutcome::Recorded {
+                record_id,
+                is_error,
+            } => {
                 json!({ "state": "recorded_uncommitted", "recordId": record_id, "isError": is_error })
             }
             CallOutcome::None => json!({ "state": "none" }),
@@ -428,7 +429,10 @@ pub fn show_json(
                     m.insert("text".into(), json!(user_text(content)));
                     m.insert(
                         "otherSubmission".into(),
-                        json!(e.submission_id.as_deref().is_some_and(|s| s != i.row.submission_id)),
+                        json!(e
+                            .submission_id
+                            .as_deref()
+                            .is_some_and(|s| s != i.row.submission_id)),
                     );
                 }
                 EntryBody::Signal { signal_type } => {
@@ -449,11 +453,9 @@ pub fn show_json(
                     let calls: Vec<Value> = tool_calls
                         .iter()
                         .map(|c| {
-                            let outcome = i
-                                .conversation
-                                .map_or(CallOutcome::None, |conv| {
-                                    call_outcome(conv, &after, &e.id, &c.id)
-                                });
+                            let outcome = i.conversation.map_or(CallOutcome::None, |conv| {
+                                call_outcome(conv, &after, &e.id, &c.id)
+                            });
                             json!({ "id": c.id, "name": c.name, "outcome": outcome.to_json() })
                         })
                         .collect();
@@ -490,6 +492,7 @@ pub fn show_json(
                     json!({
                         "messageId": m.message_id,
                         "parentId": parent_json(&m.parent_id),
+                        "atLeaf": matches!((&m.parent_id, &c.active_leaf_id), (Parent::Id(p), Some(l)) if p == l),
                         "submissionId": m.submission_id,
                         "blocks": m.blocks.iter().map(|b| match &b.tool_call {
                             Some(call) => json!({ "type": "tool_call", "blockIndex": b.block_index, "toolCallId": call.id, "name": call.name }),
@@ -517,6 +520,10 @@ pub fn show_json(
         ),
         None => (Vec::new(), Vec::new()),
     };
+    o.insert(
+        "activeLeafId".into(),
+        json!(i.conversation.and_then(|c| c.active_leaf_id.clone())),
+    );
     o.insert("inProgress".into(), json!(in_progress));
     o.insert("uncommittedToolOutcomes".into(), json!(uncommitted));
     o.insert("trailingBatch".into(), trailing_batch_json(i));

@@ -49,9 +49,9 @@ pub use session_rows::{
     EntryRow, EntryVisitor, EntryWhile, PartRange, PartRows, SessionLoader, SessionRows, Split,
     SplitBelow,
 };
+pub use sqlite::flue2::{Flue2Batch, Flue2SqliteReader};
 pub use sqlite::undo::refusal_from_trail;
 pub use sqlite::write::{SqliteWriter, AUDIT_DDL};
-pub use sqlite::flue2::{Flue2Batch, Flue2SqliteReader};
 pub use sqlite::SqliteStore;
 pub use turnscope_core::journal::records::{SessionRecord, SessionScope, SubmissionBundle};
 pub use walk::PathWalker;

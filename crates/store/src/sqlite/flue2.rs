@@ -129,10 +129,8 @@ impl Flue2SqliteReader {
             return Ok(row);
         }
         // substr, not LIKE: `%` and `_` are literal in an id.
-        let mut hits = self.query_rows(
-            "WHERE substr(submission_id, 1, length(?1)) = ?1",
-            &[&query],
-        )?;
+        let mut hits =
+            self.query_rows("WHERE substr(submission_id, 1, length(?1)) = ?1", &[&query])?;
         match hits.len() {
             0 => Err(not_found()),
             1 => Ok(hits.remove(0)),
@@ -195,7 +193,12 @@ impl Flue2SqliteReader {
             .map_err(err)?;
         let stored = stmt
             .query_map([path], |r| {
-                Ok((r.get::<_, i64>(0)?, r.get(1)?, r.get(2)?, r.get::<_, String>(3)?))
+                Ok((
+                    r.get::<_, i64>(0)?,
+                    r.get(1)?,
+                    r.get(2)?,
+                    r.get::<_, String>(3)?,
+                ))
             })
             .map_err(err)?
             .collect::<Result<Vec<(i64, Option<String>, Option<String>, String)>, _>>()
@@ -242,7 +245,11 @@ impl Flue2SqliteReader {
             .map_err(err)?;
         let chunks = stmt
             .query_map(rusqlite::params![path, seq], |r| {
-                Ok((r.get::<_, i64>(0)?, r.get::<_, i64>(1)?, r.get::<_, String>(2)?))
+                Ok((
+                    r.get::<_, i64>(0)?,
+                    r.get::<_, i64>(1)?,
+                    r.get::<_, String>(2)?,
+                ))
             })
             .map_err(err)?
             .collect::<Result<Vec<_>, _>>()
