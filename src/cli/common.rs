@@ -62,9 +62,7 @@ impl From<StoreError> for CliError {
                     format!(
                         "this journal was written by flue 2.x (flue_meta.format_version = 1): only {READS_FLUE2} read it yet (SQLite files), not this command"
                     ),
-                    format!(
-                        "run `turnscope list`, `turnscope show ID` or `turnscope classify ID` on it (--flue-version picks the release, default 2.1.0); for anything else use the runtime that wrote it"
-                    ),
+                    "run `turnscope list`, `turnscope show ID` or `turnscope classify ID` on it (--flue-version picks the release, default 2.1.0); for anything else use the runtime that wrote it",
                     exit::ERROR,
                 );
             }

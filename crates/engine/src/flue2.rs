@@ -135,9 +135,9 @@ impl Streams {
         for row in rows {
             if let Some(key) = row.session() {
                 let path = key.stream_path();
-                if !self.folded.contains_key(&path) {
-                    let f = fold_stream(reader, &path)?;
-                    self.folded.insert(path, f);
+                if let std::collections::hash_map::Entry::Vacant(slot) = self.folded.entry(path) {
+                    let f = fold_stream(reader, slot.key())?;
+                    slot.insert(f);
                 }
             }
         }
