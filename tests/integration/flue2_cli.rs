@@ -381,3 +381,87 @@ fn other_commands_refuse_a_2_x_journal_naming_the_commands_that_read_it() {
         "unknown status",
     );
 }
+
+#[test]
+fn a_spilled_batch_reads_as_stored_inline_and_a_missing_chunk_is_refused() {
+    // No fixture batch reached the runtime's 1 MiB spill: spill one here as the runtime does
+    // (CSS:5765, 5817), its JSON text cut in chunk rows and `data` made the marker.
+    let dir = tempfile::tempdir().unwrap();
+    let db = unpack_db("flue-2.1.0", "tool-batch-1-of-3", dir.path());
+    let id = "sub_01M92S7VMD";
+    let args = ["--context-window", "200000", "show", id, "--json"];
+    let inline = json_of(&turnscope(&db, Some(0), &args), "inline");
+    let conn = Connection::open(&db).unwrap();
+    let mut spilled = 0;
+    let batches: Vec<(String, i64, String)> = conn
+        .prepare("SELECT path, seq, data FROM flue_conversation_stream_batches ORDER BY seq")
+        .unwrap()
+        .query_map([], |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?)))
+        .unwrap()
+        .map(Result::unwrap)
+        .collect();
+    // Every batch of 300 characters or more, in three chunks cut at char boundaries.
+    for (path, seq, data) in &batches {
+        let chars: Vec<char> = data.chars().collect();
+        if chars.len() < 300 {
+            continue;
+        }
+        let parts: Vec<String> = chars
+            .chunks(chars.len().div_ceil(3))
+            .map(|c| c.iter().collect())
+            .collect();
+        for (i, part) in parts.iter().enumerate() {
+            conn.execute(
+                "INSERT INTO flue_conversation_stream_batch_chunks (path, seq, chunk_index, chunk_count, data) VALUES (?1, ?2, ?3, ?4, ?5)",
+                rusqlite::params![path, seq, i as i64, parts.len() as i64, part],
+            )
+            .unwrap();
+        }
+        conn.execute(
+            "UPDATE flue_conversation_stream_batches SET data = ?1 WHERE path = ?2 AND seq = ?3",
+            rusqlite::params![
+                format!("{{\"$flueChunkCount\":{}}}", parts.len()),
+                path,
+                seq
+            ],
+        )
+        .unwrap();
+        spilled += 1;
+    }
+    assert!(spilled > 5, "{spilled}");
+    let unspilled = json_of(&turnscope(&db, Some(0), &args), "spilled");
+    assert_eq!(unspilled, inline);
+
+    // One chunk gone: refused in one line, never guessed at.
+    let (path, seq): (String, i64) = conn
+        .query_row(
+            "SELECT path, seq FROM flue_conversation_stream_batch_chunks WHERE chunk_index = 1 ORDER BY seq DESC LIMIT 1",
+            [],
+            |r| Ok((r.get(0)?, r.get(1)?)),
+        )
+        .unwrap();
+    conn.execute(
+        "DELETE FROM flue_conversation_stream_batch_chunks WHERE path = ?1 AND seq = ?2 AND chunk_index = 1",
+        rusqlite::params![path, seq],
+    )
+    .unwrap();
+    drop(conn);
+    let o = turnscope(&db, Some(0), &["show", id]);
+    assert_refused(
+        &o,
+        1,
+        &format!("batch {seq} of stream {path} is spilled into 3 chunks but 2 chunk rows"),
+    );
+}
+
+#[test]
+fn an_unknown_or_ambiguous_id_on_a_2_x_journal_is_refused_as_on_beta7() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = unpack_db("flue-2.1.0", "tool-batch-1-of-3", dir.path());
+    assert_refused(&turnscope(&db, None, &["show", "nope"]), 4, "nope");
+    assert_refused(
+        &turnscope(&db, None, &["classify", "sub_"]),
+        2,
+        "matches 3 submissions",
+    );
+}
