@@ -2,7 +2,7 @@
 //! and `--flue-version`, which picks the classifier's variant. Every other command refuses a 2.x
 //! journal in one line (`From<StoreError> for CliError`). See docs/flue2.md.
 
-use std::io::Write;
+use std::io::{IsTerminal, Write};
 
 use super::args::{Cli, Command, ListArgs};
 use super::common::{exit, now_ms, CliError};
@@ -77,10 +77,13 @@ pub fn route(cli: &Cli, out: &mut dyn Write) -> Option<Result<(), CliError>> {
     };
     // A file that cannot be opened is refused by the usual open, with its own words.
     let format = SqliteStore::detect_format(&path).ok()?;
-    let reads = matches!(
-        cli.command,
-        Some(Command::List(_) | Command::Show { .. } | Command::Classify { .. })
-    );
+    // No command in a pipe prints the list (on a terminal it opens the TUI, which refuses 2.x).
+    let piped_list = cli.command.is_none() && !std::io::stdout().is_terminal();
+    let reads = piped_list
+        || matches!(
+            cli.command,
+            Some(Command::List(_) | Command::Show { .. } | Command::Classify { .. })
+        );
     match format {
         JournalFormat::Flue2 { format_version } if format_version == "1" && reads => {
             Some(run(cli, &opts, &path, out))
@@ -114,6 +117,7 @@ fn run(
         Some(Command::Classify { submission, json }) => {
             one(cli, opts, &reader, submission, *json, false, out)
         }
+        None => list(cli, opts, &reader, &ListArgs::default(), out),
         _ => unreachable!("route only runs list, show and classify"),
     }
 }

@@ -354,6 +354,29 @@ fn flue_version_picks_the_variant_and_is_refused_where_it_does_not_apply() {
 }
 
 #[test]
+fn no_command_in_a_pipe_lists_a_2_x_journal_as_list_does() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = unpack_db("flue-2.1.0", "tool-batch-1-of-3", dir.path());
+    let lease: i64 = Connection::open(&db)
+        .unwrap()
+        .query_row(
+            "SELECT lease_expires_at FROM flue_agent_submissions WHERE status = 'running'",
+            [],
+            |r| r.get(0),
+        )
+        .unwrap();
+    let bare = turnscope(&db, Some(lease + 1), &[]);
+    let list = turnscope(&db, Some(lease + 1), &["list"]);
+    assert!(
+        bare.status.success(),
+        "{}",
+        String::from_utf8_lossy(&bare.stderr)
+    );
+    assert_eq!(bare.stdout, list.stdout);
+    assert!(String::from_utf8_lossy(&list.stdout).contains("tool_use_unresolved"));
+}
+
+#[test]
 fn other_commands_refuse_a_2_x_journal_naming_the_commands_that_read_it() {
     let dir = tempfile::tempdir().unwrap();
     let db = unpack_db("flue-2.1.0", "tool-batch-1-of-3", dir.path());
