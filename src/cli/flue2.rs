@@ -412,6 +412,19 @@ fn one(
     if let Some(t) = row.settled_at {
         kv(out, "settled at", iso_from_ms(t))?;
     }
+    if let Some(outcome) = row.settlement_outcome() {
+        kv(out, "settlement", format!("outcome {}", sanitize(&outcome)))?;
+    }
+    if row.status == "running" && row.attempts_exhausted() {
+        kv(
+            out,
+            "note",
+            "every attempt of its budget is spent (attempt_count >= max_attempts)".into(),
+        )?;
+    }
+    if row.status == "running" && row.deadline_passed(now) {
+        kv(out, "note", "its deadline (timeout_at) has passed".into())?;
+    }
     if let Some(e) = &row.error {
         kv(out, "error", sanitize(e))?;
     }

@@ -90,7 +90,30 @@ fn classify_json_answers_as_the_runtime_on_every_2_1_0_fixture() {
             assert_eq!(doc["flueVersion"], "2.1.0", "{what}");
             assert_eq!(doc["classifierVariant"], "2.0.8", "{what}");
             assert_eq!(doc["submission"]["id"], json!(id), "{what}");
-            assert_eq!(doc["submission"]["status"], sub["status"], "{what}");
+            // The row as the runtime's own reading of it says.
+            let row = &doc["submission"];
+            assert_eq!(row["status"], sub["status"], "{what}");
+            assert_eq!(row["kind"], sub["kind"], "{what}");
+            assert_eq!(row["sequence"], sub["sequence"], "{what}");
+            assert_eq!(row["attempts"], sub["attemptCount"], "{what}");
+            assert_eq!(row["maxAttempts"], sub["maxAttempts"], "{what}");
+            assert_eq!(
+                row["inputAppliedAt"].is_number(),
+                sub["inputApplied"] == true,
+                "{what}"
+            );
+            assert_eq!(
+                row["abortRequestedAt"].is_number(),
+                sub["abortRequested"] == true,
+                "{what}"
+            );
+            assert_eq!(
+                row["joinedInto"].is_string(),
+                sub["joined"] == true,
+                "{what}"
+            );
+            assert_eq!(row["settlementOutcome"], sub["settlementOutcome"], "{what}");
+            assert_eq!(row["error"], sub["error"], "{what}");
             assert_eq!(doc["classification"], sub["classification"], "{what}");
             assert_eq!(
                 doc["trailingPartialToolBatch"], sub["trailingPartialToolBatch"],

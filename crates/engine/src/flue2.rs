@@ -232,6 +232,9 @@ pub fn row_json(row: &Flue2SubmissionRow, now_ms: i64) -> Value {
         "joinedInto": row.joined_into,
         "settledAt": row.settled_at,
         "settlementRecordId": row.settlement_record_id,
+        "settlementOutcome": row.settlement_outcome(),
+        "attemptsExhausted": row.attempts_exhausted(),
+        "deadlinePassed": row.deadline_passed(now_ms),
         "error": row.error,
     })
 }

@@ -29,6 +29,8 @@ pub struct Flue2SubmissionRow {
     pub owner_id: Option<String>,
     pub lease_expires_at: i64,
     pub settlement_record_id: Option<String>,
+    /// The `submission_settled` record reserved for the settlement (JSON text), where reserved.
+    pub settlement_record: Option<String>,
 }
 
 /// The statuses a 2.x row may have (the runtime's row check).
@@ -51,6 +53,25 @@ impl Flue2SubmissionRow {
     /// The session key as the runtime parses it (`None`: not one it writes).
     pub fn session(&self) -> Option<SessionKey> {
         SessionKey::parse(&self.session_key)
+    }
+
+    /// The reserved settlement's `outcome` (`completed`, `failed`, `aborted`, …), where the
+    /// row holds one that says.
+    pub fn settlement_outcome(&self) -> Option<String> {
+        let record: serde_json::Value =
+            serde_json::from_str(self.settlement_record.as_deref()?).ok()?;
+        record.get("outcome")?.as_str().map(str::to_string)
+    }
+
+    /// Every attempt of the budget spent (`attempt_count >= max_attempts`): the reconciler's
+    /// budget step fails the submission at its next pass.
+    pub fn attempts_exhausted(&self) -> bool {
+        self.attempt_count >= self.max_attempts
+    }
+
+    /// The deadline (`timeout_at`, 0: none) is past at `now_ms`.
+    pub fn deadline_passed(&self, now_ms: i64) -> bool {
+        self.timeout_at > 0 && self.timeout_at < now_ms
     }
 
     /// The id of the submission's input entry (`submissionEntryId(kind, id)`).
@@ -85,6 +106,7 @@ mod tests {
             owner_id: None,
             lease_expires_at: lease,
             settlement_record_id: None,
+            settlement_record: None,
         }
     }
 
@@ -95,6 +117,23 @@ mod tests {
         assert!(!row("running", 0).lease_expired(101));
         assert!(!row("terminalizing", 100).lease_expired(101));
         assert!(!row("queued", 100).lease_expired(101));
+    }
+
+    #[test]
+    fn the_settlement_outcome_budget_and_deadline_come_from_the_row() {
+        let mut r = row("terminalizing", 0);
+        assert_eq!(r.settlement_outcome(), None);
+        r.settlement_record =
+            Some(r#"{"v":1,"type":"submission_settled","outcome":"aborted"}"#.into());
+        assert_eq!(r.settlement_outcome().as_deref(), Some("aborted"));
+        r.settlement_record = Some("not json".into());
+        assert_eq!(r.settlement_outcome(), None);
+        assert!(!r.attempts_exhausted());
+        r.attempt_count = 10;
+        assert!(r.attempts_exhausted());
+        assert!(!r.deadline_passed(5));
+        r.timeout_at = 4;
+        assert!(r.deadline_passed(5) && !r.deadline_passed(4));
     }
 
     #[test]

@@ -28,7 +28,7 @@ const FLUE2_TABLES: [&str; 4] = [
 const SUBMISSION_COLUMNS: &str = "sequence, submission_id, session_key, kind, status, accepted_at, \
      canonical_ready_at, attempt_id, input_applied_at, abort_requested_at, started_at, joined_into, \
      settled_at, error, attempt_count, max_attempts, timeout_at, owner_id, lease_expires_at, \
-     settlement_record_id";
+     settlement_record_id, settlement_record";
 
 /// One stored batch of a conversation stream, its `data` un-spilled.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -174,6 +174,7 @@ impl Flue2SqliteReader {
                     owner_id: r.get(17)?,
                     lease_expires_at: r.get(18)?,
                     settlement_record_id: r.get(19)?,
+                    settlement_record: r.get(20)?,
                 })
             })
             .map_err(err)?;
