@@ -407,6 +407,7 @@ fn other_commands_refuse_a_2_x_journal_naming_the_commands_that_read_it() {
         &["incidents"][..],
         &["sessions"],
         &["export", "sub_01M92S7VMD"],
+        &["wait", "sub_01M92S7VMD", "--timeout", "1s"],
         &["--write", "requeue", "sub_01M92S7VMD", "-y"],
     ] {
         assert_refused(
