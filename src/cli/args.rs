@@ -75,6 +75,17 @@ pub struct Cli {
     )]
     pub context_window: Option<u64>,
 
+    /// The flue 2.x release that wrote the database, which picks the runtime classifier's variant
+    /// (2.0.0, 2.0.1, 2.0.3, 2.0.5, 2.0.8 or 2.1.0) [default: 2.1.0]. flue 2.x journals only:
+    /// refused on a beta.7 journal.
+    #[arg(
+        long,
+        global = true,
+        help_heading = "Global options",
+        value_name = "VERSION"
+    )]
+    pub flue_version: Option<String>,
+
     /// Allow actions that write to the journal database (read-only without it, unless the
     /// configuration file says `read_only_default = false`).
     #[arg(long, global = true)]

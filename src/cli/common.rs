@@ -50,8 +50,23 @@ impl CliError {
     }
 }
 
+/// The commands that read a flue 2.x journal today (SQLite), named by the refusal of the others.
+pub const READS_FLUE2: &str = "list, show and classify";
+
 impl From<StoreError> for CliError {
     fn from(e: StoreError) -> CliError {
+        if let StoreError::NewerFormat { format_version } = &e {
+            if format_version == "1" {
+                // Reached by every command but those `flue2::route` runs on such a journal.
+                return CliError::new(
+                    format!(
+                        "this journal was written by flue 2.x (flue_meta.format_version = 1): only {READS_FLUE2} read it yet (SQLite files), not this command"
+                    ),
+                    "run `turnscope list`, `turnscope show ID` or `turnscope classify ID` on it (--flue-version picks the release, default 2.1.0); for anything else use the runtime that wrote it",
+                    exit::ERROR,
+                );
+            }
+        }
         let code = match e {
             StoreError::SubmissionNotFound { .. }
             | StoreError::NothingToExport { .. }

@@ -8,6 +8,7 @@ mod common;
 mod confirm;
 mod diff;
 mod export;
+mod flue2;
 mod incidents;
 mod keys;
 mod list;
@@ -210,6 +211,10 @@ fn run_config(cli: &Cli, out: &mut dyn Write) -> Result<(), CliError> {
 }
 
 fn run_command(cli: &Cli, out: &mut dyn Write) -> Result<(), CliError> {
+    // A flue 2.x journal (list, show, classify), and --flue-version's checks.
+    if let Some(done) = flue2::route(cli, out) {
+        return done;
+    }
     match &cli.command {
         Some(Command::List(args)) => match args.watch {
             Some(every) => list_watch::run(open_store(cli)?.reader(), cli, args, every, out),

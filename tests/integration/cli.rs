@@ -212,10 +212,16 @@ fn newer_runtime_format_and_unknown_schema_version() {
     )
     .unwrap();
     drop(conn);
+    // list reads flue 2.x, and says which of its tables this one lacks; the rest refuse 2.x.
     assert_fails(
         &turnscope(Some(&newer), &["list"]),
         1,
-        "newer runtime format",
+        "this flue 2.x journal has no flue_agent_submissions table",
+    );
+    assert_fails(
+        &turnscope(Some(&newer), &["incidents"]),
+        1,
+        "written by flue 2.x (flue_meta.format_version = 1): only list, show and classify read it yet",
     );
 
     let db = unpack_fixture(dir.path(), "before-provider");

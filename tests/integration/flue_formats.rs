@@ -1,8 +1,9 @@
-//! Journals of the formats turnscope does not read yet, as the real runtimes wrote them: the
-//! crash databases of flue 2.1.0 (`tests/fixtures/flue-2.1.0/`) and the empty databases beta.9's
-//! and 2.0.0's own adapters create (`tests/fixtures/flue-formats/`). Each is told apart by
-//! `detect_format` and refused in one `error:` line naming its writer, with a hint and exit code 1,
-//! by every command that opens it, reading or writing, and never written.
+//! Journals of the formats after beta.7, as the real runtimes wrote them: the crash databases of
+//! flue 2.1.0 (`tests/fixtures/flue-2.1.0/`) and the empty databases beta.9's and 2.0.0's own
+//! adapters create (`tests/fixtures/flue-formats/`). Each is told apart by `detect_format`. A
+//! beta.8/9 journal is refused in one `error:` line naming its writer, with a hint and exit code 1,
+//! by every command; a 2.x journal is read by `list`, `show` and `classify` (`flue2_cli.rs`) and
+//! refused that way by every other command, reading or writing. Neither is ever written.
 
 use std::path::{Path, PathBuf};
 use std::process::Output;
@@ -11,7 +12,10 @@ use turnscope_store::{JournalFormat, SqliteStore, SqliteWriter, StoreError};
 
 use crate::support::{db_fixture_names, unpack_db};
 
-const FLUE2_LINE: &str = "error: this journal was written by flue 2.x (flue_meta.format_version = 1), a newer runtime format turnscope does not read yet";
+const FLUE2_LINE: &str = "error: this journal was written by flue 2.x (flue_meta.format_version = 1): only list, show and classify read it yet (SQLite files), not this command";
+const FLUE2_HINT: &str =
+    "hint: run `turnscope list`, `turnscope show ID` or `turnscope classify ID` on it";
+const BETA7_HINT: &str = "hint: turnscope reads flue 1.0.0-beta.7 journals";
 const BETA8_LINE: &str = "error: this journal was written by flue 1.0.0-beta.8 or beta.9 (flue_meta.schema_version = 4), a format turnscope does not read";
 
 /// Every `NAME.db.gz` of a fixtures folder, unpacked into `dir`.
@@ -33,18 +37,16 @@ fn turnscope(db: &Path, args: &[&str]) -> Output {
         .expect("run turnscope")
 }
 
-/// Exit code 1, exactly the `error:` line `line` and one `hint:` line, nothing on stdout, no panic.
-fn assert_refused(o: &Output, line: &str, db: &Path) {
+/// Exit code 1, exactly the `error:` line `line` and one `hint:` line starting with `hint`,
+/// nothing on stdout, no panic.
+fn assert_refused(o: &Output, line: &str, hint: &str, db: &Path) {
     let err = String::from_utf8_lossy(&o.stderr);
     assert_eq!(o.status.code(), Some(1), "{}: {err}", db.display());
     assert!(!err.contains("panicked"), "{err}");
     let lines: Vec<&str> = err.lines().collect();
     assert_eq!(lines.len(), 2, "one error and one hint line: {err}");
     assert_eq!(lines[0], line, "{}", db.display());
-    assert!(
-        lines[1].starts_with("hint: turnscope reads flue 1.0.0-beta.7 journals"),
-        "{err}"
-    );
+    assert!(lines[1].starts_with(hint), "{err}");
     assert!(
         o.stdout.is_empty(),
         "nothing on stdout: {}",
@@ -94,16 +96,15 @@ fn every_flue_2_1_0_crash_database_is_detected_as_flue2() {
 }
 
 #[test]
-fn list_refuses_each_flue_2_1_0_crash_database_in_one_line() {
+fn list_reads_and_incidents_refuses_each_flue_2_1_0_crash_database_in_one_line() {
     let dir = tempfile::tempdir().unwrap();
     for db in unpack_all("flue-2.1.0", dir.path()) {
         let before = files(&db);
-        assert_refused(&turnscope(&db, &["list"]), FLUE2_LINE, &db);
-        assert_refused(
-            &turnscope(&db, &["list", "--status", "all"]),
-            FLUE2_LINE,
-            &db,
-        );
+        let o = turnscope(&db, &["list", "--status", "all"]);
+        assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+        assert!(String::from_utf8_lossy(&o.stdout).starts_with("format: flue 2.x"));
+        assert_refused(&turnscope(&db, &["incidents"]), FLUE2_LINE, FLUE2_HINT, &db);
+        assert_refused(&turnscope(&db, &["sessions"]), FLUE2_LINE, FLUE2_HINT, &db);
         assert!(matches!(
             SqliteStore::open(&db),
             Err(StoreError::NewerFormat { .. })
@@ -127,7 +128,7 @@ fn writes_and_json_are_refused_the_same_way_and_write_nothing() {
     for args in [
         &["--write", "fail", "x", "-y", "--reason", "r"][..],
         &["--write", "requeue", "x", "-y"],
-        &["show", "x"],
+        &["sessions"],
         &["incidents"],
     ] {
         let o = turnscope(&db, args);
@@ -135,7 +136,7 @@ fn writes_and_json_are_refused_the_same_way_and_write_nothing() {
         let err = String::from_utf8_lossy(&o.stderr);
         assert!(err.lines().next() == Some(FLUE2_LINE), "{args:?}: {err}");
     }
-    let o = turnscope(&db, &["list", "--json"]);
+    let o = turnscope(&db, &["incidents", "--json"]);
     assert_eq!(o.status.code(), Some(1));
     let doc: serde_json::Value = serde_json::from_slice(&o.stdout).expect("an error document");
     assert_eq!(doc["schema"], "turnscope.error/1");
@@ -154,7 +155,12 @@ fn beta9_and_2_0_0_databases_are_named_by_their_writer() {
         JournalFormat::Beta8or9
     );
     let before = files(&beta9);
-    assert_refused(&turnscope(&beta9, &["list"]), BETA8_LINE, &beta9);
+    assert_refused(
+        &turnscope(&beta9, &["list"]),
+        BETA8_LINE,
+        BETA7_HINT,
+        &beta9,
+    );
     assert!(matches!(
         SqliteStore::open(&beta9),
         Err(StoreError::Beta8or9Format { .. })
@@ -168,7 +174,16 @@ fn beta9_and_2_0_0_databases_are_named_by_their_writer() {
             format_version: "1".into()
         }
     );
-    assert_refused(&turnscope(&v200, &["list"]), FLUE2_LINE, &v200);
+    // Read (it holds no submission) by list; refused by the other commands.
+    let o = turnscope(&v200, &["list", "--status", "all"]);
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    assert!(String::from_utf8_lossy(&o.stdout).contains("no submissions"));
+    assert_refused(
+        &turnscope(&v200, &["incidents"]),
+        FLUE2_LINE,
+        FLUE2_HINT,
+        &v200,
+    );
 }
 
 #[test]

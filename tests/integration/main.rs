@@ -22,6 +22,7 @@ mod fidelity;
 mod file_circles;
 mod find;
 mod flue2_classify;
+mod flue2_cli;
 mod flue2_fold;
 mod flue_formats;
 mod hostile;

@@ -4,6 +4,7 @@
 //! ([`actions`], whose [`actions::run`] is the one runner both front ends use).
 
 pub mod actions;
+pub mod flue2;
 pub mod in_order;
 pub mod listing;
 pub mod report;

@@ -78,6 +78,10 @@ pub enum StoreError {
         "this journal was written by flue 1.0.0-beta.8 or beta.9 (flue_meta.schema_version = {schema_version}), a format turnscope does not read"
     )]
     Beta8or9Format { schema_version: String },
+    /// A flue 2.x journal, or a part of one, that the 2.x reader does not read (a spilled batch
+    /// missing chunks, a missing table): said, never guessed at.
+    #[error("{what}")]
+    Flue2Unreadable { what: String },
     /// `flue_meta.schema_version` outside 1–3.
     #[error("unsupported journal schema version {found:?} (turnscope reads 1–3)")]
     SchemaVersion { found: String },
@@ -273,6 +277,9 @@ impl StoreError {
             }
             StoreError::NewerFormat { .. } => {
                 "turnscope reads flue 1.0.0-beta.7 journals (schema_version 1–3); this database was written by a flue release newer than 2.1.0".into()
+            }
+            StoreError::Flue2Unreadable { .. } => {
+                "turnscope reads flue 2.x journals (SQLite) with list, show and classify; inspect this one with the runtime that wrote it".into()
             }
             StoreError::Beta8or9Format { .. } => {
                 "turnscope reads flue 1.0.0-beta.7 journals (schema_version 1–3); beta.8 and beta.9 were short-lived, and neither beta.7 nor flue 2.x opens their databases".into()

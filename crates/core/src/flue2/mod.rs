@@ -16,6 +16,7 @@
 pub mod classify;
 pub mod fold;
 pub mod records;
+pub mod rows;
 pub mod state;
 
 pub use classify::{
@@ -26,6 +27,7 @@ pub use fold::InstanceState;
 pub use records::{
     parse_batch, BlockKind, Body, ContentBlock, Envelope, Parent, Record, RecordError,
 };
+pub use rows::{Flue2SubmissionRow, FLUE2_STATUSES};
 pub use state::{
     Block, Conversation, Entry, EntryBody, FoldError, InProgressMessage, ToolCallRef,
     UncommittedOutcome,

@@ -2,6 +2,7 @@
 //! mode, never write-locked. Reads work while a live runtime writes in WAL mode.
 
 pub(crate) mod find;
+pub mod flue2;
 pub(crate) mod listing;
 pub(crate) mod peer;
 pub(crate) mod row_images;

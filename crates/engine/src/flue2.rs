@@ -1,0 +1,559 @@
+//! flue 2.x, read-only: a submission of a 2.x journal inspected (its instance's stream folded as
+//! the runtime folds it, then classified by the chosen release's classifier) and the documents
+//! `list`, `classify` and `show` print for it. SQLite only ([`Flue2SqliteReader`]).
+//!
+//! Every document names the format (`"format": "flue-2.x"`) and the classifier applied
+//! (`flueVersion`, the release asked for, and `classifierVariant`, the first release that
+//! classifies that way). What 2.x stores and what was checked against the runtime: docs/flue2.md.
+
+use std::collections::HashMap;
+
+use serde_json::{json, Map, Value};
+use turnscope_core::flue2::{
+    classify_conversation_submission, parse_batch, ContentBlock, Conversation, EntryBody,
+    Flue2Classification, Flue2SubmissionRow, Flue2Variant, InstanceState, Parent, Record,
+};
+use turnscope_store::{Flue2SqliteReader, StoreError};
+
+/// `format` in every 2.x document.
+pub const FORMAT: &str = "flue-2.x";
+
+/// Which classifier, and the context window it is asked with.
+#[derive(Debug, Clone)]
+pub struct Flue2Options {
+    /// The release asked for (`--flue-version`, e.g. "2.1.0").
+    pub release: String,
+    pub variant: Flue2Variant,
+    /// The runtime's `contextWindow` (0: no silent-overflow check).
+    pub context_window: u64,
+}
+
+impl Flue2Options {
+    /// `2.1.0`'s classifier, or the release's; `None` for a version that is not a 2.x release
+    /// whose classifier turnscope has.
+    pub fn for_release(release: &str, context_window: u64) -> Option<Flue2Options> {
+        Some(Flue2Options {
+            release: release.to_string(),
+            variant: Flue2Variant::for_release(release)?,
+            context_window,
+        })
+    }
+
+    /// The variant's name: its first release.
+    pub fn variant_name(&self) -> &'static str {
+        variant_name(self.variant)
+    }
+
+    /// The fields every document starts with.
+    fn header(&self, schema: &str, format_version: &str) -> Map<String, Value> {
+        let mut o = Map::new();
+        o.insert("schema".into(), json!(schema));
+        o.insert("format".into(), json!(FORMAT));
+        o.insert("formatVersion".into(), json!(format_version));
+        o.insert("flueVersion".into(), json!(self.release));
+        o.insert("classifierVariant".into(), json!(self.variant_name()));
+        o.insert("contextWindow".into(), json!(self.context_window));
+        o
+    }
+
+    /// The first line of every text output.
+    pub fn header_line(&self, format_version: &str) -> String {
+        format!(
+            "format: flue 2.x (flue_meta.format_version = {format_version}); classifier: flue {} (variant {}, as {})",
+            self.release,
+            self.variant_name(),
+            self.variant.releases().join(", ")
+        )
+    }
+}
+
+/// The variant's name: the first release that classifies that way.
+pub fn variant_name(v: Flue2Variant) -> &'static str {
+    v.releases()[0]
+}
+
+/// One instance's stream, folded (or why the runtime could not load it).
+pub struct FoldedStream {
+    pub batches: usize,
+    pub state: Result<InstanceState, String>,
+}
+
+/// Read and fold the stream at `path`.
+pub fn fold_stream(reader: &Flue2SqliteReader, path: &str) -> Result<FoldedStream, StoreError> {
+    let batches = reader.stream_batches(path)?;
+    let mut records: Vec<Record> = Vec::new();
+    for b in &batches {
+        match parse_batch(&b.data) {
+            Ok(r) => records.extend(r),
+            Err(e) => {
+                return Ok(FoldedStream {
+                    batches: batches.len(),
+                    state: Err(format!("batch {} of {path}: {e}", b.seq)),
+                })
+            }
+        }
+    }
+    Ok(FoldedStream {
+        batches: batches.len(),
+        state: InstanceState::fold(&records).map_err(|e| format!("{path}: {e}")),
+    })
+}
+
+/// A submission inspected: its row, its instance's conversation, the classification.
+pub struct Inspected<'a> {
+    pub row: &'a Flue2SubmissionRow,
+    pub stream_path: Option<String>,
+    pub conversation: Option<&'a Conversation>,
+    /// The classification, or the reason there is none (a session key the runtime does not
+    /// write, a stream it cannot load, the classifier's own `TypeError`).
+    pub verdict: Result<Flue2Classification, String>,
+}
+
+impl Inspected<'_> {
+    /// The verdict column: `kind` or `resume/<mode>`, else `error`.
+    pub fn label(&self) -> String {
+        match &self.verdict {
+            Ok(c) => c.label(),
+            Err(_) => "error".into(),
+        }
+    }
+}
+
+/// Folded streams by path, each read once.
+#[derive(Default)]
+pub struct Streams {
+    folded: HashMap<String, FoldedStream>,
+}
+
+impl Streams {
+    /// Read and fold the stream of every row that names one.
+    pub fn load<'r>(
+        &mut self,
+        reader: &Flue2SqliteReader,
+        rows: impl IntoIterator<Item = &'r Flue2SubmissionRow>,
+    ) -> Result<(), StoreError> {
+        for row in rows {
+            if let Some(key) = row.session() {
+                let path = key.stream_path();
+                if let std::collections::hash_map::Entry::Vacant(slot) = self.folded.entry(path) {
+                    let f = fold_stream(reader, slot.key())?;
+                    slot.insert(f);
+                }
+            }
+        }
+        Ok(())
+    }
+
+    pub fn get(&self, path: &str) -> Option<&FoldedStream> {
+        self.folded.get(path)
+    }
+
+    /// `row` classified over its folded stream (which [`Streams::load`] read).
+    pub fn inspect<'a>(
+        &'a self,
+        row: &'a Flue2SubmissionRow,
+        options: &Flue2Options,
+    ) -> Inspected<'a> {
+        let Some(key) = row.session() else {
+            return Inspected {
+                row,
+                stream_path: None,
+                conversation: None,
+                verdict: Err(format!(
+                    "session_key {:?} is not one the runtime writes",
+                    row.session_key
+                )),
+            };
+        };
+        let path = key.stream_path();
+        let folded = self.folded.get(&path);
+        let state = match folded.map(|f| &f.state) {
+            Some(Ok(s)) => Some(s),
+            Some(Err(e)) => {
+                return Inspected {
+                    row,
+                    stream_path: Some(path),
+                    conversation: None,
+                    verdict: Err(format!("the runtime cannot load this instance: {e}")),
+                }
+            }
+            None => None,
+        };
+        let conversation = state.and_then(|s| s.conversation_for_scope(&key.harness, &key.session));
+        let verdict = classify_conversation_submission(
+            conversation,
+            &row.input_entry_id(),
+            options.context_window,
+            options.variant,
+        )
+        .map_err(|e| format!("the runtime's classifier throws: {e}"));
+        Inspected {
+            row,
+            stream_path: Some(path),
+            conversation,
+            verdict,
+        }
+    }
+}
+
+fn instance_json(row: &Flue2SubmissionRow) -> Value {
+    match row.session() {
+        Some(k) => json!({
+            "agent": k.agent_name,
+            "instanceId": k.instance_id,
+            "harness": k.harness,
+            "session": k.session,
+        }),
+        None => Value::Null,
+    }
+}
+
+/// The row's fields every document shows.
+pub fn row_json(row: &Flue2SubmissionRow, now_ms: i64) -> Value {
+    json!({
+        "id": row.submission_id,
+        "sequence": row.sequence,
+        "kind": row.kind,
+        "status": row.status,
+        "sessionKey": row.session_key,
+        "instance": instance_json(row),
+        "attempts": row.attempt_count,
+        "maxAttempts": row.max_attempts,
+        "attemptId": row.attempt_id,
+        "owner": row.owner_id,
+        "leaseExpiresAt": row.lease_expires_at,
+        "leaseExpired": row.lease_expired(now_ms),
+        "timeoutAt": row.timeout_at,
+        "acceptedAt": row.accepted_at,
+        "canonicalReadyAt": row.canonical_ready_at,
+        "startedAt": row.started_at,
+        "inputAppliedAt": row.input_applied_at,
+        "abortRequestedAt": row.abort_requested_at,
+        "joinedInto": row.joined_into,
+        "settledAt": row.settled_at,
+        "settlementRecordId": row.settlement_record_id,
+        "settlementOutcome": row.settlement_outcome(),
+        "attemptsExhausted": row.attempts_exhausted(),
+        "deadlinePassed": row.deadline_passed(now_ms),
+        "error": row.error,
+    })
+}
+
+/// The classification as the runtime's (`describeClassification`), with the step that decided,
+/// or `{ "error": why }`.
+pub fn verdict_json(verdict: &Result<Flue2Classification, String>) -> Value {
+    match verdict {
+        Ok(c) => json!({
+            "label": c.label(),
+            "classification": c.to_runtime_json(),
+            "explanation": {
+                "step": c.explanation.step,
+                "rule": c.explanation.rule,
+                "entryIds": c.explanation.entry_ids,
+            },
+            "trailingPartialToolBatch": c.trailing_partial_batch.as_ref().map(|b| {
+                b.tool_calls.iter().map(|c| c.id.clone()).collect::<Vec<_>>()
+            }),
+        }),
+        Err(e) => json!({ "label": "error", "error": e }),
+    }
+}
+
+/// `list --json` (`turnscope.flue2.list/1`).
+pub fn list_json(
+    options: &Flue2Options,
+    format_version: &str,
+    view: &str,
+    rows: &[Inspected<'_>],
+    now_ms: i64,
+) -> Value {
+    let mut o = options.header("turnscope.flue2.list/1", format_version);
+    o.insert("view".into(), json!(view));
+    o.insert(
+        "submissions".into(),
+        Value::Array(
+            rows.iter()
+                .map(|i| {
+                    let mut r = row_json(i.row, now_ms);
+                    let v = verdict_json(&i.verdict);
+                    r.as_object_mut().unwrap().insert("verdict".into(), v);
+                    r
+                })
+                .collect(),
+        ),
+    );
+    Value::Object(o)
+}
+
+/// `classify --json` (`turnscope.flue2.classify/1`).
+pub fn classify_json(
+    options: &Flue2Options,
+    format_version: &str,
+    i: &Inspected<'_>,
+    now_ms: i64,
+) -> Value {
+    let mut o = options.header("turnscope.flue2.classify/1", format_version);
+    o.insert("submission".into(), row_json(i.row, now_ms));
+    o.insert("streamPath".into(), json!(i.stream_path));
+    o.insert("inputEntryId".into(), json!(i.row.input_entry_id()));
+    o.insert(
+        "inputEntryFound".into(),
+        json!(i
+            .conversation
+            .is_some_and(|c| c.entries.contains_key(&i.row.input_entry_id()))),
+    );
+    if let Value::Object(v) = verdict_json(&i.verdict) {
+        o.extend(v);
+    }
+    Value::Object(o)
+}
+
+/// Where a tool call's outcome is: committed (a tool-result entry), recorded but not committed
+/// (a `tool_outcome` record only), or nowhere.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum CallOutcome {
+    Committed { entry_id: String, is_error: bool },
+    Recorded { record_id: String, is_error: bool },
+    None,
+}
+
+impl CallOutcome {
+    fn to_json(&self) -> Value {
+        match self {
+            CallOutcome::Committed { entry_id, is_error } => {
+                json!({ "state": "committed", "resultEntryId": entry_id, "isError": is_error })
+            }
+            CallOutcome::Recorded {
+                record_id,
+                is_error,
+            } => {
+                json!({ "state": "recorded_uncommitted", "recordId": record_id, "isError": is_error })
+            }
+            CallOutcome::None => json!({ "state": "none" }),
+        }
+    }
+}
+
+/// What `show` shows: the conversation after the input entry, the in-progress messages, the
+/// recorded-but-uncommitted outcomes and the trailing batch.
+pub struct ShowView<'a> {
+    pub inspected: &'a Inspected<'a>,
+    pub batches: usize,
+}
+
+/// The outcome of call `call_id` of assistant `assistant_id`: the committed result on the path,
+/// else a recorded-but-uncommitted one.
+pub fn call_outcome(
+    conversation: &Conversation,
+    path_after: &[&turnscope_core::flue2::Entry],
+    assistant_id: &str,
+    call_id: &str,
+) -> CallOutcome {
+    for e in path_after {
+        if let EntryBody::ToolResult {
+            tool_call_id,
+            is_error,
+            ..
+        } = &e.body
+        {
+            if tool_call_id == call_id {
+                return CallOutcome::Committed {
+                    entry_id: e.id.clone(),
+                    is_error: *is_error,
+                };
+            }
+        }
+    }
+    conversation
+        .uncommitted_outcomes
+        .iter()
+        .find(|o| o.tool_call_id == call_id && o.assistant_message_id == assistant_id)
+        .map_or(CallOutcome::None, |o| CallOutcome::Recorded {
+            record_id: o.record_id.clone(),
+            is_error: o.is_error,
+        })
+}
+
+/// The committed entries after the input entry on the active path (empty where it is not there).
+pub fn following<'c>(
+    conversation: Option<&'c Conversation>,
+    input_entry_id: &str,
+) -> Vec<&'c turnscope_core::flue2::Entry> {
+    let Some(path) = conversation.and_then(|c| c.active_path().ok()) else {
+        return Vec::new();
+    };
+    match path.iter().position(|e| e.id == input_entry_id) {
+        Some(i) => path[i + 1..].to_vec(),
+        None => Vec::new(),
+    }
+}
+
+fn parent_json(p: &Parent) -> Value {
+    match p {
+        Parent::Id(id) => json!(id),
+        _ => Value::Null,
+    }
+}
+
+/// The text of user content blocks (attachments as `[attachment ID]`).
+pub fn user_text(content: &[ContentBlock]) -> String {
+    content
+        .iter()
+        .map(|b| match b {
+            ContentBlock::Text(t) => t.clone(),
+            ContentBlock::Attachment(id) => format!("[attachment {id}]"),
+        })
+        .collect()
+}
+
+/// `show --json` (`turnscope.flue2.show/1`).
+pub fn show_json(
+    options: &Flue2Options,
+    format_version: &str,
+    view: &ShowView<'_>,
+    now_ms: i64,
+) -> Value {
+    let i = view.inspected;
+    let Value::Object(mut o) = classify_json(options, format_version, i, now_ms) else {
+        unreachable!()
+    };
+    o.insert("schema".into(), json!("turnscope.flue2.show/1"));
+    o.insert("streamBatches".into(), json!(view.batches));
+    let input = i.row.input_entry_id();
+    let after = following(i.conversation, &input);
+    let conversation_entries: Vec<Value> = after
+        .iter()
+        .map(|e| {
+            let mut v = json!({ "id": e.id, "submissionId": e.submission_id });
+            let m = v.as_object_mut().unwrap();
+            match &e.body {
+                EntryBody::User { content } => {
+                    m.insert("role".into(), json!("user"));
+                    m.insert("text".into(), json!(user_text(content)));
+                    m.insert(
+                        "otherSubmission".into(),
+                        json!(e
+                            .submission_id
+                            .as_deref()
+                            .is_some_and(|s| s != i.row.submission_id)),
+                    );
+                }
+                EntryBody::Signal { signal_type } => {
+                    m.insert("role".into(), json!("signal"));
+                    m.insert("signalType".into(), json!(signal_type));
+                }
+                EntryBody::Assistant {
+                    stop_reason,
+                    error_message,
+                    text,
+                    tool_calls,
+                    ..
+                } => {
+                    m.insert("role".into(), json!("assistant"));
+                    m.insert("stopReason".into(), json!(stop_reason));
+                    m.insert("errorMessage".into(), json!(error_message));
+                    m.insert("text".into(), json!(text));
+                    let calls: Vec<Value> = tool_calls
+                        .iter()
+                        .map(|c| {
+                            let outcome = i.conversation.map_or(CallOutcome::None, |conv| {
+                                call_outcome(conv, &after, &e.id, &c.id)
+                            });
+                            json!({ "id": c.id, "name": c.name, "outcome": outcome.to_json() })
+                        })
+                        .collect();
+                    m.insert("toolCalls".into(), json!(calls));
+                }
+                EntryBody::ToolResult {
+                    tool_call_id,
+                    tool_name,
+                    is_error,
+                    terminate,
+                } => {
+                    m.insert("role".into(), json!("toolResult"));
+                    m.insert("toolCallId".into(), json!(tool_call_id));
+                    m.insert("toolName".into(), json!(tool_name));
+                    m.insert("isError".into(), json!(is_error));
+                    m.insert("terminate".into(), json!(terminate));
+                }
+                EntryBody::Compaction {
+                    first_kept_entry_id,
+                } => {
+                    m.insert("role".into(), json!("compaction"));
+                    m.insert("firstKeptEntryId".into(), json!(first_kept_entry_id));
+                }
+            }
+            v
+        })
+        .collect();
+    o.insert("following".into(), Value::Array(conversation_entries));
+    let (in_progress, uncommitted) = match i.conversation {
+        Some(c) => (
+            c.in_progress
+                .iter()
+                .map(|m| {
+                    json!({
+                        "messageId": m.message_id,
+                        "parentId": parent_json(&m.parent_id),
+                        "atLeaf": matches!((&m.parent_id, &c.active_leaf_id), (Parent::Id(p), Some(l)) if p == l),
+                        "submissionId": m.submission_id,
+                        "blocks": m.blocks.iter().map(|b| match &b.tool_call {
+                            Some(call) => json!({ "type": "tool_call", "blockIndex": b.block_index, "toolCallId": call.id, "name": call.name }),
+                            None => json!({
+                                "type": format!("{:?}", b.kind).to_lowercase(),
+                                "blockIndex": b.block_index,
+                                "text": b.deltas.concat(),
+                                "completed": b.completed,
+                            }),
+                        }).collect::<Vec<_>>(),
+                    })
+                })
+                .collect::<Vec<_>>(),
+            c.uncommitted_outcomes
+                .iter()
+                .map(|u| {
+                    json!({
+                        "recordId": u.record_id,
+                        "assistantMessageId": u.assistant_message_id,
+                        "toolCallId": u.tool_call_id,
+                        "isError": u.is_error,
+                    })
+                })
+                .collect::<Vec<_>>(),
+        ),
+        None => (Vec::new(), Vec::new()),
+    };
+    o.insert(
+        "activeLeafId".into(),
+        json!(i.conversation.and_then(|c| c.active_leaf_id.clone())),
+    );
+    o.insert("inProgress".into(), json!(in_progress));
+    o.insert("uncommittedToolOutcomes".into(), json!(uncommitted));
+    o.insert("trailingBatch".into(), trailing_batch_json(i));
+    Value::Object(o)
+}
+
+/// The trailing partial tool batch the classifier found (the batch a resume would complete),
+/// each call with where its outcome is; `null` without one.
+pub fn trailing_batch_json(i: &Inspected<'_>) -> Value {
+    let Ok(c) = &i.verdict else {
+        return Value::Null;
+    };
+    let Some(b) = &c.trailing_partial_batch else {
+        return Value::Null;
+    };
+    let after = following(i.conversation, &i.row.input_entry_id());
+    let leaf = i.conversation.and_then(|c| c.active_leaf_id.clone());
+    json!({
+        "assistantEntryId": b.entry_id,
+        "atLeaf": leaf.as_deref() == Some(b.entry_id.as_str()),
+        "toolCalls": b.tool_calls.iter().map(|call| {
+            let outcome = i.conversation.map_or(CallOutcome::None, |conv| {
+                call_outcome(conv, &after, &b.entry_id, &call.id)
+            });
+            json!({ "id": call.id, "name": call.name, "hasResult": call.has_result, "outcome": outcome.to_json() })
+        }).collect::<Vec<_>>(),
+        "resultEntryIds": b.result_entry_ids,
+        "trailingAbortedId": b.trailing_aborted_id,
+    })
+}

@@ -1,0 +1,300 @@
+//! A flue 2.x journal (SQLite), read-only: its submission rows and one agent instance's
+//! conversation stream batches, in `seq` order, spilled batches put back together. Nothing here
+//! interprets a record: `turnscope_core::flue2` folds and classifies what this returns.
+//!
+//! What the schema holds: docs/flue2.md. A batch whose JSON text exceeds 1,048,576 bytes is
+//! spilled by the runtime into `flue_conversation_stream_batch_chunks` (CSS:5765) and its `data`
+//! becomes `{"$flueChunkCount":N}` (CSS:5817); its chunks are concatenated in `chunk_index`
+//! order. A spill whose chunks are not all there (or disagree on their count) is refused, never
+//! guessed at.
+
+use std::path::{Path, PathBuf};
+
+use rusqlite::{Connection, OptionalExtension};
+
+use super::{open_connection, read_flue_meta};
+use crate::format::{detect_format, JournalFormat};
+use crate::StoreError;
+use turnscope_core::flue2::Flue2SubmissionRow;
+
+/// The tables this reader reads.
+const FLUE2_TABLES: [&str; 4] = [
+    "flue_agent_submissions",
+    "flue_conversation_streams",
+    "flue_conversation_stream_batches",
+    "flue_conversation_stream_batch_chunks",
+];
+
+const SUBMISSION_COLUMNS: &str = "sequence, submission_id, session_key, kind, status, accepted_at, \
+     canonical_ready_at, attempt_id, input_applied_at, abort_requested_at, started_at, joined_into, \
+     settled_at, error, attempt_count, max_attempts, timeout_at, owner_id, lease_expires_at, \
+     settlement_record_id, settlement_record";
+
+/// One stored batch of a conversation stream, its `data` un-spilled.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Flue2Batch {
+    pub seq: i64,
+    /// The submission and attempt that wrote it (`None` for unowned batches such as the first).
+    pub submission_id: Option<String>,
+    pub attempt_id: Option<String>,
+    /// The JSON array of records, as stored (the chunks concatenated for a spilled batch).
+    pub data: String,
+    /// How many chunks it was spilled into (0: stored inline).
+    pub chunk_count: usize,
+}
+
+/// A flue 2.x SQLite journal opened read-only.
+pub struct Flue2SqliteReader {
+    conn: Connection,
+    path: PathBuf,
+    format_version: String,
+}
+
+impl Flue2SqliteReader {
+    /// Open `path` read-only (the same file checks as every SQLite read) and check that it is a
+    /// 2.x journal turnscope reads (`format_version` 1, the tables above).
+    pub fn open(path: &Path) -> Result<Flue2SqliteReader, StoreError> {
+        let (conn, tables, _immutable) = open_connection(path)?;
+        let meta = read_flue_meta(&conn, &tables)?;
+        let format = detect_format(&tables, &meta);
+        let format_version = match format {
+            JournalFormat::Flue2 { format_version } if format_version == "1" => format_version,
+            JournalFormat::Flue2 { format_version } => {
+                return Err(StoreError::NewerFormat { format_version })
+            }
+            other => {
+                return Err(StoreError::Flue2Unreadable {
+                    what: format!(
+                        "{} is not a flue 2.x journal (written by {})",
+                        path.display(),
+                        other.writer()
+                    ),
+                })
+            }
+        };
+        if let Some(missing) = FLUE2_TABLES
+            .iter()
+            .find(|t| !tables.iter().any(|n| n == *t))
+        {
+            return Err(StoreError::Flue2Unreadable {
+                what: format!("this flue 2.x journal has no {missing} table"),
+            });
+        }
+        Ok(Flue2SqliteReader {
+            conn,
+            path: path.to_path_buf(),
+            format_version,
+        })
+    }
+
+    pub fn path(&self) -> &Path {
+        &self.path
+    }
+
+    /// `flue_meta.format_version` ("1").
+    pub fn format_version(&self) -> &str {
+        &self.format_version
+    }
+
+    /// Run `read` in one read transaction: every query in it sees the same snapshot.
+    pub fn in_snapshot<T>(
+        &self,
+        read: impl FnOnce(&Self) -> Result<T, StoreError>,
+    ) -> Result<T, StoreError> {
+        let err = |e| StoreError::sqlite("reading a snapshot", e);
+        self.conn.execute_batch("BEGIN").map_err(err)?;
+        let out = read(self);
+        self.conn.execute_batch("COMMIT").map_err(err)?;
+        out
+    }
+
+    /// Every submission row, in `sequence` order.
+    pub fn submissions(&self) -> Result<Vec<Flue2SubmissionRow>, StoreError> {
+        self.query_rows("", &[])
+    }
+
+    /// The row named by a full id or a prefix only one id starts with.
+    pub fn find_submission(&self, query: &str) -> Result<Flue2SubmissionRow, StoreError> {
+        let not_found = || StoreError::SubmissionNotFound {
+            query: query.into(),
+        };
+        if query.is_empty() {
+            return Err(not_found());
+        }
+        if let Some(row) = self
+            .query_rows("WHERE submission_id = ?1", &[&query])?
+            .into_iter()
+            .next()
+        {
+            return Ok(row);
+        }
+        // substr, not LIKE: `%` and `_` are literal in an id.
+        let mut hits =
+            self.query_rows("WHERE substr(submission_id, 1, length(?1)) = ?1", &[&query])?;
+        match hits.len() {
+            0 => Err(not_found()),
+            1 => Ok(hits.remove(0)),
+            _ => Err(StoreError::Ambiguous {
+                query: query.into(),
+                candidates: hits.into_iter().map(|r| r.submission_id).collect(),
+            }),
+        }
+    }
+
+    fn query_rows(
+        &self,
+        where_sql: &str,
+        params: &[&dyn rusqlite::ToSql],
+    ) -> Result<Vec<Flue2SubmissionRow>, StoreError> {
+        let err = |e| StoreError::sqlite("reading flue_agent_submissions", e);
+        let sql = format!(
+            "SELECT {SUBMISSION_COLUMNS} FROM flue_agent_submissions {where_sql} ORDER BY sequence"
+        );
+        let mut stmt = self.conn.prepare_cached(&sql).map_err(err)?;
+        let rows = stmt
+            .query_map(params, |r| {
+                Ok(Flue2SubmissionRow {
+                    sequence: r.get(0)?,
+                    submission_id: r.get(1)?,
+                    session_key: r.get(2)?,
+                    kind: r.get(3)?,
+                    status: r.get(4)?,
+                    accepted_at: r.get(5)?,
+                    canonical_ready_at: r.get(6)?,
+                    attempt_id: r.get(7)?,
+                    input_applied_at: r.get(8)?,
+                    abort_requested_at: r.get(9)?,
+                    started_at: r.get(10)?,
+                    joined_into: r.get(11)?,
+                    settled_at: r.get(12)?,
+                    error: r.get(13)?,
+                    attempt_count: r.get(14)?,
+                    max_attempts: r.get(15)?,
+                    timeout_at: r.get(16)?,
+                    owner_id: r.get(17)?,
+                    lease_expires_at: r.get(18)?,
+                    settlement_record_id: r.get(19)?,
+                    settlement_record: r.get(20)?,
+                })
+            })
+            .map_err(err)?;
+        rows.collect::<Result<Vec<_>, _>>().map_err(err)
+    }
+
+    /// Every batch of the stream at `path` (`agents/<agent>/<instance>`), in `seq` order, spilled
+    /// batches put back together. A stream with no row reads as no batches.
+    pub fn stream_batches(&self, path: &str) -> Result<Vec<Flue2Batch>, StoreError> {
+        let err = |e| StoreError::sqlite("reading flue_conversation_stream_batches", e);
+        let mut stmt = self
+            .conn
+            .prepare_cached(
+                "SELECT seq, submission_id, attempt_id, data FROM flue_conversation_stream_batches \
+                 WHERE path = ?1 ORDER BY seq",
+            )
+            .map_err(err)?;
+        let stored = stmt
+            .query_map([path], |r| {
+                Ok((
+                    r.get::<_, i64>(0)?,
+                    r.get(1)?,
+                    r.get(2)?,
+                    r.get::<_, String>(3)?,
+                ))
+            })
+            .map_err(err)?
+            .collect::<Result<Vec<(i64, Option<String>, Option<String>, String)>, _>>()
+            .map_err(err)?;
+        let mut out = Vec::with_capacity(stored.len());
+        for (seq, submission_id, attempt_id, data) in stored {
+            let (data, chunk_count) = match spill_count(&data) {
+                Some(n) => (self.unspill(path, seq, n)?, n),
+                None => (data, 0),
+            };
+            out.push(Flue2Batch {
+                seq,
+                submission_id,
+                attempt_id,
+                data,
+                chunk_count,
+            });
+        }
+        Ok(out)
+    }
+
+    /// The stream's head (`next_offset`), where it has a row.
+    pub fn stream_next_offset(&self, path: &str) -> Result<Option<i64>, StoreError> {
+        self.conn
+            .query_row(
+                "SELECT next_offset FROM flue_conversation_streams WHERE path = ?1",
+                [path],
+                |r| r.get(0),
+            )
+            .optional()
+            .map_err(|e| StoreError::sqlite("reading flue_conversation_streams", e))
+    }
+
+    /// The `count` chunks of spilled batch `seq`, concatenated; refused unless exactly chunks
+    /// 0..count are stored, each saying `count`.
+    fn unspill(&self, path: &str, seq: i64, count: usize) -> Result<String, StoreError> {
+        let err = |e| StoreError::sqlite("reading flue_conversation_stream_batch_chunks", e);
+        let mut stmt = self
+            .conn
+            .prepare_cached(
+                "SELECT chunk_index, chunk_count, data FROM flue_conversation_stream_batch_chunks \
+                 WHERE path = ?1 AND seq = ?2 ORDER BY chunk_index",
+            )
+            .map_err(err)?;
+        let chunks = stmt
+            .query_map(rusqlite::params![path, seq], |r| {
+                Ok((
+                    r.get::<_, i64>(0)?,
+                    r.get::<_, i64>(1)?,
+                    r.get::<_, String>(2)?,
+                ))
+            })
+            .map_err(err)?
+            .collect::<Result<Vec<_>, _>>()
+            .map_err(err)?;
+        let whole = chunks.len() == count
+            && chunks
+                .iter()
+                .enumerate()
+                .all(|(i, (index, n, _))| *index == i as i64 && *n == count as i64);
+        if !whole {
+            return Err(StoreError::Flue2Unreadable {
+                what: format!(
+                    "batch {seq} of stream {path} is spilled into {count} chunks but {} chunk rows with indexes 0..{count} are not all stored",
+                    chunks.len()
+                ),
+            });
+        }
+        Ok(chunks.into_iter().map(|(_, _, d)| d).collect())
+    }
+}
+
+/// `N` of a spilled batch's `data`, `{"$flueChunkCount":N}` (CSS:5817); `None` for a batch stored
+/// inline (a JSON array).
+fn spill_count(data: &str) -> Option<usize> {
+    if !data.trim_start().starts_with('{') {
+        return None;
+    }
+    let v: serde_json::Value = serde_json::from_str(data).ok()?;
+    let o = v.as_object()?;
+    if o.len() != 1 {
+        return None;
+    }
+    o.get("$flueChunkCount")?.as_u64().map(|n| n as usize)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn only_the_runtimes_spill_marker_is_a_spill() {
+        assert_eq!(spill_count(r#"{"$flueChunkCount":3}"#), Some(3));
+        assert_eq!(spill_count(r#"[{"v":1}]"#), None);
+        assert_eq!(spill_count(r#"{"$flueChunkCount":3,"x":1}"#), None);
+        assert_eq!(spill_count(r#"{"$flueChunkCount":"3"}"#), None);
+    }
+}
