@@ -84,21 +84,44 @@ fn a_regenerated_fixture_classifies_as_the_committed_json() {
     assert_eq!(without_ids(fresh.clone()), without_ids(committed(name)));
     assert_eq!(fresh["meta"]["format_version"], "1");
 
-    // turnscope on the database exactly as the kill left it, -wal included: one line, exit 1,
-    // nothing written.
+    // turnscope on the database exactly as the kill left it, -wal included: `classify` reads it
+    // as the runtime does; a command that does not read 2.x says so in one line, exit 1; nothing
+    // is written either way.
     let wal = dir.path().join(format!("{name}.db-wal"));
     assert!(
         wal.is_file(),
         "the killed runtime leaves its write-ahead log"
     );
     let before = (std::fs::read(&db).unwrap(), std::fs::read(&wal).unwrap());
-    let o = crate::support::turnscope_command()
-        .env_remove("TURNSCOPE_DB")
-        .arg("--db")
-        .arg(&db)
-        .arg("list")
-        .output()
-        .unwrap();
+    let run = |args: &[&str]| {
+        crate::support::turnscope_command()
+            .env_remove("TURNSCOPE_DB")
+            .arg("--db")
+            .arg(&db)
+            .args(args)
+            .output()
+            .unwrap()
+    };
+    let subs = fresh["submissions"].as_array().unwrap();
+    assert!(!subs.is_empty());
+    for s in subs {
+        let id = s["submissionId"].as_str().unwrap();
+        let o = run(&["classify", id, "--json", "--context-window", "200000"]);
+        assert_eq!(
+            o.status.code(),
+            Some(0),
+            "{id}: {}",
+            String::from_utf8_lossy(&o.stderr)
+        );
+    }
+    let o = run(&["list", "--status", "all"]);
+    assert_eq!(
+        o.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&o.stderr)
+    );
+    let o = run(&["incidents"]);
     let err = String::from_utf8_lossy(&o.stderr);
     assert_eq!(o.status.code(), Some(1), "{err}");
     assert!(
@@ -110,7 +133,8 @@ fn a_regenerated_fixture_classifies_as_the_committed_json() {
     assert_eq!(err.lines().count(), 2, "{err}");
     assert_eq!(
         (std::fs::read(&db).unwrap(), std::fs::read(&wal).unwrap()),
-        before
+        before,
+        "nothing written"
     );
 }
 
