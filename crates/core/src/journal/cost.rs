@@ -174,7 +174,10 @@ pub fn cost_since_input(history: &History, input: usize, whole: bool) -> CostSin
     };
     let mut abandoned = UsageSum::default();
     let mut abandoned_entries = 0u32;
-    let mut branch_roots: Vec<usize> = Vec::new();
+    // Which path entries an abandoned branch hangs from, by position after the input: a whale
+    // has thousands of branches, and a list searched per abandoned entry was quadratic.
+    let mut branch_root = vec![false; entries.len().saturating_sub(input)];
+    let mut branch_roots = 0u32;
     // Ids of the subtree seen so far, for entries off the path (the path itself is known by
     // index). Most of a whale's subtree is its path: only off-path parents are hashed.
     let mut in_subtree = vec![false; entries.len().saturating_sub(input)];
@@ -208,8 +211,9 @@ pub fn cost_since_input(history: &History, input: usize, whole: bool) -> CostSin
         if !on_path {
             abandoned_entries += 1;
             if let Some(j) = parent_of(e, rel) {
-                if history.is_on_active_path(j + input) && !branch_roots.contains(&j) {
-                    branch_roots.push(j);
+                if history.is_on_active_path(j + input) && !branch_root[j] {
+                    branch_root[j] = true;
+                    branch_roots += 1;
                 }
             }
         }
@@ -230,7 +234,7 @@ pub fn cost_since_input(history: &History, input: usize, whole: bool) -> CostSin
     if whole {
         out.abandoned = Some(abandoned);
         out.abandoned_entries = Some(abandoned_entries);
-        out.abandoned_branches = Some(branch_roots.len() as u32);
+        out.abandoned_branches = Some(branch_roots);
     }
     out
 }

@@ -19,7 +19,7 @@
 use serde::Serialize;
 
 use crate::journal::entry::{Entry, Role};
-use crate::journal::submission_rows::{JournalRow, SubmissionRow};
+use crate::journal::submission_rows::{JournalRow, RequestedCall, SubmissionRow};
 
 /// One attempt whose id the database still holds.
 #[derive(Debug, Clone, PartialEq, Serialize)]
@@ -167,15 +167,7 @@ pub fn attempt_timeline(
             // A tool request is recorded in the same turn by the attempt that started the
             // provider (`beginTurnJournal` clears the stream key of a new turn).
             if let Ok(Some(calls)) = j.tool_request() {
-                let results = calls
-                    .iter()
-                    .filter(|c| {
-                        path.iter().any(|e| {
-                            e.message_with_role(&Role::ToolResult)
-                                .is_some_and(|m| m.tool_call_id_str() == Some(c.id.as_str()))
-                        })
-                    })
-                    .count();
+                let results = calls_with_a_result(&calls, path);
                 // The checkpoint is the assistant only while the phase says so (a repair or the
                 // batch's completion moves it to the last result).
                 let assistant = (j.phase
@@ -225,6 +217,32 @@ pub fn attempt_timeline(
         traced,
         untraced,
     }
+}
+
+/// How many of `calls` have a result on `path`. One pass from the leaf, the batch's results
+/// being at its end, stopping once every call is answered: a whale's path is 100,000 entries, and
+/// a search per call cost a pass per call.
+fn calls_with_a_result(calls: &[RequestedCall], path: &[&Entry]) -> usize {
+    let mut answered = vec![false; calls.len()];
+    let mut left = calls.len();
+    for e in path.iter().rev() {
+        if left == 0 {
+            break;
+        }
+        let Some(id) = e
+            .message_with_role(&Role::ToolResult)
+            .and_then(|m| m.tool_call_id_str())
+        else {
+            continue;
+        };
+        for (i, c) in calls.iter().enumerate() {
+            if !answered[i] && c.id == id {
+                answered[i] = true;
+                left -= 1;
+            }
+        }
+    }
+    calls.len() - left
 }
 
 #[cfg(test)]
