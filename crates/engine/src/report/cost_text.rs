@@ -18,6 +18,25 @@ pub fn money(cost: f64) -> String {
     }
 }
 
+/// Several submissions' costs since their inputs (`list`'s COST: active paths) summed, and how
+/// many have no figure (no input on the path, or the verdict still computing): the incident
+/// strip's and the marked rows' total. `$0.0420 since the inputs (active paths), 1 without a
+/// figure`.
+pub fn costs_sum_text(costs: impl IntoIterator<Item = Option<f64>>) -> String {
+    let (mut total, mut without) = (0.0, 0usize);
+    for c in costs {
+        match c {
+            Some(c) => total += c,
+            None => without += 1,
+        }
+    }
+    let mut s = format!("{} since the inputs (active paths)", money(total));
+    if without > 0 {
+        s.push_str(&format!(", {without} without a figure"));
+    }
+    s
+}
+
 /// `$0.0123  in 1,200  out 340  cache read 9,000 write 0  (3 assistants)`.
 pub fn usage_text(u: &UsageSum) -> String {
     let mut s = format!(

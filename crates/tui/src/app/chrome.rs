@@ -44,8 +44,18 @@ pub fn header(f: &mut Frame, app: &App, area: Rect) {
             } else {
                 String::new()
             };
+            // The selection's total, as the incident strip totals a worker's rows.
+            let costs = app.list.marked_costs(&app.items);
+            let total: f64 = costs.iter().flatten().sum();
+            let without = costs.iter().filter(|c| c.is_none()).count();
+            // At least: some marked rows have no figure yet (space's status line counts them).
+            let at_least = if without > 0 { "≥" } else { "" };
             left.push(Span::styled(
-                format!(" {} marked{hidden}", app.list.marks.len()),
+                format!(
+                    " {} marked · {at_least}{}{hidden}",
+                    app.list.marks.len(),
+                    turnscope_engine::report::cost_text::money(total)
+                ),
                 t.marked(),
             ));
         }

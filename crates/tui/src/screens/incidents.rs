@@ -345,21 +345,11 @@ impl IncidentScreen {
     /// What the group's submissions cost since their inputs: `list`'s COST summed (active paths),
     /// and how many have no figure (no input on the path, or the verdict still computing).
     pub fn cost_text(&self, g: &IncidentGroup) -> String {
-        let (mut total, mut without) = (0.0, 0);
-        for id in &g.submissions {
-            match self.costs.get(id).copied().flatten() {
-                Some(c) => total += c,
-                None => without += 1,
-            }
-        }
-        let mut s = format!(
-            "{} since the inputs (active paths)",
-            turnscope_engine::report::cost_text::money(total)
-        );
-        if without > 0 {
-            s.push_str(&format!(", {without} without a figure"));
-        }
-        s
+        turnscope_engine::report::cost_text::costs_sum_text(
+            g.submissions
+                .iter()
+                .map(|id| self.costs.get(id).copied().flatten()),
+        )
     }
 
     fn draw_detail(

@@ -23,7 +23,7 @@ use crate::text::{clean, fit, pad, width};
 use crate::view_state::{DrawCtx, Hit, InputMode, Layout, Pane};
 use crate::widgets::{scroll_into_view, table_and_strip};
 use turnscope_engine::actions::ActionKind;
-use turnscope_engine::report::lease_text;
+use turnscope_engine::report::{cost_text, lease_text};
 use turnscope_store::RowFilter;
 
 /// List columns, in display order; also the sort keys.
@@ -205,8 +205,9 @@ impl ListScreen {
                 self.toggle_mark(id);
                 self.move_cursor(1, cx.items);
                 let n = self.marks.len();
+                let cost = cost_text::costs_sum_text(self.marked_costs(cx.items));
                 vec![Ask::Info(format!(
-                    "{n} marked · R/Q/F/S act on every marked row · esc unmarks all"
+                    "{n} marked, {cost} · R/Q/F/S act on every marked row · esc unmarks all"
                 ))]
             }
             Action::MarkAll | Action::MarkRange | Action::ClearMarks => {
@@ -282,6 +283,20 @@ impl ListScreen {
             self.anchor = Some(id.clone());
             self.marks.insert(id);
         }
+    }
+
+    /// The marked rows' costs since their inputs (the COST column's figures); a marked row whose
+    /// figure is not in yet, or that is not loaded, has none.
+    pub fn marked_costs(&self, items: &[ListItem]) -> Vec<Option<f64>> {
+        let by_id: HashMap<&str, Option<f64>> = items
+            .iter()
+            .filter(|it| self.marks.contains(&it.row.submission_id))
+            .map(|it| (it.row.submission_id.as_str(), it.cost))
+            .collect();
+        self.marks
+            .iter()
+            .map(|id| by_id.get(id.as_str()).copied().flatten())
+            .collect()
     }
 
     /// `*`: mark every row shown; how many were not marked yet.
@@ -666,9 +681,7 @@ fn raw_cell(now_ms: i64, it: &ListItem, col: Column, all_expired: bool) -> Strin
             }
         }
         Column::Rule => rule_text(it),
-        Column::Cost => it
-            .cost
-            .map_or("-".into(), turnscope_engine::report::cost_text::money),
+        Column::Cost => it.cost.map_or("-".into(), cost_text::money),
         Column::Error => it.row.error.as_deref().map(clean).unwrap_or_default(),
     }
 }
