@@ -47,6 +47,7 @@ use serde_json::{json, Map, Value};
 
 use super::state::FoldError;
 use super::state::{Conversation, Entry, EntryBody, ToolCallRef};
+use crate::js::overflow_patterns::{self, PiAiPatterns};
 use crate::js::regexp::JsRegex;
 use crate::recovery::classify::{
     BatchCall, Explanation, ResumeMode, SubmissionState, TrailingPartialBatch,
@@ -563,58 +564,9 @@ fn usage_object<'a>(a: &Assistant<'a>, key: &str) -> Result<&'a Value, ClassifyE
     }
 }
 
-/// pi-ai 0.83.0's `OVERFLOW_PATTERNS` and `NON_OVERFLOW_PATTERNS` (`dist/utils/overflow.js`), in
-/// their order: beta.7's pi-ai list plus the DS4 server's and DashScope's patterns.
-fn overflow_patterns() -> &'static (Vec<JsRegex>, Vec<JsRegex>) {
-    static P: OnceLock<(Vec<JsRegex>, Vec<JsRegex>)> = OnceLock::new();
-    P.get_or_init(|| {
-        let overflow = [
-            r"prompt is too long",
-            r"request_too_large",
-            r"input is too long for requested model",
-            r"exceeds the context window",
-            r"exceeds (?:the )?(?:model'?s )?maximum context length(?: of [\d,]+ tokens?|\s*\([\d,]+\))",
-            r"input token count.*exceeds the maximum",
-            r"maximum prompt length is \d+",
-            r"reduce the length of the messages",
-            r"maximum context length is \d+ tokens",
-            r"exceeds (?:the )?maximum allowed input length of [\d,]+ tokens?",
-            r"input \(\d+ tokens\) is longer than the model'?s context length \(\d+ tokens\)",
-            r"exceeds the limit of \d+",
-            r"exceeds the available context size",
-            r"greater than the context length",
-            r"context window exceeds limit",
-            r"exceeded model token limit",
-            r"too large for model with \d+ maximum context length",
-            r"prompt has [\d,]+ tokens?, but the configured context size is [\d,]+ tokens?",
-            r"model_context_window_exceeded",
-            r"prompt too long; exceeded (?:max )?context length",
-            r"range of input length should be",
-            r"context[_ ]length[_ ]exceeded",
-            r"too many tokens",
-            r"token limit exceeded",
-            r"^4(?:00|13)\s*(?:status code)?\s*\(no body\)",
-        ];
-        let non_overflow = [
-            r"^(Throttling error|Service unavailable):",
-            r"rate limit",
-            r"too many requests",
-        ];
-        (
-            overflow.into_iter().map(JsRegex::new).collect(),
-            non_overflow.into_iter().map(JsRegex::new).collect(),
-        )
-    })
-}
-
-/// Case 1 of pi-ai 0.83.0's `isContextOverflow`: the overflow pattern (JS source) an error text
-/// matches, unless it matches a non-overflow pattern.
+/// Case 1 of pi-ai 0.83.0's `isContextOverflow` (its lists: `js::overflow_patterns`).
 pub fn overflow_error_pattern(text: &str) -> Option<&'static str> {
-    let (overflow, non_overflow) = overflow_patterns();
-    if non_overflow.iter().any(|p| p.test(text)) {
-        return None;
-    }
-    overflow.iter().find(|p| p.test(text)).map(|p| p.source())
+    overflow_patterns::overflow_error_pattern(PiAiPatterns::V0_83, text)
 }
 
 /// `isAssistantContextOverflow` (the same in every 2.x): the Workers-AI `(request_too_large)`

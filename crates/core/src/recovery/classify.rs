@@ -10,6 +10,7 @@ use serde::Serialize;
 use serde_json::Value;
 
 use crate::journal::entry::{Entry, Message, Role};
+use crate::js::overflow_patterns::{overflow_error_pattern, PiAiPatterns};
 use crate::js::regexp::JsRegex;
 
 /// The seven resume modes.
@@ -341,46 +342,6 @@ pub fn find_trailing_partial_tool_batch(following: &[&Entry]) -> Option<Trailing
     })
 }
 
-fn overflow_patterns() -> &'static (Vec<JsRegex>, Vec<JsRegex>) {
-    static P: OnceLock<(Vec<JsRegex>, Vec<JsRegex>)> = OnceLock::new();
-    P.get_or_init(|| {
-        let overflow = [
-            r"prompt is too long",
-            r"request_too_large",
-            r"input is too long for requested model",
-            r"exceeds the context window",
-            r"exceeds (?:the )?(?:model'?s )?maximum context length(?: of [\d,]+ tokens?|\s*\([\d,]+\))",
-            r"input token count.*exceeds the maximum",
-            r"maximum prompt length is \d+",
-            r"reduce the length of the messages",
-            r"maximum context length is \d+ tokens",
-            r"exceeds (?:the )?maximum allowed input length of [\d,]+ tokens?",
-            r"input \(\d+ tokens\) is longer than the model'?s context length \(\d+ tokens\)",
-            r"exceeds the limit of \d+",
-            r"exceeds the available context size",
-            r"greater than the context length",
-            r"context window exceeds limit",
-            r"exceeded model token limit",
-            r"too large for model with \d+ maximum context length",
-            r"model_context_window_exceeded",
-            r"prompt too long; exceeded (?:max )?context length",
-            r"context[_ ]length[_ ]exceeded",
-            r"too many tokens",
-            r"token limit exceeded",
-            r"^4(?:00|13)\s*(?:status code)?\s*\(no body\)",
-        ];
-        let non_overflow = [
-            r"^(Throttling error|Service unavailable):",
-            r"rate limit",
-            r"too many requests",
-        ];
-        (
-            overflow.into_iter().map(JsRegex::new).collect(),
-            non_overflow.into_iter().map(JsRegex::new).collect(),
-        )
-    })
-}
-
 /// Why `is_context_overflow` said yes.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum OverflowReason {
@@ -397,11 +358,8 @@ pub fn context_overflow(m: &Message, context_window: u64) -> Option<OverflowReas
     let stop = m.stop_reason();
     if stop == Some("error") {
         if let Some(text) = m.truthy_error_message() {
-            let (overflow, non_overflow) = overflow_patterns();
-            if !non_overflow.iter().any(|p| p.test(&text)) {
-                if let Some(p) = overflow.iter().find(|p| p.test(&text)) {
-                    return Some(OverflowReason::ErrorText(p.source()));
-                }
+            if let Some(p) = overflow_error_pattern(PiAiPatterns::Beta7, &text) {
+                return Some(OverflowReason::ErrorText(p));
             }
         }
     }
