@@ -18,6 +18,21 @@ fn expired_of(db: &Path, owner: Option<&str>) -> Vec<String> {
     ids
 }
 
+/// Each submission's cost since its input on the active path (`list`'s COST), read again here
+/// with the listing's walk.
+fn path_costs(db: &std::path::Path, ids: &[String]) -> Vec<Option<f64>> {
+    let store = SqliteStore::open(db).unwrap();
+    let mut walker = turnscope_store::PathWalker::new(false);
+    ids.iter()
+        .map(|id| {
+            turnscope_engine::report::SubmissionReport::scan(&store, id, &mut walker, None, NOW)
+                .unwrap()
+                .path_cost()
+                .map(|c| c.cost)
+        })
+        .collect()
+}
+
 #[test]
 fn incidents_group_the_expired_rows_by_worker_and_open_one_in_the_list() {
     let dir = tempfile::tempdir().unwrap();
@@ -42,17 +57,9 @@ fn incidents_group_the_expired_rows_by_worker_and_open_one_in_the_list() {
         }
         let screen = h.render();
         // The selected group's cost: its rows' COST (the listing's, read again here) summed.
-        let store = SqliteStore::open(&db).unwrap();
-        let mut walker = turnscope_store::PathWalker::new(false);
-        let sum: f64 = groups[0]
-            .submissions
-            .iter()
-            .filter_map(|id| {
-                turnscope_engine::report::SubmissionReport::scan(&store, id, &mut walker, None, NOW)
-                    .unwrap()
-                    .path_cost()
-                    .map(|c| c.cost)
-            })
+        let sum: f64 = path_costs(&db, &groups[0].submissions)
+            .into_iter()
+            .flatten()
             .sum();
         assert!(sum > 0.0);
         assert!(
@@ -195,17 +202,7 @@ fn bulk_marks_every_row_a_range_and_none_and_count_the_hidden_ones() {
             .map(|r| r.row.submission_id.clone())
             .collect();
         // The header totals the marked rows' cost since their inputs (COST, read again here).
-        let store = SqliteStore::open(&db).unwrap();
-        let mut walker = turnscope_store::PathWalker::new(false);
-        let costs: Vec<Option<f64>> = marked
-            .iter()
-            .map(|id| {
-                turnscope_engine::report::SubmissionReport::scan(&store, id, &mut walker, None, NOW)
-                    .unwrap()
-                    .path_cost()
-                    .map(|c| c.cost)
-            })
-            .collect();
+        let costs = path_costs(&db, &marked);
         let sum: f64 = costs.iter().flatten().sum();
         let unknown = costs.iter().filter(|c| c.is_none()).count();
         let head = h.render().lines().next().unwrap().to_string();
