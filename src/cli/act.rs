@@ -54,6 +54,7 @@ fn refusal_json(
 ) -> serde_json::Value {
     json!({
         "schema": "turnscope.action/1",
+        "format": turnscope_engine::report::JOURNAL_FORMAT,
         "action": kind,
         "submissionId": submission,
         "refused": {"reason": reason, "instead": instead, "changed": changed},
@@ -404,6 +405,7 @@ fn action_json(
 ) -> serde_json::Value {
     json!({
         "schema": "turnscope.action/1",
+        "format": turnscope_engine::report::JOURNAL_FORMAT,
         "action": plan.action,
         "submissionId": plan.submission_id,
         "attemptId": plan.attempt_id,

@@ -31,7 +31,11 @@ pub fn run(
                 v
             })
             .collect();
-        let doc = json!({"schema": "turnscope.audit/1", "records": records});
+        let doc = json!({
+            "schema": "turnscope.audit/1",
+            "format": turnscope_engine::report::JOURNAL_FORMAT,
+            "records": records,
+        });
         super::output::print_json(out, &doc)?;
         return Ok(());
     }

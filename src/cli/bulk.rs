@@ -387,6 +387,7 @@ fn bulk_json(
         .collect();
     json!({
         "schema": "turnscope.bulk/1",
+        "format": turnscope_engine::report::JOURNAL_FORMAT,
         "action": kind,
         "database": database,
         "batch": batch,

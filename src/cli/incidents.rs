@@ -49,6 +49,7 @@ pub fn run(
     if json {
         let doc = json!({
             "schema": "turnscope.incidents/1",
+            "format": turnscope_engine::report::JOURNAL_FORMAT,
             "database": store.location(),
             "now": now,
             "leaseMs": LEASE_MS,

@@ -92,6 +92,7 @@ fn stream_json(
 fn list_doc(store: &dyn JournalStore, filter: &str, now: i64) -> String {
     let doc = json!({
         "schema": "turnscope.list/1",
+        "format": turnscope_engine::report::JOURNAL_FORMAT,
         "database": store.location(),
         "filter": filter,
         "now": now,

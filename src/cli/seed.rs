@@ -123,6 +123,7 @@ pub(super) fn run_copy(
             .collect();
         let doc = serde_json::json!({
             "schema": "turnscope.copy/1",
+            "format": turnscope_engine::report::JOURNAL_FORMAT,
             "from": sqlite.display().to_string(),
             "to": target.display(),
             "rows": tables,

@@ -81,6 +81,7 @@ pub fn run(store: &dyn Backend, args: &SessionsArgs, out: &mut dyn Write) -> Res
     if args.json {
         let doc = json!({
             "schema": "turnscope.sessions/1",
+            "format": turnscope_engine::report::JOURNAL_FORMAT,
             "database": store.location(),
             "query": query,
             "text": text,

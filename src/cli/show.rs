@@ -32,6 +32,7 @@ pub fn run_classify(
     if json {
         let doc = json!({
             "schema": "turnscope.classify/1",
+            "format": turnscope_engine::report::JOURNAL_FORMAT,
             "submissionId": r.row().submission_id,
             "status": r.row().status,
             "contextWindow": r.window,

@@ -50,6 +50,7 @@ fn doc(
 ) -> serde_json::Value {
     json!({
         "schema": "turnscope.action/1",
+        "format": turnscope_engine::report::JOURNAL_FORMAT,
         "action": "undo",
         "target": target,
         "dryRun": dry_run,

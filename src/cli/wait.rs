@@ -219,6 +219,7 @@ fn outcome_line(f: &Followed, o: &Observation) -> String {
 fn document(followed: &[Followed], args: &WaitArgs) -> Value {
     json!({
         "schema": "turnscope.wait/1",
+        "format": turnscope_engine::report::JOURNAL_FORMAT,
         "timeoutMs": args.timeout.as_millis() as u64,
         "submissions": followed.iter().map(|f| json!({
             "submissionId": f.id,

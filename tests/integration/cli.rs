@@ -113,6 +113,38 @@ fn json_outputs_are_stable_documents() {
     assert_eq!(c["contextWindow"]["source"], "default");
 }
 
+/// Every document of a beta.7 read names the journal format right after its schema, as the 2.x
+/// documents name theirs, whichever command made it (reads, a dry-run action, a dry-run bulk).
+#[test]
+fn every_document_names_the_journal_format_after_its_schema() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = unpack_fixture(dir.path(), "tool-batch-mid");
+    let runs: [&[&str]; 9] = [
+        &["list", "--status", "all", "--json"],
+        &["show", "74384fb4", "--json"],
+        &["classify", "74384fb4", "--json"],
+        &["sessions", "74384fb4", "--json"],
+        &["incidents", "--json"],
+        &["audit", "--json"],
+        &["--write", "repair", "74384fb4", "--dry-run", "--json"],
+        &["--write", "repair", "--all", "--dry-run", "--json"],
+        &["diff", "74384fb4", "74384fb4", "--json"],
+    ];
+    for args in runs {
+        let o = turnscope(Some(&db), args);
+        let v: Value = serde_json::from_slice(&o.stdout).unwrap_or_else(|e| {
+            panic!(
+                "{args:?}: {e}: {}{}",
+                stdout(&o),
+                String::from_utf8_lossy(&o.stderr)
+            )
+        });
+        let keys: Vec<&String> = v.as_object().unwrap().keys().take(2).collect();
+        assert_eq!(keys, ["schema", "format"], "{args:?}");
+        assert_eq!(v["format"], "flue-1.0.0-beta.7", "{args:?}");
+    }
+}
+
 #[test]
 fn classify_uses_the_context_window_flag() {
     let dir = tempfile::tempdir().unwrap();

@@ -289,6 +289,7 @@ fn side_json(s: &Side) -> Value {
 pub fn to_json(a: &Side, b: &Side, d: &SubmissionDiff) -> Value {
     json!({
         "schema": DIFF_SCHEMA,
+        "format": super::JOURNAL_FORMAT,
         "equal": d.is_equal(),
         "a": side_json(a),
         "b": side_json(b),

@@ -13,6 +13,11 @@ pub mod verdict_filter;
 
 use serde_json::{json, Value};
 
+/// The journal format every `turnscope.*/1` document of the beta.7 read names in `format`
+/// (flue 2.x documents name theirs, `crate::flue2::FORMAT`), so a script reading a document
+/// knows which runtime's rules it was computed with.
+pub const JOURNAL_FORMAT: &str = "flue-1.0.0-beta.7";
+
 pub use item_json::{lease_text, plan_json, submission_json, PlanJson, SubmissionJson};
 pub use show_json::{entry_summary_json, EntrySummary};
 pub use turnscope_core::journal::compact::Previews;
@@ -285,6 +290,7 @@ impl SubmissionReport {
         let c = self.classification();
         json!({
             "schema": "turnscope.show/1",
+            "format": JOURNAL_FORMAT,
             "submission": submission_json(row, self.now_ms),
             "journal": self.bundle.journal.as_ref().map(|j| json!({
                 "phase": j.phase,
