@@ -28,6 +28,7 @@ mod flue_formats;
 mod hostile;
 mod incidents;
 mod js_json_parse;
+mod next_request;
 mod outside;
 mod panic_report;
 // PostgreSQL-only suites; the backend-neutral ones run on SQLite alone without the feature.

@@ -54,16 +54,15 @@ pub enum ItemBody {
 }
 
 impl PathItem {
-    /// A stored entry, read whole. A compact entry (no message body) cannot be rebuilt into the
-    /// message the runtime sends: `None`.
+    /// A stored entry, read whole or compact beside its stored text (the write path's read,
+    /// whose message is parsed again from that text). A compact entry without its text cannot
+    /// be rebuilt into the message the runtime sends: `None`.
     pub fn stored(e: &Entry) -> Option<PathItem> {
         let body = match &e.body {
-            EntryBody::Message(m) => {
-                if m.compact().is_some() {
-                    return None;
-                }
-                ItemBody::Message(m.value().clone())
-            }
+            EntryBody::Message(m) => match m.compact() {
+                None => ItemBody::Message(m.value().clone()),
+                Some(_) => ItemBody::Message(e.json()?.get("message")?.clone()),
+            },
             EntryBody::Compaction(c) => ItemBody::Compaction {
                 summary: c.summary.clone(),
                 first_kept_entry_id: c.first_kept_entry_id.clone(),
