@@ -11,6 +11,7 @@ mod cli_errors;
 mod cli_export;
 mod cli_export_open;
 mod cli_list;
+mod cli_next_request;
 mod cli_sessions;
 mod config;
 mod contract;

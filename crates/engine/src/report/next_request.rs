@@ -176,8 +176,12 @@ impl NextRequestReport {
             ),
             None => format!("next request of session {}", sanitize(&self.session_key)),
         });
-        if let (Some(v), Some(r)) = (&self.verdict, &self.rule) {
-            out.push(format!("verdict   {}  {}", sanitize(v), sanitize(r)));
+        match (&self.verdict, &self.rule) {
+            (Some(v), Some(r)) if v != r => {
+                out.push(format!("verdict   {}  {}", sanitize(v), sanitize(r)))
+            }
+            (Some(v), _) => out.push(format!("verdict   {}", sanitize(v))),
+            _ => {}
         }
         out.push(format!("turn      {}", turn_text(&q.turn)));
         if let Some(n) = &self.note {
@@ -211,7 +215,7 @@ impl NextRequestReport {
         }
         out.push(String::new());
         out.push(format!(
-            "messages sent ({} of {} stored entries on the active path)",
+            "messages sent: {} (the stored active path holds {} entries)",
             q.messages.len(),
             self.stored_entries
         ));

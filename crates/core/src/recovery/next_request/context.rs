@@ -45,7 +45,7 @@ pub struct ContextMessage {
 
 /// Why an entry of the path is not in the request.
 #[derive(Debug, Clone, PartialEq, Serialize)]
-#[serde(tag = "reason", rename_all = "snake_case")]
+#[serde(rename_all = "snake_case")]
 pub enum LeftOutReason {
     /// The runtime: an assistant that ended in `error`.
     ErrorTurn,
@@ -102,7 +102,6 @@ pub struct LeftOut {
     pub kind: String,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub written: Option<Written>,
-    #[serde(flatten)]
     pub reason: LeftOutReason,
     pub by: &'static str,
     /// Tool calls it carries (an assistant) or answers (a result): `(id, name)`.

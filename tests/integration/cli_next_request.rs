@@ -1,0 +1,141 @@
+//! `turnscope next-request` on the runtime's crash fixtures, at the moment each was left (the
+//! clock pinned just after its last lease expired): what the text and the JSON say, and its
+//! errors. The comparison with what the real runtime sends is `next_request.rs`.
+
+use std::path::Path;
+use std::process::Output;
+
+use serde_json::Value;
+
+use crate::support::{manifest, turnscope_command, unpack_fixture};
+
+/// The instant just after the fixture's last lease expired (its deadlines still ahead).
+fn moment(db: &str) -> String {
+    let m = manifest();
+    let f = m["fixtures"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|f| f["db"] == db)
+        .unwrap();
+    (f["maxLeaseExpiresAt"].as_i64().unwrap() + 1).to_string()
+}
+
+fn run(db: &Path, now: &str, args: &[&str]) -> Output {
+    turnscope_command()
+        .env_remove("TURNSCOPE_DB")
+        .env("TURNSCOPE_NOW_MS", now)
+        .arg("--db")
+        .arg(db)
+        .args(args)
+        .output()
+        .unwrap()
+}
+
+fn json(db: &Path, now: &str, args: &[&str]) -> Value {
+    let o = run(db, now, args);
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    serde_json::from_slice(&o.stdout).unwrap()
+}
+
+fn roles(doc: &Value) -> Vec<&str> {
+    doc["messages"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|m| m["role"].as_str().unwrap())
+        .collect()
+}
+
+fn hazards(doc: &Value) -> Vec<&str> {
+    doc["hazards"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|h| h["kind"].as_str().unwrap())
+        .collect()
+}
+
+#[test]
+fn a_stream_cut_mid_answer_is_continued_without_the_partial_recovery_rebuilds() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = unpack_fixture(dir.path(), "mid-stream");
+    let now = moment("mid-stream.db");
+    let doc = json(&db, &now, &["next-request", "1fc306ca", "--json"]);
+    assert_eq!(doc["schema"], "turnscope.next-request/1");
+    assert_eq!(doc["rule"], "rule 4");
+    assert_eq!(doc["turn"]["kind"], "continue");
+    assert_eq!(doc["recovery"][0]["write"], "stream_recovery");
+    assert_eq!(doc["recovery"][0]["messages"], 3);
+    assert_eq!(roles(&doc), ["user", "user", "user"]);
+    assert_eq!(doc["messages"][2]["source"]["from"], "recovery");
+    assert_eq!(doc["messages"][2]["source"]["write"], "stream_signal");
+    let left = &doc["leftOut"][0];
+    assert_eq!(left["written"]["write"], "stream_partial");
+    assert_eq!(left["by"], "library");
+    assert_eq!(hazards(&doc), ["continuation_without_partial"]);
+    let text = String::from_utf8(run(&db, &now, &["next-request", "1fc306ca"]).stdout).unwrap();
+    assert!(text.contains("‼ continuation_without_partial"), "{text}");
+    assert!(
+        text.contains("recovery  written first: stream_recovery (3 messages)"),
+        "{text}"
+    );
+}
+
+#[test]
+fn a_partial_batch_is_sent_repaired_and_a_failed_one_is_never_seen() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = unpack_fixture(dir.path(), "tool-batch-mid");
+    let now = moment("tool-batch-mid.db");
+    // The stuck submission: rule 6 repairs its batch, the fresh attempt sends it whole.
+    let doc = json(&db, &now, &["next-request", "74384fb4", "--json"]);
+    assert_eq!(doc["turn"]["kind"], "continue");
+    assert_eq!(doc["recovery"][0]["write"], "tool_repair");
+    let last3: Vec<&Value> = doc["messages"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .rev()
+        .take(3)
+        .collect();
+    for m in &last3 {
+        assert_eq!(m["source"]["from"], "recovery", "{m}");
+        assert_eq!(m["isError"], true);
+    }
+    assert_eq!(hazards(&doc), ["interrupted_results"]);
+    assert_eq!(doc["hazards"][0]["calls"].as_array().unwrap().len(), 3);
+    // Aged (every deadline passed): rule 3 fails it, nothing repairs the batch, and the next
+    // input of the session never sees those calls.
+    let a_day_later = (now.parse::<i64>().unwrap() + 86_400_000).to_string();
+    let aged = json(&db, &a_day_later, &["next-request", "74384fb4", "--json"]);
+    assert_eq!(aged["rule"], "rule 3");
+    assert_eq!(aged["turn"]["kind"], "no_call");
+    assert_eq!(hazards(&aged), ["unseen_calls"]);
+    assert_eq!(aged["leftOut"][0]["reason"], "incomplete_tool_batch");
+    assert_eq!(aged["leftOut"][0]["by"], "runtime");
+    // The session, by its key: as it stands, its next input after it.
+    let key = doc["sessionKey"].as_str().unwrap();
+    let session = json(&db, &now, &["next-request", key, "--json"]);
+    assert!(session["submissionId"].is_null());
+    assert_eq!(session["turn"]["kind"], "next_input");
+    assert_eq!(hazards(&session), ["unseen_calls"]);
+}
+
+#[test]
+fn a_target_that_matches_nothing_is_one_error_line_with_a_hint() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = unpack_fixture(dir.path(), "mid-stream");
+    let o = run(&db, "0", &["next-request", "nomatch"]);
+    assert_eq!(o.status.code(), Some(4));
+    let err = String::from_utf8_lossy(&o.stderr);
+    let lines: Vec<&str> = err.lines().collect();
+    assert_eq!(lines.len(), 2, "{err}");
+    assert!(lines[0].starts_with("error: no submission, session or instance matches"));
+    assert!(lines[1].starts_with("hint: "));
+    let o = run(&db, "0", &["next-request", "nomatch", "--json"]);
+    let doc: Value = serde_json::from_slice(&o.stdout).unwrap();
+    assert_eq!(doc["schema"], "turnscope.error/1");
+    assert_eq!(doc["exitCode"], 4);
+    let o = run(&db, "0", &["next-request", "1fc306ca", "--vision", "maybe"]);
+    assert_eq!(o.status.code(), Some(2));
+}
