@@ -139,3 +139,50 @@ fn a_target_that_matches_nothing_is_one_error_line_with_a_hint() {
     let o = run(&db, "0", &["next-request", "1fc306ca", "--vision", "maybe"]);
     assert_eq!(o.status.code(), Some(2));
 }
+
+/// On the demo (written and read at one pinned instant), one submission of each turn the view
+/// can say: compaction first for an overflow, a continuation whose rebuilt partial the library
+/// drops, a queued one with its note, a worker's live lease, and rule 3 failing a batch the next
+/// input never sees.
+#[test]
+fn the_demo_shows_each_kind_of_turn() {
+    const NOW: i64 = 1_796_018_889_175;
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("demo.db");
+    turnscope_demo::write_demo(&db, NOW).unwrap();
+    let now = NOW.to_string();
+    let list = json(&db, &now, &["list", "--status", "all", "--json"]);
+    let first = |pred: &dyn Fn(&Value) -> bool| -> Value {
+        let row = list["submissions"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|r| pred(r))
+            .unwrap_or_else(|| panic!("no such row in the demo"));
+        let id = row["submission"]["submissionId"].as_str().unwrap();
+        json(&db, &now, &["next-request", id, "--json"])
+    };
+    let overflow = first(&|r| r["verdict"] == "resume/overflow");
+    assert_eq!(overflow["turn"]["kind"], "compaction_first", "{overflow}");
+    let partial = first(&|r| r["verdict"] == "resume/aborted_partial");
+    assert_eq!(partial["turn"]["kind"], "continue");
+    assert_eq!(hazards(&partial), ["continuation_without_partial"]);
+    let queued = first(&|r| r["verdict"] == "pending");
+    assert_eq!(queued["turn"]["kind"], "continue");
+    assert!(
+        queued["note"].as_str().unwrap().starts_with("queued:"),
+        "{queued}"
+    );
+    let live = first(&|r| r["plan"]["disposition"]["state"] == "live");
+    assert_eq!(live["turn"]["kind"], "no_call");
+    assert!(
+        live["turn"]["reason"]
+            .as_str()
+            .unwrap()
+            .starts_with("a worker holds the lease"),
+        "{live}"
+    );
+    let failed = first(&|r| r["verdict"] == "tool_use_unresolved" && r["plan"]["rule"] == 3);
+    assert_eq!(failed["turn"]["kind"], "no_call");
+    assert!(hazards(&failed).contains(&"unseen_calls"), "{failed}");
+}
