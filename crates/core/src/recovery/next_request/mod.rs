@@ -150,7 +150,7 @@ fn hazards(
             // library; an error turn never does (the runtime drops it first).
             LeftOutReason::LibraryDroppedAssistant => push(
                 HazardKind::ContinuationWithoutPartial,
-                vec![l.entry_id.clone()],
+                stored_id(&l.entry_id),
                 l.calls.clone(),
                 "the model is told to continue its previous answer \"from exactly where it left off\" but never sees the partial: it starts over or makes up a continuation, and what the client already streamed may be said twice or differently".into(),
             ),
@@ -162,7 +162,7 @@ fn hazards(
                     .count();
                 push(
                     HazardKind::UnseenCalls,
-                    vec![l.entry_id.clone()],
+                    stored_id(&l.entry_id),
                     l.calls.clone(),
                     format!(
                         "the model never learns these calls were issued ({answered} of {} recorded a result): their side effects may have happened, and it may ask for them again",
@@ -291,6 +291,15 @@ fn hazards(
         }
     }
     out
+}
+
+/// A stored entry's id as a list; none for a message recovery writes (no id until written).
+fn stored_id(id: &str) -> Vec<String> {
+    if id.is_empty() {
+        vec![]
+    } else {
+        vec![id.to_string()]
+    }
 }
 
 fn same_model(m: &Value, t: &TargetModel) -> bool {

@@ -102,6 +102,10 @@ fn a_recovered_stream_is_continued_without_the_partial_the_runtime_kept() {
         .unwrap()
         .starts_with("<signal type=\"stream_continued\" streamKey=\"s:t:a\">"));
     assert_eq!(kinds(&r), [HazardKind::ContinuationWithoutPartial]);
+    assert!(
+        r.hazards[0].entry_ids.is_empty(),
+        "the partial has no id until written"
+    );
     assert_eq!(r.left_out[0].written, Some(Written::StreamPartial));
     assert_eq!(r.left_out[0].by, "library");
 }
