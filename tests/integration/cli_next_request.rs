@@ -186,3 +186,70 @@ fn the_demo_shows_each_kind_of_turn() {
     assert_eq!(failed["turn"]["kind"], "no_call");
     assert!(hazards(&failed).contains(&"unseen_calls"), "{failed}");
 }
+
+/// A dispatch whose attempts all ended in a retryable model error (`n` of them), running with an
+/// expired lease and no turn journal (rule 5 hands it to a fresh attempt).
+fn transient_errors(db: &Path, n: usize) -> String {
+    use serde_json::json;
+    use turnscope_testkit::{JournalBuilder, SessionBuilder, Submission};
+    let sid = "00000000-0000-4000-8000-000000000042";
+    let mut s = SessionBuilder::for_instance("retrying", 1_795_132_800_000).ids(
+        "conv_01ARZ3NDEKTSV4RRFFQ69G5FAV",
+        "aff_01ARZ3NDEKTSV4RRFFQ69G5FAV",
+    );
+    s.message_with(
+        "in",
+        json!({"role":"signal","type":"dispatch_input","tagName":"dispatch","content":"{}",
+            "attributes":{"dispatchId":sid},"timestamp":1}),
+        vec![("dispatch", json!({"dispatchId":sid}))],
+    );
+    for i in 0..n {
+        s.message(
+            &format!("err{i}"),
+            json!({"role":"assistant","content":[],"provider":"anthropic","api":"anthropic-messages",
+                "model":"claude-haiku-4-5","stopReason":"error",
+                "errorMessage":"529 overloaded_error: Overloaded","timestamp":1}),
+        );
+    }
+    let sub = Submission::dispatch(sid, s.key(), "a", "retrying", &json!({}), 1_794_999_000_000)
+        .claimed("attempt-1", "worker", 1_794_999_000_002, 1_795_000_000_000)
+        .input_applied(1_794_999_000_001)
+        .timeout_at(1_899_999_999_999);
+    let mut j = JournalBuilder::new();
+    j.session(s).submission(sub);
+    j.write(db).unwrap();
+    sid.to_string()
+}
+
+/// A retryable error at the end is retried after a back-off, the error turns left out; past the
+/// runtime's three retries in a row the fresh attempt fails before any model call.
+#[test]
+fn transient_errors_are_retried_without_the_error_turns_until_the_retries_run_out() {
+    let dir = tempfile::tempdir().unwrap();
+    let now = "1795000000001";
+    for (n, want) in [(3, "continue"), (4, "no_call")] {
+        let db = dir.path().join(format!("retry-{n}.db"));
+        let id = transient_errors(&db, n);
+        let doc = json(&db, now, &["next-request", &id, "--json"]);
+        assert_eq!(doc["verdict"], "resume/transient_retry", "{doc}");
+        assert_eq!(doc["rule"], "rule 5");
+        assert_eq!(doc["turn"]["kind"], want, "{n} errors: {doc}");
+        assert_eq!(roles(&doc), ["user"]);
+        let left: Vec<&str> = doc["leftOut"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|l| l["reason"].as_str().unwrap())
+            .collect();
+        assert_eq!(left, vec!["error_turn"; n]);
+        if want == "no_call" {
+            assert!(
+                doc["turn"]["reason"]
+                    .as_str()
+                    .unwrap()
+                    .starts_with("4 retryable model errors in a row"),
+                "{doc}"
+            );
+        }
+    }
+}

@@ -9,7 +9,7 @@ use turnscope_core::journal::entry::Entry;
 use turnscope_core::journal::history::History;
 use turnscope_core::journal::stream::recovered_partial_message;
 use turnscope_core::journal::submission_rows::RequestedCall;
-use turnscope_core::recovery::classify::ResumeMode;
+use turnscope_core::recovery::classify::{count_consecutive_retryable_model_errors, ResumeMode};
 use turnscope_core::recovery::next_request::{
     self as nr, path, IdNormaliser, Mark, NextRequest, PathItem, RecoveryStep, Source, TargetModel,
     Turn,
@@ -21,6 +21,9 @@ use turnscope_store::{Backend, StoreError};
 
 use super::export::{resolve, ResolvedTarget};
 use super::SubmissionReport;
+
+/// The runtime's `MAX_TRANSIENT_MODEL_RETRIES` (`src/session.ts`).
+const MAX_TRANSIENT_MODEL_RETRIES: u32 = 3;
 
 /// Characters of a message's text the document keeps.
 const TEXT_PREVIEW: usize = 240;
@@ -377,8 +380,21 @@ fn plan_turn(
                     }
                 }
             }
+            // `runModelTurnWithRecovery`: a retryable error at the end is retried after a
+            // back-off only while `countConsecutiveRetryableModelErrors(activePath)` is at most
+            // `MAX_TRANSIENT_MODEL_RETRIES`; past it the attempt fails before any model call.
+            let retries = r
+                .history
+                .as_ref()
+                .map_or(0, |h| count_consecutive_retryable_model_errors(&h.active_path()));
             if state.mode() == Some(ResumeMode::Overflow) {
                 Turn::CompactionFirst
+            } else if state.mode() == Some(ResumeMode::TransientRetry)
+                && retries > MAX_TRANSIENT_MODEL_RETRIES
+            {
+                no_call(format!(
+                    "{retries} retryable model errors in a row on the active path, more than the runtime's {MAX_TRANSIENT_MODEL_RETRIES} retries: the fresh attempt fails without a model call"
+                ))
             } else {
                 Turn::Continue
             }
