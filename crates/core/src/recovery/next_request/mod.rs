@@ -319,4 +319,6 @@ fn source_ids(m: &RequestMessage) -> Vec<String> {
 }
 
 #[cfg(test)]
+mod proptests;
+#[cfg(test)]
 mod tests;
