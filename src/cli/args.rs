@@ -199,6 +199,21 @@ pub enum Command {
     /// turnscope predicted. Exit 0 when every one went as predicted, 6 when any did not, 7 when
     /// any was not acted on within --timeout.
     Wait(WaitArgs),
+    /// The message list the runtime's next turn sends to the provider: the recovery writes
+    /// first, the runtime's context builder, then the model library's transformMessages; every
+    /// difference from the stored history marked and every hazard named.
+    #[command(name = "next-request")]
+    NextRequest {
+        /// A submission id or unique prefix, a session key, or an instance with one session.
+        target: String,
+        /// Whether the model takes images: `no` shows them replaced by the library's placeholder
+        /// (default: unknown, images shown as stored and named as a hazard).
+        #[arg(long, value_name = "yes|no", value_parser = parse_yes_no)]
+        vision: Option<bool>,
+        /// Print JSON (schema turnscope.next-request/1).
+        #[arg(long)]
+        json: bool,
+    },
     /// Classify one submission exactly as the runtime would, with the rule that matched.
     Classify {
         /// Submission id or a unique prefix of it.
@@ -670,6 +685,14 @@ pub fn parse_age(text: &str) -> Result<std::time::Duration, String> {
         }
     };
     Ok(std::time::Duration::from_secs(secs))
+}
+
+fn parse_yes_no(s: &str) -> Result<bool, String> {
+    match s {
+        "yes" => Ok(true),
+        "no" => Ok(false),
+        _ => Err("give yes or no".into()),
+    }
 }
 
 #[cfg(test)]

@@ -14,6 +14,7 @@ mod keys;
 mod list;
 mod list_sort;
 mod list_watch;
+mod next_request;
 mod output;
 mod progress;
 mod seed;
@@ -91,6 +92,7 @@ fn json_output(cli: &Cli) -> bool {
     match &cli.command {
         Some(
             Command::Show { json, .. }
+            | Command::NextRequest { json, .. }
             | Command::Classify { json, .. }
             | Command::Incidents { json }
             | Command::Wait(args::WaitArgs { json, .. })
@@ -227,6 +229,11 @@ fn run_command(cli: &Cli, out: &mut dyn Write) -> Result<(), CliError> {
         Some(Command::Show { submission, json }) => {
             show::run_show(open_store(cli)?.reader(), cli, submission, *json, out)
         }
+        Some(Command::NextRequest {
+            target,
+            vision,
+            json,
+        }) => next_request::run(&*open_store(cli)?, cli, target, *vision, *json, out),
         Some(Command::Classify { submission, json }) => {
             show::run_classify(open_store(cli)?.reader(), cli, submission, *json, out)
         }

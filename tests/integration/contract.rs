@@ -340,3 +340,46 @@ fn session_status_counts_agree_with_the_rows_on_every_backend() {
         }
     }
 }
+
+/// `next-request` reads the same on every backend: on every submission and session of the demo,
+/// the document equals the one read from the SQLite source, and the demo's stuck submissions
+/// have a request to compare (not only empty ones).
+#[test]
+fn the_next_request_matches_sqlite_on_the_demo() {
+    use turnscope_engine::report::next_request::NextRequestReport;
+
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("demo.db");
+    turnscope_demo::write_demo(&path, DEMO_NOW).unwrap();
+    for kind in kinds() {
+        let db = TestDb::from_sqlite(kind, &path);
+        let reference: Box<dyn turnscope_store::Backend> =
+            Box::new(SqliteStore::open(&db.sqlite).unwrap());
+        let store = db.open();
+        let load = |s: &dyn turnscope_store::Backend, q: &str| {
+            NextRequestReport::load(s, q, None, DEMO_NOW, None)
+                .unwrap_or_else(|e| panic!("{kind:?} {q}: {e:?}"))
+                .to_json()
+        };
+        let mut hazards = 0;
+        for row in store.list_submissions(RowFilter::All, 0).unwrap() {
+            let got = load(&*store, &row.submission_id);
+            assert_eq!(
+                got,
+                load(&*reference, &row.submission_id),
+                "{kind:?} {}",
+                row.submission_id
+            );
+            hazards += got["hazards"].as_array().unwrap().len();
+        }
+        assert!(hazards > 0, "the demo names no hazard");
+        for s in store.list_sessions().unwrap() {
+            assert_eq!(
+                load(&*store, &s.id),
+                load(&*reference, &s.id),
+                "{kind:?} {}",
+                s.id
+            );
+        }
+    }
+}

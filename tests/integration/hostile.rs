@@ -344,6 +344,8 @@ fn cli_output_never_carries_hostile_bytes() {
         vec!["show", "5e5e5e5e", "--json"],
         vec!["classify", "5e5e5e5e"],
         vec!["classify", "5e5e5e5e", "--json"],
+        vec!["next-request", "5e5e5e5e"],
+        vec!["next-request", "5e5e5e5e", "--json"],
         vec!["repair", "5e5e5e5e", "--dry-run"],
         vec!["repair", "5e5e5e5e", "--dry-run", "--json"],
         vec!["step", "5e5e5e5e", "--dry-run"],

@@ -11,6 +11,7 @@ mod cli_errors;
 mod cli_export;
 mod cli_export_open;
 mod cli_list;
+mod cli_next_request;
 mod cli_sessions;
 mod config;
 mod contract;
@@ -28,6 +29,7 @@ mod flue_formats;
 mod hostile;
 mod incidents;
 mod js_json_parse;
+mod next_request;
 mod outside;
 mod panic_report;
 // PostgreSQL-only suites; the backend-neutral ones run on SQLite alone without the feature.

@@ -79,7 +79,19 @@ impl Runtime {
     /// Run one driver (`resume.mjs`, `reconcile-once.mjs`; flue 2.1.0's `classify.mjs`, `fold.mjs`) with
     /// `args`; its stdout parsed as JSON. Panics with the driver's stderr when it fails.
     pub fn drive(&self, driver: &str, args: &[&std::ffi::OsStr]) -> serde_json::Value {
+        self.drive_with_env(driver, args, &[])
+    }
+
+    /// [`Runtime::drive`] with `env` added to the driver's environment (`resume.mjs` with
+    /// `TURNSCOPE_RECORD_CONTEXT`, whose fake model then records each call's context).
+    pub fn drive_with_env(
+        &self,
+        driver: &str,
+        args: &[&std::ffi::OsStr],
+        env: &[(&str, &std::ffi::OsStr)],
+    ) -> serde_json::Value {
         let mut cmd = Command::new(&self.node);
+        cmd.envs(env.iter().copied());
         cmd.arg("--no-warnings");
         if matches!(driver, "reconcile-once.mjs" | "classify.mjs" | "fold.mjs") {
             // The hook that exports the reconciler's internal functions (see expose-hooks.mjs).

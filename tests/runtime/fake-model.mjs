@@ -10,7 +10,29 @@
 // again, which is how a second execution shows in the side file.
 import { createAssistantMessageEventStream } from '@earendil-works/pi-ai';
 import { registerApiProvider, registerProvider } from '@flue/runtime';
+import { appendFileSync } from 'node:fs';
 import { appendEvent } from './sidefile.mjs';
+
+// With TURNSCOPE_RECORD_CONTEXT=FILE every call appends one JSON line to FILE: the script marker
+// it answered, whether it was the compaction's summary request, and the context's messages after
+// the model library's `transformMessages` (the step every built-in provider applies before it
+// builds its payload; a provider registered like this one receives the context before it). The
+// library's own copy is imported by file, as its package exports do not list it, with the
+// normaliser of its Anthropic provider (`anthropic.js`: `[^a-zA-Z0-9_-]` to `_`, 64 characters).
+// turnscope's `next-request` view is compared with these lines (tests/integration/next_request.rs).
+const RECORD = process.env.TURNSCOPE_RECORD_CONTEXT;
+const transformMessages = RECORD
+	? (await import(new URL('./providers/transform-messages.js', import.meta.resolve('@earendil-works/pi-ai')))).transformMessages
+	: undefined;
+const anthropicToolCallId = (id) => id.replace(/[^a-zA-Z0-9_-]/g, '_').slice(0, 64);
+
+function recordContext(call, model, context, marker, k) {
+	if (!RECORD) return;
+	const summary = (context.systemPrompt ?? '').startsWith(SUMMARIZER_PREFIX);
+	const messages = transformMessages(context.messages ?? [], model, anthropicToolCallId);
+	const line = { call, script: marker?.script ?? null, tag: marker?.tag ?? null, step: k, summary, received: (context.messages ?? []).length, messages };
+	appendFileSync(RECORD, `${JSON.stringify(line)}\n`);
+}
 
 export const FAKE_MODEL = 'harness/scripted-1';
 const FAKE_API = 'harness-scripted-api';
@@ -82,6 +104,7 @@ export function installFakeModel() {
 		const call = ++calls;
 		const { marker, k, spec } = answer(context);
 		appendEvent({ event: 'model_call', call, script: marker?.script, tag: marker?.tag, step: k });
+		recordContext(call, model, context, marker, k);
 		const message = {
 			role: 'assistant',
 			content: [],

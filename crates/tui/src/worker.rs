@@ -97,6 +97,11 @@ pub enum Request {
     },
     /// The audit trail, newest first.
     Audit,
+    /// The next request of `target` at `now_ms` (`turnscope next-request`), read whole.
+    NextRequest {
+        target: Target,
+        now_ms: i64,
+    },
     /// One entry's stored text, fully parsed (the tree keeps compact entries).
     EntryBody {
         session: String,
@@ -151,6 +156,8 @@ pub enum Response {
         result: Result<Opened, WorkerError>,
     },
     Exported(Result<PathBuf, WorkerError>),
+    /// The next request's title and lines, or why it could not be read.
+    NextRequest(Result<(String, Vec<String>), WorkerError>),
     Planned(Planned),
     Applied {
         kind: ActionKind,
@@ -391,6 +398,9 @@ impl Worker {
             } => Some(Response::Exported(
                 self.export(&target, &path, redact, now_ms),
             )),
+            Request::NextRequest { target, now_ms } => {
+                Some(Response::NextRequest(self.next_request(&target, now_ms)))
+            }
             // The request's time is the screen's; the checks use the safety clock.
             Request::Plan {
                 kind, ids, reason, ..

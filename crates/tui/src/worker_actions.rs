@@ -202,6 +202,32 @@ impl Worker {
         Ok(self.writer.as_mut().expect("just opened"))
     }
 
+    /// The next request of `target` (`turnscope next-request`'s text): a popup's title and lines.
+    pub(super) fn next_request(
+        &mut self,
+        target: &Target,
+        now_ms: i64,
+    ) -> Result<(String, Vec<String>), WorkerError> {
+        use turnscope_engine::report::next_request::{NextRequestError, NextRequestReport};
+        let cw = self.context_window;
+        let store = self.store()?;
+        let query = match target {
+            Target::Submission(id) => id.as_str(),
+            Target::Session(key) => key.as_str(),
+        };
+        let report =
+            NextRequestReport::load(store, query, cw, now_ms, None).map_err(|e| match e {
+                NextRequestError::Store(e) => WorkerError::from(e),
+                NextRequestError::NotWhole(what) => {
+                    WorkerError::message(format!("the session could not be read whole: {what}"))
+                }
+            })?;
+        Ok((
+            "Next request: what the model is sent next".into(),
+            report.text_lines(),
+        ))
+    }
+
     pub(super) fn export(
         &mut self,
         target: &Target,

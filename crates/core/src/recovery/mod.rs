@@ -9,6 +9,7 @@ pub mod context_window;
 pub mod direct_result;
 pub mod failure;
 pub mod incidents;
+pub mod next_request;
 pub mod reconciler;
 pub mod repair;
 pub mod runtime_text;

@@ -5,6 +5,7 @@ pub mod cost_text;
 pub mod diff;
 pub mod export;
 mod item_json;
+pub mod next_request;
 pub mod observed;
 pub mod redact;
 pub mod rule_filter;

@@ -40,6 +40,21 @@ impl App {
         }
     }
 
+    /// `M`: the next request of the opened (or selected) submission or session, read whole by
+    /// the worker and shown in a popup.
+    pub(super) fn next_request(&mut self) {
+        match self.export_target() {
+            Some(target) => {
+                self.info("reading the next request…");
+                self.effects.push(Effect::Request(Request::NextRequest {
+                    target,
+                    now_ms: self.now_ms,
+                }));
+            }
+            None => self.info("nothing selected: open a submission or a session, then M"),
+        }
+    }
+
     /// `e`: ask where (prefilled with the default name in the export directory), then export.
     pub(super) fn export(&mut self) {
         match self.export_target() {

@@ -284,6 +284,7 @@ impl App {
             Action::ToggleIncidents => self.toggle_incidents(),
             Action::Copy => self.copy(),
             Action::Export => self.export(),
+            Action::NextRequest => self.next_request(),
             Action::PrevSubmission => self.step_submission(-1),
             Action::NextSubmission => self.step_submission(1),
             // The popup's own actions: nothing to do without one.

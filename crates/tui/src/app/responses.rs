@@ -64,6 +64,17 @@ impl App {
             } => self
                 .sessions
                 .on_text(generation, matches, searched, error.map(|e| e.line())),
+            Response::NextRequest(Ok((title, lines))) => {
+                self.status = None;
+                self.show(Popup::info(
+                    title,
+                    lines
+                        .into_iter()
+                        .map(crate::popup_line::PopupLine::from)
+                        .collect(),
+                ));
+            }
+            Response::NextRequest(Err(e)) => self.error(&format!("next request: {}", e.line())),
             Response::Exported(Ok(path)) => self.info(&format!("exported to {}", path.display())),
             Response::Exported(Err(e)) => self.error(&format!("export failed: {}", e.line())),
             Response::Planned(p) => self.on_planned(p),

@@ -60,6 +60,7 @@ pub enum Action {
     Copy,
     Export,
     PlanWrites,
+    NextRequest,
     Up,
     Down,
     PageUp,

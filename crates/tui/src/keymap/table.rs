@@ -135,6 +135,7 @@ pub static KEYMAP: &[Binding] = &[
     b(C::Inspect,   &[k('[')],                                                     "[",       A::PrevSubmission,             None,                      "previous submission of this session"),
     b(C::Inspect,   &[k(']')],                                                     "]",       A::NextSubmission,             Some("[ ]\tsubmissions"),  "next submission of this session"),
     b(C::Inspect,   &[k('W')],                                                     "W",       A::PlanWrites,                 None,                      "show the runtime's recovery plan: the writes its reconciler would make"),
+    b(C::Inspect,   &[k('M')],                                                     "M",       A::NextRequest,                None,                      "the next request: what the model is sent next, and the hazards"),
     w(C::Inspect,   &[k('R')],                                                     "R",       A::Act(ActionKind::Repair),    Some("C/R/Q/F/S/E\tact"),  "repair this submission (preview, then confirm)"),
     w(C::Inspect,   &[k('Q')],                                                     "Q",       A::Act(ActionKind::Requeue),   None,                      "requeue this submission (preview, then confirm)"),
     w(C::Inspect,   &[k('F')],                                                     "F",       A::Act(ActionKind::Fail),      None,                      "fail this submission; asks for a reason (preview, then confirm)"),

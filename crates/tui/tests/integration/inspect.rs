@@ -571,3 +571,41 @@ fn detail_shows_the_attempts_and_the_cost_since_the_input() {
     );
     assert!(at("COST SINCE INPUT") > at("JOURNAL"), "after the journal");
 }
+
+/// `M` on an opened submission: the next request in an info popup, read whole by the worker,
+/// the same lines `turnscope next-request` prints (a stream continuation: the partial the
+/// runtime keeps is dropped by the model library, named as a hazard).
+#[test]
+fn m_shows_the_next_request_of_the_opened_submission() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = demo_db(dir.path());
+    let mut h = Harness::open(&db, opts("demo.db", NOW, (160, 48), dir.path())).unwrap();
+    h.press("2/docs-bot<Enter><Enter>");
+    let id = h.opened_id().expect("a submission is open");
+    h.press("M");
+    assert_eq!(
+        h.popup_kind(),
+        Some(PopupKind::Info),
+        "M lists, it does not confirm"
+    );
+    let (title, body) = popup(&h);
+    assert!(title.starts_with("Next request"), "{title}");
+    let store = SqliteStore::open(&db).unwrap();
+    let backend: Box<dyn turnscope_store::Backend> = Box::new(store);
+    let report = turnscope_engine::report::next_request::NextRequestReport::load(
+        &*backend, &id, None, NOW, None,
+    )
+    .unwrap();
+    let lines = report.text_lines();
+    assert!(
+        lines[0].starts_with("next request of submission"),
+        "{lines:?}"
+    );
+    for line in lines.iter().filter(|l| !l.is_empty()).take(3) {
+        assert!(
+            body.contains(line.as_str()),
+            "{line:?} not in the popup:\n{body}"
+        );
+    }
+    assert!(body.contains("continuation_without_partial"), "{body}");
+}
