@@ -138,6 +138,7 @@ impl NextRequestReport {
         let q = &self.request;
         json!({
             "schema": "turnscope.next-request/1",
+            "format": super::JOURNAL_FORMAT,
             "sessionKey": self.session_key,
             "submissionId": self.submission_id,
             "verdict": self.verdict,
