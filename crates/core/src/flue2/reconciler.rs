@@ -160,6 +160,8 @@ pub enum Flue2Write {
         assistant_entry_id: String,
         kept: Vec<String>,
         markers: Vec<CallRef>,
+        /// `record_tool_repair_outcome_<assistant>_<call>` (base64url ids), one per marker.
+        marker_record_ids: Vec<String>,
         commit_record_id: String,
     },
     /// `recordSubmissionTerminal`: the `submission_interrupted` or `submission_aborted` signal
@@ -249,7 +251,8 @@ impl Flue2Write {
                 format!("settle the row alone with error {e:?} (no conversation holds its record)")
             }
             Flue2Write::ReplaceAttempt { attempt_count, lease_expires_at } => format!(
-                "replace the attempt: new attempt id, attempt_count {attempt_count}, lease until {lease_expires_at} (ms), this process as owner"
+                "replace the attempt: new attempt id, attempt_count {attempt_count}, this process as owner, lease until {} (30 s)",
+                crate::journal::time::iso_from_ms(*lease_expires_at)
             ),
             Flue2Write::Requeue => {
                 "requeue: status queued; attempt, input application, start and owner cleared; lease 0".into()

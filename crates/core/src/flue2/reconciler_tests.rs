@@ -423,7 +423,7 @@ fn the_resume_converges_a_ghost_and_continues_its_text() {
     let p = plan(&row(), &l);
     assert_eq!(p.step, Flue2Step::Replace);
     let resume = p.resume.unwrap();
-    assert!(matches!(resume.actions[0], ResumeAction::Converge(_)));
+    assert!(matches!(resume.actions[0], ResumeAction::Converge { .. }));
     assert!(resume
         .actions
         .iter()
@@ -477,7 +477,7 @@ fn step_7_requeues_an_absent_input_and_the_next_claim_settles_the_batch_before_i
     let resume = p.resume.unwrap();
     assert_eq!(resume.after, "next_claim");
     assert!(
-        matches!(&resume.actions[0], ResumeAction::SettleBatchBeforeInput(Flue2Write::MarkerSettleBatch { markers, .. }) if markers.len() == 1)
+        matches!(&resume.actions[0], ResumeAction::SettleBatchBeforeInput { write: Flue2Write::MarkerSettleBatch { markers, .. } } if markers.len() == 1)
     );
     assert!(matches!(
         &resume.actions[1],

@@ -39,9 +39,9 @@ use crate::recovery::classify::{ResumeMode, SubmissionState};
 #[serde(tag = "op", rename_all = "snake_case")]
 pub enum ResumeAction {
     /// `materializeGhostStream("any")` (the records of [`Flue2Write::ConvergeGhost`]).
-    Converge(Flue2Write),
+    Converge { write: Flue2Write },
     /// A new claim with the input missing: `settleTrailingToolBatch("any")` first.
-    SettleBatchBeforeInput(Flue2Write),
+    SettleBatchBeforeInput { write: Flue2Write },
     /// The input entry appended (`user_message` or `signal`).
     AppendInput { entry_id: String },
     /// `markSubmissionInputApplied`; `sets_deadline`: `input_applied_at` was empty, so
@@ -61,6 +61,9 @@ pub enum ResumeAction {
         unresolved: Vec<CallRef>,
         /// A `length` batch: unresolved calls get the truncation error, nothing re-executed.
         truncated: bool,
+        /// The outcome records the unresolved calls get where each is marked
+        /// (`record_tool_repair_outcome_…`, or `record_tool_truncated_outcome_…` for `length`).
+        marker_record_ids: Vec<String>,
         commit_record_id: String,
     },
 }
@@ -68,8 +71,10 @@ pub enum ResumeAction {
 impl ResumeAction {
     pub fn describe(&self) -> String {
         match self {
-            ResumeAction::Converge(w) => w.describe(),
-            ResumeAction::SettleBatchBeforeInput(w) => format!("before the input: {}", w.describe()),
+            ResumeAction::Converge { write } => write.describe(),
+            ResumeAction::SettleBatchBeforeInput { write } => {
+                format!("before the input: {}", write.describe())
+            }
             ResumeAction::AppendInput { entry_id } => format!("append the input entry {entry_id}"),
             ResumeAction::MarkInputApplied { sets_deadline: true } => {
                 "mark the input applied: input_applied_at, max_attempts and a new deadline (timeout_at) from this attempt's start".into()
@@ -139,6 +144,21 @@ fn commit_record_id(assistant_entry_id: &str) -> String {
     )
 }
 
+/// The ids of the outcome records the runtime writes for `calls` of `assistant`:
+/// `record_tool_<what>_outcome_<base64url assistant>_<base64url call>`.
+fn outcome_record_ids(what: &str, assistant: &str, calls: &[CallRef]) -> Vec<String> {
+    calls
+        .iter()
+        .map(|c| {
+            format!(
+                "record_tool_{what}_outcome_{}_{}",
+                encode_canonical_id(assistant),
+                encode_canonical_id(&c.id)
+            )
+        })
+        .collect()
+}
+
 /// `settleTrailingToolBatch(scope)` (CSS:3030): the trailing partial batch of the whole active
 /// path whose assistant is the leaf (and, with `owner`, belongs to that submission), settled with
 /// markers.
@@ -162,6 +182,7 @@ pub(super) fn batch_at_leaf(
     }
     let (kept, markers) = split_calls(conv, &batch.entry_id, &calls_of(entry));
     Some(Flue2Write::MarkerSettleBatch {
+        marker_record_ids: outcome_record_ids("repair", &batch.entry_id, &markers),
         commit_record_id: commit_record_id(&batch.entry_id),
         assistant_entry_id: batch.entry_id,
         kept,
@@ -398,6 +419,11 @@ fn repair_and_decide(
             &errors,
         );
         actions.push(ResumeAction::RepairBatch {
+            marker_record_ids: outcome_record_ids(
+                if truncated { "truncated" } else { "repair" },
+                &batch.entry_id,
+                &unresolved,
+            ),
             commit_record_id: commit_record_id(&batch.entry_id),
             assistant_entry_id: batch.entry_id.clone(),
             kept,
@@ -441,7 +467,9 @@ pub(super) fn resume_after_replace(
     let mut conv = input.conversation.cloned().unwrap_or_else(|| empty(input));
     let mut reasoning_partial = None;
     if let Some(g) = ghost_at_leaf(&conv, None).cloned() {
-        actions.push(ResumeAction::Converge(converge_write(&g)));
+        actions.push(ResumeAction::Converge {
+            write: converge_write(&g),
+        });
         if materialize(&mut conv, &g) {
             reasoning_partial = Some(g.message_id.clone());
         }
@@ -474,7 +502,9 @@ pub(super) fn resume_after_requeue(
     let mut conv = input.conversation.cloned().unwrap_or_else(|| empty(input));
     let mut reasoning_partial = None;
     if let Some(g) = ghost_at_leaf(&conv, None).cloned() {
-        actions.push(ResumeAction::Converge(converge_write(&g)));
+        actions.push(ResumeAction::Converge {
+            write: converge_write(&g),
+        });
         if materialize(&mut conv, &g) {
             reasoning_partial = Some(g.message_id.clone());
         }
@@ -492,7 +522,7 @@ pub(super) fn resume_after_requeue(
                 let owner = conv.entries.get(&a).and_then(|e| e.submission_id.clone());
                 commit_batch(&mut conv, &a, &calls, owner, &errors);
             }
-            actions.push(ResumeAction::SettleBatchBeforeInput(w));
+            actions.push(ResumeAction::SettleBatchBeforeInput { write: w });
         }
         let parent = conv.active_leaf_id.clone().map_or(Parent::Null, Parent::Id);
         conv.commit(Entry {
