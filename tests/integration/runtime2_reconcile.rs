@@ -2,7 +2,9 @@
 //! fixture, `list --json` at a pinned clock predicts for each submission the step the runtime's
 //! reconciliation pass takes, the row it leaves and the records it appends; one pass of the real
 //! 2.1.0 runtime at the same clock (`tests/runtime2/reconcile-once.mjs`, on a copy) must make
-//! exactly that change.
+//! exactly that change. Then, run on until idle, the replaced and requeued attempts' resumes must
+//! append the recovery records turnscope predicted (convergence, continuation signals, markers,
+//! the commit, the input) and end as predicted (a model turn, or the failure with its text).
 
 use std::collections::BTreeSet;
 use std::path::Path;
@@ -243,6 +245,169 @@ fn one_pass_of_the_runtimes_reconciler_makes_the_change_turnscope_predicted() {
         assert!(
             steps_seen.contains(&step),
             "no fixture reached step {step}: {steps_seen:?}"
+        );
+    }
+}
+
+/// The recovery record ids a predicted resume appends, in order: converged ghosts, a batch
+/// settled before a missing input, the input, continuation signals, the repaired batch.
+fn predicted_resume_records(resume: &Value, row: &Value) -> Vec<String> {
+    let mut ids = Vec::new();
+    for a in resume["actions"].as_array().unwrap() {
+        match a["op"].as_str().unwrap() {
+            "converge" | "settle_batch_before_input" => {
+                ids.extend(predicted_records(std::slice::from_ref(&a["write"])))
+            }
+            "append_input" => ids.push(format!(
+                "record_{}_input_{}",
+                row["kind"].as_str().unwrap(),
+                row["id"].as_str().unwrap()
+            )),
+            "upgrade_to_continuation" => {
+                let partial = a["partial_entry_id"].as_str().unwrap();
+                for signal in ["stream_interrupted", "stream_continued"] {
+                    ids.push(format!("record_recovery_{partial}_{signal}"));
+                }
+            }
+            "repair_batch" => {
+                ids.extend(
+                    a["marker_record_ids"]
+                        .as_array()
+                        .unwrap()
+                        .iter()
+                        .map(|v| v.as_str().unwrap().to_string()),
+                );
+                ids.push(a["commit_record_id"].as_str().unwrap().into());
+            }
+            _ => {}
+        }
+    }
+    ids
+}
+
+#[cfg_attr(
+    turnscope_no_runtime2,
+    ignore = "needs the real flue 2.1.0 runtime: npm is not on PATH or TURNSCOPE_RUNTIME_SKIP is set (tests/runtime2/README.md)"
+)]
+#[test]
+fn the_runtimes_resume_of_a_replaced_or_requeued_attempt_does_what_turnscope_predicted() {
+    let rt = runtime2("runtime2");
+    let dir = tempfile::tempdir().unwrap();
+    let mut ends = BTreeSet::new();
+    let mut differ = Vec::new();
+    for name in db_fixture_names("flue-2.1.0") {
+        let db = unpack_db("flue-2.1.0", &name, dir.path());
+        let rows = list(&db, None);
+        let now = rows["submissions"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .filter(|s| matches!(s["status"].as_str(), Some("running" | "terminalizing")))
+            .map(|s| s["leaseExpiresAt"].as_i64().unwrap())
+            .max()
+            .unwrap()
+            + 1000;
+        let predicted = list(&db, Some(now));
+        let ran = rt.drive(
+            "reconcile-once.mjs",
+            &[
+                "--db".as_ref(),
+                db.as_os_str(),
+                "--now".as_ref(),
+                now.to_string().as_ref(),
+                "--until-idle".as_ref(),
+            ],
+        );
+        for sub in predicted["submissions"].as_array().unwrap() {
+            let resume = &sub["plan"]["resume"];
+            if resume.is_null() {
+                continue;
+            }
+            let id = sub["id"].as_str().unwrap();
+            let state = ran["states"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .find(|s| s["submissionId"] == id)
+                .unwrap();
+            let mut miss = |what: String| {
+                differ.push(format!(
+                    "{name} {id} ({}): {what}",
+                    resume["classification"]
+                ))
+            };
+            let recovery: Vec<String> = state["resumed"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .map(|r| r["id"].as_str().unwrap().to_string())
+                .filter(|r| {
+                    r.starts_with("record_recovery_")
+                        || r.starts_with("record_tool_repair_")
+                        || r.starts_with("record_tool_truncated_")
+                        || r.starts_with(&format!(
+                            "record_{}_input_",
+                            sub["kind"].as_str().unwrap()
+                        ))
+                })
+                .collect();
+            let expected = predicted_resume_records(resume, sub);
+            if recovery != expected {
+                miss(format!(
+                    "the resume appended {recovery:?}, predicted {expected:?}"
+                ));
+            }
+            let model_turn = state["resumed"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .any(|r| r["type"] == "assistant_message_started");
+            let end = &resume["end"];
+            ends.insert(end["end"].as_str().unwrap().to_string());
+            let last = &state["final"];
+            match end["end"].as_str().unwrap() {
+                "fails" => {
+                    // The resume throws before any model call.
+                    if last["status"] != "settled" || last["error"] != end["error"] || model_turn {
+                        miss(format!(
+                            "ended {} {}, predicted the failure {}",
+                            last["status"], last["error"], end["error"]
+                        ));
+                    }
+                }
+                what => {
+                    // The scripted model answers every script to its end: the turn completes.
+                    if last["status"] != "settled" || !last["error"].is_null() {
+                        miss(format!("ended {} {}", last["status"], last["error"]));
+                    }
+                    if model_turn != (what == "model_turn") {
+                        miss(format!("a model call: {model_turn}, predicted {what}"));
+                    }
+                }
+            }
+            let sets_deadline = resume["actions"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .any(|a| a["op"] == "mark_input_applied" && a["sets_deadline"] == true);
+            if (last["timeout_at"] != state["before"]["timeout_at"]) != sets_deadline {
+                miss(format!(
+                    "timeout_at {} → {}, predicted a new deadline: {sets_deadline}",
+                    state["before"]["timeout_at"], last["timeout_at"]
+                ));
+            }
+        }
+    }
+    assert!(
+        differ.is_empty(),
+        "{} prediction(s) missed:\n{}",
+        differ.len(),
+        differ.join("\n")
+    );
+    for end in ["model_turn", "fails"] {
+        assert!(
+            ends.contains(end),
+            "no fixture's resume ends {end}: {ends:?}"
         );
     }
 }

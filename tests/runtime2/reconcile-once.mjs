@@ -1,7 +1,7 @@
 // One reconciliation pass of the real flue 2.1.0 runtime over a database (a copy: it is written),
 // at a chosen clock, with what the pass wrote for each submission.
 //
-//   node reconcile-once.mjs --db COPY --now MS
+//   node reconcile-once.mjs --db COPY --now MS [--until-idle]
 //
 // The runtime is composed as start() composes it (runtime.mjs) with the scripted model in resume
 // mode (no crash directives) and its wall clock shifted so that `Date.now()` starts at MS (a
@@ -71,6 +71,7 @@ let passDone = false;
 let unowned = [];
 
 function observe(store, method, args, result) {
+	if (untilIdle) observeResume(store, method, args);
 	if (passDone) return;
 	if (store === 'submissions' && WRITES.has(method)) {
 		const id = args[0]?.submissionId ?? (typeof args[0] === 'string' ? args[0] : undefined);
@@ -98,9 +99,27 @@ function observe(store, method, args, result) {
 	}
 }
 
+// --until-idle: then let the runtime work until its coordinator is idle (every replaced attempt
+// resumed, every requeued row claimed and run), and add per submission `resumed` (the records
+// appended for it after its reconciler's write: id, type) and `final` (its row then).
+const untilIdle = process.argv.includes('--until-idle');
+for (const s of states.values()) if (untilIdle) s.resumed = [];
+function observeResume(store, method, args) {
+	if (store !== 'stream' || method !== 'append') return;
+	const input = args[0] ?? {};
+	for (const record of input.records ?? []) {
+		const s = states.get(record.submissionId ?? input.submission?.submissionId);
+		if (s?.decisive) s.resumed.push({ id: record.id, type: record.type });
+	}
+}
+
 const { providers } = createScriptedModel({ scripts: SCRIPTS, mode: 'resume' });
 const startedAt = Date.now();
-await startRuntime({ dbPath, providers, observe });
+const rt = await startRuntime({ dbPath, providers, observe });
 passDone = true;
+if (untilIdle) {
+	await rt.waitForIdle();
+	for (const s of states.values()) s.final = rowOf(s.submissionId);
+}
 writeSync(1, `${JSON.stringify({ now: startedAt, states: [...states.values()], unattributed: unowned })}\n`);
 process.exit(0);
