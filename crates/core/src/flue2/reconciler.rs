@@ -5,12 +5,12 @@
 //! A port of `reconcileInterruptedSubmission` (flue 2.1.0's
 //! `dist/conversation-stream-store-B2RVviYM.mjs:4996–5041`, the same in every 2.x release) and of
 //! the terminal paths it calls: `failInterruptedSubmission` (CSS:5179), `settleAbortedWithContext`
-//! (CSS:5218), `settleJoinedSubmissions` and `settleSubmissionWithRecord` (CSS:5257–5343), the
-//! session's `recordSubmissionTerminal` with `settleDanglingConversationState` (CSS:3046–3146),
+//! (CSS:5218), `settleJoinedSubmissions` and `settleSubmissionWithRecord` (CSS:5257–5348), the
+//! session's `recordSubmissionTerminal` with `settleDanglingConversationState` (CSS:3030–3142),
 //! and the row writes of the SQL store (`sql-agent-execution-store-CS3_7p5s.mjs`:
 //! `replaceSubmissionAttempt` 364, `requeueSubmission` 488, `reserveSubmissionSettlement` 494,
 //! `finalizeSubmissionSettlement` 522). The Node coordinator's pass (`runReconciliationPass`,
-//! `builtin-providers-Cr4ZxYKK.mjs:1152–1238`) runs it on every `running` row whose lease ended
+//! `builtin-providers-Cr4ZxYKK.mjs:1169–1240`) runs it on every `running` row whose lease ended
 //! (`listExpiredSubmissions`: `0 < lease_expires_at < now`), after finalizing every
 //! `terminalizing` row whose lease ended ([`Flue2Step::FinalizeSettlement`]).
 //!
@@ -74,7 +74,7 @@ pub enum Flue2Step {
     Replace,
     Requeue,
     /// A `terminalizing` row whose lease ended: the pass's pending-settlement step
-    /// (`finalizePendingSettlement`, CSS:5366) before the expired rows.
+    /// (`finalizePendingSettlement`, CSS:5368) before the expired rows.
     FinalizeSettlement,
     /// `running` with a lease that has not ended: the pass skips it.
     LeaseHeld,

@@ -1,6 +1,6 @@
 //! What the runtime's resume will do once the reconciler hands a submission to a new attempt
 //! (step 6) or the queue hands a requeued one to a new claim (step 7): the session's
-//! `runPersistedContextInput` (flue 2.1.0's `dist/conversation-stream-store-B2RVviYM.mjs:4547`)
+//! `runPersistedContextInput` (flue 2.1.0's `dist/conversation-stream-store-B2RVviYM.mjs:4542`)
 //! simulated on a copy of the folded conversation, classifying again after each change as the
 //! runtime does.
 //!
@@ -11,10 +11,10 @@
 //! attempt's start); `repairResumableTail` (CSS:4443) upgrades an `aborted_partial` with text to a
 //! stream continuation (`upgradeAbortedPartialToContinuation`, two signals) and repairs a
 //! `tool_results_partial` or `tool_use_unresolved` batch (`repairTrailingPartialToolBatch`,
-//! CSS:2597: recorded outcomes kept, `task` calls with a retained child resumed, `durable: true`
+//! CSS:2598: recorded outcomes kept, `task` calls with a retained child resumed, `durable: true`
 //! tools re-executed with their steps replayed from memos, every other unresolved call an
 //! interrupted marker, a `length` batch's calls the truncation error; then one
-//! `tool_results_committed`); `resumeConversationToCompletion` (CSS:4461) classifies again and
+//! `tool_results_committed`); `resumeConversationToCompletion` (CSS:4458) classifies again and
 //! fails the submission (`absent`, `advanced_past_input`, `terminal_error`), settles it completed
 //! without a model call (`completed`), or continues the model turn.
 //!
