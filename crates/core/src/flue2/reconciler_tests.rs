@@ -3,24 +3,33 @@
 //! the runtime folds them.
 
 use super::*;
-use crate::flue2::classify::{classify_conversation_submission, submission_entry_id};
+use crate::flue2::classify::{
+    classify_conversation_submission, encode_canonical_id, submission_entry_id,
+};
 use crate::flue2::records::parse_batch;
 use crate::flue2::resume::{ResumeAction, ResumeEnd};
 
 const SUB: &str = "sub_a";
 const NOW: i64 = 1_000_000;
 
-/// A record log of one conversation (`c1`, default/default), built record by record.
+/// A record log of one conversation (`c1`, default/default unless scoped), built record by
+/// record.
 struct Log {
     records: Vec<String>,
     n: usize,
+    scope: (&'static str, &'static str),
 }
 
 impl Log {
     fn new() -> Log {
+        Log::scoped("default", "default")
+    }
+
+    fn scoped(harness: &'static str, session: &'static str) -> Log {
         let mut l = Log {
             records: Vec::new(),
             n: 0,
+            scope: (harness, session),
         };
         l.push(r#""type":"conversation_created","kind":"root""#, None);
         l
@@ -28,12 +37,17 @@ impl Log {
 
     fn push(&mut self, fields: &str, owner: Option<&str>) {
         self.n += 1;
+        let id = format!("r{}", self.n);
+        self.push_id(&id, fields, owner);
+    }
+
+    fn push_id(&mut self, id: &str, fields: &str, owner: Option<&str>) {
         let owner = owner.map_or(String::new(), |s| {
             format!(r#","submissionId":"{s}","attemptId":"att_1""#)
         });
+        let (harness, session) = self.scope;
         self.records.push(format!(
-            r#"{{"v":1,"id":"r{}","conversationId":"c1","harness":"default","session":"default","timestamp":"2026-01-01T00:00:00.000Z"{owner},{fields}}}"#,
-            self.n
+            r#"{{"v":1,"id":"{id}","conversationId":"c1","harness":"{harness}","session":"{session}","timestamp":"2026-01-01T00:00:00.000Z"{owner},{fields}}}"#
         ));
     }
 
@@ -530,5 +544,150 @@ fn a_terminalizing_row_is_finalized_once_its_lease_ended() {
     assert_eq!(
         plan(&r, &log).row_after.unwrap().error.as_deref(),
         Some("The submission did not complete.")
+    );
+}
+
+#[test]
+fn a_length_batch_is_repaired_with_the_truncation_error() {
+    let mut l = Log::new();
+    let input = l.input(SUB, "null");
+    l.assistant(
+        "entry_a1",
+        &input,
+        "length",
+        &[("tc0", "fetch"), ("tc1", "note")],
+        None,
+    );
+    l.outcome("entry_a1", "tc0", "fetch");
+    let resume = plan(&row(), &l).resume.unwrap();
+    let Some(ResumeAction::RepairBatch {
+        truncated,
+        unresolved,
+        marker_record_ids,
+        ..
+    }) = resume.actions.last()
+    else {
+        panic!("{resume:?}")
+    };
+    assert!(*truncated);
+    assert_eq!(unresolved.len(), 1);
+    assert_eq!(
+        marker_record_ids,
+        &[format!(
+            "record_tool_truncated_outcome_{}_{}",
+            encode_canonical_id("entry_a1"),
+            encode_canonical_id("tc1")
+        )]
+    );
+    // A toolUse batch's marker is the interrupted one.
+    let resume = plan(&row(), &batch_one_of_three()).resume.unwrap();
+    assert!(
+        matches!(resume.actions.last(), Some(ResumeAction::RepairBatch { truncated: false, marker_record_ids, .. })
+        if marker_record_ids.iter().all(|id| id.starts_with("record_tool_repair_outcome_")))
+    );
+}
+
+#[test]
+fn the_terminal_signal_is_written_once() {
+    let mut l = batch_one_of_three();
+    let mut r = row();
+    r.timeout_at = NOW;
+    let first = plan(&r, &l);
+    assert!(matches!(
+        &first.writes[1],
+        Flue2Write::TerminalSignal {
+            already_present: false,
+            ..
+        }
+    ));
+    // A record under the signal's id already in the stream (the runtime looks the id up in its
+    // records, whatever the record): the markers come again, the signal not.
+    l.push_id(
+        "record_submission_interrupted_sub_a",
+        r#""type":"state_write","key":"k","value":1"#,
+        Some(SUB),
+    );
+    let again = plan(&r, &l);
+    assert!(matches!(
+        &again.writes[1],
+        Flue2Write::TerminalSignal {
+            already_present: true,
+            ..
+        }
+    ));
+    assert_eq!(kinds(&again.writes), kinds(&first.writes));
+}
+
+#[test]
+fn joined_deliveries_settle_before_the_host_on_every_terminal_path() {
+    let mut r = row();
+    r.abort_requested_at = Some(1);
+    let joined = ["sub_j1".to_string(), "sub_j2".to_string()];
+    let p = plan_joined(&r, &batch_one_of_three(), &joined);
+    assert_eq!(
+        kinds(&p.writes),
+        [
+            "markers",
+            "signal",
+            "joined",
+            "reserve",
+            "append_settled",
+            "finalize"
+        ]
+    );
+    assert!(
+        matches!(&p.writes[2], Flue2Write::SettleJoined { submission_ids, outcome: "aborted" } if submission_ids.len() == 2)
+    );
+}
+
+#[test]
+fn without_a_conversation_for_its_record_the_row_is_settled_alone() {
+    // The instance's only conversation is another scope's, and holds nothing of this submission.
+    let mut l = Log::scoped("other", "s");
+    l.input("sub_other", "null");
+    let mut r = row();
+    r.attempt_count = 10;
+    let p = plan(&r, &l);
+    assert_eq!(p.step, Flue2Step::Budget);
+    assert_eq!(kinds(&p.writes), ["row_only"]);
+    assert_eq!(p.row_after.unwrap().settlement_outcome, None);
+    // With the default conversation there, the outbox is used.
+    let mut l = Log::new();
+    l.input("sub_other", "null");
+    assert_eq!(
+        kinds(&plan(&r, &l).writes),
+        ["signal", "reserve", "append_settled", "finalize"]
+    );
+}
+
+#[test]
+fn queued_rows_wait_for_the_claim_or_the_unready_pass() {
+    let log = batch_one_of_three();
+    let mut r = row();
+    r.status = "queued".into();
+    assert!(plan(&r, &log).why.contains("claim loop"));
+    r.canonical_ready_at = None;
+    assert!(plan(&r, &log).why.contains("materializes"));
+    r.abort_requested_at = Some(1);
+    assert!(plan(&r, &log).why.contains("settles it aborted"));
+    assert!(plan(&r, &log).writes.is_empty());
+}
+
+#[test]
+fn a_session_key_the_runtime_does_not_write_is_malformed() {
+    let log = batch_one_of_three();
+    let state = log.state();
+    let p = plan_flue2(&ReconcileInput {
+        row: &row(),
+        instance: Some(&state),
+        conversation: None,
+        classification: Err((InspectFailure::SessionKey, "bad key")),
+        joined: &[],
+        now_ms: NOW,
+        variant: Flue2Variant::LATEST,
+    });
+    assert_eq!(
+        (p.step, p.step.column()),
+        (Flue2Step::Malformed, "- malformed".to_string())
     );
 }
