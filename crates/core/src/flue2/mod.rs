@@ -20,6 +20,7 @@ pub mod records;
 pub mod resume;
 pub mod rows;
 pub mod state;
+pub mod writes;
 
 pub use classify::{
     classify_conversation_submission, submission_entry_id, ClassifyError, Flue2Classification,

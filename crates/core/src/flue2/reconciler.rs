@@ -36,10 +36,12 @@ use serde::Serialize;
 
 use super::classify::{encode_canonical_id, Flue2Classification, Flue2Variant};
 use super::fold::InstanceState;
-use super::records::{Body, Parent};
+use super::records::Body;
 use super::resume::{resume_after_replace, resume_after_requeue, Flue2Resume};
 use super::rows::Flue2SubmissionRow;
 use super::state::{Conversation, EntryBody};
+use super::writes::{batch_at_leaf, converge_write, ghost_at_leaf};
+pub use super::writes::{CallRef, Flue2Write};
 use crate::recovery::classify::SubmissionState;
 
 /// The runtime's lease (`LEASE_DURATION_MS`, CSS:18): a replacement attempt's lease ends this long
@@ -131,132 +133,6 @@ impl Flue2Step {
         match self.number() {
             Some(n) => format!("{n} {}", self.name()),
             None => format!("- {}", self.name()),
-        }
-    }
-}
-
-/// A call of a tool batch.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
-pub struct CallRef {
-    pub id: String,
-    pub name: String,
-}
-
-/// One write of the runtime, in order.
-#[derive(Debug, Clone, PartialEq, Serialize)]
-#[serde(tag = "op", rename_all = "snake_case")]
-pub enum Flue2Write {
-    /// `materializeGhostStream`: the in-progress message at the leaf appended as an `aborted`
-    /// assistant ("Stream interrupted before completion."), its unfinished text and reasoning
-    /// blocks completed first.
-    ConvergeGhost {
-        message_id: String,
-        record_ids: Vec<String>,
-    },
-    /// `settleTrailingToolBatch` / `appendRepairedToolResultBatch`: an interrupted-marker
-    /// `tool_outcome` for each call without a recorded outcome, then one
-    /// `tool_results_committed` of the whole batch (recorded outcomes kept, first write wins).
-    MarkerSettleBatch {
-        assistant_entry_id: String,
-        kept: Vec<String>,
-        markers: Vec<CallRef>,
-        /// `record_tool_repair_outcome_<assistant>_<call>` (base64url ids), one per marker.
-        marker_record_ids: Vec<String>,
-        commit_record_id: String,
-    },
-    /// `recordSubmissionTerminal`: the `submission_interrupted` or `submission_aborted` signal
-    /// (skipped where its record is already there).
-    TerminalSignal {
-        signal_type: &'static str,
-        record_id: String,
-        already_present: bool,
-        content: String,
-    },
-    /// `settleJoinedSubmissions`: each delivery joined into this one settled the same way first.
-    SettleJoined {
-        submission_ids: Vec<String>,
-        outcome: &'static str,
-    },
-    /// `reserveSubmissionSettlement`: `status = 'terminalizing'`, `settlement_record_id`,
-    /// `settlement_record` (the `submission_settled` record's JSON).
-    ReserveSettlement {
-        outcome: &'static str,
-        record_id: String,
-    },
-    /// The reserved `submission_settled` record appended to the stream (unless it is there).
-    AppendSettled {
-        record_id: String,
-        already_present: bool,
-    },
-    /// `finalizeSubmissionSettlement`: `status = 'settled'`, `settled_at`, `error`.
-    Finalize { error: Option<String> },
-    /// `settleSubmissionWithRecord` without a conversation to hold the record:
-    /// `completeSubmission` / `failSubmission`, the row alone.
-    SettleRowOnly { error: Option<String> },
-    /// `replaceSubmissionAttempt`: a new `attempt_id`, `started_at = now`, `attempt_count + 1`,
-    /// this process as owner, `lease_expires_at = now + 30 s`.
-    ReplaceAttempt {
-        attempt_count: i64,
-        lease_expires_at: i64,
-    },
-    /// `requeueSubmission`: `status = 'queued'`, `attempt_id`, `input_applied_at`, `started_at`,
-    /// `owner_id` NULL, `lease_expires_at = 0`.
-    Requeue,
-}
-
-impl Flue2Write {
-    /// One line for humans.
-    pub fn describe(&self) -> String {
-        match self {
-            Flue2Write::ConvergeGhost { message_id, record_ids } => format!(
-                "converge the in-progress message {message_id} into an aborted assistant entry ({} record(s))",
-                record_ids.len()
-            ),
-            Flue2Write::MarkerSettleBatch { assistant_entry_id, kept, markers, .. } => format!(
-                "settle the trailing batch of {assistant_entry_id}: {} interrupted marker(s){}, {} recorded outcome(s) kept, one tool_results_committed",
-                markers.len(),
-                if markers.is_empty() {
-                    String::new()
-                } else {
-                    format!(
-                        " ({})",
-                        markers.iter().map(|c| format!("{} {}", c.name, c.id)).collect::<Vec<_>>().join(", ")
-                    )
-                },
-                kept.len()
-            ),
-            Flue2Write::TerminalSignal { signal_type, already_present: true, .. } => {
-                format!("the {signal_type} signal is already there (not appended again)")
-            }
-            Flue2Write::TerminalSignal { signal_type, .. } => format!("append the {signal_type} signal"),
-            Flue2Write::SettleJoined { submission_ids, outcome } => format!(
-                "settle the {} joined deliver{} {outcome} first ({})",
-                submission_ids.len(),
-                if submission_ids.len() == 1 { "y" } else { "ies" },
-                submission_ids.join(", ")
-            ),
-            Flue2Write::ReserveSettlement { outcome, record_id } => {
-                format!("reserve the settlement: status terminalizing, settlement record {record_id} (outcome {outcome})")
-            }
-            Flue2Write::AppendSettled { record_id, already_present: true } => {
-                format!("the submission_settled record {record_id} is already in the stream (not appended again)")
-            }
-            Flue2Write::AppendSettled { record_id, .. } => format!("append the submission_settled record {record_id}"),
-            Flue2Write::Finalize { error: None } => "finalize: status settled, no error".into(),
-            Flue2Write::Finalize { error: Some(e) } => format!("finalize: status settled, error {e:?}"),
-            Flue2Write::SettleRowOnly { error: None } => {
-                "settle the row alone as completed (no conversation holds its record)".into()
-            }
-            Flue2Write::SettleRowOnly { error: Some(e) } => {
-                format!("settle the row alone with error {e:?} (no conversation holds its record)")
-            }
-            Flue2Write::ReplaceAttempt { attempt_count, lease_expires_at } => format!(
-                "replace the attempt: new attempt id, attempt_count {attempt_count}, this process as owner, lease until {} (30 s)",
-                crate::journal::time::iso_from_ms(*lease_expires_at)
-            ),
-            Flue2Write::Requeue => {
-                "requeue: status queued; attempt, input application, start and owner cleared; lease 0".into()
-            }
         }
     }
 }
@@ -490,7 +366,7 @@ pub fn plan_flue2(input: &ReconcileInput<'_>) -> Flue2Plan {
                 settlement_outcome: None,
                 input_applied_cleared: false,
             }),
-            resume: Some(resume_after_replace(input, c)),
+            resume: Some(resume_after_replace(row, input.conversation, c)),
         };
     }
     Flue2Plan {
@@ -508,7 +384,7 @@ pub fn plan_flue2(input: &ReconcileInput<'_>) -> Flue2Plan {
             settlement_outcome: None,
             input_applied_cleared: true,
         }),
-        resume: Some(resume_after_requeue(input, c)),
+        resume: Some(resume_after_requeue(row, input.conversation, c)),
     }
 }
 
@@ -554,42 +430,6 @@ fn terminal(input: &ReconcileInput<'_>, step: Flue2Step, why: String, t: Termina
     }
 }
 
-/// The ghost at the leaf a scope owns (`materializeGhostStream`): `owner` `None` matches any.
-pub(super) fn ghost_at_leaf<'c>(
-    conv: &'c Conversation,
-    owner: Option<&str>,
-) -> Option<&'c super::state::InProgressMessage> {
-    let leaf = conv.active_leaf_id.as_deref()?;
-    let ghost = conv
-        .in_progress
-        .iter()
-        .find(|m| matches!(&m.parent_id, Parent::Id(p) if p == leaf))?;
-    match owner {
-        Some(o) if ghost.submission_id.as_deref() != Some(o) => None,
-        _ => Some(ghost),
-    }
-}
-
-/// The records `materializeInProgressStreamRecords` appends for a ghost.
-pub(super) fn converge_write(ghost: &super::state::InProgressMessage) -> Flue2Write {
-    let mut record_ids: Vec<String> = ghost
-        .blocks
-        .iter()
-        .filter(|b| b.tool_call.is_none() && !b.completed)
-        .map(|b| {
-            format!(
-                "record_recovery_{}_{}_completed",
-                ghost.message_id, b.block_id
-            )
-        })
-        .collect();
-    record_ids.push(format!("record_recovery_{}_aborted", ghost.message_id));
-    Flue2Write::ConvergeGhost {
-        message_id: ghost.message_id.clone(),
-        record_ids,
-    }
-}
-
 /// `recordSubmissionTerminal` (CSS:3112) scoped to the submission: converge its ghost at the
 /// leaf, marker-settle its trailing batch at the leaf, then the signal.
 fn record_submission_terminal(
@@ -608,7 +448,7 @@ fn record_submission_terminal(
     // only after its batch commits), so after convergence the leaf is the aborted entry.
     let mut interrupted: Vec<CallRef> = Vec::new();
     if ghost.is_none() {
-        if let Some(w) = super::resume::batch_at_leaf(conv, Some(id), input.variant) {
+        if let Some(w) = batch_at_leaf(conv, Some(id), input.variant) {
             if let Flue2Write::MarkerSettleBatch { markers, .. } = &w {
                 interrupted.extend(markers.iter().cloned());
             }

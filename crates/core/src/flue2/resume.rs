@@ -25,13 +25,14 @@
 use serde::Serialize;
 use serde_json::json;
 
-use super::classify::{
-    classify_conversation_submission, encode_canonical_id, find_trailing_partial_tool_batch,
-    Flue2Classification, Flue2Variant,
-};
-use super::reconciler::{converge_write, ghost_at_leaf, CallRef, Flue2Write, ReconcileInput};
+use super::classify::{classify_conversation_submission, encode_canonical_id, Flue2Classification};
 use super::records::Parent;
+use super::rows::Flue2SubmissionRow;
 use super::state::{Conversation, Entry, EntryBody, InProgressMessage, ToolCallRef};
+use super::writes::{
+    batch_at_leaf, calls_of, commit_record_id, converge_write, ghost_at_leaf, outcome_record_ids,
+    split_calls, CallRef, Flue2Write,
+};
 use crate::recovery::classify::{ResumeMode, SubmissionState};
 
 /// One thing the resume does, in order.
@@ -136,92 +137,6 @@ pub struct Flue2Resume {
     pub end: ResumeEnd,
 }
 
-/// The `tool_results_committed` id of a repaired batch.
-fn commit_record_id(assistant_entry_id: &str) -> String {
-    format!(
-        "record_tool_repair_commit_{}",
-        encode_canonical_id(assistant_entry_id)
-    )
-}
-
-/// The ids of the outcome records the runtime writes for `calls` of `assistant`:
-/// `record_tool_<what>_outcome_<base64url assistant>_<base64url call>`.
-fn outcome_record_ids(what: &str, assistant: &str, calls: &[CallRef]) -> Vec<String> {
-    calls
-        .iter()
-        .map(|c| {
-            format!(
-                "record_tool_{what}_outcome_{}_{}",
-                encode_canonical_id(assistant),
-                encode_canonical_id(&c.id)
-            )
-        })
-        .collect()
-}
-
-/// `settleTrailingToolBatch(scope)` (CSS:3030): the trailing partial batch of the whole active
-/// path whose assistant is the leaf (and, with `owner`, belongs to that submission), settled with
-/// markers.
-pub(super) fn batch_at_leaf(
-    conv: &Conversation,
-    owner: Option<&str>,
-    variant: Flue2Variant,
-) -> Option<Flue2Write> {
-    let path = conv.active_path().ok()?;
-    let messages: Vec<&Entry> = path
-        .into_iter()
-        .filter(|e| !matches!(e.body, EntryBody::Compaction { .. }))
-        .collect();
-    let batch = find_trailing_partial_tool_batch(&messages, variant)?;
-    if conv.active_leaf_id.as_deref() != Some(batch.entry_id.as_str()) {
-        return None;
-    }
-    let entry = conv.entries.get(&batch.entry_id)?;
-    if owner.is_some() && entry.submission_id.as_deref() != owner {
-        return None;
-    }
-    let (kept, markers) = split_calls(conv, &batch.entry_id, &calls_of(entry));
-    Some(Flue2Write::MarkerSettleBatch {
-        marker_record_ids: outcome_record_ids("repair", &batch.entry_id, &markers),
-        commit_record_id: commit_record_id(&batch.entry_id),
-        assistant_entry_id: batch.entry_id,
-        kept,
-        markers,
-    })
-}
-
-fn calls_of(entry: &Entry) -> Vec<ToolCallRef> {
-    match &entry.body {
-        EntryBody::Assistant { tool_calls, .. } => tool_calls.clone(),
-        _ => Vec::new(),
-    }
-}
-
-/// The batch's calls with a recorded (uncommitted) outcome, and those without.
-fn split_calls(
-    conv: &Conversation,
-    assistant: &str,
-    calls: &[ToolCallRef],
-) -> (Vec<String>, Vec<CallRef>) {
-    let mut kept = Vec::new();
-    let mut markers = Vec::new();
-    for c in calls {
-        let recorded = conv
-            .uncommitted_outcomes
-            .iter()
-            .any(|o| o.assistant_message_id == assistant && o.tool_call_id == c.id);
-        if recorded {
-            kept.push(c.id.clone());
-        } else {
-            markers.push(CallRef {
-                id: c.id.clone(),
-                name: c.name.clone(),
-            });
-        }
-    }
-    (kept, markers)
-}
-
 /// The ghost committed as `materializeInProgressStreamRecords` commits it: an `aborted`
 /// assistant with its text and tool calls.
 /// Returns whether the partial has reasoning text (which the entry's `text` leaves out but
@@ -324,13 +239,12 @@ fn signal(
 /// `repairResumableTail`, then `resumeConversationToCompletion`'s decision, on `conv` (changed in
 /// place as the runtime's appends would change it).
 fn repair_and_decide(
-    input: &ReconcileInput<'_>,
+    row: &Flue2SubmissionRow,
     c0: &Flue2Classification,
     conv: &mut Conversation,
     actions: &mut Vec<ResumeAction>,
     reasoning_partial: Option<&str>,
 ) -> (String, ResumeEnd) {
-    let row = input.row;
     let input_id = row.input_entry_id();
     let errlabel = format!("{}({})", row.kind, row.submission_id);
     let classify = |conv: &Conversation| {
@@ -460,11 +374,12 @@ fn repair_and_decide(
 /// Step 6: the replacement attempt's `runPersistedContextInput` (the input is in the
 /// conversation, or the reconciler would have requeued).
 pub(super) fn resume_after_replace(
-    input: &ReconcileInput<'_>,
+    row: &Flue2SubmissionRow,
+    conversation: Option<&Conversation>,
     c: &Flue2Classification,
 ) -> Flue2Resume {
     let mut actions = Vec::new();
-    let mut conv = input.conversation.cloned().unwrap_or_else(|| empty(input));
+    let mut conv = conversation.cloned().unwrap_or_else(|| empty(row));
     let mut reasoning_partial = None;
     if let Some(g) = ghost_at_leaf(&conv, None).cloned() {
         actions.push(ResumeAction::Converge {
@@ -475,10 +390,10 @@ pub(super) fn resume_after_replace(
         }
     }
     actions.push(ResumeAction::MarkInputApplied {
-        sets_deadline: input.row.input_applied_at.is_none(),
+        sets_deadline: row.input_applied_at.is_none(),
     });
     let (classification, end) = repair_and_decide(
-        input,
+        row,
         c,
         &mut conv,
         &mut actions,
@@ -495,11 +410,12 @@ pub(super) fn resume_after_replace(
 /// Step 7: what the next claim of the requeued row does: its deadline set again from that
 /// claim's start (requeue cleared `input_applied_at`).
 pub(super) fn resume_after_requeue(
-    input: &ReconcileInput<'_>,
+    row: &Flue2SubmissionRow,
+    conversation: Option<&Conversation>,
     c: &Flue2Classification,
 ) -> Flue2Resume {
     let mut actions = Vec::new();
-    let mut conv = input.conversation.cloned().unwrap_or_else(|| empty(input));
+    let mut conv = conversation.cloned().unwrap_or_else(|| empty(row));
     let mut reasoning_partial = None;
     if let Some(g) = ghost_at_leaf(&conv, None).cloned() {
         actions.push(ResumeAction::Converge {
@@ -509,7 +425,7 @@ pub(super) fn resume_after_requeue(
             reasoning_partial = Some(g.message_id.clone());
         }
     }
-    let input_id = input.row.input_entry_id();
+    let input_id = row.input_entry_id();
     if !conv.entries.contains_key(&input_id) {
         if let Some(w) = batch_at_leaf(&conv, None, c.variant) {
             if let Flue2Write::MarkerSettleBatch {
@@ -528,7 +444,7 @@ pub(super) fn resume_after_requeue(
         conv.commit(Entry {
             id: input_id.clone(),
             parent_id: parent,
-            submission_id: Some(input.row.submission_id.clone()),
+            submission_id: Some(row.submission_id.clone()),
             body: EntryBody::User {
                 content: Vec::new(),
             },
@@ -539,7 +455,7 @@ pub(super) fn resume_after_requeue(
         sets_deadline: true,
     });
     let (classification, end) = repair_and_decide(
-        input,
+        row,
         c,
         &mut conv,
         &mut actions,
@@ -554,8 +470,8 @@ pub(super) fn resume_after_requeue(
 }
 
 /// The conversation the runtime's session opens where the instance has none for the scope.
-fn empty(input: &ReconcileInput<'_>) -> Conversation {
-    let key = input.row.session();
+fn empty(row: &Flue2SubmissionRow) -> Conversation {
+    let key = row.session();
     Conversation {
         conversation_id: String::new(),
         kind: "root".into(),
