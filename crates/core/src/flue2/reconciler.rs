@@ -416,6 +416,9 @@ fn terminal(input: &ReconcileInput<'_>, step: Flue2Step, why: String, t: Termina
         Terminal::Timeout => ("exceeded_timeout", "failed", TIMEOUT_MESSAGE.to_string()),
     };
     let mut writes = Vec::new();
+    // Without a conversation for the submission's scope nothing is converged or marked; the
+    // runtime's session open may create the conversation and append the signal to it, which
+    // turnscope does not predict (no fixture has that state).
     if let Some(conv) = input.conversation {
         writes.extend(record_submission_terminal(input, conv, reason, &message));
     }
