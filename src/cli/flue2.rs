@@ -2,6 +2,7 @@
 //! and `--flue-version`, which picks the classifier's variant. Every other command refuses a 2.x
 //! journal in one line (`From<StoreError> for CliError`). See docs/flue2.md.
 
+use std::collections::HashMap;
 use std::io::{IsTerminal, Write};
 
 use super::args::{Cli, Command, ListArgs};
@@ -178,16 +179,31 @@ fn list(
                 .is_none_or(|i| r.session().is_some_and(|k| k.instance_id == i))
     };
     let mut streams = Streams::default();
+    let mut joined: HashMap<String, Vec<String>> = HashMap::new();
     let rows = reader.in_snapshot(|reader| {
-        let mut rows: Vec<Flue2SubmissionRow> =
-            reader.submissions()?.into_iter().filter(keep).collect();
+        let all = reader.submissions()?;
+        for r in &all {
+            if let (Some(host), "joined") = (&r.joined_into, r.status.as_str()) {
+                joined
+                    .entry(host.clone())
+                    .or_default()
+                    .push(r.submission_id.clone());
+            }
+        }
+        let mut rows: Vec<Flue2SubmissionRow> = all.into_iter().filter(keep).collect();
         if let Some(n) = s.limit {
             rows.truncate(n);
         }
         streams.load(reader, &rows)?;
         Ok(rows)
     })?;
-    let inspected: Vec<Inspected<'_>> = rows.iter().map(|r| streams.inspect(r, opts)).collect();
+    let inspected: Vec<Inspected<'_>> = rows
+        .iter()
+        .map(|r| {
+            let j = joined.get(&r.submission_id).cloned().unwrap_or_default();
+            streams.inspect(r, opts, j, now)
+        })
+        .collect();
     if a.json {
         print_json(
             out,
@@ -200,7 +216,7 @@ fn list(
         writeln!(out, "no submissions in view {view}")?;
         return Ok(());
     }
-    let table: Vec<[String; 7]> = inspected
+    let table: Vec<[String; 8]> = inspected
         .iter()
         .map(|i| {
             let r = i.row;
@@ -215,11 +231,12 @@ fn list(
                 format!("{}/{}", r.attempt_count, r.max_attempts),
                 lease_text(r, now),
                 sanitize(&i.label()),
+                i.plan.step.column(),
             ]
         })
         .collect();
     let head = [
-        "ID", "KIND", "INSTANCE", "STATUS", "ATTEMPTS", "LEASE", "VERDICT",
+        "ID", "KIND", "INSTANCE", "STATUS", "ATTEMPTS", "LEASE", "VERDICT", "NEXT",
     ];
     let mut width = head.map(|h| h.chars().count());
     for row in &table {
@@ -282,12 +299,13 @@ fn one(
 ) -> Result<(), CliError> {
     let now = now_ms(cli);
     let mut streams = Streams::default();
-    let row = reader.in_snapshot(|reader| {
+    let (row, joined) = reader.in_snapshot(|reader| {
         let row = reader.find_submission(query)?;
+        let joined = reader.joined_into(&row.submission_id)?;
         streams.load(reader, [&row])?;
-        Ok(row)
+        Ok((row, joined))
     })?;
-    let i = streams.inspect(&row, opts);
+    let i = streams.inspect(&row, opts, joined, now);
     let batches = i
         .stream_path
         .as_deref()
@@ -348,6 +366,7 @@ fn one(
             n => n.to_string(),
         },
     )?;
+    write_plan(&i, show, out)?;
     if !show {
         if row.status != "running" {
             kv(
@@ -438,6 +457,73 @@ fn one(
     )?;
     writeln!(out)?;
     write_conversation(&i, out)?;
+    Ok(())
+}
+
+/// What the runtime's recovery does next: the step and why; with `full` (show) its writes, the
+/// row after it and the resume.
+fn write_plan(i: &Inspected<'_>, full: bool, out: &mut dyn Write) -> Result<(), CliError> {
+    let p = &i.plan;
+    let kv = |out: &mut dyn Write, k: &str, v: String| writeln!(out, "  {k:<16}{v}");
+    let step = match p.step.number() {
+        Some(n) => format!("step {n} ({}) of the reconciler", p.step.name()),
+        None => format!("no reconciler step ({})", p.step.name()),
+    };
+    kv(out, "next", format!("{step}: {}", sanitize(&p.why)))?;
+    if !full {
+        return Ok(());
+    }
+    for (n, w) in p.writes.iter().enumerate() {
+        writeln!(out, "    {}. {}", n + 1, sanitize(&w.describe()))?;
+    }
+    if let Some(a) = &p.row_after {
+        kv(
+            out,
+            "row after",
+            format!(
+                "status {}, attempts {}, attempt id {}, error {}{}",
+                sanitize(&a.status),
+                a.attempt_count,
+                match a.attempt_id {
+                    turnscope_core::flue2::AttemptChange::Same => "kept",
+                    turnscope_core::flue2::AttemptChange::New => "new",
+                    turnscope_core::flue2::AttemptChange::Cleared => "cleared",
+                },
+                a.error
+                    .as_deref()
+                    .map_or("none".into(), |e| format!("{:?}", sanitize(e))),
+                a.settlement_outcome
+                    .as_deref()
+                    .map_or(String::new(), |o| format!(
+                        ", settlement outcome {}",
+                        sanitize(o)
+                    ))
+            ),
+        )?;
+    }
+    if let Some(r) = &p.resume {
+        kv(
+            out,
+            "resume",
+            format!(
+                "what the {} will do",
+                if r.after == "replacement" {
+                    "replacement attempt"
+                } else {
+                    "next claim"
+                }
+            ),
+        )?;
+        for (n, a) in r.actions.iter().enumerate() {
+            writeln!(out, "    {}. {}", n + 1, sanitize(&a.describe()))?;
+        }
+        writeln!(
+            out,
+            "    then: {} (classified {} after its repairs)",
+            sanitize(&r.end.describe()),
+            sanitize(&r.classification)
+        )?;
+    }
     Ok(())
 }
 

@@ -2,8 +2,9 @@
 //! fixture: `classify --json` answers as the runtime's own classifier did
 //! (`NAME.classification.json`), `list --expired` lists exactly the running rows whose lease
 //! expired (computed here from the rows, at pinned clocks), `show` marks the trailing batch and the
-//! recorded-but-uncommitted outcomes where the runtime's state has them, and `--flue-version` is
-//! refused on a beta.7 journal and for an unknown release.
+//! recorded-but-uncommitted outcomes where the runtime's state has them, every document plans the
+//! same reconciler step (none while the lease holds), and `--flue-version` is refused on a beta.7
+//! journal and for an unknown release.
 
 use std::path::Path;
 use std::process::Output;
@@ -511,4 +512,88 @@ fn an_unknown_or_ambiguous_id_on_a_2_x_journal_is_refused_as_on_beta7() {
         2,
         "matches 3 submissions",
     );
+}
+
+/// The reconciler's plan on every running row of every fixture: outside the step table while the
+/// lease holds (up to and at its end), in it a millisecond later; `list`'s `NEXT` column, and the
+/// `plan` of `list --json`, `classify --json` and `show --json`, agree at each clock; a
+/// replacement's writes take the row's attempt count + 1 and a 30 s lease from the clock.
+#[test]
+fn every_document_plans_the_same_step_and_the_lease_end_decides_whether_there_is_one() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut steps = std::collections::BTreeSet::new();
+    for name in db_fixture_names("flue-2.1.0") {
+        let db = unpack_db("flue-2.1.0", &name, dir.path());
+        let conn = Connection::open(&db).unwrap();
+        let running: Vec<(String, i64, i64)> = conn
+            .prepare("SELECT submission_id, lease_expires_at, attempt_count FROM flue_agent_submissions WHERE status = 'running'")
+            .unwrap()
+            .query_map([], |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?)))
+            .unwrap()
+            .collect::<Result<_, _>>()
+            .unwrap();
+        drop(conn);
+        assert!(!running.is_empty(), "{name}");
+        for (id, lease, attempts) in running {
+            for now in [lease - 1, lease, lease + 1] {
+                let cw = ["--context-window", "200000"];
+                let list = json_of(
+                    &turnscope(
+                        &db,
+                        Some(now),
+                        &[&cw[..], &["list", "--status", "all", "--json"]].concat(),
+                    ),
+                    "list",
+                );
+                let listed = list["submissions"]
+                    .as_array()
+                    .unwrap()
+                    .iter()
+                    .find(|s| s["id"] == id.as_str())
+                    .unwrap()["plan"]
+                    .clone();
+                for cmd in ["classify", "show"] {
+                    let doc = json_of(
+                        &turnscope(&db, Some(now), &[&cw[..], &[cmd, &id, "--json"]].concat()),
+                        cmd,
+                    );
+                    assert_eq!(doc["plan"], listed, "{name} {id} at {now}: {cmd}");
+                }
+                let text = turnscope(
+                    &db,
+                    Some(now),
+                    &[&cw[..], &["list", "--status", "all"]].concat(),
+                );
+                let text = String::from_utf8(text.stdout).unwrap();
+                let line = text.lines().find(|l| l.starts_with(id.as_str())).unwrap();
+                assert!(
+                    line.trim_end()
+                        .ends_with(listed["column"].as_str().unwrap()),
+                    "{name}: {line}"
+                );
+                if now <= lease {
+                    assert_eq!(listed["name"], "lease_held", "{name} {id} at {now}");
+                    assert!(listed["writes"].as_array().unwrap().is_empty());
+                    continue;
+                }
+                let step = listed["step"]
+                    .as_u64()
+                    .unwrap_or_else(|| panic!("{name}: {listed}"));
+                steps.insert(step);
+                if step == 6 {
+                    assert_eq!(
+                        listed["writes"],
+                        json!([{
+                            "op": "replace_attempt",
+                            "attempt_count": attempts + 1,
+                            "lease_expires_at": now + 30_000,
+                            "description": listed["writes"][0]["description"],
+                        }])
+                    );
+                    assert!(!listed["resume"].is_null());
+                }
+            }
+        }
+    }
+    assert!(steps.len() >= 5, "{steps:?}");
 }

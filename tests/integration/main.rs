@@ -41,6 +41,7 @@ mod pg_race;
 mod pg_write_access;
 mod read_access;
 mod runtime2;
+mod runtime2_reconcile;
 mod runtime_differential;
 mod runtime_kit;
 mod runtime_roundtrip;

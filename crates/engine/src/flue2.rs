@@ -10,8 +10,9 @@ use std::collections::HashMap;
 
 use serde_json::{json, Map, Value};
 use turnscope_core::flue2::{
-    classify_conversation_submission, parse_batch, ContentBlock, Conversation, EntryBody,
-    Flue2Classification, Flue2SubmissionRow, Flue2Variant, InstanceState, Parent, Record,
+    classify_conversation_submission, parse_batch, plan_flue2, ContentBlock, Conversation,
+    EntryBody, Flue2Classification, Flue2Plan, Flue2SubmissionRow, Flue2Variant, InspectFailure,
+    InstanceState, Parent, ReconcileInput, Record,
 };
 use turnscope_store::{Flue2SqliteReader, StoreError};
 
@@ -104,9 +105,18 @@ pub struct Inspected<'a> {
     pub row: &'a Flue2SubmissionRow,
     pub stream_path: Option<String>,
     pub conversation: Option<&'a Conversation>,
+    /// The instance's folded state (where it folds).
+    pub instance: Option<&'a InstanceState>,
     /// The classification, or the reason there is none (a session key the runtime does not
     /// write, a stream it cannot load, the classifier's own `TypeError`).
     pub verdict: Result<Flue2Classification, String>,
+    /// Which of those, where there is no classification.
+    pub failure: Option<InspectFailure>,
+    /// The deliveries joined into this submission and not settled (the reader's `joined_into`):
+    /// the runtime settles them before it.
+    pub joined: Vec<String>,
+    /// What the runtime's recovery does next (`plan_flue2` at the command's clock).
+    pub plan: Flue2Plan,
 }
 
 impl Inspected<'_> {
@@ -148,50 +158,94 @@ impl Streams {
         self.folded.get(path)
     }
 
-    /// `row` classified over its folded stream (which [`Streams::load`] read).
+    /// `row` classified over its folded stream (which [`Streams::load`] read), and planned at
+    /// `now_ms` with its unsettled joined deliveries `joined`.
     pub fn inspect<'a>(
         &'a self,
         row: &'a Flue2SubmissionRow,
         options: &Flue2Options,
+        joined: Vec<String>,
+        now_ms: i64,
     ) -> Inspected<'a> {
+        let (stream_path, conversation, instance, verdict, failure) = self.classify(row, options);
+        let plan = plan_flue2(&ReconcileInput {
+            row,
+            instance,
+            conversation,
+            classification: match (&verdict, failure) {
+                (Ok(c), _) => Ok(c),
+                (Err(e), kind) => Err((kind.unwrap_or(InspectFailure::Unloadable), e.as_str())),
+            },
+            joined: &joined,
+            now_ms,
+            variant: options.variant,
+        });
+        Inspected {
+            row,
+            stream_path,
+            conversation,
+            instance,
+            verdict,
+            failure,
+            joined,
+            plan,
+        }
+    }
+
+    #[allow(clippy::type_complexity)]
+    fn classify<'a>(
+        &'a self,
+        row: &'a Flue2SubmissionRow,
+        options: &Flue2Options,
+    ) -> (
+        Option<String>,
+        Option<&'a Conversation>,
+        Option<&'a InstanceState>,
+        Result<Flue2Classification, String>,
+        Option<InspectFailure>,
+    ) {
         let Some(key) = row.session() else {
-            return Inspected {
-                row,
-                stream_path: None,
-                conversation: None,
-                verdict: Err(format!(
+            return (
+                None,
+                None,
+                None,
+                Err(format!(
                     "session_key {:?} is not one the runtime writes",
                     row.session_key
                 )),
-            };
+                Some(InspectFailure::SessionKey),
+            );
         };
         let path = key.stream_path();
         let folded = self.folded.get(&path);
         let state = match folded.map(|f| &f.state) {
             Some(Ok(s)) => Some(s),
             Some(Err(e)) => {
-                return Inspected {
-                    row,
-                    stream_path: Some(path),
-                    conversation: None,
-                    verdict: Err(format!("the runtime cannot load this instance: {e}")),
-                }
+                return (
+                    Some(path),
+                    None,
+                    None,
+                    Err(format!("the runtime cannot load this instance: {e}")),
+                    Some(InspectFailure::Unloadable),
+                )
             }
             None => None,
         };
         let conversation = state.and_then(|s| s.conversation_for_scope(&key.harness, &key.session));
-        let verdict = classify_conversation_submission(
+        match classify_conversation_submission(
             conversation,
             &row.input_entry_id(),
             options.context_window,
             options.variant,
-        )
-        .map_err(|e| format!("the runtime's classifier throws: {e}"));
-        Inspected {
-            row,
-            stream_path: Some(path),
-            conversation,
-            verdict,
+        ) {
+            Ok(c) => (Some(path), conversation, state, Ok(c), None),
+            Err(e) => (
+                Some(path),
+                conversation,
+                state,
+                Err(format!("the runtime's classifier throws: {e}")),
+                Some(InspectFailure::ClassifierThrows),
+            ),
         }
     }
 }
@@ -259,6 +313,37 @@ pub fn verdict_json(verdict: &Result<Flue2Classification, String>) -> Value {
     }
 }
 
+/// `serde_json::to_value` of a value whose `Serialize` cannot fail (plain data), with a
+/// `description` beside its fields.
+fn described(value: impl serde::Serialize, description: String) -> Value {
+    let mut v = serde_json::to_value(value).unwrap_or(Value::Null);
+    if let Value::Object(m) = &mut v {
+        m.insert("description".into(), json!(description));
+    }
+    v
+}
+
+/// What the runtime's recovery does next (`plan` in every 2.x document): the step of
+/// `reconcileInterruptedSubmission` (`step` 0–7, `null` outside the table), its `name`, the
+/// condition that held (`reason`), its `writes` in order, the row as it leaves it (`rowAfter`)
+/// and what the resume of a replaced or requeued attempt will do (`resume`).
+pub fn plan_json(plan: &Flue2Plan) -> Value {
+    json!({
+        "step": plan.step.number(),
+        "name": plan.step.name(),
+        "column": plan.step.column(),
+        "reason": plan.why,
+        "writes": plan.writes.iter().map(|w| described(w, w.describe())).collect::<Vec<_>>(),
+        "rowAfter": plan.row_after,
+        "resume": plan.resume.as_ref().map(|r| json!({
+            "after": r.after,
+            "actions": r.actions.iter().map(|a| described(a, a.describe())).collect::<Vec<_>>(),
+            "classification": r.classification,
+            "end": described(&r.end, r.end.describe()),
+        })),
+    })
+}
+
 /// `list --json` (`turnscope.flue2.list/1`).
 pub fn list_json(
     options: &Flue2Options,
@@ -276,7 +361,9 @@ pub fn list_json(
                 .map(|i| {
                     let mut r = row_json(i.row, now_ms);
                     let v = verdict_json(&i.verdict);
-                    r.as_object_mut().unwrap().insert("verdict".into(), v);
+                    let m = r.as_object_mut().unwrap();
+                    m.insert("verdict".into(), v);
+                    m.insert("plan".into(), plan_json(&i.plan));
                     r
                 })
                 .collect(),
@@ -305,6 +392,8 @@ pub fn classify_json(
     if let Value::Object(v) = verdict_json(&i.verdict) {
         o.extend(v);
     }
+    o.insert("joinedDeliveries".into(), json!(i.joined));
+    o.insert("plan".into(), plan_json(&i.plan));
     Value::Object(o)
 }
 

@@ -50,6 +50,12 @@ impl InstanceState {
             .find(|c| c.harness == harness && c.session == session)
     }
 
+    /// A record folded so far, by id (the runtime's `recordsById`, read by its `getRecord` and
+    /// `hasRecord`): the recovery paths look their deterministic record ids up before appending.
+    pub fn record(&self, id: &str) -> Option<&Record> {
+        self.records.get(id)
+    }
+
     /// Fold one record (the runtime's `applyConversationRecord`). On an error the state may be
     /// partly changed, as the runtime's in-place load leaves it (it discards it).
     pub fn apply(&mut self, record: &Record) -> Result<(), FoldError> {

@@ -15,18 +15,26 @@
 
 pub mod classify;
 pub mod fold;
+pub mod reconciler;
 pub mod records;
+pub mod resume;
 pub mod rows;
 pub mod state;
+pub mod writes;
 
 pub use classify::{
     classify_conversation_submission, submission_entry_id, ClassifyError, Flue2Classification,
     Flue2Variant, SessionKey,
 };
 pub use fold::InstanceState;
+pub use reconciler::{
+    plan_flue2, AttemptChange, CallRef, Flue2Plan, Flue2RowAfter, Flue2Step, Flue2Write,
+    InspectFailure, ReconcileInput,
+};
 pub use records::{
     parse_batch, BlockKind, Body, ContentBlock, Envelope, Parent, Record, RecordError,
 };
+pub use resume::{Flue2Resume, ResumeAction, ResumeEnd};
 pub use rows::{Flue2SubmissionRow, FLUE2_STATUSES};
 pub use state::{
     Block, Conversation, Entry, EntryBody, FoldError, InProgressMessage, ToolCallRef,

@@ -69,9 +69,10 @@ impl Flue2SubmissionRow {
         self.attempt_count >= self.max_attempts
     }
 
-    /// The deadline (`timeout_at`, 0: none) is past at `now_ms`.
+    /// The deadline (`timeout_at`, 0: none) has passed at `now_ms`, as the reconciler's timeout
+    /// step tests it (`timeoutAt > 0 && Date.now() >= timeoutAt`): at `timeout_at` itself too.
     pub fn deadline_passed(&self, now_ms: i64) -> bool {
-        self.timeout_at > 0 && self.timeout_at < now_ms
+        self.timeout_at > 0 && now_ms >= self.timeout_at
     }
 
     /// The id of the submission's input entry (`submissionEntryId(kind, id)`).
@@ -133,7 +134,7 @@ mod tests {
         assert!(r.attempts_exhausted());
         assert!(!r.deadline_passed(5));
         r.timeout_at = 4;
-        assert!(r.deadline_passed(5) && !r.deadline_passed(4));
+        assert!(r.deadline_passed(5) && r.deadline_passed(4) && !r.deadline_passed(3));
     }
 
     #[test]

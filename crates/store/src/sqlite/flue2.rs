@@ -113,6 +113,16 @@ impl Flue2SqliteReader {
         self.query_rows("", &[])
     }
 
+    /// The ids of the deliveries joined into `host` and not settled yet (`joined_into = host`,
+    /// status `joined`): the runtime's `settleJoinedSubmissions` settles each before the host.
+    pub fn joined_into(&self, host: &str) -> Result<Vec<String>, StoreError> {
+        Ok(self
+            .query_rows("WHERE joined_into = ?1 AND status = 'joined'", &[&host])?
+            .into_iter()
+            .map(|r| r.submission_id)
+            .collect())
+    }
+
     /// The row named by a full id or a prefix only one id starts with.
     pub fn find_submission(&self, query: &str) -> Result<Flue2SubmissionRow, StoreError> {
         let not_found = || StoreError::SubmissionNotFound {
