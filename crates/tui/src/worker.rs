@@ -125,6 +125,9 @@ pub enum Request {
         generation: u64,
         cancel: Arc<AtomicBool>,
     },
+    /// The health of these sessions (`engine::report::health`): the sessions screen's rows on
+    /// screen, each asked once while its `updatedAt` stays.
+    SessionHealth(Vec<String>),
     Stop,
 }
 
@@ -192,6 +195,25 @@ pub enum Response {
         searched: TextSearched,
         error: Option<WorkerError>,
     },
+    /// Each asked session's health mark (`None`: the session is gone).
+    SessionHealth(Vec<(String, Result<Option<HealthMark>, WorkerError>)>),
+}
+
+/// What the sessions screen shows of a session's health: how many findings, the first kind
+/// (`Hazard::KINDS` order), and whether an unresolved batch can be repaired in place.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct HealthMark {
+    pub findings: usize,
+    pub worst: Option<&'static str>,
+}
+
+impl HealthMark {
+    pub fn of(h: &turnscope_engine::report::health::SessionHealth) -> HealthMark {
+        HealthMark {
+            findings: h.findings.len(),
+            worst: h.counts().first().map(|(k, _)| *k),
+        }
+    }
 }
 
 /// A text search across sessions, between its background steps.
@@ -487,6 +509,23 @@ impl Worker {
                     });
                 }
                 Some(Response::FoundSessions { generation, result })
+            }
+            Request::SessionHealth(keys) => {
+                let mut out = Vec::with_capacity(keys.len());
+                for key in keys {
+                    let result = self.store().and_then(|s| {
+                        turnscope_engine::report::health::session_health(s.reader(), &key)
+                            .map(|h| h.as_ref().map(HealthMark::of))
+                            .map_err(|e| match e {
+                                turnscope_engine::report::health::HealthError::Store(e) => {
+                                    WorkerError::from(e)
+                                }
+                                other => WorkerError::message(other.to_string()),
+                            })
+                    });
+                    out.push((key, result));
+                }
+                Some(Response::SessionHealth(out))
             }
             Request::Stop => None,
         }

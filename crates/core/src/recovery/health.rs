@@ -58,7 +58,11 @@ impl At {
 
 /// What is wrong, in turnscope's own words (the JSON `kind`).
 #[derive(Debug, Clone, PartialEq, Serialize)]
-#[serde(tag = "kind", rename_all = "snake_case")]
+#[serde(
+    tag = "kind",
+    rename_all = "snake_case",
+    rename_all_fields = "camelCase"
+)]
 pub enum Hazard {
     /// An assistant that stopped for tool use, some of whose calls have no result in the run of
     /// results after it.
@@ -75,6 +79,9 @@ pub enum Hazard {
         at_leaf: bool,
         /// Entries after the batch on the active path.
         later_entries: usize,
+        /// The classifier's trailing partial batch (`findTrailingPartialToolBatch`): at the leaf,
+        /// or followed only by one aborted assistant, which the runtime's resume repairs behind.
+        trailing: bool,
     },
     /// Every call has a result right after the assistant, but not in call order, under another
     /// tool name, or with extra results.
@@ -468,6 +475,10 @@ pub fn scan_path(path: &[&Entry], empty: &mut dyn FnMut(&Entry) -> bool) -> Vec<
                             .collect();
                         if !missing.is_empty() {
                             let end = base + j;
+                            let aborted_after = end + 1 == path.len()
+                                && path[end]
+                                    .message_with_role(&Role::Assistant)
+                                    .is_some_and(|a| a.stop_reason() == Some("aborted"));
                             push(
                                 Hazard::UnresolvedCalls {
                                     assistant: At::of(e),
@@ -476,6 +487,7 @@ pub fn scan_path(path: &[&Entry], empty: &mut dyn FnMut(&Entry) -> bool) -> Vec<
                                     recorded: results.len(),
                                     at_leaf: end == path.len(),
                                     later_entries: path.len() - end,
+                                    trailing: end == path.len() || aborted_after,
                                 },
                                 base + i,
                             );

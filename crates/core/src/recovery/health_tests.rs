@@ -343,3 +343,38 @@ fn only_what_a_compaction_keeps_is_scanned() {
     let plain = chain(&[("x", asst("stop", text("x")))], false);
     assert_eq!(context_segments(&plain.active_path()), vec![0..1]);
 }
+
+#[test]
+fn a_partial_batch_behind_one_aborted_assistant_is_trailing_but_not_at_the_leaf() {
+    let f = findings(&[
+        ("in", input("s1")),
+        (
+            "a1",
+            asst("toolUse", json!([call("c1", "get"), call("c2", "put")])),
+        ),
+        ("r1", result("c1", "get")),
+        ("ab", asst("aborted", text(""))),
+    ]);
+    assert_eq!(kinds(&f), ["unresolved_calls"]);
+    assert!(matches!(
+        f[0].hazard,
+        Hazard::UnresolvedCalls {
+            at_leaf: false,
+            trailing: true,
+            later_entries: 1,
+            ..
+        }
+    ));
+    let later = findings(&[
+        ("a1", asst("toolUse", json!([call("c1", "get")]))),
+        ("a2", asst("stop", text("x"))),
+    ]);
+    assert!(matches!(
+        later[0].hazard,
+        Hazard::UnresolvedCalls {
+            at_leaf: false,
+            trailing: false,
+            ..
+        }
+    ));
+}
