@@ -199,23 +199,6 @@ pub enum Response {
     SessionHealth(Vec<(String, Result<Option<HealthMark>, WorkerError>)>),
 }
 
-/// What the sessions screen shows of a session's health: how many findings, the first kind
-/// (`Hazard::KINDS` order), and whether an unresolved batch can be repaired in place.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct HealthMark {
-    pub findings: usize,
-    pub worst: Option<&'static str>,
-}
-
-impl HealthMark {
-    pub fn of(h: &turnscope_engine::report::health::SessionHealth) -> HealthMark {
-        HealthMark {
-            findings: h.findings.len(),
-            worst: h.counts().first().map(|(k, _)| *k),
-        }
-    }
-}
-
 /// A text search across sessions, between its background steps.
 struct FindText {
     generation: u64,
@@ -243,6 +226,7 @@ impl TextSink for StepSink {
     }
 }
 
+pub use crate::screens::sessions::HealthMark;
 pub use turnscope_store::FetchedPreview;
 
 struct Cached {

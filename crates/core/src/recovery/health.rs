@@ -304,14 +304,15 @@ pub fn unreadable(history: &History, data_problems: &[String]) -> Vec<Finding> {
         .collect()
 }
 
-/// The ranges of `path` the runtime's context is built from (`buildContextEntries`): the whole
-/// path, or with a compaction the kept part before the latest one and all after it.
-pub fn context_segments(path: &[&Entry]) -> Vec<std::ops::Range<usize>> {
+/// The ranges of `path` the runtime's context is built from (`buildContextEntries`), each walked
+/// on its own: with a compaction the kept part before the latest one and all after it, without
+/// one nothing and the whole path.
+pub fn context_segments(path: &[&Entry]) -> [std::ops::Range<usize>; 2] {
     let latest = path
         .iter()
         .rposition(|e| matches!(e.body, EntryBody::Compaction(_)));
     let Some(c) = latest else {
-        return vec![0..path.len()];
+        return [0..0, 0..path.len()];
     };
     let first_kept = match &path[c].body {
         EntryBody::Compaction(comp) => comp.first_kept_entry_id.as_deref(),
@@ -320,7 +321,7 @@ pub fn context_segments(path: &[&Entry]) -> Vec<std::ops::Range<usize>> {
     let kept = first_kept
         .and_then(|id| path.iter().position(|e| e.id == id))
         .unwrap_or(c + 1);
-    vec![kept..c.max(kept), c + 1..path.len()]
+    [kept..c.max(kept), c + 1..path.len()]
 }
 
 fn calls_of(m: &Message) -> Vec<CallRef> {
