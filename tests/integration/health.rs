@@ -431,3 +431,115 @@ fn the_crash_fixtures_unresolved_calls_are_the_runtime_classifiers() {
     assert!(with_findings >= 3, "{with_findings}");
     assert!(fixtures_dir().join("flue-beta7").is_dir());
 }
+
+fn turnscope(db: &str, args: &[&str]) -> Output {
+    turnscope_command()
+        .env_remove("TURNSCOPE_DB")
+        .args(["--db", db, "--operator", "health-test"])
+        .args(args)
+        .output()
+        .unwrap()
+}
+
+/// The unresolved batch a settled submission left at the leaf: `repair` writes the runtime's own
+/// rows (the recorded result copied, its `interrupted` result for the call without one), after
+/// a preview, with the side effects acknowledged, audited; health then finds nothing, and the
+/// undo brings the finding back. A batch with later turns is refused.
+#[test]
+fn a_settled_submissions_leaf_batch_is_repaired_in_place_and_undone() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("health.db");
+    journal(&path);
+    for kind in kinds() {
+        let tdb = TestDb::from_sqlite(kind, &path);
+        let db = db_arg(&tdb.target);
+        // The preview names the batch and the call that may have run.
+        let o = turnscope(&db, &["--write", "repair", "sub-leaf-batch", "--dry-run"]);
+        let preview = String::from_utf8_lossy(&o.stdout);
+        assert!(
+            preview.contains("the settled submission left at the session's leaf")
+                && preview.contains("c2 send_email {\"to\":\"x@example.com\"}")
+                && preview.contains("dry run: nothing written"),
+            "{kind:?}: {preview}"
+        );
+        // Without the acknowledgment the calls that may have run refuse it (nothing written).
+        let o = turnscope(&db, &["--write", "repair", "sub-leaf-batch", "-y"]);
+        assert_eq!(
+            o.status.code(),
+            Some(3),
+            "{}",
+            String::from_utf8_lossy(&o.stderr)
+        );
+        assert_eq!(health(&db, &["leaf-batch"]).status.code(), Some(8));
+        let o = turnscope(
+            &db,
+            &[
+                "--write",
+                "repair",
+                "sub-leaf-batch",
+                "-y",
+                "--ack-side-effects",
+                "--json",
+            ],
+        );
+        assert_eq!(
+            o.status.code(),
+            Some(0),
+            "{kind:?}: {}",
+            String::from_utf8_lossy(&o.stderr)
+        );
+        let o = health(&db, &["leaf-batch", "--json"]);
+        assert_eq!(
+            o.status.code(),
+            Some(0),
+            "{kind:?}: {}",
+            String::from_utf8_lossy(&o.stdout)
+        );
+        // What was written: the path now ends with the copy of c1's result and the runtime's
+        // interrupted result for c2, under the assistant.
+        let store = turnscope_store::open(&tdb.target).unwrap();
+        let rec = store.load_session(&key_of("leaf-batch")).unwrap().unwrap();
+        let h = turnscope_core::journal::history::History::new(rec.entries.clone(), rec.leaf_id);
+        let path_now = h.active_path();
+        let tail: Vec<&str> = path_now
+            .iter()
+            .rev()
+            .take(3)
+            .map(|e| e.id.as_str())
+            .collect();
+        assert_eq!(tail[2], "a2", "{kind:?}");
+        let last = path_now.last().unwrap().message().unwrap();
+        assert_eq!(last.tool_call_id_str(), Some("c2"));
+        assert_eq!(last.text(), turnscope_engine::actions::INTERRUPTED_TEXT);
+        let copied = path_now[path_now.len() - 2].message().unwrap();
+        assert_eq!(copied.tool_call_id_str(), Some("c1"));
+        assert!(!copied.is_error());
+        // Undone: the finding is back.
+        let o = turnscope(&db, &["--write", "undo", "1", "-y"]);
+        assert_eq!(
+            o.status.code(),
+            Some(0),
+            "{kind:?}: {}",
+            String::from_utf8_lossy(&o.stderr)
+        );
+        assert_eq!(health(&db, &["leaf-batch"]).status.code(), Some(8));
+        // Later turns follow the other batch: refused, nothing written.
+        let o = turnscope(
+            &db,
+            &[
+                "--write",
+                "repair",
+                "sub-later-turns",
+                "-y",
+                "--ack-side-effects",
+            ],
+        );
+        assert_eq!(
+            o.status.code(),
+            Some(3),
+            "{kind:?}: {}",
+            String::from_utf8_lossy(&o.stdout)
+        );
+        assert_eq!(health(&db, &["later-turns"]).status.code(), Some(8));
+    }
+}

@@ -257,12 +257,19 @@ fn repair_note(
         };
     }
     if at_leaf {
+        let how = match owner {
+            Some(o) if o.status == "settled" || o.status == "failed" => format!(
+                "; `turnscope --write repair {}` writes them (previewed, fenced, audited, undoable)",
+                o.id
+            ),
+            _ => String::new(),
+        };
         return RepairNote {
             in_place: true,
-            why:
+            why: format!(
                 "the batch ends the active path and no submission is working on it: the runtime's \
-                  interrupted results (first write wins) can complete it in place"
-                    .into(),
+                 interrupted results (first write wins) can complete it in place{how}"
+            ),
         };
     }
     effect.push_str(&format!(
