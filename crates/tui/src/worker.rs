@@ -226,7 +226,7 @@ impl TextSink for StepSink {
     }
 }
 
-pub use crate::screens::sessions::HealthMark;
+pub use crate::messages::HealthMark;
 pub use turnscope_store::FetchedPreview;
 
 struct Cached {

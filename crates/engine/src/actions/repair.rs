@@ -61,7 +61,15 @@ fn settled_leaf_batch(r: &SubmissionReport) -> Option<ToolRepair> {
     let only_results = following[at + 1..]
         .iter()
         .all(|e| e.message_with_role(&Role::ToolResult).is_some());
-    if assistant.stop_reason() != Some("toolUse") || !only_results {
+    // The batch is this submission's: no later input on the path before it (a later
+    // submission's batch is that submission's to repair).
+    let later_input = following[..at].iter().any(|e| {
+        e.message().is_some_and(|m| {
+            let mk = m.markers();
+            mk.dispatch_id.is_some() || mk.direct_submission_id.is_some()
+        })
+    });
+    if assistant.stop_reason() != Some("toolUse") || !only_results || later_input {
         return None;
     }
     let calls: Vec<RequestedCall> = assistant

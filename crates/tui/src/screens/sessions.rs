@@ -16,30 +16,13 @@ use ratatui::Frame;
 
 use super::{nav_delta, step, Ask};
 use crate::keymap::Action;
-use crate::messages::{status_label, Target};
+use crate::messages::{status_label, HealthMark, Target};
 use crate::text::{ago, clean, pad};
 use crate::view_state::{DrawCtx, Hit, InputMode, Layout, Pane};
 use crate::widgets::{render_selectable, scroll_into_view, table_header};
 use turnscope_core::journal::status::SubmissionStatus;
 use turnscope_core::journal::time::ms_from_iso;
 use turnscope_store::{thousands, MatchKind, SessionMatch, SessionSummary, TextSearched};
-
-/// What the sessions screen shows of a session's health: how many findings, the first kind
-/// (`Hazard::KINDS` order), and whether an unresolved batch can be repaired in place.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct HealthMark {
-    pub findings: usize,
-    pub worst: Option<&'static str>,
-}
-
-impl HealthMark {
-    pub fn of(h: &turnscope_engine::report::health::SessionHealth) -> HealthMark {
-        HealthMark {
-            findings: h.findings.len(),
-            worst: h.counts().first().map(|(k, _)| *k),
-        }
-    }
-}
 
 /// A session's health on the screen: the `updatedAt` it was asked at, and the answer (`None`
 /// while it is on its way).
