@@ -448,9 +448,10 @@ fn turnscope(db: &str, args: &[&str]) -> Output {
 #[test]
 fn a_settled_submissions_leaf_batch_is_repaired_in_place_and_undone() {
     let dir = tempfile::tempdir().unwrap();
-    let path = dir.path().join("health.db");
-    journal(&path);
     for kind in kinds() {
+        // A journal of its own for each backend: the SQLite run writes to its file.
+        let path = dir.path().join(format!("health-{kind:?}.db"));
+        journal(&path);
         let tdb = TestDb::from_sqlite(kind, &path);
         let db = db_arg(&tdb.target);
         // The preview names the batch and the call that may have run.
