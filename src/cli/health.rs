@@ -100,7 +100,7 @@ pub fn run(store: &dyn Backend, args: &HealthArgs, out: &mut dyn Write) -> Resul
 fn resolve(store: &dyn Backend, ids: &[String]) -> Result<Vec<String>, CliError> {
     let mut keys = BTreeSet::new();
     for id in ids {
-        if store.load_session_data_exists(id)? {
+        if session_exists(store, id)? {
             keys.insert(id.clone());
             continue;
         }
@@ -118,16 +118,10 @@ fn resolve(store: &dyn Backend, ids: &[String]) -> Result<Vec<String>, CliError>
 }
 
 /// Whether `key` names a session row, without reading its entries.
-trait SessionExists {
-    fn load_session_data_exists(&self, key: &str) -> Result<bool, StoreError>;
-}
-
-impl SessionExists for dyn Backend + '_ {
-    fn load_session_data_exists(&self, key: &str) -> Result<bool, StoreError> {
-        match self.reader().session_rows() {
-            Some(rows) => Ok(rows.session_data(key)?.is_some()),
-            None => Ok(false),
-        }
+fn session_exists(store: &dyn Backend, key: &str) -> Result<bool, StoreError> {
+    match store.reader().session_rows() {
+        Some(rows) => Ok(rows.session_data(key)?.is_some()),
+        None => Ok(false),
     }
 }
 
