@@ -178,6 +178,12 @@ pub enum Command {
     /// hold (affinity key, child session, attempt, turn or operation id, entry id); with --text,
     /// text anywhere in the stored history of every session. Exit 4 when nothing matches.
     Sessions(SessionsArgs),
+    /// Session health: what on each session's active path the next turn will not send as
+    /// stored (unresolved tool calls behind settled submissions, orphaned results, repeated
+    /// call ids, in-progress or empty assistants, continuations whose partial is dropped,
+    /// histories the runtime cannot read), each with what it does to that turn. Exit 8 when any
+    /// session has a finding.
+    Health(HealthArgs),
     /// The stuck submissions (expired leases) grouped by the worker that held their lease: when
     /// it stopped renewing, how many it left, what the runtime's plan does to them, and the
     /// command that acts on all of them.
@@ -334,6 +340,22 @@ pub struct SessionsArgs {
     pub limit: Option<u64>,
 
     /// Print JSON (schema turnscope.sessions/1).
+    #[arg(long)]
+    pub json: bool,
+}
+
+#[derive(Debug, Clone, Default, Args)]
+pub struct HealthArgs {
+    /// Sessions to judge: a session key, an instance, a submission id or prefix, or any id
+    /// `sessions QUERY` finds (each session it names).
+    #[arg(value_hint = clap::ValueHint::Other)]
+    pub ids: Vec<String>,
+
+    /// Every session of the journal, read one at a time; only those with findings are listed.
+    #[arg(long)]
+    pub all: bool,
+
+    /// Print JSON (schema turnscope.health/1).
     #[arg(long)]
     pub json: bool,
 }

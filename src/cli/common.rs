@@ -18,9 +18,11 @@ pub mod exit {
     pub const NOT_AS_PREDICTED: i32 = 6;
     /// `wait`: the runtime did not act within the timeout.
     pub const TIMED_OUT: i32 = 7;
+    /// `health`: a session it judged has a finding.
+    pub const FINDINGS: i32 = 8;
 
     /// Every code with its meaning, in order.
-    pub const ALL: [(i32, &str); 8] = [
+    pub const ALL: [(i32, &str); 9] = [
         (OK, "success (a dry run, a no-op and an applied write included)"),
         (ERROR, "error: unreadable database, not a flue journal, newer format, locked, no write access, a write that failed"),
         (USAGE, "usage: bad flags, a bad configuration file, no database given, an ambiguous id prefix, a write action without --write, fail without --reason, an empty operator, a write off a terminal without -y"),
@@ -29,6 +31,7 @@ pub mod exit {
         (DECLINED, "declined: the confirmation prompt was answered with anything but yes (nothing written)"),
         (NOT_AS_PREDICTED, "wait: the runtime did something other than what turnscope predicted for a submission"),
         (TIMED_OUT, "wait: the runtime did not act on a submission within --timeout"),
+        (FINDINGS, "health: a session it judged has a finding (the findings are printed)"),
     ];
 }
 

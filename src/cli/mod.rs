@@ -9,6 +9,7 @@ mod confirm;
 mod diff;
 mod export;
 mod flue2;
+mod health;
 mod incidents;
 mod keys;
 mod list;
@@ -28,8 +29,8 @@ use std::io::{IsTerminal, Write};
 use std::path::PathBuf;
 
 pub use args::{
-    parse_age, parse_since, ActionArgs, AuditArgs, Cli, Command, DiffArgs, ExportArgs, ListArgs,
-    SelectionArgs, SessionsArgs, Since, UndoArgs,
+    parse_age, parse_since, ActionArgs, AuditArgs, Cli, Command, DiffArgs, ExportArgs, HealthArgs,
+    ListArgs, SelectionArgs, SessionsArgs, Since, UndoArgs,
 };
 pub use turnscope_core::text::{is_hostile_char, sanitize};
 pub use turnscope_tui::config::parse_duration;
@@ -103,6 +104,7 @@ fn json_output(cli: &Cli) -> bool {
         Some(Command::List(a)) => a.json || a.output == Some(args::ListOutput::Ids),
         Some(Command::Audit(a)) => a.json,
         Some(Command::Sessions(a)) => a.json,
+        Some(Command::Health(a)) => a.json,
         // The document itself goes to stdout unless --output names a file.
         Some(Command::Export(a)) => a.output.is_none(),
         Some(Command::Undo(a)) => a.json,
@@ -223,6 +225,7 @@ fn run_command(cli: &Cli, out: &mut dyn Write) -> Result<(), CliError> {
             None => list::run(open_store(cli)?.reader(), cli, args, out),
         },
         Some(Command::Sessions(a)) => sessions::run(&*open_store(cli)?, a, out),
+        Some(Command::Health(a)) => health::run(&*open_store(cli)?, a, out),
         Some(Command::Incidents { json }) => {
             incidents::run(open_store(cli)?.reader(), cli, *json, out)
         }

@@ -26,6 +26,7 @@ mod flue2_classify;
 mod flue2_cli;
 mod flue2_fold;
 mod flue_formats;
+mod health;
 mod hostile;
 mod incidents;
 mod js_json_parse;

@@ -257,12 +257,16 @@ impl Harness {
         self.terminal
             .draw(|f| draw(f, &mut self.app))
             .expect("draw");
-        // Drawing asks for the previews of the rows it drew. The event loop sends them at once
-        // and draws again when they arrive; here the worker answers in line, so the frame the
-        // test reads is that second one. Nothing else pending is carried out.
-        let asked = self
-            .app
-            .take_effects_where(|e| matches!(e, Effect::Request(Request::Previews { .. })));
+        // Drawing asks for the previews of the rows it drew (and the health of the sessions
+        // rows it drew). The event loop sends them at once and draws again when they arrive;
+        // here the worker answers in line, so the frame the test reads is that second one.
+        // Nothing else pending is carried out.
+        let asked = self.app.take_effects_where(|e| {
+            matches!(
+                e,
+                Effect::Request(Request::Previews { .. } | Request::SessionHealth(_))
+            )
+        });
         if asked.is_empty() {
             return;
         }

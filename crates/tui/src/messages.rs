@@ -350,3 +350,20 @@ pub struct VerdictBatch {
     /// The failed count, once computed for the current status counts.
     pub failed: Option<usize>,
 }
+
+/// What the sessions screen shows of a session's health: how many findings and the first kind
+/// (`Hazard::KINDS` order).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct HealthMark {
+    pub findings: usize,
+    pub worst: Option<&'static str>,
+}
+
+impl HealthMark {
+    pub fn of(h: &turnscope_engine::report::health::SessionHealth) -> HealthMark {
+        HealthMark {
+            findings: h.findings.len(),
+            worst: h.counts().first().map(|(k, _)| *k),
+        }
+    }
+}

@@ -130,6 +130,9 @@ pub enum Request {
         generation: u64,
         cancel: Arc<AtomicBool>,
     },
+    /// The health of these sessions (`engine::report::health`): the sessions screen's rows on
+    /// screen, each asked once while its `updatedAt` stays.
+    SessionHealth(Vec<String>),
     Stop,
 }
 
@@ -199,6 +202,8 @@ pub enum Response {
         searched: TextSearched,
         error: Option<WorkerError>,
     },
+    /// Each asked session's health mark (`None`: the session is gone).
+    SessionHealth(Vec<(String, Result<Option<HealthMark>, WorkerError>)>),
 }
 
 /// A text search across sessions, between its background steps.
@@ -228,6 +233,7 @@ impl TextSink for StepSink {
     }
 }
 
+pub use crate::messages::HealthMark;
 pub use turnscope_store::FetchedPreview;
 
 struct Cached {
@@ -497,6 +503,23 @@ impl Worker {
                     });
                 }
                 Some(Response::FoundSessions { generation, result })
+            }
+            Request::SessionHealth(keys) => {
+                let mut out = Vec::with_capacity(keys.len());
+                for key in keys {
+                    let result = self.store().and_then(|s| {
+                        turnscope_engine::report::health::session_health(s.reader(), &key)
+                            .map(|h| h.as_ref().map(HealthMark::of))
+                            .map_err(|e| match e {
+                                turnscope_engine::report::health::HealthError::Store(e) => {
+                                    WorkerError::from(e)
+                                }
+                                other => WorkerError::message(other.to_string()),
+                            })
+                    });
+                    out.push((key, result));
+                }
+                Some(Response::SessionHealth(out))
             }
             Request::Stop => None,
         }

@@ -8,6 +8,7 @@ pub mod classify;
 pub mod context_window;
 pub mod direct_result;
 pub mod failure;
+pub mod health;
 pub mod incidents;
 pub mod next_request;
 pub mod reconciler;

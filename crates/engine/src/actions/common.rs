@@ -242,6 +242,19 @@ pub(super) fn check_expired_running(r: &SubmissionReport, now_ms: i64) -> Result
 
 /// Nothing turnscope would write over is damaged: the row parses, the session and journal were
 /// read whole, and the row has an attempt to fence on.
+/// `check_whole` for a settled submission: read from a whole session the runtime could load.
+pub(super) fn check_settled_whole(r: &SubmissionReport) -> Result<(), Refusal> {
+    if let Some(s) = r.bundle.session.as_ref() {
+        if s.scope != turnscope_core::journal::records::SessionScope::Full {
+            return Err(Refusal::new(
+                "the session was read in part (for a listing or a view), not whole",
+                "plan the action from a full read of the submission",
+            ));
+        }
+    }
+    check_whole(r)
+}
+
 fn check_whole(r: &SubmissionReport) -> Result<(), Refusal> {
     let row = r.row();
     if let turnscope_core::recovery::reconciler::Disposition::Malformed { problem } =

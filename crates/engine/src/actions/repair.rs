@@ -42,12 +42,94 @@ fn select_batch(r: &SubmissionReport) -> Result<Result<ToolRepair, NoRepair>, Re
     }
 }
 
+/// The unresolved tool batch a settled submission left at the session's leaf (`turnscope health`'s
+/// `unresolved_calls` that can be completed in place): the last assistant after its input stopped
+/// for tool use, only tool results follow it, and some call has none. Its calls are taken from
+/// the assistant's content, in content order, as the runtime's resume-time repair takes them
+/// (spec §6.2). `None` when the submission is not settled or left no such batch.
+fn settled_leaf_batch(r: &SubmissionReport) -> Option<ToolRepair> {
+    use turnscope_core::journal::entry::Role;
+    use turnscope_core::journal::status::SubmissionStatus;
+    if r.row().status != SubmissionStatus::Settled {
+        return None;
+    }
+    let following = r.following()?;
+    let at = following
+        .iter()
+        .rposition(|e| e.message_with_role(&Role::Assistant).is_some())?;
+    let assistant = following[at].message()?;
+    let only_results = following[at + 1..]
+        .iter()
+        .all(|e| e.message_with_role(&Role::ToolResult).is_some());
+    // The batch is this submission's: no later input on the path before it (a later
+    // submission's batch is that submission's to repair).
+    let later_input = following[..at].iter().any(|e| {
+        e.message().is_some_and(|m| {
+            let mk = m.markers();
+            mk.dispatch_id.is_some() || mk.direct_submission_id.is_some()
+        })
+    });
+    if assistant.stop_reason() != Some("toolUse") || !only_results || later_input {
+        return None;
+    }
+    let calls: Vec<RequestedCall> = assistant
+        .tool_calls()
+        .iter()
+        .map(|c| RequestedCall {
+            id: c.id_text(),
+            name: c.name.clone(),
+        })
+        .collect();
+    if calls.is_empty() {
+        return None;
+    }
+    repair_batch(&following, &following[at].id, &calls).ok()
+}
+
+/// Whether `r` is a settled submission with an unresolved batch at the session's leaf, which
+/// `repair` completes in place (the caller checks that no other submission of the session is
+/// being worked on: [`super::run::prepare`]).
+pub fn is_settled_leaf_repair(r: &SubmissionReport) -> bool {
+    settled_leaf_batch(r).is_some()
+}
+
+/// The repair of a settled submission's unresolved batch at the leaf: the runtime's own repair
+/// rows (copies of the recorded results, its `interrupted` result for the rest, first write
+/// wins), no journal update (the turn is over), fenced on the settled row and the session.
+fn plan_settled_leaf_repair(
+    r: &SubmissionReport,
+    repair: &ToolRepair,
+    now_ms: i64,
+    ids: &mut EntryIds,
+) -> Result<ActionPlan, Refusal> {
+    super::common::check_settled_whole(r)?;
+    let (changes, new_leaf) = repair_rows(r, repair, now_ms, ids)?;
+    let synthetic = repair.synthetic_count();
+    let mut plan = ActionPlan::new(
+        ActionKind::Repair,
+        r,
+        changes,
+        format!(
+            "complete the unresolved batch the settled submission left at the session's leaf: append {} tool results after {} ({synthetic} synthetic interrupted, {} copied), leaf → {new_leaf}; the next turn of the session sends the calls with these results",
+            repair.results.len(),
+            repair.assistant_id,
+            repair.results.len() - synthetic
+        ),
+    );
+    // A settled row has no lease to be expired: the fence holds it settled, as read.
+    plan.fence.require_expired_lease = false;
+    Ok(plan)
+}
+
 /// Plan a repair of `r` at `now_ms`.
 pub fn plan_repair(
     r: &SubmissionReport,
     now_ms: i64,
     ids: &mut EntryIds,
 ) -> Result<ActionPlan, Refusal> {
+    if let Some(repair) = settled_leaf_batch(r) {
+        return plan_settled_leaf_repair(r, &repair, now_ms, ids);
+    }
     check_stuck(r, now_ms)?;
     if r.bundle.session.is_none() {
         return Err(Refusal::new(

@@ -104,7 +104,7 @@ pub fn prepare(
     ids: IdSource,
 ) -> Result<Prepared, StoreError> {
     let report = SubmissionReport::load(store, submission, context_window, now_ms)?;
-    let plan = plan_request(
+    let mut plan = plan_request(
         kind,
         &report,
         reason,
@@ -112,7 +112,41 @@ pub fn prepare(
         now_ms,
         &mut ids.for_report(&report),
     );
+    if kind == ActionKind::Repair && super::repair::is_settled_leaf_repair(&report) {
+        if let Some(busy) = session_at_work(store, &report.row().session_key, now_ms)? {
+            plan = Err(Refusal::new(
+                format!(
+                    "submission {busy} of the same session is queued or running: its worker saves the session it loaded, deleting rows written meanwhile"
+                ),
+                "wait until it settles, then run `turnscope health` and repair again",
+            ));
+        }
+    }
     Ok(Prepared { report, plan })
+}
+
+/// A submission of session `key` that a worker may be holding (queued, running or
+/// terminalizing), if any.
+fn session_at_work(
+    store: &dyn JournalStore,
+    key: &str,
+    now_ms: i64,
+) -> Result<Option<String>, StoreError> {
+    use turnscope_store::RowFilter;
+    for filter in [
+        RowFilter::Running,
+        RowFilter::Queued,
+        RowFilter::Terminalizing,
+    ] {
+        if let Some(row) = store
+            .list_submissions(filter, now_ms)?
+            .into_iter()
+            .find(|r| r.session_key == key)
+        {
+            return Ok(Some(row.submission_id));
+        }
+    }
+    Ok(None)
 }
 
 /// The audit row an applied plan is recorded with.

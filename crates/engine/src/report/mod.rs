@@ -4,6 +4,7 @@
 pub mod cost_text;
 pub mod diff;
 pub mod export;
+pub mod health;
 mod item_json;
 pub mod next_request;
 pub mod observed;

@@ -23,6 +23,8 @@ pub fn draw(f: &mut Frame, app: &mut App) {
     app.layout = view;
     // The previews of the tree rows just drawn that the view does not hold yet.
     app.request_previews();
+    // The health of the sessions rows just drawn (the sessions screen's HEALTH column).
+    app.request_health();
     crate::text::scrub(f.buffer_mut());
 }
 

@@ -38,6 +38,22 @@ impl App {
         }
     }
 
+    /// Ask for the health of the sessions screen's rows the last frame drew (after each frame;
+    /// each is asked once while its `updatedAt` stays).
+    pub(super) fn request_health(&mut self) {
+        let Some(hit) = self.layout.sessions else {
+            return;
+        };
+        let offset = self.layout.sessions_offset;
+        let keys = self
+            .sessions
+            .take_health_requests(offset..offset + hit.rows.height as usize);
+        if !keys.is_empty() {
+            self.effects
+                .push(Effect::Request(Request::SessionHealth(keys)));
+        }
+    }
+
     /// The worker's text search arrived: the hits change; with none chosen yet (nothing the tree
     /// holds matched), the cursor goes to the first at or after it, as typing does.
     pub(super) fn on_search_text(

@@ -53,6 +53,12 @@ impl App {
                 result,
             } => self.on_search_text(&session, &needle, result),
             Response::WriteMode(on, result) => self.on_write_mode(on, result),
+            Response::SessionHealth(answers) => self.sessions.on_health(
+                answers
+                    .into_iter()
+                    .map(|(k, r)| (k, r.map_err(|e| e.line())))
+                    .collect(),
+            ),
             Response::FoundSessions { generation, result } => self
                 .sessions
                 .on_ids(generation, result.map_err(|e| e.line())),

@@ -16,13 +16,23 @@ use ratatui::Frame;
 
 use super::{nav_delta, step, Ask};
 use crate::keymap::Action;
-use crate::messages::{status_label, Target};
+use crate::messages::{status_label, HealthMark, Target};
 use crate::text::{ago, clean, pad};
 use crate::view_state::{DrawCtx, Hit, InputMode, Layout, Pane};
 use crate::widgets::{render_selectable, scroll_into_view, table_header};
 use turnscope_core::journal::status::SubmissionStatus;
 use turnscope_core::journal::time::ms_from_iso;
 use turnscope_store::{thousands, MatchKind, SessionMatch, SessionSummary, TextSearched};
+
+/// A session's health on the screen: the `updatedAt` it was asked at, and the answer (`None`
+/// while it is on its way).
+pub type HealthSlot = (Option<String>, Option<Result<HealthMark, String>>);
+
+/// How a HEALTH cell is drawn.
+enum HealthTone {
+    Dim,
+    Warn,
+}
 
 #[derive(Debug, Clone, Default)]
 pub struct SessionsScreen {
@@ -33,6 +43,9 @@ pub struct SessionsScreen {
     pub selected_id: Option<String>,
     /// The search of `query` in the database: ids and text.
     pub find: Find,
+    /// Each session's health as the worker judged it, with the `updatedAt` it was asked at
+    /// (`None` while the answer is on its way): asked again when the session changes.
+    pub health: HashMap<String, HealthSlot>,
 }
 
 /// What the database said about the current query, and where its text search is.
@@ -85,6 +98,57 @@ impl Find {
 }
 
 impl SessionsScreen {
+    /// The sessions among the view's rows `rows` whose health is not known for their current
+    /// `updatedAt` and not asked yet; each is marked asked.
+    pub fn take_health_requests(&mut self, rows: std::ops::Range<usize>) -> Vec<String> {
+        let mut out = Vec::new();
+        for &i in self
+            .view
+            .get(rows.start.min(self.view.len())..rows.end.min(self.view.len()))
+            .unwrap_or(&[])
+        {
+            let s = &self.rows[i];
+            let known = self
+                .health
+                .get(&s.id)
+                .is_some_and(|(at, _)| *at == s.updated_at);
+            if !known {
+                self.health
+                    .insert(s.id.clone(), (s.updated_at.clone(), None));
+                out.push(s.id.clone());
+            }
+        }
+        out
+    }
+
+    /// The worker's answers to [`take_health_requests`](Self::take_health_requests).
+    pub fn on_health(&mut self, answers: Vec<(String, Result<Option<HealthMark>, String>)>) {
+        for (key, result) in answers {
+            if let Some((_, slot)) = self.health.get_mut(&key) {
+                *slot = match result {
+                    Ok(Some(m)) => Some(Ok(m)),
+                    Ok(None) => Some(Err("gone".into())),
+                    Err(e) => Some(Err(e)),
+                };
+            }
+        }
+    }
+
+    /// The HEALTH cell of session `s`: `…` while asked, `ok`, or the findings and the first kind.
+    fn health_cell(&self, s: &SessionSummary) -> (String, HealthTone) {
+        match self.health.get(&s.id) {
+            Some((at, _)) if *at != s.updated_at => (String::new(), HealthTone::Dim),
+            None => (String::new(), HealthTone::Dim),
+            Some((_, None)) => ("…".into(), HealthTone::Dim),
+            Some((_, Some(Ok(m)))) if m.findings == 0 => ("ok".into(), HealthTone::Dim),
+            Some((_, Some(Ok(m)))) => (
+                format!("‼ {} {}", m.findings, m.worst.unwrap_or("")),
+                HealthTone::Warn,
+            ),
+            Some((_, Some(Err(e)))) => (format!("? {e}"), HealthTone::Dim),
+        }
+    }
+
     pub fn selected_session(&self) -> Option<&SessionSummary> {
         self.view.get(self.selected).map(|&i| &self.rows[i])
     }
@@ -361,11 +425,16 @@ impl SessionsScreen {
         };
         // instance, entries, updated, submissions (or matched), key (widest last, dropped first)
         let inst_w = 18.min(w / 4);
+        let health_w = 22;
         let cols: Vec<(&str, usize)> = vec![
             ("INSTANCE", inst_w),
             ("ENTRIES", 7),
             ("UPDATED", 12),
-            (fourth, fourth_w.min(w.saturating_sub(inst_w + 7 + 12 + 5))),
+            ("HEALTH", health_w),
+            (
+                fourth,
+                fourth_w.min(w.saturating_sub(inst_w + 7 + 12 + health_w + 6)),
+            ),
         ];
         let used: usize = cols.iter().map(|(_, c)| c + 1).sum::<usize>() + 1;
         let key_w = w.saturating_sub(used);
@@ -410,6 +479,10 @@ impl SessionsScreen {
                 ),
                 (s.entry_count.to_string(), t.dim()),
                 (updated, t.dim()),
+                match self.health_cell(s) {
+                    (text, HealthTone::Warn) => (text, t.warn()),
+                    (text, HealthTone::Dim) => (text, t.dim()),
+                },
                 fourth,
             ];
             let mut cells: Vec<Cell> = texts

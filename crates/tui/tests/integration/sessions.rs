@@ -227,3 +227,35 @@ fn f_goes_to_a_session_from_any_screen() {
     assert_eq!(listed(&screen), ["ops-9"], "{screen}");
     assert!(screen.contains("instance: ops-9"), "{screen}");
 }
+
+/// The sessions screen's HEALTH column: the rows on screen are judged by the worker as they are
+/// drawn; the real runtime's crash inside a tool batch shows its unresolved calls, a crash after
+/// every result of the batch was recorded shows none.
+#[test]
+fn the_sessions_health_column_marks_a_session_with_unresolved_calls() {
+    let dir = tempfile::tempdir().unwrap();
+    for (name, expected) in [
+        ("tool-batch-mid", "‼ 1 unresolved_calls"),
+        ("tool-results-complete", "ok"),
+    ] {
+        let mut h = fixture(dir.path(), name, (160, 48));
+        h.press("s");
+        let screen = h.render();
+        let header = screen
+            .lines()
+            .find(|l| l.contains("INSTANCE"))
+            .unwrap_or_else(|| panic!("{name}: {screen}"));
+        let col = header.find("HEALTH").expect("a HEALTH column");
+        let row = screen
+            .lines()
+            .skip_while(|l| !l.contains("INSTANCE"))
+            .nth(1)
+            .unwrap();
+        let cell: String = row
+            .chars()
+            .skip(header[..col].chars().count())
+            .take(22)
+            .collect();
+        assert_eq!(cell.trim(), expected, "{name}: {screen}");
+    }
+}
