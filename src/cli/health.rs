@@ -75,6 +75,7 @@ pub fn run(store: &dyn Backend, args: &HealthArgs, out: &mut dyn Write) -> Resul
     if args.json {
         let doc = json!({
             "schema": "turnscope.health/1",
+            "format": turnscope_engine::report::JOURNAL_FORMAT,
             "database": store.location(),
             "scope": if args.all { "all" } else { "sessions" },
             "totals": totals,

@@ -119,7 +119,7 @@ fn json_outputs_are_stable_documents() {
 fn every_document_names_the_journal_format_after_its_schema() {
     let dir = tempfile::tempdir().unwrap();
     let db = unpack_fixture(dir.path(), "tool-batch-mid");
-    let runs: [&[&str]; 10] = [
+    let runs: [&[&str]; 11] = [
         &["list", "--status", "all", "--json"],
         &["show", "74384fb4", "--json"],
         &["classify", "74384fb4", "--json"],
@@ -130,6 +130,7 @@ fn every_document_names_the_journal_format_after_its_schema() {
         &["--write", "repair", "--all", "--dry-run", "--json"],
         &["diff", "74384fb4", "74384fb4", "--json"],
         &["next-request", "74384fb4", "--json"],
+        &["health", "--all", "--json"],
     ];
     for args in runs {
         let o = turnscope(Some(&db), args);
