@@ -371,13 +371,12 @@ fn repair_and_decide(
     (c.label(), end)
 }
 
-/// Step 6: the replacement attempt's `runPersistedContextInput` (the input is in the
-/// conversation, or the reconciler would have requeued).
-pub(super) fn resume_after_replace(
+/// What both resumes do first: a copy of the conversation with the ghost at its leaf (if any)
+/// converged, the action that says so, and the ghost's id when it was a reasoning-only partial.
+fn converge_first(
     row: &Flue2SubmissionRow,
     conversation: Option<&Conversation>,
-    c: &Flue2Classification,
-) -> Flue2Resume {
+) -> (Vec<ResumeAction>, Conversation, Option<String>) {
     let mut actions = Vec::new();
     let mut conv = conversation.cloned().unwrap_or_else(|| empty(row));
     let mut reasoning_partial = None;
@@ -389,6 +388,17 @@ pub(super) fn resume_after_replace(
             reasoning_partial = Some(g.message_id.clone());
         }
     }
+    (actions, conv, reasoning_partial)
+}
+
+/// Step 6: the replacement attempt's `runPersistedContextInput` (the input is in the
+/// conversation, or the reconciler would have requeued).
+pub(super) fn resume_after_replace(
+    row: &Flue2SubmissionRow,
+    conversation: Option<&Conversation>,
+    c: &Flue2Classification,
+) -> Flue2Resume {
+    let (mut actions, mut conv, reasoning_partial) = converge_first(row, conversation);
     actions.push(ResumeAction::MarkInputApplied {
         sets_deadline: row.input_applied_at.is_none(),
     });
@@ -414,17 +424,7 @@ pub(super) fn resume_after_requeue(
     conversation: Option<&Conversation>,
     c: &Flue2Classification,
 ) -> Flue2Resume {
-    let mut actions = Vec::new();
-    let mut conv = conversation.cloned().unwrap_or_else(|| empty(row));
-    let mut reasoning_partial = None;
-    if let Some(g) = ghost_at_leaf(&conv, None).cloned() {
-        actions.push(ResumeAction::Converge {
-            write: converge_write(&g),
-        });
-        if materialize(&mut conv, &g) {
-            reasoning_partial = Some(g.message_id.clone());
-        }
-    }
+    let (mut actions, mut conv, reasoning_partial) = converge_first(row, conversation);
     let input_id = row.input_entry_id();
     if !conv.entries.contains_key(&input_id) {
         if let Some(w) = batch_at_leaf(&conv, None, c.variant) {

@@ -210,6 +210,19 @@ pub struct TrailingPartialBatch {
 }
 
 impl TrailingPartialBatch {
+    /// The batch's calls as a repair answers them (`repair_batch`'s input), duplicates kept.
+    pub fn requested_calls(&self) -> Vec<crate::journal::submission_rows::RequestedCall> {
+        self.tool_calls
+            .iter()
+            .map(|c| crate::journal::submission_rows::RequestedCall {
+                id: c.id.clone(),
+                name: c.name.clone(),
+            })
+            .collect()
+    }
+}
+
+impl TrailingPartialBatch {
     pub fn missing_calls(&self) -> impl Iterator<Item = &BatchCall> {
         self.tool_calls.iter().filter(|c| !c.has_result)
     }

@@ -28,14 +28,7 @@ fn select_batch(r: &SubmissionReport) -> Result<Result<ToolRepair, NoRepair>, Re
     }
     match &r.classification().trailing_partial_batch {
         Some(b) => {
-            let calls: Vec<RequestedCall> = b
-                .tool_calls
-                .iter()
-                .map(|c| RequestedCall {
-                    id: c.id.clone(),
-                    name: c.name.clone(),
-                })
-                .collect();
+            let calls = b.requested_calls();
             Ok(repair_batch(&following, &b.entry_id, &calls))
         }
         None => Ok(Err(NoRepair::BatchComplete)),

@@ -8,8 +8,8 @@ use serde_json::{json, Value};
 use turnscope_core::journal::entry::Entry;
 use turnscope_core::journal::history::History;
 use turnscope_core::journal::stream::recovered_partial_message;
-use turnscope_core::journal::submission_rows::RequestedCall;
 use turnscope_core::recovery::classify::{count_consecutive_retryable_model_errors, ResumeMode};
+use turnscope_core::recovery::next_request::context::tool_calls;
 use turnscope_core::recovery::next_request::{
     self as nr, path, IdNormaliser, Mark, NextRequest, PathItem, RecoveryStep, Source, TargetModel,
     Turn,
@@ -367,14 +367,7 @@ fn plan_turn(
             // reconciler did not repair is repaired now (`repairTrailingPartialToolBatch`).
             if state.mode() == Some(ResumeMode::ToolResultsPartial) && !repaired {
                 if let Some(b) = &r.classification().trailing_partial_batch {
-                    let calls: Vec<RequestedCall> = b
-                        .tool_calls
-                        .iter()
-                        .map(|c| RequestedCall {
-                            id: c.id.clone(),
-                            name: c.name.clone(),
-                        })
-                        .collect();
+                    let calls = b.requested_calls();
                     let following = r.following().unwrap_or_default();
                     if let Ok(rep) = repair_batch(&following, &b.entry_id, &calls) {
                         steps.push(repair_step(&rep.assistant_id, &rep.results, active));
@@ -474,23 +467,6 @@ fn calls_json(calls: &[(String, String)]) -> Vec<Value> {
         .iter()
         .map(|(id, name)| json!({"id": id, "name": name}))
         .collect()
-}
-
-fn tool_calls(v: &Value) -> Vec<(Value, Value)> {
-    v.get("content")
-        .and_then(Value::as_array)
-        .map(|c| {
-            c.iter()
-                .filter(|b| b.get("type").and_then(Value::as_str) == Some("toolCall"))
-                .map(|b| {
-                    (
-                        b.get("id").cloned().unwrap_or(Value::Null),
-                        b.get("name").cloned().unwrap_or(Value::Null),
-                    )
-                })
-                .collect()
-        })
-        .unwrap_or_default()
 }
 
 fn role_of(v: &Value) -> String {

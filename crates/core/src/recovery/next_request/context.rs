@@ -279,7 +279,7 @@ fn complete_batch(calls: &[(Value, Value)], results: &[PathItem]) -> bool {
 
 /// `(id, name)` of each `toolCall` block, as JSON values (an absent one is `null`, as a JS
 /// `undefined` compares equal only to another `undefined`).
-pub(crate) fn tool_calls(m: &Value) -> Vec<(Value, Value)> {
+pub fn tool_calls(m: &Value) -> Vec<(Value, Value)> {
     m.get("content")
         .and_then(Value::as_array)
         .map(|c| {
