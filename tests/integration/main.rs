@@ -27,6 +27,7 @@ mod flue2_cli;
 mod flue2_fold;
 mod flue_formats;
 mod health;
+mod health_runtime;
 mod hostile;
 mod incidents;
 mod js_json_parse;
