@@ -148,7 +148,7 @@ fn a_deadline_failures_batch_is_left_out_of_the_real_runtimes_next_turn_as_healt
         "{f:#}"
     );
 
-    // repair refuses it, and writes nothing.
+    // repair refuses it (exit 3), and writes nothing.
     let (code, _, err) = turnscope(
         &db,
         &[
@@ -160,7 +160,7 @@ fn a_deadline_failures_batch_is_left_out_of_the_real_runtimes_next_turn_as_healt
             "--json",
         ],
     );
-    assert_ne!(code, Some(0), "repair wrote: {err}");
+    assert_eq!(code, Some(3), "repair did not refuse: {err}");
     let (code, again, _) = turnscope(&db, &["health", "--all", "--json"]);
     assert_eq!(code, Some(8));
     assert_eq!(again["sessions"], doc["sessions"]);
