@@ -90,6 +90,20 @@ fn shapes() -> Vec<Shape> {
             s.message_with("in2", m, x);
             s.message("a2", asst("stop", text("answered without it")));
         }),
+        ("failure-signal", &["unresolved_calls"], |s| {
+            s.message(
+                "a1",
+                asst("toolUse", json!([call("c1", "get", json!({"id": 8}))])),
+            );
+            s.message("si", signal("submission_interrupted"));
+        }),
+        ("one-turn-after", &["unresolved_calls"], |s| {
+            s.message(
+                "a1",
+                asst("toolUse", json!([call("c1", "get", json!({"id": 9}))])),
+            );
+            s.message("a2", asst("stop", text("answered without it")));
+        }),
         ("mismatched", &["mismatched_batch"], |s| {
             s.message(
                 "a1",
@@ -246,6 +260,40 @@ fn every_finding_kind_is_found_with_its_submission_effect_and_repair() {
             f.effect.contains("2 later entries") && f.effect.contains("without this batch"),
             "{}",
             f.effect
+        );
+        let why = &f.repair.as_ref().unwrap().why;
+        assert!(why.starts_with("2 later entries follow the batch"), "{why}");
+        let one = session_health(store.reader(), &key_of("one-turn-after"))
+            .unwrap()
+            .unwrap();
+        let why = &one.findings[0].repair.as_ref().unwrap().why;
+        assert!(why.starts_with("1 later entry follows the batch"), "{why}");
+        // Only the runtime's failure signal after it: no turn was built since; it is named,
+        // and the next turn is the one that leaves the batch out.
+        let signal = session_health(store.reader(), &key_of("failure-signal"))
+            .unwrap()
+            .unwrap();
+        let f = &signal.findings[0];
+        let note = f.repair.as_ref().unwrap();
+        assert!(!note.in_place);
+        assert!(
+            f.effect.ends_with(
+                "; followed on the active path by its failure signal (submission_interrupted): \
+                 the runtime's next turn will leave the whole batch out"
+            ) && !f.effect.contains("without this batch"),
+            "{}",
+            f.effect
+        );
+        assert!(
+            note.why.starts_with(
+                "the runtime's entries follow the batch on the active path (its failure signal \
+                 (submission_interrupted)): results appended now would branch away from them, \
+                 so it cannot be repaired in place"
+            ) && note
+                .why
+                .contains("the runtime's next turn will leave the whole batch out"),
+            "{}",
+            note.why
         );
         // The whole journal, one session at a time.
         let mut seen = Vec::new();
@@ -524,23 +572,35 @@ fn a_settled_submissions_leaf_batch_is_repaired_in_place_and_undone() {
             String::from_utf8_lossy(&o.stderr)
         );
         assert_eq!(health(&db, &["leaf-batch"]).status.code(), Some(8));
-        // Later turns follow the other batch: refused, nothing written.
-        let o = turnscope(
-            &db,
-            &[
-                "--write",
-                "repair",
+        // Later entries follow the other batches: refused with health's reason (not the
+        // generic refusal of a row that is not running), nothing written.
+        for (sub, instance, reason) in [
+            (
                 "sub-later-turns",
-                "-y",
-                "--ack-side-effects",
-            ],
-        );
-        assert_eq!(
-            o.status.code(),
-            Some(3),
-            "{kind:?}: {}",
-            String::from_utf8_lossy(&o.stdout)
-        );
-        assert_eq!(health(&db, &["later-turns"]).status.code(), Some(8));
+                "later-turns",
+                "2 later entries follow the batch on the active path",
+            ),
+            (
+                "sub-failure-signal",
+                "failure-signal",
+                "the runtime's entries follow the batch on the active path (its failure signal \
+                 (submission_interrupted))",
+            ),
+        ] {
+            let o = turnscope(&db, &["--write", "repair", sub, "-y", "--ack-side-effects"]);
+            let said = format!(
+                "{}{}",
+                String::from_utf8_lossy(&o.stdout),
+                String::from_utf8_lossy(&o.stderr)
+            );
+            assert_eq!(o.status.code(), Some(3), "{kind:?}: {said}");
+            assert!(
+                said.contains("its unresolved batch (assistant a1) is not at the session's leaf")
+                    && said.contains(reason)
+                    && !said.contains("only running submissions"),
+                "{kind:?}: {said}"
+            );
+            assert_eq!(health(&db, &[instance]).status.code(), Some(8));
+        }
     }
 }

@@ -171,6 +171,31 @@ fn a_deadline_failures_batch_is_left_out_of_the_real_runtimes_next_turn_as_healt
         ],
     );
     assert_eq!(code, Some(3), "repair did not refuse: {err}");
+    // Only the runtime's own entries follow it, named (its failure signal last); no turn was
+    // built since, the next one is the first to leave it out. The refusal gives that reason.
+    assert_eq!(f["laterTurns"], 0, "{f:#}");
+    let followed = f["followedBy"].as_array().unwrap();
+    assert_eq!(followed.len() as u64, f["laterEntries"].as_u64().unwrap());
+    assert_eq!(
+        followed.last().unwrap(),
+        "its failure signal (submission_interrupted)",
+        "{f:#}"
+    );
+    let effect = f["effect"].as_str().unwrap();
+    assert!(
+        effect.ends_with("the runtime's next turn will leave the whole batch out")
+            && !effect.contains("without this batch"),
+        "{effect}"
+    );
+    let why = f["repair"]["why"].as_str().unwrap();
+    assert!(
+        why.starts_with("the runtime's entries follow the batch on the active path ("),
+        "{why}"
+    );
+    assert!(
+        err.contains(why) && !err.contains("only running submissions"),
+        "{err}"
+    );
     let (code, again, _) = turnscope(&db, &["health", "--all", "--json"]);
     assert_eq!(code, Some(8));
     assert_eq!(again["sessions"], doc["sessions"]);
@@ -441,6 +466,19 @@ fn a_settled_submissions_leaf_batch_repaired_in_place_reaches_the_real_runtimes_
         &["--write", "repair", LEAF_SUB, "-y", "--ack-side-effects"],
     );
     assert_eq!(code, Some(3), "repair did not refuse: {err}");
+    assert_eq!(f["laterTurns"], 1, "{f:#}");
+    assert_eq!(f["followedBy"], json!([]), "{f:#}");
+    assert!(
+        f["effect"].as_str().unwrap().contains("without this batch"),
+        "{f:#}"
+    );
+    assert!(
+        err.contains(&format!(
+            "{} later entries follow the batch",
+            f["laterEntries"]
+        )),
+        "{err}"
+    );
 
     // (b) Repaired in place: the runtime's own repair rows complete the batch, health finds
     // nothing, and the next turn sends the assistant with both calls, each answered: the

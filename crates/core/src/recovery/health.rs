@@ -79,6 +79,12 @@ pub enum Hazard {
         at_leaf: bool,
         /// Entries after the batch on the active path.
         later_entries: usize,
+        /// Model turns among them (assistants that did not abort): turns built from the history
+        /// without this batch.
+        later_turns: usize,
+        /// What follows the batch when no model turn does (the runtime's own entries, such as
+        /// its failure signal), one label per entry in path order; empty otherwise.
+        followed_by: Vec<String>,
         /// The classifier's trailing partial batch (`findTrailingPartialToolBatch`): at the leaf,
         /// or followed only by one aborted assistant, which the runtime's resume repairs behind.
         trailing: bool,
@@ -213,6 +219,22 @@ impl Hazard {
                     .into()
             }
         }
+    }
+}
+
+/// What an entry after an unresolved batch is, when no model turn follows it: the runtime's
+/// failure signal, another signal, an aborted assistant.
+fn later_label(e: &Entry) -> String {
+    match e.message() {
+        Some(m) if m.role == Role::Signal => match m.signal_type() {
+            Some("submission_interrupted") => "its failure signal (submission_interrupted)".into(),
+            Some(t) => format!("a {t} signal"),
+            None => "a signal".into(),
+        },
+        Some(m) if m.role == Role::Assistant && m.stop_reason() == Some("aborted") => {
+            "an aborted assistant".into()
+        }
+        _ => format!("an entry ({})", e.kind_label()),
     }
 }
 
@@ -480,6 +502,19 @@ pub fn scan_path(path: &[&Entry], empty: &mut dyn FnMut(&Entry) -> bool) -> Vec<
                                 && path[end]
                                     .message_with_role(&Role::Assistant)
                                     .is_some_and(|a| a.stop_reason() == Some("aborted"));
+                            let later = &path[end..];
+                            let later_turns = later
+                                .iter()
+                                .filter(|l| {
+                                    l.message_with_role(&Role::Assistant)
+                                        .is_some_and(|a| a.stop_reason() != Some("aborted"))
+                                })
+                                .count();
+                            let followed_by = if later_turns == 0 {
+                                later.iter().map(|l| later_label(l)).collect()
+                            } else {
+                                Vec::new()
+                            };
                             push(
                                 Hazard::UnresolvedCalls {
                                     assistant: At::of(e),
@@ -488,6 +523,8 @@ pub fn scan_path(path: &[&Entry], empty: &mut dyn FnMut(&Entry) -> bool) -> Vec<
                                     recorded: results.len(),
                                     at_leaf: end == path.len(),
                                     later_entries: path.len() - end,
+                                    later_turns,
+                                    followed_by,
                                     trailing: end == path.len() || aborted_after,
                                 },
                                 base + i,

@@ -378,3 +378,51 @@ fn a_partial_batch_behind_one_aborted_assistant_is_trailing_but_not_at_the_leaf(
         }
     ));
 }
+
+#[test]
+fn what_follows_an_unresolved_batch_is_named_when_no_model_turn_does() {
+    // After a deadline failure: an aborted assistant, then the runtime's failure signal.
+    let f = findings(&[
+        ("in", input("s1")),
+        (
+            "a1",
+            asst("toolUse", json!([call("c1", "get"), call("c2", "put")])),
+        ),
+        ("r1", result("c1", "get")),
+        ("ab", asst("aborted", text(""))),
+        ("si", signal("submission_interrupted")),
+    ]);
+    let Hazard::UnresolvedCalls {
+        later_entries,
+        later_turns,
+        followed_by,
+        ..
+    } = &f[0].hazard
+    else {
+        unreachable!("{f:#?}")
+    };
+    assert_eq!((*later_entries, *later_turns), (2, 0));
+    assert_eq!(
+        followed_by,
+        &[
+            "an aborted assistant",
+            "its failure signal (submission_interrupted)"
+        ]
+    );
+    // A model turn after it: the turns since were built without it, nothing is named.
+    let f = findings(&[
+        ("in", input("s1")),
+        ("a1", asst("toolUse", json!([call("c1", "get")]))),
+        ("si", signal("submission_interrupted")),
+        ("in2", input("s2")),
+        ("a2", asst("stop", text("answered without it"))),
+    ]);
+    assert!(
+        matches!(
+            &f[0].hazard,
+            Hazard::UnresolvedCalls { later_entries: 3, later_turns: 1, followed_by, .. }
+                if followed_by.is_empty()
+        ),
+        "{f:#?}"
+    );
+}

@@ -114,6 +114,34 @@ fn plan_settled_leaf_repair(
     Ok(plan)
 }
 
+/// A settled submission whose unresolved batch is on the active path but not at the leaf is
+/// refused with `turnscope health`'s reason (what follows the batch), not the generic refusal of
+/// a row that is not running.
+fn settled_batch_elsewhere(r: &SubmissionReport) -> Result<(), Refusal> {
+    let row = r.row();
+    if row.status != turnscope_core::journal::status::SubmissionStatus::Settled {
+        return Ok(());
+    }
+    let Some(history) = r.history.as_ref() else {
+        return Ok(());
+    };
+    let status = if row.is_failed() { "failed" } else { "settled" };
+    match crate::report::health::settled_batch_not_at_leaf(history, &row.submission_id, status) {
+        Some((assistant, note)) => Err(Refusal::new(
+            format!(
+                "the submission is settled and its unresolved batch (assistant {assistant}) is not at the \
+                 session's leaf: {}",
+                note.why
+            ),
+            format!(
+                "nothing can be written in place; `turnscope health {}` shows the batch and what the next turn sends",
+                row.submission_id
+            ),
+        )),
+        None => Ok(()),
+    }
+}
+
 /// Plan a repair of `r` at `now_ms`.
 pub fn plan_repair(
     r: &SubmissionReport,
@@ -123,6 +151,7 @@ pub fn plan_repair(
     if let Some(repair) = settled_leaf_batch(r) {
         return plan_settled_leaf_repair(r, &repair, now_ms, ids);
     }
+    settled_batch_elsewhere(r)?;
     check_stuck(r, now_ms)?;
     if r.bundle.session.is_none() {
         return Err(Refusal::new(

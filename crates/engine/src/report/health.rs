@@ -192,12 +192,18 @@ fn complete(
         Hazard::UnresolvedCalls {
             at_leaf,
             later_entries,
+            later_turns,
+            followed_by,
             trailing,
             ..
         } => Some(repair_note(
             *at_leaf,
             *trailing,
-            *later_entries,
+            Later {
+                entries: *later_entries,
+                turns: *later_turns,
+                followed_by,
+            },
             owner.as_ref(),
             &mut effect,
         )),
@@ -231,11 +237,71 @@ fn owner_of(store: &dyn JournalStore, id: &str) -> Result<Owner, StoreError> {
     })
 }
 
+/// Health's judgment of an unresolved batch that settled submission `id` left on `history`'s
+/// active path but not at its leaf, for `repair`'s refusal: the batch's assistant entry and why
+/// it cannot be repaired in place. `None` when health finds no such batch of `id`.
+pub fn settled_batch_not_at_leaf(
+    history: &History,
+    id: &str,
+    status: &str,
+) -> Option<(String, RepairNote)> {
+    let findings = session_findings(history, &[], &mut |e| {
+        e.message().is_some_and(is_empty_assistant)
+    });
+    let owner = Owner {
+        id: id.to_string(),
+        status: status.to_string(),
+    };
+    findings.into_iter().find_map(|f| match f.hazard {
+        Hazard::UnresolvedCalls {
+            assistant,
+            at_leaf: false,
+            later_entries,
+            later_turns,
+            followed_by,
+            trailing,
+            ..
+        } if f.submission.as_deref() == Some(id) => {
+            let note = repair_note(
+                false,
+                trailing,
+                Later {
+                    entries: later_entries,
+                    turns: later_turns,
+                    followed_by: &followed_by,
+                },
+                Some(&owner),
+                &mut String::new(),
+            );
+            Some((assistant.entry, note))
+        }
+        _ => None,
+    })
+}
+
+/// What follows an unresolved batch on the active path.
+struct Later<'a> {
+    entries: usize,
+    /// Model turns among them.
+    turns: usize,
+    /// Each entry's label when no model turn is among them.
+    followed_by: &'a [String],
+}
+
+/// `1 later entry follows`, `2 later entries follow`.
+fn later_entries_follow(n: usize) -> String {
+    if n == 1 {
+        "1 later entry follows".into()
+    } else {
+        format!("{n} later entries follow")
+    }
+}
+
 /// Whether an unresolved batch can be completed in place, and what the model saw where not.
 fn repair_note(
     at_leaf: bool,
     trailing: bool,
-    later: usize,
+    later: Later<'_>,
     owner: Option<&Owner>,
     effect: &mut String,
 ) -> RepairNote {
@@ -272,16 +338,32 @@ fn repair_note(
             ),
         };
     }
+    if later.turns == 0 && !later.followed_by.is_empty() {
+        // Only the runtime's own entries (its failure signal, an aborted assistant): no turn was
+        // built since, the next one is the first to leave the batch out.
+        let what = later.followed_by.join(", then ");
+        effect.push_str(&format!(
+            "; followed on the active path by {what}: the runtime's next turn will leave the whole batch out"
+        ));
+        return RepairNote {
+            in_place: false,
+            why: format!(
+                "the runtime's entries follow the batch on the active path ({what}): results appended now \
+                 would branch away from them, so it cannot be repaired in place; the runtime's next turn \
+                 will leave the whole batch out"
+            ),
+        };
+    }
     effect.push_str(&format!(
         "; {} on the active path: the turns since were built from the history without this batch",
-        entries(later)
+        entries(later.entries)
     ));
     RepairNote {
         in_place: false,
         why: format!(
-            "{} follow the batch on the active path: results appended now would branch away from them, \
+            "{} the batch on the active path: results appended now would branch away from them, \
              so it cannot be repaired in place",
-            entries(later)
+            later_entries_follow(later.entries)
         ),
     }
 }
