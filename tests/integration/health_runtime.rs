@@ -201,37 +201,8 @@ fn a_deadline_failures_batch_is_left_out_of_the_real_runtimes_next_turn_as_healt
     assert_eq!(again["sessions"], doc["sessions"]);
 
     // The runtime's next turn in that session, its context recorded.
-    let record = dir.path().join("calls.jsonl");
     let tag = format!("next{}", &sub[..8]);
-    let text = format!("[[script:text#{tag}]] a new prompt after the failed turn");
-    let prompt = rt.drive_with_env(
-        "prompt.mjs",
-        &[
-            "--db".as_ref(),
-            db.as_os_str(),
-            "--side".as_ref(),
-            side.as_os_str(),
-            "--session-key".as_ref(),
-            session_key.as_ref(),
-            "--text".as_ref(),
-            text.as_ref(),
-        ],
-        &[("TURNSCOPE_RECORD_CONTEXT", record.as_os_str())],
-    );
-    let new = prompt["submissions"].as_array().unwrap();
-    assert_eq!(new.len(), 1, "{prompt:#}");
-    assert_eq!(new[0]["status"], "settled", "{prompt:#}");
-    assert_eq!(new[0]["error"], Value::Null, "{prompt:#}");
-    assert_eq!(prompt["runtimeErrorsLogged"], Value::Array(vec![]));
-    let recorded: Vec<Value> = std::fs::read_to_string(&record)
-        .unwrap()
-        .lines()
-        .map(|l| serde_json::from_str(l).unwrap())
-        .collect();
-    let call = recorded
-        .iter()
-        .find(|c| c["tag"] == tag.as_str() && c["summary"] == false)
-        .unwrap_or_else(|| panic!("no model call for {tag}: {recorded:#?}"));
+    let (prompt, call) = next_turn(&rt, dir.path(), &db, &side, &session_key, &tag);
     let messages = call["messages"].as_array().unwrap();
     // The history before and after the batch is sent: the failed submission's input, the
     // runtime's signal for it, the new prompt last.
