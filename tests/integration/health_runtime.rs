@@ -202,7 +202,7 @@ fn a_deadline_failures_batch_is_left_out_of_the_real_runtimes_next_turn_as_healt
 
     // The runtime's next turn in that session, its context recorded.
     let tag = format!("next{}", &sub[..8]);
-    let (prompt, call) = next_turn(&rt, dir.path(), &db, &side, &session_key, &tag);
+    let (prompt, call) = next_turn(rt, dir.path(), &db, &side, &session_key, &tag);
     let messages = call["messages"].as_array().unwrap();
     // The history before and after the batch is sent: the failed submission's input, the
     // runtime's signal for it, the new prompt last.
