@@ -13,6 +13,7 @@
 //! folded conversation, in its three 2.x variants. turnscope's fold is compared with the runtime's own
 //! (`tests/runtime2/fold.mjs`) on every 2.1.0 fixture.
 
+pub mod actions;
 pub mod classify;
 pub mod fold;
 pub mod reconciler;
@@ -22,6 +23,10 @@ pub mod rows;
 pub mod state;
 pub mod writes;
 
+pub use actions::{
+    plan_action, ActionInput, Flue2Action, Flue2ActionPlan, Flue2ColumnChange, Flue2Fence,
+    Flue2Refusal,
+};
 pub use classify::{
     classify_conversation_submission, submission_entry_id, ClassifyError, Flue2Classification,
     Flue2Variant, SessionKey,

@@ -682,4 +682,4 @@ fn finalize_pending(input: &ReconcileInput<'_>) -> Flue2Plan {
 
 #[cfg(test)]
 #[path = "reconciler_tests.rs"]
-mod tests;
+pub(crate) mod tests;

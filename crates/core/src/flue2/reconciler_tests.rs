@@ -9,23 +9,23 @@ use crate::flue2::classify::{
 use crate::flue2::records::parse_batch;
 use crate::flue2::resume::{ResumeAction, ResumeEnd};
 
-const SUB: &str = "sub_a";
-const NOW: i64 = 1_000_000;
+pub(crate) const SUB: &str = "sub_a";
+pub(crate) const NOW: i64 = 1_000_000;
 
 /// A record log of one conversation (`c1`, default/default unless scoped), built record by
 /// record.
-struct Log {
+pub(crate) struct Log {
     records: Vec<String>,
     n: usize,
     scope: (&'static str, &'static str),
 }
 
 impl Log {
-    fn new() -> Log {
+    pub(crate) fn new() -> Log {
         Log::scoped("default", "default")
     }
 
-    fn scoped(harness: &'static str, session: &'static str) -> Log {
+    pub(crate) fn scoped(harness: &'static str, session: &'static str) -> Log {
         let mut l = Log {
             records: Vec::new(),
             n: 0,
@@ -35,13 +35,13 @@ impl Log {
         l
     }
 
-    fn push(&mut self, fields: &str, owner: Option<&str>) {
+    pub(crate) fn push(&mut self, fields: &str, owner: Option<&str>) {
         self.n += 1;
         let id = format!("r{}", self.n);
         self.push_id(&id, fields, owner);
     }
 
-    fn push_id(&mut self, id: &str, fields: &str, owner: Option<&str>) {
+    pub(crate) fn push_id(&mut self, id: &str, fields: &str, owner: Option<&str>) {
         let owner = owner.map_or(String::new(), |s| {
             format!(r#","submissionId":"{s}","attemptId":"att_1""#)
         });
@@ -51,7 +51,7 @@ impl Log {
         ));
     }
 
-    fn input(&mut self, sub: &str, parent: &str) -> String {
+    pub(crate) fn input(&mut self, sub: &str, parent: &str) -> String {
         let id = submission_entry_id("dispatch", sub);
         self.push(
             &format!(r#""type":"user_message","messageId":"{id}","parentId":{parent},"content":[{{"type":"text","text":"go"}}]"#),
@@ -61,7 +61,7 @@ impl Log {
     }
 
     /// A completed assistant: `stop` with text, or `toolUse` with calls.
-    fn assistant(
+    pub(crate) fn assistant(
         &mut self,
         id: &str,
         parent: &str,
@@ -101,7 +101,7 @@ impl Log {
     }
 
     /// A ghost: started, one text block with a delta, never completed.
-    fn ghost(&mut self, id: &str, parent: &str, text: &str) {
+    pub(crate) fn ghost(&mut self, id: &str, parent: &str, text: &str) {
         self.push(
             &format!(
                 r#""type":"assistant_message_started","messageId":"{id}","parentId":"{parent}""#
@@ -120,20 +120,20 @@ impl Log {
         }
     }
 
-    fn outcome(&mut self, assistant: &str, call: &str, name: &str) {
+    pub(crate) fn outcome(&mut self, assistant: &str, call: &str, name: &str) {
         self.push(
             &format!(r#""type":"tool_outcome","assistantMessageId":"{assistant}","toolCallId":"{call}","toolName":"{name}","isError":false,"content":[]"#),
             Some(SUB),
         );
     }
 
-    fn state(&self) -> InstanceState {
+    pub(crate) fn state(&self) -> InstanceState {
         let batch = parse_batch(&format!("[{}]", self.records.join(","))).unwrap();
         InstanceState::fold(&batch).unwrap()
     }
 }
 
-fn row() -> Flue2SubmissionRow {
+pub(crate) fn row() -> Flue2SubmissionRow {
     Flue2SubmissionRow {
         sequence: 1,
         submission_id: SUB.into(),
@@ -181,7 +181,7 @@ fn plan_joined(row: &Flue2SubmissionRow, log: &Log, joined: &[String]) -> Flue2P
 }
 
 /// An input followed by a `toolUse` assistant with three calls, the first outcome recorded.
-fn batch_one_of_three() -> Log {
+pub(crate) fn batch_one_of_three() -> Log {
     let mut l = Log::new();
     let input = l.input(SUB, "null");
     l.assistant(
