@@ -240,6 +240,9 @@ pub enum Command {
     /// one confirmation (the count typed from 10 writes), one fenced transaction per submission
     /// under one batch id, paced by --rate; exit 3 when any was refused.
     Requeue(BulkActionArgs),
+    /// Ask the runtime to abort a submission (flue 2.x journals): its abort intent
+    /// (`abort_requested_at`), which the runtime's next pass settles `aborted`.
+    Abort(ActionArgs),
     /// Give up on a submission: the runtime's failure writes (advisory entry, settlement; a direct
     /// prompt's terminal event appended to its event stream). Needs --reason.
     ///

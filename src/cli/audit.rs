@@ -10,7 +10,7 @@ use super::output::table;
 use super::{now_ms, CliError};
 use turnscope_core::journal::time::iso_from_ms;
 use turnscope_core::text::sanitize;
-use turnscope_store::{AuditQuery, Backend};
+use turnscope_store::{AuditQuery, AuditRecord, Backend, StoreError};
 
 pub fn run(
     store: &dyn Backend,
@@ -18,8 +18,25 @@ pub fn run(
     args: &AuditArgs,
     out: &mut dyn Write,
 ) -> Result<(), CliError> {
+    run_on(
+        &|q| store.audit_query(q),
+        turnscope_engine::report::JOURNAL_FORMAT,
+        cli,
+        args,
+        out,
+    )
+}
+
+/// `audit` over any trail reader (beta.7's backends, a flue 2.x journal's reader).
+pub fn run_on(
+    audit_query: &dyn Fn(&AuditQuery) -> Result<Vec<AuditRecord>, StoreError>,
+    format: &str,
+    cli: &Cli,
+    args: &AuditArgs,
+    out: &mut dyn Write,
+) -> Result<(), CliError> {
     let query = query(cli, args);
-    let records = store.audit_query(&query)?;
+    let records = audit_query(&query)?;
     if args.json {
         // `batch`: the bulk apply a record belongs to, under the name the batch's own
         // document (turnscope.bulk/1) gives it; `batch_id` stays for readers of the first form.
@@ -33,7 +50,7 @@ pub fn run(
             .collect();
         let doc = json!({
             "schema": "turnscope.audit/1",
-            "format": turnscope_engine::report::JOURNAL_FORMAT,
+            "format": format,
             "records": records,
         });
         super::output::print_json(out, &doc)?;
@@ -42,12 +59,11 @@ pub fn run(
     if records.is_empty() {
         // Say whether the filters or the database are why there is nothing to show.
         let trail_empty = !query.is_filtered()
-            || store
-                .audit_query(&AuditQuery {
-                    limit: Some(1),
-                    ..AuditQuery::default()
-                })?
-                .is_empty();
+            || audit_query(&AuditQuery {
+                limit: Some(1),
+                ..AuditQuery::default()
+            })?
+            .is_empty();
         if trail_empty {
             writeln!(out, "no turnscope action was ever applied to this database")?;
         } else {

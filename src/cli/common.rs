@@ -54,7 +54,8 @@ impl CliError {
 }
 
 /// The commands that read a flue 2.x journal today (SQLite), named by the refusal of the others.
-pub const READS_FLUE2: &str = "list, show and classify";
+pub const READS_FLUE2: &str =
+    "list, show, classify, audit and the actions abort, requeue, extend, fail and undo";
 
 impl From<StoreError> for CliError {
     fn from(e: StoreError) -> CliError {
@@ -65,7 +66,7 @@ impl From<StoreError> for CliError {
                     format!(
                         "this journal was written by flue 2.x (flue_meta.format_version = 1): only {READS_FLUE2} read it yet (SQLite files), not this command"
                     ),
-                    "run `turnscope list`, `turnscope show ID` or `turnscope classify ID` on it (--flue-version picks the release, default 2.1.0); for anything else use the runtime that wrote it",
+                    "run `turnscope list`, `turnscope show ID` or `turnscope classify ID` on it (--flue-version picks the release, default 2.1.0), or one of those actions; for anything else use the runtime that wrote it",
                     exit::ERROR,
                 );
             }

@@ -1,6 +1,7 @@
-//! flue 2.x journals (SQLite), read-only: `list`, `classify` and `show` on a database 2.x wrote,
-//! and `--flue-version`, which picks the classifier's variant. Every other command refuses a 2.x
-//! journal in one line (`From<StoreError> for CliError`). See docs/flue2.md.
+//! flue 2.x journals (SQLite): `list`, `classify` and `show` on a database 2.x wrote, read-only,
+//! and `--flue-version`, which picks the classifier's variant; the actions, `audit` and `undo` are
+//! routed to [`super::flue2_act`]. Every other command refuses a 2.x journal in one line
+//! (`From<StoreError> for CliError`). See docs/flue2.md.
 
 use std::collections::HashMap;
 use std::io::{IsTerminal, Write};
@@ -85,9 +86,23 @@ pub fn route(cli: &Cli, out: &mut dyn Write) -> Option<Result<(), CliError>> {
             cli.command,
             Some(Command::List(_) | Command::Show { .. } | Command::Classify { .. })
         );
+    let acts = matches!(
+        cli.command,
+        Some(
+            Command::Abort(_)
+                | Command::Requeue(_)
+                | Command::Extend(_)
+                | Command::Fail(_)
+                | Command::Audit(_)
+                | Command::Undo(_)
+        )
+    );
     match format {
         JournalFormat::Flue2 { format_version } if format_version == "1" && reads => {
             Some(run(cli, &opts, &path, out))
+        }
+        JournalFormat::Flue2 { format_version } if format_version == "1" && acts => {
+            Some(super::flue2_act::run(cli, &opts, &path, out))
         }
         JournalFormat::Flue2 { .. } => None,
         other if given => Some(Err(CliError::new(
@@ -460,16 +475,25 @@ fn one(
     Ok(())
 }
 
-/// What the runtime's recovery does next: the step and why; with `full` (show) its writes, the
-/// row after it and the resume.
+/// What the runtime's recovery does next (see [`write_flue2_plan`]).
 fn write_plan(i: &Inspected<'_>, full: bool, out: &mut dyn Write) -> Result<(), CliError> {
-    let p = &i.plan;
+    write_flue2_plan(&i.plan, "next", full, out)
+}
+
+/// A plan under `label` (`next` for the one the command's clock gives): the step and why; with
+/// `full` its writes, the row after it and the resume.
+pub(super) fn write_flue2_plan(
+    p: &turnscope_core::flue2::Flue2Plan,
+    label: &str,
+    full: bool,
+    out: &mut dyn Write,
+) -> Result<(), CliError> {
     let kv = |out: &mut dyn Write, k: &str, v: String| writeln!(out, "  {k:<16}{v}");
     let step = match p.step.number() {
         Some(n) => format!("step {n} ({}) of the reconciler", p.step.name()),
         None => format!("no reconciler step ({})", p.step.name()),
     };
-    kv(out, "next", format!("{step}: {}", sanitize(&p.why)))?;
+    kv(out, label, format!("{step}: {}", sanitize(&p.why)))?;
     if !full {
         return Ok(());
     }

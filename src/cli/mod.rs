@@ -9,6 +9,7 @@ mod confirm;
 mod diff;
 mod export;
 mod flue2;
+mod flue2_act;
 mod health;
 mod incidents;
 mod keys;
@@ -108,6 +109,7 @@ fn json_output(cli: &Cli) -> bool {
         // The document itself goes to stdout unless --output names a file.
         Some(Command::Export(a)) => a.output.is_none(),
         Some(Command::Undo(a)) => a.json,
+        Some(Command::Abort(a)) => a.json,
         Some(Command::Diff(a)) => a.json,
         Some(
             Command::Repair(a)
@@ -256,6 +258,15 @@ fn run_command(cli: &Cli, out: &mut dyn Write) -> Result<(), CliError> {
             None,
             out,
         ),
+        // Reached on every journal but a flue 2.x one, which `flue2::route` runs.
+        Some(Command::Abort(a)) => Err(CliError::new(
+            "abort is flue 2.x's abort intent, and this journal was not written by flue 2.x",
+            format!(
+                "on a flue 1.0.0-beta.7 journal give up on it with fail: turnscope --write fail {} --reason TEXT",
+                a.submission
+            ),
+            exit::USAGE,
+        )),
         Some(Command::Fail(a)) => bulk::run_action(
             cli,
             turnscope_engine::actions::ActionKind::Fail,

@@ -43,6 +43,7 @@ fn refusal(e: ApplyError) -> CliError {
 }
 
 fn doc(
+    format: &str,
     target: &str,
     done: Option<&Undone>,
     e: Option<&ApplyError>,
@@ -50,7 +51,7 @@ fn doc(
 ) -> serde_json::Value {
     json!({
         "schema": "turnscope.action/1",
-        "format": turnscope_engine::report::JOURNAL_FORMAT,
+        "format": format,
         "action": "undo",
         "target": target,
         "dryRun": dry_run,
@@ -79,8 +80,26 @@ pub fn run(cli: &Cli, args: &UndoArgs, out: &mut dyn Write) -> Result<(), CliErr
         ));
     }
     let operator = confirm::operator(cli)?;
-    let target = UndoTarget::parse(&args.target);
     let mut writer = turnscope_store::open_writer(&db_target(cli)?)?;
+    run_on(
+        &mut |t: &UndoTarget, i: &AuditInfo, commit: bool| writer.undo(t, i, commit),
+        operator,
+        turnscope_engine::report::JOURNAL_FORMAT,
+        args,
+        out,
+    )
+}
+
+/// `undo` through any writer (beta.7's backends, a flue 2.x journal's writer), the operator
+/// already named and the writer open.
+pub fn run_on(
+    undo: &mut dyn FnMut(&UndoTarget, &AuditInfo, bool) -> Result<Undone, ApplyError>,
+    operator: String,
+    format: &str,
+    args: &UndoArgs,
+    out: &mut dyn Write,
+) -> Result<(), CliError> {
+    let target = UndoTarget::parse(&args.target);
     let info = AuditInfo {
         operator,
         action: "undo".into(),
@@ -94,17 +113,20 @@ pub fn run(cli: &Cli, args: &UndoArgs, out: &mut dyn Write) -> Result<(), CliErr
         side_effects: None,
     };
     // The check and the preview run in a write transaction that is rolled back.
-    let preview = match writer.undo(&target, &info, false) {
+    let preview = match undo(&target, &info, false) {
         Ok(p) => p,
         Err(e) => {
             if args.json {
-                print_json(out, &doc(&args.target, None, Some(&e), args.dry_run))?;
+                print_json(
+                    out,
+                    &doc(format, &args.target, None, Some(&e), args.dry_run),
+                )?;
             }
             return Err(refusal(e));
         }
     };
     if args.json && args.dry_run {
-        print_json(out, &doc(&args.target, Some(&preview), None, true))?;
+        print_json(out, &doc(format, &args.target, Some(&preview), None, true))?;
         return Ok(());
     }
     if !args.json {
@@ -134,14 +156,14 @@ pub fn run(cli: &Cli, args: &UndoArgs, out: &mut dyn Write) -> Result<(), CliErr
         }
         return Err(confirm::declined());
     }
-    let done = writer.undo(&target, &info, true).map_err(|e| {
+    let done = undo(&target, &info, true).map_err(|e| {
         if args.json {
-            let _ = print_json(out, &doc(&args.target, None, Some(&e), false));
+            let _ = print_json(out, &doc(format, &args.target, None, Some(&e), false));
         }
         refusal(e)
     })?;
     if args.json {
-        print_json(out, &doc(&args.target, Some(&done), None, false))?;
+        print_json(out, &doc(format, &args.target, Some(&done), None, false))?;
         return Ok(());
     }
     let ids: Vec<String> = done.audit_ids.iter().map(|id| format!("#{id}")).collect();

@@ -91,6 +91,10 @@ impl Flue2SqliteReader {
         &self.path
     }
 
+    pub(super) fn connection(&self) -> &Connection {
+        &self.conn
+    }
+
     /// `flue_meta.format_version` ("1").
     pub fn format_version(&self) -> &str {
         &self.format_version

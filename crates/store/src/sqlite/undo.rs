@@ -98,9 +98,20 @@ impl SqliteWriter {
         audit: &AuditInfo,
         commit: bool,
     ) -> Result<Undone, ApplyError> {
-        let tx = self
-            .connection_mut()
-            .transaction_with_behavior(TransactionBehavior::Immediate)?;
+        undo_on(self.connection_mut(), target, audit, commit)
+    }
+}
+
+/// The undo on a write connection, whatever journal format its rows are in (beta.7's writer and
+/// flue 2.x's share it: the row images name their tables and keys).
+pub(crate) fn undo_on(
+    conn: &mut rusqlite::Connection,
+    target: &UndoTarget,
+    audit: &AuditInfo,
+    commit: bool,
+) -> Result<Undone, ApplyError> {
+    {
+        let tx = conn.transaction_with_behavior(TransactionBehavior::Immediate)?;
         let started = Instant::now();
         migrate_audit(&tx)?;
         let mut records = match target {

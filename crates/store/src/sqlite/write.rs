@@ -191,7 +191,7 @@ impl SqliteWriter {
 /// Never write into a damaged file: a b-tree that reads fine where we looked can still be broken
 /// where SQLite would put our rows. `quick_check` reads every page once (no index cross-check);
 /// it runs before any lock is taken, so the runtime is not blocked by it.
-fn check_integrity(conn: &Connection) -> Result<(), StoreError> {
+pub(super) fn check_integrity(conn: &Connection) -> Result<(), StoreError> {
     let findings: Vec<String> = conn
         .prepare("PRAGMA quick_check(3)")
         .and_then(|mut s| {
@@ -456,8 +456,17 @@ impl SqliteStore {
 
     /// The records `query` selects, newest first (the filters run in SQLite).
     pub fn audit_query(&self, query: &crate::AuditQuery) -> Result<Vec<AuditRecord>, StoreError> {
+        audit_query_on(self.connection(), query)
+    }
+}
+
+/// The audit records `query` selects on `c`, newest first (none where turnscope never wrote).
+pub(crate) fn audit_query_on(
+    c: &Connection,
+    query: &crate::AuditQuery,
+) -> Result<Vec<AuditRecord>, StoreError> {
+    {
         let err = |e| StoreError::sqlite("reading the audit trail", e);
-        let c = self.connection();
         let exists: bool = c
             .query_row("SELECT COUNT(*) FROM sqlite_master WHERE type = 'table' AND name = 'turnscope_audit'", [], |r| r.get::<_, i64>(0))
             .map_err(err)?
