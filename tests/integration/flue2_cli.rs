@@ -409,12 +409,12 @@ fn other_commands_refuse_a_2_x_journal_naming_the_commands_that_read_it() {
         &["sessions"],
         &["export", "sub_01M92S7VMD"],
         &["wait", "sub_01M92S7VMD", "--timeout", "1s"],
-        &["--write", "requeue", "sub_01M92S7VMD", "-y"],
+        &["--write", "repair", "sub_01M92S7VMD", "-y"],
     ] {
         assert_refused(
             &turnscope(&db, None, args),
             1,
-            "only list, show and classify read it yet",
+            "only list, show, classify, audit and the actions abort, requeue, extend, fail and undo read it yet",
         );
     }
     // A list flag this slice does not read is refused by name.

@@ -16,7 +16,7 @@ use crate::support::{db_fixture_names, unpack_db};
 
 /// `list --json --status all` on `db` at `now` (the harness model's context window, as the
 /// runtime's inspection asks with).
-fn list(db: &Path, now: Option<i64>) -> Value {
+pub(crate) fn list(db: &Path, now: Option<i64>) -> Value {
     let mut cmd = crate::support::turnscope_command();
     cmd.env_remove("TURNSCOPE_DB")
         .env_remove("TURNSCOPE_NOW_MS")
@@ -43,7 +43,7 @@ fn list(db: &Path, now: Option<i64>) -> Value {
 }
 
 /// The record ids a plan's writes append, in order (those already in the stream left out).
-fn predicted_records(writes: &[Value]) -> Vec<String> {
+pub(crate) fn predicted_records(writes: &[Value]) -> Vec<String> {
     let mut ids = Vec::new();
     for w in writes {
         let strings = |key: &str| -> Vec<String> {
@@ -251,7 +251,7 @@ fn one_pass_of_the_runtimes_reconciler_makes_the_change_turnscope_predicted() {
 
 /// The recovery record ids a predicted resume appends, in order: converged ghosts, a batch
 /// settled before a missing input, the input, continuation signals, the repaired batch.
-fn predicted_resume_records(resume: &Value, row: &Value) -> Vec<String> {
+pub(crate) fn predicted_resume_records(resume: &Value, row: &Value) -> Vec<String> {
     let mut ids = Vec::new();
     for a in resume["actions"].as_array().unwrap() {
         match a["op"].as_str().unwrap() {

@@ -234,6 +234,16 @@ pub fn plan_action(
             deadline_ms,
             attempts,
         } => {
+            if matches!(current.step, Flue2Step::Completed | Flue2Step::Abort) {
+                return Err(refuse(
+                    format!(
+                        "extending changes nothing: the runtime's next pass takes step {} whatever the budget and deadline ({})",
+                        current.step.column(),
+                        current.why
+                    ),
+                    "leave it to the runtime's next pass",
+                ));
+            }
             if deadline_ms.is_none() && attempts.is_none() {
                 return Err(refuse(
                     "nothing to extend",
@@ -277,6 +287,12 @@ pub fn plan_action(
             let reason = reason.trim();
             if reason.is_empty() {
                 return Err(refuse("fail needs a reason", "say why with --reason"));
+            }
+            if current.step == Flue2Step::Completed {
+                return Err(refuse(
+                    format!("the classification is completed: the response is in the conversation and the runtime's next pass settles it completed ({})", current.why),
+                    "leave it to the runtime's next pass",
+                ));
             }
             if !input.joined.is_empty() {
                 return Err(refuse(
