@@ -269,6 +269,14 @@ fn every_accepted_action_is_resumed_by_the_real_runtime_as_turnscope_predicted()
                 .or_default() += 1;
             let before_outcomes = calls_with_outcomes(&db);
             let before_records = records_of(&db, &id);
+            let timeout_before: i64 = rusqlite::Connection::open(&db)
+                .unwrap()
+                .query_row(
+                    "SELECT timeout_at FROM flue_agent_submissions WHERE submission_id = ?1",
+                    [&id],
+                    |r| r.get(0),
+                )
+                .unwrap();
             let side = dir.join("side.jsonl");
             let now = turnscope_store::clock::now_ms();
             let ran = rt.drive_with_env(
@@ -320,6 +328,18 @@ fn every_accepted_action_is_resumed_by_the_real_runtime_as_turnscope_predicted()
                 }
                 for d in compare_end(&resume["end"], &state["final"], &read(&side)) {
                     miss(d);
+                }
+                // The deadline is recomputed (the preview's note): the input application after
+                // the claim stamps a new one, later than the one the row had, and the budget.
+                let last = &state["final"];
+                if last["timeout_at"].as_i64().unwrap() <= timeout_before
+                    || last["max_attempts"] != 10
+                    || last["input_applied_at"].is_null()
+                {
+                    miss(format!(
+                        "deadline {} (was {timeout_before}), budget {}, input applied {}: not recomputed",
+                        last["timeout_at"], last["max_attempts"], last["input_applied_at"]
+                    ));
                 }
             }
             if let Some(resume) = next["resume"].as_object() {
