@@ -475,80 +475,9 @@ fn one(
     Ok(())
 }
 
-/// What the runtime's recovery does next (see [`write_flue2_plan`]).
+/// What the runtime's recovery does next (see [`super::flue2_plan::write_flue2_plan`]).
 fn write_plan(i: &Inspected<'_>, full: bool, out: &mut dyn Write) -> Result<(), CliError> {
-    write_flue2_plan(&i.plan, "next", full, out)
-}
-
-/// A plan under `label` (`next` for the one the command's clock gives): the step and why; with
-/// `full` its writes, the row after it and the resume.
-pub(super) fn write_flue2_plan(
-    p: &turnscope_core::flue2::Flue2Plan,
-    label: &str,
-    full: bool,
-    out: &mut dyn Write,
-) -> Result<(), CliError> {
-    let kv = |out: &mut dyn Write, k: &str, v: String| writeln!(out, "  {k:<16}{v}");
-    let step = match p.step.number() {
-        Some(n) => format!("step {n} ({}) of the reconciler", p.step.name()),
-        None => format!("no reconciler step ({})", p.step.name()),
-    };
-    kv(out, label, format!("{step}: {}", sanitize(&p.why)))?;
-    if !full {
-        return Ok(());
-    }
-    for (n, w) in p.writes.iter().enumerate() {
-        writeln!(out, "    {}. {}", n + 1, sanitize(&w.describe()))?;
-    }
-    if let Some(a) = &p.row_after {
-        kv(
-            out,
-            "row after",
-            format!(
-                "status {}, attempts {}, attempt id {}, error {}{}",
-                sanitize(&a.status),
-                a.attempt_count,
-                match a.attempt_id {
-                    turnscope_core::flue2::AttemptChange::Same => "kept",
-                    turnscope_core::flue2::AttemptChange::New => "new",
-                    turnscope_core::flue2::AttemptChange::Cleared => "cleared",
-                },
-                a.error
-                    .as_deref()
-                    .map_or("none".into(), |e| format!("{:?}", sanitize(e))),
-                a.settlement_outcome
-                    .as_deref()
-                    .map_or(String::new(), |o| format!(
-                        ", settlement outcome {}",
-                        sanitize(o)
-                    ))
-            ),
-        )?;
-    }
-    if let Some(r) = &p.resume {
-        kv(
-            out,
-            "resume",
-            format!(
-                "what the {} will do",
-                if r.after == "replacement" {
-                    "replacement attempt"
-                } else {
-                    "next claim"
-                }
-            ),
-        )?;
-        for (n, a) in r.actions.iter().enumerate() {
-            writeln!(out, "    {}. {}", n + 1, sanitize(&a.describe()))?;
-        }
-        writeln!(
-            out,
-            "    then: {} (classified {} after its repairs)",
-            sanitize(&r.end.describe()),
-            sanitize(&r.classification)
-        )?;
-    }
-    Ok(())
+    super::flue2_plan::write_flue2_plan(&i.plan, "next", full, out)
 }
 
 /// The conversation after the input entry, the in-progress messages, the recorded outcomes and

@@ -11,7 +11,7 @@ use std::path::Path;
 use super::args::{ActionArgs, BulkActionArgs, Cli, Command};
 use super::common::{exit, CliError};
 use super::confirm;
-use super::flue2::write_flue2_plan;
+use super::flue2_plan::write_flue2_plan;
 use super::output::print_json;
 use turnscope_core::flue2::{Flue2Action, Flue2ActionPlan, Flue2Refusal};
 use turnscope_core::journal::time::iso_from_ms;

@@ -10,6 +10,7 @@ mod diff;
 mod export;
 mod flue2;
 mod flue2_act;
+mod flue2_plan;
 mod health;
 mod incidents;
 mod keys;
