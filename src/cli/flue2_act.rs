@@ -11,7 +11,7 @@ use std::path::Path;
 use super::args::{ActionArgs, BulkActionArgs, Cli, Command};
 use super::common::{exit, CliError};
 use super::confirm;
-use super::flue2_plan::write_flue2_plan;
+use super::flue2_plan::{write_flue2_plan, write_flue2_resume};
 use super::output::print_json;
 use turnscope_core::flue2::{Flue2Action, Flue2ActionPlan, Flue2Refusal};
 use turnscope_core::journal::time::iso_from_ms;
@@ -180,9 +180,12 @@ fn write_preview(
         "the runtime's next pass, computed on the row after the write:"
     )?;
     write_flue2_plan(&p.next, "next", true, out)?;
-    if let Some(t) = &p.then {
-        writeln!(out, "and once the runtime claims it again:")?;
-        write_flue2_plan(t, "then", true, out)?;
+    if let Some(r) = p.then.as_ref().and_then(|t| t.resume.as_ref()) {
+        writeln!(
+            out,
+            "and once the runtime claims it again (the resume of its own requeue, step 7):"
+        )?;
+        write_flue2_resume(r, out)?;
     }
     Ok(())
 }

@@ -52,27 +52,37 @@ pub fn write_flue2_plan(
         )?;
     }
     if let Some(r) = &p.resume {
-        kv(
-            out,
-            "resume",
-            format!(
-                "what the {} will do",
-                if r.after == "replacement" {
-                    "replacement attempt"
-                } else {
-                    "next claim"
-                }
-            ),
-        )?;
-        for (n, a) in r.actions.iter().enumerate() {
-            writeln!(out, "    {}. {}", n + 1, sanitize(&a.describe()))?;
-        }
-        writeln!(
-            out,
-            "    then: {} (classified {} after its repairs)",
-            sanitize(&r.end.describe()),
-            sanitize(&r.classification)
-        )?;
+        write_flue2_resume(r, out)?;
     }
+    Ok(())
+}
+
+/// What a replaced attempt or the next claim will do (`resume`), and how it ends.
+pub fn write_flue2_resume(
+    r: &turnscope_core::flue2::Flue2Resume,
+    out: &mut dyn Write,
+) -> Result<(), CliError> {
+    let kv = |out: &mut dyn Write, k: &str, v: String| writeln!(out, "  {k:<16}{v}");
+    kv(
+        out,
+        "resume",
+        format!(
+            "what the {} will do",
+            if r.after == "replacement" {
+                "replacement attempt"
+            } else {
+                "next claim"
+            }
+        ),
+    )?;
+    for (n, a) in r.actions.iter().enumerate() {
+        writeln!(out, "    {}. {}", n + 1, sanitize(&a.describe()))?;
+    }
+    writeln!(
+        out,
+        "    then: {} (classified {} after its repairs)",
+        sanitize(&r.end.describe()),
+        sanitize(&r.classification)
+    )?;
     Ok(())
 }

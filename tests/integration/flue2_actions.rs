@@ -295,6 +295,22 @@ fn extend_then_requeue_writes_the_runtimes_requeue_and_fail_reserves_its_settlem
     assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
     assert_eq!(json_of(&o)["next"]["name"], "requeue");
     let before = row(&db, &id);
+    // The text preview: the runtime's requeue columns, the note, and what the next claim does.
+    let o = turnscope(&db, &["--write", "requeue", &id, "--dry-run"]);
+    let text = String::from_utf8_lossy(&o.stdout);
+    assert!(
+        text.contains("status                \"running\" → \"queued\""),
+        "{text}"
+    );
+    assert!(text.contains("note: the deadline is recomputed"), "{text}");
+    assert!(
+        text.contains("next            no reconciler step (queued)"),
+        "{text}"
+    );
+    assert!(
+        text.contains("what the next claim will do\n    1. append the input entry "),
+        "{text}"
+    );
     let o = turnscope(&db, &["--write", "requeue", &id, "-y", "--json"]);
     assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
     let doc = json_of(&o);
