@@ -367,14 +367,19 @@ impl HealthMark {
         let notes = || {
             h.findings
                 .iter()
-                .filter_map(|f| Some((f.repair.as_ref()?, f.submission.as_ref())))
+                .filter_map(|f| Some((f.repair.as_ref()?, f)))
         };
-        // The first repairable batch wins; else the first finding's reason why not.
-        let in_place = notes().find_map(|(note, owner)| match owner {
+        // The first repairable batch wins; else the first finding's reason why not, with what
+        // the model saw instead (the finding's effect on the next turn).
+        let in_place = notes().find_map(|(note, f)| match &f.submission {
             Some(o) if note.in_place => Some(Ok(o.id.clone())),
             _ => None,
         });
-        let repair = in_place.or_else(|| notes().next().map(|(note, _)| Err(note.why.clone())));
+        let repair = in_place.or_else(|| {
+            notes()
+                .next()
+                .map(|(note, f)| Err(format!("{} · {}", note.why, f.effect)))
+        });
         HealthMark {
             findings: h.findings.len(),
             worst: h.counts().first().map(|(k, _)| *k),

@@ -149,7 +149,9 @@ fn r_on_the_sessions_screen_repairs_the_batch_health_found_at_the_leaf() {
     assert!(h.popup().is_none(), "{}", h.render());
     let said = h.status_text().unwrap_or_default();
     assert!(
-        said.starts_with("nothing to repair in place: ") && said.contains("later entries follow"),
+        said.starts_with("nothing to repair in place: ")
+            && said.contains("later entries follow")
+            && said.contains("the turns since were built from the history without this batch"),
         "{said}"
     );
     assert_eq!(db_state(&db), state);
