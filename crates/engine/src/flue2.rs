@@ -363,6 +363,10 @@ pub fn list_json(
                     let v = verdict_json(&i.verdict);
                     let m = r.as_object_mut().unwrap();
                     m.insert("verdict".into(), v);
+                    m.insert(
+                        "disposition".into(),
+                        json!(crate::flue2_select::disposition(i)),
+                    );
                     m.insert("plan".into(), plan_json(&i.plan));
                     r
                 })
