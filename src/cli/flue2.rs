@@ -82,7 +82,12 @@ pub fn route(cli: &Cli, out: &mut dyn Write) -> Option<Result<(), CliError>> {
     let reads = piped_list
         || matches!(
             cli.command,
-            Some(Command::List(_) | Command::Show { .. } | Command::Classify { .. })
+            Some(
+                Command::List(_)
+                    | Command::Show { .. }
+                    | Command::Classify { .. }
+                    | Command::Incidents { .. }
+            )
         );
     match format {
         JournalFormat::Flue2 { format_version } if format_version == "1" && reads => {
@@ -117,8 +122,11 @@ fn run(
         Some(Command::Classify { submission, json }) => {
             one(cli, opts, &reader, submission, *json, false, out)
         }
+        Some(Command::Incidents { json }) => {
+            super::flue2_incidents::run(cli, opts, &reader, *json, out)
+        }
         None => super::flue2_list::list(cli, opts, &reader, &ListArgs::default(), out),
-        _ => unreachable!("route only runs list, show and classify"),
+        _ => unreachable!("route only runs the commands READS_FLUE2 names"),
     }
 }
 

@@ -25,6 +25,7 @@ mod find;
 mod flue2_classify;
 mod flue2_cli;
 mod flue2_fold;
+mod flue2_incidents;
 mod flue2_list;
 mod flue_formats;
 mod health;

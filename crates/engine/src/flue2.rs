@@ -46,7 +46,7 @@ impl Flue2Options {
     }
 
     /// The fields every document starts with.
-    fn header(&self, schema: &str, format_version: &str) -> Map<String, Value> {
+    pub fn header(&self, schema: &str, format_version: &str) -> Map<String, Value> {
         let mut o = Map::new();
         o.insert("schema".into(), json!(schema));
         o.insert("format".into(), json!(FORMAT));
