@@ -87,6 +87,7 @@ pub fn route(cli: &Cli, out: &mut dyn Write) -> Option<Result<(), CliError>> {
                     | Command::Show { .. }
                     | Command::Classify { .. }
                     | Command::Incidents { .. }
+                    | Command::Sessions(_)
             )
         );
     match format {
@@ -122,6 +123,7 @@ fn run(
         Some(Command::Classify { submission, json }) => {
             one(cli, opts, &reader, submission, *json, false, out)
         }
+        Some(Command::Sessions(a)) => super::flue2_sessions::run(opts, &reader, a, out),
         Some(Command::Incidents { json }) => {
             super::flue2_incidents::run(cli, opts, &reader, *json, out)
         }

@@ -11,6 +11,7 @@ mod export;
 mod flue2;
 mod flue2_incidents;
 mod flue2_list;
+mod flue2_sessions;
 mod health;
 mod incidents;
 mod keys;

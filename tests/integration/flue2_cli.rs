@@ -405,7 +405,7 @@ fn other_commands_refuse_a_2_x_journal_naming_the_commands_that_read_it() {
     let dir = tempfile::tempdir().unwrap();
     let db = unpack_db("flue-2.1.0", "tool-batch-1-of-3", dir.path());
     for args in [
-        &["sessions"][..],
+        &["health", "--all"][..],
         &["export", "sub_01M92S7VMD"],
         &["wait", "sub_01M92S7VMD", "--timeout", "1s"],
         &["--write", "requeue", "sub_01M92S7VMD", "-y"],
@@ -413,7 +413,7 @@ fn other_commands_refuse_a_2_x_journal_naming_the_commands_that_read_it() {
         assert_refused(
             &turnscope(&db, None, args),
             1,
-            "only list, show, classify and incidents read it yet",
+            "only list, show, classify, incidents and sessions read it yet",
         );
     }
     // A list column there is not is refused by name.

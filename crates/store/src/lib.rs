@@ -49,7 +49,7 @@ pub use session_rows::{
     EntryRow, EntryVisitor, EntryWhile, PartRange, PartRows, SessionLoader, SessionRows, Split,
     SplitBelow,
 };
-pub use sqlite::flue2::{Flue2Batch, Flue2SqliteReader};
+pub use sqlite::flue2::{Flue2Batch, Flue2SqliteReader, Flue2Stream};
 pub use sqlite::undo::refusal_from_trail;
 pub use sqlite::write::{SqliteWriter, AUDIT_DDL};
 pub use sqlite::SqliteStore;

@@ -43,6 +43,16 @@ pub struct Flue2Batch {
     pub chunk_count: usize,
 }
 
+/// One `flue_conversation_streams` row.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Flue2Stream {
+    /// `agents/<agent>/<instance>`.
+    pub path: String,
+    /// `{"agentName","instanceId"}` as stored.
+    pub identity_json: Option<String>,
+    pub next_offset: i64,
+}
+
 /// A flue 2.x SQLite journal opened read-only.
 pub struct Flue2SqliteReader {
     conn: Connection,
@@ -229,6 +239,28 @@ impl Flue2SqliteReader {
             });
         }
         Ok(out)
+    }
+
+    /// Every conversation stream (one per agent instance), by path: its `identity_json` as
+    /// stored and its head (`next_offset`, the batches appended).
+    pub fn streams(&self) -> Result<Vec<Flue2Stream>, StoreError> {
+        let err = |e| StoreError::sqlite("reading flue_conversation_streams", e);
+        let mut stmt = self
+            .conn
+            .prepare(
+                "SELECT path, identity_json, next_offset FROM flue_conversation_streams ORDER BY path",
+            )
+            .map_err(err)?;
+        let rows = stmt
+            .query_map([], |r| {
+                Ok(Flue2Stream {
+                    path: r.get(0)?,
+                    identity_json: r.get(1)?,
+                    next_offset: r.get(2)?,
+                })
+            })
+            .map_err(err)?;
+        rows.collect::<Result<Vec<_>, _>>().map_err(err)
     }
 
     /// The stream's head (`next_offset`), where it has a row.
