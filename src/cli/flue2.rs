@@ -14,7 +14,7 @@ use turnscope_engine::flue2::{
     call_outcome, classify_json, following, show_json, trailing_batch_json, user_text, CallOutcome,
     Flue2Options, Inspected, ShowView, Streams,
 };
-use turnscope_store::{DbTarget, Flue2SqliteReader, JournalFormat, SqliteStore};
+use turnscope_store::{is_flue2_export, DbTarget, Flue2SqliteReader, JournalFormat, SqliteStore};
 
 /// The release `--flue-version` defaults to.
 pub const DEFAULT_RELEASE: &str = "2.1.0";
@@ -64,8 +64,9 @@ pub fn route(cli: &Cli, out: &mut dyn Write) -> Option<Result<(), CliError>> {
         .db
         .as_deref()
         .and_then(|p| DbTarget::from_path(p).ok())?;
-    let path = match target {
-        DbTarget::Sqlite(path) => path,
+    let (path, export) = match target {
+        DbTarget::Sqlite(path) => (path, false),
+        DbTarget::Export(path) if is_flue2_export(&path) => (path, true),
         _ if given => {
             return Some(Err(CliError::new(
                 "--flue-version applies to flue 2.x journals, which turnscope reads from SQLite files only",
@@ -76,7 +77,14 @@ pub fn route(cli: &Cli, out: &mut dyn Write) -> Option<Result<(), CliError>> {
         _ => return None,
     };
     // A file that cannot be opened is refused by the usual open, with its own words.
-    let format = SqliteStore::detect_format(&path).ok()?;
+    let format = if export {
+        // Its own flue_meta is checked when it is loaded.
+        JournalFormat::Flue2 {
+            format_version: "1".into(),
+        }
+    } else {
+        SqliteStore::detect_format(&path).ok()?
+    };
     // No command in a pipe prints the list (on a terminal it opens the TUI, which refuses 2.x).
     let piped_list = cli.command.is_none() && !std::io::stdout().is_terminal();
     let reads = piped_list
@@ -88,11 +96,19 @@ pub fn route(cli: &Cli, out: &mut dyn Write) -> Option<Result<(), CliError>> {
                     | Command::Classify { .. }
                     | Command::Incidents { .. }
                     | Command::Sessions(_)
+                    | Command::Export(_)
             )
         );
     match format {
         JournalFormat::Flue2 { format_version } if format_version == "1" && reads => {
-            Some(run(cli, &opts, &path, out))
+            Some(run(cli, &opts, &path, export, out))
+        }
+        // Every other command refuses a 2.x export as it refuses the journal.
+        JournalFormat::Flue2 { format_version } if export => {
+            Some(Err(turnscope_store::StoreError::NewerFormat {
+                format_version,
+            }
+            .into()))
         }
         JournalFormat::Flue2 { .. } => None,
         other if given => Some(Err(CliError::new(
@@ -112,9 +128,14 @@ fn run(
     cli: &Cli,
     opts: &Flue2Options,
     path: &std::path::Path,
+    export: bool,
     out: &mut dyn Write,
 ) -> Result<(), CliError> {
-    let reader = Flue2SqliteReader::open(path)?;
+    let reader = if export {
+        Flue2SqliteReader::open_export(path)?
+    } else {
+        Flue2SqliteReader::open(path)?
+    };
     match &cli.command {
         Some(Command::List(a)) => super::flue2_list::list(cli, opts, &reader, a, out),
         Some(Command::Show { submission, json }) => {
@@ -124,6 +145,7 @@ fn run(
             one(cli, opts, &reader, submission, *json, false, out)
         }
         Some(Command::Sessions(a)) => super::flue2_sessions::run(opts, &reader, a, out),
+        Some(Command::Export(a)) => super::flue2_export::run(cli, opts, &reader, a, out),
         Some(Command::Incidents { json }) => {
             super::flue2_incidents::run(cli, opts, &reader, *json, out)
         }

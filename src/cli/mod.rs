@@ -9,6 +9,7 @@ mod confirm;
 mod diff;
 mod export;
 mod flue2;
+mod flue2_export;
 mod flue2_incidents;
 mod flue2_list;
 mod flue2_sessions;

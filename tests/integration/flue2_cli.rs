@@ -406,14 +406,14 @@ fn other_commands_refuse_a_2_x_journal_naming_the_commands_that_read_it() {
     let db = unpack_db("flue-2.1.0", "tool-batch-1-of-3", dir.path());
     for args in [
         &["health", "--all"][..],
-        &["export", "sub_01M92S7VMD"],
+        &["next-request", "sub_01M92S7VMD"],
         &["wait", "sub_01M92S7VMD", "--timeout", "1s"],
         &["--write", "requeue", "sub_01M92S7VMD", "-y"],
     ] {
         assert_refused(
             &turnscope(&db, None, args),
             1,
-            "only list, show, classify, incidents and sessions read it yet",
+            "only list, show, classify, incidents, sessions and export read it yet",
         );
     }
     // A list column there is not is refused by name.

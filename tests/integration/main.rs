@@ -24,6 +24,7 @@ mod file_circles;
 mod find;
 mod flue2_classify;
 mod flue2_cli;
+mod flue2_export;
 mod flue2_fold;
 mod flue2_incidents;
 mod flue2_list;

@@ -65,6 +65,30 @@ impl Flue2SqliteReader {
     /// 2.x journal turnscope reads (`format_version` 1, the tables above).
     pub fn open(path: &Path) -> Result<Flue2SqliteReader, StoreError> {
         let (conn, tables, _immutable) = open_connection(path)?;
+        Flue2SqliteReader::checked(conn, tables, path)
+    }
+
+    /// A reader of a journal loaded into `conn` (an export opened again), named by `path`.
+    pub(super) fn from_loaded(
+        conn: Connection,
+        path: &Path,
+    ) -> Result<Flue2SqliteReader, StoreError> {
+        let tables = super::open_file::table_names(&conn)
+            .map_err(|e| StoreError::sqlite("reading the export's tables", e))?;
+        Flue2SqliteReader::checked(conn, tables, path)
+    }
+
+    pub(super) fn connection(&self) -> &Connection {
+        &self.conn
+    }
+
+    /// The reader of `conn`, once its `flue_meta` and tables say it is a 2.x journal turnscope
+    /// reads.
+    fn checked(
+        conn: Connection,
+        tables: Vec<String>,
+        path: &Path,
+    ) -> Result<Flue2SqliteReader, StoreError> {
         let meta = read_flue_meta(&conn, &tables)?;
         let format = detect_format(&tables, &meta);
         let format_version = match format {
