@@ -97,6 +97,7 @@ pub fn route(cli: &Cli, out: &mut dyn Write) -> Option<Result<(), CliError>> {
                     | Command::Incidents { .. }
                     | Command::Sessions(_)
                     | Command::Export(_)
+                    | Command::Wait(_)
             )
         );
     match format {
@@ -146,6 +147,7 @@ fn run(
         }
         Some(Command::Sessions(a)) => super::flue2_sessions::run(opts, &reader, a, out),
         Some(Command::Export(a)) => super::flue2_export::run(cli, opts, &reader, a, out),
+        Some(Command::Wait(a)) => super::flue2_wait::run(cli, opts, &reader, a, out),
         Some(Command::Incidents { json }) => {
             super::flue2_incidents::run(cli, opts, &reader, *json, out)
         }

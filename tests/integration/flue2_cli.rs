@@ -407,13 +407,13 @@ fn other_commands_refuse_a_2_x_journal_naming_the_commands_that_read_it() {
     for args in [
         &["health", "--all"][..],
         &["next-request", "sub_01M92S7VMD"],
-        &["wait", "sub_01M92S7VMD", "--timeout", "1s"],
+        &["audit"],
         &["--write", "requeue", "sub_01M92S7VMD", "-y"],
     ] {
         assert_refused(
             &turnscope(&db, None, args),
             1,
-            "only list, show, classify, incidents, sessions and export read it yet",
+            "only list, show, classify, incidents, sessions, export and wait read it yet",
         );
     }
     // A list column there is not is refused by name.

@@ -2,7 +2,7 @@
 //! flue 2.1.0 (`tests/fixtures/flue-2.1.0/`) and the empty databases beta.9's and 2.0.0's own
 //! adapters create (`tests/fixtures/flue-formats/`). Each is told apart by `detect_format`. A
 //! beta.8/9 journal is refused in one `error:` line naming its writer, with a hint and exit code 1,
-//! by every command; a 2.x journal is read by `list`, `show`, `classify`, `incidents`, `sessions` and `export` (`flue2_*.rs`) and
+//! by every command; a 2.x journal is read by `list`, `show`, `classify`, `incidents`, `sessions`, `export` and `wait` (`flue2_*.rs`) and
 //! refused that way by every other command, reading or writing. Neither is ever written.
 
 use std::path::{Path, PathBuf};
@@ -12,7 +12,7 @@ use turnscope_store::{JournalFormat, SqliteStore, SqliteWriter, StoreError};
 
 use crate::support::{db_fixture_names, unpack_db};
 
-const FLUE2_LINE: &str = "error: this journal was written by flue 2.x (flue_meta.format_version = 1): only list, show, classify, incidents, sessions and export read it yet (SQLite files), not this command";
+const FLUE2_LINE: &str = "error: this journal was written by flue 2.x (flue_meta.format_version = 1): only list, show, classify, incidents, sessions, export and wait read it yet (SQLite files), not this command";
 const FLUE2_HINT: &str =
     "hint: run `turnscope list`, `turnscope show ID` or `turnscope classify ID` on it";
 const BETA7_HINT: &str = "hint: turnscope reads flue 1.0.0-beta.7 journals";
