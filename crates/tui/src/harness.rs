@@ -101,6 +101,12 @@ impl Harness {
         // An export is read-only whatever the options say (as `turnscope_tui::run` opens it).
         let read_only = o.read_only || db.is_export();
         let cfg = AppConfig {
+            // The open refused every other format.
+            format: turnscope_store::JournalFormat::Beta7 {
+                schema_version: store.schema().schema_version.clone(),
+            }
+            .writer()
+            .to_string(),
             display_name: o.display_name,
             read_only,
             is_export: db.is_export(),

@@ -75,7 +75,7 @@ pub use tree::{ExpandMode, NodeKind, Tree};
 pub use worker::{Request, Response, Worker};
 pub use write::popup_text::{Outcome, OutcomeResult, PlanItem, Planned, StateSummary};
 
-use turnscope_store::{DbTarget, StoreError};
+use turnscope_store::{DbTarget, JournalFormat, StoreError};
 
 /// How to run the TUI.
 #[derive(Debug, Clone)]
@@ -273,7 +273,14 @@ pub fn run(options: TuiOptions) -> Result<(), TuiError> {
     if options.db.is_export() {
         display_name.push_str(" (an export, read-only)");
     }
+    // The open refused every other format.
+    let format = JournalFormat::Beta7 {
+        schema_version: store.schema().schema_version.clone(),
+    }
+    .writer()
+    .to_string();
     let cfg = AppConfig {
+        format,
         display_name,
         read_only,
         is_export: options.db.is_export(),
