@@ -135,6 +135,7 @@ pub fn resolve(cli: &Cli) -> Result<Cli, CliError> {
     c.db = c.db.or(file.db);
     c.operator = c.operator.or(file.operator);
     c.context_window = c.context_window.or(file.context_window);
+    c.flue_version_config = file.flue_version;
     c.refresh = Some(c.refresh.unwrap_or(file.refresh));
     c.theme = Some(c.theme.unwrap_or(file.theme));
     c.write = c.write || !file.read_only_default;
@@ -202,6 +203,11 @@ fn run_config(cli: &Cli, out: &mut dyn Write) -> Result<(), CliError> {
         out,
         "context_window = {}",
         show(cli.context_window.map(|n| n.to_string()))
+    )?;
+    writeln!(
+        out,
+        "flue_version = {}",
+        show(cli.flue_version.clone().or(cli.flue_version_config.clone()))
     )?;
     for (a, k) in &key_overrides(cli)?.0 {
         writeln!(
