@@ -312,6 +312,10 @@ fn run_command(cli: &Cli, out: &mut dyn Write) -> Result<(), CliError> {
         Some(Command::Config { .. }) => run_config(cli, out),
         Some(Command::Man) => write_man(out),
         None => {
+            // A flue 2.x journal opens in the TUI's 2.x screens (in a pipe `flue2::route` listed it).
+            if std::io::stdout().is_terminal() && is_flue2_file(cli) {
+                return run_tui(cli, db_target(cli)?, None);
+            }
             let store = open_store(cli)?;
             if std::io::stdout().is_terminal() {
                 drop(store);
@@ -402,8 +406,20 @@ fn write_man_keys(out: &mut dyn Write) -> Result<(), CliError> {
     Ok(())
 }
 
+/// `--db` is an SQLite file flue 2.x wrote (`format_version` 1, the one 2.x format read).
+fn is_flue2_file(cli: &Cli) -> bool {
+    match cli.db.as_deref().map(DbTarget::from_path) {
+        Some(Ok(DbTarget::Sqlite(path))) => matches!(
+            turnscope_store::SqliteStore::detect_format(&path),
+            Ok(turnscope_store::JournalFormat::Flue2 { format_version }) if format_version == "1"
+        ),
+        _ => false,
+    }
+}
+
 fn run_tui(cli: &Cli, db: DbTarget, display_name: Option<String>) -> Result<(), CliError> {
     let mut o = turnscope_tui::TuiOptions::for_target(db);
+    o.flue_version = cli.flue_version.clone().or(cli.flue_version_config.clone());
     o.now_override = cli.now_ms;
     o.context_window = cli.context_window;
     o.refresh = cli.refresh.unwrap_or(std::time::Duration::from_secs(2));
