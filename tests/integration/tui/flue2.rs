@@ -340,6 +340,17 @@ fn keys_search_views_and_no_write_keys() {
         "{:?}",
         h.app.status_text()
     );
+    // The detail scrolls: on a short screen the batch is below the fold until G.
+    h.resize(100, 16);
+    h.press("4<Enter>");
+    assert!(h.app.opened().is_some());
+    assert!(!h.render().contains("TRAILING UNCOMMITTED BATCH"));
+    h.press("G");
+    let bottom = h.render();
+    assert!(bottom.contains("TRAILING UNCOMMITTED BATCH"), "{bottom}");
+    h.press("g");
+    assert!(h.render().contains("submission sub_"));
+    h.press("<Esc>2");
     // y copies the selected id; ? opens the help and any key closes it; q quits.
     h.press("gy");
     assert_eq!(h.copied, [all[0].clone()]);
