@@ -406,13 +406,10 @@ fn write_man_keys(out: &mut dyn Write) -> Result<(), CliError> {
     Ok(())
 }
 
-/// `--db` is an SQLite file flue 2.x wrote (`format_version` 1, the one 2.x format read).
+/// `--db` is a flue 2.x journal the TUI reads: an SQLite file 2.x wrote, or a 2.x export.
 fn is_flue2_file(cli: &Cli) -> bool {
     match cli.db.as_deref().map(DbTarget::from_path) {
-        Some(Ok(DbTarget::Sqlite(path))) => matches!(
-            turnscope_store::SqliteStore::detect_format(&path),
-            Ok(turnscope_store::JournalFormat::Flue2 { format_version }) if format_version == "1"
-        ),
+        Some(Ok(db)) => turnscope_tui::flue2::run::Flue2Source::of(&db).is_some(),
         _ => false,
     }
 }

@@ -76,7 +76,7 @@ pub use tree::{ExpandMode, NodeKind, Tree};
 pub use worker::{Request, Response, Worker};
 pub use write::popup_text::{Outcome, OutcomeResult, PlanItem, Planned, StateSummary};
 
-use turnscope_store::{DbTarget, JournalFormat, SqliteStore, StoreError};
+use turnscope_store::{DbTarget, JournalFormat, StoreError};
 
 /// How to run the TUI.
 #[derive(Debug, Clone)]
@@ -277,13 +277,9 @@ pub(crate) fn wall_ms() -> i64 {
 pub fn run(options: TuiOptions) -> Result<(), TuiError> {
     // A flue 2.x journal has screens of its own (`flue2/`); every other format opens as beta.7
     // (or is refused by the open, naming its writer).
-    if let DbTarget::Sqlite(path) = &options.db {
-        if let Ok(JournalFormat::Flue2 { format_version }) = SqliteStore::detect_format(path) {
-            if format_version == "1" {
-                let flue2 = options.flue2_options().map_err(TuiError::FlueVersion)?;
-                return flue2::run::run(&options, path, flue2);
-            }
-        }
+    if let Some(source) = flue2::run::Flue2Source::of(&options.db) {
+        let flue2 = options.flue2_options().map_err(TuiError::FlueVersion)?;
+        return flue2::run::run(&options, source, flue2);
     }
     let store = turnscope_store::open(&options.db).map_err(TuiError::Store)?;
     if !std::io::stdout().is_terminal() {

@@ -362,3 +362,51 @@ fn keys_search_views_and_no_write_keys() {
     h.press("q");
     assert!(h.app.quit_requested());
 }
+
+/// A 2.x export (`turnscope export ID`) opens in the same screens, in memory: the same rows,
+/// classifications and NEXT as the journal it came from, the same detail.
+#[test]
+fn a_2_x_export_opens_as_the_journal_it_came_from() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = unpack_db("flue-2.1.0", "tool-batch-1-of-3", dir.path());
+    let now = after_last_lease(&db);
+    let id = runtime_answer("tool-batch-1-of-3")["submissions"][1]["submissionId"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    let export = dir.path().join("export.json");
+    let out = crate::support::turnscope_command()
+        .env_remove("TURNSCOPE_DB")
+        .arg("--db")
+        .arg(&db)
+        .args(["export", &id, "-o"])
+        .arg(&export)
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let mut from_db = open(&db, "2.1.0", now, (200, 60));
+    let mut from_export = open(&export, "2.1.0", now, (200, 60));
+    from_db.press("2");
+    from_export.press("2");
+    assert_eq!(from_export.app.shown_rows(), from_db.app.shown_rows());
+    assert_eq!(from_export.app.shown_rows().len(), 3);
+    let at = from_db
+        .app
+        .shown_ids()
+        .iter()
+        .position(|i| *i == id)
+        .unwrap();
+    let keys = format!("g{}<Enter>", "j".repeat(at));
+    from_db.press(&keys);
+    from_export.press(&keys);
+    assert_eq!(from_export.app.detail_text(), from_db.app.detail_text());
+    assert!(from_export
+        .app
+        .detail_text()
+        .iter()
+        .any(|(l, partial)| *partial && l.contains("TRAILING UNCOMMITTED BATCH")));
+}

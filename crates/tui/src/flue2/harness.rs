@@ -8,8 +8,9 @@ use ratatui::backend::TestBackend;
 use ratatui::buffer::Buffer;
 use ratatui::Terminal;
 use turnscope_engine::flue2::Flue2Options;
-use turnscope_store::{Flue2SqliteReader, StoreError};
+use turnscope_store::{DbTarget, Flue2SqliteReader, StoreError};
 
+use super::run::Flue2Source;
 use super::{Flue2App, Flue2Config, Flue2Worker};
 use crate::harness::{parse_keys, screen_text, HarnessOptions};
 
@@ -23,14 +24,18 @@ pub struct Flue2Harness {
 }
 
 impl Flue2Harness {
-    /// Open the 2.x SQLite journal at `db` with the classifier of `options`, read it and draw
-    /// once. `o` as for beta.7 (its width, height, clock, name, theme and keys are used).
+    /// Open the 2.x SQLite journal (or 2.x export) at `db` with the classifier of `options`,
+    /// read it and draw once. `o` as for beta.7 (its width, height, clock, name, theme and keys
+    /// are used).
     pub fn open(
         db: &Path,
         options: Flue2Options,
         o: HarnessOptions,
     ) -> Result<Flue2Harness, StoreError> {
-        let reader = Flue2SqliteReader::open(db)?;
+        let reader = match Flue2Source::of(&DbTarget::from_path(db)?) {
+            Some(source) => source.open()?,
+            None => Flue2SqliteReader::open(db)?,
+        };
         let worker = Flue2Worker::new(reader, options.clone());
         let cfg = Flue2Config {
             display_name: o.display_name,

@@ -11,8 +11,12 @@ use std::time::{Duration, Instant};
 use crossterm::event::{Event as TermEvent, KeyEventKind};
 use ratatui::backend::CrosstermBackend;
 use ratatui::Terminal;
+use std::path::PathBuf;
 use turnscope_engine::flue2::Flue2Options;
-use turnscope_store::Flue2SqliteReader;
+
+use turnscope_store::{
+    is_flue2_export, DbTarget, Flue2SqliteReader, JournalFormat, SqliteStore, StoreError,
+};
 
 use super::worker::{self, Flue2Request, Flue2Response, Flue2Worker};
 use super::{Flue2App, Flue2Config};
@@ -23,9 +27,42 @@ enum Event {
     Db(Flue2Response),
 }
 
-/// Run the 2.x screens on the SQLite file at `path` with the classifier of `options`.
-pub fn run(o: &TuiOptions, path: &std::path::Path, options: Flue2Options) -> Result<(), TuiError> {
-    let reader = Flue2SqliteReader::open(path).map_err(TuiError::Store)?;
+/// Where a flue 2.x journal is read from.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Flue2Source {
+    /// An SQLite file 2.x wrote (`format_version` 1, the one 2.x format read).
+    Sqlite(PathBuf),
+    /// A `turnscope.flue2.export/1` file, opened in memory.
+    Export(PathBuf),
+}
+
+impl Flue2Source {
+    /// `db` as a 2.x journal, or `None` for every other format (opened as beta.7, or refused).
+    pub fn of(db: &DbTarget) -> Option<Flue2Source> {
+        match db {
+            DbTarget::Sqlite(path) => matches!(
+                SqliteStore::detect_format(path),
+                Ok(JournalFormat::Flue2 { format_version }) if format_version == "1"
+            )
+            .then(|| Flue2Source::Sqlite(path.clone())),
+            DbTarget::Export(path) if is_flue2_export(path) => {
+                Some(Flue2Source::Export(path.clone()))
+            }
+            _ => None,
+        }
+    }
+
+    pub fn open(&self) -> Result<Flue2SqliteReader, StoreError> {
+        match self {
+            Flue2Source::Sqlite(path) => Flue2SqliteReader::open(path),
+            Flue2Source::Export(path) => Flue2SqliteReader::open_export(path),
+        }
+    }
+}
+
+/// Run the 2.x screens on `source` with the classifier of `options`.
+pub fn run(o: &TuiOptions, source: Flue2Source, options: Flue2Options) -> Result<(), TuiError> {
+    let reader = source.open().map_err(TuiError::Store)?;
     if !std::io::stdout().is_terminal() {
         return Err(TuiError::NotATerminal);
     }
@@ -35,8 +72,13 @@ pub fn run(o: &TuiOptions, path: &std::path::Path, options: Flue2Options) -> Res
         o.db.display()
     ));
     let worker = Flue2Worker::new(reader, options.clone());
+    let mut display_name = o.display_name.clone().unwrap_or_else(|| o.db.display());
+    if matches!(source, Flue2Source::Export(_)) {
+        // Its rows are in memory: nothing written, nothing the runtime does seen.
+        display_name.push_str(" (an export, read-only)");
+    }
     let cfg = Flue2Config {
-        display_name: o.display_name.clone().unwrap_or_else(|| o.db.display()),
+        display_name,
         options,
         format_version: worker.format_version(),
         refresh: o.refresh.max(Duration::from_millis(100)),
