@@ -29,7 +29,11 @@ fn releases() -> Vec<&'static str> {
 
 /// `--flue-version`'s release and variant (refused in one line for any other version).
 fn options(cli: &Cli) -> Result<Flue2Options, CliError> {
-    let release = cli.flue_version.as_deref().unwrap_or(DEFAULT_RELEASE);
+    let release = cli
+        .flue_version
+        .as_deref()
+        .or(cli.flue_version_config.as_deref())
+        .unwrap_or(DEFAULT_RELEASE);
     Flue2Options::for_release(release, cli.context_window.unwrap_or(0)).ok_or_else(|| {
         CliError::new(
             format!("unknown flue version {release:?}: turnscope has no classifier for it"),
