@@ -10,6 +10,7 @@ use super::export::{check_output, count, write_file};
 use turnscope_core::text::sanitize;
 use turnscope_engine::flue2::Flue2Options;
 use turnscope_engine::flue2_export::build;
+use turnscope_engine::report::redact::Redaction;
 use turnscope_store::Flue2SqliteReader;
 
 pub(super) fn run(
@@ -19,19 +20,20 @@ pub(super) fn run(
     args: &ExportArgs,
     out: &mut dyn Write,
 ) -> Result<(), CliError> {
-    if args.redact.is_some() {
-        // The redaction rules are beta.7's entries; on 2.x records a marker in the wrong field
-        // could change what the classifier sees, so none is written rather than a wrong one.
-        return Err(CliError::new(
-            "--redact does not read flue 2.x journals yet",
-            "export without --redact (the file is readable by its owner only), or share the `show --json` of the submission instead",
-            exit::USAGE,
-        ));
-    }
+    let redaction = match &args.redact {
+        None => None,
+        Some(rules) => Some(Redaction::parse(rules).map_err(|e| {
+            CliError::new(
+                format!("--redact: {e}"),
+                "write `turnscope export TARGET --redact` (all three rules) or --redact=args,results,text; TARGET goes before a bare --redact",
+                exit::USAGE,
+            )
+        })?),
+    };
     if let Some(path) = &args.output {
         check_output(path, args.force)?;
     }
-    let built = build(reader, opts, &args.submission, now_ms(cli))?;
+    let built = build(reader, opts, &args.submission, now_ms(cli), redaction)?;
     let mut text = serde_json::to_string_pretty(&built.document).unwrap_or_default();
     text.push('\n');
     let Some(path) = &args.output else {
@@ -42,10 +44,14 @@ pub(super) fn run(
     let shown = sanitize(&path.display().to_string());
     writeln!(
         out,
-        "exported instance {} ({}, {}{}) to {shown}",
+        "exported instance {} ({}, {}{}{}) to {shown}",
         sanitize(&built.stream),
         count(built.batches, "batch", "batches"),
         count(built.submissions, "submission", "submissions"),
+        match redaction {
+            Some(r) => format!(", redacted: {}", r.rules().join(", ")),
+            None => String::new(),
+        },
         built
             .selected
             .as_ref()

@@ -115,14 +115,9 @@ fn an_export_reopened_answers_as_its_journal() {
 }
 
 #[test]
-fn a_damaged_export_and_redaction_are_refused_in_one_line() {
+fn a_damaged_export_is_refused_in_one_line() {
     let dir = tempfile::tempdir().unwrap();
     let db = unpack_db("flue-2.1.0", "tool-batch-1-of-3", dir.path());
-    let o = turnscope(&db, &["export", "s1", "--redact"]);
-    assert_eq!(o.status.code(), Some(2));
-    assert!(
-        String::from_utf8_lossy(&o.stderr).starts_with("error: --redact does not read flue 2.x")
-    );
     let text = stdout(&turnscope(&db, &["export", "s1"]), "export");
     let doc: Value = serde_json::from_str(&text).unwrap();
     // A column name that is SQL, not a name: refused, nothing run.
@@ -147,4 +142,63 @@ fn a_damaged_export_and_redaction_are_refused_in_one_line() {
         assert!(err.contains(needle), "{tag}: {err}");
         assert!(o.stdout.is_empty());
     }
+}
+
+/// A redacted export holds none of the texts, arguments and results, and every submission's
+/// verdict and plan read from it are the journal's.
+#[test]
+fn a_redacted_export_judges_every_submission_as_its_journal() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut had_text = 0;
+    for name in db_fixture_names("flue-2.1.0") {
+        let db = unpack_db("flue-2.1.0", &name, dir.path());
+        let conn = Connection::open(&db).unwrap();
+        let ids: Vec<String> = conn
+            .prepare("SELECT submission_id FROM flue_agent_submissions ORDER BY sequence")
+            .unwrap()
+            .query_map([], |r| r.get(0))
+            .unwrap()
+            .map(Result::unwrap)
+            .collect();
+        let id = &ids[ids.len() - 1];
+        let file = dir.path().join(format!("{name}-redacted.json"));
+        let f = file.to_str().unwrap();
+        let said = stdout(&turnscope(&db, &["export", id, "--redact", "-o", f]), &name);
+        assert!(said.contains("redacted: args, results, text"), "{said}");
+        let text = std::fs::read_to_string(&file).unwrap();
+        // The scripted task's words, a tool's argument and a tool's output are gone.
+        for gone in [
+            "scripted turnscope task",
+            "\\\"label\\\":\\\"a\\\"",
+            "executedBy\\\":1",
+        ] {
+            assert!(
+                !text.contains(gone),
+                "{name}: {gone} left in the redacted export"
+            );
+        }
+        assert!(text.contains("[redacted: "), "{name}");
+        // Without --redact they are there.
+        let plain = stdout(&turnscope(&db, &["export", id]), &name);
+        if plain.contains("scripted turnscope task") {
+            had_text += 1;
+        }
+        for args in [&["show", id, "--json"][..], &["classify", id, "--json"]] {
+            let judged = |db: &Path| -> Value {
+                let v: Value = serde_json::from_str(&stdout(&turnscope(db, args), &name)).unwrap();
+                serde_json::json!([
+                    v["label"],
+                    v["classification"],
+                    v["explanation"]["step"],
+                    v["trailingPartialToolBatch"],
+                    v["plan"],
+                    v["submission"]["status"],
+                    v["inProgress"].as_array().map(Vec::len),
+                    v["uncommittedToolOutcomes"].as_array().map(Vec::len),
+                ])
+            };
+            assert_eq!(judged(&db), judged(&file), "{name}: {args:?}");
+        }
+    }
+    assert!(had_text >= 10, "{had_text}");
 }

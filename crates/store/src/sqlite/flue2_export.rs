@@ -106,17 +106,25 @@ impl Flue2SqliteReader {
 
     /// Open the flue 2.x export at `path` (its `rows` section) as a journal, in memory.
     pub fn open_export(path: &Path) -> Result<Flue2SqliteReader, StoreError> {
+        let doc = read_doc(path)?;
+        if doc.get("schema").and_then(Value::as_str) != Some(FLUE2_EXPORT_SCHEMA) {
+            return Err(StoreError::NotAnExport {
+                path: path.to_path_buf(),
+                what: "not a turnscope.flue2.export/1 document".into(),
+            });
+        }
+        Flue2SqliteReader::from_rows(doc.get("rows").unwrap_or(&Value::Null), path)
+    }
+
+    /// An export's `rows` section (as [`Flue2SqliteReader::export_rows`] writes it) loaded into
+    /// memory as a journal named `path`.
+    pub fn from_rows(rows: &Value, path: &Path) -> Result<Flue2SqliteReader, StoreError> {
         let not = |what: String| StoreError::NotAnExport {
             path: path.to_path_buf(),
             what,
         };
-        let doc = read_doc(path)?;
-        if doc.get("schema").and_then(Value::as_str) != Some(FLUE2_EXPORT_SCHEMA) {
-            return Err(not("not a turnscope.flue2.export/1 document".into()));
-        }
-        let tables = doc
-            .get("rows")
-            .and_then(Value::as_object)
+        let tables = rows
+            .as_object()
             .ok_or_else(|| not("a turnscope.flue2.export/1 document without its rows".into()))?;
         let conn = Connection::open_in_memory()
             .map_err(|e| StoreError::sqlite("opening memory for the export", e))?;
