@@ -86,6 +86,11 @@ pub struct Cli {
     )]
     pub flue_version: Option<String>,
 
+    /// The configuration file's `flue_version` (set by `resolve`): used where `--flue-version`
+    /// is not given, and, unlike the flag, never a reason to refuse a journal that is not 2.x.
+    #[arg(skip)]
+    pub flue_version_config: Option<String>,
+
     /// Allow actions that write to the journal database (read-only without it, unless the
     /// configuration file says `read_only_default = false`).
     #[arg(long, global = true)]

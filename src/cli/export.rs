@@ -74,11 +74,11 @@ pub fn run(
     Ok(())
 }
 
-fn count(n: usize, one: &str, many: &str) -> String {
+pub(super) fn count(n: usize, one: &str, many: &str) -> String {
     format!("{n} {}", if n == 1 { one } else { many })
 }
 
-fn check_output(path: &Path, force: bool) -> Result<(), CliError> {
+pub(super) fn check_output(path: &Path, force: bool) -> Result<(), CliError> {
     let shown = sanitize(&path.display().to_string());
     if path.is_dir() {
         return Err(CliError::new(
@@ -107,7 +107,7 @@ fn exists(shown: &str) -> CliError {
 /// Write `text` to `path`, readable by its owner only (an export holds whole conversations).
 /// Without `force` the file must not exist; with it, the new file is written beside it and
 /// renamed over it, so a replaced file never keeps its old permissions or half its old text.
-fn write_file(path: &Path, text: &str, force: bool) -> Result<(), CliError> {
+pub(super) fn write_file(path: &Path, text: &str, force: bool) -> Result<(), CliError> {
     let shown = sanitize(&path.display().to_string());
     let staging = if force {
         let name = path

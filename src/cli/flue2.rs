@@ -3,20 +3,19 @@
 //! routed to [`super::flue2_act`]. Every other command refuses a 2.x journal in one line
 //! (`From<StoreError> for CliError`). See docs/flue2.md.
 
-use std::collections::HashMap;
 use std::io::{IsTerminal, Write};
 
 use super::args::{Cli, Command, ListArgs};
 use super::common::{exit, now_ms, CliError};
 use super::output::{print_json, truncate};
-use turnscope_core::flue2::{EntryBody, Flue2SubmissionRow, Flue2Variant, FLUE2_STATUSES};
+use turnscope_core::flue2::{EntryBody, Flue2Variant};
 use turnscope_core::journal::time::iso_from_ms;
 use turnscope_core::text::sanitize;
 use turnscope_engine::flue2::{
-    call_outcome, classify_json, following, list_json, show_json, trailing_batch_json, user_text,
-    CallOutcome, Flue2Options, Inspected, ShowView, Streams,
+    call_outcome, classify_json, following, show_json, trailing_batch_json, user_text, CallOutcome,
+    Flue2Options, Inspected, ShowView, Streams,
 };
-use turnscope_store::{DbTarget, Flue2SqliteReader, JournalFormat, SqliteStore};
+use turnscope_store::{is_flue2_export, DbTarget, Flue2SqliteReader, JournalFormat, SqliteStore};
 
 /// The release `--flue-version` defaults to.
 pub const DEFAULT_RELEASE: &str = "2.1.0";
@@ -31,7 +30,11 @@ fn releases() -> Vec<&'static str> {
 
 /// `--flue-version`'s release and variant (refused in one line for any other version).
 fn options(cli: &Cli) -> Result<Flue2Options, CliError> {
-    let release = cli.flue_version.as_deref().unwrap_or(DEFAULT_RELEASE);
+    let release = cli
+        .flue_version
+        .as_deref()
+        .or(cli.flue_version_config.as_deref())
+        .unwrap_or(DEFAULT_RELEASE);
     Flue2Options::for_release(release, cli.context_window.unwrap_or(0)).ok_or_else(|| {
         CliError::new(
             format!("unknown flue version {release:?}: turnscope has no classifier for it"),
@@ -66,8 +69,9 @@ pub fn route(cli: &Cli, out: &mut dyn Write) -> Option<Result<(), CliError>> {
         .db
         .as_deref()
         .and_then(|p| DbTarget::from_path(p).ok())?;
-    let path = match target {
-        DbTarget::Sqlite(path) => path,
+    let (path, export) = match target {
+        DbTarget::Sqlite(path) => (path, false),
+        DbTarget::Export(path) if is_flue2_export(&path) => (path, true),
         _ if given => {
             return Some(Err(CliError::new(
                 "--flue-version applies to flue 2.x journals, which turnscope reads from SQLite files only",
@@ -78,13 +82,28 @@ pub fn route(cli: &Cli, out: &mut dyn Write) -> Option<Result<(), CliError>> {
         _ => return None,
     };
     // A file that cannot be opened is refused by the usual open, with its own words.
-    let format = SqliteStore::detect_format(&path).ok()?;
+    let format = if export {
+        // Its own flue_meta is checked when it is loaded.
+        JournalFormat::Flue2 {
+            format_version: "1".into(),
+        }
+    } else {
+        SqliteStore::detect_format(&path).ok()?
+    };
     // No command in a pipe prints the list (on a terminal it opens the TUI, which refuses 2.x).
     let piped_list = cli.command.is_none() && !std::io::stdout().is_terminal();
     let reads = piped_list
         || matches!(
             cli.command,
-            Some(Command::List(_) | Command::Show { .. } | Command::Classify { .. })
+            Some(
+                Command::List(_)
+                    | Command::Show { .. }
+                    | Command::Classify { .. }
+                    | Command::Incidents { .. }
+                    | Command::Sessions(_)
+                    | Command::Export(_)
+                    | Command::Wait(_)
+            )
         );
     let acts = matches!(
         cli.command,
@@ -99,7 +118,14 @@ pub fn route(cli: &Cli, out: &mut dyn Write) -> Option<Result<(), CliError>> {
     );
     match format {
         JournalFormat::Flue2 { format_version } if format_version == "1" && reads => {
-            Some(run(cli, &opts, &path, out))
+            Some(run(cli, &opts, &path, export, out))
+        }
+        // Every other command refuses a 2.x export as it refuses the journal.
+        JournalFormat::Flue2 { format_version } if export => {
+            Some(Err(turnscope_store::StoreError::NewerFormat {
+                format_version,
+            }
+            .into()))
         }
         JournalFormat::Flue2 { format_version } if format_version == "1" && acts => {
             Some(super::flue2_act::run(cli, &opts, &path, out))
@@ -122,184 +148,30 @@ fn run(
     cli: &Cli,
     opts: &Flue2Options,
     path: &std::path::Path,
+    export: bool,
     out: &mut dyn Write,
 ) -> Result<(), CliError> {
-    let reader = Flue2SqliteReader::open(path)?;
+    let reader = if export {
+        Flue2SqliteReader::open_export(path)?
+    } else {
+        Flue2SqliteReader::open(path)?
+    };
     match &cli.command {
-        Some(Command::List(a)) => list(cli, opts, &reader, a, out),
+        Some(Command::List(a)) => super::flue2_list::list(cli, opts, &reader, a, out),
         Some(Command::Show { submission, json }) => {
             one(cli, opts, &reader, submission, *json, true, out)
         }
         Some(Command::Classify { submission, json }) => {
             one(cli, opts, &reader, submission, *json, false, out)
         }
-        None => list(cli, opts, &reader, &ListArgs::default(), out),
-        _ => unreachable!("route only runs list, show and classify"),
-    }
-}
-
-/// A `list` flag this slice does not read on a 2.x journal, refused by name.
-fn unsupported_list_flag(a: &ListArgs) -> Option<&'static str> {
-    let s = &a.selection;
-    [
-        (a.watch.is_some(), "--watch"),
-        (a.sort.is_some(), "--sort"),
-        (a.output.is_some(), "--output"),
-        (s.verdict.is_some(), "--verdict"),
-        (s.not_verdict.is_some(), "--not-verdict"),
-        (s.rule.is_some(), "--rule"),
-        (s.owner.is_some(), "--owner"),
-        (s.older_than.is_some(), "--older-than"),
-    ]
-    .into_iter()
-    .find(|(set, _)| *set)
-    .map(|(_, name)| name)
-}
-
-fn list(
-    cli: &Cli,
-    opts: &Flue2Options,
-    reader: &Flue2SqliteReader,
-    a: &ListArgs,
-    out: &mut dyn Write,
-) -> Result<(), CliError> {
-    if let Some(flag) = unsupported_list_flag(a) {
-        return Err(CliError::new(
-            format!("list {flag} does not read flue 2.x journals yet"),
-            "on a flue 2.x journal list takes --expired, --status, --kind, --instance, --limit and --json",
-            exit::USAGE,
-        ));
-    }
-    let s = &a.selection;
-    let view = s.status.as_deref().unwrap_or("expired");
-    if view != "expired" && view != "all" && !FLUE2_STATUSES.contains(&view) {
-        return Err(CliError::new(
-            format!("unknown status {view:?} for a flue 2.x journal"),
-            format!(
-                "use one of: expired, all, {} (or --expired)",
-                FLUE2_STATUSES.join(", ")
-            ),
-            exit::USAGE,
-        ));
-    }
-    let now = now_ms(cli);
-    let keep = |r: &Flue2SubmissionRow| {
-        (match view {
-            "expired" => r.lease_expired(now),
-            "all" => true,
-            status => r.status == status,
-        }) && s.kind.as_deref().is_none_or(|k| r.kind == k)
-            && s.instance
-                .as_deref()
-                .is_none_or(|i| r.session().is_some_and(|k| k.instance_id == i))
-    };
-    let mut streams = Streams::default();
-    let mut joined: HashMap<String, Vec<String>> = HashMap::new();
-    let rows = reader.in_snapshot(|reader| {
-        let all = reader.submissions()?;
-        for r in &all {
-            if let (Some(host), "joined") = (&r.joined_into, r.status.as_str()) {
-                joined
-                    .entry(host.clone())
-                    .or_default()
-                    .push(r.submission_id.clone());
-            }
+        Some(Command::Sessions(a)) => super::flue2_sessions::run(opts, &reader, a, out),
+        Some(Command::Export(a)) => super::flue2_export::run(cli, opts, &reader, a, out),
+        Some(Command::Wait(a)) => super::flue2_wait::run(cli, opts, &reader, a, out),
+        Some(Command::Incidents { json }) => {
+            super::flue2_incidents::run(cli, opts, &reader, *json, out)
         }
-        let mut rows: Vec<Flue2SubmissionRow> = all.into_iter().filter(keep).collect();
-        if let Some(n) = s.limit {
-            rows.truncate(n);
-        }
-        streams.load(reader, &rows)?;
-        Ok(rows)
-    })?;
-    let inspected: Vec<Inspected<'_>> = rows
-        .iter()
-        .map(|r| {
-            let j = joined.get(&r.submission_id).cloned().unwrap_or_default();
-            streams.inspect(r, opts, j, now)
-        })
-        .collect();
-    if a.json {
-        print_json(
-            out,
-            &list_json(opts, reader.format_version(), view, &inspected, now),
-        )?;
-        return Ok(());
-    }
-    writeln!(out, "{}", opts.header_line(reader.format_version()))?;
-    if inspected.is_empty() {
-        writeln!(out, "no submissions in view {view}")?;
-        return Ok(());
-    }
-    let table: Vec<[String; 8]> = inspected
-        .iter()
-        .map(|i| {
-            let r = i.row;
-            [
-                sanitize(&r.submission_id),
-                sanitize(&r.kind),
-                sanitize(&r.session().map_or_else(
-                    || "?".into(),
-                    |k| format!("{}/{}", k.agent_name, k.instance_id),
-                )),
-                sanitize(&r.status),
-                format!("{}/{}", r.attempt_count, r.max_attempts),
-                lease_text(r, now),
-                sanitize(&i.label()),
-                i.plan.step.column(),
-            ]
-        })
-        .collect();
-    let head = [
-        "ID", "KIND", "INSTANCE", "STATUS", "ATTEMPTS", "LEASE", "VERDICT", "NEXT",
-    ];
-    let mut width = head.map(|h| h.chars().count());
-    for row in &table {
-        for (w, c) in width.iter_mut().zip(row) {
-            *w = (*w).max(c.chars().count());
-        }
-    }
-    let line = |cells: Vec<&str>| {
-        let mut s = String::new();
-        for (n, (c, w)) in cells.iter().zip(width).enumerate() {
-            if n + 1 == cells.len() {
-                s.push_str(c);
-            } else {
-                s.push_str(&format!("{c:<w$}  "));
-            }
-        }
-        s
-    };
-    writeln!(out, "{}", line(head.to_vec()))?;
-    for row in &table {
-        writeln!(out, "{}", line(row.iter().map(String::as_str).collect()))?;
-    }
-    writeln!(out, "{} submission(s) in view {view}", table.len())?;
-    Ok(())
-}
-
-/// A duration as `1h2m`, `3m4s` or `5s`.
-fn span(ms: i64) -> String {
-    let s = ms.unsigned_abs() / 1000;
-    match s {
-        0..=59 => format!("{s}s"),
-        60..=3599 => format!("{}m{}s", s / 60, s % 60),
-        _ => format!("{}h{}m", s / 3600, (s % 3600) / 60),
-    }
-}
-
-/// The lease column: expired (running, past), held, or none.
-fn lease_text(r: &Flue2SubmissionRow, now: i64) -> String {
-    if r.lease_expires_at <= 0 {
-        return "-".into();
-    }
-    let d = r.lease_expires_at - now;
-    if r.lease_expired(now) {
-        format!("expired {} ago", span(d))
-    } else if d >= 0 {
-        format!("{} left", span(d))
-    } else {
-        format!("ended {} ago", span(d))
+        None => super::flue2_list::list(cli, opts, &reader, &ListArgs::default(), out),
+        _ => unreachable!("route only runs the commands READS_FLUE2 names"),
     }
 }
 
@@ -428,7 +300,7 @@ fn one(
         "lease",
         format!(
             "{}  owner {}",
-            lease_text(&row, now),
+            super::flue2_list::lease_text(&row, now),
             sanitize(row.owner_id.as_deref().unwrap_or("-"))
         ),
     )?;

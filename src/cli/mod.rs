@@ -10,7 +10,12 @@ mod diff;
 mod export;
 mod flue2;
 mod flue2_act;
+mod flue2_export;
+mod flue2_incidents;
+mod flue2_list;
 mod flue2_plan;
+mod flue2_sessions;
+mod flue2_wait;
 mod health;
 mod incidents;
 mod keys;
@@ -134,6 +139,7 @@ pub fn resolve(cli: &Cli) -> Result<Cli, CliError> {
     c.db = c.db.or(file.db);
     c.operator = c.operator.or(file.operator);
     c.context_window = c.context_window.or(file.context_window);
+    c.flue_version_config = file.flue_version;
     c.refresh = Some(c.refresh.unwrap_or(file.refresh));
     c.theme = Some(c.theme.unwrap_or(file.theme));
     c.write = c.write || !file.read_only_default;
@@ -201,6 +207,11 @@ fn run_config(cli: &Cli, out: &mut dyn Write) -> Result<(), CliError> {
         out,
         "context_window = {}",
         show(cli.context_window.map(|n| n.to_string()))
+    )?;
+    writeln!(
+        out,
+        "flue_version = {}",
+        show(cli.flue_version.clone().or(cli.flue_version_config.clone()))
     )?;
     for (a, k) in &key_overrides(cli)?.0 {
         writeln!(
@@ -314,6 +325,10 @@ fn run_command(cli: &Cli, out: &mut dyn Write) -> Result<(), CliError> {
         Some(Command::Config { .. }) => run_config(cli, out),
         Some(Command::Man) => write_man(out),
         None => {
+            // A flue 2.x journal opens in the TUI's 2.x screens (in a pipe `flue2::route` listed it).
+            if std::io::stdout().is_terminal() && is_flue2_file(cli) {
+                return run_tui(cli, db_target(cli)?, None);
+            }
             let store = open_store(cli)?;
             if std::io::stdout().is_terminal() {
                 drop(store);
@@ -404,8 +419,17 @@ fn write_man_keys(out: &mut dyn Write) -> Result<(), CliError> {
     Ok(())
 }
 
+/// `--db` is a flue 2.x journal the TUI reads: an SQLite file 2.x wrote, or a 2.x export.
+fn is_flue2_file(cli: &Cli) -> bool {
+    match cli.db.as_deref().map(DbTarget::from_path) {
+        Some(Ok(db)) => turnscope_tui::flue2::run::Flue2Source::of(&db).is_some(),
+        _ => false,
+    }
+}
+
 fn run_tui(cli: &Cli, db: DbTarget, display_name: Option<String>) -> Result<(), CliError> {
     let mut o = turnscope_tui::TuiOptions::for_target(db);
+    o.flue_version = cli.flue_version.clone().or(cli.flue_version_config.clone());
     o.now_override = cli.now_ms;
     o.context_window = cli.context_window;
     o.refresh = cli.refresh.unwrap_or(std::time::Duration::from_secs(2));

@@ -245,7 +245,8 @@ fn config_prints_the_file_key_names() {
             "theme",
             "read_only_default",
             "operator",
-            "context_window"
+            "context_window",
+            "flue_version"
         ]
     );
     let defaults = turnscope_tui::config::DEFAULT_FILE;
@@ -301,4 +302,42 @@ fn the_operator_is_the_account_when_user_is_unset() {
         &["config"],
     );
     assert!(value(&stdout(&o), "operator").starts_with("ana@"));
+}
+
+/// `flue_version` in the file picks a 2.x journal's classifier where `--flue-version` is not
+/// given; the flag beats it; on a beta.7 journal it is unused (the flag is refused there, the
+/// file's value is not); and `turnscope config` shows it.
+#[test]
+fn flue_version_from_the_file_applies_to_2_x_journals_only() {
+    let dir = tempfile::tempdir().unwrap();
+    let conf = dir.path().join("turnscope");
+    std::fs::create_dir_all(&conf).unwrap();
+    std::fs::write(conf.join("config.toml"), "flue_version = \"2.0.5\"\n").unwrap();
+    let flue2 = crate::support::unpack_db("flue-2.1.0", "tool-batch-1-of-3", dir.path());
+    let db = flue2.to_str().unwrap();
+    let doc = |args: &[&str]| -> serde_json::Value {
+        let o = turnscope(dir.path(), &[], args);
+        assert!(o.status.success(), "{}", stderr(&o));
+        serde_json::from_slice(&o.stdout).unwrap()
+    };
+    let from_file = doc(&["--db", db, "list", "--json"]);
+    assert_eq!(from_file["flueVersion"], "2.0.5");
+    assert_eq!(from_file["classifierVariant"], "2.0.5");
+    let flag = doc(&["--db", db, "--flue-version", "2.0.0", "list", "--json"]);
+    assert_eq!(flag["flueVersion"], "2.0.0");
+    assert_eq!(flag["classifierVariant"], "2.0.0");
+    let o = turnscope(dir.path(), &[], &["config"]);
+    assert_eq!(value(&stdout(&o), "flue_version"), "2.0.5");
+    // A beta.7 journal reads as before.
+    let beta7 = crate::support::unpack_fixture(dir.path(), "tool-batch-mid");
+    let o = turnscope(dir.path(), &[], &["--db", beta7.to_str().unwrap(), "list"]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    // A release without a classifier is refused naming the line.
+    std::fs::write(
+        conf.join("config.toml"),
+        "theme = \"dark\"\nflue_version = \"3.0.0\"\n",
+    )
+    .unwrap();
+    let o = turnscope(dir.path(), &[], &["--db", db, "list"]);
+    assert_config_error(&o, &conf.join("config.toml"), 2, "flue_version \"3.0.0\"");
 }

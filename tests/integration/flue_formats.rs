@@ -2,7 +2,7 @@
 //! flue 2.1.0 (`tests/fixtures/flue-2.1.0/`) and the empty databases beta.9's and 2.0.0's own
 //! adapters create (`tests/fixtures/flue-formats/`). Each is told apart by `detect_format`. A
 //! beta.8/9 journal is refused in one `error:` line naming its writer, with a hint and exit code 1,
-//! by every command; a 2.x journal is read by `list`, `show` and `classify` (`flue2_cli.rs`) and
+//! by every command; a 2.x journal is read by `list`, `show`, `classify`, `incidents`, `sessions`, `export` and `wait` (`flue2_*.rs`) and
 //! refused that way by every other command, reading or writing. Neither is ever written.
 
 use std::path::{Path, PathBuf};
@@ -12,7 +12,7 @@ use turnscope_store::{JournalFormat, SqliteStore, SqliteWriter, StoreError};
 
 use crate::support::{db_fixture_names, unpack_db};
 
-const FLUE2_LINE: &str = "error: this journal was written by flue 2.x (flue_meta.format_version = 1): only list, show, classify, audit and the actions abort, requeue, extend, fail and undo read it yet (SQLite files), not this command";
+const FLUE2_LINE: &str = "error: this journal was written by flue 2.x (flue_meta.format_version = 1): only list, show, classify, incidents, sessions, export, wait, audit and the actions abort, requeue, extend, fail and undo read it yet (SQLite files), not this command";
 const FLUE2_HINT: &str =
     "hint: run `turnscope list`, `turnscope show ID` or `turnscope classify ID` on it";
 const BETA7_HINT: &str = "hint: turnscope reads flue 1.0.0-beta.7 journals";
@@ -96,15 +96,21 @@ fn every_flue_2_1_0_crash_database_is_detected_as_flue2() {
 }
 
 #[test]
-fn list_reads_and_incidents_refuses_each_flue_2_1_0_crash_database_in_one_line() {
+fn list_and_incidents_read_and_health_refuses_each_flue_2_1_0_crash_database_in_one_line() {
     let dir = tempfile::tempdir().unwrap();
     for db in unpack_all("flue-2.1.0", dir.path()) {
         let before = files(&db);
         let o = turnscope(&db, &["list", "--status", "all"]);
         assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
         assert!(String::from_utf8_lossy(&o.stdout).starts_with("format: flue 2.x"));
-        assert_refused(&turnscope(&db, &["incidents"]), FLUE2_LINE, FLUE2_HINT, &db);
-        assert_refused(&turnscope(&db, &["sessions"]), FLUE2_LINE, FLUE2_HINT, &db);
+        let o = turnscope(&db, &["incidents"]);
+        assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+        assert_refused(
+            &turnscope(&db, &["health", "--all"]),
+            FLUE2_LINE,
+            FLUE2_HINT,
+            &db,
+        );
         assert!(matches!(
             SqliteStore::open(&db),
             Err(StoreError::NewerFormat { .. })
@@ -128,15 +134,14 @@ fn writes_and_json_are_refused_the_same_way_and_write_nothing() {
     for args in [
         &["--write", "repair", "x", "-y"][..],
         &["--write", "step", "x", "-y"],
-        &["sessions"],
-        &["incidents"],
+        &["health", "--all"],
     ] {
         let o = turnscope(&db, args);
         assert_eq!(o.status.code(), Some(1), "{args:?}");
         let err = String::from_utf8_lossy(&o.stderr);
         assert!(err.lines().next() == Some(FLUE2_LINE), "{args:?}: {err}");
     }
-    let o = turnscope(&db, &["incidents", "--json"]);
+    let o = turnscope(&db, &["health", "--all", "--json"]);
     assert_eq!(o.status.code(), Some(1));
     let doc: serde_json::Value = serde_json::from_slice(&o.stdout).expect("an error document");
     assert_eq!(doc["schema"], "turnscope.error/1");
@@ -179,7 +184,7 @@ fn beta9_and_2_0_0_databases_are_named_by_their_writer() {
     assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
     assert!(String::from_utf8_lossy(&o.stdout).contains("no submissions"));
     assert_refused(
-        &turnscope(&v200, &["incidents"]),
+        &turnscope(&v200, &["health", "--all"]),
         FLUE2_LINE,
         FLUE2_HINT,
         &v200,

@@ -46,7 +46,7 @@ impl Flue2Options {
     }
 
     /// The fields every document starts with.
-    pub(crate) fn header(&self, schema: &str, format_version: &str) -> Map<String, Value> {
+    pub fn header(&self, schema: &str, format_version: &str) -> Map<String, Value> {
         let mut o = Map::new();
         o.insert("schema".into(), json!(schema));
         o.insert("format".into(), json!(FORMAT));
@@ -356,20 +356,23 @@ pub fn list_json(
     o.insert("view".into(), json!(view));
     o.insert(
         "submissions".into(),
-        Value::Array(
-            rows.iter()
-                .map(|i| {
-                    let mut r = row_json(i.row, now_ms);
-                    let v = verdict_json(&i.verdict);
-                    let m = r.as_object_mut().unwrap();
-                    m.insert("verdict".into(), v);
-                    m.insert("plan".into(), plan_json(&i.plan));
-                    r
-                })
-                .collect(),
-        ),
+        Value::Array(rows.iter().map(|i| item_json(i, now_ms)).collect()),
     );
     Value::Object(o)
+}
+
+/// A row as `list --json` and an export show it: its fields, `verdict`, `disposition`, `plan`.
+pub fn item_json(i: &Inspected<'_>, now_ms: i64) -> Value {
+    let mut r = row_json(i.row, now_ms);
+    if let Some(m) = r.as_object_mut() {
+        m.insert("verdict".into(), verdict_json(&i.verdict));
+        m.insert(
+            "disposition".into(),
+            json!(crate::flue2_select::disposition(i)),
+        );
+        m.insert("plan".into(), plan_json(&i.plan));
+    }
+    r
 }
 
 /// `classify --json` (`turnscope.flue2.classify/1`).

@@ -377,7 +377,7 @@ impl RowInspector {
 /// The owner id `query` names among `owners` (those of the rows in view): an exact owner id,
 /// else the one owner id it is a prefix of. No owner at all selects nothing (the filter still
 /// applies); two or more is a usage error naming them.
-fn resolve_owner<'a>(
+pub fn resolve_owner<'a>(
     query: &str,
     owners: impl Iterator<Item = &'a str>,
 ) -> Result<String, ListingError> {

@@ -49,7 +49,8 @@ pub use session_rows::{
     EntryRow, EntryVisitor, EntryWhile, PartRange, PartRows, SessionLoader, SessionRows, Split,
     SplitBelow,
 };
-pub use sqlite::flue2::{Flue2Batch, Flue2SqliteReader};
+pub use sqlite::flue2::{Flue2Batch, Flue2SqliteReader, Flue2Stream};
+pub use sqlite::flue2_export::{is_flue2_export, FLUE2_EXPORT_SCHEMA};
 pub use sqlite::flue2_write::Flue2SqliteWriter;
 pub use sqlite::undo::refusal_from_trail;
 pub use sqlite::write::{SqliteWriter, AUDIT_DDL};

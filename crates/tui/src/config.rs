@@ -60,6 +60,7 @@ struct Raw {
     read_only_default: Option<bool>,
     operator: Option<String>,
     context_window: Option<u64>,
+    flue_version: Option<toml::Spanned<String>>,
     #[serde(default)]
     keys: BTreeMap<String, toml::Spanned<String>>,
 }
@@ -86,6 +87,9 @@ pub struct Config {
     pub read_only_default: bool,
     pub operator: Option<String>,
     pub context_window: Option<u64>,
+    /// The flue 2.x release whose classifier judges a 2.x journal (like `--flue-version`),
+    /// checked to be one turnscope has; unused on a beta.7 journal.
+    pub flue_version: Option<String>,
     /// `[keys]` in file order.
     pub keys: Vec<KeyOverride>,
     /// Where it was read from (`None`: no file, the defaults).
@@ -101,6 +105,7 @@ impl Default for Config {
             read_only_default: true,
             operator: None,
             context_window: None,
+            flue_version: None,
             keys: Vec::new(),
             source: None,
         }
@@ -146,6 +151,22 @@ pub fn parse(text: &str, path: &Path) -> Result<Config, ConfigError> {
         .collect();
     // The TOML table is a map; errors should name lines in the order they are written.
     keys.sort_by_key(|k| k.line);
+    if let Some(v) = &raw.flue_version {
+        if turnscope_core::flue2::Flue2Variant::for_release(v.get_ref()).is_none() {
+            let known: Vec<&str> = turnscope_core::flue2::Flue2Variant::ALL
+                .iter()
+                .flat_map(|v| v.releases().iter().copied())
+                .collect();
+            return Err(err(
+                Some(line_of(text, v.span().start)),
+                format!(
+                    "flue_version {:?} is not a flue 2.x release turnscope has a classifier for (one of: {})",
+                    v.get_ref(),
+                    known.join(", ")
+                ),
+            ));
+        }
+    }
     let d = Config::default();
     Ok(Config {
         db: raw.db,
@@ -154,6 +175,7 @@ pub fn parse(text: &str, path: &Path) -> Result<Config, ConfigError> {
         read_only_default: raw.read_only_default.unwrap_or(d.read_only_default),
         operator: raw.operator,
         context_window: raw.context_window,
+        flue_version: raw.flue_version.map(toml::Spanned::into_inner),
         keys,
         source: Some(path.to_path_buf()),
     })
@@ -257,6 +279,7 @@ mod tests {
         assert_eq!(c.db.as_deref(), Some(Path::new("/var/lib/flue/journal.db")));
         assert_eq!(c.operator.as_deref(), Some("alice@ops"));
         assert_eq!(c.context_window, Some(200000));
+        assert_eq!(c.flue_version.as_deref(), Some("2.0.5"));
         assert_eq!(c.keys.len(), 2, "{:?}", c.keys);
     }
 
@@ -270,6 +293,22 @@ mod tests {
         let e = parse("\nrefresh = \"fast\"\n", Path::new("c.toml")).unwrap_err();
         assert_eq!(e.line, Some(2), "{e}");
         assert!(e.message.contains("fast"), "{e}");
+    }
+
+    #[test]
+    fn flue_version_is_a_release_with_a_classifier() {
+        let c = parse("flue_version = \"2.0.0\"\n", Path::new("c.toml")).unwrap();
+        assert_eq!(c.flue_version.as_deref(), Some("2.0.0"));
+        let e = parse(
+            "theme = \"dark\"\nflue_version = \"2.0.2\"\n",
+            Path::new("c.toml"),
+        )
+        .unwrap_err();
+        assert_eq!(e.line, Some(2), "{e}");
+        assert!(
+            e.message.contains("\"2.0.2\"") && e.message.contains("2.1.0"),
+            "{e}"
+        );
     }
 
     #[test]

@@ -26,6 +26,9 @@ use turnscope_store::AuditRecord;
 use turnscope_store::RowFilter;
 use turnscope_store::{DbTarget, StoreError};
 
+/// The headless driver of the flue 2.x screens.
+pub use crate::flue2::harness::Flue2Harness;
+
 /// Journals written for the tests and the bench (the demo's schema, the runtime's DDL).
 pub use turnscope_demo::synthetic::{
     write_empty_journal, write_synthetic_journal, SYNTH_SUBMISSION,
@@ -101,6 +104,12 @@ impl Harness {
         // An export is read-only whatever the options say (as `turnscope_tui::run` opens it).
         let read_only = o.read_only || db.is_export();
         let cfg = AppConfig {
+            // The open refused every other format.
+            format: turnscope_store::JournalFormat::Beta7 {
+                schema_version: store.schema().schema_version.clone(),
+            }
+            .writer()
+            .to_string(),
             display_name: o.display_name,
             read_only,
             is_export: db.is_export(),
@@ -293,24 +302,7 @@ impl Harness {
 
     /// The last drawn screen as text.
     pub fn screen(&self) -> String {
-        let buf = self.terminal.backend().buffer();
-        let mut out = String::new();
-        for y in 0..buf.area.height {
-            let mut line = String::new();
-            let mut skip = 0;
-            for x in 0..buf.area.width {
-                if skip > 0 {
-                    skip -= 1;
-                    continue;
-                }
-                let sym = buf[(x, y)].symbol();
-                line.push_str(sym);
-                skip = crate::text::width(sym).saturating_sub(1);
-            }
-            out.push_str(line.trim_end());
-            out.push('\n');
-        }
-        out
+        screen_text(self.terminal.backend().buffer())
     }
 
     /// The detail pane's text for the current selection (unwrapped).
@@ -634,6 +626,27 @@ pub struct PopupView {
     pub input: String,
     /// The reason popup's complaint.
     pub error: Option<String>,
+}
+
+/// A drawn buffer as text, one line per row (wide characters once).
+pub fn screen_text(buf: &ratatui::buffer::Buffer) -> String {
+    let mut out = String::new();
+    for y in 0..buf.area.height {
+        let mut line = String::new();
+        let mut skip = 0;
+        for x in 0..buf.area.width {
+            if skip > 0 {
+                skip -= 1;
+                continue;
+            }
+            let sym = buf[(x, y)].symbol();
+            line.push_str(sym);
+            skip = crate::text::width(sym).saturating_sub(1);
+        }
+        out.push_str(line.trim_end());
+        out.push('\n');
+    }
+    out
 }
 
 pub fn parse_keys(keys: &str) -> Vec<KeyEvent> {

@@ -22,6 +22,7 @@
 
 mod app;
 pub mod config;
+pub mod flue2;
 #[cfg(feature = "test-harness")]
 pub mod harness;
 mod keymap;
@@ -75,7 +76,7 @@ pub use tree::{ExpandMode, NodeKind, Tree};
 pub use worker::{Request, Response, Worker};
 pub use write::popup_text::{Outcome, OutcomeResult, PlanItem, Planned, StateSummary};
 
-use turnscope_store::{DbTarget, StoreError};
+use turnscope_store::{DbTarget, JournalFormat, StoreError};
 
 /// How to run the TUI.
 #[derive(Debug, Clone)]
@@ -105,6 +106,9 @@ pub struct TuiOptions {
     pub palette: Palette,
     /// Key overrides from the configuration file.
     pub keys: Overrides,
+    /// The flue 2.x release whose classifier judges a 2.x journal (`--flue-version`, else the
+    /// configuration file's `flue_version`); `None`: 2.1.0's. Unused on a beta.7 journal.
+    pub flue_version: Option<String>,
 }
 
 impl TuiOptions {
@@ -128,7 +132,24 @@ impl TuiOptions {
             log_file: None,
             palette: Palette::Dark,
             keys: Overrides::default(),
+            flue_version: None,
         }
+    }
+
+    /// The classifier a 2.x journal is judged with, or why `flue_version` names none.
+    pub fn flue2_options(&self) -> Result<turnscope_engine::flue2::Flue2Options, String> {
+        let latest = turnscope_core::flue2::Flue2Variant::LATEST.releases();
+        let release = self
+            .flue_version
+            .as_deref()
+            .unwrap_or(latest[latest.len() - 1]);
+        turnscope_engine::flue2::Flue2Options::for_release(
+            release,
+            self.context_window.unwrap_or(0),
+        )
+        .ok_or_else(|| {
+            format!("unknown flue version {release:?}: turnscope has no classifier for it")
+        })
     }
 }
 
@@ -137,6 +158,9 @@ pub enum TuiError {
     /// The database could not be opened (checked before the screen is taken over).
     #[error("{0}")]
     Store(#[source] StoreError),
+    /// `flue_version` names no 2.x release turnscope has a classifier for.
+    #[error("{0}")]
+    FlueVersion(String),
     /// stdout is not a terminal.
     #[error("the interactive view needs a terminal, and stdout is not one")]
     NotATerminal,
@@ -150,6 +174,14 @@ impl TuiError {
     pub fn hint(&self) -> String {
         match self {
             TuiError::Store(e) => e.hint(),
+            TuiError::FlueVersion(_) => format!(
+                "use one of: {}",
+                turnscope_core::flue2::Flue2Variant::ALL
+                    .iter()
+                    .flat_map(|v| v.releases().iter().copied())
+                    .collect::<Vec<_>>()
+                    .join(", ")
+            ),
             TuiError::NotATerminal => {
                 "use `turnscope list` or `turnscope show` for plain output".into()
             }
@@ -210,10 +242,10 @@ fn install_panic_hook() {
 }
 
 /// Restores the terminal when dropped (normal return, `?` errors, unwinding).
-struct Guard;
+pub(crate) struct Guard;
 
 impl Guard {
-    fn enter() -> std::io::Result<Guard> {
+    pub(crate) fn enter() -> std::io::Result<Guard> {
         install_panic_hook();
         *UI_THREAD.lock().unwrap_or_else(|e| e.into_inner()) = Some(std::thread::current().id());
         enable_raw_mode()?;
@@ -237,12 +269,18 @@ impl Drop for Guard {
 
 // ----- the loop --------------------------------------------------------------------------------
 
-fn wall_ms() -> i64 {
+pub(crate) fn wall_ms() -> i64 {
     turnscope_store::clock::now_ms()
 }
 
 /// Run the TUI until the operator quits.
 pub fn run(options: TuiOptions) -> Result<(), TuiError> {
+    // A flue 2.x journal has screens of its own (`flue2/`); every other format opens as beta.7
+    // (or is refused by the open, naming its writer).
+    if let Some(source) = flue2::run::Flue2Source::of(&options.db) {
+        let flue2 = options.flue2_options().map_err(TuiError::FlueVersion)?;
+        return flue2::run::run(&options, source, flue2);
+    }
     let store = turnscope_store::open(&options.db).map_err(TuiError::Store)?;
     if !std::io::stdout().is_terminal() {
         return Err(TuiError::NotATerminal);
@@ -273,7 +311,13 @@ pub fn run(options: TuiOptions) -> Result<(), TuiError> {
     if options.db.is_export() {
         display_name.push_str(" (an export, read-only)");
     }
+    let format = JournalFormat::Beta7 {
+        schema_version: store.schema().schema_version.clone(),
+    }
+    .writer()
+    .to_string();
     let cfg = AppConfig {
+        format,
         display_name,
         read_only,
         is_export: options.db.is_export(),
@@ -294,7 +338,7 @@ pub fn run(options: TuiOptions) -> Result<(), TuiError> {
     let (req_tx, worker_thread) = worker::spawn(worker, tx.clone(), Event::Worker);
     let guard = Guard::enter()?;
     let stop = Arc::new(AtomicBool::new(false));
-    let input_thread = spawn_input(tx, stop.clone());
+    let input_thread = spawn_input(tx, Event::Term, stop.clone());
     if std::env::var_os("TURNSCOPE_TEST_PANIC").is_some() {
         // For the end-to-end test of the panic report: a bug with the screen taken over.
         panic!(
@@ -311,7 +355,11 @@ pub fn run(options: TuiOptions) -> Result<(), TuiError> {
     result
 }
 
-fn spawn_input(tx: Sender<Event>, stop: Arc<AtomicBool>) -> std::thread::JoinHandle<()> {
+pub(crate) fn spawn_input<E: Send + 'static>(
+    tx: Sender<E>,
+    wrap: fn(TermEvent) -> E,
+    stop: Arc<AtomicBool>,
+) -> std::thread::JoinHandle<()> {
     std::thread::Builder::new()
         .name("turnscope-input".into())
         .spawn(move || {
@@ -319,7 +367,7 @@ fn spawn_input(tx: Sender<Event>, stop: Arc<AtomicBool>) -> std::thread::JoinHan
                 match event::poll(Duration::from_millis(50)) {
                     Ok(true) => match event::read() {
                         Ok(ev) => {
-                            if tx.send(Event::Term(ev)).is_err() {
+                            if tx.send(wrap(ev)).is_err() {
                                 return;
                             }
                         }

@@ -352,18 +352,38 @@ pub struct VerdictBatch {
 }
 
 /// What the sessions screen shows of a session's health: how many findings and the first kind
-/// (`Hazard::KINDS` order).
+/// (`Hazard::KINDS` order), and what `R` would repair.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct HealthMark {
     pub findings: usize,
     pub worst: Option<&'static str>,
+    /// For a session with unresolved calls: the submission whose batch can be completed in
+    /// place (`Ok`), or why none can (`Err`, health's own reason). `None`: no unresolved calls.
+    pub repair: Option<Result<String, String>>,
 }
 
 impl HealthMark {
     pub fn of(h: &turnscope_engine::report::health::SessionHealth) -> HealthMark {
+        let notes = || {
+            h.findings
+                .iter()
+                .filter_map(|f| Some((f.repair.as_ref()?, f)))
+        };
+        // The first repairable batch wins; else the first finding's reason why not, with what
+        // the model saw instead (the finding's effect on the next turn).
+        let in_place = notes().find_map(|(note, f)| match &f.submission {
+            Some(o) if note.in_place => Some(Ok(o.id.clone())),
+            _ => None,
+        });
+        let repair = in_place.or_else(|| {
+            notes()
+                .next()
+                .map(|(note, f)| Err(format!("{} · {}", note.why, f.effect)))
+        });
         HealthMark {
             findings: h.findings.len(),
             worst: h.counts().first().map(|(k, _)| *k),
+            repair,
         }
     }
 }

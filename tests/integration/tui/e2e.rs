@@ -165,3 +165,80 @@ fn end_to_end_in_tmux_restores_the_terminal() {
         }
     }
 }
+
+/// A flue 2.x journal through the real binary: `turnscope --db X.db --flue-version 2.0.5` with no
+/// command opens the 2.x screens (the header names the format and the classifier the flag
+/// picked), ⏎ opens the crashed submission with its trailing batch, and q leaves the terminal as
+/// it was.
+#[test]
+fn a_flue_2_x_journal_opens_in_tmux_and_quits_cleanly() {
+    assert!(
+        tmux_available(),
+        "the end-to-end TUI test needs tmux (apt-get install -y tmux)"
+    );
+    let dir = tempfile::tempdir().unwrap();
+    let db = crate::support::unpack_db("flue-2.1.0", "tool-batch-1-of-3", dir.path());
+    // A second after the crashed attempt's lease ended: it is listed as expired.
+    let lease: i64 = rusqlite::Connection::open(&db)
+        .unwrap()
+        .query_row(
+            "SELECT MAX(lease_expires_at) FROM flue_agent_submissions",
+            [],
+            |r| r.get(0),
+        )
+        .unwrap();
+    let name = format!("turnscope-e2e-{}-flue2", std::process::id());
+    let script = format!(
+        "TURNSCOPE_NOW_MS={now} {bin} --db '{db}' --flue-version 2.0.5; echo \"EXIT=$?\"; sleep 60",
+        now = lease + 1000,
+        bin = env!("CARGO_BIN_EXE_turnscope"),
+        db = db.display(),
+    );
+    let t = Tmux { name: name.clone() };
+    let status = t
+        .tmux()
+        .args([
+            "new-session",
+            "-d",
+            "-s",
+            &name,
+            "-x",
+            "160",
+            "-y",
+            "40",
+            "sh",
+            "-c",
+            &script,
+        ])
+        .env(
+            "XDG_CONFIG_HOME",
+            crate::support::fixtures_dir().join("no-config-here"),
+        )
+        .status()
+        .unwrap();
+    assert!(status.success());
+    let Some(home) = t.wait_for("6 replace") else {
+        panic!(
+            "`turnscope --db X` did not list the 2.x journal. Screen:\n{}",
+            t.capture()
+        );
+    };
+    assert!(
+        home.contains("flue 2.x (format_version 1) · classifier: flue 2.0.5 (variant 2.0.5)"),
+        "{home}"
+    );
+    assert_eq!(t.flag("#{alternate_on}"), "1");
+    t.keys(&["Enter"]);
+    let detail = t
+        .wait_for("TRAILING UNCOMMITTED BATCH")
+        .expect("the submission opens with its trailing batch");
+    assert!(
+        detail.contains("‼   call     fetch_record tc_crash_0_0"),
+        "{detail}"
+    );
+    t.keys(&["q"]);
+    let after = t.wait_for("EXIT=").expect("the program exits");
+    assert!(after.contains("EXIT=0"), "{after}");
+    assert_eq!(t.flag("#{alternate_on}"), "0", "left the alternate screen");
+    assert_eq!(t.flag("#{cursor_flag}"), "1", "cursor shown again");
+}

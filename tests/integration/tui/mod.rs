@@ -7,6 +7,7 @@ use std::process::Command;
 use std::time::Duration;
 
 mod e2e;
+mod flue2;
 mod scale;
 
 /// The clock of the demo and scale databases.

@@ -98,9 +98,39 @@ pub fn failure_in_terminal_event(event: &str) -> Option<String> {
     )
 }
 
-/// A submission id as lists, popups and confirmations show it: its first 8 characters.
+/// A submission id as lists, popups and confirmations show it: its first 8 characters (beta.7's
+/// ids are random UUIDs). flue 2.x ids (`sub_…`, `owner_…`) are a type prefix and a ULID, whose
+/// leading characters are its creation time: ids made in the same minute share them, so such
+/// an id is shown whole.
 pub fn short_id(id: &str) -> String {
+    let typed_ulid = id.split_once('_').is_some_and(|(kind, ulid)| {
+        !kind.is_empty()
+            && kind.bytes().all(|b| b.is_ascii_lowercase())
+            && ulid.len() == 26
+            && ulid.bytes().all(|b| b.is_ascii_alphanumeric())
+    });
+    if typed_ulid {
+        return id.to_string();
+    }
     id.chars().take(8).collect()
+}
+
+#[cfg(test)]
+mod short_id_tests {
+    use super::short_id;
+
+    #[test]
+    fn uuids_are_cut_and_typed_ulids_are_whole() {
+        assert_eq!(short_id("a82b3d31-1044-4b16-a41d-2de0fc26ea1a"), "a82b3d31");
+        assert_eq!(short_id("worker-9f2c1a0b"), "worker-9");
+        for id in [
+            "owner_01M92S7V4CBK69QJ9KARFDJK16",
+            "sub_01M92S7VMD1J5J5A79SCZA3JAN",
+        ] {
+            assert_eq!(short_id(id), id);
+        }
+        assert_eq!(short_id("sub_short"), "sub_shor");
+    }
 }
 
 /// Parse the instance id out of a session key.

@@ -18,6 +18,12 @@ const LAST_RULE: u8 = 9;
 impl RuleFilter {
     /// `N`, `N,M,…`, `none`, each with an optional leading `!` on the whole.
     pub fn parse(text: &str) -> Result<RuleFilter, String> {
+        RuleFilter::parse_up_to(text, LAST_RULE)
+    }
+
+    /// [`RuleFilter::parse`] for a table whose last rule is `last` (flue 2.x's reconciler has
+    /// steps 0 to 7).
+    pub fn parse_up_to(text: &str, last: u8) -> Result<RuleFilter, String> {
         let trimmed = text.trim();
         let (negated, body) = match trimmed.strip_prefix('!') {
             Some(rest) => (true, rest),
@@ -28,10 +34,10 @@ impl RuleFilter {
             let rule = match part.to_lowercase().as_str() {
                 "none" | "-" => None,
                 n => match n.strip_prefix("rule").unwrap_or(n).trim().parse::<u8>() {
-                    Ok(r) if r <= LAST_RULE => Some(r),
+                    Ok(r) if r <= last => Some(r),
                     _ => {
                         return Err(format!(
-                            "unknown rule {part:?}: a rule is 0 to {LAST_RULE}, or none"
+                            "unknown rule {part:?}: a rule is 0 to {last}, or none"
                         ))
                     }
                 },
@@ -72,7 +78,12 @@ impl fmt::Display for RuleFilter {
 
 /// The values `--rule` takes, for completions and hints.
 pub fn rule_names() -> Vec<String> {
-    (0..=LAST_RULE)
+    rule_names_up_to(LAST_RULE)
+}
+
+/// The values `--rule` takes for a table whose last rule is `last`.
+pub fn rule_names_up_to(last: u8) -> Vec<String> {
+    (0..=last)
         .map(|n| n.to_string())
         .chain(["none".to_string()])
         .collect()

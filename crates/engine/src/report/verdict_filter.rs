@@ -30,13 +30,19 @@ impl VerdictFilter {
     /// Check `text` against [`VerdictFilter::names`] (case and surrounding spaces ignored); a
     /// leading `!` negates it.
     pub fn parse(text: &str) -> Result<VerdictFilter, UnknownVerdict> {
+        VerdictFilter::parse_among(text, &VerdictFilter::names())
+    }
+
+    /// [`VerdictFilter::parse`] against another format's values (flue 2.x's
+    /// `flue2_select::verdict_names`).
+    pub fn parse_among(text: &str, names: &[String]) -> Result<VerdictFilter, UnknownVerdict> {
         let trimmed = text.trim();
         let (negated, body) = match trimmed.strip_prefix('!') {
             Some(rest) => (true, rest.trim()),
             None => (false, trimmed),
         };
         let value = body.to_lowercase();
-        if VerdictFilter::names().contains(&value) {
+        if names.contains(&value) {
             Ok(VerdictFilter { value, negated })
         } else {
             Err(UnknownVerdict {
@@ -99,13 +105,19 @@ impl VerdictFilter {
     /// Negated, it selects the rows the value does not, once their verdict is known (a row
     /// still being computed matches neither way).
     pub fn matches(&self, verdict: &str, disposition: Option<DispositionKind>) -> bool {
+        self.matches_words(verdict, disposition.map(DispositionKind::label))
+    }
+
+    /// [`VerdictFilter::matches`] with the disposition as its word (flue 2.x's are not
+    /// beta.7's `DispositionKind`).
+    pub fn matches_words(&self, verdict: &str, disposition: Option<&str>) -> bool {
         if self.negated {
             return disposition.is_some() && !self.matches_value(verdict, disposition);
         }
         self.matches_value(verdict, disposition)
     }
 
-    fn matches_value(&self, verdict: &str, disposition: Option<DispositionKind>) -> bool {
+    fn matches_value(&self, verdict: &str, disposition: Option<&str>) -> bool {
         let v = self.value.as_str();
         if verdict == v {
             return true;
@@ -115,7 +127,7 @@ impl VerdictFilter {
                 .strip_prefix(v)
                 .is_some_and(|mode| mode.starts_with('/'));
         }
-        disposition.is_some_and(|d| d.label() == v)
+        disposition.is_some_and(|d| d == v)
     }
 }
 

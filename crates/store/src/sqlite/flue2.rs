@@ -43,6 +43,16 @@ pub struct Flue2Batch {
     pub chunk_count: usize,
 }
 
+/// One `flue_conversation_streams` row.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Flue2Stream {
+    /// `agents/<agent>/<instance>`.
+    pub path: String,
+    /// `{"agentName","instanceId"}` as stored.
+    pub identity_json: Option<String>,
+    pub next_offset: i64,
+}
+
 /// A flue 2.x SQLite journal opened read-only.
 pub struct Flue2SqliteReader {
     conn: Connection,
@@ -55,6 +65,30 @@ impl Flue2SqliteReader {
     /// 2.x journal turnscope reads (`format_version` 1, the tables above).
     pub fn open(path: &Path) -> Result<Flue2SqliteReader, StoreError> {
         let (conn, tables, _immutable) = open_connection(path)?;
+        Flue2SqliteReader::checked(conn, tables, path)
+    }
+
+    /// A reader of a journal loaded into `conn` (an export opened again), named by `path`.
+    pub(super) fn from_loaded(
+        conn: Connection,
+        path: &Path,
+    ) -> Result<Flue2SqliteReader, StoreError> {
+        let tables = super::open_file::table_names(&conn)
+            .map_err(|e| StoreError::sqlite("reading the export's tables", e))?;
+        Flue2SqliteReader::checked(conn, tables, path)
+    }
+
+    pub(super) fn connection(&self) -> &Connection {
+        &self.conn
+    }
+
+    /// The reader of `conn`, once its `flue_meta` and tables say it is a 2.x journal turnscope
+    /// reads.
+    fn checked(
+        conn: Connection,
+        tables: Vec<String>,
+        path: &Path,
+    ) -> Result<Flue2SqliteReader, StoreError> {
         let meta = read_flue_meta(&conn, &tables)?;
         let format = detect_format(&tables, &meta);
         let format_version = match format {
@@ -89,10 +123,6 @@ impl Flue2SqliteReader {
 
     pub fn path(&self) -> &Path {
         &self.path
-    }
-
-    pub(super) fn connection(&self) -> &Connection {
-        &self.conn
     }
 
     /// `flue_meta.format_version` ("1").
@@ -233,6 +263,28 @@ impl Flue2SqliteReader {
             });
         }
         Ok(out)
+    }
+
+    /// Every conversation stream (one per agent instance), by path: its `identity_json` as
+    /// stored and its head (`next_offset`, the batches appended).
+    pub fn streams(&self) -> Result<Vec<Flue2Stream>, StoreError> {
+        let err = |e| StoreError::sqlite("reading flue_conversation_streams", e);
+        let mut stmt = self
+            .conn
+            .prepare(
+                "SELECT path, identity_json, next_offset FROM flue_conversation_streams ORDER BY path",
+            )
+            .map_err(err)?;
+        let rows = stmt
+            .query_map([], |r| {
+                Ok(Flue2Stream {
+                    path: r.get(0)?,
+                    identity_json: r.get(1)?,
+                    next_offset: r.get(2)?,
+                })
+            })
+            .map_err(err)?;
+        rows.collect::<Result<Vec<_>, _>>().map_err(err)
     }
 
     /// The stream's head (`next_offset`), where it has a row.

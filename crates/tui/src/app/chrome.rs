@@ -129,11 +129,24 @@ pub fn header(f: &mut Frame, app: &App, area: Rect) {
             nonzero.push(Span::raw(" "));
         }
     }
+    // The format the journal was written in (a 2.x journal has its own header, `flue2/`) comes
+    // first, in full where there is room, else as its release's suffix (`beta.7`).
+    let format = clean(&app.cfg.format);
+    let short_format = format.rsplit('-').next().unwrap_or(&format).to_string();
+    let with = |f: &str, mut v: Vec<Span<'static>>| {
+        v.insert(0, Span::styled(format!(" {f}"), t.key()));
+        v
+    };
     let tail = first_fit(
         vec![
-            counts(&long_labels, RowFilter::Failed.label()),
-            counts(&short, RowFilter::Failed.short_label()),
-            nonzero,
+            with(&format, counts(&long_labels, RowFilter::Failed.label())),
+            with(&format, counts(&short, RowFilter::Failed.short_label())),
+            with(
+                &short_format,
+                counts(&short, RowFilter::Failed.short_label()),
+            ),
+            with(&short_format, nonzero),
+            with(&short_format, Vec::new()),
             Vec::new(),
         ],
         w.saturating_sub(base),

@@ -63,6 +63,8 @@ pub enum Effect {
 /// Options that shape the app (a subset of `TuiOptions`).
 #[derive(Debug, Clone)]
 pub struct AppConfig {
+    /// The journal's format as the header names it (`flue 1.0.0-beta.7`).
+    pub format: String,
     /// Shown in the header instead of the full path when set (tests, demo).
     pub display_name: String,
     /// Without `--write`: the write actions are absent (no keys, no hints).

@@ -55,20 +55,23 @@ impl App {
 
     /// The submissions an action applies to: the marked rows (from the list), else the selected
     /// row, else the opened submission.
-    pub(super) fn action_targets(&self) -> Result<Vec<String>, &'static str> {
+    pub(super) fn action_targets(&self) -> Result<Vec<String>, String> {
         if let Some(ins) = self.inspect() {
             return match ins.submission() {
                 Some(s) => Ok(vec![s.report.row().submission_id.clone()]),
-                None => Err("open a submission (⏎ on its input) to act on it"),
+                None => Err("open a submission (⏎ on its input) to act on it".into()),
             };
         }
-        if self.focus == Pane::List {
-            return self.list.write_targets(&self.items);
+        match self.focus {
+            Pane::List => self.list.write_targets(&self.items).map_err(String::from),
+            Pane::Incidents => self
+                .incidents
+                .write_targets(&self.items, &self.list.marks)
+                .map_err(String::from),
+            // Only `R` is bound there: the batch the session's health says can be completed.
+            Pane::Sessions => self.sessions.repair_target(),
+            _ => Err("select a submission first".into()),
         }
-        if self.focus == Pane::Incidents {
-            return self.incidents.write_targets(&self.items, &self.list.marks);
-        }
-        Err("select a submission first")
     }
 
     pub(super) fn act(&mut self, kind: ActionKind) {
@@ -80,7 +83,7 @@ impl App {
         let ids = match self.action_targets() {
             Ok(ids) => ids,
             Err(e) => {
-                self.info(e);
+                self.info(&e);
                 return;
             }
         };

@@ -127,6 +127,7 @@ pub static KEYMAP: &[Binding] = &[
     // Sessions list.
     b(C::Sessions,  &[code(KeyCode::Enter)],                                       "⏎",       A::Enter,                      Some("open"),              "open the session's history tree"),
     b(C::Sessions,  &[k('/')],                                                     "/",       A::StartFilter,                Some("search"),            "find sessions by key, instance, any id, or text (esc stops)"),
+    w(C::Sessions,  &[k('R')],                                                     "R",       A::Act(ActionKind::Repair),    Some("R\trepair"),         "repair the unresolved batch health found at the session's leaf (previewed)"),
     // Tree and detail.
     b(C::Inspect,   &[k('v')],                                                     "v",       A::ShowVerdict,                Some("verdict"),           "show the verdict and recovery plan (header row)"),
     b(C::Inspect,   &[k('c')],                                                     "c",       A::JumpCheckpoint,             Some("checkpoint"),        "jump to the journal's checkpoint leaf"),

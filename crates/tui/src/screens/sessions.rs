@@ -149,6 +149,25 @@ impl SessionsScreen {
         }
     }
 
+    /// What `R` repairs on this screen: the settled submission whose unresolved batch ends the
+    /// selected session's active path (health's finding), or why there is none.
+    pub fn repair_target(&self) -> Result<Vec<String>, String> {
+        let s = self.selected_session().ok_or("select a session first")?;
+        match self.health.get(&s.id) {
+            Some((at, Some(Ok(m)))) if *at == s.updated_at => match &m.repair {
+                Some(Ok(id)) => Ok(vec![id.clone()]),
+                Some(Err(why)) => Err(format!("nothing to repair in place: {why}")),
+                None if m.findings == 0 => Err("the session is healthy: nothing to repair".into()),
+                None => Err(format!(
+                    "nothing to repair: {} has no unresolved tool calls (⏎ opens the session)",
+                    m.worst.unwrap_or("the finding")
+                )),
+            },
+            Some((_, Some(Err(e)))) => Err(format!("the session's health is unknown: {e}")),
+            _ => Err("the session's health is still being read: try again in a moment".into()),
+        }
+    }
+
     pub fn selected_session(&self) -> Option<&SessionSummary> {
         self.view.get(self.selected).map(|&i| &self.rows[i])
     }

@@ -23,6 +23,7 @@ use turnscope_tui::{NodeKind, Pane, Root, Theme};
 mod audit;
 mod chrome;
 mod feedback;
+mod health_repair;
 mod incidents;
 mod inspect;
 mod list;

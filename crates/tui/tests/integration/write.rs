@@ -10,7 +10,7 @@ fn read_only_mode_has_no_write_actions() {
     let mut text = String::new();
     for write in [false, true] {
         // Tall enough for the whole help.
-        let mut o = opts("demo.db", NOW, (160, 114), dir.path());
+        let mut o = opts("demo.db", NOW, (160, 115), dir.path());
         o.read_only = !write;
         let mut h = Harness::open(&db, o).unwrap();
         let list = h.render();

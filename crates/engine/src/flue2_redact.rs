@@ -1,0 +1,231 @@
+//! `export --redact` on a flue 2.x journal: the rules of beta.7's (`report::redact`: tool
+//! arguments, tool results, message text) applied to 2.x's records and rows, keeping everything
+//! the fold, the classifier and the reconciler read: every id, type, stop reason, error text,
+//! usage figure, signal type, the shape of every value, and whether a text is empty (a string
+//! becomes `[redacted: N chars]`, an empty one stays empty: an aborted partial "with text"
+//! resumes differently from one without). The export's reports are computed on the redacted
+//! rows, and come out as on the journal (tested).
+//!
+//! A batch spilled into chunks is put back inline, redacted (the reader reads a batch of any
+//! size inline), and its chunk rows dropped.
+
+use serde_json::{Map, Value};
+
+use crate::report::redact::Redaction;
+
+/// The marker for one value (see the module doc).
+fn marker(v: &Value) -> Value {
+    match v {
+        Value::String(s) if s.is_empty() => Value::String(String::new()),
+        Value::String(s) => Value::String(format!("[redacted: {} chars]", s.chars().count())),
+        Value::Number(_) => Value::String("[redacted: number]".into()),
+        Value::Bool(_) => Value::String("[redacted: boolean]".into()),
+        other => other.clone(),
+    }
+}
+
+/// Every scalar under `v` replaced, keys, array lengths and nulls kept.
+fn deep(v: &mut Value) {
+    match v {
+        Value::Object(m) => m.values_mut().for_each(deep),
+        Value::Array(a) => a.iter_mut().for_each(deep),
+        Value::Null => {}
+        other => *other = marker(other),
+    }
+}
+
+/// The text of content blocks (`[{type: "text", text}]`, or a plain string), other blocks kept.
+fn content_text(v: &mut Value) {
+    match v {
+        Value::String(_) => *v = marker(v),
+        Value::Array(blocks) => {
+            for b in blocks {
+                if let Some(t) = b.get_mut("text") {
+                    *t = marker(t);
+                }
+            }
+        }
+        _ => {}
+    }
+}
+
+/// One record redacted in place.
+fn record(r: &mut Map<String, Value>, rules: Redaction) {
+    let kind = r
+        .get("type")
+        .and_then(Value::as_str)
+        .unwrap_or("")
+        .to_string();
+    let mut field = |key: &str, how: fn(&mut Value)| {
+        if let Some(v) = r.get_mut(key) {
+            how(v);
+        }
+    };
+    match kind.as_str() {
+        "assistant_tool_call" if rules.args => field("arguments", deep),
+        "tool_outcome" if rules.results => {
+            field("content", deep);
+            field("output", deep);
+            field("details", deep);
+        }
+        "user_message" if rules.text => field("content", content_text),
+        "assistant_text_delta" | "assistant_reasoning_delta" if rules.text => {
+            field("delta", |v| *v = marker(v))
+        }
+        "compaction" if rules.text => field("summary", |v| *v = marker(v)),
+        "resource_snapshot" if rules.text => field("snapshot", deep),
+        "state_write" | "message_data_write" | "message_metadata" if rules.text => {
+            for key in ["value", "data", "metadata"] {
+                field(key, deep);
+            }
+        }
+        _ => {}
+    }
+}
+
+/// The columns and rows of `table` in an export's `rows` section.
+fn table<'a>(rows: &'a mut Value, name: &str) -> Option<(Vec<String>, &'a mut Vec<Value>)> {
+    let t = rows.get_mut(name)?;
+    let columns: Vec<String> = t
+        .get("columns")?
+        .as_array()?
+        .iter()
+        .filter_map(|c| c.as_str().map(str::to_string))
+        .collect();
+    Some((columns, t.get_mut("rows")?.as_array_mut()?))
+}
+
+fn column(columns: &[String], name: &str) -> Option<usize> {
+    columns.iter().position(|c| c == name)
+}
+
+/// Redact an export's `rows` section in place.
+pub fn redact_rows(rows: &mut Value, rules: Redaction) {
+    // Spilled batches, put back together first.
+    let mut spilled: Vec<(String, i64, String)> = Vec::new();
+    if let Some((cols, chunk_rows)) = table(rows, "flue_conversation_stream_batch_chunks") {
+        let (p, s, i, d) = (
+            column(&cols, "path"),
+            column(&cols, "seq"),
+            column(&cols, "chunk_index"),
+            column(&cols, "data"),
+        );
+        if let (Some(p), Some(s), Some(i), Some(d)) = (p, s, i, d) {
+            let mut pieces: Vec<(String, i64, i64, String)> = chunk_rows
+                .iter()
+                .filter_map(|r| {
+                    Some((
+                        r[p].as_str()?.to_string(),
+                        r[s].as_i64()?,
+                        r[i].as_i64()?,
+                        r[d].as_str()?.to_string(),
+                    ))
+                })
+                .collect();
+            pieces.sort_by(|a, b| (&a.0, a.1, a.2).cmp(&(&b.0, b.1, b.2)));
+            for (path, seq, _, data) in pieces {
+                match spilled.last_mut() {
+                    Some((lp, ls, text)) if *lp == path && *ls == seq => text.push_str(&data),
+                    _ => spilled.push((path, seq, data)),
+                }
+            }
+            chunk_rows.clear();
+        }
+    }
+    if let Some((cols, batch_rows)) = table(rows, "flue_conversation_stream_batches") {
+        if let (Some(p), Some(s), Some(d)) = (
+            column(&cols, "path"),
+            column(&cols, "seq"),
+            column(&cols, "data"),
+        ) {
+            for r in batch_rows.iter_mut() {
+                let whole = spilled
+                    .iter()
+                    .find(|(path, seq, _)| {
+                        r[p].as_str() == Some(path) && r[s].as_i64() == Some(*seq)
+                    })
+                    .map(|(_, _, text)| text.clone());
+                let Some(text) = whole.or_else(|| r[d].as_str().map(str::to_string)) else {
+                    continue;
+                };
+                // A batch that is not a JSON array of records is kept as stored: its damage is
+                // what the fold judges it by.
+                let Ok(Value::Array(mut records)) = serde_json::from_str::<Value>(&text) else {
+                    continue;
+                };
+                for rec in &mut records {
+                    if let Value::Object(m) = rec {
+                        record(m, rules);
+                    }
+                }
+                r[d] = Value::String(Value::Array(records).to_string());
+            }
+        }
+    }
+    if !rules.text {
+        return;
+    }
+    // The submission's input as accepted: a dispatch's message body, a direct prompt's input.
+    if let Some((cols, sub_rows)) = table(rows, "flue_agent_submissions") {
+        if let Some(pc) = column(&cols, "payload") {
+            for r in sub_rows.iter_mut() {
+                let Some(Ok(mut v)) = r[pc].as_str().map(serde_json::from_str::<Value>) else {
+                    continue;
+                };
+                if let Some(m) = v.get_mut("message") {
+                    deep(m);
+                }
+                if let Some(m) = v.get_mut("input") {
+                    deep(m);
+                }
+                r[pc] = Value::String(v.to_string());
+            }
+        }
+    }
+    if let Some((cols, chunk_rows)) = table(rows, "flue_submission_chunks") {
+        if let Some(d) = column(&cols, "data") {
+            for r in chunk_rows.iter_mut() {
+                r[d] = marker(&r[d]);
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    #[test]
+    fn texts_arguments_and_results_go_ids_types_and_empty_texts_stay() {
+        let mut r = json!({
+            "id": "record_1", "type": "assistant_tool_call", "toolCallId": "tc_1", "name": "charge",
+            "arguments": {"amountCents": 8900, "to": "x@example.com", "tags": ["a", ""]}
+        });
+        record(r.as_object_mut().unwrap(), Redaction::ALL);
+        assert_eq!(
+            r["arguments"],
+            json!({"amountCents": "[redacted: number]", "to": "[redacted: 13 chars]", "tags": ["[redacted: 1 chars]", ""]})
+        );
+        assert_eq!(
+            (r["toolCallId"].as_str(), r["name"].as_str()),
+            (Some("tc_1"), Some("charge"))
+        );
+        let mut d = json!({"id": "record_2", "type": "assistant_text_delta", "delta": ""});
+        record(d.as_object_mut().unwrap(), Redaction::ALL);
+        assert_eq!(d["delta"], "");
+        let mut u = json!({"type": "user_message", "content": [{"type": "text", "text": "my card is 4242"}]});
+        record(
+            u.as_object_mut().unwrap(),
+            Redaction {
+                args: true,
+                results: true,
+                text: false,
+            },
+        );
+        assert_eq!(
+            u["content"][0]["text"], "my card is 4242",
+            "text kept without the rule"
+        );
+    }
+}

@@ -1,0 +1,613 @@
+//! A 2.x submission's detail, drawn from the engine's `show --json` document
+//! (`turnscope.flue2.show/1`): the classification with the step of the decision order that
+//! decided, the plan (the reconciler's step, why, its writes, the row after it and the resume
+//! that follows), the row, then the conversation after the input as the runtime folded it:
+//! assistant messages with each tool call paired with its outcome (committed, or recorded but
+//! not committed), tool results, signals, user messages (another submission's marked), the
+//! in-progress messages and the trailing uncommitted batch, its rows highlighted as beta.7's
+//! trailing partial batch (`‼` in the partial style). Every line is read from the document; the
+//! document is the CLI's, so this screen and `turnscope show` cannot disagree.
+
+use ratatui::layout::Rect;
+use ratatui::style::Style;
+use ratatui::text::{Line, Span};
+use ratatui::widgets::Paragraph;
+use ratatui::Frame;
+use serde_json::Value;
+
+use crate::text::clean;
+use crate::theme::Theme;
+
+/// One drawn line and whether it belongs to the trailing uncommitted batch.
+pub struct DetailLine {
+    pub line: Line<'static>,
+    pub partial: bool,
+}
+
+/// The gutter of a line of the trailing batch (beta.7's tree marks its partial batch so).
+pub const PARTIAL_MARK: &str = "‼";
+
+fn s(v: &Value) -> String {
+    match v {
+        Value::String(s) => clean(s),
+        Value::Null => "-".into(),
+        other => clean(&other.to_string()),
+    }
+}
+
+/// `text` cut to `n` characters (the CLI's `show` cuts at 60).
+fn cut(text: &str, n: usize) -> String {
+    let one_line = text.replace('\n', " ");
+    if one_line.chars().count() <= n {
+        return one_line;
+    }
+    let mut t: String = one_line.chars().take(n.saturating_sub(1)).collect();
+    t.push('…');
+    t
+}
+
+struct Builder {
+    t: Theme,
+    now_ms: i64,
+    out: Vec<DetailLine>,
+}
+
+impl Builder {
+    fn push(&mut self, partial: bool, spans: Vec<Span<'static>>) {
+        let gutter = if partial {
+            Span::styled(PARTIAL_MARK, self.t.partial())
+        } else {
+            Span::raw(" ")
+        };
+        let mut v = vec![gutter, Span::raw(" ")];
+        v.extend(spans);
+        self.out.push(DetailLine {
+            line: Line::from(v),
+            partial,
+        });
+    }
+
+    fn kv(&mut self, k: &str, v: String) {
+        self.push(
+            false,
+            vec![Span::styled(format!("{k:<16}"), self.t.dim()), Span::raw(v)],
+        );
+    }
+
+    fn plain(&mut self, text: String, style: Style) {
+        self.push(false, vec![Span::styled(text, style)]);
+    }
+
+    fn blank(&mut self) {
+        self.out.push(DetailLine {
+            line: Line::raw(""),
+            partial: false,
+        });
+    }
+}
+
+/// The lines of the detail screen for `doc` (`show --json` of one submission), times relative
+/// to `now_ms` (the document's clock).
+pub fn lines(doc: &Value, t: Theme, now_ms: i64) -> Vec<DetailLine> {
+    let mut b = Builder {
+        t,
+        now_ms,
+        out: Vec::new(),
+    };
+    let row = &doc["submission"];
+    let label = s(&doc["label"]);
+    b.push(
+        false,
+        vec![
+            Span::styled(format!("submission {} ", s(&row["id"])), t.title()),
+            Span::styled(
+                label.clone(),
+                if doc["trailingBatch"].is_null() {
+                    t.key()
+                } else {
+                    t.partial()
+                },
+            ),
+        ],
+    );
+    verdict(&mut b, doc);
+    plan(&mut b, &doc["plan"]);
+    b.blank();
+    row_fields(&mut b, doc);
+    b.blank();
+    conversation(&mut b, doc);
+    b.out
+}
+
+fn verdict(b: &mut Builder, doc: &Value) {
+    if let Some(e) = doc["error"].as_str() {
+        b.kv("error", clean(e));
+        return;
+    }
+    let x = &doc["explanation"];
+    b.kv(
+        "classification",
+        format!(
+            "step {} of the decision order: {}",
+            s(&x["step"]),
+            s(&x["rule"])
+        ),
+    );
+    let ids: Vec<String> = x["entryIds"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .map(s)
+        .collect();
+    if !ids.is_empty() {
+        b.kv("entries", ids.join(", "));
+    }
+    b.kv(
+        "context window",
+        match doc["contextWindow"].as_u64() {
+            Some(0) | None => "0 (no silent-overflow check; --context-window N sets it)".into(),
+            Some(n) => n.to_string(),
+        },
+    );
+}
+
+fn plan(b: &mut Builder, p: &Value) {
+    let step = match p["step"].as_u64() {
+        Some(n) => format!("step {n} ({}) of the reconciler", s(&p["name"])),
+        None => format!("no reconciler step ({})", s(&p["name"])),
+    };
+    b.kv("next", format!("{step}: {}", s(&p["reason"])));
+    for (n, w) in p["writes"].as_array().into_iter().flatten().enumerate() {
+        b.plain(
+            format!("  {}. {}", n + 1, s(&w["description"])),
+            Style::new(),
+        );
+    }
+    let a = &p["rowAfter"];
+    if !a.is_null() {
+        let outcome = a["settlementOutcome"].as_str().map_or(String::new(), |o| {
+            format!(", settlement outcome {}", clean(o))
+        });
+        let attempt = match a["attemptId"].as_str() {
+            Some("same") => "kept",
+            Some("new") => "new",
+            Some("cleared") => "cleared",
+            _ => "?",
+        };
+        b.kv(
+            "row after",
+            format!(
+                "status {}, attempts {}, attempt id {attempt}, error {}{outcome}",
+                s(&a["status"]),
+                s(&a["attemptCount"]),
+                a["error"]
+                    .as_str()
+                    .map_or("none".into(), |e| format!("{:?}", clean(e))),
+            ),
+        );
+    }
+    let r = &p["resume"];
+    if !r.is_null() {
+        b.kv(
+            "resume",
+            format!(
+                "what the {} will do",
+                if r["after"] == "replacement" {
+                    "replacement attempt"
+                } else {
+                    "next claim"
+                }
+            ),
+        );
+        for (n, a) in r["actions"].as_array().into_iter().flatten().enumerate() {
+            b.plain(
+                format!("  {}. {}", n + 1, s(&a["description"])),
+                Style::new(),
+            );
+        }
+        b.plain(
+            format!(
+                "  then: {} (classified {} after its repairs)",
+                s(&r["end"]["description"]),
+                s(&r["classification"])
+            ),
+            Style::new(),
+        );
+    }
+}
+
+fn row_fields(b: &mut Builder, doc: &Value) {
+    let r = &doc["submission"];
+    let t = b.t;
+    b.kv("sequence", s(&r["sequence"]));
+    b.kv(
+        "kind",
+        format!("{} (agent {})", s(&r["kind"]), s(&r["instance"]["agent"])),
+    );
+    b.kv("instance", s(&r["instance"]["instanceId"]));
+    b.kv("status", s(&r["status"]));
+    b.kv(
+        "attempts",
+        format!(
+            "{}/{}  attempt {}",
+            s(&r["attempts"]),
+            s(&r["maxAttempts"]),
+            s(&r["attemptId"])
+        ),
+    );
+    let lease = r["leaseExpiresAt"].as_i64().unwrap_or(0);
+    b.kv(
+        "lease",
+        format!(
+            "{}{}  owner {}",
+            super::list::lease_text(lease, r["leaseExpired"] == true, b.now_ms),
+            if lease > 0 {
+                format!(" ({})", turnscope_core::journal::time::iso_from_ms(lease))
+            } else {
+                String::new()
+            },
+            s(&r["owner"])
+        ),
+    );
+    let time = |k: &str| match r[k].as_i64() {
+        Some(ms) if ms > 0 => turnscope_core::journal::time::iso_from_ms(ms),
+        _ => "no".into(),
+    };
+    b.kv("input applied", time("inputAppliedAt"));
+    if r["timeoutAt"].as_i64().is_some_and(|t| t > 0) {
+        b.kv("timeout at", time("timeoutAt"));
+    }
+    if !r["abortRequestedAt"].is_null() {
+        b.kv("abort requested", time("abortRequestedAt"));
+    }
+    if !r["joinedInto"].is_null() {
+        b.kv("joined into", s(&r["joinedInto"]));
+    }
+    let joined: Vec<String> = doc["joinedDeliveries"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .map(s)
+        .collect();
+    if !joined.is_empty() {
+        b.kv("joined here", joined.join(", "));
+    }
+    if !r["settledAt"].is_null() {
+        b.kv("settled at", time("settledAt"));
+    }
+    if !r["settlementOutcome"].is_null() {
+        b.kv(
+            "settlement",
+            format!("outcome {}", s(&r["settlementOutcome"])),
+        );
+    }
+    if r["status"] == "running" && r["attemptsExhausted"] == true {
+        b.kv(
+            "note",
+            "every attempt of its budget is spent (attempt_count >= max_attempts)".into(),
+        );
+    }
+    if r["status"] == "running" && r["deadlinePassed"] == true {
+        b.kv("note", "its deadline (timeout_at) has passed".into());
+    }
+    if !r["error"].is_null() {
+        b.push(
+            false,
+            vec![
+                Span::styled(format!("{:<16}", "error"), t.dim()),
+                Span::styled(s(&r["error"]), t.error()),
+            ],
+        );
+    }
+    b.kv(
+        "stream",
+        format!(
+            "{}  {} batch(es)",
+            s(&doc["streamPath"]),
+            s(&doc["streamBatches"])
+        ),
+    );
+}
+
+/// A call's outcome as the document has it.
+fn outcome_text(o: &Value) -> String {
+    let err = if o["isError"] == true { " (error)" } else { "" };
+    match o["state"].as_str() {
+        Some("committed") => format!("committed {}{err}", s(&o["resultEntryId"])),
+        Some("recorded_uncommitted") => {
+            format!(
+                "recorded, not committed (record {}){err}",
+                s(&o["recordId"])
+            )
+        }
+        _ => "no outcome".into(),
+    }
+}
+
+fn conversation(b: &mut Builder, doc: &Value) {
+    let t = b.t;
+    let input = s(&doc["inputEntryId"]);
+    if doc["inputEntryFound"] != true {
+        b.plain(
+            format!("conversation: the input entry {input} is not in this session's conversation"),
+            t.warn(),
+        );
+    }
+    let batch = &doc["trailingBatch"];
+    let batch_owner = batch["assistantEntryId"].as_str();
+    let batch_results: Vec<&str> = batch["resultEntryIds"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .filter_map(Value::as_str)
+        .collect();
+    let following = doc["following"].as_array().cloned().unwrap_or_default();
+    if doc["inputEntryFound"] == true {
+        b.plain(
+            format!(
+                "conversation after the input {input} ({} committed entr{})",
+                following.len(),
+                if following.len() == 1 { "y" } else { "ies" }
+            ),
+            t.title(),
+        );
+    }
+    for e in &following {
+        let id = s(&e["id"]);
+        let own = e["id"].as_str();
+        match e["role"].as_str().unwrap_or("") {
+            "user" => {
+                let other = if e["otherSubmission"] == true {
+                    format!("  (submission {})", s(&e["submissionId"]))
+                } else {
+                    String::new()
+                };
+                b.push(
+                    false,
+                    vec![
+                        Span::styled("user       ", t.key()),
+                        Span::styled(format!("{id}{other}  "), t.dim()),
+                        Span::raw(cut(&s(&e["text"]), 60)),
+                    ],
+                );
+            }
+            "signal" => b.push(
+                false,
+                vec![
+                    Span::styled("signal     ", t.key()),
+                    Span::styled(format!("{id}  "), t.dim()),
+                    Span::raw(s(&e["signalType"])),
+                ],
+            ),
+            "assistant" => {
+                let partial = own.is_some() && own == batch_owner;
+                let err = e["errorMessage"]
+                    .as_str()
+                    .map_or(String::new(), |m| format!(": {}", cut(&clean(m), 60)));
+                b.push(
+                    partial,
+                    vec![
+                        Span::styled("assistant  ", t.key()),
+                        Span::styled(format!("{id}  "), t.dim()),
+                        Span::styled(
+                            format!("{}{err}", s(&e["stopReason"])),
+                            if err.is_empty() {
+                                Style::new()
+                            } else {
+                                t.error()
+                            },
+                        ),
+                        Span::raw(format!("  {}", cut(&s(&e["text"]), 60))),
+                        Span::styled(
+                            if partial {
+                                "  [trailing uncommitted batch]"
+                            } else {
+                                ""
+                            },
+                            t.partial(),
+                        ),
+                    ],
+                );
+                for c in e["toolCalls"].as_array().into_iter().flatten() {
+                    let o = &c["outcome"];
+                    let style = match (o["state"].as_str(), o["isError"] == true) {
+                        (Some("committed"), false) => t.ok(),
+                        (Some(_), true) => t.error(),
+                        (Some("recorded_uncommitted"), _) => t.warn(),
+                        _ => t.partial(),
+                    };
+                    b.push(
+                        partial,
+                        vec![
+                            Span::styled("  call     ", t.dim()),
+                            Span::raw(format!("{} {}", s(&c["name"]), s(&c["id"]))),
+                            Span::styled(format!("  → {}", outcome_text(o)), style),
+                        ],
+                    );
+                }
+            }
+            "toolResult" => {
+                let partial = own.is_some_and(|id| batch_results.contains(&id));
+                b.push(
+                    partial,
+                    vec![
+                        Span::styled("result     ", t.key()),
+                        Span::styled(format!("{id}  "), t.dim()),
+                        Span::raw(format!("{} {}", s(&e["toolName"]), s(&e["toolCallId"]))),
+                        Span::styled(
+                            format!(
+                                "{}{}",
+                                if e["isError"] == true { "  error" } else { "" },
+                                if e["terminate"] == true {
+                                    "  terminate"
+                                } else {
+                                    ""
+                                }
+                            ),
+                            t.error(),
+                        ),
+                    ],
+                );
+            }
+            "compaction" => b.push(
+                false,
+                vec![
+                    Span::styled("compaction ", t.key()),
+                    Span::styled(format!("{id}  "), t.dim()),
+                    Span::raw(format!("first kept {}", s(&e["firstKeptEntryId"]))),
+                ],
+            ),
+            other => b.plain(format!("{} {id}", clean(other)), t.dim()),
+        }
+    }
+    for m in doc["inProgress"].as_array().into_iter().flatten() {
+        let text: String = m["blocks"]
+            .as_array()
+            .into_iter()
+            .flatten()
+            .filter_map(|bl| bl["text"].as_str())
+            .collect();
+        let calls: Vec<String> = m["blocks"]
+            .as_array()
+            .into_iter()
+            .flatten()
+            .filter(|bl| bl["type"] == "tool_call")
+            .map(|bl| format!("{} {}", s(&bl["name"]), s(&bl["toolCallId"])))
+            .collect();
+        b.push(
+            false,
+            vec![
+                Span::styled("in progress ", t.warn()),
+                Span::styled(
+                    format!(
+                        "message {}{}  submission {}  {} block(s)  ",
+                        s(&m["messageId"]),
+                        if m["atLeaf"] == true {
+                            " at the leaf"
+                        } else {
+                            ""
+                        },
+                        s(&m["submissionId"]),
+                        m["blocks"].as_array().map_or(0, Vec::len)
+                    ),
+                    t.dim(),
+                ),
+                Span::raw(cut(&clean(&text), 60)),
+                Span::styled(
+                    if calls.is_empty() {
+                        String::new()
+                    } else {
+                        format!("  calls {}", calls.join(", "))
+                    },
+                    t.dim(),
+                ),
+            ],
+        );
+        b.plain(
+            "            not an entry: the classifier does not see it".into(),
+            t.dim(),
+        );
+    }
+    for o in doc["uncommittedToolOutcomes"]
+        .as_array()
+        .into_iter()
+        .flatten()
+    {
+        b.push(
+            false,
+            vec![
+                Span::styled("recorded, not committed: ", t.warn()),
+                Span::raw(format!(
+                    "outcome of {} (record {}){}",
+                    s(&o["toolCallId"]),
+                    s(&o["recordId"]),
+                    if o["isError"] == true { " error" } else { "" }
+                )),
+            ],
+        );
+    }
+    if let Some(owner) = batch_owner {
+        let calls: Vec<String> = batch["toolCalls"]
+            .as_array()
+            .into_iter()
+            .flatten()
+            .map(|c| format!("{} ({})", s(&c["id"]), s(&c["outcome"]["state"])))
+            .collect();
+        b.push(
+            true,
+            vec![Span::styled(
+                format!(
+                    "TRAILING UNCOMMITTED BATCH: assistant {}{}: {}",
+                    clean(owner),
+                    if batch["atLeaf"] == true {
+                        " at the leaf"
+                    } else {
+                        ""
+                    },
+                    calls.join(", ")
+                ),
+                t.partial(),
+            )],
+        );
+    }
+}
+
+/// `lines` cut to rows of `width` cells, styles kept; a row continuing a highlighted line keeps
+/// its gutter mark, so the whole batch stays marked however narrow the screen.
+pub fn wrapped(lines: &[DetailLine], width: usize, t: Theme) -> Vec<Line<'static>> {
+    let width = width.max(8);
+    let mut out = Vec::new();
+    for l in lines {
+        let mut row: Vec<Span<'static>> = Vec::new();
+        let mut used = 0;
+        for span in &l.line.spans {
+            let mut rest: &str = span.content.as_ref();
+            while !rest.is_empty() {
+                let room = width - used;
+                // The longest prefix of `rest` that fits in `room` cells.
+                let mut cut = 0;
+                let mut w = 0;
+                for (i, c) in rest.char_indices() {
+                    let cw = crate::text::char_width(c);
+                    if w + cw > room {
+                        break;
+                    }
+                    w += cw;
+                    cut = i + c.len_utf8();
+                }
+                if cut == 0 && used == 2 {
+                    // Not even one character fits on a fresh row: give up on this span.
+                    break;
+                }
+                if cut > 0 {
+                    row.push(Span::styled(rest[..cut].to_string(), span.style));
+                    used += w;
+                    rest = &rest[cut..];
+                }
+                if !rest.is_empty() {
+                    out.push(Line::from(std::mem::take(&mut row)));
+                    let gutter = if l.partial {
+                        Span::styled(PARTIAL_MARK, t.partial())
+                    } else {
+                        Span::raw(" ")
+                    };
+                    row = vec![gutter, Span::raw(" ")];
+                    used = 2;
+                }
+            }
+        }
+        out.push(Line::from(row));
+    }
+    out
+}
+
+/// Draw the wrapped `rows` from `scroll` into `area`.
+pub fn draw(f: &mut Frame, rows: &[Line<'static>], scroll: usize, area: Rect) {
+    let shown: Vec<Line<'static>> = rows
+        .iter()
+        .skip(scroll)
+        .take(area.height as usize)
+        .cloned()
+        .collect();
+    f.render_widget(Paragraph::new(shown), area);
+}

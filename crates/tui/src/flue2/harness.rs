@@ -1,0 +1,107 @@
+//! The flue 2.x screens without a terminal or threads (the `test-harness` feature): a
+//! `TestBackend`, the worker answering in line, keys given as text as for beta.7's harness.
+
+use std::path::Path;
+use std::time::{Duration, Instant};
+
+use ratatui::backend::TestBackend;
+use ratatui::buffer::Buffer;
+use ratatui::Terminal;
+use turnscope_engine::flue2::Flue2Options;
+use turnscope_store::{DbTarget, Flue2SqliteReader, StoreError};
+
+use super::run::Flue2Source;
+use super::{Flue2App, Flue2Config, Flue2Worker};
+use crate::harness::{parse_keys, screen_text, HarnessOptions};
+
+pub struct Flue2Harness {
+    pub app: Flue2App,
+    worker: Flue2Worker,
+    pub terminal: Terminal<TestBackend>,
+    /// Texts sent to the clipboard (OSC 52) so far.
+    pub copied: Vec<String>,
+    clock: Instant,
+}
+
+impl Flue2Harness {
+    /// Open the 2.x SQLite journal (or 2.x export) at `db` with the classifier of `options`,
+    /// read it and draw once. `o` as for beta.7 (its width, height, clock, name, theme and keys
+    /// are used).
+    pub fn open(
+        db: &Path,
+        options: Flue2Options,
+        o: HarnessOptions,
+    ) -> Result<Flue2Harness, StoreError> {
+        let reader = match Flue2Source::of(&DbTarget::from_path(db)?) {
+            Some(source) => source.open()?,
+            None => Flue2SqliteReader::open(db)?,
+        };
+        let worker = Flue2Worker::new(reader, options.clone());
+        let cfg = Flue2Config {
+            display_name: o.display_name,
+            options,
+            format_version: worker.format_version(),
+            // Read again only when a test asks.
+            refresh: Duration::from_secs(24 * 3600),
+            now_override: Some(o.now_ms),
+            show_pinned_clock: false,
+            theme: o.theme,
+            keys: o.keys,
+        };
+        let mut h = Flue2Harness {
+            app: Flue2App::new(cfg, o.now_ms),
+            worker,
+            terminal: Terminal::new(TestBackend::new(o.width, o.height)).expect("test backend"),
+            copied: Vec::new(),
+            clock: Instant::now(),
+        };
+        h.app.tick(h.clock, o.now_ms);
+        h.settle();
+        h.render();
+        Ok(h)
+    }
+
+    /// Answer every pending request in line.
+    pub fn settle(&mut self) {
+        for _ in 0..32 {
+            let reqs = self.app.take_requests();
+            self.copied.extend(self.app.take_copies());
+            if reqs.is_empty() {
+                return;
+            }
+            for r in reqs {
+                if let Some(resp) = self.worker.handle(r) {
+                    self.app.on_response(resp);
+                }
+            }
+        }
+    }
+
+    /// Press keys (`"jj<Enter>"`, as beta.7's harness), each answered before the next.
+    pub fn press(&mut self, keys: &str) {
+        for ev in parse_keys(keys) {
+            self.app.on_key(ev);
+            self.settle();
+        }
+    }
+
+    pub fn resize(&mut self, w: u16, h: u16) {
+        self.terminal.backend_mut().resize(w, h);
+        let _ = self.terminal.resize(ratatui::layout::Rect::new(0, 0, w, h));
+    }
+
+    /// Draw and return the screen as text.
+    pub fn render(&mut self) -> String {
+        self.terminal.draw(|f| self.app.draw(f)).expect("draw");
+        self.screen()
+    }
+
+    pub fn screen(&self) -> String {
+        screen_text(self.terminal.backend().buffer())
+    }
+
+    /// The last drawn frame.
+    pub fn buffer(&self) -> &Buffer {
+        self.terminal.backend().buffer()
+    }
+}

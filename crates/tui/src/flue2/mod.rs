@@ -1,0 +1,730 @@
+//! The TUI on a flue 2.x journal (SQLite, read-only): one component owning its state, its keys
+//! and its drawing (the gitui model), beside the beta.7 app rather than inside it, since a 2.x
+//! journal has no sessions, no audit trail and no write actions yet. Its screens: the submissions
+//! list (`list.rs`: expired leases first, as beta.7's list, with the classification and the
+//! reconciler's next step) and a submission's detail (`detail.rs`: the classification, the plan
+//! and the conversation after the input with the trailing uncommitted batch highlighted). Both
+//! draw the engine's `list --json` and `show --json` documents, read by the worker
+//! (`worker.rs`) off the UI thread, so they say exactly what `turnscope list` and `show` say.
+//!
+//! Keys are the keymap's (and the configuration file's overrides) where they apply: j/k and the
+//! paging keys, ⏎, esc, the view keys 1–6, `/`, `y`, `r`, `?`, `q`. The write keys are absent (no
+//! write action reads 2.x yet), and a beta.7 key that does nothing here says so.
+
+mod detail;
+#[cfg(feature = "test-harness")]
+pub mod harness;
+pub mod list;
+pub mod run;
+pub mod worker;
+
+use std::time::{Duration, Instant};
+
+use crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
+use ratatui::layout::{Constraint, Layout as RLayout, Rect};
+use ratatui::text::{Line, Span};
+use ratatui::widgets::{Block, Borders, Clear, Paragraph};
+use ratatui::Frame;
+use serde_json::Value;
+use turnscope_engine::flue2::Flue2Options;
+use turnscope_store::RowFilter;
+
+use crate::keymap::{self, Action, Ctx, Overrides, KEYMAP};
+use crate::text::{clean, fit, width};
+use crate::theme::Theme;
+use crate::widgets::line;
+use crate::worker_error::WorkerError;
+pub use detail::PARTIAL_MARK;
+use list::{rows_of, ListState, View};
+pub use worker::{Flue2Request, Flue2Response, Flue2Worker};
+
+/// What shapes the 2.x app.
+#[derive(Debug, Clone)]
+pub struct Flue2Config {
+    pub display_name: String,
+    /// The classifier asked for (`--flue-version`, else the configuration file, else 2.1.0).
+    pub options: Flue2Options,
+    /// `flue_meta.format_version` as stored.
+    pub format_version: String,
+    pub refresh: Duration,
+    pub now_override: Option<i64>,
+    /// Say in the header that the clock is pinned (`TURNSCOPE_NOW_MS`).
+    pub show_pinned_clock: bool,
+    pub theme: Theme,
+    pub keys: Overrides,
+}
+
+/// The format as the header names it.
+pub fn format_label(format_version: &str) -> String {
+    format!("flue 2.x (format_version {format_version})")
+}
+
+/// The classifier rules applied, as the header names them (the CLI's `header_line` says the
+/// same at length).
+pub fn rules_label(o: &Flue2Options) -> String {
+    format!(
+        "classifier: flue {} (variant {})",
+        o.release,
+        o.variant_name()
+    )
+}
+
+/// One submission opened.
+struct Detail {
+    id: String,
+    doc: Option<Value>,
+    error: Option<WorkerError>,
+    scroll: usize,
+    /// Rows the last draw fitted.
+    page: usize,
+    /// Rows the detail took, wrapped, at the last draw.
+    rows: usize,
+}
+
+pub struct Flue2App {
+    cfg: Flue2Config,
+    now_ms: i64,
+    list: ListState,
+    loaded: bool,
+    /// The last list read's error; cleared by the next good one.
+    error: Option<WorkerError>,
+    detail: Option<Detail>,
+    help: bool,
+    /// `/` is being typed.
+    searching: bool,
+    status: Option<String>,
+    requests: Vec<Flue2Request>,
+    copies: Vec<String>,
+    last_refresh: Option<Instant>,
+    quit: bool,
+}
+
+/// The actions this app answers, and what its help says of each.
+const HANDLED: &[(Action, &str)] = &[
+    (Action::Down, "down (a row, or a line of the detail)"),
+    (Action::Up, "up"),
+    (Action::PageDown, "page down"),
+    (Action::PageUp, "page up"),
+    (Action::Top, "first row"),
+    (Action::Bottom, "last row"),
+    (
+        Action::Enter,
+        "open the submission: classification, plan, conversation after its input",
+    ),
+    (
+        Action::Filter(RowFilter::Expired),
+        "view: expired leases (what the reconciler picks up)",
+    ),
+    (Action::Filter(RowFilter::All), "view: all submissions"),
+    (Action::Filter(RowFilter::Queued), "view: queued"),
+    (Action::Filter(RowFilter::Running), "view: running"),
+    (
+        Action::Filter(RowFilter::Terminalizing),
+        "view: terminalizing",
+    ),
+    (Action::Filter(RowFilter::Settled), "view: settled"),
+    (
+        Action::StartFilter,
+        "search: rows whose cells contain the text",
+    ),
+    (Action::Copy, "copy the selected id (OSC 52)"),
+    (
+        Action::Refresh,
+        "read the journal again (also every --refresh)",
+    ),
+    (Action::Back, "back: close the detail, clear the search"),
+    (Action::Help, "this help"),
+    (Action::Quit, "quit"),
+];
+
+/// The views the filter keys pick on a 2.x journal (its statuses; beta.7's `failed` has none).
+fn view_of(f: RowFilter) -> Option<View> {
+    Some(match f {
+        RowFilter::Expired => View::Expired,
+        RowFilter::All => View::All,
+        RowFilter::Queued => View::Status("queued"),
+        RowFilter::Running => View::Status("running"),
+        RowFilter::Terminalizing => View::Status("terminalizing"),
+        RowFilter::Settled => View::Status("settled"),
+        RowFilter::Failed => return None,
+    })
+}
+
+impl Flue2App {
+    pub fn new(cfg: Flue2Config, now_ms: i64) -> Flue2App {
+        Flue2App {
+            cfg,
+            now_ms,
+            list: ListState::default(),
+            loaded: false,
+            error: None,
+            detail: None,
+            help: false,
+            searching: false,
+            status: None,
+            requests: Vec::new(),
+            copies: Vec::new(),
+            last_refresh: None,
+            quit: false,
+        }
+    }
+
+    // ----- the run loop's and the harness's side --------------------------------------------
+
+    /// Advance the clock; asks for a read when one is due.
+    pub fn tick(&mut self, ui_now: Instant, wall_ms: i64) {
+        self.now_ms = self.cfg.now_override.unwrap_or(wall_ms);
+        let due = self
+            .last_refresh
+            .is_none_or(|t| ui_now.duration_since(t) >= self.cfg.refresh);
+        if due {
+            self.last_refresh = Some(ui_now);
+            self.request_refresh();
+        }
+    }
+
+    /// Read the list again, and the opened submission.
+    pub fn request_refresh(&mut self) {
+        self.requests.push(Flue2Request::List {
+            now_ms: self.now_ms,
+        });
+        if let Some(d) = &self.detail {
+            self.requests.push(Flue2Request::Show {
+                id: d.id.clone(),
+                now_ms: self.now_ms,
+            });
+        }
+    }
+
+    pub fn take_requests(&mut self) -> Vec<Flue2Request> {
+        std::mem::take(&mut self.requests)
+    }
+
+    /// Texts for the clipboard since the last call.
+    pub fn take_copies(&mut self) -> Vec<String> {
+        std::mem::take(&mut self.copies)
+    }
+
+    pub fn quit_requested(&self) -> bool {
+        self.quit
+    }
+
+    pub fn on_response(&mut self, resp: Flue2Response) {
+        match resp {
+            Flue2Response::List(Ok(doc)) => {
+                self.loaded = true;
+                self.error = None;
+                self.list.set_rows(rows_of(&doc), self.now_ms);
+            }
+            Flue2Response::List(Err(e)) => self.error = Some(e),
+            Flue2Response::Show { id, result } => {
+                if let Some(d) = self.detail.as_mut().filter(|d| d.id == id) {
+                    match result {
+                        Ok(doc) => {
+                            d.doc = Some(doc);
+                            d.error = None;
+                        }
+                        Err(e) => d.error = Some(e),
+                    }
+                }
+            }
+        }
+    }
+
+    // ----- what tests ask -------------------------------------------------------------------
+
+    /// The ids the list shows, in order.
+    pub fn shown_ids(&self) -> Vec<String> {
+        self.list
+            .shown(self.now_ms)
+            .iter()
+            .map(|r| r.id.clone())
+            .collect()
+    }
+
+    /// The rows the list shows.
+    pub fn shown_rows(&self) -> Vec<list::ListRow> {
+        self.list.shown(self.now_ms).into_iter().cloned().collect()
+    }
+
+    pub fn view_name(&self) -> &'static str {
+        self.list.view.name()
+    }
+
+    /// The opened submission's id.
+    pub fn opened(&self) -> Option<&str> {
+        self.detail.as_ref().map(|d| d.id.as_str())
+    }
+
+    /// The opened submission's `show --json` document, once read.
+    pub fn opened_doc(&self) -> Option<&Value> {
+        self.detail.as_ref().and_then(|d| d.doc.as_ref())
+    }
+
+    /// The detail's lines as text, each with whether it is highlighted as the trailing batch.
+    pub fn detail_text(&self) -> Vec<(String, bool)> {
+        let Some(doc) = self.opened_doc() else {
+            return Vec::new();
+        };
+        detail::lines(doc, self.cfg.theme, self.now_ms)
+            .into_iter()
+            .map(|l| {
+                let text: String = l.line.spans.iter().map(|s| s.content.as_ref()).collect();
+                (text, l.partial)
+            })
+            .collect()
+    }
+
+    pub fn status_text(&self) -> Option<String> {
+        self.error
+            .as_ref()
+            .map(WorkerError::line)
+            .or_else(|| self.status.clone())
+    }
+
+    pub fn help_open(&self) -> bool {
+        self.help
+    }
+
+    // ----- keys ----------------------------------------------------------------------------
+
+    fn contexts(&self) -> &'static [Ctx] {
+        if self.detail.is_some() {
+            &[Ctx::Nav, Ctx::Global]
+        } else {
+            &[Ctx::List, Ctx::Nav, Ctx::Global]
+        }
+    }
+
+    pub fn on_key(&mut self, ev: KeyEvent) {
+        if ev.code == KeyCode::Char('c') && ev.modifiers.contains(KeyModifiers::CONTROL) {
+            self.quit = true;
+            return;
+        }
+        if self.searching {
+            self.search_key(ev);
+            return;
+        }
+        let action = keymap::lookup_with(self.contexts(), &ev, false, &self.cfg.keys);
+        if self.help {
+            // Any key closes the help; quit still quits.
+            self.help = false;
+            if action == Some(Action::Quit) {
+                self.quit = true;
+            }
+            return;
+        }
+        self.status = None;
+        match action {
+            Some(a) if HANDLED.iter().any(|(h, _)| *h == a) => self.act(a),
+            Some(a) => {
+                self.status = Some(format!(
+                    "{} does not read flue 2.x journals yet: this journal has the submissions list and their detail, read-only",
+                    keymap::action_name(a).replace('_', " ")
+                ))
+            }
+            None => {}
+        }
+    }
+
+    fn search_key(&mut self, ev: KeyEvent) {
+        let keep = self.list.selected_id(self.now_ms);
+        match ev.code {
+            KeyCode::Enter => self.searching = false,
+            KeyCode::Esc => {
+                self.searching = false;
+                self.list.query.clear();
+            }
+            KeyCode::Backspace => {
+                self.list.query.pop();
+            }
+            KeyCode::Char(c) if !ev.modifiers.contains(KeyModifiers::CONTROL) => {
+                self.list.query.push(c)
+            }
+            _ => {}
+        }
+        self.list.select_id(keep.as_deref(), self.now_ms);
+    }
+
+    fn act(&mut self, a: Action) {
+        let now = self.now_ms;
+        if let Some(d) = self.detail.as_mut() {
+            // The rows as last drawn bound the scroll.
+            let last = d.rows.saturating_sub(d.page.max(1));
+            let page = d.page.max(1);
+            match a {
+                Action::Down => d.scroll = (d.scroll + 1).min(last),
+                Action::Up => d.scroll = d.scroll.saturating_sub(1),
+                Action::PageDown => d.scroll = (d.scroll + page).min(last),
+                Action::PageUp => d.scroll = d.scroll.saturating_sub(page),
+                Action::Top => d.scroll = 0,
+                Action::Bottom => d.scroll = last,
+                Action::Back => self.detail = None,
+                Action::Copy => self.copies.push(d.id.clone()),
+                _ => {}
+            }
+        } else {
+            let page = self.list.page.max(1) as isize;
+            match a {
+                Action::Down => self.list.move_by(1, now),
+                Action::Up => self.list.move_by(-1, now),
+                Action::PageDown => self.list.move_by(page, now),
+                Action::PageUp => self.list.move_by(-page, now),
+                Action::Top => self.list.move_by(isize::MIN / 2, now),
+                Action::Bottom => self.list.move_by(isize::MAX / 2, now),
+                Action::Enter => self.open_selected(),
+                Action::Filter(f) => match view_of(f) {
+                    Some(v) => {
+                        let keep = self.list.selected_id(now);
+                        self.list.view = v;
+                        self.list.select_id(keep.as_deref(), now);
+                    }
+                    None => {
+                        self.status = Some(
+                            "a flue 2.x row has no failed status: 6 shows the settled rows, each with its settlement outcome in its detail".into(),
+                        )
+                    }
+                },
+                Action::StartFilter => self.searching = true,
+                Action::Back => {
+                    let keep = self.list.selected_id(now);
+                    self.list.query.clear();
+                    self.list.select_id(keep.as_deref(), now);
+                }
+                Action::Copy => {
+                    if let Some(id) = self.list.selected_id(now) {
+                        self.copies.push(id);
+                    }
+                }
+                _ => {}
+            }
+        }
+        match a {
+            Action::Quit => self.quit = true,
+            Action::Help => self.help = true,
+            Action::Refresh => self.request_refresh(),
+            Action::Copy if !self.copies.is_empty() => {
+                self.status = self.copies.last().map(|id| format!("copied {id}"))
+            }
+            _ => {}
+        }
+    }
+
+    fn open_selected(&mut self) {
+        let Some(id) = self.list.selected_id(self.now_ms) else {
+            return;
+        };
+        self.requests.push(Flue2Request::Show {
+            id: id.clone(),
+            now_ms: self.now_ms,
+        });
+        self.detail = Some(Detail {
+            id,
+            doc: None,
+            error: None,
+            scroll: 0,
+            page: 0,
+            rows: 0,
+        });
+    }
+
+    /// The key that does `a` here (the configuration file's, else the keymap's label).
+    fn key_label(&self, a: Action) -> String {
+        if let Some(k) = self.cfg.keys.key_for(a) {
+            return keymap::key_label(&k);
+        }
+        KEYMAP
+            .iter()
+            .find(|b| b.action == a && !b.write)
+            .map_or_else(|| "?".into(), |b| b.label.to_string())
+    }
+
+    // ----- drawing -------------------------------------------------------------------------
+
+    pub fn draw(&mut self, f: &mut Frame) {
+        let area = f.area();
+        if area.width < 30 || area.height < 8 {
+            let msg = format!(
+                "turnscope needs at least 30x8 (now {}x{})",
+                area.width, area.height
+            );
+            f.render_widget(Paragraph::new(msg), area);
+            return;
+        }
+        let [header, nav, body, status, footer] = RLayout::vertical([
+            Constraint::Length(1),
+            Constraint::Length(1),
+            Constraint::Min(0),
+            Constraint::Length(1),
+            Constraint::Length(1),
+        ])
+        .areas(area);
+        self.draw_header(f, header);
+        self.draw_nav(f, nav);
+        let t = self.cfg.theme;
+        match self.detail.as_mut() {
+            Some(d) => {
+                d.page = body.height as usize;
+                match (&d.doc, &d.error) {
+                    (_, Some(e)) => f.render_widget(
+                        Paragraph::new(Span::styled(format!(" {}", e.line()), t.error())),
+                        body,
+                    ),
+                    (Some(doc), None) => {
+                        let lines = detail::lines(doc, t, self.now_ms);
+                        let rows = detail::wrapped(&lines, body.width as usize, t);
+                        d.rows = rows.len();
+                        d.scroll = d.scroll.min(rows.len().saturating_sub(d.page.max(1)));
+                        detail::draw(f, &rows, d.scroll, body);
+                    }
+                    (None, None) => {
+                        f.render_widget(Paragraph::new(Span::styled(" reading…", t.dim())), body)
+                    }
+                }
+            }
+            None if !self.loaded && self.error.is_none() => {
+                f.render_widget(Paragraph::new(Span::styled(" reading…", t.dim())), body)
+            }
+            None => self.list.draw(f, &t, self.now_ms, body),
+        }
+        self.draw_status(f, status);
+        self.draw_footer(f, footer);
+        if self.help {
+            self.draw_help(f, area);
+        }
+        crate::text::scrub(f.buffer_mut());
+    }
+
+    fn draw_header(&self, f: &mut Frame, area: Rect) {
+        let t = self.cfg.theme;
+        let w = area.width as usize;
+        let mut right = vec![Span::styled(" READ-ONLY ", t.badge_read_only())];
+        if let (true, Some(pinned)) = (self.cfg.show_pinned_clock, self.cfg.now_override) {
+            right.push(Span::styled(
+                format!(
+                    " clock pinned to {} ",
+                    turnscope_core::journal::time::iso_from_ms(pinned)
+                ),
+                t.badge_write(),
+            ));
+        }
+        let fv = &self.cfg.format_version;
+        let o = &self.cfg.options;
+        // The format and the rules always; at length where there is room.
+        let candidates = [
+            format!(
+                "{} · {} (as {})",
+                format_label(fv),
+                rules_label(o),
+                o.variant.releases().join(", ")
+            ),
+            format!("{} · {}", format_label(fv), rules_label(o)),
+            format!("flue 2.x · rules {} ({})", o.release, o.variant_name()),
+        ];
+        let name = clean(&self.cfg.display_name);
+        let fixed = width(" turnscope ") + 2 + right.iter().map(|s| s.width()).sum::<usize>() + 2;
+        // The longest form that leaves the name 24 cells (or all it needs); the name is cut to
+        // what is left.
+        let need = width(&name).min(24);
+        let format = candidates
+            .iter()
+            .find(|c| w >= fixed + width(c) + need)
+            .unwrap_or(&candidates[2])
+            .clone();
+        let name = fit(&name, w.saturating_sub(fixed + width(&format)).max(8));
+        let mut v = vec![
+            Span::styled(" turnscope ", t.title()),
+            Span::raw(" "),
+            Span::raw(name),
+            Span::raw(" "),
+        ];
+        v.extend(right);
+        v.push(Span::raw("  "));
+        v.push(Span::styled(format, t.key()));
+        f.render_widget(line(v), area);
+    }
+
+    fn draw_nav(&self, f: &mut Frame, area: Rect) {
+        let t = self.cfg.theme;
+        let mut v = vec![Span::raw(" ")];
+        match &self.detail {
+            Some(d) => {
+                v.push(Span::styled(" Submissions ", t.dim()));
+                v.push(Span::styled(format!("› {} ", clean(&d.id)), t.selected()));
+            }
+            None => {
+                v.push(Span::styled(" Submissions ", t.selected()));
+                v.push(Span::raw(" "));
+                for (n, f) in [
+                    RowFilter::Expired,
+                    RowFilter::All,
+                    RowFilter::Queued,
+                    RowFilter::Running,
+                    RowFilter::Terminalizing,
+                    RowFilter::Settled,
+                ]
+                .into_iter()
+                .enumerate()
+                {
+                    let view = view_of(f).unwrap_or_default();
+                    let count = self
+                        .list
+                        .rows
+                        .iter()
+                        .filter(|r| match view {
+                            View::Expired => r.lease_expired,
+                            View::All => true,
+                            View::Status(s) => r.status == s,
+                        })
+                        .count();
+                    if n > 0 {
+                        v.push(Span::styled(" · ", t.dim()));
+                    }
+                    let text = format!(
+                        "[{}] {} {count}",
+                        self.key_label(Action::Filter(f)),
+                        view.name()
+                    );
+                    v.push(if view == self.list.view {
+                        Span::styled(text, t.selected())
+                    } else {
+                        Span::styled(text, t.dim())
+                    });
+                }
+                if self.searching || !self.list.query.is_empty() {
+                    v.push(Span::styled(
+                        format!(
+                            "  /{}{}",
+                            clean(&self.list.query),
+                            if self.searching { "▏" } else { "" }
+                        ),
+                        t.matched(),
+                    ));
+                }
+            }
+        }
+        f.render_widget(line(v), area);
+    }
+
+    fn draw_status(&self, f: &mut Frame, area: Rect) {
+        let t = self.cfg.theme;
+        let span = if let Some(e) = &self.error {
+            Span::styled(format!(" {}", e.line()), t.error())
+        } else if let Some(s) = &self.status {
+            Span::styled(format!(" {s}"), t.warn())
+        } else if self.detail.is_some() {
+            Span::styled(
+                " read-only: a flue 2.x journal's submissions are shown, not changed",
+                t.dim(),
+            )
+        } else if self.loaded {
+            Span::styled(
+                format!(
+                    " {} of {} submission(s) in view {}",
+                    self.list.shown(self.now_ms).len(),
+                    self.list.rows.len(),
+                    self.list.view.name()
+                ),
+                t.dim(),
+            )
+        } else {
+            Span::styled(" reading the journal…", t.dim())
+        };
+        f.render_widget(line(vec![span]), area);
+    }
+
+    fn draw_footer(&self, f: &mut Frame, area: Rect) {
+        let t = self.cfg.theme;
+        let hints: Vec<(String, &str)> = if self.searching {
+            vec![
+                ("⏎".into(), "keep"),
+                ("esc".into(), "clear"),
+                ("⌫".into(), "delete"),
+            ]
+        } else if self.detail.is_some() {
+            vec![
+                (
+                    format!(
+                        "{}/{}",
+                        self.key_label(Action::Down),
+                        self.key_label(Action::Up)
+                    ),
+                    "scroll",
+                ),
+                (self.key_label(Action::Back), "back"),
+                (self.key_label(Action::Copy), "copy"),
+                (self.key_label(Action::Help), "help"),
+                (self.key_label(Action::Quit), "quit"),
+            ]
+        } else {
+            vec![
+                (self.key_label(Action::Enter), "open"),
+                ("1-6".into(), "view"),
+                (self.key_label(Action::StartFilter), "search"),
+                (self.key_label(Action::Copy), "copy"),
+                (self.key_label(Action::Refresh), "refresh"),
+                (self.key_label(Action::Help), "help"),
+                (self.key_label(Action::Quit), "quit"),
+            ]
+        };
+        let mut v = Vec::new();
+        let mut used = 0;
+        for (k, d) in hints {
+            let need = width(&k) + width(d) + 3;
+            if used + need > area.width as usize {
+                break;
+            }
+            used += need;
+            v.push(Span::styled(format!(" {k}"), t.key()));
+            v.push(Span::raw(format!(" {d} ")));
+        }
+        f.render_widget(line(v), area);
+    }
+
+    fn draw_help(&self, f: &mut Frame, area: Rect) {
+        let t = self.cfg.theme;
+        let mut lines = vec![
+            Line::styled(
+                "A flue 2.x journal, read-only: the submissions list and their detail.",
+                t.title(),
+            ),
+            Line::styled(
+                "Write keys, sessions, audit and incidents do not read 2.x journals yet.",
+                t.dim(),
+            ),
+            Line::raw(""),
+        ];
+        for (a, text) in HANDLED {
+            lines.push(Line::from(vec![
+                Span::styled(format!("{:<10}", self.key_label(*a)), t.key()),
+                Span::raw(*text),
+            ]));
+        }
+        lines.push(Line::raw(""));
+        lines.push(Line::styled(
+            format!(
+                "{} marks the trailing uncommitted tool batch the classification names",
+                PARTIAL_MARK
+            ),
+            t.partial(),
+        ));
+        let h = (lines.len() as u16 + 2).min(area.height);
+        let w = 84.min(area.width);
+        let r = Rect {
+            x: area.x + (area.width - w) / 2,
+            y: area.y + (area.height - h) / 2,
+            width: w,
+            height: h,
+        };
+        f.render_widget(Clear, r);
+        f.render_widget(
+            Paragraph::new(lines).block(
+                Block::default()
+                    .borders(Borders::ALL)
+                    .border_style(t.border(true))
+                    .title(" help (any key closes) "),
+            ),
+            r,
+        );
+    }
+}
