@@ -121,7 +121,7 @@ fn a_regenerated_fixture_classifies_as_the_committed_json() {
         "{}",
         String::from_utf8_lossy(&o.stderr)
     );
-    let o = run(&["incidents"]);
+    let o = run(&["health", "--all"]);
     let err = String::from_utf8_lossy(&o.stderr);
     assert_eq!(o.status.code(), Some(1), "{err}");
     assert!(
