@@ -11,8 +11,8 @@ use std::collections::HashMap;
 use serde_json::{json, Map, Value};
 use turnscope_core::flue2::{
     classify_conversation_submission, parse_batch, plan_flue2, ContentBlock, Conversation,
-    EntryBody, Flue2Classification, Flue2Plan, Flue2SubmissionRow, Flue2Variant, InspectFailure,
-    InstanceState, Parent, ReconcileInput, Record,
+    EntryBody, Flue2Classification, Flue2Plan, Flue2Step, Flue2SubmissionRow, Flue2Variant,
+    InspectFailure, InstanceState, Parent, ReconcileInput, Record,
 };
 use turnscope_store::{Flue2SqliteReader, StoreError};
 
@@ -126,6 +126,50 @@ impl Inspected<'_> {
             Ok(c) => c.label(),
             Err(_) => "error".into(),
         }
+    }
+}
+
+/// Where a row stands, in one word (`list --verdict`'s dispositions, `flue2_select`): every
+/// disposition word, in the order a row's life goes.
+pub const DISPOSITIONS: [&str; 11] = [
+    "pending",
+    "live",
+    "no-lease",
+    "stuck",
+    "terminalizing",
+    "completed",
+    "failed",
+    "aborted",
+    "joined",
+    "malformed",
+    "damaged",
+];
+
+/// Where `i`'s row stands, from the step its plan names.
+pub fn disposition(i: &Inspected<'_>) -> &'static str {
+    match i.plan.step {
+        Flue2Step::Queued => "pending",
+        Flue2Step::LeaseHeld => "live",
+        Flue2Step::NoLease => "no-lease",
+        Flue2Step::FinalizeSettlement => "terminalizing",
+        Flue2Step::Joined => "joined",
+        Flue2Step::Malformed => "malformed",
+        Flue2Step::Settled => settled_word(i.row),
+        // A step of the table fires: on a row whose instance the runtime cannot load or
+        // classify (step 1 defers it, or a failure past the deadline), the history is damaged.
+        _ if i.failure.is_some_and(|f| f != InspectFailure::SessionKey) => "damaged",
+        _ => "stuck",
+    }
+}
+
+/// A settled row's outcome: the reserved settlement's, else failed where the row has an error.
+fn settled_word(row: &Flue2SubmissionRow) -> &'static str {
+    match row.settlement_outcome().as_deref() {
+        Some("aborted") => "aborted",
+        Some("failed") => "failed",
+        Some("completed") => "completed",
+        _ if row.error.is_some() => "failed",
+        _ => "completed",
     }
 }
 
@@ -366,10 +410,7 @@ pub fn item_json(i: &Inspected<'_>, now_ms: i64) -> Value {
     let mut r = row_json(i.row, now_ms);
     if let Some(m) = r.as_object_mut() {
         m.insert("verdict".into(), verdict_json(&i.verdict));
-        m.insert(
-            "disposition".into(),
-            json!(crate::flue2_select::disposition(i)),
-        );
+        m.insert("disposition".into(), json!(disposition(i)));
         m.insert("plan".into(), plan_json(&i.plan));
     }
     r

@@ -12,59 +12,17 @@ use std::collections::BTreeSet;
 use std::time::Duration;
 
 use strum::IntoEnumIterator;
-use turnscope_core::flue2::{Flue2Step, Flue2SubmissionRow, InspectFailure};
+use turnscope_core::flue2::Flue2SubmissionRow;
 use turnscope_core::recovery::classify::StateKind;
 
 use crate::flue2::Inspected;
+pub use crate::flue2::{disposition, DISPOSITIONS};
 use crate::listing::{resolve_owner, ListingError};
 use crate::report::rule_filter::RuleFilter;
 use crate::report::verdict_filter::VerdictFilter;
 
 /// The highest step of `reconcileInterruptedSubmission`'s table (`--rule` takes 0 to it).
 pub const LAST_STEP: u8 = 7;
-
-/// Every disposition word, in the order a row's life goes.
-pub const DISPOSITIONS: [&str; 11] = [
-    "pending",
-    "live",
-    "no-lease",
-    "stuck",
-    "terminalizing",
-    "completed",
-    "failed",
-    "aborted",
-    "joined",
-    "malformed",
-    "damaged",
-];
-
-/// Where `i`'s row stands, from the step its plan names.
-pub fn disposition(i: &Inspected<'_>) -> &'static str {
-    match i.plan.step {
-        Flue2Step::Queued => "pending",
-        Flue2Step::LeaseHeld => "live",
-        Flue2Step::NoLease => "no-lease",
-        Flue2Step::FinalizeSettlement => "terminalizing",
-        Flue2Step::Joined => "joined",
-        Flue2Step::Malformed => "malformed",
-        Flue2Step::Settled => settled_word(i.row),
-        // A step of the table fires: on a row whose instance the runtime cannot load or
-        // classify (step 1 defers it, or a failure past the deadline), the history is damaged.
-        _ if i.failure.is_some_and(|f| f != InspectFailure::SessionKey) => "damaged",
-        _ => "stuck",
-    }
-}
-
-/// A settled row's outcome: the reserved settlement's, else failed where the row has an error.
-fn settled_word(row: &Flue2SubmissionRow) -> &'static str {
-    match row.settlement_outcome().as_deref() {
-        Some("aborted") => "aborted",
-        Some("failed") => "failed",
-        Some("completed") => "completed",
-        _ if row.error.is_some() => "failed",
-        _ => "completed",
-    }
-}
 
 /// Every value `--verdict` takes on a 2.x journal: the classifications (with `resume` for every
 /// mode), `error` (no classification), then the dispositions.

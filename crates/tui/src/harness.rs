@@ -27,7 +27,6 @@ use turnscope_store::RowFilter;
 use turnscope_store::{DbTarget, StoreError};
 
 /// The headless driver of the flue 2.x screens.
-pub use crate::flue2::harness::Flue2Harness;
 
 /// Journals written for the tests and the bench (the demo's schema, the runtime's DDL).
 pub use turnscope_demo::synthetic::{

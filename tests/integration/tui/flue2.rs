@@ -11,8 +11,9 @@ use std::path::Path;
 use rusqlite::Connection;
 use serde_json::Value;
 use turnscope_engine::flue2::Flue2Options;
+use turnscope_tui::flue2::harness::Flue2Harness;
 use turnscope_tui::flue2::PARTIAL_MARK;
-use turnscope_tui::harness::{Flue2Harness, Harness, HarnessOptions};
+use turnscope_tui::harness::{Harness, HarnessOptions};
 use turnscope_tui::Theme;
 
 use crate::support::{db_fixture_names, fixtures_dir, unpack_db, unpack_fixture};
