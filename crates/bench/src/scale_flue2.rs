@@ -12,7 +12,7 @@
 //! (`STUCK`: claimed before its input, input only, mid-stream, a tool batch with 0, 1 or 3 of 3
 //! outcomes, completed unsettled, a retryable error, a terminal error, an overflow) and, across
 //! them, each row state the reconciler tests first (none, an abort intent, attempts exhausted,
-//! a timeout passed); a queued submission waits behind every third. Then a few live instances
+//! a timeout passed; "none" has no deadline where its agent's would have passed); a queued submission waits behind every third. Then a few live instances
 //! (lease a month ahead, a tool batch in flight), then settled instances until the journal holds
 //! `entries` records (97% completed, 3% failed on a terminal model error).
 //!
@@ -607,6 +607,9 @@ fn instance(o: &ScaleOptions, i: usize, head: Head) -> Instance {
                     row.attempt_count = 3;
                 }
                 "timeout-passed" => row.timeout_at = started + MIN,
+                // Plain: no deadline to pass (an agent without a configured timeout, 0), where
+                // the agent's own would have passed since the crash: the classification decides.
+                _ if row.timeout_at <= now => row.timeout_at = 0,
                 _ => {}
             }
             g.inst.rows.push(row);
