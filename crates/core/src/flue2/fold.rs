@@ -43,6 +43,17 @@ impl InstanceState {
         Ok(state)
     }
 
+    /// [`InstanceState::fold`] of records the caller gives up: each is kept (`recordsById`)
+    /// without a copy, so a long stream is folded as it is read, at the cost of one record tree
+    /// held per record, not two.
+    pub fn fold_owned(records: impl IntoIterator<Item = Record>) -> Result<Self, FoldError> {
+        let mut state = InstanceState::new();
+        for record in records {
+            state.apply_owned(record)?;
+        }
+        Ok(state)
+    }
+
     /// The conversation of a `harness`/`session` scope (the runtime's `conversationScopes`).
     pub fn conversation_for_scope(&self, harness: &str, session: &str) -> Option<&Conversation> {
         self.conversations
@@ -59,6 +70,24 @@ impl InstanceState {
     /// Fold one record (the runtime's `applyConversationRecord`). On an error the state may be
     /// partly changed, as the runtime's in-place load leaves it (it discards it).
     pub fn apply(&mut self, record: &Record) -> Result<(), FoldError> {
+        if self.check_and_apply(record)? {
+            self.records
+                .insert(record.envelope.id.clone(), record.clone());
+        }
+        Ok(())
+    }
+
+    /// [`InstanceState::apply`], keeping `record` itself rather than a copy.
+    pub fn apply_owned(&mut self, record: Record) -> Result<(), FoldError> {
+        if self.check_and_apply(&record)? {
+            self.records.insert(record.envelope.id.clone(), record);
+        }
+        Ok(())
+    }
+
+    /// The fold of `record` but for keeping it: whether it is new (to be kept) or a repeat of an
+    /// accepted record (already kept, nothing changed).
+    fn check_and_apply(&mut self, record: &Record) -> Result<bool, FoldError> {
         let env = &record.envelope;
         let fail = |reason: String| FoldError {
             record_id: env.id.clone(),
@@ -67,7 +96,7 @@ impl InstanceState {
         };
         if let Some(accepted) = self.records.get(&env.id) {
             if accepted.raw == record.raw {
-                return Ok(());
+                return Ok(false);
             }
             return Err(fail(format!(
                 "Record id \"{}\" was reused with different content.",
@@ -136,8 +165,7 @@ impl InstanceState {
                 uncommitted_outcomes: Vec::new(),
                 last_assistant_by_submission: HashMap::new(),
             });
-            self.records.insert(env.id.clone(), record.clone());
-            return Ok(());
+            return Ok(true);
         }
         let Some(index) = self.index_of(&env.conversation_id) else {
             return Err(fail(format!(
@@ -155,8 +183,7 @@ impl InstanceState {
         for id in forget {
             self.records.remove(&id);
         }
-        self.records.insert(env.id.clone(), record.clone());
-        Ok(())
+        Ok(true)
     }
 
     fn index_of(&self, conversation_id: &str) -> Option<usize> {
