@@ -15,6 +15,7 @@
 
 pub mod classify;
 pub mod fold;
+mod kept;
 pub mod reconciler;
 pub mod records;
 pub mod resume;
