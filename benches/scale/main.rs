@@ -16,6 +16,9 @@
 //! 6. `whale_show`: `turnscope show WHALE --json` (the release binary), output read and dropped;
 //! 7. the peak RSS of every child process (`wait4`'s `ru_maxrss`).
 //!
+//! On a flue 2.x journal (`--profile flue2`) it runs the 2.x scenarios instead (`flue2.rs`):
+//! `list --expired --json` and the whale's `show --json` against their floors.
+//!
 //! `cargo bench --bench scale -- --growth` runs the growth scenario instead (`growth.rs`): the
 //! whale's history doubled from 15,000 to 240,000 entries on both profiles, in generated and
 //! cached databases.
@@ -32,6 +35,7 @@
 
 mod child;
 mod floor;
+mod flue2;
 mod growth;
 mod postgres;
 mod stats;
@@ -92,6 +96,13 @@ fn main() {
         .map(PathBuf::from)
         .or_else(|| std::env::var("TURNSCOPE_BENCH_DB").ok().map(PathBuf::from))
         .unwrap_or_else(|| PathBuf::from("/tmp/scale.db"));
+    if db.exists() && flue2::is_flue2(&db) {
+        if let Err(e) = flue2::run(&db) {
+            eprintln!("scale bench (flue 2.x): {e}");
+            std::process::exit(1);
+        }
+        return;
+    }
     if let Err(e) = parent(&db) {
         eprintln!("scale bench: {e}");
         std::process::exit(1);

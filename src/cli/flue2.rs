@@ -12,8 +12,8 @@ use turnscope_core::flue2::{EntryBody, Flue2Variant};
 use turnscope_core::journal::time::iso_from_ms;
 use turnscope_core::text::sanitize;
 use turnscope_engine::flue2::{
-    call_outcome, classify_json, following, show_json, trailing_batch_json, user_text, CallOutcome,
-    Flue2Options, Inspected, ShowView, Streams,
+    classify_json, following, show_json, trailing_batch_json, user_text, CallOutcome, Flue2Options,
+    Inspected, Outcomes, ShowView, Streams,
 };
 use turnscope_store::{is_flue2_export, DbTarget, Flue2SqliteReader, JournalFormat, SqliteStore};
 
@@ -185,7 +185,10 @@ fn one(
     out: &mut dyn Write,
 ) -> Result<(), CliError> {
     let now = now_ms(cli);
-    let mut streams = Streams::default();
+    // Never dropped: a whale's folded stream is hundreds of thousands of small allocations,
+    // and freeing them one by one costs a fifth of the command; the process ends right after
+    // printing (every caller runs one command per process), and exit returns the memory at once.
+    let mut streams = std::mem::ManuallyDrop::new(Streams::default());
     let (row, joined) = reader.in_snapshot(|reader| {
         let row = reader.find_submission(query)?;
         let joined = reader.joined_into(&row.submission_id)?;
@@ -371,6 +374,7 @@ fn write_conversation(i: &Inspected<'_>, out: &mut dyn Write) -> Result<(), CliE
         )?;
     } else {
         let after = following(Some(conv), &input);
+        let outcomes = Outcomes::new(conv, &after);
         writeln!(
             out,
             "conversation after the input {} ({} committed entr{})",
@@ -414,7 +418,7 @@ fn write_conversation(i: &Inspected<'_>, out: &mut dyn Write) -> Result<(), CliE
                         sanitize(&truncate(text, 60))
                     )?;
                     for c in tool_calls {
-                        let outcome = match call_outcome(conv, &after, &e.id, &c.id) {
+                        let outcome = match outcomes.of(&e.id, &c.id) {
                             CallOutcome::Committed { entry_id, is_error } => format!(
                                 "committed {}{}",
                                 sanitize(&entry_id),

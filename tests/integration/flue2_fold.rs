@@ -219,3 +219,32 @@ fn the_fold_of_every_2_1_0_fixture_equals_the_runtimes() {
         "{ghosts} {uncommitted} {tool_results}"
     );
 }
+
+/// The read path's fold (`fold_stream`: batch by batch as the reader hands them over, each
+/// record kept without a copy) gives the runtime's fold too, on every stream of every fixture.
+#[test]
+fn the_streamed_fold_of_every_2_1_0_fixture_equals_the_runtimes() {
+    let dir = tempfile::tempdir().unwrap();
+    let folder = fixtures_dir().join("flue-2.1.0");
+    let mut streams = 0;
+    for name in db_fixture_names("flue-2.1.0") {
+        let db = unpack_db("flue-2.1.0", &name, dir.path());
+        let reader = turnscope_store::Flue2SqliteReader::open(&db).unwrap();
+        let text = std::fs::read_to_string(folder.join(format!("{name}.fold.json"))).unwrap();
+        let runtime: Value = serde_json::from_str(&text).unwrap();
+        for want in runtime["streams"].as_array().unwrap() {
+            let path = want["path"].as_str().unwrap();
+            let folded = turnscope_engine::flue2::fold_stream(&reader, path).unwrap();
+            let state = folded
+                .state
+                .unwrap_or_else(|e| panic!("{name}: {path}: {e}"));
+            let ours = json!({
+                "path": path,
+                "conversations": state.conversations.iter().map(conversation_shape).collect::<Vec<_>>(),
+            });
+            assert_eq!(&ours, want, "{name}: {path}: the streamed fold differs");
+            streams += 1;
+        }
+    }
+    assert!(streams >= 15, "{streams} streams");
+}

@@ -55,6 +55,7 @@ mod runtime_differential;
 mod runtime_kit;
 mod runtime_roundtrip;
 mod safety;
+mod scale_flue2;
 mod scale_runtime;
 mod scan;
 mod scan_shared;

@@ -2,6 +2,9 @@
 //! (`benches/`) and the developer examples (`examples/`). Kept out of the operator's binary.
 
 pub mod scale;
+mod scale_flue2;
+mod scale_flue2_records;
+mod scale_flue2_schema;
 mod scale_history;
 mod scale_options;
 mod scale_profiles;

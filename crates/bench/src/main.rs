@@ -36,7 +36,9 @@ struct Args {
     /// `session` (one whale session of thousands of submissions) or `runtime` (the runtime's own
     /// shape: 20,000 sessions of 5-200 entries, 148,000 submissions of 3-call tool cycles, 401
     /// expired, about 2 GB at 1, and a whale whose stuck submission has 100,000 entries after its
-    /// input plus 20,000 abandoned).
+    /// input plus 20,000 abandoned) or `flue2` (a flue 2.1.0 journal of conversation streams:
+    /// tool-heavy instances, 400 expired leases stuck at every classification, a whale stream of
+    /// 100,000 records, about 2 GB at 1).
     #[arg(long, value_enum, default_value_t = ProfileArg::Session)]
     profile: ProfileArg,
     /// The whale's history, in entries: its session's active path (profile session) or its stuck
@@ -56,6 +58,7 @@ struct Args {
 enum ProfileArg {
     Session,
     Runtime,
+    Flue2,
 }
 
 fn main() -> ExitCode {
@@ -85,6 +88,7 @@ fn run(args: &Args) -> Result<(), Failure> {
     let profile = match args.profile {
         ProfileArg::Session => ScaleProfile::Session,
         ProfileArg::Runtime => ScaleProfile::Runtime,
+        ProfileArg::Flue2 => ScaleProfile::Flue2,
     };
     let now = args.now_ms.unwrap_or_else(turnscope_store::clock::now_ms);
     let mut opts = ScaleOptions::for_profile(profile, factor, now);
@@ -145,17 +149,24 @@ fn run(args: &Args) -> Result<(), Failure> {
         s.expired,
         s.bytes as f64 / 1e6
     );
-    println!(
-        "whale: submission {} in {} ({} entries{}, {} abandoned)",
-        s.whale_submission_id,
-        s.whale_session_key,
-        opts.whale_active,
-        match profile {
-            ScaleProfile::Session => " on the session's active path",
-            ScaleProfile::Runtime => " after its input",
-        },
-        opts.whale_abandoned
-    );
+    if profile == ScaleProfile::Flue2 {
+        println!(
+            "whale: submission {} in {} (its stream holds {} records; the submission is stuck)",
+            s.whale_submission_id, s.whale_session_key, opts.whale_active
+        );
+    } else {
+        println!(
+            "whale: submission {} in {} ({} entries{}, {} abandoned)",
+            s.whale_submission_id,
+            s.whale_session_key,
+            opts.whale_active,
+            match profile {
+                ScaleProfile::Session => " on the session's active path",
+                _ => " after its input",
+            },
+            opts.whale_abandoned
+        );
+    }
     println!("next: turnscope --db {shown} list");
     Ok(())
 }

@@ -72,6 +72,7 @@ impl ScaleOptions {
         match profile {
             ScaleProfile::Session => Self::scaled(factor, now_ms),
             ScaleProfile::Runtime => rt::options(factor, now_ms, DEFAULT_SEED),
+            ScaleProfile::Flue2 => super::scale_flue2::options(factor, now_ms, DEFAULT_SEED),
         }
     }
 
@@ -99,6 +100,18 @@ impl ScaleOptions {
             ScaleProfile::Runtime => {
                 rt_whale_check(n, abandoned)?;
                 self.entries = self.entries.max(4 * self.submissions + n + abandoned);
+            }
+            ScaleProfile::Flue2 => {
+                // Records of the whale's stream; nothing abandoned (2.x repairs in place).
+                if !(200..=2_000_000).contains(&n) {
+                    return Err(format!(
+                        "a whale stream of {n} records is outside 200..=2000000"
+                    ));
+                }
+                self.entries -= abandoned;
+                self.whale_active = n;
+                self.whale_abandoned = 0;
+                return Ok(self);
             }
         }
         self.whale_active = n;
@@ -439,6 +452,7 @@ pub fn write_scale_watched(
     let layout = match opts.profile {
         ScaleProfile::Session => Layout::Session(plan(opts)?),
         ScaleProfile::Runtime => Layout::Runtime(rt::plan(opts)?),
+        ScaleProfile::Flue2 => return super::scale_flue2::write(path, opts, progress),
     };
     let now = opts.now_ms;
     let mut r = Rng::new(opts.seed ^ 0x6f77_6e65_7273);
@@ -448,7 +462,7 @@ pub fn write_scale_watched(
         corpus: &corpus,
         sizes: match opts.profile {
             ScaleProfile::Session => Sizes::Session { huge_every: 4_000 },
-            ScaleProfile::Runtime => Sizes::Runtime,
+            ScaleProfile::Runtime | ScaleProfile::Flue2 => Sizes::Runtime,
         },
         first_day: now.div_euclid(DAY) - DAYS as i64 + 1,
         days: DAYS,

@@ -17,6 +17,9 @@ pub enum ScaleProfile {
     /// 148,000 submissions of tool cycles of 3 calls, 401 expired leases, and a whale whose
     /// stuck *submission* has 100,000 entries after its input plus 20,000 abandoned.
     Runtime,
+    /// A flue 2.1.0 journal (conversation streams, `scale_flue2.rs`): tool-heavy instances,
+    /// 400 expired leases stuck at every classification, a 100,000-record whale, ~2 GB.
+    Flue2,
 }
 
 impl ScaleProfile {
@@ -24,6 +27,7 @@ impl ScaleProfile {
         match self {
             ScaleProfile::Session => "session",
             ScaleProfile::Runtime => "runtime",
+            ScaleProfile::Flue2 => "flue2",
         }
     }
 }

@@ -12,7 +12,7 @@ use serde_json::{json, Map, Value};
 use turnscope_core::flue2::{
     classify_conversation_submission, parse_batch, plan_flue2, ContentBlock, Conversation,
     EntryBody, Flue2Classification, Flue2Plan, Flue2Step, Flue2SubmissionRow, Flue2Variant,
-    InspectFailure, InstanceState, Parent, ReconcileInput, Record,
+    InspectFailure, InstanceState, Parent, ReconcileInput,
 };
 use turnscope_store::{Flue2SqliteReader, StoreError};
 
@@ -80,23 +80,42 @@ pub struct FoldedStream {
 }
 
 /// Read and fold the stream at `path`.
+///
+/// Folded as it is read: each batch parsed and its records applied (and kept by the fold without
+/// a copy) before the next is read, so neither the stream's text nor a second copy of its records
+/// is held. The answer is the whole-stream one: the first batch that does not parse wins over a
+/// record that does not fold (every batch is parsed, as when the stream was parsed before the
+/// fold), else the first record that does not fold.
 pub fn fold_stream(reader: &Flue2SqliteReader, path: &str) -> Result<FoldedStream, StoreError> {
-    let batches = reader.stream_batches(path)?;
-    let mut records: Vec<Record> = Vec::new();
-    for b in &batches {
-        match parse_batch(&b.data) {
-            Ok(r) => records.extend(r),
-            Err(e) => {
-                return Ok(FoldedStream {
-                    batches: batches.len(),
-                    state: Err(format!("batch {} of {path}: {e}", b.seq)),
-                })
-            }
+    let mut batches = 0;
+    let mut state = InstanceState::new();
+    let mut fold_error: Option<String> = None;
+    let mut parse_error: Option<String> = None;
+    reader.each_stream_batch(path, |b| {
+        batches += 1;
+        if parse_error.is_some() {
+            return Ok(());
         }
-    }
+        match parse_batch(&b.data) {
+            Ok(records) if fold_error.is_none() => {
+                for r in records {
+                    if let Err(e) = state.apply_owned(r) {
+                        fold_error = Some(format!("{path}: {e}"));
+                        break;
+                    }
+                }
+            }
+            Ok(_) => {}
+            Err(e) => parse_error = Some(format!("batch {} of {path}: {e}", b.seq)),
+        }
+        Ok(())
+    })?;
     Ok(FoldedStream {
-        batches: batches.len(),
-        state: InstanceState::fold(&records).map_err(|e| format!("{path}: {e}")),
+        batches,
+        state: match parse_error.or(fold_error) {
+            Some(e) => Err(e),
+            None => Ok(state),
+        },
     })
 }
 
@@ -482,29 +501,57 @@ pub fn call_outcome(
     assistant_id: &str,
     call_id: &str,
 ) -> CallOutcome {
-    for e in path_after {
-        if let EntryBody::ToolResult {
-            tool_call_id,
-            is_error,
-            ..
-        } = &e.body
-        {
-            if tool_call_id == call_id {
+    Outcomes::new(conversation, path_after).of(assistant_id, call_id)
+}
+
+/// [`call_outcome`] for every call of a path, indexed once: a whale's path has tens of
+/// thousands of calls, and a scan of the path per call is quadratic in its length.
+pub struct Outcomes<'a> {
+    /// The first tool result on the path for each call id.
+    committed: HashMap<&'a str, &'a turnscope_core::flue2::Entry>,
+    /// The first recorded-but-uncommitted outcome for each (assistant, call).
+    recorded: HashMap<(&'a str, &'a str), &'a turnscope_core::flue2::UncommittedOutcome>,
+}
+
+impl<'a> Outcomes<'a> {
+    pub fn new(
+        conversation: &'a Conversation,
+        path_after: &[&'a turnscope_core::flue2::Entry],
+    ) -> Outcomes<'a> {
+        let mut committed = HashMap::new();
+        for e in path_after {
+            if let EntryBody::ToolResult { tool_call_id, .. } = &e.body {
+                committed.entry(tool_call_id.as_str()).or_insert(*e);
+            }
+        }
+        let mut recorded = HashMap::new();
+        for o in &conversation.uncommitted_outcomes {
+            recorded
+                .entry((o.assistant_message_id.as_str(), o.tool_call_id.as_str()))
+                .or_insert(o);
+        }
+        Outcomes {
+            committed,
+            recorded,
+        }
+    }
+
+    pub fn of(&self, assistant_id: &str, call_id: &str) -> CallOutcome {
+        if let Some(e) = self.committed.get(call_id) {
+            if let EntryBody::ToolResult { is_error, .. } = &e.body {
                 return CallOutcome::Committed {
                     entry_id: e.id.clone(),
                     is_error: *is_error,
                 };
             }
         }
+        self.recorded
+            .get(&(assistant_id, call_id))
+            .map_or(CallOutcome::None, |o| CallOutcome::Recorded {
+                record_id: o.record_id.clone(),
+                is_error: o.is_error,
+            })
     }
-    conversation
-        .uncommitted_outcomes
-        .iter()
-        .find(|o| o.tool_call_id == call_id && o.assistant_message_id == assistant_id)
-        .map_or(CallOutcome::None, |o| CallOutcome::Recorded {
-            record_id: o.record_id.clone(),
-            is_error: o.is_error,
-        })
 }
 
 /// The committed entries after the input entry on the active path (empty where it is not there).
@@ -554,6 +601,7 @@ pub fn show_json(
     o.insert("streamBatches".into(), json!(view.batches));
     let input = i.row.input_entry_id();
     let after = following(i.conversation, &input);
+    let outcomes = i.conversation.map(|conv| Outcomes::new(conv, &after));
     let conversation_entries: Vec<Value> = after
         .iter()
         .map(|e| {
@@ -589,9 +637,9 @@ pub fn show_json(
                     let calls: Vec<Value> = tool_calls
                         .iter()
                         .map(|c| {
-                            let outcome = i.conversation.map_or(CallOutcome::None, |conv| {
-                                call_outcome(conv, &after, &e.id, &c.id)
-                            });
+                            let outcome = outcomes
+                                .as_ref()
+                                .map_or(CallOutcome::None, |o| o.of(&e.id, &c.id));
                             json!({ "id": c.id, "name": c.name, "outcome": outcome.to_json() })
                         })
                         .collect();

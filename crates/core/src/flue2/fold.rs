@@ -14,6 +14,7 @@ use std::collections::{HashMap, HashSet};
 
 use serde_json::Value;
 
+use super::kept::{digest, Kept};
 use super::records::{BlockKind, Body, Parent, Record};
 use super::state::{
     Block, Conversation, Entry, EntryBody, FoldError, InProgressMessage, ToolCallRef,
@@ -25,8 +26,9 @@ use super::state::{
 pub struct InstanceState {
     /// In the order they were created.
     pub conversations: Vec<Conversation>,
-    /// `recordsById`: every record folded so far (less those the runtime forgets), by id.
-    records: HashMap<String, Record>,
+    /// `recordsById`: every record folded so far (less those the runtime forgets), by id,
+    /// kept as [`Kept`]: envelope and typed body, the JSON itself only where it is read again.
+    records: HashMap<String, Kept>,
 }
 
 impl InstanceState {
@@ -43,6 +45,17 @@ impl InstanceState {
         Ok(state)
     }
 
+    /// [`InstanceState::fold`] of records the caller gives up: each is kept (`recordsById`)
+    /// without a copy, so a long stream is folded as it is read, at the cost of one record tree
+    /// held per record, not two.
+    pub fn fold_owned(records: impl IntoIterator<Item = Record>) -> Result<Self, FoldError> {
+        let mut state = InstanceState::new();
+        for record in records {
+            state.apply_owned(record)?;
+        }
+        Ok(state)
+    }
+
     /// The conversation of a `harness`/`session` scope (the runtime's `conversationScopes`).
     pub fn conversation_for_scope(&self, harness: &str, session: &str) -> Option<&Conversation> {
         self.conversations
@@ -52,13 +65,34 @@ impl InstanceState {
 
     /// A record folded so far, by id (the runtime's `recordsById`, read by its `getRecord` and
     /// `hasRecord`): the recovery paths look their deterministic record ids up before appending.
+    /// Its `raw` JSON is kept only for `submission_settled` records ([`Kept`]); every other
+    /// record's `raw` reads as `null`.
     pub fn record(&self, id: &str) -> Option<&Record> {
-        self.records.get(id)
+        self.records.get(id).map(|k| &k.record)
     }
 
     /// Fold one record (the runtime's `applyConversationRecord`). On an error the state may be
     /// partly changed, as the runtime's in-place load leaves it (it discards it).
     pub fn apply(&mut self, record: &Record) -> Result<(), FoldError> {
+        if self.check_and_apply(record)? {
+            self.records
+                .insert(record.envelope.id.clone(), Kept::new(record.clone()));
+        }
+        Ok(())
+    }
+
+    /// [`InstanceState::apply`], keeping `record` itself rather than a copy.
+    pub fn apply_owned(&mut self, record: Record) -> Result<(), FoldError> {
+        if self.check_and_apply(&record)? {
+            self.records
+                .insert(record.envelope.id.clone(), Kept::new(record));
+        }
+        Ok(())
+    }
+
+    /// The fold of `record` but for keeping it: whether it is new (to be kept) or a repeat of an
+    /// accepted record (already kept, nothing changed).
+    fn check_and_apply(&mut self, record: &Record) -> Result<bool, FoldError> {
         let env = &record.envelope;
         let fail = |reason: String| FoldError {
             record_id: env.id.clone(),
@@ -66,8 +100,11 @@ impl InstanceState {
             reason,
         };
         if let Some(accepted) = self.records.get(&env.id) {
-            if accepted.raw == record.raw {
-                return Ok(());
+            // The same JSON tree: by digest where only that is kept ([`Kept`]).
+            let same = accepted.digest == digest(&record.raw)
+                && (accepted.record.raw.is_null() || accepted.record.raw == record.raw);
+            if same {
+                return Ok(false);
             }
             return Err(fail(format!(
                 "Record id \"{}\" was reused with different content.",
@@ -136,8 +173,7 @@ impl InstanceState {
                 uncommitted_outcomes: Vec::new(),
                 last_assistant_by_submission: HashMap::new(),
             });
-            self.records.insert(env.id.clone(), record.clone());
-            return Ok(());
+            return Ok(true);
         }
         let Some(index) = self.index_of(&env.conversation_id) else {
             return Err(fail(format!(
@@ -155,8 +191,7 @@ impl InstanceState {
         for id in forget {
             self.records.remove(&id);
         }
-        self.records.insert(env.id.clone(), record.clone());
-        Ok(())
+        Ok(true)
     }
 
     fn index_of(&self, conversation_id: &str) -> Option<usize> {
@@ -447,16 +482,16 @@ impl InstanceState {
                 }
                 let mut outcomes = Vec::new();
                 for (outcome_id, call) in outcome_ids.iter().zip(&calls) {
-                    let matches = records.get(outcome_id).and_then(|r| match &r.body {
+                    let matches = records.get(outcome_id).and_then(|k| match &k.record.body {
                         Body::ToolOutcome {
                             assistant_message_id: a,
                             tool_call_id,
                             tool_name,
                             is_error,
                             terminate,
-                        } if r.envelope.conversation_id == env.conversation_id
-                            && r.envelope.harness == env.harness
-                            && r.envelope.session == env.session
+                        } if k.record.envelope.conversation_id == env.conversation_id
+                            && k.record.envelope.harness == env.harness
+                            && k.record.envelope.session == env.session
                             && a == assistant_message_id
                             && *tool_call_id == call.id
                             && *tool_name == call.name
@@ -812,6 +847,33 @@ mod tests {
         );
         let e = fold(&[created(), user("a", "null")]).unwrap_err();
         assert_eq!(e.reason, "Graph entry ids must use the \"entry_\" prefix.");
+    }
+
+    #[test]
+    fn only_a_settlement_keeps_its_json_after_the_fold() {
+        let settled = rec(
+            r#""id":"r_settled","type":"submission_settled","submissionId":"s1","attemptId":"a1","outcome":"completed""#,
+        );
+        let state = fold(&[created(), user("entry_a", "null"), settled.clone()]).unwrap();
+        assert!(state.record("r_entry_a").unwrap().raw.is_null());
+        assert_eq!(
+            state.record("r_settled").unwrap().raw,
+            serde_json::from_str::<Value>(&settled).unwrap()
+        );
+        // A repeat of a record whose JSON was dropped is still told from a different one.
+        let repeat = fold(&[
+            created(),
+            user("entry_a", "null"),
+            settled.clone(),
+            user("entry_a", "null"),
+        ]);
+        assert!(repeat.is_ok());
+        let changed = user("entry_a", "null").replace("\"hi\"", "\"ho\"");
+        let e = fold(&[created(), user("entry_a", "null"), settled, changed]).unwrap_err();
+        assert_eq!(
+            e.reason,
+            "Record id \"r_entry_a\" was reused with different content."
+        );
     }
 
     #[test]

@@ -16,6 +16,7 @@
 pub mod actions;
 pub mod classify;
 pub mod fold;
+mod kept;
 pub mod observed;
 pub mod reconciler;
 pub mod records;

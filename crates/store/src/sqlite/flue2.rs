@@ -228,6 +228,22 @@ impl Flue2SqliteReader {
     /// Every batch of the stream at `path` (`agents/<agent>/<instance>`), in `seq` order, spilled
     /// batches put back together. A stream with no row reads as no batches.
     pub fn stream_batches(&self, path: &str) -> Result<Vec<Flue2Batch>, StoreError> {
+        let mut out = Vec::new();
+        self.each_stream_batch(path, |b| {
+            out.push(b);
+            Ok(())
+        })?;
+        Ok(out)
+    }
+
+    /// [`Flue2SqliteReader::stream_batches`] one batch at a time, in `seq` order, each handed to
+    /// `each` as it is read (a long stream is never held whole); an error from `each` stops the
+    /// read and is returned.
+    pub fn each_stream_batch(
+        &self,
+        path: &str,
+        mut each: impl FnMut(Flue2Batch) -> Result<(), StoreError>,
+    ) -> Result<(), StoreError> {
         let err = |e| StoreError::sqlite("reading flue_conversation_stream_batches", e);
         let mut stmt = self
             .conn
@@ -236,33 +252,25 @@ impl Flue2SqliteReader {
                  WHERE path = ?1 ORDER BY seq",
             )
             .map_err(err)?;
-        let stored = stmt
-            .query_map([path], |r| {
-                Ok((
-                    r.get::<_, i64>(0)?,
-                    r.get(1)?,
-                    r.get(2)?,
-                    r.get::<_, String>(3)?,
-                ))
-            })
-            .map_err(err)?
-            .collect::<Result<Vec<(i64, Option<String>, Option<String>, String)>, _>>()
-            .map_err(err)?;
-        let mut out = Vec::with_capacity(stored.len());
-        for (seq, submission_id, attempt_id, data) in stored {
+        let mut rows = stmt.query([path]).map_err(err)?;
+        while let Some(r) = rows.next().map_err(err)? {
+            let seq: i64 = r.get(0).map_err(err)?;
+            let submission_id = r.get(1).map_err(err)?;
+            let attempt_id = r.get(2).map_err(err)?;
+            let data: String = r.get(3).map_err(err)?;
             let (data, chunk_count) = match spill_count(&data) {
                 Some(n) => (self.unspill(path, seq, n)?, n),
                 None => (data, 0),
             };
-            out.push(Flue2Batch {
+            each(Flue2Batch {
                 seq,
                 submission_id,
                 attempt_id,
                 data,
                 chunk_count,
-            });
+            })?;
         }
-        Ok(out)
+        Ok(())
     }
 
     /// Every conversation stream (one per agent instance), by path: its `identity_json` as

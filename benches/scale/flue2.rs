@@ -1,0 +1,253 @@
+//! The flue 2.x scenarios, run instead of the others when the database is a 2.x journal
+//! (`flue_meta.format_version` present; `turnscope-scale PATH --scale 1 --profile flue2`):
+//!
+//! 1. `flue2_list`: `turnscope list --expired --json` (release binary), next to the `sqlite3`
+//!    floor reading the same rows: every submission row, then every batch (and spilled chunk)
+//!    of every expired row's stream, in `seq` order;
+//! 2. `flue2_whale_show`: `turnscope show WHALE --json`, the whale being the expired row whose
+//!    stream has the most batches, next to the floor reading its row and its stream's batches
+//!    and chunks;
+//! 3. `flue2_tui_whale_open`: the TUI's whale open on 2.x. The TUI does not read 2.x journals
+//!    yet: reported as not measured (`null`), never as a pass. The hook to fill in is
+//!    [`tui_whale_open`].
+//!
+//! Targets (issue 31): each ≤ 1.5× its floor, peak RSS ≤ 150 MB. Printed, never asserted.
+
+use std::path::Path;
+use std::time::Duration;
+
+use rusqlite::{Connection, OpenFlags};
+use serde_json::{json, Value};
+
+use crate::floor::Sqlite3;
+use crate::stats::{median, ms};
+use crate::{env_or, mb, pass, ratio, scan, wall_ms, whale_show, Setup};
+
+/// Whether `db` is a flue 2.x journal (the runtime's `format_version` key).
+pub fn is_flue2(db: &Path) -> bool {
+    Connection::open_with_flags(db, OpenFlags::SQLITE_OPEN_READ_ONLY)
+        .and_then(|c| {
+            c.query_row(
+                "SELECT COUNT(*) FROM flue_meta WHERE key = 'format_version'",
+                [],
+                |r| r.get::<_, i64>(0),
+            )
+        })
+        .is_ok_and(|n| n > 0)
+}
+
+/// A quoted SQL string literal.
+fn lit(s: &str) -> String {
+    format!("'{}'", s.replace('\'', "''"))
+}
+
+/// The stream path of a session key, in SQL (`agents/<agent>/<instance>`).
+const PATH_OF_KEY: &str = "'agents/' || json_extract(substr(session_key, 15), '$[0]') || '/' || json_extract(substr(session_key, 15), '$[1]')";
+
+struct Flue2Setup {
+    s: Setup,
+    whale_path: String,
+    whale_batches: usize,
+    list_floor: String,
+    whale_floor: String,
+}
+
+fn setup(db: &Path) -> Result<Flue2Setup, String> {
+    let now_ms = env_or("TURNSCOPE_NOW_MS", wall_ms());
+    let conn = Connection::open_with_flags(db, OpenFlags::SQLITE_OPEN_READ_ONLY)
+        .map_err(|e| e.to_string())?;
+    let err = |e: rusqlite::Error| e.to_string();
+    let expired_sql = format!(
+        "SELECT submission_id, {PATH_OF_KEY} FROM flue_agent_submissions WHERE status = 'running' \
+         AND lease_expires_at > 0 AND lease_expires_at < {now_ms} AND session_key LIKE 'agent-session:[%'"
+    );
+    let mut st = conn.prepare(&expired_sql).map_err(err)?;
+    let expired: Vec<(String, String)> = st
+        .query_map([], |r| Ok((r.get(0)?, r.get(1)?)))
+        .map_err(err)?
+        .collect::<Result<_, _>>()
+        .map_err(err)?;
+    let mut best: Option<(usize, String, String)> = None;
+    for (id, path) in &expired {
+        let n: i64 = conn
+            .query_row(
+                "SELECT COUNT(*) FROM flue_conversation_stream_batches WHERE path = ?1",
+                [path],
+                |r| r.get(0),
+            )
+            .map_err(err)?;
+        if best.as_ref().is_none_or(|b| n as usize > b.0) {
+            best = Some((n as usize, id.clone(), path.clone()));
+        }
+    }
+    let (whale_batches, whale_submission, whale_path) =
+        best.ok_or("no expired submission in this 2.x journal")?;
+    let mut paths: Vec<&str> = expired.iter().map(|(_, p)| p.as_str()).collect();
+    paths.sort_unstable();
+    paths.dedup();
+    let in_list = paths.iter().map(|p| lit(p)).collect::<Vec<_>>().join(",");
+    // What turnscope reads: every row (the expired ones are picked from them), then each
+    // expired row's stream, batches in order and spilled chunks.
+    let rows = "SELECT sequence, submission_id, session_key, kind, status, accepted_at, canonical_ready_at, \
+                attempt_id, input_applied_at, abort_requested_at, started_at, joined_into, settled_at, error, \
+                attempt_count, max_attempts, timeout_at, owner_id, lease_expires_at, settlement_record_id, \
+                settlement_record FROM flue_agent_submissions ORDER BY sequence;";
+    let list_floor = format!(
+        "{rows} SELECT seq, submission_id, attempt_id, data FROM flue_conversation_stream_batches \
+         WHERE path IN ({in_list}) ORDER BY path, seq; SELECT chunk_index, chunk_count, data FROM \
+         flue_conversation_stream_batch_chunks WHERE path IN ({in_list}) ORDER BY path, seq, chunk_index;"
+    );
+    let w = lit(&whale_path);
+    let whale_floor = format!(
+        "SELECT * FROM flue_agent_submissions WHERE submission_id = {}; SELECT seq, submission_id, \
+         attempt_id, data FROM flue_conversation_stream_batches WHERE path = {w} ORDER BY seq; \
+         SELECT chunk_index, chunk_count, data FROM flue_conversation_stream_batch_chunks WHERE \
+         path = {w} ORDER BY seq, chunk_index;",
+        lit(&whale_submission)
+    );
+    Ok(Flue2Setup {
+        s: Setup {
+            db: db.to_path_buf(),
+            now_ms,
+            runs: env_or("TURNSCOPE_BENCH_RUNS", 3usize).max(1),
+            expired: expired.len(),
+            whale_key: whale_path.clone(),
+            whale_submission,
+            whale_entries: whale_batches,
+        },
+        whale_path,
+        whale_batches,
+        list_floor,
+        whale_floor,
+    })
+}
+
+/// The TUI's whale open on a 2.x journal: not there yet (the TUI reads beta.7 journals only).
+/// Returns (ms, peak RSS kB) once it is; `None` until then.
+fn tui_whale_open(_s: &Setup) -> Option<(f64, u64)> {
+    None
+}
+
+fn figure(
+    name: &str,
+    took: &[Duration],
+    rss: u64,
+    floor: Option<f64>,
+    extra: Value,
+) -> (Value, bool) {
+    let t = ms(median(took));
+    let r = ratio(t, floor);
+    let ok = floor.is_some_and(|f| t <= 1.5 * f) && rss <= 150 * 1024;
+    eprintln!(
+        "{name:<24} {t:>10.1} ms   floor {:>10}   ratio {:>6}   peak RSS {:>7.1} MB   ≤1.5× floor, ≤150 MB: {}",
+        floor.map_or("-".into(), |f| format!("{f:.1} ms")),
+        r.as_f64().map_or("-".into(), |x| format!("{x:.2}×")),
+        mb(rss),
+        pass(ok)
+    );
+    let mut v = json!({
+        "ms": t,
+        "floor_ms": floor,
+        "ratio": r,
+        "peak_rss_mb": mb(rss),
+        "target": "<= 1.5x floor, <= 150 MB",
+        "met": ok,
+    });
+    if let (Value::Object(o), Value::Object(e)) = (&mut v, extra) {
+        o.extend(e);
+    }
+    (v, ok)
+}
+
+pub fn run(db: &Path) -> Result<(), String> {
+    let f = setup(db)?;
+    let s = &f.s;
+    eprintln!(
+        "scale bench, flue 2.x, on {} ({:.1} GB): {} expired, whale {} ({} batches); {} runs per figure after a warm-up",
+        s.db.display(),
+        std::fs::metadata(&s.db).map_or(0, |m| m.len()) as f64 / 1e9,
+        s.expired,
+        f.whale_path,
+        f.whale_batches,
+        s.runs
+    );
+    let sq = Sqlite3::find();
+    eprintln!("warming up…");
+    if let Some(q) = &sq {
+        q.time(&s.db, &f.list_floor)?;
+        q.time(&s.db, &f.whale_floor)?;
+    }
+    scan(s)?;
+    whale_show(s)?;
+
+    let mut list_t = Vec::new();
+    let mut list_rss = 0;
+    let mut rows = 0;
+    for _ in 0..s.runs {
+        let (t, rss, n) = scan(s)?;
+        list_t.push(t);
+        list_rss = list_rss.max(rss);
+        rows = n;
+    }
+    let list_floor = sq
+        .as_ref()
+        .map(|q| q.median(&s.db, &f.list_floor, s.runs))
+        .transpose()?;
+    let mut show_t = Vec::new();
+    let mut show_rss = 0;
+    let mut bytes = 0;
+    for _ in 0..s.runs {
+        let (t, rss, b) = whale_show(s)?;
+        show_t.push(t);
+        show_rss = show_rss.max(rss);
+        bytes = b;
+    }
+    let show_floor = sq
+        .as_ref()
+        .map(|q| q.median(&s.db, &f.whale_floor, s.runs))
+        .transpose()?;
+
+    let (list, list_ok) = figure(
+        "list --expired --json",
+        &list_t,
+        list_rss,
+        list_floor,
+        json!({ "rows": rows }),
+    );
+    let (show, show_ok) = figure(
+        "whale show --json",
+        &show_t,
+        show_rss,
+        show_floor,
+        json!({ "output_bytes": bytes, "batches": f.whale_batches }),
+    );
+    let tui = match tui_whale_open(s) {
+        Some((t, rss)) => json!({ "ms": t, "peak_rss_mb": mb(rss) }),
+        None => {
+            eprintln!(
+                "{:<24} not measured: the TUI does not read flue 2.x journals yet",
+                "TUI whale open"
+            );
+            Value::Null
+        }
+    };
+    let doc = json!({
+        "schema": "turnscope.bench.scale.flue2/1",
+        "database": s.db.display().to_string(),
+        "now_ms": s.now_ms,
+        "runs": s.runs,
+        "expired": s.expired,
+        "whale": { "submission": s.whale_submission, "stream": f.whale_path, "batches": f.whale_batches },
+        "machine": crate::floor::machine(),
+        "floor_sql": {
+            "list": "every submission row in sequence order; then SELECT seq, submission_id, attempt_id, data FROM flue_conversation_stream_batches WHERE path IN (every expired row's stream) ORDER BY path, seq; and their flue_conversation_stream_batch_chunks rows",
+            "whale": f.whale_floor,
+        },
+        "flue2_list": list,
+        "flue2_whale_show": show,
+        "flue2_tui_whale_open": tui,
+        "met": list_ok && show_ok,
+    });
+    println!("{}", serde_json::to_string_pretty(&doc).expect("JSON"));
+    Ok(())
+}

@@ -1,0 +1,21 @@
+//! The exact schema flue 2.1.0's `migrate()` creates (built-in `sqlite()`): each statement as
+//! `sqlite_master` of a database the real runtime wrote holds it (tests/fixtures/flue-2.1.0/), in
+//! its creation order, so the generated journal's `sqlite_master` equals the runtime's byte for
+//! byte (`sqlite_sequence` is SQLite's own, created with the first AUTOINCREMENT table).
+
+/// The statements, in the order the runtime creates them.
+pub(crate) const FLUE2_DDL: [&str; 13] = [
+    "CREATE TABLE flue_meta (\n\t\t key TEXT PRIMARY KEY,\n\t\t value TEXT NOT NULL\n\t\t)",
+    "CREATE TABLE flue_agent_submissions (\n\t\t sequence INTEGER PRIMARY KEY AUTOINCREMENT,\n\t\t submission_id TEXT NOT NULL UNIQUE,\n\t\t session_key TEXT NOT NULL,\n\t\t kind TEXT NOT NULL,\n\t\t payload TEXT NOT NULL,\n\t\t status TEXT NOT NULL,\n\t\t accepted_at INTEGER NOT NULL,\n\t\t canonical_ready_at INTEGER,\n\t\t attempt_id TEXT,\n\t\t input_applied_at INTEGER,\n\t\t abort_requested_at INTEGER,\n\t\t started_at INTEGER,\n\t\t joined_into TEXT,\n\t\t settled_at INTEGER,\n\t\t error TEXT,\n\t\t attempt_count INTEGER NOT NULL DEFAULT 0,\n\t\t max_attempts INTEGER NOT NULL DEFAULT 10,\n\t\t timeout_at INTEGER NOT NULL DEFAULT 0,\n\t\t owner_id TEXT,\n\t\t lease_expires_at INTEGER NOT NULL DEFAULT 0,\n\t\t settlement_record_id TEXT,\n\t\t settlement_record TEXT\n\t\t)",
+    "CREATE TABLE flue_submission_chunks (\n\t\t submission_id TEXT NOT NULL,\n\t\t item_id TEXT NOT NULL,\n\t\t chunk_index INTEGER NOT NULL,\n\t\t chunk_count INTEGER NOT NULL,\n\t\t data TEXT NOT NULL,\n\t\t PRIMARY KEY (submission_id, item_id, chunk_index)\n\t\t)",
+    "CREATE TABLE flue_conversation_streams (\n  path TEXT PRIMARY KEY,\n  identity_json TEXT NOT NULL,\n  next_offset INTEGER NOT NULL DEFAULT 0,\n  producer_id TEXT,\n  producer_epoch INTEGER NOT NULL DEFAULT 0,\n  next_producer_sequence INTEGER NOT NULL DEFAULT 0,\n  incarnation TEXT NOT NULL\n)",
+    "CREATE TABLE flue_conversation_stream_batches (\n  path TEXT NOT NULL,\n  seq INTEGER NOT NULL,\n  producer_id TEXT NOT NULL,\n  producer_epoch INTEGER NOT NULL,\n  producer_sequence INTEGER NOT NULL,\n  data TEXT NOT NULL,\n  submission_id TEXT,\n  attempt_id TEXT,\n  PRIMARY KEY (path, seq),\n  UNIQUE (path, producer_id, producer_epoch, producer_sequence)\n)",
+    "CREATE TABLE flue_conversation_stream_batch_chunks (\n  path TEXT NOT NULL,\n  seq INTEGER NOT NULL,\n  chunk_index INTEGER NOT NULL CHECK (chunk_index >= 0),\n  chunk_count INTEGER NOT NULL CHECK (chunk_count > 0),\n  data TEXT NOT NULL,\n  PRIMARY KEY (path, seq, chunk_index)\n)",
+    "CREATE TABLE flue_conversation_fold_checkpoints (\n  path TEXT PRIMARY KEY,\n  head_offset TEXT NOT NULL,\n  incarnation TEXT NOT NULL,\n  format_version INTEGER NOT NULL,\n  data TEXT,\n  chunk_count INTEGER\n)",
+    "CREATE TABLE flue_conversation_fold_checkpoint_chunks (\n  path TEXT NOT NULL,\n  chunk_index INTEGER NOT NULL CHECK (chunk_index >= 0),\n  data TEXT NOT NULL,\n  PRIMARY KEY (path, chunk_index)\n)",
+    "CREATE TABLE flue_attachments (\n\t\t\tstream_path TEXT NOT NULL,\n\t\t\tattachment_id TEXT NOT NULL,\n\t\t\tmime_type TEXT NOT NULL,\n\t\t\tbyte_size INTEGER NOT NULL CHECK (byte_size >= 0),\n\t\t\tdigest TEXT NOT NULL,\n\t\t\tconversation_id TEXT NOT NULL,\n\t\t\tchunk_count INTEGER NOT NULL CHECK (chunk_count > 0),\n\t\t\tcreated_at INTEGER NOT NULL,\n\t\t\tPRIMARY KEY (stream_path, attachment_id)\n\t\t)",
+    "CREATE TABLE flue_attachment_chunks (\n\t\t\tstream_path TEXT NOT NULL,\n\t\t\tattachment_id TEXT NOT NULL,\n\t\t\tchunk_index INTEGER NOT NULL CHECK (chunk_index >= 0),\n\t\t\tbytes BLOB NOT NULL,\n\t\t\tPRIMARY KEY (stream_path, attachment_id, chunk_index),\n\t\t\tFOREIGN KEY (stream_path, attachment_id)\n\t\t\t\tREFERENCES flue_attachments (stream_path, attachment_id) ON DELETE CASCADE\n\t\t)",
+    "CREATE INDEX flue_agent_submissions_status_sequence_idx ON flue_agent_submissions (status, sequence ASC)",
+    "CREATE INDEX flue_agent_submissions_session_status_sequence_idx ON flue_agent_submissions (session_key, status, sequence ASC)",
+    "CREATE INDEX flue_agent_submissions_joined_into_idx ON flue_agent_submissions (joined_into) WHERE joined_into IS NOT NULL",
+];
