@@ -26,8 +26,6 @@ use turnscope_store::AuditRecord;
 use turnscope_store::RowFilter;
 use turnscope_store::{DbTarget, StoreError};
 
-/// The headless driver of the flue 2.x screens.
-
 /// Journals written for the tests and the bench (the demo's schema, the runtime's DDL).
 pub use turnscope_demo::synthetic::{
     write_empty_journal, write_synthetic_journal, SYNTH_SUBMISSION,
