@@ -248,3 +248,60 @@ fn the_streamed_fold_of_every_2_1_0_fixture_equals_the_runtimes() {
     }
     assert!(streams >= 15, "{streams} streams");
 }
+
+/// `Streams::refresh` (the TUI's list, every refresh) keeps a folded stream while its head
+/// (`next_offset`, `incarnation`) is unchanged, folds it again once the head moves, and lets go
+/// of the streams no row asks for. Shown by a batch deleted behind the head (which the runtime
+/// never does): the kept fold does not see it until the head moves.
+#[test]
+fn a_kept_fold_is_used_until_its_streams_head_moves() {
+    use turnscope_engine::flue2::Streams;
+    use turnscope_store::Flue2SqliteReader;
+    let dir = tempfile::tempdir().unwrap();
+    let db = unpack_db("flue-2.1.0", "tool-batch-1-of-3", dir.path());
+    let writer = Connection::open(&db).unwrap();
+    let reader = Flue2SqliteReader::open(&db).unwrap();
+    let rows = reader.submissions().unwrap();
+    let path = rows[0].session().unwrap().stream_path();
+    // The batches each fold read.
+    let batches = |s: &Streams| s.get(&path).map(|f| f.batches);
+    let mut streams = Streams::default();
+    let heads = reader.stream_heads().unwrap();
+    streams.refresh(&reader, &heads, &rows).unwrap();
+    let before = batches(&streams).unwrap();
+    // The last batch taken away behind the head: it did not move, the kept fold stands.
+    writer
+        .execute(
+            "DELETE FROM flue_conversation_stream_batches \
+             WHERE path = ?1 AND seq = (SELECT max(seq) FROM flue_conversation_stream_batches WHERE path = ?1)",
+            [&path],
+        )
+        .unwrap();
+    streams
+        .refresh(&reader, &reader.stream_heads().unwrap(), &rows)
+        .unwrap();
+    assert_eq!(batches(&streams), Some(before));
+    // The head moves: folded again, from the rows as they are now.
+    writer
+        .execute(
+            "UPDATE flue_conversation_streams SET next_offset = next_offset + 1 WHERE path = ?1",
+            [&path],
+        )
+        .unwrap();
+    streams
+        .refresh(&reader, &reader.stream_heads().unwrap(), &rows)
+        .unwrap();
+    let mut fresh = Streams::default();
+    fresh.load(&reader, &rows).unwrap();
+    assert_eq!(batches(&streams), batches(&fresh));
+    assert_ne!(
+        batches(&fresh),
+        Some(before),
+        "the batch is gone from a fresh fold"
+    );
+    // No row asks for it: let go.
+    streams
+        .refresh(&reader, &reader.stream_heads().unwrap(), std::iter::empty())
+        .unwrap();
+    assert!(streams.get(&path).is_none());
+}

@@ -124,19 +124,7 @@ fn rt_whale_check(n: usize, abandoned: usize) -> Result<(), String> {
     super::scale_runtime_whale::check(n, abandoned)
 }
 
-/// What was written.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct ScaleSummary {
-    pub submissions: usize,
-    pub sessions: usize,
-    pub entries: usize,
-    /// Running submissions whose lease expired before `now_ms`.
-    pub expired: usize,
-    pub whale_submission_id: String,
-    pub whale_session_key: String,
-    /// Size of the database file.
-    pub bytes: u64,
-}
+pub use crate::scale_options::ScaleSummary;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 enum Head {

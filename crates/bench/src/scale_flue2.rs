@@ -31,9 +31,8 @@ use rusqlite::{params, Connection};
 
 use super::scale_flue2_records::{js, Calls, Conv, Owner};
 use super::scale_flue2_schema::FLUE2_DDL;
-use super::scale_options::{session_seed, ScaleOptions, ScaleProfile, CRASHES};
+use super::scale_options::{session_seed, ScaleOptions, ScaleProfile, ScaleSummary, CRASHES};
 use super::scale_profiles::{Profile, PROFILES, WHALE};
-use crate::scale::ScaleSummary;
 use turnscope_demo::build::{DAY, HOUR, MIN, SEC};
 use turnscope_demo::ids::{iso, Rng};
 use turnscope_demo::DemoError;

@@ -97,3 +97,17 @@ pub(crate) fn crash_event(d: &mut Demo) -> usize {
     }
     0
 }
+
+/// What was written.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ScaleSummary {
+    pub submissions: usize,
+    pub sessions: usize,
+    pub entries: usize,
+    /// Running submissions whose lease expired before `now_ms`.
+    pub expired: usize,
+    pub whale_submission_id: String,
+    pub whale_session_key: String,
+    /// Size of the database file.
+    pub bytes: u64,
+}

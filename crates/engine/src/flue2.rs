@@ -196,6 +196,8 @@ fn settled_word(row: &Flue2SubmissionRow) -> &'static str {
 #[derive(Default)]
 pub struct Streams {
     folded: HashMap<String, FoldedStream>,
+    /// The head each stream was folded at ([`Streams::refresh`]'s).
+    heads: HashMap<String, (i64, String)>,
 }
 
 impl Streams {
@@ -219,6 +221,43 @@ impl Streams {
 
     pub fn get(&self, path: &str) -> Option<&FoldedStream> {
         self.folded.get(path)
+    }
+
+    /// [`Streams::load`] for a reader that lists again and again (the TUI's refresh): keep only
+    /// the streams of `rows`, and fold again only those whose head moved since they were folded
+    /// (`heads` is [`Flue2SqliteReader::stream_heads`], read in the same snapshot). A stream
+    /// with no head row is folded each time (it reads as no batches).
+    pub fn refresh<'r>(
+        &mut self,
+        reader: &Flue2SqliteReader,
+        heads: &HashMap<String, (i64, String)>,
+        rows: impl IntoIterator<Item = &'r Flue2SubmissionRow>,
+    ) -> Result<(), StoreError> {
+        let mut wanted: HashMap<String, Option<(i64, String)>> = HashMap::new();
+        for row in rows {
+            if let Some(key) = row.session() {
+                let path = key.stream_path();
+                let head = heads.get(&path).cloned();
+                wanted.insert(path, head);
+            }
+        }
+        self.folded.retain(|path, _| wanted.contains_key(path));
+        self.heads.retain(|path, head| {
+            wanted
+                .get(path)
+                .is_some_and(|w| w.is_some() && w.as_ref() == Some(head))
+        });
+        for (path, head) in wanted {
+            if self.heads.contains_key(&path) && self.folded.contains_key(&path) {
+                continue;
+            }
+            let f = fold_stream(reader, &path)?;
+            self.folded.insert(path.clone(), f);
+            if let Some(h) = head {
+                self.heads.insert(path, h);
+            }
+        }
+        Ok(())
     }
 
     /// `row` classified over its folded stream (which [`Streams::load`] read), and planned at

@@ -295,6 +295,23 @@ impl Flue2SqliteReader {
         rows.collect::<Result<Vec<_>, _>>().map_err(err)
     }
 
+    /// Every stream's head: `(next_offset, incarnation)` by path. Batches are only ever
+    /// appended (`next_offset` grows with each) and a stream made again gets a new
+    /// `incarnation`, so an unchanged head is an unchanged stream.
+    pub fn stream_heads(
+        &self,
+    ) -> Result<std::collections::HashMap<String, (i64, String)>, StoreError> {
+        let err = |e| StoreError::sqlite("reading flue_conversation_streams", e);
+        let mut stmt = self
+            .conn
+            .prepare_cached("SELECT path, next_offset, incarnation FROM flue_conversation_streams")
+            .map_err(err)?;
+        let rows = stmt
+            .query_map([], |r| Ok((r.get(0)?, (r.get(1)?, r.get(2)?))))
+            .map_err(err)?;
+        rows.collect::<Result<_, _>>().map_err(err)
+    }
+
     /// The stream's head (`next_offset`), where it has a row.
     pub fn stream_next_offset(&self, path: &str) -> Result<Option<i64>, StoreError> {
         self.conn

@@ -124,6 +124,16 @@ impl View {
         }
     }
 
+    /// Whether the row as stored is in this view at `now_ms` (the worker's test, before the
+    /// row is a [`ListRow`]).
+    pub fn keeps_row(self, r: &turnscope_core::flue2::Flue2SubmissionRow, now_ms: i64) -> bool {
+        match self {
+            View::Expired => r.lease_expired(now_ms),
+            View::All => true,
+            View::Status(s) => r.status == s,
+        }
+    }
+
     fn keeps(self, r: &ListRow) -> bool {
         match self {
             View::Expired => r.lease_expired,

@@ -187,6 +187,7 @@ impl Flue2App {
     pub fn request_refresh(&mut self) {
         self.requests.push(Flue2Request::List {
             now_ms: self.now_ms,
+            view: self.list.view,
         });
         if let Some(d) = &self.detail {
             self.requests.push(Flue2Request::Show {
@@ -376,8 +377,16 @@ impl Flue2App {
                 Action::Filter(f) => match view_of(f) {
                     Some(v) => {
                         let keep = self.list.selected_id(now);
+                        let changed = self.list.view != v;
                         self.list.view = v;
                         self.list.select_id(keep.as_deref(), now);
+                        // Only the view's rows are classified: read the new one's.
+                        if changed {
+                            self.requests.push(Flue2Request::List {
+                                now_ms: self.now_ms,
+                                view: v,
+                            });
+                        }
                     }
                     None => {
                         self.status = Some(

@@ -9,16 +9,20 @@ use std::sync::mpsc::{Receiver, Sender};
 
 use serde_json::Value;
 use turnscope_core::flue2::Flue2SubmissionRow;
-use turnscope_engine::flue2::{list_json, show_json, Flue2Options, ShowView, Streams};
+use turnscope_engine::flue2::{item_json, row_json, show_json, Flue2Options, ShowView, Streams};
+
+use super::list::View;
 use turnscope_store::{Flue2SqliteReader, StoreError};
 
 use crate::worker_error::WorkerError;
 
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Flue2Request {
-    /// Every submission, classified and planned at `now_ms` (`list --status all --json`).
+    /// Every submission at `now_ms`, those of `view` classified and planned (`list --json`'s
+    /// rows; the others carry their columns only, for the views' counts).
     List {
         now_ms: i64,
+        view: View,
     },
     /// One submission's `show --json` at `now_ms`.
     Show {
@@ -40,11 +44,21 @@ pub enum Flue2Response {
 pub struct Flue2Worker {
     reader: Flue2SqliteReader,
     options: Flue2Options,
+    /// The streams of the last list's view, folded, kept while their heads do not move: a
+    /// refresh every 2 s on a 2 GB journal folds again only the streams appended to since.
+    streams: Streams,
+    /// The opened submission's stream, kept the same way (a whale's fold is seconds).
+    opened: Streams,
 }
 
 impl Flue2Worker {
     pub fn new(reader: Flue2SqliteReader, options: Flue2Options) -> Flue2Worker {
-        Flue2Worker { reader, options }
+        Flue2Worker {
+            reader,
+            options,
+            streams: Streams::default(),
+            opened: Streams::default(),
+        }
     }
 
     pub fn format_version(&self) -> String {
@@ -53,8 +67,8 @@ impl Flue2Worker {
 
     pub fn handle(&mut self, req: Flue2Request) -> Option<Flue2Response> {
         match req {
-            Flue2Request::List { now_ms } => Some(Flue2Response::List(
-                self.list(now_ms).map_err(WorkerError::from),
+            Flue2Request::List { now_ms, view } => Some(Flue2Response::List(
+                self.list(now_ms, view).map_err(WorkerError::from),
             )),
             Flue2Request::Show { id, now_ms } => {
                 let result = self.show(&id, now_ms).map_err(WorkerError::from);
@@ -64,11 +78,15 @@ impl Flue2Worker {
         }
     }
 
-    /// As `list --status all --json` reads it: the rows and their streams in one snapshot, each
-    /// row planned with the deliveries joined into it.
-    fn list(&self, now_ms: i64) -> Result<Value, StoreError> {
-        let mut streams = Streams::default();
+    /// As `list --status VIEW --json` reads it, every row of the journal given: the rows and
+    /// the view's streams in one snapshot (streams folded again only where their head moved),
+    /// each row of the view planned with the deliveries joined into it; a row outside the view
+    /// has its columns (`row_json`) and a null `verdict`, `disposition` and `plan`. Only the
+    /// view's streams are folded: all of a 2 GB journal's would be its whole history, each
+    /// refresh.
+    fn list(&mut self, now_ms: i64, view: View) -> Result<Value, StoreError> {
         let mut joined: HashMap<String, Vec<String>> = HashMap::new();
+        let streams = &mut self.streams;
         let rows: Vec<Flue2SubmissionRow> = self.reader.in_snapshot(|reader| {
             let rows = reader.submissions()?;
             for r in &rows {
@@ -79,34 +97,50 @@ impl Flue2Worker {
                         .push(r.submission_id.clone());
                 }
             }
-            streams.load(reader, &rows)?;
+            let heads = reader.stream_heads()?;
+            streams.refresh(
+                reader,
+                &heads,
+                rows.iter().filter(|r| view.keeps_row(r, now_ms)),
+            )?;
             Ok(rows)
         })?;
-        let inspected: Vec<_> = rows
+        let items: Vec<Value> = rows
             .iter()
             .map(|r| {
-                let j = joined.get(&r.submission_id).cloned().unwrap_or_default();
-                streams.inspect(r, &self.options, j, now_ms)
+                if view.keeps_row(r, now_ms) {
+                    let j = joined.get(&r.submission_id).cloned().unwrap_or_default();
+                    item_json(&self.streams.inspect(r, &self.options, j, now_ms), now_ms)
+                } else {
+                    let mut v = row_json(r, now_ms);
+                    if let Some(m) = v.as_object_mut() {
+                        for key in ["verdict", "disposition", "plan"] {
+                            m.insert(key.into(), Value::Null);
+                        }
+                    }
+                    v
+                }
             })
             .collect();
-        Ok(list_json(
-            &self.options,
-            self.reader.format_version(),
-            "all",
-            &inspected,
-            now_ms,
-        ))
+        let mut doc = self
+            .options
+            .header("turnscope.flue2.list/1", self.reader.format_version());
+        doc.insert("view".into(), Value::String(view.name().into()));
+        doc.insert("submissions".into(), Value::Array(items));
+        Ok(Value::Object(doc))
     }
 
     /// As `show ID --json` reads it.
-    fn show(&self, id: &str, now_ms: i64) -> Result<Value, StoreError> {
-        let mut streams = Streams::default();
+    fn show(&mut self, id: &str, now_ms: i64) -> Result<Value, StoreError> {
+        let streams = &mut self.opened;
         let (row, joined) = self.reader.in_snapshot(|reader| {
             let row = reader.find_submission(id)?;
             let joined = reader.joined_into(&row.submission_id)?;
-            streams.load(reader, [&row])?;
+            let heads = reader.stream_heads()?;
+            streams.refresh(reader, &heads, [&row])?;
             Ok((row, joined))
         })?;
+        let streams = &self.opened;
         let i = streams.inspect(&row, &self.options, joined, now_ms);
         let batches = i
             .stream_path
