@@ -14,11 +14,11 @@ use super::confirm;
 use super::flue2_plan::{write_flue2_plan, write_flue2_resume};
 use super::output::print_json;
 use turnscope_core::flue2::{Flue2Action, Flue2ActionPlan, Flue2Refusal};
-use turnscope_core::journal::time::iso_from_ms;
-use turnscope_core::recovery::changes::SqlValue;
 use turnscope_core::text::sanitize;
 use turnscope_engine::flue2::{Flue2Options, Streams, FORMAT};
-use turnscope_engine::flue2_actions::{action_json, plan_on, ActionResult};
+use turnscope_engine::flue2_actions::{
+    action_json, audit_summary, plan_on, preview_lines, ActionResult,
+};
 use turnscope_store::{ApplyError, AuditInfo, Flue2SqliteReader, Flue2SqliteWriter};
 
 pub fn run(
@@ -107,37 +107,6 @@ fn refused(r: &Flue2Refusal) -> CliError {
     )
 }
 
-fn value(v: &SqlValue) -> String {
-    match v {
-        SqlValue::Null => "NULL".into(),
-        SqlValue::Int(i) => i.to_string(),
-        SqlValue::Text(t) => format!("{:?}", sanitize(t)),
-    }
-}
-
-/// A time column's value with its instant (`1733…  (2026-…Z)`).
-fn timed(column: &str, v: &SqlValue) -> String {
-    match v {
-        SqlValue::Int(ms) if *ms > 0 && column.ends_with("_at") => {
-            format!("{ms} ({})", iso_from_ms(*ms))
-        }
-        _ => value(v),
-    }
-}
-
-/// The audit row's summary: the columns written and the next pass predicted.
-fn summary(p: &Flue2ActionPlan) -> String {
-    let cols: Vec<String> = p
-        .changes
-        .iter()
-        .map(|c| match c.column {
-            "settlement_record" => "settlement_record (the submission_settled record)".into(),
-            col => format!("{col} {} → {}", value(&c.before), value(&c.after)),
-        })
-        .collect();
-    format!("{}; next pass: {}", cols.join(", "), p.next.step.column())
-}
-
 fn write_preview(
     opts: &Flue2Options,
     fv: &str,
@@ -146,34 +115,8 @@ fn write_preview(
     out: &mut dyn Write,
 ) -> Result<(), CliError> {
     writeln!(out, "{}", opts.header_line(fv))?;
-    let f = &p.fence;
-    writeln!(
-        out,
-        "{} {}: one row of flue_agent_submissions, written in one fenced transaction",
-        p.action,
-        sanitize(&f.submission_id)
-    )?;
-    writeln!(
-        out,
-        "  fence: status = {}, attempt_id = {}, owner_id = {}, lease_expires_at = {} (ended {} ms ago; re-checked on the real clock){}",
-        sanitize(&f.status),
-        f.attempt_id.as_deref().map_or("NULL".into(), sanitize),
-        f.owner_id.as_deref().map_or("NULL".into(), sanitize),
-        f.lease_expires_at,
-        now - f.lease_expires_at,
-        if f.no_joined { ", no delivery joined into it" } else { "" }
-    )?;
-    for c in &p.changes {
-        writeln!(
-            out,
-            "  {:<22}{} → {}",
-            c.column,
-            timed(c.column, &c.before),
-            timed(c.column, &c.after)
-        )?;
-    }
-    for n in &p.notes {
-        writeln!(out, "  note: {}", sanitize(n))?;
+    for line in preview_lines(p, now) {
+        writeln!(out, "{}", sanitize(&line))?;
     }
     writeln!(
         out,
@@ -279,7 +222,7 @@ fn act(
         operator: operator.unwrap_or_default(),
         action: name.to_string(),
         reason: a.reason.clone(),
-        summary: summary(&plan),
+        summary: audit_summary(&plan),
         now_ms: now,
         batch_id: None,
         side_effects: None,

@@ -7,6 +7,8 @@ use serde_json::{json, Value};
 use turnscope_core::flue2::{
     plan_action, ActionInput, Flue2Action, Flue2ActionPlan, Flue2Refusal, InspectFailure,
 };
+use turnscope_core::journal::time::iso_from_ms;
+use turnscope_core::recovery::changes::SqlValue;
 use turnscope_store::Applied;
 
 use crate::flue2::{plan_json, Flue2Options, Inspected};
@@ -114,4 +116,69 @@ pub fn action_json(
         },
     );
     Value::Object(o)
+}
+
+fn value(v: &SqlValue) -> String {
+    match v {
+        SqlValue::Null => "NULL".into(),
+        SqlValue::Int(i) => i.to_string(),
+        SqlValue::Text(t) => format!("{t:?}"),
+    }
+}
+
+/// A time column's value with its instant (`1733…  (2026-…Z)`).
+fn timed(column: &str, v: &SqlValue) -> String {
+    match v {
+        SqlValue::Int(ms) if *ms > 0 && column.ends_with("_at") => {
+            format!("{ms} ({})", iso_from_ms(*ms))
+        }
+        _ => value(v),
+    }
+}
+
+/// The audit row's summary: the columns written and the next pass predicted (the CLI's and the
+/// TUI's audit records say the same).
+pub fn audit_summary(p: &Flue2ActionPlan) -> String {
+    let cols: Vec<String> = p
+        .changes
+        .iter()
+        .map(|c| match c.column {
+            "settlement_record" => "settlement_record (the submission_settled record)".into(),
+            col => format!("{col} {} → {}", value(&c.before), value(&c.after)),
+        })
+        .collect();
+    format!("{}; next pass: {}", cols.join(", "), p.next.step.column())
+}
+
+/// The preview's lines before the next pass: what is written, the fence, each column before and
+/// after, the notes. Raw database text: a front end makes it terminal-safe.
+pub fn preview_lines(p: &Flue2ActionPlan, now_ms: i64) -> Vec<String> {
+    let f = &p.fence;
+    let mut out = vec![
+        format!(
+            "{} {}: one row of flue_agent_submissions, written in one fenced transaction",
+            p.action, f.submission_id
+        ),
+        format!(
+            "  fence: status = {}, attempt_id = {}, owner_id = {}, lease_expires_at = {} (ended {} ms ago; re-checked on the real clock){}",
+            f.status,
+            f.attempt_id.as_deref().unwrap_or("NULL"),
+            f.owner_id.as_deref().unwrap_or("NULL"),
+            f.lease_expires_at,
+            now_ms - f.lease_expires_at,
+            if f.no_joined { ", no delivery joined into it" } else { "" }
+        ),
+    ];
+    for c in &p.changes {
+        out.push(format!(
+            "  {:<22}{} → {}",
+            c.column,
+            timed(c.column, &c.before),
+            timed(c.column, &c.after)
+        ));
+    }
+    for n in &p.notes {
+        out.push(format!("  note: {n}"));
+    }
+    out
 }
