@@ -411,3 +411,159 @@ fn a_2_x_export_opens_as_the_journal_it_came_from() {
         .iter()
         .any(|(l, partial)| *partial && l.contains("TRAILING UNCOMMITTED BATCH")));
 }
+
+/// The row's columns an action writes, as text.
+fn action_columns(db: &Path, id: &str) -> String {
+    Connection::open(db)
+        .unwrap()
+        .query_row(
+            "SELECT status, abort_requested_at, timeout_at, max_attempts, error, settlement_record_id \
+             FROM flue_agent_submissions WHERE submission_id = ?1",
+            [id],
+            |r| {
+                Ok(format!(
+                    "{:?}",
+                    (
+                        r.get::<_, String>(0)?,
+                        r.get::<_, Option<i64>>(1)?,
+                        r.get::<_, i64>(2)?,
+                        r.get::<_, i64>(3)?,
+                        r.get::<_, Option<String>>(4)?,
+                        r.get::<_, Option<String>>(5)?
+                    )
+                ))
+            },
+        )
+        .unwrap()
+}
+
+fn audit_of(db: &Path) -> Vec<(String, String, Option<String>)> {
+    let conn = Connection::open(db).unwrap();
+    let Ok(mut stmt) =
+        conn.prepare("SELECT action, operator, reason FROM turnscope_audit ORDER BY id")
+    else {
+        return Vec::new();
+    };
+    stmt.query_map([], |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?)))
+        .unwrap()
+        .map(Result::unwrap)
+        .collect()
+}
+
+/// `--write` on a 2.x journal: `X` previews the abort (the exact column, the runtime's next pass
+/// on the row after it: step 3) with No selected; ⏎ on No writes nothing; `A` applies it, audited
+/// under the operator; `F` asks why, then previews the reserved failed settlement. Read-only,
+/// the keys do nothing and the help does not list them.
+#[test]
+fn write_mode_previews_applies_and_audits_each_action_and_read_only_has_none() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = unpack_db("flue-2.1.0", "tool-batch-1-of-3", dir.path());
+    let now = after_last_lease(&db);
+    let id = "sub_01M92S7VMD1J5J5A79SCZA3JAN";
+    let before = action_columns(&db, id);
+
+    let mut ro = open(&db, "2.1.0", now, (160, 50));
+    ro.press("XQEF");
+    assert!(ro.app.write_popup().is_none());
+    ro.press("?");
+    assert!(!ro.render().contains("abort: the runtime-native intent"));
+    assert_eq!(action_columns(&db, id), before);
+
+    let mut o = HarnessOptions::new(now);
+    o.width = 160;
+    o.height = 50;
+    o.read_only = false;
+    o.operator = "tui-test@host".into();
+    let mut h = Flue2Harness::open(&db, Flue2Options::for_release("2.1.0", 0).unwrap(), o).unwrap();
+    let screen = h.render();
+    assert!(
+        screen.contains(" WRITE ") && screen.contains("X/Q/E/F act"),
+        "{screen}"
+    );
+    assert_eq!(h.app.shown_ids(), [id]);
+    h.press("X");
+    let (title, body) = h.app.write_popup().expect("the abort's preview");
+    let text = body.join("\n");
+    assert_eq!(title, format!("Abort {id}"));
+    assert!(
+        text.contains("abort_requested_at") && text.contains("NULL →"),
+        "{text}"
+    );
+    assert!(
+        text.contains("  3 abort: "),
+        "the next pass on the row after it: {text}"
+    );
+    assert!(text.contains("[ No ]"), "No is selected: {text}");
+    h.press("<Enter>");
+    assert!(h.app.write_popup().is_none());
+    assert_eq!(
+        h.app.status_text().as_deref(),
+        Some("declined: nothing written")
+    );
+    assert_eq!(action_columns(&db, id), before);
+    assert!(audit_of(&db).is_empty());
+
+    h.press("XA");
+    let (title, body) = h.app.write_popup().expect("the result");
+    assert_eq!(title, "Abort applied", "{body:?}");
+    assert!(body[0].contains("audit #1"), "{body:?}");
+    assert_ne!(action_columns(&db, id), before);
+    assert_eq!(
+        audit_of(&db),
+        [("abort".to_string(), "tui-test@host".to_string(), None)]
+    );
+    // A second abort is refused by the planner: the intent is there already.
+    h.press("<Esc>X");
+    assert!(h.app.write_popup().is_none());
+    assert!(
+        h.app
+            .status_text()
+            .unwrap()
+            .starts_with("abort refused, nothing written: "),
+        "{:?}",
+        h.app.status_text()
+    );
+
+    // Extend: a deadline an hour from now (every fixture's has passed), applied; then fail asks
+    // why first (an empty reason goes nowhere), previews the reserved settlement, applies it.
+    std::fs::create_dir(dir.path().join("b")).unwrap();
+    let db2 = unpack_db("flue-2.1.0", "model-called", &dir.path().join("b"));
+    let mut o = HarnessOptions::new(after_last_lease(&db2));
+    o.width = 160;
+    o.height = 50;
+    o.read_only = false;
+    o.operator = "tui-test@host".into();
+    let mut h =
+        Flue2Harness::open(&db2, Flue2Options::for_release("2.1.0", 0).unwrap(), o).unwrap();
+    let id2 = h.app.shown_ids()[0].clone();
+    h.press("E");
+    let (_, body) = h.app.write_popup().expect("the extend's preview");
+    assert!(body.join("\n").contains("timeout_at"), "{body:?}");
+    h.press("A");
+    assert_eq!(h.app.write_popup().unwrap().0, "Extend applied");
+    h.press("<Esc>F<Enter>");
+    let (title, _) = h.app.write_popup().unwrap();
+    assert!(
+        title.starts_with("Fail ") && title.ends_with("why?"),
+        "{title}"
+    );
+    h.press("tool hangs<Enter>");
+    let (title, body) = h.app.write_popup().expect("the fail's preview");
+    let text = body.join("\n");
+    assert_eq!(title, format!("Fail {id2}"), "{text}");
+    assert!(text.contains("\"running\" → \"terminalizing\""), "{text}");
+    h.press("A");
+    assert_eq!(h.app.write_popup().unwrap().0, "Fail applied");
+    assert!(action_columns(&db2, &id2).starts_with("(\"terminalizing\""));
+    assert_eq!(
+        audit_of(&db2),
+        [
+            ("extend".to_string(), "tui-test@host".to_string(), None),
+            (
+                "fail".to_string(),
+                "tui-test@host".to_string(),
+                Some("tool hangs".to_string())
+            )
+        ]
+    );
+}

@@ -47,6 +47,8 @@ impl Flue2Harness {
             show_pinned_clock: false,
             theme: o.theme,
             keys: o.keys,
+            write: !o.read_only && !turnscope_store::is_flue2_export(db),
+            operator: o.operator,
         };
         let mut h = Flue2Harness {
             app: Flue2App::new(cfg, o.now_ms),

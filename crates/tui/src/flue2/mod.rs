@@ -17,6 +17,7 @@ pub mod harness;
 pub mod list;
 pub mod run;
 pub mod worker;
+pub mod write;
 
 use std::time::{Duration, Instant};
 
@@ -52,6 +53,10 @@ pub struct Flue2Config {
     pub show_pinned_clock: bool,
     pub theme: Theme,
     pub keys: Overrides,
+    /// `--write` on an SQLite journal: the write keys exist (`write.rs`).
+    pub write: bool,
+    /// `user@host`, recorded in the audit trail.
+    pub operator: String,
 }
 
 /// The format as the header names it.
@@ -97,6 +102,8 @@ pub struct Flue2App {
     copies: Vec<String>,
     last_refresh: Option<Instant>,
     quit: bool,
+    /// A write under way (its popup), where one is.
+    write: Option<write::Flow>,
 }
 
 /// The actions this app answers, and what its help says of each.
@@ -166,6 +173,7 @@ impl Flue2App {
             copies: Vec::new(),
             last_refresh: None,
             quit: false,
+            write: None,
         }
     }
 
@@ -218,6 +226,68 @@ impl Flue2App {
                 self.list.set_rows(rows_of(&doc), self.now_ms);
             }
             Flue2Response::List(Err(e)) => self.error = Some(e),
+            Flue2Response::Planned { ask, result } => {
+                self.write = match result {
+                    Ok(Ok((plan, now))) => Some(write::Flow::Confirm {
+                        lines: write::confirm_lines(&plan, now),
+                        plan,
+                        reason: match ask {
+                            write::Ask::Fail(r) => Some(r),
+                            _ => None,
+                        },
+                        yes: false,
+                    }),
+                    Ok(Err(refusal)) => {
+                        self.status = Some(format!(
+                            "{} refused, nothing written: {} — {}",
+                            ask.name(),
+                            refusal.reason,
+                            refusal.instead
+                        ));
+                        None
+                    }
+                    Err(e) => {
+                        self.status = Some(format!("{}: {}", ask.name(), e.line()));
+                        None
+                    }
+                };
+            }
+            Flue2Response::Applied { plan, result } => {
+                let title = {
+                    let mut t = plan.action.to_string();
+                    if let Some(c) = t.get_mut(0..1) {
+                        c.make_ascii_uppercase();
+                    }
+                    t
+                };
+                self.write = Some(match result {
+                    Ok(a) => write::Flow::Done {
+                        title: format!("{title} applied"),
+                        lines: vec![
+                            format!(
+                                "applied: {} row written · audit #{} · write lock held {:.1} ms",
+                                a.rows_written,
+                                a.audit_id,
+                                a.lock_held.as_secs_f64() * 1000.0
+                            ),
+                            format!(
+                                "the runtime's next pass: {}: {}",
+                                plan.next.step.column(),
+                                plan.next.why
+                            ),
+                            format!(
+                                "undo while the runtime has not acted: turnscope --write undo {}",
+                                a.audit_id
+                            ),
+                        ],
+                    },
+                    Err(why) => write::Flow::Done {
+                        title: format!("{title} not applied"),
+                        lines: vec![why],
+                    },
+                });
+                self.request_refresh();
+            }
             Flue2Response::Show { id, result } => {
                 if let Some(d) = self.detail.as_mut().filter(|d| d.id == id) {
                     match result {
@@ -302,9 +372,50 @@ impl Flue2App {
             self.quit = true;
             return;
         }
+        if let Some(flow) = self.write.as_mut() {
+            match flow.on_key(ev) {
+                write::Step::Stay => {}
+                write::Step::Close => {
+                    if matches!(
+                        flow,
+                        write::Flow::Confirm { .. } | write::Flow::Reason { .. }
+                    ) {
+                        self.status = Some("declined: nothing written".into());
+                    }
+                    self.write = None;
+                }
+                write::Step::Plan { id, ask } => {
+                    self.write = Some(write::Flow::Waiting(format!(
+                        "planning {} of {}…",
+                        ask.name(),
+                        clean(&id)
+                    )));
+                    self.requests.push(Flue2Request::Plan { id, ask });
+                }
+                write::Step::Apply { plan, reason } => {
+                    self.write = Some(write::Flow::Waiting(format!("applying {}…", plan.action)));
+                    self.requests.push(Flue2Request::Apply {
+                        plan,
+                        operator: self.cfg.operator.clone(),
+                        reason,
+                    });
+                }
+            }
+            return;
+        }
         if self.searching {
             self.search_key(ev);
             return;
+        }
+        if let (true, KeyCode::Char(c), false) = (
+            self.cfg.write,
+            ev.code,
+            ev.modifiers.contains(KeyModifiers::CONTROL),
+        ) {
+            if let Some(ask) = write::ask_of(c) {
+                self.start_write(ask);
+                return;
+            }
         }
         let action = keymap::lookup_with(self.contexts(), &ev, false, &self.cfg.keys);
         if self.help {
@@ -419,6 +530,35 @@ impl Flue2App {
         }
     }
 
+    /// A write key: on the opened submission, else the selected row.
+    fn start_write(&mut self, ask: write::Ask) {
+        let id = match &self.detail {
+            Some(d) => Some(d.id.clone()),
+            None => self.list.selected_id(self.now_ms),
+        };
+        let Some(id) = id else {
+            self.status = Some("select a submission first".into());
+            return;
+        };
+        self.status = None;
+        self.write = Some(match ask {
+            write::Ask::Fail(_) => write::Flow::Reason {
+                id,
+                text: String::new(),
+            },
+            ask => {
+                let w = write::Flow::Waiting(format!("planning {} of {}…", ask.name(), clean(&id)));
+                self.requests.push(Flue2Request::Plan { id, ask });
+                w
+            }
+        });
+    }
+
+    /// The write under way's title and text, for tests.
+    pub fn write_popup(&self) -> Option<(String, Vec<String>)> {
+        self.write.as_ref().map(|w| (w.title(), w.body()))
+    }
+
     fn open_selected(&mut self) {
         let Some(id) = self.list.selected_id(self.now_ms) else {
             return;
@@ -498,6 +638,9 @@ impl Flue2App {
         }
         self.draw_status(f, status);
         self.draw_footer(f, footer);
+        if let Some(w) = &self.write {
+            w.draw(f, &t, area);
+        }
         if self.help {
             self.draw_help(f, area);
         }
@@ -507,7 +650,11 @@ impl Flue2App {
     fn draw_header(&self, f: &mut Frame, area: Rect) {
         let t = self.cfg.theme;
         let w = area.width as usize;
-        let mut right = vec![Span::styled(" READ-ONLY ", t.badge_read_only())];
+        let mut right = vec![if self.cfg.write {
+            Span::styled(" WRITE ", t.badge_write())
+        } else {
+            Span::styled(" READ-ONLY ", t.badge_read_only())
+        }];
         if let (true, Some(pinned)) = (self.cfg.show_pinned_clock, self.cfg.now_override) {
             right.push(Span::styled(
                 format!(
@@ -651,30 +798,38 @@ impl Flue2App {
                 ("⌫".into(), "delete"),
             ]
         } else if self.detail.is_some() {
-            vec![
-                (
-                    format!(
-                        "{}/{}",
-                        self.key_label(Action::Down),
-                        self.key_label(Action::Up)
-                    ),
-                    "scroll",
+            let mut v = vec![(
+                format!(
+                    "{}/{}",
+                    self.key_label(Action::Down),
+                    self.key_label(Action::Up)
                 ),
+                "scroll",
+            )];
+            if self.cfg.write {
+                v.push(("X/Q/E/F".into(), "act"));
+            }
+            v.extend([
                 (self.key_label(Action::Back), "back"),
                 (self.key_label(Action::Copy), "copy"),
                 (self.key_label(Action::Help), "help"),
                 (self.key_label(Action::Quit), "quit"),
-            ]
+            ]);
+            v
         } else {
-            vec![
-                (self.key_label(Action::Enter), "open"),
+            let mut v = vec![(self.key_label(Action::Enter), "open")];
+            if self.cfg.write {
+                v.push(("X/Q/E/F".into(), "act"));
+            }
+            v.extend([
                 ("1-6".into(), "view"),
                 (self.key_label(Action::StartFilter), "search"),
                 (self.key_label(Action::Copy), "copy"),
                 (self.key_label(Action::Refresh), "refresh"),
                 (self.key_label(Action::Help), "help"),
                 (self.key_label(Action::Quit), "quit"),
-            ]
+            ]);
+            v
         };
         let mut v = Vec::new();
         let mut used = 0;
@@ -694,11 +849,15 @@ impl Flue2App {
         let t = self.cfg.theme;
         let mut lines = vec![
             Line::styled(
-                "A flue 2.x journal, read-only: the submissions list and their detail.",
+                if self.cfg.write {
+                    "A flue 2.x journal, write mode: the submissions list, their detail, four actions."
+                } else {
+                    "A flue 2.x journal, read-only: the submissions list and their detail."
+                },
                 t.title(),
             ),
             Line::styled(
-                "Write keys, sessions, audit and incidents do not read 2.x journals yet.",
+                "Sessions, audit and incidents do not read 2.x journals in the TUI yet (the CLI's do).",
                 t.dim(),
             ),
             Line::raw(""),
@@ -708,6 +867,15 @@ impl Flue2App {
                 Span::styled(format!("{:<10}", self.key_label(*a)), t.key()),
                 Span::raw(*text),
             ]));
+        }
+        // The write keys exist only in write mode (k9s: dangerous keys absent in read-only).
+        if self.cfg.write {
+            for (k, text) in write::KEYS {
+                lines.push(Line::from(vec![
+                    Span::styled(format!("{k:<10}"), t.key()),
+                    Span::raw(text),
+                ]));
+            }
         }
         lines.push(Line::raw(""));
         lines.push(Line::styled(

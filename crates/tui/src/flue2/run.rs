@@ -86,6 +86,9 @@ pub fn run(o: &TuiOptions, source: Flue2Source, options: Flue2Options) -> Result
         show_pinned_clock: o.now_override.is_some(),
         theme: crate::Theme::with_palette(o.palette),
         keys: o.keys.clone(),
+        // An export's rows are in memory: never written.
+        write: !o.read_only && matches!(source, Flue2Source::Sqlite(_)),
+        operator: o.operator.clone(),
     };
     let (tx, rx) = channel::<Event>();
     let (req_tx, worker_thread) = worker::spawn(worker, tx.clone(), Event::Db);

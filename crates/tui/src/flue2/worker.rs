@@ -12,11 +12,20 @@ use turnscope_core::flue2::Flue2SubmissionRow;
 use turnscope_engine::flue2::{item_json, row_json, show_json, Flue2Options, ShowView, Streams};
 
 use super::list::View;
-use turnscope_store::{Flue2SqliteReader, StoreError};
+use std::path::PathBuf;
+
+use turnscope_core::flue2::{Flue2Action, Flue2ActionPlan, Flue2Refusal, Flue2Step};
+use turnscope_engine::flue2_actions::{audit_summary, plan_on};
+use turnscope_store::{
+    is_flue2_export, Applied, ApplyError, AuditInfo, Flue2SqliteReader, Flue2SqliteWriter,
+    StoreError,
+};
+
+use super::write::Ask;
 
 use crate::worker_error::WorkerError;
 
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq)]
 pub enum Flue2Request {
     /// Every submission at `now_ms`, those of `view` classified and planned (`list --json`'s
     /// rows; the others carry their columns only, for the views' counts).
@@ -29,6 +38,17 @@ pub enum Flue2Request {
         id: String,
         now_ms: i64,
     },
+    /// Plan a write on one submission at the real clock (write mode only).
+    Plan {
+        id: String,
+        ask: Ask,
+    },
+    /// Apply a planned write, fenced, with its audit record.
+    Apply {
+        plan: Box<Flue2ActionPlan>,
+        operator: String,
+        reason: Option<String>,
+    },
     Stop,
 }
 
@@ -39,11 +59,24 @@ pub enum Flue2Response {
         id: String,
         result: Result<Value, WorkerError>,
     },
+    /// The plan (with the real clock it was made at), or the refusal.
+    Planned {
+        ask: Ask,
+        result: Result<Result<(Box<Flue2ActionPlan>, i64), Flue2Refusal>, WorkerError>,
+    },
+    /// Applied, or why nothing was written (the fence, a store error).
+    Applied {
+        plan: Box<Flue2ActionPlan>,
+        result: Result<Applied, String>,
+    },
 }
 
 pub struct Flue2Worker {
     reader: Flue2SqliteReader,
     options: Flue2Options,
+    /// The journal's file, for the writer (`None`: an export, read-only).
+    path: Option<PathBuf>,
+    writer: Option<Flue2SqliteWriter>,
     /// The streams of the last list's view, folded, kept while their heads do not move: a
     /// refresh every 2 s on a 2 GB journal folds again only the streams appended to since.
     streams: Streams,
@@ -53,9 +86,13 @@ pub struct Flue2Worker {
 
 impl Flue2Worker {
     pub fn new(reader: Flue2SqliteReader, options: Flue2Options) -> Flue2Worker {
+        // An export's rows are in memory: its reader names the file, which is not a journal.
+        let path = (!is_flue2_export(reader.path())).then(|| reader.path().to_path_buf());
         Flue2Worker {
             reader,
             options,
+            path,
+            writer: None,
             streams: Streams::default(),
             opened: Streams::default(),
         }
@@ -74,7 +111,83 @@ impl Flue2Worker {
                 let result = self.show(&id, now_ms).map_err(WorkerError::from);
                 Some(Flue2Response::Show { id, result })
             }
+            Flue2Request::Plan { id, ask } => Some(Flue2Response::Planned {
+                result: self.plan(&id, &ask).map_err(WorkerError::from),
+                ask,
+            }),
+            Flue2Request::Apply {
+                plan,
+                operator,
+                reason,
+            } => Some(Flue2Response::Applied {
+                result: self.apply(&plan, operator, reason),
+                plan,
+            }),
             Flue2Request::Stop => None,
+        }
+    }
+
+    /// `ask` planned on `id` as the CLI plans it: the row and its stream read in one snapshot,
+    /// inspected and planned at the real clock (a pinned clock moves only what is shown).
+    fn plan(
+        &mut self,
+        id: &str,
+        ask: &Ask,
+    ) -> Result<Result<(Box<Flue2ActionPlan>, i64), Flue2Refusal>, StoreError> {
+        let now = turnscope_store::clock::now_ms();
+        let streams = &mut self.opened;
+        let (row, joined) = self.reader.in_snapshot(|reader| {
+            let row = reader.find_submission(id)?;
+            let joined = reader.joined_into(&row.submission_id)?;
+            let heads = reader.stream_heads()?;
+            streams.refresh(reader, &heads, [&row])?;
+            Ok((row, joined))
+        })?;
+        let i = self.opened.inspect(&row, &self.options, joined, now);
+        let action = match ask {
+            Ask::Abort => Flue2Action::Abort,
+            Ask::Requeue => Flue2Action::Requeue,
+            Ask::Extend => Flue2Action::Extend {
+                deadline_ms: (i.plan.step != Flue2Step::Budget).then_some(3_600_000),
+                attempts: (i.plan.step == Flue2Step::Budget).then_some(3),
+            },
+            Ask::Fail(reason) => Flue2Action::Fail {
+                reason: reason.clone(),
+            },
+        };
+        Ok(plan_on(&action, &i, &self.options, now).map(|p| (Box::new(p), now)))
+    }
+
+    /// Write `plan` with its audit record (the writer opened on first use; an export has none).
+    fn apply(
+        &mut self,
+        plan: &Flue2ActionPlan,
+        operator: String,
+        reason: Option<String>,
+    ) -> Result<Applied, String> {
+        let Some(path) = self.path.clone() else {
+            return Err("an export is read-only: open the live database to act".into());
+        };
+        if self.writer.is_none() {
+            self.writer = Some(Flue2SqliteWriter::open(&path).map_err(|e| e.to_string())?);
+        }
+        let writer = self.writer.as_mut().expect("opened above");
+        let info = AuditInfo {
+            operator,
+            action: plan.action.to_string(),
+            reason,
+            summary: audit_summary(plan),
+            now_ms: turnscope_store::clock::now_ms(),
+            batch_id: None,
+            side_effects: None,
+        };
+        match writer.apply(&plan.fence, &plan.changes, &info) {
+            Ok(a) => Ok(a),
+            Err(ApplyError::Fenced(changed)) => Err(format!(
+                "refused, nothing written: the submission changed since the preview ({})",
+                changed.join("; ")
+            )),
+            Err(e) => Err(format!("nothing written: {e}")),
         }
     }
 
@@ -200,6 +313,16 @@ pub fn spawn<E: Send + 'static>(
                             Flue2Request::Show { id, .. } => {
                                 Some(Flue2Response::Show { id, result: e() })
                             }
+                            Flue2Request::Plan { ask, .. } => Some(Flue2Response::Planned {
+                                ask,
+                                result: Err(WorkerError::message(
+                                    "internal error reading the journal (see --log)",
+                                )),
+                            }),
+                            Flue2Request::Apply { plan, .. } => Some(Flue2Response::Applied {
+                                plan,
+                                result: Err("internal error writing (see --log)".into()),
+                            }),
                             Flue2Request::Stop => None,
                         }
                     });
