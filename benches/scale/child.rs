@@ -55,6 +55,7 @@ pub fn run(name: &str, a: &ChildArgs) {
         }
         "scroll" => scroll(a),
         "refresh" => refresh(a),
+        "flue2_whale_open" => flue2_whale_open(a),
         other => panic!("unknown scenario {other}"),
     }
 }
@@ -216,4 +217,42 @@ fn refresh(a: &ChildArgs) {
 
 pub fn db_arg(p: &Path) -> String {
     p.display().to_string()
+}
+
+/// The TUI on a flue 2.x journal: open it (the expired view read, its streams folded), select
+/// the whale's submission (filter by its id), then ⏎: the detail's document read and drawn.
+fn flue2_whale_open(a: &ChildArgs) {
+    use turnscope_engine::flue2::Flue2Options;
+    use turnscope_tui::flue2::harness::Flue2Harness;
+    let mut o = HarnessOptions::new(a.now_ms);
+    o.width = 160;
+    o.height = 48;
+    o.display_name = "flue2.db".into();
+    let t0 = Instant::now();
+    let options = Flue2Options::for_release("2.1.0", 0).expect("2.1.0");
+    let mut h = Flue2Harness::open(&a.db, options, o)
+        .unwrap_or_else(|e| panic!("opening {}: {e}", a.db.display()));
+    let listed = t0.elapsed();
+    let list_hwm = vm_hwm_kb();
+    h.press("/");
+    h.press(&a.whale_submission);
+    h.press("<Enter>");
+    assert_eq!(
+        h.app.shown_ids(),
+        [a.whale_submission.clone()],
+        "the whale submission is not in the expired list"
+    );
+    let t1 = Instant::now();
+    h.press("<Enter>");
+    let screen = h.render();
+    let took = t1.elapsed();
+    assert!(
+        h.app.opened_doc().is_some()
+            && screen.contains(&format!("submission {}", a.whale_submission)),
+        "the whale did not open:\n{screen}"
+    );
+    report(
+        json!({"event": "opened", "open_ms": ms(took), "list_ms": ms(listed),
+            "list_hwm_kb": list_hwm, "hwm_kb": vm_hwm_kb()}),
+    );
 }

@@ -7,9 +7,9 @@
 //! 2. `flue2_whale_show`: `turnscope show WHALE --json`, the whale being the expired row whose
 //!    stream has the most batches, next to the floor reading its row and its stream's batches
 //!    and chunks;
-//! 3. `flue2_tui_whale_open`: the TUI's whale open on 2.x. The TUI does not read 2.x journals
-//!    yet: reported as not measured (`null`), never as a pass. The hook to fill in is
-//!    [`tui_whale_open`].
+//! 3. `flue2_tui_whale_open`: the TUI's whale open on 2.x (a child process per run,
+//!    `child::flue2_whale_open`): ⏎ on the whale's row → its detail drawn, against the whale
+//!    show's floor; and when the list was drawn.
 //!
 //! Targets (issue 31): each ≤ 1.5× its floor, peak RSS ≤ 150 MB. Printed, never asserted.
 
@@ -122,10 +122,25 @@ fn setup(db: &Path) -> Result<Flue2Setup, String> {
     })
 }
 
-/// The TUI's whale open on a 2.x journal: not there yet (the TUI reads beta.7 journals only).
-/// Returns (ms, peak RSS kB) once it is; `None` until then.
-fn tui_whale_open(_s: &Setup) -> Option<(f64, u64)> {
-    None
+/// The TUI's whale open on a 2.x journal (headless, a child process per run): the median time
+/// from ⏎ on the whale's row to its detail drawn, the median time to the list drawn, and the
+/// peak RSS of the whole run.
+fn tui_whale_open(s: &Setup) -> Result<(f64, f64, u64), String> {
+    let mut open = Vec::new();
+    let mut list = Vec::new();
+    let mut rss = 0;
+    for _ in 0..s.runs {
+        let r = crate::spawn_scenario(s, "flue2_whale_open")?;
+        let v = &r.event("opened")?.1;
+        open.push(Duration::from_secs_f64(
+            v["open_ms"].as_f64().unwrap_or(0.0) / 1e3,
+        ));
+        list.push(Duration::from_secs_f64(
+            v["list_ms"].as_f64().unwrap_or(0.0) / 1e3,
+        ));
+        rss = rss.max(r.rss_kb);
+    }
+    Ok((ms(median(&open)), ms(median(&list)), rss))
 }
 
 fn figure(
@@ -221,16 +236,19 @@ pub fn run(db: &Path) -> Result<(), String> {
         show_floor,
         json!({ "output_bytes": bytes, "batches": f.whale_batches }),
     );
-    let tui = match tui_whale_open(s) {
-        Some((t, rss)) => json!({ "ms": t, "peak_rss_mb": mb(rss) }),
-        None => {
-            eprintln!(
-                "{:<24} not measured: the TUI does not read flue 2.x journals yet",
-                "TUI whale open"
-            );
-            Value::Null
-        }
-    };
+    let (open_ms, list_ms, tui_rss) = tui_whale_open(s)?;
+    // Its floor is the whale show's: the same rows.
+    let (tui, tui_ok) = figure(
+        "TUI whale open",
+        &[Duration::from_secs_f64(open_ms / 1e3)],
+        tui_rss,
+        show_floor,
+        json!({ "list_drawn_ms": list_ms }),
+    );
+    eprintln!(
+        "{:<24} {list_ms:>10.1} ms   (the expired view read, its streams folded)",
+        "TUI list drawn"
+    );
     let doc = json!({
         "schema": "turnscope.bench.scale.flue2/1",
         "database": s.db.display().to_string(),
@@ -246,7 +264,7 @@ pub fn run(db: &Path) -> Result<(), String> {
         "flue2_list": list,
         "flue2_whale_show": show,
         "flue2_tui_whale_open": tui,
-        "met": list_ok && show_ok,
+        "met": list_ok && show_ok && tui_ok,
     });
     println!("{}", serde_json::to_string_pretty(&doc).expect("JSON"));
     Ok(())

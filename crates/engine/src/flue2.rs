@@ -233,28 +233,31 @@ impl Streams {
         heads: &HashMap<String, (i64, String)>,
         rows: impl IntoIterator<Item = &'r Flue2SubmissionRow>,
     ) -> Result<(), StoreError> {
-        let mut wanted: HashMap<String, Option<(i64, String)>> = HashMap::new();
-        for row in rows {
-            if let Some(key) = row.session() {
-                let path = key.stream_path();
-                let head = heads.get(&path).cloned();
-                wanted.insert(path, head);
-            }
-        }
-        self.folded.retain(|path, _| wanted.contains_key(path));
-        self.heads.retain(|path, head| {
-            wanted
-                .get(path)
-                .is_some_and(|w| w.is_some() && w.as_ref() == Some(head))
-        });
-        for (path, head) in wanted {
-            if self.heads.contains_key(&path) && self.folded.contains_key(&path) {
+        let paths = rows
+            .into_iter()
+            .filter_map(|r| r.session().map(|k| k.stream_path()))
+            .collect();
+        self.refresh_paths(reader, heads, &paths)
+    }
+
+    /// [`Streams::refresh`] for the streams at `paths`.
+    pub fn refresh_paths(
+        &mut self,
+        reader: &Flue2SqliteReader,
+        heads: &HashMap<String, (i64, String)>,
+        paths: &std::collections::HashSet<String>,
+    ) -> Result<(), StoreError> {
+        self.folded.retain(|path, _| paths.contains(path));
+        self.heads
+            .retain(|path, head| paths.contains(path) && heads.get(path) == Some(head));
+        for path in paths {
+            if self.heads.contains_key(path) && self.folded.contains_key(path) {
                 continue;
             }
-            let f = fold_stream(reader, &path)?;
+            let f = fold_stream(reader, path)?;
             self.folded.insert(path.clone(), f);
-            if let Some(h) = head {
-                self.heads.insert(path, h);
+            if let Some(h) = heads.get(path) {
+                self.heads.insert(path.clone(), h.clone());
             }
         }
         Ok(())

@@ -137,10 +137,12 @@ impl Flue2SqliteReader {
     }
 }
 
-/// Whether the JSON file at `path` is a flue 2.x export (read whole: exports are opened whole).
+/// Whether the file at `path` is a flue 2.x export. Only a file that starts as JSON is read
+/// (whole: exports are opened whole); a database file is never read here.
 pub fn is_flue2_export(path: &Path) -> bool {
-    read_doc(path)
-        .is_ok_and(|d| d.get("schema").and_then(Value::as_str) == Some(FLUE2_EXPORT_SCHEMA))
+    crate::export_db::looks_like_json(path)
+        && read_doc(path)
+            .is_ok_and(|d| d.get("schema").and_then(Value::as_str) == Some(FLUE2_EXPORT_SCHEMA))
 }
 
 fn read_doc(path: &Path) -> Result<Value, StoreError> {

@@ -4,7 +4,7 @@
 //! the screens show nothing the CLI would compute otherwise. `handle` is synchronous so the test
 //! harness drives it in line.
 
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
 use std::sync::mpsc::{Receiver, Sender};
 
 use serde_json::Value;
@@ -80,8 +80,10 @@ pub struct Flue2Worker {
     /// The streams of the last list's view, folded, kept while their heads do not move: a
     /// refresh every 2 s on a 2 GB journal folds again only the streams appended to since.
     streams: Streams,
-    /// The opened submission's stream, kept the same way (a whale's fold is seconds).
-    opened: Streams,
+    /// The streams of the last list's view, and of the submission last opened: the streams
+    /// kept are these (a whale's fold is seconds; held once, whoever asks).
+    view_paths: HashSet<String>,
+    opened_path: Option<String>,
 }
 
 impl Flue2Worker {
@@ -94,7 +96,8 @@ impl Flue2Worker {
             path,
             writer: None,
             streams: Streams::default(),
-            opened: Streams::default(),
+            view_paths: HashSet::new(),
+            opened_path: None,
         }
     }
 
@@ -127,6 +130,24 @@ impl Flue2Worker {
         }
     }
 
+    /// One submission's row and joined deliveries, its stream folded into the kept streams
+    /// (beside the list view's, which stay; a stream another refresh folded is not folded again).
+    fn read_one(&mut self, id: &str) -> Result<(Flue2SubmissionRow, Vec<String>), StoreError> {
+        let streams = &mut self.streams;
+        let view_paths = &self.view_paths;
+        let opened_path = &mut self.opened_path;
+        self.reader.in_snapshot(|reader| {
+            let row = reader.find_submission(id)?;
+            let joined = reader.joined_into(&row.submission_id)?;
+            let heads = reader.stream_heads()?;
+            *opened_path = row.session().map(|k| k.stream_path());
+            let mut keep = view_paths.clone();
+            keep.extend(opened_path.iter().cloned());
+            streams.refresh_paths(reader, &heads, &keep)?;
+            Ok((row, joined))
+        })
+    }
+
     /// `ask` planned on `id` as the CLI plans it: the row and its stream read in one snapshot,
     /// inspected and planned at the real clock (a pinned clock moves only what is shown).
     fn plan(
@@ -135,15 +156,8 @@ impl Flue2Worker {
         ask: &Ask,
     ) -> Result<Result<(Box<Flue2ActionPlan>, i64), Flue2Refusal>, StoreError> {
         let now = turnscope_store::clock::now_ms();
-        let streams = &mut self.opened;
-        let (row, joined) = self.reader.in_snapshot(|reader| {
-            let row = reader.find_submission(id)?;
-            let joined = reader.joined_into(&row.submission_id)?;
-            let heads = reader.stream_heads()?;
-            streams.refresh(reader, &heads, [&row])?;
-            Ok((row, joined))
-        })?;
-        let i = self.opened.inspect(&row, &self.options, joined, now);
+        let (row, joined) = self.read_one(id)?;
+        let i = self.streams.inspect(&row, &self.options, joined, now);
         let action = match ask {
             Ask::Abort => Flue2Action::Abort,
             Ask::Requeue => Flue2Action::Requeue,
@@ -200,6 +214,8 @@ impl Flue2Worker {
     fn list(&mut self, now_ms: i64, view: View) -> Result<Value, StoreError> {
         let mut joined: HashMap<String, Vec<String>> = HashMap::new();
         let streams = &mut self.streams;
+        let view_paths = &mut self.view_paths;
+        let opened_path = &self.opened_path;
         let rows: Vec<Flue2SubmissionRow> = self.reader.in_snapshot(|reader| {
             let rows = reader.submissions()?;
             for r in &rows {
@@ -211,11 +227,14 @@ impl Flue2Worker {
                 }
             }
             let heads = reader.stream_heads()?;
-            streams.refresh(
-                reader,
-                &heads,
-                rows.iter().filter(|r| view.keeps_row(r, now_ms)),
-            )?;
+            *view_paths = rows
+                .iter()
+                .filter(|r| view.keeps_row(r, now_ms))
+                .filter_map(|r| r.session().map(|k| k.stream_path()))
+                .collect();
+            let mut keep = view_paths.clone();
+            keep.extend(opened_path.iter().cloned());
+            streams.refresh_paths(reader, &heads, &keep)?;
             Ok(rows)
         })?;
         let items: Vec<Value> = rows
@@ -245,15 +264,8 @@ impl Flue2Worker {
 
     /// As `show ID --json` reads it.
     fn show(&mut self, id: &str, now_ms: i64) -> Result<Value, StoreError> {
-        let streams = &mut self.opened;
-        let (row, joined) = self.reader.in_snapshot(|reader| {
-            let row = reader.find_submission(id)?;
-            let joined = reader.joined_into(&row.submission_id)?;
-            let heads = reader.stream_heads()?;
-            streams.refresh(reader, &heads, [&row])?;
-            Ok((row, joined))
-        })?;
-        let streams = &self.opened;
+        let (row, joined) = self.read_one(id)?;
+        let streams = &self.streams;
         let i = streams.inspect(&row, &self.options, joined, now_ms);
         let batches = i
             .stream_path
