@@ -239,7 +239,7 @@ fn flue2_whale_open(a: &ChildArgs) {
     h.press("<Enter>");
     assert_eq!(
         h.app.shown_ids(),
-        [a.whale_submission.clone()],
+        std::slice::from_ref(&a.whale_submission),
         "the whale submission is not in the expired list"
     );
     let t1 = Instant::now();
