@@ -10,9 +10,8 @@ use serde_json::{json, Value};
 
 use super::args::Cli;
 use super::common::{now_ms, CliError};
-use super::incidents::list_command;
+use super::incidents::{list_command, write_group_head, write_intro};
 use super::output::print_json;
-use turnscope_core::journal::time::iso_from_ms;
 use turnscope_core::recovery::incidents::{group, PlanKey, StuckRow, HEARTBEAT_MS, LEASE_MS};
 use turnscope_core::text::sanitize;
 use turnscope_engine::flue2::{Flue2Options, Inspected, Streams};
@@ -117,51 +116,18 @@ pub(super) fn run(
         )?;
         return Ok(());
     }
-    let workers = groups.iter().filter(|g| g.owner_id.is_some()).count();
-    writeln!(
+    write_intro(
         out,
-        "{} stuck submission{} (expired leases) held by {workers} worker{}{} at {}.",
         rows.len(),
-        plural(rows.len()),
-        plural(workers),
-        if groups.len() > workers {
-            ", and some with no owner recorded"
-        } else {
-            ""
-        },
-        iso_from_ms(now)
-    )?;
-    writeln!(
-        out,
-        "A live worker renews its leases every {} s to {} s ahead; a lease that expired was last \
-         written {} s before. Steps are the runtime's reconciler's (`turnscope show ID` says why).",
-        HEARTBEAT_MS / 1000,
-        LEASE_MS / 1000,
-        LEASE_MS / 1000
+        &groups,
+        now,
+        " Steps are the runtime's reconciler's (`turnscope show ID` says why).",
     )?;
     for g in &groups {
-        writeln!(out)?;
-        writeln!(out, "{}", sanitize(&g.headline(now)))?;
-        if let Some(o) = &g.owner_id {
-            writeln!(out, "  owner    {}", sanitize(o))?;
-        }
-        writeln!(
-            out,
-            "  expired  {} … {}",
-            iso_from_ms(g.first_expiry),
-            iso_from_ms(g.last_expiry)
-        )?;
+        write_group_head(out, g, now)?;
         if let Some(cmd) = list_command(g) {
             writeln!(out, "  list     {}", sanitize(&cmd))?;
         }
     }
     Ok(())
-}
-
-fn plural(n: usize) -> &'static str {
-    if n == 1 {
-        ""
-    } else {
-        "s"
-    }
 }

@@ -12,6 +12,7 @@ use serde_json::{json, Value};
 use super::args::SessionsArgs;
 use super::common::{exit, CliError};
 use super::progress::Bar;
+use super::sessions::{describe, summary};
 use turnscope_core::journal::search::Needle;
 use turnscope_core::text::sanitize;
 use turnscope_engine::flue2::Flue2Options;
@@ -124,33 +125,15 @@ pub(super) fn run(
         super::output::print_json(shown.out, &Value::Object(doc))?;
         return Ok(());
     }
-    let n = shown.streams.len();
-    let mut tail = format!(
-        "{} instance{} match{} {what}",
-        thousands(n),
-        if n == 1 { "" } else { "s" },
-        if n == 1 { "es" } else { "" }
+    let tail = summary(
+        ("instance", "instances"),
+        shown.streams.len(),
+        &what,
+        searched_text.as_deref(),
+        shown.truncated.then_some(limit),
     );
-    if let Some(s) = &searched_text {
-        tail.push_str(&format!(" ({s})"));
-    }
-    if shown.truncated {
-        tail.push_str(&format!(
-            "; stopped at --limit {}, more may match",
-            thousands(limit)
-        ));
-    }
     writeln!(shown.out, "{}", sanitize(&tail))?;
     Ok(())
-}
-
-fn describe(query: Option<&str>, text: Option<&str>) -> String {
-    match (query, text) {
-        (Some(q), Some(t)) => format!("{q:?} or text {t:?}"),
-        (Some(q), None) => format!("{q:?}"),
-        (None, Some(t)) => format!("text {t:?}"),
-        (None, None) => String::new(),
-    }
 }
 
 fn not_found(what: &str, searched: Option<&str>) -> CliError {

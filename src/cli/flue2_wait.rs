@@ -11,6 +11,7 @@ use serde_json::{json, Value};
 use super::args::{Cli, WaitArgs};
 use super::common::{exit, now_ms, CliError};
 use super::output::print_json;
+use super::wait::humantime;
 use turnscope_core::flue2::observed::{as_predicted, observe, Flue2Observation};
 use turnscope_core::flue2::{Flue2Plan, Flue2SubmissionRow};
 use turnscope_core::journal::time::iso_from_ms;
@@ -220,19 +221,4 @@ fn document(
         ),
     );
     Value::Object(doc)
-}
-
-/// `1m30s`, `800ms`.
-fn humantime(d: Duration) -> String {
-    let ms = d.as_millis() as u64;
-    if ms < 1_000 {
-        return format!("{ms}ms");
-    }
-    let s = ms / 1_000;
-    match (s / 3600, (s / 60) % 60, s % 60) {
-        (0, 0, s) => format!("{s}s"),
-        (0, m, 0) => format!("{m}m"),
-        (0, m, s) => format!("{m}m{s:02}s"),
-        (h, m, _) => format!("{h}h{m:02}m"),
-    }
 }

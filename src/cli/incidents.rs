@@ -67,12 +67,33 @@ pub fn run(
         )?;
         return Ok(());
     }
+    write_intro(out, rows.len(), &groups, now, "")?;
+    for g in &groups {
+        write_group_head(out, g, now)?;
+        writeln!(out, "  cost     {}", cost_of(g).text())?;
+        if let Some(cmd) = list_command(g) {
+            writeln!(out, "  list     {}", sanitize(&cmd))?;
+        }
+        writeln!(out, "  act      {}", sanitize(&act_command(g)))?;
+    }
+    Ok(())
+}
+
+/// The two lines before the groups: how many are stuck, held by how many workers, and what the
+/// lease protocol lets be said (`more` added to the second).
+pub(super) fn write_intro(
+    out: &mut dyn Write,
+    stuck: usize,
+    groups: &[IncidentGroup],
+    now: i64,
+    more: &str,
+) -> std::io::Result<()> {
     let workers = groups.iter().filter(|g| g.owner_id.is_some()).count();
     writeln!(
         out,
         "{} stuck submission{} (expired leases) held by {workers} worker{}{} at {}.",
-        rows.len(),
-        plural(rows.len()),
+        stuck,
+        plural(stuck),
         plural(workers),
         if groups.len() > workers {
             ", and some with no owner recorded"
@@ -84,30 +105,30 @@ pub fn run(
     writeln!(
         out,
         "A live worker renews its leases every {} s to {} s ahead; a lease that expired was last \
-         written {} s before.",
+         written {} s before.{more}",
         HEARTBEAT_MS / 1000,
         LEASE_MS / 1000,
         LEASE_MS / 1000
-    )?;
-    for g in &groups {
-        writeln!(out)?;
-        writeln!(out, "{}", sanitize(&g.headline(now)))?;
-        if let Some(o) = &g.owner_id {
-            writeln!(out, "  owner    {}", sanitize(o))?;
-        }
-        writeln!(
-            out,
-            "  expired  {} … {}",
-            iso_from_ms(g.first_expiry),
-            iso_from_ms(g.last_expiry)
-        )?;
-        writeln!(out, "  cost     {}", cost_of(g).text())?;
-        if let Some(cmd) = list_command(g) {
-            writeln!(out, "  list     {}", sanitize(&cmd))?;
-        }
-        writeln!(out, "  act      {}", sanitize(&act_command(g)))?;
+    )
+}
+
+/// A group's first lines: its headline, its owner, when its leases expired.
+pub(super) fn write_group_head(
+    out: &mut dyn Write,
+    g: &IncidentGroup,
+    now: i64,
+) -> std::io::Result<()> {
+    writeln!(out)?;
+    writeln!(out, "{}", sanitize(&g.headline(now)))?;
+    if let Some(o) = &g.owner_id {
+        writeln!(out, "  owner    {}", sanitize(o))?;
     }
-    Ok(())
+    writeln!(
+        out,
+        "  expired  {} … {}",
+        iso_from_ms(g.first_expiry),
+        iso_from_ms(g.last_expiry)
+    )
 }
 
 fn plural(n: usize) -> &'static str {

@@ -107,28 +107,46 @@ pub fn run(store: &dyn Backend, args: &SessionsArgs, out: &mut dyn Write) -> Res
     if shown.sessions.is_empty() {
         return Err(not_found(&what, searched_text.as_deref()));
     }
-    let n = shown.sessions.len();
+    let tail = summary(
+        ("session", "sessions"),
+        shown.sessions.len(),
+        &what,
+        searched_text.as_deref(),
+        shown.truncated.then_some(limit),
+    );
+    writeln!(shown.out, "{}", sanitize(&tail))?;
+    Ok(())
+}
+
+/// The last line: `3 sessions match "SK 803" (searched …); stopped at --limit 10, more may match`
+/// (`noun` singular and plural: the 2.x command's are instances).
+pub(super) fn summary(
+    noun: (&str, &str),
+    n: usize,
+    what: &str,
+    searched: Option<&str>,
+    stopped_at: Option<usize>,
+) -> String {
     let mut tail = format!(
-        "{} session{} match{} {what}",
+        "{} {} match{} {what}",
         thousands(n),
-        if n == 1 { "" } else { "s" },
+        if n == 1 { noun.0 } else { noun.1 },
         if n == 1 { "es" } else { "" }
     );
-    if let Some(s) = &searched_text {
+    if let Some(s) = searched {
         tail.push_str(&format!(" ({s})"));
     }
-    if shown.truncated {
+    if let Some(limit) = stopped_at {
         tail.push_str(&format!(
             "; stopped at --limit {}, more may match",
             thousands(limit)
         ));
     }
-    writeln!(shown.out, "{}", sanitize(&tail))?;
-    Ok(())
+    tail
 }
 
 /// "conv_01… or text "SK 803"", as the summary and the error name the search.
-fn describe(query: Option<&str>, text: Option<&str>) -> String {
+pub(super) fn describe(query: Option<&str>, text: Option<&str>) -> String {
     match (query, text) {
         (Some(q), Some(t)) => format!("{q:?} or text {t:?}"),
         (Some(q), None) => format!("{q:?}"),

@@ -241,7 +241,7 @@ fn document(followed: &[Followed], args: &WaitArgs) -> Value {
 }
 
 /// `1m30s`, `800ms`.
-fn humantime(d: Duration) -> String {
+pub(super) fn humantime(d: Duration) -> String {
     let ms = d.as_millis() as u64;
     if ms < 1_000 {
         return format!("{ms}ms");

@@ -15,8 +15,7 @@ use super::rows::Flue2SubmissionRow;
 /// What was seen.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 pub struct Flue2Observation {
-    /// `replaced`, `requeued`, `completed`, `aborted`, `failed`, `joined`, `terminalizing`,
-    /// `vanished`.
+    /// `replaced`, `requeued`, `completed`, `aborted`, `failed`, `joined`, `changed`, `vanished`.
     pub what: &'static str,
     /// The reconciler step that writes this, where one does.
     pub step: Option<u8>,
@@ -69,14 +68,10 @@ pub fn observe(before: &Flue2SubmissionRow, now: &Flue2SubmissionRow) -> Option<
             None,
             format!("joined into {}", now.joined_into.as_deref().unwrap_or("?")),
         )),
-        "terminalizing" => Some(o(
-            "terminalizing",
-            None,
-            format!(
-                "settlement reserved ({}), not finalized yet",
-                now.settlement_outcome().as_deref().unwrap_or("?")
-            ),
-        )),
+        // A settlement reserved, not finalized: the pass that reserved it appends the record and
+        // finalizes next (or, where it died, the next pass's pending-settlement step does). Not
+        // an outcome yet: read again.
+        "terminalizing" => None,
         "settled" => {
             let outcome = now.settlement_outcome();
             let error = now.error.as_deref();
@@ -201,5 +196,11 @@ mod tests {
         assert_eq!(settled(Some(TIMEOUT_MESSAGE), "failed").step, Some(5));
         let other = settled(Some("boom"), "failed");
         assert_eq!((other.what, other.step), ("failed", None));
+        // Reserved, not finalized yet: no outcome, read again.
+        let mut reserved = row();
+        reserved.status = "terminalizing".into();
+        reserved.settlement_record_id = Some("rec".into());
+        assert!(moved(&before, &reserved));
+        assert_eq!(observe(&before, &reserved), None);
     }
 }
