@@ -3,7 +3,6 @@
 //! (`turnscope_engine::flue2_find`), printed as they are found, as on beta.7.
 
 use std::cell::RefCell;
-use std::collections::HashSet;
 use std::io::Write;
 use std::sync::atomic::AtomicBool;
 
@@ -12,7 +11,7 @@ use serde_json::{json, Value};
 use super::args::SessionsArgs;
 use super::common::{exit, CliError};
 use super::progress::Bar;
-use super::sessions::{describe, summary};
+use super::sessions::{describe, summary, Shown};
 use turnscope_core::journal::search::Needle;
 use turnscope_core::text::sanitize;
 use turnscope_engine::flue2::Flue2Options;
@@ -40,20 +39,11 @@ pub(super) fn run(
     }
     let limit = args.limit.map_or(usize::MAX, |n| n as usize);
     let fv = reader.format_version().to_string();
-    let mut shown = Shown {
-        json: args.json,
-        header: Some(opts.header_line(&fv)),
-        out,
-        limit,
-        streams: HashSet::new(),
-        matches: Vec::new(),
-        truncated: false,
-        error: None,
-    };
+    let mut shown = Shown::new(args.json, Some(opts.header_line(&fv)), out, limit);
     let searched = reader.in_snapshot(|reader| {
         if let Some(q) = query {
             for m in find_streams(reader, q)? {
-                if !shown.show(m) {
+                if !show(&mut shown, m) {
                     break;
                 }
             }
@@ -69,8 +59,8 @@ pub(super) fn run(
             reader,
             &needle,
             &mut |m| match &*bar.borrow() {
-                Some(b) => b.suspend(|| shown.show(m)),
-                None => shown.show(m),
+                Some(b) => b.suspend(|| show(&mut shown, m)),
+                None => show(&mut shown, m),
             },
             &mut |s| {
                 bar.borrow_mut()
@@ -101,7 +91,7 @@ pub(super) fn run(
             )
         }
     });
-    if shown.streams.is_empty() {
+    if shown.sessions.is_empty() {
         return Err(not_found(&what, searched_text.as_deref()));
     }
     if args.json {
@@ -109,7 +99,7 @@ pub(super) fn run(
         doc.insert("query".into(), json!(query));
         doc.insert("text".into(), json!(text));
         doc.insert("limit".into(), json!(args.limit));
-        doc.insert("instances".into(), json!(shown.streams.len()));
+        doc.insert("instances".into(), json!(shown.sessions.len()));
         doc.insert("truncated".into(), json!(shown.truncated));
         doc.insert("matches".into(), Value::Array(shown.matches));
         doc.insert(
@@ -127,7 +117,7 @@ pub(super) fn run(
     }
     let tail = summary(
         ("instance", "instances"),
-        shown.streams.len(),
+        shown.sessions.len(),
         &what,
         searched_text.as_deref(),
         shown.truncated.then_some(limit),
@@ -145,47 +135,21 @@ fn not_found(what: &str, searched: Option<&str>) -> CliError {
     )
 }
 
-/// The matches so far: printed as they come (text) or kept for the document (JSON).
-struct Shown<'a> {
-    json: bool,
-    /// The format line, printed before the first match (nothing on stdout when none is found).
-    header: Option<String>,
-    out: &'a mut dyn Write,
-    limit: usize,
-    streams: HashSet<String>,
-    matches: Vec<Value>,
-    truncated: bool,
-    error: Option<std::io::Error>,
-}
-
-impl Shown<'_> {
-    /// Show `m`; `false` when no more may be shown (the limit, or stdout is gone).
-    fn show(&mut self, m: Flue2Match) -> bool {
-        if !self.streams.contains(&m.stream) {
-            if self.streams.len() >= self.limit {
-                self.truncated = true;
-                return false;
-            }
-            self.streams.insert(m.stream.clone());
-        }
-        if self.json {
-            self.matches.push(json!({
+/// A match shown: its stream is the key `--limit` counts.
+fn show(shown: &mut Shown<'_>, m: Flue2Match) -> bool {
+    let key = m.stream.clone();
+    shown.show_match(
+        &key,
+        || {
+            json!({
                 "stream": m.stream,
                 "matched": m.kind,
                 "value": m.value,
                 "record": m.record.as_ref().map(|r| json!({"id": r.id, "type": r.kind, "seq": r.seq})),
-            }));
-        } else if let Err(e) = self
-            .header
-            .take()
-            .map_or(Ok(()), |h| writeln!(self.out, "{h}"))
-            .and_then(|()| writeln!(self.out, "{}", line(&m)))
-        {
-            self.error = Some(e);
-            return false;
-        }
-        true
-    }
+            })
+        },
+        || line(&m),
+    )
 }
 
 /// `text  agents/worker/s1  record rec_… (user_message) in batch 3: …`, terminal-safe.

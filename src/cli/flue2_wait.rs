@@ -9,9 +9,9 @@ use std::time::{Duration, Instant};
 use serde_json::{json, Value};
 
 use super::args::{Cli, WaitArgs};
-use super::common::{exit, now_ms, CliError};
+use super::common::{now_ms, CliError};
 use super::output::print_json;
-use super::wait::humantime;
+use super::wait::{humantime, outcome, write_waiting};
 use turnscope_core::flue2::observed::{as_predicted, observe, Flue2Observation};
 use turnscope_core::flue2::{Flue2Plan, Flue2SubmissionRow};
 use turnscope_core::journal::time::iso_from_ms;
@@ -71,13 +71,7 @@ pub(super) fn run(
     }
     if !args.json {
         writeln!(out, "{}", opts.header_line(reader.format_version()))?;
-        writeln!(
-            out,
-            "waiting up to {} for the runtime to act on {} (reading every {}):",
-            humantime(args.timeout),
-            turnscope_core::text::plural(followed.len() as u64, "submission", "submissions"),
-            humantime(args.interval)
-        )?;
+        write_waiting(out, followed.len(), args)?;
         for f in &followed {
             let when = if f.predicted_at > now {
                 format!(
@@ -150,26 +144,7 @@ pub(super) fn run(
             )?;
         }
     }
-    let of = || turnscope_core::text::plural(followed.len() as u64, "submission", "submissions");
-    if differs > 0 {
-        return Err(CliError::new(
-            format!("{differs} of {} did not go as predicted", of()),
-            "the lines above say what the runtime did instead; `turnscope show ID` shows where it stands now",
-            exit::NOT_AS_PREDICTED,
-        ));
-    }
-    if timed_out > 0 {
-        return Err(CliError::new(
-            format!(
-                "{timed_out} of {} not acted on within {}",
-                of(),
-                humantime(args.timeout)
-            ),
-            "is a runtime running against this database? Its reconciler acts on an expired lease within a pass (15 s); `turnscope list --status running` shows the leases",
-            exit::TIMED_OUT,
-        ));
-    }
-    Ok(())
+    outcome(differs, timed_out, followed.len(), args.timeout)
 }
 
 fn outcome_line(id: &str, o: &Flue2Observation, ok: bool, waited: Duration) -> String {

@@ -32,15 +32,7 @@ pub fn run(store: &dyn Backend, args: &SessionsArgs, out: &mut dyn Write) -> Res
         ));
     }
     let limit = args.limit.map_or(usize::MAX, |n| n as usize);
-    let mut shown = Shown {
-        json: args.json,
-        out,
-        limit,
-        sessions: HashSet::new(),
-        matches: Vec::new(),
-        truncated: false,
-        error: None,
-    };
+    let mut shown = Shown::new(args.json, None, out, limit);
     if let Some(q) = query {
         for m in store.find_sessions(q)? {
             if !shown.show(m) {
@@ -164,35 +156,72 @@ fn not_found(what: &str, searched: Option<&str>) -> CliError {
     )
 }
 
-/// The matches so far: printed as they come (text) or kept for the document (JSON).
-struct Shown<'a> {
+/// The matches so far: printed as they come (text) or kept for the document (JSON), at most
+/// `limit` distinct sessions (2.x's `sessions`: instances).
+pub(super) struct Shown<'a> {
     json: bool,
-    out: &'a mut dyn Write,
+    /// A line printed before the first match (nothing on stdout when none is found).
+    header: Option<String>,
+    pub out: &'a mut dyn Write,
     limit: usize,
-    sessions: HashSet<String>,
-    matches: Vec<Value>,
-    truncated: bool,
+    pub sessions: HashSet<String>,
+    pub matches: Vec<Value>,
+    pub truncated: bool,
     /// A failed write to stdout, ending the search.
-    error: Option<std::io::Error>,
+    pub error: Option<std::io::Error>,
 }
 
-impl Shown<'_> {
-    /// Show `m`; `false` when no more may be shown (the limit, or stdout is gone).
-    fn show(&mut self, m: SessionMatch) -> bool {
-        if !self.sessions.contains(&m.session) {
+impl<'a> Shown<'a> {
+    pub fn new(
+        json: bool,
+        header: Option<String>,
+        out: &'a mut dyn Write,
+        limit: usize,
+    ) -> Shown<'a> {
+        Shown {
+            json,
+            header,
+            out,
+            limit,
+            sessions: HashSet::new(),
+            matches: Vec::new(),
+            truncated: false,
+            error: None,
+        }
+    }
+
+    /// Show a match of the session `key`: its document (JSON) or its line (text); `false` when
+    /// no more may be shown (the limit, or stdout is gone).
+    pub fn show_match(
+        &mut self,
+        key: &str,
+        doc: impl FnOnce() -> Value,
+        text: impl FnOnce() -> String,
+    ) -> bool {
+        if !self.sessions.contains(key) {
             if self.sessions.len() >= self.limit {
                 self.truncated = true;
                 return false;
             }
-            self.sessions.insert(m.session.clone());
+            self.sessions.insert(key.to_string());
         }
         if self.json {
-            self.matches.push(match_json(&m));
-        } else if let Err(e) = writeln!(self.out, "{}", line(&m)) {
+            self.matches.push(doc());
+        } else if let Err(e) = self
+            .header
+            .take()
+            .map_or(Ok(()), |h| writeln!(self.out, "{h}"))
+            .and_then(|()| writeln!(self.out, "{}", text()))
+        {
             self.error = Some(e);
             return false;
         }
         true
+    }
+
+    fn show(&mut self, m: SessionMatch) -> bool {
+        let key = m.session.clone();
+        self.show_match(&key, || match_json(&m), || line(&m))
     }
 }
 

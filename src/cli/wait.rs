@@ -89,13 +89,7 @@ pub fn run(
         });
     }
     if !args.json {
-        writeln!(
-            out,
-            "waiting up to {} for the runtime to act on {} (reading every {}):",
-            humantime(args.timeout),
-            turnscope_core::text::plural(followed.len() as u64, "submission", "submissions"),
-            humantime(args.interval)
-        )?;
+        write_waiting(out, followed.len(), args)?;
         for f in &followed {
             let when = if f.predicted_at > now {
                 format!(
@@ -170,23 +164,38 @@ pub fn run(
             )?;
         }
     }
+    outcome(differs, timed_out, followed.len(), args.timeout)
+}
+
+/// The line before the predictions (both formats' `wait`).
+pub(super) fn write_waiting(out: &mut dyn Write, n: usize, args: &WaitArgs) -> std::io::Result<()> {
+    writeln!(
+        out,
+        "waiting up to {} for the runtime to act on {} (reading every {}):",
+        humantime(args.timeout),
+        turnscope_core::text::plural(n as u64, "submission", "submissions"),
+        humantime(args.interval)
+    )
+}
+
+/// The exit once the waiting ends: any not as predicted (exit 6) before any not acted on (7).
+pub(super) fn outcome(
+    differs: usize,
+    timed_out: usize,
+    n: usize,
+    timeout: Duration,
+) -> Result<(), CliError> {
+    let of = turnscope_core::text::plural(n as u64, "submission", "submissions");
     if differs > 0 {
         return Err(CliError::new(
-            format!(
-                "{differs} of {} did not go as predicted",
-                turnscope_core::text::plural(followed.len() as u64, "submission", "submissions")
-            ),
+            format!("{differs} of {of} did not go as predicted"),
             "the lines above say what the runtime did instead; `turnscope show ID` shows where it stands now",
             exit::NOT_AS_PREDICTED,
         ));
     }
     if timed_out > 0 {
         return Err(CliError::new(
-            format!(
-                "{timed_out} of {} not acted on within {}",
-                turnscope_core::text::plural(followed.len() as u64, "submission", "submissions"),
-                humantime(args.timeout)
-            ),
+            format!("{timed_out} of {of} not acted on within {}", humantime(timeout)),
             "is a runtime running against this database? Its reconciler acts on an expired lease within a pass (15 s); `turnscope list --status running` shows the leases",
             exit::TIMED_OUT,
         ));
