@@ -123,7 +123,12 @@ fn write_preview(
         "the runtime's next pass, computed on the row after the write:"
     )?;
     write_flue2_plan(&p.next, "next", true, out)?;
-    if let Some(r) = p.then.as_ref().and_then(|t| t.resume.as_ref()) {
+    if p.fence.live_lease {
+        if let Some(then) = &p.then {
+            writeln!(out, "{}", p.then_heading())?;
+            write_flue2_plan(then, "then", true, out)?;
+        }
+    } else if let Some(r) = p.then.as_ref().and_then(|t| t.resume.as_ref()) {
         writeln!(
             out,
             "and once the runtime claims it again (the resume of its own requeue, step 7):"

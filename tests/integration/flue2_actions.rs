@@ -251,11 +251,54 @@ fn refusals_exit_3_with_the_reason_and_write_nothing() {
                 |r| r.get(0),
             )
             .unwrap();
-        let o = turnscope(&db, &["--write", "abort", &other, "-y"]);
+        // Abort writes a queued row (the runtime honours the intent there); the others do not.
+        let o = turnscope(
+            &db,
+            &["--write", "extend", &other, "--deadline", "1h", "-y"],
+        );
         assert_eq!(o.status.code(), Some(3));
         assert!(
             String::from_utf8_lossy(&o.stderr).contains(&format!("it is {status}, not running"))
         );
+    }
+}
+
+/// An abort on a queued row writes the intent alone, fenced on the row staying queued.
+#[test]
+fn abort_on_a_queued_row_writes_the_intent_and_names_who_settles_it() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = unpack_db("flue-2.1.0", "tool-batch-1-of-3", dir.path());
+    let queued: String = rusqlite::Connection::open(&db)
+        .unwrap()
+        .query_row(
+            "SELECT submission_id FROM flue_agent_submissions WHERE status = 'queued'",
+            [],
+            |r| r.get(0),
+        )
+        .unwrap();
+    let settled: String = rusqlite::Connection::open(&db)
+        .unwrap()
+        .query_row(
+            "SELECT submission_id FROM flue_agent_submissions WHERE status = 'settled'",
+            [],
+            |r| r.get(0),
+        )
+        .unwrap();
+    let o = turnscope(&db, &["--write", "abort", &settled, "-y"]);
+    assert_eq!(o.status.code(), Some(3));
+    assert!(String::from_utf8_lossy(&o.stderr).contains("nothing is left to abort"));
+    let before = row(&db, &queued);
+    let o = turnscope(&db, &["--write", "abort", &queued, "-y", "--json"]);
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let doc = json_of(&o);
+    assert_eq!(doc["next"]["name"], "queued", "{doc}");
+    let after = row(&db, &queued);
+    for (k, v) in &before {
+        if k == "abort_requested_at" {
+            assert!(after[k].as_i64().unwrap() > 0);
+        } else {
+            assert_eq!(&after[k], v, "{k}");
+        }
     }
 }
 
@@ -390,6 +433,7 @@ fn the_store_write_is_fenced_on_the_state_the_preview_read() {
         owner_id: r["owner_id"].as_str().map(String::from),
         lease_expires_at: r["lease_expires_at"].as_i64().unwrap(),
         no_joined: false,
+        live_lease: false,
     };
     let change = |before: Option<i64>| Flue2ColumnChange {
         column: "abort_requested_at",
@@ -456,4 +500,102 @@ fn the_store_write_is_fenced_on_the_state_the_preview_read() {
         )
         .unwrap();
     assert_eq!(audits, 0, "a fenced write left an audit table behind");
+}
+
+/// An abort under a live lease, through the binary: the intent alone is written, a lease the
+/// owner renews between the preview and the write does not fence it (the runtime's own
+/// `requestSessionAbort` holds no lease), another attempt does, the preview names the pass at
+/// the lease's end, and `undo` is refused once the owner has renewed the lease.
+#[test]
+fn abort_under_a_live_lease_writes_only_the_intent_and_undo_stops_at_the_owners_renewal() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = unpack_db("flue-2.1.0", "tool-batch-1-of-3", dir.path());
+    let id = stuck(&db);
+    let set_lease = |at: i64| {
+        rusqlite::Connection::open(&db)
+            .unwrap()
+            .execute(
+                "UPDATE flue_agent_submissions SET lease_expires_at = ?1 WHERE submission_id = ?2",
+                rusqlite::params![at, id],
+            )
+            .unwrap();
+    };
+    let far = turnscope_store::clock::now_ms() + 3_600_000;
+    set_lease(far);
+    // Requeue, extend and fail stay refused under a live lease; their hint names the abort.
+    let o = turnscope(&db, &["--write", "requeue", &id, "-y"]);
+    assert_eq!(o.status.code(), Some(3));
+    assert!(String::from_utf8_lossy(&o.stderr).contains("or abort it"));
+    let dry = turnscope(&db, &["--write", "abort", &id, "--dry-run"]);
+    let text = String::from_utf8_lossy(&dry.stdout).into_owned();
+    assert!(
+        dry.status.success(),
+        "{text}{}",
+        String::from_utf8_lossy(&dry.stderr)
+    );
+    assert!(text.contains("the lease not held (live for"), "{text}");
+    assert!(
+        text.contains("with an abort intent: the owner's deadline scan"),
+        "{text}"
+    );
+    assert!(
+        text.contains("were the owner to stop renewing its lease"),
+        "{text}"
+    );
+    assert!(text.contains("step 3 (abort)"), "{text}");
+    let before = row(&db, &id);
+    // The owner renews its lease after the preview: the write goes through all the same.
+    set_lease(far + 10_000);
+    let applied = turnscope(&db, &["--write", "abort", &id, "-y", "--json"]);
+    assert!(
+        applied.status.success(),
+        "{}",
+        String::from_utf8_lossy(&applied.stderr)
+    );
+    let after = row(&db, &id);
+    for (k, v) in &before {
+        match k.as_str() {
+            "abort_requested_at" => assert!(after[k].as_i64().unwrap() > 0),
+            "lease_expires_at" => assert_eq!(after[k], json!(far + 10_000)),
+            _ => assert_eq!(&after[k], v, "{k}"),
+        }
+    }
+    // The owner renews again: undo would recall an intent the owner may have read.
+    set_lease(far + 20_000);
+    let undo = turnscope(&db, &["--write", "undo", "1", "-y"]);
+    assert_eq!(undo.status.code(), Some(3));
+    assert!(row(&db, &id)["abort_requested_at"].as_i64().is_some());
+    // Another attempt since the preview: the runtime's own fence refuses it.
+    let dir2 = tempfile::tempdir().unwrap();
+    let db2 = unpack_db("flue-2.1.0", "tool-batch-1-of-3", dir2.path());
+    let id2 = stuck(&db2);
+    let r = row(&db2, &id2);
+    let fence = Flue2Fence {
+        submission_id: id2.clone(),
+        status: "running".into(),
+        attempt_id: Some("attempt_other".into()),
+        owner_id: r["owner_id"].as_str().map(String::from),
+        lease_expires_at: far,
+        no_joined: false,
+        live_lease: true,
+    };
+    let change = Flue2ColumnChange {
+        column: "abort_requested_at",
+        before: SqlValue::Null,
+        after: SqlValue::Int(5),
+    };
+    let audit = AuditInfo {
+        operator: "t".into(),
+        action: "abort".into(),
+        reason: None,
+        summary: "s".into(),
+        now_ms: 0,
+        batch_id: None,
+        side_effects: None,
+    };
+    let mut w = Flue2SqliteWriter::open(&db2).unwrap();
+    match w.apply(&fence, &[change], &audit) {
+        Err(ApplyError::Fenced(d)) => assert!(d.join("; ").contains("attempt_id is"), "{d:?}"),
+        other => panic!("{other:?}"),
+    }
 }

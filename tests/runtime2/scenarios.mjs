@@ -48,6 +48,8 @@ export const SCRIPTS = {
 	],
 	'overflow-then-ok': [{ attempts: [{ error: 'prompt is too long: 213462 tokens > 200000 maximum' }, { text: 'Answer after compaction.' }] }],
 	'terminal-error': [{ error: 'invalid_request_error: messages.0.content: unsupported content block type' }],
+	// One call that runs until it is aborted (live.mjs: an abort written while it runs).
+	'long-tool': [{ tools: [tool('write_note', 'long', 120000)] }, { text: 'unreachable: the submission was aborted' }],
 	'durable-charge': [{ tools: [tool('charge_card', 'card-1', 4000)] }, { text: 'Card charged.' }],
 	finish: [{ tools: [tool('finish_job', 'job-1', 10), tool('finish_job', 'job-2', 10)] }, { text: 'unreachable: the batch terminated the loop' }],
 	'join-text-kill': [{ attempts: [{ kill: true, text: 'x' }, { text: 'Answer to the joined follow-up.' }] }],

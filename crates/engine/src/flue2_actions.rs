@@ -5,7 +5,8 @@
 
 use serde_json::{json, Value};
 use turnscope_core::flue2::{
-    plan_action, ActionInput, Flue2Action, Flue2ActionPlan, Flue2Refusal, InspectFailure,
+    plan_action, ActionInput, Flue2Action, Flue2ActionPlan, Flue2Fence, Flue2Refusal,
+    InspectFailure,
 };
 use turnscope_core::journal::time::iso_from_ms;
 use turnscope_core::recovery::changes::SqlValue;
@@ -90,6 +91,15 @@ pub fn action_json(
         plan.and_then(|p| p.then.as_ref())
             .map_or(Value::Null, plan_json),
     );
+    // What `then` is: the claim after a requeue, or the pass after a live lease's end.
+    o.insert(
+        "thenWhen".into(),
+        match plan.filter(|p| p.then.is_some()) {
+            Some(p) if p.fence.live_lease => json!("lease_end"),
+            Some(_) => json!("claimed_again"),
+            None => Value::Null,
+        },
+    );
     o.insert(
         "refused".into(),
         match &result {
@@ -150,6 +160,24 @@ pub fn audit_summary(p: &Flue2ActionPlan) -> String {
     format!("{}; next pass: {}", cols.join(", "), p.next.step.column())
 }
 
+/// What the fence holds of the lease, in words.
+fn lease_fence(f: &Flue2Fence, now_ms: i64) -> String {
+    if f.live_lease {
+        format!(
+            "the lease not held (live for {} ms more: its owner renews it and honours the intent)",
+            f.lease_expires_at - now_ms
+        )
+    } else if f.lease_expires_at <= 0 {
+        "lease_expires_at = 0 (no lease)".into()
+    } else {
+        format!(
+            "lease_expires_at = {} (ended {} ms ago; re-checked on the real clock)",
+            f.lease_expires_at,
+            now_ms - f.lease_expires_at
+        )
+    }
+}
+
 /// The preview's lines before the next pass: what is written, the fence, each column before and
 /// after, the notes. Raw database text: a front end makes it terminal-safe.
 pub fn preview_lines(p: &Flue2ActionPlan, now_ms: i64) -> Vec<String> {
@@ -160,13 +188,16 @@ pub fn preview_lines(p: &Flue2ActionPlan, now_ms: i64) -> Vec<String> {
             p.action, f.submission_id
         ),
         format!(
-            "  fence: status = {}, attempt_id = {}, owner_id = {}, lease_expires_at = {} (ended {} ms ago; re-checked on the real clock){}",
+            "  fence: status = {}, attempt_id = {}, owner_id = {}, {}{}",
             f.status,
             f.attempt_id.as_deref().unwrap_or("NULL"),
             f.owner_id.as_deref().unwrap_or("NULL"),
-            f.lease_expires_at,
-            now_ms - f.lease_expires_at,
-            if f.no_joined { ", no delivery joined into it" } else { "" }
+            lease_fence(f, now_ms),
+            if f.no_joined {
+                ", no delivery joined into it"
+            } else {
+                ""
+            }
         ),
     ];
     for c in &p.changes {

@@ -106,6 +106,11 @@ pub struct Flue2Fence {
     pub lease_expires_at: i64,
     /// No delivery may be joined into it (`joined_into` = it, status `joining`/`joined`).
     pub no_joined: bool,
+    /// An abort intent under a live lease: the lease is neither held as read (the live owner
+    /// renews it) nor required to have ended, as the runtime's own `requestSessionAbort` holds
+    /// neither. Every other write needs the lease as read and ended on the real clock.
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    pub live_lease: bool,
 }
 
 /// An accepted action: the exact write and what the runtime does next.
@@ -123,6 +128,17 @@ pub struct Flue2ActionPlan {
     pub then: Option<Flue2Plan>,
     /// Facts of the row the preview states beside the plan (each computed from the row).
     pub notes: Vec<String>,
+}
+
+impl Flue2ActionPlan {
+    /// What [`then`](Flue2ActionPlan::then) is, as a preview's heading.
+    pub fn then_heading(&self) -> &'static str {
+        if self.fence.live_lease {
+            "were the owner to stop renewing its lease, the pass after the lease's end:"
+        } else {
+            "once the runtime claims it again (its own requeue's step 7 and resume):"
+        }
+    }
 }
 
 /// Everything planning reads (the same as the reconciler's input).
@@ -158,14 +174,15 @@ pub fn plan_action(
     let row = input.row;
     let now = input.now_ms;
     let current = input.plan_for(row);
-    check_reconcilable(row, now, &current)?;
     let mut notes = Vec::new();
     let mut then = None;
     let mut changes = Vec::new();
     let mut after = row.clone();
     let mut no_joined = false;
+    let mut live_lease = false;
     match action {
         Flue2Action::Abort => {
+            check_abortable(row, &current)?;
             if let Some(at) = row.abort_requested_at {
                 return Err(refuse(
                     format!(
@@ -183,8 +200,24 @@ pub fn plan_action(
             }
             after.abort_requested_at = Some(now);
             changes.push(int_change("abort_requested_at", None, Some(now)));
+            if current.step == Flue2Step::LeaseHeld {
+                live_lease = true;
+                // Were the owner to stop renewing, the expired-lease pass after the lease's end
+                // is the one that acts: planned on the row as the write leaves it.
+                let at_end = ActionInput {
+                    now_ms: row.lease_expires_at.saturating_add(1),
+                    ..*input
+                };
+                then = Some(at_end.plan_for(&after));
+                notes.push(format!(
+                    "the lease is live until {} (owner {}): the owner honours the intent itself, and `undo` can recall it only until the owner renews the lease or reads it",
+                    iso_from_ms(row.lease_expires_at),
+                    row.owner_id.as_deref().unwrap_or("-")
+                ));
+            }
         }
         Flue2Action::Requeue => {
+            check_reconcilable(row, now, &current)?;
             if !input.joined.is_empty() {
                 return Err(refuse(
                     format!(
@@ -234,6 +267,7 @@ pub fn plan_action(
             deadline_ms,
             attempts,
         } => {
+            check_reconcilable(row, now, &current)?;
             if matches!(current.step, Flue2Step::Completed | Flue2Step::Abort) {
                 return Err(refuse(
                     format!(
@@ -284,6 +318,7 @@ pub fn plan_action(
             }
         }
         Flue2Action::Fail { reason } => {
+            check_reconcilable(row, now, &current)?;
             let reason = reason.trim();
             if reason.is_empty() {
                 return Err(refuse("fail needs a reason", "say why with --reason"));
@@ -361,6 +396,7 @@ pub fn plan_action(
             owner_id: row.owner_id.clone(),
             lease_expires_at: row.lease_expires_at,
             no_joined,
+            live_lease,
         },
         changes,
         row_after: after,
@@ -368,6 +404,34 @@ pub fn plan_action(
         then,
         notes,
     })
+}
+
+/// Where an abort intent is honoured: on a row the expired-lease pass reconciles (step 3), under
+/// a live lease (the owner's deadline scan, `enforceActiveDeadlines`, BP:1028, aborts the live
+/// attempt), and on a queued row (unready: the unready pass settles it `aborted`, BP:1127; ready:
+/// the attempt that claims it settles it `aborted` before anything else, CSS:5149), the statuses
+/// the runtime's own `requestSessionAbort` (SAES:482) writes, less the joined deliveries, which
+/// settle with the submission they joined.
+fn check_abortable(row: &Flue2SubmissionRow, current: &Flue2Plan) -> Result<(), Flue2Refusal> {
+    match (row.status.as_str(), current.step) {
+        ("running", Flue2Step::LeaseHeld) | ("queued", _) => Ok(()),
+        ("joining" | "joined", _) => Err(refuse(
+            format!("it is {}: {}", row.status, current.why),
+            format!(
+                "abort the submission it joined ({})",
+                row.joined_into.as_deref().unwrap_or("-")
+            ),
+        )),
+        ("settled", _) => Err(refuse(
+            current.why.clone(),
+            "nothing is left to abort: look with `turnscope show`",
+        )),
+        ("terminalizing", _) => Err(refuse(
+            format!("its settlement is reserved: {}", current.why),
+            "leave it to the runtime's pending-settlement step",
+        )),
+        _ => check_reconcilable(row, 0, current),
+    }
 }
 
 /// Only a row the runtime's next pass reconciles: `running`, with an attempt, its lease ended.
@@ -382,7 +446,7 @@ fn check_reconcilable(
                 "its lease is live for {} ms more: the process that holds it is running it, and its writes would race this one",
                 row.lease_expires_at - now
             ),
-            "wait for the lease to end (`turnscope --write ACTION` again then), or use the runtime's own abort (abortInstance), which a live owner honours",
+            "wait for the lease to end (`turnscope --write ACTION` again then), or abort it: an abort intent is the one write a live owner honours",
         )),
         Flue2Step::NoLease => Err(refuse(
             "it is running with lease_expires_at 0: the runtime's expired-lease scan never lists it, so no pass would act on the change",

@@ -93,7 +93,7 @@ fn abort_sets_the_intent_and_the_next_pass_settles_it_aborted() {
 }
 
 #[test]
-fn every_action_is_refused_under_a_live_lease_and_where_no_pass_acts() {
+fn every_action_but_abort_is_refused_under_a_live_lease_and_where_no_pass_acts() {
     let fail = Flue2Action::Fail {
         reason: "stuck".into(),
     };
@@ -101,7 +101,7 @@ fn every_action_is_refused_under_a_live_lease_and_where_no_pass_acts() {
         deadline_ms: Some(60_000),
         attempts: None,
     };
-    let actions = [Flue2Action::Abort, Flue2Action::Requeue, extend, fail];
+    let actions = [Flue2Action::Requeue, extend, fail];
     for a in &actions {
         let mut live = row();
         live.lease_expires_at = NOW + 5_000;
@@ -147,6 +147,91 @@ fn every_action_is_refused_under_a_live_lease_and_where_no_pass_acts() {
             },
         );
         assert!(refused(r).contains("does not read this row"));
+    }
+    // Abort: refused where no pass acts and on rows whose end is decided elsewhere.
+    let a = &Flue2Action::Abort;
+    let mut no_lease = row();
+    no_lease.lease_expires_at = 0;
+    assert!(refused(act(a, &no_lease, &input_only(), &[])).contains("lease_expires_at 0"));
+    let mut settled = row();
+    settled.status = "settled".into();
+    assert!(refused(act(a, &settled, &input_only(), &[]))
+        .contains("settled: the runtime does nothing more"));
+    let mut reserved = row();
+    reserved.status = "terminalizing".into();
+    assert!(refused(act(a, &reserved, &input_only(), &[])).contains("its settlement is reserved"));
+    for status in ["joining", "joined"] {
+        let mut r = row();
+        r.status = status.into();
+        r.joined_into = Some("sub_host".into());
+        let no = act(a, &r, &input_only(), &[]).expect_err("refused");
+        assert!(
+            no.reason.starts_with(&format!("it is {status}")),
+            "{}",
+            no.reason
+        );
+        assert!(no.instead.contains("sub_host"), "{}", no.instead);
+    }
+}
+
+#[test]
+fn abort_under_a_live_lease_writes_the_intent_the_owner_honours_and_plans_the_lease_end() {
+    let mut live = row();
+    live.lease_expires_at = NOW + 5_000;
+    let p = act(&Flue2Action::Abort, &live, &batch_one_of_three(), &[]).unwrap();
+    assert_eq!(columns(&p), ["abort_requested_at"]);
+    // The owner renews the lease: the fence holds neither it nor its end, only the attempt.
+    assert!(p.fence.live_lease);
+    assert_eq!(p.fence.attempt_id, live.attempt_id);
+    assert_eq!(p.next.step, Flue2Step::LeaseHeld);
+    assert!(
+        p.next.why.contains("with an abort intent"),
+        "{}",
+        p.next.why
+    );
+    assert!(p.next.why.contains("deadline scan"), "{}", p.next.why);
+    // Were the owner gone, the pass after the lease's end: step 3 on the row the write leaves.
+    let then = p.then.as_ref().expect("the pass at the lease's end");
+    assert_eq!(then.step, Flue2Step::Abort);
+    let after = then.row_after.as_ref().unwrap();
+    assert_eq!(after.error.as_deref(), Some(ABORTED_MESSAGE));
+    assert!(p.then_heading().contains("stop renewing"));
+    assert!(p.notes.iter().any(|n| n.contains("undo")), "{:?}", p.notes);
+    // A lease that has ended is the reconciled case: the lease held as read, no `then`.
+    let p = act(&Flue2Action::Abort, &row(), &batch_one_of_three(), &[]).unwrap();
+    assert!(!p.fence.live_lease);
+    assert!(p.then.is_none());
+    // The fence is serialized without the flag unless it is set.
+    assert!(!serde_json::to_string(&p.fence)
+        .unwrap()
+        .contains("liveLease"));
+}
+
+#[test]
+fn abort_on_a_queued_row_is_settled_aborted_by_the_unready_pass_or_the_claiming_attempt() {
+    for (ready, says) in [
+        (
+            None,
+            "the unready pass settles it aborted without an attempt",
+        ),
+        (
+            Some(NOW - 10),
+            "that attempt settles it aborted before anything else",
+        ),
+    ] {
+        let mut q = row();
+        q.status = "queued".into();
+        q.attempt_id = None;
+        q.owner_id = None;
+        q.started_at = None;
+        q.lease_expires_at = 0;
+        q.canonical_ready_at = ready;
+        let p = act(&Flue2Action::Abort, &q, &absent(), &[]).unwrap();
+        assert_eq!(columns(&p), ["abort_requested_at"]);
+        assert!(!p.fence.live_lease);
+        assert_eq!(p.fence.status, "queued");
+        assert_eq!(p.next.step, Flue2Step::Queued);
+        assert!(p.next.why.contains(says), "{}", p.next.why);
     }
 }
 

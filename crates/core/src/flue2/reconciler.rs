@@ -229,6 +229,7 @@ pub fn plan_flue2(input: &ReconcileInput<'_>) -> Flue2Plan {
                 match (row.canonical_ready_at, row.abort_requested_at) {
                     (None, Some(_)) => "queued, not ready, with an abort intent: the unready pass settles it aborted without an attempt (settleQueuedSubmission)".into(),
                     (None, None) => "queued, not ready: the unready pass materializes its conversation first, then marks it ready".into(),
+                    (Some(_), Some(_)) => "queued, with an abort intent: the claim loop claims it once no earlier unsettled submission of its session is ahead of it, and that attempt settles it aborted before anything else (processSubmission → settleAbortedWithContext, CSS:5149), as step 3 does".into(),
                     _ => "queued: the claim loop claims it once no earlier unsettled submission of its session is ahead of it".into(),
                 },
             )
@@ -259,12 +260,19 @@ pub fn plan_flue2(input: &ReconcileInput<'_>) -> Flue2Plan {
         );
     }
     if !row.lease_expired(now) {
+        let held = row.lease_expires_at - now;
         return plain(
             Flue2Step::LeaseHeld,
-            format!(
-                "the lease is held for {} ms more: the pass reconciles it only after it ends",
-                row.lease_expires_at - now
-            ),
+            match row.abort_requested_at {
+                // enforceActiveDeadlines (BP:1028), run by the owner's claim loop every 15 s
+                // (LEASE_SCAN_INTERVAL_MS), with a 60 s grace (SUBMISSION_SETTLE_GRACE_MS).
+                Some(_) => format!(
+                    "the lease is held for {held} ms more, with an abort intent: the owner's deadline scan (every 15 s) aborts the live attempt, which settles it aborted by its own path; an attempt still hung 60 s later is settled over by the interrupted path (step 3)"
+                ),
+                None => format!(
+                    "the lease is held for {held} ms more: the pass reconciles it only after it ends"
+                ),
+            },
         );
     }
     // reconcileInterruptedSubmission, step by step.

@@ -1,6 +1,7 @@
 //! A flue 2.x journal (SQLite), written: one submission row changed in one short `BEGIN
 //! IMMEDIATE` transaction that re-reads the row, checks the state the preview read (status,
-//! attempt, owner, lease as read and ended on the real clock, every changed column as read, no
+//! attempt, owner, lease as read and ended on the real clock (but for an abort intent under a
+//! live lease, which the owner honours), every changed column as read, no
 //! joined delivery where the action needs none), writes it with the runtime's own fence in the
 //! `UPDATE` (`WHERE submission_id = ? AND status = ? AND attempt_id = ?`, SAES:364–530) plus
 //! those checks, and appends the audit record, with the row's image before and after, in the
@@ -143,11 +144,15 @@ impl Flue2SqliteWriter {
         guard("status = #", sql(&SqlValue::text(&fence.status)));
         guard("attempt_id IS #", opt_text(&fence.attempt_id));
         guard("owner_id IS #", opt_text(&fence.owner_id));
-        guard(
-            "lease_expires_at = #",
-            rusqlite::types::Value::Integer(fence.lease_expires_at),
-        );
-        guard("lease_expires_at < #", rusqlite::types::Value::Integer(now));
+        // An abort intent under a live lease holds neither (the owner renews it), as the
+        // runtime's own requestSessionAbort; every other write, the lease as read and ended.
+        if !fence.live_lease {
+            guard(
+                "lease_expires_at = #",
+                rusqlite::types::Value::Integer(fence.lease_expires_at),
+            );
+            guard("lease_expires_at < #", rusqlite::types::Value::Integer(now));
+        }
         for c in changes {
             guard(&format!("{} IS #", c.column), sql(&c.before));
         }
@@ -255,7 +260,9 @@ fn differences(
             fence.owner_id.as_deref().unwrap_or("NULL")
         ));
     }
-    if lease != fence.lease_expires_at {
+    if fence.live_lease {
+        // Renewed or not, the lease is not held: the live owner honours the intent.
+    } else if lease != fence.lease_expires_at {
         out.push(format!(
             "lease_expires_at is {lease}, was {} at the preview",
             fence.lease_expires_at

@@ -108,7 +108,7 @@ pub fn confirm_lines(plan: &Flue2ActionPlan, now_ms: i64) -> Vec<String> {
     out.push("the runtime's next pass, computed on the row after the write:".into());
     out.extend(plan_lines(&plan.next));
     if let Some(then) = &plan.then {
-        out.push("once the runtime claims it again (its own requeue's step 7 and resume):".into());
+        out.push(plan.then_heading().into());
         out.extend(plan_lines(then));
     }
     out
