@@ -246,8 +246,9 @@ pub enum Command {
     /// under one batch id, paced by --rate; exit 3 when any was refused.
     Requeue(BulkActionArgs),
     /// Ask the runtime to abort a submission (flue 2.x journals): its abort intent
-    /// (`abort_requested_at`), which the runtime's next pass settles `aborted`.
-    Abort(ActionArgs),
+    /// (`abort_requested_at`), which the runtime settles `aborted` (its next pass, a live owner's
+    /// deadline scan, or the claim of a queued row). Several ids or --all: one bulk apply.
+    Abort(BulkActionArgs),
     /// Give up on a submission: the runtime's failure writes (advisory entry, settlement; a direct
     /// prompt's terminal event appended to its event stream). Needs --reason.
     ///

@@ -67,7 +67,7 @@ impl Item {
 }
 
 /// The selection filters given, as flags (for the preview and the JSON document).
-fn selection_flags(sel: &SelectionArgs) -> Vec<String> {
+pub(super) fn selection_flags(sel: &SelectionArgs) -> Vec<String> {
     let mut f = Vec::new();
     if let Some(s) = &sel.status {
         f.push(format!("--status {s}"));
@@ -79,6 +79,8 @@ fn selection_flags(sel: &SelectionArgs) -> Vec<String> {
     };
     add("kind", &sel.kind);
     add("verdict", &sel.verdict);
+    add("not-verdict", &sel.not_verdict);
+    add("rule", &sel.rule);
     add("instance", &sel.instance);
     add("owner", &sel.owner);
     if let Some(age) = sel.older_than {
@@ -91,7 +93,7 @@ fn selection_flags(sel: &SelectionArgs) -> Vec<String> {
 }
 
 /// Usage errors of the selection, before anything is opened.
-fn check_selection(args: &BulkActionArgs) -> Result<(), CliError> {
+pub(super) fn check_selection(args: &BulkActionArgs) -> Result<(), CliError> {
     let flags = selection_flags(&args.selection);
     if !args.all && (!flags.is_empty() || args.selection.expired) {
         return Err(CliError::new(
@@ -436,7 +438,7 @@ fn finish(items: &[Item], dry_run: bool) -> Result<(), CliError> {
 }
 
 /// Wait until the `n`-th write of the batch may start at `rate` a second.
-fn pace(started: Instant, n: usize, rate: Option<f64>) {
+pub(super) fn pace(started: Instant, n: usize, rate: Option<f64>) {
     let Some(rate) = rate else { return };
     let due = started + Duration::from_secs_f64(n as f64 / rate);
     let now = Instant::now();

@@ -28,28 +28,20 @@ pub fn run(
     out: &mut dyn Write,
 ) -> Result<(), CliError> {
     match &cli.command {
-        Some(Command::Abort(a)) => act(cli, opts, path, Flue2Action::Abort, a, out),
-        Some(Command::Requeue(b)) => act(
-            cli,
-            opts,
-            path,
-            Flue2Action::Requeue,
-            &one(b, "requeue")?,
-            out,
-        ),
+        Some(Command::Abort(b)) => one_or_bulk(cli, opts, path, Flue2Action::Abort, b, out),
+        Some(Command::Requeue(b)) => one_or_bulk(cli, opts, path, Flue2Action::Requeue, b, out),
         Some(Command::Fail(b)) => {
-            let a = one(b, "fail")?;
             let action = Flue2Action::Fail {
-                reason: a.reason.clone().unwrap_or_default(),
+                reason: b.reason.clone().unwrap_or_default(),
             };
-            act(cli, opts, path, action, &a, out)
+            one_or_bulk(cli, opts, path, action, b, out)
         }
         Some(Command::Extend(e)) => {
             let action = Flue2Action::Extend {
                 deadline_ms: e.deadline,
                 attempts: e.attempts,
             };
-            act(cli, opts, path, action, &one(&e.bulk, "extend")?, out)
+            one_or_bulk(cli, opts, path, action, &e.bulk, out)
         }
         Some(Command::Audit(a)) => {
             let reader = Flue2SqliteReader::open(path)?;
@@ -80,23 +72,23 @@ pub fn run(
     }
 }
 
-/// The one submission of a command that takes several: a 2.x journal is acted on one submission
-/// at a time (no bulk apply yet).
-fn one(b: &BulkActionArgs, name: &str) -> Result<ActionArgs, CliError> {
-    let s = &b.selection;
-    let selects = s.verdict.is_some()
-        || s.not_verdict.is_some()
-        || s.rule.is_some()
-        || s.owner.is_some()
-        || s.older_than.is_some();
-    if b.all || b.submissions.len() != 1 || b.rate.is_some() || selects {
-        return Err(CliError::new(
-            format!("{name} on a flue 2.x journal acts on one submission at a time (no --all, several ids, filters or --rate yet)"),
-            format!("name one submission: turnscope --write {name} ID"),
-            exit::USAGE,
-        ));
+/// One id alone is the one-submission action (its preview, question and output); several ids or
+/// `--all` are one bulk apply (`flue2_bulk.rs`), as on beta.7.
+fn one_or_bulk(
+    cli: &Cli,
+    opts: &Flue2Options,
+    path: &Path,
+    action: Flue2Action,
+    b: &BulkActionArgs,
+    out: &mut dyn Write,
+) -> Result<(), CliError> {
+    match b.submissions.as_slice() {
+        [one] if !b.all => {
+            super::bulk::check_selection(b)?;
+            act(cli, opts, path, action, &b.one(one), out)
+        }
+        _ => super::flue2_bulk::run(cli, opts, path, action, b, out),
     }
-    Ok(b.one(&b.submissions[0]))
 }
 
 fn refused(r: &Flue2Refusal) -> CliError {

@@ -6,7 +6,7 @@
 use std::collections::HashMap;
 use std::io::Write;
 
-use super::args::{Cli, ListArgs, ListOutput};
+use super::args::{Cli, ListArgs, ListOutput, SelectionArgs};
 use super::common::{exit, now_ms, CliError};
 use super::list_sort::SortKey;
 use super::output::print_json;
@@ -85,7 +85,11 @@ impl Sort {
 
 /// The flags, checked (exit 2 naming the values a flag takes).
 fn selection(a: &ListArgs) -> Result<Flue2Selection, CliError> {
-    let s = &a.selection;
+    selection_of(&a.selection)
+}
+
+/// [`selection`] of the selection flags alone (`list`'s, and a bulk action's `--all`).
+pub(super) fn selection_of(s: &SelectionArgs) -> Result<Flue2Selection, CliError> {
     let view = s.status.as_deref().unwrap_or("expired");
     if !is_view(view) {
         return Err(CliError::new(

@@ -10,6 +10,7 @@ mod diff;
 mod export;
 mod flue2;
 mod flue2_act;
+mod flue2_bulk;
 mod flue2_export;
 mod flue2_incidents;
 mod flue2_list;
@@ -275,7 +276,7 @@ fn run_command(cli: &Cli, out: &mut dyn Write) -> Result<(), CliError> {
             "abort is flue 2.x's abort intent, and this journal was not written by flue 2.x",
             format!(
                 "on a flue 1.0.0-beta.7 journal give up on it with fail: turnscope --write fail {} --reason TEXT",
-                a.submission
+                a.submissions.first().map_or("ID", String::as_str)
             ),
             exit::USAGE,
         )),

@@ -309,8 +309,10 @@ fn usage_errors_exit_2_and_abort_is_refused_on_a_beta7_journal() {
     let id = stuck(&db);
     for args in [
         &["--write", "fail", &id, "-y"][..],
-        &["--write", "requeue", &id, &id, "-y"],
-        &["--write", "requeue", "--all", "-y"],
+        &["--write", "fail", "--all", "-y"],
+        // Filters select with --all only; a write needs --write.
+        &["--write", "requeue", &id, "--verdict", "stuck", "-y"],
+        &["abort", "--all", "-y"],
     ] {
         let o = turnscope(&db, args);
         assert_eq!(

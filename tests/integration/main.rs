@@ -23,6 +23,7 @@ mod fidelity;
 mod file_circles;
 mod find;
 mod flue2_actions;
+mod flue2_bulk;
 mod flue2_classify;
 mod flue2_cli;
 mod flue2_export;
