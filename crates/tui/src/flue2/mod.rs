@@ -11,6 +11,7 @@
 //! paging keys, ⏎, esc, the view keys 1–6, `/`, `y`, `r`, `?`, `q`. The write keys are absent (no
 //! write action reads 2.x yet), and a beta.7 key that does nothing here says so.
 
+mod acted;
 mod detail;
 #[cfg(feature = "test-harness")]
 pub mod harness;
@@ -104,6 +105,9 @@ pub struct Flue2App {
     quit: bool,
     /// A write under way (its popup), where one is.
     write: Option<write::Flow>,
+    /// The NEXT cell of each row written here: `⋯ PREDICTED` until the runtime acts on the row,
+    /// then `✓` or `✗` and the prediction (`acted.rs`).
+    written: std::collections::HashMap<String, String>,
 }
 
 /// The actions this app answers, and what its help says of each.
@@ -174,6 +178,7 @@ impl Flue2App {
             last_refresh: None,
             quit: false,
             write: None,
+            written: std::collections::HashMap::new(),
         }
     }
 
@@ -223,7 +228,25 @@ impl Flue2App {
             Flue2Response::List(Ok(doc)) => {
                 self.loaded = true;
                 self.error = None;
-                self.list.set_rows(rows_of(&doc), self.now_ms);
+                for a in doc["runtimeActed"].as_array().into_iter().flatten() {
+                    let (Some(id), Some(mark), Some(predicted)) = (
+                        a["submissionId"].as_str(),
+                        a["mark"].as_str(),
+                        a["predicted"].as_str(),
+                    ) else {
+                        continue;
+                    };
+                    self.written
+                        .insert(id.to_string(), format!("{mark} {predicted}"));
+                    self.status = a["line"].as_str().map(String::from);
+                }
+                let mut rows = rows_of(&doc);
+                for r in &mut rows {
+                    if let Some(cell) = self.written.get(&r.id) {
+                        r.next = cell.clone();
+                    }
+                }
+                self.list.set_rows(rows, self.now_ms);
             }
             Flue2Response::List(Err(e)) => self.error = Some(e),
             Flue2Response::Planned { ask, result } => {
@@ -260,6 +283,11 @@ impl Flue2App {
                     }
                     t
                 };
+                if result.is_ok() && acted::awaited(&plan).is_some() {
+                    let predicted = acted::predicted(&plan).step.column();
+                    self.written
+                        .insert(plan.fence.submission_id.clone(), format!("⋯ {predicted}"));
+                }
                 self.write = Some(match result {
                     Ok(a) => write::Flow::Done {
                         title: format!("{title} applied"),

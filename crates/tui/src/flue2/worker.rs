@@ -84,6 +84,8 @@ pub struct Flue2Worker {
     /// kept are these (a whale's fold is seconds; held once, whoever asks).
     view_paths: HashSet<String>,
     opened_path: Option<String>,
+    /// Rows written here that the runtime has not acted on yet, with their predictions.
+    awaiting: HashMap<String, super::acted::Awaited>,
 }
 
 impl Flue2Worker {
@@ -98,6 +100,7 @@ impl Flue2Worker {
             streams: Streams::default(),
             view_paths: HashSet::new(),
             opened_path: None,
+            awaiting: HashMap::new(),
         }
     }
 
@@ -122,10 +125,15 @@ impl Flue2Worker {
                 plan,
                 operator,
                 reason,
-            } => Some(Flue2Response::Applied {
-                result: self.apply(&plan, operator, reason),
-                plan,
-            }),
+            } => {
+                let result = self.apply(&plan, operator, reason);
+                if result.is_ok() {
+                    if let Some(a) = super::acted::awaited(&plan) {
+                        self.awaiting.insert(plan.fence.submission_id.clone(), a);
+                    }
+                }
+                Some(Flue2Response::Applied { result, plan })
+            }
             Flue2Request::Stop => None,
         }
     }
@@ -259,6 +267,13 @@ impl Flue2Worker {
             .header("turnscope.flue2.list/1", self.reader.format_version());
         doc.insert("view".into(), Value::String(view.name().into()));
         doc.insert("submissions".into(), Value::Array(items));
+        // The TUI's own key, only after a write of this session: what the runtime did since.
+        if !self.awaiting.is_empty() {
+            let acted = super::acted::settle(&mut self.awaiting, &rows);
+            if !acted.is_empty() {
+                doc.insert("runtimeActed".into(), Value::Array(acted));
+            }
+        }
         Ok(Value::Object(doc))
     }
 
