@@ -73,6 +73,19 @@ pub struct RecordAt {
     pub seq: i64,
 }
 
+impl Flue2Match {
+    /// The match as `turnscope.flue2.sessions/1` lists it (the CLI's `--json` and the TUI's
+    /// sessions screen).
+    pub fn json(&self) -> serde_json::Value {
+        serde_json::json!({
+            "stream": self.stream,
+            "matched": self.kind,
+            "value": self.value,
+            "record": self.record.as_ref().map(|r| serde_json::json!({"id": r.id, "type": r.kind, "seq": r.seq})),
+        })
+    }
+}
+
 /// The instance id of a stream (`identity_json`'s `instanceId`, else the path's last part).
 pub fn instance_of(s: &Flue2Stream) -> String {
     #[derive(Deserialize)]

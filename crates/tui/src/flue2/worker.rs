@@ -21,6 +21,7 @@ use turnscope_store::{
     StoreError,
 };
 
+use super::screens_worker::{ScreenRequest, ScreenResponse};
 use super::write::Ask;
 
 use crate::worker_error::WorkerError;
@@ -49,6 +50,8 @@ pub enum Flue2Request {
         operator: String,
         reason: Option<String>,
     },
+    /// The sessions, incidents and audit screens' reads, and the undo (`screens_worker.rs`).
+    Screen(ScreenRequest),
     Stop,
 }
 
@@ -69,6 +72,7 @@ pub enum Flue2Response {
         plan: Box<Flue2ActionPlan>,
         result: Result<Applied, String>,
     },
+    Screen(ScreenResponse),
 }
 
 pub struct Flue2Worker {
@@ -126,8 +130,28 @@ impl Flue2Worker {
                 result: self.apply(&plan, operator, reason),
                 plan,
             }),
+            Flue2Request::Screen(r) => Some(Flue2Response::Screen(self.screen(r))),
             Flue2Request::Stop => None,
         }
+    }
+
+    pub(super) fn reader(&self) -> &Flue2SqliteReader {
+        &self.reader
+    }
+
+    pub(super) fn options(&self) -> &Flue2Options {
+        &self.options
+    }
+
+    /// The writer, opened on first use (an export has none).
+    pub(super) fn writer(&mut self) -> Result<&mut Flue2SqliteWriter, String> {
+        let Some(path) = self.path.clone() else {
+            return Err("an export is read-only: open the live database to act".into());
+        };
+        if self.writer.is_none() {
+            self.writer = Some(Flue2SqliteWriter::open(&path).map_err(|e| e.to_string())?);
+        }
+        Ok(self.writer.as_mut().expect("opened above"))
     }
 
     /// One submission's row and joined deliveries, its stream folded into the kept streams
@@ -335,6 +359,9 @@ pub fn spawn<E: Send + 'static>(
                                 plan,
                                 result: Err("internal error writing (see --log)".into()),
                             }),
+                            Flue2Request::Screen(r) => {
+                                Some(Flue2Response::Screen(r.internal_error()))
+                            }
                             Flue2Request::Stop => None,
                         }
                     });
