@@ -296,7 +296,7 @@ impl Flue2Worker {
             .as_deref()
             .and_then(|p| streams.get(p))
             .map_or(0, |f| f.batches);
-        Ok(show_json(
+        let mut doc = show_json(
             &self.options,
             self.reader.format_version(),
             &ShowView {
@@ -304,7 +304,12 @@ impl Flue2Worker {
                 batches,
             },
             now_ms,
-        ))
+        );
+        if let Some(p) = i.stream_path.as_deref() {
+            let memos = turnscope_engine::flue2_memos::step_memos(&self.reader, p)?;
+            turnscope_engine::flue2_memos::add_step_memos(&mut doc, &memos);
+        }
+        Ok(doc)
     }
 }
 
