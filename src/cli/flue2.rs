@@ -104,6 +104,7 @@ pub fn route(cli: &Cli, out: &mut dyn Write) -> Option<Result<(), CliError>> {
                     | Command::Sessions(_)
                     | Command::Export(_)
                     | Command::Wait(_)
+                    | Command::Diff(_)
             )
         );
     let acts = matches!(
@@ -166,6 +167,7 @@ fn run(
             one(cli, opts, &reader, submission, *json, false, out)
         }
         Some(Command::Sessions(a)) => super::flue2_sessions::run(opts, &reader, a, out),
+        Some(Command::Diff(a)) => super::flue2_diff::run(cli, opts, &reader, a, out),
         Some(Command::Export(a)) => super::flue2_export::run(cli, opts, &reader, a, out),
         Some(Command::Wait(a)) => super::flue2_wait::run(cli, opts, &reader, a, out),
         Some(Command::Incidents { json }) => {

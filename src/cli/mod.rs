@@ -10,6 +10,7 @@ mod diff;
 mod export;
 mod flue2;
 mod flue2_act;
+mod flue2_diff;
 mod flue2_export;
 mod flue2_incidents;
 mod flue2_list;
