@@ -15,6 +15,7 @@ use turnscope_engine::flue2::{
     classify_json, following, show_json, trailing_batch_json, user_text, CallOutcome, Flue2Options,
     Inspected, Outcomes, ShowView, Streams,
 };
+use turnscope_engine::flue2_memos::{add_step_memos, memos_of, step_memos, StepMemo};
 use turnscope_store::{is_flue2_export, DbTarget, Flue2SqliteReader, JournalFormat, SqliteStore};
 
 /// The release `--flue-version` defaults to.
@@ -103,6 +104,7 @@ pub fn route(cli: &Cli, out: &mut dyn Write) -> Option<Result<(), CliError>> {
                     | Command::Sessions(_)
                     | Command::Export(_)
                     | Command::Wait(_)
+                    | Command::Diff(_)
             )
         );
     let acts = matches!(
@@ -165,6 +167,7 @@ fn run(
             one(cli, opts, &reader, submission, *json, false, out)
         }
         Some(Command::Sessions(a)) => super::flue2_sessions::run(opts, &reader, a, out),
+        Some(Command::Diff(a)) => super::flue2_diff::run(cli, opts, &reader, a, out),
         Some(Command::Export(a)) => super::flue2_export::run(cli, opts, &reader, a, out),
         Some(Command::Wait(a)) => super::flue2_wait::run(cli, opts, &reader, a, out),
         Some(Command::Incidents { json }) => {
@@ -189,11 +192,16 @@ fn one(
     // and freeing them one by one costs a fifth of the command; the process ends right after
     // printing (every caller runs one command per process), and exit returns the memory at once.
     let mut streams = std::mem::ManuallyDrop::new(Streams::default());
-    let (row, joined) = reader.in_snapshot(|reader| {
+    let (row, joined, memos) = reader.in_snapshot(|reader| {
         let row = reader.find_submission(query)?;
         let joined = reader.joined_into(&row.submission_id)?;
         streams.load(reader, [&row])?;
-        Ok((row, joined))
+        // `show` puts each tool call's step memos under it (read from the stream as stored).
+        let memos = match (show, row.session()) {
+            (true, Some(k)) => step_memos(reader, &k.stream_path())?,
+            _ => Vec::new(),
+        };
+        Ok((row, joined, memos))
     })?;
     let i = streams.inspect(&row, opts, joined, now);
     let batches = i
@@ -204,7 +212,7 @@ fn one(
     let fv = reader.format_version();
     if json {
         let doc = if show {
-            show_json(
+            let mut doc = show_json(
                 opts,
                 fv,
                 &ShowView {
@@ -212,7 +220,9 @@ fn one(
                     batches,
                 },
                 now,
-            )
+            );
+            add_step_memos(&mut doc, &memos);
+            doc
         } else {
             classify_json(opts, fv, &i, now)
         };
@@ -346,7 +356,7 @@ fn one(
         ),
     )?;
     writeln!(out)?;
-    write_conversation(&i, out)?;
+    write_conversation(&i, &memos, out)?;
     Ok(())
 }
 
@@ -357,7 +367,11 @@ fn write_plan(i: &Inspected<'_>, full: bool, out: &mut dyn Write) -> Result<(), 
 
 /// The conversation after the input entry, the in-progress messages, the recorded outcomes and
 /// the trailing batch.
-fn write_conversation(i: &Inspected<'_>, out: &mut dyn Write) -> Result<(), CliError> {
+fn write_conversation(
+    i: &Inspected<'_>,
+    memos: &[StepMemo],
+    out: &mut dyn Write,
+) -> Result<(), CliError> {
     let input = i.row.input_entry_id();
     let Some(conv) = i.conversation else {
         writeln!(
@@ -440,6 +454,15 @@ fn write_conversation(i: &Inspected<'_>, out: &mut dyn Write) -> Result<(), CliE
                             sanitize(&c.name),
                             sanitize(&c.id)
                         )?;
+                        for m in memos_of(memos, &c.id) {
+                            writeln!(
+                                out,
+                                "      step   {}  memo {} in batch {} (replayed on a re-run)",
+                                sanitize(&m.step_name),
+                                sanitize(&m.record_id),
+                                m.seq
+                            )?;
+                        }
                     }
                 }
                 EntryBody::ToolResult {

@@ -1,9 +1,8 @@
 //! `turnscope incidents` on a flue 2.x journal: the running submissions whose lease expired,
-//! grouped by the worker that held the lease, as on beta.7 (`core::recovery::incidents`: 2.x's
-//! lease protocol is the same, a 30 s lease renewed every 10 s), each group with the reconciler
-//! steps `plan_flue2` says fire next and the command that lists its rows.
+//! grouped by the worker that held the lease, as on beta.7, each group with the reconciler
+//! steps `plan_flue2` says fire next and the command that lists its rows. The grouping and the
+//! document are `turnscope_engine::flue2_incidents`'s, which the TUI's incidents screen draws.
 
-use std::collections::HashMap;
 use std::io::Write;
 
 use serde_json::{json, Value};
@@ -12,21 +11,10 @@ use super::args::Cli;
 use super::common::{now_ms, CliError};
 use super::incidents::{list_command, write_group_head, write_intro};
 use super::output::print_json;
-use turnscope_core::recovery::incidents::{group, PlanKey, StuckRow, HEARTBEAT_MS, LEASE_MS};
 use turnscope_core::text::sanitize;
-use turnscope_engine::flue2::{Flue2Options, Inspected, Streams};
+use turnscope_engine::flue2::Flue2Options;
+use turnscope_engine::flue2_incidents::incidents;
 use turnscope_store::Flue2SqliteReader;
-
-/// A group's plan: the step that fires (`step 6 → replace`).
-fn plan_key(i: &Inspected<'_>) -> PlanKey {
-    let step = i.plan.step;
-    PlanKey::Disposition {
-        label: match step.number() {
-            Some(n) => format!("step {n} → {}", step.name()),
-            None => step.name().to_string(),
-        },
-    }
-}
 
 pub(super) fn run(
     cli: &Cli,
@@ -36,75 +24,18 @@ pub(super) fn run(
     out: &mut dyn Write,
 ) -> Result<(), CliError> {
     let now = now_ms(cli);
-    let mut streams = Streams::default();
-    let mut joined: HashMap<String, Vec<String>> = HashMap::new();
-    let stuck = reader.in_snapshot(|reader| {
-        let all = reader.submissions()?;
-        for r in &all {
-            if let (Some(host), "joined") = (&r.joined_into, r.status.as_str()) {
-                joined
-                    .entry(host.clone())
-                    .or_default()
-                    .push(r.submission_id.clone());
-            }
-        }
-        let stuck: Vec<_> = all.into_iter().filter(|r| r.lease_expired(now)).collect();
-        streams.load(reader, &stuck)?;
-        Ok(stuck)
-    })?;
-    let inspected: Vec<Inspected<'_>> = stuck
-        .iter()
-        .map(|r| {
-            let j = joined.get(&r.submission_id).cloned().unwrap_or_default();
-            streams.inspect(r, opts, j, now)
-        })
-        .collect();
-    let rows: Vec<StuckRow> = inspected
-        .iter()
-        .map(|i| StuckRow {
-            submission_id: &i.row.submission_id,
-            owner_id: i.row.owner_id.as_deref(),
-            lease_expires_at: i.row.lease_expires_at,
-            plan: plan_key(i),
-        })
-        .collect();
-    let groups = group(&rows);
+    let found = incidents(reader, opts, now)?;
+    let groups = &found.groups;
     let fv = reader.format_version();
     if json {
-        let mut doc = opts.header("turnscope.flue2.incidents/1", fv);
-        doc.insert("now".into(), json!(now));
-        doc.insert("leaseMs".into(), json!(LEASE_MS));
-        doc.insert("heartbeatMs".into(), json!(HEARTBEAT_MS));
-        doc.insert("stuck".into(), json!(rows.len()));
-        let step_of: HashMap<String, Option<u8>> = inspected
-            .iter()
-            .map(|i| (plan_key(i).label(), i.plan.step.number()))
-            .collect();
-        doc.insert(
-            "groups".into(),
-            Value::Array(
-                groups
-                    .iter()
-                    .map(|g| {
-                        json!({
-                            "ownerId": g.owner_id,
-                            "count": g.count(),
-                            "firstLeaseExpiresAt": g.first_expiry,
-                            "lastLeaseExpiresAt": g.last_expiry,
-                            "stoppedRenewingAt": g.stopped_at_once().then(|| g.last_renewal()),
-                            "summary": g.headline(now),
-                            "plans": g.plans.iter().map(|p| json!({
-                                "step": step_of.get(&p.plan.label()).copied().flatten(),
-                                "label": p.plan.label(),
-                                "count": p.count,
-                            })).collect::<Vec<_>>(),
-                            "submissions": g.submissions,
-                            "listCommand": list_command(g),
-                        })
-                    })
-                    .collect(),
-            ),
-        );
+        let mut doc = found.doc(opts, fv);
+        if let Some(Value::Array(gs)) = doc.get_mut("groups") {
+            for (v, g) in gs.iter_mut().zip(groups) {
+                if let Some(m) = v.as_object_mut() {
+                    m.insert("listCommand".into(), json!(list_command(g)));
+                }
+            }
+        }
         print_json(out, &Value::Object(doc))?;
         return Ok(());
     }
@@ -118,12 +49,12 @@ pub(super) fn run(
     }
     write_intro(
         out,
-        rows.len(),
-        &groups,
+        found.stuck.len(),
+        groups,
         now,
         " Steps are the runtime's reconciler's (`turnscope show ID` says why).",
     )?;
-    for g in &groups {
+    for g in groups {
         write_group_head(out, g, now)?;
         if let Some(cmd) = list_command(g) {
             writeln!(out, "  list     {}", sanitize(&cmd))?;

@@ -138,18 +138,7 @@ fn not_found(what: &str, searched: Option<&str>) -> CliError {
 /// A match shown: its stream is the key `--limit` counts.
 fn show(shown: &mut Shown<'_>, m: Flue2Match) -> bool {
     let key = m.stream.clone();
-    shown.show_match(
-        &key,
-        || {
-            json!({
-                "stream": m.stream,
-                "matched": m.kind,
-                "value": m.value,
-                "record": m.record.as_ref().map(|r| json!({"id": r.id, "type": r.kind, "seq": r.seq})),
-            })
-        },
-        || line(&m),
-    )
+    shown.show_match(&key, || m.json(), || line(&m))
 }
 
 /// `text  agents/worker/s1  record rec_… (user_message) in batch 3: …`, terminal-safe.

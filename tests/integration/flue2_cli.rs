@@ -412,7 +412,7 @@ fn other_commands_refuse_a_2_x_journal_naming_the_commands_that_read_it() {
         assert_refused(
             &turnscope(&db, None, args),
             1,
-            "only list, show, classify, incidents, sessions, export, wait, audit and the actions abort, requeue, extend, fail and undo read it yet",
+            "only list, show, classify, incidents, sessions, export, wait, diff, audit and the actions abort, requeue, extend, fail and undo read it yet",
         );
     }
     // A list column there is not is refused by name.

@@ -193,3 +193,67 @@ fn text_finds_exactly_the_streams_whose_records_hold_it() {
         assert!(text.contains(" text \"scripted\" (searched"), "{text}");
     }
 }
+
+/// A query that is a row's id whole (a submission, attempt or owner id, a stream path) is
+/// answered from the rows alone: the records, every batch of every stream, are not read for a
+/// conversation or record id (as beta.7's `sessions` never reads the entries for an id). A
+/// prefix, a conversation id and a record id still read them, and find what they name.
+#[test]
+fn an_exact_row_id_skips_the_record_scan() {
+    use turnscope_engine::flue2_find::{find_streams, find_streams_scanned, MatchKind};
+    let dir = tempfile::tempdir().unwrap();
+    let mut exact = 0;
+    for name in db_fixture_names("flue-2.1.0") {
+        let db = unpack_db("flue-2.1.0", &name, dir.path());
+        let reader = turnscope_store::Flue2SqliteReader::open(&db).unwrap();
+        let conn = Connection::open(&db).unwrap();
+        let batches: usize = conn
+            .query_row(
+                "SELECT COUNT(*) FROM flue_conversation_stream_batches",
+                [],
+                |r| r.get(0),
+            )
+            .unwrap();
+        let rows: Vec<(String, Option<String>, Option<String>)> = conn
+            .prepare("SELECT submission_id, attempt_id, owner_id FROM flue_agent_submissions")
+            .unwrap()
+            .query_map([], |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?)))
+            .unwrap()
+            .collect::<Result<_, _>>()
+            .unwrap();
+        for (sub, attempt, owner) in &rows {
+            for q in [Some(sub), attempt.as_ref(), owner.as_ref()]
+                .into_iter()
+                .flatten()
+            {
+                let (m, scan) = find_streams_scanned(&reader, q).unwrap();
+                assert!(!m.is_empty(), "{name}: {q}");
+                assert!(scan.skipped, "{name}: {q}");
+                assert_eq!(scan.batches, 0, "{name}: {q} read the records");
+                // The same answer as through find_streams (and so the CLI).
+                assert_eq!(find_streams(&reader, q).unwrap(), m);
+                exact += 1;
+            }
+            // A prefix is not an id whole: the records are read.
+            let (_, scan) = find_streams_scanned(&reader, &sub[..10]).unwrap();
+            assert!(!scan.skipped && scan.batches == batches, "{name}: prefix");
+        }
+        // A conversation id and a record id are only in the records: read, and found.
+        let (conv, record): (String, String) = conn
+            .query_row(
+                "SELECT json_extract(data, '$[0].conversationId'), json_extract(data, '$[0].id') FROM flue_conversation_stream_batches ORDER BY path, seq LIMIT 1",
+                [],
+                |r| Ok((r.get(0)?, r.get(1)?)),
+            )
+            .unwrap();
+        for (q, kind) in [
+            (&conv, MatchKind::Conversation),
+            (&record, MatchKind::Record),
+        ] {
+            let (m, scan) = find_streams_scanned(&reader, q).unwrap();
+            assert!(!scan.skipped && scan.batches > 0, "{name}: {q}");
+            assert!(m.iter().any(|m| m.kind == kind), "{name}: {q} {m:?}");
+        }
+    }
+    assert!(exact >= 40, "{exact} exact ids checked");
+}

@@ -29,7 +29,7 @@ WORK="$(mktemp -d -t turnscope-flue2-fixtures.XXXXXX)"
 trap 'rm -rf "$WORK"' EXIT
 cd "$RUN_DIR"
 
-mapfile -t ALL < <("$NODE" --no-warnings -e "import('./scenarios.mjs').then((m) => console.log(Object.keys(m.SCENARIOS).join('\n')))")
+mapfile -t ALL < <("$NODE" --no-warnings -e "import('./scenarios.mjs').then((m) => console.log(Object.keys(m.SCENARIOS).filter((k) => m.SCENARIOS[k].fixture !== false).join('\n')))")
 NAMES=()
 for n in "${ALL[@]}"; do
   if [[ -n "${ONLY:-}" && " $ONLY " != *" $n "* ]]; then continue; fi

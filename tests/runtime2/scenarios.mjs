@@ -152,6 +152,20 @@ export const SCENARIOS = {
 			await ctl.direct('worker', 'd1', 'three-tools-slow', 'crash');
 		},
 	},
+	'durable-step': {
+		description:
+			'A durable tool (charge_card: step.do authorize, 4 s, step.do capture) cut between its two steps: the authorize step is settled as a tool_step_settled memo, capture has not run, no tool outcome yet.',
+		crashPoint: 'SIGKILL after the append of the first tool_step_settled record',
+		expect: { crash: { status: 'running', classification: 'tool_use_unresolved', partial: 1, uncommittedOutcomes: 0 } },
+		// Not a committed fixture (make-fixtures.sh skips it): the resume of a durable tool is not
+		// predicted (docs/flue2.md), so the fixture-wide checks would not hold for it. The step
+		// memos' test (tests/integration/runtime2_memos.rs) runs it itself.
+		fixture: false,
+		rules: [afterAppend((r) => r.type === 'tool_step_settled', { label: 'first tool_step_settled' })],
+		async run(ctl) {
+			await ctl.dispatch('worker', 'ds1', 'durable-charge', 'crash');
+		},
+	},
 	'completed-unsettled': {
 		description: 'Final text turn committed after a tool batch; SIGKILL before the settlement is reserved.',
 		crashPoint: 'SIGKILL before submissions.reserveSubmissionSettlement() #1',

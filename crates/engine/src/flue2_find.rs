@@ -73,6 +73,19 @@ pub struct RecordAt {
     pub seq: i64,
 }
 
+impl Flue2Match {
+    /// The match as `turnscope.flue2.sessions/1` lists it (the CLI's `--json` and the TUI's
+    /// sessions screen).
+    pub fn json(&self) -> serde_json::Value {
+        serde_json::json!({
+            "stream": self.stream,
+            "matched": self.kind,
+            "value": self.value,
+            "record": self.record.as_ref().map(|r| serde_json::json!({"id": r.id, "type": r.kind, "seq": r.seq})),
+        })
+    }
+}
+
 /// The instance id of a stream (`identity_json`'s `instanceId`, else the path's last part).
 pub fn instance_of(s: &Flue2Stream) -> String {
     #[derive(Deserialize)]
@@ -92,12 +105,37 @@ const MIN_PREFIX: usize = 4;
 
 /// The streams `query` names by an id, each once (the first way it matched), in the order the
 /// lookups run: stream path, instance, submission, attempt, owner, then conversation and record
-/// ids inside the records.
+/// ids inside the records (only where none of the row ids matched exactly: see
+/// [`find_streams_scanned`]).
 pub fn find_streams(
     reader: &Flue2SqliteReader,
     query: &str,
 ) -> Result<Vec<Flue2Match>, StoreError> {
+    find_streams_scanned(reader, query).map(|(m, _)| m)
+}
+
+/// What [`find_streams_scanned`] read of the records.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct IdScan {
+    /// The query named a stream, an instance, a submission, an attempt or an owner exactly, so
+    /// the records were not read.
+    pub skipped: bool,
+    /// Batches read looking for a conversation or record id.
+    pub batches: usize,
+}
+
+/// [`find_streams`], saying what it read. The conversation and record ids live only inside the
+/// records, so looking one up reads every batch of every stream; where the query already is a
+/// row's id exactly (a stream path, an instance, a whole submission id, an attempt or an owner
+/// id: each a different shape from the runtime's `conv_`/`rec_` ids) that read is skipped, as
+/// beta.7's `sessions` never reads the entries' text for an id (it looks ids up by index). A
+/// submission id prefix is not exact: the records are still read.
+pub fn find_streams_scanned(
+    reader: &Flue2SqliteReader,
+    query: &str,
+) -> Result<(Vec<Flue2Match>, IdScan), StoreError> {
     let mut out: Vec<Flue2Match> = Vec::new();
+    let mut scan = IdScan::default();
     let mut add = |stream: String, kind: MatchKind, value: &str, record: Option<RecordAt>| {
         if !out.iter().any(|m| m.stream == stream) {
             out.push(Flue2Match {
@@ -153,12 +191,23 @@ pub fn find_streams(
             }
         }
     }
-    if query.len() >= MIN_PREFIX {
+    // Whether a row id matched whole (a submission prefix is not), as the lookups above add.
+    scan.skipped = streams
+        .iter()
+        .any(|s| s.path == query || instance_of(s) == query)
+        || rows.iter().any(|r| {
+            r.session().is_some()
+                && (r.submission_id == query
+                    || r.attempt_id.as_deref() == Some(query)
+                    || r.owner_id.as_deref() == Some(query))
+        });
+    if query.len() >= MIN_PREFIX && !scan.skipped {
         // An id inside the records: the conversation's, or a record's own.
         let conversation = format!("\"conversationId\":{}", json_string(query));
         let record = format!("\"id\":{}", json_string(query));
         for s in &streams {
             for b in reader.stream_batches(&s.path)? {
+                scan.batches += 1;
                 let (has_conv, has_record) =
                     (b.data.contains(&conversation), b.data.contains(&record));
                 if !has_conv && !has_record {
@@ -186,7 +235,7 @@ pub fn find_streams(
             }
         }
     }
-    Ok(out)
+    Ok((out, scan))
 }
 
 /// How far a text search got.

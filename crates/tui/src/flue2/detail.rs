@@ -424,6 +424,24 @@ fn conversation(b: &mut Builder, doc: &Value) {
                             Span::styled(format!("  → {}", outcome_text(o)), style),
                         ],
                     );
+                    // Its step memos (a durable tool's completed steps, replayed on a re-run).
+                    for m in c["steps"].as_array().into_iter().flatten() {
+                        b.push(
+                            partial,
+                            vec![
+                                Span::styled("    step   ", t.dim()),
+                                Span::raw(s(&m["stepName"])),
+                                Span::styled(
+                                    format!(
+                                        "  memo {} in batch {} (replayed on a re-run)",
+                                        s(&m["recordId"]),
+                                        m["seq"]
+                                    ),
+                                    t.dim(),
+                                ),
+                            ],
+                        );
+                    }
                 }
             }
             "toolResult" => {

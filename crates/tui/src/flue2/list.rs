@@ -147,8 +147,18 @@ const COLUMNS: [&str; 8] = [
     "ID", "KIND", "INSTANCE", "STATUS", "ATTEMPTS", "LEASE", "VERDICT", "NEXT",
 ];
 
+/// The list narrowed to some submissions: an instance's (the sessions screen's ⏎) or a
+/// worker's stuck ones (the incidents screen's ⏎); esc widens it again.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Narrow {
+    /// `instance agents/worker/s1`, `worker 9f2c1a0b`.
+    pub label: String,
+    pub ids: Vec<String>,
+}
+
 #[derive(Debug, Default)]
 pub struct ListState {
+    pub narrow: Option<Narrow>,
     pub rows: Vec<ListRow>,
     pub view: View,
     /// The `/` query: rows whose cells contain it (case-insensitive).
@@ -167,6 +177,7 @@ impl ListState {
         self.rows
             .iter()
             .filter(|r| self.view.keeps(r))
+            .filter(|r| self.narrow.as_ref().is_none_or(|n| n.ids.contains(&r.id)))
             .filter(|r| {
                 q.is_empty()
                     || r.cells(now_ms)

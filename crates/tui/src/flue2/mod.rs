@@ -1,15 +1,18 @@
-//! The TUI on a flue 2.x journal (SQLite, read-only): one component owning its state, its keys
-//! and its drawing (the gitui model), beside the beta.7 app rather than inside it, since a 2.x
-//! journal has no sessions, no audit trail and no write actions yet. Its screens: the submissions
-//! list (`list.rs`: expired leases first, as beta.7's list, with the classification and the
-//! reconciler's next step) and a submission's detail (`detail.rs`: the classification, the plan
-//! and the conversation after the input with the trailing uncommitted batch highlighted). Both
-//! draw the engine's `list --json` and `show --json` documents, read by the worker
-//! (`worker.rs`) off the UI thread, so they say exactly what `turnscope list` and `show` say.
+//! The TUI on a flue 2.x journal (SQLite): one component owning its state, its keys and its
+//! drawing (the gitui model), beside the beta.7 app rather than inside it, since a 2.x journal's
+//! rows, conversations and actions are not beta.7's. Its screens: the submissions list
+//! (`list.rs`: expired leases first, as beta.7's list, with the classification and the
+//! reconciler's next step), a submission's detail (`detail.rs`: the classification, the plan and
+//! the conversation after the input with the trailing uncommitted batch highlighted), and the
+//! sessions, incidents and audit screens (`screens.rs`, `screens_app.rs`). Each draws the
+//! engine's document (`list --json`, `show --json`, `sessions`, `incidents`, `audit`), read by
+//! the worker (`worker.rs`, `screens_worker.rs`) off the UI thread, so they say exactly what the
+//! CLI says.
 //!
 //! Keys are the keymap's (and the configuration file's overrides) where they apply: j/k and the
-//! paging keys, ⏎, esc, the view keys 1–6, `/`, `y`, `r`, `?`, `q`. The write keys are absent (no
-//! write action reads 2.x yet), and a beta.7 key that does nothing here says so.
+//! paging keys, ⏎, esc, the view keys 1–6, `/`, `y`, `r`, `?`, `q`, `s`/`f`, `I`, `a`; with
+//! `--write` X/Q/E/F (`write.rs`) and the audit trail's u/U (`undo.rs`). A beta.7 key that does
+//! nothing here says so.
 
 mod acted;
 mod detail;
@@ -17,6 +20,10 @@ mod detail;
 pub mod harness;
 pub mod list;
 pub mod run;
+mod screens;
+mod screens_app;
+pub mod screens_worker;
+mod undo;
 pub mod worker;
 pub mod write;
 
@@ -108,6 +115,10 @@ pub struct Flue2App {
     /// The NEXT cell of each row written here: `⋯ PREDICTED` until the runtime acts on the row,
     /// then `✓` or `✗` and the prediction (`acted.rs`).
     written: std::collections::HashMap<String, String>,
+    /// The sessions, incidents or audit screen, over the list (`screens.rs`).
+    screen: Option<screens::Screen>,
+    /// An undo under way from the audit screen (its popup).
+    undo: Option<undo::UndoFlow>,
 }
 
 /// The actions this app answers, and what its help says of each.
@@ -179,6 +190,8 @@ impl Flue2App {
             quit: false,
             write: None,
             written: std::collections::HashMap::new(),
+            screen: None,
+            undo: None,
         }
     }
 
@@ -208,6 +221,7 @@ impl Flue2App {
                 now_ms: self.now_ms,
             });
         }
+        self.refresh_screen();
     }
 
     pub fn take_requests(&mut self) -> Vec<Flue2Request> {
@@ -316,6 +330,7 @@ impl Flue2App {
                 });
                 self.request_refresh();
             }
+            Flue2Response::Screen(r) => self.on_screen_response(r),
             Flue2Response::Show { id, result } => {
                 if let Some(d) = self.detail.as_mut().filter(|d| d.id == id) {
                     match result {
@@ -435,10 +450,14 @@ impl Flue2App {
             self.search_key(ev);
             return;
         }
-        if let (true, KeyCode::Char(c), false) = (
+        if self.screen_key(ev) {
+            return;
+        }
+        if let (true, KeyCode::Char(c), false, true) = (
             self.cfg.write,
             ev.code,
             ev.modifiers.contains(KeyModifiers::CONTROL),
+            self.screen.is_none() || self.detail.is_some(),
         ) {
             if let Some(ask) = write::ask_of(c) {
                 self.start_write(ask);
@@ -459,7 +478,7 @@ impl Flue2App {
             Some(a) if HANDLED.iter().any(|(h, _)| *h == a) => self.act(a),
             Some(a) => {
                 self.status = Some(format!(
-                    "{} does not read flue 2.x journals yet: this journal has the submissions list and their detail, read-only",
+                    "{} does not read flue 2.x journals yet: this journal has the submissions list, their detail, sessions, incidents and the audit trail",
                     keymap::action_name(a).replace('_', " ")
                 ))
             }
@@ -536,6 +555,9 @@ impl Flue2App {
                 Action::StartFilter => self.searching = true,
                 Action::Back => {
                     let keep = self.list.selected_id(now);
+                    if self.list.query.is_empty() {
+                        self.list.narrow = None;
+                    }
                     self.list.query.clear();
                     self.list.select_id(keep.as_deref(), now);
                 }
@@ -588,9 +610,12 @@ impl Flue2App {
     }
 
     fn open_selected(&mut self) {
-        let Some(id) = self.list.selected_id(self.now_ms) else {
-            return;
-        };
+        if let Some(id) = self.list.selected_id(self.now_ms) {
+            self.open_id(id);
+        }
+    }
+
+    fn open_id(&mut self, id: String) {
         self.requests.push(Flue2Request::Show {
             id: id.clone(),
             now_ms: self.now_ms,
@@ -659,6 +684,11 @@ impl Flue2App {
                     }
                 }
             }
+            None if self.screen.is_some() => {
+                if let Some(s) = self.screen.as_mut() {
+                    s.draw(f, &t, self.now_ms, body);
+                }
+            }
             None if !self.loaded && self.error.is_none() => {
                 f.render_widget(Paragraph::new(Span::styled(" reading…", t.dim())), body)
             }
@@ -668,6 +698,9 @@ impl Flue2App {
         self.draw_footer(f, footer);
         if let Some(w) = &self.write {
             w.draw(f, &t, area);
+        }
+        if let Some(u) = &self.undo {
+            u.draw(f, &t, area);
         }
         if self.help {
             self.draw_help(f, area);
@@ -731,12 +764,25 @@ impl Flue2App {
     fn draw_nav(&self, f: &mut Frame, area: Rect) {
         let t = self.cfg.theme;
         let mut v = vec![Span::raw(" ")];
-        match &self.detail {
-            Some(d) => {
-                v.push(Span::styled(" Submissions ", t.dim()));
+        match (&self.detail, &self.screen) {
+            (Some(d), _) => {
+                v.push(Span::styled(
+                    format!(
+                        " {} ",
+                        self.screen.as_ref().map_or("Submissions", |s| s.name())
+                    ),
+                    t.dim(),
+                ));
                 v.push(Span::styled(format!("› {} ", clean(&d.id)), t.selected()));
             }
-            None => {
+            (None, Some(s)) => {
+                v.push(Span::styled(" Submissions ", t.dim()));
+                v.push(Span::styled(format!(" {} ", s.name()), t.selected()));
+                if let Some(n) = s.nav() {
+                    v.push(Span::styled(format!("  {n}"), t.matched()));
+                }
+            }
+            (None, None) => {
                 v.push(Span::styled(" Submissions ", t.selected()));
                 v.push(Span::raw(" "));
                 for (n, f) in [
@@ -775,6 +821,12 @@ impl Flue2App {
                         Span::styled(text, t.dim())
                     });
                 }
+                if let Some(n) = &self.list.narrow {
+                    v.push(Span::styled(
+                        format!("  {} (esc: all)", clean(&n.label)),
+                        t.matched(),
+                    ));
+                }
                 if self.searching || !self.list.query.is_empty() {
                     v.push(Span::styled(
                         format!(
@@ -796,6 +848,8 @@ impl Flue2App {
             Span::styled(format!(" {}", e.line()), t.error())
         } else if let Some(s) = &self.status {
             Span::styled(format!(" {s}"), t.warn())
+        } else if let (None, Some(s)) = (&self.detail, &self.screen) {
+            Span::styled(s.status(), t.dim())
         } else if self.detail.is_some() {
             Span::styled(
                 " read-only: a flue 2.x journal's submissions are shown, not changed",
@@ -825,6 +879,21 @@ impl Flue2App {
                 ("esc".into(), "clear"),
                 ("⌫".into(), "delete"),
             ]
+        } else if let (None, Some(s)) = (&self.detail, &self.screen) {
+            let mut v = vec![(self.key_label(Action::Enter), "open")];
+            if !matches!(s, screens::Screen::Incidents { .. }) {
+                v.push((self.key_label(Action::StartFilter), "search"));
+            }
+            if self.cfg.write && matches!(s, screens::Screen::Audit { .. }) {
+                v.push(("u/U".into(), "undo/batch"));
+            }
+            v.extend([
+                (self.key_label(Action::Back), "back"),
+                (self.key_label(Action::Copy), "copy"),
+                (self.key_label(Action::Help), "help"),
+                (self.key_label(Action::Quit), "quit"),
+            ]);
+            v
         } else if self.detail.is_some() {
             let mut v = vec![(
                 format!(
@@ -878,14 +947,14 @@ impl Flue2App {
         let mut lines = vec![
             Line::styled(
                 if self.cfg.write {
-                    "A flue 2.x journal, write mode: the submissions list, their detail, four actions."
+                    "A flue 2.x journal, write mode: the submissions, their detail, four actions, undo."
                 } else {
-                    "A flue 2.x journal, read-only: the submissions list and their detail."
+                    "A flue 2.x journal, read-only: the submissions, their detail, sessions, incidents, audit."
                 },
                 t.title(),
             ),
             Line::styled(
-                "Sessions, audit and incidents do not read 2.x journals in the TUI yet (the CLI's do).",
+                "s sessions · f find one (id or text) · I incidents · a audit trail · esc back",
                 t.dim(),
             ),
             Line::raw(""),
@@ -904,6 +973,10 @@ impl Flue2App {
                     Span::raw(text),
                 ]));
             }
+            lines.push(Line::from(vec![
+                Span::styled(format!("{:<10}", "u / U"), t.key()),
+                Span::raw("audit trail: undo the record / its bulk apply (asks why, previewed)"),
+            ]));
         }
         lines.push(Line::raw(""));
         lines.push(Line::styled(

@@ -21,6 +21,7 @@ use turnscope_store::{
     StoreError,
 };
 
+use super::screens_worker::{ScreenRequest, ScreenResponse};
 use super::write::Ask;
 
 use crate::worker_error::WorkerError;
@@ -49,6 +50,8 @@ pub enum Flue2Request {
         operator: String,
         reason: Option<String>,
     },
+    /// The sessions, incidents and audit screens' reads, and the undo (`screens_worker.rs`).
+    Screen(ScreenRequest),
     Stop,
 }
 
@@ -69,6 +72,7 @@ pub enum Flue2Response {
         plan: Box<Flue2ActionPlan>,
         result: Result<Applied, String>,
     },
+    Screen(ScreenResponse),
 }
 
 pub struct Flue2Worker {
@@ -134,8 +138,28 @@ impl Flue2Worker {
                 }
                 Some(Flue2Response::Applied { result, plan })
             }
+            Flue2Request::Screen(r) => Some(Flue2Response::Screen(self.screen(r))),
             Flue2Request::Stop => None,
         }
+    }
+
+    pub(super) fn reader(&self) -> &Flue2SqliteReader {
+        &self.reader
+    }
+
+    pub(super) fn options(&self) -> &Flue2Options {
+        &self.options
+    }
+
+    /// The writer, opened on first use (an export has none).
+    pub(super) fn writer(&mut self) -> Result<&mut Flue2SqliteWriter, String> {
+        let Some(path) = self.path.clone() else {
+            return Err("an export is read-only: open the live database to act".into());
+        };
+        if self.writer.is_none() {
+            self.writer = Some(Flue2SqliteWriter::open(&path).map_err(|e| e.to_string())?);
+        }
+        Ok(self.writer.as_mut().expect("opened above"))
     }
 
     /// One submission's row and joined deliveries, its stream folded into the kept streams
@@ -287,7 +311,7 @@ impl Flue2Worker {
             .as_deref()
             .and_then(|p| streams.get(p))
             .map_or(0, |f| f.batches);
-        Ok(show_json(
+        let mut doc = show_json(
             &self.options,
             self.reader.format_version(),
             &ShowView {
@@ -295,7 +319,12 @@ impl Flue2Worker {
                 batches,
             },
             now_ms,
-        ))
+        );
+        if let Some(p) = i.stream_path.as_deref() {
+            let memos = turnscope_engine::flue2_memos::step_memos(&self.reader, p)?;
+            turnscope_engine::flue2_memos::add_step_memos(&mut doc, &memos);
+        }
+        Ok(doc)
     }
 }
 
@@ -350,6 +379,9 @@ pub fn spawn<E: Send + 'static>(
                                 plan,
                                 result: Err("internal error writing (see --log)".into()),
                             }),
+                            Flue2Request::Screen(r) => {
+                                Some(Flue2Response::Screen(r.internal_error()))
+                            }
                             Flue2Request::Stop => None,
                         }
                     });

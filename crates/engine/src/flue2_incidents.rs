@@ -1,0 +1,142 @@
+//! The expired leases of a flue 2.x journal grouped by the worker that held them, as beta.7's
+//! incidents (`core::recovery::incidents`: 2.x's lease protocol is the same, a 30 s lease
+//! renewed every 10 s), each group with the reconciler steps `plan_flue2` says fire next. One
+//! computation for `turnscope incidents` and the TUI's incidents screen: both draw
+//! [`Flue2Incidents::doc`] (the CLI adds each group's `listCommand`, a shell line).
+
+use std::collections::HashMap;
+
+use serde_json::{json, Map, Value};
+use turnscope_core::recovery::incidents::{
+    group, IncidentGroup, PlanKey, StuckRow, HEARTBEAT_MS, LEASE_MS,
+};
+use turnscope_store::{Flue2SqliteReader, StoreError};
+
+use crate::flue2::{Flue2Options, Inspected, Streams};
+
+/// One running submission whose lease expired, planned.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Flue2Stuck {
+    pub id: String,
+    pub owner: Option<String>,
+    pub lease_expires_at: i64,
+    /// The step that fires (`step 6 → replace`).
+    pub plan: PlanKey,
+    /// Its number (`None` for the steps without one).
+    pub step: Option<u8>,
+}
+
+/// The stuck submissions at `now` and their groups.
+#[derive(Debug, Clone)]
+pub struct Flue2Incidents {
+    pub now: i64,
+    pub stuck: Vec<Flue2Stuck>,
+    pub groups: Vec<IncidentGroup>,
+}
+
+/// A group's plan: the step that fires (`step 6 → replace`).
+fn plan_key(i: &Inspected<'_>) -> PlanKey {
+    let step = i.plan.step;
+    PlanKey::Disposition {
+        label: match step.number() {
+            Some(n) => format!("step {n} → {}", step.name()),
+            None => step.name().to_string(),
+        },
+    }
+}
+
+/// Read the rows and the expired ones' streams in one snapshot, plan each at `now` (with the
+/// deliveries joined into it) and group them by owner.
+pub fn incidents(
+    reader: &Flue2SqliteReader,
+    opts: &Flue2Options,
+    now: i64,
+) -> Result<Flue2Incidents, StoreError> {
+    let mut streams = Streams::default();
+    let mut joined: HashMap<String, Vec<String>> = HashMap::new();
+    let rows = reader.in_snapshot(|reader| {
+        let all = reader.submissions()?;
+        for r in &all {
+            if let (Some(host), "joined") = (&r.joined_into, r.status.as_str()) {
+                joined
+                    .entry(host.clone())
+                    .or_default()
+                    .push(r.submission_id.clone());
+            }
+        }
+        let stuck: Vec<_> = all.into_iter().filter(|r| r.lease_expired(now)).collect();
+        streams.load(reader, &stuck)?;
+        Ok(stuck)
+    })?;
+    let stuck: Vec<Flue2Stuck> = rows
+        .iter()
+        .map(|r| {
+            let j = joined.get(&r.submission_id).cloned().unwrap_or_default();
+            let i = streams.inspect(r, opts, j, now);
+            Flue2Stuck {
+                id: r.submission_id.clone(),
+                owner: r.owner_id.clone(),
+                lease_expires_at: r.lease_expires_at,
+                plan: plan_key(&i),
+                step: i.plan.step.number(),
+            }
+        })
+        .collect();
+    let groups = group(&stuck_rows(&stuck));
+    Ok(Flue2Incidents { now, stuck, groups })
+}
+
+fn stuck_rows(stuck: &[Flue2Stuck]) -> Vec<StuckRow<'_>> {
+    stuck
+        .iter()
+        .map(|s| StuckRow {
+            submission_id: &s.id,
+            owner_id: s.owner.as_deref(),
+            lease_expires_at: s.lease_expires_at,
+            plan: s.plan.clone(),
+        })
+        .collect()
+}
+
+impl Flue2Incidents {
+    /// The `turnscope.flue2.incidents/1` document, each group without its `listCommand` (the
+    /// CLI's shell line, which it adds).
+    pub fn doc(&self, opts: &Flue2Options, format_version: &str) -> Map<String, Value> {
+        let now = self.now;
+        let mut doc = opts.header("turnscope.flue2.incidents/1", format_version);
+        doc.insert("now".into(), json!(now));
+        doc.insert("leaseMs".into(), json!(LEASE_MS));
+        doc.insert("heartbeatMs".into(), json!(HEARTBEAT_MS));
+        doc.insert("stuck".into(), json!(self.stuck.len()));
+        let step_of: HashMap<String, Option<u8>> = self
+            .stuck
+            .iter()
+            .map(|s| (s.plan.label(), s.step))
+            .collect();
+        doc.insert(
+            "groups".into(),
+            Value::Array(
+                self.groups
+                    .iter()
+                    .map(|g| {
+                        json!({
+                            "ownerId": g.owner_id,
+                            "count": g.count(),
+                            "firstLeaseExpiresAt": g.first_expiry,
+                            "lastLeaseExpiresAt": g.last_expiry,
+                            "stoppedRenewingAt": g.stopped_at_once().then(|| g.last_renewal()),
+                            "summary": g.headline(now),
+                            "plans": g.plans.iter().map(|p| json!({
+                                "step": step_of.get(&p.plan.label()).copied().flatten(),
+                                "label": p.plan.label(),
+                                "count": p.count,
+                            })).collect::<Vec<_>>(),
+                            "submissions": g.submissions,
+                        })
+                    })
+                    .collect(),
+            ),
+        );
+        doc
+    }
+}

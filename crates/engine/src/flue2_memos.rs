@@ -1,0 +1,141 @@
+//! Step memos on flue 2.x: a `durable: true` tool's `step.do(name, fn)` settles each completed
+//! step as a `tool_step_settled` record (`createToolStep`, CSS:3348 of 2.1.0: `toolCallId`,
+//! `toolName`, `stepName`, `value`, under the id `record_tool_step_<b64 call>_<b64 step>`,
+//! `toolStepRecordId`, DSP:30), and a re-execution of the same call after a crash replays the
+//! value instead of running the step again. So a call's memos say which of its side effects
+//! already happened. `show` puts each under the tool call it belongs to.
+//!
+//! The fold keeps no record's fields but the envelope (`turnscope-core`'s `kept.rs`: memory), so
+//! the memos are read here from the stream as stored: only the batches whose text holds
+//! `"tool_step_settled"` are parsed, record by record.
+
+use serde::Deserialize;
+use serde_json::value::RawValue;
+use serde_json::{json, Value};
+use turnscope_store::{Flue2SqliteReader, StoreError};
+
+/// One `tool_step_settled` record.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct StepMemo {
+    pub record_id: String,
+    pub tool_call_id: String,
+    pub tool_name: String,
+    pub step_name: String,
+    pub submission_id: Option<String>,
+    pub attempt_id: Option<String>,
+    /// The batch it was appended in.
+    pub seq: i64,
+    /// The size of its `value`'s JSON text (the value itself can be large: not shown).
+    pub value_bytes: usize,
+}
+
+#[derive(Deserialize)]
+#[serde(rename_all = "camelCase")]
+struct MemoRecord<'a> {
+    id: String,
+    #[serde(rename = "type")]
+    kind: String,
+    #[serde(default)]
+    tool_call_id: String,
+    #[serde(default)]
+    tool_name: String,
+    #[serde(default)]
+    step_name: String,
+    #[serde(default)]
+    submission_id: Option<String>,
+    #[serde(default)]
+    attempt_id: Option<String>,
+    #[serde(borrow, default)]
+    value: Option<&'a RawValue>,
+}
+
+/// The step memos of the stream at `path`, in the order they were appended (a repeated id once:
+/// the runtime appends an id again only byte-identical).
+pub fn step_memos(reader: &Flue2SqliteReader, path: &str) -> Result<Vec<StepMemo>, StoreError> {
+    let mut out: Vec<StepMemo> = Vec::new();
+    reader.each_stream_batch(path, |b| {
+        if !b.data.contains("\"tool_step_settled\"") {
+            return Ok(());
+        }
+        // A batch that does not parse: the fold says why (`show` prints it).
+        let records: Vec<&RawValue> = serde_json::from_str(&b.data).unwrap_or_default();
+        for raw in records {
+            let Ok(r) = serde_json::from_str::<MemoRecord>(raw.get()) else {
+                continue;
+            };
+            if r.kind != "tool_step_settled" || out.iter().any(|m| m.record_id == r.id) {
+                continue;
+            }
+            out.push(StepMemo {
+                record_id: r.id,
+                tool_call_id: r.tool_call_id,
+                tool_name: r.tool_name,
+                step_name: r.step_name,
+                submission_id: r.submission_id,
+                attempt_id: r.attempt_id,
+                seq: b.seq,
+                value_bytes: r.value.map_or(0, |v| v.get().len()),
+            });
+        }
+        Ok(())
+    })?;
+    Ok(out)
+}
+
+impl StepMemo {
+    pub fn json(&self) -> Value {
+        json!({
+            "recordId": self.record_id,
+            "stepName": self.step_name,
+            "toolName": self.tool_name,
+            "submissionId": self.submission_id,
+            "attemptId": self.attempt_id,
+            "seq": self.seq,
+            "valueBytes": self.value_bytes,
+        })
+    }
+}
+
+/// The memos of one call, in order.
+pub fn memos_of<'m>(memos: &'m [StepMemo], tool_call_id: &str) -> Vec<&'m StepMemo> {
+    memos
+        .iter()
+        .filter(|m| m.tool_call_id == tool_call_id)
+        .collect()
+}
+
+/// `show --json`'s document with each tool call's memos (`steps`, in the conversation after the
+/// input and in the trailing batch), and `stepMemos`: how many of the stream's memos belong to
+/// those calls.
+pub fn add_step_memos(doc: &mut Value, memos: &[StepMemo]) {
+    let mut shown = std::collections::BTreeSet::new();
+    let mut put = |call: &mut Value| {
+        let id = call["id"].as_str().unwrap_or("").to_string();
+        let steps: Vec<Value> = memos_of(memos, &id)
+            .into_iter()
+            .map(|m| {
+                shown.insert(m.record_id.clone());
+                m.json()
+            })
+            .collect();
+        if let Some(o) = call.as_object_mut() {
+            o.insert("steps".into(), Value::Array(steps));
+        }
+    };
+    if let Some(entries) = doc["following"].as_array_mut() {
+        for e in entries {
+            if let Some(calls) = e.get_mut("toolCalls").and_then(Value::as_array_mut) {
+                calls.iter_mut().for_each(&mut put);
+            }
+        }
+    }
+    if let Some(calls) = doc["trailingBatch"]
+        .get_mut("toolCalls")
+        .and_then(Value::as_array_mut)
+    {
+        calls.iter_mut().for_each(&mut put);
+    }
+    if let Some(o) = doc.as_object_mut() {
+        o.insert("stepMemos".into(), json!(shown.len()));
+    }
+}

@@ -1,0 +1,628 @@
+//! The 2.x sessions, incidents and audit screens: each draws what the worker read with the CLI's
+//! own computation (`screens_worker.rs`), with beta.7's keys where they apply (`s`/`f`, `I`,
+//! `a`; ⏎, `/`, esc, and in write mode `u`/`U` on the audit trail). Nothing is computed here
+//! but the layout and a text filter over the cells.
+//!
+//! * **Sessions**: every agent instance (one stream each), or those a query names, as
+//!   `turnscope sessions QUERY --text QUERY` finds them (ids first, then from 3 characters the
+//!   text of their records); ⏎ opens the instance's submissions in the list.
+//! * **Incidents**: `incidents --json`'s groups (the expired leases per worker, the steps that
+//!   fire next); ⏎ opens the worker's stuck submissions in the list.
+//! * **Audit**: `audit --json`'s records, newest first, with the record that undid each; ⏎ opens
+//!   the submission; `u` undoes the record, `U` its bulk apply (write mode, previewed).
+
+use ratatui::layout::{Constraint, Layout, Rect};
+use ratatui::style::Style;
+use ratatui::text::{Line, Span};
+use ratatui::widgets::{Cell, Paragraph, Row, Table, Wrap};
+use ratatui::Frame;
+use serde_json::Value;
+
+use super::list::View;
+use super::screens_worker::ScreenRequest;
+use crate::keymap::{Action, Ctx};
+use crate::text::{clean, fit};
+use crate::theme::Theme;
+use crate::widgets::{render_selectable, scroll_into_view, table_header};
+use crate::worker_error::WorkerError;
+
+/// A table's cursor.
+#[derive(Debug, Default, Clone)]
+pub struct Cursor {
+    pub selected: usize,
+    pub offset: usize,
+    pub page: usize,
+}
+
+impl Cursor {
+    fn act(&mut self, a: Action, n: usize) -> bool {
+        let last = n.saturating_sub(1);
+        let page = self.page.max(1);
+        self.selected = match a {
+            Action::Down => (self.selected + 1).min(last),
+            Action::Up => self.selected.saturating_sub(1),
+            Action::PageDown => (self.selected + page).min(last),
+            Action::PageUp => self.selected.saturating_sub(page),
+            Action::Top => 0,
+            Action::Bottom => last,
+            _ => return false,
+        };
+        true
+    }
+}
+
+#[derive(Debug, Clone)]
+pub enum Screen {
+    Sessions {
+        query: String,
+        typing: bool,
+        /// The query the rows answer.
+        asked: Option<String>,
+        rows: Option<Result<Vec<Value>, WorkerError>>,
+        cursor: Cursor,
+    },
+    Incidents {
+        doc: Option<Result<Value, WorkerError>>,
+        cursor: Cursor,
+    },
+    Audit {
+        records: Option<Result<Vec<Value>, WorkerError>>,
+        filter: String,
+        typing: bool,
+        cursor: Cursor,
+    },
+}
+
+/// What a key on a screen asks the app for.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Out {
+    Nothing,
+    Close,
+    Ask(ScreenRequest),
+    /// The list, narrowed to these submissions, in this view.
+    Narrow {
+        label: String,
+        ids: Vec<String>,
+        view: View,
+    },
+    /// A submission's detail.
+    Open(String),
+    /// Undo an audit id or a batch id (write mode).
+    Undo(String),
+    Status(String),
+    Copy(String),
+}
+
+impl Screen {
+    pub fn sessions(typing: bool) -> Screen {
+        Screen::Sessions {
+            query: String::new(),
+            typing,
+            asked: None,
+            rows: None,
+            cursor: Cursor::default(),
+        }
+    }
+
+    pub fn incidents() -> Screen {
+        Screen::Incidents {
+            doc: None,
+            cursor: Cursor::default(),
+        }
+    }
+
+    pub fn audit() -> Screen {
+        Screen::Audit {
+            records: None,
+            filter: String::new(),
+            typing: false,
+            cursor: Cursor::default(),
+        }
+    }
+
+    pub fn name(&self) -> &'static str {
+        match self {
+            Screen::Sessions { .. } => "Sessions",
+            Screen::Incidents { .. } => "Incidents",
+            Screen::Audit { .. } => "Audit trail",
+        }
+    }
+
+    pub fn ctx(&self) -> Ctx {
+        match self {
+            Screen::Sessions { .. } => Ctx::Sessions,
+            Screen::Incidents { .. } => Ctx::Incidents,
+            Screen::Audit { .. } => Ctx::Audit,
+        }
+    }
+
+    /// The read that fills the screen (again), at `now_ms`.
+    pub fn read(&self, now_ms: i64) -> ScreenRequest {
+        match self {
+            Screen::Sessions { asked, .. } => ScreenRequest::Sessions {
+                query: asked.clone().unwrap_or_default(),
+            },
+            Screen::Incidents { .. } => ScreenRequest::Incidents { now_ms },
+            Screen::Audit { .. } => ScreenRequest::Audit,
+        }
+    }
+
+    pub fn typing(&self) -> bool {
+        matches!(
+            self,
+            Screen::Sessions { typing: true, .. } | Screen::Audit { typing: true, .. }
+        )
+    }
+
+    /// The rows the screen shows, as the CLI's `--json` holds them: the sessions' matches (or
+    /// instances), the incidents' groups, the audit records the filter keeps.
+    pub fn rows(&self) -> Vec<Value> {
+        match self {
+            Screen::Sessions {
+                rows: Some(Ok(r)), ..
+            } => r.clone(),
+            Screen::Incidents {
+                doc: Some(Ok(d)), ..
+            } => d["groups"].as_array().cloned().unwrap_or_default(),
+            Screen::Audit {
+                records: Some(Ok(r)),
+                filter,
+                ..
+            } => {
+                let q = filter.to_lowercase();
+                r.iter()
+                    .filter(|a| {
+                        q.is_empty()
+                            || audit_cells(a, r)
+                                .iter()
+                                .any(|c| c.to_lowercase().contains(&q))
+                    })
+                    .cloned()
+                    .collect()
+            }
+            _ => Vec::new(),
+        }
+    }
+
+    fn cursor(&mut self) -> &mut Cursor {
+        match self {
+            Screen::Sessions { cursor, .. }
+            | Screen::Incidents { cursor, .. }
+            | Screen::Audit { cursor, .. } => cursor,
+        }
+    }
+
+    /// The selected row.
+    pub fn selected(&self) -> Option<Value> {
+        let n = match self {
+            Screen::Sessions { cursor, .. }
+            | Screen::Incidents { cursor, .. }
+            | Screen::Audit { cursor, .. } => cursor.selected,
+        };
+        self.rows().get(n).cloned()
+    }
+
+    /// A key while a query or filter is typed.
+    pub fn type_key(&mut self, code: crossterm::event::KeyCode) -> Out {
+        use crossterm::event::KeyCode;
+        let (text, typing) = match self {
+            Screen::Sessions { query, typing, .. } => (query, typing),
+            Screen::Audit { filter, typing, .. } => (filter, typing),
+            Screen::Incidents { .. } => return Out::Nothing,
+        };
+        match code {
+            KeyCode::Enter => {
+                *typing = false;
+                if let Screen::Sessions {
+                    query,
+                    asked,
+                    rows,
+                    cursor,
+                    ..
+                } = self
+                {
+                    *asked = Some(query.trim().to_string());
+                    *rows = None;
+                    *cursor = Cursor::default();
+                    return Out::Ask(ScreenRequest::Sessions {
+                        query: query.trim().to_string(),
+                    });
+                }
+            }
+            KeyCode::Esc => {
+                *typing = false;
+                text.clear();
+            }
+            KeyCode::Backspace => {
+                text.pop();
+            }
+            KeyCode::Char(c) => text.push(c),
+            _ => {}
+        }
+        self.cursor().selected = 0;
+        Out::Nothing
+    }
+
+    /// An action of the keymap on this screen (the app handles the global ones).
+    pub fn act(&mut self, a: Action) -> Out {
+        let n = self.rows().len();
+        if self.cursor().act(a, n) {
+            return Out::Nothing;
+        }
+        match a {
+            Action::StartFilter => match self {
+                Screen::Sessions { typing, .. } | Screen::Audit { typing, .. } => {
+                    *typing = true;
+                    Out::Nothing
+                }
+                Screen::Incidents { .. } => Out::Nothing,
+            },
+            Action::Back => match self {
+                Screen::Sessions {
+                    query,
+                    asked,
+                    rows,
+                    cursor,
+                    ..
+                } if asked.as_deref().is_some_and(|q| !q.is_empty()) => {
+                    query.clear();
+                    *asked = None;
+                    *rows = None;
+                    *cursor = Cursor::default();
+                    Out::Ask(ScreenRequest::Sessions {
+                        query: String::new(),
+                    })
+                }
+                Screen::Audit { filter, cursor, .. } if !filter.is_empty() => {
+                    filter.clear();
+                    *cursor = Cursor::default();
+                    Out::Nothing
+                }
+                _ => Out::Close,
+            },
+            Action::Enter => self.enter(),
+            Action::Copy => match self.selected() {
+                Some(v) => {
+                    let id = match self {
+                        Screen::Sessions { .. } => v["stream"].clone(),
+                        Screen::Incidents { .. } => v["ownerId"].clone(),
+                        Screen::Audit { .. } => v["submission_id"].clone(),
+                    };
+                    id.as_str()
+                        .map_or(Out::Nothing, |s| Out::Copy(s.to_string()))
+                }
+                None => Out::Nothing,
+            },
+            Action::Undo { batch } => self.undo(batch),
+            _ => Out::Nothing,
+        }
+    }
+
+    fn enter(&self) -> Out {
+        let Some(v) = self.selected() else {
+            return Out::Nothing;
+        };
+        match self {
+            Screen::Sessions { .. } => match v["stream"].as_str() {
+                Some(s) => Out::Ask(ScreenRequest::InstanceRows {
+                    stream: s.to_string(),
+                }),
+                None => Out::Nothing,
+            },
+            Screen::Incidents { .. } => Out::Narrow {
+                label: group_who(&v),
+                ids: v["submissions"]
+                    .as_array()
+                    .into_iter()
+                    .flatten()
+                    .filter_map(|s| s.as_str().map(String::from))
+                    .collect(),
+                view: View::Expired,
+            },
+            Screen::Audit { .. } => match v["submission_id"].as_str() {
+                Some(id) if !id.is_empty() => Out::Open(id.to_string()),
+                _ => Out::Status("this record names no submission".into()),
+            },
+        }
+    }
+
+    /// `u`/`U`: where the trail already shows the undo would be refused, say so and ask nothing.
+    fn undo(&self, batch: bool) -> Out {
+        let Screen::Audit {
+            records: Some(Ok(all)),
+            ..
+        } = self
+        else {
+            return Out::Nothing;
+        };
+        let Some(v) = self.selected() else {
+            return Out::Nothing;
+        };
+        let id = v["id"].as_i64().unwrap_or(0);
+        if batch {
+            return match v["batch"].as_str() {
+                Some(b) => Out::Undo(b.to_string()),
+                None => Out::Status(format!(
+                    "audit #{id} is not part of a bulk apply: u undoes it alone"
+                )),
+            };
+        }
+        if let Some(by) = undone_by(id, all) {
+            return Out::Status(format!(
+                "audit #{id} was undone already (by audit #{by}): nothing to undo"
+            ));
+        }
+        if v["changes"].is_null() {
+            return Out::Status(format!(
+                "audit #{id} was written without row images: it cannot be undone"
+            ));
+        }
+        Out::Undo(id.to_string())
+    }
+
+    // ----- drawing ---------------------------------------------------------------------------
+
+    /// The nav line's part after the screen's name.
+    pub fn nav(&self) -> Option<String> {
+        match self {
+            Screen::Sessions {
+                query,
+                typing,
+                asked,
+                ..
+            } => {
+                if *typing {
+                    Some(format!("/{}▏", clean(query)))
+                } else {
+                    asked
+                        .as_deref()
+                        .filter(|q| !q.is_empty())
+                        .map(|q| format!("/{}", clean(q)))
+                }
+            }
+            Screen::Audit { filter, typing, .. } if *typing || !filter.is_empty() => Some(format!(
+                "/{}{}",
+                clean(filter),
+                if *typing { "▏" } else { "" }
+            )),
+            _ => None,
+        }
+    }
+
+    /// The status line's text.
+    pub fn status(&self) -> String {
+        let n = self.rows().len();
+        match self {
+            Screen::Sessions { asked, rows, .. } => match (asked.as_deref(), rows) {
+                (_, None) => " reading…".into(),
+                (Some(q), Some(Ok(_))) if !q.is_empty() => format!(
+                    " {n} match(es) for {:?} (ids; text from 3 characters) · ⏎ the instance's submissions",
+                    clean(q)
+                ),
+                (_, Some(Ok(_))) => format!(" {n} agent instance(s) · / finds one by id or text · ⏎ its submissions"),
+                (_, Some(Err(e))) => format!(" {}", e.line()),
+            },
+            Screen::Incidents { doc, .. } => match doc {
+                Some(Ok(d)) => format!(
+                    " {} stuck submission(s), {n} worker(s) · ⏎ the worker's submissions in the list",
+                    d["stuck"]
+                ),
+                Some(Err(e)) => format!(" {}", e.line()),
+                None => " reading…".into(),
+            },
+            Screen::Audit { records, .. } => match records {
+                Some(Ok(r)) if r.is_empty() => " no turnscope action was ever applied to this database".into(),
+                Some(Ok(r)) => format!(" {n} of {} audit record(s), newest first · ⏎ the submission", r.len()),
+                Some(Err(e)) => format!(" {}", e.line()),
+                None => " reading…".into(),
+            },
+        }
+    }
+
+    pub fn draw(&mut self, f: &mut Frame, t: &Theme, now_ms: i64, area: Rect) {
+        let rows = self.rows();
+        match self {
+            Screen::Sessions { cursor, .. } => {
+                let cells: Vec<Vec<String>> = rows.iter().map(session_cells).collect();
+                let titles = if rows.first().is_some_and(|r| r.get("matched").is_some()) {
+                    vec!["STREAM", "MATCHED", "VALUE"]
+                } else {
+                    vec!["STREAM", "INSTANCE"]
+                };
+                draw_table(f, t, area, &titles, &cells, cursor, &[]);
+            }
+            Screen::Incidents { doc, cursor } => {
+                let cells: Vec<Vec<String>> = rows
+                    .iter()
+                    .map(|g| {
+                        vec![
+                            group_who(g),
+                            g["count"].to_string(),
+                            clean(g["summary"].as_str().unwrap_or("")),
+                        ]
+                    })
+                    .collect();
+                let strip = if area.height >= 14 { 7 } else { 0 };
+                let [top, below] =
+                    Layout::vertical([Constraint::Fill(1), Constraint::Length(strip)]).areas(area);
+                draw_table(
+                    f,
+                    t,
+                    top,
+                    &["WORKER", "STUCK", "WHAT HAPPENED"],
+                    &cells,
+                    cursor,
+                    &[],
+                );
+                if let Some(g) = rows.get(cursor.selected) {
+                    let mut lines = vec![Line::styled(
+                        format!(
+                            "{} · {}",
+                            group_who(g),
+                            clean(g["ownerId"].as_str().unwrap_or("-"))
+                        ),
+                        t.title(),
+                    )];
+                    for p in g["plans"].as_array().into_iter().flatten() {
+                        lines.push(Line::raw(format!(
+                            "  {} × {}",
+                            p["count"],
+                            clean(p["label"].as_str().unwrap_or(""))
+                        )));
+                    }
+                    let subs: Vec<String> = g["submissions"]
+                        .as_array()
+                        .into_iter()
+                        .flatten()
+                        .filter_map(|s| s.as_str().map(clean))
+                        .collect();
+                    lines.push(Line::raw(format!("  {}", subs.join(" "))));
+                    f.render_widget(Paragraph::new(lines).wrap(Wrap { trim: false }), below);
+                } else if matches!(doc, Some(Ok(_))) {
+                    f.render_widget(
+                        Paragraph::new(Span::styled(
+                            " no submission has an expired lease: no worker left anything stuck",
+                            t.dim(),
+                        )),
+                        below,
+                    );
+                }
+            }
+            Screen::Audit {
+                records, cursor, ..
+            } => {
+                let all = match records {
+                    Some(Ok(r)) => r.clone(),
+                    _ => Vec::new(),
+                };
+                let cells: Vec<Vec<String>> = rows.iter().map(|a| audit_cells(a, &all)).collect();
+                let _ = now_ms;
+                draw_table(
+                    f,
+                    t,
+                    area,
+                    &[
+                        "ID",
+                        "AT",
+                        "OPERATOR",
+                        "ACTION",
+                        "SUBMISSION",
+                        "REASON",
+                        "BATCH",
+                        "UNDONE",
+                        "SUMMARY",
+                    ],
+                    &cells,
+                    cursor,
+                    &[(7, t.warn())],
+                );
+            }
+        }
+    }
+}
+
+/// `worker 9f2c1a0b`, or `no owner recorded`, as the incidents' headline names a group.
+fn group_who(g: &Value) -> String {
+    match g["ownerId"].as_str() {
+        Some(o) => format!(
+            "worker {}",
+            clean(&turnscope_core::journal::submission_rows::short_id(o))
+        ),
+        None => "no owner recorded".into(),
+    }
+}
+
+fn session_cells(v: &Value) -> Vec<String> {
+    let s = |k: &str| clean(v[k].as_str().unwrap_or(""));
+    match v.get("matched") {
+        Some(m) => {
+            let kind = m.as_str().unwrap_or("");
+            let value = match v["record"].as_object() {
+                Some(r) => format!(
+                    "record {} ({}) in batch {}: {}",
+                    clean(r.get("id").and_then(Value::as_str).unwrap_or("")),
+                    clean(r.get("type").and_then(Value::as_str).unwrap_or("")),
+                    r.get("seq").and_then(Value::as_i64).unwrap_or(0),
+                    s("value")
+                ),
+                None => s("value"),
+            };
+            vec![s("stream"), clean(kind), value]
+        }
+        None => vec![s("stream"), s("instance")],
+    }
+}
+
+/// The audit record that undid `id`, where the trail holds one.
+fn undone_by(id: i64, all: &[Value]) -> Option<i64> {
+    all.iter()
+        .find(|r| r["undoes"].as_i64() == Some(id))
+        .and_then(|r| r["id"].as_i64())
+}
+
+/// An audit record's cells, as `turnscope audit` prints them, and `↶ #N` once #N undid it.
+fn audit_cells(a: &Value, all: &[Value]) -> Vec<String> {
+    let s = |k: &str| clean(a[k].as_str().unwrap_or(""));
+    let id = a["id"].as_i64().unwrap_or(0);
+    vec![
+        id.to_string(),
+        turnscope_core::journal::time::iso_from_ms(a["at"].as_i64().unwrap_or(0)),
+        s("operator"),
+        s("action"),
+        s("submission_id"),
+        s("reason"),
+        s("batch"),
+        undone_by(id, all).map_or_else(String::new, |by| format!("↶ #{by}")),
+        s("summary"),
+    ]
+}
+
+/// A table of text cells, each column as wide as its widest cell; the last column takes what
+/// is left. `styles`: a style per column index.
+fn draw_table(
+    f: &mut Frame,
+    t: &Theme,
+    area: Rect,
+    titles: &[&str],
+    cells: &[Vec<String>],
+    cursor: &mut Cursor,
+    styles: &[(usize, Style)],
+) {
+    let mut widths: Vec<usize> = titles.iter().map(|h| h.chars().count()).collect();
+    for row in cells {
+        for (w, c) in widths.iter_mut().zip(row) {
+            *w = (*w).max(c.chars().count()).min(48);
+        }
+    }
+    let room = area.width.saturating_sub(2 + titles.len() as u16) as usize;
+    let before: usize = widths[..widths.len() - 1].iter().sum();
+    if let Some(last) = widths.last_mut() {
+        *last = room.saturating_sub(before).max(4);
+    }
+    let named: Vec<(&str, usize)> = titles.iter().copied().zip(widths.iter().copied()).collect();
+    let (header, constraints, rows_area) = table_header(&named, area, t);
+    cursor.selected = cursor.selected.min(cells.len().saturating_sub(1));
+    cursor.page = rows_area.height as usize;
+    scroll_into_view(&mut cursor.offset, cursor.selected, cursor.page);
+    let body: Vec<Row> = cells
+        .iter()
+        .map(|r| {
+            Row::new(r.iter().enumerate().map(|(i, c)| {
+                let style = styles
+                    .iter()
+                    .find(|(col, _)| *col == i)
+                    .map_or(Style::new(), |(_, s)| *s);
+                Cell::from(Span::styled(fit(c, widths[i]), style))
+            }))
+        })
+        .collect();
+    render_selectable(
+        f,
+        area,
+        Table::new(body, constraints).header(header),
+        t,
+        true,
+        cursor.offset,
+        (!cells.is_empty()).then_some(cursor.selected),
+    );
+}

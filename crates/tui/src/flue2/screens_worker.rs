@@ -1,0 +1,245 @@
+//! The reads (and the undo) of the 2.x sessions, incidents and audit screens, on the worker
+//! thread, each answered with what the CLI computes: `turnscope_engine::flue2_find` (the matches
+//! as `sessions --json` lists them), `flue2_incidents` (the `incidents --json` document) and the
+//! store's audit query and undo (`audit --json`'s records, `undo`'s preview and write).
+
+use serde_json::{json, Value};
+use turnscope_core::journal::search::Needle;
+use turnscope_engine::flue2_find::{find_streams, search_text};
+use turnscope_engine::flue2_incidents::incidents;
+use turnscope_store::{AuditInfo, AuditQuery, UndoTarget};
+
+use super::worker::Flue2Worker;
+use crate::worker_error::WorkerError;
+
+/// What a screen asks the worker for.
+#[derive(Debug, Clone, PartialEq)]
+pub enum ScreenRequest {
+    /// The instances `query` names by an id and, from 3 characters, those whose records hold
+    /// it as text (`sessions QUERY --text QUERY`); every instance for an empty query.
+    Sessions { query: String },
+    /// The submission ids of one instance (its stream path), for the list to narrow to.
+    InstanceRows { stream: String },
+    /// `incidents --json` at `now_ms`.
+    Incidents { now_ms: i64 },
+    /// `audit --json`: every record, newest first.
+    Audit,
+    /// `undo TARGET`: checked and previewed in a transaction rolled back (`commit` false), or
+    /// written with its own audit record.
+    Undo {
+        target: String,
+        operator: String,
+        reason: Option<String>,
+        commit: bool,
+    },
+}
+
+#[derive(Debug, Clone)]
+pub enum ScreenResponse {
+    /// The matches (`sessions --json`'s `matches`), or every instance as `{stream, instance}`.
+    Sessions {
+        query: String,
+        result: Result<Vec<Value>, WorkerError>,
+    },
+    InstanceRows {
+        stream: String,
+        result: Result<Vec<String>, WorkerError>,
+    },
+    Incidents(Result<Value, WorkerError>),
+    Audit(Result<Vec<Value>, WorkerError>),
+    /// The undo's lines (what it restores), or why it is refused.
+    Undo {
+        target: String,
+        reason: Option<String>,
+        commit: bool,
+        result: Result<Vec<String>, String>,
+    },
+}
+
+impl ScreenRequest {
+    /// The answer when the read panicked (a bug): the screen says so instead of waiting.
+    pub fn internal_error(self) -> ScreenResponse {
+        let e = || WorkerError::message("internal error reading the journal (see --log)");
+        match self {
+            ScreenRequest::Sessions { query } => ScreenResponse::Sessions {
+                query,
+                result: Err(e()),
+            },
+            ScreenRequest::InstanceRows { stream } => ScreenResponse::InstanceRows {
+                stream,
+                result: Err(e()),
+            },
+            ScreenRequest::Incidents { .. } => ScreenResponse::Incidents(Err(e())),
+            ScreenRequest::Audit => ScreenResponse::Audit(Err(e())),
+            ScreenRequest::Undo {
+                target,
+                reason,
+                commit,
+                ..
+            } => ScreenResponse::Undo {
+                target,
+                reason,
+                commit,
+                result: Err("internal error (see --log)".into()),
+            },
+        }
+    }
+}
+
+/// The minimum length of a text search, as beta.7's sessions screen.
+pub const MIN_TEXT: usize = 3;
+
+impl Flue2Worker {
+    pub(super) fn screen(&mut self, req: ScreenRequest) -> ScreenResponse {
+        match req {
+            ScreenRequest::Sessions { query } => {
+                let result = self.sessions(&query).map_err(WorkerError::from);
+                ScreenResponse::Sessions { query, result }
+            }
+            ScreenRequest::InstanceRows { stream } => {
+                let result = self
+                    .reader()
+                    .submissions()
+                    .map(|rows| {
+                        rows.into_iter()
+                            .filter(|r| {
+                                r.session().map(|k| k.stream_path()).as_ref() == Some(&stream)
+                            })
+                            .map(|r| r.submission_id)
+                            .collect()
+                    })
+                    .map_err(WorkerError::from);
+                ScreenResponse::InstanceRows { stream, result }
+            }
+            ScreenRequest::Incidents { now_ms } => ScreenResponse::Incidents(
+                incidents(self.reader(), self.options(), now_ms)
+                    .map(|i| Value::Object(i.doc(self.options(), self.reader().format_version())))
+                    .map_err(WorkerError::from),
+            ),
+            ScreenRequest::Audit => ScreenResponse::Audit(
+                self.reader()
+                    .audit_query(&AuditQuery::default())
+                    .map(|records| {
+                        // As `audit --json` writes each record.
+                        records
+                            .iter()
+                            .map(|a| {
+                                let mut v = serde_json::to_value(a).unwrap_or_default();
+                                v["batch"] = json!(a.batch_id);
+                                v
+                            })
+                            .collect()
+                    })
+                    .map_err(WorkerError::from),
+            ),
+            ScreenRequest::Undo {
+                target,
+                operator,
+                reason,
+                commit,
+            } => {
+                let result = self.undo(&target, operator, reason.clone(), commit);
+                ScreenResponse::Undo {
+                    target,
+                    reason,
+                    commit,
+                    result,
+                }
+            }
+        }
+    }
+
+    fn sessions(&self, query: &str) -> Result<Vec<Value>, turnscope_store::StoreError> {
+        let reader = self.reader();
+        let q = query.trim();
+        reader.in_snapshot(|reader| {
+            if q.is_empty() {
+                return Ok(reader
+                    .streams()?
+                    .iter()
+                    .map(|s| {
+                        json!({
+                            "stream": s.path,
+                            "instance": turnscope_engine::flue2_find::instance_of(s),
+                        })
+                    })
+                    .collect());
+            }
+            let mut out: Vec<Value> = find_streams(reader, q)?.iter().map(|m| m.json()).collect();
+            if q.chars().count() >= MIN_TEXT {
+                if let Some(needle) = Needle::new(q) {
+                    search_text(
+                        reader,
+                        &needle,
+                        &mut |m| {
+                            out.push(m.json());
+                            true
+                        },
+                        &mut |_| {},
+                        &std::sync::atomic::AtomicBool::new(false),
+                    )?;
+                }
+            }
+            Ok(out)
+        })
+    }
+
+    fn undo(
+        &mut self,
+        target: &str,
+        operator: String,
+        reason: Option<String>,
+        commit: bool,
+    ) -> Result<Vec<String>, String> {
+        let target = UndoTarget::parse(target);
+        let info = AuditInfo {
+            operator,
+            action: "undo".into(),
+            reason,
+            summary: String::new(),
+            now_ms: turnscope_store::clock::now_ms(),
+            batch_id: match &target {
+                UndoTarget::Batch(_) => Some(turnscope_engine::actions::run::new_batch_id()),
+                UndoTarget::Audit(_) => None,
+            },
+            side_effects: None,
+        };
+        let writer = self.writer()?;
+        match writer.undo(&target, &info, commit) {
+            Ok(done) => {
+                let ids: Vec<String> = done
+                    .records
+                    .iter()
+                    .map(|(id, _)| format!("#{id}"))
+                    .collect();
+                let mut lines = vec![if commit {
+                    format!(
+                        "undone: {} row(s) restored, write lock held {:.2} ms, recorded as audit {}",
+                        done.restored.len(),
+                        done.lock_held.as_secs_f64() * 1000.0,
+                        done.audit_ids
+                            .iter()
+                            .map(|id| format!("#{id}"))
+                            .collect::<Vec<_>>()
+                            .join(", ")
+                    )
+                } else {
+                    format!(
+                        "undo {target}: revert audit {} ({} row(s)), in one fenced transaction:",
+                        ids.join(", "),
+                        done.restored.len()
+                    )
+                }];
+                if !commit {
+                    lines.extend(done.restored.iter().map(|l| format!("  {l}")));
+                }
+                Ok(lines)
+            }
+            Err(turnscope_store::ApplyError::Fenced(d)) => Err(format!(
+                "refused, nothing written: the rows changed since turnscope wrote them ({})",
+                d.join("; ")
+            )),
+            Err(e) => Err(e.to_string()),
+        }
+    }
+}
