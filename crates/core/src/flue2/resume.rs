@@ -398,6 +398,16 @@ pub(super) fn resume_after_replace(
     conversation: Option<&Conversation>,
     c: &Flue2Classification,
 ) -> Flue2Resume {
+    simulate_after_replace(row, conversation, c).0
+}
+
+/// [`resume_after_replace`] with the conversation as the resume leaves it (before its model
+/// turn): what the next request is built from.
+pub fn simulate_after_replace(
+    row: &Flue2SubmissionRow,
+    conversation: Option<&Conversation>,
+    c: &Flue2Classification,
+) -> (Flue2Resume, Conversation) {
     let (mut actions, mut conv, reasoning_partial) = converge_first(row, conversation);
     actions.push(ResumeAction::MarkInputApplied {
         sets_deadline: row.input_applied_at.is_none(),
@@ -409,12 +419,15 @@ pub(super) fn resume_after_replace(
         &mut actions,
         reasoning_partial.as_deref(),
     );
-    Flue2Resume {
-        after: "replacement",
-        actions,
-        classification,
-        end,
-    }
+    (
+        Flue2Resume {
+            after: "replacement",
+            actions,
+            classification,
+            end,
+        },
+        conv,
+    )
 }
 
 /// Step 7: what the next claim of the requeued row does: its deadline set again from that
@@ -424,6 +437,16 @@ pub(super) fn resume_after_requeue(
     conversation: Option<&Conversation>,
     c: &Flue2Classification,
 ) -> Flue2Resume {
+    simulate_after_requeue(row, conversation, c).0
+}
+
+/// [`resume_after_requeue`] with the conversation as the next claim's resume leaves it (before
+/// its model turn).
+pub fn simulate_after_requeue(
+    row: &Flue2SubmissionRow,
+    conversation: Option<&Conversation>,
+    c: &Flue2Classification,
+) -> (Flue2Resume, Conversation) {
     let (mut actions, mut conv, reasoning_partial) = converge_first(row, conversation);
     let input_id = row.input_entry_id();
     if !conv.entries.contains_key(&input_id) {
@@ -461,12 +484,15 @@ pub(super) fn resume_after_requeue(
         &mut actions,
         reasoning_partial.as_deref(),
     );
-    Flue2Resume {
-        after: "next_claim",
-        actions,
-        classification,
-        end,
-    }
+    (
+        Flue2Resume {
+            after: "next_claim",
+            actions,
+            classification,
+            end,
+        },
+        conv,
+    )
 }
 
 /// The conversation the runtime's session opens where the instance has none for the scope.
