@@ -35,7 +35,9 @@ pub use classify::{
     Flue2Variant, SessionKey,
 };
 pub use fold::InstanceState;
-pub use next_request::{flue2_next_request, Flue2NextRequest, FLUE2_MODEL_LIBRARY};
+pub use next_request::{
+    flue2_next_input, flue2_next_request, Flue2NextRequest, FLUE2_MODEL_LIBRARY,
+};
 pub use reconciler::{
     plan_flue2, AttemptChange, CallRef, Flue2Plan, Flue2RowAfter, Flue2Step, Flue2Write,
     InspectFailure, ReconcileInput,

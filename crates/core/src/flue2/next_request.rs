@@ -149,6 +149,25 @@ pub fn flue2_next_request(
     }
 }
 
+/// An instance's conversation as it stands, no submission named: its next input (not known yet)
+/// follows the stored active path.
+pub fn flue2_next_input(conversation: &Conversation) -> Flue2NextRequest {
+    let (stored, note) = match conversation.active_path() {
+        Ok(p) => (p, None),
+        Err(e) => (
+            Vec::new(),
+            Some(format!("the active path cannot be walked: {}", e.reason)),
+        ),
+    };
+    let path = stored.iter().map(|e| item(e, None)).collect();
+    Flue2NextRequest {
+        request: next_request_over_path(path, vec![], Turn::NextInput, None, FLUE2_MODEL_LIBRARY),
+        stored_entries: stored.len(),
+        resume: None,
+        note,
+    }
+}
+
 /// Which of the resume's writes added `e`.
 fn written_by(e: &Entry, before: Option<&Conversation>) -> Written {
     match &e.body {
