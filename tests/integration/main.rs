@@ -50,6 +50,7 @@ mod pg_write_access;
 mod read_access;
 mod runtime2;
 mod runtime2_actions;
+mod runtime2_next_request;
 mod runtime2_reconcile;
 mod runtime_differential;
 mod runtime_kit;
