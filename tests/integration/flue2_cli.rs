@@ -406,7 +406,6 @@ fn other_commands_refuse_a_2_x_journal_naming_the_commands_that_read_it() {
     let db = unpack_db("flue-2.1.0", "tool-batch-1-of-3", dir.path());
     for args in [
         &["health", "--all"][..],
-        &["diff", "sub_01M92S7VMD", "sub_01M92S7VMD"],
         &["--write", "repair", "sub_01M92S7VMD", "-y"],
     ] {
         assert_refused(

@@ -51,7 +51,15 @@ impl Flue2NextRequestReport {
     /// The view as lines of text: the 2.x header line, then beta.7's view.
     pub fn text_lines(&self, header_line: String) -> Vec<String> {
         let mut out = vec![header_line];
-        out.extend(self.report.text_lines());
+        // beta.7's line says why no model is known there; on 2.x the fold does not keep it.
+        out.extend(self.report.text_lines().into_iter().map(|l| {
+            if l.starts_with("model     unknown") {
+                "model     not read (the fold does not keep it): nothing renamed, images kept"
+                    .into()
+            } else {
+                l
+            }
+        }));
         out.push(String::new());
         out.push(format!(
             "transformed as pi-ai {} does; signal text, tool result content and the model are not read (the fold does not keep them)",
@@ -140,7 +148,25 @@ pub fn load(
             stored_entries: view.stored_entries,
             request: view.request,
         },
-        resume: serde_json::to_value(&view.resume).unwrap_or(Value::Null),
+        resume: view.resume.as_ref().map_or(Value::Null, resume_json),
         header,
+    })
+}
+
+/// The resume as `plan.resume` of the 2.x documents shows it (each action and the end with its
+/// `description`).
+fn resume_json(r: &turnscope_core::flue2::Flue2Resume) -> Value {
+    let described = |v: Value, d: String| match v {
+        Value::Object(mut m) => {
+            m.insert("description".into(), json!(d));
+            Value::Object(m)
+        }
+        other => other,
+    };
+    json!({
+        "after": r.after,
+        "actions": r.actions.iter().map(|a| described(serde_json::to_value(a).unwrap_or(Value::Null), a.describe())).collect::<Vec<_>>(),
+        "classification": r.classification,
+        "end": described(serde_json::to_value(&r.end).unwrap_or(Value::Null), r.end.describe()),
     })
 }
