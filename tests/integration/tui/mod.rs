@@ -8,6 +8,7 @@ use std::time::Duration;
 
 mod e2e;
 mod flue2;
+mod flue2_next_request;
 mod scale;
 
 /// The clock of the demo and scale databases.

@@ -43,6 +43,11 @@ pub enum Flue2Request {
         id: String,
         ask: Ask,
     },
+    /// One submission's `next-request` view at `now_ms` (the pane's title and lines).
+    NextRequest {
+        id: String,
+        now_ms: i64,
+    },
     /// Apply a planned write, fenced, with its audit record.
     Apply {
         plan: Box<Flue2ActionPlan>,
@@ -64,6 +69,7 @@ pub enum Flue2Response {
         ask: Ask,
         result: Result<Result<(Box<Flue2ActionPlan>, i64), Flue2Refusal>, WorkerError>,
     },
+    NextRequest(Result<(String, Vec<String>), WorkerError>),
     /// Applied, or why nothing was written (the fence, a store error).
     Applied {
         plan: Box<Flue2ActionPlan>,
@@ -126,6 +132,10 @@ impl Flue2Worker {
                 result: self.apply(&plan, operator, reason),
                 plan,
             }),
+            Flue2Request::NextRequest { id, now_ms } => Some(Flue2Response::NextRequest(
+                super::next_request::read(&self.reader, &self.options, &id, now_ms)
+                    .map_err(WorkerError::from),
+            )),
             Flue2Request::Stop => None,
         }
     }
@@ -335,6 +345,11 @@ pub fn spawn<E: Send + 'static>(
                                 plan,
                                 result: Err("internal error writing (see --log)".into()),
                             }),
+                            Flue2Request::NextRequest { .. } => {
+                                Some(Flue2Response::NextRequest(Err(WorkerError::message(
+                                    "internal error reading the journal (see --log)",
+                                ))))
+                            }
                             Flue2Request::Stop => None,
                         }
                     });
