@@ -87,16 +87,36 @@ fn every_submissions_view_follows_the_plan_show_prints() {
                 view["resume"], *resume,
                 "{case}: the resume simulated is the plan's"
             );
-            // Every batch the resume repairs is sent whole, its results written by recovery.
+            // Every batch the resume repairs, or a terminal step marker-settles, is sent whole,
+            // its results written by recovery; a terminal signal written is sent after it.
+            let len = |v: &Value| v.as_array().map_or(0, Vec::len);
             let repaired: usize = resume["actions"]
                 .as_array()
                 .into_iter()
                 .flatten()
                 .filter(|a| a["op"] == "repair_batch")
-                .map(|a| {
-                    a["kept"].as_array().unwrap().len() + a["unresolved"].as_array().unwrap().len()
-                })
-                .sum();
+                .map(|a| len(&a["kept"]) + len(&a["unresolved"]))
+                .sum::<usize>()
+                + plan["writes"]
+                    .as_array()
+                    .into_iter()
+                    .flatten()
+                    .filter(|w| w["op"] == "marker_settle_batch")
+                    .map(|w| len(&w["kept"]) + len(&w["markers"]))
+                    .sum::<usize>();
+            let signals = plan["writes"]
+                .as_array()
+                .into_iter()
+                .flatten()
+                .filter(|w| w["op"] == "terminal_signal" && w["already_present"] == false)
+                .count();
+            let advisories = view["messages"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .filter(|m| m["source"]["write"] == "advisory")
+                .count();
+            assert_eq!(advisories, signals, "{case}");
             let written: usize = view["messages"]
                 .as_array()
                 .unwrap()

@@ -4,8 +4,9 @@
 //! 1. What the runtime's recovery writes first: the resume that follows the plan's step 6
 //!    (replacement) or 7 (requeue, then the next claim) simulated on a copy of the conversation by
 //!    [`super::resume`] (the ghost converged, stream continuation signals, the tool batch
-//!    repaired, the input appended). Entries the simulation adds are marked as written by
-//!    recovery.
+//!    repaired, the input appended); for a terminal step (2–5), its writes (the ghost converged,
+//!    the batch marker-settled, the terminal signal), the path the session's next input starts
+//!    from. Entries the simulation adds are marked as written by recovery.
 //! 2. The runtime's context builder over the active path from the active leaf: 2.1.0's
 //!    `buildConversationContextEntries`/`pathToContextEntries` (DSP:714–784) make the same
 //!    choices as beta.7's `SessionHistory` (drop error turns, lone aborted turns, incomplete tool
@@ -26,7 +27,9 @@ use serde_json::{json, Value};
 use super::classify::{classify_conversation_submission, Flue2Classification};
 use super::reconciler::{Flue2Plan, Flue2Step};
 use super::records::ContentBlock;
-use super::resume::{simulate_after_replace, simulate_after_requeue, Flue2Resume, ResumeEnd};
+use super::resume::{
+    simulate_after_replace, simulate_after_requeue, simulate_terminal, Flue2Resume, ResumeEnd,
+};
 use super::rows::Flue2SubmissionRow;
 use super::state::{Conversation, Entry, EntryBody};
 use crate::recovery::classify::{ResumeMode, SubmissionState};
@@ -81,15 +84,24 @@ pub fn flue2_next_request(
             Err(e) => format!("the runtime cannot inspect it: {e}"),
             Ok(_) => format!("{} ({})", plan.why, plan.step.column()),
         };
+        let turn = Turn::NoCall { reason };
+        // A terminal step's writes are on the path the session's next input starts from.
+        let terminal = matches!(
+            plan.step,
+            Flue2Step::Completed | Flue2Step::Abort | Flue2Step::Budget | Flue2Step::Timeout
+        );
+        if terminal {
+            let after = simulate_terminal(row, conversation, &plan.writes);
+            return Flue2NextRequest {
+                request: over(&after, conversation, turn, &mut note),
+                stored_entries,
+                resume: None,
+                note,
+            };
+        }
         let path = stored.iter().map(|e| item(e, None)).collect();
         return Flue2NextRequest {
-            request: next_request_over_path(
-                path,
-                vec![],
-                Turn::NoCall { reason },
-                None,
-                FLUE2_MODEL_LIBRARY,
-            ),
+            request: next_request_over_path(path, vec![], turn, None, FLUE2_MODEL_LIBRARY),
             stored_entries,
             resume: None,
             note,
@@ -123,30 +135,44 @@ pub fn flue2_next_request(
             }
         }
     };
+    Flue2NextRequest {
+        request: over(&after, conversation, turn, &mut note),
+        stored_entries,
+        resume: Some(resume),
+        note,
+    }
+}
+
+/// The request over `after` (the conversation as recovery leaves it), its entries that `before`
+/// does not hold marked as recovery's writes.
+fn over(
+    after: &Conversation,
+    before: Option<&Conversation>,
+    turn: Turn,
+    note: &mut Option<String>,
+) -> NextRequest {
     let path_after = match after.active_path() {
         Ok(p) => p,
         Err(e) => {
-            note = Some(format!("the resumed path cannot be walked: {}", e.reason));
+            *note = Some(format!(
+                "the path after recovery cannot be walked: {}",
+                e.reason
+            ));
             Vec::new()
         }
     };
     let path: Vec<PathItem> = path_after
         .iter()
         .map(|e| {
-            let written = match conversation {
+            let written = match before {
                 Some(c) if c.entries.contains_key(&e.id) => None,
-                _ => Some(written_by(e, conversation)),
+                _ => Some(written_by(e, before)),
             };
             item(e, written)
         })
         .collect();
     let recovery = recovery_counts(&path);
-    Flue2NextRequest {
-        request: next_request_over_path(path, recovery, turn, None, FLUE2_MODEL_LIBRARY),
-        stored_entries,
-        resume: Some(resume),
-        note,
-    }
+    next_request_over_path(path, recovery, turn, None, FLUE2_MODEL_LIBRARY)
 }
 
 /// An instance's conversation as it stands, no submission named: its next input (not known yet)

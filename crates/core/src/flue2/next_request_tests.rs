@@ -92,6 +92,22 @@ fn no_call_where_the_plan_settles_or_the_resume_fails() {
     let v = view(&r, &batch_one_of_three());
     assert!(matches!(&v.request.turn, Turn::NoCall { reason } if reason.contains("4 budget")));
     assert!(v.resume.is_none());
+    // Its writes are on the path the next input starts from: the batch settled with markers for
+    // tc1 and tc2 (tc0's recorded outcome kept), then the submission_interrupted signal.
+    assert_eq!(
+        roles(&v),
+        [
+            "user",
+            "assistant",
+            "toolResult",
+            "toolResult",
+            "toolResult",
+            "user"
+        ]
+    );
+    assert_eq!(v.request.recovery, [("tool_repair", 3), ("advisory", 1)]);
+    let h: Vec<HazardKind> = v.request.hazards.iter().map(|h| h.kind).collect();
+    assert_eq!(h, [HazardKind::InterruptedResults]);
     // A terminal error: the resume fails with its text before any call.
     let mut l = Log::new();
     let input = l.input(SUB, "null");

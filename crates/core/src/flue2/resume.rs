@@ -511,3 +511,56 @@ fn empty(row: &Flue2SubmissionRow) -> Conversation {
         last_assistant_by_submission: Default::default(),
     }
 }
+
+/// The conversation as a terminal step's writes (steps 2–5: `writes` of its plan) leave it: the
+/// ghost converged, the trailing batch marker-settled, the terminal signal appended; what the
+/// session's next input starts from. The settlement record is not an entry.
+pub fn simulate_terminal(
+    row: &Flue2SubmissionRow,
+    conversation: Option<&Conversation>,
+    writes: &[Flue2Write],
+) -> Conversation {
+    let mut conv = conversation.cloned().unwrap_or_else(|| empty(row));
+    for w in writes {
+        match w {
+            Flue2Write::ConvergeGhost { message_id, .. } => {
+                let ghost = conv
+                    .in_progress
+                    .iter()
+                    .find(|m| m.message_id == *message_id)
+                    .cloned();
+                if let Some(g) = ghost {
+                    materialize(&mut conv, &g);
+                }
+            }
+            Flue2Write::MarkerSettleBatch {
+                assistant_entry_id, ..
+            } => {
+                let a = assistant_entry_id.clone();
+                let calls = conv.entries.get(&a).map(calls_of).unwrap_or_default();
+                let errors = outcome_errors(&conv, &a, &calls);
+                let owner = conv.entries.get(&a).and_then(|e| e.submission_id.clone());
+                commit_batch(&mut conv, &a, &calls, owner, &errors);
+            }
+            Flue2Write::TerminalSignal {
+                signal_type,
+                record_id,
+                already_present: false,
+                ..
+            } => {
+                let parent = conv.active_leaf_id.clone().map_or(Parent::Null, Parent::Id);
+                conv.commit(Entry {
+                    // Its entry id is drawn when it is written; named after its record here.
+                    id: format!("entry_{record_id}"),
+                    parent_id: parent,
+                    submission_id: Some(row.submission_id.clone()),
+                    body: EntryBody::Signal {
+                        signal_type: (*signal_type).into(),
+                    },
+                });
+            }
+            _ => {}
+        }
+    }
+    conv
+}
