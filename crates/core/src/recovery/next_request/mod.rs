@@ -236,7 +236,8 @@ fn hazards(
     }
     // Orphan results and duplicate ids, over the request as sent.
     let mut open: Vec<String> = Vec::new();
-    let mut seen: Vec<String> = Vec::new();
+    // A set: a whale's request holds tens of thousands of calls.
+    let mut seen: std::collections::HashSet<String> = std::collections::HashSet::new();
     for m in messages {
         match role(&m.message) {
             "assistant" => {
@@ -251,7 +252,7 @@ fn hazards(
                             "two calls of the request share this id: providers that pair results by id (Anthropic, OpenAI) reject the request".into(),
                         );
                     }
-                    seen.push(id.clone());
+                    seen.insert(id.clone());
                     open.push(id);
                 }
             }
