@@ -105,6 +105,7 @@ pub fn route(cli: &Cli, out: &mut dyn Write) -> Option<Result<(), CliError>> {
                     | Command::Export(_)
                     | Command::Wait(_)
                     | Command::Diff(_)
+                    | Command::NextRequest { .. }
             )
         );
     let acts = matches!(
@@ -173,6 +174,11 @@ fn run(
         Some(Command::Incidents { json }) => {
             super::flue2_incidents::run(cli, opts, &reader, *json, out)
         }
+        Some(Command::NextRequest {
+            target,
+            vision,
+            json,
+        }) => super::flue2_next_request::run(cli, opts, &reader, target, *vision, *json, out),
         None => super::flue2_list::list(cli, opts, &reader, &ListArgs::default(), out),
         _ => unreachable!("route only runs the commands READS_FLUE2 names"),
     }

@@ -15,6 +15,7 @@ mod flue2_diff;
 mod flue2_export;
 mod flue2_incidents;
 mod flue2_list;
+mod flue2_next_request;
 mod flue2_plan;
 mod flue2_sessions;
 mod flue2_wait;

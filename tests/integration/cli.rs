@@ -255,7 +255,7 @@ fn newer_runtime_format_and_unknown_schema_version() {
     assert_fails(
         &turnscope(Some(&newer), &["health", "--all"]),
         1,
-        "written by flue 2.x (flue_meta.format_version = 1): only list, show, classify, incidents, sessions, export, wait, diff, audit and the actions abort, requeue, extend, fail and undo read it yet",
+        "written by flue 2.x (flue_meta.format_version = 1): only list, show, classify, incidents, sessions, export, wait, diff, next-request, audit and the actions abort, requeue, extend, fail and undo read it yet",
     );
 
     let db = unpack_fixture(dir.path(), "before-provider");

@@ -12,7 +12,7 @@ use turnscope_store::{JournalFormat, SqliteStore, SqliteWriter, StoreError};
 
 use crate::support::{db_fixture_names, unpack_db};
 
-const FLUE2_LINE: &str = "error: this journal was written by flue 2.x (flue_meta.format_version = 1): only list, show, classify, incidents, sessions, export, wait, diff, audit and the actions abort, requeue, extend, fail and undo read it yet (SQLite files), not this command";
+const FLUE2_LINE: &str = "error: this journal was written by flue 2.x (flue_meta.format_version = 1): only list, show, classify, incidents, sessions, export, wait, diff, next-request, audit and the actions abort, requeue, extend, fail and undo read it yet (SQLite files), not this command";
 const FLUE2_HINT: &str =
     "hint: run `turnscope list`, `turnscope show ID` or `turnscope classify ID` on it";
 const BETA7_HINT: &str = "hint: turnscope reads flue 1.0.0-beta.7 journals";

@@ -26,7 +26,7 @@ pub struct Flue2Export {
 
 /// The stream `target` names: a stream path or an instance id (one stream), else a submission
 /// id or unique prefix (its instance's stream), and the submission it named.
-fn resolve(
+pub fn resolve(
     reader: &Flue2SqliteReader,
     target: &str,
 ) -> Result<(String, Option<Flue2SubmissionRow>), StoreError> {

@@ -11,6 +11,7 @@ pub mod flue2_export;
 pub mod flue2_find;
 pub mod flue2_incidents;
 pub mod flue2_memos;
+pub mod flue2_next_request;
 pub mod flue2_redact;
 pub mod flue2_select;
 pub mod in_order;

@@ -10,6 +10,7 @@ mod e2e;
 mod flue2;
 mod flue2_acted;
 mod flue2_screens;
+mod flue2_next_request;
 mod scale;
 
 /// The clock of the demo and scale databases.

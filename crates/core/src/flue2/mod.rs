@@ -17,6 +17,7 @@ pub mod actions;
 pub mod classify;
 pub mod fold;
 mod kept;
+pub mod next_request;
 pub mod observed;
 pub mod reconciler;
 pub mod records;
@@ -34,6 +35,9 @@ pub use classify::{
     Flue2Variant, SessionKey,
 };
 pub use fold::InstanceState;
+pub use next_request::{
+    flue2_next_input, flue2_next_request, Flue2NextRequest, FLUE2_MODEL_LIBRARY,
+};
 pub use reconciler::{
     plan_flue2, AttemptChange, CallRef, Flue2Plan, Flue2RowAfter, Flue2Step, Flue2Write,
     InspectFailure, ReconcileInput,

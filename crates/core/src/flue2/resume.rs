@@ -398,6 +398,16 @@ pub(super) fn resume_after_replace(
     conversation: Option<&Conversation>,
     c: &Flue2Classification,
 ) -> Flue2Resume {
+    simulate_after_replace(row, conversation, c).0
+}
+
+/// [`resume_after_replace`] with the conversation as the resume leaves it (before its model
+/// turn): what the next request is built from.
+pub fn simulate_after_replace(
+    row: &Flue2SubmissionRow,
+    conversation: Option<&Conversation>,
+    c: &Flue2Classification,
+) -> (Flue2Resume, Conversation) {
     let (mut actions, mut conv, reasoning_partial) = converge_first(row, conversation);
     actions.push(ResumeAction::MarkInputApplied {
         sets_deadline: row.input_applied_at.is_none(),
@@ -409,12 +419,15 @@ pub(super) fn resume_after_replace(
         &mut actions,
         reasoning_partial.as_deref(),
     );
-    Flue2Resume {
-        after: "replacement",
-        actions,
-        classification,
-        end,
-    }
+    (
+        Flue2Resume {
+            after: "replacement",
+            actions,
+            classification,
+            end,
+        },
+        conv,
+    )
 }
 
 /// Step 7: what the next claim of the requeued row does: its deadline set again from that
@@ -424,6 +437,16 @@ pub(super) fn resume_after_requeue(
     conversation: Option<&Conversation>,
     c: &Flue2Classification,
 ) -> Flue2Resume {
+    simulate_after_requeue(row, conversation, c).0
+}
+
+/// [`resume_after_requeue`] with the conversation as the next claim's resume leaves it (before
+/// its model turn).
+pub fn simulate_after_requeue(
+    row: &Flue2SubmissionRow,
+    conversation: Option<&Conversation>,
+    c: &Flue2Classification,
+) -> (Flue2Resume, Conversation) {
     let (mut actions, mut conv, reasoning_partial) = converge_first(row, conversation);
     let input_id = row.input_entry_id();
     if !conv.entries.contains_key(&input_id) {
@@ -461,12 +484,15 @@ pub(super) fn resume_after_requeue(
         &mut actions,
         reasoning_partial.as_deref(),
     );
-    Flue2Resume {
-        after: "next_claim",
-        actions,
-        classification,
-        end,
-    }
+    (
+        Flue2Resume {
+            after: "next_claim",
+            actions,
+            classification,
+            end,
+        },
+        conv,
+    )
 }
 
 /// The conversation the runtime's session opens where the instance has none for the scope.
@@ -484,4 +510,57 @@ fn empty(row: &Flue2SubmissionRow) -> Conversation {
         uncommitted_outcomes: Vec::new(),
         last_assistant_by_submission: Default::default(),
     }
+}
+
+/// The conversation as a terminal step's writes (steps 2–5: `writes` of its plan) leave it: the
+/// ghost converged, the trailing batch marker-settled, the terminal signal appended; what the
+/// session's next input starts from. The settlement record is not an entry.
+pub fn simulate_terminal(
+    row: &Flue2SubmissionRow,
+    conversation: Option<&Conversation>,
+    writes: &[Flue2Write],
+) -> Conversation {
+    let mut conv = conversation.cloned().unwrap_or_else(|| empty(row));
+    for w in writes {
+        match w {
+            Flue2Write::ConvergeGhost { message_id, .. } => {
+                let ghost = conv
+                    .in_progress
+                    .iter()
+                    .find(|m| m.message_id == *message_id)
+                    .cloned();
+                if let Some(g) = ghost {
+                    materialize(&mut conv, &g);
+                }
+            }
+            Flue2Write::MarkerSettleBatch {
+                assistant_entry_id, ..
+            } => {
+                let a = assistant_entry_id.clone();
+                let calls = conv.entries.get(&a).map(calls_of).unwrap_or_default();
+                let errors = outcome_errors(&conv, &a, &calls);
+                let owner = conv.entries.get(&a).and_then(|e| e.submission_id.clone());
+                commit_batch(&mut conv, &a, &calls, owner, &errors);
+            }
+            Flue2Write::TerminalSignal {
+                signal_type,
+                record_id,
+                already_present: false,
+                ..
+            } => {
+                let parent = conv.active_leaf_id.clone().map_or(Parent::Null, Parent::Id);
+                conv.commit(Entry {
+                    // Its entry id is drawn when it is written; named after its record here.
+                    id: format!("entry_{record_id}"),
+                    parent_id: parent,
+                    submission_id: Some(row.submission_id.clone()),
+                    body: EntryBody::Signal {
+                        signal_type: (*signal_type).into(),
+                    },
+                });
+            }
+            _ => {}
+        }
+    }
+    conv
 }

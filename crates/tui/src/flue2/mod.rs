@@ -19,6 +19,7 @@ mod detail;
 #[cfg(feature = "test-harness")]
 pub mod harness;
 pub mod list;
+pub mod next_request;
 pub mod run;
 mod screens;
 mod screens_app;
@@ -119,6 +120,8 @@ pub struct Flue2App {
     screen: Option<screens::Screen>,
     /// An undo under way from the audit screen (its popup).
     undo: Option<undo::UndoFlow>,
+    /// The next-request pane (`M`), where open.
+    next_request: Option<next_request::Pane>,
 }
 
 /// The actions this app answers, and what its help says of each.
@@ -148,6 +151,10 @@ const HANDLED: &[(Action, &str)] = &[
     (
         Action::StartFilter,
         "search: rows whose cells contain the text",
+    ),
+    (
+        Action::NextRequest,
+        "the next request: what the model is sent next, and the hazards",
     ),
     (Action::Copy, "copy the selected id (OSC 52)"),
     (
@@ -192,6 +199,7 @@ impl Flue2App {
             written: std::collections::HashMap::new(),
             screen: None,
             undo: None,
+            next_request: None,
         }
     }
 
@@ -331,6 +339,21 @@ impl Flue2App {
                 self.request_refresh();
             }
             Flue2Response::Screen(r) => self.on_screen_response(r),
+            Flue2Response::NextRequest(result) => match result {
+                Ok((title, lines)) if self.next_request.is_some() => {
+                    self.next_request = Some(next_request::Pane::Shown {
+                        title,
+                        lines,
+                        scroll: 0,
+                        page: 0,
+                    })
+                }
+                Ok(_) => {}
+                Err(e) => {
+                    self.next_request = None;
+                    self.status = Some(format!("next request: {}", e.line()));
+                }
+            },
             Flue2Response::Show { id, result } => {
                 if let Some(d) = self.detail.as_mut().filter(|d| d.id == id) {
                     match result {
@@ -446,6 +469,12 @@ impl Flue2App {
             }
             return;
         }
+        if let Some(p) = self.next_request.as_mut() {
+            if !p.on_key(ev) {
+                self.next_request = None;
+            }
+            return;
+        }
         if self.searching {
             self.search_key(ev);
             return;
@@ -465,6 +494,15 @@ impl Flue2App {
             }
         }
         let action = keymap::lookup_with(self.contexts(), &ev, false, &self.cfg.keys);
+        // `M` is an inspect key: of those, the 2.x screens answer the next request only.
+        if action.is_none()
+            && !self.help
+            && keymap::lookup_with(&[Ctx::Inspect], &ev, false, &self.cfg.keys)
+                == Some(Action::NextRequest)
+        {
+            self.open_next_request();
+            return;
+        }
         if self.help {
             // Any key closes the help; quit still quits.
             self.help = false;
@@ -604,6 +642,31 @@ impl Flue2App {
         });
     }
 
+    /// `M`: the next request of the opened submission, else the selected row.
+    fn open_next_request(&mut self) {
+        let id = match &self.detail {
+            Some(d) => Some(d.id.clone()),
+            None => self.list.selected_id(self.now_ms),
+        };
+        let Some(id) = id else {
+            self.status = Some("select a submission first".into());
+            return;
+        };
+        self.next_request = Some(next_request::Pane::Reading(format!(
+            "reading the next request of {}…",
+            clean(&id)
+        )));
+        self.requests.push(Flue2Request::NextRequest {
+            id,
+            now_ms: self.now_ms,
+        });
+    }
+
+    /// The next-request pane's text, where open (for tests).
+    pub fn next_request_text(&self) -> Option<Vec<String>> {
+        self.next_request.as_ref().map(next_request::Pane::text)
+    }
+
     /// The write under way's title and text, for tests.
     pub fn write_popup(&self) -> Option<(String, Vec<String>)> {
         self.write.as_ref().map(|w| (w.title(), w.body()))
@@ -696,6 +759,9 @@ impl Flue2App {
         }
         self.draw_status(f, status);
         self.draw_footer(f, footer);
+        if let Some(p) = self.next_request.as_mut() {
+            p.draw(f, &t, area);
+        }
         if let Some(w) = &self.write {
             w.draw(f, &t, area);
         }

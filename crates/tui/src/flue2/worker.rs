@@ -44,6 +44,11 @@ pub enum Flue2Request {
         id: String,
         ask: Ask,
     },
+    /// One submission's `next-request` view at `now_ms` (the pane's title and lines).
+    NextRequest {
+        id: String,
+        now_ms: i64,
+    },
     /// Apply a planned write, fenced, with its audit record.
     Apply {
         plan: Box<Flue2ActionPlan>,
@@ -67,6 +72,7 @@ pub enum Flue2Response {
         ask: Ask,
         result: Result<Result<(Box<Flue2ActionPlan>, i64), Flue2Refusal>, WorkerError>,
     },
+    NextRequest(Result<(String, Vec<String>), WorkerError>),
     /// Applied, or why nothing was written (the fence, a store error).
     Applied {
         plan: Box<Flue2ActionPlan>,
@@ -139,6 +145,10 @@ impl Flue2Worker {
                 Some(Flue2Response::Applied { result, plan })
             }
             Flue2Request::Screen(r) => Some(Flue2Response::Screen(self.screen(r))),
+            Flue2Request::NextRequest { id, now_ms } => Some(Flue2Response::NextRequest(
+                super::next_request::read(&self.reader, &self.options, &id, now_ms)
+                    .map_err(WorkerError::from),
+            )),
             Flue2Request::Stop => None,
         }
     }
@@ -381,6 +391,11 @@ pub fn spawn<E: Send + 'static>(
                             }),
                             Flue2Request::Screen(r) => {
                                 Some(Flue2Response::Screen(r.internal_error()))
+                            }
+                            Flue2Request::NextRequest { .. } => {
+                                Some(Flue2Response::NextRequest(Err(WorkerError::message(
+                                    "internal error reading the journal (see --log)",
+                                ))))
                             }
                             Flue2Request::Stop => None,
                         }

@@ -21,7 +21,10 @@ use serde_json::Value;
 
 pub use context::{build_context, render_signal, ContextMessage, LeftOut, LeftOutReason, Source};
 pub use path::{apply_recovery, ItemBody, PathItem, RecoveryStep, Written};
-pub use transform::{transform_messages, IdNormaliser, Mark, RequestMessage, TargetModel};
+pub use transform::{
+    transform_messages, transform_messages_with, IdNormaliser, Mark, ModelLibrary, RequestMessage,
+    TargetModel,
+};
 
 use context::{js_text, role, tool_calls};
 
@@ -107,8 +110,29 @@ pub fn next_request(
 ) -> NextRequest {
     let recovery_counts = recovery.iter().map(|s| (s.label(), appended(s))).collect();
     let path = apply_recovery(stored, &recovery);
+    next_request_over_path(
+        path,
+        recovery_counts,
+        turn,
+        target,
+        ModelLibrary::PiAi0_79_10,
+    )
+}
+
+/// The request over a path recovery has already been applied to (flue 2.x, whose resume is
+/// simulated on the folded conversation): its items written by recovery carry `written`;
+/// `recovery` is what the view lists as written first. `library`: the model library the runtime
+/// pins.
+pub fn next_request_over_path(
+    path: Vec<PathItem>,
+    recovery: Vec<(&'static str, usize)>,
+    turn: Turn,
+    target: Option<TargetModel>,
+    library: ModelLibrary,
+) -> NextRequest {
+    let recovery_counts = recovery;
     let (context, mut left_out) = build_context(&path);
-    let (messages, dropped) = transform_messages(context, target.as_ref());
+    let (messages, dropped) = transform_messages_with(context, target.as_ref(), library);
     left_out.extend(dropped);
     let hazards = hazards(&messages, &left_out, &turn, target.as_ref());
     NextRequest {
@@ -212,7 +236,8 @@ fn hazards(
     }
     // Orphan results and duplicate ids, over the request as sent.
     let mut open: Vec<String> = Vec::new();
-    let mut seen: Vec<String> = Vec::new();
+    // A set: a whale's request holds tens of thousands of calls.
+    let mut seen: std::collections::HashSet<String> = std::collections::HashSet::new();
     for m in messages {
         match role(&m.message) {
             "assistant" => {
@@ -227,7 +252,7 @@ fn hazards(
                             "two calls of the request share this id: providers that pair results by id (Anthropic, OpenAI) reject the request".into(),
                         );
                     }
-                    seen.push(id.clone());
+                    seen.insert(id.clone());
                     open.push(id);
                 }
             }

@@ -49,6 +49,48 @@ impl IdNormaliser {
 
     /// The id the provider sends for `id`, `None` when the normaliser is not ported.
     pub fn normalise(self, id: &str, target: &TargetModel) -> Option<String> {
+        self.normalise_for(id, target, ModelLibrary::PiAi0_79_10)
+    }
+
+    /// [`IdNormaliser::normalise`] at a given version of the model library: 0.83.0's
+    /// `openai-completions.js` keeps a `call|item` id's item part (`call_item`, sanitised) and,
+    /// over 40 characters, cuts the call part and appends `shortHash` of the whole id; the other
+    /// normalisers are the same in both.
+    pub fn normalise_for(
+        self,
+        id: &str,
+        target: &TargetModel,
+        library: ModelLibrary,
+    ) -> Option<String> {
+        if self == IdNormaliser::OpenAiCompletions && library == ModelLibrary::PiAi0_83_0 {
+            if let Some(sep) = id.find('|') {
+                // The regex has no `u` flag: a character outside the BMP is two units, two `_`.
+                let clean = |s: &str| -> String {
+                    s.chars()
+                        .flat_map(|c| {
+                            let keep = c.is_ascii_alphanumeric() || c == '_' || c == '-';
+                            let n = if keep { 1 } else { c.len_utf16() };
+                            std::iter::repeat_n(if keep { c } else { '_' }, n)
+                        })
+                        .collect()
+                };
+                let call = clean(&id[..sep]);
+                let item = clean(&id[sep + 1..]);
+                let combined = if item.is_empty() {
+                    call.clone()
+                } else {
+                    format!("{call}_{item}")
+                };
+                // After sanitising every character is ASCII: lengths are UTF-16 lengths.
+                if combined.len() <= 40 {
+                    return Some(combined);
+                }
+                let hash: String = short_hash(id).chars().take(8).collect();
+                let keep = 40usize.saturating_sub(hash.len() + 1).max(1);
+                let prefix: String = call.chars().take(keep).collect();
+                return Some(format!("{prefix}_{hash}"));
+            }
+        }
         let sanitise = |s: &str, max: usize| -> String {
             s.chars()
                 .map(|c| {
@@ -81,6 +123,49 @@ impl IdNormaliser {
             IdNormaliser::NotPorted => None,
         }
     }
+}
+
+/// The model library whose `transformMessages` (and providers' id normalisers) the runtime pins:
+/// 0.79.10 under flue 1.0.0-beta.7, 0.83.0 under 2.x (`^0.83.0`; 2.1.0's lockfile resolves
+/// 0.83.0). Their `transform-messages.js` differ in one line: 0.83.0 first turns a message whose
+/// `content` is `null` or absent into `content: []`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+pub enum ModelLibrary {
+    #[serde(rename = "pi-ai@0.79.10")]
+    PiAi0_79_10,
+    #[serde(rename = "pi-ai@0.83.0")]
+    PiAi0_83_0,
+}
+
+/// pi-ai 0.83.0's `shortHash` (`utils/hash.js`): two 32-bit multiplicative hashes over the UTF-16
+/// units, in base 36.
+pub fn short_hash(s: &str) -> String {
+    let mut h1: u32 = 0xdead_beef;
+    let mut h2: u32 = 0x41c6_ce57;
+    for ch in s.encode_utf16() {
+        let ch = u32::from(ch);
+        h1 = (h1 ^ ch).wrapping_mul(2_654_435_761);
+        h2 = (h2 ^ ch).wrapping_mul(1_597_334_677);
+    }
+    h1 = (h1 ^ (h1 >> 16)).wrapping_mul(2_246_822_507)
+        ^ (h2 ^ (h2 >> 13)).wrapping_mul(3_266_489_909);
+    h2 = (h2 ^ (h2 >> 16)).wrapping_mul(2_246_822_507)
+        ^ (h1 ^ (h1 >> 13)).wrapping_mul(3_266_489_909);
+    format!("{}{}", base36(h2), base36(h1))
+}
+
+fn base36(mut n: u32) -> String {
+    const DIGITS: &[u8] = b"0123456789abcdefghijklmnopqrstuvwxyz";
+    let mut out = Vec::new();
+    loop {
+        out.push(DIGITS[(n % 36) as usize]);
+        n /= 36;
+        if n == 0 {
+            break;
+        }
+    }
+    out.reverse();
+    String::from_utf8(out).unwrap_or_default()
 }
 
 fn utf16_len(s: &str) -> usize {
@@ -125,6 +210,15 @@ pub fn transform_messages(
     context: Vec<ContextMessage>,
     target: Option<&TargetModel>,
 ) -> (Vec<RequestMessage>, Vec<LeftOut>) {
+    transform_messages_with(context, target, ModelLibrary::PiAi0_79_10)
+}
+
+/// [`transform_messages`] of the given library version.
+pub fn transform_messages_with(
+    context: Vec<ContextMessage>,
+    target: Option<&TargetModel>,
+    library: ModelLibrary,
+) -> (Vec<RequestMessage>, Vec<LeftOut>) {
     let normaliser = target.map(|t| IdNormaliser::for_api(&t.api));
     let mut renamed: Vec<(String, String)> = Vec::new();
     // First pass: images, thinking, ids.
@@ -133,6 +227,13 @@ pub fn transform_messages(
         .map(|c| {
             let mut message = c.message;
             let mut marks = Vec::new();
+            if library == ModelLibrary::PiAi0_83_0
+                && message.get("content").is_none_or(Value::is_null)
+            {
+                if let Some(o) = message.as_object_mut() {
+                    o.insert("content".into(), json!([]));
+                }
+            }
             if target.and_then(|t| t.vision) == Some(false) {
                 downgrade_images(&mut message, &mut marks);
             }
@@ -151,7 +252,7 @@ pub fn transform_messages(
                 }
                 "assistant" => {
                     if let (Some(t), Some(n)) = (target, normaliser) {
-                        rewrite_assistant(&mut message, t, n, &mut renamed, &mut marks);
+                        rewrite_assistant(&mut message, t, n, library, &mut renamed, &mut marks);
                     }
                 }
                 _ => {}
@@ -246,6 +347,7 @@ fn rewrite_assistant(
     message: &mut Value,
     target: &TargetModel,
     normaliser: IdNormaliser,
+    library: ModelLibrary,
     renamed: &mut Vec<(String, String)>,
     marks: &mut Vec<Mark>,
 ) {
@@ -290,7 +392,7 @@ fn rewrite_assistant(
                     o.shift_remove("thoughtSignature");
                 }
                 if let Some(id) = b.get("id").and_then(Value::as_str).map(str::to_string) {
-                    if let Some(to) = normaliser.normalise(&id, target) {
+                    if let Some(to) = normaliser.normalise_for(&id, target, library) {
                         if to != id {
                             renamed.push((id.clone(), to.clone()));
                             marks.push(Mark::Renamed {
