@@ -103,6 +103,7 @@ pub fn route(cli: &Cli, out: &mut dyn Write) -> Option<Result<(), CliError>> {
                     | Command::Sessions(_)
                     | Command::Export(_)
                     | Command::Wait(_)
+                    | Command::Health(_)
             )
         );
     let acts = matches!(
@@ -126,6 +127,11 @@ pub fn route(cli: &Cli, out: &mut dyn Write) -> Option<Result<(), CliError>> {
                 format_version,
             }
             .into()))
+        }
+        JournalFormat::Flue2 { format_version }
+            if format_version == "1" && matches!(cli.command, Some(Command::Repair(_))) =>
+        {
+            Some(Err(super::flue2_health::refuse_repair()))
         }
         JournalFormat::Flue2 { format_version } if format_version == "1" && acts => {
             Some(super::flue2_act::run(cli, &opts, &path, out))
@@ -170,6 +176,7 @@ fn run(
         Some(Command::Incidents { json }) => {
             super::flue2_incidents::run(cli, opts, &reader, *json, out)
         }
+        Some(Command::Health(a)) => super::flue2_health::run(cli, opts, &reader, a, out),
         None => super::flue2_list::list(cli, opts, &reader, &ListArgs::default(), out),
         _ => unreachable!("route only runs the commands READS_FLUE2 names"),
     }

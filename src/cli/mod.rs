@@ -11,6 +11,7 @@ mod export;
 mod flue2;
 mod flue2_act;
 mod flue2_export;
+mod flue2_health;
 mod flue2_incidents;
 mod flue2_list;
 mod flue2_plan;

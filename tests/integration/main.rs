@@ -27,6 +27,7 @@ mod flue2_classify;
 mod flue2_cli;
 mod flue2_export;
 mod flue2_fold;
+mod flue2_health;
 mod flue2_incidents;
 mod flue2_list;
 mod flue2_sessions;

@@ -8,6 +8,7 @@ pub mod flue2;
 pub mod flue2_actions;
 pub mod flue2_export;
 pub mod flue2_find;
+pub mod flue2_health;
 pub mod flue2_redact;
 pub mod flue2_select;
 pub mod in_order;

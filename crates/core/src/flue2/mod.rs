@@ -16,6 +16,7 @@
 pub mod actions;
 pub mod classify;
 pub mod fold;
+pub mod health;
 mod kept;
 pub mod observed;
 pub mod reconciler;
