@@ -8,12 +8,16 @@ use std::io::{IsTerminal, Write};
 use super::args::{Cli, Command, ListArgs};
 use super::common::{exit, now_ms, CliError};
 use super::output::{print_json, truncate};
+use serde_json::Value;
 use turnscope_core::flue2::{EntryBody, Flue2Variant};
 use turnscope_core::journal::time::iso_from_ms;
 use turnscope_core::text::sanitize;
 use turnscope_engine::flue2::{
     classify_json, following, show_json, trailing_batch_json, user_text, CallOutcome, Flue2Options,
     Inspected, Outcomes, ShowView, Streams,
+};
+use turnscope_engine::flue2_cost::{
+    attempt_line, attempts_json, attempts_of, cost_json, cost_of, cost_text,
 };
 use turnscope_store::{is_flue2_export, DbTarget, Flue2SqliteReader, JournalFormat, SqliteStore};
 
@@ -196,11 +200,16 @@ fn one(
     // and freeing them one by one costs a fifth of the command; the process ends right after
     // printing (every caller runs one command per process), and exit returns the memory at once.
     let mut streams = std::mem::ManuallyDrop::new(Streams::default());
-    let (row, joined) = reader.in_snapshot(|reader| {
+    let (row, joined, attempts) = reader.in_snapshot(|reader| {
         let row = reader.find_submission(query)?;
         let joined = reader.joined_into(&row.submission_id)?;
         streams.load(reader, [&row])?;
-        Ok((row, joined))
+        // The attempts' records: the stream read once more, for `show` only.
+        let attempts = match row.session() {
+            Some(k) if show => attempts_of(reader, &k.stream_path(), &row)?,
+            _ => Vec::new(),
+        };
+        Ok((row, joined, attempts))
     })?;
     let i = streams.inspect(&row, opts, joined, now);
     let batches = i
@@ -211,7 +220,7 @@ fn one(
     let fv = reader.format_version();
     if json {
         let doc = if show {
-            show_json(
+            let mut doc = show_json(
                 opts,
                 fv,
                 &ShowView {
@@ -219,7 +228,15 @@ fn one(
                     batches,
                 },
                 now,
-            )
+            );
+            if let Value::Object(m) = &mut doc {
+                m.insert(
+                    "cost".into(),
+                    cost_of(&i).map_or(Value::Null, |c| cost_json(&c)),
+                );
+                m.insert("attempts".into(), attempts_json(&attempts, &row));
+            }
+            doc
         } else {
             classify_json(opts, fv, &i, now)
         };
@@ -352,6 +369,42 @@ fn one(
             sanitize(i.stream_path.as_deref().unwrap_or("-"))
         ),
     )?;
+    if let Some(c) = cost_of(&i) {
+        let t = c.total();
+        kv(
+            out,
+            "cost",
+            format!(
+                "{} since the input: {} assistant(s), {} tokens ({} in, {} out, {} cache read, {} cache write); aborted partials {}, abandoned {}{}",
+                cost_text(Some(&t)),
+                t.assistants,
+                t.total_tokens,
+                t.input,
+                t.output,
+                t.cache_read,
+                t.cache_write,
+                cost_text(Some(&c.aborted)),
+                cost_text(Some(&c.abandoned)),
+                if c.in_progress > 0 {
+                    format!("; {} message(s) in progress (no usage yet)", c.in_progress)
+                } else {
+                    String::new()
+                }
+            ),
+        )?;
+    }
+    kv(
+        out,
+        "attempts seen",
+        format!(
+            "{} of the row's {} wrote records",
+            attempts.len(),
+            row.attempt_count
+        ),
+    )?;
+    for a in &attempts {
+        kv(out, "", sanitize(&attempt_line(a, &row)))?;
+    }
     writeln!(out)?;
     write_conversation(&i, out)?;
     Ok(())

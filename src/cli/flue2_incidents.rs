@@ -12,9 +12,11 @@ use super::args::Cli;
 use super::common::{now_ms, CliError};
 use super::incidents::{list_command, write_group_head, write_intro};
 use super::output::print_json;
+use turnscope_core::journal::cost::UsageSum;
 use turnscope_core::recovery::incidents::{group, PlanKey, StuckRow, HEARTBEAT_MS, LEASE_MS};
 use turnscope_core::text::sanitize;
 use turnscope_engine::flue2::{Flue2Options, Inspected, Streams};
+use turnscope_engine::flue2_cost::{cost_of, cost_text};
 use turnscope_store::Flue2SqliteReader;
 
 /// A group's plan: the step that fires (`step 6 → replace`).
@@ -70,12 +72,23 @@ pub(super) fn run(
         .collect();
     let groups = group(&rows);
     let fv = reader.format_version();
+    // Cost since the input, per submission, summed per incident (group) and over all of them.
+    let cost_by_id: HashMap<&str, UsageSum> = inspected
+        .iter()
+        .filter_map(|i| cost_of(i).map(|c| (i.row.submission_id.as_str(), c.total())))
+        .collect();
+    let sum_of = |ids: &mut dyn Iterator<Item = &String>| {
+        ids.filter_map(|id| cost_by_id.get(id.as_str()))
+            .fold(UsageSum::default(), |a, c| a.plus(c))
+    };
+    let all_cost = sum_of(&mut stuck.iter().map(|r| &r.submission_id));
     if json {
         let mut doc = opts.header("turnscope.flue2.incidents/1", fv);
         doc.insert("now".into(), json!(now));
         doc.insert("leaseMs".into(), json!(LEASE_MS));
         doc.insert("heartbeatMs".into(), json!(HEARTBEAT_MS));
         doc.insert("stuck".into(), json!(rows.len()));
+        doc.insert("cost".into(), json!(all_cost));
         let step_of: HashMap<String, Option<u8>> = inspected
             .iter()
             .map(|i| (plan_key(i).label(), i.plan.step.number()))
@@ -99,6 +112,7 @@ pub(super) fn run(
                                 "count": p.count,
                             })).collect::<Vec<_>>(),
                             "submissions": g.submissions,
+                            "cost": sum_of(&mut g.submissions.iter()),
                             "listCommand": list_command(g),
                         })
                     })
@@ -125,9 +139,22 @@ pub(super) fn run(
     )?;
     for g in &groups {
         write_group_head(out, g, now)?;
+        let c = sum_of(&mut g.submissions.iter());
+        writeln!(
+            out,
+            "  cost     {} since the inputs ({} tokens)",
+            cost_text(Some(&c)),
+            c.total_tokens
+        )?;
         if let Some(cmd) = list_command(g) {
             writeln!(out, "  list     {}", sanitize(&cmd))?;
         }
     }
+    writeln!(
+        out,
+        "cost since the inputs, all stuck submissions: {} ({} tokens)",
+        cost_text(Some(&all_cost)),
+        all_cost.total_tokens
+    )?;
     Ok(())
 }

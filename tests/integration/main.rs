@@ -25,6 +25,7 @@ mod find;
 mod flue2_actions;
 mod flue2_classify;
 mod flue2_cli;
+mod flue2_cost;
 mod flue2_export;
 mod flue2_fold;
 mod flue2_health;

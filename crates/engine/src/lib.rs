@@ -6,6 +6,7 @@
 pub mod actions;
 pub mod flue2;
 pub mod flue2_actions;
+pub mod flue2_cost;
 pub mod flue2_export;
 pub mod flue2_find;
 pub mod flue2_health;

@@ -15,6 +15,7 @@
 
 pub mod actions;
 pub mod classify;
+pub mod cost;
 pub mod fold;
 pub mod health;
 mod kept;
