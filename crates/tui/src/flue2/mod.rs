@@ -11,6 +11,7 @@
 //! paging keys, ⏎, esc, the view keys 1–6, `/`, `y`, `r`, `?`, `q`. The write keys are absent (no
 //! write action reads 2.x yet), and a beta.7 key that does nothing here says so.
 
+mod cost;
 mod detail;
 #[cfg(feature = "test-harness")]
 pub mod harness;
