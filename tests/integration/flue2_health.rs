@@ -23,6 +23,13 @@ fn run(db: &Path, now: Option<i64>, args: &[&str]) -> std::process::Output {
     cmd.arg("--db").arg(db).args(args).output().unwrap()
 }
 
+fn wall_ms() -> i64 {
+    std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .unwrap()
+        .as_millis() as i64
+}
+
 fn fold(name: &str) -> Value {
     let p = fixtures_dir().join(format!("flue-2.1.0/{name}.fold.json"));
     serde_json::from_str(&std::fs::read_to_string(p).unwrap()).unwrap()
@@ -240,4 +247,129 @@ fn health_by_id_lists_the_instance_healthy_or_not_and_refuses_an_unknown_one() {
     let o = run(&db, None, &["health", "nothing-like-it"]);
     assert_eq!(o.status.code(), Some(4));
     assert!(String::from_utf8_lossy(&o.stderr).starts_with("error: no agent instance matches"));
+}
+
+/// A submission settled with its tool batch still unresolved at the leaf (written here: the
+/// crashed row of `tool-batch-1-of-3` settled failed by SQL, as a settlement that skipped the
+/// markers would leave it). Health says the runtime's next submission on the conversation
+/// marker-settles the batch before its input; the real 2.1.0 runtime, run until idle on a copy,
+/// claims the queued submission and appends exactly those markers, owned by it, then the commit,
+/// then its input; health then finds nothing.
+#[cfg_attr(
+    turnscope_no_runtime2,
+    ignore = "needs the real flue 2.1.0 runtime: npm is not on PATH or TURNSCOPE_RUNTIME_SKIP is set (tests/runtime2/README.md)"
+)]
+#[test]
+fn the_next_submission_repairs_a_settled_submissions_batch_as_health_says_with_the_real_runtime() {
+    let rt = crate::runtime_kit::runtime2("runtime2");
+    let dir = tempfile::tempdir().unwrap();
+    let db = unpack_db("flue-2.1.0", "tool-batch-1-of-3", dir.path());
+    let conn = rusqlite::Connection::open(&db).unwrap();
+    let owner: String = conn
+        .query_row(
+            "SELECT submission_id FROM flue_agent_submissions WHERE status = 'running'",
+            [],
+            |r| r.get(0),
+        )
+        .unwrap();
+    let queued: String = conn
+        .query_row(
+            "SELECT submission_id FROM flue_agent_submissions WHERE status = 'queued'",
+            [],
+            |r| r.get(0),
+        )
+        .unwrap();
+    conn.execute(
+        "UPDATE flue_agent_submissions SET status = 'settled', settled_at = lease_expires_at, \
+         error = 'settled without repairing its batch' WHERE submission_id = ?1",
+        [&owner],
+    )
+    .unwrap();
+    drop(conn);
+    let doc: Value =
+        serde_json::from_slice(&run(&db, None, &["health", "--all", "--json"]).stdout).unwrap();
+    let findings: Vec<&Value> = doc["sessions"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .flat_map(|s| s["findings"].as_array().unwrap())
+        .collect();
+    assert_eq!(findings.len(), 1, "{doc}");
+    let f = findings[0];
+    assert_eq!(f["kind"], "unresolved_calls");
+    assert_eq!(f["submission"]["id"], owner.as_str());
+    assert_eq!(f["submission"]["status"], "failed");
+    assert_eq!(f["repair"]["inPlace"], true);
+    let why = f["repair"]["why"].as_str().unwrap();
+    assert!(
+        why.contains(&format!(
+            "the first attempt of the next submission on this conversation (queued now: {queued})"
+        )) && why.contains("interrupted marker"),
+        "{why}"
+    );
+    let assistant = f["assistant"]["entry"].as_str().unwrap().to_string();
+    let mut missing: Vec<String> = f["missing"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|m| m.as_str().unwrap().to_string())
+        .collect();
+    missing.sort();
+    assert!(!missing.is_empty());
+
+    rt.drive(
+        "reconcile-once.mjs",
+        &[
+            "--db".as_ref(),
+            db.as_os_str(),
+            "--now".as_ref(),
+            wall_ms().to_string().as_ref(),
+            "--until-idle".as_ref(),
+        ],
+    );
+    // The records the runtime appended, in stream order.
+    let conn = rusqlite::Connection::open(&db).unwrap();
+    let mut q = conn
+        .prepare(
+            "SELECT r.value FROM flue_conversation_stream_batches b, json_each(b.data) r \
+             ORDER BY b.path, b.seq, CAST(r.key AS INTEGER)",
+        )
+        .unwrap();
+    let records: Vec<Value> = q
+        .query_map([], |r| r.get::<_, String>(0))
+        .unwrap()
+        .map(|s| serde_json::from_str(&s.unwrap()).unwrap())
+        .collect();
+    let at = |pred: &dyn Fn(&Value) -> bool| records.iter().position(pred);
+    let mut markers: Vec<String> = records
+        .iter()
+        .filter(|r| {
+            r["type"] == "tool_outcome"
+                && r["assistantMessageId"] == assistant.as_str()
+                && r["id"]
+                    .as_str()
+                    .unwrap()
+                    .starts_with("record_tool_repair_outcome_")
+        })
+        .map(|r| {
+            assert_eq!(
+                r["submissionId"],
+                queued.as_str(),
+                "owned by the next submission: {r}"
+            );
+            r["toolCallId"].as_str().unwrap().to_string()
+        })
+        .collect();
+    markers.sort();
+    assert_eq!(markers, missing);
+    let commit = at(&|r| {
+        r["type"] == "tool_results_committed" && r["assistantMessageId"] == assistant.as_str()
+    })
+    .expect("the batch committed");
+    let input = at(&|r| r["type"] == "user_message" && r["submissionId"] == queued.as_str())
+        .expect("the next submission's input");
+    assert!(commit < input, "the batch is settled before the input");
+    let after: Value =
+        serde_json::from_slice(&run(&db, None, &["health", "--all", "--json"]).stdout).unwrap();
+    assert_eq!(after["totals"]["byKind"]["unresolved_calls"], 0, "{after}");
 }
