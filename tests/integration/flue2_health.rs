@@ -303,8 +303,9 @@ fn the_next_submission_repairs_a_settled_submissions_batch_as_health_says_with_t
     let why = f["repair"]["why"].as_str().unwrap();
     assert!(
         why.contains(&format!(
-            "the first attempt of the next submission on this conversation (queued now: {queued})"
-        )) && why.contains("interrupted marker"),
+            "the claim of the next queued submission on this conversation, {queued}, does"
+        )) && why.contains("before the input: settle the trailing batch")
+            && why.contains("interrupted marker"),
         "{why}"
     );
     let assistant = f["assistant"]["entry"].as_str().unwrap().to_string();

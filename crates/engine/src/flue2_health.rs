@@ -17,7 +17,9 @@
 use std::collections::HashMap;
 
 use serde::Serialize;
-use turnscope_core::flue2::health::{conversation_findings, next_submission_repairs};
+use turnscope_core::flue2::health::{
+    claim_repairs, conversation_findings, next_submission_repairs,
+};
 use turnscope_core::flue2::{
     classify_conversation_submission, plan_flue2, Conversation, Flue2SubmissionRow, Flue2Write,
     InstanceState, ReconcileInput, ResumeAction,
@@ -394,25 +396,32 @@ fn repair_note(
         }
     }
     if at_leaf {
-        let actions = next_submission_repairs(conv, options.variant);
+        // The next claim on this conversation: the first queued row of its scope (the claim loop
+        // takes a session's rows in sequence order), else a submission not yet made.
+        let next = rows.queued.get(path).and_then(|q| {
+            q.iter().copied().find(|r| {
+                r.session()
+                    .is_some_and(|k| k.harness == conv.harness && k.session == conv.session)
+            })
+        });
+        let actions = match next {
+            Some(r) => claim_repairs(r, conv, options.variant),
+            None => next_submission_repairs(conv, options.variant),
+        };
         if let Some(a) = actions.iter().find(|a| t.in_action(a)) {
-            let next = rows
-                .queued
-                .get(path)
-                .and_then(|q| {
-                    q.iter().find(|r| {
-                        r.session()
-                            .is_some_and(|k| k.harness == conv.harness && k.session == conv.session)
-                    })
-                })
-                .map_or(String::new(), |r| {
-                    format!(" (queued now: {})", r.submission_id)
-                });
+            let who = match next {
+                Some(r) => format!(
+                    "the claim of the next queued submission on this conversation, {}, does",
+                    r.submission_id
+                ),
+                None => {
+                    "the first attempt of the next submission on this conversation does".to_string()
+                }
+            };
             return RepairNote {
                 in_place: true,
                 why: format!(
-                    "no submission the runtime holds repairs it; the first attempt of the next submission on this \
-                     conversation{next} does, before appending its input (runPersistedContextInput): {}; {NO_APPEND}",
+                    "no submission the runtime holds repairs it; {who} (runPersistedContextInput): {}; {NO_APPEND}",
                     a.describe()
                 ),
             };

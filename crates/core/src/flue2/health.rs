@@ -366,8 +366,8 @@ fn mismatch(assistant: &Entry, results: &[&Entry]) -> Option<String> {
 /// What the first attempt of the next submission on `conv` does before its input, as the
 /// runtime's `runPersistedContextInput` (CSS:4542) does it: the ghost at the leaf converged,
 /// then a trailing tool batch at the leaf marker-settled (`settleTrailingToolBatch("any")`).
-/// Computed by [`resume_after_requeue`] on a submission whose input is not in the conversation
-/// (a new one): the actions it takes before appending that input.
+/// Computed by [`claim_repairs`] on a submission whose input is not in the conversation (a new
+/// one): the actions it takes before appending that input.
 pub fn next_submission_repairs(conv: &Conversation, variant: Flue2Variant) -> Vec<ResumeAction> {
     let row = Flue2SubmissionRow {
         sequence: i64::MAX,
@@ -378,7 +378,7 @@ pub fn next_submission_repairs(conv: &Conversation, variant: Flue2Variant) -> Ve
             serde_json::json!(["", "", conv.harness, conv.session])
         ),
         kind: "dispatch".into(),
-        status: "running".into(),
+        status: "queued".into(),
         accepted_at: None,
         canonical_ready_at: None,
         attempt_id: None,
@@ -396,15 +396,25 @@ pub fn next_submission_repairs(conv: &Conversation, variant: Flue2Variant) -> Ve
         settlement_record_id: None,
         settlement_record: None,
     };
+    claim_repairs(&row, conv, variant)
+        .into_iter()
+        .take_while(|a| !matches!(a, ResumeAction::AppendInput { .. }))
+        .collect()
+}
+
+/// What the claim of queued `row` on `conv` does (`runPersistedContextInput` after
+/// `claimSubmission`, as [`resume_after_requeue`] simulates it): every action of its resume, in
+/// order. Empty where the classifier throws on the conversation.
+pub fn claim_repairs(
+    row: &Flue2SubmissionRow,
+    conv: &Conversation,
+    variant: Flue2Variant,
+) -> Vec<ResumeAction> {
     let Ok(c) = classify_conversation_submission(Some(conv), &row.input_entry_id(), 0, variant)
     else {
         return Vec::new();
     };
-    resume_after_requeue(&row, Some(conv), &c)
-        .actions
-        .into_iter()
-        .take_while(|a| !matches!(a, ResumeAction::AppendInput { .. }))
-        .collect()
+    resume_after_requeue(row, Some(conv), &c).actions
 }
 
 #[cfg(test)]
