@@ -7,11 +7,16 @@
 //! 2. `flue2_whale_show`: `turnscope show WHALE --json`, the whale being the expired row whose
 //!    stream has the most batches, next to the floor reading its row and its stream's batches
 //!    and chunks;
-//! 3. `flue2_tui_whale_open`: the TUI's whale open on 2.x (a child process per run,
+//! 3. `flue2_health`: `turnscope health --all --json` (every stream folded, one at a time),
+//!    next to the floor reading every submission row, every stream's path, and every batch and
+//!    spilled chunk of every stream in `(path, seq)` order; its target is issue 32's (≤ 2× floor,
+//!    ≤ 150 MB);
+//! 4. `flue2_tui_whale_open`: the TUI's whale open on 2.x (a child process per run,
 //!    `child::flue2_whale_open`): ⏎ on the whale's row → its detail drawn, against the whale
 //!    show's floor; and when the list was drawn.
 //!
-//! Targets (issue 31): each ≤ 1.5× its floor, peak RSS ≤ 150 MB. Printed, never asserted.
+//! Targets (issue 31): each ≤ 1.5× its floor (health: ≤ 2×, issue 32), peak RSS ≤ 150 MB.
+//! Printed, never asserted.
 
 use std::path::Path;
 use std::time::Duration;
@@ -50,6 +55,7 @@ struct Flue2Setup {
     whale_batches: usize,
     list_floor: String,
     whale_floor: String,
+    health_floor: String,
 }
 
 fn setup(db: &Path) -> Result<Flue2Setup, String> {
@@ -97,6 +103,11 @@ fn setup(db: &Path) -> Result<Flue2Setup, String> {
          WHERE path IN ({in_list}) ORDER BY path, seq; SELECT chunk_index, chunk_count, data FROM \
          flue_conversation_stream_batch_chunks WHERE path IN ({in_list}) ORDER BY path, seq, chunk_index;"
     );
+    let health_floor = format!(
+        "{rows} SELECT path FROM flue_conversation_streams ORDER BY path; SELECT seq, submission_id, \
+         attempt_id, data FROM flue_conversation_stream_batches ORDER BY path, seq; SELECT chunk_index, \
+         chunk_count, data FROM flue_conversation_stream_batch_chunks ORDER BY path, seq, chunk_index;"
+    );
     let w = lit(&whale_path);
     let whale_floor = format!(
         "SELECT * FROM flue_agent_submissions WHERE submission_id = {}; SELECT seq, submission_id, \
@@ -119,6 +130,7 @@ fn setup(db: &Path) -> Result<Flue2Setup, String> {
         whale_batches,
         list_floor,
         whale_floor,
+        health_floor,
     })
 }
 
@@ -150,11 +162,23 @@ fn figure(
     floor: Option<f64>,
     extra: Value,
 ) -> (Value, bool) {
+    figure_within(name, 1.5, took, rss, floor, extra)
+}
+
+/// [`figure`] against a target of `times` × the floor.
+fn figure_within(
+    name: &str,
+    times: f64,
+    took: &[Duration],
+    rss: u64,
+    floor: Option<f64>,
+    extra: Value,
+) -> (Value, bool) {
     let t = ms(median(took));
     let r = ratio(t, floor);
-    let ok = floor.is_some_and(|f| t <= 1.5 * f) && rss <= 150 * 1024;
+    let ok = floor.is_some_and(|f| t <= times * f) && rss <= 150 * 1024;
     eprintln!(
-        "{name:<24} {t:>10.1} ms   floor {:>10}   ratio {:>6}   peak RSS {:>7.1} MB   ≤1.5× floor, ≤150 MB: {}",
+        "{name:<24} {t:>10.1} ms   floor {:>10}   ratio {:>6}   peak RSS {:>7.1} MB   ≤{times}× floor, ≤150 MB: {}",
         floor.map_or("-".into(), |f| format!("{f:.1} ms")),
         r.as_f64().map_or("-".into(), |x| format!("{x:.2}×")),
         mb(rss),
@@ -165,13 +189,40 @@ fn figure(
         "floor_ms": floor,
         "ratio": r,
         "peak_rss_mb": mb(rss),
-        "target": "<= 1.5x floor, <= 150 MB",
+        "target": format!("<= {times}x floor, <= 150 MB"),
         "met": ok,
     });
     if let (Value::Object(o), Value::Object(e)) = (&mut v, extra) {
         o.extend(e);
     }
     (v, ok)
+}
+
+/// `turnscope health --all --json` (the release binary): the time, the peak RSS and the findings
+/// counted (exit 8 with findings, 0 without).
+fn health_all(s: &Setup) -> Result<(Duration, u64, u64), String> {
+    let t0 = std::time::Instant::now();
+    let mut child = std::process::Command::new(env!("CARGO_BIN_EXE_turnscope"))
+        .arg("--db")
+        .arg(&s.db)
+        .args(["health", "--all", "--json"])
+        .env("TURNSCOPE_NOW_MS", s.now_ms.to_string())
+        .env("XDG_CONFIG_HOME", "/nonexistent")
+        .env_remove("TURNSCOPE_CONFIG")
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::inherit())
+        .spawn()
+        .map_err(|e| format!("running turnscope health: {e}"))?;
+    let mut out = Vec::new();
+    std::io::Read::read_to_end(&mut child.stdout.take().expect("piped"), &mut out)
+        .map_err(|e| e.to_string())?;
+    let (code, rss) = crate::wait_exit_rusage(child);
+    let took = t0.elapsed();
+    if !matches!(code, Some(0 | 8)) {
+        return Err(format!("turnscope health --all --json failed ({code:?})"));
+    }
+    let doc: Value = serde_json::from_slice(&out).map_err(|e| format!("health output: {e}"))?;
+    Ok((took, rss, doc["totals"]["findings"].as_u64().unwrap_or(0)))
 }
 
 pub fn run(db: &Path) -> Result<(), String> {
@@ -236,6 +287,31 @@ pub fn run(db: &Path) -> Result<(), String> {
         show_floor,
         json!({ "output_bytes": bytes, "batches": f.whale_batches }),
     );
+    if let Some(q) = &sq {
+        q.time(&s.db, &f.health_floor)?;
+    }
+    health_all(s)?;
+    let mut health_t = Vec::new();
+    let mut health_rss = 0;
+    let mut found = 0;
+    for _ in 0..s.runs {
+        let (t, rss, n) = health_all(s)?;
+        health_t.push(t);
+        health_rss = health_rss.max(rss);
+        found = n;
+    }
+    let health_floor = sq
+        .as_ref()
+        .map(|q| q.median(&s.db, &f.health_floor, s.runs))
+        .transpose()?;
+    let (health, health_ok) = figure_within(
+        "health --all --json",
+        2.0,
+        &health_t,
+        health_rss,
+        health_floor,
+        json!({ "findings": found }),
+    );
     let (open_ms, list_ms, tui_rss) = tui_whale_open(s)?;
     // Its floor is the whale show's: the same rows.
     let (tui, tui_ok) = figure(
@@ -260,11 +336,13 @@ pub fn run(db: &Path) -> Result<(), String> {
         "floor_sql": {
             "list": "every submission row in sequence order; then SELECT seq, submission_id, attempt_id, data FROM flue_conversation_stream_batches WHERE path IN (every expired row's stream) ORDER BY path, seq; and their flue_conversation_stream_batch_chunks rows",
             "whale": f.whale_floor,
+            "health": "every submission row; every stream's path; every stream's batches in (path, seq) order and every spilled chunk",
         },
         "flue2_list": list,
         "flue2_whale_show": show,
         "flue2_tui_whale_open": tui,
-        "met": list_ok && show_ok && tui_ok,
+        "flue2_health": health,
+        "met": list_ok && show_ok && tui_ok && health_ok,
     });
     println!("{}", serde_json::to_string_pretty(&doc).expect("JSON"));
     Ok(())

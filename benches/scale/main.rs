@@ -17,7 +17,8 @@
 //! 7. the peak RSS of every child process (`wait4`'s `ru_maxrss`).
 //!
 //! On a flue 2.x journal (`--profile flue2`) it runs the 2.x scenarios instead (`flue2.rs`):
-//! `list --expired --json` and the whale's `show --json` against their floors.
+//! `list --expired --json`, the whale's `show --json` and `health --all --json` against their
+//! floors.
 //!
 //! `cargo bench --bench scale -- --growth` runs the growth scenario instead (`growth.rs`): the
 //! whale's history doubled from 15,000 to 240,000 entries on both profiles, in generated and
@@ -200,6 +201,13 @@ impl ChildRun {
 
 /// Wait for `child` and return (exited with 0, peak RSS in kB) from `wait4`.
 fn wait_rusage(child: std::process::Child) -> (bool, u64) {
+    let (code, rss) = wait_exit_rusage(child);
+    (code == Some(0), rss)
+}
+
+/// Wait for `child` and return (its exit code, `None` if it did not exit, peak RSS in kB) from
+/// `wait4`.
+fn wait_exit_rusage(child: std::process::Child) -> (Option<i32>, u64) {
     let pid = child.id() as libc::pid_t;
     let mut status: libc::c_int = 0;
     // SAFETY: `rusage` is plain data; `wait4` fills it for our own child `pid`.
@@ -207,10 +215,10 @@ fn wait_rusage(child: std::process::Child) -> (bool, u64) {
     let r = unsafe { libc::wait4(pid, &mut status, 0, &mut ru) };
     drop(child);
     if r != pid {
-        return (false, 0);
+        return (None, 0);
     }
-    let ok = libc::WIFEXITED(status) && libc::WEXITSTATUS(status) == 0;
-    (ok, ru.ru_maxrss.max(0) as u64)
+    let code = libc::WIFEXITED(status).then(|| libc::WEXITSTATUS(status));
+    (code, ru.ru_maxrss.max(0) as u64)
 }
 
 fn spawn_scenario(s: &Setup, name: &str) -> Result<ChildRun, String> {

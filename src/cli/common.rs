@@ -54,7 +54,7 @@ impl CliError {
 }
 
 /// The commands that read a flue 2.x journal today (SQLite), named by the refusal of the others.
-pub const READS_FLUE2: &str = "list, show, classify, incidents, sessions, export, wait, diff, next-request, audit and the actions abort, requeue, extend, fail and undo";
+pub const READS_FLUE2: &str = "list, show, classify, incidents, sessions, export, wait, diff, next-request, health, audit and the actions abort, requeue, extend, fail and undo";
 
 impl From<StoreError> for CliError {
     fn from(e: StoreError) -> CliError {

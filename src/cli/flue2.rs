@@ -8,12 +8,16 @@ use std::io::{IsTerminal, Write};
 use super::args::{Cli, Command, ListArgs};
 use super::common::{exit, now_ms, CliError};
 use super::output::{print_json, truncate};
+use serde_json::Value;
 use turnscope_core::flue2::{EntryBody, Flue2Variant};
 use turnscope_core::journal::time::iso_from_ms;
 use turnscope_core::text::sanitize;
 use turnscope_engine::flue2::{
     classify_json, following, show_json, trailing_batch_json, user_text, CallOutcome, Flue2Options,
     Inspected, Outcomes, ShowView, Streams,
+};
+use turnscope_engine::flue2_cost::{
+    attempt_line, attempts_json, attempts_of, cost_json, cost_of, cost_text,
 };
 use turnscope_engine::flue2_memos::{add_step_memos, memos_of, step_memos, StepMemo};
 use turnscope_store::{is_flue2_export, DbTarget, Flue2SqliteReader, JournalFormat, SqliteStore};
@@ -106,6 +110,7 @@ pub fn route(cli: &Cli, out: &mut dyn Write) -> Option<Result<(), CliError>> {
                     | Command::Wait(_)
                     | Command::Diff(_)
                     | Command::NextRequest { .. }
+                    | Command::Health(_)
             )
         );
     let acts = matches!(
@@ -129,6 +134,11 @@ pub fn route(cli: &Cli, out: &mut dyn Write) -> Option<Result<(), CliError>> {
                 format_version,
             }
             .into()))
+        }
+        JournalFormat::Flue2 { format_version }
+            if format_version == "1" && matches!(cli.command, Some(Command::Repair(_))) =>
+        {
+            Some(Err(super::flue2_health::refuse_repair()))
         }
         JournalFormat::Flue2 { format_version } if format_version == "1" && acts => {
             Some(super::flue2_act::run(cli, &opts, &path, out))
@@ -179,6 +189,7 @@ fn run(
             vision,
             json,
         }) => super::flue2_next_request::run(cli, opts, &reader, target, *vision, *json, out),
+        Some(Command::Health(a)) => super::flue2_health::run(cli, opts, &reader, a, out),
         None => super::flue2_list::list(cli, opts, &reader, &ListArgs::default(), out),
         _ => unreachable!("route only runs the commands READS_FLUE2 names"),
     }
@@ -198,16 +209,20 @@ fn one(
     // and freeing them one by one costs a fifth of the command; the process ends right after
     // printing (every caller runs one command per process), and exit returns the memory at once.
     let mut streams = std::mem::ManuallyDrop::new(Streams::default());
-    let (row, joined, memos) = reader.in_snapshot(|reader| {
+    let (row, joined, memos, attempts) = reader.in_snapshot(|reader| {
         let row = reader.find_submission(query)?;
         let joined = reader.joined_into(&row.submission_id)?;
         streams.load(reader, [&row])?;
-        // `show` puts each tool call's step memos under it (read from the stream as stored).
-        let memos = match (show, row.session()) {
-            (true, Some(k)) => step_memos(reader, &k.stream_path())?,
-            _ => Vec::new(),
+        // `show` puts each tool call's step memos under it (read from the stream as stored), and
+        // the attempts' records: the stream read once more, for `show` only.
+        let (memos, attempts) = match (show, row.session()) {
+            (true, Some(k)) => (
+                step_memos(reader, &k.stream_path())?,
+                attempts_of(reader, &k.stream_path(), &row)?,
+            ),
+            _ => (Vec::new(), Vec::new()),
         };
-        Ok((row, joined, memos))
+        Ok((row, joined, memos, attempts))
     })?;
     let i = streams.inspect(&row, opts, joined, now);
     let batches = i
@@ -228,6 +243,13 @@ fn one(
                 now,
             );
             add_step_memos(&mut doc, &memos);
+            if let Value::Object(m) = &mut doc {
+                m.insert(
+                    "cost".into(),
+                    cost_of(&i).map_or(Value::Null, |c| cost_json(&c)),
+                );
+                m.insert("attempts".into(), attempts_json(&attempts, &row));
+            }
             doc
         } else {
             classify_json(opts, fv, &i, now)
@@ -361,6 +383,42 @@ fn one(
             sanitize(i.stream_path.as_deref().unwrap_or("-"))
         ),
     )?;
+    if let Some(c) = cost_of(&i) {
+        let t = c.total();
+        kv(
+            out,
+            "cost",
+            format!(
+                "{} since the input: {} assistant(s), {} tokens ({} in, {} out, {} cache read, {} cache write); aborted partials {}, abandoned {}{}",
+                cost_text(Some(&t)),
+                t.assistants,
+                t.total_tokens,
+                t.input,
+                t.output,
+                t.cache_read,
+                t.cache_write,
+                cost_text(Some(&c.aborted)),
+                cost_text(Some(&c.abandoned)),
+                if c.in_progress > 0 {
+                    format!("; {} message(s) in progress (no usage yet)", c.in_progress)
+                } else {
+                    String::new()
+                }
+            ),
+        )?;
+    }
+    kv(
+        out,
+        "attempts seen",
+        format!(
+            "{} of the row's {} wrote records",
+            attempts.len(),
+            row.attempt_count
+        ),
+    )?;
+    for a in &attempts {
+        kv(out, "", sanitize(&attempt_line(a, &row)))?;
+    }
     writeln!(out)?;
     write_conversation(&i, &memos, out)?;
     Ok(())

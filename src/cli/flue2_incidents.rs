@@ -13,6 +13,7 @@ use super::incidents::{list_command, write_group_head, write_intro};
 use super::output::print_json;
 use turnscope_core::text::sanitize;
 use turnscope_engine::flue2::Flue2Options;
+use turnscope_engine::flue2_cost::cost_text;
 use turnscope_engine::flue2_incidents::incidents;
 use turnscope_store::Flue2SqliteReader;
 
@@ -56,9 +57,23 @@ pub(super) fn run(
     )?;
     for g in groups {
         write_group_head(out, g, now)?;
+        let c = found.cost_of(&g.submissions);
+        writeln!(
+            out,
+            "  cost     {} since the inputs ({} tokens)",
+            cost_text(Some(&c)),
+            c.total_tokens
+        )?;
         if let Some(cmd) = list_command(g) {
             writeln!(out, "  list     {}", sanitize(&cmd))?;
         }
     }
+    let all_cost = found.total_cost();
+    writeln!(
+        out,
+        "cost since the inputs, all stuck submissions: {} ({} tokens)",
+        cost_text(Some(&all_cost)),
+        all_cost.total_tokens
+    )?;
     Ok(())
 }

@@ -10,9 +10,11 @@ use super::args::{Cli, ListArgs, ListOutput, SelectionArgs};
 use super::common::{exit, now_ms, CliError};
 use super::list_sort::SortKey;
 use super::output::print_json;
+use serde_json::Value;
 use turnscope_core::flue2::{Flue2SubmissionRow, FLUE2_STATUSES};
 use turnscope_core::text::sanitize;
 use turnscope_engine::flue2::{list_json, Flue2Options, Inspected, Streams};
+use turnscope_engine::flue2_cost::{cost_json, cost_of, cost_text, cost_total};
 use turnscope_engine::flue2_select::{
     disposition, is_view, verdict_names, Flue2Selection, LAST_STEP,
 };
@@ -22,8 +24,9 @@ use turnscope_engine::report::verdict_filter::VerdictFilter;
 use turnscope_store::Flue2SqliteReader;
 
 /// The columns `--sort` takes on a 2.x journal (the table's headers; `rule` is NEXT's number).
-const SORT_COLUMNS: [&str; 11] = [
-    "seq", "id", "kind", "instance", "status", "att", "lease", "verdict", "next", "owner", "error",
+const SORT_COLUMNS: [&str; 12] = [
+    "seq", "id", "kind", "instance", "status", "att", "lease", "verdict", "next", "cost", "owner",
+    "error",
 ];
 
 /// `--sort` on a 2.x journal: a column and its direction.
@@ -77,6 +80,10 @@ impl Sort {
                 .step
                 .number()
                 .map_or(SortKey::Missing, |n| SortKey::Int(n.into())),
+            // The COST cell's figure: cost since the input (`cost.total` summed).
+            "cost" => cost_total(i).map_or(SortKey::Missing, |c| {
+                SortKey::Int(super::list_sort::float_key(c))
+            }),
             "owner" => text(r.owner_id.as_deref()),
             _ => text(r.error.as_deref()),
         }
@@ -218,10 +225,19 @@ pub(super) fn list(
     }
     let view = sel.view.as_str();
     if a.json || a.output == Some(ListOutput::Json) {
-        print_json(
-            out,
-            &list_json(opts, reader.format_version(), view, &shown, now),
-        )?;
+        let mut doc = list_json(opts, reader.format_version(), view, &shown, now);
+        // Each item's cost since the input, as `show` has it.
+        if let Some(Value::Array(items)) = doc.get_mut("submissions") {
+            for (item, i) in items.iter_mut().zip(&shown) {
+                if let Value::Object(m) = item {
+                    m.insert(
+                        "cost".into(),
+                        cost_of(i).map_or(Value::Null, |c| cost_json(&c)),
+                    );
+                }
+            }
+        }
+        print_json(out, &doc)?;
         return Ok(());
     }
     if a.output == Some(ListOutput::Ids) {
@@ -241,7 +257,7 @@ pub(super) fn list(
     Ok(())
 }
 
-/// The table: ID, KIND, INSTANCE, STATUS, ATTEMPTS, LEASE, VERDICT, NEXT; wide adds the
+/// The table: ID, KIND, INSTANCE, STATUS, ATTEMPTS, LEASE, COST, VERDICT, NEXT; wide adds the
 /// disposition, the owner and the error.
 fn write_table(
     shown: &[Inspected<'_>],
@@ -250,7 +266,7 @@ fn write_table(
     out: &mut dyn Write,
 ) -> Result<(), CliError> {
     let mut head = vec![
-        "ID", "KIND", "INSTANCE", "STATUS", "ATTEMPTS", "LEASE", "VERDICT", "NEXT",
+        "ID", "KIND", "INSTANCE", "STATUS", "ATTEMPTS", "LEASE", "COST", "VERDICT", "NEXT",
     ];
     if wide {
         head.extend(["STATE", "OWNER", "ERROR"]);
@@ -269,6 +285,7 @@ fn write_table(
                 sanitize(&r.status),
                 format!("{}/{}", r.attempt_count, r.max_attempts),
                 lease_text(r, now),
+                cost_text(cost_of(i).map(|c| c.total()).as_ref()),
                 sanitize(&i.label()),
                 i.plan.step.column(),
             ];

@@ -127,7 +127,7 @@ fn session_exists(store: &dyn Backend, key: &str) -> Result<bool, StoreError> {
 }
 
 /// The closing line: how much was read and what was found.
-fn summary(t: &HealthTotals) -> String {
+pub(super) fn summary(t: &HealthTotals) -> String {
     let kinds: Vec<String> = Hazard::KINDS
         .iter()
         .zip(t.by_kind)
@@ -163,7 +163,7 @@ fn short(id: &str) -> String {
 }
 
 /// One session's findings, a few lines each.
-fn print_session(out: &mut dyn Write, h: &SessionHealth) -> std::io::Result<()> {
+pub(super) fn print_session(out: &mut dyn Write, h: &SessionHealth) -> std::io::Result<()> {
     let instance = h
         .instance
         .as_deref()

@@ -131,7 +131,7 @@ impl SortBy {
 }
 
 /// An integer that orders as `x` does (`f64::total_cmp`): a cost keeps every digit.
-fn float_key(x: f64) -> i64 {
+pub(super) fn float_key(x: f64) -> i64 {
     let b = x.to_bits() as i64;
     b ^ (((b >> 63) as u64) >> 1) as i64
 }

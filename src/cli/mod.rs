@@ -13,6 +13,7 @@ mod flue2_act;
 mod flue2_bulk;
 mod flue2_diff;
 mod flue2_export;
+mod flue2_health;
 mod flue2_incidents;
 mod flue2_list;
 mod flue2_next_request;

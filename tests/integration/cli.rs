@@ -253,9 +253,9 @@ fn newer_runtime_format_and_unknown_schema_version() {
         "this flue 2.x journal has no flue_agent_submissions table",
     );
     assert_fails(
-        &turnscope(Some(&newer), &["health", "--all"]),
+        &turnscope(Some(&newer), &["--write", "step", "x", "--dry-run"]),
         1,
-        "written by flue 2.x (flue_meta.format_version = 1): only list, show, classify, incidents, sessions, export, wait, diff, next-request, audit and the actions abort, requeue, extend, fail and undo read it yet",
+        "written by flue 2.x (flue_meta.format_version = 1): only list, show, classify, incidents, sessions, export, wait, diff, next-request, health, audit and the actions abort, requeue, extend, fail and undo read it yet",
     );
 
     let db = unpack_fixture(dir.path(), "before-provider");

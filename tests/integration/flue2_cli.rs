@@ -405,13 +405,13 @@ fn other_commands_refuse_a_2_x_journal_naming_the_commands_that_read_it() {
     let dir = tempfile::tempdir().unwrap();
     let db = unpack_db("flue-2.1.0", "tool-batch-1-of-3", dir.path());
     for args in [
-        &["health", "--all"][..],
-        &["--write", "repair", "sub_01M92S7VMD", "-y"],
+        &["--write", "step", "x", "--dry-run"][..],
+        &["--write", "reconcile", "sub_01M92S7VMD", "-y"],
     ] {
         assert_refused(
             &turnscope(&db, None, args),
             1,
-            "only list, show, classify, incidents, sessions, export, wait, diff, next-request, audit and the actions abort, requeue, extend, fail and undo read it yet",
+            "only list, show, classify, incidents, sessions, export, wait, diff, next-request, health, audit and the actions abort, requeue, extend, fail and undo read it yet",
         );
     }
     // A list column there is not is refused by name.

@@ -12,7 +12,7 @@ use turnscope_store::{JournalFormat, SqliteStore, SqliteWriter, StoreError};
 
 use crate::support::{db_fixture_names, unpack_db};
 
-const FLUE2_LINE: &str = "error: this journal was written by flue 2.x (flue_meta.format_version = 1): only list, show, classify, incidents, sessions, export, wait, diff, next-request, audit and the actions abort, requeue, extend, fail and undo read it yet (SQLite files), not this command";
+const FLUE2_LINE: &str = "error: this journal was written by flue 2.x (flue_meta.format_version = 1): only list, show, classify, incidents, sessions, export, wait, diff, next-request, health, audit and the actions abort, requeue, extend, fail and undo read it yet (SQLite files), not this command";
 const FLUE2_HINT: &str =
     "hint: run `turnscope list`, `turnscope show ID` or `turnscope classify ID` on it";
 const BETA7_HINT: &str = "hint: turnscope reads flue 1.0.0-beta.7 journals";
@@ -96,7 +96,7 @@ fn every_flue_2_1_0_crash_database_is_detected_as_flue2() {
 }
 
 #[test]
-fn list_and_incidents_read_and_health_refuses_each_flue_2_1_0_crash_database_in_one_line() {
+fn list_incidents_and_health_read_and_step_refuses_each_flue_2_1_0_crash_database_in_one_line() {
     let dir = tempfile::tempdir().unwrap();
     for db in unpack_all("flue-2.1.0", dir.path()) {
         let before = files(&db);
@@ -105,8 +105,15 @@ fn list_and_incidents_read_and_health_refuses_each_flue_2_1_0_crash_database_in_
         assert!(String::from_utf8_lossy(&o.stdout).starts_with("format: flue 2.x"));
         let o = turnscope(&db, &["incidents"]);
         assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+        // Exit 0 healthy, 8 with findings (flue2_health.rs checks which).
+        let o = turnscope(&db, &["health", "--all"]);
+        assert!(
+            matches!(o.status.code(), Some(0 | 8)),
+            "{}",
+            String::from_utf8_lossy(&o.stderr)
+        );
         assert_refused(
-            &turnscope(&db, &["health", "--all"]),
+            &turnscope(&db, &["--write", "step", "x", "--dry-run"]),
             FLUE2_LINE,
             FLUE2_HINT,
             &db,
@@ -132,16 +139,15 @@ fn writes_and_json_are_refused_the_same_way_and_write_nothing() {
         Err(StoreError::NewerFormat { .. })
     ));
     for args in [
-        &["--write", "repair", "x", "-y"][..],
-        &["--write", "step", "x", "-y"],
-        &["health", "--all"],
+        &["--write", "step", "x", "-y"][..],
+        &["--write", "step", "x", "--dry-run"],
     ] {
         let o = turnscope(&db, args);
         assert_eq!(o.status.code(), Some(1), "{args:?}");
         let err = String::from_utf8_lossy(&o.stderr);
         assert!(err.lines().next() == Some(FLUE2_LINE), "{args:?}: {err}");
     }
-    let o = turnscope(&db, &["health", "--all", "--json"]);
+    let o = turnscope(&db, &["--write", "step", "x", "--dry-run", "--json"]);
     assert_eq!(o.status.code(), Some(1));
     let doc: serde_json::Value = serde_json::from_slice(&o.stdout).expect("an error document");
     assert_eq!(doc["schema"], "turnscope.error/1");
@@ -184,7 +190,7 @@ fn beta9_and_2_0_0_databases_are_named_by_their_writer() {
     assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
     assert!(String::from_utf8_lossy(&o.stdout).contains("no submissions"));
     assert_refused(
-        &turnscope(&v200, &["health", "--all"]),
+        &turnscope(&v200, &["--write", "step", "x", "--dry-run"]),
         FLUE2_LINE,
         FLUE2_HINT,
         &v200,

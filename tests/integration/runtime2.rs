@@ -121,7 +121,14 @@ fn a_regenerated_fixture_classifies_as_the_committed_json() {
         "{}",
         String::from_utf8_lossy(&o.stderr)
     );
+    // health reads it too (exit 0, or 8 with findings); a command that does not is refused.
     let o = run(&["health", "--all"]);
+    assert!(
+        matches!(o.status.code(), Some(0 | 8)),
+        "{}",
+        String::from_utf8_lossy(&o.stderr)
+    );
+    let o = run(&["--write", "step", "x", "--dry-run"]);
     let err = String::from_utf8_lossy(&o.stderr);
     assert_eq!(o.status.code(), Some(1), "{err}");
     assert!(

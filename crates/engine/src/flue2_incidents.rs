@@ -13,9 +13,11 @@ use turnscope_core::recovery::incidents::{
 use turnscope_store::{Flue2SqliteReader, StoreError};
 
 use crate::flue2::{Flue2Options, Inspected, Streams};
+use crate::flue2_cost::cost_of;
+use turnscope_core::journal::cost::UsageSum;
 
 /// One running submission whose lease expired, planned.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq)]
 pub struct Flue2Stuck {
     pub id: String,
     pub owner: Option<String>,
@@ -24,6 +26,8 @@ pub struct Flue2Stuck {
     pub plan: PlanKey,
     /// Its number (`None` for the steps without one).
     pub step: Option<u8>,
+    /// Its cost since the input (`flue2_cost`), where its conversation is read.
+    pub cost: Option<UsageSum>,
 }
 
 /// The stuck submissions at `now` and their groups.
@@ -79,6 +83,7 @@ pub fn incidents(
                 lease_expires_at: r.lease_expires_at,
                 plan: plan_key(&i),
                 step: i.plan.step.number(),
+                cost: cost_of(&i).map(|c| c.total()),
             }
         })
         .collect();
@@ -99,6 +104,23 @@ fn stuck_rows(stuck: &[Flue2Stuck]) -> Vec<StuckRow<'_>> {
 }
 
 impl Flue2Incidents {
+    /// The cost since the inputs of the stuck submissions `ids` name, summed.
+    pub fn cost_of<'a>(&self, ids: impl IntoIterator<Item = &'a String>) -> UsageSum {
+        let by_id: HashMap<&str, &UsageSum> = self
+            .stuck
+            .iter()
+            .filter_map(|s| s.cost.as_ref().map(|c| (s.id.as_str(), c)))
+            .collect();
+        ids.into_iter()
+            .filter_map(|id| by_id.get(id.as_str()))
+            .fold(UsageSum::default(), |a, c| a.plus(c))
+    }
+
+    /// Every stuck submission's cost since its input, summed.
+    pub fn total_cost(&self) -> UsageSum {
+        self.cost_of(self.stuck.iter().map(|s| &s.id))
+    }
+
     /// The `turnscope.flue2.incidents/1` document, each group without its `listCommand` (the
     /// CLI's shell line, which it adds).
     pub fn doc(&self, opts: &Flue2Options, format_version: &str) -> Map<String, Value> {
@@ -108,6 +130,7 @@ impl Flue2Incidents {
         doc.insert("leaseMs".into(), json!(LEASE_MS));
         doc.insert("heartbeatMs".into(), json!(HEARTBEAT_MS));
         doc.insert("stuck".into(), json!(self.stuck.len()));
+        doc.insert("cost".into(), json!(self.total_cost()));
         let step_of: HashMap<String, Option<u8>> = self
             .stuck
             .iter()
@@ -132,6 +155,7 @@ impl Flue2Incidents {
                                 "count": p.count,
                             })).collect::<Vec<_>>(),
                             "submissions": g.submissions,
+                            "cost": self.cost_of(&g.submissions),
                         })
                     })
                     .collect(),

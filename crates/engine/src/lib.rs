@@ -6,9 +6,11 @@
 pub mod actions;
 pub mod flue2;
 pub mod flue2_actions;
+pub mod flue2_cost;
 pub mod flue2_diff;
 pub mod flue2_export;
 pub mod flue2_find;
+pub mod flue2_health;
 pub mod flue2_incidents;
 pub mod flue2_memos;
 pub mod flue2_next_request;

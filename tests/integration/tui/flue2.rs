@@ -567,3 +567,73 @@ fn write_mode_previews_applies_and_audits_each_action_and_read_only_has_none() {
         ]
     );
 }
+
+#[test]
+fn the_list_and_the_detail_show_the_cost_turnscope_list_and_show_print() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut checked = 0;
+    for name in db_fixture_names("flue-2.1.0") {
+        let db = unpack_db("flue-2.1.0", &name, dir.path());
+        let now = after_last_lease(&db);
+        let mut h = open(&db, "2.1.0", now, (220, 60));
+        h.press("2");
+        let text = crate::support::turnscope_command()
+            .env_remove("TURNSCOPE_DB")
+            .env("TURNSCOPE_NOW_MS", now.to_string())
+            .arg("--db")
+            .arg(&db)
+            .args(["list", "--status", "all"])
+            .output()
+            .unwrap();
+        let text = String::from_utf8(text.stdout).unwrap();
+        let json = cli_list(&db, now, &["--status", "all"]);
+        for (row, c) in h
+            .app
+            .shown_rows()
+            .iter()
+            .zip(json["submissions"].as_array().unwrap())
+        {
+            let line = text.lines().find(|l| l.starts_with(&row.id)).unwrap();
+            // The CLI's COST cell, the seventh column.
+            let cell = line
+                .split_whitespace()
+                .nth(if line.contains(" ago ") { 8 } else { 6 });
+            assert!(
+                line.contains(&format!("  {}  ", row.cost)),
+                "{name}: {} in {line} ({cell:?})",
+                row.cost
+            );
+            if c["cost"].is_null() {
+                assert_eq!(row.cost, "-");
+                continue;
+            }
+            let t = &c["cost"]["total"];
+            let want = format!(
+                "cost            {} since the input: {} assistant(s), {} tokens",
+                row.cost, t["assistants"], t["totalTokens"]
+            );
+            let mut d = open(&db, "2.1.0", now, (220, 60));
+            d.press("2");
+            let at = d.app.shown_ids().iter().position(|i| *i == row.id).unwrap();
+            // To the top (the view keeps the expired view's selection), then down to the row.
+            for _ in 0..d.app.shown_ids().len() {
+                d.press("k");
+            }
+            for _ in 0..at {
+                d.press("j");
+            }
+            d.press("<Enter>");
+            assert_eq!(d.app.opened(), Some(row.id.as_str()), "{name}");
+            let detail: String = d
+                .app
+                .detail_text()
+                .into_iter()
+                .map(|(l, _)| l + "\n")
+                .collect();
+            assert!(detail.contains(&want), "{name}: {want}\n{detail}");
+            assert!(detail.contains("attempts seen"), "{name}\n{detail}");
+            checked += 1;
+        }
+    }
+    assert!(checked >= 15, "{checked}");
+}

@@ -9,8 +9,8 @@ use std::time::Duration;
 mod e2e;
 mod flue2;
 mod flue2_acted;
-mod flue2_screens;
 mod flue2_next_request;
+mod flue2_screens;
 mod scale;
 
 /// The clock of the demo and scale databases.

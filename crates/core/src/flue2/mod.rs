@@ -15,7 +15,9 @@
 
 pub mod actions;
 pub mod classify;
+pub mod cost;
 pub mod fold;
+pub mod health;
 mod kept;
 pub mod next_request;
 pub mod observed;

@@ -127,6 +127,11 @@ impl Log {
         );
     }
 
+    /// The log's records, parsed.
+    pub(crate) fn parsed(&self) -> Vec<crate::flue2::records::Record> {
+        parse_batch(&format!("[{}]", self.records.join(","))).unwrap()
+    }
+
     pub(crate) fn state(&self) -> InstanceState {
         let batch = parse_batch(&format!("[{}]", self.records.join(","))).unwrap();
         InstanceState::fold(&batch).unwrap()

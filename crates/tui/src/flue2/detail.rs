@@ -307,6 +307,9 @@ fn row_fields(b: &mut Builder, doc: &Value) {
             s(&doc["streamBatches"])
         ),
     );
+    for (k, v) in super::cost::detail_lines(doc) {
+        b.kv(&k, v);
+    }
 }
 
 /// A call's outcome as the document has it.

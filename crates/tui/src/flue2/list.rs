@@ -32,6 +32,8 @@ pub struct ListRow {
     pub next: String,
     /// The classification names a trailing partial tool batch.
     pub partial: bool,
+    /// The COST cell: cost since the input.
+    pub cost: String,
 }
 
 impl ListRow {
@@ -52,11 +54,12 @@ impl ListRow {
             verdict: text(&r["verdict"]["label"]),
             next: text(&r["plan"]["column"]),
             partial: !r["verdict"]["trailingPartialToolBatch"].is_null(),
+            cost: super::cost::cost_cell(&r["cost"]),
         }
     }
 
     /// The cells, in the column order of [`COLUMNS`].
-    fn cells(&self, now_ms: i64) -> [String; 7] {
+    fn cells(&self, now_ms: i64) -> [String; 8] {
         [
             self.id.clone(),
             self.kind.clone(),
@@ -64,6 +67,7 @@ impl ListRow {
             self.status.clone(),
             self.attempts.clone(),
             lease_text(self.lease_expires_at, self.lease_expired, now_ms),
+            self.cost.clone(),
             self.verdict.clone(),
         ]
     }
@@ -143,8 +147,8 @@ impl View {
     }
 }
 
-const COLUMNS: [&str; 8] = [
-    "ID", "KIND", "INSTANCE", "STATUS", "ATTEMPTS", "LEASE", "VERDICT", "NEXT",
+const COLUMNS: [&str; 9] = [
+    "ID", "KIND", "INSTANCE", "STATUS", "ATTEMPTS", "LEASE", "COST", "VERDICT", "NEXT",
 ];
 
 /// The list narrowed to some submissions: an instance's (the sessions screen's ⏎) or a
@@ -218,11 +222,11 @@ impl ListState {
 
     pub fn draw(&mut self, f: &mut Frame, t: &Theme, now_ms: i64, area: Rect) {
         let shown: Vec<ListRow> = self.shown(now_ms).into_iter().cloned().collect();
-        let cells: Vec<[String; 8]> = shown
+        let cells: Vec<[String; 9]> = shown
             .iter()
             .map(|r| {
-                let [a, b, c, d, e, g, h] = r.cells(now_ms);
-                [a, b, c, d, e, g, h, r.next.clone()]
+                let [a, b, c, d, e, g, k, h] = r.cells(now_ms);
+                [a, b, c, d, e, g, k, h, r.next.clone()]
             })
             .collect();
         // Each column as wide as its widest cell; ids and instances give way on a narrow screen.
@@ -255,9 +259,9 @@ impl ListState {
                         match col {
                             3 if r.status == "running" => t.warn(),
                             5 if r.lease_expired => t.error(),
-                            6 if r.partial => t.partial(),
-                            6 if r.verdict == "error" => t.error(),
-                            7 if r.next != "-" => t.key(),
+                            7 if r.partial => t.partial(),
+                            7 if r.verdict == "error" => t.error(),
+                            8 if r.next != "-" => t.key(),
                             _ => Style::new(),
                         }
                     };

@@ -15,6 +15,7 @@
 //! nothing here says so.
 
 mod acted;
+mod cost;
 mod detail;
 #[cfg(feature = "test-harness")]
 pub mod harness;

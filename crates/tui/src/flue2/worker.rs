@@ -10,6 +10,7 @@ use std::sync::mpsc::{Receiver, Sender};
 use serde_json::Value;
 use turnscope_core::flue2::Flue2SubmissionRow;
 use turnscope_engine::flue2::{item_json, row_json, show_json, Flue2Options, ShowView, Streams};
+use turnscope_engine::flue2_cost::{attempts_json, attempts_of, cost_json, cost_of};
 
 use super::list::View;
 use std::path::PathBuf;
@@ -284,11 +285,19 @@ impl Flue2Worker {
             .map(|r| {
                 if view.keeps_row(r, now_ms) {
                     let j = joined.get(&r.submission_id).cloned().unwrap_or_default();
-                    item_json(&self.streams.inspect(r, &self.options, j, now_ms), now_ms)
+                    let i = self.streams.inspect(r, &self.options, j, now_ms);
+                    let mut v = item_json(&i, now_ms);
+                    if let Some(m) = v.as_object_mut() {
+                        m.insert(
+                            "cost".into(),
+                            cost_of(&i).map_or(Value::Null, |c| cost_json(&c)),
+                        );
+                    }
+                    v
                 } else {
                     let mut v = row_json(r, now_ms);
                     if let Some(m) = v.as_object_mut() {
-                        for key in ["verdict", "disposition", "plan"] {
+                        for key in ["verdict", "disposition", "plan", "cost"] {
                             m.insert(key.into(), Value::Null);
                         }
                     }
@@ -333,6 +342,18 @@ impl Flue2Worker {
         if let Some(p) = i.stream_path.as_deref() {
             let memos = turnscope_engine::flue2_memos::step_memos(&self.reader, p)?;
             turnscope_engine::flue2_memos::add_step_memos(&mut doc, &memos);
+        }
+        // As `show --json` adds them: the cost, and the attempts from the stream's records.
+        let attempts = match &i.stream_path {
+            Some(p) => attempts_of(&self.reader, p, &row)?,
+            None => Vec::new(),
+        };
+        if let Some(m) = doc.as_object_mut() {
+            m.insert(
+                "cost".into(),
+                cost_of(&i).map_or(Value::Null, |c| cost_json(&c)),
+            );
+            m.insert("attempts".into(), attempts_json(&attempts, &row));
         }
         Ok(doc)
     }
