@@ -19,7 +19,7 @@ use ratatui::Frame;
 use serde_json::Value;
 
 use super::list::View;
-use super::screens_worker::ScreenRequest;
+use super::screens_messages::ScreenRequest;
 use crate::keymap::{Action, Ctx};
 use crate::text::{clean, fit};
 use crate::theme::Theme;

@@ -6,7 +6,7 @@ use crossterm::event::{KeyEvent, KeyModifiers};
 
 use super::list::{Narrow, View};
 use super::screens::{Out, Screen};
-use super::screens_worker::{ScreenRequest, ScreenResponse};
+use super::screens_messages::{ScreenRequest, ScreenResponse};
 use super::undo::{UndoFlow, UndoStep};
 use super::{Flue2App, Flue2Request};
 use crate::keymap::{self, Action, Ctx};

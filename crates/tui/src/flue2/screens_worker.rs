@@ -9,82 +9,9 @@ use turnscope_engine::flue2_find::{find_streams, search_text};
 use turnscope_engine::flue2_incidents::incidents;
 use turnscope_store::{AuditInfo, AuditQuery, UndoTarget};
 
+use super::screens_messages::{ScreenRequest, ScreenResponse};
 use super::worker::Flue2Worker;
 use crate::worker_error::WorkerError;
-
-/// What a screen asks the worker for.
-#[derive(Debug, Clone, PartialEq)]
-pub enum ScreenRequest {
-    /// The instances `query` names by an id and, from 3 characters, those whose records hold
-    /// it as text (`sessions QUERY --text QUERY`); every instance for an empty query.
-    Sessions { query: String },
-    /// The submission ids of one instance (its stream path), for the list to narrow to.
-    InstanceRows { stream: String },
-    /// `incidents --json` at `now_ms`.
-    Incidents { now_ms: i64 },
-    /// `audit --json`: every record, newest first.
-    Audit,
-    /// `undo TARGET`: checked and previewed in a transaction rolled back (`commit` false), or
-    /// written with its own audit record.
-    Undo {
-        target: String,
-        operator: String,
-        reason: Option<String>,
-        commit: bool,
-    },
-}
-
-#[derive(Debug, Clone)]
-pub enum ScreenResponse {
-    /// The matches (`sessions --json`'s `matches`), or every instance as `{stream, instance}`.
-    Sessions {
-        query: String,
-        result: Result<Vec<Value>, WorkerError>,
-    },
-    InstanceRows {
-        stream: String,
-        result: Result<Vec<String>, WorkerError>,
-    },
-    Incidents(Result<Value, WorkerError>),
-    Audit(Result<Vec<Value>, WorkerError>),
-    /// The undo's lines (what it restores), or why it is refused.
-    Undo {
-        target: String,
-        reason: Option<String>,
-        commit: bool,
-        result: Result<Vec<String>, String>,
-    },
-}
-
-impl ScreenRequest {
-    /// The answer when the read panicked (a bug): the screen says so instead of waiting.
-    pub fn internal_error(self) -> ScreenResponse {
-        let e = || WorkerError::message("internal error reading the journal (see --log)");
-        match self {
-            ScreenRequest::Sessions { query } => ScreenResponse::Sessions {
-                query,
-                result: Err(e()),
-            },
-            ScreenRequest::InstanceRows { stream } => ScreenResponse::InstanceRows {
-                stream,
-                result: Err(e()),
-            },
-            ScreenRequest::Incidents { .. } => ScreenResponse::Incidents(Err(e())),
-            ScreenRequest::Audit => ScreenResponse::Audit(Err(e())),
-            ScreenRequest::Undo {
-                target,
-                reason,
-                commit,
-                ..
-            } => ScreenResponse::Undo {
-                target,
-                reason,
-                commit,
-                result: Err("internal error (see --log)".into()),
-            },
-        }
-    }
-}
 
 /// The minimum length of a text search, as beta.7's sessions screen.
 pub const MIN_TEXT: usize = 3;

@@ -22,7 +22,7 @@ use turnscope_store::{
     StoreError,
 };
 
-use super::screens_worker::{ScreenRequest, ScreenResponse};
+use super::screens_messages::{ScreenRequest, ScreenResponse};
 use super::write::Ask;
 
 use crate::worker_error::WorkerError;
