@@ -315,3 +315,42 @@ fn the_audit_trail_is_the_clis_and_u_undoes_an_action_in_write_mode() {
         h.app.status_text()
     );
 }
+
+/// The sessions screen's HEALTH column on every fixture: each instance's cell is what
+/// `turnscope health STREAM --json` finds at the same clock (`ok`, or the count of findings and
+/// the first one's kind), asked by the worker for the rows in view.
+#[test]
+fn the_sessions_health_column_is_what_health_finds_for_each_instance() {
+    let dir = tempfile::tempdir().unwrap();
+    let (mut cells, mut unhealthy) = (0, 0);
+    for name in db_fixture_names("flue-2.1.0") {
+        let db = unpack_db("flue-2.1.0", &name, dir.path());
+        let now = after_last_lease(&db);
+        let mut h = open(&db, now, false);
+        h.press("s");
+        assert_eq!(h.app.screen_name(), Some("Sessions"), "{name}");
+        let got = h.app.health_cells();
+        assert!(!got.is_empty(), "{name}: no instance listed");
+        for (stream, cell) in got {
+            let doc = cli(&db, now, &["health", &stream]);
+            let findings: Vec<&Value> = doc["sessions"]
+                .as_array()
+                .unwrap_or_else(|| panic!("{name} {stream}: {doc}"))
+                .iter()
+                .flat_map(|s| s["findings"].as_array().into_iter().flatten())
+                .collect();
+            let want = match findings.first() {
+                None => "ok".to_string(),
+                Some(f) => format!("{} {}", findings.len(), f["kind"].as_str().unwrap()),
+            };
+            assert_eq!(cell, want, "{name} {stream}");
+            cells += 1;
+            unhealthy += usize::from(want != "ok");
+        }
+        assert!(h.render().contains("HEALTH"), "{name}");
+    }
+    assert!(
+        cells > 10 && unhealthy > 0,
+        "{cells} cells, {unhealthy} with findings"
+    );
+}

@@ -11,6 +11,8 @@
 //! * **Audit**: `audit --json`'s records, newest first, with the record that undid each; ⏎ opens
 //!   the submission; `u` undoes the record, `U` its bulk apply (write mode, previewed).
 
+use std::collections::HashMap;
+
 use ratatui::layout::{Constraint, Layout, Rect};
 use ratatui::style::Style;
 use ratatui::text::{Line, Span};
@@ -19,7 +21,7 @@ use ratatui::Frame;
 use serde_json::Value;
 
 use super::list::View;
-use super::screens_messages::ScreenRequest;
+use super::screens_messages::{HealthCell, ScreenRequest};
 use crate::keymap::{Action, Ctx};
 use crate::text::{clean, fit};
 use crate::theme::Theme;
@@ -60,6 +62,8 @@ pub enum Screen {
         asked: Option<String>,
         rows: Option<Result<Vec<Value>, WorkerError>>,
         cursor: Cursor,
+        /// Each instance's health by stream path: `None` while asked.
+        health: HashMap<String, Option<Result<HealthCell, String>>>,
     },
     Incidents {
         doc: Option<Result<Value, WorkerError>>,
@@ -101,6 +105,54 @@ impl Screen {
             asked: None,
             rows: None,
             cursor: Cursor::default(),
+            health: HashMap::new(),
+        }
+    }
+
+    /// The stream paths of the sessions rows in view (the cursor's page, at least the first
+    /// [`HEALTH_WINDOW`] rows from its offset) whose health was not asked yet, now marked asked.
+    pub fn take_health_asks(&mut self) -> Vec<String> {
+        let Screen::Sessions {
+            rows: Some(Ok(rows)),
+            cursor,
+            health,
+            ..
+        } = self
+        else {
+            return Vec::new();
+        };
+        let window = cursor.page.max(HEALTH_WINDOW);
+        let start = cursor.offset.min(cursor.selected);
+        let mut asks = Vec::new();
+        for r in rows.iter().skip(start).take(window) {
+            if let Some(s) = r["stream"].as_str() {
+                if !health.contains_key(s) {
+                    health.insert(s.to_string(), None);
+                    asks.push(s.to_string());
+                }
+            }
+        }
+        asks
+    }
+
+    /// Each sessions row's stream and HEALTH cell.
+    pub fn health_cells(&self) -> Vec<(String, String)> {
+        let Screen::Sessions { health, .. } = self else {
+            return Vec::new();
+        };
+        self.rows()
+            .iter()
+            .filter_map(|r| r["stream"].as_str())
+            .map(|s| (s.to_string(), health_cell(health.get(s))))
+            .collect()
+    }
+
+    /// The worker's answers to [`Screen::take_health_asks`].
+    pub fn on_health(&mut self, answers: Vec<(String, Result<HealthCell, WorkerError>)>) {
+        if let Screen::Sessions { health, .. } = self {
+            for (s, r) in answers {
+                health.insert(s, Some(r.map_err(|e| e.line())));
+            }
         }
     }
 
@@ -422,12 +474,22 @@ impl Screen {
     pub fn draw(&mut self, f: &mut Frame, t: &Theme, now_ms: i64, area: Rect) {
         let rows = self.rows();
         match self {
-            Screen::Sessions { cursor, .. } => {
-                let cells: Vec<Vec<String>> = rows.iter().map(session_cells).collect();
+            Screen::Sessions { cursor, health, .. } => {
+                let cells: Vec<Vec<String>> = rows
+                    .iter()
+                    .map(|r| {
+                        let mut c = session_cells(r);
+                        c.insert(
+                            1,
+                            health_cell(r["stream"].as_str().and_then(|s| health.get(s))),
+                        );
+                        c
+                    })
+                    .collect();
                 let titles = if rows.first().is_some_and(|r| r.get("matched").is_some()) {
-                    vec!["STREAM", "MATCHED", "VALUE"]
+                    vec!["STREAM", "HEALTH", "MATCHED", "VALUE"]
                 } else {
-                    vec!["STREAM", "INSTANCE"]
+                    vec!["STREAM", "HEALTH", "INSTANCE"]
                 };
                 draw_table(f, t, area, &titles, &cells, cursor, &[]);
             }
@@ -529,6 +591,22 @@ fn group_who(g: &Value) -> String {
             clean(&turnscope_core::journal::submission_rows::short_id(o))
         ),
         None => "no owner recorded".into(),
+    }
+}
+
+/// How many rows from the cursor's offset the HEALTH column asks for before the first draw
+/// says how many fit.
+pub const HEALTH_WINDOW: usize = 40;
+
+/// The HEALTH cell: `…` while asked, `ok`, the findings and the first one's kind, or `?`.
+fn health_cell(h: Option<&Option<Result<HealthCell, String>>>) -> String {
+    match h {
+        None | Some(None) => "…".into(),
+        Some(Some(Ok(c))) => match &c.first {
+            None => "ok".into(),
+            Some(kind) => format!("{} {}", c.findings, kind),
+        },
+        Some(Some(Err(_))) => "?".into(),
     }
 }
 

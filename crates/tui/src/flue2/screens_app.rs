@@ -90,9 +90,27 @@ impl Flue2App {
                 self.status = None;
                 let out = self.screen.as_mut().map_or(Out::Nothing, |s| s.act(a));
                 self.screen_out(out);
+                // The rows the cursor brought into view.
+                self.ask_health();
             }
         }
         true
+    }
+
+    /// Ask the worker for the health of the sessions rows in view not asked yet.
+    fn ask_health(&mut self) {
+        let streams = self
+            .screen
+            .as_mut()
+            .map(Screen::take_health_asks)
+            .unwrap_or_default();
+        if !streams.is_empty() {
+            self.requests
+                .push(Flue2Request::Screen(ScreenRequest::Health {
+                    streams,
+                    now_ms: self.now_ms,
+                }));
+        }
     }
 
     fn open_screen(&mut self, s: Screen) {
@@ -160,11 +178,17 @@ impl Flue2App {
                         *rows = Some(result);
                     }
                 }
+                self.ask_health();
             }
             ScreenResponse::InstanceRows { stream, result } => match result {
                 Ok(ids) => self.narrow(format!("instance {}", clean(&stream)), ids, View::All),
                 Err(e) => self.status = Some(e.line()),
             },
+            ScreenResponse::Health(answers) => {
+                if let Some(s) = self.screen.as_mut() {
+                    s.on_health(answers);
+                }
+            }
             ScreenResponse::Incidents(result) => {
                 if let Some(Screen::Incidents { doc, .. }) = self.screen.as_mut() {
                     *doc = Some(result);
@@ -214,6 +238,14 @@ impl Flue2App {
     /// The rows the open screen shows, as the CLI's `--json` holds them.
     pub fn screen_rows(&self) -> Vec<serde_json::Value> {
         self.screen.as_ref().map(Screen::rows).unwrap_or_default()
+    }
+
+    /// The sessions screen's HEALTH cells, by stream path, as drawn.
+    pub fn health_cells(&self) -> Vec<(String, String)> {
+        self.screen
+            .as_ref()
+            .map(Screen::health_cells)
+            .unwrap_or_default()
     }
 
     /// The undo popup's title and text.

@@ -5,6 +5,14 @@ use serde_json::Value;
 
 use crate::worker_error::WorkerError;
 
+/// An instance's health as the HEALTH cell shows it: its findings (`turnscope health`'s, every
+/// conversation of the stream) and the first one's kind.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct HealthCell {
+    pub findings: usize,
+    pub first: Option<String>,
+}
+
 /// What a screen asks the worker for.
 #[derive(Debug, Clone, PartialEq)]
 pub enum ScreenRequest {
@@ -17,6 +25,9 @@ pub enum ScreenRequest {
     Incidents { now_ms: i64 },
     /// `audit --json`: every record, newest first.
     Audit,
+    /// `health` of the instances at these stream paths at `now_ms` (the sessions screen's
+    /// HEALTH column, asked for the rows in view).
+    Health { streams: Vec<String>, now_ms: i64 },
     /// `undo TARGET`: checked and previewed in a transaction rolled back (`commit` false), or
     /// written with its own audit record.
     Undo {
@@ -40,6 +51,8 @@ pub enum ScreenResponse {
     },
     Incidents(Result<Value, WorkerError>),
     Audit(Result<Vec<Value>, WorkerError>),
+    /// Each stream's health: how many findings, and the first one's kind.
+    Health(Vec<(String, Result<HealthCell, WorkerError>)>),
     /// The undo's lines (what it restores), or why it is refused.
     Undo {
         target: String,
@@ -64,6 +77,9 @@ impl ScreenRequest {
             },
             ScreenRequest::Incidents { .. } => ScreenResponse::Incidents(Err(e())),
             ScreenRequest::Audit => ScreenResponse::Audit(Err(e())),
+            ScreenRequest::Health { streams, .. } => {
+                ScreenResponse::Health(streams.into_iter().map(|s| (s, Err(e()))).collect())
+            }
             ScreenRequest::Undo {
                 target,
                 reason,

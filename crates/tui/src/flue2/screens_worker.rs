@@ -9,9 +9,10 @@ use turnscope_engine::flue2_find::{find_streams, search_text};
 use turnscope_engine::flue2_incidents::incidents;
 use turnscope_store::{AuditInfo, AuditQuery, UndoTarget};
 
-use super::screens_messages::{ScreenRequest, ScreenResponse};
+use super::screens_messages::{HealthCell, ScreenRequest, ScreenResponse};
 use super::worker::Flue2Worker;
 use crate::worker_error::WorkerError;
+use turnscope_engine::flue2_health::{stream_health, RowIndex};
 
 /// The minimum length of a text search, as beta.7's sessions screen.
 pub const MIN_TEXT: usize = 3;
@@ -59,6 +60,9 @@ impl Flue2Worker {
                     })
                     .map_err(WorkerError::from),
             ),
+            ScreenRequest::Health { streams, now_ms } => {
+                ScreenResponse::Health(self.health(streams, now_ms))
+            }
             ScreenRequest::Undo {
                 target,
                 operator,
@@ -72,6 +76,43 @@ impl Flue2Worker {
                     commit,
                     result,
                 }
+            }
+        }
+    }
+
+    /// Each stream's health as `turnscope health` judges it (one stream folded at a time, in one
+    /// snapshot with the rows its notes read).
+    fn health(
+        &self,
+        streams: Vec<String>,
+        now_ms: i64,
+    ) -> Vec<(String, Result<HealthCell, WorkerError>)> {
+        let options = self.options().clone();
+        let read = self.reader().in_snapshot(|reader| {
+            let rows = reader.submissions()?;
+            let index = RowIndex::new(&rows);
+            Ok(streams
+                .iter()
+                .map(|s| {
+                    let cell = stream_health(reader, s, &index, &options, now_ms)
+                        .map(|hs| {
+                            let mut found = hs.iter().flat_map(|h| h.health.findings.iter());
+                            let first = found.next().map(|f| f.hazard.kind().to_string());
+                            HealthCell {
+                                findings: usize::from(first.is_some()) + found.count(),
+                                first,
+                            }
+                        })
+                        .map_err(WorkerError::from);
+                    (s.clone(), cell)
+                })
+                .collect::<Vec<_>>())
+        });
+        match read {
+            Ok(v) => v,
+            Err(e) => {
+                let e = WorkerError::from(e);
+                streams.into_iter().map(|s| (s, Err(e.clone()))).collect()
             }
         }
     }
