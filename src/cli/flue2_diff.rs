@@ -41,6 +41,18 @@ fn given(arg: &str) -> Result<Given, CliError> {
     ))
 }
 
+/// The submission an export was made for (its `selected`, else its `target`), where it names one.
+fn export_selected(path: &str) -> Option<String> {
+    #[derive(serde::Deserialize)]
+    struct Head {
+        selected: Option<String>,
+        target: Option<String>,
+    }
+    let file = std::fs::File::open(path).ok()?;
+    let head: Head = serde_json::from_reader(std::io::BufReader::new(file)).ok()?;
+    head.selected.or(head.target)
+}
+
 pub(super) fn run(
     cli: &Cli,
     opts: &Flue2Options,
@@ -72,8 +84,15 @@ fn compare(
         (Given::Id(q), _) | (_, Given::Id(q)) => reader.find_submission(q)?.submission_id,
         (Given::Export(path, r), _) => {
             let rows = r.submissions()?;
+            let selected = export_selected(path);
             match rows.as_slice() {
                 [one] => one.submission_id.clone(),
+                _ if selected
+                    .as_ref()
+                    .is_some_and(|id| rows.iter().any(|r| &r.submission_id == id)) =>
+                {
+                    selected.unwrap_or_default()
+                }
                 _ => {
                     return Err(CliError::new(
                         format!("{path} holds {} submissions: which one to compare?", rows.len()),

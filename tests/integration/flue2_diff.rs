@@ -218,3 +218,67 @@ fn bad_sides_are_one_line_with_a_hint() {
         assert!(o.stdout.is_empty());
     }
 }
+
+/// Two exports without `--db`, of an instance holding several submissions: each export's own
+/// submission (`selected`) is compared, and an `extend` between them is the only difference.
+#[test]
+fn two_exports_compare_without_db_by_the_submission_each_was_made_for() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = unpack_db("flue-2.1.0", "tool-batch-1-of-3", dir.path());
+    let id = "sub_01M92S7VMD1J5J5A79SCZA3JAN";
+    let (a, b) = (dir.path().join("a.json"), dir.path().join("b.json"));
+    export(&db, id, &a);
+    let o = crate::support::turnscope_command()
+        .env_remove("TURNSCOPE_DB")
+        .env("TURNSCOPE_OPERATOR", "diff-test@host")
+        .args([
+            "--db",
+            db.to_str().unwrap(),
+            "--write",
+            "extend",
+            id,
+            "--attempts",
+            "2",
+            "-y",
+        ])
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    export(&db, id, &b);
+    let diff = |x: &Path, y: &Path| {
+        crate::support::turnscope_command()
+            .env_remove("TURNSCOPE_DB")
+            .env("TURNSCOPE_NOW_MS", "1767604800000")
+            .args(["diff", x.to_str().unwrap(), y.to_str().unwrap(), "--json"])
+            .output()
+            .unwrap()
+    };
+    let same = diff(&a, &a);
+    assert_eq!(
+        same.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&same.stderr)
+    );
+    let changed = diff(&a, &b);
+    assert_eq!(
+        changed.status.code(),
+        Some(1),
+        "{}",
+        String::from_utf8_lossy(&changed.stderr)
+    );
+    let doc = json_of(&changed);
+    let fields: Vec<&str> = doc["differences"]
+        .as_array()
+        .unwrap_or_else(|| panic!("{doc}"))
+        .iter()
+        .map(|d| d["field"].as_str().unwrap())
+        .collect();
+    assert!(fields.contains(&"submission.maxAttempts"), "{fields:?}");
+    assert!(
+        fields
+            .iter()
+            .all(|f| f.starts_with("submission.") || *f == "plan"),
+        "{fields:?}"
+    );
+}
