@@ -413,6 +413,12 @@ fn bulk_json(
 /// (refused or changed since the preview), 1 when a write failed.
 fn finish(items: &[Item], dry_run: bool) -> Result<(), CliError> {
     let (_, _, refused, errors) = counts(items);
+    bulk_exit(dry_run, refused, errors)
+}
+
+/// A bulk apply's exit (both formats'): 3 when a submission was refused (a dry run's: the
+/// selection does not all fit the action), 1 when a write failed on the database itself.
+pub(super) fn bulk_exit(dry_run: bool, refused: usize, errors: usize) -> Result<(), CliError> {
     if dry_run && refused > 0 {
         return Err(CliError::new(
             format!("{refused} submission(s) of the selection would be refused; the preview says why for each"),

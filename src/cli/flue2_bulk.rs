@@ -16,7 +16,7 @@ use std::time::Instant;
 use serde_json::{json, Value};
 
 use super::args::{BulkActionArgs, Cli};
-use super::bulk::{check_selection, pace, selection_flags};
+use super::bulk::{bulk_exit, check_selection, pace, selection_flags};
 use super::common::{exit, CliError};
 use super::confirm;
 use super::output::print_json;
@@ -321,31 +321,10 @@ fn write_summary(items: &[Item], batch: &str, out: &mut dyn Write) -> std::io::R
     Ok(())
 }
 
-/// The exit of a bulk apply (as beta.7's): refusals exit 3, failed writes 1.
+/// The exit of a bulk apply, as beta.7's (a change since the preview counts as a refusal).
 fn finish(items: &[Item], dry_run: bool) -> Result<(), CliError> {
     let (_, refused, changed, errors) = counts(items);
-    if dry_run && refused > 0 {
-        return Err(CliError::new(
-            format!("{refused} submission(s) of the selection would be refused; the preview says why for each"),
-            "narrow the selection (e.g. --verdict) to the ones this action fits",
-            exit::REFUSED,
-        ));
-    }
-    if errors > 0 {
-        return Err(CliError::new(
-            format!("{errors} write(s) of the batch failed; the others are as the summary says"),
-            "look at the database's health, then run the action again on the ones that failed",
-            exit::ERROR,
-        ));
-    }
-    if refused + changed > 0 {
-        return Err(CliError::new(
-            format!("{} submission(s) of the batch were refused or had changed (nothing written to them); the others are as the summary says", refused + changed),
-            "the summary says why for each; `turnscope show <submission>` shows one",
-            exit::REFUSED,
-        ));
-    }
-    Ok(())
+    bulk_exit(dry_run, refused + changed, errors)
 }
 
 /// `action` on several ids or `--all` (one id alone is the one-submission action).
