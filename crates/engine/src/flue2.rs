@@ -10,7 +10,7 @@ use std::collections::HashMap;
 
 use serde_json::{json, Map, Value};
 use turnscope_core::flue2::{
-    classify_conversation_submission, parse_batch, plan_flue2, ContentBlock, Conversation,
+    classify_conversation_submission, plan_flue2, read_batch, ContentBlock, Conversation,
     EntryBody, Flue2Classification, Flue2Plan, Flue2Step, Flue2SubmissionRow, Flue2Variant,
     InspectFailure, InstanceState, Parent, ReconcileInput,
 };
@@ -96,10 +96,11 @@ pub fn fold_stream(reader: &Flue2SqliteReader, path: &str) -> Result<FoldedStrea
         if parse_error.is_some() {
             return Ok(());
         }
-        match parse_batch(&b.data) {
+        // Read without a JSON tree per record (a tool's output is only digested).
+        match read_batch(&b.data) {
             Ok(records) if fold_error.is_none() => {
                 for r in records {
-                    if let Err(e) = state.apply_owned(r) {
+                    if let Err(e) = state.apply_read(r) {
                         fold_error = Some(format!("{path}: {e}"));
                         break;
                     }

@@ -16,6 +16,7 @@ use serde_json::Value;
 
 use super::kept::{digest, Kept};
 use super::records::{BlockKind, Body, Parent, Record};
+use super::records_text::ReadRecord;
 use super::state::{
     Block, Conversation, Entry, EntryBody, FoldError, InProgressMessage, ToolCallRef,
     UncommittedOutcome,
@@ -28,7 +29,9 @@ pub struct InstanceState {
     pub conversations: Vec<Conversation>,
     /// `recordsById`: every record folded so far (less those the runtime forgets), by id,
     /// kept as [`Kept`]: envelope and typed body, the JSON itself only where it is read again.
-    records: HashMap<String, Kept>,
+    /// foldhash, not std's SipHash: a whale's stream has 100,000 records, each looked up and
+    /// inserted once.
+    records: foldhash::HashMap<String, Kept>,
 }
 
 impl InstanceState {
@@ -74,25 +77,41 @@ impl InstanceState {
     /// Fold one record (the runtime's `applyConversationRecord`). On an error the state may be
     /// partly changed, as the runtime's in-place load leaves it (it discards it).
     pub fn apply(&mut self, record: &Record) -> Result<(), FoldError> {
-        if self.check_and_apply(record)? {
-            self.records
-                .insert(record.envelope.id.clone(), Kept::new(record.clone()));
+        let d = digest(&record.raw);
+        if self.check_and_apply(record, d)? {
+            self.records.insert(
+                record.envelope.id.clone(),
+                Kept::digested(record.clone(), d),
+            );
         }
         Ok(())
     }
 
     /// [`InstanceState::apply`], keeping `record` itself rather than a copy.
     pub fn apply_owned(&mut self, record: Record) -> Result<(), FoldError> {
-        if self.check_and_apply(&record)? {
+        let d = digest(&record.raw);
+        if self.check_and_apply(&record, d)? {
             self.records
-                .insert(record.envelope.id.clone(), Kept::new(record));
+                .insert(record.envelope.id.clone(), Kept::digested(record, d));
+        }
+        Ok(())
+    }
+
+    /// [`InstanceState::apply_owned`] of a record read from its text
+    /// ([`super::records_text::read_batch`]): its digest was taken as it was read, and its
+    /// `raw` holds the fields the fold reads.
+    pub fn apply_read(&mut self, read: ReadRecord) -> Result<(), FoldError> {
+        let ReadRecord { record, digest } = read;
+        if self.check_and_apply(&record, digest)? {
+            self.records
+                .insert(record.envelope.id.clone(), Kept::digested(record, digest));
         }
         Ok(())
     }
 
     /// The fold of `record` but for keeping it: whether it is new (to be kept) or a repeat of an
     /// accepted record (already kept, nothing changed).
-    fn check_and_apply(&mut self, record: &Record) -> Result<bool, FoldError> {
+    fn check_and_apply(&mut self, record: &Record, record_digest: u128) -> Result<bool, FoldError> {
         let env = &record.envelope;
         let fail = |reason: String| FoldError {
             record_id: env.id.clone(),
@@ -101,7 +120,7 @@ impl InstanceState {
         };
         if let Some(accepted) = self.records.get(&env.id) {
             // The same JSON tree: by digest where only that is kept ([`Kept`]).
-            let same = accepted.digest == digest(&record.raw)
+            let same = accepted.digest == record_digest
                 && (accepted.record.raw.is_null() || accepted.record.raw == record.raw);
             if same {
                 return Ok(false);

@@ -15,11 +15,13 @@
 
 pub mod actions;
 pub mod classify;
+mod digest;
 pub mod fold;
 mod kept;
 pub mod observed;
 pub mod reconciler;
 pub mod records;
+pub mod records_text;
 pub mod resume;
 pub mod rows;
 pub mod state;
@@ -41,6 +43,7 @@ pub use reconciler::{
 pub use records::{
     parse_batch, BlockKind, Body, ContentBlock, Envelope, Parent, Record, RecordError,
 };
+pub use records_text::{read_batch, ReadRecord};
 pub use resume::{Flue2Resume, ResumeAction, ResumeEnd};
 pub use rows::{Flue2SubmissionRow, FLUE2_STATUSES};
 pub use state::{
