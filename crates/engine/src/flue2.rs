@@ -139,6 +139,31 @@ pub struct Inspected<'a> {
     pub plan: Flue2Plan,
 }
 
+/// An inspection without its stream ([`Streams::inspect_each`]): what a list row shows.
+pub struct Detached {
+    pub stream_path: Option<String>,
+    pub verdict: Result<Flue2Classification, String>,
+    pub failure: Option<InspectFailure>,
+    pub joined: Vec<String>,
+    pub plan: Flue2Plan,
+}
+
+impl Detached {
+    /// The inspection of `row` (the row it was made of), with no conversation or folded state.
+    pub fn attach(self, row: &Flue2SubmissionRow) -> Inspected<'_> {
+        Inspected {
+            row,
+            stream_path: self.stream_path,
+            conversation: None,
+            instance: None,
+            verdict: self.verdict,
+            failure: self.failure,
+            joined: self.joined,
+            plan: self.plan,
+        }
+    }
+}
+
 impl Inspected<'_> {
     /// The verdict column: `kind` or `resume/<mode>`, else `error`.
     pub fn label(&self) -> String {
@@ -296,6 +321,51 @@ impl Streams {
             joined,
             plan,
         }
+    }
+
+    /// Every row of `rows` inspected as [`Streams::inspect`] does, one stream at a time: each
+    /// row's stream is read and folded, its rows inspected, and the folded stream dropped
+    /// before the next is read, so memory holds one stream, not all (`list`). The inspections
+    /// keep no conversation: by submission id, what [`Detached::attach`] gives back.
+    pub fn inspect_each<'r>(
+        reader: &Flue2SqliteReader,
+        rows: impl IntoIterator<Item = &'r Flue2SubmissionRow>,
+        options: &Flue2Options,
+        mut joined: impl FnMut(&Flue2SubmissionRow) -> Vec<String>,
+        now_ms: i64,
+    ) -> Result<HashMap<String, Detached>, StoreError> {
+        let mut by_stream: Vec<(Option<String>, Vec<&Flue2SubmissionRow>)> = Vec::new();
+        let mut index: HashMap<Option<String>, usize> = HashMap::new();
+        for row in rows {
+            let path = row.session().map(|k| k.stream_path());
+            let at = *index.entry(path.clone()).or_insert_with(|| {
+                by_stream.push((path, Vec::new()));
+                by_stream.len() - 1
+            });
+            by_stream[at].1.push(row);
+        }
+        let mut out = HashMap::new();
+        for (path, rows) in by_stream {
+            let mut one = Streams::default();
+            if let Some(p) = &path {
+                let f = fold_stream(reader, p)?;
+                one.folded.insert(p.clone(), f);
+            }
+            for row in rows {
+                let i = one.inspect(row, options, joined(row), now_ms);
+                out.insert(
+                    row.submission_id.clone(),
+                    Detached {
+                        stream_path: i.stream_path,
+                        verdict: i.verdict,
+                        failure: i.failure,
+                        joined: i.joined,
+                        plan: i.plan,
+                    },
+                );
+            }
+        }
+        Ok(out)
     }
 
     #[allow(clippy::type_complexity)]

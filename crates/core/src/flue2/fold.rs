@@ -66,12 +66,19 @@ impl InstanceState {
             .find(|c| c.harness == harness && c.session == session)
     }
 
-    /// A record folded so far, by id (the runtime's `recordsById`, read by its `getRecord` and
-    /// `hasRecord`): the recovery paths look their deterministic record ids up before appending.
-    /// Its `raw` JSON is kept only for `submission_settled` records ([`Kept`]); every other
+    /// A record folded so far and read again, by id (the runtime's `recordsById`, read by its
+    /// `getRecord`): a tool outcome not committed yet, a repair marker's tool outcome, a
+    /// settlement ([`Kept`]); `None` for any other record, folded or not ([`Self::has_record`]
+    /// tells). Its `raw` JSON is kept only for `submission_settled` records; every other
     /// record's `raw` reads as `null`.
     pub fn record(&self, id: &str) -> Option<&Record> {
-        self.records.get(id).map(|k| &k.record)
+        self.records.get(id).and_then(|k| k.record.as_deref())
+    }
+
+    /// Whether a record of id `id` was folded and is still in `recordsById` (the runtime's
+    /// `hasRecord`): the recovery paths look their deterministic record ids up before appending.
+    pub fn has_record(&self, id: &str) -> bool {
+        self.records.contains_key(id)
     }
 
     /// Fold one record (the runtime's `applyConversationRecord`). On an error the state may be
@@ -121,7 +128,10 @@ impl InstanceState {
         if let Some(accepted) = self.records.get(&env.id) {
             // The same JSON tree: by digest where only that is kept ([`Kept`]).
             let same = accepted.digest == record_digest
-                && (accepted.record.raw.is_null() || accepted.record.raw == record.raw);
+                && accepted
+                    .record
+                    .as_ref()
+                    .is_none_or(|a| a.raw.is_null() || record.raw.is_null() || a.raw == record.raw);
             if same {
                 return Ok(false);
             }
@@ -209,6 +219,13 @@ impl InstanceState {
         let forget = self.apply_to(index, record).map_err(fail)?;
         for id in forget {
             self.records.remove(&id);
+        }
+        if let Body::ToolResultsCommitted { outcome_ids, .. } = &record.body {
+            for id in outcome_ids {
+                if let Some(k) = self.records.get_mut(id) {
+                    k.committed();
+                }
+            }
         }
         Ok(true)
     }
@@ -501,34 +518,37 @@ impl InstanceState {
                 }
                 let mut outcomes = Vec::new();
                 for (outcome_id, call) in outcome_ids.iter().zip(&calls) {
-                    let matches = records.get(outcome_id).and_then(|k| match &k.record.body {
-                        Body::ToolOutcome {
-                            assistant_message_id: a,
-                            tool_call_id,
-                            tool_name,
-                            is_error,
-                            terminate,
-                        } if k.record.envelope.conversation_id == env.conversation_id
-                            && k.record.envelope.harness == env.harness
-                            && k.record.envelope.session == env.session
-                            && a == assistant_message_id
-                            && *tool_call_id == call.id
-                            && *tool_name == call.name
-                            && c.uncommitted_outcomes.iter().any(|o| {
-                                o.assistant_message_id == *assistant_message_id
-                                    && o.tool_call_id == call.id
-                                    && o.record_id == *outcome_id
-                            }) =>
-                        {
-                            Some((
-                                tool_call_id.clone(),
-                                tool_name.clone(),
-                                *is_error,
+                    let matches = records
+                        .get(outcome_id)
+                        .and_then(|k| k.record.as_deref())
+                        .and_then(|k| match &k.body {
+                            Body::ToolOutcome {
+                                assistant_message_id: a,
+                                tool_call_id,
+                                tool_name,
+                                is_error,
                                 terminate,
-                            ))
-                        }
-                        _ => None,
-                    });
+                            } if k.envelope.conversation_id == env.conversation_id
+                                && k.envelope.harness == env.harness
+                                && k.envelope.session == env.session
+                                && a == assistant_message_id
+                                && *tool_call_id == call.id
+                                && *tool_name == call.name
+                                && c.uncommitted_outcomes.iter().any(|o| {
+                                    o.assistant_message_id == *assistant_message_id
+                                        && o.tool_call_id == call.id
+                                        && o.record_id == *outcome_id
+                                }) =>
+                            {
+                                Some((
+                                    tool_call_id.clone(),
+                                    tool_name.clone(),
+                                    *is_error,
+                                    terminate,
+                                ))
+                            }
+                            _ => None,
+                        });
                     let Some((tool_call_id, tool_name, is_error, terminate)) = matches else {
                         return Err("Committed tool outcome references do not match assistant tool-call order.".into());
                     };
@@ -874,7 +894,7 @@ mod tests {
             r#""id":"r_settled","type":"submission_settled","submissionId":"s1","attemptId":"a1","outcome":"completed""#,
         );
         let state = fold(&[created(), user("entry_a", "null"), settled.clone()]).unwrap();
-        assert!(state.record("r_entry_a").unwrap().raw.is_null());
+        assert!(state.record("r_entry_a").is_none() && state.has_record("r_entry_a"));
         assert_eq!(
             state.record("r_settled").unwrap().raw,
             serde_json::from_str::<Value>(&settled).unwrap()
@@ -952,6 +972,49 @@ mod tests {
         assert_eq!(
             e.reason,
             "Cannot advance the conversation while an assistant message is in progress."
+        );
+    }
+
+    #[test]
+    fn a_committed_outcome_is_kept_as_its_digest_a_repair_markers_whole() {
+        let records = |outcome_id: &str| {
+            vec![
+                created(),
+                user("entry_a", "null"),
+                rec(
+                    r#""id":"r1","type":"assistant_message_started","messageId":"entry_m","parentId":"entry_a","submissionId":"s1""#,
+                ),
+                rec(
+                    r#""id":"r2","type":"assistant_tool_call","messageId":"entry_m","blockId":"b0","blockIndex":0,"toolCallId":"t1","name":"bash""#,
+                ),
+                rec(
+                    r#""id":"r3","type":"assistant_message_completed","messageId":"entry_m","stopReason":"toolUse""#,
+                ),
+                rec(&format!(
+                    r#""id":"{outcome_id}","type":"tool_outcome","assistantMessageId":"entry_m","toolCallId":"t1","toolName":"bash","isError":true,"content":[{{"type":"text","text":"out"}}]"#
+                )),
+                rec(&format!(
+                    r#""id":"r5","type":"tool_results_committed","assistantMessageId":"entry_m","parentId":"entry_m","outcomeIds":["{outcome_id}"]"#
+                )),
+            ]
+        };
+        let plain = fold(&records("r4")).unwrap();
+        assert!(plain.record("r4").is_none() && plain.has_record("r4"));
+        let marker = format!("{}x", super::super::kept::REPAIR_OUTCOME);
+        let kept = fold(&records(&marker)).unwrap();
+        assert!(matches!(
+            kept.record(&marker).map(|r| &r.body),
+            Some(Body::ToolOutcome { is_error: true, .. })
+        ));
+        // Its repeat is still compared as a whole: the same passes, a different one is refused.
+        let mut again = records("r4");
+        again.push(again[5].clone());
+        assert!(fold(&again).is_ok());
+        again.push(again[5].replace("\"out\"", "\"other\""));
+        let e = fold(&again).unwrap_err();
+        assert_eq!(
+            e.reason,
+            "Record id \"r4\" was reused with different content."
         );
     }
 }

@@ -7,25 +7,57 @@ pub(crate) use super::digest::digest;
 use super::records::Record;
 
 /// A folded record as `recordsById` keeps it. Like the runtime's reducer, which keeps most records
-/// only as a digest stub (`indexConversationRecord`, DSP:640-659), the JSON tree (`raw`, most of a
-/// record's memory: tool output, usage, content) is dropped after the fold, except for
-/// `submission_settled`, whose JSON the reconciler compares with the row's settlement record. The
-/// envelope and typed body stay (the recovery paths read a repair marker's owner, tool name and
-/// error flag). A repeated id is then compared by [`digest`] of the tree: equal trees, equal
-/// digests; unequal trees collide with probability about 2^-64 ([`super::digest`]).
+/// only as a digest stub (`indexConversationRecord`, DSP:640-659), most records are kept as their
+/// [`digest`] only (a repeated id's record is compared with it: equal trees, equal digests;
+/// unequal trees collide with probability about 2^-64, [`super::digest`]). The record itself is
+/// kept only where it is read again ([`Kept::keeps_record`]): a tool outcome until its commit
+/// (the commit checks it), a repair marker's outcome (the recovery paths read its owner, tool
+/// name and error flag) and a settlement, with its JSON (the reconciler compares it with the
+/// row's settlement record); every other record's JSON tree is dropped.
 #[derive(Debug, Clone)]
 pub(crate) struct Kept {
-    pub(crate) record: Record,
+    pub(crate) record: Option<Box<Record>>,
     pub(crate) digest: u128,
 }
+
+/// The prefix of a repair marker's tool outcome id (the runtime's `record_tool_repair_outcome_`).
+pub(crate) const REPAIR_OUTCOME: &str = "record_tool_repair_outcome_";
 
 impl Kept {
     /// `record` kept with `digest`, its tree's (taken from the tree, or while the record was
     /// read from its text: [`super::records_text`]).
     pub(crate) fn digested(mut record: Record, digest: u128) -> Kept {
+        if !Kept::keeps_record(&record) {
+            return Kept {
+                record: None,
+                digest,
+            };
+        }
         if record.envelope.record_type != "submission_settled" {
             record.raw = Value::Null;
         }
-        Kept { record, digest }
+        Kept {
+            record: Some(Box::new(record)),
+            digest,
+        }
+    }
+
+    /// Whether a record is read again after its fold (by the fold or the recovery paths).
+    pub(crate) fn keeps_record(record: &Record) -> bool {
+        matches!(
+            record.envelope.record_type.as_str(),
+            "tool_outcome" | "submission_settled"
+        )
+    }
+
+    /// Once its outcome is committed, a tool outcome is read again only as a repair marker.
+    pub(crate) fn committed(&mut self) {
+        if self
+            .record
+            .as_ref()
+            .is_some_and(|r| !r.envelope.id.starts_with(REPAIR_OUTCOME))
+        {
+            self.record = None;
+        }
     }
 }
