@@ -29,6 +29,7 @@ mod flue2_export;
 mod flue2_fold;
 mod flue2_incidents;
 mod flue2_list;
+mod flue2_read_path;
 mod flue2_sessions;
 mod flue2_wait;
 mod flue_formats;
