@@ -1,20 +1,18 @@
-//! A batch's records read from its text without a JSON tree per record: the batch is split into
-//! each record's text (borrowed), each record's fields read in one pass, the fields a record's
-//! type reads ([`Record::from_value`]) kept as small JSON values, every other field (a tool's
-//! output, most of a tool-heavy stream's bytes) only digested. The digest is the one of the
-//! record's whole tree ([`super::digest`]), so a repeated id's record is still compared with the
-//! first as a whole.
+//! A batch's records read from its text without a JSON tree per record: the batch is read in one
+//! pass, each record's fields as they come, the fields a record's type reads
+//! ([`Record::from_value`]) kept as small JSON values, every other field (a tool's output, most
+//! of a tool-heavy stream's bytes) only digested. The digest is the one of the record's whole
+//! tree ([`super::digest`]), so a repeated id's record is still compared with the first as a
+//! whole.
 //!
-//! The same records and the same errors as [`parse_batch`]: any batch or record this reader does
-//! not take apart itself (not an array of objects, a repeated key, a record whose whole JSON is
-//! read again) goes through the tree reader, and a batch that is not JSON through
-//! [`parse_batch`] itself.
+//! The same records and the same errors as [`parse_batch`]: a batch this reader does not take
+//! apart itself (not JSON, not an array of objects, a repeated key, a field it needs after one
+//! it skipped) is read by [`parse_batch`], whose answer it then is.
 
 use std::borrow::Cow;
 use std::fmt;
 
-use serde::de::{DeserializeSeed, Deserializer, MapAccess, Visitor};
-use serde_json::value::RawValue;
+use serde::de::{Deserialize, Deserializer, MapAccess, Visitor};
 use serde_json::Value;
 
 use super::digest::{digest, DigestSeed, KeySeed, ObjectDigest};
@@ -86,55 +84,35 @@ const RAW_READ: [&str; 3] = [
     "tool_step_settled",
 ];
 
-/// A batch's `data`, as [`parse_batch`] reads it, each record with its digest.
+/// A batch's `data`, as [`parse_batch`] reads it, each record with its digest: one pass over
+/// the text; a batch it does not take apart (not an array of objects, a repeated key, `content`
+/// before `type`, not JSON) is read by [`parse_batch`] instead, whose answer it then is.
 pub fn read_batch(data: &str) -> Result<Vec<ReadRecord>, RecordError> {
-    let Ok(items) = serde_json::from_str::<Vec<&RawValue>>(data) else {
+    let Ok(items) = serde_json::from_str::<Vec<Fields>>(data) else {
         return tree_records(data);
     };
     let mut out = Vec::with_capacity(items.len());
-    for item in items {
-        let text = item.get();
-        let mut de = serde_json::Deserializer::from_str(text);
-        let read = match FieldsSeed.deserialize(&mut de) {
-            Ok(f) if !WHOLE.contains(&f.record_type.as_deref().unwrap_or_default()) => {
-                let (envelope, body) = Record::typed(&f.fields)?;
-                let raw = if RAW_READ.contains(&envelope.record_type.as_str()) {
-                    Value::Object(
-                        f.fields
-                            .0
-                            .into_iter()
-                            .map(|(k, v)| (k.into_owned(), v))
-                            .collect(),
-                    )
-                } else {
-                    Value::Null
-                };
-                Some((
-                    Record {
-                        envelope,
-                        body,
-                        raw,
-                    },
-                    f.digest,
-                ))
-            }
-            Ok(_) => None,
-            // Not an object, or a repeated key: the tree reader's answer.
-            Err(_) => None,
+    for f in items {
+        let (envelope, body) = Record::typed(&f.fields)?;
+        let raw = if f.whole || RAW_READ.contains(&envelope.record_type.as_str()) {
+            Value::Object(
+                f.fields
+                    .0
+                    .into_iter()
+                    .map(|(k, v)| (k.into_owned(), v))
+                    .collect(),
+            )
+        } else {
+            Value::Null
         };
-        let (record, digest) = match read {
-            Some(r) => r,
-            None => {
-                let tree: Value = serde_json::from_str(text).map_err(|e| RecordError {
-                    record_id: String::new(),
-                    record_type: String::new(),
-                    reason: format!("batch data is not JSON: {e}"),
-                })?;
-                let d = digest(&tree);
-                (Record::from_value(tree)?, d)
-            }
-        };
-        out.push(ReadRecord { record, digest });
+        out.push(ReadRecord {
+            record: Record {
+                envelope,
+                body,
+                raw,
+            },
+            digest: f.digest,
+        });
     }
     Ok(out)
 }
@@ -159,18 +137,16 @@ impl FieldMap for ReadFields<'_> {
     }
 }
 
-/// A record's read fields, its type and the digest of all of it.
+/// A record's read fields (every field, for a [`WHOLE`] type), whether it is whole, and the
+/// digest of all of it.
 struct Fields<'de> {
     fields: ReadFields<'de>,
-    record_type: Option<String>,
+    whole: bool,
     digest: u128,
 }
 
-struct FieldsSeed;
-
-impl<'de> DeserializeSeed<'de> for FieldsSeed {
-    type Value = Fields<'de>;
-    fn deserialize<D: Deserializer<'de>>(self, d: D) -> Result<Fields<'de>, D::Error> {
+impl<'de> Deserialize<'de> for Fields<'de> {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Fields<'de>, D::Error> {
         d.deserialize_map(FieldsVisitor)
     }
 }
@@ -187,19 +163,26 @@ impl<'de> Visitor<'de> for FieldsVisitor {
         let mut object = ObjectDigest::new();
         let mut skipped: Vec<Cow<'de, str>> = Vec::new();
         let mut record_type: Option<String> = None;
+        let mut whole = false;
         while let Some(k) = map.next_key_seed(KeySeed)? {
             if fields.get(&k).is_some() || skipped.contains(&k) {
                 return Err(serde::de::Error::custom(super::digest::DUPLICATE_KEY));
             }
             // `content` is a user message's text but a tool outcome's output: kept only where
             // the record's type (already read: the runtime writes it first) is not a tool's.
-            let keep = READ_FIELDS.contains(&k.as_ref())
-                && !(k == "content" && record_type.as_deref() != Some("user_message"));
+            let keep = whole
+                || (READ_FIELDS.contains(&k.as_ref())
+                    && !(k == "content" && record_type.as_deref() != Some("user_message")));
             if keep {
                 let v: Value = map.next_value()?;
                 object.add_value(&k, &v);
                 if k == "type" {
                     record_type = v.as_str().map(str::to_string);
+                    whole = WHOLE.contains(&record_type.as_deref().unwrap_or_default());
+                    if whole && !skipped.is_empty() {
+                        // A field before `type` was only digested: read the record as a tree.
+                        return Err(serde::de::Error::custom("a whole record's field skipped"));
+                    }
                 }
                 fields.0.push((k, v));
             } else {
@@ -214,7 +197,7 @@ impl<'de> Visitor<'de> for FieldsVisitor {
         }
         Ok(Fields {
             fields,
-            record_type,
+            whole,
             digest: object.finish(),
         })
     }
