@@ -12,8 +12,8 @@ use turnscope_core::flue2::{EntryBody, Flue2Variant};
 use turnscope_core::journal::time::iso_from_ms;
 use turnscope_core::text::sanitize;
 use turnscope_engine::flue2::{
-    classify_json, following, show_json, trailing_batch_json, user_text, CallOutcome, Flue2Options,
-    Inspected, Outcomes, ShowView, Streams,
+    classify_json, following, trailing_batch_json, user_text, write_show_json, CallOutcome,
+    Flue2Options, Inspected, Outcomes, ShowView, Streams,
 };
 use turnscope_store::{is_flue2_export, DbTarget, Flue2SqliteReader, JournalFormat, SqliteStore};
 
@@ -203,20 +203,16 @@ fn one(
         .map_or(0, |f| f.batches);
     let fv = reader.format_version();
     if json {
-        let doc = if show {
-            show_json(
-                opts,
-                fv,
-                &ShowView {
-                    inspected: &i,
-                    batches,
-                },
-                now,
-            )
+        if show {
+            // Written as it is made: a whale's document is never held whole.
+            let view = ShowView {
+                inspected: &i,
+                batches,
+            };
+            write_show_json(opts, fv, &view, now, std::io::BufWriter::new(&mut *out))?;
         } else {
-            classify_json(opts, fv, &i, now)
-        };
-        print_json(out, &doc)?;
+            print_json(out, &classify_json(opts, fv, &i, now))?;
+        }
         return Ok(());
     }
     writeln!(out, "{}", opts.header_line(fv))?;

@@ -3,13 +3,16 @@
 //! (`fold_stream`, records never built as JSON trees, most kept as a digest) folds to the same
 //! conversations as its records parsed as trees and folded whole (`parse_batch`, `fold_owned`),
 //! and `Streams::inspect_each` (one stream held at a time) gives every row the verdict,
-//! disposition and plan `Streams::load` + `inspect` give it.
+//! disposition and plan `Streams::load` + `inspect` give it; `write_show_json` writes the bytes
+//! `show_json` pretty-printed is.
 
 use std::collections::HashMap;
 
 use turnscope_bench::scale::{write_scale, ScaleOptions, ScaleProfile};
 use turnscope_core::flue2::{parse_batch, InstanceState};
-use turnscope_engine::flue2::{fold_stream, item_json, Flue2Options, Streams};
+use turnscope_engine::flue2::{
+    fold_stream, item_json, show_json, write_show_json, Flue2Options, ShowView, Streams,
+};
 use turnscope_store::Flue2SqliteReader;
 
 const NOW_MS: i64 = 1_780_000_000_000;
@@ -58,6 +61,7 @@ fn flue2_read_path_folds_and_inspects_as_the_plain_reads() {
         Streams::inspect_each(&reader, &rows, &options, |r| j(&r.submission_id), NOW_MS).unwrap();
     assert_eq!(each.len(), rows.len());
     let mut planned = 0;
+    let mut shown = 0;
     for r in &rows {
         let want = item_json(
             &all.inspect(r, &options, j(&r.submission_id), NOW_MS),
@@ -65,7 +69,22 @@ fn flue2_read_path_folds_and_inspects_as_the_plain_reads() {
         );
         let got = item_json(&each.remove(&r.submission_id).unwrap().attach(r), NOW_MS);
         assert_eq!(got, want, "{}", r.submission_id);
+        // `show --json` written as it is made: the bytes of the whole document's pretty print.
+        let i = all.inspect(r, &options, j(&r.submission_id), NOW_MS);
+        let view = ShowView {
+            inspected: &i,
+            batches: 7,
+        };
+        let whole = serde_json::to_string_pretty(&show_json(&options, "1", &view, NOW_MS)).unwrap();
+        let mut streamed = Vec::new();
+        write_show_json(&options, "1", &view, NOW_MS, &mut streamed).unwrap();
+        shown += usize::from(whole.contains("\"following\": [\n"));
+        assert_eq!(String::from_utf8(streamed).unwrap(), whole + "\n");
         planned += usize::from(want["plan"]["step"].is_number());
     }
     assert!(planned > 0, "no row's plan fires a step: nothing compared");
+    assert!(
+        shown > 0,
+        "no row has entries after its input: no streamed entry compared"
+    );
 }

@@ -707,80 +707,167 @@ pub fn show_json(
     now_ms: i64,
 ) -> Value {
     let i = view.inspected;
+    let after = following(i.conversation, &i.row.input_entry_id());
+    let outcomes = i.conversation.map(|conv| Outcomes::new(conv, &after));
+    let mut o = show_fields(options, format_version, view, now_ms);
+    o.insert(
+        "following".into(),
+        Value::Array(
+            after
+                .iter()
+                .map(|e| following_json(i, outcomes.as_ref(), e))
+                .collect(),
+        ),
+    );
+    Value::Object(o)
+}
+
+/// [`show_json`] written to `out` as `serde_json::to_writer_pretty` writes it, and a newline:
+/// the same bytes, the `following` entries made and written one at a time, never the whole
+/// document in memory (a whale's is tens of megabytes as a tree).
+pub fn write_show_json(
+    options: &Flue2Options,
+    format_version: &str,
+    view: &ShowView<'_>,
+    now_ms: i64,
+    mut out: impl std::io::Write,
+) -> std::io::Result<()> {
+    let i = view.inspected;
+    let after = following(i.conversation, &i.row.input_entry_id());
+    let outcomes = i.conversation.map(|conv| Outcomes::new(conv, &after));
+    let fields = show_fields(options, format_version, view, now_ms);
+    let doc = StreamedShow {
+        fields: &fields,
+        following: StreamedFollowing {
+            i,
+            outcomes: outcomes.as_ref(),
+            after: &after,
+        },
+    };
+    serde_json::to_writer_pretty(&mut out, &doc)?;
+    writeln!(out)
+}
+
+/// The show document's fields, `following` written from its entries in its place.
+struct StreamedShow<'x> {
+    fields: &'x Map<String, Value>,
+    following: StreamedFollowing<'x>,
+}
+
+struct StreamedFollowing<'x> {
+    i: &'x Inspected<'x>,
+    outcomes: Option<&'x Outcomes<'x>>,
+    after: &'x [&'x turnscope_core::flue2::Entry],
+}
+
+impl serde::Serialize for StreamedShow<'_> {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        use serde::ser::SerializeMap;
+        let mut m = s.serialize_map(Some(self.fields.len()))?;
+        for (k, v) in self.fields {
+            if k == "following" {
+                m.serialize_entry(k, &self.following)?;
+            } else {
+                m.serialize_entry(k, v)?;
+            }
+        }
+        m.end()
+    }
+}
+
+impl serde::Serialize for StreamedFollowing<'_> {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        use serde::ser::SerializeSeq;
+        let mut seq = s.serialize_seq(Some(self.after.len()))?;
+        for e in self.after {
+            seq.serialize_element(&following_json(self.i, self.outcomes, e))?;
+        }
+        seq.end()
+    }
+}
+
+/// One entry of `following` in the show document.
+fn following_json(
+    i: &Inspected<'_>,
+    outcomes: Option<&Outcomes<'_>>,
+    e: &turnscope_core::flue2::Entry,
+) -> Value {
+    let mut v = json!({ "id": e.id, "submissionId": e.submission_id });
+    let m = v.as_object_mut().unwrap();
+    match &e.body {
+        EntryBody::User { content } => {
+            m.insert("role".into(), json!("user"));
+            m.insert("text".into(), json!(user_text(content)));
+            m.insert(
+                "otherSubmission".into(),
+                json!(e
+                    .submission_id
+                    .as_deref()
+                    .is_some_and(|s| s != i.row.submission_id)),
+            );
+        }
+        EntryBody::Signal { signal_type } => {
+            m.insert("role".into(), json!("signal"));
+            m.insert("signalType".into(), json!(signal_type));
+        }
+        EntryBody::Assistant {
+            stop_reason,
+            error_message,
+            text,
+            tool_calls,
+            ..
+        } => {
+            m.insert("role".into(), json!("assistant"));
+            m.insert("stopReason".into(), json!(stop_reason));
+            m.insert("errorMessage".into(), json!(error_message));
+            m.insert("text".into(), json!(text));
+            let calls: Vec<Value> = tool_calls
+                .iter()
+                .map(|c| {
+                    let outcome = outcomes
+                        .as_ref()
+                        .map_or(CallOutcome::None, |o| o.of(&e.id, &c.id));
+                    json!({ "id": c.id, "name": c.name, "outcome": outcome.to_json() })
+                })
+                .collect();
+            m.insert("toolCalls".into(), json!(calls));
+        }
+        EntryBody::ToolResult {
+            tool_call_id,
+            tool_name,
+            is_error,
+            terminate,
+        } => {
+            m.insert("role".into(), json!("toolResult"));
+            m.insert("toolCallId".into(), json!(tool_call_id));
+            m.insert("toolName".into(), json!(tool_name));
+            m.insert("isError".into(), json!(is_error));
+            m.insert("terminate".into(), json!(terminate));
+        }
+        EntryBody::Compaction {
+            first_kept_entry_id,
+        } => {
+            m.insert("role".into(), json!("compaction"));
+            m.insert("firstKeptEntryId".into(), json!(first_kept_entry_id));
+        }
+    }
+    v
+}
+
+/// [`show_json`]'s fields, `following` null in its place.
+fn show_fields(
+    options: &Flue2Options,
+    format_version: &str,
+    view: &ShowView<'_>,
+    now_ms: i64,
+) -> Map<String, Value> {
+    let i = view.inspected;
     let Value::Object(mut o) = classify_json(options, format_version, i, now_ms) else {
         unreachable!()
     };
     o.insert("schema".into(), json!("turnscope.flue2.show/1"));
     o.insert("streamBatches".into(), json!(view.batches));
-    let input = i.row.input_entry_id();
-    let after = following(i.conversation, &input);
-    let outcomes = i.conversation.map(|conv| Outcomes::new(conv, &after));
-    let conversation_entries: Vec<Value> = after
-        .iter()
-        .map(|e| {
-            let mut v = json!({ "id": e.id, "submissionId": e.submission_id });
-            let m = v.as_object_mut().unwrap();
-            match &e.body {
-                EntryBody::User { content } => {
-                    m.insert("role".into(), json!("user"));
-                    m.insert("text".into(), json!(user_text(content)));
-                    m.insert(
-                        "otherSubmission".into(),
-                        json!(e
-                            .submission_id
-                            .as_deref()
-                            .is_some_and(|s| s != i.row.submission_id)),
-                    );
-                }
-                EntryBody::Signal { signal_type } => {
-                    m.insert("role".into(), json!("signal"));
-                    m.insert("signalType".into(), json!(signal_type));
-                }
-                EntryBody::Assistant {
-                    stop_reason,
-                    error_message,
-                    text,
-                    tool_calls,
-                    ..
-                } => {
-                    m.insert("role".into(), json!("assistant"));
-                    m.insert("stopReason".into(), json!(stop_reason));
-                    m.insert("errorMessage".into(), json!(error_message));
-                    m.insert("text".into(), json!(text));
-                    let calls: Vec<Value> = tool_calls
-                        .iter()
-                        .map(|c| {
-                            let outcome = outcomes
-                                .as_ref()
-                                .map_or(CallOutcome::None, |o| o.of(&e.id, &c.id));
-                            json!({ "id": c.id, "name": c.name, "outcome": outcome.to_json() })
-                        })
-                        .collect();
-                    m.insert("toolCalls".into(), json!(calls));
-                }
-                EntryBody::ToolResult {
-                    tool_call_id,
-                    tool_name,
-                    is_error,
-                    terminate,
-                } => {
-                    m.insert("role".into(), json!("toolResult"));
-                    m.insert("toolCallId".into(), json!(tool_call_id));
-                    m.insert("toolName".into(), json!(tool_name));
-                    m.insert("isError".into(), json!(is_error));
-                    m.insert("terminate".into(), json!(terminate));
-                }
-                EntryBody::Compaction {
-                    first_kept_entry_id,
-                } => {
-                    m.insert("role".into(), json!("compaction"));
-                    m.insert("firstKeptEntryId".into(), json!(first_kept_entry_id));
-                }
-            }
-            v
-        })
-        .collect();
-    o.insert("following".into(), Value::Array(conversation_entries));
+    o.insert("following".into(), Value::Null);
     let (in_progress, uncommitted) = match i.conversation {
         Some(c) => (
             c.in_progress
@@ -824,7 +911,7 @@ pub fn show_json(
     o.insert("inProgress".into(), json!(in_progress));
     o.insert("uncommittedToolOutcomes".into(), json!(uncommitted));
     o.insert("trailingBatch".into(), trailing_batch_json(i));
-    Value::Object(o)
+    o
 }
 
 /// The trailing partial tool batch the classifier found (the batch a resume would complete),
