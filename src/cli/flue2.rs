@@ -232,7 +232,7 @@ fn one(
         .map_or(0, |f| f.batches);
     let fv = reader.format_version();
     if json {
-        let doc = if show {
+        if show {
             let mut doc = show_json(
                 opts,
                 fv,
@@ -250,11 +250,11 @@ fn one(
                 );
                 m.insert("attempts".into(), attempts_json(&attempts, &row));
             }
-            doc
+            // Held whole: the memos, cost and attempts are added to the finished document.
+            print_json(out, &doc)?;
         } else {
-            classify_json(opts, fv, &i, now)
-        };
-        print_json(out, &doc)?;
+            print_json(out, &classify_json(opts, fv, &i, now))?;
+        }
         return Ok(());
     }
     writeln!(out, "{}", opts.header_line(fv))?;

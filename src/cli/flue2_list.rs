@@ -170,10 +170,9 @@ pub(super) fn list(
         sel.limit = None;
     }
     let now = now_ms(cli);
-    // Never dropped: a whale's folded stream is hundreds of thousands of small allocations,
-    // and freeing them one by one costs a fifth of the command; the process ends right after
-    // printing (every caller runs one command per process), and exit returns the memory at once.
-    let mut streams = std::mem::ManuallyDrop::new(Streams::default());
+    // Each row's verdict and plan, its stream folded and dropped before the next is read:
+    // memory holds one folded stream, not every row's.
+    let mut inspected = HashMap::new();
     let mut joined: HashMap<String, Vec<String>> = HashMap::new();
     let mut owner_error: Option<ListingError> = None;
     let (rows, owner) = reader.in_snapshot(|reader| {
@@ -200,15 +199,26 @@ pub(super) fn list(
             .iter()
             .filter(|r| sel.keeps_row(r, owner.as_deref(), now).iter().all(|k| *k))
             .collect();
-        streams.load(reader, keep)?;
+        inspected = Streams::inspect_each(
+            reader,
+            keep,
+            opts,
+            |r| joined.get(&r.submission_id).cloned().unwrap_or_default(),
+            now,
+        )?;
         Ok((in_view, owner))
     })?;
     if let Some(ListingError::AmbiguousOwner { message, hint }) = owner_error {
         return Err(CliError::new(message, hint, exit::USAGE));
     }
+    // select inspects only the rows the row filters keep, each inspected above; a row it did
+    // not would read as one with no stream.
+    let none = Streams::default();
     let (mut shown, funnel) = sel.select(&rows, owner.as_deref(), now, |r| {
-        let j = joined.get(&r.submission_id).cloned().unwrap_or_default();
-        streams.inspect(r, opts, j, now)
+        match inspected.remove(&r.submission_id) {
+            Some(d) => d.attach(r),
+            None => none.inspect(r, opts, Vec::new(), now),
+        }
     });
     if let Some(s) = &sort {
         // Stable: equal keys stay in sequence order; a missing value last either way.

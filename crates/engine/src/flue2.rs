@@ -9,8 +9,9 @@
 use std::collections::HashMap;
 
 use serde_json::{json, Map, Value};
+use turnscope_core::flue2::cost::{submission_cost, Flue2Cost};
 use turnscope_core::flue2::{
-    classify_conversation_submission, parse_batch, plan_flue2, ContentBlock, Conversation,
+    classify_conversation_submission, plan_flue2, read_batch, ContentBlock, Conversation,
     EntryBody, Flue2Classification, Flue2Plan, Flue2Step, Flue2SubmissionRow, Flue2Variant,
     InspectFailure, InstanceState, Parent, ReconcileInput,
 };
@@ -96,10 +97,11 @@ pub fn fold_stream(reader: &Flue2SqliteReader, path: &str) -> Result<FoldedStrea
         if parse_error.is_some() {
             return Ok(());
         }
-        match parse_batch(&b.data) {
+        // Read without a JSON tree per record (a tool's output is only digested).
+        match read_batch(&b.data) {
             Ok(records) if fold_error.is_none() => {
                 for r in records {
-                    if let Err(e) = state.apply_owned(r) {
+                    if let Err(e) = state.apply_read(r) {
                         fold_error = Some(format!("{path}: {e}"));
                         break;
                     }
@@ -136,6 +138,37 @@ pub struct Inspected<'a> {
     pub joined: Vec<String>,
     /// What the runtime's recovery does next (`plan_flue2` at the command's clock).
     pub plan: Flue2Plan,
+    /// The cost since the input, where it was computed before the stream was let go
+    /// ([`Streams::inspect_each`]); else `flue2_cost::cost_of` computes it from `conversation`.
+    pub detached_cost: Option<Flue2Cost>,
+}
+
+/// An inspection without its stream ([`Streams::inspect_each`]): what a list row shows.
+pub struct Detached {
+    pub stream_path: Option<String>,
+    pub verdict: Result<Flue2Classification, String>,
+    pub failure: Option<InspectFailure>,
+    pub joined: Vec<String>,
+    pub plan: Flue2Plan,
+    /// The cost since the input, computed while the stream was held.
+    pub cost: Option<Flue2Cost>,
+}
+
+impl Detached {
+    /// The inspection of `row` (the row it was made of), with no conversation or folded state.
+    pub fn attach(self, row: &Flue2SubmissionRow) -> Inspected<'_> {
+        Inspected {
+            row,
+            stream_path: self.stream_path,
+            conversation: None,
+            instance: None,
+            verdict: self.verdict,
+            failure: self.failure,
+            joined: self.joined,
+            plan: self.plan,
+            detached_cost: self.cost,
+        }
+    }
 }
 
 impl Inspected<'_> {
@@ -294,7 +327,59 @@ impl Streams {
             failure,
             joined,
             plan,
+            detached_cost: None,
         }
+    }
+
+    /// Every row of `rows` inspected as [`Streams::inspect`] does, one stream at a time: each
+    /// row's stream is read and folded, its rows inspected, and the folded stream dropped
+    /// before the next is read, so memory holds one stream, not all (`list`). The inspections
+    /// keep no conversation: by submission id, what [`Detached::attach`] gives back.
+    pub fn inspect_each<'r>(
+        reader: &Flue2SqliteReader,
+        rows: impl IntoIterator<Item = &'r Flue2SubmissionRow>,
+        options: &Flue2Options,
+        mut joined: impl FnMut(&Flue2SubmissionRow) -> Vec<String>,
+        now_ms: i64,
+    ) -> Result<HashMap<String, Detached>, StoreError> {
+        let mut by_stream: Vec<(Option<String>, Vec<&Flue2SubmissionRow>)> = Vec::new();
+        let mut index: HashMap<Option<String>, usize> = HashMap::new();
+        for row in rows {
+            let path = row.session().map(|k| k.stream_path());
+            let at = *index.entry(path.clone()).or_insert_with(|| {
+                by_stream.push((path, Vec::new()));
+                by_stream.len() - 1
+            });
+            by_stream[at].1.push(row);
+        }
+        let mut out = HashMap::new();
+        for (path, rows) in by_stream {
+            let mut one = Streams::default();
+            if let Some(p) = &path {
+                let f = fold_stream(reader, p)?;
+                one.folded.insert(p.clone(), f);
+            }
+            for row in rows {
+                let i = one.inspect(row, options, joined(row), now_ms);
+                let cost = i.conversation.map(|c| {
+                    let mut owners: Vec<&str> = vec![row.submission_id.as_str()];
+                    owners.extend(i.joined.iter().map(String::as_str));
+                    submission_cost(c, &owners)
+                });
+                out.insert(
+                    row.submission_id.clone(),
+                    Detached {
+                        stream_path: i.stream_path,
+                        verdict: i.verdict,
+                        failure: i.failure,
+                        joined: i.joined,
+                        plan: i.plan,
+                        cost,
+                    },
+                );
+            }
+        }
+        Ok(out)
     }
 
     #[allow(clippy::type_complexity)]
@@ -636,80 +721,103 @@ pub fn show_json(
     now_ms: i64,
 ) -> Value {
     let i = view.inspected;
+    let after = following(i.conversation, &i.row.input_entry_id());
+    let outcomes = i.conversation.map(|conv| Outcomes::new(conv, &after));
+    let mut o = show_fields(options, format_version, view, now_ms);
+    o.insert(
+        "following".into(),
+        Value::Array(
+            after
+                .iter()
+                .map(|e| following_json(i, outcomes.as_ref(), e))
+                .collect(),
+        ),
+    );
+    Value::Object(o)
+}
+
+/// One entry of `following` in the show document.
+fn following_json(
+    i: &Inspected<'_>,
+    outcomes: Option<&Outcomes<'_>>,
+    e: &turnscope_core::flue2::Entry,
+) -> Value {
+    let mut v = json!({ "id": e.id, "submissionId": e.submission_id });
+    let m = v.as_object_mut().unwrap();
+    match &e.body {
+        EntryBody::User { content } => {
+            m.insert("role".into(), json!("user"));
+            m.insert("text".into(), json!(user_text(content)));
+            m.insert(
+                "otherSubmission".into(),
+                json!(e
+                    .submission_id
+                    .as_deref()
+                    .is_some_and(|s| s != i.row.submission_id)),
+            );
+        }
+        EntryBody::Signal { signal_type } => {
+            m.insert("role".into(), json!("signal"));
+            m.insert("signalType".into(), json!(signal_type));
+        }
+        EntryBody::Assistant {
+            stop_reason,
+            error_message,
+            text,
+            tool_calls,
+            ..
+        } => {
+            m.insert("role".into(), json!("assistant"));
+            m.insert("stopReason".into(), json!(stop_reason));
+            m.insert("errorMessage".into(), json!(error_message));
+            m.insert("text".into(), json!(text));
+            let calls: Vec<Value> = tool_calls
+                .iter()
+                .map(|c| {
+                    let outcome = outcomes
+                        .as_ref()
+                        .map_or(CallOutcome::None, |o| o.of(&e.id, &c.id));
+                    json!({ "id": c.id, "name": c.name, "outcome": outcome.to_json() })
+                })
+                .collect();
+            m.insert("toolCalls".into(), json!(calls));
+        }
+        EntryBody::ToolResult {
+            tool_call_id,
+            tool_name,
+            is_error,
+            terminate,
+        } => {
+            m.insert("role".into(), json!("toolResult"));
+            m.insert("toolCallId".into(), json!(tool_call_id));
+            m.insert("toolName".into(), json!(tool_name));
+            m.insert("isError".into(), json!(is_error));
+            m.insert("terminate".into(), json!(terminate));
+        }
+        EntryBody::Compaction {
+            first_kept_entry_id,
+        } => {
+            m.insert("role".into(), json!("compaction"));
+            m.insert("firstKeptEntryId".into(), json!(first_kept_entry_id));
+        }
+    }
+    v
+}
+
+/// [`show_json`]'s fields, `following` null in its place.
+fn show_fields(
+    options: &Flue2Options,
+    format_version: &str,
+    view: &ShowView<'_>,
+    now_ms: i64,
+) -> Map<String, Value> {
+    let i = view.inspected;
     let Value::Object(mut o) = classify_json(options, format_version, i, now_ms) else {
         unreachable!()
     };
     o.insert("schema".into(), json!("turnscope.flue2.show/1"));
     o.insert("streamBatches".into(), json!(view.batches));
-    let input = i.row.input_entry_id();
-    let after = following(i.conversation, &input);
-    let outcomes = i.conversation.map(|conv| Outcomes::new(conv, &after));
-    let conversation_entries: Vec<Value> = after
-        .iter()
-        .map(|e| {
-            let mut v = json!({ "id": e.id, "submissionId": e.submission_id });
-            let m = v.as_object_mut().unwrap();
-            match &e.body {
-                EntryBody::User { content } => {
-                    m.insert("role".into(), json!("user"));
-                    m.insert("text".into(), json!(user_text(content)));
-                    m.insert(
-                        "otherSubmission".into(),
-                        json!(e
-                            .submission_id
-                            .as_deref()
-                            .is_some_and(|s| s != i.row.submission_id)),
-                    );
-                }
-                EntryBody::Signal { signal_type } => {
-                    m.insert("role".into(), json!("signal"));
-                    m.insert("signalType".into(), json!(signal_type));
-                }
-                EntryBody::Assistant {
-                    stop_reason,
-                    error_message,
-                    text,
-                    tool_calls,
-                    ..
-                } => {
-                    m.insert("role".into(), json!("assistant"));
-                    m.insert("stopReason".into(), json!(stop_reason));
-                    m.insert("errorMessage".into(), json!(error_message));
-                    m.insert("text".into(), json!(text));
-                    let calls: Vec<Value> = tool_calls
-                        .iter()
-                        .map(|c| {
-                            let outcome = outcomes
-                                .as_ref()
-                                .map_or(CallOutcome::None, |o| o.of(&e.id, &c.id));
-                            json!({ "id": c.id, "name": c.name, "outcome": outcome.to_json() })
-                        })
-                        .collect();
-                    m.insert("toolCalls".into(), json!(calls));
-                }
-                EntryBody::ToolResult {
-                    tool_call_id,
-                    tool_name,
-                    is_error,
-                    terminate,
-                } => {
-                    m.insert("role".into(), json!("toolResult"));
-                    m.insert("toolCallId".into(), json!(tool_call_id));
-                    m.insert("toolName".into(), json!(tool_name));
-                    m.insert("isError".into(), json!(is_error));
-                    m.insert("terminate".into(), json!(terminate));
-                }
-                EntryBody::Compaction {
-                    first_kept_entry_id,
-                } => {
-                    m.insert("role".into(), json!("compaction"));
-                    m.insert("firstKeptEntryId".into(), json!(first_kept_entry_id));
-                }
-            }
-            v
-        })
-        .collect();
-    o.insert("following".into(), Value::Array(conversation_entries));
+    o.insert("following".into(), Value::Null);
     let (in_progress, uncommitted) = match i.conversation {
         Some(c) => (
             c.in_progress
@@ -753,7 +861,7 @@ pub fn show_json(
     o.insert("inProgress".into(), json!(in_progress));
     o.insert("uncommittedToolOutcomes".into(), json!(uncommitted));
     o.insert("trailingBatch".into(), trailing_batch_json(i));
-    Value::Object(o)
+    o
 }
 
 /// The trailing partial tool batch the classifier found (the batch a resume would complete),

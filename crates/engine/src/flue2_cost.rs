@@ -12,6 +12,9 @@ use crate::flue2::Inspected;
 
 /// The cost of `i`'s submission and the deliveries joined into it, where its conversation folds.
 pub fn cost_of(i: &Inspected<'_>) -> Option<Flue2Cost> {
+    if let Some(c) = &i.detached_cost {
+        return Some(c.clone());
+    }
     let conv = i.conversation?;
     let mut owners: Vec<&str> = vec![i.row.submission_id.as_str()];
     owners.extend(i.joined.iter().map(String::as_str));

@@ -16,6 +16,7 @@ use serde_json::Value;
 
 use super::kept::{digest, Kept};
 use super::records::{BlockKind, Body, Parent, Record};
+use super::records_text::ReadRecord;
 use super::state::{
     Block, Conversation, Entry, EntryBody, FoldError, InProgressMessage, ToolCallRef,
     UncommittedOutcome,
@@ -28,7 +29,9 @@ pub struct InstanceState {
     pub conversations: Vec<Conversation>,
     /// `recordsById`: every record folded so far (less those the runtime forgets), by id,
     /// kept as [`Kept`]: envelope and typed body, the JSON itself only where it is read again.
-    records: HashMap<String, Kept>,
+    /// foldhash, not std's SipHash: a whale's stream has 100,000 records, each looked up and
+    /// inserted once.
+    records: foldhash::HashMap<String, Kept>,
 }
 
 impl InstanceState {
@@ -63,36 +66,59 @@ impl InstanceState {
             .find(|c| c.harness == harness && c.session == session)
     }
 
-    /// A record folded so far, by id (the runtime's `recordsById`, read by its `getRecord` and
-    /// `hasRecord`): the recovery paths look their deterministic record ids up before appending.
-    /// Its `raw` JSON is kept only for `submission_settled` records ([`Kept`]); every other
+    /// A record folded so far and read again, by id (the runtime's `recordsById`, read by its
+    /// `getRecord`): a tool outcome not committed yet, a repair marker's tool outcome, a
+    /// settlement ([`Kept`]); `None` for any other record, folded or not ([`Self::has_record`]
+    /// tells). Its `raw` JSON is kept only for `submission_settled` records; every other
     /// record's `raw` reads as `null`.
     pub fn record(&self, id: &str) -> Option<&Record> {
-        self.records.get(id).map(|k| &k.record)
+        self.records.get(id).and_then(|k| k.record.as_deref())
+    }
+
+    /// Whether a record of id `id` was folded and is still in `recordsById` (the runtime's
+    /// `hasRecord`): the recovery paths look their deterministic record ids up before appending.
+    pub fn has_record(&self, id: &str) -> bool {
+        self.records.contains_key(id)
     }
 
     /// Fold one record (the runtime's `applyConversationRecord`). On an error the state may be
     /// partly changed, as the runtime's in-place load leaves it (it discards it).
     pub fn apply(&mut self, record: &Record) -> Result<(), FoldError> {
-        if self.check_and_apply(record)? {
-            self.records
-                .insert(record.envelope.id.clone(), Kept::new(record.clone()));
+        let d = digest(&record.raw);
+        if self.check_and_apply(record, d)? {
+            self.records.insert(
+                record.envelope.id.clone(),
+                Kept::digested(record.clone(), d),
+            );
         }
         Ok(())
     }
 
     /// [`InstanceState::apply`], keeping `record` itself rather than a copy.
     pub fn apply_owned(&mut self, record: Record) -> Result<(), FoldError> {
-        if self.check_and_apply(&record)? {
+        let d = digest(&record.raw);
+        if self.check_and_apply(&record, d)? {
             self.records
-                .insert(record.envelope.id.clone(), Kept::new(record));
+                .insert(record.envelope.id.clone(), Kept::digested(record, d));
+        }
+        Ok(())
+    }
+
+    /// [`InstanceState::apply_owned`] of a record read from its text
+    /// ([`super::records_text::read_batch`]): its digest was taken as it was read, and its
+    /// `raw` holds the fields the fold reads.
+    pub fn apply_read(&mut self, read: ReadRecord) -> Result<(), FoldError> {
+        let ReadRecord { record, digest } = read;
+        if self.check_and_apply(&record, digest)? {
+            self.records
+                .insert(record.envelope.id.clone(), Kept::digested(record, digest));
         }
         Ok(())
     }
 
     /// The fold of `record` but for keeping it: whether it is new (to be kept) or a repeat of an
     /// accepted record (already kept, nothing changed).
-    fn check_and_apply(&mut self, record: &Record) -> Result<bool, FoldError> {
+    fn check_and_apply(&mut self, record: &Record, record_digest: u128) -> Result<bool, FoldError> {
         let env = &record.envelope;
         let fail = |reason: String| FoldError {
             record_id: env.id.clone(),
@@ -101,8 +127,11 @@ impl InstanceState {
         };
         if let Some(accepted) = self.records.get(&env.id) {
             // The same JSON tree: by digest where only that is kept ([`Kept`]).
-            let same = accepted.digest == digest(&record.raw)
-                && (accepted.record.raw.is_null() || accepted.record.raw == record.raw);
+            let same = accepted.digest == record_digest
+                && accepted
+                    .record
+                    .as_ref()
+                    .is_none_or(|a| a.raw.is_null() || record.raw.is_null() || a.raw == record.raw);
             if same {
                 return Ok(false);
             }
@@ -190,6 +219,13 @@ impl InstanceState {
         let forget = self.apply_to(index, record).map_err(fail)?;
         for id in forget {
             self.records.remove(&id);
+        }
+        if let Body::ToolResultsCommitted { outcome_ids, .. } = &record.body {
+            for id in outcome_ids {
+                if let Some(k) = self.records.get_mut(id) {
+                    k.committed();
+                }
+            }
         }
         Ok(true)
     }
@@ -482,34 +518,37 @@ impl InstanceState {
                 }
                 let mut outcomes = Vec::new();
                 for (outcome_id, call) in outcome_ids.iter().zip(&calls) {
-                    let matches = records.get(outcome_id).and_then(|k| match &k.record.body {
-                        Body::ToolOutcome {
-                            assistant_message_id: a,
-                            tool_call_id,
-                            tool_name,
-                            is_error,
-                            terminate,
-                        } if k.record.envelope.conversation_id == env.conversation_id
-                            && k.record.envelope.harness == env.harness
-                            && k.record.envelope.session == env.session
-                            && a == assistant_message_id
-                            && *tool_call_id == call.id
-                            && *tool_name == call.name
-                            && c.uncommitted_outcomes.iter().any(|o| {
-                                o.assistant_message_id == *assistant_message_id
-                                    && o.tool_call_id == call.id
-                                    && o.record_id == *outcome_id
-                            }) =>
-                        {
-                            Some((
-                                tool_call_id.clone(),
-                                tool_name.clone(),
-                                *is_error,
+                    let matches = records
+                        .get(outcome_id)
+                        .and_then(|k| k.record.as_deref())
+                        .and_then(|k| match &k.body {
+                            Body::ToolOutcome {
+                                assistant_message_id: a,
+                                tool_call_id,
+                                tool_name,
+                                is_error,
                                 terminate,
-                            ))
-                        }
-                        _ => None,
-                    });
+                            } if k.envelope.conversation_id == env.conversation_id
+                                && k.envelope.harness == env.harness
+                                && k.envelope.session == env.session
+                                && a == assistant_message_id
+                                && *tool_call_id == call.id
+                                && *tool_name == call.name
+                                && c.uncommitted_outcomes.iter().any(|o| {
+                                    o.assistant_message_id == *assistant_message_id
+                                        && o.tool_call_id == call.id
+                                        && o.record_id == *outcome_id
+                                }) =>
+                            {
+                                Some((
+                                    tool_call_id.clone(),
+                                    tool_name.clone(),
+                                    *is_error,
+                                    terminate,
+                                ))
+                            }
+                            _ => None,
+                        });
                     let Some((tool_call_id, tool_name, is_error, terminate)) = matches else {
                         return Err("Committed tool outcome references do not match assistant tool-call order.".into());
                     };
@@ -797,142 +836,5 @@ pub(crate) fn base64url(id: &str) -> String {
 }
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-    use crate::flue2::records::parse_batch;
-
-    #[test]
-    fn base64url_is_the_runtimes_canonical_id() {
-        // As in the fixtures: entry_dispatch_<b64url("sub_01M92S4JZSQ29N95009S4YYSC5")>.
-        assert_eq!(
-            base64url("sub_01M92S4JZSQ29N95009S4YYSC5"),
-            "c3ViXzAxTTkyUzRKWlNRMjlOOTUwMDlTNFlZU0M1"
-        );
-        assert_eq!(base64url(""), "");
-        assert_eq!(base64url("a"), "YQ");
-        assert_eq!(base64url("ab"), "YWI");
-        assert_eq!(base64url("\u{ff}\u{fe}"), "w7_Dvg");
-    }
-
-    fn rec(fields: &str) -> String {
-        format!(
-            r#"{{"v":1,"conversationId":"c1","harness":"default","session":"default","timestamp":"2026-01-01T00:00:00.000Z",{fields}}}"#
-        )
-    }
-
-    fn fold(records: &[String]) -> Result<InstanceState, FoldError> {
-        let batch = parse_batch(&format!("[{}]", records.join(","))).unwrap();
-        InstanceState::fold(&batch)
-    }
-
-    fn created() -> String {
-        rec(r#""id":"r0","type":"conversation_created","kind":"root""#)
-    }
-
-    fn user(id: &str, parent: &str) -> String {
-        rec(&format!(
-            r#""id":"r_{id}","type":"user_message","messageId":"{id}","parentId":{parent},"content":[{{"type":"text","text":"hi"}}],"submissionId":"s1""#
-        ))
-    }
-
-    #[test]
-    fn appends_must_extend_the_leaf() {
-        let state = fold(&[created(), user("entry_a", "null")]).unwrap();
-        let c = &state.conversations[0];
-        assert_eq!(c.active_leaf_id.as_deref(), Some("entry_a"));
-        let e = fold(&[created(), user("entry_a", "null"), user("entry_b", "null")]).unwrap_err();
-        assert_eq!(
-            e.reason,
-            "Entry parent \"null\" is not the conversation tail \"entry_a\". Appends are linear."
-        );
-        let e = fold(&[created(), user("a", "null")]).unwrap_err();
-        assert_eq!(e.reason, "Graph entry ids must use the \"entry_\" prefix.");
-    }
-
-    #[test]
-    fn only_a_settlement_keeps_its_json_after_the_fold() {
-        let settled = rec(
-            r#""id":"r_settled","type":"submission_settled","submissionId":"s1","attemptId":"a1","outcome":"completed""#,
-        );
-        let state = fold(&[created(), user("entry_a", "null"), settled.clone()]).unwrap();
-        assert!(state.record("r_entry_a").unwrap().raw.is_null());
-        assert_eq!(
-            state.record("r_settled").unwrap().raw,
-            serde_json::from_str::<Value>(&settled).unwrap()
-        );
-        // A repeat of a record whose JSON was dropped is still told from a different one.
-        let repeat = fold(&[
-            created(),
-            user("entry_a", "null"),
-            settled.clone(),
-            user("entry_a", "null"),
-        ]);
-        assert!(repeat.is_ok());
-        let changed = user("entry_a", "null").replace("\"hi\"", "\"ho\"");
-        let e = fold(&[created(), user("entry_a", "null"), settled, changed]).unwrap_err();
-        assert_eq!(
-            e.reason,
-            "Record id \"r_entry_a\" was reused with different content."
-        );
-    }
-
-    #[test]
-    fn a_reused_id_must_repeat_its_record() {
-        let same = fold(&[created(), user("entry_a", "null"), user("entry_a", "null")]);
-        assert!(same.is_ok());
-        let other = rec(
-            r#""id":"r_entry_a","type":"signal","messageId":"entry_b","parentId":"entry_a","signalType":"x""#,
-        );
-        let e = fold(&[created(), user("entry_a", "null"), other]).unwrap_err();
-        assert_eq!(
-            e.reason,
-            "Record id \"r_entry_a\" was reused with different content."
-        );
-    }
-
-    #[test]
-    fn a_ghost_stays_in_progress_and_blocks_appends() {
-        let started = rec(
-            r#""id":"r1","type":"assistant_message_started","messageId":"entry_m","parentId":"entry_a","submissionId":"s1""#,
-        );
-        let text = rec(
-            r#""id":"r2","type":"assistant_text_started","messageId":"entry_m","blockId":"b0","blockIndex":0"#,
-        );
-        let delta = |id: &str, seq: usize| {
-            rec(&format!(
-                r#""id":"{id}","type":"assistant_text_delta","messageId":"entry_m","blockId":"b0","sequence":{seq},"delta":"x{seq}""#
-            ))
-        };
-        let state = fold(&[
-            created(),
-            user("entry_a", "null"),
-            started.clone(),
-            text.clone(),
-            delta("r3", 0),
-            delta("r4", 1),
-        ])
-        .unwrap();
-        let ghost = &state.conversations[0].in_progress[0];
-        assert_eq!(ghost.blocks[0].deltas, ["x0", "x1"]);
-        let e = fold(&[
-            created(),
-            user("entry_a", "null"),
-            started.clone(),
-            text.clone(),
-            delta("r3", 1),
-        ])
-        .unwrap_err();
-        assert_eq!(e.reason, "Expected delta sequence 0, received 1.");
-        let e = fold(&[
-            created(),
-            user("entry_a", "null"),
-            started,
-            user("entry_b", "\"entry_a\""),
-        ])
-        .unwrap_err();
-        assert_eq!(
-            e.reason,
-            "Cannot advance the conversation while an assistant message is in progress."
-        );
-    }
-}
+#[path = "fold_tests.rs"]
+mod tests;

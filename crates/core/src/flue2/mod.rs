@@ -16,6 +16,7 @@
 pub mod actions;
 pub mod classify;
 pub mod cost;
+mod digest;
 pub mod fold;
 pub mod health;
 mod kept;
@@ -23,6 +24,7 @@ pub mod next_request;
 pub mod observed;
 pub mod reconciler;
 pub mod records;
+pub mod records_text;
 pub mod resume;
 pub mod rows;
 pub mod state;
@@ -47,6 +49,7 @@ pub use reconciler::{
 pub use records::{
     parse_batch, BlockKind, Body, ContentBlock, Envelope, Parent, Record, RecordError,
 };
+pub use records_text::{read_batch, ReadRecord};
 pub use resume::{Flue2Resume, ResumeAction, ResumeEnd};
 pub use rows::{Flue2SubmissionRow, FLUE2_STATUSES};
 pub use state::{

@@ -494,9 +494,7 @@ fn record_submission_terminal(
     }
     writes.push(Flue2Write::TerminalSignal {
         signal_type: slug,
-        already_present: input
-            .instance
-            .is_some_and(|s| s.record(&record_id).is_some()),
+        already_present: input.instance.is_some_and(|s| s.has_record(&record_id)),
         record_id,
         content,
     });
@@ -585,9 +583,7 @@ fn settle_with_record(
             record_id: record_id.clone(),
         },
         Flue2Write::AppendSettled {
-            already_present: input
-                .instance
-                .is_some_and(|s| s.record(&record_id).is_some()),
+            already_present: input.instance.is_some_and(|s| s.has_record(&record_id)),
             record_id,
         },
         Flue2Write::Finalize {
@@ -652,8 +648,13 @@ fn finalize_pending(input: &ReconcileInput<'_>) -> Flue2Plan {
             .to_string()
     });
     let record_id = row.settlement_record_id.clone().unwrap_or_default();
-    let present = input.instance.and_then(|s| s.record(&record_id));
-    let conflict = present.is_some_and(|r| Some(&r.raw) != record.as_ref());
+    let present = input.instance.is_some_and(|s| s.has_record(&record_id));
+    // A record of that id that is not a settlement is not kept whole: it differs all the same.
+    let conflict = present
+        && input
+            .instance
+            .and_then(|s| s.record(&record_id))
+            .is_none_or(|r| Some(&r.raw) != record.as_ref());
     if conflict {
         return Flue2Plan {
             step: Flue2Step::FinalizeSettlement,
@@ -666,7 +667,7 @@ fn finalize_pending(input: &ReconcileInput<'_>) -> Flue2Plan {
     let writes = vec![
         Flue2Write::AppendSettled {
             record_id,
-            already_present: present.is_some(),
+            already_present: present,
         },
         Flue2Write::Finalize {
             error: error.clone(),

@@ -192,17 +192,29 @@ pub fn parse_batch(data: &str) -> Result<Vec<Record>, RecordError> {
     items.into_iter().map(Record::from_value).collect()
 }
 
-struct Fields<'a> {
-    map: &'a Map<String, Value>,
-    id: String,
-    record_type: String,
+/// A record's fields, looked up by key: a JSON object, or the fields
+/// [`super::records_text`] read.
+pub(crate) trait FieldMap {
+    fn get(&self, key: &str) -> Option<&Value>;
 }
 
-impl Fields<'_> {
+impl FieldMap for Map<String, Value> {
+    fn get(&self, key: &str) -> Option<&Value> {
+        Map::get(self, key)
+    }
+}
+
+struct Fields<'a, M: FieldMap + ?Sized> {
+    map: &'a M,
+    id: &'a str,
+    record_type: &'a str,
+}
+
+impl<M: FieldMap + ?Sized> Fields<'_, M> {
     fn err(&self, reason: String) -> RecordError {
         RecordError {
-            record_id: self.id.clone(),
-            record_type: self.record_type.clone(),
+            record_id: self.id.to_string(),
+            record_type: self.record_type.to_string(),
             reason,
         }
     }
@@ -264,11 +276,21 @@ impl Record {
                 reason: "a record is not a JSON object".into(),
             });
         };
+        let (envelope, body) = Record::typed(map)?;
+        Ok(Record {
+            envelope,
+            body,
+            raw,
+        })
+    }
+
+    /// The envelope and body of a record whose fields are `map`.
+    pub(crate) fn typed<M: FieldMap + ?Sized>(map: &M) -> Result<(Envelope, Body), RecordError> {
         let text = |k: &str| map.get(k).and_then(Value::as_str).unwrap_or_default();
         let f = Fields {
             map,
-            id: text("id").to_string(),
-            record_type: text("type").to_string(),
+            id: text("id"),
+            record_type: text("type"),
         };
         let envelope = Envelope {
             v: f.value("v"),
@@ -374,10 +396,6 @@ impl Record {
             "submission_settled" => Body::SubmissionSettled,
             _ => Body::Other,
         };
-        Ok(Record {
-            envelope,
-            body,
-            raw,
-        })
+        Ok((envelope, body))
     }
 }

@@ -1,0 +1,293 @@
+//! A batch's records read from its text without a JSON tree per record: the batch is read in one
+//! pass, each record's fields as they come, the fields a record's type reads
+//! ([`Record::from_value`]) kept as small JSON values, every other field (a tool's output, most
+//! of a tool-heavy stream's bytes) only digested. The digest is the one of the record's whole
+//! tree ([`super::digest`]), so a repeated id's record is still compared with the first as a
+//! whole.
+//!
+//! The same records and the same errors as [`parse_batch`]: a batch this reader does not take
+//! apart itself (not JSON, not an array of objects, a repeated key, a field it needs after one
+//! it skipped) is read by [`parse_batch`], whose answer it then is.
+
+use std::borrow::Cow;
+use std::fmt;
+
+use serde::de::{Deserialize, Deserializer, MapAccess, Visitor};
+use serde_json::Value;
+
+use super::digest::{digest, DigestSeed, KeySeed, ObjectDigest};
+use super::records::{parse_batch, FieldMap, Record, RecordError};
+
+/// A record read from its text, with the digest of its whole tree. Its `raw` holds only what the
+/// fold and the reconciler read: the whole record for `submission_settled` (the reconciler
+/// compares it with the row's settlement record), the read fields for [`RAW_READ`]'s types,
+/// `null` for the others (a record the tree reader read keeps its whole tree).
+#[derive(Debug, Clone, PartialEq)]
+pub struct ReadRecord {
+    pub record: Record,
+    pub digest: u128,
+}
+
+/// The fields [`Record::from_value`] and the fold read, of any record type.
+const READ_FIELDS: [&str; 40] = [
+    "v",
+    "id",
+    "type",
+    "conversationId",
+    "harness",
+    "session",
+    "timestamp",
+    "submissionId",
+    "attemptId",
+    "turnId",
+    "kind",
+    "parentConversationId",
+    "taskId",
+    "actionInvocationId",
+    "agent",
+    "messageId",
+    "parentId",
+    "content",
+    "signalType",
+    "blockId",
+    "blockIndex",
+    "sequence",
+    "delta",
+    "deltaCount",
+    "toolCallId",
+    "name",
+    "stopReason",
+    "error",
+    "usage",
+    "responseMetadata",
+    "assistantMessageId",
+    "toolName",
+    "isError",
+    "terminate",
+    "outcomeIds",
+    "entryId",
+    "firstKeptEntryId",
+    "sourceLeafId",
+    "stepName",
+    "outcome",
+];
+
+/// Record types whose whole JSON is read again after the fold: read as a tree.
+const WHOLE: [&str; 1] = ["submission_settled"];
+
+/// Record types whose `raw` the fold reads while it applies them (child identity fields,
+/// `responseMetadata`, a step memo's names): their read fields are kept as `raw`; every other
+/// record's `raw` is `null`.
+const RAW_READ: [&str; 3] = [
+    "conversation_created",
+    "assistant_message_started",
+    "tool_step_settled",
+];
+
+/// A batch's `data`, as [`parse_batch`] reads it, each record with its digest: one pass over
+/// the text; a batch it does not take apart (not an array of objects, a repeated key, `content`
+/// before `type`, not JSON) is read by [`parse_batch`] instead, whose answer it then is.
+pub fn read_batch(data: &str) -> Result<Vec<ReadRecord>, RecordError> {
+    let Ok(items) = serde_json::from_str::<Vec<Fields>>(data) else {
+        return tree_records(data);
+    };
+    let mut out = Vec::with_capacity(items.len());
+    for f in items {
+        let (envelope, body) = Record::typed(&f.fields)?;
+        let raw = if f.whole || RAW_READ.contains(&envelope.record_type.as_str()) {
+            Value::Object(
+                f.fields
+                    .0
+                    .into_iter()
+                    .map(|(k, v)| (k.into_owned(), v))
+                    .collect(),
+            )
+        } else {
+            Value::Null
+        };
+        out.push(ReadRecord {
+            record: Record {
+                envelope,
+                body,
+                raw,
+            },
+            digest: f.digest,
+        });
+    }
+    Ok(out)
+}
+
+/// [`parse_batch`], each record's digest taken from its tree.
+fn tree_records(data: &str) -> Result<Vec<ReadRecord>, RecordError> {
+    Ok(parse_batch(data)?
+        .into_iter()
+        .map(|record| ReadRecord {
+            digest: digest(&record.raw),
+            record,
+        })
+        .collect())
+}
+
+/// A record's read fields, in the order read (a record has a few dozen: a scan finds one).
+struct ReadFields<'de>(Vec<(Cow<'de, str>, Value)>);
+
+impl FieldMap for ReadFields<'_> {
+    fn get(&self, key: &str) -> Option<&Value> {
+        self.0.iter().find(|(k, _)| k == key).map(|(_, v)| v)
+    }
+}
+
+/// A record's read fields (every field, for a [`WHOLE`] type), whether it is whole, and the
+/// digest of all of it.
+struct Fields<'de> {
+    fields: ReadFields<'de>,
+    whole: bool,
+    digest: u128,
+}
+
+impl<'de> Deserialize<'de> for Fields<'de> {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Fields<'de>, D::Error> {
+        d.deserialize_map(FieldsVisitor)
+    }
+}
+
+struct FieldsVisitor;
+
+impl<'de> Visitor<'de> for FieldsVisitor {
+    type Value = Fields<'de>;
+    fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
+        f.write_str("a record (a JSON object)")
+    }
+    fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Fields<'de>, A::Error> {
+        let mut fields = ReadFields(Vec::with_capacity(16));
+        let mut object = ObjectDigest::new();
+        let mut skipped: Vec<Cow<'de, str>> = Vec::new();
+        let mut record_type: Option<String> = None;
+        let mut whole = false;
+        while let Some(k) = map.next_key_seed(KeySeed)? {
+            if fields.get(&k).is_some() || skipped.contains(&k) {
+                return Err(serde::de::Error::custom(super::digest::DUPLICATE_KEY));
+            }
+            // `content` is a user message's text but a tool outcome's output: kept only where
+            // the record's type (already read: the runtime writes it first) is not a tool's.
+            let keep = whole
+                || (READ_FIELDS.contains(&k.as_ref())
+                    && !(k == "content" && record_type.as_deref() != Some("user_message")));
+            if keep {
+                let v: Value = map.next_value()?;
+                object.add_value(&k, &v);
+                if k == "type" {
+                    record_type = v.as_str().map(str::to_string);
+                    whole = WHOLE.contains(&record_type.as_deref().unwrap_or_default());
+                    if whole && !skipped.is_empty() {
+                        // A field before `type` was only digested: read the record as a tree.
+                        return Err(serde::de::Error::custom("a whole record's field skipped"));
+                    }
+                }
+                fields.0.push((k, v));
+            } else {
+                object.add(&k, map.next_value_seed(DigestSeed)?);
+                skipped.push(k);
+            }
+        }
+        if record_type.as_deref() == Some("user_message") && skipped.iter().any(|k| k == "content")
+        {
+            // `content` came before `type`: read the record as a tree.
+            return Err(serde::de::Error::custom("content before type"));
+        }
+        Ok(Fields {
+            fields,
+            whole,
+            digest: object.finish(),
+        })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn rec(fields: &str) -> String {
+        format!(
+            r#"{{"v":1,"conversationId":"c1","harness":"default","session":"default","timestamp":"2026-01-01T00:00:00.000Z",{fields}}}"#
+        )
+    }
+
+    /// What [`read_batch`] reads is what [`parse_batch`] reads, but for `raw`, which keeps the
+    /// fields the fold reads where it reads them.
+    fn same_as_the_tree_reader(batch: &str) {
+        let tree = parse_batch(batch);
+        let read = read_batch(batch);
+        match (tree, read) {
+            (Ok(tree), Ok(read)) => {
+                assert_eq!(tree.len(), read.len());
+                for (t, r) in tree.iter().zip(&read) {
+                    assert_eq!(t.envelope, r.record.envelope);
+                    assert_eq!(t.body, r.record.body);
+                    assert_eq!(digest(&t.raw), r.digest, "{batch}");
+                    if WHOLE.contains(&t.envelope.record_type.as_str()) {
+                        assert_eq!(t.raw, r.record.raw);
+                    } else if RAW_READ.contains(&t.envelope.record_type.as_str()) {
+                        for k in READ_FIELDS {
+                            if k == "content" && t.envelope.record_type != "user_message" {
+                                continue; // a tool's output: digested only
+                            }
+                            assert_eq!(t.raw.get(k), r.record.raw.get(k), "{k} of {batch}");
+                        }
+                    }
+                }
+            }
+            (Err(t), Err(r)) => assert_eq!(t, r, "{batch}"),
+            (t, r) => panic!("{batch}: {t:?} / {r:?}"),
+        }
+    }
+
+    #[test]
+    fn records_read_from_text_are_the_trees_records() {
+        let batches = [
+            format!(
+                "[{},{}]",
+                rec(r#""id":"r0","type":"conversation_created","kind":"root""#),
+                rec(
+                    r#""id":"r1","type":"user_message","messageId":"entry_a","parentId":null,"content":[{"type":"text","text":"hi \"there\""},{"type":"image","attachment":{"id":"att1"}}],"submissionId":"s1""#
+                )
+            ),
+            format!(
+                "[{}]",
+                rec(
+                    r#""id":"r2","type":"tool_outcome","assistantMessageId":"entry_m","toolCallId":"t1","toolName":"bash","isError":false,"content":[{"type":"text","text":"out\nput"}],"details":{"b":1,"a":[1.5,-2]}"#
+                )
+            ),
+            format!(
+                "[{}]",
+                rec(
+                    r#""id":"r3","type":"submission_settled","submissionId":"s1","attemptId":"a1","outcome":"completed""#
+                )
+            ),
+            // `content` before `type`, a repeated key, a missing field, a record not an object.
+            r#"[{"content":[{"type":"text","text":"x"}],"v":1,"id":"r4","type":"user_message","conversationId":"c","harness":"h","session":"s","timestamp":"t","messageId":"entry_b","parentId":"entry_a"}]"#.to_string(),
+            format!("[{}]", rec(r#""id":"r5","type":"signal","id":"r6","messageId":"entry_c","parentId":null,"signalType":"x""#)),
+            format!("[{}]", rec(r#""id":"r7","type":"signal","messageId":"entry_c","parentId":null"#)),
+            r#"[{"v":1},3]"#.to_string(),
+            r#"{"not":"an array"}"#.to_string(),
+            r#"[{"v":1,"#.to_string(),
+        ];
+        for b in &batches {
+            same_as_the_tree_reader(b);
+        }
+    }
+
+    #[test]
+    fn a_tools_output_is_digested_not_kept() {
+        let b = format!(
+            "[{}]",
+            rec(
+                r#""id":"r2","type":"tool_outcome","assistantMessageId":"entry_m","toolCallId":"t1","toolName":"bash","isError":true,"content":[{"type":"text","text":"a long output"}]"#
+            )
+        );
+        let read = read_batch(&b).unwrap();
+        assert!(read[0].record.raw.get("content").is_none());
+        let other = b.replace("a long output", "another output");
+        assert_ne!(read[0].digest, read_batch(&other).unwrap()[0].digest);
+    }
+}
