@@ -17,9 +17,9 @@ use turnscope_engine::flue2::{
     Inspected, Outcomes, ShowView, Streams,
 };
 use turnscope_engine::flue2_cost::{
-    attempt_line, attempts_json, attempts_of, cost_json, cost_of, cost_text,
+    attempt_line, attempts_and_memos, attempts_json, cost_json, cost_of, cost_text,
 };
-use turnscope_engine::flue2_memos::{add_step_memos, memos_of, step_memos, StepMemo};
+use turnscope_engine::flue2_memos::{add_step_memos, memos_of, StepMemo};
 use turnscope_store::{is_flue2_export, DbTarget, Flue2SqliteReader, JournalFormat, SqliteStore};
 
 /// The release `--flue-version` defaults to.
@@ -215,11 +215,8 @@ fn one(
         streams.load(reader, [&row])?;
         // `show` puts each tool call's step memos under it (read from the stream as stored), and
         // the attempts' records: the stream read once more, for `show` only.
-        let (memos, attempts) = match (show, row.session()) {
-            (true, Some(k)) => (
-                step_memos(reader, &k.stream_path())?,
-                attempts_of(reader, &k.stream_path(), &row)?,
-            ),
+        let (attempts, memos) = match (show, row.session()) {
+            (true, Some(k)) => attempts_and_memos(reader, &k.stream_path(), &row)?,
             _ => (Vec::new(), Vec::new()),
         };
         Ok((row, joined, memos, attempts))

@@ -4,11 +4,12 @@
 
 use serde_json::{json, Value};
 use turnscope_core::flue2::cost::{submission_cost, AttemptLog, Flue2Attempt, Flue2Cost};
-use turnscope_core::flue2::{parse_batch, Flue2SubmissionRow};
+use turnscope_core::flue2::{read_batch, Flue2SubmissionRow};
 use turnscope_core::journal::cost::UsageSum;
 use turnscope_store::{Flue2SqliteReader, StoreError};
 
 use crate::flue2::Inspected;
+use crate::flue2_memos::{memos_in_batch, StepMemo};
 
 /// The cost of `i`'s submission and the deliveries joined into it, where its conversation folds.
 pub fn cost_of(i: &Inspected<'_>) -> Option<Flue2Cost> {
@@ -54,19 +55,32 @@ pub fn attempts_of(
     path: &str,
     row: &Flue2SubmissionRow,
 ) -> Result<Vec<Flue2Attempt>, StoreError> {
+    Ok(attempts_and_memos(reader, path, row)?.0)
+}
+
+/// [`attempts_of`] and the stream's step memos (`flue2_memos::step_memos`), in one more read of
+/// the stream (what `show` adds to the fold's document); a batch of the submission is read as
+/// the fold reads it (`read_batch`: no JSON tree per record).
+pub fn attempts_and_memos(
+    reader: &Flue2SqliteReader,
+    path: &str,
+    row: &Flue2SubmissionRow,
+) -> Result<(Vec<Flue2Attempt>, Vec<StepMemo>), StoreError> {
     let mut log = AttemptLog::new(&row.submission_id);
+    let mut memos = Vec::new();
     reader.each_stream_batch(path, |b| {
+        memos_in_batch(b.seq, &b.data, &mut memos);
         if b.submission_id.as_deref() != Some(row.submission_id.as_str()) {
             return Ok(());
         }
-        if let Ok(records) = parse_batch(&b.data) {
+        if let Ok(records) = read_batch(&b.data) {
             for r in &records {
-                log.push(r);
+                log.push(&r.record);
             }
         }
         Ok(())
     })?;
-    Ok(log.finish())
+    Ok((log.finish(), memos))
 }
 
 /// `attempts` in `show`'s document: each traced attempt with, for the row's current one, its

@@ -54,32 +54,38 @@ struct MemoRecord<'a> {
 pub fn step_memos(reader: &Flue2SqliteReader, path: &str) -> Result<Vec<StepMemo>, StoreError> {
     let mut out: Vec<StepMemo> = Vec::new();
     reader.each_stream_batch(path, |b| {
-        if !b.data.contains("\"tool_step_settled\"") {
-            return Ok(());
-        }
-        // A batch that does not parse: the fold says why (`show` prints it).
-        let records: Vec<&RawValue> = serde_json::from_str(&b.data).unwrap_or_default();
-        for raw in records {
-            let Ok(r) = serde_json::from_str::<MemoRecord>(raw.get()) else {
-                continue;
-            };
-            if r.kind != "tool_step_settled" || out.iter().any(|m| m.record_id == r.id) {
-                continue;
-            }
-            out.push(StepMemo {
-                record_id: r.id,
-                tool_call_id: r.tool_call_id,
-                tool_name: r.tool_name,
-                step_name: r.step_name,
-                submission_id: r.submission_id,
-                attempt_id: r.attempt_id,
-                seq: b.seq,
-                value_bytes: r.value.map_or(0, |v| v.get().len()),
-            });
-        }
+        memos_in_batch(b.seq, &b.data, &mut out);
         Ok(())
     })?;
     Ok(out)
+}
+
+/// The step memos of one batch (`seq`, `data`) added to `out`, each record id once: only a batch
+/// whose text names the type is parsed.
+pub fn memos_in_batch(seq: i64, data: &str, out: &mut Vec<StepMemo>) {
+    if !data.contains("\"tool_step_settled\"") {
+        return;
+    }
+    // A batch that does not parse: the fold says why (`show` prints it).
+    let records: Vec<&RawValue> = serde_json::from_str(data).unwrap_or_default();
+    for raw in records {
+        let Ok(r) = serde_json::from_str::<MemoRecord>(raw.get()) else {
+            continue;
+        };
+        if r.kind != "tool_step_settled" || out.iter().any(|m| m.record_id == r.id) {
+            continue;
+        }
+        out.push(StepMemo {
+            record_id: r.id,
+            tool_call_id: r.tool_call_id,
+            tool_name: r.tool_name,
+            step_name: r.step_name,
+            submission_id: r.submission_id,
+            attempt_id: r.attempt_id,
+            seq,
+            value_bytes: r.value.map_or(0, |v| v.get().len()),
+        });
+    }
 }
 
 impl StepMemo {

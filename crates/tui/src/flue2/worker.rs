@@ -10,7 +10,7 @@ use std::sync::mpsc::{Receiver, Sender};
 use serde_json::Value;
 use turnscope_core::flue2::Flue2SubmissionRow;
 use turnscope_engine::flue2::{item_json, row_json, show_json, Flue2Options, ShowView, Streams};
-use turnscope_engine::flue2_cost::{attempts_json, attempts_of, cost_json, cost_of};
+use turnscope_engine::flue2_cost::{attempts_and_memos, attempts_json, cost_json, cost_of};
 
 use super::list::View;
 use std::path::PathBuf;
@@ -339,15 +339,13 @@ impl Flue2Worker {
             },
             now_ms,
         );
-        if let Some(p) = i.stream_path.as_deref() {
-            let memos = turnscope_engine::flue2_memos::step_memos(&self.reader, p)?;
-            turnscope_engine::flue2_memos::add_step_memos(&mut doc, &memos);
-        }
-        // As `show --json` adds them: the cost, and the attempts from the stream's records.
-        let attempts = match &i.stream_path {
-            Some(p) => attempts_of(&self.reader, p, &row)?,
-            None => Vec::new(),
+        // As `show --json` adds them: the step memos, the cost, and the attempts from the
+        // stream's records (one more read of the stream).
+        let (attempts, memos) = match &i.stream_path {
+            Some(p) => attempts_and_memos(&self.reader, p, &row)?,
+            None => (Vec::new(), Vec::new()),
         };
+        turnscope_engine::flue2_memos::add_step_memos(&mut doc, &memos);
         if let Some(m) = doc.as_object_mut() {
             m.insert(
                 "cost".into(),
