@@ -3,12 +3,11 @@
 //! preview (a transaction rolled back: the rows it restores, or why it is refused), with No
 //! selected; `A` (or ⏎ on Yes) writes it in one fenced transaction with its audit record.
 
-use crossterm::event::{KeyCode, KeyEvent};
+use crossterm::event::KeyEvent;
 use ratatui::layout::Rect;
-use ratatui::text::{Line, Span};
-use ratatui::widgets::{Block, Borders, Clear, Paragraph, Wrap};
 use ratatui::Frame;
 
+use super::popup::{self, Choice, Typed};
 use crate::text::clean;
 use crate::theme::Theme;
 
@@ -46,22 +45,14 @@ pub enum UndoStep {
 impl UndoFlow {
     pub fn on_key(&mut self, ev: KeyEvent) -> UndoStep {
         match self {
-            UndoFlow::Reason { target, text } => match ev.code {
-                KeyCode::Esc => UndoStep::Close,
-                KeyCode::Enter => UndoStep::Ask {
+            UndoFlow::Reason { target, text } => match popup::reason_key(ev.code, text) {
+                Typed::Close => UndoStep::Close,
+                Typed::Submit => UndoStep::Ask {
                     target: target.clone(),
                     reason: Some(text.trim().to_string()).filter(|r| !r.is_empty()),
                     commit: false,
                 },
-                KeyCode::Backspace => {
-                    text.pop();
-                    UndoStep::Stay
-                }
-                KeyCode::Char(c) => {
-                    text.push(c);
-                    UndoStep::Stay
-                }
-                _ => UndoStep::Stay,
+                Typed::Stay => UndoStep::Stay,
             },
             UndoFlow::Waiting(_) => UndoStep::Stay,
             UndoFlow::Confirm {
@@ -69,23 +60,14 @@ impl UndoFlow {
                 reason,
                 yes,
                 ..
-            } => match ev.code {
-                KeyCode::Left | KeyCode::Right | KeyCode::Tab | KeyCode::BackTab => {
-                    *yes = !*yes;
-                    UndoStep::Stay
-                }
-                KeyCode::Char('A') => UndoStep::Ask {
+            } => match popup::confirm_key(ev.code, yes) {
+                Choice::Apply => UndoStep::Ask {
                     target: target.clone(),
                     reason: reason.clone(),
                     commit: true,
                 },
-                KeyCode::Enter if *yes => UndoStep::Ask {
-                    target: target.clone(),
-                    reason: reason.clone(),
-                    commit: true,
-                },
-                KeyCode::Enter | KeyCode::Esc | KeyCode::Char('n') => UndoStep::Close,
-                _ => UndoStep::Stay,
+                Choice::Close => UndoStep::Close,
+                Choice::Stay => UndoStep::Stay,
             },
             UndoFlow::Done { .. } => UndoStep::Close,
         }
@@ -102,57 +84,18 @@ impl UndoFlow {
 
     pub fn body(&self) -> Vec<String> {
         match self {
-            UndoFlow::Reason { text, .. } => vec![
-                "undo restores the rows as they were before turnscope wrote them, only while they still hold what it wrote".into(),
-                String::new(),
-                format!("reason: {text}▏"),
-                String::new(),
-                "⏎ check and preview it (nothing written yet; a blank reason is allowed) · esc cancel".into(),
-            ],
+            UndoFlow::Reason { text, .. } => popup::reason_body(
+                "undo restores the rows as they were before turnscope wrote them, only while they still hold what it wrote",
+                text,
+                "⏎ check and preview it (nothing written yet; a blank reason is allowed) · esc cancel",
+            ),
             UndoFlow::Waiting(w) => vec![w.clone()],
-            UndoFlow::Confirm { lines, yes, .. } => {
-                let mut v = lines.clone();
-                v.push(String::new());
-                v.push(format!(
-                    "{}   {}      A applies · ←/→ choose · esc/n cancel",
-                    if *yes { "[ Yes ]" } else { "  Yes  " },
-                    if *yes { "  No  " } else { "[ No ]" }
-                ));
-                v
-            }
-            UndoFlow::Done { lines, .. } => {
-                let mut v = lines.clone();
-                v.push(String::new());
-                v.push("any key closes".into());
-                v
-            }
+            UndoFlow::Confirm { lines, yes, .. } => popup::confirm_body(lines, *yes),
+            UndoFlow::Done { lines, .. } => popup::done_body(lines),
         }
     }
 
     pub fn draw(&self, f: &mut Frame, t: &Theme, area: Rect) {
-        let w = area.width.saturating_sub(4).min(120);
-        let body = self.body();
-        let h = (body.len() as u16 + 2)
-            .min(area.height.saturating_sub(2))
-            .max(5);
-        let rect = Rect::new(
-            area.x + (area.width.saturating_sub(w)) / 2,
-            area.y + (area.height.saturating_sub(h)) / 2,
-            w,
-            h,
-        );
-        f.render_widget(Clear, rect);
-        let lines: Vec<Line> = body
-            .into_iter()
-            .map(|l| Line::from(Span::raw(clean(&l))))
-            .collect();
-        f.render_widget(
-            Paragraph::new(lines).wrap(Wrap { trim: false }).block(
-                Block::default()
-                    .borders(Borders::ALL)
-                    .title(Span::styled(format!(" {} ", self.title()), t.title())),
-            ),
-            rect,
-        );
+        popup::draw(f, t, area, &self.title(), self.body());
     }
 }

@@ -6,14 +6,13 @@
 //! computed on the row after the write, with No selected; `A` (or ⏎ on Yes) applies it in one
 //! fenced transaction with its audit record, and the result says the audit id and how to undo.
 
-use crossterm::event::{KeyCode, KeyEvent};
+use crossterm::event::KeyEvent;
 use ratatui::layout::Rect;
-use ratatui::text::{Line, Span};
-use ratatui::widgets::{Block, Borders, Clear, Paragraph, Wrap};
 use ratatui::Frame;
 use turnscope_core::flue2::{Flue2ActionPlan, Flue2Plan};
 use turnscope_engine::flue2_actions::preview_lines;
 
+use super::popup::{self, Choice, Typed};
 use crate::text::clean;
 use crate::theme::Theme;
 
@@ -125,41 +124,26 @@ fn plan_lines(p: &Flue2Plan) -> Vec<String> {
 impl Flow {
     pub fn on_key(&mut self, ev: KeyEvent) -> Step {
         match self {
-            Flow::Reason { id, text } => match ev.code {
-                KeyCode::Esc => Step::Close,
-                KeyCode::Enter if text.trim().is_empty() => Step::Stay,
-                KeyCode::Enter => Step::Plan {
+            Flow::Reason { id, text } => match popup::reason_key(ev.code, text) {
+                Typed::Close => Step::Close,
+                // fail needs a reason: a blank one goes nowhere.
+                Typed::Submit if text.trim().is_empty() => Step::Stay,
+                Typed::Submit => Step::Plan {
                     id: id.clone(),
                     ask: Ask::Fail(text.trim().to_string()),
                 },
-                KeyCode::Backspace => {
-                    text.pop();
-                    Step::Stay
-                }
-                KeyCode::Char(c) => {
-                    text.push(c);
-                    Step::Stay
-                }
-                _ => Step::Stay,
+                Typed::Stay => Step::Stay,
             },
             Flow::Waiting(_) => Step::Stay,
             Flow::Confirm {
                 plan, reason, yes, ..
-            } => match ev.code {
-                KeyCode::Left | KeyCode::Right | KeyCode::Tab | KeyCode::BackTab => {
-                    *yes = !*yes;
-                    Step::Stay
-                }
-                KeyCode::Char('A') => Step::Apply {
+            } => match popup::confirm_key(ev.code, yes) {
+                Choice::Apply => Step::Apply {
                     plan: plan.clone(),
                     reason: reason.clone(),
                 },
-                KeyCode::Enter if *yes => Step::Apply {
-                    plan: plan.clone(),
-                    reason: reason.clone(),
-                },
-                KeyCode::Enter | KeyCode::Esc | KeyCode::Char('n') => Step::Close,
-                _ => Step::Stay,
+                Choice::Close => Step::Close,
+                Choice::Stay => Step::Stay,
             },
             Flow::Done { .. } => Step::Close,
         }
@@ -184,57 +168,18 @@ impl Flow {
     /// The popup's text lines (raw: drawn through `clean`).
     pub fn body(&self) -> Vec<String> {
         match self {
-            Flow::Reason { text, .. } => vec![
-                "fail gives up on the submission for good: the runtime's pass settles it failed with this reason".into(),
-                String::new(),
-                format!("reason: {text}▏"),
-                String::new(),
-                "⏎ plan it (previewed, nothing written yet) · esc cancel".into(),
-            ],
+            Flow::Reason { text, .. } => popup::reason_body(
+                "fail gives up on the submission for good: the runtime's pass settles it failed with this reason",
+                text,
+                "⏎ plan it (previewed, nothing written yet) · esc cancel",
+            ),
             Flow::Waiting(w) => vec![w.clone()],
-            Flow::Confirm { lines, yes, .. } => {
-                let mut v = lines.clone();
-                v.push(String::new());
-                v.push(format!(
-                    "{}   {}      A applies · ←/→ choose · esc/n cancel",
-                    if *yes { "[ Yes ]" } else { "  Yes  " },
-                    if *yes { "  No  " } else { "[ No ]" }
-                ));
-                v
-            }
-            Flow::Done { lines, .. } => {
-                let mut v = lines.clone();
-                v.push(String::new());
-                v.push("any key closes".into());
-                v
-            }
+            Flow::Confirm { lines, yes, .. } => popup::confirm_body(lines, *yes),
+            Flow::Done { lines, .. } => popup::done_body(lines),
         }
     }
 
     pub fn draw(&self, f: &mut Frame, t: &Theme, area: Rect) {
-        let w = area.width.saturating_sub(4).min(120);
-        let body = self.body();
-        let h = (body.len() as u16 + 2)
-            .min(area.height.saturating_sub(2))
-            .max(5);
-        let rect = Rect::new(
-            area.x + (area.width.saturating_sub(w)) / 2,
-            area.y + (area.height.saturating_sub(h)) / 2,
-            w,
-            h,
-        );
-        f.render_widget(Clear, rect);
-        let lines: Vec<Line> = body
-            .into_iter()
-            .map(|l| Line::from(Span::raw(clean(&l))))
-            .collect();
-        f.render_widget(
-            Paragraph::new(lines).wrap(Wrap { trim: false }).block(
-                Block::default()
-                    .borders(Borders::ALL)
-                    .title(Span::styled(format!(" {} ", self.title()), t.title())),
-            ),
-            rect,
-        );
+        popup::draw(f, t, area, &self.title(), self.body());
     }
 }

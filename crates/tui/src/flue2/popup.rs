@@ -1,0 +1,120 @@
+//! The one popup of the 2.x screens' writes (an action's, `write.rs`, and an undo's, `undo.rs`):
+//! a reason typed, the preview with No selected and the choice line, the result; its keys and its
+//! drawing, so that every write asks the same way (gitui's one confirm popup).
+
+use crossterm::event::KeyCode;
+use ratatui::layout::Rect;
+use ratatui::text::{Line, Span};
+use ratatui::widgets::{Block, Borders, Clear, Paragraph, Wrap};
+use ratatui::Frame;
+
+use crate::text::clean;
+use crate::theme::Theme;
+
+/// What a key does while a reason is typed.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Typed {
+    Stay,
+    /// ⏎: the reason is given (the caller decides whether a blank one will do).
+    Submit,
+    Close,
+}
+
+/// A key on the reason line: the text edited, or what it asks.
+pub fn reason_key(code: KeyCode, text: &mut String) -> Typed {
+    match code {
+        KeyCode::Esc => Typed::Close,
+        KeyCode::Enter => Typed::Submit,
+        KeyCode::Backspace => {
+            text.pop();
+            Typed::Stay
+        }
+        KeyCode::Char(c) => {
+            text.push(c);
+            Typed::Stay
+        }
+        _ => Typed::Stay,
+    }
+}
+
+/// What a key does on the preview.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Choice {
+    Stay,
+    Apply,
+    Close,
+}
+
+/// A key on the preview: ←/→ (tab) moves between Yes and No, `A` or ⏎ on Yes applies, ⏎ on No,
+/// esc or `n` closes.
+pub fn confirm_key(code: KeyCode, yes: &mut bool) -> Choice {
+    match code {
+        KeyCode::Left | KeyCode::Right | KeyCode::Tab | KeyCode::BackTab => {
+            *yes = !*yes;
+            Choice::Stay
+        }
+        KeyCode::Char('A') => Choice::Apply,
+        KeyCode::Enter if *yes => Choice::Apply,
+        KeyCode::Enter | KeyCode::Esc | KeyCode::Char('n') => Choice::Close,
+        _ => Choice::Stay,
+    }
+}
+
+/// The reason step's lines: what the write does, the text typed, the keys.
+pub fn reason_body(what: &str, text: &str, keys: &str) -> Vec<String> {
+    vec![
+        what.to_string(),
+        String::new(),
+        format!("reason: {text}▏"),
+        String::new(),
+        keys.to_string(),
+    ]
+}
+
+/// The preview's lines and the choice line under them.
+pub fn confirm_body(lines: &[String], yes: bool) -> Vec<String> {
+    let mut v = lines.to_vec();
+    v.push(String::new());
+    v.push(format!(
+        "{}   {}      A applies · ←/→ choose · esc/n cancel",
+        if yes { "[ Yes ]" } else { "  Yes  " },
+        if yes { "  No  " } else { "[ No ]" }
+    ));
+    v
+}
+
+/// The result's lines and how to close it.
+pub fn done_body(lines: &[String]) -> Vec<String> {
+    let mut v = lines.to_vec();
+    v.push(String::new());
+    v.push("any key closes".into());
+    v
+}
+
+/// The popup, centred over `area`: `title` on its border, `body` wrapped (raw text: drawn
+/// through `clean`).
+pub fn draw(f: &mut Frame, t: &Theme, area: Rect, title: &str, body: Vec<String>) {
+    let w = area.width.saturating_sub(4).min(120);
+    let h = (body.len() as u16 + 2)
+        .min(area.height.saturating_sub(2))
+        .max(5);
+    let rect = Rect::new(
+        area.x + (area.width.saturating_sub(w)) / 2,
+        area.y + (area.height.saturating_sub(h)) / 2,
+        w,
+        h,
+    );
+    f.render_widget(Clear, rect);
+    let lines: Vec<Line> = body
+        .into_iter()
+        .map(|l| Line::from(Span::raw(clean(&l))))
+        .collect();
+    f.render_widget(
+        Paragraph::new(lines).wrap(Wrap { trim: false }).block(
+            Block::default()
+                .borders(Borders::ALL)
+                .title(Span::styled(format!(" {title} "), t.title())),
+        ),
+        rect,
+    );
+}
