@@ -286,10 +286,7 @@ fn one(
     kv(
         out,
         "context window",
-        match opts.context_window {
-            0 => "0 (no silent-overflow check; --context-window N sets it)".into(),
-            n => n.to_string(),
-        },
+        sanitize(&opts.window_for(i.conversation).describe()),
     )?;
     write_plan(&i, show, out)?;
     if !show {

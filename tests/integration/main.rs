@@ -26,6 +26,7 @@ mod flue2_actions;
 mod flue2_bulk;
 mod flue2_classify;
 mod flue2_cli;
+mod flue2_context_window;
 mod flue2_cost;
 mod flue2_diff;
 mod flue2_export;

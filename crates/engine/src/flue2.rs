@@ -15,6 +15,7 @@ use turnscope_core::flue2::{
     EntryBody, Flue2Classification, Flue2Plan, Flue2Step, Flue2SubmissionRow, Flue2Variant,
     InspectFailure, InstanceState, Parent, ReconcileInput,
 };
+use turnscope_core::recovery::context_window::{resolve, ContextWindow};
 use turnscope_store::{Flue2SqliteReader, StoreError};
 
 /// `format` in every 2.x document.
@@ -39,6 +40,17 @@ impl Flue2Options {
             variant: Flue2Variant::for_release(release)?,
             context_window,
         })
+    }
+
+    /// The context window a submission of `conversation` is classified with: `--context-window`
+    /// (or the configuration's) where given, else the well-known model table matched on the
+    /// conversation's latest model (`modelInfo.model`), else 0 (beta.7's rule,
+    /// `recovery::context_window`).
+    pub fn window_for(&self, conversation: Option<&Conversation>) -> ContextWindow {
+        resolve(
+            (self.context_window > 0).then_some(self.context_window),
+            conversation.and_then(|c| c.model.as_deref()),
+        )
     }
 
     /// The variant's name: its first release.
@@ -425,7 +437,7 @@ impl Streams {
         match classify_conversation_submission(
             conversation,
             &row.input_entry_id(),
-            options.context_window,
+            options.window_for(conversation).tokens,
             options.variant,
         ) {
             Ok(c) => (Some(path), conversation, state, Ok(c), None),
@@ -584,6 +596,11 @@ pub fn classify_json(
     }
     o.insert("joinedDeliveries".into(), json!(i.joined));
     o.insert("plan".into(), plan_json(&i.plan));
+    // The window the classification was asked with (the header's is the flag's).
+    o.insert(
+        "contextWindowUsed".into(),
+        json!(options.window_for(i.conversation)),
+    );
     Value::Object(o)
 }
 

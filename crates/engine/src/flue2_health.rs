@@ -350,7 +350,7 @@ fn repair_note(
         let c = classify_conversation_submission(
             Some(conv),
             &row.input_entry_id(),
-            options.context_window,
+            options.window_for(Some(conv)).tokens,
             options.variant,
         );
         if let Ok(c) = &c {

@@ -201,6 +201,7 @@ impl InstanceState {
                 in_progress: Vec::new(),
                 uncommitted_outcomes: Vec::new(),
                 last_assistant_by_submission: HashMap::new(),
+                model: None,
             });
             return Ok(true);
         }
@@ -304,6 +305,14 @@ impl InstanceState {
                     blocks: Vec::new(),
                     applied_record_ids: Vec::new(),
                 });
+                if let Some(m) = record
+                    .raw
+                    .get("modelInfo")
+                    .and_then(|i| i.get("model"))
+                    .and_then(Value::as_str)
+                {
+                    c.model = Some(m.to_string());
+                }
                 if record
                     .raw
                     .get("responseMetadata")

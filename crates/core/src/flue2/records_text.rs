@@ -29,8 +29,9 @@ pub struct ReadRecord {
 }
 
 /// The fields [`Record::from_value`] and the fold read, of any record type.
-const READ_FIELDS: [&str; 40] = [
+const READ_FIELDS: [&str; 41] = [
     "v",
+    "modelInfo",
     "id",
     "type",
     "conversationId",

@@ -509,6 +509,7 @@ fn empty(row: &Flue2SubmissionRow) -> Conversation {
         in_progress: Vec::new(),
         uncommitted_outcomes: Vec::new(),
         last_assistant_by_submission: Default::default(),
+        model: None,
     }
 }
 

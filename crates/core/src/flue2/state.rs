@@ -121,6 +121,10 @@ pub struct Conversation {
     /// In the order they were recorded.
     pub uncommitted_outcomes: Vec<UncommittedOutcome>,
     pub(super) last_assistant_by_submission: HashMap<String, String>,
+    /// The model of the latest assistant message started (`modelInfo.model` of its
+    /// `assistant_message_started`): what the context window is looked up by, as beta.7's last
+    /// assistant's `model` is.
+    pub model: Option<String>,
 }
 
 impl Conversation {
