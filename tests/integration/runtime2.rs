@@ -370,6 +370,31 @@ fn the_fold_refuses_and_accepts_what_the_runtimes_reducer_does() {
             }
             cases.push((format!("{fixture} {path}: {}", what.join("; ")), mutant));
         }
+        // A repeat compared as `JSON.stringify` text: key order counts, a number's form does not.
+        if !records.is_empty() {
+            let i = records.len() / 2;
+            let mut reordered = records.clone();
+            let flipped: serde_json::Map<String, Value> = records[i]
+                .as_object()
+                .unwrap()
+                .iter()
+                .rev()
+                .map(|(k, v)| (k.clone(), v.clone()))
+                .collect();
+            reordered.insert(i + 1, Value::Object(flipped));
+            cases.push((
+                format!("{fixture} {path}: #{i} repeated, keys reversed"),
+                reordered,
+            ));
+            let mut refloated = records.clone();
+            let mut r = records[i].clone();
+            r["v"] = Value::from(1.0_f64);
+            refloated.insert(i + 1, r);
+            cases.push((
+                format!("{fixture} {path}: #{i} repeated, v written 1.0"),
+                refloated,
+            ));
+        }
     }
     let dir = tempfile::tempdir().unwrap();
     let file = dir.path().join("logs.jsonl");

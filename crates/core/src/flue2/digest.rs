@@ -1,15 +1,16 @@
-//! A record's digest: equal where two records are equal JSON trees (`serde_json::Value` `==`:
-//! objects compare as maps whatever their key order, numbers as `serde_json::Number` compares
-//! them), computed either from a tree ([`digest`]) or while the record's text is read, without
-//! building a tree ([`DigestSeed`]). Both give the same digest for the same tree: the fold keeps
-//! only the digest of most records, and a repeated id's record is compared with it.
+//! A record's digest: equal where the runtime's reducer finds two records the same, that is where
+//! `JSON.stringify` of each, parsed by JavaScript, writes the same text (`applyConversationRecord`,
+//! `dist/dispatch-Dohpn4Ea.mjs:325`, compares that text, or a 64-bit FNV-1a of it for the records
+//! it keeps as stubs). So keys count in JavaScript's property order (array-index keys, `"0"` to
+//! `"4294967294"` without leading zeros, first in numeric order, then the others as written), and
+//! numbers by their double (`1`, `1.0` and `1e0` are one number, `-0` is `0`, integers past 2^53
+//! round). Computed either from a tree ([`digest`]; `serde_json` keeps key order, and a repeated
+//! key's last value at its first place, as `JSON.parse` does) or while the record's text is read,
+//! without building a tree ([`DigestSeed`]): both give the same digest for the same text.
 //!
-//! The digest is structural: each node hashes its tag and contents; an array its children's
-//! digests in order; an object the wrapping sum of each field's hash (key and value digest), so
-//! the order of the keys does not count and nothing has to be sorted or held. The high 64 bits
-//! are that hash, the low 64 a size (nodes and string bytes), equal for equal trees. Unequal
-//! trees collide with probability about 2^-64 (the runtime's own stubs keep a 64-bit FNV-1a of
-//! a record's text).
+//! Each node hashes its tag and contents; an array and an object their children's digests in
+//! order. The high 64 bits are that hash, the low 64 a size (nodes and string bytes). Unequal
+//! texts collide with probability about 2^-64, as the runtime's own stubs do.
 
 use std::borrow::Cow;
 use std::fmt;
@@ -32,15 +33,13 @@ impl NodeDigest {
 }
 
 /// A fixed seed: digests are compared within one process, but they must not vary with it.
-fn hasher() -> impl Hasher {
+fn hasher() -> foldhash::quality::FoldHasher<'static> {
     foldhash::quality::FixedState::with_seed(0x7475_726e_7363_6f70).build_hasher()
 }
 
 const NULL: u8 = 0;
 const BOOL: u8 = 1;
-const POS_INT: u8 = 2;
-const NEG_INT: u8 = 3;
-const FLOAT: u8 = 4;
+const NUMBER: u8 = 4;
 const STRING: u8 = 5;
 const ARRAY: u8 = 6;
 const OBJECT: u8 = 7;
@@ -60,22 +59,81 @@ fn string(s: &str) -> NodeDigest {
     leaf(STRING, s.as_bytes())
 }
 
-/// `serde_json::Number` equality: a non-negative integer is `PosInt` however it was read, a
-/// negative one `NegInt`, anything else a float compared as `f64` (so `-0.0` equals `0.0`).
+/// A JavaScript number: every JSON number is its double (`JSON.stringify` writes one text per
+/// double; `-0` as `0`).
 fn pos_int(n: u64) -> NodeDigest {
-    leaf(POS_INT, &n.to_le_bytes())
+    float(n as f64)
 }
 fn neg_int(n: i64) -> NodeDigest {
-    if n >= 0 {
-        return pos_int(n as u64);
-    }
-    leaf(NEG_INT, &n.to_le_bytes())
+    float(n as f64)
 }
 fn float(f: f64) -> NodeDigest {
-    leaf(FLOAT, &(f + 0.0).to_bits().to_le_bytes())
+    leaf(NUMBER, &(f + 0.0).to_bits().to_le_bytes())
 }
 
-/// An object's field: its key's and value's digests, hashed together (summed by the object).
+/// The array index a key is to JavaScript (`"0"` to `"4294967294"`, no leading zero): such
+/// properties come first, in numeric order, whatever order they were written in.
+fn array_index(key: &str) -> Option<u32> {
+    if key.is_empty() || key.len() > 10 || (key.len() > 1 && key.starts_with('0')) {
+        return None;
+    }
+    if !key.bytes().all(|b| b.is_ascii_digit()) {
+        return None;
+    }
+    key.parse::<u64>()
+        .ok()
+        .filter(|n| *n <= 4_294_967_294)
+        .map(|n| n as u32)
+}
+
+/// An object's fields as they come, hashed in JavaScript's property order: the named keys in
+/// order as they come, the array-index keys (rare) held and put first by number at the end.
+struct Fields {
+    named: foldhash::quality::FoldHasher<'static>,
+    indexed: Vec<(u32, u64)>,
+    size: u64,
+    len: usize,
+}
+
+impl Fields {
+    fn new() -> Fields {
+        Fields {
+            named: hasher(),
+            indexed: Vec::new(),
+            size: 0,
+            len: 0,
+        }
+    }
+
+    fn add(&mut self, key: &str, value: NodeDigest) {
+        let f = field(key, value);
+        self.size += f.size;
+        self.len += 1;
+        match array_index(key) {
+            Some(i) => self.indexed.push((i, f.hash)),
+            None => self.named.write_u64(f.hash),
+        }
+    }
+
+    fn close(mut self) -> NodeDigest {
+        self.indexed.sort_unstable_by_key(|(i, _)| *i);
+        let mut first = hasher();
+        for (_, h) in &self.indexed {
+            first.write_u64(*h);
+        }
+        let mut h = hasher();
+        h.write_u8(OBJECT);
+        h.write_usize(self.len);
+        h.write_u64(first.finish());
+        h.write_u64(self.named.finish());
+        NodeDigest {
+            hash: h.finish(),
+            size: 1 + self.size,
+        }
+    }
+}
+
+/// An object's field: its key's and value's digests, hashed together.
 fn field(key: &str, value: NodeDigest) -> NodeDigest {
     let mut h = hasher();
     h.write_usize(key.len());
@@ -131,13 +189,11 @@ fn node(v: &Value) -> NodeDigest {
             )
         }
         Value::Object(o) => {
-            let mut sum = NodeDigest { hash: 0, size: 0 };
+            let mut fields = Fields::new();
             for (k, x) in o {
-                let f = field(k, node(x));
-                sum.hash = sum.hash.wrapping_add(f.hash);
-                sum.size += f.size;
+                fields.add(k, node(x));
             }
-            close(OBJECT, o.len(), sum)
+            fields.close()
         }
     }
 }
@@ -204,18 +260,16 @@ impl<'de> Visitor<'de> for DigestVisitor {
         ))
     }
     fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<NodeDigest, A::Error> {
-        let mut sum = NodeDigest { hash: 0, size: 0 };
+        let mut fields = Fields::new();
         let mut keys: Vec<Cow<'de, str>> = Vec::new();
         while let Some(k) = map.next_key_seed(KeySeed)? {
             if keys.contains(&k) {
                 return Err(serde::de::Error::custom(DUPLICATE_KEY));
             }
-            let f = field(&k, map.next_value_seed(DigestSeed)?);
-            sum.hash = sum.hash.wrapping_add(f.hash);
-            sum.size += f.size;
+            fields.add(&k, map.next_value_seed(DigestSeed)?);
             keys.push(k);
         }
-        Ok(close(OBJECT, keys.len(), sum))
+        Ok(fields.close())
     }
 }
 
@@ -244,31 +298,26 @@ impl<'de> Visitor<'de> for KeyVisitor {
     }
 }
 
-/// The field hash of key `k` and a value of digest `d`, and an object closed over a sum of
-/// fields: what [`DigestVisitor::visit_map`] does, for a reader that takes some fields apart.
+/// An object's digest field by field, in the order they are read: what
+/// [`DigestVisitor::visit_map`] does, for a reader that takes some fields apart.
 pub(crate) struct ObjectDigest {
-    sum: NodeDigest,
-    len: usize,
+    fields: Fields,
 }
 
 impl ObjectDigest {
     pub(crate) fn new() -> ObjectDigest {
         ObjectDigest {
-            sum: NodeDigest { hash: 0, size: 0 },
-            len: 0,
+            fields: Fields::new(),
         }
     }
     pub(crate) fn add(&mut self, key: &str, value: NodeDigest) {
-        let f = field(key, value);
-        self.sum.hash = self.sum.hash.wrapping_add(f.hash);
-        self.sum.size += f.size;
-        self.len += 1;
+        self.fields.add(key, value);
     }
     pub(crate) fn add_value(&mut self, key: &str, value: &Value) {
         self.add(key, node(value));
     }
     pub(crate) fn finish(self) -> u128 {
-        close(OBJECT, self.len, self.sum).to_u128()
+        self.fields.close().to_u128()
     }
 }
 
@@ -303,15 +352,44 @@ mod tests {
         r#"{"a":1,"b":null,"e":"é\n","n":-3,"f":0.0,"g":100.0}"#,
     ];
 
+    /// `JSON.stringify(JSON.parse(a)) === JSON.stringify(JSON.parse(b))`, as node answers it.
+    const SAME_TO_JS: [(&str, &str, bool); 12] = [
+        (r#"{"a":1,"b":2}"#, r#"{"b":2,"a":1}"#, false),
+        (r#"{"a":1}"#, r#"{"a":1.0}"#, true),
+        (r#"{"g":1e2}"#, r#"{"g":100}"#, true),
+        (r#"{"f":-0.0}"#, r#"{"f":0}"#, true),
+        (r#"{"1":"x","a":2}"#, r#"{"a":2,"1":"x"}"#, true),
+        (r#"{"10":1,"9":2,"b":3}"#, r#"{"b":3,"9":2,"10":1}"#, true),
+        (r#"{"01":1,"a":2}"#, r#"{"a":2,"01":1}"#, false),
+        (
+            r#"{"4294967295":1,"a":2}"#,
+            r#"{"a":2,"4294967295":1}"#,
+            false,
+        ),
+        (r#"{"a":[1,2]}"#, r#"{"a":[2,1]}"#, false),
+        (
+            r#"{"n":9007199254740993}"#,
+            r#"{"n":9007199254740992}"#,
+            true,
+        ),
+        (r#"{"e":"\u00e9"}"#, r#"{"e":"é"}"#, true),
+        (r#"{"a":{"x":1,"y":2}}"#, r#"{"a":{"y":2,"x":1}}"#, false),
+    ];
+
     #[test]
-    fn the_digest_is_equal_exactly_where_the_trees_are() {
-        for a in TEXTS {
-            for b in TEXTS {
-                assert_eq!(
-                    tree(a) == tree(b),
-                    digest(&tree(a)) == digest(&tree(b)),
-                    "{a} {b}"
-                );
+    fn the_digest_is_equal_exactly_where_javascript_writes_the_same_text() {
+        for (a, b, same) in SAME_TO_JS {
+            assert_eq!(digest(&tree(a)) == digest(&tree(b)), same, "{a} {b}");
+            assert_eq!(
+                streamed(a).unwrap() == streamed(b).unwrap(),
+                same,
+                "{a} {b}"
+            );
+        }
+        // Every text is its own digest and no other's among these.
+        for (i, a) in TEXTS.iter().enumerate() {
+            for (j, b) in TEXTS.iter().enumerate() {
+                assert_eq!(digest(&tree(a)) == digest(&tree(b)), i == j, "{a} {b}");
             }
         }
     }
@@ -322,7 +400,7 @@ mod tests {
             assert_eq!(streamed(t), Ok(digest(&tree(t))), "{t}");
         }
         let spaced = "{ \"b\" : [ true , null , \"x\" ] ,\n \"a\" : 1 }";
-        assert_eq!(streamed(spaced), Ok(digest(&tree(TEXTS[0]))));
+        assert_eq!(streamed(spaced), Ok(digest(&tree(TEXTS[1]))));
     }
 
     #[test]

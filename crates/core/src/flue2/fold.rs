@@ -7,8 +7,8 @@
 //! Not ported yet (the records are accepted, as the runtime accepts them when valid, but their
 //! own checks are not made): task and action conversations' identity checks, retained child
 //! conversations, resource snapshots' tool additions, response metadata and data parts beyond
-//! their submission checks, attachments. A reused record id is compared as parsed JSON, where
-//! the runtime compares `JSON.stringify` text (they differ only on numbers JSON writes two ways).
+//! their submission checks, attachments. A reused record id is compared by its `JSON.stringify`
+//! text, as the runtime compares it (`digest.rs`: JavaScript's key order and numbers).
 
 use std::collections::{HashMap, HashSet};
 
@@ -126,12 +126,9 @@ impl InstanceState {
             reason,
         };
         if let Some(accepted) = self.records.get(&env.id) {
-            // The same JSON tree: by digest where only that is kept ([`Kept`]).
-            let same = accepted.digest == record_digest
-                && accepted
-                    .record
-                    .as_ref()
-                    .is_none_or(|a| a.raw.is_null() || record.raw.is_null() || a.raw == record.raw);
+            // The same `JSON.stringify` text, as the runtime compares (its stubs by a 64-bit hash
+            // of it): by digest, which counts key order and numbers as JavaScript does.
+            let same = accepted.digest == record_digest;
             if same {
                 return Ok(false);
             }
