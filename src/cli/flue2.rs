@@ -17,7 +17,7 @@ use turnscope_engine::flue2::{
     Inspected, Outcomes, ShowView, Streams,
 };
 use turnscope_engine::flue2_cost::{
-    attempt_line, attempts_and_memos, attempts_json, cost_json, cost_of, cost_text,
+    attempt_line, attempts_json, cost_json, cost_of, cost_text, AttemptsAndMemos,
 };
 use turnscope_engine::flue2_memos::{add_step_memos, memos_of, StepMemo};
 use turnscope_store::{is_flue2_export, DbTarget, Flue2SqliteReader, JournalFormat, SqliteStore};
@@ -212,12 +212,18 @@ fn one(
     let (row, joined, memos, attempts) = reader.in_snapshot(|reader| {
         let row = reader.find_submission(query)?;
         let joined = reader.joined_into(&row.submission_id)?;
-        streams.load(reader, [&row])?;
-        // `show` puts each tool call's step memos under it (read from the stream as stored), and
-        // the attempts' records: the stream read once more, for `show` only.
+        // `show` puts each tool call's step memos under it, and the attempts' records: seen as
+        // the fold reads the stream.
         let (attempts, memos) = match (show, row.session()) {
-            (true, Some(k)) => attempts_and_memos(reader, &k.stream_path(), &row)?,
-            _ => (Vec::new(), Vec::new()),
+            (true, Some(k)) => {
+                let mut seen = AttemptsAndMemos::new(&row);
+                streams.load_observed(reader, &k.stream_path(), |b, r| seen.observe(b, r))?;
+                seen.finish()
+            }
+            _ => {
+                streams.load(reader, [&row])?;
+                (Vec::new(), Vec::new())
+            }
         };
         Ok((row, joined, memos, attempts))
     })?;

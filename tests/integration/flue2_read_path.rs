@@ -10,6 +10,8 @@ use std::collections::HashMap;
 use turnscope_bench::scale::{write_scale, ScaleOptions, ScaleProfile};
 use turnscope_core::flue2::{parse_batch, InstanceState};
 use turnscope_engine::flue2::{fold_stream, item_json, Flue2Options, Streams};
+use turnscope_engine::flue2_cost::{attempts_and_memos, AttemptsAndMemos};
+use turnscope_engine::flue2_fold::fold_stream_in_chunks;
 use turnscope_store::Flue2SqliteReader;
 
 const NOW_MS: i64 = 1_780_000_000_000;
@@ -36,6 +38,16 @@ fn flue2_read_path_folds_and_inspects_as_the_plain_reads() {
         let tree = InstanceState::fold_owned(records).unwrap();
         let read = read.state.unwrap();
         assert_eq!(read.conversations, tree.conversations, "{}", s.path);
+        // One batch per chunk: parsed in parallel, applied on the applying thread, in order.
+        let chunked = fold_stream_in_chunks(&reader, &s.path, 1, |_, _| {}).unwrap();
+        assert_eq!(
+            chunked.batches,
+            reader.stream_batches(&s.path).unwrap().len(),
+            "{}",
+            s.path
+        );
+        let chunked = chunked.state.unwrap();
+        assert_eq!(chunked.conversations, tree.conversations, "{}", s.path);
         streams += 1;
     }
     assert!(streams > 10, "{streams} streams");
@@ -57,6 +69,22 @@ fn flue2_read_path_folds_and_inspects_as_the_plain_reads() {
     let mut each =
         Streams::inspect_each(&reader, &rows, &options, |r| j(&r.submission_id), NOW_MS).unwrap();
     assert_eq!(each.len(), rows.len());
+    // `show`'s attempts and step memos, seen as the fold reads (one read), are those of their own
+    // read of the stream.
+    let mut traced = 0;
+    for r in &rows {
+        let Some(k) = r.session() else { continue };
+        let path = k.stream_path();
+        let mut seen = AttemptsAndMemos::new(r);
+        fold_stream_in_chunks(&reader, &path, 1, |b, recs| seen.observe(b, recs)).unwrap();
+        let (attempts, memos) = seen.finish();
+        let (want_attempts, want_memos) = attempts_and_memos(&reader, &path, r).unwrap();
+        assert_eq!(attempts, want_attempts, "{}", r.submission_id);
+        assert_eq!(memos, want_memos, "{}", r.submission_id);
+        traced += attempts.len();
+    }
+    assert!(traced > 10, "{traced} attempts traced");
+
     let mut planned = 0;
     for r in &rows {
         let want = item_json(
@@ -68,4 +96,87 @@ fn flue2_read_path_folds_and_inspects_as_the_plain_reads() {
         planned += usize::from(want["plan"]["step"].is_number());
     }
     assert!(planned > 0, "no row's plan fires a step: nothing compared");
+}
+
+/// The parallel read keeps the whole-stream answer: a batch that does not parse wins over an
+/// earlier record that does not fold, whichever chunk each is in, and a fold error alone is
+/// reported with its stream; one chunk per batch and one chunk for all answer alike.
+#[test]
+fn flue2_chunked_fold_reports_the_first_parse_error_over_a_fold_error() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("flue2.db");
+    let opts = ScaleOptions::for_profile(ScaleProfile::Flue2, 0.002, NOW_MS)
+        .with_whale_entries(3_000)
+        .expect("a whale in range");
+    write_scale(&db, &opts).expect("the flue2 profile writes");
+    let (path, seqs): (String, Vec<i64>) = {
+        let reader = Flue2SqliteReader::open(&db).unwrap();
+        let s = reader
+            .streams()
+            .unwrap()
+            .into_iter()
+            .max_by_key(|s| reader.stream_batches(&s.path).unwrap().len())
+            .unwrap();
+        let seqs = reader
+            .stream_batches(&s.path)
+            .unwrap()
+            .iter()
+            .map(|b| b.seq)
+            .collect();
+        (s.path, seqs)
+    };
+    assert!(seqs.len() > 20, "{} batches", seqs.len());
+    let conn = rusqlite::Connection::open(&db).unwrap();
+    let data = |seq: i64| -> String {
+        conn.query_row(
+            "SELECT data FROM flue_conversation_stream_batches WHERE path = ?1 AND seq = ?2",
+            rusqlite::params![path, seq],
+            |r| r.get(0),
+        )
+        .unwrap()
+    };
+    let set = |seq: i64, data: &str| {
+        conn.execute(
+            "UPDATE flue_conversation_stream_batches SET data = ?1 WHERE path = ?2 AND seq = ?3",
+            rusqlite::params![data, path, seq],
+        )
+        .unwrap();
+    };
+    // The first batch's first record again, changed: the same id, another text.
+    let first: Vec<serde_json::Value> = serde_json::from_str(&data(seqs[0])).unwrap();
+    let mut changed = first[0].clone();
+    changed["timestamp"] = serde_json::json!("2020-01-01T00:00:00.000Z");
+    set(seqs[5], &serde_json::to_string(&vec![changed]).unwrap());
+
+    let answers = |reader: &Flue2SqliteReader| -> Vec<String> {
+        [1, usize::MAX]
+            .into_iter()
+            .map(|chunk| {
+                match fold_stream_in_chunks(reader, &path, chunk, |_, _| {})
+                    .unwrap()
+                    .state
+                {
+                    Ok(_) => "folds".to_string(),
+                    Err(e) => e,
+                }
+            })
+            .collect()
+    };
+    let reader = Flue2SqliteReader::open(&db).unwrap();
+    let fold_only = answers(&reader);
+    assert!(
+        fold_only[0].starts_with(&format!("{path}: ")),
+        "{fold_only:?}"
+    );
+    assert_eq!(fold_only[0], fold_only[1]);
+    drop(reader);
+
+    set(seqs[15], "[{not json");
+    let reader = Flue2SqliteReader::open(&db).unwrap();
+    let both = answers(&reader);
+    assert!(
+        both[0].starts_with(&format!("batch {} of {path}: ", seqs[15])),
+        "{both:?}"
+    );
+    assert_eq!(both[0], both[1]);
 }

@@ -11,9 +11,9 @@ use std::collections::HashMap;
 use serde_json::{json, Map, Value};
 use turnscope_core::flue2::cost::{submission_cost, Flue2Cost};
 use turnscope_core::flue2::{
-    classify_conversation_submission, plan_flue2, read_batch, ContentBlock, Conversation,
-    EntryBody, Flue2Classification, Flue2Plan, Flue2Step, Flue2SubmissionRow, Flue2Variant,
-    InspectFailure, InstanceState, Parent, ReconcileInput,
+    classify_conversation_submission, plan_flue2, ContentBlock, Conversation, EntryBody,
+    Flue2Classification, Flue2Plan, Flue2Step, Flue2SubmissionRow, Flue2Variant, InspectFailure,
+    InstanceState, Parent, ReconcileInput,
 };
 use turnscope_core::recovery::context_window::{resolve, ContextWindow};
 use turnscope_store::{Flue2SqliteReader, StoreError};
@@ -86,52 +86,7 @@ pub fn variant_name(v: Flue2Variant) -> &'static str {
     v.releases()[0]
 }
 
-/// One instance's stream, folded (or why the runtime could not load it).
-pub struct FoldedStream {
-    pub batches: usize,
-    pub state: Result<InstanceState, String>,
-}
-
-/// Read and fold the stream at `path`.
-///
-/// Folded as it is read: each batch parsed and its records applied (and kept by the fold without
-/// a copy) before the next is read, so neither the stream's text nor a second copy of its records
-/// is held. The answer is the whole-stream one: the first batch that does not parse wins over a
-/// record that does not fold (every batch is parsed, as when the stream was parsed before the
-/// fold), else the first record that does not fold.
-pub fn fold_stream(reader: &Flue2SqliteReader, path: &str) -> Result<FoldedStream, StoreError> {
-    let mut batches = 0;
-    let mut state = InstanceState::new();
-    let mut fold_error: Option<String> = None;
-    let mut parse_error: Option<String> = None;
-    reader.each_stream_batch(path, |b| {
-        batches += 1;
-        if parse_error.is_some() {
-            return Ok(());
-        }
-        // Read without a JSON tree per record (a tool's output is only digested).
-        match read_batch(&b.data) {
-            Ok(records) if fold_error.is_none() => {
-                for r in records {
-                    if let Err(e) = state.apply_read(r) {
-                        fold_error = Some(format!("{path}: {e}"));
-                        break;
-                    }
-                }
-            }
-            Ok(_) => {}
-            Err(e) => parse_error = Some(format!("batch {} of {path}: {e}", b.seq)),
-        }
-        Ok(())
-    })?;
-    Ok(FoldedStream {
-        batches,
-        state: match parse_error.or(fold_error) {
-            Some(e) => Err(e),
-            None => Ok(state),
-        },
-    })
-}
+pub use crate::flue2_fold::{fold_stream, fold_stream_observed, FoldedStream};
 
 /// A submission inspected: its row, its instance's conversation, the classification.
 pub struct Inspected<'a> {
@@ -262,6 +217,26 @@ impl Streams {
             }
         }
         Ok(())
+    }
+
+    /// [`Streams::load`] of the stream at `path`, `observe` seeing each of its batches as it is
+    /// folded (what `show` adds: one read). Whether it was read now: a stream already held is
+    /// neither read again nor observed.
+    pub fn load_observed<F>(
+        &mut self,
+        reader: &Flue2SqliteReader,
+        path: &str,
+        observe: F,
+    ) -> Result<bool, StoreError>
+    where
+        F: FnMut(&turnscope_store::Flue2Batch, Option<&[turnscope_core::flue2::ReadRecord]>) + Send,
+    {
+        if self.folded.contains_key(path) {
+            return Ok(false);
+        }
+        let f = fold_stream_observed(reader, path, observe)?;
+        self.folded.insert(path.to_string(), f);
+        Ok(true)
     }
 
     pub fn get(&self, path: &str) -> Option<&FoldedStream> {

@@ -4,9 +4,9 @@
 
 use serde_json::{json, Value};
 use turnscope_core::flue2::cost::{submission_cost, AttemptLog, Flue2Attempt, Flue2Cost};
-use turnscope_core::flue2::{read_batch, Flue2SubmissionRow};
+use turnscope_core::flue2::{read_batch, Flue2SubmissionRow, ReadRecord};
 use turnscope_core::journal::cost::UsageSum;
-use turnscope_store::{Flue2SqliteReader, StoreError};
+use turnscope_store::{Flue2Batch, Flue2SqliteReader, StoreError};
 
 use crate::flue2::Inspected;
 use crate::flue2_memos::{memos_in_batch, StepMemo};
@@ -59,28 +59,64 @@ pub fn attempts_of(
 }
 
 /// [`attempts_of`] and the stream's step memos (`flue2_memos::step_memos`), in one more read of
-/// the stream (what `show` adds to the fold's document); a batch of the submission is read as
-/// the fold reads it (`read_batch`: no JSON tree per record).
+/// the stream (where the stream is not being folded: else [`AttemptsAndMemos`] observes the
+/// fold's read, `fold_stream_observed`).
 pub fn attempts_and_memos(
     reader: &Flue2SqliteReader,
     path: &str,
     row: &Flue2SubmissionRow,
 ) -> Result<(Vec<Flue2Attempt>, Vec<StepMemo>), StoreError> {
-    let mut log = AttemptLog::new(&row.submission_id);
-    let mut memos = Vec::new();
+    let mut seen = AttemptsAndMemos::new(row);
     reader.each_stream_batch(path, |b| {
-        memos_in_batch(b.seq, &b.data, &mut memos);
-        if b.submission_id.as_deref() != Some(row.submission_id.as_str()) {
-            return Ok(());
-        }
-        if let Ok(records) = read_batch(&b.data) {
-            for r in &records {
-                log.push(&r.record);
-            }
-        }
+        seen.observe(&b, None);
         Ok(())
     })?;
-    Ok((log.finish(), memos))
+    Ok(seen.finish())
+}
+
+/// The attempts of one submission and the step memos of its stream, gathered batch by batch:
+/// from the records the fold parsed, where it gives them.
+pub struct AttemptsAndMemos {
+    submission_id: String,
+    log: AttemptLog,
+    memos: Vec<StepMemo>,
+}
+
+impl AttemptsAndMemos {
+    pub fn new(row: &Flue2SubmissionRow) -> AttemptsAndMemos {
+        AttemptsAndMemos {
+            submission_id: row.submission_id.clone(),
+            log: AttemptLog::new(&row.submission_id),
+            memos: Vec::new(),
+        }
+    }
+
+    /// One batch, in `seq` order, with its records where they were parsed already (`None`: read
+    /// here; a batch that does not parse is skipped, the fold reports it).
+    pub fn observe(&mut self, b: &Flue2Batch, records: Option<&[ReadRecord]>) {
+        memos_in_batch(b.seq, &b.data, &mut self.memos);
+        if b.submission_id.as_deref() != Some(self.submission_id.as_str()) {
+            return;
+        }
+        let read;
+        let records = match records {
+            Some(r) => r,
+            None => match read_batch(&b.data) {
+                Ok(r) => {
+                    read = r;
+                    &read
+                }
+                Err(_) => return,
+            },
+        };
+        for r in records {
+            self.log.push(&r.record);
+        }
+    }
+
+    pub fn finish(self) -> (Vec<Flue2Attempt>, Vec<StepMemo>) {
+        (self.log.finish(), self.memos)
+    }
 }
 
 /// `attempts` in `show`'s document: each traced attempt with, for the row's current one, its

@@ -10,6 +10,7 @@ pub mod flue2_cost;
 pub mod flue2_diff;
 pub mod flue2_export;
 pub mod flue2_find;
+pub mod flue2_fold;
 pub mod flue2_health;
 pub mod flue2_incidents;
 pub mod flue2_memos;

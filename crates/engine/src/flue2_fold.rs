@@ -1,0 +1,188 @@
+//! A 2.x stream read and folded: the batches read from SQLite in `seq` order on the calling
+//! thread, parsed on every core ([`read_batch`] is pure, one batch at a time), and applied in
+//! order. Parsing is most of a stream's cost (a whale's 165 MB of batch text), so it runs in
+//! parallel; the fold itself is sequential (each record checked against those before it).
+//!
+//! A stream that fits in one chunk (most of them) is parsed and folded on the calling thread; a
+//! longer one gets an applying thread, so reading the next chunk from SQLite overlaps folding the
+//! last. At most two chunks are in flight (a few MB of text and their records).
+//!
+//! A caller that needs more from the records than the fold keeps (`show`'s attempts and step
+//! memos) observes each batch with its parsed records as it is applied
+//! ([`fold_stream_observed`]): the stream is read once.
+
+use std::sync::mpsc::{sync_channel, SyncSender};
+use std::thread::ScopedJoinHandle;
+
+use rayon::prelude::*;
+use turnscope_core::flue2::records::RecordError;
+use turnscope_core::flue2::{read_batch, InstanceState, ReadRecord};
+use turnscope_store::{Flue2Batch, Flue2SqliteReader, StoreError};
+
+/// A stream's fold, and how many batches it has.
+pub struct FoldedStream {
+    pub batches: usize,
+    pub state: Result<InstanceState, String>,
+}
+
+/// The text parsed per chunk: enough to keep both cores busy, small enough that two chunks in
+/// flight stay a few MB.
+const CHUNK_BYTES: usize = 2 << 20;
+
+/// A batch with its records as [`read_batch`] reads them.
+type Parsed = (Flue2Batch, Result<Vec<ReadRecord>, RecordError>);
+
+/// Read and fold the stream at `path`.
+///
+/// The answer is the whole-stream one: the first batch that does not parse wins over a record
+/// that does not fold (every batch is parsed), else the first record that does not fold.
+pub fn fold_stream(reader: &Flue2SqliteReader, path: &str) -> Result<FoldedStream, StoreError> {
+    fold_stream_observed(reader, path, |_, _| {})
+}
+
+/// [`fold_stream`], `observe` called on every batch in `seq` order, before its records are
+/// applied, with its records (`None`: the batch does not parse).
+pub fn fold_stream_observed<F>(
+    reader: &Flue2SqliteReader,
+    path: &str,
+    observe: F,
+) -> Result<FoldedStream, StoreError>
+where
+    F: FnMut(&Flue2Batch, Option<&[ReadRecord]>) + Send,
+{
+    fold_stream_in_chunks(reader, path, CHUNK_BYTES, observe)
+}
+
+/// [`fold_stream_observed`] parsing `chunk_bytes` of text at a time: the tests' way to run the
+/// applying thread on small streams (1: one batch per chunk).
+#[doc(hidden)]
+pub fn fold_stream_in_chunks<F>(
+    reader: &Flue2SqliteReader,
+    path: &str,
+    chunk_bytes: usize,
+    observe: F,
+) -> Result<FoldedStream, StoreError>
+where
+    F: FnMut(&Flue2Batch, Option<&[ReadRecord]>) + Send,
+{
+    let mut folding = Some(Folding {
+        path,
+        batches: 0,
+        state: InstanceState::new(),
+        fold_error: None,
+        parse_error: None,
+        observe,
+    });
+    std::thread::scope(|scope| {
+        let mut applier: Option<(
+            SyncSender<Vec<Parsed>>,
+            ScopedJoinHandle<'_, Folding<'_, F>>,
+        )> = None;
+        let mut chunk: Vec<Flue2Batch> = Vec::new();
+        let mut bytes = 0;
+        let read = reader.each_stream_batch(path, |b| {
+            bytes += b.data.len();
+            chunk.push(b);
+            if bytes >= chunk_bytes {
+                let parsed = parse(std::mem::take(&mut chunk));
+                bytes = 0;
+                let (tx, _) = applier.get_or_insert_with(|| {
+                    let mut f = folding.take().expect("folded on one thread at a time");
+                    let (tx, rx) = sync_channel::<Vec<Parsed>>(1);
+                    let handle = scope.spawn(move || {
+                        for parsed in rx {
+                            f.apply(parsed);
+                        }
+                        f
+                    });
+                    (tx, handle)
+                });
+                // The applier only stops when the sender is dropped: a send cannot fail.
+                let _ = tx.send(parsed);
+            }
+            Ok(())
+        });
+        let parsed = parse(chunk);
+        let mut f = match applier {
+            Some((tx, handle)) => {
+                let _ = tx.send(parsed);
+                drop(tx);
+                match handle.join() {
+                    Ok(f) => f,
+                    Err(panic) => std::panic::resume_unwind(panic),
+                }
+            }
+            None => {
+                let mut f = folding.take().expect("not handed to an applier");
+                f.apply(parsed);
+                f
+            }
+        };
+        read?;
+        Ok(FoldedStream {
+            batches: f.batches,
+            state: match f.parse_error.take().or(f.fold_error.take()) {
+                Some(e) => Err(e),
+                None => Ok(f.state),
+            },
+        })
+    })
+}
+
+/// Every batch of `chunk` read ([`read_batch`]), on every core, in order.
+fn parse(chunk: Vec<Flue2Batch>) -> Vec<Parsed> {
+    if chunk.len() < 2 {
+        return chunk
+            .into_iter()
+            .map(|b| {
+                let r = read_batch(&b.data);
+                (b, r)
+            })
+            .collect();
+    }
+    chunk
+        .into_par_iter()
+        .map(|b| {
+            let r = read_batch(&b.data);
+            (b, r)
+        })
+        .collect()
+}
+
+/// The fold in progress.
+struct Folding<'p, F> {
+    path: &'p str,
+    batches: usize,
+    state: InstanceState,
+    fold_error: Option<String>,
+    parse_error: Option<String>,
+    observe: F,
+}
+
+impl<F: FnMut(&Flue2Batch, Option<&[ReadRecord]>)> Folding<'_, F> {
+    fn apply(&mut self, parsed: Vec<Parsed>) {
+        for (b, records) in parsed {
+            self.batches += 1;
+            match records {
+                Ok(records) => {
+                    (self.observe)(&b, Some(&records));
+                    if self.parse_error.is_some() || self.fold_error.is_some() {
+                        continue;
+                    }
+                    for r in records {
+                        if let Err(e) = self.state.apply_read(r) {
+                            self.fold_error = Some(format!("{}: {e}", self.path));
+                            break;
+                        }
+                    }
+                }
+                Err(e) => {
+                    (self.observe)(&b, None);
+                    if self.parse_error.is_none() {
+                        self.parse_error = Some(format!("batch {} of {}: {e}", b.seq, self.path));
+                    }
+                }
+            }
+        }
+    }
+}
