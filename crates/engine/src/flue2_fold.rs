@@ -74,10 +74,7 @@ where
         observe,
     });
     std::thread::scope(|scope| {
-        let mut applier: Option<(
-            SyncSender<Vec<Parsed>>,
-            ScopedJoinHandle<'_, Folding<'_, F>>,
-        )> = None;
+        let mut applier: Option<Applier<'_, '_, F>> = None;
         let mut chunk: Vec<Flue2Batch> = Vec::new();
         let mut bytes = 0;
         let read = reader.each_stream_batch(path, |b| {
@@ -148,6 +145,12 @@ fn parse(chunk: Vec<Flue2Batch>) -> Vec<Parsed> {
         })
         .collect()
 }
+
+/// The applying thread of a long stream: where its parsed chunks go, and the fold it gives back.
+type Applier<'s, 'p, F> = (
+    SyncSender<Vec<Parsed>>,
+    ScopedJoinHandle<'s, Folding<'p, F>>,
+);
 
 /// The fold in progress.
 struct Folding<'p, F> {
