@@ -10,7 +10,7 @@
 //! their submission checks, attachments. A reused record id is compared by its `JSON.stringify`
 //! text, as the runtime compares it (`digest.rs`: JavaScript's key order and numbers).
 
-use std::collections::{HashMap, HashSet};
+use std::collections::HashSet;
 
 use serde_json::Value;
 
@@ -193,11 +193,11 @@ impl InstanceState {
                 harness: env.harness.clone(),
                 session: env.session.clone(),
                 parent_conversation_id: parent_conversation_id.clone(),
-                entries: HashMap::new(),
+                entries: Default::default(),
                 active_leaf_id: None,
                 in_progress: Vec::new(),
                 uncommitted_outcomes: Vec::new(),
-                last_assistant_by_submission: HashMap::new(),
+                last_assistant_by_submission: Default::default(),
                 model: None,
             });
             return Ok(true);

@@ -28,8 +28,19 @@ pub struct ReadRecord {
     pub digest: u128,
 }
 
-/// The fields [`Record::from_value`] and the fold read, of any record type.
-const READ_FIELDS: [&str; 41] = [
+/// The fields [`Record::from_value`] and the fold read, of any record type: [`READ_FIELDS`], and
+/// [`is_read_field`] matching them (a `match`: every key of every record is looked up).
+macro_rules! read_fields {
+    ($($f:literal),* $(,)?) => {
+        #[cfg(test)]
+        const READ_FIELDS: &[&str] = &[$($f),*];
+        fn is_read_field(k: &str) -> bool {
+            matches!(k, $($f)|*)
+        }
+    };
+}
+
+read_fields!(
     "v",
     "modelInfo",
     "id",
@@ -71,7 +82,7 @@ const READ_FIELDS: [&str; 41] = [
     "sourceLeafId",
     "stepName",
     "outcome",
-];
+);
 
 /// Record types whose whole JSON is read again after the fold: read as a tree.
 const WHOLE: [&str; 1] = ["submission_settled"];
@@ -172,7 +183,7 @@ impl<'de> Visitor<'de> for FieldsVisitor {
             // `content` is a user message's text but a tool outcome's output: kept only where
             // the record's type (already read: the runtime writes it first) is not a tool's.
             let keep = whole
-                || (READ_FIELDS.contains(&k.as_ref())
+                || (is_read_field(&k)
                     && !(k == "content" && record_type.as_deref() != Some("user_message")));
             if keep {
                 let v: Value = map.next_value()?;
@@ -230,7 +241,7 @@ mod tests {
                         assert_eq!(t.raw, r.record.raw);
                     } else if RAW_READ.contains(&t.envelope.record_type.as_str()) {
                         for k in READ_FIELDS {
-                            if k == "content" && t.envelope.record_type != "user_message" {
+                            if *k == "content" && t.envelope.record_type != "user_message" {
                                 continue; // a tool's output: digested only
                             }
                             assert_eq!(t.raw.get(k), r.record.raw.get(k), "{k} of {batch}");
@@ -240,6 +251,24 @@ mod tests {
             }
             (Err(t), Err(r)) => assert_eq!(t, r, "{batch}"),
             (t, r) => panic!("{batch}: {t:?} / {r:?}"),
+        }
+    }
+
+    #[test]
+    fn the_read_fields_are_matched_and_no_others() {
+        for k in READ_FIELDS {
+            assert!(is_read_field(k), "{k}");
+        }
+        for k in [
+            "",
+            "Content",
+            "value",
+            "contentx",
+            "modelinfo",
+            "ids",
+            "output",
+        ] {
+            assert!(!is_read_field(k), "{k}");
         }
     }
 

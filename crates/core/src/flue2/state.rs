@@ -2,8 +2,6 @@
 //! uncommitted tool outcomes, as flue 2.1.0's reducer holds them (`createReducedInstanceState`
 //! and the conversation it creates, `dist/dispatch-Dohpn4Ea.mjs:263–347`).
 
-use std::collections::{HashMap, HashSet};
-
 use super::records::{BlockKind, ContentBlock, Parent};
 
 /// A record the runtime's reducer refuses: the instance cannot be loaded past it.
@@ -114,13 +112,13 @@ pub struct Conversation {
     pub harness: String,
     pub session: String,
     pub parent_conversation_id: Option<String>,
-    pub entries: HashMap<String, Entry>,
+    pub entries: foldhash::HashMap<String, Entry>,
     pub active_leaf_id: Option<String>,
     /// In the order they started.
     pub in_progress: Vec<InProgressMessage>,
     /// In the order they were recorded.
     pub uncommitted_outcomes: Vec<UncommittedOutcome>,
-    pub(super) last_assistant_by_submission: HashMap<String, String>,
+    pub(super) last_assistant_by_submission: foldhash::HashMap<String, String>,
     /// The model of the latest assistant message started (`modelInfo.model` of its
     /// `assistant_message_started`): what the context window is looked up by, as beta.7's last
     /// assistant's `model` is.
@@ -132,7 +130,7 @@ impl Conversation {
     /// first.
     pub fn active_path(&self) -> Result<Vec<&Entry>, FoldError> {
         let mut path = Vec::new();
-        let mut seen = HashSet::new();
+        let mut seen = foldhash::HashSet::default();
         let mut current = self
             .active_leaf_id
             .as_deref()
