@@ -64,18 +64,8 @@ impl IdNormaliser {
     ) -> Option<String> {
         if self == IdNormaliser::OpenAiCompletions && library == ModelLibrary::PiAi0_83_0 {
             if let Some(sep) = id.find('|') {
-                // The regex has no `u` flag: a character outside the BMP is two units, two `_`.
-                let clean = |s: &str| -> String {
-                    s.chars()
-                        .flat_map(|c| {
-                            let keep = c.is_ascii_alphanumeric() || c == '_' || c == '-';
-                            let n = if keep { 1 } else { c.len_utf16() };
-                            std::iter::repeat_n(if keep { c } else { '_' }, n)
-                        })
-                        .collect()
-                };
-                let call = clean(&id[..sep]);
-                let item = clean(&id[sep + 1..]);
+                let call = sanitise_units(&id[..sep]);
+                let item = sanitise_units(&id[sep + 1..]);
                 let combined = if item.is_empty() {
                     call.clone()
                 } else {
@@ -92,16 +82,9 @@ impl IdNormaliser {
             }
         }
         let sanitise = |s: &str, max: usize| -> String {
-            s.chars()
-                .map(|c| {
-                    if c.is_ascii_alphanumeric() || c == '_' || c == '-' {
-                        c
-                    } else {
-                        '_'
-                    }
-                })
-                .take(max)
-                .collect()
+            let mut out = sanitise_units(s);
+            out.truncate(max);
+            out
         };
         // JavaScript's `slice` counts UTF-16 units; after sanitising every character is ASCII.
         match self {
@@ -123,6 +106,19 @@ impl IdNormaliser {
             IdNormaliser::NotPorted => None,
         }
     }
+}
+
+/// `s.replace(/[^a-zA-Z0-9_-]/g, "_")`, as every provider module writes it: the regex has no `u`
+/// flag, so it replaces UTF-16 units, and a character outside the BMP (a surrogate pair) becomes
+/// two `_`. The answer is ASCII: its length is its UTF-16 length.
+fn sanitise_units(s: &str) -> String {
+    s.chars()
+        .flat_map(|c| {
+            let keep = c.is_ascii_alphanumeric() || c == '_' || c == '-';
+            let n = if keep { 1 } else { c.len_utf16() };
+            std::iter::repeat_n(if keep { c } else { '_' }, n)
+        })
+        .collect()
 }
 
 /// The model library whose `transformMessages` (and providers' id normalisers) the runtime pins:
@@ -617,6 +613,23 @@ mod tests {
                 .unwrap()
                 .len(),
             40
+        );
+        // No `u` flag: a character outside the BMP is two UTF-16 units, two `_` (Node's
+        // `"a😀b".replace(/[^a-zA-Z0-9_-]/g, "_")` is `a__b`), and the cut counts them.
+        assert_eq!(
+            IdNormaliser::Sanitise64.normalise("a😀b.é", &t).unwrap(),
+            "a__b__"
+        );
+        let edge = format!("{}😀", "x".repeat(63));
+        assert_eq!(
+            IdNormaliser::Sanitise64.normalise(&edge, &t).unwrap(),
+            format!("{}_", "x".repeat(63))
+        );
+        assert_eq!(
+            IdNormaliser::OpenAiCompletions
+                .normalise("call😀|item", &openai)
+                .unwrap(),
+            "call__"
         );
         let mut g = target("google-generative-ai", None);
         assert_eq!(IdNormaliser::Google.normalise("a.b", &g).unwrap(), "a.b");
