@@ -65,6 +65,16 @@ pub fn route(cli: &Cli, out: &mut dyn Write) -> Option<Result<(), CliError>> {
     ) {
         return None;
     }
+    // `diff A B` of two 2.x exports without --db: read as `--db A diff A B`, the file the first
+    // side names being a database of its own.
+    if let (None, Some(Command::Diff(a))) = (&cli.db, &cli.command) {
+        let path = std::path::Path::new(&a.a);
+        if path.is_file() && is_flue2_export(path) {
+            let mut with_db = cli.clone();
+            with_db.db = Some(path.to_path_buf());
+            return route(&with_db, out);
+        }
+    }
     let given = cli.flue_version.is_some();
     let opts = match options(cli) {
         Ok(o) => o,

@@ -233,16 +233,6 @@ fn run_config(cli: &Cli, out: &mut dyn Write) -> Result<(), CliError> {
 }
 
 fn run_command(cli: &Cli, out: &mut dyn Write) -> Result<(), CliError> {
-    // `diff A B` of two 2.x exports without --db: read as `--db A diff A B`, the file the first
-    // side names being a database of its own.
-    if let (None, Some(Command::Diff(a))) = (&cli.db, &cli.command) {
-        let path = std::path::Path::new(&a.a);
-        if path.is_file() && turnscope_store::is_flue2_export(path) {
-            let mut with_db = cli.clone();
-            with_db.db = Some(path.to_path_buf());
-            return run_command(&with_db, out);
-        }
-    }
     // A flue 2.x journal (list, show, classify), and --flue-version's checks.
     if let Some(done) = flue2::route(cli, out) {
         return done;
