@@ -100,6 +100,22 @@ fn an_export_equals_its_journal_and_an_extend_is_exactly_the_columns_it_wrote() 
         (d["a"].as_i64(), d["b"].as_i64()),
         (Some(max_before), Some(max_after))
     );
+    // Two exports and no --db: the same difference, the first export read as the database.
+    let after = dir.path().join("after.json");
+    export(&db, &id, &after);
+    let two = crate::support::turnscope_command()
+        .env_remove("TURNSCOPE_DB")
+        .env("TURNSCOPE_NOW_MS", "1767604800000")
+        .args(["diff", b, after.to_str().unwrap(), "--json"])
+        .output()
+        .unwrap();
+    assert_eq!(
+        two.status.code(),
+        Some(1),
+        "{}",
+        String::from_utf8_lossy(&two.stderr)
+    );
+    assert_eq!(json_of(&two)["differences"], doc["differences"]);
     let text = turnscope(&db, &["diff", b, &id]);
     let text = String::from_utf8_lossy(&text.stdout);
     assert!(
