@@ -14,7 +14,8 @@ use super::common::{exit, now_ms, CliError};
 use super::progress::Bar;
 use turnscope_core::text::sanitize;
 use turnscope_engine::flue2::{Flue2Options, FORMAT};
-use turnscope_engine::flue2_health::{stream_health, Flue2Health, RowIndex};
+use turnscope_engine::flue2_fold::fold_streams;
+use turnscope_engine::flue2_health::{folded_stream_health, Flue2Health, RowIndex};
 use turnscope_engine::report::health::HealthTotals;
 use turnscope_store::{Flue2SqliteReader, StoreError};
 
@@ -38,8 +39,9 @@ pub fn run(
             Err(e) => return Ok(Err(e)),
         };
         let mut bar = Bar::new(args.json, "health", paths.len() as u64);
-        for path in &paths {
-            let found = stream_health(reader, path, &index, opts, now)?;
+        // Every stream folded in one pipeline (parsed on every core), judged in order here.
+        let folded = fold_streams(reader, &paths, |k, folded| {
+            let found = folded_stream_health(reader, &paths[k], folded, &index, opts, now)?;
             bar.advance(1);
             for h in found {
                 totals.add(&h.health);
@@ -51,13 +53,18 @@ pub fn run(
                         serde_json::to_value(&h).expect("a conversation's health serialises"),
                     );
                 } else if let Err(e) = bar.suspend(|| print(out, &h)) {
-                    write_error = Some(e);
-                    bar.clear();
-                    return Ok(Ok(()));
+                    // Stops the reading (a closed pipe: `health --all | head`).
+                    return Err(Halt::Write(e));
                 }
             }
-        }
+            Ok(())
+        });
         bar.clear();
+        match folded {
+            Ok(()) => {}
+            Err(Halt::Store(e)) => return Err(e),
+            Err(Halt::Write(e)) => write_error = Some(e),
+        }
         Ok(Ok(()))
     })??;
     if let Some(e) = write_error {
@@ -197,4 +204,16 @@ fn usage(message: &str) -> CliError {
         "turnscope health --all   (every agent instance); turnscope health PATH|INSTANCE|SUBMISSION…",
         exit::USAGE,
     )
+}
+
+/// Why `health`'s reading of the streams stopped early.
+enum Halt {
+    Store(StoreError),
+    Write(std::io::Error),
+}
+
+impl From<StoreError> for Halt {
+    fn from(e: StoreError) -> Halt {
+        Halt::Store(e)
+    }
 }

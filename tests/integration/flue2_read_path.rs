@@ -11,8 +11,9 @@ use turnscope_bench::scale::{write_scale, ScaleOptions, ScaleProfile};
 use turnscope_core::flue2::{parse_batch, InstanceState};
 use turnscope_engine::flue2::{fold_stream, item_json, Flue2Options, Streams};
 use turnscope_engine::flue2_cost::{attempts_and_memos, AttemptsAndMemos};
-use turnscope_engine::flue2_fold::fold_stream_in_chunks;
+use turnscope_engine::flue2_fold::{fold_stream_in_chunks, fold_streams_in_chunks, FoldedStream};
 use turnscope_store::Flue2SqliteReader;
+use turnscope_store::StoreError;
 
 const NOW_MS: i64 = 1_780_000_000_000;
 
@@ -51,6 +52,25 @@ fn flue2_read_path_folds_and_inspects_as_the_plain_reads() {
         streams += 1;
     }
     assert!(streams > 10, "{streams} streams");
+    // Every stream in one pipeline, chunks spanning streams, at three chunk sizes: each stream's
+    // fold is `fold_stream`'s, handed over in order.
+    let paths: Vec<String> = reader
+        .streams()
+        .unwrap()
+        .into_iter()
+        .map(|s| s.path)
+        .collect();
+    for chunk in [1, 64 << 10, usize::MAX] {
+        let mut seen = 0;
+        fold_streams_in_chunks(&reader, &paths, chunk, |k, f| -> Result<(), StoreError> {
+            assert_eq!(k, seen, "in order");
+            seen += 1;
+            assert_same_fold(&f, &fold_stream(&reader, &paths[k]).unwrap(), &paths[k]);
+            Ok(())
+        })
+        .unwrap();
+        assert_eq!(seen, paths.len(), "chunks of {chunk}");
+    }
 
     let options = Flue2Options::for_release("2.1.0", 200_000).unwrap();
     let rows = reader.submissions().unwrap();
@@ -179,4 +199,43 @@ fn flue2_chunked_fold_reports_the_first_parse_error_over_a_fold_error() {
         "{both:?}"
     );
     assert_eq!(both[0], both[1]);
+
+    // In the one pipeline of every stream: the broken stream's answer, the others', in order; and
+    // an error of the caller's stops it there.
+    let paths: Vec<String> = reader
+        .streams()
+        .unwrap()
+        .into_iter()
+        .map(|s| s.path)
+        .collect();
+    let broken = paths.iter().position(|p| *p == path).unwrap();
+    let mut answers = Vec::new();
+    fold_streams_in_chunks(&reader, &paths, 1, |k, f| -> Result<(), StoreError> {
+        assert_same_fold(&f, &fold_stream(&reader, &paths[k]).unwrap(), &paths[k]);
+        answers.push(f.state.err());
+        Ok(())
+    })
+    .unwrap();
+    assert_eq!(answers.len(), paths.len());
+    assert_eq!(answers[broken].as_deref(), Some(both[0].as_str()));
+    assert_eq!(answers.iter().filter(|a| a.is_some()).count(), 1);
+    let mut calls = 0;
+    let stopped = fold_streams_in_chunks(&reader, &paths, 1, |k, _| {
+        calls += 1;
+        if k == 2 {
+            return Err(StoreError::Missing("stop here".into()));
+        }
+        Ok(())
+    });
+    assert!(stopped.is_err());
+    assert_eq!(calls, 3);
+}
+
+fn assert_same_fold(a: &FoldedStream, b: &FoldedStream, path: &str) {
+    assert_eq!(a.batches, b.batches, "{path}");
+    match (&a.state, &b.state) {
+        (Ok(a), Ok(b)) => assert_eq!(a.conversations, b.conversations, "{path}"),
+        (Err(a), Err(b)) => assert_eq!(a, b, "{path}"),
+        (a, b) => panic!("{path}: {:?} / {:?}", a.is_ok(), b.is_ok()),
+    }
 }

@@ -86,7 +86,7 @@ pub fn variant_name(v: Flue2Variant) -> &'static str {
     v.releases()[0]
 }
 
-pub use crate::flue2_fold::{fold_stream, fold_stream_observed, FoldedStream};
+pub use crate::flue2_fold::{fold_stream, fold_stream_observed, fold_streams, FoldedStream};
 
 /// A submission inspected: its row, its instance's conversation, the classification.
 pub struct Inspected<'a> {
@@ -340,13 +340,12 @@ impl Streams {
             by_stream[at].1.push(row);
         }
         let mut out = HashMap::new();
-        for (path, rows) in by_stream {
+        let mut inspect = |path: Option<(&String, FoldedStream)>, rows: &[&Flue2SubmissionRow]| {
             let mut one = Streams::default();
-            if let Some(p) = &path {
-                let f = fold_stream(reader, p)?;
+            if let Some((p, f)) = path {
                 one.folded.insert(p.clone(), f);
             }
-            for row in rows {
+            for &row in rows {
                 let i = one.inspect(row, options, joined(row), now_ms);
                 let cost = i.conversation.map(|c| {
                     let mut owners: Vec<&str> = vec![row.submission_id.as_str()];
@@ -365,7 +364,19 @@ impl Streams {
                     },
                 );
             }
+        };
+        // The rows with no stream, then every stream in one pipeline (`fold_streams`), each
+        // stream's rows inspected as its fold arrives and the fold dropped.
+        let (with, without): (Vec<_>, Vec<_>) =
+            by_stream.into_iter().partition(|(p, _)| p.is_some());
+        for (_, rows) in &without {
+            inspect(None, rows);
         }
+        let paths: Vec<String> = with.iter().filter_map(|(p, _)| p.clone()).collect();
+        fold_streams(reader, &paths, |k, folded| -> Result<(), StoreError> {
+            inspect(Some((&paths[k], folded)), &with[k].1);
+            Ok(())
+        })?;
         Ok(out)
     }
 

@@ -65,14 +65,7 @@ pub fn fold_stream_in_chunks<F>(
 where
     F: FnMut(&Flue2Batch, Option<&[ReadRecord]>) + Send,
 {
-    let mut folding = Some(Folding {
-        path,
-        batches: 0,
-        state: InstanceState::new(),
-        fold_error: None,
-        parse_error: None,
-        observe,
-    });
+    let mut folding = Some(Folding::new(path, observe));
     std::thread::scope(|scope| {
         let mut applier: Option<Applier<'_, '_, F>> = None;
         let mut chunk: Vec<Flue2Batch> = Vec::new();
@@ -100,7 +93,7 @@ where
             Ok(())
         });
         let parsed = parse(chunk);
-        let mut f = match applier {
+        let f = match applier {
             Some((tx, handle)) => {
                 let _ = tx.send(parsed);
                 drop(tx);
@@ -116,13 +109,7 @@ where
             }
         };
         read?;
-        Ok(FoldedStream {
-            batches: f.batches,
-            state: match f.parse_error.take().or(f.fold_error.take()) {
-                Some(e) => Err(e),
-                None => Ok(f.state),
-            },
-        })
+        Ok(f.finish())
     })
 }
 
@@ -162,30 +149,182 @@ struct Folding<'p, F> {
     observe: F,
 }
 
-impl<F: FnMut(&Flue2Batch, Option<&[ReadRecord]>)> Folding<'_, F> {
+impl<'p, F: FnMut(&Flue2Batch, Option<&[ReadRecord]>)> Folding<'p, F> {
+    fn new(path: &'p str, observe: F) -> Folding<'p, F> {
+        Folding {
+            path,
+            batches: 0,
+            state: InstanceState::new(),
+            fold_error: None,
+            parse_error: None,
+            observe,
+        }
+    }
+
     fn apply(&mut self, parsed: Vec<Parsed>) {
-        for (b, records) in parsed {
-            self.batches += 1;
-            match records {
-                Ok(records) => {
-                    (self.observe)(&b, Some(&records));
-                    if self.parse_error.is_some() || self.fold_error.is_some() {
-                        continue;
-                    }
-                    for r in records {
-                        if let Err(e) = self.state.apply_read(r) {
-                            self.fold_error = Some(format!("{}: {e}", self.path));
-                            break;
-                        }
+        for p in parsed {
+            self.apply_one(p);
+        }
+    }
+
+    fn apply_one(&mut self, (b, records): Parsed) {
+        self.batches += 1;
+        match records {
+            Ok(records) => {
+                (self.observe)(&b, Some(&records));
+                if self.parse_error.is_some() || self.fold_error.is_some() {
+                    return;
+                }
+                for r in records {
+                    if let Err(e) = self.state.apply_read(r) {
+                        self.fold_error = Some(format!("{}: {e}", self.path));
+                        break;
                     }
                 }
-                Err(e) => {
-                    (self.observe)(&b, None);
-                    if self.parse_error.is_none() {
-                        self.parse_error = Some(format!("batch {} of {}: {e}", b.seq, self.path));
-                    }
+            }
+            Err(e) => {
+                (self.observe)(&b, None);
+                if self.parse_error.is_none() {
+                    self.parse_error = Some(format!("batch {} of {}: {e}", b.seq, self.path));
                 }
             }
         }
     }
+
+    /// The whole-stream answer: the first batch that does not parse, else the first record that
+    /// does not fold, else the fold.
+    fn finish(self) -> FoldedStream {
+        FoldedStream {
+            batches: self.batches,
+            state: match self.parse_error.or(self.fold_error) {
+                Some(e) => Err(e),
+                None => Ok(self.state),
+            },
+        }
+    }
+}
+
+/// A batch of one of [`fold_streams`]' streams, or the end of that stream, in reading order.
+enum Pending {
+    Batch(usize, Flue2Batch),
+    End(usize),
+}
+
+/// [`Pending`], the batch parsed.
+enum Tagged {
+    Batch(usize, Parsed),
+    End(usize),
+}
+
+/// Every batch of `chunk` read ([`read_batch`]), on every core, in order.
+fn parse_tagged(chunk: Vec<Pending>) -> Vec<Tagged> {
+    let one = |p: Pending| match p {
+        Pending::Batch(i, b) => {
+            let r = read_batch(&b.data);
+            Tagged::Batch(i, (b, r))
+        }
+        Pending::End(i) => Tagged::End(i),
+    };
+    if chunk.len() < 2 {
+        chunk.into_iter().map(one).collect()
+    } else {
+        chunk.into_par_iter().map(one).collect()
+    }
+}
+
+/// The observer of a fold nobody observes.
+type Unobserved = fn(&Flue2Batch, Option<&[ReadRecord]>);
+
+fn unobserved(_: &Flue2Batch, _: Option<&[ReadRecord]>) {}
+
+/// Every stream of `paths` folded ([`fold_stream`]'s answer for each), `each` called with each
+/// stream's index in `paths` and its fold, in order, on the calling thread and between the reads
+/// of two streams (so it may read the journal itself), each fold dropped after its call; an error
+/// of `each` stops the reading and is the answer.
+///
+/// One pipeline for all of them (`health --all`, `list`): a journal's streams are mostly small,
+/// so chunks of batch text span streams: parsed on every core, folded on an applying thread while
+/// the next are read. At most two chunks of text and the folds not yet handed to `each` are held.
+pub fn fold_streams<E, Er>(reader: &Flue2SqliteReader, paths: &[String], each: E) -> Result<(), Er>
+where
+    E: FnMut(usize, FoldedStream) -> Result<(), Er>,
+    Er: From<StoreError>,
+{
+    fold_streams_in_chunks(reader, paths, CHUNK_BYTES, each)
+}
+
+/// [`fold_streams`] parsing `chunk_bytes` of text at a time (the tests': 1 is a chunk per batch).
+#[doc(hidden)]
+pub fn fold_streams_in_chunks<E, Er>(
+    reader: &Flue2SqliteReader,
+    paths: &[String],
+    chunk_bytes: usize,
+    mut each: E,
+) -> Result<(), Er>
+where
+    E: FnMut(usize, FoldedStream) -> Result<(), Er>,
+    Er: From<StoreError>,
+{
+    std::thread::scope(|scope| {
+        let (tx, rx) = sync_channel::<Vec<Tagged>>(1);
+        let (done_tx, done_rx) = std::sync::mpsc::channel::<(usize, FoldedStream)>();
+        let applier = scope.spawn(move || {
+            let mut folding: Option<(usize, Folding<'_, Unobserved>)> = None;
+            for chunk in rx {
+                for t in chunk {
+                    match t {
+                        Tagged::Batch(i, parsed) => {
+                            let (_, f) = folding.get_or_insert_with(|| {
+                                (i, Folding::new(&paths[i], unobserved as Unobserved))
+                            });
+                            f.apply_one(parsed);
+                        }
+                        Tagged::End(i) => {
+                            let f = match folding.take() {
+                                Some((_, f)) => f,
+                                None => Folding::new(&paths[i], unobserved as Unobserved),
+                            };
+                            // The caller stopped (an error): nothing more is wanted.
+                            if done_tx.send((i, f.finish())).is_err() {
+                                return;
+                            }
+                        }
+                    }
+                }
+            }
+        });
+        let mut chunk: Vec<Pending> = Vec::new();
+        let mut bytes = 0;
+        let result = (|| {
+            for (i, path) in paths.iter().enumerate() {
+                reader
+                    .each_stream_batch(path, |b| {
+                        bytes += b.data.len();
+                        chunk.push(Pending::Batch(i, b));
+                        if bytes >= chunk_bytes {
+                            bytes = 0;
+                            let _ = tx.send(parse_tagged(std::mem::take(&mut chunk)));
+                        }
+                        Ok(())
+                    })
+                    .map_err(Er::from)?;
+                chunk.push(Pending::End(i));
+                while let Ok((k, f)) = done_rx.try_recv() {
+                    each(k, f)?;
+                }
+            }
+            let _ = tx.send(parse_tagged(std::mem::take(&mut chunk)));
+            drop(tx);
+            for (k, f) in done_rx.iter() {
+                each(k, f)?;
+            }
+            Ok(())
+        })();
+        // On an error the sender is dropped with the closure and the applier stops at the end of
+        // what it was sent.
+        match applier.join() {
+            Ok(()) => result,
+            Err(panic) => std::panic::resume_unwind(panic),
+        }
+    })
 }

@@ -27,7 +27,7 @@ use turnscope_core::flue2::{
 use turnscope_core::recovery::health::{Finding, Hazard};
 use turnscope_store::{Flue2SqliteReader, StoreError};
 
-use crate::flue2::{fold_stream, Flue2Options};
+use crate::flue2::{fold_stream, Flue2Options, FoldedStream};
 use crate::report::health::{Owner, RepairNote, SessionFinding, SessionHealth};
 
 /// Why turnscope does not write the repair itself.
@@ -81,6 +81,18 @@ pub fn stream_health(
     now_ms: i64,
 ) -> Result<Vec<Flue2Health>, StoreError> {
     let folded = fold_stream(reader, path)?;
+    folded_stream_health(reader, path, folded, rows, options, now_ms)
+}
+
+/// [`stream_health`] of a stream already folded (`flue2_fold::fold_streams`: `health --all`).
+pub fn folded_stream_health(
+    reader: &Flue2SqliteReader,
+    path: &str,
+    folded: FoldedStream,
+    rows: &RowIndex<'_>,
+    options: &Flue2Options,
+    now_ms: i64,
+) -> Result<Vec<Flue2Health>, StoreError> {
     let instance = path.rsplit('/').next().map(str::to_string);
     let state = match folded.state {
         Ok(s) => s,
