@@ -354,3 +354,66 @@ fn the_sessions_health_column_is_what_health_finds_for_each_instance() {
         "{cells} cells, {unhealthy} with findings"
     );
 }
+
+/// The text search runs on its own thread: while it runs the status says how far it got and
+/// that esc stops it; esc asks the worker to stop it (the search no longer held) and keeps what
+/// was found; the search's own last message then only completes the count.
+#[test]
+fn a_running_text_search_shows_its_progress_and_esc_stops_it() {
+    use turnscope_tui::flue2::screens_messages::{ScreenResponse, TextState};
+    use turnscope_tui::flue2::Flue2Response;
+    let dir = tempfile::tempdir().unwrap();
+    let db = unpack_db("flue-2.1.0", "tool-call-no-outcome", dir.path());
+    let now = after_last_lease(&db);
+    let mut h = open(&db, now, false);
+    h.press("s");
+    h.hold_side = true;
+    let q = "script:";
+    h.press("f");
+    for c in q.chars() {
+        h.press(&c.to_string());
+    }
+    h.press("<Enter>");
+    // The ids answered at once; the text still to come.
+    let ids = cli(&db, now, &["sessions", q]);
+    let by_id = ids["matches"].as_array().cloned().unwrap_or_default();
+    assert_eq!(h.app.screen_rows(), by_id);
+    let progress = |found: Vec<Value>, state: TextState| {
+        Flue2Response::Screen(ScreenResponse::SessionsText {
+            query: q.to_string(),
+            found,
+            searched: 1,
+            total: 7,
+            state,
+        })
+    };
+    let one = serde_json::json!({"stream": "agents/x/y", "instance": "y", "match": "text"});
+    h.answer(progress(vec![one.clone()], TextState::Running));
+    let text = h.render();
+    assert!(
+        text.contains("searching text: 1 of 7 instances · esc stops"),
+        "{text}"
+    );
+    assert_eq!(h.app.screen_rows().len(), by_id.len() + 1);
+    h.press("<Esc>");
+    assert_eq!(
+        h.app.screen_name(),
+        Some("Sessions"),
+        "esc stops, not closes"
+    );
+    let text = h.render();
+    assert!(
+        text.contains("text search stopped after 1 of 7 instances"),
+        "{text}"
+    );
+    assert_eq!(
+        h.app.screen_rows().len(),
+        by_id.len() + 1,
+        "what was found stays"
+    );
+    // A second esc clears the query, as before.
+    h.hold_side = false;
+    h.press("<Esc>");
+    assert_eq!(h.app.screen_name(), Some("Sessions"));
+    assert!(!h.render().contains("stopped after"));
+}

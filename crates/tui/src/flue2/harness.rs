@@ -11,6 +11,7 @@ use turnscope_engine::flue2::Flue2Options;
 use turnscope_store::{DbTarget, Flue2SqliteReader, StoreError};
 
 use super::run::Flue2Source;
+use super::worker::Flue2Response;
 use super::{Flue2App, Flue2Config, Flue2Worker};
 use crate::harness::{parse_keys, screen_text, HarnessOptions};
 
@@ -21,6 +22,10 @@ pub struct Flue2Harness {
     /// Texts sent to the clipboard (OSC 52) so far.
     pub copied: Vec<String>,
     clock: Instant,
+    /// What the worker's own threads (the text search) sent, answered at the next settle.
+    side: std::sync::Arc<std::sync::Mutex<Vec<Flue2Response>>>,
+    /// Whether those messages wait (a test looking at a search still running).
+    pub hold_side: bool,
 }
 
 impl Flue2Harness {
@@ -36,7 +41,12 @@ impl Flue2Harness {
             Some(source) => source.open()?,
             None => Flue2SqliteReader::open(db)?,
         };
-        let worker = Flue2Worker::new(reader, options.clone());
+        let mut worker = Flue2Worker::new(reader, options.clone());
+        let side = std::sync::Arc::new(std::sync::Mutex::new(Vec::new()));
+        let sent = side.clone();
+        worker.set_notify(std::sync::Arc::new(move |r| {
+            sent.lock().expect("the harness's side channel").push(r);
+        }));
         let cfg = Flue2Config {
             display_name: o.display_name,
             options,
@@ -56,6 +66,8 @@ impl Flue2Harness {
             terminal: Terminal::new(TestBackend::new(o.width, o.height)).expect("test backend"),
             copied: Vec::new(),
             clock: Instant::now(),
+            side,
+            hold_side: false,
         };
         h.app.tick(h.clock, o.now_ms);
         h.settle();
@@ -63,20 +75,37 @@ impl Flue2Harness {
         Ok(h)
     }
 
-    /// Answer every pending request in line.
+    /// Answer every pending request in line; a text search started is waited for and its
+    /// messages answered in the order it sent them.
     pub fn settle(&mut self) {
         for _ in 0..32 {
             let reqs = self.app.take_requests();
             self.copied.extend(self.app.take_copies());
-            if reqs.is_empty() {
-                return;
-            }
+            let quiet = reqs.is_empty();
             for r in reqs {
                 if let Some(resp) = self.worker.handle(r) {
                     self.app.on_response(resp);
                 }
             }
+            let sent = if self.hold_side {
+                Vec::new()
+            } else {
+                self.worker.wait_search();
+                std::mem::take(&mut *self.side.lock().expect("the harness's side channel"))
+            };
+            if quiet && sent.is_empty() {
+                return;
+            }
+            for resp in sent {
+                self.app.on_response(resp);
+            }
         }
+    }
+
+    /// Hand the app one message as the worker's threads would (a test's own progress message).
+    pub fn answer(&mut self, resp: Flue2Response) {
+        self.app.on_response(resp);
+        self.settle();
     }
 
     /// Press keys (`"jj<Enter>"`, as beta.7's harness), each answered before the next.

@@ -21,7 +21,7 @@ use ratatui::Frame;
 use serde_json::Value;
 
 use super::list::View;
-use super::screens_messages::{HealthCell, ScreenRequest};
+use super::screens_messages::{HealthCell, ScreenRequest, TextState};
 use crate::keymap::{Action, Ctx};
 use crate::text::{clean, fit};
 use crate::theme::Theme;
@@ -53,6 +53,24 @@ impl Cursor {
     }
 }
 
+/// Where the sessions screen's text search is: instances searched of how many.
+#[derive(Debug, Clone, PartialEq)]
+pub struct TextSearch {
+    pub searched: usize,
+    pub total: usize,
+    pub state: TextState,
+}
+
+impl Default for TextSearch {
+    fn default() -> TextSearch {
+        TextSearch {
+            searched: 0,
+            total: 0,
+            state: TextState::Running,
+        }
+    }
+}
+
 #[derive(Debug, Clone)]
 pub enum Screen {
     Sessions {
@@ -64,6 +82,8 @@ pub enum Screen {
         cursor: Cursor,
         /// Each instance's health by stream path: `None` while asked.
         health: HashMap<String, Option<Result<HealthCell, String>>>,
+        /// The text search of `asked`, where one runs or ran (its matches join `rows`).
+        text: Option<TextSearch>,
     },
     Incidents {
         doc: Option<Result<Value, WorkerError>>,
@@ -106,6 +126,40 @@ impl Screen {
             rows: None,
             cursor: Cursor::default(),
             health: HashMap::new(),
+            text: None,
+        }
+    }
+
+    /// A text search's message (`ScreenResponse::SessionsText`): its matches joined to the rows
+    /// of the query it answers, its progress kept; a message of another query is dropped.
+    pub fn on_text(
+        &mut self,
+        query: &str,
+        found: Vec<Value>,
+        searched: usize,
+        total: usize,
+        state: TextState,
+    ) {
+        let Screen::Sessions {
+            asked,
+            rows,
+            text: Some(t),
+            ..
+        } = self
+        else {
+            return;
+        };
+        if asked.as_deref().unwrap_or_default() != query {
+            return;
+        }
+        if let Some(Ok(rows)) = rows {
+            rows.extend(found);
+        }
+        t.searched = searched;
+        t.total = total;
+        // Stopped here already (esc): the thread's last word is the count it reached.
+        if t.state == TextState::Running || state != TextState::Done {
+            t.state = state;
         }
     }
 
@@ -270,12 +324,14 @@ impl Screen {
                     asked,
                     rows,
                     cursor,
+                    text,
                     ..
                 } = self
                 {
                     *asked = Some(query.trim().to_string());
                     *rows = None;
                     *cursor = Cursor::default();
+                    *text = None;
                     return Out::Ask(ScreenRequest::Sessions {
                         query: query.trim().to_string(),
                     });
@@ -310,17 +366,33 @@ impl Screen {
                 Screen::Incidents { .. } => Out::Nothing,
             },
             Action::Back => match self {
+                // esc stops a text search first (what it found stays).
+                Screen::Sessions {
+                    text:
+                        Some(
+                            t @ TextSearch {
+                                state: TextState::Running,
+                                ..
+                            },
+                        ),
+                    ..
+                } => {
+                    t.state = TextState::Stopped;
+                    Out::Ask(ScreenRequest::StopSearch)
+                }
                 Screen::Sessions {
                     query,
                     asked,
                     rows,
                     cursor,
+                    text,
                     ..
                 } if asked.as_deref().is_some_and(|q| !q.is_empty()) => {
                     query.clear();
                     *asked = None;
                     *rows = None;
                     *cursor = Cursor::default();
+                    *text = None;
                     Out::Ask(ScreenRequest::Sessions {
                         query: String::new(),
                     })
@@ -445,12 +517,36 @@ impl Screen {
     pub fn status(&self) -> String {
         let n = self.rows().len();
         match self {
-            Screen::Sessions { asked, rows, .. } => match (asked.as_deref(), rows) {
+            Screen::Sessions {
+                asked, rows, text, ..
+            } => match (asked.as_deref(), rows) {
                 (_, None) => " reading…".into(),
-                (Some(q), Some(Ok(_))) if !q.is_empty() => format!(
-                    " {n} match(es) for {:?} (ids; text from 3 characters) · ⏎ the instance's submissions",
-                    clean(q)
-                ),
+                (Some(q), Some(Ok(_))) if !q.is_empty() => match text {
+                    Some(TextSearch {
+                        searched,
+                        total,
+                        state: TextState::Running,
+                    }) => format!(
+                        " {n} match(es) for {:?} · searching text: {searched} of {total} instances · esc stops",
+                        clean(q)
+                    ),
+                    Some(TextSearch {
+                        searched,
+                        total,
+                        state: TextState::Stopped,
+                    }) => format!(
+                        " {n} match(es) for {:?} · text search stopped after {searched} of {total} instances · ⏎ the instance's submissions",
+                        clean(q)
+                    ),
+                    Some(TextSearch {
+                        state: TextState::Failed(e),
+                        ..
+                    }) => format!(" {n} match(es) for {:?} · the text search failed: {e}", clean(q)),
+                    _ => format!(
+                        " {n} match(es) for {:?} (ids; text from 3 characters) · ⏎ the instance's submissions",
+                        clean(q)
+                    ),
+                },
                 (_, Some(Ok(_))) => format!(" {n} agent instance(s) · / finds one by id or text · ⏎ its submissions"),
                 (_, Some(Err(e))) => format!(" {}", e.line()),
             },

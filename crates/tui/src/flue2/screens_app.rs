@@ -5,8 +5,8 @@
 use crossterm::event::{KeyEvent, KeyModifiers};
 
 use super::list::{Narrow, View};
-use super::screens::{Out, Screen};
-use super::screens_messages::{ScreenRequest, ScreenResponse};
+use super::screens::{Out, Screen, TextSearch};
+use super::screens_messages::{ScreenRequest, ScreenResponse, TextState};
 use super::undo::{UndoFlow, UndoStep};
 use super::{Flue2App, Flue2Request};
 use crate::keymap::{self, Action, Ctx};
@@ -114,6 +114,7 @@ impl Flue2App {
     }
 
     fn open_screen(&mut self, s: Screen) {
+        self.stop_search();
         self.status = None;
         self.requests
             .push(Flue2Request::Screen(s.read(self.now_ms)));
@@ -134,7 +135,10 @@ impl Flue2App {
     fn screen_out(&mut self, out: Out) {
         match out {
             Out::Nothing => {}
-            Out::Close => self.screen = None,
+            Out::Close => {
+                self.stop_search();
+                self.screen = None;
+            }
             Out::Ask(r) => self.requests.push(Flue2Request::Screen(r)),
             Out::Narrow { label, ids, view } => self.narrow(label, ids, view),
             Out::Open(id) => self.open_id(id),
@@ -154,8 +158,29 @@ impl Flue2App {
         }
     }
 
+    /// The sessions screen's text search stopped, where it leaves (it would go on reading every
+    /// record for a screen no longer shown).
+    fn stop_search(&mut self) {
+        if let Some(Screen::Sessions {
+            text:
+                Some(
+                    t @ TextSearch {
+                        state: TextState::Running,
+                        ..
+                    },
+                ),
+            ..
+        }) = self.screen.as_mut()
+        {
+            t.state = TextState::Stopped;
+            self.requests
+                .push(Flue2Request::Screen(ScreenRequest::StopSearch));
+        }
+    }
+
     /// The list in `view`, showing only `ids` (esc there widens it again).
     fn narrow(&mut self, label: String, ids: Vec<String>, view: View) {
+        self.stop_search();
         self.screen = None;
         let changed = self.list.view != view;
         self.list.view = view;
@@ -172,11 +197,34 @@ impl Flue2App {
 
     pub(super) fn on_screen_response(&mut self, r: ScreenResponse) {
         match r {
-            ScreenResponse::Sessions { query, result } => {
-                if let Some(Screen::Sessions { asked, rows, .. }) = self.screen.as_mut() {
+            ScreenResponse::Sessions {
+                query,
+                result,
+                text,
+            } => {
+                if let Some(Screen::Sessions {
+                    asked,
+                    rows,
+                    text: searching,
+                    ..
+                }) = self.screen.as_mut()
+                {
                     if asked.clone().unwrap_or_default() == query {
                         *rows = Some(result);
+                        *searching = text.then(TextSearch::default);
                     }
+                }
+                self.ask_health();
+            }
+            ScreenResponse::SessionsText {
+                query,
+                found,
+                searched,
+                total,
+                state,
+            } => {
+                if let Some(s) = self.screen.as_mut() {
+                    s.on_text(&query, found, searched, total, state);
                 }
                 self.ask_health();
             }

@@ -36,14 +36,38 @@ pub enum ScreenRequest {
         reason: Option<String>,
         commit: bool,
     },
+    /// Stop the text search running (esc, another query, the screen closed).
+    StopSearch,
+}
+
+/// Where a sessions text search stands.
+#[derive(Debug, Clone, PartialEq)]
+pub enum TextState {
+    Running,
+    Done,
+    Stopped,
+    Failed(String),
 }
 
 #[derive(Debug, Clone)]
 pub enum ScreenResponse {
-    /// The matches (`sessions --json`'s `matches`), or every instance as `{stream, instance}`.
+    /// The matches (`sessions --json`'s `matches`) by id, or every instance as `{stream,
+    /// instance}`; `text`: a text search of every record follows, on its own thread
+    /// ([`ScreenResponse::SessionsText`]).
     Sessions {
         query: String,
         result: Result<Vec<Value>, WorkerError>,
+        text: bool,
+    },
+    /// A text search's progress: the matches found since the last message (in the order
+    /// `sessions --text` lists them), how many instances of how many were searched, and whether
+    /// it ended.
+    SessionsText {
+        query: String,
+        found: Vec<Value>,
+        searched: usize,
+        total: usize,
+        state: TextState,
     },
     InstanceRows {
         stream: String,
@@ -64,12 +88,13 @@ pub enum ScreenResponse {
 
 impl ScreenRequest {
     /// The answer when the read panicked (a bug): the screen says so instead of waiting.
-    pub fn internal_error(self) -> ScreenResponse {
+    pub fn internal_error(self) -> Option<ScreenResponse> {
         let e = || WorkerError::message("internal error reading the journal (see --log)");
-        match self {
+        Some(match self {
             ScreenRequest::Sessions { query } => ScreenResponse::Sessions {
                 query,
                 result: Err(e()),
+                text: false,
             },
             ScreenRequest::InstanceRows { stream } => ScreenResponse::InstanceRows {
                 stream,
@@ -91,6 +116,7 @@ impl ScreenRequest {
                 commit,
                 result: Err("internal error (see --log)".into()),
             },
-        }
+            ScreenRequest::StopSearch => return None,
+        })
     }
 }

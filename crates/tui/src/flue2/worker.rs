@@ -97,7 +97,14 @@ pub struct Flue2Worker {
     opened_path: Option<String>,
     /// Rows written here that the runtime has not acted on yet, with their predictions.
     awaiting: HashMap<String, super::acted::Awaited>,
+    /// The sessions screen's text search, on its own thread and connection
+    /// (`screens_worker.rs`), and where its answers go.
+    pub(super) search: Option<super::screens_worker::Search>,
+    pub(super) notify: Option<Notify>,
 }
+
+/// Where a thread of the worker's sends what it finds (the app's event channel).
+pub type Notify = std::sync::Arc<dyn Fn(Flue2Response) + Send + Sync>;
 
 impl Flue2Worker {
     pub fn new(reader: Flue2SqliteReader, options: Flue2Options) -> Flue2Worker {
@@ -112,7 +119,14 @@ impl Flue2Worker {
             view_paths: HashSet::new(),
             opened_path: None,
             awaiting: HashMap::new(),
+            search: None,
+            notify: None,
         }
+    }
+
+    /// Where the worker's own threads (the text search) send their answers.
+    pub fn set_notify(&mut self, notify: Notify) {
+        self.notify = Some(notify);
     }
 
     pub fn format_version(&self) -> String {
@@ -145,7 +159,7 @@ impl Flue2Worker {
                 }
                 Some(Flue2Response::Applied { result, plan })
             }
-            Flue2Request::Screen(r) => Some(Flue2Response::Screen(self.screen(r))),
+            Flue2Request::Screen(r) => self.screen(r).map(Flue2Response::Screen),
             Flue2Request::NextRequest { id, now_ms } => Some(Flue2Response::NextRequest(
                 super::next_request::read(&self.reader, &self.options, &id, now_ms)
                     .map_err(WorkerError::from),
@@ -365,6 +379,10 @@ pub fn spawn<E: Send + 'static>(
     wrap: fn(Flue2Response) -> E,
 ) -> (Sender<Flue2Request>, std::thread::JoinHandle<()>) {
     let (tx, rx): (Sender<Flue2Request>, Receiver<Flue2Request>) = std::sync::mpsc::channel();
+    let side = events.clone();
+    worker.set_notify(std::sync::Arc::new(move |r| {
+        let _ = side.send(wrap(r));
+    }));
     let handle = std::thread::Builder::new()
         .name("turnscope-db".into())
         .spawn(move || {
@@ -409,7 +427,7 @@ pub fn spawn<E: Send + 'static>(
                                 result: Err("internal error writing (see --log)".into()),
                             }),
                             Flue2Request::Screen(r) => {
-                                Some(Flue2Response::Screen(r.internal_error()))
+                                r.internal_error().map(Flue2Response::Screen)
                             }
                             Flue2Request::NextRequest { .. } => {
                                 Some(Flue2Response::NextRequest(Err(WorkerError::message(
