@@ -5,11 +5,13 @@ use turnscope_core::text::sanitize;
 
 /// A JSON document on its own, pretty-printed and ending in a newline (every `--json` output).
 pub fn print_json(out: &mut dyn std::io::Write, doc: &serde_json::Value) -> std::io::Result<()> {
-    writeln!(
-        out,
-        "{}",
-        serde_json::to_string_pretty(doc).unwrap_or_default()
-    )
+    // Written as it is formatted, not formatted into one string first: a whale's `show --json`
+    // is 15 MB of text that would sit beside its document at the peak.
+    use std::io::Write;
+    let mut w = std::io::BufWriter::with_capacity(1 << 16, out);
+    serde_json::to_writer_pretty(&mut w, doc)?;
+    writeln!(w)?;
+    w.flush()
 }
 
 /// Cut `text` to at most `max` characters, marking the cut with `…`.
