@@ -196,6 +196,11 @@ pub fn parse_batch(data: &str) -> Result<Vec<Record>, RecordError> {
 /// [`super::records_text`] read.
 pub(crate) trait FieldMap {
     fn get(&self, key: &str) -> Option<&Value>;
+    /// The field's value for a record to keep: taken where the map is not read again (the
+    /// text reader's fields of most record types: no copy), else a copy.
+    fn take(&mut self, key: &str) -> Option<Value> {
+        self.get(key).cloned()
+    }
 }
 
 impl FieldMap for Map<String, Value> {
@@ -204,8 +209,17 @@ impl FieldMap for Map<String, Value> {
     }
 }
 
+/// A record's JSON object kept whole (its fields copied, never taken).
+struct WholeObject<'a>(&'a Map<String, Value>);
+
+impl FieldMap for WholeObject<'_> {
+    fn get(&self, key: &str) -> Option<&Value> {
+        self.0.get(key)
+    }
+}
+
 struct Fields<'a, M: FieldMap + ?Sized> {
-    map: &'a M,
+    map: &'a mut M,
     id: &'a str,
     record_type: &'a str,
 }
@@ -218,30 +232,30 @@ impl<M: FieldMap + ?Sized> Fields<'_, M> {
             reason,
         }
     }
-    fn string(&self, key: &str) -> Result<String, RecordError> {
-        match self.map.get(key) {
-            Some(Value::String(s)) => Ok(s.clone()),
+    fn string(&mut self, key: &str) -> Result<String, RecordError> {
+        match self.map.take(key) {
+            Some(Value::String(s)) => Ok(s),
             _ => Err(self.err(format!("{key} is not a string"))),
         }
     }
     /// A string, or absent (`undefined`); `null` reads as absent too, as the runtime's `??` does.
-    fn opt_string(&self, key: &str) -> Result<Option<String>, RecordError> {
-        match self.map.get(key) {
+    fn opt_string(&mut self, key: &str) -> Result<Option<String>, RecordError> {
+        match self.map.take(key) {
             None | Some(Value::Null) => Ok(None),
-            Some(Value::String(s)) => Ok(Some(s.clone())),
+            Some(Value::String(s)) => Ok(Some(s)),
             Some(_) => Err(self.err(format!("{key} is not a string"))),
         }
     }
-    fn parent(&self, key: &str) -> Result<Parent, RecordError> {
-        match self.map.get(key) {
+    fn parent(&mut self, key: &str) -> Result<Parent, RecordError> {
+        match self.map.take(key) {
             None => Ok(Parent::Undefined),
             Some(Value::Null) => Ok(Parent::Null),
-            Some(Value::String(s)) => Ok(Parent::Id(s.clone())),
+            Some(Value::String(s)) => Ok(Parent::Id(s)),
             Some(_) => Err(self.err(format!("{key} is not a string"))),
         }
     }
-    fn value(&self, key: &str) -> Value {
-        self.map.get(key).cloned().unwrap_or(Value::Null)
+    fn value(&mut self, key: &str) -> Value {
+        self.map.take(key).unwrap_or(Value::Null)
     }
     fn content(&self, key: &str) -> Result<Vec<ContentBlock>, RecordError> {
         let Some(Value::Array(blocks)) = self.map.get(key) else {
@@ -276,7 +290,7 @@ impl Record {
                 reason: "a record is not a JSON object".into(),
             });
         };
-        let (envelope, body) = Record::typed(map)?;
+        let (envelope, body) = Record::typed(&mut WholeObject(map))?;
         Ok(Record {
             envelope,
             body,
@@ -285,25 +299,49 @@ impl Record {
     }
 
     /// The envelope and body of a record whose fields are `map`.
-    pub(crate) fn typed<M: FieldMap + ?Sized>(map: &M) -> Result<(Envelope, Body), RecordError> {
-        let text = |k: &str| map.get(k).and_then(Value::as_str).unwrap_or_default();
-        let f = Fields {
+    pub(crate) fn typed<M: FieldMap + ?Sized>(
+        map: &mut M,
+    ) -> Result<(Envelope, Body), RecordError> {
+        let text = |map: &M, k: &str| {
+            map.get(k)
+                .and_then(Value::as_str)
+                .unwrap_or_default()
+                .to_string()
+        };
+        // The id and type first (every error names them), in the order they are checked.
+        let v = map.take("v").unwrap_or(Value::Null);
+        let id = match map.take("id") {
+            Some(Value::String(s)) => s,
+            _ => {
+                return Err(RecordError {
+                    record_id: String::new(),
+                    record_type: text(map, "type"),
+                    reason: "id is not a string".into(),
+                })
+            }
+        };
+        let record_type = match map.take("type") {
+            Some(Value::String(s)) => s,
+            _ => {
+                return Err(RecordError {
+                    record_id: id,
+                    record_type: String::new(),
+                    reason: "type is not a string".into(),
+                })
+            }
+        };
+        let mut f = Fields {
             map,
-            id: text("id"),
-            record_type: text("type"),
+            id: &id,
+            record_type: &record_type,
         };
-        let envelope = Envelope {
-            v: f.value("v"),
-            id: f.string("id")?,
-            record_type: f.string("type")?,
-            conversation_id: f.string("conversationId")?,
-            harness: f.string("harness")?,
-            session: f.string("session")?,
-            timestamp: f.string("timestamp")?,
-            submission_id: f.opt_string("submissionId")?,
-            attempt_id: f.opt_string("attemptId")?,
-            turn_id: f.opt_string("turnId")?,
-        };
+        let conversation_id = f.string("conversationId")?;
+        let harness = f.string("harness")?;
+        let session = f.string("session")?;
+        let timestamp = f.string("timestamp")?;
+        let submission_id = f.opt_string("submissionId")?;
+        let attempt_id = f.opt_string("attemptId")?;
+        let turn_id = f.opt_string("turnId")?;
         use BlockKind::{Reasoning, Text};
         let block_kind = |t: &str| {
             if t.contains("reasoning") {
@@ -312,7 +350,7 @@ impl Record {
                 Text
             }
         };
-        let body = match envelope.record_type.as_str() {
+        let body = match record_type.as_str() {
             "conversation_created" => Body::ConversationCreated {
                 kind: f.string("kind")?,
                 parent_conversation_id: f.opt_string("parentConversationId")?,
@@ -363,25 +401,28 @@ impl Record {
                 message_id: f.string("messageId")?,
                 stop_reason: f.string("stopReason")?,
                 error: f.opt_string("error")?,
-                usage: map.get("usage").cloned(),
+                usage: f.map.take("usage"),
             },
             "tool_outcome" => Body::ToolOutcome {
                 assistant_message_id: f.string("assistantMessageId")?,
                 tool_call_id: f.string("toolCallId")?,
                 tool_name: f.string("toolName")?,
-                is_error: map.get("isError").and_then(Value::as_bool).unwrap_or(false),
-                terminate: map.get("terminate").cloned(),
+                is_error: f
+                    .map
+                    .get("isError")
+                    .and_then(Value::as_bool)
+                    .unwrap_or(false),
+                terminate: f.map.take("terminate"),
             },
             "tool_results_committed" => Body::ToolResultsCommitted {
                 assistant_message_id: f.string("assistantMessageId")?,
                 parent_id: f.parent("parentId")?,
-                outcome_ids: match map.get("outcomeIds") {
+                outcome_ids: match f.map.take("outcomeIds") {
                     Some(Value::Array(ids)) => ids
-                        .iter()
-                        .map(|v| {
-                            v.as_str()
-                                .map(str::to_string)
-                                .ok_or_else(|| f.err("outcomeIds holds a non-string".into()))
+                        .into_iter()
+                        .map(|v| match v {
+                            Value::String(s) => Ok(s),
+                            _ => Err(f.err("outcomeIds holds a non-string".into())),
                         })
                         .collect::<Result<_, _>>()?,
                     _ => return Err(f.err("outcomeIds is not an array".into())),
@@ -395,6 +436,18 @@ impl Record {
             },
             "submission_settled" => Body::SubmissionSettled,
             _ => Body::Other,
+        };
+        let envelope = Envelope {
+            v,
+            id,
+            record_type,
+            conversation_id,
+            harness,
+            session,
+            timestamp,
+            submission_id,
+            attempt_id,
+            turn_id,
         };
         Ok((envelope, body))
     }

@@ -104,9 +104,16 @@ pub fn read_batch(data: &str) -> Result<Vec<ReadRecord>, RecordError> {
         return tree_records(data);
     };
     let mut out = Vec::with_capacity(items.len());
-    for f in items {
-        let (envelope, body) = Record::typed(&f.fields)?;
-        let raw = if f.whole || RAW_READ.contains(&envelope.record_type.as_str()) {
+    for mut f in items {
+        // The types whose read fields become `raw` keep them; the others' are taken, not copied.
+        let raw_kept = f.whole
+            || f.fields
+                .get("type")
+                .and_then(Value::as_str)
+                .is_some_and(|t| RAW_READ.contains(&t));
+        f.fields.1 = raw_kept;
+        let (envelope, body) = Record::typed(&mut f.fields)?;
+        let raw = if raw_kept {
             Value::Object(
                 f.fields
                     .0
@@ -140,12 +147,18 @@ fn tree_records(data: &str) -> Result<Vec<ReadRecord>, RecordError> {
         .collect())
 }
 
-/// A record's read fields, in the order read (a record has a few dozen: a scan finds one).
-struct ReadFields<'de>(Vec<(Cow<'de, str>, Value)>);
+/// A record's read fields, in the order read (a record has a few dozen: a scan finds one), and
+/// whether the record keeps them afterwards (its `raw`: then a field the record reads is copied,
+/// else taken).
+struct ReadFields<'de>(Vec<(Cow<'de, str>, Value)>, bool);
 
 impl FieldMap for ReadFields<'_> {
     fn get(&self, key: &str) -> Option<&Value> {
         self.0.iter().find(|(k, _)| k == key).map(|(_, v)| v)
+    }
+    fn take(&mut self, key: &str) -> Option<Value> {
+        let v = self.0.iter_mut().find(|(k, _)| k == key).map(|(_, v)| v)?;
+        Some(if self.1 { v.clone() } else { std::mem::take(v) })
     }
 }
 
@@ -171,7 +184,7 @@ impl<'de> Visitor<'de> for FieldsVisitor {
         f.write_str("a record (a JSON object)")
     }
     fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Fields<'de>, A::Error> {
-        let mut fields = ReadFields(Vec::with_capacity(16));
+        let mut fields = ReadFields(Vec::with_capacity(16), true);
         let mut object = ObjectDigest::new();
         let mut skipped: Vec<Cow<'de, str>> = Vec::new();
         let mut record_type: Option<String> = None;
