@@ -22,6 +22,7 @@ mod draw;
 pub mod harness;
 pub mod list;
 pub mod next_request;
+mod opened;
 mod popup;
 pub mod run;
 mod screens;
