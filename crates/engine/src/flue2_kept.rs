@@ -96,15 +96,36 @@ impl KeptRows {
         reader: &Flue2SqliteReader,
         heads: &HashMap<String, (i64, String)>,
         rows: impl IntoIterator<Item = &'r Flue2SubmissionRow>,
+        joined: impl FnMut(&Flue2SubmissionRow) -> Vec<String>,
+        options: &Flue2Options,
+        held: &Streams,
+    ) -> Result<KeptRefresh, StoreError> {
+        let rows: Vec<&Flue2SubmissionRow> = rows.into_iter().collect();
+        self.keep_only(rows.iter().copied());
+        self.update(reader, heads, rows, joined, options, held)
+    }
+
+    /// Let go every row but `rows`'.
+    pub fn keep_only<'r>(&mut self, rows: impl IntoIterator<Item = &'r Flue2SubmissionRow>) {
+        let ids: std::collections::HashSet<&str> =
+            rows.into_iter().map(|r| r.submission_id.as_str()).collect();
+        self.rows.retain(|id, _| ids.contains(id.as_str()));
+    }
+
+    /// [`KeptRows::refresh`] without letting any row go: a caller refreshing a view in parts
+    /// (the worker folds its largest stream last, after the small ones were let go).
+    pub fn update<'r>(
+        &mut self,
+        reader: &Flue2SqliteReader,
+        heads: &HashMap<String, (i64, String)>,
+        rows: impl IntoIterator<Item = &'r Flue2SubmissionRow>,
         mut joined: impl FnMut(&Flue2SubmissionRow) -> Vec<String>,
         options: &Flue2Options,
         held: &Streams,
     ) -> Result<KeptRefresh, StoreError> {
         let mut stale: Vec<(Option<String>, Vec<Stale<'r>>)> = Vec::new();
         let mut index: HashMap<Option<String>, usize> = HashMap::new();
-        let mut seen = std::collections::HashSet::new();
         for row in rows {
-            seen.insert(row.submission_id.clone());
             let path = row.session().map(|k| k.stream_path());
             let head = path.as_ref().and_then(|p| heads.get(p)).cloned();
             let j = joined(row);
@@ -121,7 +142,6 @@ impl KeptRows {
             });
             stale[at].1.push((row, j));
         }
-        self.rows.retain(|id, _| seen.contains(id));
         let mut out = KeptRefresh::default();
         for (path, rows) in stale {
             let mut one = Streams::default();

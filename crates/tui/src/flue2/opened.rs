@@ -1,7 +1,9 @@
 //! The opened submission's stream, held by the worker: folded once, its attempts and step memos
 //! seen as the fold reads it (`Streams::load_observed` + `AttemptsAndMemos`, as the CLI's `show`),
 //! kept while its head does not move (the detail is read again every refresh), and let go before
-//! another stream is folded, so the worker holds at most one stream's fold.
+//! another stream is folded, so the worker holds at most one stream's fold. Before anything is
+//! opened, the list folds its view's largest stream here (`worker.rs`), the open that would wait
+//! longest.
 
 use std::collections::HashMap;
 
@@ -70,6 +72,11 @@ impl Opened {
             memos,
         });
         Ok(1)
+    }
+
+    /// Whether no stream is held (nothing opened, nor folded ahead by the list).
+    pub(super) fn is_empty(&self) -> bool {
+        self.path.is_none()
     }
 
     /// The attempts of the submission last opened and its stream's step memos (empty where it

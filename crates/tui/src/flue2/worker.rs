@@ -271,7 +271,7 @@ impl Flue2Worker {
     fn list(&mut self, now_ms: i64, view: View) -> Result<Value, StoreError> {
         let mut joined: HashMap<String, Vec<String>> = HashMap::new();
         let kept = &mut self.kept;
-        let opened = &self.opened;
+        let opened = &mut self.opened;
         let options = &self.options;
         let rows: Vec<Flue2SubmissionRow> = self.reader.in_snapshot(|reader| {
             let rows = reader.submissions()?;
@@ -284,12 +284,31 @@ impl Flue2Worker {
                 }
             }
             let heads = reader.stream_heads()?;
-            let in_view = rows.iter().filter(|r| view.keeps_row(r, now_ms));
+            let in_view: Vec<&Flue2SubmissionRow> =
+                rows.iter().filter(|r| view.keeps_row(r, now_ms)).collect();
+            kept.keep_only(in_view.iter().copied());
             let j =
                 |r: &Flue2SubmissionRow| joined.get(&r.submission_id).cloned().unwrap_or_default();
             let none = Streams::default();
+            // Nothing opened yet: the view's largest stream (most batches, the slowest to open)
+            // is folded as the opened one and held, so its open does not fold it again. It is
+            // folded last, after the others were folded and let go: the list folds it once
+            // either way, and the peak is one stream's fold.
+            if opened.is_empty() {
+                let path = |r: &Flue2SubmissionRow| r.session().map(|k| k.stream_path());
+                let largest = in_view
+                    .iter()
+                    .filter_map(|r| Some((heads.get(&path(r)?)?.0, *r)))
+                    .max_by_key(|(batches, _)| *batches)
+                    .map(|(_, r)| r);
+                if let Some(row) = largest {
+                    let others = in_view.iter().copied().filter(|r| path(r) != path(row));
+                    kept.update(reader, &heads, others, j, options, &none)?;
+                    opened.open(reader, &heads, row)?;
+                }
+            }
             let held = opened.held_at(&heads).unwrap_or(&none);
-            kept.refresh(reader, &heads, in_view, j, options, held)?;
+            kept.update(reader, &heads, in_view, j, options, held)?;
             Ok(rows)
         })?;
         let items: Vec<Value> = rows
