@@ -1,6 +1,6 @@
 //! The flue 2.x screens' reads, off the UI thread: one read-only [`Flue2SqliteReader`] owned by
-//! the worker, each request read in one snapshot and answered with the engine's own document
-//! (`list_json`, `show_json`), the very data `turnscope list --json` and `show --json` print, so
+//! the worker, each request read in one snapshot and answered with the engine's own documents
+//! (`item_json` per row, `show_json`), the very data `turnscope list --json` and `show --json` print, so
 //! the screens show nothing the CLI would compute otherwise. `handle` is synchronous so the test
 //! harness drives it in line.
 
@@ -15,7 +15,7 @@ use super::opened::Opened;
 use turnscope_engine::flue2_cost::{attempts_json, cost_json, cost_of};
 use turnscope_engine::flue2_kept::KeptRows;
 
-use super::list::View;
+use super::list::{ListRow, View};
 use std::path::PathBuf;
 
 use turnscope_core::flue2::{Flue2Action, Flue2ActionPlan, Flue2Refusal, Flue2Step};
@@ -64,9 +64,19 @@ pub enum Flue2Request {
     Stop,
 }
 
+/// The list's answer: every row of the journal as the list shows it, each made from the item
+/// `list --json` prints for it (its columns only, outside the view), and what the runtime did
+/// since this session's writes.
+#[derive(Debug, Clone)]
+pub struct ListAnswer {
+    pub rows: Vec<ListRow>,
+    /// `{submissionId, mark, predicted, line}` per write the runtime acted on.
+    pub runtime_acted: Vec<Value>,
+}
+
 #[derive(Debug, Clone)]
 pub enum Flue2Response {
-    List(Result<Value, WorkerError>),
+    List(Result<ListAnswer, WorkerError>),
     Show {
         id: String,
         result: Result<Value, WorkerError>,
@@ -268,7 +278,7 @@ impl Flue2Worker {
     /// `verdict`, `disposition` and `plan`. Only the view's streams are folded, one at a time and
     /// only where their rows or heads changed (`KeptRows`): all of a 2 GB journal's would be its
     /// whole history, each refresh.
-    fn list(&mut self, now_ms: i64, view: View) -> Result<Value, StoreError> {
+    fn list(&mut self, now_ms: i64, view: View) -> Result<ListAnswer, StoreError> {
         let mut joined: HashMap<String, Vec<String>> = HashMap::new();
         let kept = &mut self.kept;
         let opened = &mut self.opened;
@@ -311,7 +321,9 @@ impl Flue2Worker {
             kept.update(reader, &heads, in_view, j, options, held)?;
             Ok(rows)
         })?;
-        let items: Vec<Value> = rows
+        // Each item turned into its cells as soon as it is made: the 16,000 items of a 2 GB
+        // journal held as JSON trees at once were 100 MB, more than the whale's fold.
+        let items: Vec<ListRow> = rows
             .iter()
             .map(|r| {
                 match view
@@ -327,7 +339,7 @@ impl Flue2Worker {
                                 cost_of(&i).map_or(Value::Null, |c| cost_json(&c)),
                             );
                         }
-                        v
+                        ListRow::from_doc(&v)
                     }
                     None => {
                         let mut v = row_json(r, now_ms);
@@ -336,24 +348,21 @@ impl Flue2Worker {
                                 m.insert(key.into(), Value::Null);
                             }
                         }
-                        v
+                        ListRow::from_doc(&v)
                     }
                 }
             })
             .collect();
-        let mut doc = self
-            .options
-            .header("turnscope.flue2.list/1", self.reader.format_version());
-        doc.insert("view".into(), Value::String(view.name().into()));
-        doc.insert("submissions".into(), Value::Array(items));
-        // The TUI's own key, only after a write of this session: what the runtime did since.
-        if !self.awaiting.is_empty() {
-            let acted = super::acted::settle(&mut self.awaiting, &rows);
-            if !acted.is_empty() {
-                doc.insert("runtimeActed".into(), Value::Array(acted));
-            }
-        }
-        Ok(Value::Object(doc))
+        // The TUI's own, only after a write of this session: what the runtime did since.
+        let runtime_acted = if self.awaiting.is_empty() {
+            Vec::new()
+        } else {
+            super::acted::settle(&mut self.awaiting, &rows)
+        };
+        Ok(ListAnswer {
+            rows: items,
+            runtime_acted,
+        })
     }
 
     /// As `show ID --json` reads it: the stream folded once (where it is not held at its head),
@@ -424,11 +433,11 @@ pub fn spawn<E: Send + 'static>(
                     .unwrap_or_else(|_| {
                         // A bug, not the database: the screen says so instead of waiting.
                         crate::log::line("internal error reading the flue 2.x journal");
-                        let e = || {
+                        fn e<T>() -> Result<T, WorkerError> {
                             Err(WorkerError::message(
                                 "internal error reading the journal (see --log)",
                             ))
-                        };
+                        }
                         match asked {
                             Flue2Request::List { .. } => Some(Flue2Response::List(e())),
                             Flue2Request::Show { id, .. } => {
