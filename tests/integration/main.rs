@@ -33,6 +33,7 @@ mod flue2_export;
 mod flue2_fold;
 mod flue2_health;
 mod flue2_incidents;
+mod flue2_kept;
 mod flue2_list;
 mod flue2_next_request;
 mod flue2_read_path;

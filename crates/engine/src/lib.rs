@@ -13,6 +13,7 @@ pub mod flue2_find;
 pub mod flue2_fold;
 pub mod flue2_health;
 pub mod flue2_incidents;
+pub mod flue2_kept;
 pub mod flue2_memos;
 pub mod flue2_next_request;
 pub mod flue2_redact;

@@ -19,7 +19,7 @@ use turnscope_tui::Theme;
 use crate::support::{db_fixture_names, fixtures_dir, unpack_db, unpack_fixture};
 
 /// A second after the last lease of the journal ended: every running row's lease has expired.
-fn after_last_lease(db: &Path) -> i64 {
+pub(super) fn after_last_lease(db: &Path) -> i64 {
     let conn = Connection::open(db).unwrap();
     let last: i64 = conn
         .query_row(
@@ -31,7 +31,7 @@ fn after_last_lease(db: &Path) -> i64 {
     last + 1000
 }
 
-fn open(db: &Path, release: &str, now: i64, (w, h): (u16, u16)) -> Flue2Harness {
+pub(super) fn open(db: &Path, release: &str, now: i64, (w, h): (u16, u16)) -> Flue2Harness {
     let mut o = HarnessOptions::new(now);
     o.width = w;
     o.height = h;
@@ -40,7 +40,7 @@ fn open(db: &Path, release: &str, now: i64, (w, h): (u16, u16)) -> Flue2Harness 
 }
 
 /// `turnscope list --json ARGS` at `now`, through the binary.
-fn cli_list(db: &Path, now: i64, args: &[&str]) -> Value {
+pub(super) fn cli_list(db: &Path, now: i64, args: &[&str]) -> Value {
     let out = crate::support::turnscope_command()
         .env_remove("TURNSCOPE_DB")
         .env("TURNSCOPE_NOW_MS", now.to_string())

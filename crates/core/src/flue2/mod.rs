@@ -22,6 +22,7 @@ pub mod health;
 mod kept;
 pub mod next_request;
 pub mod observed;
+pub mod plan_facts;
 pub mod reconciler;
 pub mod records;
 pub mod records_text;
@@ -42,6 +43,7 @@ pub use fold::InstanceState;
 pub use next_request::{
     flue2_next_input, flue2_next_request, Flue2NextRequest, FLUE2_MODEL_LIBRARY,
 };
+pub use plan_facts::PlanFacts;
 pub use reconciler::{
     plan_flue2, AttemptChange, CallRef, Flue2Plan, Flue2RowAfter, Flue2Step, Flue2Write,
     InspectFailure, ReconcileInput,

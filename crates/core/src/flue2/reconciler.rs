@@ -201,7 +201,7 @@ pub struct ReconcileInput<'a> {
 }
 
 /// The runtime's `inspectCanonicalState` of a classification.
-fn inspection(c: &Flue2Classification) -> &'static str {
+pub(super) fn inspection(c: &Flue2Classification) -> &'static str {
     match c.state {
         SubmissionState::Absent => "absent",
         SubmissionState::Completed { .. } => "completed",
@@ -211,6 +211,125 @@ fn inspection(c: &Flue2Classification) -> &'static str {
 
 /// The step that acts next on `input.row`, why, and its writes.
 pub fn plan_flue2(input: &ReconcileInput<'_>) -> Flue2Plan {
+    step_table(&Table::of(input), &Live(input))
+}
+
+/// What the step table reads besides the folded stream: the row, the classification, the joined
+/// deliveries and the clock (the only input a kept plan is asked again with, `plan_facts`).
+pub(super) struct Table<'a> {
+    pub row: &'a Flue2SubmissionRow,
+    pub classification: Result<&'a Flue2Classification, (InspectFailure, &'a str)>,
+    pub joined: &'a [String],
+    pub now_ms: i64,
+}
+
+impl<'a> Table<'a> {
+    fn of(input: &ReconcileInput<'a>) -> Table<'a> {
+        Table {
+            row: input.row,
+            classification: input.classification,
+            joined: input.joined,
+            now_ms: input.now_ms,
+        }
+    }
+}
+
+/// What the step table reads of the folded stream (the instance and the conversation), none of
+/// it on the clock: computed when a step asks ([`Live`]), or kept from an earlier fold
+/// (`plan_facts::PlanFacts`), so a list can plan again at a later clock without the stream.
+pub(super) trait FoldReads {
+    /// `settleSubmissionWithRecord`'s reads.
+    fn settle(&self) -> SettleFacts;
+    /// `recordSubmissionTerminal`'s reads; `None` without a conversation for the submission.
+    fn terminal(&self) -> Option<TerminalFacts>;
+    /// `finalizePendingSettlement`'s reads: (the reserved record is present, it differs).
+    fn finalize(&self) -> (bool, bool);
+    /// The resume of a replaced (`true`) or requeued attempt after classification `c`.
+    fn resume(&self, c: &Flue2Classification, replace: bool) -> Option<Flue2Resume>;
+}
+
+/// `settleSubmissionWithRecord`'s reads of the fold.
+#[derive(Debug, Clone, PartialEq)]
+pub(super) struct SettleFacts {
+    /// A conversation of the instance holds an entry of the submission, or `default`/`default`
+    /// exists (else the row is settled alone).
+    pub has_conversation: bool,
+    /// The settled record is in the stream already.
+    pub settled_present: bool,
+}
+
+/// `recordSubmissionTerminal`'s reads of the fold, for either slug.
+#[derive(Debug, Clone, PartialEq)]
+pub(super) struct TerminalFacts {
+    /// The ghost converged at the leaf, else the trailing batch marker-settled at the leaf.
+    pub repairs: Vec<Flue2Write>,
+    /// The calls `recordedInterruptedTools` lists (earlier markers, then this pass's).
+    pub tools: Vec<CallRef>,
+    /// `record_submission_aborted_ID` is in the stream already.
+    pub aborted_present: bool,
+    /// `record_submission_interrupted_ID` is in the stream already.
+    pub interrupted_present: bool,
+}
+
+/// [`FoldReads`] over the fold itself, each read when the step asks for it.
+pub(super) struct Live<'a, 'i>(pub &'i ReconcileInput<'a>);
+
+impl FoldReads for Live<'_, '_> {
+    fn settle(&self) -> SettleFacts {
+        let (row, instance) = (self.0.row, self.0.instance);
+        let has_conversation = instance.is_some_and(|s| {
+            s.conversations.iter().any(|c| {
+                c.entries
+                    .values()
+                    .any(|e| e.submission_id.as_deref() == Some(row.submission_id.as_str()))
+            }) || s.conversation_for_scope("default", "default").is_some()
+        });
+        SettleFacts {
+            has_conversation,
+            settled_present: instance.is_some_and(|s| s.has_record(&settled_record_id(row))),
+        }
+    }
+
+    fn terminal(&self) -> Option<TerminalFacts> {
+        self.0.conversation.map(|conv| terminal_facts(self.0, conv))
+    }
+
+    fn finalize(&self) -> (bool, bool) {
+        let (row, instance) = (self.0.row, self.0.instance);
+        let record: Option<serde_json::Value> = row
+            .settlement_record
+            .as_deref()
+            .and_then(|s| serde_json::from_str(s).ok());
+        let record_id = row.settlement_record_id.clone().unwrap_or_default();
+        let present = instance.is_some_and(|s| s.has_record(&record_id));
+        // A record of that id that is not a settlement is not kept whole: it differs all the same.
+        let conflict = present
+            && instance
+                .and_then(|s| s.record(&record_id))
+                .is_none_or(|r| Some(&r.raw) != record.as_ref());
+        (present, conflict)
+    }
+
+    fn resume(&self, c: &Flue2Classification, replace: bool) -> Option<Flue2Resume> {
+        Some(if replace {
+            resume_after_replace(self.0.row, self.0.conversation, c)
+        } else {
+            resume_after_requeue(self.0.row, self.0.conversation, c)
+        })
+    }
+}
+
+/// The settled record's id (`settleSubmissionWithRecord`).
+fn settled_record_id(row: &Flue2SubmissionRow) -> String {
+    format!(
+        "record_{}-submission:{}:settled",
+        row.kind, row.submission_id
+    )
+}
+
+/// The step table of `t`, reading the fold through `reads`.
+pub(super) fn step_table(t: &Table<'_>, reads: &dyn FoldReads) -> Flue2Plan {
+    let input = t;
     let row = input.row;
     let now = input.now_ms;
     let plain = |step, why: String| Flue2Plan {
@@ -222,7 +341,7 @@ pub fn plan_flue2(input: &ReconcileInput<'_>) -> Flue2Plan {
     };
     match row.status.as_str() {
         "running" => {}
-        "terminalizing" => return finalize_pending(input),
+        "terminalizing" => return finalize_pending(input, reads),
         "queued" => {
             return plain(
                 Flue2Step::Queued,
@@ -301,6 +420,7 @@ pub fn plan_flue2(input: &ReconcileInput<'_>) -> Flue2Plan {
             }
             return terminal(
                 input,
+                reads,
                 Flue2Step::Inspect,
                 format!(
                     "{why} and the deadline passed (timeout_at {} <= now)",
@@ -312,7 +432,7 @@ pub fn plan_flue2(input: &ReconcileInput<'_>) -> Flue2Plan {
     };
     let label = c.label();
     if inspection(c) == "completed" {
-        let mut writes = settle_with_record(input, "completed", None);
+        let mut writes = settle_with_record(input, reads, "completed", None);
         let joined = settle_joined(input, "completed");
         writes.splice(0..0, joined);
         return Flue2Plan {
@@ -326,6 +446,7 @@ pub fn plan_flue2(input: &ReconcileInput<'_>) -> Flue2Plan {
     if row.abort_requested_at.is_some() {
         return terminal(
             input,
+            reads,
             Flue2Step::Abort,
             format!("{label}, and abort_requested_at is set"),
             Terminal::Aborted,
@@ -334,6 +455,7 @@ pub fn plan_flue2(input: &ReconcileInput<'_>) -> Flue2Plan {
     if row.attempt_count >= row.max_attempts {
         return terminal(
             input,
+            reads,
             Flue2Step::Budget,
             format!(
                 "{label}, and attempt_count {} >= max_attempts {}",
@@ -349,6 +471,7 @@ pub fn plan_flue2(input: &ReconcileInput<'_>) -> Flue2Plan {
     if deadline_passed {
         return terminal(
             input,
+            reads,
             Flue2Step::Timeout,
             format!("{label}, and timeout_at {} <= now {now}", row.timeout_at),
             Terminal::Timeout,
@@ -374,7 +497,7 @@ pub fn plan_flue2(input: &ReconcileInput<'_>) -> Flue2Plan {
                 settlement_outcome: None,
                 input_applied_cleared: false,
             }),
-            resume: Some(resume_after_replace(row, input.conversation, c)),
+            resume: reads.resume(c, true),
         };
     }
     Flue2Plan {
@@ -392,7 +515,7 @@ pub fn plan_flue2(input: &ReconcileInput<'_>) -> Flue2Plan {
             settlement_outcome: None,
             input_applied_cleared: true,
         }),
-        resume: Some(resume_after_requeue(row, input.conversation, c)),
+        resume: reads.resume(c, false),
     }
 }
 
@@ -407,7 +530,13 @@ enum Terminal {
 
 /// `failInterruptedSubmission` / `settleAbortedWithContext`: `recordSubmissionTerminal`, then the
 /// joined deliveries and the submission settled.
-fn terminal(input: &ReconcileInput<'_>, step: Flue2Step, why: String, t: Terminal) -> Flue2Plan {
+fn terminal(
+    input: &Table<'_>,
+    reads: &dyn FoldReads,
+    step: Flue2Step,
+    why: String,
+    t: Terminal,
+) -> Flue2Plan {
     let row = input.row;
     let (reason, outcome, message) = match t {
         Terminal::Aborted => ("aborted", "aborted", ABORTED_MESSAGE.to_string()),
@@ -427,11 +556,11 @@ fn terminal(input: &ReconcileInput<'_>, step: Flue2Step, why: String, t: Termina
     // Without a conversation for the submission's scope nothing is converged or marked; the
     // runtime's session open may create the conversation and append the signal to it, which
     // turnscope does not predict (no fixture has that state).
-    if let Some(conv) = input.conversation {
-        writes.extend(record_submission_terminal(input, conv, reason, &message));
+    if let Some(facts) = reads.terminal() {
+        writes.extend(record_submission_terminal(row, facts, reason, &message));
     }
     writes.extend(settle_joined(input, outcome));
-    writes.extend(settle_with_record(input, outcome, Some(&message)));
+    writes.extend(settle_with_record(input, reads, outcome, Some(&message)));
     Flue2Plan {
         step,
         why: format!("{why}: settled {outcome} with {message:?}"),
@@ -441,19 +570,15 @@ fn terminal(input: &ReconcileInput<'_>, step: Flue2Step, why: String, t: Termina
     }
 }
 
-/// `recordSubmissionTerminal` (CSS:3112) scoped to the submission: converge its ghost at the
-/// leaf, marker-settle its trailing batch at the leaf, then the signal.
-fn record_submission_terminal(
-    input: &ReconcileInput<'_>,
-    conv: &Conversation,
-    reason: &'static str,
-    message: &str,
-) -> Vec<Flue2Write> {
+/// What `recordSubmissionTerminal` (CSS:3112) reads of `conv` and the instance, scoped to the
+/// submission: its ghost at the leaf converged, else its trailing batch at the leaf
+/// marker-settled, and the interrupted calls the signal lists.
+fn terminal_facts(input: &ReconcileInput<'_>, conv: &Conversation) -> TerminalFacts {
     let id = input.row.submission_id.as_str();
-    let mut writes = Vec::new();
+    let mut repairs = Vec::new();
     let ghost = ghost_at_leaf(conv, Some(id));
     if let Some(g) = ghost {
-        writes.push(converge_write(g));
+        repairs.push(converge_write(g));
     }
     // settleTrailingToolBatch: a ghost at the leaf means no batch is at the leaf (a stream starts
     // only after its batch commits), so after convergence the leaf is the aborted entry.
@@ -463,7 +588,7 @@ fn record_submission_terminal(
             if let Flue2Write::MarkerSettleBatch { markers, .. } = &w {
                 interrupted.extend(markers.iter().cloned());
             }
-            writes.push(w);
+            repairs.push(w);
         }
     }
     // recordedInterruptedTools: every call of the submission's assistants on the active path whose
@@ -474,6 +599,28 @@ fn record_submission_terminal(
             tools.push(c);
         }
     }
+    let present = |slug: &str| {
+        input
+            .instance
+            .is_some_and(|s| s.has_record(&format!("record_{slug}_{id}")))
+    };
+    TerminalFacts {
+        repairs,
+        tools,
+        aborted_present: present("submission_aborted"),
+        interrupted_present: present("submission_interrupted"),
+    }
+}
+
+/// `recordSubmissionTerminal`'s writes: the repairs, then the signal.
+fn record_submission_terminal(
+    row: &Flue2SubmissionRow,
+    facts: TerminalFacts,
+    reason: &'static str,
+    message: &str,
+) -> Vec<Flue2Write> {
+    let id = row.submission_id.as_str();
+    let mut writes = facts.repairs;
     let aborted = reason == "aborted";
     let slug = if aborted {
         "submission_aborted"
@@ -482,10 +629,11 @@ fn record_submission_terminal(
     };
     let record_id = format!("record_{slug}_{id}");
     let mut content = message.to_string();
-    if !tools.is_empty() {
+    if !facts.tools.is_empty() {
         content.push_str("\n\nInterrupted tool call(s):\n");
         content.push_str(
-            &tools
+            &facts
+                .tools
                 .iter()
                 .map(|t| format!("  - {} ({})", t.name, t.id))
                 .collect::<Vec<_>>()
@@ -494,7 +642,11 @@ fn record_submission_terminal(
     }
     writes.push(Flue2Write::TerminalSignal {
         signal_type: slug,
-        already_present: input.instance.is_some_and(|s| s.has_record(&record_id)),
+        already_present: if aborted {
+            facts.aborted_present
+        } else {
+            facts.interrupted_present
+        },
         record_id,
         content,
     });
@@ -542,7 +694,7 @@ fn earlier_interrupted_tools(input: &ReconcileInput<'_>, conv: &Conversation) ->
     out
 }
 
-fn settle_joined(input: &ReconcileInput<'_>, outcome: &'static str) -> Vec<Flue2Write> {
+fn settle_joined(input: &Table<'_>, outcome: &'static str) -> Vec<Flue2Write> {
     if input.joined.is_empty() {
         return Vec::new();
     }
@@ -556,23 +708,13 @@ fn settle_joined(input: &ReconcileInput<'_>, outcome: &'static str) -> Vec<Flue2
 /// no conversation of the instance holds an entry of the submission and there is no
 /// `default`/`default` conversation.
 fn settle_with_record(
-    input: &ReconcileInput<'_>,
+    input: &Table<'_>,
+    reads: &dyn FoldReads,
     outcome: &'static str,
     error: Option<&str>,
 ) -> Vec<Flue2Write> {
-    let row = input.row;
-    let record_id = format!(
-        "record_{}-submission:{}:settled",
-        row.kind, row.submission_id
-    );
-    let has_conversation = input.instance.is_some_and(|s| {
-        s.conversations.iter().any(|c| {
-            c.entries
-                .values()
-                .any(|e| e.submission_id.as_deref() == Some(row.submission_id.as_str()))
-        }) || s.conversation_for_scope("default", "default").is_some()
-    });
-    if !has_conversation {
+    let facts = reads.settle();
+    if !facts.has_conversation {
         return vec![Flue2Write::SettleRowOnly {
             error: error.map(str::to_string),
         }];
@@ -580,11 +722,11 @@ fn settle_with_record(
     vec![
         Flue2Write::ReserveSettlement {
             outcome,
-            record_id: record_id.clone(),
+            record_id: settled_record_id(input.row),
         },
         Flue2Write::AppendSettled {
-            already_present: input.instance.is_some_and(|s| s.has_record(&record_id)),
-            record_id,
+            already_present: facts.settled_present,
+            record_id: settled_record_id(input.row),
         },
         Flue2Write::Finalize {
             error: error.map(str::to_string),
@@ -615,7 +757,7 @@ fn settled_after(
 /// once its lease ended, the reserved record is appended where the stream lacks it (a different
 /// record under its id is refused loudly and retried each pass), then the row finalized with the
 /// record's error message (`The submission did not complete.` where it has none).
-fn finalize_pending(input: &ReconcileInput<'_>) -> Flue2Plan {
+fn finalize_pending(input: &Table<'_>, reads: &dyn FoldReads) -> Flue2Plan {
     let row = input.row;
     if row.lease_expires_at > input.now_ms {
         return Flue2Plan {
@@ -648,13 +790,7 @@ fn finalize_pending(input: &ReconcileInput<'_>) -> Flue2Plan {
             .to_string()
     });
     let record_id = row.settlement_record_id.clone().unwrap_or_default();
-    let present = input.instance.is_some_and(|s| s.has_record(&record_id));
-    // A record of that id that is not a settlement is not kept whole: it differs all the same.
-    let conflict = present
-        && input
-            .instance
-            .and_then(|s| s.record(&record_id))
-            .is_none_or(|r| Some(&r.raw) != record.as_ref());
+    let (present, conflict) = reads.finalize();
     if conflict {
         return Flue2Plan {
             step: Flue2Step::FinalizeSettlement,

@@ -50,6 +50,17 @@ struct Builder {
     t: Theme,
     now_ms: i64,
     out: Vec<DetailLine>,
+    /// Where only a window of the wrapped rows is kept ([`window`]).
+    window: Option<Window>,
+}
+
+/// The wrapped rows `from..to` at `width`, and how many rows there are in all.
+struct Window {
+    width: usize,
+    from: usize,
+    to: usize,
+    rows: usize,
+    kept: Vec<Line<'static>>,
 }
 
 impl Builder {
@@ -61,10 +72,25 @@ impl Builder {
         };
         let mut v = vec![gutter, Span::raw(" ")];
         v.extend(spans);
-        self.out.push(DetailLine {
+        self.emit(DetailLine {
             line: Line::from(v),
             partial,
         });
+    }
+
+    /// Keep `l`, or where a window is asked, only its wrapped rows inside it.
+    fn emit(&mut self, l: DetailLine) {
+        let Some(w) = self.window.as_mut() else {
+            self.out.push(l);
+            return;
+        };
+        let rows = wrapped(std::slice::from_ref(&l), w.width, self.t);
+        for r in rows {
+            if (w.from..w.to).contains(&w.rows) {
+                w.kept.push(r);
+            }
+            w.rows += 1;
+        }
     }
 
     fn kv(&mut self, k: &str, v: String) {
@@ -79,7 +105,7 @@ impl Builder {
     }
 
     fn blank(&mut self) {
-        self.out.push(DetailLine {
+        self.emit(DetailLine {
             line: Line::raw(""),
             partial: false,
         });
@@ -93,7 +119,42 @@ pub fn lines(doc: &Value, t: Theme, now_ms: i64) -> Vec<DetailLine> {
         t,
         now_ms,
         out: Vec::new(),
+        window: None,
     };
+    build(&mut b, doc);
+    b.out
+}
+
+/// The rows `scroll..scroll + page` of [`lines`] wrapped at `width` ([`wrapped`]), and how many
+/// wrapped rows there are in all, without holding the others: a whale's detail is hundreds of
+/// thousands of lines, which held whole for each frame were 80 MB.
+pub fn window(
+    doc: &Value,
+    t: Theme,
+    now_ms: i64,
+    width: usize,
+    scroll: usize,
+    page: usize,
+) -> (Vec<Line<'static>>, usize) {
+    let mut b = Builder {
+        t,
+        now_ms,
+        out: Vec::new(),
+        window: Some(Window {
+            width,
+            from: scroll,
+            to: scroll.saturating_add(page),
+            rows: 0,
+            kept: Vec::new(),
+        }),
+    };
+    build(&mut b, doc);
+    let w = b.window.expect("set above");
+    (w.kept, w.rows)
+}
+
+fn build(b: &mut Builder, doc: &Value) {
+    let t = b.t;
     let row = &doc["submission"];
     let label = s(&doc["label"]);
     b.push(
@@ -110,13 +171,12 @@ pub fn lines(doc: &Value, t: Theme, now_ms: i64) -> Vec<DetailLine> {
             ),
         ],
     );
-    verdict(&mut b, doc);
-    plan(&mut b, &doc["plan"]);
+    verdict(b, doc);
+    plan(b, &doc["plan"]);
     b.blank();
-    row_fields(&mut b, doc);
+    row_fields(b, doc);
     b.blank();
-    conversation(&mut b, doc);
-    b.out
+    conversation(b, doc);
 }
 
 fn verdict(b: &mut Builder, doc: &Value) {
@@ -344,7 +404,9 @@ fn conversation(b: &mut Builder, doc: &Value) {
         .flatten()
         .filter_map(Value::as_str)
         .collect();
-    let following = doc["following"].as_array().cloned().unwrap_or_default();
+    // Borrowed: a whale's entries cloned for each frame were the document once more.
+    let none = Vec::new();
+    let following = doc["following"].as_array().unwrap_or(&none);
     if doc["inputEntryFound"] == true {
         b.plain(
             format!(
@@ -355,7 +417,7 @@ fn conversation(b: &mut Builder, doc: &Value) {
             t.title(),
         );
     }
-    for e in &following {
+    for e in following {
         let id = s(&e["id"]);
         let own = e["id"].as_str();
         match e["role"].as_str().unwrap_or("") {
@@ -631,4 +693,49 @@ pub fn draw(f: &mut Frame, rows: &[Line<'static>], scroll: usize, area: Rect) {
         .cloned()
         .collect();
     f.render_widget(Paragraph::new(shown), area);
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A show document with enough entries, long texts and a trailing batch to wrap and mark.
+    fn doc() -> Value {
+        let following: Vec<Value> = (0..40)
+            .map(|n| match n % 3 {
+                0 => serde_json::json!({"id": format!("entry_u{n}"), "role": "user",
+                    "text": "a long user message that wraps on a narrow screen ".repeat(3)}),
+                1 => serde_json::json!({"id": format!("entry_a{n}"), "role": "assistant",
+                    "stopReason": "toolUse", "text": "thinking about it",
+                    "toolCalls": [{"id": format!("tc{n}"), "name": "fetch",
+                        "outcome": {"state": "none"}}]}),
+                _ => serde_json::json!({"id": format!("entry_r{n}"), "role": "toolResult",
+                    "toolCallId": format!("tc{}", n - 1), "toolName": "fetch", "isError": false}),
+            })
+            .collect();
+        serde_json::json!({
+            "label": "tool_use_unresolved",
+            "submission": {"id": "sub_a", "status": "running", "leaseExpiresAt": 5},
+            "plan": {"step": 6, "name": "replace", "reason": "why", "writes": []},
+            "inputEntryId": "entry_in", "inputEntryFound": true,
+            "trailingBatch": {"assistantEntryId": "entry_a37", "resultEntryIds": [],
+                "toolCalls": [{"id": "tc37", "name": "fetch", "outcome": {"state": "none"}}]},
+            "following": following,
+        })
+    }
+
+    #[test]
+    fn a_window_is_the_rows_of_the_whole_detail_wrapped() {
+        let (d, t) = (doc(), Theme::default());
+        for width in [30, 80, 200] {
+            let all = wrapped(&lines(&d, t, 10), width, t);
+            assert!(all.len() > 60, "{} rows at {width}", all.len());
+            for scroll in [0, 1, 17, all.len() - 5, all.len(), all.len() + 3] {
+                let (rows, total) = window(&d, t, 10, width, scroll, 12);
+                assert_eq!(total, all.len(), "width {width}");
+                let want: Vec<_> = all.iter().skip(scroll).take(12).cloned().collect();
+                assert_eq!(rows, want, "width {width}, scroll {scroll}");
+            }
+        }
+    }
 }

@@ -35,11 +35,18 @@ impl Flue2App {
                         body,
                     ),
                     (Some(doc), None) => {
-                        let lines = detail::lines(doc, t, self.now_ms);
-                        let rows = detail::wrapped(&lines, body.width as usize, t);
-                        d.rows = rows.len();
-                        d.scroll = d.scroll.min(rows.len().saturating_sub(d.page.max(1)));
-                        detail::draw(f, &rows, d.scroll, body);
+                        // Only the rows on screen are held (a whale's are 80 MB); a scroll
+                        // past the end, clamped to it, is built once more.
+                        let (width, page) = (body.width as usize, d.page);
+                        let (mut shown, rows) =
+                            detail::window(doc, t, self.now_ms, width, d.scroll, page);
+                        let scroll = d.scroll.min(rows.saturating_sub(page.max(1)));
+                        if scroll != d.scroll {
+                            shown = detail::window(doc, t, self.now_ms, width, scroll, page).0;
+                        }
+                        d.rows = rows;
+                        d.scroll = scroll;
+                        detail::draw(f, &shown, 0, body);
                     }
                     (None, None) => {
                         f.render_widget(Paragraph::new(Span::styled(" reading…", t.dim())), body)

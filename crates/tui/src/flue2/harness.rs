@@ -116,6 +116,16 @@ impl Flue2Harness {
         }
     }
 
+    /// Move the pinned clock to `now_ms` and read again (the refresh a running TUI makes as its
+    /// clock moves), answered in line.
+    pub fn advance_to(&mut self, now_ms: i64) {
+        self.app.cfg.now_override = Some(now_ms);
+        self.app.now_ms = now_ms;
+        self.app.request_refresh();
+        self.settle();
+        self.render();
+    }
+
     pub fn resize(&mut self, w: u16, h: u16) {
         self.terminal.backend_mut().resize(w, h);
         let _ = self.terminal.resize(ratatui::layout::Rect::new(0, 0, w, h));

@@ -37,7 +37,8 @@ pub struct ListRow {
 }
 
 impl ListRow {
-    fn from_doc(r: &Value) -> ListRow {
+    /// The row of a `list --json` item.
+    pub fn from_doc(r: &Value) -> ListRow {
         let text = |v: &Value| v.as_str().map_or_else(String::new, clean);
         let instance = match (&r["instance"]["agent"], &r["instance"]["instanceId"]) {
             (Value::String(a), Value::String(i)) => format!("{}/{}", clean(a), clean(i)),

@@ -22,6 +22,7 @@ mod draw;
 pub mod harness;
 pub mod list;
 pub mod next_request;
+mod opened;
 mod popup;
 pub mod run;
 mod screens;
@@ -49,7 +50,7 @@ use crate::theme::Theme;
 use crate::widgets::line;
 use crate::worker_error::WorkerError;
 pub use detail::PARTIAL_MARK;
-use list::{rows_of, ListState, View};
+use list::{ListState, View};
 pub use worker::{Flue2Request, Flue2Response, Flue2Worker};
 
 /// What shapes the 2.x app.
@@ -251,10 +252,10 @@ impl Flue2App {
 
     pub fn on_response(&mut self, resp: Flue2Response) {
         match resp {
-            Flue2Response::List(Ok(doc)) => {
+            Flue2Response::List(Ok(answer)) => {
                 self.loaded = true;
                 self.error = None;
-                for a in doc["runtimeActed"].as_array().into_iter().flatten() {
+                for a in &answer.runtime_acted {
                     let (Some(id), Some(mark), Some(predicted)) = (
                         a["submissionId"].as_str(),
                         a["mark"].as_str(),
@@ -266,7 +267,7 @@ impl Flue2App {
                         .insert(id.to_string(), format!("{mark} {predicted}"));
                     self.status = a["line"].as_str().map(String::from);
                 }
-                let mut rows = rows_of(&doc);
+                let mut rows = answer.rows;
                 for r in &mut rows {
                     if let Some(cell) = self.written.get(&r.id) {
                         r.next = cell.clone();

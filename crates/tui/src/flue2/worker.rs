@@ -1,18 +1,21 @@
 //! The flue 2.x screens' reads, off the UI thread: one read-only [`Flue2SqliteReader`] owned by
-//! the worker, each request read in one snapshot and answered with the engine's own document
-//! (`list_json`, `show_json`), the very data `turnscope list --json` and `show --json` print, so
+//! the worker, each request read in one snapshot and answered with the engine's own documents
+//! (`item_json` per row, `show_json`), the very data `turnscope list --json` and `show --json` print, so
 //! the screens show nothing the CLI would compute otherwise. `handle` is synchronous so the test
 //! harness drives it in line.
 
-use std::collections::{HashMap, HashSet};
+use std::collections::HashMap;
 use std::sync::mpsc::{Receiver, Sender};
 
 use serde_json::Value;
 use turnscope_core::flue2::Flue2SubmissionRow;
 use turnscope_engine::flue2::{item_json, row_json, show_json, Flue2Options, ShowView, Streams};
-use turnscope_engine::flue2_cost::{attempts_and_memos, attempts_json, cost_json, cost_of};
 
-use super::list::View;
+use super::opened::Opened;
+use turnscope_engine::flue2_cost::{attempts_json, cost_json, cost_of};
+use turnscope_engine::flue2_kept::KeptRows;
+
+use super::list::{ListRow, View};
 use std::path::PathBuf;
 
 use turnscope_core::flue2::{Flue2Action, Flue2ActionPlan, Flue2Refusal, Flue2Step};
@@ -61,9 +64,19 @@ pub enum Flue2Request {
     Stop,
 }
 
+/// The list's answer: every row of the journal as the list shows it, each made from the item
+/// `list --json` prints for it (its columns only, outside the view), and what the runtime did
+/// since this session's writes.
+#[derive(Debug, Clone)]
+pub struct ListAnswer {
+    pub rows: Vec<ListRow>,
+    /// `{submissionId, mark, predicted, line}` per write the runtime acted on.
+    pub runtime_acted: Vec<Value>,
+}
+
 #[derive(Debug, Clone)]
 pub enum Flue2Response {
-    List(Result<Value, WorkerError>),
+    List(Result<ListAnswer, WorkerError>),
     Show {
         id: String,
         result: Result<Value, WorkerError>,
@@ -88,13 +101,13 @@ pub struct Flue2Worker {
     /// The journal's file, for the writer (`None`: an export, read-only).
     path: Option<PathBuf>,
     writer: Option<Flue2SqliteWriter>,
-    /// The streams of the last list's view, folded, kept while their heads do not move: a
-    /// refresh every 2 s on a 2 GB journal folds again only the streams appended to since.
-    streams: Streams,
-    /// The streams of the last list's view, and of the submission last opened: the streams
-    /// kept are these (a whale's fold is seconds; held once, whoever asks).
-    view_paths: HashSet<String>,
-    opened_path: Option<String>,
+    /// The last list's rows, inspected without their streams (`flue2_kept`): a refresh every
+    /// 2 s on a 2 GB journal folds again only the streams appended to since (or whose rows
+    /// changed), one at a time, and plans every row again at its clock from what it kept.
+    kept: KeptRows,
+    /// The opened submission's stream, folded once (a whale's fold is a second and 150 MB):
+    /// let go when another stream is opened, folded again when its head moves.
+    opened: Opened,
     /// Rows written here that the runtime has not acted on yet, with their predictions.
     awaiting: HashMap<String, super::acted::Awaited>,
     /// The sessions screen's text search, on its own thread and connection
@@ -115,9 +128,8 @@ impl Flue2Worker {
             options,
             path,
             writer: None,
-            streams: Streams::default(),
-            view_paths: HashSet::new(),
-            opened_path: None,
+            kept: KeptRows::default(),
+            opened: Opened::default(),
             awaiting: HashMap::new(),
             search: None,
             notify: None,
@@ -187,20 +199,15 @@ impl Flue2Worker {
         Ok(self.writer.as_mut().expect("opened above"))
     }
 
-    /// One submission's row and joined deliveries, its stream folded into the kept streams
-    /// (beside the list view's, which stay; a stream another refresh folded is not folded again).
+    /// One submission's row and joined deliveries, its stream folded as the opened one (the
+    /// stream opened before is let go first; a stream held at its head is not folded again).
     fn read_one(&mut self, id: &str) -> Result<(Flue2SubmissionRow, Vec<String>), StoreError> {
-        let streams = &mut self.streams;
-        let view_paths = &self.view_paths;
-        let opened_path = &mut self.opened_path;
+        let opened = &mut self.opened;
         self.reader.in_snapshot(|reader| {
             let row = reader.find_submission(id)?;
             let joined = reader.joined_into(&row.submission_id)?;
             let heads = reader.stream_heads()?;
-            *opened_path = row.session().map(|k| k.stream_path());
-            let mut keep = view_paths.clone();
-            keep.extend(opened_path.iter().cloned());
-            streams.refresh_paths(reader, &heads, &keep)?;
+            opened.open(reader, &heads, &row)?;
             Ok((row, joined))
         })
     }
@@ -214,7 +221,10 @@ impl Flue2Worker {
     ) -> Result<Result<(Box<Flue2ActionPlan>, i64), Flue2Refusal>, StoreError> {
         let now = turnscope_store::clock::now_ms();
         let (row, joined) = self.read_one(id)?;
-        let i = self.streams.inspect(&row, &self.options, joined, now);
+        let i = self
+            .opened
+            .streams
+            .inspect(&row, &self.options, joined, now);
         let action = match ask {
             Ask::Abort => Flue2Action::Abort,
             Ask::Requeue => Flue2Action::Requeue,
@@ -263,16 +273,16 @@ impl Flue2Worker {
     }
 
     /// As `list --status VIEW --json` reads it, every row of the journal given: the rows and
-    /// the view's streams in one snapshot (streams folded again only where their head moved),
-    /// each row of the view planned with the deliveries joined into it; a row outside the view
-    /// has its columns (`row_json`) and a null `verdict`, `disposition` and `plan`. Only the
-    /// view's streams are folded: all of a 2 GB journal's would be its whole history, each
-    /// refresh.
-    fn list(&mut self, now_ms: i64, view: View) -> Result<Value, StoreError> {
+    /// the view's streams in one snapshot, each row of the view planned at `now_ms` with the
+    /// deliveries joined into it; a row outside the view has its columns (`row_json`) and a null
+    /// `verdict`, `disposition` and `plan`. Only the view's streams are folded, one at a time and
+    /// only where their rows or heads changed (`KeptRows`): all of a 2 GB journal's would be its
+    /// whole history, each refresh.
+    fn list(&mut self, now_ms: i64, view: View) -> Result<ListAnswer, StoreError> {
         let mut joined: HashMap<String, Vec<String>> = HashMap::new();
-        let streams = &mut self.streams;
-        let view_paths = &mut self.view_paths;
-        let opened_path = &self.opened_path;
+        let kept = &mut self.kept;
+        let opened = &mut self.opened;
+        let options = &self.options;
         let rows: Vec<Flue2SubmissionRow> = self.reader.in_snapshot(|reader| {
             let rows = reader.submissions()?;
             for r in &rows {
@@ -284,60 +294,83 @@ impl Flue2Worker {
                 }
             }
             let heads = reader.stream_heads()?;
-            *view_paths = rows
-                .iter()
-                .filter(|r| view.keeps_row(r, now_ms))
-                .filter_map(|r| r.session().map(|k| k.stream_path()))
-                .collect();
-            let mut keep = view_paths.clone();
-            keep.extend(opened_path.iter().cloned());
-            streams.refresh_paths(reader, &heads, &keep)?;
+            let in_view: Vec<&Flue2SubmissionRow> =
+                rows.iter().filter(|r| view.keeps_row(r, now_ms)).collect();
+            kept.keep_only(in_view.iter().copied());
+            let j =
+                |r: &Flue2SubmissionRow| joined.get(&r.submission_id).cloned().unwrap_or_default();
+            let none = Streams::default();
+            // Nothing opened yet: the view's largest stream (most batches, the slowest to open)
+            // is folded as the opened one and held, so its open does not fold it again. It is
+            // folded last, after the others were folded and let go: the list folds it once
+            // either way, and the peak is one stream's fold.
+            if opened.is_empty() {
+                let path = |r: &Flue2SubmissionRow| r.session().map(|k| k.stream_path());
+                let largest = in_view
+                    .iter()
+                    .filter_map(|r| Some((heads.get(&path(r)?)?.0, *r)))
+                    .max_by_key(|(batches, _)| *batches)
+                    .map(|(_, r)| r);
+                if let Some(row) = largest {
+                    let others = in_view.iter().copied().filter(|r| path(r) != path(row));
+                    kept.update(reader, &heads, others, j, options, &none)?;
+                    opened.open(reader, &heads, row)?;
+                }
+            }
+            let held = opened.held_at(&heads).unwrap_or(&none);
+            kept.update(reader, &heads, in_view, j, options, held)?;
             Ok(rows)
         })?;
-        let items: Vec<Value> = rows
+        // Each item turned into its cells as soon as it is made: the 16,000 items of a 2 GB
+        // journal held as JSON trees at once were 100 MB, more than the whale's fold.
+        let items: Vec<ListRow> = rows
             .iter()
             .map(|r| {
-                if view.keeps_row(r, now_ms) {
-                    let j = joined.get(&r.submission_id).cloned().unwrap_or_default();
-                    let i = self.streams.inspect(r, &self.options, j, now_ms);
-                    let mut v = item_json(&i, now_ms);
-                    if let Some(m) = v.as_object_mut() {
-                        m.insert(
-                            "cost".into(),
-                            cost_of(&i).map_or(Value::Null, |c| cost_json(&c)),
-                        );
-                    }
-                    v
-                } else {
-                    let mut v = row_json(r, now_ms);
-                    if let Some(m) = v.as_object_mut() {
-                        for key in ["verdict", "disposition", "plan", "cost"] {
-                            m.insert(key.into(), Value::Null);
+                match view
+                    .keeps_row(r, now_ms)
+                    .then(|| self.kept.inspected(r, now_ms))
+                    .flatten()
+                {
+                    Some(i) => {
+                        let mut v = item_json(&i, now_ms);
+                        if let Some(m) = v.as_object_mut() {
+                            m.insert(
+                                "cost".into(),
+                                cost_of(&i).map_or(Value::Null, |c| cost_json(&c)),
+                            );
                         }
+                        ListRow::from_doc(&v)
                     }
-                    v
+                    None => {
+                        let mut v = row_json(r, now_ms);
+                        if let Some(m) = v.as_object_mut() {
+                            for key in ["verdict", "disposition", "plan", "cost"] {
+                                m.insert(key.into(), Value::Null);
+                            }
+                        }
+                        ListRow::from_doc(&v)
+                    }
                 }
             })
             .collect();
-        let mut doc = self
-            .options
-            .header("turnscope.flue2.list/1", self.reader.format_version());
-        doc.insert("view".into(), Value::String(view.name().into()));
-        doc.insert("submissions".into(), Value::Array(items));
-        // The TUI's own key, only after a write of this session: what the runtime did since.
-        if !self.awaiting.is_empty() {
-            let acted = super::acted::settle(&mut self.awaiting, &rows);
-            if !acted.is_empty() {
-                doc.insert("runtimeActed".into(), Value::Array(acted));
-            }
-        }
-        Ok(Value::Object(doc))
+        // The TUI's own, only after a write of this session: what the runtime did since.
+        let runtime_acted = if self.awaiting.is_empty() {
+            Vec::new()
+        } else {
+            super::acted::settle(&mut self.awaiting, &rows)
+        };
+        Ok(ListAnswer {
+            rows: items,
+            runtime_acted,
+        })
     }
 
-    /// As `show ID --json` reads it.
+    /// As `show ID --json` reads it: the stream folded once (where it is not held at its head),
+    /// its attempts and step memos seen as the fold reads it.
     fn show(&mut self, id: &str, now_ms: i64) -> Result<Value, StoreError> {
         let (row, joined) = self.read_one(id)?;
-        let streams = &self.streams;
+        let (attempts, memos) = self.opened.attempts_and_memos();
+        let streams = &self.opened.streams;
         let i = streams.inspect(&row, &self.options, joined, now_ms);
         let batches = i
             .stream_path
@@ -353,24 +386,18 @@ impl Flue2Worker {
             },
             now_ms,
         );
-        // As `show --json` adds them: the step memos, the cost, and the attempts from the
-        // stream's records (one more read of the stream).
-        let (attempts, memos) = match &i.stream_path {
-            Some(p) => attempts_and_memos(&self.reader, p, &row)?,
-            None => (Vec::new(), Vec::new()),
-        };
-        turnscope_engine::flue2_memos::add_step_memos(&mut doc, &memos);
+        // As `show --json` adds them: the step memos, the cost, and the attempts.
+        turnscope_engine::flue2_memos::add_step_memos(&mut doc, memos);
         if let Some(m) = doc.as_object_mut() {
             m.insert(
                 "cost".into(),
                 cost_of(&i).map_or(Value::Null, |c| cost_json(&c)),
             );
-            m.insert("attempts".into(), attempts_json(&attempts, &row));
+            m.insert("attempts".into(), attempts_json(attempts, &row));
         }
         Ok(doc)
     }
 }
-
 /// Run `worker` on its own thread: requests in, answers out through `wrap`. A newer `List` makes
 /// older queued ones moot (each reads everything), so only the last of a batch is read.
 pub fn spawn<E: Send + 'static>(
@@ -406,11 +433,11 @@ pub fn spawn<E: Send + 'static>(
                     .unwrap_or_else(|_| {
                         // A bug, not the database: the screen says so instead of waiting.
                         crate::log::line("internal error reading the flue 2.x journal");
-                        let e = || {
+                        fn e<T>() -> Result<T, WorkerError> {
                             Err(WorkerError::message(
                                 "internal error reading the journal (see --log)",
                             ))
-                        };
+                        }
                         match asked {
                             Flue2Request::List { .. } => Some(Flue2Response::List(e())),
                             Flue2Request::Show { id, .. } => {
