@@ -174,7 +174,19 @@ fn fill_arguments(
     if wanted.is_empty() {
         return Ok(());
     }
+    // Only a batch whose text names one of the assistants can hold its calls (an id the JSON text
+    // would escape is looked for in every batch).
+    let plain = |id: &str| !id.chars().any(|c| c == '"' || c == '\\' || c.is_control());
+    let needles: Option<Vec<String>> = wanted
+        .keys()
+        .map(|a| plain(a).then(|| format!("\"{a}\"")))
+        .collect();
     reader.each_stream_batch(path, |b| {
+        if let Some(n) = &needles {
+            if !n.iter().any(|n| b.data.contains(n.as_str())) {
+                return Ok(());
+            }
+        }
         // Batches the fold could parse; one that does not is the fold's finding, not this.
         let Ok(serde_json::Value::Array(records)) = serde_json::from_str(&b.data) else {
             return Ok(());
