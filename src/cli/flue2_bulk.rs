@@ -97,14 +97,7 @@ fn plan_all(
     let mut owner_error = None;
     let (rows, owner) = reader.in_snapshot(|reader| {
         let all = reader.submissions()?;
-        for r in &all {
-            if let (Some(host), "joined") = (&r.joined_into, r.status.as_str()) {
-                joined
-                    .entry(host.clone())
-                    .or_default()
-                    .push(r.submission_id.clone());
-            }
-        }
+        joined = turnscope_core::flue2::joined_by_host(&all);
         let (rows, owner): (Vec<Flue2SubmissionRow>, Option<String>) = match &sel {
             None => {
                 let mut rows: Vec<Flue2SubmissionRow> = Vec::new();

@@ -177,14 +177,7 @@ pub(super) fn list(
     let mut owner_error: Option<ListingError> = None;
     let (rows, owner) = reader.in_snapshot(|reader| {
         let all = reader.submissions()?;
-        for r in &all {
-            if let (Some(host), "joined") = (&r.joined_into, r.status.as_str()) {
-                joined
-                    .entry(host.clone())
-                    .or_default()
-                    .push(r.submission_id.clone());
-            }
-        }
+        joined = turnscope_core::flue2::joined_by_host(&all);
         let in_view: Vec<Flue2SubmissionRow> =
             all.into_iter().filter(|r| sel.in_view(r, now)).collect();
         let owner = match sel.resolve_owner(in_view.iter()) {

@@ -5,7 +5,7 @@
 //! stream whose head moved, or a row that changed, is folded again, and only that one; a stream
 //! the worker holds (the opened submission's) is inspected from its fold, not read again.
 
-use std::collections::{HashMap, HashSet};
+use std::collections::HashSet;
 
 use serde_json::Value;
 use turnscope_bench::scale::{write_scale, ScaleOptions, ScaleProfile};
@@ -36,15 +36,7 @@ fn flue2_kept_rows_inspect_and_plan_as_the_plain_read_at_every_refresh() {
     let reader = Flue2SqliteReader::open(&db).unwrap();
     let options = Flue2Options::for_release("2.1.0", 200_000).unwrap();
     let rows = reader.submissions().unwrap();
-    let mut joined: HashMap<String, Vec<String>> = HashMap::new();
-    for r in &rows {
-        if let (Some(host), "joined") = (&r.joined_into, r.status.as_str()) {
-            joined
-                .entry(host.clone())
-                .or_default()
-                .push(r.submission_id.clone());
-        }
-    }
+    let joined = turnscope_core::flue2::joined_by_host(&rows);
     let j = |r: &Flue2SubmissionRow| joined.get(&r.submission_id).cloned().unwrap_or_default();
     let mut all = Streams::default();
     all.load(&reader, &rows).unwrap();

@@ -5,8 +5,6 @@
 //! and `Streams::inspect_each` (one stream held at a time) gives every row the verdict,
 //! disposition and plan `Streams::load` + `inspect` give it.
 
-use std::collections::HashMap;
-
 use turnscope_bench::scale::{write_scale, ScaleOptions, ScaleProfile};
 use turnscope_core::flue2::{parse_batch, InstanceState};
 use turnscope_engine::flue2::{fold_stream, item_json, Flue2Options, Streams};
@@ -74,15 +72,7 @@ fn flue2_read_path_folds_and_inspects_as_the_plain_reads() {
 
     let options = Flue2Options::for_release("2.1.0", 200_000).unwrap();
     let rows = reader.submissions().unwrap();
-    let mut joined: HashMap<String, Vec<String>> = HashMap::new();
-    for r in &rows {
-        if let (Some(host), "joined") = (&r.joined_into, r.status.as_str()) {
-            joined
-                .entry(host.clone())
-                .or_default()
-                .push(r.submission_id.clone());
-        }
-    }
+    let joined = turnscope_core::flue2::joined_by_host(&rows);
     let j = |id: &str| joined.get(id).cloned().unwrap_or_default();
     let mut all = Streams::default();
     all.load(&reader, &rows).unwrap();

@@ -3,8 +3,6 @@
 //! as `list` inspects it, in one document (`turnscope.flue2.export/1`) that `--db` opens again
 //! read-only.
 
-use std::collections::HashMap;
-
 use serde_json::{json, Value};
 use turnscope_core::flue2::Flue2SubmissionRow;
 use turnscope_store::{Flue2SqliteReader, StoreError, FLUE2_EXPORT_SCHEMA};
@@ -129,15 +127,7 @@ fn inspect(
 ) -> Result<(Vec<Value>, usize), StoreError> {
     reader.in_snapshot(|reader| {
         let all = reader.submissions()?;
-        let mut joined: HashMap<String, Vec<String>> = HashMap::new();
-        for r in &all {
-            if let (Some(host), "joined") = (&r.joined_into, r.status.as_str()) {
-                joined
-                    .entry(host.clone())
-                    .or_default()
-                    .push(r.submission_id.clone());
-            }
-        }
+        let joined = turnscope_core::flue2::joined_by_host(&all);
         let rows: Vec<Flue2SubmissionRow> = all
             .into_iter()
             .filter(|r| r.session().is_some_and(|k| k.stream_path() == stream))

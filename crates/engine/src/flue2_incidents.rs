@@ -60,14 +60,7 @@ pub fn incidents(
     let mut joined: HashMap<String, Vec<String>> = HashMap::new();
     let rows = reader.in_snapshot(|reader| {
         let all = reader.submissions()?;
-        for r in &all {
-            if let (Some(host), "joined") = (&r.joined_into, r.status.as_str()) {
-                joined
-                    .entry(host.clone())
-                    .or_default()
-                    .push(r.submission_id.clone());
-            }
-        }
+        joined = turnscope_core::flue2::joined_by_host(&all);
         let stuck: Vec<_> = all.into_iter().filter(|r| r.lease_expired(now)).collect();
         streams.load(reader, &stuck)?;
         Ok(stuck)

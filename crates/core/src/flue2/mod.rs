@@ -53,7 +53,7 @@ pub use records::{
 };
 pub use records_text::{read_batch, ReadRecord};
 pub use resume::{Flue2Resume, ResumeAction, ResumeEnd};
-pub use rows::{Flue2SubmissionRow, FLUE2_STATUSES};
+pub use rows::{joined_by_host, Flue2SubmissionRow, FLUE2_STATUSES};
 pub use state::{
     Block, Conversation, Entry, EntryBody, FoldError, InProgressMessage, ToolCallRef,
     UncommittedOutcome,

@@ -1,6 +1,8 @@
 //! flue 2.x's submission row (`flue_agent_submissions` as 2.0.0–2.1.0 create it, SAES:737), as
 //! the store reads it: no I/O here, only what the row says (its expired lease, its input entry).
 
+use std::collections::HashMap;
+
 use super::classify::{submission_entry_id, SessionKey};
 
 /// One `flue_agent_submissions` row of a 2.x journal. Times are ms since the epoch (0 or `None`
@@ -81,6 +83,22 @@ impl Flue2SubmissionRow {
     }
 }
 
+/// The deliveries joined into each submission and not settled yet (`joined_into` on a row whose
+/// status is `joined`), by the submission they were joined into: the runtime settles them before
+/// it, so every plan of a host names them.
+pub fn joined_by_host(rows: &[Flue2SubmissionRow]) -> HashMap<String, Vec<String>> {
+    let mut joined: HashMap<String, Vec<String>> = HashMap::new();
+    for r in rows {
+        if let (Some(host), "joined") = (&r.joined_into, r.status.as_str()) {
+            joined
+                .entry(host.clone())
+                .or_default()
+                .push(r.submission_id.clone());
+        }
+    }
+    joined
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -109,6 +127,28 @@ mod tests {
             settlement_record_id: None,
             settlement_record: None,
         }
+    }
+
+    #[test]
+    fn joined_deliveries_are_grouped_by_their_host_and_only_while_joined() {
+        let mut rows = Vec::new();
+        for (id, status, host) in [
+            ("sub_a", "joined", Some("sub_h1")),
+            ("sub_b", "joined", Some("sub_h2")),
+            ("sub_c", "joined", Some("sub_h1")),
+            ("sub_d", "completed", Some("sub_h1")),
+            ("sub_e", "joined", None),
+            ("sub_h1", "running", None),
+        ] {
+            let mut r = row(status, 0);
+            r.submission_id = id.into();
+            r.joined_into = host.map(str::to_string);
+            rows.push(r);
+        }
+        let joined = joined_by_host(&rows);
+        assert_eq!(joined.len(), 2);
+        assert_eq!(joined["sub_h1"], ["sub_a", "sub_c"]);
+        assert_eq!(joined["sub_h2"], ["sub_b"]);
     }
 
     #[test]

@@ -285,14 +285,7 @@ impl Flue2Worker {
         let options = &self.options;
         let rows: Vec<Flue2SubmissionRow> = self.reader.in_snapshot(|reader| {
             let rows = reader.submissions()?;
-            for r in &rows {
-                if let (Some(host), "joined") = (&r.joined_into, r.status.as_str()) {
-                    joined
-                        .entry(host.clone())
-                        .or_default()
-                        .push(r.submission_id.clone());
-                }
-            }
+            joined = turnscope_core::flue2::joined_by_host(&rows);
             let heads = reader.stream_heads()?;
             let in_view: Vec<&Flue2SubmissionRow> =
                 rows.iter().filter(|r| view.keeps_row(r, now_ms)).collect();
