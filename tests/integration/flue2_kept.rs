@@ -8,7 +8,6 @@
 use std::collections::HashSet;
 
 use serde_json::Value;
-use turnscope_bench::scale::{write_scale, ScaleOptions, ScaleProfile};
 use turnscope_core::flue2::Flue2SubmissionRow;
 use turnscope_engine::flue2::{item_json, Flue2Options, Streams};
 use turnscope_engine::flue2_cost::{cost_json, cost_of};
@@ -28,11 +27,7 @@ fn shown(i: &turnscope_engine::flue2::Inspected<'_>, now_ms: i64) -> (Value, Val
 #[test]
 fn flue2_kept_rows_inspect_and_plan_as_the_plain_read_at_every_refresh() {
     let dir = tempfile::tempdir().unwrap();
-    let db = dir.path().join("flue2.db");
-    let opts = ScaleOptions::for_profile(ScaleProfile::Flue2, 0.002, NOW_MS)
-        .with_whale_entries(3_000)
-        .expect("a whale in range");
-    write_scale(&db, &opts).expect("the flue2 profile writes");
+    let db = crate::support::generated_flue2_journal(dir.path(), NOW_MS);
     let reader = Flue2SqliteReader::open(&db).unwrap();
     let options = Flue2Options::for_release("2.1.0", 200_000).unwrap();
     let rows = reader.submissions().unwrap();

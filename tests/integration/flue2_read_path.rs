@@ -5,7 +5,6 @@
 //! and `Streams::inspect_each` (one stream held at a time) gives every row the verdict,
 //! disposition and plan `Streams::load` + `inspect` give it.
 
-use turnscope_bench::scale::{write_scale, ScaleOptions, ScaleProfile};
 use turnscope_core::flue2::{parse_batch, InstanceState};
 use turnscope_engine::flue2::{fold_stream, item_json, Flue2Options, Streams};
 use turnscope_engine::flue2_cost::{attempts_and_memos, AttemptsAndMemos};
@@ -18,11 +17,7 @@ const NOW_MS: i64 = 1_780_000_000_000;
 #[test]
 fn flue2_read_path_folds_and_inspects_as_the_plain_reads() {
     let dir = tempfile::tempdir().unwrap();
-    let db = dir.path().join("flue2.db");
-    let opts = ScaleOptions::for_profile(ScaleProfile::Flue2, 0.002, NOW_MS)
-        .with_whale_entries(3_000)
-        .expect("a whale in range");
-    write_scale(&db, &opts).expect("the flue2 profile writes");
+    let db = crate::support::generated_flue2_journal(dir.path(), NOW_MS);
     let reader = Flue2SqliteReader::open(&db).unwrap();
 
     let mut streams = 0;
@@ -114,11 +109,7 @@ fn flue2_read_path_folds_and_inspects_as_the_plain_reads() {
 #[test]
 fn flue2_chunked_fold_reports_the_first_parse_error_over_a_fold_error() {
     let dir = tempfile::tempdir().unwrap();
-    let db = dir.path().join("flue2.db");
-    let opts = ScaleOptions::for_profile(ScaleProfile::Flue2, 0.002, NOW_MS)
-        .with_whale_entries(3_000)
-        .expect("a whale in range");
-    write_scale(&db, &opts).expect("the flue2 profile writes");
+    let db = crate::support::generated_flue2_journal(dir.path(), NOW_MS);
     let (path, seqs): (String, Vec<i64>) = {
         let reader = Flue2SqliteReader::open(&db).unwrap();
         let s = reader

@@ -64,3 +64,15 @@ pub fn scale_db(
     }
     write_scale(path, &opts).unwrap_or_else(|e| panic!("{}: {e}", path.display()))
 }
+
+/// A small generated flue 2.x journal (the scale generator's `flue2` profile at 0.002, a whale of
+/// 3,000 records, leases judged at `now_ms`) at `dir/flue2.db`.
+pub fn generated_flue2_journal(dir: &Path, now_ms: i64) -> std::path::PathBuf {
+    use turnscope_bench::scale::{write_scale, ScaleOptions, ScaleProfile};
+    let db = dir.join("flue2.db");
+    let opts = ScaleOptions::for_profile(ScaleProfile::Flue2, 0.002, now_ms)
+        .with_whale_entries(3_000)
+        .expect("a whale in range");
+    write_scale(&db, &opts).expect("the flue2 profile writes");
+    db
+}
