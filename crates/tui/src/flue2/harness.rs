@@ -45,7 +45,9 @@ impl Flue2Harness {
         let side = std::sync::Arc::new(std::sync::Mutex::new(Vec::new()));
         let sent = side.clone();
         worker.set_notify(std::sync::Arc::new(move |r| {
-            sent.lock().expect("the harness's side channel").push(r);
+            sent.lock()
+                .expect("the harness's side channel")
+                .push(Flue2Response::Screen(r));
         }));
         let cfg = Flue2Config {
             display_name: o.display_name,

@@ -28,6 +28,7 @@ pub mod run;
 mod screens;
 mod screens_app;
 pub mod screens_messages;
+pub mod screens_search;
 pub mod screens_worker;
 mod undo;
 pub mod worker;

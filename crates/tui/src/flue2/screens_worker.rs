@@ -5,21 +5,15 @@
 
 use serde_json::{json, Value};
 use turnscope_core::journal::search::Needle;
-use turnscope_engine::flue2_find::{find_streams, search_text};
+use turnscope_engine::flue2_find::find_streams;
 use turnscope_engine::flue2_incidents::incidents;
 use turnscope_store::{AuditInfo, AuditQuery, UndoTarget};
 
-use std::cell::RefCell;
-use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::Arc;
-use std::time::{Duration, Instant};
-
-use super::screens_messages::{HealthCell, ScreenRequest, ScreenResponse, TextState};
-use super::worker::Flue2Response;
+use super::screens_messages::{HealthCell, ScreenRequest, ScreenResponse};
+use super::screens_search::Search;
 use super::worker::Flue2Worker;
 use crate::worker_error::WorkerError;
 use turnscope_engine::flue2_health::{stream_health, RowIndex};
-use turnscope_store::{is_flue2_export, Flue2SqliteReader};
 
 /// The minimum length of a text search, as beta.7's sessions screen.
 pub const MIN_TEXT: usize = 3;
@@ -147,29 +141,14 @@ impl Flue2Worker {
         if q.chars().count() < MIN_TEXT {
             return false;
         }
-        let path = self.reader().path().to_path_buf();
-        let cancel = Arc::new(AtomicBool::new(false));
-        let stop = cancel.clone();
-        let query = query.to_string();
-        let thread = std::thread::Builder::new()
-            .name("turnscope-search".into())
-            .spawn(move || search(&path, &query, &needle, &stop, &*notify));
-        match thread {
-            Ok(handle) => {
-                self.search = Some(Search {
-                    cancel,
-                    handle: Some(handle),
-                });
-                true
-            }
-            Err(_) => false,
-        }
+        self.search = Search::start(self.reader().path(), query, needle, notify);
+        self.search.is_some()
     }
 
     /// Wait for the text search to end (the test harness: answers in a known order).
     pub fn wait_search(&mut self) {
-        if let Some(h) = self.search.as_mut().and_then(|s| s.handle.take()) {
-            let _ = h.join();
+        if let Some(s) = self.search.as_mut() {
+            s.wait();
         }
     }
 
@@ -251,92 +230,5 @@ impl Flue2Worker {
             )),
             Err(e) => Err(e.to_string()),
         }
-    }
-}
-
-/// A text search running: dropped (another query, esc, the screen closed, the worker ended), it
-/// is told to stop between two instances and its last message says so.
-pub struct Search {
-    cancel: Arc<AtomicBool>,
-    handle: Option<std::thread::JoinHandle<()>>,
-}
-
-impl Drop for Search {
-    fn drop(&mut self) {
-        self.cancel.store(true, Ordering::Relaxed);
-    }
-}
-
-/// How often a running search reports (its matches so far and its progress).
-const EVERY: Duration = Duration::from_millis(100);
-
-/// `sessions QUERY --text QUERY`'s text search, on a connection of its own to the journal at
-/// `path`, each message carrying the matches found since the last.
-fn search(
-    path: &std::path::Path,
-    query: &str,
-    needle: &Needle,
-    cancel: &AtomicBool,
-    notify: &dyn Fn(Flue2Response),
-) {
-    let send = |found: Vec<Value>, searched: usize, total: usize, state: TextState| {
-        notify(Flue2Response::Screen(ScreenResponse::SessionsText {
-            query: query.to_string(),
-            found,
-            searched,
-            total,
-            state,
-        }))
-    };
-    let reader = if is_flue2_export(path) {
-        Flue2SqliteReader::open_export(path)
-    } else {
-        Flue2SqliteReader::open(path)
-    };
-    let reader = match reader {
-        Ok(r) => r,
-        Err(e) => {
-            return send(
-                Vec::new(),
-                0,
-                0,
-                TextState::Failed(WorkerError::from(e).line()),
-            )
-        }
-    };
-    let found = RefCell::new(Vec::new());
-    let mut last = Instant::now();
-    let result = search_text(
-        &reader,
-        needle,
-        &mut |m| {
-            found.borrow_mut().push(m.json());
-            true
-        },
-        &mut |s| {
-            if last.elapsed() >= EVERY {
-                last = Instant::now();
-                send(found.take(), s.streams, s.streams_total, TextState::Running);
-            }
-        },
-        cancel,
-    );
-    match result {
-        Ok(s) => send(
-            found.take(),
-            s.streams,
-            s.streams_total,
-            if s.cancelled {
-                TextState::Stopped
-            } else {
-                TextState::Done
-            },
-        ),
-        Err(e) => send(
-            found.take(),
-            0,
-            0,
-            TextState::Failed(WorkerError::from(e).line()),
-        ),
     }
 }

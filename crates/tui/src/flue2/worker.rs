@@ -112,12 +112,11 @@ pub struct Flue2Worker {
     awaiting: HashMap<String, super::acted::Awaited>,
     /// The sessions screen's text search, on its own thread and connection
     /// (`screens_worker.rs`), and where its answers go.
-    pub(super) search: Option<super::screens_worker::Search>,
+    pub(super) search: Option<super::screens_search::Search>,
     pub(super) notify: Option<Notify>,
 }
 
-/// Where a thread of the worker's sends what it finds (the app's event channel).
-pub type Notify = std::sync::Arc<dyn Fn(Flue2Response) + Send + Sync>;
+pub use super::screens_search::Notify;
 
 impl Flue2Worker {
     pub fn new(reader: Flue2SqliteReader, options: Flue2Options) -> Flue2Worker {
@@ -401,7 +400,7 @@ pub fn spawn<E: Send + 'static>(
     let (tx, rx): (Sender<Flue2Request>, Receiver<Flue2Request>) = std::sync::mpsc::channel();
     let side = events.clone();
     worker.set_notify(std::sync::Arc::new(move |r| {
-        let _ = side.send(wrap(r));
+        let _ = side.send(wrap(Flue2Response::Screen(r)));
     }));
     let handle = std::thread::Builder::new()
         .name("turnscope-db".into())
