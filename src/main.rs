@@ -4,8 +4,11 @@ use std::process::ExitCode;
 
 use turnscope::cli::{self, Cli};
 
+#[global_allocator]
+static ALLOCATOR: turnscope_store::memory::Allocator = turnscope_store::memory::Allocator {};
+
 fn main() -> ExitCode {
-    turnscope_store::memory::limit_allocator_arenas();
+    turnscope_store::memory::configure_allocator();
     install_panic_report();
     let cli = match Cli::try_parse_args() {
         Ok(c) => c,

@@ -62,7 +62,6 @@ enum ProfileArg {
 }
 
 fn main() -> ExitCode {
-    turnscope_store::memory::limit_allocator_arenas();
     let args = Args::parse();
     match run(&args) {
         Ok(()) => ExitCode::SUCCESS,

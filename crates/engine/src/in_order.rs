@@ -28,10 +28,6 @@ pub type Work<'a, T, E> = dyn FnMut(usize) -> Result<T, E> + Send + 'a;
 struct Helper<'h, 'w, T, E> {
     work: &'h mut Work<'w, T, E>,
     results: mpsc::Sender<Result<T, E>>,
-    /// Results it made, handed back once visited, to be freed on the helper's thread: freed on
-    /// this one, each free locks the helper's malloc arena while the helper allocates in it
-    /// (glibc), and the two threads took the lock in turn (1.4x the CPU of one thread).
-    returned: mpsc::Receiver<T>,
 }
 
 /// Compute `work(i)` for every `i` in `0..n` and hand each result to `visit` in index order,
@@ -40,9 +36,9 @@ struct Helper<'h, 'w, T, E> {
 /// index not yet claimed, so the faster one does more; `visit` runs on this thread only.
 ///
 /// The helper stops rather than waits when it is `AHEAD` results ahead, and is started again
-/// when this thread has caught up. A thread left waiting while this one inspects a whale made
-/// glibc give the threads the whale's read spawns one malloc arena with this thread (3,300 lock
-/// waits instead of 40; the whale's read 1.3x slower).
+/// when this thread has caught up, so what is held stays bounded while this thread inspects a
+/// whale. (Stopping rather than waiting was chosen under glibc's allocator, where a waiting
+/// thread kept its malloc arena from the whale's read threads; under mimalloc either does.)
 pub fn in_order<T: Send, E: Send>(
     n: usize,
     work: &mut dyn FnMut(usize) -> Result<T, E>,
@@ -61,25 +57,18 @@ pub fn in_order<T: Send, E: Send>(
     let visited = AtomicUsize::new(0);
     std::thread::scope(|s| {
         let (tx, rx) = mpsc::channel::<Result<T, E>>();
-        let (back, returned) = mpsc::channel::<T>();
         let (next, visited) = (&next, &visited);
         let mut idle = Some(Helper {
             work: helper,
             results: tx,
-            returned,
         });
         let mut running = None;
         // Each result handed on is counted in `visited` first: the helper reads it to know
         // how far ahead it is, and this thread to know which results are due.
-        let mut hand_on = |result: Result<T, E>, back: Option<&mpsc::Sender<T>>| {
+        let mut hand_on = |result: Result<T, E>| {
             let value = result?;
             visited.fetch_add(1, Ordering::AcqRel);
-            let flow = visit(&value);
-            if let Some(back) = back {
-                // When the helper has stopped for good, the result is freed here.
-                let _ = back.send(value);
-            }
-            Ok(flow)
+            Ok(visit(&value))
         };
         let outcome = (|| {
             loop {
@@ -103,21 +92,20 @@ pub fn in_order<T: Send, E: Send>(
                     let Ok(result) = rx.recv() else {
                         return Ok(());
                     };
-                    if hand_on(result, Some(&back))? == Flow::Stop {
+                    if hand_on(result)? == Flow::Stop {
                         return Ok(());
                     }
                 }
                 let Some(result) = own else {
                     return Ok(());
                 };
-                if hand_on(result, None)? == Flow::Stop {
+                if hand_on(result)? == Flow::Stop {
                     return Ok(());
                 }
             }
         })();
         // No more claims; a helper still running stops at its next claim.
         next.store(n, Ordering::Release);
-        drop(back);
         outcome
     })
 }
@@ -147,7 +135,6 @@ fn run_helper<'h, 'w, T, E>(
     visited: &AtomicUsize,
 ) -> Option<Helper<'h, 'w, T, E>> {
     loop {
-        while h.returned.try_recv().is_ok() {}
         let i = next.load(Ordering::Acquire);
         if i >= n || i >= visited.load(Ordering::Acquire) + AHEAD {
             return Some(h);

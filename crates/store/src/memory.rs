@@ -1,39 +1,86 @@
-//! The process's use of glibc's allocator: fewer arenas, and freed pages given back after a big
-//! read. Called by the binary first thing and by the bench's children, so both measure the same.
-//! mimalloc in place of these was measured and not kept: the same speed for up to 1.7× the peak
-//! memory (docs/architecture.md, "Why not another allocator").
+//! The process's allocator: mimalloc, configured to give freed memory back soon. The binary
+//! and the bench's children declare it ([`Allocator`]) and call [`configure_allocator`] first
+//! thing, so both measure the same.
+//!
+//! Why mimalloc: the 2.x read path reads a stream on one thread, parses it on the pool and
+//! applies it on another, so records are made on one thread and dropped on another. glibc's
+//! arenas (capped at two before, for the resident peak) then contended on their locks: a whale's
+//! `show --json` spent about a tenth of its CPU waiting on them and a quarter in malloc and free
+//! (`perf record`). Why these options: with its defaults mimalloc kept freed pages for a second,
+//! huge pages and two full pages per size class and thread, for up to 1.7× glibc's peak
+//! (docs/architecture.md, "The allocator", has the figures of both).
 
-/// Caps glibc's malloc arenas at two for the whole process. glibc gives each thread that
-/// allocates its own arena (up to eight per core), and pages freed in one are not reused by
-/// another: the read path's parse threads and the TUI's worker each grow one. Measured with the
-/// scale bench's children (`ru_maxrss`, same build, `MALLOC_ARENA_MAX=2` against none): on the
-/// runtime profile the whale open goes from 143 to 125 MB and the refresh from 152 to 127 MB;
-/// on the session profile the whale open goes from 124 to 135 MB. One arena would remove the
-/// rest of that effect (see `release_freed_memory`) but costs the parse threads their
-/// parallelism: the 240,000-entry whale open took 12–13 % longer on both profiles
-/// (`farm-bench -n 8`, the bench's `whale_open` child). The binary calls this first thing, and
-/// the bench's children do too, so they measure what the binary does. Elsewhere (not glibc) it
-/// does nothing.
-pub fn limit_allocator_arenas() {
-    #[cfg(all(target_os = "linux", target_env = "gnu"))]
-    // SAFETY: mallopt only sets an allocator parameter; called before any other thread starts.
+/// The global allocator the binary and the bench's children declare.
+pub type Allocator = mimalloc::MiMalloc;
+
+/// Indices in mimalloc v3's `mi_option_t` (the sys crate names no constant for these).
+const MI_OPTION_PURGE_DELAY: libmimalloc_sys::mi_option_t = 15;
+const MI_OPTION_PAGE_FULL_RETAIN: libmimalloc_sys::mi_option_t = 36;
+const MI_OPTION_ALLOW_THP: libmimalloc_sys::mi_option_t = 43;
+
+/// The options set, each with its value: freed pages purged after 2 ms (default 1 s; 0 cost the
+/// 2.x TUI's open 8 %, 10 put the 240,000-entry whale open at 148 MB), no empty page kept per
+/// size class and thread (default 2), no transparent huge pages (a 2 MiB page stays resident
+/// while one of its objects lives).
+const OPTIONS: [(libmimalloc_sys::mi_option_t, std::ffi::c_long); 3] = [
+    (MI_OPTION_PURGE_DELAY, 2),
+    (MI_OPTION_PAGE_FULL_RETAIN, 0),
+    (MI_OPTION_ALLOW_THP, 0),
+];
+
+/// Sets the allocator's options; called first thing, before any other thread starts.
+pub fn configure_allocator() {
+    for (option, value) in OPTIONS {
+        // SAFETY: mi_option_set only stores an option's value, read by mimalloc when it acts.
+        unsafe { libmimalloc_sys::mi_option_set(option, value) };
+    }
+    // mimalloc turns huge pages off for the process itself only when `MIMALLOC_ALLOW_THP=0` is
+    // in the environment at its start, which is before `main`.
+    #[cfg(target_os = "linux")]
+    // SAFETY: prctl(PR_SET_THP_DISABLE) only sets a flag of this process.
     unsafe {
-        libc::mallopt(libc::M_ARENA_MAX, 2);
+        libc::prctl(libc::PR_SET_THP_DISABLE, 1, 0, 0, 0);
     }
 }
 
-/// Gives the pages of freed memory back to the system (glibc's `malloc_trim`), after a read of
-/// a big session was dropped. Freed pages stay resident in the arena of the thread that freed
-/// them; when the next big read's threads allocate from the other arena, both are resident. The
-/// TUI's list verdicts read the whale's path and drop it, then opening the whale reads it again:
-/// its resident peak was 131–148 MiB run to run at 240,000 entries (set by which arena each
-/// parse thread was given), 129–134 MiB with this after the verdict, in the same time
-/// (`farm-bench -n 8`, the bench's `whale_open` child, 0.996×). Elsewhere (not glibc) it does
-/// nothing.
+/// Gives the pages of freed memory back to the system now, after a read of a big session was
+/// dropped: the TUI's list verdicts read the whale's path and drop it, then opening the whale
+/// reads it again, and the two must not be resident together.
 pub fn release_freed_memory() {
-    #[cfg(all(target_os = "linux", target_env = "gnu"))]
-    // SAFETY: malloc_trim only returns free pages to the system; any thread may call it.
-    unsafe {
-        libc::malloc_trim(0);
+    // SAFETY: mi_collect only frees and purges memory no longer in use; any thread may call it.
+    unsafe { libmimalloc_sys::mi_collect(true) };
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Each index names the option meant: before it is set, the option there has that option's
+    /// default in v3's `options.c` (1000 ms, 2 pages, 1), unless the environment set it (mimalloc
+    /// reads it at process start, so a test cannot); afterwards it has the value set.
+    #[test]
+    fn each_option_index_is_the_option_meant() {
+        let defaults = [
+            (MI_OPTION_PURGE_DELAY, "MIMALLOC_PURGE_DELAY", 1000),
+            (MI_OPTION_PAGE_FULL_RETAIN, "MIMALLOC_PAGE_FULL_RETAIN", 2),
+            (MI_OPTION_ALLOW_THP, "MIMALLOC_ALLOW_THP", 1),
+        ];
+        // SAFETY: reading an option's value.
+        let before: Vec<_> = defaults
+            .iter()
+            .map(|(o, _, _)| unsafe { libmimalloc_sys::mi_option_get(*o) })
+            .collect();
+        configure_allocator();
+        for ((option, var, default), before) in defaults.iter().zip(before) {
+            let expected = std::env::var(var).map_or(*default, |v| v.parse().expect("a number"));
+            assert_eq!(before, expected, "{var}");
+            let value = OPTIONS.iter().find(|(o, _)| o == option).expect("set").1;
+            // SAFETY: reading an option's value.
+            assert_eq!(
+                unsafe { libmimalloc_sys::mi_option_get(*option) },
+                value,
+                "{var}"
+            );
+        }
     }
 }

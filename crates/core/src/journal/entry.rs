@@ -787,8 +787,8 @@ mod tests {
     /// A whale keeps 288,000 entries at once: every byte here is 288 kB of resident memory. These
     /// are budgets (the sizes on x86-64 today), so a field that grows them is a decision. The
     /// message lives in an `Arc` (16 bytes of counts before it): 104 bytes make a 120-byte
-    /// allocation, the most glibc's 128-byte chunk holds (the 120 bytes before the form enum
-    /// and the boxed role took a 144-byte chunk).
+    /// allocation, the most a 128-byte block holds (glibc's chunk, mimalloc's size class; the
+    /// 120 bytes before the form enum and the boxed role took a 144-byte one).
     #[test]
     fn entry_and_message_sizes_stay_within_their_budget() {
         let sizes = (
