@@ -19,7 +19,7 @@ use turnscope_engine::flue2::{
 use turnscope_engine::flue2_cost::{
     attempt_line, attempts_json, cost_json, cost_of, cost_text, AttemptsAndMemos,
 };
-use turnscope_engine::flue2_memos::{add_step_memos, memos_of, StepMemo};
+use turnscope_engine::flue2_memos::{memos_of, StepMemo};
 use turnscope_store::{is_flue2_export, DbTarget, Flue2SqliteReader, JournalFormat, SqliteStore};
 
 /// The release `--flue-version` defaults to.
@@ -252,10 +252,10 @@ fn one(
                 &ShowView {
                     inspected: &i,
                     batches,
+                    memos: &memos,
                 },
                 now,
             );
-            add_step_memos(&mut doc, &memos);
             if let Value::Object(m) = &mut doc {
                 m.insert(
                     "cost".into(),
@@ -582,7 +582,7 @@ fn write_conversation(
             if o.is_error { " error" } else { "" }
         )?;
     }
-    let batch = trailing_batch_json(i);
+    let batch = trailing_batch_json(i, None);
     if !batch.is_null() {
         let calls: Vec<String> = batch["toolCalls"]
             .as_array()

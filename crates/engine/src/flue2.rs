@@ -621,6 +621,8 @@ impl CallOutcome {
 pub struct ShowView<'a> {
     pub inspected: &'a Inspected<'a>,
     pub batches: usize,
+    /// The stream's step memos, each shown under its tool call (`steps`).
+    pub memos: &'a [crate::flue2_memos::StepMemo],
 }
 
 /// The outcome of call `call_id` of assistant `assistant_id`: the committed result on the path,
@@ -726,10 +728,11 @@ pub fn show_json(
     let i = view.inspected;
     let after = following(i.conversation, &i.row.input_entry_id());
     let outcomes = i.conversation.map(|conv| Outcomes::new(conv, &after));
+    let steps = StepsByCall::new(view.memos);
     let mut o = show_fields(options, format_version, view, now_ms);
     // A whale's 100,000 entries: built on every core (each entry's document is its own), in
     // order.
-    let one = |e: &&turnscope_core::flue2::Entry| following_json(i, outcomes.as_ref(), e);
+    let one = |e: &&turnscope_core::flue2::Entry| following_json(i, outcomes.as_ref(), &steps, e);
     let following: Vec<Value> = if after.len() < 1024 {
         after.iter().map(one).collect()
     } else {
@@ -737,13 +740,60 @@ pub fn show_json(
         after.par_iter().with_min_len(512).map(one).collect()
     };
     o.insert("following".into(), Value::Array(following));
+    // How many of the stream's memos belong to the calls shown (after the input, and the
+    // trailing batch's).
+    let mut shown: std::collections::HashSet<&str> = std::collections::HashSet::new();
+    let mut count_call = |call_id: &str| {
+        for m in steps.of(call_id) {
+            shown.insert(&m.record_id);
+        }
+    };
+    for e in &after {
+        if let EntryBody::Assistant { tool_calls, .. } = &e.body {
+            tool_calls.iter().for_each(|c| count_call(&c.id));
+        }
+    }
+    if let Some(b) = i
+        .verdict
+        .as_ref()
+        .ok()
+        .and_then(|c| c.trailing_partial_batch.as_ref())
+    {
+        b.tool_calls.iter().for_each(|c| count_call(&c.id));
+    }
+    o.insert("stepMemos".into(), json!(shown.len()));
     Value::Object(o)
+}
+
+/// Step memos by the tool call they belong to, each call's in the stream's order.
+pub struct StepsByCall<'m>(
+    std::collections::HashMap<&'m str, Vec<&'m crate::flue2_memos::StepMemo>>,
+);
+
+impl<'m> StepsByCall<'m> {
+    pub fn new(memos: &'m [crate::flue2_memos::StepMemo]) -> StepsByCall<'m> {
+        let mut by_call: std::collections::HashMap<&str, Vec<_>> = std::collections::HashMap::new();
+        for m in memos {
+            by_call.entry(m.tool_call_id.as_str()).or_default().push(m);
+        }
+        StepsByCall(by_call)
+    }
+
+    pub fn of(&self, call_id: &str) -> &[&'m crate::flue2_memos::StepMemo] {
+        self.0.get(call_id).map_or(&[], Vec::as_slice)
+    }
+
+    /// A call's `steps` in the show document.
+    fn json(&self, call_id: &str) -> Value {
+        Value::Array(self.of(call_id).iter().map(|m| m.json()).collect())
+    }
 }
 
 /// One entry of `following` in the show document.
 fn following_json(
     i: &Inspected<'_>,
     outcomes: Option<&Outcomes<'_>>,
+    steps: &StepsByCall<'_>,
     e: &turnscope_core::flue2::Entry,
 ) -> Value {
     let mut v = json!({ "id": e.id, "submissionId": e.submission_id });
@@ -781,7 +831,7 @@ fn following_json(
                     let outcome = outcomes
                         .as_ref()
                         .map_or(CallOutcome::None, |o| o.of(&e.id, &c.id));
-                    json!({ "id": c.id, "name": c.name, "outcome": outcome.to_json() })
+                    json!({ "id": c.id, "name": c.name, "outcome": outcome.to_json(), "steps": steps.json(&c.id) })
                 })
                 .collect();
             m.insert("toolCalls".into(), json!(calls));
@@ -864,13 +914,17 @@ fn show_fields(
     );
     o.insert("inProgress".into(), json!(in_progress));
     o.insert("uncommittedToolOutcomes".into(), json!(uncommitted));
-    o.insert("trailingBatch".into(), trailing_batch_json(i));
+    o.insert(
+        "trailingBatch".into(),
+        trailing_batch_json(i, Some(&StepsByCall::new(view.memos))),
+    );
     o
 }
 
 /// The trailing partial tool batch the classifier found (the batch a resume would complete),
-/// each call with where its outcome is; `null` without one.
-pub fn trailing_batch_json(i: &Inspected<'_>) -> Value {
+/// each call with where its outcome is, and its `steps` where `steps` is given (`show`); `null`
+/// without one.
+pub fn trailing_batch_json(i: &Inspected<'_>, steps: Option<&StepsByCall<'_>>) -> Value {
     let Ok(c) = &i.verdict else {
         return Value::Null;
     };
@@ -886,7 +940,11 @@ pub fn trailing_batch_json(i: &Inspected<'_>) -> Value {
             let outcome = i.conversation.map_or(CallOutcome::None, |conv| {
                 call_outcome(conv, &after, &b.entry_id, &call.id)
             });
-            json!({ "id": call.id, "name": call.name, "hasResult": call.has_result, "outcome": outcome.to_json() })
+            let mut v = json!({ "id": call.id, "name": call.name, "hasResult": call.has_result, "outcome": outcome.to_json() });
+            if let (Some(steps), Some(o)) = (steps, v.as_object_mut()) {
+                o.insert("steps".into(), steps.json(&call.id));
+            }
+            v
         }).collect::<Vec<_>>(),
         "resultEntryIds": b.result_entry_ids,
         "trailingAbortedId": b.trailing_aborted_id,

@@ -10,7 +10,7 @@ use serde_json::{json, Map, Value};
 use turnscope_store::{Flue2SqliteReader, StoreError};
 
 use crate::flue2::{show_json, Flue2Options, ShowView, Streams};
-use crate::flue2_memos::{add_step_memos, step_memos};
+use crate::flue2_memos::step_memos;
 
 /// The schema of `diff --json` on 2.x.
 pub const FLUE2_DIFF_SCHEMA: &str = "turnscope.flue2.diff/1";
@@ -39,17 +39,16 @@ pub fn show_doc(
         .as_deref()
         .and_then(|p| streams.get(p))
         .map_or(0, |f| f.batches);
-    let mut doc = show_json(
+    Ok(show_json(
         opts,
         reader.format_version(),
         &ShowView {
             inspected: &i,
             batches,
+            memos: &memos,
         },
         now,
-    );
-    add_step_memos(&mut doc, &memos);
-    Ok(doc)
+    ))
 }
 
 /// One difference: where (`submission.status`, `label`, `plan`, `following`, …) and the two

@@ -109,39 +109,3 @@ pub fn memos_of<'m>(memos: &'m [StepMemo], tool_call_id: &str) -> Vec<&'m StepMe
         .filter(|m| m.tool_call_id == tool_call_id)
         .collect()
 }
-
-/// `show --json`'s document with each tool call's memos (`steps`, in the conversation after the
-/// input and in the trailing batch), and `stepMemos`: how many of the stream's memos belong to
-/// those calls.
-pub fn add_step_memos(doc: &mut Value, memos: &[StepMemo]) {
-    let mut shown = std::collections::BTreeSet::new();
-    let mut put = |call: &mut Value| {
-        let id = call["id"].as_str().unwrap_or("").to_string();
-        let steps: Vec<Value> = memos_of(memos, &id)
-            .into_iter()
-            .map(|m| {
-                shown.insert(m.record_id.clone());
-                m.json()
-            })
-            .collect();
-        if let Some(o) = call.as_object_mut() {
-            o.insert("steps".into(), Value::Array(steps));
-        }
-    };
-    if let Some(entries) = doc["following"].as_array_mut() {
-        for e in entries {
-            if let Some(calls) = e.get_mut("toolCalls").and_then(Value::as_array_mut) {
-                calls.iter_mut().for_each(&mut put);
-            }
-        }
-    }
-    if let Some(calls) = doc["trailingBatch"]
-        .get_mut("toolCalls")
-        .and_then(Value::as_array_mut)
-    {
-        calls.iter_mut().for_each(&mut put);
-    }
-    if let Some(o) = doc.as_object_mut() {
-        o.insert("stepMemos".into(), json!(shown.len()));
-    }
-}

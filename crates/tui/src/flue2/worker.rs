@@ -375,11 +375,11 @@ impl Flue2Worker {
             &ShowView {
                 inspected: &i,
                 batches,
+                memos,
             },
             now_ms,
         );
-        // As `show --json` adds them: the step memos, the cost, and the attempts.
-        turnscope_engine::flue2_memos::add_step_memos(&mut doc, memos);
+        // As `show --json` adds them: the cost, and the attempts.
         if let Some(m) = doc.as_object_mut() {
             m.insert(
                 "cost".into(),
