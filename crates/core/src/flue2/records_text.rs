@@ -187,7 +187,9 @@ impl<'de> Visitor<'de> for FieldsVisitor {
         let mut fields = ReadFields(Vec::with_capacity(16), true);
         let mut object = ObjectDigest::new();
         let mut skipped: Vec<Cow<'de, str>> = Vec::new();
-        let mut record_type: Option<String> = None;
+        // What the record's type (once read) decides: whether `content` is kept, whether every
+        // field is.
+        let mut user_message = false;
         let mut whole = false;
         while let Some(k) = map.next_key_seed(KeySeed)? {
             if fields.get(&k).is_some() || skipped.contains(&k) {
@@ -195,15 +197,13 @@ impl<'de> Visitor<'de> for FieldsVisitor {
             }
             // `content` is a user message's text but a tool outcome's output: kept only where
             // the record's type (already read: the runtime writes it first) is not a tool's.
-            let keep = whole
-                || (is_read_field(&k)
-                    && !(k == "content" && record_type.as_deref() != Some("user_message")));
+            let keep = whole || (is_read_field(&k) && !(k == "content" && !user_message));
             if keep {
                 let v: Value = map.next_value()?;
                 object.add_value(&k, &v);
                 if k == "type" {
-                    record_type = v.as_str().map(str::to_string);
-                    whole = WHOLE.contains(&record_type.as_deref().unwrap_or_default());
+                    user_message = v.as_str() == Some("user_message");
+                    whole = WHOLE.contains(&v.as_str().unwrap_or_default());
                     if whole && !skipped.is_empty() {
                         // A field before `type` was only digested: read the record as a tree.
                         return Err(serde::de::Error::custom("a whole record's field skipped"));
@@ -215,8 +215,7 @@ impl<'de> Visitor<'de> for FieldsVisitor {
                 skipped.push(k);
             }
         }
-        if record_type.as_deref() == Some("user_message") && skipped.iter().any(|k| k == "content")
-        {
+        if user_message && skipped.iter().any(|k| k == "content") {
             // `content` came before `type`: read the record as a tree.
             return Err(serde::de::Error::custom("content before type"));
         }
