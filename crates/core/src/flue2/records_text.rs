@@ -197,7 +197,7 @@ impl<'de> Visitor<'de> for FieldsVisitor {
             }
             // `content` is a user message's text but a tool outcome's output: kept only where
             // the record's type (already read: the runtime writes it first) is not a tool's.
-            let keep = whole || (is_read_field(&k) && !(k == "content" && !user_message));
+            let keep = whole || (is_read_field(&k) && (k != "content" || user_message));
             if keep {
                 let v: Value = map.next_value()?;
                 object.add_value(&k, &v);

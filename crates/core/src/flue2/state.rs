@@ -132,41 +132,35 @@ impl Conversation {
         // A chain longer than the entries has a cycle: only then is the walk done again with
         // the set of ids seen, which names the entry the runtime's error names. Without the
         // set, a whale's walk takes half the time, and it is walked several times per `show`.
-        let mut path = Vec::new();
-        let mut current = self
-            .active_leaf_id
-            .as_deref()
-            .and_then(|id| self.entries.get(id));
-        while let Some(entry) = current {
-            if path.len() == self.entries.len() {
-                return self.active_path_with_cycle_check();
-            }
-            path.push(entry);
-            current = match &entry.parent_id {
-                Parent::Id(p) => self.entries.get(p),
-                _ => None,
-            };
-        }
-        path.reverse();
-        Ok(path)
+        self.walk_active_path(None)
+            .or_else(|()| self.walk_active_path(Some(foldhash::HashSet::default())))
+            .unwrap_or_else(|()| unreachable!("a walk with the set of seen ids ends"))
     }
 
-    /// [`Conversation::active_path`], each id checked against those seen: a cycle is an error
-    /// naming its first repeated entry, as `getActiveConversationPath`'s is.
-    fn active_path_with_cycle_check(&self) -> Result<Vec<&Entry>, FoldError> {
+    /// The chain from the active leaf, oldest first. With `seen`, each id is checked against
+    /// those seen (a cycle is the runtime's error, naming its first repeated entry); without,
+    /// `Err(())` once the chain is longer than the entries.
+    fn walk_active_path<'a>(
+        &'a self,
+        mut seen: Option<foldhash::HashSet<&'a str>>,
+    ) -> Result<Result<Vec<&'a Entry>, FoldError>, ()> {
         let mut path = Vec::new();
-        let mut seen = foldhash::HashSet::default();
         let mut current = self
             .active_leaf_id
             .as_deref()
             .and_then(|id| self.entries.get(id));
         while let Some(entry) = current {
-            if !seen.insert(entry.id.as_str()) {
-                return Err(FoldError {
+            let repeated = match &mut seen {
+                None if path.len() == self.entries.len() => return Err(()),
+                None => false,
+                Some(seen) => !seen.insert(entry.id.as_str()),
+            };
+            if repeated {
+                return Ok(Err(FoldError {
                     record_id: entry.id.clone(),
                     record_type: "message".into(),
                     reason: format!("Conversation graph contains a cycle at \"{}\".", entry.id),
-                });
+                }));
             }
             path.push(entry);
             current = match &entry.parent_id {
@@ -175,7 +169,7 @@ impl Conversation {
             };
         }
         path.reverse();
-        Ok(path)
+        Ok(Ok(path))
     }
 
     pub(super) fn has_uncommitted_tool_batch_at_leaf(&self) -> bool {
@@ -263,7 +257,10 @@ mod tests {
             ),
             conversation(&[("a", Some("a"))], "a"),
         ] {
-            let checked = c.active_path_with_cycle_check().map(|p| p.len());
+            let checked = c
+                .walk_active_path(Some(Default::default()))
+                .unwrap()
+                .map(|p| p.len());
             let err = ids(&c).unwrap_err();
             assert_eq!(Err(err.clone()), checked, "{c:?}");
             assert!(err.reason.contains("cycle"), "{err:?}");
