@@ -454,7 +454,7 @@ fn write_conversation(
         )?;
         return Ok(());
     };
-    if !conv.entries.contains_key(&input) {
+    if !conv.has_entry(&input) {
         writeln!(
             out,
             "conversation: the input entry {} is not there",

@@ -58,7 +58,7 @@ fn every_fixture_classifies_as_the_runtime_classified_it() {
             assert_eq!(want["inputEntryId"], json!(input), "{name} {id}");
             assert_eq!(
                 want["inputEntryFound"],
-                json!(conversation.is_some_and(|c| c.entries.contains_key(&input))),
+                json!(conversation.is_some_and(|c| c.has_entry(&input))),
                 "{name} {id}"
             );
             let got =

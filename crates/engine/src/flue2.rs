@@ -575,7 +575,7 @@ pub fn classify_json(
         "inputEntryFound".into(),
         json!(i
             .conversation
-            .is_some_and(|c| c.entries.contains_key(&i.row.input_entry_id()))),
+            .is_some_and(|c| c.has_entry(&i.row.input_entry_id()))),
     );
     if let Value::Object(v) = verdict_json(&i.verdict) {
         o.extend(v);

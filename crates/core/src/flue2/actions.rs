@@ -489,8 +489,7 @@ fn settlement_conversation<'a>(input: &ActionInput<'a>) -> Option<&'a Conversati
         .conversations
         .iter()
         .find(|c| {
-            c.entries
-                .values()
+            c.all_entries()
                 .any(|e| e.submission_id.as_deref() == Some(id))
         })
         .or_else(|| state.conversation_for_scope("default", "default"))

@@ -71,7 +71,7 @@ pub fn submission_cost(conv: &Conversation, owners: &[&str]) -> Flue2Cost {
         .map(|p| p.into_iter().map(std::ptr::from_ref).collect())
         .unwrap_or_default();
     let mut cost = Flue2Cost::default();
-    for e in conv.entries.values() {
+    for e in conv.all_entries() {
         if !owned(&e.submission_id) {
             continue;
         }

@@ -425,7 +425,7 @@ impl InstanceState {
                 if !message_id.starts_with("entry_") {
                     return Err("Graph entry ids must use the \"entry_\" prefix.".into());
                 }
-                if c.entries.contains_key(message_id) {
+                if c.has_entry(message_id) {
                     return Err(format!("Graph entry \"{message_id}\" already exists."));
                 }
                 assert_parent(c, &message.parent_id)?;
@@ -461,7 +461,7 @@ impl InstanceState {
                 let Some(Entry {
                     body: EntryBody::Assistant { tool_calls, .. },
                     ..
-                }) = c.entries.get(assistant_message_id)
+                }) = c.entry(assistant_message_id)
                 else {
                     return Err(format!(
                         "Tool outcome assistant \"{assistant_message_id}\" does not exist."
@@ -497,7 +497,7 @@ impl InstanceState {
                 parent_id,
                 outcome_ids,
             } => {
-                let calls = match c.entries.get(assistant_message_id) {
+                let calls = match c.entry(assistant_message_id) {
                     Some(
                         entry @ Entry {
                             body: EntryBody::Assistant { tool_calls, .. },
@@ -597,12 +597,12 @@ impl InstanceState {
                 first_kept_entry_id,
                 source_leaf_id,
             } => {
-                if !c.entries.contains_key(first_kept_entry_id) {
+                if !c.has_entry(first_kept_entry_id) {
                     return Err(format!(
                         "Compaction first-kept entry \"{first_kept_entry_id}\" does not exist."
                     ));
                 }
-                if !c.entries.contains_key(source_leaf_id) {
+                if !c.has_entry(source_leaf_id) {
                     return Err(format!(
                         "Compaction source leaf \"{source_leaf_id}\" does not exist."
                     ));
@@ -736,7 +736,7 @@ fn open_block<'a>(
 fn assert_parent(c: &Conversation, parent: &Parent) -> Result<(), String> {
     match parent {
         Parent::Null => Ok(()),
-        Parent::Id(id) if c.entries.contains_key(id) => Ok(()),
+        Parent::Id(id) if c.has_entry(id) => Ok(()),
         _ => Err(format!(
             "Parent entry \"{}\" does not exist in this conversation.",
             parent.js()
@@ -785,14 +785,14 @@ fn append_entry(c: &mut Conversation, record_type: &str, entry: Entry) -> Result
 /// The ids from the root to `leaf` (the runtime's `pathToLeaf`, which follows parents).
 fn path_to(c: &Conversation, leaf: &str) -> Vec<String> {
     let mut path = Vec::new();
-    let mut current = c.entries.get(leaf);
+    let mut current = c.entry(leaf);
     while let Some(entry) = current {
         if path.len() > c.entries.len() {
             break; // a cycle; the runtime would loop forever, we stop
         }
         path.push(entry.id.clone());
         current = match &entry.parent_id {
-            Parent::Id(p) => c.entries.get(p),
+            Parent::Id(p) => c.entry(p),
             _ => None,
         };
     }

@@ -165,7 +165,7 @@ fn over(
         .iter()
         .map(|e| {
             let written = match before {
-                Some(c) if c.entries.contains_key(&e.id) => None,
+                Some(c) if c.has_entry(&e.id) => None,
                 _ => Some(written_by(e, before)),
             };
             item(e, written)

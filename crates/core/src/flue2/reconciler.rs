@@ -279,8 +279,7 @@ impl FoldReads for Live<'_, '_> {
         let (row, instance) = (self.0.row, self.0.instance);
         let has_conversation = instance.is_some_and(|s| {
             s.conversations.iter().any(|c| {
-                c.entries
-                    .values()
+                c.all_entries()
                     .any(|e| e.submission_id.as_deref() == Some(row.submission_id.as_str()))
             }) || s.conversation_for_scope("default", "default").is_some()
         });
@@ -673,8 +672,7 @@ fn earlier_interrupted_tools(input: &ReconcileInput<'_>, conv: &Conversation) ->
                 encode_canonical_id(&call.id)
             );
             let result_error = conv
-                .entries
-                .get(&format!("entry_tool_result_{key}"))
+                .entry(&format!("entry_tool_result_{key}"))
                 .is_some_and(|r| matches!(r.body, EntryBody::ToolResult { is_error: true, .. }));
             let marker = input
                 .instance

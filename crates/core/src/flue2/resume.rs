@@ -270,7 +270,7 @@ fn repair_and_decide(
         }
     ) {
         let leaf = conv.active_leaf_id.clone().unwrap_or_default();
-        let partial = conv.entries.get(&leaf).filter(|e| {
+        let partial = conv.entry(&leaf).filter(|e| {
             e.submission_id.as_deref() == Some(row.submission_id.as_str())
                 && matches!(&e.body, EntryBody::Assistant { stop_reason, tool_calls, text, .. }
                     if stop_reason == "aborted" && tool_calls.is_empty()
@@ -318,7 +318,7 @@ fn repair_and_decide(
                 },
             );
         }
-        let entry = conv.entries.get(&batch.entry_id).cloned();
+        let entry = conv.entry(&batch.entry_id).cloned();
         let calls = entry.as_ref().map(calls_of).unwrap_or_default();
         let truncated = entry.as_ref().is_some_and(|e| {
             matches!(&e.body, EntryBody::Assistant { stop_reason, .. } if stop_reason == "length")
@@ -449,16 +449,16 @@ pub fn simulate_after_requeue(
 ) -> (Flue2Resume, Conversation) {
     let (mut actions, mut conv, reasoning_partial) = converge_first(row, conversation);
     let input_id = row.input_entry_id();
-    if !conv.entries.contains_key(&input_id) {
+    if !conv.has_entry(&input_id) {
         if let Some(w) = batch_at_leaf(&conv, None, c.variant) {
             if let Flue2Write::MarkerSettleBatch {
                 assistant_entry_id, ..
             } = &w
             {
                 let a = assistant_entry_id.clone();
-                let calls = conv.entries.get(&a).map(calls_of).unwrap_or_default();
+                let calls = conv.entry(&a).map(calls_of).unwrap_or_default();
                 let errors = outcome_errors(&conv, &a, &calls);
-                let owner = conv.entries.get(&a).and_then(|e| e.submission_id.clone());
+                let owner = conv.entry(&a).and_then(|e| e.submission_id.clone());
                 commit_batch(&mut conv, &a, &calls, owner, &errors);
             }
             actions.push(ResumeAction::SettleBatchBeforeInput { write: w });
@@ -538,9 +538,9 @@ pub fn simulate_terminal(
                 assistant_entry_id, ..
             } => {
                 let a = assistant_entry_id.clone();
-                let calls = conv.entries.get(&a).map(calls_of).unwrap_or_default();
+                let calls = conv.entry(&a).map(calls_of).unwrap_or_default();
                 let errors = outcome_errors(&conv, &a, &calls);
-                let owner = conv.entries.get(&a).and_then(|e| e.submission_id.clone());
+                let owner = conv.entry(&a).and_then(|e| e.submission_id.clone());
                 commit_batch(&mut conv, &a, &calls, owner, &errors);
             }
             Flue2Write::TerminalSignal {

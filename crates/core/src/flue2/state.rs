@@ -112,7 +112,9 @@ pub struct Conversation {
     pub harness: String,
     pub session: String,
     pub parent_conversation_id: Option<String>,
-    pub entries: foldhash::HashMap<String, Entry>,
+    /// Shared, not owned: a plan's resume simulation clones the conversation to write the
+    /// runtime's repairs into it, and a whale's 100,000 entries are then counted, not copied.
+    pub entries: foldhash::HashMap<std::sync::Arc<str>, std::sync::Arc<Entry>>,
     pub active_leaf_id: Option<String>,
     /// In the order they started.
     pub in_progress: Vec<InProgressMessage>,
@@ -126,6 +128,20 @@ pub struct Conversation {
 }
 
 impl Conversation {
+    /// The committed entry `id`.
+    pub fn entry(&self, id: &str) -> Option<&Entry> {
+        self.entries.get(id).map(|e| &**e)
+    }
+
+    pub fn has_entry(&self, id: &str) -> bool {
+        self.entries.contains_key(id)
+    }
+
+    /// Every committed entry, in no order.
+    pub fn all_entries(&self) -> impl Iterator<Item = &Entry> {
+        self.entries.values().map(|e| &**e)
+    }
+
     /// The runtime's `getActiveConversationPath`: the parent chain from the active leaf, oldest
     /// first.
     pub fn active_path(&self) -> Result<Vec<&Entry>, FoldError> {
@@ -145,10 +161,7 @@ impl Conversation {
         mut seen: Option<foldhash::HashSet<&'a str>>,
     ) -> Result<Result<Vec<&'a Entry>, FoldError>, ()> {
         let mut path = Vec::new();
-        let mut current = self
-            .active_leaf_id
-            .as_deref()
-            .and_then(|id| self.entries.get(id));
+        let mut current = self.active_leaf_id.as_deref().and_then(|id| self.entry(id));
         while let Some(entry) = current {
             let repeated = match &mut seen {
                 None if path.len() == self.entries.len() => return Err(()),
@@ -164,7 +177,7 @@ impl Conversation {
             }
             path.push(entry);
             current = match &entry.parent_id {
-                Parent::Id(p) => self.entries.get(p),
+                Parent::Id(p) => self.entry(p),
                 _ => None,
             };
         }
@@ -175,7 +188,7 @@ impl Conversation {
     pub(super) fn has_uncommitted_tool_batch_at_leaf(&self) -> bool {
         self.active_leaf_id
             .as_deref()
-            .and_then(|id| self.entries.get(id))
+            .and_then(|id| self.entry(id))
             .is_some_and(Entry::is_tool_batch_assistant)
     }
 
@@ -185,7 +198,10 @@ impl Conversation {
 
     pub(super) fn commit(&mut self, entry: Entry) {
         self.active_leaf_id = Some(entry.id.clone());
-        self.entries.insert(entry.id.clone(), entry);
+        self.entries.insert(
+            std::sync::Arc::from(entry.id.as_str()),
+            std::sync::Arc::new(entry),
+        );
     }
 }
 
@@ -205,7 +221,7 @@ mod tests {
                         signal_type: "x".into(),
                     },
                 };
-                (id.to_string(), entry)
+                (std::sync::Arc::from(*id), std::sync::Arc::new(entry))
             })
             .collect();
         Conversation {

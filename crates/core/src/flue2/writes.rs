@@ -214,7 +214,7 @@ pub(super) fn batch_at_leaf(
     if conv.active_leaf_id.as_deref() != Some(batch.entry_id.as_str()) {
         return None;
     }
-    let entry = conv.entries.get(&batch.entry_id)?;
+    let entry = conv.entry(&batch.entry_id)?;
     if owner.is_some() && entry.submission_id.as_deref() != owner {
         return None;
     }
