@@ -222,8 +222,9 @@ enum Tagged {
 /// Every batch of `chunk` read ([`read_batch`]), in order, on the applying thread: the records
 /// are then made and dropped by one thread. Parsed on the rayon pool instead, a journal's many
 /// small streams cost more than they gained (`list --expired` on the 2 GB journal: 1.63 s wall,
-/// 2.19 s CPU against 1.48 s and 2.01 s, `farm-bench -n 4`): records made on the pool's threads
-/// and freed on this one, and the pool woken for every chunk. Measured again under mimalloc,
+/// 2.19 s CPU against 1.48 s and 2.01 s, whole-process timing, 4 alternating runs): records
+/// made on the pool's threads and freed on this one, and the pool woken for every chunk.
+/// Measured again under mimalloc,
 /// where freeing on another thread is cheap: still 1.04× the wall time of `health --all` and
 /// 1.02× of `list --expired`.
 fn parse_tagged(chunk: Vec<Pending>) -> Vec<Tagged> {
