@@ -120,26 +120,11 @@ fn cli_export_is_the_tui_export_on_every_backend() {
         }
         // Opened again with --db: `show --json` says what it says on the backend it came from.
         let show = |db: &str| -> Value {
-            let o = turnscope_command()
-                .env_remove("TURNSCOPE_DB")
-                .env("TURNSCOPE_NOW_MS", now.to_string())
-                .args([
-                    "--db",
-                    db,
-                    "--context-window",
-                    "200000",
-                    "show",
-                    &id,
-                    "--json",
-                ])
-                .output()
-                .unwrap();
-            assert!(
-                o.status.success(),
-                "{kind:?}: {}",
-                String::from_utf8_lossy(&o.stderr)
-            );
-            serde_json::from_slice(&o.stdout).unwrap()
+            crate::support::turnscope_json(
+                db,
+                Some(now),
+                &["--context-window", "200000", "show", &id, "--json"],
+            )
         };
         assert_eq!(
             show(file.to_str().unwrap()),

@@ -14,19 +14,7 @@ use serde_json::Value;
 use crate::support::{db_fixture_names, unpack_db};
 
 fn json(db: &Path, args: &[&str]) -> Value {
-    let o = crate::support::turnscope_command()
-        .env_remove("TURNSCOPE_DB")
-        .arg("--db")
-        .arg(db)
-        .args(args)
-        .output()
-        .unwrap();
-    assert!(
-        o.status.success(),
-        "{args:?}: {}",
-        String::from_utf8_lossy(&o.stderr)
-    );
-    serde_json::from_slice(&o.stdout).unwrap()
+    crate::support::turnscope_json(db, None, args)
 }
 
 /// Give every completion a cost: `cost.total` = totalTokens / 1e6 (and the other cost fields

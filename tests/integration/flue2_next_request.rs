@@ -24,13 +24,7 @@ fn run(db: &Path, now: i64, args: &[&str]) -> Output {
 }
 
 fn json(db: &Path, now: i64, args: &[&str]) -> Value {
-    let o = run(db, now, args);
-    assert!(
-        o.status.success(),
-        "{args:?}: {}",
-        String::from_utf8_lossy(&o.stderr)
-    );
-    serde_json::from_slice(&o.stdout).unwrap()
+    crate::support::turnscope_json(db, Some(now), args)
 }
 
 /// The clock a second after the fixture's last lease ended.

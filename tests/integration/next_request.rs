@@ -19,7 +19,7 @@ use std::path::Path;
 use serde_json::Value;
 
 use crate::runtime_kit::runtime;
-use crate::support::{fixtures_dir, gunzip, manifest, turnscope_command};
+use crate::support::{fixtures_dir, gunzip, manifest};
 
 fn now_ms() -> i64 {
     std::time::SystemTime::now()
@@ -157,18 +157,8 @@ fn the_next_request_view_equals_what_the_real_runtime_sends_after_each_crash() {
         let views: Vec<(String, Value)> = stuck
             .iter()
             .map(|id| {
-                let out = turnscope_command()
-                    .arg("--db")
-                    .arg(&db)
-                    .args(["next-request", id, "--json"])
-                    .output()
-                    .unwrap();
-                assert!(
-                    out.status.success(),
-                    "{name} {id}: {}",
-                    String::from_utf8_lossy(&out.stderr)
-                );
-                let doc: Value = serde_json::from_slice(&out.stdout).unwrap();
+                let doc =
+                    crate::support::turnscope_json(&db, None, &["next-request", id, "--json"]);
                 assert_eq!(doc["schema"], "turnscope.next-request/1");
                 (id.clone(), doc)
             })

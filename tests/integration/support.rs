@@ -40,6 +40,34 @@ pub fn turnscope_command() -> std::process::Command {
     cmd
 }
 
+/// `turnscope --db DB ARGS…` through the real binary, `TURNSCOPE_DB` unset and, with `now`, the
+/// clock pinned there: its success asserted (its stderr shown otherwise), its standard output.
+pub fn turnscope_ok(db: impl AsRef<std::ffi::OsStr>, now: Option<i64>, args: &[&str]) -> Vec<u8> {
+    let mut cmd = turnscope_command();
+    cmd.env_remove("TURNSCOPE_DB");
+    if let Some(now) = now {
+        cmd.env("TURNSCOPE_NOW_MS", now.to_string());
+    }
+    let out = cmd.arg("--db").arg(db).args(args).output().unwrap();
+    assert!(
+        out.status.success(),
+        "{args:?}: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    out.stdout
+}
+
+/// [`turnscope_ok`]'s output read as one JSON document.
+pub fn turnscope_json(
+    db: impl AsRef<std::ffi::OsStr>,
+    now: Option<i64>,
+    args: &[&str],
+) -> serde_json::Value {
+    let out = turnscope_ok(db, now, args);
+    serde_json::from_slice(&out)
+        .unwrap_or_else(|e| panic!("{args:?}: {e}: {}", String::from_utf8_lossy(&out)))
+}
+
 /// A scale journal at `path` from the generator (`turnscope-bench`, kept out of the binary): the
 /// same rows `turnscope-scale PATH --scale FACTOR --seed SEED [--profile runtime]
 /// [--whale-entries N]` writes at `now_ms`.

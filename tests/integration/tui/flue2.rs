@@ -41,22 +41,13 @@ pub(super) fn open(db: &Path, release: &str, now: i64, (w, h): (u16, u16)) -> Fl
 
 /// `turnscope list --json ARGS` at `now`, through the binary.
 pub(super) fn cli_list(db: &Path, now: i64, args: &[&str]) -> Value {
-    let out = crate::support::turnscope_command()
-        .env_remove("TURNSCOPE_DB")
-        .env("TURNSCOPE_NOW_MS", now.to_string())
-        .arg("--db")
-        .arg(db)
-        .arg("list")
-        .args(args)
-        .arg("--json")
-        .output()
-        .unwrap();
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    serde_json::from_slice(&out.stdout).unwrap()
+    let args: Vec<&str> = ["list"]
+        .iter()
+        .chain(args)
+        .chain(&["--json"])
+        .copied()
+        .collect();
+    crate::support::turnscope_json(db, Some(now), &args)
 }
 
 fn runtime_answer(name: &str) -> Value {

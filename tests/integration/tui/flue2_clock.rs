@@ -4,28 +4,8 @@
 //! `turnscope list --status all --json`'s at that later clock, and the detail opened then must
 //! carry `show --json`'s plan at that clock.
 
-use serde_json::Value;
-
 use super::flue2::{after_last_lease, cli_list, open};
-use crate::support::{db_fixture_names, unpack_db};
-
-/// `turnscope show ID --json` at `now`, through the binary.
-fn cli_show(db: &std::path::Path, now: i64, id: &str) -> Value {
-    let out = crate::support::turnscope_command()
-        .env_remove("TURNSCOPE_DB")
-        .env("TURNSCOPE_NOW_MS", now.to_string())
-        .arg("--db")
-        .arg(db)
-        .args(["show", id, "--json"])
-        .output()
-        .unwrap();
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    serde_json::from_slice(&out.stdout).unwrap()
-}
+use crate::support::{db_fixture_names, turnscope_json, unpack_db};
 
 #[test]
 fn a_refresh_at_a_later_clock_plans_every_kept_row_as_list_does_then() {
@@ -67,7 +47,7 @@ fn a_refresh_at_a_later_clock_plans_every_kept_row_as_list_does_then() {
             assert_eq!(h.app.shown_ids(), [id], "{name}");
             h.press("<Enter>");
             let doc = h.app.opened_doc().expect("the detail opened").clone();
-            let want = cli_show(&db, after, id);
+            let want = turnscope_json(&db, Some(after), &["show", id, "--json"]);
             assert_eq!(doc["plan"], want["plan"], "{name}: {id}");
             assert_eq!(doc["attempts"], want["attempts"], "{name}: {id}");
             assert_eq!(doc["following"], want["following"], "{name}: {id}");

@@ -10,7 +10,7 @@ use turnscope_engine::flue2::Flue2Options;
 use turnscope_tui::flue2::harness::Flue2Harness;
 use turnscope_tui::harness::HarnessOptions;
 
-use crate::support::{db_fixture_names, turnscope_command, unpack_db};
+use crate::support::{db_fixture_names, turnscope_ok, unpack_db};
 
 fn clock(db: &Path) -> i64 {
     Connection::open(db)
@@ -24,20 +24,7 @@ fn clock(db: &Path) -> i64 {
 }
 
 fn cli_lines(db: &Path, now: i64, id: &str) -> Vec<String> {
-    let out = turnscope_command()
-        .env_remove("TURNSCOPE_DB")
-        .env("TURNSCOPE_NOW_MS", now.to_string())
-        .arg("--db")
-        .arg(db)
-        .args(["next-request", id])
-        .output()
-        .unwrap();
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    String::from_utf8(out.stdout)
+    String::from_utf8(turnscope_ok(db, Some(now), &["next-request", id]))
         .unwrap()
         .lines()
         // The pinned clock's notice is the CLI's, not the view's.
