@@ -12,6 +12,7 @@ use rusqlite::Connection;
 use serde_json::Value;
 use turnscope_engine::flue2::Flue2Options;
 use turnscope_tui::flue2::harness::Flue2Harness;
+use turnscope_tui::flue2::list::ListRow;
 use turnscope_tui::flue2::PARTIAL_MARK;
 use turnscope_tui::harness::{Harness, HarnessOptions};
 use turnscope_tui::Theme;
@@ -37,6 +38,17 @@ pub(super) fn open(db: &Path, release: &str, now: i64, (w, h): (u16, u16)) -> Fl
     o.height = h;
     o.display_name = db.file_name().unwrap().to_string_lossy().into_owned();
     Flue2Harness::open(db, Flue2Options::for_release(release, 0).unwrap(), o).unwrap()
+}
+
+/// A row of the TUI's list says what `list --json`'s submission `c` says: its id, verdict and NEXT.
+pub(super) fn assert_row_as_listed(row: &ListRow, c: &Value, name: &str) {
+    assert_eq!(row.id, c["id"].as_str().unwrap(), "{name}");
+    assert_eq!(
+        row.verdict,
+        c["verdict"]["label"].as_str().unwrap(),
+        "{name}"
+    );
+    assert_eq!(row.next, c["plan"]["column"].as_str().unwrap(), "{name}");
 }
 
 /// `turnscope list --json ARGS` at `now`, through the binary.
@@ -130,14 +142,8 @@ fn the_list_shows_every_submission_with_the_cli_classification_and_next() {
             assert_eq!(rows.len(), cli.len(), "{name}");
             let screen = h.render();
             for (row, c) in rows.iter().zip(cli) {
-                assert_eq!(row.id, c["id"].as_str().unwrap(), "{name}");
+                assert_row_as_listed(row, c, &name);
                 assert_eq!(row.status, c["status"].as_str().unwrap(), "{name}");
-                assert_eq!(
-                    row.verdict,
-                    c["verdict"]["label"].as_str().unwrap(),
-                    "{name}"
-                );
-                assert_eq!(row.next, c["plan"]["column"].as_str().unwrap(), "{name}");
                 // And drawn so, on one line.
                 let line = screen
                     .lines()

@@ -4,7 +4,7 @@
 //! `turnscope list --status all --json`'s at that later clock, and the detail opened then must
 //! carry `show --json`'s plan at that clock.
 
-use super::flue2::{after_last_lease, cli_list, open};
+use super::flue2::{after_last_lease, assert_row_as_listed, cli_list, open};
 use crate::support::{db_fixture_names, turnscope_json, unpack_db};
 
 #[test]
@@ -24,13 +24,7 @@ fn a_refresh_at_a_later_clock_plans_every_kept_row_as_list_does_then() {
         let rows = h.app.shown_rows();
         assert_eq!(rows.len(), cli.len(), "{name}");
         for (row, c) in rows.iter().zip(cli) {
-            assert_eq!(row.id, c["id"].as_str().unwrap(), "{name}");
-            assert_eq!(
-                row.verdict,
-                c["verdict"]["label"].as_str().unwrap(),
-                "{name}"
-            );
-            assert_eq!(row.next, c["plan"]["column"].as_str().unwrap(), "{name}");
+            assert_row_as_listed(row, c, &name);
             rows_checked += 1;
         }
         moved += rows
