@@ -582,7 +582,8 @@ fn write_conversation(
             if o.is_error { " error" } else { "" }
         )?;
     }
-    let batch = trailing_batch_json(i, None);
+    let after = following(i.conversation, &i.row.input_entry_id());
+    let batch = trailing_batch_json(i, &after, None);
     if !batch.is_null() {
         let calls: Vec<String> = batch["toolCalls"]
             .as_array()

@@ -625,19 +625,9 @@ pub struct ShowView<'a> {
     pub memos: &'a [crate::flue2_memos::StepMemo],
 }
 
-/// The outcome of call `call_id` of assistant `assistant_id`: the committed result on the path,
-/// else a recorded-but-uncommitted one.
-pub fn call_outcome(
-    conversation: &Conversation,
-    path_after: &[&turnscope_core::flue2::Entry],
-    assistant_id: &str,
-    call_id: &str,
-) -> CallOutcome {
-    Outcomes::new(conversation, path_after).of(assistant_id, call_id)
-}
-
-/// [`call_outcome`] for every call of a path, indexed once: a whale's path has tens of
-/// thousands of calls, and a scan of the path per call is quadratic in its length.
+/// The outcome of every call of a path (the committed result on the path, else a
+/// recorded-but-uncommitted one), indexed once: a whale's path has tens of thousands of calls,
+/// and a scan of the path per call is quadratic in its length.
 pub struct Outcomes<'a> {
     /// The first tool result on the path for each call id.
     committed: HashMap<&'a str, &'a turnscope_core::flue2::Entry>,
@@ -729,7 +719,7 @@ pub fn show_json(
     let after = following(i.conversation, &i.row.input_entry_id());
     let outcomes = i.conversation.map(|conv| Outcomes::new(conv, &after));
     let steps = StepsByCall::new(view.memos);
-    let mut o = show_fields(options, format_version, view, now_ms);
+    let mut o = show_fields(options, format_version, view, &after, &steps, now_ms);
     // A whale's 100,000 entries: built on every core (each entry's document is its own), in
     // order.
     let one = |e: &&turnscope_core::flue2::Entry| following_json(i, outcomes.as_ref(), &steps, e);
@@ -863,6 +853,8 @@ fn show_fields(
     options: &Flue2Options,
     format_version: &str,
     view: &ShowView<'_>,
+    after: &[&turnscope_core::flue2::Entry],
+    steps: &StepsByCall<'_>,
     now_ms: i64,
 ) -> Map<String, Value> {
     let i = view.inspected;
@@ -916,30 +908,34 @@ fn show_fields(
     o.insert("uncommittedToolOutcomes".into(), json!(uncommitted));
     o.insert(
         "trailingBatch".into(),
-        trailing_batch_json(i, Some(&StepsByCall::new(view.memos))),
+        trailing_batch_json(i, after, Some(steps)),
     );
     o
 }
 
 /// The trailing partial tool batch the classifier found (the batch a resume would complete),
-/// each call with where its outcome is, and its `steps` where `steps` is given (`show`); `null`
-/// without one.
-pub fn trailing_batch_json(i: &Inspected<'_>, steps: Option<&StepsByCall<'_>>) -> Value {
+/// each call with where its outcome is (`after`: the conversation after the input, [`following`]),
+/// and its `steps` where `steps` is given (`show`); `null` without one.
+pub fn trailing_batch_json(
+    i: &Inspected<'_>,
+    after: &[&turnscope_core::flue2::Entry],
+    steps: Option<&StepsByCall<'_>>,
+) -> Value {
     let Ok(c) = &i.verdict else {
         return Value::Null;
     };
     let Some(b) = &c.trailing_partial_batch else {
         return Value::Null;
     };
-    let after = following(i.conversation, &i.row.input_entry_id());
     let leaf = i.conversation.and_then(|c| c.active_leaf_id.clone());
+    let outcomes = i.conversation.map(|conv| Outcomes::new(conv, after));
     json!({
         "assistantEntryId": b.entry_id,
         "atLeaf": leaf.as_deref() == Some(b.entry_id.as_str()),
         "toolCalls": b.tool_calls.iter().map(|call| {
-            let outcome = i.conversation.map_or(CallOutcome::None, |conv| {
-                call_outcome(conv, &after, &b.entry_id, &call.id)
-            });
+            let outcome = outcomes
+                .as_ref()
+                .map_or(CallOutcome::None, |o| o.of(&b.entry_id, &call.id));
             let mut v = json!({ "id": call.id, "name": call.name, "hasResult": call.has_result, "outcome": outcome.to_json() });
             if let (Some(steps), Some(o)) = (steps, v.as_object_mut()) {
                 o.insert("steps".into(), steps.json(&call.id));
