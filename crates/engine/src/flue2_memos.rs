@@ -63,7 +63,11 @@ pub fn step_memos(reader: &Flue2SqliteReader, path: &str) -> Result<Vec<StepMemo
 /// The step memos of one batch (`seq`, `data`) added to `out`, each record id once: only a batch
 /// whose text names the type is parsed.
 pub fn memos_in_batch(seq: i64, data: &str, out: &mut Vec<StepMemo>) {
-    if !data.contains("\"tool_step_settled\"") {
+    // Every batch of every stream is looked at: memchr's vectorised search, not `str::contains`
+    // (1.9 % of a whale's `show`, `callgrind`).
+    static TYPE: std::sync::LazyLock<memchr::memmem::Finder<'static>> =
+        std::sync::LazyLock::new(|| memchr::memmem::Finder::new("\"tool_step_settled\""));
+    if TYPE.find(data.as_bytes()).is_none() {
         return;
     }
     // A batch that does not parse: the fold says why (`show` prints it).

@@ -19,9 +19,8 @@ use super::digest::{digest, DigestSeed, KeySeed, ObjectDigest};
 use super::records::{parse_batch, FieldMap, Record, RecordError};
 
 /// A record read from its text, with the digest of its whole tree. Its `raw` holds only what the
-/// fold and the reconciler read: the whole record for `submission_settled` (the reconciler
-/// compares it with the row's settlement record), the read fields for [`RAW_READ`]'s types,
-/// `null` for the others (a record the tree reader read keeps its whole tree).
+/// fold reads: the read fields for [`RAW_READ`]'s types, `null` for the others (a record the
+/// tree reader read, a settlement's batch among them, keeps its whole tree).
 #[derive(Debug, Clone, PartialEq)]
 pub struct ReadRecord {
     pub record: Record,
@@ -29,62 +28,73 @@ pub struct ReadRecord {
 }
 
 /// The fields [`Record::from_value`] and the fold read, of any record type: [`READ_FIELDS`], and
-/// [`is_read_field`] matching them (a `match`: every key of every record is looked up).
+/// [`read_field`] giving each its slot (a `match`: every key of every record is looked up, and a
+/// record's read fields are then found by slot, not by comparing keys).
 macro_rules! read_fields {
-    ($($f:literal),* $(,)?) => {
-        #[cfg(test)]
+    ($($name:ident = $f:literal),* $(,)?) => {
+        /// The read fields, each at its slot.
+        #[repr(u8)]
+        enum Slot { $($name),* }
         const READ_FIELDS: &[&str] = &[$($f),*];
-        fn is_read_field(k: &str) -> bool {
-            matches!(k, $($f)|*)
+        fn read_field(k: &str) -> Option<usize> {
+            match k {
+                $($f => Some(Slot::$name as usize),)*
+                _ => None,
+            }
         }
     };
 }
 
 read_fields!(
-    "v",
-    "modelInfo",
-    "id",
-    "type",
-    "conversationId",
-    "harness",
-    "session",
-    "timestamp",
-    "submissionId",
-    "attemptId",
-    "turnId",
-    "kind",
-    "parentConversationId",
-    "taskId",
-    "actionInvocationId",
-    "agent",
-    "messageId",
-    "parentId",
-    "content",
-    "signalType",
-    "blockId",
-    "blockIndex",
-    "sequence",
-    "delta",
-    "deltaCount",
-    "toolCallId",
-    "name",
-    "stopReason",
-    "error",
-    "usage",
-    "responseMetadata",
-    "assistantMessageId",
-    "toolName",
-    "isError",
-    "terminate",
-    "outcomeIds",
-    "entryId",
-    "firstKeptEntryId",
-    "sourceLeafId",
-    "stepName",
-    "outcome",
+    V = "v",
+    ModelInfo = "modelInfo",
+    Id = "id",
+    Type = "type",
+    ConversationId = "conversationId",
+    Harness = "harness",
+    Session = "session",
+    Timestamp = "timestamp",
+    SubmissionId = "submissionId",
+    AttemptId = "attemptId",
+    TurnId = "turnId",
+    Kind = "kind",
+    ParentConversationId = "parentConversationId",
+    TaskId = "taskId",
+    ActionInvocationId = "actionInvocationId",
+    Agent = "agent",
+    MessageId = "messageId",
+    ParentId = "parentId",
+    Content = "content",
+    SignalType = "signalType",
+    BlockId = "blockId",
+    BlockIndex = "blockIndex",
+    Sequence = "sequence",
+    Delta = "delta",
+    DeltaCount = "deltaCount",
+    ToolCallId = "toolCallId",
+    Name = "name",
+    StopReason = "stopReason",
+    Error = "error",
+    Usage = "usage",
+    ResponseMetadata = "responseMetadata",
+    AssistantMessageId = "assistantMessageId",
+    ToolName = "toolName",
+    IsError = "isError",
+    Terminate = "terminate",
+    OutcomeIds = "outcomeIds",
+    EntryId = "entryId",
+    FirstKeptEntryId = "firstKeptEntryId",
+    SourceLeafId = "sourceLeafId",
+    StepName = "stepName",
+    Outcome = "outcome",
 );
 
-/// Record types whose whole JSON is read again after the fold: read as a tree.
+// A record's slots seen are one bit each of a `u64`.
+const _: () = assert!(READ_FIELDS.len() <= 64);
+
+/// Record types whose whole JSON is read again after the fold (the reconciler compares a
+/// settlement with the row's settlement record): a batch holding one is read as trees
+/// ([`parse_batch`]; a submission settles once, so such batches are few).
 const WHOLE: [&str; 1] = ["submission_settled"];
 
 /// Record types whose `raw` the fold reads while it applies them (child identity fields,
@@ -98,7 +108,8 @@ const RAW_READ: [&str; 3] = [
 
 /// A batch's `data`, as [`parse_batch`] reads it, each record with its digest: one pass over
 /// the text; a batch it does not take apart (not an array of objects, a repeated key, `content`
-/// before `type`, not JSON) is read by [`parse_batch`] instead, whose answer it then is.
+/// before `type`, a settlement, not JSON) is read by [`parse_batch`] instead, whose answer it
+/// then is.
 pub fn read_batch(data: &str) -> Result<Vec<ReadRecord>, RecordError> {
     let Ok(items) = serde_json::from_str::<Vec<Fields>>(data) else {
         return tree_records(data);
@@ -106,19 +117,19 @@ pub fn read_batch(data: &str) -> Result<Vec<ReadRecord>, RecordError> {
     let mut out = Vec::with_capacity(items.len());
     for mut f in items {
         // The types whose read fields become `raw` keep them; the others' are taken, not copied.
-        let raw_kept = f.whole
-            || f.fields
-                .get("type")
-                .and_then(Value::as_str)
-                .is_some_and(|t| RAW_READ.contains(&t));
-        f.fields.1 = raw_kept;
+        let raw_kept = f
+            .fields
+            .get("type")
+            .and_then(Value::as_str)
+            .is_some_and(|t| RAW_READ.contains(&t));
+        f.fields.keep = raw_kept;
         let (envelope, body) = Record::typed(&mut f.fields)?;
         let raw = if raw_kept {
             Value::Object(
                 f.fields
-                    .0
+                    .fields
                     .into_iter()
-                    .map(|(k, v)| (k.into_owned(), v))
+                    .map(|(i, v)| (READ_FIELDS[usize::from(i)].to_string(), v))
                     .collect(),
             )
         } else {
@@ -147,31 +158,46 @@ fn tree_records(data: &str) -> Result<Vec<ReadRecord>, RecordError> {
         .collect())
 }
 
-/// A record's read fields, in the order read (a record has a few dozen: a scan finds one), and
-/// whether the record keeps them afterwards (its `raw`: then a field the record reads is copied,
-/// else taken).
-struct ReadFields<'de>(Vec<(Cow<'de, str>, Value)>, bool);
+/// A record's read fields in the order read, each by its slot ([`read_field`]: a record has a
+/// dozen, so a scan of their slot numbers finds one), the slots seen (one bit each), and whether
+/// the record keeps them afterwards (its `raw`: then a field the record reads is copied, else
+/// taken).
+struct ReadFields {
+    fields: Vec<(u8, Value)>,
+    seen: u64,
+    keep: bool,
+}
 
-impl FieldMap for ReadFields<'_> {
-    fn get(&self, key: &str) -> Option<&Value> {
-        self.0.iter().find(|(k, _)| k == key).map(|(_, v)| v)
-    }
-    fn take(&mut self, key: &str) -> Option<Value> {
-        let v = self.0.iter_mut().find(|(k, _)| k == key).map(|(_, v)| v)?;
-        Some(if self.1 { v.clone() } else { std::mem::take(v) })
+impl ReadFields {
+    fn slot(&self, key: &str) -> Option<usize> {
+        let i = read_field(key)?;
+        self.fields.iter().position(|(s, _)| usize::from(*s) == i)
     }
 }
 
-/// A record's read fields (every field, for a [`WHOLE`] type), whether it is whole, and the
-/// digest of all of it.
-struct Fields<'de> {
-    fields: ReadFields<'de>,
-    whole: bool,
+impl FieldMap for ReadFields {
+    fn get(&self, key: &str) -> Option<&Value> {
+        self.slot(key).map(|i| &self.fields[i].1)
+    }
+    fn take(&mut self, key: &str) -> Option<Value> {
+        let i = self.slot(key)?;
+        let v = &mut self.fields[i].1;
+        Some(if self.keep {
+            v.clone()
+        } else {
+            std::mem::take(v)
+        })
+    }
+}
+
+/// A record's read fields and the digest of all of it.
+struct Fields {
+    fields: ReadFields,
     digest: u128,
 }
 
-impl<'de> Deserialize<'de> for Fields<'de> {
-    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Fields<'de>, D::Error> {
+impl<'de> Deserialize<'de> for Fields {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Fields, D::Error> {
         d.deserialize_map(FieldsVisitor)
     }
 }
@@ -179,40 +205,47 @@ impl<'de> Deserialize<'de> for Fields<'de> {
 struct FieldsVisitor;
 
 impl<'de> Visitor<'de> for FieldsVisitor {
-    type Value = Fields<'de>;
+    type Value = Fields;
     fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
         f.write_str("a record (a JSON object)")
     }
-    fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Fields<'de>, A::Error> {
-        let mut fields = ReadFields(Vec::with_capacity(16), true);
+    fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Fields, A::Error> {
+        let mut fields = ReadFields {
+            fields: Vec::with_capacity(16),
+            seen: 0,
+            keep: true,
+        };
         let mut object = ObjectDigest::new();
+        // The keys only digested (a few: the runtime's `operationId`, a tool's arguments and
+        // output), to find a repeated one.
         let mut skipped: Vec<Cow<'de, str>> = Vec::new();
-        // What the record's type (once read) decides: whether `content` is kept, whether every
-        // field is.
+        // Whether the record is a user message (once its type is read): its `content` is kept.
         let mut user_message = false;
-        let mut whole = false;
         while let Some(k) = map.next_key_seed(KeySeed)? {
-            if fields.get(&k).is_some() || skipped.contains(&k) {
+            let slot = read_field(&k);
+            if slot.is_some_and(|i| fields.seen & (1 << i) != 0) || skipped.contains(&k) {
                 return Err(serde::de::Error::custom(super::digest::DUPLICATE_KEY));
             }
             // `content` is a user message's text but a tool outcome's output: kept only where
             // the record's type (already read: the runtime writes it first) is not a tool's.
-            let keep = whole || (is_read_field(&k) && (k != "content" || user_message));
-            if keep {
-                let v: Value = map.next_value()?;
-                object.add_value(&k, &v);
-                if k == "type" {
-                    user_message = v.as_str() == Some("user_message");
-                    whole = WHOLE.contains(&v.as_str().unwrap_or_default());
-                    if whole && !skipped.is_empty() {
-                        // A field before `type` was only digested: read the record as a tree.
-                        return Err(serde::de::Error::custom("a whole record's field skipped"));
+            match slot {
+                Some(i) if k != "content" || user_message => {
+                    let v: Value = map.next_value()?;
+                    object.add_value(&k, &v);
+                    if i == Slot::Type as usize {
+                        user_message = v.as_str() == Some("user_message");
+                        if WHOLE.contains(&v.as_str().unwrap_or_default()) {
+                            // Kept whole, in its own key order: read the batch as trees.
+                            return Err(serde::de::Error::custom("a whole record"));
+                        }
                     }
+                    fields.seen |= 1 << i;
+                    fields.fields.push((i as u8, v));
                 }
-                fields.0.push((k, v));
-            } else {
-                object.add(&k, map.next_value_seed(DigestSeed)?);
-                skipped.push(k);
+                _ => {
+                    object.add(&k, map.next_value_seed(DigestSeed)?);
+                    skipped.push(k);
+                }
             }
         }
         if user_message && skipped.iter().any(|k| k == "content") {
@@ -221,7 +254,6 @@ impl<'de> Visitor<'de> for FieldsVisitor {
         }
         Ok(Fields {
             fields,
-            whole,
             digest: object.finish(),
         })
     }
@@ -268,8 +300,8 @@ mod tests {
 
     #[test]
     fn the_read_fields_are_matched_and_no_others() {
-        for k in READ_FIELDS {
-            assert!(is_read_field(k), "{k}");
+        for (i, k) in READ_FIELDS.iter().enumerate() {
+            assert_eq!(read_field(k), Some(i), "{k}");
         }
         for k in [
             "",
@@ -280,7 +312,7 @@ mod tests {
             "ids",
             "output",
         ] {
-            assert!(!is_read_field(k), "{k}");
+            assert_eq!(read_field(k), None, "{k}");
         }
     }
 
