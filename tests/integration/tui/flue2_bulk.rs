@@ -149,6 +149,14 @@ fn marked_rows_preview_as_the_cli_bulk_groups_them_and_apply_what_it_writes() {
     h.press("2");
     mark(&mut h, &[settled.clone(), running.clone()]);
     assert_eq!(h.app.marked(), [settled.clone(), running.clone()]);
+    // An opened submission's X is its own, marks or not (the one-submission flow).
+    h.press("gj<Enter>");
+    assert_eq!(h.app.opened(), Some(running.as_str()));
+    h.press("X");
+    assert_eq!(h.app.write_popup().unwrap().0, format!("Abort {running}"));
+    h.press("<Esc><Esc>");
+    assert!(h.app.opened().is_none() && h.app.write_popup().is_none());
+    assert_eq!(h.app.marked().len(), 2);
 
     h.press("X");
     let (title, body) = h.app.write_popup().expect("the bulk preview");

@@ -1,8 +1,9 @@
 //! The 2.x app's marks and what its write keys act on (write mode only, as beta.7's): space marks
 //! or unmarks the selected list row, or on the incidents screen every submission of the selected
-//! worker (then steps to the next worker); `u` unmarks all. `X`/`Q`/`E`/`F` act on the marks
-//! where any are set (in list order), else on the opened submission, the selected row, or on the
-//! incidents screen every submission of the selected worker. One target is the one-submission
+//! worker (then steps to the next worker); `u` unmarks all. `X`/`Q`/`E`/`F` act on the opened
+//! submission in its detail (as beta.7's inspect keys); in the list and on the incidents screen
+//! on the marks where any are set (in list order), else on the selected row, or on the incidents
+//! screen every submission of the selected worker. One target is the one-submission
 //! flow (`write.rs`); several are the CLI's bulk apply (`bulk.rs`), planned and applied by the
 //! worker with the engine's `flue2_bulk`.
 
