@@ -6,6 +6,7 @@
 pub mod actions;
 pub mod flue2;
 pub mod flue2_actions;
+pub mod flue2_bulk;
 pub mod flue2_cost;
 pub mod flue2_diff;
 pub mod flue2_export;

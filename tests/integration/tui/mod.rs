@@ -9,6 +9,7 @@ use std::time::Duration;
 mod e2e;
 mod flue2;
 mod flue2_acted;
+mod flue2_bulk;
 mod flue2_clock;
 mod flue2_next_request;
 mod flue2_screens;

@@ -54,8 +54,9 @@ impl Flue2App {
                 }
             }
             None if self.screen.is_some() => {
+                let marks = self.cfg.write.then_some(&self.list.marks);
                 if let Some(s) = self.screen.as_mut() {
-                    s.draw(f, &t, self.now_ms, body);
+                    s.draw(f, &t, self.now_ms, body, marks);
                 }
             }
             None if !self.loaded && self.error.is_none() => {
@@ -228,9 +229,14 @@ impl Flue2App {
                 t.dim(),
             )
         } else if self.loaded {
+            let marks = if self.list.marks.is_empty() {
+                String::new()
+            } else {
+                format!(" · {}", self.marks_count())
+            };
             Span::styled(
                 format!(
-                    " {} of {} submission(s) in view {}",
+                    " {} of {} submission(s) in view {}{marks}",
                     self.list.shown(self.now_ms).len(),
                     self.list.rows.len(),
                     self.list.view.name()
@@ -258,6 +264,10 @@ impl Flue2App {
             }
             if self.cfg.write && matches!(s, screens::Screen::Audit { .. }) {
                 v.push(("u/U".into(), "undo/batch"));
+            }
+            if self.cfg.write && matches!(s, screens::Screen::Incidents { .. }) {
+                v.push((self.write_key_label(Action::ToggleMark), "mark all of it"));
+                v.push(("X/Q/E/F".into(), "act"));
             }
             v.extend([
                 (self.key_label(Action::Back), "back"),
@@ -289,6 +299,7 @@ impl Flue2App {
             let mut v = vec![(self.key_label(Action::Enter), "open")];
             if self.cfg.write {
                 v.push(("X/Q/E/F".into(), "act"));
+                v.push((self.write_key_label(Action::ToggleMark), "mark"));
             }
             v.extend([
                 ("1-6".into(), "view"),
@@ -342,6 +353,22 @@ impl Flue2App {
             for (k, text) in write::KEYS {
                 lines.push(Line::from(vec![
                     Span::styled(format!("{k:<10}"), t.key()),
+                    Span::raw(text),
+                ]));
+            }
+            for (key, text) in [
+                (
+                    self.write_key_label(Action::ToggleMark),
+                    "mark or unmark the row; on incidents, every submission of the worker",
+                ),
+                (self.write_key_label(Action::ClearMarks), "unmark every row"),
+                (
+                    "X/Q/E/F".into(),
+                    "with marks: act on every marked row, one batch (previewed)",
+                ),
+            ] {
+                lines.push(Line::from(vec![
+                    Span::styled(format!("{key:<10}"), t.key()),
                     Span::raw(text),
                 ]));
             }

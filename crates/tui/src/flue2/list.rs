@@ -9,6 +9,7 @@ use ratatui::text::Span;
 use ratatui::widgets::{Cell, Row, Table};
 use ratatui::Frame;
 use serde_json::Value;
+use std::collections::HashSet;
 
 use crate::text::{clean, fit};
 use crate::theme::Theme;
@@ -173,6 +174,11 @@ pub struct ListState {
     pub offset: usize,
     /// Rows the last draw fitted (for paging).
     pub page: usize,
+    /// Submissions marked for a bulk write (write mode: space, the incidents screen's space);
+    /// kept across refreshes and views while their rows exist.
+    pub marks: HashSet<String>,
+    /// Draw the mark column (write mode).
+    pub marking: bool,
 }
 
 impl ListState {
@@ -204,6 +210,39 @@ impl ListState {
         self.select_id(keep.as_deref(), now_ms);
     }
 
+    /// The marked submissions in list order (the journal's), those outside the view too.
+    pub fn marked_in_order(&self) -> Vec<String> {
+        self.rows
+            .iter()
+            .filter(|r| self.marks.contains(&r.id))
+            .map(|r| r.id.clone())
+            .collect()
+    }
+
+    /// Marks on rows the view does not show (the status line says how many).
+    pub fn marks_outside_view(&self) -> usize {
+        self.rows
+            .iter()
+            .filter(|r| self.marks.contains(&r.id) && !self.view.keeps(r))
+            .count()
+    }
+
+    /// Forget the marks whose rows are gone from the journal; the ids dropped.
+    pub fn drop_gone_marks(&mut self) -> Vec<String> {
+        let rows = &self.rows;
+        let mut gone: Vec<String> = self
+            .marks
+            .iter()
+            .filter(|id| !rows.iter().any(|r| &r.id == *id))
+            .cloned()
+            .collect();
+        gone.sort();
+        for id in &gone {
+            self.marks.remove(id);
+        }
+        gone
+    }
+
     pub fn select_id(&mut self, id: Option<&str>, now_ms: i64) {
         let shown = self.shown(now_ms);
         self.selected = id
@@ -223,11 +262,27 @@ impl ListState {
 
     pub fn draw(&mut self, f: &mut Frame, t: &Theme, now_ms: i64, area: Rect) {
         let shown: Vec<ListRow> = self.shown(now_ms).into_iter().cloned().collect();
+        // In write mode the id cell starts with the mark column: `●` marked, a space not.
+        let mark = |r: &ListRow| match (self.marking, self.marks.contains(&r.id)) {
+            (false, _) => "",
+            (true, true) => "●",
+            (true, false) => " ",
+        };
         let cells: Vec<[String; 9]> = shown
             .iter()
             .map(|r| {
                 let [a, b, c, d, e, g, k, h] = r.cells(now_ms);
-                [a, b, c, d, e, g, k, h, r.next.clone()]
+                [
+                    format!("{}{a}", mark(r)),
+                    b,
+                    c,
+                    d,
+                    e,
+                    g,
+                    k,
+                    h,
+                    r.next.clone(),
+                ]
             })
             .collect();
         // Each column as wide as its widest cell; ids and instances give way on a narrow screen.
@@ -258,6 +313,7 @@ impl ListState {
                 .map(|(r, c)| {
                     let style_of = |col: usize| -> Style {
                         match col {
+                            0 if self.marks.contains(&r.id) => t.marked(),
                             3 if r.status == "running" => t.warn(),
                             5 if r.lease_expired => t.error(),
                             7 if r.partial => t.partial(),

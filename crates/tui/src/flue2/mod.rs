@@ -11,16 +11,20 @@
 //!
 //! Keys are the keymap's (and the configuration file's overrides) where they apply: j/k and the
 //! paging keys, ⏎, esc, the view keys 1–6, `/`, `y`, `r`, `?`, `q`, `s`/`f`, `I`, `a`; with
-//! `--write` X/Q/E/F (`write.rs`) and the audit trail's u/U (`undo.rs`). A beta.7 key that does
+//! `--write` X/Q/E/F (`write.rs`), the marks they act on (space, `u`: `marks.rs`, `bulk.rs`)
+//! and the audit trail's u/U (`undo.rs`). A beta.7 key that does
 //! nothing here says so.
 
 mod acted;
+mod ask;
+mod bulk;
 mod cost;
 mod detail;
 mod draw;
 #[cfg(feature = "test-harness")]
 pub mod harness;
 pub mod list;
+mod marks;
 pub mod next_request;
 mod opened;
 mod popup;
@@ -187,10 +191,14 @@ fn view_of(f: RowFilter) -> Option<View> {
 
 impl Flue2App {
     pub fn new(cfg: Flue2Config, now_ms: i64) -> Flue2App {
+        let list = ListState {
+            marking: cfg.write,
+            ..ListState::default()
+        };
         Flue2App {
             cfg,
             now_ms,
-            list: ListState::default(),
+            list,
             loaded: false,
             error: None,
             detail: None,
@@ -275,7 +283,19 @@ impl Flue2App {
                     }
                 }
                 self.list.set_rows(rows, self.now_ms);
+                let gone = self.list.drop_gone_marks();
+                if !gone.is_empty() {
+                    self.status = Some(format!(
+                        "{} mark(s) dropped: no longer in the journal ({})",
+                        gone.len(),
+                        clean(&gone.join(", "))
+                    ));
+                }
             }
+            Flue2Response::PlannedBulk { ask, what, result } => {
+                self.on_planned_bulk(ask, what, result)
+            }
+            Flue2Response::AppliedBulk { ask, result } => self.on_applied_bulk(ask, result),
             Flue2Response::List(Err(e)) => self.error = Some(e),
             Flue2Response::Planned { ask, result } => {
                 self.write = match result {
@@ -425,6 +445,11 @@ impl Flue2App {
             .or_else(|| self.status.clone())
     }
 
+    /// The marked submissions, in list order.
+    pub fn marked(&self) -> Vec<String> {
+        self.list.marked_in_order()
+    }
+
     pub fn help_open(&self) -> bool {
         self.help
     }
@@ -450,19 +475,17 @@ impl Flue2App {
                 write::Step::Close => {
                     if matches!(
                         flow,
-                        write::Flow::Confirm { .. } | write::Flow::Reason { .. }
+                        write::Flow::Confirm { .. }
+                            | write::Flow::Reason { .. }
+                            | write::Flow::BulkConfirm(_)
                     ) {
                         self.status = Some("declined: nothing written".into());
                     }
                     self.write = None;
                 }
-                write::Step::Plan { id, ask } => {
-                    self.write = Some(write::Flow::Waiting(format!(
-                        "planning {} of {}…",
-                        ask.name(),
-                        clean(&id)
-                    )));
-                    self.requests.push(Flue2Request::Plan { id, ask });
+                write::Step::Plan { targets, ask } => {
+                    let w = self.plan(targets, ask);
+                    self.write = Some(w);
                 }
                 write::Step::Apply { plan, reason } => {
                     self.write = Some(write::Flow::Waiting(format!("applying {}…", plan.action)));
@@ -471,6 +494,9 @@ impl Flue2App {
                         operator: self.cfg.operator.clone(),
                         reason,
                     });
+                }
+                step @ (write::Step::ApplyBulk { .. } | write::Step::Undo(_)) => {
+                    self.bulk_step(step)
                 }
             }
             return;
@@ -497,6 +523,14 @@ impl Flue2App {
             if let Some(ask) = write::ask_of(c) {
                 self.start_write(ask);
                 return;
+            }
+        }
+        // The marks exist only in write mode (the keymap's write bindings).
+        if self.cfg.write && !self.help && self.detail.is_none() && self.screen.is_none() {
+            match keymap::lookup_with(&[Ctx::List], &ev, true, &self.cfg.keys) {
+                Some(Action::ToggleMark) => return self.toggle_row_mark(),
+                Some(Action::ClearMarks) => return self.clear_marks(),
+                _ => {}
             }
         }
         let action = keymap::lookup_with(self.contexts(), &ev, false, &self.cfg.keys);
@@ -624,30 +658,6 @@ impl Flue2App {
         }
     }
 
-    /// A write key: on the opened submission, else the selected row.
-    fn start_write(&mut self, ask: write::Ask) {
-        let id = match &self.detail {
-            Some(d) => Some(d.id.clone()),
-            None => self.list.selected_id(self.now_ms),
-        };
-        let Some(id) = id else {
-            self.status = Some("select a submission first".into());
-            return;
-        };
-        self.status = None;
-        self.write = Some(match ask {
-            write::Ask::Fail(_) => write::Flow::Reason {
-                id,
-                text: String::new(),
-            },
-            ask => {
-                let w = write::Flow::Waiting(format!("planning {} of {}…", ask.name(), clean(&id)));
-                self.requests.push(Flue2Request::Plan { id, ask });
-                w
-            }
-        });
-    }
-
     /// `M`: the next request of the opened submission, else the selected row.
     fn open_next_request(&mut self) {
         let id = match &self.detail {
@@ -707,6 +717,18 @@ impl Flue2App {
         KEYMAP
             .iter()
             .find(|b| b.action == a && !b.write)
+            .map_or_else(|| "?".into(), |b| b.label.to_string())
+    }
+
+    /// The key of a write-mode binding of the list (space, `u`): the configuration file's, else
+    /// the keymap's label.
+    fn write_key_label(&self, a: Action) -> String {
+        if let Some(k) = self.cfg.keys.key_for(a) {
+            return keymap::key_label(&k);
+        }
+        KEYMAP
+            .iter()
+            .find(|b| b.action == a && b.ctx == Ctx::List)
             .map_or_else(|| "?".into(), |b| b.label.to_string())
     }
 }

@@ -3,7 +3,7 @@
 //! drawing, so that every write asks the same way (gitui's one confirm popup).
 
 use crossterm::event::KeyCode;
-use ratatui::layout::Rect;
+use ratatui::layout::{Constraint, Layout, Rect};
 use ratatui::text::{Line, Span};
 use ratatui::widgets::{Block, Borders, Clear, Paragraph, Wrap};
 use ratatui::Frame;
@@ -116,5 +116,50 @@ pub fn draw(f: &mut Frame, t: &Theme, area: Rect, title: &str, body: Vec<String>
                 .title(Span::styled(format!(" {title} "), t.title())),
         ),
         rect,
+    );
+}
+
+/// A long popup (a bulk preview, its result): `lines` from `scroll` on, wrapped, over `tail`,
+/// which stays in view (the choice line must not scroll away).
+pub fn draw_scrolled(
+    f: &mut Frame,
+    t: &Theme,
+    area: Rect,
+    title: &str,
+    lines: &[String],
+    scroll: usize,
+    tail: Vec<String>,
+) {
+    let w = area.width.saturating_sub(4).min(120);
+    let h = ((lines.len() + tail.len()) as u16 + 2)
+        .min(area.height.saturating_sub(2))
+        .max(5);
+    let rect = Rect::new(
+        area.x + (area.width.saturating_sub(w)) / 2,
+        area.y + (area.height.saturating_sub(h)) / 2,
+        w,
+        h,
+    );
+    f.render_widget(Clear, rect);
+    let block = Block::default()
+        .borders(Borders::ALL)
+        .title(Span::styled(format!(" {title} "), t.title()));
+    let inner = block.inner(rect);
+    f.render_widget(block, rect);
+    let [top, bottom] = Layout::vertical([
+        Constraint::Min(0),
+        Constraint::Length((tail.len() as u16).min(inner.height)),
+    ])
+    .areas(inner);
+    let text =
+        |v: &[String]| -> Vec<Line> { v.iter().map(|l| Line::from(Span::raw(clean(l)))).collect() };
+    let from = scroll.min(lines.len());
+    f.render_widget(
+        Paragraph::new(text(&lines[from..])).wrap(Wrap { trim: false }),
+        top,
+    );
+    f.render_widget(
+        Paragraph::new(text(&tail)).wrap(Wrap { trim: false }),
+        bottom,
     );
 }

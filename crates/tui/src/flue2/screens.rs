@@ -7,7 +7,8 @@
 //!   `turnscope sessions QUERY --text QUERY` finds them (ids first, then from 3 characters the
 //!   text of their records); ⏎ opens the instance's submissions in the list.
 //! * **Incidents**: `incidents --json`'s groups (the expired leases per worker, the steps that
-//!   fire next); ⏎ opens the worker's stuck submissions in the list.
+//!   fire next); ⏎ opens the worker's stuck submissions in the list. In write mode the WORKER
+//!   cell says how many of the worker's submissions are marked (`marks.rs`: space marks them).
 //! * **Audit**: `audit --json`'s records, newest first, with the record that undid each; ⏎ opens
 //!   the submission; `u` undoes the record, `U` its bulk apply (write mode, previewed).
 
@@ -567,7 +568,16 @@ impl Screen {
         }
     }
 
-    pub fn draw(&mut self, f: &mut Frame, t: &Theme, now_ms: i64, area: Rect) {
+    /// `marks`: the list's, in write mode (the incidents' WORKER cell says how many of each
+    /// worker's submissions are marked).
+    pub fn draw(
+        &mut self,
+        f: &mut Frame,
+        t: &Theme,
+        now_ms: i64,
+        area: Rect,
+        marks: Option<&std::collections::HashSet<String>>,
+    ) {
         let rows = self.rows();
         match self {
             Screen::Sessions { cursor, health, .. } => {
@@ -594,7 +604,10 @@ impl Screen {
                     .iter()
                     .map(|g| {
                         vec![
-                            group_who(g),
+                            match marks {
+                                Some(m) => format!("{}{}", mark_of(g, m), group_who(g)),
+                                None => group_who(g),
+                            },
                             g["count"].to_string(),
                             clean(g["summary"].as_str().unwrap_or("")),
                         ]
@@ -680,13 +693,28 @@ impl Screen {
 }
 
 /// `worker 9f2c1a0b`, or `no owner recorded`, as the incidents' headline names a group.
-fn group_who(g: &Value) -> String {
+pub(super) fn group_who(g: &Value) -> String {
     match g["ownerId"].as_str() {
         Some(o) => format!(
             "worker {}",
             clean(&turnscope_core::journal::submission_rows::short_id(o))
         ),
         None => "no owner recorded".into(),
+    }
+}
+
+/// `●` every submission of the group marked, `◐` some, a space none (beta.7's glyphs).
+fn mark_of(g: &Value, marks: &std::collections::HashSet<String>) -> &'static str {
+    let ids: Vec<&str> = g["submissions"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .filter_map(Value::as_str)
+        .collect();
+    match ids.iter().filter(|s| marks.contains(**s)).count() {
+        0 => " ",
+        n if n == ids.len() => "●",
+        _ => "◐",
     }
 }
 

@@ -2,7 +2,7 @@
 //! (`screens.rs`) and the undo flow (`undo.rs`): the keys that reach them, the worker's answers,
 //! and the list narrowed to an instance's or a worker's submissions.
 
-use crossterm::event::{KeyEvent, KeyModifiers};
+use crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
 
 use super::list::{Narrow, View};
 use super::screens::{Out, Screen, TextSearch};
@@ -68,6 +68,19 @@ impl Flue2App {
         if self.help {
             return false;
         }
+        // The incidents screen's write keys (write mode only): the marks, else the worker's
+        // submissions.
+        if let (true, Some(Screen::Incidents { .. }), KeyCode::Char(c), false) = (
+            self.cfg.write,
+            &self.screen,
+            ev.code,
+            ev.modifiers.contains(KeyModifiers::CONTROL),
+        ) {
+            if let Some(ask) = super::write::ask_of(c) {
+                self.start_write(ask);
+                return true;
+            }
+        }
         let Some(a) = action else {
             return self.screen.is_some();
         };
@@ -85,6 +98,13 @@ impl Flue2App {
             Action::ToggleIncidents => toggle(self, Screen::incidents()),
             Action::ToggleAudit => toggle(self, Screen::audit()),
             Action::Quit | Action::Help | Action::Refresh => return false,
+            // Bound in write mode only: the lookup above gives them nothing else.
+            Action::ToggleMark if matches!(self.screen, Some(Screen::Incidents { .. })) => {
+                self.toggle_group_marks()
+            }
+            Action::ClearMarks if matches!(self.screen, Some(Screen::Incidents { .. })) => {
+                self.clear_marks()
+            }
             _ if self.screen.is_none() => return false,
             a => {
                 self.status = None;

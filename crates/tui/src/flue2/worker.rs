@@ -18,15 +18,17 @@ use turnscope_engine::flue2_kept::KeptRows;
 use super::list::{ListRow, View};
 use std::path::PathBuf;
 
-use turnscope_core::flue2::{Flue2Action, Flue2ActionPlan, Flue2Refusal, Flue2Step};
+use turnscope_core::flue2::{Flue2ActionPlan, Flue2Refusal};
 use turnscope_engine::flue2_actions::{audit_summary, plan_on};
 use turnscope_store::{
     is_flue2_export, Applied, ApplyError, AuditInfo, Flue2SqliteReader, Flue2SqliteWriter,
     StoreError,
 };
 
+use super::bulk::Targets;
 use super::screens_messages::{ScreenRequest, ScreenResponse};
 use super::write::Ask;
+use turnscope_engine::flue2_bulk::{apply_all, plan_ids, BulkAudit, BulkItem, BulkOutcome};
 
 use crate::worker_error::WorkerError;
 
@@ -47,6 +49,18 @@ pub enum Flue2Request {
     Plan {
         id: String,
         ask: Ask,
+    },
+    /// Plan a write on several submissions at the real clock, as the CLI's bulk apply plans
+    /// them (write mode only).
+    PlanBulk {
+        targets: Targets,
+        ask: Ask,
+    },
+    /// Apply a previewed batch: one fenced, audited transaction per submission, one batch id.
+    ApplyBulk {
+        ask: Ask,
+        items: Vec<BulkItem>,
+        operator: String,
     },
     /// One submission's `next-request` view at `now_ms` (the pane's title and lines).
     NextRequest {
@@ -87,6 +101,17 @@ pub enum Flue2Response {
         result: Result<Result<(Box<Flue2ActionPlan>, i64), Flue2Refusal>, WorkerError>,
     },
     NextRequest(Result<(String, Vec<String>), WorkerError>),
+    /// Every target planned (with the real clock they were planned at), or why not.
+    PlannedBulk {
+        ask: Ask,
+        what: String,
+        result: Result<(Vec<BulkItem>, i64), WorkerError>,
+    },
+    /// Each item's outcome under the batch id, or why nothing was written (the writer).
+    AppliedBulk {
+        ask: Ask,
+        result: Result<(String, Vec<BulkItem>), String>,
+    },
     /// Applied, or why nothing was written (the fence, a store error).
     Applied {
         plan: Box<Flue2ActionPlan>,
@@ -170,6 +195,31 @@ impl Flue2Worker {
                 }
                 Some(Flue2Response::Applied { result, plan })
             }
+            Flue2Request::PlanBulk { targets, ask } => {
+                let now = turnscope_store::clock::now_ms();
+                let result = plan_ids(
+                    &self.reader,
+                    &self.options,
+                    &targets.ids,
+                    |i| ask.action_on(i),
+                    now,
+                )
+                .map(|items| (items, now))
+                .map_err(WorkerError::from);
+                Some(Flue2Response::PlannedBulk {
+                    ask,
+                    what: targets.what,
+                    result,
+                })
+            }
+            Flue2Request::ApplyBulk {
+                ask,
+                items,
+                operator,
+            } => Some(Flue2Response::AppliedBulk {
+                result: self.apply_bulk(&ask, items, operator),
+                ask,
+            }),
             Flue2Request::Screen(r) => self.screen(r).map(Flue2Response::Screen),
             Flue2Request::NextRequest { id, now_ms } => Some(Flue2Response::NextRequest(
                 super::next_request::read(&self.reader, &self.options, &id, now_ms)
@@ -224,18 +274,37 @@ impl Flue2Worker {
             .opened
             .streams
             .inspect(&row, &self.options, joined, now);
-        let action = match ask {
-            Ask::Abort => Flue2Action::Abort,
-            Ask::Requeue => Flue2Action::Requeue,
-            Ask::Extend => Flue2Action::Extend {
-                deadline_ms: (i.plan.step != Flue2Step::Budget).then_some(3_600_000),
-                attempts: (i.plan.step == Flue2Step::Budget).then_some(3),
-            },
-            Ask::Fail(reason) => Flue2Action::Fail {
-                reason: reason.clone(),
-            },
-        };
+        let action = ask.action_on(&i);
         Ok(plan_on(&action, &i, &self.options, now).map(|p| (Box::new(p), now)))
+    }
+
+    /// Write every planned item of a batch, as the CLI's bulk apply does, under a new batch id;
+    /// each applied row's prediction awaited as one action's is.
+    fn apply_bulk(
+        &mut self,
+        ask: &Ask,
+        mut items: Vec<BulkItem>,
+        operator: String,
+    ) -> Result<(String, Vec<BulkItem>), String> {
+        let batch = turnscope_engine::actions::run::new_batch_id();
+        let audit = BulkAudit {
+            operator,
+            action: ask.name().to_string(),
+            reason: match ask {
+                Ask::Fail(r) => Some(r.clone()),
+                _ => None,
+            },
+            batch_id: batch.clone(),
+        };
+        apply_all(self.writer()?, &mut items, &audit, |_| {}, || {});
+        for i in &items {
+            if let (BulkOutcome::Applied(_), Ok(plan)) = (&i.outcome, &i.plan) {
+                if let Some(a) = super::acted::awaited(plan) {
+                    self.awaiting.insert(i.id.clone(), a);
+                }
+            }
+        }
+        Ok((batch, items))
     }
 
     /// Write `plan` with its audit record (the writer opened on first use; an export has none).
@@ -445,6 +514,19 @@ pub fn spawn<E: Send + 'static>(
                                 plan,
                                 result: Err("internal error writing (see --log)".into()),
                             }),
+                            Flue2Request::PlanBulk { targets, ask } => {
+                                Some(Flue2Response::PlannedBulk {
+                                    ask,
+                                    what: targets.what,
+                                    result: e(),
+                                })
+                            }
+                            Flue2Request::ApplyBulk { ask, .. } => {
+                                Some(Flue2Response::AppliedBulk {
+                                    ask,
+                                    result: Err("internal error writing (see --log)".into()),
+                                })
+                            }
                             Flue2Request::Screen(r) => {
                                 r.internal_error().map(Flue2Response::Screen)
                             }

@@ -5,75 +5,27 @@
 //! prints them: the fence, each column before and after, the notes) and the runtime's next pass
 //! computed on the row after the write, with No selected; `A` (or ⏎ on Yes) applies it in one
 //! fenced transaction with its audit record, and the result says the audit id and how to undo.
+//! On several submissions (the marks, an incidents worker's) the flow is the CLI's bulk apply
+//! (`bulk.rs`).
 
 use crossterm::event::KeyEvent;
 use ratatui::layout::Rect;
 use ratatui::Frame;
 use turnscope_core::flue2::{Flue2ActionPlan, Flue2Plan};
 use turnscope_engine::flue2_actions::preview_lines;
+use turnscope_engine::flue2_bulk::BulkItem;
 
+pub use super::ask::{ask_of, Ask, KEYS};
+use super::bulk::{BulkConfirm, BulkDone, BulkStep, Targets};
 use super::popup::{self, Choice, Typed};
 use crate::text::clean;
 use crate::theme::Theme;
-
-/// What the operator asked for; the worker makes it a `Flue2Action` on the row it reads.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub enum Ask {
-    Abort,
-    Requeue,
-    /// beta.7's `E`: 3 more attempts where the budget is what ends it (step 4), else a deadline
-    /// an hour from now.
-    Extend,
-    Fail(String),
-}
-
-impl Ask {
-    pub fn name(&self) -> &'static str {
-        match self {
-            Ask::Abort => "abort",
-            Ask::Requeue => "requeue",
-            Ask::Extend => "extend",
-            Ask::Fail(_) => "fail",
-        }
-    }
-}
-
-/// The write keys and what the help says of each.
-pub const KEYS: [(char, &str); 4] = [
-    (
-        'X',
-        "abort: the runtime-native intent; its next pass settles it aborted (previewed)",
-    ),
-    (
-        'Q',
-        "requeue: back to the queue, only where the runtime's step 7 would (previewed)",
-    ),
-    (
-        'E',
-        "extend: 3 more attempts where the budget ends it, else deadline now + 1h (previewed)",
-    ),
-    (
-        'F',
-        "fail: a reserved failed settlement the runtime's pass finishes; asks why (previewed)",
-    ),
-];
-
-/// The ask a write key makes (`F` asks for its reason first).
-pub fn ask_of(c: char) -> Option<Ask> {
-    Some(match c {
-        'X' => Ask::Abort,
-        'Q' => Ask::Requeue,
-        'E' => Ask::Extend,
-        'F' => Ask::Fail(String::new()),
-        _ => return None,
-    })
-}
 
 /// Where the write flow is.
 #[derive(Debug, Clone)]
 pub enum Flow {
     /// `F`: typing why.
-    Reason { id: String, text: String },
+    Reason { targets: Targets, text: String },
     /// Waiting for the worker (`planning fail of …`, `applying …`).
     Waiting(String),
     Confirm {
@@ -84,6 +36,10 @@ pub enum Flow {
     },
     /// The result (applied, or refused by the fence): any key closes it.
     Done { title: String, lines: Vec<String> },
+    /// Several submissions' preview (`bulk.rs`).
+    BulkConfirm(Box<BulkConfirm>),
+    /// Several submissions' result.
+    BulkDone(BulkDone),
 }
 
 /// What a key in the flow asks the app for.
@@ -91,13 +47,29 @@ pub enum Step {
     Stay,
     Close,
     Plan {
-        id: String,
+        targets: Targets,
         ask: Ask,
     },
     Apply {
         plan: Box<Flue2ActionPlan>,
         reason: Option<String>,
     },
+    /// Apply the previewed batch, one fenced transaction per submission under one batch id.
+    ApplyBulk {
+        ask: Ask,
+        items: Vec<BulkItem>,
+    },
+    /// Undo this batch (the audit trail's `U`, from a bulk result).
+    Undo(String),
+}
+
+fn bulk_step(s: BulkStep) -> Step {
+    match s {
+        BulkStep::Stay => Step::Stay,
+        BulkStep::Close => Step::Close,
+        BulkStep::Apply { ask, items } => Step::ApplyBulk { ask, items },
+        BulkStep::Undo(batch) => Step::Undo(batch),
+    }
 }
 
 /// A plan's lines for the popup: the preview, then the runtime's next pass on the row after it.
@@ -124,12 +96,12 @@ fn plan_lines(p: &Flue2Plan) -> Vec<String> {
 impl Flow {
     pub fn on_key(&mut self, ev: KeyEvent) -> Step {
         match self {
-            Flow::Reason { id, text } => match popup::reason_key(ev.code, text) {
+            Flow::Reason { targets, text } => match popup::reason_key(ev.code, text) {
                 Typed::Close => Step::Close,
                 // fail needs a reason: a blank one goes nowhere.
                 Typed::Submit if text.trim().is_empty() => Step::Stay,
                 Typed::Submit => Step::Plan {
-                    id: id.clone(),
+                    targets: targets.clone(),
                     ask: Ask::Fail(text.trim().to_string()),
                 },
                 Typed::Stay => Step::Stay,
@@ -146,12 +118,21 @@ impl Flow {
                 Choice::Stay => Step::Stay,
             },
             Flow::Done { .. } => Step::Close,
+            Flow::BulkConfirm(c) => bulk_step(c.on_key(ev)),
+            Flow::BulkDone(d) => bulk_step(d.on_key(ev)),
         }
     }
 
     pub fn title(&self) -> String {
         match self {
-            Flow::Reason { id, .. } => format!("Fail {}: why?", clean(id)),
+            Flow::Reason { targets, .. } => match targets.ids.as_slice() {
+                [id] => format!("Fail {}: why?", clean(id)),
+                ids => format!(
+                    "Fail {} submissions ({}): why?",
+                    ids.len(),
+                    clean(&targets.what)
+                ),
+            },
             Flow::Waiting(w) => w.clone(),
             Flow::Confirm { plan, .. } => {
                 let a = plan.action;
@@ -162,24 +143,36 @@ impl Flow {
                 format!("{t} {}", clean(&plan.fence.submission_id))
             }
             Flow::Done { title, .. } => title.clone(),
+            Flow::BulkConfirm(c) => c.title(),
+            Flow::BulkDone(d) => d.title.clone(),
         }
     }
 
     /// The popup's text lines (raw: drawn through `clean`).
     pub fn body(&self) -> Vec<String> {
         match self {
-            Flow::Reason { text, .. } => popup::reason_body(
-                "fail gives up on the submission for good: the runtime's pass settles it failed with this reason",
+            Flow::Reason { targets, text } => popup::reason_body(
+                if targets.ids.len() > 1 {
+                    "fail gives up on each submission for good: the runtime's pass settles each failed with this reason"
+                } else {
+                    "fail gives up on the submission for good: the runtime's pass settles it failed with this reason"
+                },
                 text,
                 "⏎ plan it (previewed, nothing written yet) · esc cancel",
             ),
             Flow::Waiting(w) => vec![w.clone()],
             Flow::Confirm { lines, yes, .. } => popup::confirm_body(lines, *yes),
             Flow::Done { lines, .. } => popup::done_body(lines),
+            Flow::BulkConfirm(c) => c.body(),
+            Flow::BulkDone(d) => d.body(),
         }
     }
 
     pub fn draw(&self, f: &mut Frame, t: &Theme, area: Rect) {
-        popup::draw(f, t, area, &self.title(), self.body());
+        match self {
+            Flow::BulkConfirm(c) => c.draw(f, t, area),
+            Flow::BulkDone(d) => d.draw(f, t, area),
+            _ => popup::draw(f, t, area, &self.title(), self.body()),
+        }
     }
 }
