@@ -91,11 +91,24 @@ pub fn done_body(lines: &[String]) -> Vec<String> {
     v
 }
 
+/// The rows `lines` take once wrapped inside a popup `width` wide (its border aside): a reason
+/// a line long wraps, and the popup grows to show it rather than cut it.
+fn wrapped_rows(lines: &[String], width: u16) -> u16 {
+    let text: Vec<Line> = lines
+        .iter()
+        .map(|l| Line::from(Span::raw(clean(l))))
+        .collect();
+    let rows = Paragraph::new(text)
+        .wrap(Wrap { trim: false })
+        .line_count(width.saturating_sub(2));
+    u16::try_from(rows).unwrap_or(u16::MAX)
+}
+
 /// The popup, centred over `area`: `title` on its border, `body` wrapped (raw text: drawn
 /// through `clean`).
 pub fn draw(f: &mut Frame, t: &Theme, area: Rect, title: &str, body: Vec<String>) {
     let w = area.width.saturating_sub(4).min(120);
-    let h = (body.len() as u16 + 2)
+    let h = (wrapped_rows(&body, w) + 2)
         .min(area.height.saturating_sub(2))
         .max(5);
     let rect = Rect::new(
@@ -131,7 +144,7 @@ pub fn draw_scrolled(
     tail: Vec<String>,
 ) {
     let w = area.width.saturating_sub(4).min(120);
-    let h = ((lines.len() + tail.len()) as u16 + 2)
+    let h = (wrapped_rows(lines, w) + wrapped_rows(&tail, w) + 2)
         .min(area.height.saturating_sub(2))
         .max(5);
     let rect = Rect::new(
@@ -148,7 +161,7 @@ pub fn draw_scrolled(
     f.render_widget(block, rect);
     let [top, bottom] = Layout::vertical([
         Constraint::Min(0),
-        Constraint::Length((tail.len() as u16).min(inner.height)),
+        Constraint::Length(wrapped_rows(&tail, w).min(inner.height)),
     ])
     .areas(inner);
     let text =
@@ -162,4 +175,19 @@ pub fn draw_scrolled(
         Paragraph::new(text(&tail)).wrap(Wrap { trim: false }),
         bottom,
     );
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_popup_counts_the_rows_its_lines_wrap_to() {
+        let short = vec!["abc".to_string(), String::new()];
+        assert_eq!(wrapped_rows(&short, 22), 2);
+        // 20 columns inside the border: a 45-column reason takes 3 rows, not 1.
+        let reason = vec!["word ".repeat(9).trim_end().to_string()];
+        assert_eq!(wrapped_rows(&reason, 22), 3);
+        assert_eq!(wrapped_rows(&reason, 102), 1);
+    }
 }
