@@ -9,22 +9,17 @@ use std::path::Path;
 
 use serde_json::{json, Value};
 
-use crate::support::{turnscope_command, unpack_db};
+use crate::support::{turnscope_as, unpack_db};
 use turnscope_core::flue2::{Flue2ColumnChange, Flue2Fence};
 use turnscope_core::recovery::changes::SqlValue;
 use turnscope_store::{ApplyError, AuditInfo, Flue2SqliteWriter};
 
 fn turnscope(db: &Path, args: &[&str]) -> std::process::Output {
-    turnscope_command()
-        .env_remove("TURNSCOPE_DB")
-        .env_remove("TURNSCOPE_NOW_MS")
-        .env("TURNSCOPE_OPERATOR", "tester")
-        .arg("--db")
-        .arg(db)
-        .args(["--context-window", "200000"])
-        .args(args)
-        .output()
-        .unwrap()
+    turnscope_as(
+        db,
+        "tester",
+        &[&["--context-window", "200000"], args].concat(),
+    )
 }
 
 fn json_of(o: &std::process::Output) -> Value {

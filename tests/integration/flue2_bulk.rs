@@ -8,42 +8,15 @@ use std::path::Path;
 
 use serde_json::Value;
 
-use crate::support::{db_fixture_names, turnscope_command, unpack_db};
+use crate::support::{db_fixture_names, flue2_submission_rows, turnscope_as, unpack_db};
 
 fn turnscope(db: &Path, args: &[&str]) -> std::process::Output {
-    turnscope_command()
-        .env_remove("TURNSCOPE_DB")
-        .env_remove("TURNSCOPE_NOW_MS")
-        .env("TURNSCOPE_OPERATOR", "bulk")
-        .arg("--db")
-        .arg(db)
-        .args(args)
-        .output()
-        .unwrap()
+    turnscope_as(db, "bulk", args)
 }
 
 /// Every row, every column, as text (for byte-for-byte comparisons).
 fn rows(db: &Path) -> Vec<Vec<String>> {
-    let c = rusqlite::Connection::open(db).unwrap();
-    let mut s = c
-        .prepare("SELECT * FROM flue_agent_submissions ORDER BY sequence")
-        .unwrap();
-    let n = s.column_count();
-    s.query_map([], |r| {
-        (0..n)
-            .map(|i| {
-                Ok(match r.get_ref(i)? {
-                    rusqlite::types::ValueRef::Null => "NULL".to_string(),
-                    rusqlite::types::ValueRef::Integer(v) => v.to_string(),
-                    rusqlite::types::ValueRef::Text(t) => String::from_utf8_lossy(t).into(),
-                    other => format!("{other:?}"),
-                })
-            })
-            .collect()
-    })
-    .unwrap()
-    .collect::<Result<_, _>>()
-    .unwrap()
+    flue2_submission_rows(db, &[])
 }
 
 fn column(db: &Path, id: &str, col: &str) -> Option<i64> {

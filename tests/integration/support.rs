@@ -68,6 +68,50 @@ pub fn turnscope_json(
         .unwrap_or_else(|e| panic!("{args:?}: {e}: {}", String::from_utf8_lossy(&out)))
 }
 
+/// `turnscope --db DB ARGS…` through the real binary at the real clock (a write plans and fences
+/// there), `operator` naming who writes; its whole output, whatever its exit.
+pub fn turnscope_as(db: &Path, operator: &str, args: &[&str]) -> std::process::Output {
+    turnscope_command()
+        .env_remove("TURNSCOPE_DB")
+        .env_remove("TURNSCOPE_NOW_MS")
+        .env("TURNSCOPE_OPERATOR", operator)
+        .arg("--db")
+        .arg(db)
+        .args(args)
+        .output()
+        .unwrap()
+}
+
+/// Every row of a 2.x journal's `flue_agent_submissions`, every column as text, in order; the
+/// columns of `stamped` (those a write stamps with its own clock) said only as `set` or `NULL`.
+pub fn flue2_submission_rows(db: &Path, stamped: &[&str]) -> Vec<Vec<String>> {
+    let c = rusqlite::Connection::open(db).unwrap();
+    let mut s = c
+        .prepare("SELECT * FROM flue_agent_submissions ORDER BY sequence")
+        .unwrap();
+    let names: Vec<String> = s.column_names().iter().map(|n| n.to_string()).collect();
+    s.query_map([], |r| {
+        (0..names.len())
+            .map(|i| {
+                let v = match r.get_ref(i)? {
+                    rusqlite::types::ValueRef::Null => "NULL".to_string(),
+                    rusqlite::types::ValueRef::Integer(v) => v.to_string(),
+                    rusqlite::types::ValueRef::Text(t) => String::from_utf8_lossy(t).into(),
+                    other => format!("{other:?}"),
+                };
+                Ok(if v != "NULL" && stamped.contains(&names[i].as_str()) {
+                    "set".into()
+                } else {
+                    v
+                })
+            })
+            .collect()
+    })
+    .unwrap()
+    .collect::<Result<_, _>>()
+    .unwrap()
+}
+
 /// A scale journal at `path` from the generator (`turnscope-bench`, kept out of the binary): the
 /// same rows `turnscope-scale PATH --scale FACTOR --seed SEED [--profile runtime]
 /// [--whale-entries N]` writes at `now_ms`.

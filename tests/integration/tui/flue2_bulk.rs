@@ -14,7 +14,7 @@ use turnscope_engine::flue2::Flue2Options;
 use turnscope_tui::flue2::harness::Flue2Harness;
 use turnscope_tui::harness::HarnessOptions;
 
-use crate::support::{turnscope_command, unpack_db};
+use crate::support::{flue2_submission_rows, turnscope_as, unpack_db};
 
 const OPERATOR: &str = "tui-test@host";
 
@@ -29,44 +29,13 @@ fn open(db: &Path, now: i64, write: bool) -> Flue2Harness {
 
 /// `turnscope --db DB ARGS` at the real clock (writes plan there), as the TUI's operator.
 fn cli(db: &Path, args: &[&str]) -> std::process::Output {
-    turnscope_command()
-        .env_remove("TURNSCOPE_DB")
-        .env_remove("TURNSCOPE_NOW_MS")
-        .env("TURNSCOPE_OPERATOR", OPERATOR)
-        .arg("--db")
-        .arg(db)
-        .args(args)
-        .output()
-        .unwrap()
+    turnscope_as(db, OPERATOR, args)
 }
 
 /// Every row, every column as text, the columns an action stamps with the write's clock
 /// (`abort_requested_at`, `timeout_at`) said only as set or not.
 fn rows(db: &Path) -> Vec<Vec<String>> {
-    let c = Connection::open(db).unwrap();
-    let mut s = c
-        .prepare("SELECT * FROM flue_agent_submissions ORDER BY sequence")
-        .unwrap();
-    let names: Vec<String> = s.column_names().iter().map(|n| n.to_string()).collect();
-    s.query_map([], |r| {
-        (0..names.len())
-            .map(|i| {
-                let v = match r.get_ref(i)? {
-                    rusqlite::types::ValueRef::Null => "NULL".to_string(),
-                    rusqlite::types::ValueRef::Integer(v) => v.to_string(),
-                    rusqlite::types::ValueRef::Text(t) => String::from_utf8_lossy(t).into(),
-                    other => format!("{other:?}"),
-                };
-                Ok(match names[i].as_str() {
-                    "abort_requested_at" | "timeout_at" if v != "NULL" => "set".into(),
-                    _ => v,
-                })
-            })
-            .collect()
-    })
-    .unwrap()
-    .collect::<Result<_, _>>()
-    .unwrap()
+    flue2_submission_rows(db, &["abort_requested_at", "timeout_at"])
 }
 
 /// An audit record: action, operator, submission, reason, batch.
