@@ -13,6 +13,7 @@ mod flue2_bulk;
 mod flue2_clock;
 mod flue2_next_request;
 mod flue2_screens;
+mod flue2_sort;
 mod scale;
 
 /// The clock of the demo and scale databases.

@@ -15,8 +15,10 @@ use crate::text::{clean, fit};
 use crate::theme::Theme;
 use crate::widgets::{render_selectable, scroll_into_view, table_header};
 
+use super::list_sort::{sort_rows, Key, SortColumn};
+
 /// One submission as the list shows it.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Default)]
 pub struct ListRow {
     pub id: String,
     pub kind: String,
@@ -35,6 +37,14 @@ pub struct ListRow {
     pub partial: bool,
     /// The COST cell: cost since the input.
     pub cost: String,
+    /// What the sort keys a row by, as `list --sort` does (`list_sort.rs`): the journal's
+    /// sequence, the attempts the row counts, the instance id, the cost since the input, the
+    /// reconciler step that fires next.
+    pub sequence: i64,
+    pub attempt_count: i64,
+    pub instance_id: Option<String>,
+    pub cost_total: Option<f64>,
+    pub next_step: Option<i64>,
 }
 
 impl ListRow {
@@ -57,6 +67,28 @@ impl ListRow {
             next: text(&r["plan"]["column"]),
             partial: !r["verdict"]["trailingPartialToolBatch"].is_null(),
             cost: super::cost::cost_cell(&r["cost"]),
+            sequence: r["sequence"].as_i64().unwrap_or(0),
+            attempt_count: r["attempts"].as_i64().unwrap_or(0),
+            instance_id: r["instance"]["instanceId"].as_str().map(clean),
+            cost_total: r["cost"]["total"]["cost"].as_f64(),
+            next_step: r["plan"]["step"].as_i64(),
+        }
+    }
+
+    /// The row's value in `column`, as `list --sort` keys it (the instance by its id alone).
+    fn sort_key(&self, column: SortColumn) -> Key<'_> {
+        match column {
+            SortColumn::Seq => Key::Int(self.sequence),
+            SortColumn::Id => Key::Text(&self.id),
+            SortColumn::Kind => Key::Text(&self.kind),
+            SortColumn::Instance => self.instance_id.as_deref().map_or(Key::Missing, Key::Text),
+            SortColumn::Status => Key::Text(&self.status),
+            SortColumn::Att => Key::Int(self.attempt_count),
+            SortColumn::Lease if self.lease_expires_at <= 0 => Key::Missing,
+            SortColumn::Lease => Key::Int(self.lease_expires_at),
+            SortColumn::Cost => self.cost_total.map_or(Key::Missing, Key::Float),
+            SortColumn::Verdict => Key::Text(&self.verdict),
+            SortColumn::Next => self.next_step.map_or(Key::Missing, Key::Int),
         }
     }
 
@@ -179,6 +211,10 @@ pub struct ListState {
     pub marks: HashSet<String>,
     /// Draw the mark column (write mode).
     pub marking: bool,
+    /// `o`/`O`: the column the rows are kept sorted by (none: the journal's sequence order),
+    /// and whether descending.
+    pub sort: Option<SortColumn>,
+    pub descending: bool,
 }
 
 impl ListState {
@@ -203,14 +239,45 @@ impl ListState {
         self.shown(now_ms).get(self.selected).map(|r| r.id.clone())
     }
 
-    /// Replace the rows, keeping the selection on the same submission where it is still shown.
+    /// Replace the rows (in sequence order), keeping them sorted and the selection on the same
+    /// submission where it is still shown.
     pub fn set_rows(&mut self, rows: Vec<ListRow>, now_ms: i64) {
         let keep = self.selected_id(now_ms);
         self.rows = rows;
+        if let Some(c) = self.sort {
+            sort_rows(&mut self.rows, c, self.descending, ListRow::sort_key);
+        }
         self.select_id(keep.as_deref(), now_ms);
     }
 
-    /// The marked submissions in list order (the journal's), those outside the view too.
+    /// `o` (the next column, from the first) or `O` (the other direction); what the status
+    /// line says. The selection stays on its submission.
+    pub fn sort_by(&mut self, next_column: bool, now_ms: i64) -> String {
+        let keep = self.selected_id(now_ms);
+        if next_column {
+            self.sort = Some(self.sort.map_or(SortColumn::ALL[0], SortColumn::next));
+        } else {
+            self.descending = !self.descending;
+        }
+        let column = self.sort.unwrap_or(SortColumn::Seq);
+        // Sorting an order already sorted by another column keeps that one among equals:
+        // back to sequence order first, as the document has them.
+        sort_rows(&mut self.rows, SortColumn::Seq, false, ListRow::sort_key);
+        sort_rows(&mut self.rows, column, self.descending, ListRow::sort_key);
+        self.select_id(keep.as_deref(), now_ms);
+        format!(
+            "sorted by {}{} · o next column · O {}",
+            column.name(),
+            if self.descending { ", descending" } else { "" },
+            if self.descending {
+                "ascending"
+            } else {
+                "descending"
+            }
+        )
+    }
+
+    /// The marked submissions in list order (as sorted), those outside the view too.
     pub fn marked_in_order(&self) -> Vec<String> {
         self.rows
             .iter()
@@ -304,7 +371,28 @@ impl ListState {
                 over -= give;
             }
         }
-        let titles: Vec<(&str, usize)> = COLUMNS.iter().copied().zip(widths).collect();
+        // The sorted column's header carries its direction (the sequence has no column).
+        let sorted = self.sort.and_then(|c| {
+            COLUMNS.iter().position(|h| {
+                h.eq_ignore_ascii_case(c.name()) || (c == SortColumn::Att && *h == "ATTEMPTS")
+            })
+        });
+        let arrow = if self.descending { "↓" } else { "↑" };
+        let headers: Vec<String> = COLUMNS
+            .iter()
+            .enumerate()
+            .map(|(i, h)| {
+                if Some(i) == sorted {
+                    format!("{h}{arrow}")
+                } else {
+                    (*h).to_string()
+                }
+            })
+            .collect();
+        if let Some(i) = sorted {
+            widths[i] = widths[i].max(headers[i].chars().count());
+        }
+        let titles: Vec<(&str, usize)> = headers.iter().map(String::as_str).zip(widths).collect();
         let (header, constraints, rows_area) = table_header(&titles, area, t);
         let body: Vec<Row> =
             shown

@@ -24,6 +24,7 @@ mod draw;
 #[cfg(feature = "test-harness")]
 pub mod harness;
 pub mod list;
+mod list_sort;
 mod marks;
 pub mod next_request;
 mod opened;
@@ -158,6 +159,11 @@ const HANDLED: &[(Action, &str)] = &[
         "view: terminalizing",
     ),
     (Action::Filter(RowFilter::Settled), "view: settled"),
+    (
+        Action::SortNext,
+        "sort by the next column (as list --sort: a row without a value last)",
+    ),
+    (Action::SortReverse, "reverse the sort order"),
     (
         Action::StartFilter,
         "search: rows whose cells contain the text",
@@ -405,6 +411,11 @@ impl Flue2App {
             .collect()
     }
 
+    /// The selected row's index among the rows the list shows.
+    pub fn selected_index(&self) -> usize {
+        self.list.selected
+    }
+
     /// The rows the list shows.
     pub fn shown_rows(&self) -> Vec<list::ListRow> {
         self.list.shown(self.now_ms).into_iter().cloned().collect()
@@ -630,6 +641,9 @@ impl Flue2App {
                         )
                     }
                 },
+                Action::SortNext | Action::SortReverse => {
+                    self.status = Some(self.list.sort_by(a == Action::SortNext, now));
+                }
                 Action::StartFilter => self.searching = true,
                 Action::Back => {
                     let keep = self.list.selected_id(now);
