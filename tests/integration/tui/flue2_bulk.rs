@@ -98,8 +98,25 @@ fn marked_rows_preview_as_the_cli_bulk_groups_them_and_apply_what_it_writes() {
     assert_eq!(h.app.marked(), [settled.clone(), running.clone()]);
     let screen = h.render();
     assert!(screen.contains("●"), "the mark column: {screen}");
+    // The selection's cost since the inputs: the two rows' COST figures as list --json has them.
+    let listed =
+        crate::support::turnscope_json(&db, Some(now), &["list", "--status", "all", "--json"]);
+    let total: f64 = listed["submissions"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|r| r["id"] == settled.as_str() || r["id"] == running.as_str())
+        .map(|r| {
+            r["cost"]["total"]["cost"]
+                .as_f64()
+                .expect("a conversation's cost")
+        })
+        .sum();
     assert!(
-        h.app.status_text().unwrap().contains("2 marked"),
+        h.app
+            .status_text()
+            .unwrap()
+            .contains(&format!("2 marked · ${total:.4}")),
         "{:?}",
         h.app.status_text()
     );

@@ -76,6 +76,20 @@ fn incidents_show_the_cli_groups_and_enter_lists_the_workers_submissions() {
                 assert!(screen.contains("no worker left anything stuck"), "{screen}");
                 continue;
             }
+            // The selected (first) worker's cost as `turnscope incidents` words it, and a COST
+            // column.
+            let text = crate::support::turnscope_ok(&db, Some(now), &["incidents"]);
+            let text = String::from_utf8(text).unwrap();
+            let cost_line = text
+                .lines()
+                .find_map(|l| l.trim_start().strip_prefix("cost "))
+                .expect("a cost line per worker")
+                .trim_start();
+            assert!(
+                screen.contains(&format!("cost {cost_line} · all {} stuck", doc["stuck"])),
+                "{name}: {cost_line}\n{screen}"
+            );
+            assert!(screen.contains("COST"), "{screen}");
             for g in &want {
                 let summary = g["summary"].as_str().unwrap();
                 assert!(

@@ -9,6 +9,8 @@ use turnscope_core::text::{plural, thousands};
 /// A cost in the stored currency unit (`usage.cost.total`): `$0.0123` below one, `$12.34` from
 /// one up (as the TUI shows an entry's usage).
 pub fn money(cost: f64) -> String {
+    // `-0.0` (the sum of no figures: `Iterator::sum` of f64 starts there) is written as 0.
+    let cost = cost + 0.0;
     if cost.is_nan() {
         "$?".into()
     } else if cost >= 1.0 {
@@ -191,6 +193,14 @@ mod tests {
             cost,
             incomplete: 0,
         }
+    }
+
+    #[test]
+    fn no_figure_summed_is_written_as_zero() {
+        let none: [f64; 0] = [];
+        assert_eq!(money(none.iter().sum()), "$0.0000");
+        assert_eq!(money(0.25), "$0.2500");
+        assert_eq!(money(12.5), "$12.50");
     }
 
     #[test]

@@ -9,7 +9,13 @@ use crate::text::clean;
 /// The COST cell of a `cost` value, as `turnscope list` writes it: `$0.0123`, a `+` where some
 /// usage lacked a figure, `-` without a conversation.
 pub fn cost_cell(cost: &Value) -> String {
-    let t = &cost["total"];
+    sum_text(&cost["total"])
+}
+
+/// A usage sum's cost (`{cost, incomplete, …}`: a `cost` object's `total`, an incident group's
+/// `cost`) as `turnscope` writes it: `$0.0123`, a `+` where some usage lacked a figure, `-`
+/// without one.
+pub fn sum_text(t: &Value) -> String {
     match t["cost"].as_f64() {
         None => "-".into(),
         Some(c) => format!(

@@ -232,7 +232,7 @@ impl Flue2App {
             let marks = if self.list.marks.is_empty() {
                 String::new()
             } else {
-                format!(" · {}", self.marks_count())
+                format!(" · {}", self.marks_summary())
             };
             Span::styled(
                 format!(

@@ -286,6 +286,15 @@ impl ListState {
             .collect()
     }
 
+    /// The marked rows' costs since their inputs (their COST cells' figures), in list order.
+    pub fn marked_costs(&self) -> Vec<Option<f64>> {
+        self.rows
+            .iter()
+            .filter(|r| self.marks.contains(&r.id))
+            .map(|r| r.cost_total)
+            .collect()
+    }
+
     /// Marks on rows the view does not show (the status line says how many).
     pub fn marks_outside_view(&self) -> usize {
         self.rows

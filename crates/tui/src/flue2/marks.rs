@@ -71,7 +71,7 @@ impl Flue2App {
     fn marks_said(&self) -> String {
         format!(
             "{} · X/Q/E/F act on every marked row · u unmarks all",
-            self.marks_count()
+            self.marks_summary()
         )
     }
 
@@ -85,6 +85,16 @@ impl Flue2App {
                 self.list.view.name()
             ),
         }
+    }
+
+    /// [`Self::marks_count`] with the selection's cost since the inputs ([`selection_cost`]),
+    /// as beta.7's header totals its selection: `3 marked · $0.0123`.
+    pub(super) fn marks_summary(&self) -> String {
+        format!(
+            "{} · {}",
+            self.marks_count(),
+            selection_cost(&self.list.marked_costs(), self.list.marks.len())
+        )
     }
 
     /// What the write keys act on here.
@@ -263,4 +273,27 @@ fn group_ids(g: &serde_json::Value) -> Vec<String> {
         .flatten()
         .filter_map(|s| s.as_str().map(String::from))
         .collect()
+}
+
+/// The marked rows' cost since their inputs summed (their COST cells' figures), `marked` rows
+/// marked: at least that (`≥`) where one has no figure (no conversation, or not among the rows
+/// read).
+fn selection_cost(costs: &[Option<f64>], marked: usize) -> String {
+    // `+ 0.0`: the sum of no figures is `-0.0`, written as 0.
+    let total = costs.iter().flatten().sum::<f64>() + 0.0;
+    let partial = costs.len() < marked || costs.iter().any(Option::is_none);
+    format!("{}${total:.4}", if partial { "≥" } else { "" })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::selection_cost;
+
+    #[test]
+    fn the_selection_cost_sums_the_figures_and_says_when_one_is_missing() {
+        assert_eq!(selection_cost(&[Some(0.5), Some(0.25)], 2), "$0.7500");
+        assert_eq!(selection_cost(&[Some(0.5), None], 2), "≥$0.5000");
+        assert_eq!(selection_cost(&[Some(0.0125)], 2), "≥$0.0125");
+        assert_eq!(selection_cost(&[], 0), "$0.0000");
+    }
 }

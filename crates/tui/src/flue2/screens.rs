@@ -609,18 +609,19 @@ impl Screen {
                                 None => group_who(g),
                             },
                             g["count"].to_string(),
+                            super::cost::sum_text(&g["cost"]),
                             clean(g["summary"].as_str().unwrap_or("")),
                         ]
                     })
                     .collect();
-                let strip = if area.height >= 14 { 7 } else { 0 };
+                let strip = if area.height >= 14 { 8 } else { 0 };
                 let [top, below] =
                     Layout::vertical([Constraint::Fill(1), Constraint::Length(strip)]).areas(area);
                 draw_table(
                     f,
                     t,
                     top,
-                    &["WORKER", "STUCK", "WHAT HAPPENED"],
+                    &["WORKER", "STUCK", "COST", "WHAT HAPPENED"],
                     &cells,
                     cursor,
                     &[],
@@ -647,6 +648,15 @@ impl Screen {
                         .flatten()
                         .filter_map(|s| s.as_str().map(clean))
                         .collect();
+                    // As `turnscope incidents` words it: the worker's, then every stuck one's.
+                    let all = doc.as_ref().and_then(|d| d.as_ref().ok());
+                    lines.push(Line::raw(format!(
+                        "  cost {} since the inputs ({} tokens) · all {} stuck: {}",
+                        super::cost::sum_text(&g["cost"]),
+                        g["cost"]["totalTokens"].as_u64().unwrap_or(0),
+                        all.map_or(Value::Null, |d| d["stuck"].clone()),
+                        all.map_or_else(|| "-".into(), |d| super::cost::sum_text(&d["cost"])),
+                    )));
                     lines.push(Line::raw(format!("  {}", subs.join(" "))));
                     f.render_widget(Paragraph::new(lines).wrap(Wrap { trim: false }), below);
                 } else if matches!(doc, Some(Ok(_))) {
