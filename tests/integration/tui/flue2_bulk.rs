@@ -266,12 +266,51 @@ fn read_only_has_no_marks_and_no_write_keys() {
         !screen.contains("●") && !screen.contains("mark"),
         "{screen}"
     );
+    h.press("*V");
+    assert!(h.app.marked().is_empty(), "no * or V in read-only");
     h.press("I<Space>X");
     assert!(h.app.marked().is_empty());
     assert!(h.app.write_popup().is_none());
     h.press("<Esc>?");
     assert!(!h.render().contains("mark or unmark"));
     assert!(audit(&db).is_empty());
+}
+
+#[test]
+fn star_marks_every_row_shown_and_v_the_range_from_the_last_marked() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = crate::support::generated_flue2_journal(dir.path(), NOW_MS);
+    let mut h = open(&db, NOW_MS, true);
+    // `*` in the expired view, narrowed by a query: exactly the rows shown.
+    h.press("/dispatch<Enter>");
+    let shown = h.app.shown_ids();
+    assert!(shown.len() >= 5 && shown.len() < 400, "{}", shown.len());
+    h.press("*");
+    let mut marked = h.app.marked();
+    marked.sort();
+    let mut want = shown.clone();
+    want.sort();
+    assert_eq!(marked, want);
+    assert!(
+        h.app
+            .status_text()
+            .unwrap()
+            .starts_with(&format!("marked {} more: every row shown", shown.len())),
+        "{:?}",
+        h.app.status_text()
+    );
+    // V before any space: says how, marks nothing.
+    h.press("u<Esc>");
+    h.press("V");
+    assert!(h.app.marked().is_empty());
+    assert!(h.app.status_text().unwrap().contains("space first"));
+    // Space on the 3rd row (the anchor), then V on the 7th: rows 3 to 7.
+    let all = h.app.shown_ids();
+    h.press("gjj<Space>jjjV");
+    assert_eq!(h.app.marked(), all[2..=6].to_vec());
+    // And back up: V from the 7th (the new anchor) to the 2nd adds the 2nd only.
+    h.press("kkkkkV");
+    assert_eq!(h.app.marked(), all[1..=6].to_vec());
 }
 
 /// The expired submissions of a generated journal (the `flue2` profile) at its clock, by worker,

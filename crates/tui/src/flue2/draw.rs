@@ -361,6 +361,14 @@ impl Flue2App {
                     self.write_key_label(Action::ToggleMark),
                     "mark or unmark the row; on incidents, every submission of the worker",
                 ),
+                (
+                    self.write_key_label(Action::MarkAll),
+                    "mark every row shown (the view and the / query)",
+                ),
+                (
+                    self.write_key_label(Action::MarkRange),
+                    "mark the rows from the last one marked to the cursor",
+                ),
                 (self.write_key_label(Action::ClearMarks), "unmark every row"),
                 (
                     "X/Q/E/F".into(),

@@ -211,6 +211,8 @@ pub struct ListState {
     pub marks: HashSet<String>,
     /// Draw the mark column (write mode).
     pub marking: bool,
+    /// The row `space` marked last: `V` marks from it to the cursor.
+    pub anchor: Option<String>,
     /// `o`/`O`: the column the rows are kept sorted by (none: the journal's sequence order),
     /// and whether descending.
     pub sort: Option<SortColumn>,
@@ -284,6 +286,34 @@ impl ListState {
             .filter(|r| self.marks.contains(&r.id))
             .map(|r| r.id.clone())
             .collect()
+    }
+
+    /// `*`: mark every row shown (the view, the narrowing and the `/` query); how many were not
+    /// marked yet.
+    pub fn mark_all(&mut self, now_ms: i64) -> usize {
+        let before = self.marks.len();
+        let shown: Vec<String> = self.shown(now_ms).iter().map(|r| r.id.clone()).collect();
+        self.marks.extend(shown);
+        self.marks.len() - before
+    }
+
+    /// `V`: mark the rows shown from the anchor (the row `space` marked last) to the cursor,
+    /// both included; how many were not marked yet. `Err` when the anchor is not shown.
+    pub fn mark_range(&mut self, now_ms: i64) -> Result<usize, &'static str> {
+        let shown: Vec<String> = self.shown(now_ms).iter().map(|r| r.id.clone()).collect();
+        let Some(from) = self
+            .anchor
+            .as_ref()
+            .and_then(|a| shown.iter().position(|id| id == a))
+        else {
+            return Err("mark a row with space first: V marks from it to the cursor");
+        };
+        let to = self.selected.min(shown.len().saturating_sub(1));
+        let (lo, hi) = (from.min(to), from.max(to));
+        let before = self.marks.len();
+        self.marks.extend(shown[lo..=hi].iter().cloned());
+        self.anchor = shown.get(to).cloned();
+        Ok(self.marks.len() - before)
     }
 
     /// The marked rows' costs since their inputs (their COST cells' figures), in list order.

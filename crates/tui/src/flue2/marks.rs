@@ -24,10 +24,31 @@ impl Flue2App {
             return;
         };
         if !self.list.marks.remove(&id) {
-            self.list.marks.insert(id);
+            self.list.marks.insert(id.clone());
+            self.list.anchor = Some(id);
         }
         self.list.move_by(1, self.now_ms);
         self.status = Some(self.marks_said());
+    }
+
+    /// `*` on the list: mark every row shown.
+    pub(super) fn mark_all_shown(&mut self) {
+        let n = self.list.mark_all(self.now_ms);
+        self.status = Some(format!(
+            "marked {n} more: every row shown · {}",
+            self.marks_said()
+        ));
+    }
+
+    /// `V` on the list: mark the rows from the one `space` marked last to the cursor.
+    pub(super) fn mark_range(&mut self) {
+        self.status = Some(match self.list.mark_range(self.now_ms) {
+            Ok(n) => format!(
+                "marked {n} more: the range up to the cursor · {}",
+                self.marks_said()
+            ),
+            Err(e) => e.into(),
+        });
     }
 
     /// Space on the incidents screen: mark every submission of the selected worker, or unmark

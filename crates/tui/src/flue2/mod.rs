@@ -540,6 +540,8 @@ impl Flue2App {
         if self.cfg.write && !self.help && self.detail.is_none() && self.screen.is_none() {
             match keymap::lookup_with(&[Ctx::List], &ev, true, &self.cfg.keys) {
                 Some(Action::ToggleMark) => return self.toggle_row_mark(),
+                Some(Action::MarkAll) => return self.mark_all_shown(),
+                Some(Action::MarkRange) => return self.mark_range(),
                 Some(Action::ClearMarks) => return self.clear_marks(),
                 _ => {}
             }
