@@ -8,85 +8,47 @@ use std::io::Write;
 
 use super::args::{Cli, ListArgs, ListOutput, SelectionArgs};
 use super::common::{exit, now_ms, CliError};
-use super::list_sort::SortKey;
 use super::output::print_json;
 use serde_json::Value;
 use turnscope_core::flue2::{Flue2SubmissionRow, FLUE2_STATUSES};
 use turnscope_core::text::sanitize;
 use turnscope_engine::flue2::{list_json, Flue2Options, Inspected, Streams};
-use turnscope_engine::flue2_cost::{cost_json, cost_of, cost_text, cost_total};
+use turnscope_engine::flue2_cost::{cost_json, cost_of, cost_text};
 use turnscope_engine::flue2_select::{
     disposition, is_view, verdict_names, Flue2Selection, LAST_STEP,
 };
+use turnscope_engine::flue2_sort::{key_of, sort_rows, SortColumn};
 use turnscope_engine::listing::ListingError;
 use turnscope_engine::report::rule_filter::{rule_names_up_to, RuleFilter};
 use turnscope_engine::report::verdict_filter::VerdictFilter;
 use turnscope_store::Flue2SqliteReader;
 
-/// The columns `--sort` takes on a 2.x journal (the table's headers; `rule` is NEXT's number).
-const SORT_COLUMNS: [&str; 12] = [
-    "seq", "id", "kind", "instance", "status", "att", "lease", "verdict", "next", "cost", "owner",
-    "error",
-];
-
-/// `--sort` on a 2.x journal: a column and its direction.
+/// `--sort` on a 2.x journal: a column and its direction (the order is the engine's
+/// `flue2_sort`, which the TUI's `o`/`O` sort by too).
 struct Sort {
-    column: &'static str,
+    column: SortColumn,
     descending: bool,
 }
 
 impl Sort {
     fn parse(text: &str) -> Result<Sort, CliError> {
-        let t = text.trim().to_lowercase();
+        let t = text.trim();
         let (descending, name) = match t.strip_prefix('-') {
             Some(rest) => (true, rest),
-            None => (false, t.as_str()),
+            None => (false, t),
         };
-        // beta.7's `rule` is the 2.x reconciler's step, the NEXT column.
-        let name = if name == "rule" { "next" } else { name };
-        let column = SORT_COLUMNS
-            .into_iter()
-            .find(|c| *c == name)
-            .ok_or_else(|| {
-                CliError::new(
-                    format!("unknown column {text:?} for --sort on a flue 2.x journal"),
-                    format!(
-                        "sort by one of: {} (a leading - sorts descending: --sort=-lease)",
-                        SORT_COLUMNS.join(", ")
-                    ),
-                    exit::USAGE,
-                )
-            })?;
+        let column = SortColumn::parse(name).ok_or_else(|| {
+            let names: Vec<&str> = SortColumn::ALL.iter().map(|c| c.name()).collect();
+            CliError::new(
+                format!("unknown column {text:?} for --sort on a flue 2.x journal"),
+                format!(
+                    "sort by one of: {} (a leading - sorts descending: --sort=-lease)",
+                    names.join(", ")
+                ),
+                exit::USAGE,
+            )
+        })?;
         Ok(Sort { column, descending })
-    }
-
-    fn key(&self, i: &Inspected<'_>) -> SortKey {
-        let r = i.row;
-        let text = |s: Option<&str>| s.map_or(SortKey::Missing, |s| SortKey::Text(s.to_string()));
-        match self.column {
-            "seq" => SortKey::Int(r.sequence),
-            "id" => SortKey::Text(r.submission_id.clone()),
-            "kind" => SortKey::Text(r.kind.clone()),
-            "instance" => text(r.session().as_ref().map(|k| k.instance_id.as_str())),
-            "status" => SortKey::Text(r.status.clone()),
-            "att" => SortKey::Int(r.attempt_count),
-            "lease" => match r.lease_expires_at {
-                t if t <= 0 => SortKey::Missing,
-                t => SortKey::Int(t),
-            },
-            "verdict" => SortKey::Text(i.label()),
-            "next" => i
-                .plan
-                .step
-                .number()
-                .map_or(SortKey::Missing, |n| SortKey::Int(n.into())),
-            // The COST cell's figure: cost since the input (`cost.total` summed).
-            "cost" => cost_total(i).map_or(SortKey::Missing, |c| {
-                SortKey::Int(super::list_sort::float_key(c))
-            }),
-            "owner" => text(r.owner_id.as_deref()),
-            _ => text(r.error.as_deref()),
-        }
     }
 }
 
@@ -215,13 +177,7 @@ pub(super) fn list(
     });
     if let Some(s) = &sort {
         // Stable: equal keys stay in sequence order; a missing value last either way.
-        shown.sort_by(|a, b| match (s.key(a), s.key(b)) {
-            (SortKey::Missing, SortKey::Missing) => std::cmp::Ordering::Equal,
-            (SortKey::Missing, _) => std::cmp::Ordering::Greater,
-            (_, SortKey::Missing) => std::cmp::Ordering::Less,
-            (x, y) if s.descending => x.cmp(&y).reverse(),
-            (x, y) => x.cmp(&y),
-        });
+        sort_rows(&mut shown, s.column, s.descending, |i, c| key_of(i, c));
         if let Some(n) = limit {
             shown.truncate(n);
         }

@@ -15,7 +15,7 @@ use crate::text::{clean, fit};
 use crate::theme::Theme;
 use crate::widgets::{render_selectable, scroll_into_view, table_header};
 
-use super::list_sort::{sort_rows, Key, SortColumn};
+use super::list_sort::{sort_rows, SortColumn, SortKey as Key, CYCLE};
 
 /// One submission as the list shows it.
 #[derive(Debug, Clone, PartialEq, Default)]
@@ -79,16 +79,21 @@ impl ListRow {
     fn sort_key(&self, column: SortColumn) -> Key<'_> {
         match column {
             SortColumn::Seq => Key::Int(self.sequence),
-            SortColumn::Id => Key::Text(&self.id),
-            SortColumn::Kind => Key::Text(&self.kind),
-            SortColumn::Instance => self.instance_id.as_deref().map_or(Key::Missing, Key::Text),
-            SortColumn::Status => Key::Text(&self.status),
+            SortColumn::Id => Key::Text(self.id.as_str().into()),
+            SortColumn::Kind => Key::Text(self.kind.as_str().into()),
+            SortColumn::Instance => self
+                .instance_id
+                .as_deref()
+                .map_or(Key::Missing, |s| Key::Text(s.into())),
+            SortColumn::Status => Key::Text(self.status.as_str().into()),
             SortColumn::Att => Key::Int(self.attempt_count),
             SortColumn::Lease if self.lease_expires_at <= 0 => Key::Missing,
             SortColumn::Lease => Key::Int(self.lease_expires_at),
             SortColumn::Cost => self.cost_total.map_or(Key::Missing, Key::Float),
-            SortColumn::Verdict => Key::Text(&self.verdict),
+            SortColumn::Verdict => Key::Text(self.verdict.as_str().into()),
             SortColumn::Next => self.next_step.map_or(Key::Missing, Key::Int),
+            // Not columns of the list: `o` never picks them.
+            SortColumn::Owner | SortColumn::Error => Key::Missing,
         }
     }
 
@@ -257,7 +262,7 @@ impl ListState {
     pub fn sort_by(&mut self, next_column: bool, now_ms: i64) -> String {
         let keep = self.selected_id(now_ms);
         if next_column {
-            self.sort = Some(self.sort.map_or(SortColumn::ALL[0], SortColumn::next));
+            self.sort = Some(self.sort.map_or(CYCLE[0], super::list_sort::next));
         } else {
             self.descending = !self.descending;
         }
