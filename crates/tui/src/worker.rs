@@ -17,6 +17,7 @@ use std::time::{Duration, Instant};
 
 #[path = "worker_actions.rs"]
 mod actions;
+pub(crate) use actions::write_export;
 
 use super::listing;
 use super::messages::{

@@ -243,33 +243,38 @@ impl Worker {
         };
         let redaction = redact.then_some(turnscope_engine::report::redact::Redaction::ALL);
         let built = export::build(store, what, cw, now_ms, redaction).map_err(WorkerError::from)?;
-        let text = export::to_text(&built.document);
-        let mut o = std::fs::OpenOptions::new();
-        o.write(true).create_new(true);
-        #[cfg(unix)]
-        {
-            // An export holds whole conversations: readable by its owner only.
-            use std::os::unix::fs::OpenOptionsExt;
-            o.mode(0o600);
-        }
-        let shown = path.display();
-        let mut f = o.open(path).map_err(|e| {
-            let fix = match e.kind() {
-                std::io::ErrorKind::AlreadyExists => "choose another name (an export never replaces a file)",
-                std::io::ErrorKind::PermissionDenied | std::io::ErrorKind::ReadOnlyFilesystem => {
-                    "press e again and give a directory you can write, e.g. ~/ or /tmp/ (or set export_dir in the configuration)"
-                }
-                _ => "press e again and give a path in an existing directory you can write",
-            };
-            WorkerError::message(format!("could not create {shown}: {e}; {fix}"))
-        })?;
-        if let Err(e) = f.write_all(text.as_bytes()).and_then(|_| f.sync_all()) {
-            drop(f);
-            let _ = std::fs::remove_file(path);
-            return Err(WorkerError::message(format!(
-                "could not write {shown}: {e}"
-            )));
-        }
-        Ok(path.to_path_buf())
+        write_export(path, &export::to_text(&built.document))
     }
+}
+
+/// An export's text written to `path`, a file made for it (never one replaced), readable by its
+/// owner only (an export holds whole conversations); removed again if it cannot be written
+/// whole. Both formats' `e` write through it.
+pub(crate) fn write_export(path: &Path, text: &str) -> Result<PathBuf, WorkerError> {
+    let mut o = std::fs::OpenOptions::new();
+    o.write(true).create_new(true);
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::OpenOptionsExt;
+        o.mode(0o600);
+    }
+    let shown = path.display();
+    let mut f = o.open(path).map_err(|e| {
+        let fix = match e.kind() {
+            std::io::ErrorKind::AlreadyExists => "choose another name (an export never replaces a file)",
+            std::io::ErrorKind::PermissionDenied | std::io::ErrorKind::ReadOnlyFilesystem => {
+                "press e again and give a directory you can write, e.g. ~/ or /tmp/ (or set export_dir in the configuration)"
+            }
+            _ => "press e again and give a path in an existing directory you can write",
+        };
+        WorkerError::message(format!("could not create {shown}: {e}; {fix}"))
+    })?;
+    if let Err(e) = f.write_all(text.as_bytes()).and_then(|_| f.sync_all()) {
+        drop(f);
+        let _ = std::fs::remove_file(path);
+        return Err(WorkerError::message(format!(
+            "could not write {shown}: {e}"
+        )));
+    }
+    Ok(path.to_path_buf())
 }

@@ -75,6 +75,9 @@ impl Flue2App {
         if let Some(u) = &self.undo {
             u.draw(f, &t, area);
         }
+        if let Some(e) = &self.export {
+            e.render(f, area, t);
+        }
         if self.help {
             self.draw_help(f, area);
         }

@@ -61,6 +61,7 @@ impl Flue2Harness {
             keys: o.keys,
             write: !o.read_only && !turnscope_store::is_flue2_export(db),
             operator: o.operator,
+            export_dir: o.export_dir,
         };
         let mut h = Flue2Harness {
             app: Flue2App::new(cfg, o.now_ms),

@@ -21,6 +21,7 @@ mod bulk;
 mod cost;
 mod detail;
 mod draw;
+mod export;
 #[cfg(feature = "test-harness")]
 pub mod harness;
 pub mod list;
@@ -77,6 +78,9 @@ pub struct Flue2Config {
     pub write: bool,
     /// `user@host`, recorded in the audit trail.
     pub operator: String,
+    /// Where `e` proposes to write an export (the configuration's `export_dir`, else the
+    /// working directory).
+    pub export_dir: std::path::PathBuf,
 }
 
 /// The format as the header names it.
@@ -133,6 +137,8 @@ pub struct Flue2App {
     undo: Option<undo::UndoFlow>,
     /// The next-request pane (`M`), where open.
     next_request: Option<next_request::Pane>,
+    /// `e`'s path popup, where open (beta.7's, `popups/export_path.rs`).
+    export: Option<crate::popups::ExportPath>,
 }
 
 /// The actions this app answers, and what its help says of each.
@@ -173,6 +179,10 @@ const HANDLED: &[(Action, &str)] = &[
         "the next request: what the model is sent next, and the hazards",
     ),
     (Action::Copy, "copy the selected id (OSC 52)"),
+    (
+        Action::Export,
+        "export the opened or selected submission's agent instance as JSON (as turnscope export)",
+    ),
     (
         Action::Refresh,
         "read the journal again (also every --refresh)",
@@ -220,6 +230,7 @@ impl Flue2App {
             screen: None,
             undo: None,
             next_request: None,
+            export: None,
         }
     }
 
@@ -371,6 +382,7 @@ impl Flue2App {
                 self.request_refresh();
             }
             Flue2Response::Screen(r) => self.on_screen_response(r),
+            Flue2Response::Exported(r) => self.on_exported(r),
             Flue2Response::NextRequest(result) => match result {
                 Ok((title, lines)) if self.next_request.is_some() => {
                     self.next_request = Some(next_request::Pane::Shown {
@@ -479,6 +491,9 @@ impl Flue2App {
         if ev.code == KeyCode::Char('c') && ev.modifiers.contains(KeyModifiers::CONTROL) {
             self.quit = true;
             return;
+        }
+        if self.export.is_some() {
+            return self.export_key(ev);
         }
         if let Some(flow) = self.write.as_mut() {
             match flow.on_key(ev) {
@@ -667,6 +682,7 @@ impl Flue2App {
             Action::Quit => self.quit = true,
             Action::Help => self.help = true,
             Action::Refresh => self.request_refresh(),
+            Action::Export => self.start_export(),
             Action::Copy if !self.copies.is_empty() => {
                 self.status = self.copies.last().map(|id| format!("copied {id}"))
             }

@@ -89,6 +89,11 @@ pub fn run(o: &TuiOptions, source: Flue2Source, options: Flue2Options) -> Result
         // An export's rows are in memory: never written.
         write: !o.read_only && matches!(source, Flue2Source::Sqlite(_)),
         operator: o.operator.clone(),
+        export_dir: o
+            .export_dir
+            .clone()
+            .or_else(|| std::env::current_dir().ok())
+            .unwrap_or_else(|| std::path::PathBuf::from(".")),
     };
     let (tx, rx) = channel::<Event>();
     let (req_tx, worker_thread) = worker::spawn(worker, tx.clone(), Event::Db);

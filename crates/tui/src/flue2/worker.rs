@@ -73,6 +73,14 @@ pub enum Flue2Request {
         operator: String,
         reason: Option<String>,
     },
+    /// `e`: one submission's agent instance exported, as `turnscope export ID` writes it, to
+    /// a new file at `path` (never one replaced).
+    Export {
+        id: String,
+        path: PathBuf,
+        redact: bool,
+        now_ms: i64,
+    },
     /// The sessions, incidents and audit screens' reads, and the undo (`screens_worker.rs`).
     Screen(ScreenRequest),
     Stop,
@@ -117,6 +125,8 @@ pub enum Flue2Response {
         plan: Box<Flue2ActionPlan>,
         result: Result<Applied, String>,
     },
+    /// The file an export was written to, or why not.
+    Exported(Result<PathBuf, String>),
     Screen(ScreenResponse),
 }
 
@@ -225,8 +235,39 @@ impl Flue2Worker {
                 super::next_request::read(&self.reader, &self.options, &id, now_ms)
                     .map_err(WorkerError::from),
             )),
+            Flue2Request::Export {
+                id,
+                path,
+                redact,
+                now_ms,
+            } => Some(Flue2Response::Exported(
+                self.export(&id, &path, redact, now_ms)
+                    .map_err(|e| e.to_string()),
+            )),
             Flue2Request::Stop => None,
         }
+    }
+
+    /// `id`'s agent instance as `turnscope export ID [--redact]` prints it, written to `path`.
+    fn export(
+        &self,
+        id: &str,
+        path: &std::path::Path,
+        redact: bool,
+        now_ms: i64,
+    ) -> Result<PathBuf, WorkerError> {
+        let redaction = redact.then_some(turnscope_engine::report::redact::Redaction::ALL);
+        let built = turnscope_engine::flue2_export::build(
+            &self.reader,
+            &self.options,
+            id,
+            now_ms,
+            redaction,
+        )
+        .map_err(WorkerError::from)?;
+        let mut text = serde_json::to_string_pretty(&built.document).unwrap_or_default();
+        text.push('\n');
+        crate::worker::write_export(path, &text)
     }
 
     pub(super) fn reader(&self) -> &Flue2SqliteReader {
@@ -535,6 +576,9 @@ pub fn spawn<E: Send + 'static>(
                                     "internal error reading the journal (see --log)",
                                 ))))
                             }
+                            Flue2Request::Export { .. } => Some(Flue2Response::Exported(Err(
+                                "internal error exporting (see --log)".into(),
+                            ))),
                             Flue2Request::Stop => None,
                         }
                     });
