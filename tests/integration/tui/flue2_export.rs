@@ -36,6 +36,12 @@ fn e_writes_what_turnscope_export_prints_and_never_replaces_a_file() {
     h.press("e");
     let first = h.app.export_popup().expect("the path popup");
     assert!(first.starts_with(&out.display().to_string()), "{first}");
+    // Named after the agent instance (the 2.x session key's second part).
+    let instance = h.app.shown_rows()[1].instance_id.clone().unwrap();
+    assert!(
+        first.contains(&format!("turnscope-export-{instance}-")),
+        "{first}"
+    );
     assert!(h.render().contains("Export"), "{}", h.render());
     h.press("<Enter>");
     assert!(h.app.export_popup().is_none());

@@ -299,6 +299,12 @@ pub fn instance_of(session_key: &str) -> Option<String> {
 pub fn file_name(session_key: &str, now_ms: i64, n: usize) -> String {
     let instance = turnscope_core::journal::submission_rows::instance_id_of(session_key)
         .unwrap_or_else(|| "session".into());
+    file_name_of_instance(&instance, now_ms, n)
+}
+
+/// [`file_name`] of an instance id already known (a 2.x row's, whose session key is the
+/// runtime's `agent-session:[agent, instance, harness, session]`).
+pub fn file_name_of_instance(instance: &str, now_ms: i64, n: usize) -> String {
     let safe: String = instance
         .chars()
         .map(|c| {

@@ -23,18 +23,21 @@ impl Flue2App {
         };
         let dir = &self.cfg.export_dir;
         let here = dir.as_os_str().is_empty() || dir == std::path::Path::new(".");
-        let session_key = self
+        let instance = self
             .list
             .rows
             .iter()
             .find(|r| r.id == id)
-            .map(|r| r.session_key.clone())
-            .unwrap_or_default();
+            .and_then(|r| r.instance_id.clone())
+            .unwrap_or_else(|| "instance".into());
         // The first default name not taken yet (`-2`, `-3`, … after the first), as beta.7's.
         let default = (1..1000)
             .map(|n| {
-                let name =
-                    turnscope_engine::report::export::file_name(&session_key, self.now_ms, n);
+                let name = turnscope_engine::report::export::file_name_of_instance(
+                    &instance,
+                    self.now_ms,
+                    n,
+                );
                 if here {
                     std::path::PathBuf::from(name)
                 } else {

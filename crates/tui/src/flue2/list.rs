@@ -45,8 +45,6 @@ pub struct ListRow {
     pub instance_id: Option<String>,
     pub cost_total: Option<f64>,
     pub next_step: Option<i64>,
-    /// The stored session key (`e` names its export after the instance).
-    pub session_key: String,
 }
 
 impl ListRow {
@@ -74,7 +72,6 @@ impl ListRow {
             instance_id: r["instance"]["instanceId"].as_str().map(clean),
             cost_total: r["cost"]["total"]["cost"].as_f64(),
             next_step: r["plan"]["step"].as_i64(),
-            session_key: r["sessionKey"].as_str().unwrap_or_default().to_string(),
         }
     }
 
