@@ -453,3 +453,66 @@ fn incidents_write_keys_without_marks_act_on_the_selected_workers_submissions() 
     h.press("<Esc>");
     assert!(audit(&db).is_empty());
 }
+
+#[test]
+fn w_switches_to_write_mode_in_place_after_asking_and_back() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = unpack_db("flue-2.1.0", "tool-batch-1-of-3", dir.path());
+    let now = super::flue2::after_last_lease(&db);
+    let mut h = open(&db, now, false);
+    assert!(h.render().contains("READ-ONLY"));
+    h.press("2X<Space>");
+    assert!(h.app.write_popup().is_none() && h.app.marked().is_empty());
+    // Asked first, No selected: ⏎ keeps read-only.
+    h.press("w");
+    let (title, body) = h.app.write_popup().expect("asked");
+    assert_eq!(title, "Write mode");
+    assert!(body.iter().any(|l| l.contains(OPERATOR)), "{body:?}");
+    h.press("<Enter>");
+    assert!(h.app.write_popup().is_none());
+    assert_eq!(h.app.status_text().as_deref(), Some("still read-only"));
+    assert!(h.render().contains("READ-ONLY"));
+    // A: the journal opened for writes, the write keys and marks on.
+    h.press("wA");
+    assert!(
+        h.app.status_text().unwrap().starts_with("write mode as"),
+        "{:?}",
+        h.app.status_text()
+    );
+    assert!(h.render().contains(" WRITE "));
+    h.press("g<Space>");
+    assert_eq!(h.app.marked().len(), 1);
+    h.press("uX");
+    assert!(h.app.write_popup().is_some(), "X previews in write mode");
+    h.press("<Esc>");
+    // w again: read-only, the marks gone; nothing was written.
+    h.press("<Space>w");
+    assert!(h.app.marked().is_empty());
+    assert!(h.render().contains("READ-ONLY"));
+    h.press("X");
+    assert!(h.app.write_popup().is_none());
+    assert!(audit(&db).is_empty());
+    // An export is never written: w says so and asks nothing.
+    let export = dir.path().join("export.json");
+    crate::support::turnscope_ok(
+        &db,
+        Some(now),
+        &[
+            "export",
+            &h.app.shown_ids()[0],
+            "-o",
+            export.to_str().unwrap(),
+        ],
+    );
+    let mut e = open(&export, now, false);
+    e.press("w");
+    assert!(e.app.write_popup().is_none());
+    assert!(
+        e.app
+            .status_text()
+            .unwrap()
+            .contains("an export is read-only"),
+        "{:?}",
+        e.app.status_text()
+    );
+}

@@ -61,6 +61,11 @@ impl Flue2Harness {
             keys: o.keys,
             write: !o.read_only && !turnscope_store::is_flue2_export(db),
             operator: o.operator,
+            write_refusal: if turnscope_store::is_flue2_export(db) {
+                Some("an export is read-only: open the live database to act".into())
+            } else {
+                o.write_refusal
+            },
             export_dir: o.export_dir,
         };
         let mut h = Flue2Harness {

@@ -39,6 +39,7 @@ pub mod screens_worker;
 mod undo;
 pub mod worker;
 pub mod write;
+mod write_mode;
 
 use std::time::{Duration, Instant};
 
@@ -78,6 +79,9 @@ pub struct Flue2Config {
     pub write: bool,
     /// `user@host`, recorded in the audit trail.
     pub operator: String,
+    /// Why write mode cannot be switched on (`w`), where it cannot: an export, no operator to
+    /// record.
+    pub write_refusal: Option<String>,
     /// Where `e` proposes to write an export (the configuration's `export_dir`, else the
     /// working directory).
     pub export_dir: std::path::PathBuf,
@@ -179,6 +183,10 @@ const HANDLED: &[(Action, &str)] = &[
         "the next request: what the model is sent next, and the hazards",
     ),
     (Action::Copy, "copy the selected id (OSC 52)"),
+    (
+        Action::ToggleWriteMode,
+        "switch between read-only and write mode, in place (write mode asks first)",
+    ),
     (
         Action::Export,
         "export the opened or selected submission's agent instance as JSON (as turnscope export)",
@@ -383,6 +391,7 @@ impl Flue2App {
             }
             Flue2Response::Screen(r) => self.on_screen_response(r),
             Flue2Response::Exported(r) => self.on_exported(r),
+            Flue2Response::WriteMode(r) => self.on_write_mode(r),
             Flue2Response::NextRequest(result) => match result {
                 Ok((title, lines)) if self.next_request.is_some() => {
                     self.next_request = Some(next_request::Pane::Shown {
@@ -507,6 +516,9 @@ impl Flue2App {
                     ) {
                         self.status = Some("declined: nothing written".into());
                     }
+                    if matches!(flow, write::Flow::EnableWrites { .. }) {
+                        self.status = Some("still read-only".into());
+                    }
                     self.write = None;
                 }
                 write::Step::Plan { targets, ask } => {
@@ -524,6 +536,7 @@ impl Flue2App {
                 step @ (write::Step::ApplyBulk { .. } | write::Step::Undo(_)) => {
                     self.bulk_step(step)
                 }
+                write::Step::EnableWrites => self.request_write_mode(),
             }
             return;
         }
@@ -683,6 +696,7 @@ impl Flue2App {
             Action::Help => self.help = true,
             Action::Refresh => self.request_refresh(),
             Action::Export => self.start_export(),
+            Action::ToggleWriteMode => self.toggle_write_mode(),
             Action::Copy if !self.copies.is_empty() => {
                 self.status = self.copies.last().map(|id| format!("copied {id}"))
             }

@@ -89,6 +89,12 @@ pub fn run(o: &TuiOptions, source: Flue2Source, options: Flue2Options) -> Result
         // An export's rows are in memory: never written.
         write: !o.read_only && matches!(source, Flue2Source::Sqlite(_)),
         operator: o.operator.clone(),
+        write_refusal: match source {
+            Flue2Source::Export(_) => {
+                Some("an export is read-only: open the live database to act".into())
+            }
+            _ => o.write_refusal.clone(),
+        },
         export_dir: o
             .export_dir
             .clone()

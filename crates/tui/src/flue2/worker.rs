@@ -81,6 +81,8 @@ pub enum Flue2Request {
         redact: bool,
         now_ms: i64,
     },
+    /// `w`: open the writer (true: its checks, the file writable; false: let it go).
+    WriteMode(bool),
     /// The sessions, incidents and audit screens' reads, and the undo (`screens_worker.rs`).
     Screen(ScreenRequest),
     Stop,
@@ -127,6 +129,8 @@ pub enum Flue2Response {
     },
     /// The file an export was written to, or why not.
     Exported(Result<PathBuf, String>),
+    /// The writer opened (write mode on), or why not.
+    WriteMode(Result<(), String>),
     Screen(ScreenResponse),
 }
 
@@ -244,6 +248,13 @@ impl Flue2Worker {
                 self.export(&id, &path, redact, now_ms)
                     .map_err(|e| e.to_string()),
             )),
+            Flue2Request::WriteMode(true) => {
+                Some(Flue2Response::WriteMode(self.writer().map(|_| ())))
+            }
+            Flue2Request::WriteMode(false) => {
+                self.writer = None;
+                None
+            }
             Flue2Request::Stop => None,
         }
     }
@@ -579,6 +590,12 @@ pub fn spawn<E: Send + 'static>(
                             Flue2Request::Export { .. } => Some(Flue2Response::Exported(Err(
                                 "internal error exporting (see --log)".into(),
                             ))),
+                            Flue2Request::WriteMode(on) => on.then(|| {
+                                Flue2Response::WriteMode(Err(
+                                    "internal error opening the journal for writes (see --log)"
+                                        .into(),
+                                ))
+                            }),
                             Flue2Request::Stop => None,
                         }
                     });

@@ -40,6 +40,8 @@ pub enum Flow {
     BulkConfirm(Box<BulkConfirm>),
     /// Several submissions' result.
     BulkDone(BulkDone),
+    /// `w` in read-only: switch to write mode? (No selected.)
+    EnableWrites { operator: String, yes: bool },
 }
 
 /// What a key in the flow asks the app for.
@@ -61,6 +63,8 @@ pub enum Step {
     },
     /// Undo this batch (the audit trail's `U`, from a bulk result).
     Undo(String),
+    /// Open the journal for writes and turn the write keys on.
+    EnableWrites,
 }
 
 fn bulk_step(s: BulkStep) -> Step {
@@ -120,6 +124,11 @@ impl Flow {
             Flow::Done { .. } => Step::Close,
             Flow::BulkConfirm(c) => bulk_step(c.on_key(ev)),
             Flow::BulkDone(d) => bulk_step(d.on_key(ev)),
+            Flow::EnableWrites { yes, .. } => match popup::confirm_key(ev.code, yes) {
+                Choice::Apply => Step::EnableWrites,
+                Choice::Close => Step::Close,
+                Choice::Stay => Step::Stay,
+            },
         }
     }
 
@@ -145,6 +154,7 @@ impl Flow {
             Flow::Done { title, .. } => title.clone(),
             Flow::BulkConfirm(c) => c.title(),
             Flow::BulkDone(d) => d.title.clone(),
+            Flow::EnableWrites { .. } => "Write mode".into(),
         }
     }
 
@@ -165,6 +175,17 @@ impl Flow {
             Flow::Done { lines, .. } => popup::done_body(lines),
             Flow::BulkConfirm(c) => c.body(),
             Flow::BulkDone(d) => d.body(),
+            // beta.7's words (`Confirm::enable_writes`), with the 2.x write keys.
+            Flow::EnableWrites { operator, yes } => popup::confirm_body(
+                &[
+                    "Switch to write mode?".into(),
+                    String::new(),
+                    "The write keys (X Q E F, marks, undo) come on. Every write still shows its exact rows and the runtime's next pass, and asks before it applies.".into(),
+                    format!("Each applied write is audited as {operator}."),
+                    "w switches back to read-only.".into(),
+                ],
+                *yes,
+            ),
         }
     }
 
