@@ -5,7 +5,9 @@
 //!
 //! A stream that fits in one chunk (most of them) is parsed and folded on the calling thread; a
 //! longer one gets an applying thread, so reading the next chunk from SQLite overlaps folding the
-//! last. At most two chunks are in flight (a few MB of text and their records).
+//! last. At most two chunks are in flight (a few MB of text and their records). A third stage,
+//! so that reading also overlaps parsing, was measured on the whale's `show` (paired, 20 runs):
+//! 0.99x the wall time for 1.07x the CPU and 2 MB more, and not kept.
 //!
 //! A caller that needs more from the records than the fold keeps (`show`'s attempts and step
 //! memos) observes each batch with its parsed records as it is applied
