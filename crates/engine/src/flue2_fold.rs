@@ -242,36 +242,6 @@ fn parse_tagged(chunk: Vec<Pending>) -> Vec<Tagged> {
         .collect()
 }
 
-/// A chunk of [`fold_streams`]' pipeline: as read, or parsed by the reading thread because the
-/// applying thread was behind.
-enum Chunk {
-    Read(Vec<Pending>),
-    Parsed(Vec<Tagged>),
-}
-
-/// Hand `chunk` to the applying thread ([`offer`], then, where the reader parsed it, wait for
-/// room).
-fn hand_over(tx: &SyncSender<Chunk>, chunk: Vec<Pending>) {
-    if let Some(parsed) = offer(tx, chunk) {
-        // The applier only stops when the sender is dropped: a send cannot fail.
-        let _ = tx.send(parsed);
-    }
-}
-
-/// Offer `chunk` as read; when the one before it is still waiting (the applier, which parses and
-/// folds, is behind), parse it here instead and give it back to be sent once there is room: the
-/// reading thread takes parsing work rather than wait (`list --expired` on the 2 GB journal: the
-/// applier did two thirds of the work and the reader waited; paired, 0.85x the wall time). Order
-/// is kept: nothing else is sent before it.
-fn offer(tx: &SyncSender<Chunk>, chunk: Vec<Pending>) -> Option<Chunk> {
-    use std::sync::mpsc::TrySendError;
-    match tx.try_send(Chunk::Read(chunk)) {
-        Ok(()) | Err(TrySendError::Disconnected(_)) => None,
-        Err(TrySendError::Full(Chunk::Read(chunk))) => Some(Chunk::Parsed(parse_tagged(chunk))),
-        Err(TrySendError::Full(parsed)) => Some(parsed),
-    }
-}
-
 /// The observer of a fold nobody observes.
 type Unobserved = fn(&Flue2Batch, Option<&[ReadRecord]>);
 
@@ -307,16 +277,12 @@ where
     Er: From<StoreError>,
 {
     std::thread::scope(|scope| {
-        let (tx, rx) = sync_channel::<Chunk>(1);
+        let (tx, rx) = sync_channel::<Vec<Pending>>(1);
         let (done_tx, done_rx) = std::sync::mpsc::channel::<(usize, FoldedStream)>();
         let applier = scope.spawn(move || {
             let mut folding: Option<(usize, Folding<'_, Unobserved>)> = None;
             for chunk in rx {
-                let tagged = match chunk {
-                    Chunk::Read(chunk) => parse_tagged(chunk),
-                    Chunk::Parsed(tagged) => tagged,
-                };
-                for t in tagged {
+                for t in parse_tagged(chunk) {
                     match t {
                         Tagged::Batch(i, parsed) => {
                             let (_, f) = folding.get_or_insert_with(|| {
@@ -348,7 +314,7 @@ where
                         chunk.push(Pending::Batch(i, b));
                         if bytes >= chunk_bytes {
                             bytes = 0;
-                            hand_over(&tx, std::mem::take(&mut chunk));
+                            let _ = tx.send(std::mem::take(&mut chunk));
                         }
                         Ok(())
                     })
@@ -358,7 +324,7 @@ where
                     each(k, f)?;
                 }
             }
-            let _ = tx.send(Chunk::Read(std::mem::take(&mut chunk)));
+            let _ = tx.send(std::mem::take(&mut chunk));
             drop(tx);
             for (k, f) in done_rx.iter() {
                 each(k, f)?;
@@ -372,63 +338,4 @@ where
             Err(panic) => std::panic::resume_unwind(panic),
         }
     })
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    fn batch(seq: i64) -> Pending {
-        Pending::Batch(
-            0,
-            Flue2Batch {
-                seq,
-                submission_id: None,
-                attempt_id: None,
-                data: "[]".into(),
-                chunk_count: 0,
-            },
-        )
-    }
-
-    fn seqs(c: &Chunk) -> (bool, Vec<i64>) {
-        match c {
-            Chunk::Read(p) => (
-                false,
-                p.iter()
-                    .filter_map(|p| match p {
-                        Pending::Batch(_, b) => Some(b.seq),
-                        Pending::End(_) => None,
-                    })
-                    .collect(),
-            ),
-            Chunk::Parsed(t) => (
-                true,
-                t.iter()
-                    .filter_map(|t| match t {
-                        Tagged::Batch(_, (b, r)) => {
-                            assert_eq!(r.as_ref().map(Vec::len), Ok(0));
-                            Some(b.seq)
-                        }
-                        Tagged::End(_) => None,
-                    })
-                    .collect(),
-            ),
-        }
-    }
-
-    #[test]
-    fn a_chunk_offered_while_one_waits_is_parsed_by_the_reader_and_kept_in_order() {
-        let (tx, rx) = sync_channel::<Chunk>(1);
-        // The applier has room: the chunk goes as read.
-        assert!(offer(&tx, vec![batch(1), batch(2)]).is_none());
-        // One is waiting: the next comes back parsed, to be sent after it; nothing else went.
-        let parsed = offer(&tx, vec![batch(3), Pending::End(0)]).expect("parsed here");
-        assert_eq!(seqs(&parsed), (true, vec![3]));
-        assert_eq!(seqs(&rx.recv().unwrap()), (false, vec![1, 2]));
-        assert!(rx.try_recv().is_err());
-        // hand_over sends what offer gave back, in order.
-        hand_over(&tx, vec![batch(4)]);
-        assert_eq!(seqs(&rx.recv().unwrap()), (false, vec![4]));
-    }
 }
