@@ -228,7 +228,10 @@ enum Tagged {
 /// made on the pool's threads and freed on this one, and the pool woken for every chunk.
 /// Measured again under mimalloc,
 /// where freeing on another thread is cheap: still 1.04× the wall time of `health --all` and
-/// 1.02× of `list --expired`.
+/// 1.02× of `list --expired`. The reading thread parsing a chunk itself whenever the applier was
+/// behind (the one before still waiting) took `list --expired` to 0.85× the wall time (paired,
+/// 10 runs), but `health --all`'s peak to 140–149 MB in 1 run of 15 (the others, and every run
+/// without it, ≤ 97 MB): not kept, the 150 MB bound being the one met.
 fn parse_tagged(chunk: Vec<Pending>) -> Vec<Tagged> {
     chunk
         .into_iter()
