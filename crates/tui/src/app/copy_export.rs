@@ -60,24 +60,14 @@ impl App {
         match self.export_target() {
             Some(t) => {
                 let key = self.session_key_of(&t);
-                let dir = &self.cfg.export_dir;
-                let here = dir.as_os_str().is_empty() || dir == std::path::Path::new(".");
                 // The first default name not taken yet (`-2`, `-3`, … after the first).
-                let default = (1..1000)
-                    .map(|n| {
-                        let name = turnscope_engine::report::export::file_name(
-                            key.as_deref().unwrap_or(""),
-                            self.now_ms,
-                            n,
-                        );
-                        if here {
-                            std::path::PathBuf::from(name)
-                        } else {
-                            dir.join(name)
-                        }
-                    })
-                    .find(|p| !p.exists())
-                    .unwrap_or_else(|| dir.join("turnscope-export.json"));
+                let default = ExportPath::default_path(&self.cfg.export_dir, |n| {
+                    turnscope_engine::report::export::file_name(
+                        key.as_deref().unwrap_or(""),
+                        self.now_ms,
+                        n,
+                    )
+                });
                 self.show(Popup::ExportPath(ExportPath::new(t, &default)));
             }
             None => self.info("nothing selected to export"),

@@ -21,8 +21,6 @@ impl Flue2App {
             self.status = Some("nothing selected to export".into());
             return;
         };
-        let dir = &self.cfg.export_dir;
-        let here = dir.as_os_str().is_empty() || dir == std::path::Path::new(".");
         let instance = self
             .list
             .rows
@@ -31,21 +29,9 @@ impl Flue2App {
             .and_then(|r| r.instance_id.clone())
             .unwrap_or_else(|| "instance".into());
         // The first default name not taken yet (`-2`, `-3`, … after the first), as beta.7's.
-        let default = (1..1000)
-            .map(|n| {
-                let name = turnscope_engine::report::export::file_name_of_instance(
-                    &instance,
-                    self.now_ms,
-                    n,
-                );
-                if here {
-                    std::path::PathBuf::from(name)
-                } else {
-                    dir.join(name)
-                }
-            })
-            .find(|p| !p.exists())
-            .unwrap_or_else(|| dir.join("turnscope-export.json"));
+        let default = ExportPath::default_path(&self.cfg.export_dir, |n| {
+            turnscope_engine::report::export::file_name_of_instance(&instance, self.now_ms, n)
+        });
         self.export = Some(ExportPath::new(Target::Submission(id), &default));
     }
 

@@ -36,6 +36,22 @@ impl ExportPath {
         }
     }
 
+    /// The path the popup proposes: in `dir` (the working directory where it is `.` or empty),
+    /// the first of the names `name(1)`, `name(2)`, … not taken yet.
+    pub fn default_path(dir: &Path, name: impl Fn(usize) -> String) -> PathBuf {
+        let here = dir.as_os_str().is_empty() || dir == Path::new(".");
+        (1..1000)
+            .map(|n| {
+                if here {
+                    PathBuf::from(name(n))
+                } else {
+                    dir.join(name(n))
+                }
+            })
+            .find(|p| !p.exists())
+            .unwrap_or_else(|| dir.join("turnscope-export.json"))
+    }
+
     /// The path typed, `~/` expanded.
     pub fn path(&self) -> PathBuf {
         let t = self.text.trim();
