@@ -107,29 +107,7 @@ fn wrapped_rows(lines: &[String], width: u16) -> u16 {
 /// The popup, centred over `area`: `title` on its border, `body` wrapped (raw text: drawn
 /// through `clean`).
 pub fn draw(f: &mut Frame, t: &Theme, area: Rect, title: &str, body: Vec<String>) {
-    let w = area.width.saturating_sub(4).min(120);
-    let h = (wrapped_rows(&body, w) + 2)
-        .min(area.height.saturating_sub(2))
-        .max(5);
-    let rect = Rect::new(
-        area.x + (area.width.saturating_sub(w)) / 2,
-        area.y + (area.height.saturating_sub(h)) / 2,
-        w,
-        h,
-    );
-    f.render_widget(Clear, rect);
-    let lines: Vec<Line> = body
-        .into_iter()
-        .map(|l| Line::from(Span::raw(clean(&l))))
-        .collect();
-    f.render_widget(
-        Paragraph::new(lines).wrap(Wrap { trim: false }).block(
-            Block::default()
-                .borders(Borders::ALL)
-                .title(Span::styled(format!(" {title} "), t.title())),
-        ),
-        rect,
-    );
+    draw_scrolled(f, t, area, title, &body, 0, Vec::new());
 }
 
 /// A long popup (a bulk preview, its result): `lines` from `scroll` on, wrapped, over `tail`,
