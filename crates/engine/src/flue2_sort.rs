@@ -78,7 +78,9 @@ pub enum SortKey<'a> {
     Missing,
 }
 
-fn compare(a: &SortKey, b: &SortKey, descending: bool) -> Ordering {
+/// Two rows' values in the sorted column: a missing one after every present one in either
+/// direction.
+pub fn compare(a: &SortKey, b: &SortKey, descending: bool) -> Ordering {
     let o = match (a, b) {
         (SortKey::Missing, SortKey::Missing) => return Ordering::Equal,
         (SortKey::Missing, _) => return Ordering::Greater,

@@ -15,7 +15,16 @@ use crate::text::{clean, fit};
 use crate::theme::Theme;
 use crate::widgets::{render_selectable, scroll_into_view, table_header};
 
-use super::list_sort::{sort_rows, SortColumn, SortKey as Key, CYCLE};
+use super::list_sort::{compare, SortColumn, SortKey as Key, CYCLE};
+
+/// `rows` sorted by `column` as `list --sort` orders them, equal values in sequence order (the
+/// rows may come sorted by another column: one pass, ties broken by the sequence).
+fn sort_by_column(rows: &mut [ListRow], column: SortColumn, descending: bool) {
+    rows.sort_by(|a, b| {
+        compare(&a.sort_key(column), &b.sort_key(column), descending)
+            .then(a.sequence.cmp(&b.sequence))
+    });
+}
 
 /// One submission as the list shows it.
 #[derive(Debug, Clone, PartialEq, Default)]
@@ -252,7 +261,7 @@ impl ListState {
         let keep = self.selected_id(now_ms);
         self.rows = rows;
         if let Some(c) = self.sort {
-            sort_rows(&mut self.rows, c, self.descending, ListRow::sort_key);
+            sort_by_column(&mut self.rows, c, self.descending);
         }
         self.select_id(keep.as_deref(), now_ms);
     }
@@ -267,10 +276,7 @@ impl ListState {
             self.descending = !self.descending;
         }
         let column = self.sort.unwrap_or(SortColumn::Seq);
-        // Sorting an order already sorted by another column keeps that one among equals:
-        // back to sequence order first, as the document has them.
-        sort_rows(&mut self.rows, SortColumn::Seq, false, ListRow::sort_key);
-        sort_rows(&mut self.rows, column, self.descending, ListRow::sort_key);
+        sort_by_column(&mut self.rows, column, self.descending);
         self.select_id(keep.as_deref(), now_ms);
         format!(
             "sorted by {}{} · o next column · O {}",

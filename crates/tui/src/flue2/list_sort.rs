@@ -2,7 +2,7 @@
 //! sequence), `O` turns the direction, in the order `turnscope list --sort COLUMN` prints: the
 //! order itself is the engine's (`turnscope_engine::flue2_sort`), one definition for both.
 
-pub use turnscope_engine::flue2_sort::{sort_rows, SortColumn, SortKey};
+pub use turnscope_engine::flue2_sort::{compare, SortColumn, SortKey};
 
 /// The columns `o` steps through, in the table's order (the list has no OWNER or ERROR column).
 pub const CYCLE: [SortColumn; 10] = [
