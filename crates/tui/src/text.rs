@@ -73,6 +73,10 @@ pub fn width(text: &str) -> usize {
 
 /// Width of one character (ratatui's unicode width, without a direct dependency).
 pub fn char_width(c: char) -> usize {
+    // Printable ASCII, most of any text, is one cell: no span made to measure it.
+    if (' '..='~').contains(&c) {
+        return 1;
+    }
     let mut buf = [0u8; 4];
     Span::raw(&*c.encode_utf8(&mut buf)).width()
 }
@@ -192,6 +196,18 @@ mod tests {
             assert_eq!(base64(i.as_bytes()), o);
         }
         assert_eq!(osc52("hi"), "\x1b]52;c;aGk=\x07");
+    }
+
+    #[test]
+    fn char_width_is_the_spans_width() {
+        for c in (0u32..0x3000).filter_map(char::from_u32).chain(['😀', '\u{fe0f}', '界']) {
+            let mut buf = [0u8; 4];
+            assert_eq!(
+                char_width(c),
+                Span::raw(&*c.encode_utf8(&mut buf)).width(),
+                "{c:?}"
+            );
+        }
     }
 
     #[test]

@@ -78,19 +78,25 @@ impl Builder {
         });
     }
 
-    /// Keep `l`, or where a window is asked, only its wrapped rows inside it.
+    /// Keep `l`, or where a window is asked, only its wrapped rows inside it: a line outside the
+    /// window is only counted (a whale's detail is hundreds of thousands of lines, and every
+    /// frame goes through all of them).
     fn emit(&mut self, l: DetailLine) {
         let Some(w) = self.window.as_mut() else {
             self.out.push(l);
             return;
         };
-        let rows = wrapped(std::slice::from_ref(&l), w.width, self.t);
-        for r in rows {
-            if (w.from..w.to).contains(&w.rows) {
-                w.kept.push(r);
+        let n = wrap_line(&l, w.width, self.t, None);
+        if w.rows < w.to && w.rows + n > w.from {
+            let mut rows = Vec::with_capacity(n);
+            wrap_line(&l, w.width, self.t, Some(&mut rows));
+            for (i, r) in rows.into_iter().enumerate() {
+                if (w.from..w.to).contains(&(w.rows + i)) {
+                    w.kept.push(r);
+                }
             }
-            w.rows += 1;
         }
+        w.rows += n;
     }
 
     fn kv(&mut self, k: &str, v: String) {
@@ -637,37 +643,56 @@ fn conversation(b: &mut Builder, doc: &Value) {
 
 /// `lines` cut to rows of `width` cells, styles kept; a row continuing a highlighted line keeps
 /// its gutter mark, so the whole batch stays marked however narrow the screen.
-pub fn wrapped(lines: &[DetailLine], width: usize, t: Theme) -> Vec<Line<'static>> {
-    let width = width.max(8);
+#[cfg(test)]
+fn wrapped(lines: &[DetailLine], width: usize, t: Theme) -> Vec<Line<'static>> {
     let mut out = Vec::new();
     for l in lines {
-        let mut row: Vec<Span<'static>> = Vec::new();
-        let mut used = 0;
-        for span in &l.line.spans {
-            let mut rest: &str = span.content.as_ref();
-            while !rest.is_empty() {
-                let room = width - used;
-                // The longest prefix of `rest` that fits in `room` cells.
-                let mut cut = 0;
-                let mut w = 0;
-                for (i, c) in rest.char_indices() {
-                    let cw = crate::text::char_width(c);
-                    if w + cw > room {
-                        break;
-                    }
-                    w += cw;
-                    cut = i + c.len_utf8();
-                }
-                if cut == 0 && used == 2 {
-                    // Not even one character fits on a fresh row: give up on this span.
+        wrap_line(l, width, t, Some(&mut out));
+    }
+    out
+}
+
+/// How many rows [`wrapped`] cuts `l` into, the rows pushed to `out` where one is given: one
+/// walk for both, so a count cannot disagree with the rows it counts.
+fn wrap_line(
+    l: &DetailLine,
+    width: usize,
+    t: Theme,
+    mut out: Option<&mut Vec<Line<'static>>>,
+) -> usize {
+    let width = width.max(8);
+    let mut rows = 0;
+    let mut row: Vec<Span<'static>> = Vec::new();
+    let mut used = 0;
+    for span in &l.line.spans {
+        let mut rest: &str = span.content.as_ref();
+        while !rest.is_empty() {
+            let room = width - used;
+            // The longest prefix of `rest` that fits in `room` cells.
+            let mut cut = 0;
+            let mut w = 0;
+            for (i, c) in rest.char_indices() {
+                let cw = crate::text::char_width(c);
+                if w + cw > room {
                     break;
                 }
-                if cut > 0 {
+                w += cw;
+                cut = i + c.len_utf8();
+            }
+            if cut == 0 && used == 2 {
+                // Not even one character fits on a fresh row: give up on this span.
+                break;
+            }
+            if cut > 0 {
+                if out.is_some() {
                     row.push(Span::styled(rest[..cut].to_string(), span.style));
-                    used += w;
-                    rest = &rest[cut..];
                 }
-                if !rest.is_empty() {
+                used += w;
+                rest = &rest[cut..];
+            }
+            if !rest.is_empty() {
+                rows += 1;
+                if let Some(out) = out.as_deref_mut() {
                     out.push(Line::from(std::mem::take(&mut row)));
                     let gutter = if l.partial {
                         Span::styled(PARTIAL_MARK, t.partial())
@@ -675,13 +700,15 @@ pub fn wrapped(lines: &[DetailLine], width: usize, t: Theme) -> Vec<Line<'static
                         Span::raw(" ")
                     };
                     row = vec![gutter, Span::raw(" ")];
-                    used = 2;
                 }
+                used = 2;
             }
         }
+    }
+    if let Some(out) = out {
         out.push(Line::from(row));
     }
-    out
+    rows + 1
 }
 
 /// Draw the wrapped `rows` from `scroll` into `area`.
