@@ -821,10 +821,17 @@ fn following_json(
                     let outcome = outcomes
                         .as_ref()
                         .map_or(CallOutcome::None, |o| o.of(&e.id, &c.id));
-                    json!({ "id": c.id, "name": c.name, "outcome": outcome.to_json(), "steps": steps.json(&c.id) })
+                    // Built in place: `json!` would copy the outcome's and the steps' values
+                    // (and below, every call's) through `to_value`, on every entry of a whale.
+                    let mut call = Map::with_capacity(4);
+                    call.insert("id".into(), json!(c.id));
+                    call.insert("name".into(), json!(c.name));
+                    call.insert("outcome".into(), outcome.to_json());
+                    call.insert("steps".into(), steps.json(&c.id));
+                    Value::Object(call)
                 })
                 .collect();
-            m.insert("toolCalls".into(), json!(calls));
+            m.insert("toolCalls".into(), Value::Array(calls));
         }
         EntryBody::ToolResult {
             tool_call_id,
