@@ -220,7 +220,8 @@ pub fn db_arg(p: &Path) -> String {
 }
 
 /// The TUI on a flue 2.x journal: open it (the expired view read, its streams folded), select
-/// the whale's submission (filter by its id), then ⏎: the detail's document read and drawn.
+/// the whale's submission (filter by its id), then ⏎: the detail's document read and drawn; then
+/// scrolled.
 fn flue2_whale_open(a: &ChildArgs) {
     use turnscope_engine::flue2::Flue2Options;
     use turnscope_tui::flue2::harness::Flue2Harness;
@@ -251,8 +252,28 @@ fn flue2_whale_open(a: &ChildArgs) {
             && screen.contains(&format!("submission {}", a.whale_submission)),
         "the whale did not open:\n{screen}"
     );
+    // Scrolling the whale's detail, key + full draw per frame: 300 `j`, 60 `PgDn`, `G` (the
+    // last rows), 300 `k`, `g`.
+    let mut frames = Vec::new();
+    let mut frame = |keys: &str| {
+        let t = Instant::now();
+        h.press(keys);
+        h.render();
+        frames.push(t.elapsed());
+    };
+    for _ in 0..300 {
+        frame("j");
+    }
+    for _ in 0..60 {
+        frame("<PgDn>");
+    }
+    frame("G");
+    for _ in 0..300 {
+        frame("k");
+    }
+    frame("g");
     report(
         json!({"event": "opened", "open_ms": ms(took), "list_ms": ms(listed),
-            "list_hwm_kb": list_hwm, "hwm_kb": vm_hwm_kb()}),
+            "list_hwm_kb": list_hwm, "scroll": summary(&frames), "hwm_kb": vm_hwm_kb()}),
     );
 }
