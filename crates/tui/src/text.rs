@@ -200,7 +200,10 @@ mod tests {
 
     #[test]
     fn char_width_is_the_spans_width() {
-        for c in (0u32..0x3000).filter_map(char::from_u32).chain(['😀', '\u{fe0f}', '界']) {
+        for c in (0u32..0x3000)
+            .filter_map(char::from_u32)
+            .chain(['😀', '\u{fe0f}', '界'])
+        {
             let mut buf = [0u8; 4];
             assert_eq!(
                 char_width(c),

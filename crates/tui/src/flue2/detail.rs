@@ -61,6 +61,18 @@ struct Window {
     to: usize,
     rows: usize,
     kept: Vec<Line<'static>>,
+    entry_rows: EntryRows,
+}
+
+/// How many wrapped rows each entry of a document's conversation takes at one width, counted
+/// by the first frame that walks them all: later frames build only the entries in view (a
+/// whale's 100,000 entries walked for every key were 47 ms a frame). Belongs to one document:
+/// the screen drops it with the document.
+#[derive(Debug, Default)]
+pub struct EntryRows {
+    width: usize,
+    /// The rows from the first entry to the end of each.
+    ends: Vec<usize>,
 }
 
 impl Builder {
@@ -133,7 +145,9 @@ pub fn lines(doc: &Value, t: Theme, now_ms: i64) -> Vec<DetailLine> {
 
 /// The rows `scroll..scroll + page` of [`lines`] wrapped at `width` ([`wrapped`]), and how many
 /// wrapped rows there are in all, without holding the others: a whale's detail is hundreds of
-/// thousands of lines, which held whole for each frame were 80 MB.
+/// thousands of lines, which held whole for each frame were 80 MB. `entry_rows` is the
+/// document's count of its entries' rows: filled by the first call at a width, it lets the
+/// next ones build only the entries in view.
 pub fn window(
     doc: &Value,
     t: Theme,
@@ -141,6 +155,7 @@ pub fn window(
     width: usize,
     scroll: usize,
     page: usize,
+    entry_rows: &mut EntryRows,
 ) -> (Vec<Line<'static>>, usize) {
     let mut b = Builder {
         t,
@@ -152,11 +167,57 @@ pub fn window(
             to: scroll.saturating_add(page),
             rows: 0,
             kept: Vec::new(),
+            entry_rows: std::mem::take(entry_rows),
         }),
     };
     build(&mut b, doc);
     let w = b.window.expect("set above");
+    *entry_rows = w.entry_rows;
     (w.kept, w.rows)
+}
+
+/// The conversation's entries: all of them, or in a window whose [`EntryRows`] are counted at
+/// its width, only those in view (the others' rows added up).
+fn entries(
+    b: &mut Builder,
+    following: &[Value],
+    batch_owner: Option<&str>,
+    batch_results: &[&str],
+) {
+    let Some(w) = b.window.as_mut() else {
+        for e in following {
+            entry(b, e, batch_owner, batch_results);
+        }
+        return;
+    };
+    let base = w.rows;
+    if w.entry_rows.width == w.width && w.entry_rows.ends.len() == following.len() {
+        let ends = std::mem::take(&mut w.entry_rows.ends);
+        let (from, to) = (w.from, w.to);
+        // The first entry that ends below the window's top.
+        let first = ends.partition_point(|e| base + e <= from);
+        w.rows = base + first.checked_sub(1).map_or(0, |i| ends[i]);
+        for e in &following[first..] {
+            if b.window.as_ref().is_some_and(|w| w.rows >= to) {
+                break;
+            }
+            entry(b, e, batch_owner, batch_results);
+        }
+        let w = b.window.as_mut().expect("a window");
+        w.rows = base + ends.last().copied().unwrap_or(0);
+        w.entry_rows.ends = ends;
+        return;
+    }
+    let mut ends = Vec::with_capacity(following.len());
+    for e in following {
+        entry(b, e, batch_owner, batch_results);
+        ends.push(b.window.as_ref().map_or(0, |w| w.rows) - base);
+    }
+    let w = b.window.as_mut().expect("a window");
+    w.entry_rows = EntryRows {
+        width: w.width,
+        ends,
+    };
 }
 
 fn build(b: &mut Builder, doc: &Value) {
@@ -393,6 +454,136 @@ fn outcome_text(o: &Value) -> String {
     }
 }
 
+/// One entry of the conversation after the input: its lines depend on it and on the trailing
+/// batch only (never on the clock), so [`EntryRows`] can count them once per width.
+fn entry(b: &mut Builder, e: &Value, batch_owner: Option<&str>, batch_results: &[&str]) {
+    let t = b.t;
+    let id = s(&e["id"]);
+    let own = e["id"].as_str();
+    match e["role"].as_str().unwrap_or("") {
+        "user" => {
+            let other = if e["otherSubmission"] == true {
+                format!("  (submission {})", s(&e["submissionId"]))
+            } else {
+                String::new()
+            };
+            b.push(
+                false,
+                vec![
+                    Span::styled("user       ", t.key()),
+                    Span::styled(format!("{id}{other}  "), t.dim()),
+                    Span::raw(cut(&s(&e["text"]), 60)),
+                ],
+            );
+        }
+        "signal" => b.push(
+            false,
+            vec![
+                Span::styled("signal     ", t.key()),
+                Span::styled(format!("{id}  "), t.dim()),
+                Span::raw(s(&e["signalType"])),
+            ],
+        ),
+        "assistant" => {
+            let partial = own.is_some() && own == batch_owner;
+            let err = e["errorMessage"]
+                .as_str()
+                .map_or(String::new(), |m| format!(": {}", cut(&clean(m), 60)));
+            b.push(
+                partial,
+                vec![
+                    Span::styled("assistant  ", t.key()),
+                    Span::styled(format!("{id}  "), t.dim()),
+                    Span::styled(
+                        format!("{}{err}", s(&e["stopReason"])),
+                        if err.is_empty() {
+                            Style::new()
+                        } else {
+                            t.error()
+                        },
+                    ),
+                    Span::raw(format!("  {}", cut(&s(&e["text"]), 60))),
+                    Span::styled(
+                        if partial {
+                            "  [trailing uncommitted batch]"
+                        } else {
+                            ""
+                        },
+                        t.partial(),
+                    ),
+                ],
+            );
+            for c in e["toolCalls"].as_array().into_iter().flatten() {
+                let o = &c["outcome"];
+                let style = match (o["state"].as_str(), o["isError"] == true) {
+                    (Some("committed"), false) => t.ok(),
+                    (Some(_), true) => t.error(),
+                    (Some("recorded_uncommitted"), _) => t.warn(),
+                    _ => t.partial(),
+                };
+                b.push(
+                    partial,
+                    vec![
+                        Span::styled("  call     ", t.dim()),
+                        Span::raw(format!("{} {}", s(&c["name"]), s(&c["id"]))),
+                        Span::styled(format!("  → {}", outcome_text(o)), style),
+                    ],
+                );
+                // Its step memos (a durable tool's completed steps, replayed on a re-run).
+                for m in c["steps"].as_array().into_iter().flatten() {
+                    b.push(
+                        partial,
+                        vec![
+                            Span::styled("    step   ", t.dim()),
+                            Span::raw(s(&m["stepName"])),
+                            Span::styled(
+                                format!(
+                                    "  memo {} in batch {} (replayed on a re-run)",
+                                    s(&m["recordId"]),
+                                    m["seq"]
+                                ),
+                                t.dim(),
+                            ),
+                        ],
+                    );
+                }
+            }
+        }
+        "toolResult" => {
+            let partial = own.is_some_and(|id| batch_results.contains(&id));
+            b.push(
+                partial,
+                vec![
+                    Span::styled("result     ", t.key()),
+                    Span::styled(format!("{id}  "), t.dim()),
+                    Span::raw(format!("{} {}", s(&e["toolName"]), s(&e["toolCallId"]))),
+                    Span::styled(
+                        format!(
+                            "{}{}",
+                            if e["isError"] == true { "  error" } else { "" },
+                            if e["terminate"] == true {
+                                "  terminate"
+                            } else {
+                                ""
+                            }
+                        ),
+                        t.error(),
+                    ),
+                ],
+            );
+        }
+        "compaction" => b.push(
+            false,
+            vec![
+                Span::styled("compaction ", t.key()),
+                Span::styled(format!("{id}  "), t.dim()),
+                Span::raw(format!("first kept {}", s(&e["firstKeptEntryId"]))),
+            ],
+        ),
+        other => b.plain(format!("{} {id}", clean(other)), t.dim()),
+    }
+}
+
 fn conversation(b: &mut Builder, doc: &Value) {
     let t = b.t;
     let input = s(&doc["inputEntryId"]);
@@ -423,132 +614,7 @@ fn conversation(b: &mut Builder, doc: &Value) {
             t.title(),
         );
     }
-    for e in following {
-        let id = s(&e["id"]);
-        let own = e["id"].as_str();
-        match e["role"].as_str().unwrap_or("") {
-            "user" => {
-                let other = if e["otherSubmission"] == true {
-                    format!("  (submission {})", s(&e["submissionId"]))
-                } else {
-                    String::new()
-                };
-                b.push(
-                    false,
-                    vec![
-                        Span::styled("user       ", t.key()),
-                        Span::styled(format!("{id}{other}  "), t.dim()),
-                        Span::raw(cut(&s(&e["text"]), 60)),
-                    ],
-                );
-            }
-            "signal" => b.push(
-                false,
-                vec![
-                    Span::styled("signal     ", t.key()),
-                    Span::styled(format!("{id}  "), t.dim()),
-                    Span::raw(s(&e["signalType"])),
-                ],
-            ),
-            "assistant" => {
-                let partial = own.is_some() && own == batch_owner;
-                let err = e["errorMessage"]
-                    .as_str()
-                    .map_or(String::new(), |m| format!(": {}", cut(&clean(m), 60)));
-                b.push(
-                    partial,
-                    vec![
-                        Span::styled("assistant  ", t.key()),
-                        Span::styled(format!("{id}  "), t.dim()),
-                        Span::styled(
-                            format!("{}{err}", s(&e["stopReason"])),
-                            if err.is_empty() {
-                                Style::new()
-                            } else {
-                                t.error()
-                            },
-                        ),
-                        Span::raw(format!("  {}", cut(&s(&e["text"]), 60))),
-                        Span::styled(
-                            if partial {
-                                "  [trailing uncommitted batch]"
-                            } else {
-                                ""
-                            },
-                            t.partial(),
-                        ),
-                    ],
-                );
-                for c in e["toolCalls"].as_array().into_iter().flatten() {
-                    let o = &c["outcome"];
-                    let style = match (o["state"].as_str(), o["isError"] == true) {
-                        (Some("committed"), false) => t.ok(),
-                        (Some(_), true) => t.error(),
-                        (Some("recorded_uncommitted"), _) => t.warn(),
-                        _ => t.partial(),
-                    };
-                    b.push(
-                        partial,
-                        vec![
-                            Span::styled("  call     ", t.dim()),
-                            Span::raw(format!("{} {}", s(&c["name"]), s(&c["id"]))),
-                            Span::styled(format!("  → {}", outcome_text(o)), style),
-                        ],
-                    );
-                    // Its step memos (a durable tool's completed steps, replayed on a re-run).
-                    for m in c["steps"].as_array().into_iter().flatten() {
-                        b.push(
-                            partial,
-                            vec![
-                                Span::styled("    step   ", t.dim()),
-                                Span::raw(s(&m["stepName"])),
-                                Span::styled(
-                                    format!(
-                                        "  memo {} in batch {} (replayed on a re-run)",
-                                        s(&m["recordId"]),
-                                        m["seq"]
-                                    ),
-                                    t.dim(),
-                                ),
-                            ],
-                        );
-                    }
-                }
-            }
-            "toolResult" => {
-                let partial = own.is_some_and(|id| batch_results.contains(&id));
-                b.push(
-                    partial,
-                    vec![
-                        Span::styled("result     ", t.key()),
-                        Span::styled(format!("{id}  "), t.dim()),
-                        Span::raw(format!("{} {}", s(&e["toolName"]), s(&e["toolCallId"]))),
-                        Span::styled(
-                            format!(
-                                "{}{}",
-                                if e["isError"] == true { "  error" } else { "" },
-                                if e["terminate"] == true {
-                                    "  terminate"
-                                } else {
-                                    ""
-                                }
-                            ),
-                            t.error(),
-                        ),
-                    ],
-                );
-            }
-            "compaction" => b.push(
-                false,
-                vec![
-                    Span::styled("compaction ", t.key()),
-                    Span::styled(format!("{id}  "), t.dim()),
-                    Span::raw(format!("first kept {}", s(&e["firstKeptEntryId"]))),
-                ],
-            ),
-            other => b.plain(format!("{} {id}", clean(other)), t.dim()),
-        }
-    }
+    entries(b, following, batch_owner, &batch_results);
     for m in doc["inProgress"].as_array().into_iter().flatten() {
         let text: String = m["blocks"]
             .as_array()
@@ -754,15 +820,23 @@ mod tests {
     #[test]
     fn a_window_is_the_rows_of_the_whole_detail_wrapped() {
         let (d, t) = (doc(), Theme::default());
+        let mut kept = EntryRows::default();
         for width in [30, 80, 200] {
             let all = wrapped(&lines(&d, t, 10), width, t);
             assert!(all.len() > 60, "{} rows at {width}", all.len());
-            for scroll in [0, 1, 17, all.len() - 5, all.len(), all.len() + 3] {
-                let (rows, total) = window(&d, t, 10, width, scroll, 12);
-                assert_eq!(total, all.len(), "width {width}");
+            // Each scroll drawn afresh, and then by one screen keeping the entries' rows
+            // counted at the last width (the screen's way), the width changing in between.
+            for scroll in [0, 1, 17, 40, 41, all.len() - 5, all.len(), all.len() + 3] {
                 let want: Vec<_> = all.iter().skip(scroll).take(12).cloned().collect();
+                let (rows, total) = window(&d, t, 10, width, scroll, 12, &mut EntryRows::default());
+                assert_eq!(total, all.len(), "width {width}");
                 assert_eq!(rows, want, "width {width}, scroll {scroll}");
+                let (rows, total) = window(&d, t, 10, width, scroll, 12, &mut kept);
+                assert_eq!(total, all.len(), "width {width}, counted");
+                assert_eq!(rows, want, "width {width}, scroll {scroll}, counted");
             }
+            assert_eq!(kept.width, width);
+            assert_eq!(kept.ends.len(), 40);
         }
     }
 }

@@ -38,11 +38,27 @@ impl Flue2App {
                         // Only the rows on screen are held (a whale's are 80 MB); a scroll
                         // past the end, clamped to it, is built once more.
                         let (width, page) = (body.width as usize, d.page);
-                        let (mut shown, rows) =
-                            detail::window(doc, t, self.now_ms, width, d.scroll, page);
+                        let (mut shown, rows) = detail::window(
+                            doc,
+                            t,
+                            self.now_ms,
+                            width,
+                            d.scroll,
+                            page,
+                            &mut d.entry_rows,
+                        );
                         let scroll = d.scroll.min(rows.saturating_sub(page.max(1)));
                         if scroll != d.scroll {
-                            shown = detail::window(doc, t, self.now_ms, width, scroll, page).0;
+                            shown = detail::window(
+                                doc,
+                                t,
+                                self.now_ms,
+                                width,
+                                scroll,
+                                page,
+                                &mut d.entry_rows,
+                            )
+                            .0;
                         }
                         d.rows = rows;
                         d.scroll = scroll;

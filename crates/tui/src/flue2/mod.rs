@@ -112,6 +112,8 @@ struct Detail {
     page: usize,
     /// Rows the detail took, wrapped, at the last draw.
     rows: usize,
+    /// The document's entries' rows at the last draw's width (dropped with the document).
+    entry_rows: detail::EntryRows,
 }
 
 pub struct Flue2App {
@@ -412,6 +414,7 @@ impl Flue2App {
                     match result {
                         Ok(doc) => {
                             d.doc = Some(doc);
+                            d.entry_rows = detail::EntryRows::default();
                             d.error = None;
                         }
                         Err(e) => d.error = Some(e),
@@ -752,6 +755,7 @@ impl Flue2App {
             scroll: 0,
             page: 0,
             rows: 0,
+            entry_rows: detail::EntryRows::default(),
         });
     }
 
