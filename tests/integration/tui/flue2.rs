@@ -62,7 +62,7 @@ pub(super) fn cli_list(db: &Path, now: i64, args: &[&str]) -> Value {
     crate::support::turnscope_json(db, Some(now), &args)
 }
 
-fn runtime_answer(name: &str) -> Value {
+pub(super) fn runtime_answer(name: &str) -> Value {
     let path = fixtures_dir()
         .join("flue-2.1.0")
         .join(format!("{name}.classification.json"));

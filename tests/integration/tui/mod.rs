@@ -11,6 +11,7 @@ mod flue2;
 mod flue2_acted;
 mod flue2_bulk;
 mod flue2_clock;
+mod flue2_detail_search;
 mod flue2_export;
 mod flue2_next_request;
 mod flue2_screens;

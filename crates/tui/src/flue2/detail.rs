@@ -52,6 +52,16 @@ struct Builder {
     out: Vec<DetailLine>,
     /// Where only a window of the wrapped rows is kept ([`window`]).
     window: Option<Window>,
+    /// Where the rows of the lines holding a text are looked for ([`find`]).
+    find: Option<Find>,
+}
+
+/// The rows at `width` where a line holding `needle` (lowercase) begins.
+struct Find {
+    width: usize,
+    needle: String,
+    rows: usize,
+    hits: Vec<usize>,
 }
 
 /// The wrapped rows `from..to` at `width`, and how many rows there are in all.
@@ -94,6 +104,25 @@ impl Builder {
     /// window is only counted (a whale's detail is hundreds of thousands of lines, and every
     /// frame goes through all of them).
     fn emit(&mut self, l: DetailLine) {
+        if let Some(f) = self.find.as_mut() {
+            let text: String = l.line.spans.iter().map(|s| s.content.as_ref()).collect();
+            let n = if text.to_lowercase().contains(&f.needle) {
+                // The row of the wrapped line that holds the text (its first where the text
+                // runs over a row's end).
+                let mut rows = Vec::new();
+                let n = wrap_line(&l, f.width, self.t, Some(&mut rows));
+                let at = rows.iter().position(|r| {
+                    let row: String = r.spans.iter().map(|s| s.content.as_ref()).collect();
+                    row.to_lowercase().contains(&f.needle)
+                });
+                f.hits.push(f.rows + at.unwrap_or(0));
+                n
+            } else {
+                wrap_line(&l, f.width, self.t, None)
+            };
+            f.rows += n;
+            return;
+        }
         let Some(w) = self.window.as_mut() else {
             self.out.push(l);
             return;
@@ -138,6 +167,7 @@ pub fn lines(doc: &Value, t: Theme, now_ms: i64) -> Vec<DetailLine> {
         now_ms,
         out: Vec::new(),
         window: None,
+        find: None,
     };
     build(&mut b, doc);
     b.out
@@ -169,11 +199,32 @@ pub fn window(
             kept: Vec::new(),
             entry_rows: std::mem::take(entry_rows),
         }),
+        find: None,
     };
     build(&mut b, doc);
     let w = b.window.expect("set above");
     *entry_rows = w.entry_rows;
     (w.kept, w.rows)
+}
+
+/// The rows of the detail at `width` (as [`window`] counts them) of the lines holding `needle`,
+/// matched in the line's text as drawn, case aside: the row of each that holds it (its first
+/// where the text runs over a row's end). What `/` in the detail finds.
+pub fn find(doc: &Value, t: Theme, now_ms: i64, width: usize, needle: &str) -> Vec<usize> {
+    let mut b = Builder {
+        t,
+        now_ms,
+        out: Vec::new(),
+        window: None,
+        find: Some(Find {
+            width,
+            needle: needle.to_lowercase(),
+            rows: 0,
+            hits: Vec::new(),
+        }),
+    };
+    build(&mut b, doc);
+    b.find.map(|f| f.hits).unwrap_or_default()
 }
 
 /// The conversation's entries: all of them, or in a window whose [`EntryRows`] are counted at
@@ -837,6 +888,27 @@ mod tests {
             }
             assert_eq!(kept.width, width);
             assert_eq!(kept.ends.len(), 40);
+            // Every line holding the text is found, at its row holding it (its first where
+            // the text runs over a row's end).
+            let hits = find(&d, t, 10, width, "FETCH TC1");
+            let text =
+                |r: &Line| -> String { r.spans.iter().map(|s| s.content.as_ref()).collect() };
+            let mut want = Vec::new();
+            let mut row = 0;
+            for l in lines(&d, t, 10) {
+                let line: String = l.line.spans.iter().map(|s| s.content.as_ref()).collect();
+                let rows = wrapped(std::slice::from_ref(&l), width, t);
+                if line.contains("fetch tc1") {
+                    let at = rows.iter().position(|r| text(r).contains("fetch tc1"));
+                    want.push(row + at.unwrap_or(0));
+                }
+                row += rows.len();
+            }
+            assert_eq!(hits, want, "width {width}");
+            assert!(hits.len() >= 2, "tc1, tc10, tc13…: {hits:?}");
+            for h in &hits {
+                assert!(text(&all[*h]).contains("fetch"), "row {h} at {width}");
+            }
         }
     }
 }

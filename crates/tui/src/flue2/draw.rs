@@ -38,6 +38,7 @@ impl Flue2App {
                         // Only the rows on screen are held (a whale's are 80 MB); a scroll
                         // past the end, clamped to it, is built once more.
                         let (width, page) = (body.width as usize, d.page);
+                        d.width = width;
                         let (mut shown, rows) = detail::window(
                             doc,
                             t,
@@ -242,6 +243,11 @@ impl Flue2App {
             Span::styled(format!(" {s}"), t.warn())
         } else if let (None, Some(s)) = (&self.detail, &self.screen) {
             Span::styled(s.status(), t.dim())
+        } else if self.detail.is_some() && self.cfg.write {
+            Span::styled(
+                " write mode: X abort, Q requeue, E extend, F fail this submission, each previewed first",
+                t.dim(),
+            )
         } else if self.detail.is_some() {
             Span::styled(
                 " read-only: a flue 2.x journal's submissions are shown, not changed",
@@ -304,6 +310,22 @@ impl Flue2App {
                 ),
                 "scroll",
             )];
+            v.push((self.key_label(Action::Search), "find"));
+            if self
+                .detail
+                .as_ref()
+                .and_then(|d| d.search.as_ref())
+                .is_some_and(|s| !s.hits.is_empty())
+            {
+                v.push((
+                    format!(
+                        "{}/{}",
+                        self.key_label(Action::SearchNext),
+                        self.key_label(Action::SearchPrev)
+                    ),
+                    "next/previous",
+                ));
+            }
             if self.cfg.write {
                 v.push(("X/Q/E/F".into(), "act"));
             }

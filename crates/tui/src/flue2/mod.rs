@@ -20,6 +20,7 @@ mod ask;
 mod bulk;
 mod cost;
 mod detail;
+mod detail_search;
 mod draw;
 mod export;
 #[cfg(feature = "test-harness")]
@@ -114,6 +115,10 @@ struct Detail {
     rows: usize,
     /// The document's entries' rows at the last draw's width (dropped with the document).
     entry_rows: detail::EntryRows,
+    /// The width of the last draw.
+    width: usize,
+    /// `/` in the detail (`detail_search.rs`).
+    search: Option<detail_search::DetailSearch>,
 }
 
 pub struct Flue2App {
@@ -184,6 +189,12 @@ const HANDLED: &[(Action, &str)] = &[
         Action::NextRequest,
         "the next request: what the model is sent next, and the hazards",
     ),
+    (
+        Action::Search,
+        "in a submission's detail: find a text in its lines (an id, a tool, a phrase)",
+    ),
+    (Action::SearchNext, "in the detail: the next line found"),
+    (Action::SearchPrev, "in the detail: the previous line found"),
     (Action::Copy, "copy the selected id (OSC 52)"),
     (
         Action::ToggleWriteMode,
@@ -416,6 +427,7 @@ impl Flue2App {
                             d.doc = Some(doc);
                             d.entry_rows = detail::EntryRows::default();
                             d.error = None;
+                            self.refind_in_detail();
                         }
                         Err(e) => d.error = Some(e),
                     }
@@ -551,6 +563,9 @@ impl Flue2App {
         }
         if self.searching {
             self.search_key(ev);
+            return;
+        }
+        if self.detail.is_some() && !self.help && self.detail_search_key(&ev) {
             return;
         }
         if self.screen_key(ev) {
@@ -756,6 +771,8 @@ impl Flue2App {
             page: 0,
             rows: 0,
             entry_rows: detail::EntryRows::default(),
+            width: 0,
+            search: None,
         });
     }
 
