@@ -326,12 +326,12 @@ fn keys_search_views_and_no_write_keys() {
         assert_eq!(rows.len(), 1, "{status}");
         assert_eq!(rows[0].status, status);
     }
-    // The write keys are absent: R does nothing; a beta.7 key with no 2.x screen (the palette)
-    // says why.
+    // The write keys are absent: R does nothing; a beta.7 key with no 2.x screen (tab, the
+    // next pane) says why.
     h.press("2R");
     assert_eq!(h.app.opened(), None);
     assert_eq!(h.app.status_text(), None);
-    h.press(":");
+    h.press("<Tab>");
     assert!(
         h.app
             .status_text()

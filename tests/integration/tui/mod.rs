@@ -14,6 +14,7 @@ mod flue2_clock;
 mod flue2_detail_search;
 mod flue2_export;
 mod flue2_next_request;
+mod flue2_palette;
 mod flue2_screens;
 mod flue2_sort;
 mod scale;

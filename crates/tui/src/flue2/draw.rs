@@ -95,6 +95,7 @@ impl Flue2App {
         if let Some(e) = &self.export {
             e.render(f, area, t);
         }
+        self.draw_palette(f, area);
         if self.help {
             self.draw_help(f, area);
         }

@@ -30,6 +30,7 @@ mod list_sort;
 mod marks;
 pub mod next_request;
 mod opened;
+mod palette;
 mod popup;
 pub mod run;
 mod screens;
@@ -150,6 +151,8 @@ pub struct Flue2App {
     next_request: Option<next_request::Pane>,
     /// `e`'s path popup, where open (beta.7's, `popups/export_path.rs`).
     export: Option<crate::popups::ExportPath>,
+    /// `:`, where open (`palette.rs`).
+    palette: Option<palette::Palette>,
 }
 
 /// The actions this app answers, and what its help says of each.
@@ -209,7 +212,11 @@ const HANDLED: &[(Action, &str)] = &[
         "read the journal again (also every --refresh)",
     ),
     (Action::Back, "back: close the detail, clear the search"),
-    (Action::Help, "this help"),
+    (
+        Action::Palette,
+        "the keys, filtered as you type; ⏎ runs the chosen one",
+    ),
+    (Action::Help, "help: every key and what it does"),
     (Action::Quit, "quit"),
 ];
 
@@ -252,6 +259,7 @@ impl Flue2App {
             undo: None,
             next_request: None,
             export: None,
+            palette: None,
         }
     }
 
@@ -519,6 +527,9 @@ impl Flue2App {
         if self.export.is_some() {
             return self.export_key(ev);
         }
+        if self.palette.is_some() {
+            return self.palette_key(ev);
+        }
         if let Some(flow) = self.write.as_mut() {
             match flow.on_key(ev) {
                 write::Step::Stay => {}
@@ -713,6 +724,7 @@ impl Flue2App {
             Action::Quit => self.quit = true,
             Action::Help => self.help = true,
             Action::Refresh => self.request_refresh(),
+            Action::Palette => self.open_palette(),
             Action::Export => self.start_export(),
             Action::ToggleWriteMode => self.toggle_write_mode(),
             Action::Copy if !self.copies.is_empty() => {
