@@ -90,7 +90,12 @@ impl Flue2App {
         let Some(d) = self.detail.as_mut() else {
             return;
         };
-        let (Some(doc), Some(s)) = (d.doc.as_ref(), d.search.as_mut()) else {
+        let Some(s) = d.search.as_mut() else {
+            return;
+        };
+        let Some(doc) = d.doc.as_ref() else {
+            self.status = Some("the detail is still being read: / again once it is drawn".into());
+            d.search = None;
             return;
         };
         s.hits = detail::find(doc, t, now, d.width, &s.query);
