@@ -74,6 +74,30 @@ struct Window {
     entry_rows: EntryRows,
 }
 
+/// `/` in the detail (`detail_search.rs` answers its keys): its text, whether it is being typed,
+/// and where it was found.
+#[derive(Debug, Default)]
+pub struct DetailSearch {
+    pub query: String,
+    pub typing: bool,
+    /// The rows ([`find`]'s) of the lines holding the text, at the last draw's width.
+    pub hits: Vec<usize>,
+    /// The hit gone to last.
+    pub at: usize,
+}
+
+impl DetailSearch {
+    /// Where the search stands, for the status line.
+    pub fn found(&self) -> String {
+        format!(
+            "“{}”: line {} of {} holding it (n next, N previous)",
+            clean(&self.query),
+            self.at + 1,
+            self.hits.len()
+        )
+    }
+}
+
 /// How many wrapped rows each entry of a document's conversation takes at one width, counted
 /// by the first frame that walks them all: later frames build only the entries in view (a
 /// whale's 100,000 entries walked for every key were 47 ms a frame). Belongs to one document:

@@ -6,20 +6,10 @@
 
 use crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
 
-use super::{detail, Flue2App};
+use super::detail::{self, DetailSearch};
+use super::Flue2App;
 use crate::keymap::{self, Action, Ctx};
 use crate::text::clean;
-
-/// The detail's search: its text, whether it is being typed, and where it was found.
-#[derive(Debug, Default)]
-pub(super) struct DetailSearch {
-    pub query: String,
-    pub typing: bool,
-    /// The rows where a line holding the text begins, at the last draw's width.
-    pub hits: Vec<usize>,
-    /// The hit gone to last.
-    pub at: usize,
-}
 
 impl Flue2App {
     /// A key of the opened detail's search; whether it took it.
@@ -73,7 +63,7 @@ impl Flue2App {
                             (s.at + n - 1) % n
                         };
                         d.scroll = s.hits[s.at];
-                        self.status = Some(found(s));
+                        self.status = Some(s.found());
                     }
                     None => self.status = Some("nothing found to go to: / finds a text".into()),
                 }
@@ -108,7 +98,7 @@ impl Flue2App {
         }
         s.at = s.hits.iter().position(|r| *r >= d.scroll).unwrap_or(0);
         d.scroll = s.hits[s.at];
-        self.status = Some(found(s));
+        self.status = Some(s.found());
     }
 
     /// A new document for the opened detail: its search found again in it, staying at the
@@ -127,14 +117,4 @@ impl Flue2App {
         s.hits = detail::find(doc, t, now, d.width, &s.query);
         s.at = s.at.min(s.hits.len().saturating_sub(1));
     }
-}
-
-/// Where the search stands, for the status line.
-fn found(s: &DetailSearch) -> String {
-    format!(
-        "“{}”: line {} of {} holding it (n next, N previous)",
-        clean(&s.query),
-        s.at + 1,
-        s.hits.len()
-    )
 }

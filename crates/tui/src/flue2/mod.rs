@@ -118,8 +118,8 @@ struct Detail {
     entry_rows: detail::EntryRows,
     /// The width of the last draw.
     width: usize,
-    /// `/` in the detail (`detail_search.rs`).
-    search: Option<detail_search::DetailSearch>,
+    /// `/` in the detail (its keys: `detail_search.rs`).
+    search: Option<detail::DetailSearch>,
 }
 
 pub struct Flue2App {
@@ -151,8 +151,8 @@ pub struct Flue2App {
     next_request: Option<next_request::Pane>,
     /// `e`'s path popup, where open (beta.7's, `popups/export_path.rs`).
     export: Option<crate::popups::ExportPath>,
-    /// `:`, where open (`palette.rs`).
-    palette: Option<palette::Palette>,
+    /// `:`, where open (its keys and drawing: `palette.rs`).
+    palette: Option<crate::popups::Palette>,
 }
 
 /// The actions this app answers, and what its help says of each.

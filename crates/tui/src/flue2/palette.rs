@@ -14,14 +14,9 @@ use ratatui::Frame;
 
 use super::{write, Flue2App, HANDLED};
 use crate::keymap::{Action, Key, KEYMAP};
+// The state is beta.7's palette's (its query and the row chosen); the rows are these screens'.
+use crate::popups::Palette;
 use crate::text::{clean, fit};
-
-/// The palette's query and the row chosen.
-#[derive(Debug, Default)]
-pub(super) struct Palette {
-    query: String,
-    selected: usize,
-}
 
 /// One row: a key, what it does, and whether it does anything in the pane under the palette.
 #[derive(Debug, Clone, PartialEq)]
