@@ -231,7 +231,12 @@ enum Tagged {
 /// 1.02× of `list --expired`. The reading thread parsing a chunk itself whenever the applier was
 /// behind (the one before still waiting) took `list --expired` to 0.85× the wall time (paired,
 /// 10 runs), but `health --all`'s peak to 140–149 MB in 1 run of 15 (the others, and every run
-/// without it, ≤ 97 MB): not kept, the 150 MB bound being the one met.
+/// without it, ≤ 97 MB): not kept, the 150 MB bound being the one met. Two applying threads,
+/// each stream parsed and folded whole on one of them (a long stream alone, the folds handed
+/// over in order): `health --all` 0.86× and `list --expired` 0.90× (paired, 4 and 6 runs), but a
+/// peak of 155 MB in 1 run of 14, the short streams folded while a long one folded all held
+/// until it was handed over; bounded to 16 streams ahead, 0.92× and 0.98× for a peak of 96–105
+/// MB against 95: not kept, for what it gave.
 fn parse_tagged(chunk: Vec<Pending>) -> Vec<Tagged> {
     chunk
         .into_iter()
