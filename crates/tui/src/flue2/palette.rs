@@ -7,16 +7,12 @@
 
 use crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
 use ratatui::layout::Rect;
-use ratatui::style::Style;
-use ratatui::text::{Line, Span};
-use ratatui::widgets::{Block, BorderType, Borders, Clear, Paragraph};
 use ratatui::Frame;
 
 use super::{write, Flue2App, HANDLED};
 use crate::keymap::{Action, Key, KEYMAP};
 // The state is beta.7's palette's (its query and the row chosen); the rows are these screens'.
 use crate::popups::Palette;
-use crate::text::{clean, fit};
 
 /// One row: a key, what it does, and whether it does anything in the pane under the palette.
 #[derive(Debug, Clone, PartialEq)]
@@ -229,65 +225,24 @@ impl Flue2App {
         self.palette = Some(p);
     }
 
-    /// The palette over `area`, where open.
+    /// The palette over `area`, where open (drawn as beta.7's).
     pub(super) fn draw_palette(&self, f: &mut Frame, area: Rect) {
         let Some(p) = &self.palette else {
             return;
         };
-        let t = self.cfg.theme;
-        let rows = self.palette_commands(&p.query);
-        let w = 96.min(area.width);
-        let h = area.height.saturating_sub(4).max(3).min(area.height);
-        let r = Rect {
-            x: area.x + (area.width - w) / 2,
-            y: area.y + (area.height - h) / 2,
-            width: w,
-            height: h,
-        };
-        let block = Block::new()
-            .borders(Borders::ALL)
-            .border_type(BorderType::Rounded)
-            .border_style(t.border(true))
-            .title(Span::styled(
-                " keys · type to filter · ↑/↓ · ⏎ runs · esc closes ",
-                t.title(),
-            ));
-        let inner = block.inner(r);
-        f.render_widget(Clear, r);
-        f.render_widget(block, r);
-        let mut lines = vec![
-            Line::from(vec![
-                Span::styled(" : ", t.key()),
-                Span::raw(clean(&p.query)),
-                Span::styled("▏", t.key()),
-            ]),
-            Line::default(),
-        ];
-        if rows.is_empty() {
-            lines.push(Line::from(Span::styled(
-                " no key matches (backspace to widen)",
-                t.warn(),
-            )));
-        }
-        let room = (inner.height as usize).saturating_sub(lines.len());
-        let sel = p.selected.min(rows.len().saturating_sub(1));
-        let skip = (sel + 1).saturating_sub(room);
-        for (i, c) in rows.iter().enumerate().skip(skip).take(room) {
-            let marker = if i == sel { "▶" } else { " " };
-            let tail = if c.here { "" } else { "  (not here)" };
-            let text = fit(
-                &format!("{marker} {:<10} {}{tail}", c.key, c.help),
-                inner.width as usize,
-            );
-            let style = if i == sel {
-                t.selected()
-            } else if c.here {
-                Style::new()
-            } else {
-                t.dim()
-            };
-            lines.push(Line::from(Span::styled(text, style)));
-        }
-        f.render_widget(Paragraph::new(lines), inner);
+        let rows: Vec<(String, bool)> = self
+            .palette_commands(&p.query)
+            .into_iter()
+            .map(|c| (format!("{:<10} {}", c.key, c.help), c.here))
+            .collect();
+        crate::popups::draw_palette(
+            f,
+            area,
+            &self.cfg.theme,
+            " keys · type to filter · ↑/↓ · ⏎ runs · esc closes ",
+            p,
+            &rows,
+            None,
+        );
     }
 }

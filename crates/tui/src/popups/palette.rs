@@ -12,6 +12,7 @@ use super::env::{Env, Reply};
 use super::widgets::centered;
 use crate::keymap::{self, Action, Ctx, Overrides};
 use crate::text::{clean, fit};
+use crate::theme::Theme;
 
 #[derive(Debug, Clone, Default, PartialEq)]
 pub struct Palette {
@@ -198,64 +199,89 @@ impl Palette {
     }
 
     pub fn render(&self, f: &mut Frame, area: Rect, env: &Env) {
-        let t = env.theme;
-        let rows = env.palette().entries(&self.query);
-        let r = centered(area, 90, area.height.saturating_sub(4));
-        let block = Block::new()
-            .borders(Borders::ALL)
-            .border_type(BorderType::Rounded)
-            .border_style(t.border(true))
-            .title(Span::styled(
-                " commands · type to filter · ↑/↓ · ⏎ runs · esc closes ",
-                t.title(),
-            ));
-        let inner = block.inner(r);
-        f.render_widget(Clear, r);
-        f.render_widget(block, r);
-        let mut lines = vec![
-            Line::from(vec![
-                Span::styled(" : ", t.key()),
-                Span::raw(clean(&self.query)),
-                Span::styled("▏", t.key()),
-            ]),
-            Line::default(),
-        ];
-        let write_note = env.palette().write_only_note(&self.query);
-        // The note takes the last line.
-        let room = (inner.height as usize)
-            .saturating_sub(lines.len())
-            .saturating_sub(usize::from(write_note.is_some()));
-        let sel = self.selected.min(rows.len().saturating_sub(1));
-        let skip = (sel + 1).saturating_sub(room);
-        if rows.is_empty() && write_note.is_none() {
-            lines.push(Line::from(Span::styled(
-                " no action matches (backspace to widen)",
-                t.warn(),
-            )));
-        }
-        let w = inner.width as usize;
-        for (i, e) in rows.iter().enumerate().skip(skip).take(room) {
-            let marker = if i == sel { "▶" } else { " " };
-            let tail = if e.available { "" } else { "  (not here)" };
-            let text = fit(
-                &format!("{marker} {:<8} {:<20} {}{tail}", e.key, e.name, e.help),
-                w,
-            );
-            let style = if i == sel {
-                t.selected()
-            } else if e.available {
-                Style::new()
-            } else {
-                t.dim()
-            };
-            lines.push(Line::from(Span::styled(text, style)));
-        }
-        if let Some(note) = write_note {
-            lines.push(Line::from(Span::styled(
-                fit(&format!(" {note}"), inner.width as usize),
-                t.warn(),
-            )));
-        }
-        f.render_widget(Paragraph::new(lines), inner);
+        let rows: Vec<(String, bool)> = env
+            .palette()
+            .entries(&self.query)
+            .into_iter()
+            .map(|e| {
+                (
+                    format!("{:<8} {:<20} {}", e.key, e.name, e.help),
+                    e.available,
+                )
+            })
+            .collect();
+        draw(
+            f,
+            area,
+            &env.theme,
+            " commands · type to filter · ↑/↓ · ⏎ runs · esc closes ",
+            self,
+            &rows,
+            env.palette().write_only_note(&self.query),
+        );
     }
+}
+
+/// A palette over `area`: `title` on its border, its query, then `rows` (each its text and
+/// whether it works in the pane under it, `(not here)` where not) scrolled to keep the chosen
+/// one in view, and `note` on the last line. Both formats' palettes are drawn by it.
+pub fn draw(
+    f: &mut Frame,
+    area: Rect,
+    t: &Theme,
+    title: &str,
+    p: &Palette,
+    rows: &[(String, bool)],
+    note: Option<String>,
+) {
+    let r = centered(area, 90, area.height.saturating_sub(4));
+    let block = Block::new()
+        .borders(Borders::ALL)
+        .border_type(BorderType::Rounded)
+        .border_style(t.border(true))
+        .title(Span::styled(title.to_string(), t.title()));
+    let inner = block.inner(r);
+    f.render_widget(Clear, r);
+    f.render_widget(block, r);
+    let mut lines = vec![
+        Line::from(vec![
+            Span::styled(" : ", t.key()),
+            Span::raw(clean(&p.query)),
+            Span::styled("▏", t.key()),
+        ]),
+        Line::default(),
+    ];
+    // The note takes the last line.
+    let room = (inner.height as usize)
+        .saturating_sub(lines.len())
+        .saturating_sub(usize::from(note.is_some()));
+    let sel = p.selected.min(rows.len().saturating_sub(1));
+    let skip = (sel + 1).saturating_sub(room);
+    if rows.is_empty() && note.is_none() {
+        lines.push(Line::from(Span::styled(
+            " no action matches (backspace to widen)",
+            t.warn(),
+        )));
+    }
+    let w = inner.width as usize;
+    for (i, (text, here)) in rows.iter().enumerate().skip(skip).take(room) {
+        let marker = if i == sel { "▶" } else { " " };
+        let tail = if *here { "" } else { "  (not here)" };
+        let text = fit(&format!("{marker} {text}{tail}"), w);
+        let style = if i == sel {
+            t.selected()
+        } else if *here {
+            Style::new()
+        } else {
+            t.dim()
+        };
+        lines.push(Line::from(Span::styled(text, style)));
+    }
+    if let Some(note) = note {
+        lines.push(Line::from(Span::styled(
+            fit(&format!(" {note}"), w),
+            t.warn(),
+        )));
+    }
+    f.render_widget(Paragraph::new(lines), inner);
 }
