@@ -62,6 +62,16 @@ pub(super) fn cli_list(db: &Path, now: i64, args: &[&str]) -> Value {
     crate::support::turnscope_json(db, Some(now), &args)
 }
 
+/// The calls of the trailing partial batch the runtime's own classification names.
+pub(super) fn batch_calls(want: &Value) -> Vec<&str> {
+    want["trailingPartialToolBatch"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|c| c.as_str().unwrap())
+        .collect()
+}
+
 pub(super) fn runtime_answer(name: &str) -> Value {
     let path = fixtures_dir()
         .join("flue-2.1.0")
@@ -279,12 +289,7 @@ fn tool_batch_1_of_3_is_drawn_with_the_batch_marked_as_beta7_marks_its_partial_b
             marked.push(line.to_string());
         }
     }
-    let calls: Vec<&str> = want["trailingPartialToolBatch"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|c| c.as_str().unwrap())
-        .collect();
+    let calls = batch_calls(want);
     assert_eq!(marked.len(), calls.len() + 2, "{marked:#?}");
     for c in &calls {
         assert!(marked.iter().any(|l| l.contains(c)), "{c}: {marked:#?}");

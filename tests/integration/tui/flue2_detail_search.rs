@@ -3,7 +3,7 @@
 //! which of how many; a text no line holds says so and leaves the detail where it was; esc while
 //! typing drops the search.
 
-use super::flue2::{after_last_lease, open, runtime_answer};
+use super::flue2::{after_last_lease, batch_calls, open, runtime_answer};
 use crate::support::unpack_db;
 
 /// The detail's rows on screen, under the header and the view line, above the status and keys.
@@ -18,12 +18,7 @@ fn slash_finds_a_call_below_the_fold_and_n_and_shift_n_step_through_its_lines() 
     let db = unpack_db("flue-2.1.0", "tool-batch-1-of-3", dir.path());
     let now = after_last_lease(&db);
     let want = &runtime_answer("tool-batch-1-of-3")["submissions"][1];
-    let calls: Vec<&str> = want["trailingPartialToolBatch"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|c| c.as_str().unwrap())
-        .collect();
+    let calls = batch_calls(want);
     let recorded = want["uncommittedToolOutcomes"][0].as_str().unwrap();
     // A call of the batch with no outcome, named on its call line, the batch's line and the
     // plan's resume: every line holding it, counted on a screen tall enough for the whole detail.
