@@ -79,6 +79,11 @@ fn the_palette_runs_what_the_key_runs_and_says_where_a_key_does_nothing() {
         "{said}"
     );
     assert_eq!(h.app.shown_rows().len(), 1, "the view did not change");
+    // The screens' keys there say where they open.
+    h.press("I");
+    let said = h.app.status_text().unwrap();
+    assert!(said.contains("opens from the list"), "{said}");
+    assert_eq!(h.app.screen_name(), None);
     h.press(":find a text<Enter>");
     assert!(
         h.app.status_text().unwrap().starts_with('/'),

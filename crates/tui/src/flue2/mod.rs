@@ -624,6 +624,18 @@ impl Flue2App {
         self.status = None;
         match action {
             Some(a) if HANDLED.iter().any(|(h, _)| *h == a) => self.act(a),
+            // The screens open over the list (`screen_key`), not over a detail.
+            Some(
+                a @ (Action::ToggleSessions
+                | Action::FindSession
+                | Action::ToggleIncidents
+                | Action::ToggleAudit),
+            ) if self.detail.is_some() => {
+                self.status = Some(format!(
+                    "{} opens from the list: esc closes this submission first",
+                    keymap::action_name(a).replace('_', " ")
+                ))
+            }
             Some(a) => {
                 self.status = Some(format!(
                     "{} does not read flue 2.x journals yet: this journal has the submissions list, their detail, sessions, incidents and the audit trail",
