@@ -12,7 +12,7 @@ use ratatui::Frame;
 use super::{write, Flue2App, HANDLED};
 use crate::keymap::{Action, Key, KEYMAP};
 // The state is beta.7's palette's (its query and the row chosen); the rows are these screens'.
-use crate::popups::Palette;
+use crate::popups::{Edit, Palette};
 
 /// One row: a key, what it does, and whether it does anything in the pane under the palette.
 #[derive(Debug, Clone, PartialEq)]
@@ -171,28 +171,17 @@ impl Flue2App {
         self.palette = Some(Palette::default());
     }
 
-    /// A key while the palette is open.
+    /// A key while the palette is open: the typing keys are every palette's
+    /// ([`Palette::edit`]); ⏎ hands the chosen row's key to the screens.
     pub(super) fn palette_key(&mut self, ev: KeyEvent) {
         // Out while it is read, so the rows can be asked of `self`; put back unless closed.
         let Some(mut p) = self.palette.take() else {
             return;
         };
-        let ctrl = ev.modifiers.contains(KeyModifiers::CONTROL);
-        match ev.code {
-            KeyCode::Esc => return,
-            KeyCode::Up => p.selected = p.selected.saturating_sub(1),
-            KeyCode::Char('p') if ctrl => p.selected = p.selected.saturating_sub(1),
-            KeyCode::Down | KeyCode::Tab => p.selected += 1,
-            KeyCode::Char('n') if ctrl => p.selected += 1,
-            KeyCode::Backspace => {
-                p.query.pop();
-                p.selected = 0;
-            }
-            KeyCode::Char('u') if ctrl => {
-                p.query.clear();
-                p.selected = 0;
-            }
-            KeyCode::Enter => {
+        match p.edit(&ev, |q| self.palette_commands(q).len()) {
+            Edit::Close => {}
+            Edit::Stay => self.palette = Some(p),
+            Edit::Choose => {
                 let rows = self.palette_commands(&p.query);
                 match rows.get(p.selected.min(rows.len().saturating_sub(1))) {
                     Some(c) if c.here => self.on_key(c.event),
@@ -210,19 +199,8 @@ impl Flue2App {
                     }
                     None => self.status = Some("no key matches".into()),
                 }
-                return;
             }
-            KeyCode::Char(c) if !ctrl && !c.is_control() => {
-                if p.query.chars().count() < 60 {
-                    p.query.push(c);
-                }
-                p.selected = 0;
-            }
-            _ => {}
         }
-        let n = self.palette_commands(&p.query).len();
-        p.selected = p.selected.min(n.saturating_sub(1));
-        self.palette = Some(p);
     }
 
     /// The palette over `area`, where open (drawn as beta.7's).

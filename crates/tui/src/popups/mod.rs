@@ -21,7 +21,7 @@ pub use crate::write::reason::Reason;
 pub use env::{Env, PopupView, Reply};
 pub use export_path::ExportPath;
 pub use help::Help;
-pub use palette::{draw as draw_palette, Palette, PaletteEntry, PaletteScope};
+pub use palette::{draw as draw_palette, Edit, Palette, PaletteEntry, PaletteScope};
 
 #[derive(Debug, Clone, PartialEq)]
 pub enum Popup {

@@ -139,11 +139,25 @@ impl Env<'_> {
     }
 }
 
+/// What a key did to a palette ([`Palette::edit`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Edit {
+    /// Esc: close it.
+    Close,
+    /// ⏎: run the chosen row.
+    Choose,
+    /// The query or the chosen row moved (or nothing happened).
+    Stay,
+}
+
 impl Palette {
-    pub fn on_key(&mut self, ev: &KeyEvent, scope: &PaletteScope) -> Reply {
+    /// The keys every palette answers the same way: esc, ⏎, ↑/↓ (^p/^n, Tab), typing,
+    /// backspace and ^u. The chosen row is kept among the `rows` the query then lists.
+    pub fn edit(&mut self, ev: &KeyEvent, rows: impl Fn(&str) -> usize) -> Edit {
         let ctrl = ev.modifiers.contains(KeyModifiers::CONTROL);
         match ev.code {
-            KeyCode::Esc => return Reply::Close,
+            KeyCode::Esc => return Edit::Close,
+            KeyCode::Enter => return Edit::Choose,
             KeyCode::Up => self.selected = self.selected.saturating_sub(1),
             KeyCode::Char('p') if ctrl => self.selected = self.selected.saturating_sub(1),
             KeyCode::Down | KeyCode::Tab => self.selected += 1,
@@ -156,10 +170,27 @@ impl Palette {
                 self.query.clear();
                 self.selected = 0;
             }
-            KeyCode::Enter => {
+            KeyCode::Char(c) if !ctrl && !c.is_control() => {
+                if self.query.chars().count() < 60 {
+                    self.query.push(c);
+                }
+                self.selected = 0;
+            }
+            _ => {}
+        }
+        // Keep the selection on a row.
+        self.selected = self.selected.min(rows(&self.query).saturating_sub(1));
+        Edit::Stay
+    }
+
+    pub fn on_key(&mut self, ev: &KeyEvent, scope: &PaletteScope) -> Reply {
+        match self.edit(ev, |q| scope.entries(q).len()) {
+            Edit::Close => Reply::Close,
+            Edit::Stay => Reply::Stay,
+            Edit::Choose => {
                 let entries = scope.entries(&self.query);
                 let chosen = self.selected.min(entries.len().saturating_sub(1));
-                return match entries.get(chosen) {
+                match entries.get(chosen) {
                     Some(e) if e.available => Reply::Run(e.action),
                     Some(e) => Reply::CloseWith(format!(
                         "{} is not available here ({}): open a submission or switch panes first",
@@ -170,20 +201,9 @@ impl Palette {
                             .write_only_note(&self.query)
                             .unwrap_or_else(|| "no action matches".into()),
                     ),
-                };
-            }
-            KeyCode::Char(c) if !ctrl && !c.is_control() => {
-                if self.query.chars().count() < 60 {
-                    self.query.push(c);
                 }
-                self.selected = 0;
             }
-            _ => {}
         }
-        // Keep the selection on a row.
-        let n = scope.entries(&self.query).len();
-        self.selected = self.selected.min(n.saturating_sub(1));
-        Reply::Stay
     }
 
     /// The wheel moves the palette's selection, not the list under it.
