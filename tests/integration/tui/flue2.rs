@@ -355,15 +355,66 @@ fn keys_search_views_and_no_write_keys() {
     h.press("g");
     assert!(h.render().contains("submission sub_"));
     h.press("<Esc>2");
-    // y copies the selected id; ? opens the help and any key closes it; q quits.
+    // y copies the selected id; ? opens the help, whose moving keys scroll it and any other
+    // key closes it; q quits.
     h.press("gy");
     assert_eq!(h.copied, [all[0].clone()]);
     h.press("?");
     assert!(h.app.help_open());
     assert!(h.render().contains("read-only"));
     h.press("j");
+    assert!(h.app.help_open());
+    h.press("x");
     assert!(!h.app.help_open());
     h.press("q");
+    assert!(h.app.quit_requested());
+}
+
+/// The help taller than the terminal scrolls (j/k, pages, g/G) and says which lines it shows;
+/// while it is open no other key acts (a write key closes it and opens nothing); q quits from it.
+#[test]
+fn the_help_scrolls_when_it_is_taller_than_the_terminal_and_takes_every_key() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = unpack_db("flue-2.1.0", "tool-batch-1-of-3", dir.path());
+    let now = after_last_lease(&db);
+    let mut o = HarnessOptions::new(now);
+    o.width = 100;
+    o.height = 16;
+    o.read_only = false;
+    o.operator = "tui-test@host".into();
+    let mut h = Flue2Harness::open(&db, Flue2Options::for_release("2.1.0", 0).unwrap(), o).unwrap();
+    h.press("?");
+    let top = h.render();
+    assert!(top.contains("write mode"), "{top}");
+    assert!(
+        top.contains("j/k scroll") && top.contains(" 1–14 of "),
+        "{top}"
+    );
+    let last = "marks the trailing uncommitted tool batch";
+    assert!(!top.contains(last), "{top}");
+    h.press("G");
+    let bottom = h.render();
+    assert!(bottom.contains(last), "{bottom}");
+    assert!(!bottom.contains("write mode"), "{bottom}");
+    // Past the end is clamped: one k shows one line more above.
+    h.press("jjjk");
+    let up_one = h.render();
+    assert!(!up_one.contains(last), "{up_one}");
+    h.press("g");
+    assert_eq!(h.render(), top);
+    h.press("j");
+    let down_one = h.render();
+    assert!(
+        down_one.contains(" 2–15 of ") && !down_one.contains("write mode"),
+        "{down_one}"
+    );
+    h.press("<PgDn><PgUp>");
+    assert_eq!(h.render(), down_one);
+    // A write key closes the help and opens nothing.
+    h.press("X");
+    assert!(!h.app.help_open());
+    assert!(h.app.write_popup().is_none());
+    h.press("?q");
     assert!(h.app.quit_requested());
 }
 

@@ -25,6 +25,7 @@ mod draw;
 mod export;
 #[cfg(feature = "test-harness")]
 pub mod harness;
+mod help;
 pub mod list;
 mod list_sort;
 mod marks;
@@ -60,6 +61,7 @@ use crate::theme::Theme;
 use crate::widgets::line;
 use crate::worker_error::WorkerError;
 pub use detail::PARTIAL_MARK;
+use help::HelpView;
 use list::{ListState, View};
 pub use worker::{Flue2Request, Flue2Response, Flue2Worker};
 
@@ -130,7 +132,8 @@ pub struct Flue2App {
     /// The last list read's error; cleared by the next good one.
     error: Option<WorkerError>,
     detail: Option<Detail>,
-    help: bool,
+    /// The help, when open: it takes every key (`help_key`).
+    help: Option<HelpView>,
     /// `/` is being typed.
     searching: bool,
     status: Option<String>,
@@ -246,7 +249,7 @@ impl Flue2App {
             loaded: false,
             error: None,
             detail: None,
-            help: false,
+            help: None,
             searching: false,
             status: None,
             requests: Vec::new(),
@@ -506,7 +509,7 @@ impl Flue2App {
     }
 
     pub fn help_open(&self) -> bool {
-        self.help
+        self.help.is_some()
     }
 
     // ----- keys ----------------------------------------------------------------------------
@@ -523,6 +526,9 @@ impl Flue2App {
         if ev.code == KeyCode::Char('c') && ev.modifiers.contains(KeyModifiers::CONTROL) {
             self.quit = true;
             return;
+        }
+        if self.help.is_some() {
+            return self.help_key(ev);
         }
         if self.export.is_some() {
             return self.export_key(ev);
@@ -576,7 +582,7 @@ impl Flue2App {
             self.search_key(ev);
             return;
         }
-        if self.detail.is_some() && !self.help && self.detail_search_key(&ev) {
+        if self.detail.is_some() && self.detail_search_key(&ev) {
             return;
         }
         if self.screen_key(ev) {
@@ -594,7 +600,7 @@ impl Flue2App {
             }
         }
         // The marks exist only in write mode (the keymap's write bindings).
-        if self.cfg.write && !self.help && self.detail.is_none() && self.screen.is_none() {
+        if self.cfg.write && self.detail.is_none() && self.screen.is_none() {
             match keymap::lookup_with(&[Ctx::List], &ev, true, &self.cfg.keys) {
                 Some(Action::ToggleMark) => return self.toggle_row_mark(),
                 Some(Action::MarkAll) => return self.mark_all_shown(),
@@ -606,19 +612,10 @@ impl Flue2App {
         let action = keymap::lookup_with(self.contexts(), &ev, false, &self.cfg.keys);
         // `M` is an inspect key: of those, the 2.x screens answer the next request only.
         if action.is_none()
-            && !self.help
             && keymap::lookup_with(&[Ctx::Inspect], &ev, false, &self.cfg.keys)
                 == Some(Action::NextRequest)
         {
             self.open_next_request();
-            return;
-        }
-        if self.help {
-            // Any key closes the help; quit still quits.
-            self.help = false;
-            if action == Some(Action::Quit) {
-                self.quit = true;
-            }
             return;
         }
         self.status = None;
@@ -734,7 +731,7 @@ impl Flue2App {
         }
         match a {
             Action::Quit => self.quit = true,
-            Action::Help => self.help = true,
+            Action::Help => self.help = Some(HelpView::default()),
             Action::Refresh => self.request_refresh(),
             Action::Palette => self.open_palette(),
             Action::Export => self.start_export(),

@@ -65,9 +65,6 @@ impl Flue2App {
         };
         // The write keys of a screen (the audit trail's undo) only in write mode.
         let action = keymap::lookup_with(&ctxs, &ev, self.cfg.write, &self.cfg.keys);
-        if self.help {
-            return false;
-        }
         // The incidents screen's write keys (write mode only): the marks, else the worker's
         // submissions.
         if let (true, Some(Screen::Incidents { .. }), KeyCode::Char(c), false) = (
