@@ -8,7 +8,9 @@
 use turnscope_core::flue2::{parse_batch, InstanceState};
 use turnscope_engine::flue2::{fold_stream, item_json, Flue2Options, Streams};
 use turnscope_engine::flue2_cost::{attempts_and_memos, AttemptsAndMemos};
-use turnscope_engine::flue2_fold::{fold_stream_in_chunks, fold_streams_in_chunks, FoldedStream};
+use turnscope_engine::flue2_fold::{
+    fold_stream_in_chunks, fold_streams_in_chunks, FoldedStream, ReaderParses,
+};
 use turnscope_store::Flue2SqliteReader;
 use turnscope_store::StoreError;
 
@@ -53,16 +55,25 @@ fn flue2_read_path_folds_and_inspects_as_the_plain_reads() {
         .into_iter()
         .map(|s| s.path)
         .collect();
-    for chunk in [1, 64 << 10, usize::MAX] {
-        let mut seen = 0;
-        fold_streams_in_chunks(&reader, &paths, chunk, |k, f| -> Result<(), StoreError> {
-            assert_eq!(k, seen, "in order");
-            seen += 1;
-            assert_same_fold(&f, &fold_stream(&reader, &paths[k]).unwrap(), &paths[k]);
-            Ok(())
-        })
-        .unwrap();
-        assert_eq!(seen, paths.len(), "chunks of {chunk}");
+    // The reading thread parsing chunks too (every one, to be sure it happens) changes nothing.
+    for parses in [ReaderParses::WhenBehind, ReaderParses::Always] {
+        for chunk in [1, 64 << 10, usize::MAX] {
+            let mut seen = 0;
+            fold_streams_in_chunks(
+                &reader,
+                &paths,
+                chunk,
+                parses,
+                |k, f| -> Result<(), StoreError> {
+                    assert_eq!(k, seen, "in order");
+                    seen += 1;
+                    assert_same_fold(&f, &fold_stream(&reader, &paths[k]).unwrap(), &paths[k]);
+                    Ok(())
+                },
+            )
+            .unwrap();
+            assert_eq!(seen, paths.len(), "chunks of {chunk}, {parses:?}");
+        }
     }
 
     let options = Flue2Options::for_release("2.1.0", 200_000).unwrap();
@@ -190,18 +201,26 @@ fn flue2_chunked_fold_reports_the_first_parse_error_over_a_fold_error() {
         .map(|s| s.path)
         .collect();
     let broken = paths.iter().position(|p| *p == path).unwrap();
-    let mut answers = Vec::new();
-    fold_streams_in_chunks(&reader, &paths, 1, |k, f| -> Result<(), StoreError> {
-        assert_same_fold(&f, &fold_stream(&reader, &paths[k]).unwrap(), &paths[k]);
-        answers.push(f.state.err());
-        Ok(())
-    })
-    .unwrap();
-    assert_eq!(answers.len(), paths.len());
-    assert_eq!(answers[broken].as_deref(), Some(both[0].as_str()));
-    assert_eq!(answers.iter().filter(|a| a.is_some()).count(), 1);
+    for parses in [ReaderParses::WhenBehind, ReaderParses::Always] {
+        let mut answers = Vec::new();
+        fold_streams_in_chunks(
+            &reader,
+            &paths,
+            1,
+            parses,
+            |k, f| -> Result<(), StoreError> {
+                assert_same_fold(&f, &fold_stream(&reader, &paths[k]).unwrap(), &paths[k]);
+                answers.push(f.state.err());
+                Ok(())
+            },
+        )
+        .unwrap();
+        assert_eq!(answers.len(), paths.len());
+        assert_eq!(answers[broken].as_deref(), Some(both[0].as_str()));
+        assert_eq!(answers.iter().filter(|a| a.is_some()).count(), 1);
+    }
     let mut calls = 0;
-    let stopped = fold_streams_in_chunks(&reader, &paths, 1, |k, _| {
+    let stopped = fold_streams_in_chunks(&reader, &paths, 1, ReaderParses::Always, |k, _| {
         calls += 1;
         if k == 2 {
             return Err(StoreError::Missing("stop here".into()));

@@ -16,7 +16,7 @@
 //! Many streams (`health --all`, `list`) go through one pipeline instead ([`fold_streams`]),
 //! parsed on the applying thread: for many small streams the rayon pool cost more than it gave.
 
-use std::sync::mpsc::{sync_channel, SyncSender};
+use std::sync::mpsc::{sync_channel, SyncSender, TrySendError};
 use std::thread::ScopedJoinHandle;
 
 use rayon::prelude::*;
@@ -228,10 +228,9 @@ enum Tagged {
 /// made on the pool's threads and freed on this one, and the pool woken for every chunk.
 /// Measured again under mimalloc,
 /// where freeing on another thread is cheap: still 1.04× the wall time of `health --all` and
-/// 1.02× of `list --expired`. The reading thread parsing a chunk itself whenever the applier was
-/// behind (the one before still waiting) took `list --expired` to 0.85× the wall time (paired,
-/// 10 runs), but `health --all`'s peak to 140–149 MB in 1 run of 15 (the others, and every run
-/// without it, ≤ 97 MB): not kept, the 150 MB bound being the one met. Two applying threads,
+/// 1.02× of `list --expired`. The reading thread also parses a chunk when the applier is behind
+/// ([`hand_over`]); first tried for any chunk, it put `health --all`'s peak at 140–149 MB in 1
+/// run of 15 (the others ≤ 97 MB), so a chunk grown past its size by a big batch is not. Two applying threads,
 /// each stream parsed and folded whole on one of them (a long stream alone, the folds handed
 /// over in order): `health --all` 0.86× and `list --expired` 0.90× (paired, 4 and 6 runs), but a
 /// peak of 155 MB in 1 run of 14, the short streams folded while a long one folded all held
@@ -248,6 +247,45 @@ fn parse_tagged(chunk: Vec<Pending>) -> Vec<Tagged> {
             Pending::End(i) => Tagged::End(i),
         })
         .collect()
+}
+
+/// A chunk of [`fold_streams`]' batches on its way to the applying thread: as read, or parsed
+/// by the reading thread.
+enum Chunk {
+    Text(Vec<Pending>),
+    Parsed(Vec<Tagged>),
+}
+
+/// Hand `chunk` (`bytes` of text) to the applying thread; when that thread is behind (the chunk
+/// before still waits), parse it here first rather than wait idle. Why: the applying thread
+/// parses and applies, the reading thread only reads, so one waited on the other (`health
+/// --all`: 1.45 of 2 cores busy). Only a chunk of about `chunk_bytes` is parsed here: a chunk
+/// grown by a spilled batch of many MB, parsed, would be held while the applier catches up, a
+/// few times its text in records (the resident peak once reached 149 MB when any chunk could be).
+fn hand_over(
+    tx: &SyncSender<Chunk>,
+    chunk: Vec<Pending>,
+    bytes: usize,
+    chunk_bytes: usize,
+    parses: ReaderParses,
+) {
+    if parses == ReaderParses::Always {
+        let _ = tx.send(Chunk::Parsed(parse_tagged(chunk)));
+        return;
+    }
+    match tx.try_send(Chunk::Text(chunk)) {
+        Ok(()) => {}
+        Err(TrySendError::Full(Chunk::Text(chunk))) => {
+            let next = if bytes <= chunk_bytes + chunk_bytes / 4 {
+                Chunk::Parsed(parse_tagged(chunk))
+            } else {
+                Chunk::Text(chunk)
+            };
+            // The applier only stops when the sender is dropped, or on the caller's error.
+            let _ = tx.send(next);
+        }
+        Err(_) => {}
+    }
 }
 
 /// The observer of a fold nobody observes.
@@ -269,7 +307,17 @@ where
     E: FnMut(usize, FoldedStream) -> Result<(), Er>,
     Er: From<StoreError>,
 {
-    fold_streams_in_chunks(reader, paths, CHUNK_BYTES, each)
+    fold_streams_in_chunks(reader, paths, CHUNK_BYTES, ReaderParses::WhenBehind, each)
+}
+
+/// Which chunks [`fold_streams`]' reading thread parses itself ([`hand_over`]).
+#[doc(hidden)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ReaderParses {
+    /// Those of about the chunk size, when the applying thread is behind: what it does.
+    WhenBehind,
+    /// Every one: the tests' way to apply parsed chunks in every order and size.
+    Always,
 }
 
 /// [`fold_streams`] parsing `chunk_bytes` of text at a time (the tests': 1 is a chunk per batch).
@@ -278,6 +326,7 @@ pub fn fold_streams_in_chunks<E, Er>(
     reader: &Flue2SqliteReader,
     paths: &[String],
     chunk_bytes: usize,
+    parses: ReaderParses,
     mut each: E,
 ) -> Result<(), Er>
 where
@@ -285,12 +334,16 @@ where
     Er: From<StoreError>,
 {
     std::thread::scope(|scope| {
-        let (tx, rx) = sync_channel::<Vec<Pending>>(1);
+        let (tx, rx) = sync_channel::<Chunk>(1);
         let (done_tx, done_rx) = std::sync::mpsc::channel::<(usize, FoldedStream)>();
         let applier = scope.spawn(move || {
             let mut folding: Option<(usize, Folding<'_, Unobserved>)> = None;
             for chunk in rx {
-                for t in parse_tagged(chunk) {
+                let parsed = match chunk {
+                    Chunk::Text(chunk) => parse_tagged(chunk),
+                    Chunk::Parsed(parsed) => parsed,
+                };
+                for t in parsed {
                     match t {
                         Tagged::Batch(i, parsed) => {
                             let (_, f) = folding.get_or_insert_with(|| {
@@ -321,8 +374,9 @@ where
                         bytes += b.data.len();
                         chunk.push(Pending::Batch(i, b));
                         if bytes >= chunk_bytes {
+                            let chunk = std::mem::take(&mut chunk);
+                            hand_over(&tx, chunk, bytes, chunk_bytes, parses);
                             bytes = 0;
-                            let _ = tx.send(std::mem::take(&mut chunk));
                         }
                         Ok(())
                     })
@@ -332,7 +386,7 @@ where
                     each(k, f)?;
                 }
             }
-            let _ = tx.send(std::mem::take(&mut chunk));
+            let _ = tx.send(Chunk::Text(std::mem::take(&mut chunk)));
             drop(tx);
             for (k, f) in done_rx.iter() {
                 each(k, f)?;
