@@ -32,6 +32,16 @@ pub(super) fn after_last_lease(db: &Path) -> i64 {
     last + 1000
 }
 
+/// [`open`] at 2.1.0 in write mode, as an operator the audit rows name.
+fn open_write(db: &Path, now: i64, (w, h): (u16, u16)) -> Flue2Harness {
+    let mut o = HarnessOptions::new(now);
+    o.width = w;
+    o.height = h;
+    o.read_only = false;
+    o.operator = "tui-test@host".into();
+    Flue2Harness::open(db, Flue2Options::for_release("2.1.0", 0).unwrap(), o).unwrap()
+}
+
 pub(super) fn open(db: &Path, release: &str, now: i64, (w, h): (u16, u16)) -> Flue2Harness {
     let mut o = HarnessOptions::new(now);
     o.width = w;
@@ -377,12 +387,7 @@ fn the_help_scrolls_when_it_is_taller_than_the_terminal_and_takes_every_key() {
     let dir = tempfile::tempdir().unwrap();
     let db = unpack_db("flue-2.1.0", "tool-batch-1-of-3", dir.path());
     let now = after_last_lease(&db);
-    let mut o = HarnessOptions::new(now);
-    o.width = 100;
-    o.height = 16;
-    o.read_only = false;
-    o.operator = "tui-test@host".into();
-    let mut h = Flue2Harness::open(&db, Flue2Options::for_release("2.1.0", 0).unwrap(), o).unwrap();
+    let mut h = open_write(&db, now, (100, 16));
     h.press("?");
     let top = h.render();
     assert!(top.contains("write mode"), "{top}");
@@ -523,12 +528,7 @@ fn write_mode_previews_applies_and_audits_each_action_and_read_only_has_none() {
     assert!(!ro.render().contains("abort: the runtime-native intent"));
     assert_eq!(action_columns(&db, id), before);
 
-    let mut o = HarnessOptions::new(now);
-    o.width = 160;
-    o.height = 50;
-    o.read_only = false;
-    o.operator = "tui-test@host".into();
-    let mut h = Flue2Harness::open(&db, Flue2Options::for_release("2.1.0", 0).unwrap(), o).unwrap();
+    let mut h = open_write(&db, now, (160, 50));
     let screen = h.render();
     assert!(
         screen.contains(" WRITE ") && screen.contains("X/Q/E/F act"),
@@ -582,13 +582,7 @@ fn write_mode_previews_applies_and_audits_each_action_and_read_only_has_none() {
     // why first (an empty reason goes nowhere), previews the reserved settlement, applies it.
     std::fs::create_dir(dir.path().join("b")).unwrap();
     let db2 = unpack_db("flue-2.1.0", "model-called", &dir.path().join("b"));
-    let mut o = HarnessOptions::new(after_last_lease(&db2));
-    o.width = 160;
-    o.height = 50;
-    o.read_only = false;
-    o.operator = "tui-test@host".into();
-    let mut h =
-        Flue2Harness::open(&db2, Flue2Options::for_release("2.1.0", 0).unwrap(), o).unwrap();
+    let mut h = open_write(&db2, after_last_lease(&db2), (160, 50));
     let id2 = h.app.shown_ids()[0].clone();
     h.press("E");
     let (_, body) = h.app.write_popup().expect("the extend's preview");
