@@ -239,6 +239,14 @@ impl Streams {
         Ok(true)
     }
 
+    /// The one stream at `path`, folded elsewhere (`fold_streams`).
+    pub fn of_one(path: String, folded: FoldedStream) -> Streams {
+        Streams {
+            folded: HashMap::from([(path, folded)]),
+            heads: HashMap::new(),
+        }
+    }
+
     pub fn get(&self, path: &str) -> Option<&FoldedStream> {
         self.folded.get(path)
     }

@@ -1,10 +1,11 @@
 //! The TUI list's inspections kept between refreshes without their streams: per row of the view,
 //! what its `list --json` item needs (verdict, cost, and the reconciler's reads of the fold as
 //! [`PlanFacts`]), tagged with the row, joined deliveries and stream head it was made of. A
-//! refresh folds again, one stream at a time, only the streams of rows whose tag changed; every
-//! row is planned again at the refresh's clock from its facts ([`PlanFacts::plan`], the step table
-//! `plan_flue2` runs), so no plan is shown that was not computed at the list's clock, and memory
-//! holds one stream's fold at a time instead of the whole view's.
+//! refresh folds again only the streams of rows whose tag changed, in one pipeline as `list` reads
+//! them (`fold_streams`), each fold let go once its rows are inspected; every row is planned again
+//! at the refresh's clock from its facts ([`PlanFacts::plan`], the step table `plan_flue2` runs),
+//! so no plan is shown that was not computed at the list's clock, and memory holds the folds in
+//! flight instead of the whole view's.
 
 use std::collections::HashMap;
 
@@ -14,7 +15,7 @@ use turnscope_core::flue2::{
 };
 use turnscope_store::{Flue2SqliteReader, StoreError};
 
-use crate::flue2::{Flue2Options, Inspected, Streams};
+use crate::flue2::{fold_streams, Flue2Options, Inspected, Streams};
 use crate::flue2_cost::cost_of;
 
 /// One row's inspection without its stream.
@@ -88,7 +89,8 @@ pub struct KeptRows {
 impl KeptRows {
     /// Keep `rows` (the view's, read in the snapshot `heads` was read in), inspecting again those
     /// whose row, joined deliveries (`joined`) or stream head changed since they were kept: their
-    /// streams folded one at a time, or taken from `held` where it holds one (a stream `held`
+    /// streams folded in one pipeline (`fold_streams`) and each let go after its rows, or taken
+    /// from `held` where it holds one (a stream `held`
     /// holds must be folded at `heads`: the worker's opened submission, refreshed in the same
     /// snapshot). Rows not in `rows` are let go.
     pub fn refresh<'r>(
@@ -143,27 +145,56 @@ impl KeptRows {
             stale[at].1.push((row, j));
         }
         let mut out = KeptRefresh::default();
+        // The streams to fold, in the order their rows came; the others' rows are inspected now.
+        let mut to_fold: Vec<(String, Vec<Stale<'r>>)> = Vec::new();
+        let none = Streams::default();
         for (path, rows) in stale {
-            let mut one = Streams::default();
-            let streams = match &path {
-                Some(p) if held.get(p).is_some() => held,
-                Some(p) => {
-                    one.refresh_paths(reader, heads, &std::iter::once(p.clone()).collect())?;
-                    out.folded.push(p.clone());
-                    &one
+            match path {
+                Some(p) if held.get(&p).is_some() => {
+                    self.inspect_rows(held, Some(&p), rows, heads, options, &mut out)
                 }
-                None => &one,
-            };
-            let head = path.as_ref().and_then(|p| heads.get(p)).cloned();
-            for (row, j) in rows {
-                // The clock is the step table's only input the facts do not hold: any will do.
-                let i = streams.inspect(row, options, j, 0);
-                let kept = KeptRow::of(&i, head.clone(), options);
-                self.rows.insert(row.submission_id.clone(), kept);
-                out.inspected += 1;
+                Some(p) => to_fold.push((p, rows)),
+                None => self.inspect_rows(&none, None, rows, heads, options, &mut out),
             }
         }
+        // In one pipeline (`fold_streams`, as `list` reads them): each fold handed over in
+        // order, its rows inspected, and let go before the next.
+        let paths: Vec<String> = to_fold.iter().map(|(p, _)| p.clone()).collect();
+        fold_streams(reader, &paths, |k, folded| -> Result<(), StoreError> {
+            let (path, rows) = &mut to_fold[k];
+            let one = Streams::of_one(path.clone(), folded);
+            out.folded.push(path.clone());
+            self.inspect_rows(
+                &one,
+                Some(path),
+                std::mem::take(rows),
+                heads,
+                options,
+                &mut out,
+            );
+            Ok(())
+        })?;
         Ok(out)
+    }
+
+    /// Inspect and keep `rows`, whose stream (at `path`) `streams` holds.
+    fn inspect_rows(
+        &mut self,
+        streams: &Streams,
+        path: Option<&String>,
+        rows: Vec<Stale<'_>>,
+        heads: &HashMap<String, (i64, String)>,
+        options: &Flue2Options,
+        out: &mut KeptRefresh,
+    ) {
+        let head = path.and_then(|p| heads.get(p)).cloned();
+        for (row, j) in rows {
+            // The clock is the step table's only input the facts do not hold: any will do.
+            let i = streams.inspect(row, options, j, 0);
+            let kept = KeptRow::of(&i, head.clone(), options);
+            self.rows.insert(row.submission_id.clone(), kept);
+            out.inspected += 1;
+        }
     }
 
     /// `row`'s kept inspection, planned at `now_ms` (`None` where it is not kept, or was kept

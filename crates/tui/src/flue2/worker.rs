@@ -142,7 +142,7 @@ pub struct Flue2Worker {
     writer: Option<Flue2SqliteWriter>,
     /// The last list's rows, inspected without their streams (`flue2_kept`): a refresh every
     /// 2 s on a 2 GB journal folds again only the streams appended to since (or whose rows
-    /// changed), one at a time, and plans every row again at its clock from what it kept.
+    /// changed), and plans every row again at its clock from what it kept.
     kept: KeptRows,
     /// The opened submission's stream, folded once (a whale's fold is a second and 150 MB):
     /// let go when another stream is opened, folded again when its head moves.
@@ -395,8 +395,8 @@ impl Flue2Worker {
     /// As `list --status VIEW --json` reads it, every row of the journal given: the rows and
     /// the view's streams in one snapshot, each row of the view planned at `now_ms` with the
     /// deliveries joined into it; a row outside the view has its columns (`row_json`) and a null
-    /// `verdict`, `disposition` and `plan`. Only the view's streams are folded, one at a time and
-    /// only where their rows or heads changed (`KeptRows`): all of a 2 GB journal's would be its
+    /// `verdict`, `disposition` and `plan`. Only the view's streams are folded, and only where
+    /// their rows or heads changed (`KeptRows`): all of a 2 GB journal's would be its
     /// whole history, each refresh.
     fn list(&mut self, now_ms: i64, view: View) -> Result<ListAnswer, StoreError> {
         let mut joined: HashMap<String, Vec<String>> = HashMap::new();
