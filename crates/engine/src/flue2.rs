@@ -201,20 +201,33 @@ pub struct Streams {
 }
 
 impl Streams {
-    /// Read and fold the stream of every row that names one.
+    /// Read and fold the stream of every row that names one (not held yet), in one pipeline
+    /// ([`fold_streams`]).
     pub fn load<'r>(
         &mut self,
         reader: &Flue2SqliteReader,
         rows: impl IntoIterator<Item = &'r Flue2SubmissionRow>,
     ) -> Result<(), StoreError> {
+        let mut paths: Vec<String> = Vec::new();
+        let mut seen = std::collections::HashSet::new();
         for row in rows {
             if let Some(key) = row.session() {
                 let path = key.stream_path();
-                if let std::collections::hash_map::Entry::Vacant(slot) = self.folded.entry(path) {
-                    let f = fold_stream(reader, slot.key())?;
-                    slot.insert(f);
+                if !self.folded.contains_key(&path) && seen.insert(path.clone()) {
+                    paths.push(path);
                 }
             }
+        }
+        match paths.as_slice() {
+            // One stream (`show`, `classify`): its batches parsed on every core.
+            [path] => {
+                let f = fold_stream(reader, path)?;
+                self.folded.insert(path.clone(), f);
+            }
+            _ => fold_streams(reader, &paths, |k, f| -> Result<(), StoreError> {
+                self.folded.insert(paths[k].clone(), f);
+                Ok(())
+            })?,
         }
         Ok(())
     }
