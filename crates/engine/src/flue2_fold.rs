@@ -13,8 +13,9 @@
 //! memos) observes each batch with its parsed records as it is applied
 //! ([`fold_stream_observed`]): the stream is read once.
 //!
-//! Many streams (`health --all`, `list`) go through one pipeline instead ([`fold_streams`]),
-//! parsed on the applying thread: for many small streams the rayon pool cost more than it gave.
+//! Many streams (`health --all`, `list`, the TUI's list, `incidents`) go through one pipeline
+//! instead ([`fold_streams`]), parsed on the applying thread, or on the reading thread when the
+//! applier is behind: for many small streams the rayon pool cost more than it gave.
 
 use std::sync::mpsc::{sync_channel, SyncSender, TrySendError};
 use std::thread::ScopedJoinHandle;
@@ -230,8 +231,8 @@ enum Tagged {
 /// where freeing on another thread is cheap: still 1.04× the wall time of `health --all` and
 /// 1.02× of `list --expired`. The reading thread also parses a chunk when the applier is behind
 /// ([`hand_over`]); first tried for any chunk, it put `health --all`'s peak at 140–149 MB in 1
-/// run of 15 (the others ≤ 97 MB), so a chunk grown past its size by a big batch is not. Two applying threads,
-/// each stream parsed and folded whole on one of them (a long stream alone, the folds handed
+/// run of 15 (the others ≤ 97 MB), so a chunk grown past its size by a big batch is not. Two
+/// applying threads, each stream parsed and folded whole on one of them (a long stream alone, the folds handed
 /// over in order): `health --all` 0.86× and `list --expired` 0.90× (paired, 4 and 6 runs), but a
 /// peak of 155 MB in 1 run of 14, the short streams folded while a long one folded all held
 /// until it was handed over; bounded to 16 streams ahead, 0.92× and 0.98× for a peak of 96–105
