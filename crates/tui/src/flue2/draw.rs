@@ -366,4 +366,77 @@ impl Flue2App {
         }
         f.render_widget(line(v), area);
     }
+
+    fn draw_help(&mut self, f: &mut Frame, area: Rect) {
+        let t = self.cfg.theme;
+        let mut lines = vec![
+            Line::styled(
+                if self.cfg.write {
+                    "A flue 2.x journal, write mode: the submissions, their detail, four actions, undo."
+                } else {
+                    "A flue 2.x journal, read-only: the submissions, their detail, sessions, incidents, audit."
+                },
+                t.title(),
+            ),
+            Line::styled(
+                "s sessions · f find one (id or text) · I incidents · a audit trail · esc back",
+                t.dim(),
+            ),
+            Line::raw(""),
+        ];
+        for (a, text) in HANDLED {
+            lines.push(Line::from(vec![
+                Span::styled(format!("{:<10}", self.key_label(*a)), t.key()),
+                Span::raw(*text),
+            ]));
+        }
+        // The write keys exist only in write mode (k9s: dangerous keys absent in read-only).
+        if self.cfg.write {
+            for (k, text) in write::KEYS {
+                lines.push(Line::from(vec![
+                    Span::styled(format!("{k:<10}"), t.key()),
+                    Span::raw(text),
+                ]));
+            }
+            for (key, text) in [
+                (
+                    self.write_key_label(Action::ToggleMark),
+                    "mark or unmark the row; on incidents, every submission of the worker",
+                ),
+                (
+                    self.write_key_label(Action::MarkAll),
+                    "mark every row shown (the view and the / query)",
+                ),
+                (
+                    self.write_key_label(Action::MarkRange),
+                    "mark the rows from the last one marked to the cursor",
+                ),
+                (self.write_key_label(Action::ClearMarks), "unmark every row"),
+                (
+                    "X/Q/E/F".into(),
+                    "with marks: act on every marked row, one batch (previewed)",
+                ),
+            ] {
+                lines.push(Line::from(vec![
+                    Span::styled(format!("{key:<10}"), t.key()),
+                    Span::raw(text),
+                ]));
+            }
+            lines.push(Line::from(vec![
+                Span::styled(format!("{:<10}", "u / U"), t.key()),
+                Span::raw("audit trail: undo the record / its bulk apply (asks why, previewed)"),
+            ]));
+        }
+        lines.push(Line::raw(""));
+        lines.push(Line::styled(
+            format!(
+                "{} marks the trailing uncommitted tool batch the classification names",
+                PARTIAL_MARK
+            ),
+            t.partial(),
+        ));
+        if let Some(view) = self.help.as_mut() {
+            view.draw(f, area, lines, t);
+        }
+    }
 }

@@ -49,7 +49,7 @@ use std::time::{Duration, Instant};
 use crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
 use ratatui::layout::{Constraint, Layout as RLayout, Rect};
 use ratatui::text::{Line, Span};
-use ratatui::widgets::{Block, Borders, Clear, Paragraph};
+use ratatui::widgets::Paragraph;
 use ratatui::Frame;
 use serde_json::Value;
 use turnscope_engine::flue2::Flue2Options;
@@ -61,7 +61,7 @@ use crate::theme::Theme;
 use crate::widgets::line;
 use crate::worker_error::WorkerError;
 pub use detail::PARTIAL_MARK;
-use help::HelpView;
+use help::{HelpKey, HelpView};
 use list::{ListState, View};
 pub use worker::{Flue2Request, Flue2Response, Flue2Worker};
 
@@ -527,8 +527,17 @@ impl Flue2App {
             self.quit = true;
             return;
         }
-        if self.help.is_some() {
-            return self.help_key(ev);
+        if let Some(view) = self.help.as_mut() {
+            let action = keymap::lookup_with(&[Ctx::Nav, Ctx::Global], &ev, false, &self.cfg.keys);
+            match view.on_action(action) {
+                HelpKey::Stay => {}
+                HelpKey::Close => self.help = None,
+                HelpKey::Quit => {
+                    self.help = None;
+                    self.quit = true;
+                }
+            }
+            return;
         }
         if self.export.is_some() {
             return self.export_key(ev);
