@@ -350,55 +350,78 @@ impl Streams {
         mut joined: impl FnMut(&Flue2SubmissionRow) -> Vec<String>,
         now_ms: i64,
     ) -> Result<HashMap<String, Detached>, StoreError> {
-        let mut by_stream: Vec<(Option<String>, Vec<&Flue2SubmissionRow>)> = Vec::new();
+        let mut out = HashMap::new();
+        let rows = rows.into_iter().map(|r| (r, joined(r)));
+        Streams::visit_each(reader, rows, options, now_ms, &Streams::default(), |i| {
+            let row = i.row;
+            let cost = i.conversation.map(|c| {
+                let mut owners: Vec<&str> = vec![row.submission_id.as_str()];
+                owners.extend(i.joined.iter().map(String::as_str));
+                submission_cost(c, &owners)
+            });
+            out.insert(
+                row.submission_id.clone(),
+                Detached {
+                    stream_path: i.stream_path,
+                    verdict: i.verdict,
+                    failure: i.failure,
+                    joined: i.joined,
+                    plan: i.plan,
+                    cost,
+                },
+            );
+        })?;
+        Ok(out)
+    }
+
+    /// Every row of `rows` (with its joined deliveries) inspected at `now_ms` and handed to
+    /// `visit`, each stream folded once for all its rows: the rows with no stream first, and
+    /// those whose stream `held` holds; then the other streams in one pipeline
+    /// ([`fold_streams`]), each stream's rows visited as its fold arrives and the fold dropped.
+    /// The paths folded, in order. What `list`, `incidents` and the TUI's list share.
+    pub fn visit_each<'r>(
+        reader: &Flue2SqliteReader,
+        rows: impl IntoIterator<Item = (&'r Flue2SubmissionRow, Vec<String>)>,
+        options: &Flue2Options,
+        now_ms: i64,
+        held: &Streams,
+        mut visit: impl FnMut(Inspected<'_>),
+    ) -> Result<Vec<String>, StoreError> {
+        type Rows<'r> = Vec<(&'r Flue2SubmissionRow, Vec<String>)>;
+        let mut by_stream: Vec<(Option<String>, Rows<'r>)> = Vec::new();
         let mut index: HashMap<Option<String>, usize> = HashMap::new();
-        for row in rows {
+        for (row, joined) in rows {
             let path = row.session().map(|k| k.stream_path());
             let at = *index.entry(path.clone()).or_insert_with(|| {
                 by_stream.push((path, Vec::new()));
                 by_stream.len() - 1
             });
-            by_stream[at].1.push(row);
+            by_stream[at].1.push((row, joined));
         }
-        let mut out = HashMap::new();
-        let mut inspect = |path: Option<(&String, FoldedStream)>, rows: &[&Flue2SubmissionRow]| {
-            let mut one = Streams::default();
-            if let Some((p, f)) = path {
-                one.folded.insert(p.clone(), f);
-            }
-            for &row in rows {
-                let i = one.inspect(row, options, joined(row), now_ms);
-                let cost = i.conversation.map(|c| {
-                    let mut owners: Vec<&str> = vec![row.submission_id.as_str()];
-                    owners.extend(i.joined.iter().map(String::as_str));
-                    submission_cost(c, &owners)
-                });
-                out.insert(
-                    row.submission_id.clone(),
-                    Detached {
-                        stream_path: i.stream_path,
-                        verdict: i.verdict,
-                        failure: i.failure,
-                        joined: i.joined,
-                        plan: i.plan,
-                        cost,
-                    },
-                );
+        let mut inspect = |streams: &Streams, rows: Rows<'r>| {
+            for (row, joined) in rows {
+                visit(streams.inspect(row, options, joined, now_ms));
             }
         };
-        // The rows with no stream, then every stream in one pipeline (`fold_streams`), each
-        // stream's rows inspected as its fold arrives and the fold dropped.
-        let (with, without): (Vec<_>, Vec<_>) =
-            by_stream.into_iter().partition(|(p, _)| p.is_some());
-        for (_, rows) in &without {
-            inspect(None, rows);
+        let none = Streams::default();
+        let mut paths = Vec::new();
+        let mut to_fold = Vec::new();
+        for (path, rows) in by_stream {
+            match path {
+                None => inspect(&none, rows),
+                Some(p) if held.get(&p).is_some() => inspect(held, rows),
+                Some(p) => {
+                    paths.push(p);
+                    to_fold.push(rows);
+                }
+            }
         }
-        let paths: Vec<String> = with.iter().filter_map(|(p, _)| p.clone()).collect();
         fold_streams(reader, &paths, |k, folded| -> Result<(), StoreError> {
-            inspect(Some((&paths[k], folded)), &with[k].1);
+            let one = Streams::of_one(paths[k].clone(), folded);
+            inspect(&one, std::mem::take(&mut to_fold[k]));
             Ok(())
         })?;
-        Ok(out)
+        Ok(paths)
     }
 
     #[allow(clippy::type_complexity)]

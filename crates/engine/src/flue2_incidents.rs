@@ -12,7 +12,7 @@ use turnscope_core::recovery::incidents::{
 };
 use turnscope_store::{Flue2SqliteReader, StoreError};
 
-use crate::flue2::{fold_streams, Flue2Options, Inspected, Streams};
+use crate::flue2::{Flue2Options, Inspected, Streams};
 use crate::flue2_cost::cost_of;
 use turnscope_core::journal::cost::UsageSum;
 
@@ -50,53 +50,33 @@ fn plan_key(i: &Inspected<'_>) -> PlanKey {
 }
 
 /// Read the rows and the expired ones' streams in one snapshot, plan each at `now` (with the
-/// deliveries joined into it) and group them by owner. The streams are folded in one pipeline
-/// (`fold_streams`, as `list` reads them), each let go once its rows are planned: holding every
-/// stuck stream's fold took the 2 GB journal's run to 140 MB.
+/// deliveries joined into it) and group them by owner. Each stream is let go once its rows are
+/// planned ([`Streams::visit_each`]): holding every stuck stream's fold took the 2 GB journal's
+/// run to 140 MB.
 pub fn incidents(
     reader: &Flue2SqliteReader,
     opts: &Flue2Options,
     now: i64,
 ) -> Result<Flue2Incidents, StoreError> {
-    let mut planned: Vec<Option<Flue2Stuck>> = Vec::new();
+    let mut planned: HashMap<String, Flue2Stuck> = HashMap::new();
     let rows = reader.in_snapshot(|reader| {
         let all = reader.submissions()?;
         let joined = turnscope_core::flue2::joined_by_host(&all);
         let rows: Vec<_> = all.into_iter().filter(|r| r.lease_expired(now)).collect();
-        planned = vec![None; rows.len()];
-        let mut plan = |streams: &Streams, i: usize| {
-            let r = &rows[i];
+        let with_joined = rows.iter().map(|r| {
             let j = joined.get(&r.submission_id).cloned().unwrap_or_default();
-            planned[i] = Some(stuck_of(&streams.inspect(r, opts, j, now)));
-        };
-        // Each stream's rows, in the order the streams first appear.
-        let mut paths: Vec<String> = Vec::new();
-        let mut rows_of: HashMap<String, Vec<usize>> = HashMap::new();
-        let none = Streams::default();
-        for (i, r) in rows.iter().enumerate() {
-            match r.session().map(|k| k.stream_path()) {
-                Some(p) => rows_of
-                    .entry(p)
-                    .or_insert_with_key(|p| {
-                        paths.push(p.clone());
-                        Vec::new()
-                    })
-                    .push(i),
-                None => plan(&none, i),
-            }
-        }
-        fold_streams(reader, &paths, |k, folded| -> Result<(), StoreError> {
-            let one = Streams::of_one(paths[k].clone(), folded);
-            for &i in &rows_of[&paths[k]] {
-                plan(&one, i);
-            }
-            Ok(())
+            (r, j)
+        });
+        Streams::visit_each(reader, with_joined, opts, now, &Streams::default(), |i| {
+            planned.insert(i.row.submission_id.clone(), stuck_of(&i));
         })?;
         Ok(rows)
     })?;
-    // Every row was planned: those with a stream as `fold_streams` handed each stream over.
-    debug_assert!(rows.len() == planned.len() && planned.iter().all(Option::is_some));
-    let stuck: Vec<Flue2Stuck> = planned.into_iter().flatten().collect();
+    // In the rows' order; every row was visited.
+    let stuck: Vec<Flue2Stuck> = rows
+        .iter()
+        .filter_map(|r| planned.remove(&r.submission_id))
+        .collect();
     let groups = group(&stuck_rows(&stuck));
     Ok(Flue2Incidents { now, stuck, groups })
 }

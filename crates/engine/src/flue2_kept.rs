@@ -15,7 +15,7 @@ use turnscope_core::flue2::{
 };
 use turnscope_store::{Flue2SqliteReader, StoreError};
 
-use crate::flue2::{fold_streams, Flue2Options, Inspected, Streams};
+use crate::flue2::{Flue2Options, Inspected, Streams};
 use crate::flue2_cost::cost_of;
 
 /// One row's inspection without its stream.
@@ -89,8 +89,8 @@ pub struct KeptRows {
 impl KeptRows {
     /// Keep `rows` (the view's, read in the snapshot `heads` was read in), inspecting again those
     /// whose row, joined deliveries (`joined`) or stream head changed since they were kept: their
-    /// streams folded in one pipeline (`fold_streams`) and each let go after its rows, or taken
-    /// from `held` where it holds one (a stream `held`
+    /// streams folded in one pipeline and each let go after its rows ([`Streams::visit_each`]), or
+    /// taken from `held` where it holds one (a stream `held`
     /// holds must be folded at `heads`: the worker's opened submission, refreshed in the same
     /// snapshot). Rows not in `rows` are let go.
     pub fn refresh<'r>(
@@ -125,8 +125,7 @@ impl KeptRows {
         options: &Flue2Options,
         held: &Streams,
     ) -> Result<KeptRefresh, StoreError> {
-        let mut stale: Vec<(Option<String>, Vec<Stale<'r>>)> = Vec::new();
-        let mut index: HashMap<Option<String>, usize> = HashMap::new();
+        let mut stale: Vec<Stale<'r>> = Vec::new();
         for row in rows {
             let path = row.session().map(|k| k.stream_path());
             let head = path.as_ref().and_then(|p| heads.get(p)).cloned();
@@ -135,66 +134,19 @@ impl KeptRows {
                 // A stream with no head row is read again each time, as `Streams::refresh` does.
                 k.row == *row && k.joined == j && head.is_some() && k.head == head
             });
-            if fresh {
-                continue;
-            }
-            let at = *index.entry(path.clone()).or_insert_with(|| {
-                stale.push((path, Vec::new()));
-                stale.len() - 1
-            });
-            stale[at].1.push((row, j));
-        }
-        let mut out = KeptRefresh::default();
-        // The streams to fold, in the order their rows came; the others' rows are inspected now.
-        let mut to_fold: Vec<(String, Vec<Stale<'r>>)> = Vec::new();
-        let none = Streams::default();
-        for (path, rows) in stale {
-            match path {
-                Some(p) if held.get(&p).is_some() => {
-                    self.inspect_rows(held, Some(&p), rows, heads, options, &mut out)
-                }
-                Some(p) => to_fold.push((p, rows)),
-                None => self.inspect_rows(&none, None, rows, heads, options, &mut out),
+            if !fresh {
+                stale.push((row, j));
             }
         }
-        // In one pipeline (`fold_streams`, as `list` reads them): each fold handed over in
-        // order, its rows inspected, and let go before the next.
-        let paths: Vec<String> = to_fold.iter().map(|(p, _)| p.clone()).collect();
-        fold_streams(reader, &paths, |k, folded| -> Result<(), StoreError> {
-            let (path, rows) = &mut to_fold[k];
-            let one = Streams::of_one(path.clone(), folded);
-            out.folded.push(path.clone());
-            self.inspect_rows(
-                &one,
-                Some(path),
-                std::mem::take(rows),
-                heads,
-                options,
-                &mut out,
-            );
-            Ok(())
+        let mut inspected = 0;
+        // The clock is the step table's only input the facts do not hold: any will do.
+        let folded = Streams::visit_each(reader, stale, options, 0, held, |i| {
+            let head = i.stream_path.as_ref().and_then(|p| heads.get(p)).cloned();
+            let kept = KeptRow::of(&i, head, options);
+            self.rows.insert(i.row.submission_id.clone(), kept);
+            inspected += 1;
         })?;
-        Ok(out)
-    }
-
-    /// Inspect and keep `rows`, whose stream (at `path`) `streams` holds.
-    fn inspect_rows(
-        &mut self,
-        streams: &Streams,
-        path: Option<&String>,
-        rows: Vec<Stale<'_>>,
-        heads: &HashMap<String, (i64, String)>,
-        options: &Flue2Options,
-        out: &mut KeptRefresh,
-    ) {
-        let head = path.and_then(|p| heads.get(p)).cloned();
-        for (row, j) in rows {
-            // The clock is the step table's only input the facts do not hold: any will do.
-            let i = streams.inspect(row, options, j, 0);
-            let kept = KeptRow::of(&i, head.clone(), options);
-            self.rows.insert(row.submission_id.clone(), kept);
-            out.inspected += 1;
-        }
+        Ok(KeptRefresh { folded, inspected })
     }
 
     /// `row`'s kept inspection, planned at `now_ms` (`None` where it is not kept, or was kept
