@@ -116,7 +116,9 @@ fn flue2_read_path_folds_and_inspects_as_the_plain_reads() {
 
 /// The parallel read keeps the whole-stream answer: a batch that does not parse wins over an
 /// earlier record that does not fold, whichever chunk each is in, and a fold error alone is
-/// reported with its stream; one chunk per batch and one chunk for all answer alike.
+/// reported with its stream; one chunk per batch and one chunk for all answer alike. A record
+/// repeated as it was folds as the runtime folds it in the pipeline too, which reads without
+/// digests and so must read that stream again.
 #[test]
 fn flue2_chunked_fold_reports_the_first_parse_error_over_a_fold_error() {
     let dir = tempfile::tempdir().unwrap();
@@ -154,8 +156,48 @@ fn flue2_chunked_fold_reports_the_first_parse_error_over_a_fold_error() {
         )
         .unwrap();
     };
-    // The first batch's first record again, changed: the same id, another text.
+    let paths: Vec<String> = Flue2SqliteReader::open(&db)
+        .unwrap()
+        .streams()
+        .unwrap()
+        .into_iter()
+        .map(|s| s.path)
+        .collect();
+    let broken = paths.iter().position(|p| *p == path).unwrap();
+    // The first batch's first record again, the same: the runtime accepts it and changes nothing.
+    // The pipeline reads records without digests: it must read this stream again with them.
     let first: Vec<serde_json::Value> = serde_json::from_str(&data(seqs[0])).unwrap();
+    let batch5 = data(seqs[5]);
+    let mut repeated: Vec<serde_json::Value> = serde_json::from_str(&batch5).unwrap();
+    repeated.insert(0, first[0].clone());
+    set(seqs[5], &serde_json::to_string(&repeated).unwrap());
+    let reader = Flue2SqliteReader::open(&db).unwrap();
+    let whole = fold_stream(&reader, &path).unwrap();
+    assert!(whole.state.is_ok(), "{:?}", whole.state.err());
+    for parses in [ReaderParses::WhenBehind, ReaderParses::Always] {
+        for chunk in [1, usize::MAX] {
+            let mut seen = 0;
+            fold_streams_in_chunks(
+                &reader,
+                &paths,
+                chunk,
+                parses,
+                |k, f| -> Result<(), StoreError> {
+                    seen += 1;
+                    if k == broken {
+                        assert_same_fold(&f, &whole, &path);
+                    }
+                    Ok(())
+                },
+            )
+            .unwrap();
+            assert_eq!(seen, paths.len());
+        }
+    }
+    drop(reader);
+    set(seqs[5], &batch5);
+
+    // The first batch's first record again, changed: the same id, another text.
     let mut changed = first[0].clone();
     changed["timestamp"] = serde_json::json!("2020-01-01T00:00:00.000Z");
     set(seqs[5], &serde_json::to_string(&vec![changed]).unwrap());
@@ -194,13 +236,6 @@ fn flue2_chunked_fold_reports_the_first_parse_error_over_a_fold_error() {
 
     // In the one pipeline of every stream: the broken stream's answer, the others', in order; and
     // an error of the caller's stops it there.
-    let paths: Vec<String> = reader
-        .streams()
-        .unwrap()
-        .into_iter()
-        .map(|s| s.path)
-        .collect();
-    let broken = paths.iter().position(|p| *p == path).unwrap();
     for parses in [ReaderParses::WhenBehind, ReaderParses::Always] {
         let mut answers = Vec::new();
         fold_streams_in_chunks(

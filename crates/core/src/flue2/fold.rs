@@ -22,6 +22,34 @@ use super::state::{
     UncommittedOutcome,
 };
 
+/// Why [`InstanceState::apply_read`] did not fold a record.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum ReadRefusal {
+    /// The runtime's reducer refuses it.
+    Fold(FoldError),
+    /// Its id repeats a record folded before, and one of the two was read without its digest
+    /// ([`super::read_batch_undigested`]): whether they are the same record is not known. Read
+    /// the stream again with digests ([`super::read_batch`]).
+    Undigested,
+}
+
+impl ReadRefusal {
+    /// As a [`FoldError`], for folds that take every record's digest and so never meet
+    /// [`ReadRefusal::Undigested`] but where a state they continue was read without them.
+    fn into_fold_error(self, record: &Record) -> FoldError {
+        match self {
+            ReadRefusal::Fold(e) => e,
+            ReadRefusal::Undigested => FoldError {
+                record_id: record.envelope.id.clone(),
+                record_type: record.envelope.record_type.clone(),
+                reason: "its id repeats a record read without its digest: read the stream again \
+                         with digests"
+                    .into(),
+            },
+        }
+    }
+}
+
 /// The folded state of one stream (one agent instance).
 #[derive(Debug, Clone, Default)]
 pub struct InstanceState {
@@ -85,7 +113,10 @@ impl InstanceState {
     /// partly changed, as the runtime's in-place load leaves it (it discards it).
     pub fn apply(&mut self, record: &Record) -> Result<(), FoldError> {
         let d = digest(&record.raw);
-        if self.check_and_apply(record, d)? {
+        if self
+            .check_and_apply(record, d)
+            .map_err(|e| e.into_fold_error(record))?
+        {
             self.records.insert(
                 record.envelope.id.clone(),
                 Kept::digested(record.clone(), d),
@@ -97,7 +128,10 @@ impl InstanceState {
     /// [`InstanceState::apply`], keeping `record` itself rather than a copy.
     pub fn apply_owned(&mut self, record: Record) -> Result<(), FoldError> {
         let d = digest(&record.raw);
-        if self.check_and_apply(&record, d)? {
+        if self
+            .check_and_apply(&record, d)
+            .map_err(|e| e.into_fold_error(&record))?
+        {
             self.records
                 .insert(record.envelope.id.clone(), Kept::digested(record, d));
         }
@@ -106,8 +140,10 @@ impl InstanceState {
 
     /// [`InstanceState::apply_owned`] of a record read from its text
     /// ([`super::records_text::read_batch`]): its digest was taken as it was read, and its
-    /// `raw` holds the fields the fold reads.
-    pub fn apply_read(&mut self, read: ReadRecord) -> Result<(), FoldError> {
+    /// `raw` holds the fields the fold reads. Read without its digest
+    /// ([`super::read_batch_undigested`]), it folds alike unless its id repeats one folded before
+    /// ([`ReadRefusal::Undigested`]).
+    pub fn apply_read(&mut self, read: ReadRecord) -> Result<(), ReadRefusal> {
         let ReadRecord { record, digest } = read;
         if self.check_and_apply(&record, digest)? {
             self.records
@@ -118,14 +154,24 @@ impl InstanceState {
 
     /// The fold of `record` but for keeping it: whether it is new (to be kept) or a repeat of an
     /// accepted record (already kept, nothing changed).
-    fn check_and_apply(&mut self, record: &Record, record_digest: u128) -> Result<bool, FoldError> {
+    fn check_and_apply(
+        &mut self,
+        record: &Record,
+        record_digest: u128,
+    ) -> Result<bool, ReadRefusal> {
         let env = &record.envelope;
-        let fail = |reason: String| FoldError {
-            record_id: env.id.clone(),
-            record_type: env.record_type.clone(),
-            reason,
+        let fail = |reason: String| {
+            ReadRefusal::Fold(FoldError {
+                record_id: env.id.clone(),
+                record_type: env.record_type.clone(),
+                reason,
+            })
         };
         if let Some(accepted) = self.records.get(&env.id) {
+            if accepted.digest == ReadRecord::UNDIGESTED || record_digest == ReadRecord::UNDIGESTED
+            {
+                return Err(ReadRefusal::Undigested);
+            }
             // The same `JSON.stringify` text, as the runtime compares (its stubs by a 64-bit hash
             // of it): by digest, which counts key order and numbers as JavaScript does.
             let same = accepted.digest == record_digest;

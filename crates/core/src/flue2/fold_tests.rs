@@ -92,6 +92,34 @@ fn a_reused_id_must_repeat_its_record() {
     );
 }
 
+/// Records read without digests fold alike until an id repeats; then the fold cannot tell a
+/// repeat from a different record and says so, where the digested read decides.
+#[test]
+fn a_repeat_read_without_digests_is_refused_as_undigested() {
+    use crate::flue2::records_text::{read_batch, read_batch_undigested};
+    let apply_all = |read: Vec<ReadRecord>| {
+        let mut state = InstanceState::new();
+        for r in read {
+            state.apply_read(r)?;
+        }
+        Ok::<_, ReadRefusal>(state)
+    };
+    let distinct = format!("[{},{}]", created(), user("entry_a", "null"));
+    let a = apply_all(read_batch_undigested(&distinct).unwrap()).unwrap();
+    let b = apply_all(read_batch(&distinct).unwrap()).unwrap();
+    assert_eq!(a.conversations, b.conversations);
+    let changed = user("entry_a", "null").replace("\"hi\"", "\"ho\"");
+    for second in [user("entry_a", "null"), changed] {
+        let batch = format!("[{},{},{second}]", created(), user("entry_a", "null"));
+        assert_eq!(
+            apply_all(read_batch_undigested(&batch).unwrap()).unwrap_err(),
+            ReadRefusal::Undigested
+        );
+        let digested = apply_all(read_batch(&batch).unwrap());
+        assert_eq!(digested.is_ok(), !second.contains("\"ho\""));
+    }
+}
+
 #[test]
 fn a_ghost_stays_in_progress_and_blocks_appends() {
     let started = rec(

@@ -39,7 +39,7 @@ pub use classify::{
     classify_conversation_submission, submission_entry_id, ClassifyError, Flue2Classification,
     Flue2Variant, SessionKey,
 };
-pub use fold::InstanceState;
+pub use fold::{InstanceState, ReadRefusal};
 pub use next_request::{
     flue2_next_input, flue2_next_request, Flue2NextRequest, FLUE2_MODEL_LIBRARY,
 };
@@ -51,7 +51,7 @@ pub use reconciler::{
 pub use records::{
     parse_batch, BlockKind, Body, ContentBlock, Envelope, Parent, Record, RecordError,
 };
-pub use records_text::{read_batch, ReadRecord};
+pub use records_text::{read_batch, read_batch_undigested, ReadRecord};
 pub use resume::{Flue2Resume, ResumeAction, ResumeEnd};
 pub use rows::{joined_by_host, Flue2SubmissionRow, FLUE2_STATUSES};
 pub use state::{
