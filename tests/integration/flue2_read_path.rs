@@ -173,7 +173,37 @@ fn flue2_chunked_fold_reports_the_first_parse_error_over_a_fold_error() {
     set(seqs[5], &serde_json::to_string(&repeated).unwrap());
     let reader = Flue2SqliteReader::open(&db).unwrap();
     let whole = fold_stream(&reader, &path).unwrap();
-    assert!(whole.state.is_ok(), "{:?}", whole.state.err());
+    let records = reader
+        .stream_batches(&path)
+        .unwrap()
+        .iter()
+        .flat_map(|b| parse_batch(&b.data).unwrap())
+        .collect::<Vec<_>>();
+    let tree = InstanceState::fold_owned(records).unwrap();
+    match &whole.state {
+        Ok(s) => assert_eq!(s.conversations, tree.conversations),
+        Err(e) => panic!("{e}"),
+    }
+    // Observed, the stream read again is not observed again: each batch seen once.
+    let row = reader
+        .submissions()
+        .unwrap()
+        .into_iter()
+        .find(|r| r.session().is_some_and(|k| k.stream_path() == path))
+        .unwrap();
+    let mut seen = AttemptsAndMemos::new(&row);
+    let mut observed = 0;
+    let chunked = fold_stream_in_chunks(&reader, &path, 1, |b, recs| {
+        observed += 1;
+        seen.observe(b, recs)
+    })
+    .unwrap();
+    assert_same_fold(&chunked, &whole, &path);
+    assert_eq!(observed, seqs.len());
+    assert_eq!(
+        seen.finish(),
+        attempts_and_memos(&reader, &path, &row).unwrap()
+    );
     for parses in [ReaderParses::WhenBehind, ReaderParses::Always] {
         for chunk in [1, usize::MAX] {
             let mut seen = 0;

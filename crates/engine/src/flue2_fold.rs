@@ -15,11 +15,12 @@
 //!
 //! Many streams (`health --all`, `list`, the TUI's list, `incidents`) go through one pipeline
 //! instead ([`fold_streams`]), parsed on the applying thread, or on the reading thread when the
-//! applier is behind: for many small streams the rayon pool cost more than it gave. It reads
-//! records without their digests ([`read_batch_undigested`]; a fold compares digests only where
-//! a record id repeats, which is rare: the runtime looks its deterministic ids up before it
-//! appends them), and reads a stream where one does repeat again, whole, with them. Paired, 4 alternating runs on the 2 GB journal: `list
-//! --expired` 0.90×, `health --all` 0.93× the wall time.
+//! applier is behind: for many small streams the rayon pool cost more than it gave.
+//!
+//! Both read records without their digests ([`read_batch_undigested`]): a fold compares digests
+//! only where a record id repeats, which is rare (the runtime looks its deterministic ids up
+//! before it appends them), and a stream where one does is folded again, whole, with them.
+//! Paired on the 2 GB journal: `list --expired` 0.85×, `health --all` 0.89× the wall time.
 
 use std::sync::mpsc::{sync_channel, SyncSender, TrySendError};
 use std::thread::ScopedJoinHandle;
@@ -73,6 +74,10 @@ where
 
 /// [`fold_stream_observed`] parsing `chunk_bytes` of text at a time: the tests' way to run the
 /// applying thread on small streams (1: one batch per chunk).
+///
+/// Records are read without their digests ([`read_batch_undigested`]); a stream where a record
+/// id repeats is then folded again with them, not observed again: `observe` saw every batch of
+/// the first read.
 #[doc(hidden)]
 pub fn fold_stream_in_chunks<F>(
     reader: &Flue2SqliteReader,
@@ -80,6 +85,39 @@ pub fn fold_stream_in_chunks<F>(
     chunk_bytes: usize,
     observe: F,
 ) -> Result<FoldedStream, StoreError>
+where
+    F: FnMut(&Flue2Batch, Option<&[ReadRecord]>) + Send,
+{
+    match fold_chunked(reader, path, chunk_bytes, false, observe)? {
+        Some(folded) => Ok(folded),
+        None => fold_stream_digested(reader, path),
+    }
+}
+
+/// [`fold_stream`] reading every record with its digest.
+fn fold_stream_digested(
+    reader: &Flue2SqliteReader,
+    path: &str,
+) -> Result<FoldedStream, StoreError> {
+    let folded = fold_chunked(reader, path, CHUNK_BYTES, true, unobserved)?;
+    // With every digest taken a repeat is always decided: never `None`.
+    Ok(folded.unwrap_or_else(|| FoldedStream {
+        batches: 0,
+        state: Err(format!(
+            "{path}: a repeated record id was read without its digest"
+        )),
+    }))
+}
+
+/// The fold of [`fold_stream_in_chunks`], records read with their digests or not (`None`: a
+/// record id repeated where one was not taken).
+fn fold_chunked<F>(
+    reader: &Flue2SqliteReader,
+    path: &str,
+    chunk_bytes: usize,
+    digests: bool,
+    observe: F,
+) -> Result<Option<FoldedStream>, StoreError>
 where
     F: FnMut(&Flue2Batch, Option<&[ReadRecord]>) + Send,
 {
@@ -92,7 +130,7 @@ where
             bytes += b.data.len();
             chunk.push(b);
             if bytes >= chunk_bytes {
-                let parsed = parse(std::mem::take(&mut chunk));
+                let parsed = parse(std::mem::take(&mut chunk), digests);
                 bytes = 0;
                 let (tx, _) = applier.get_or_insert_with(|| {
                     let mut f = folding.take().expect("folded on one thread at a time");
@@ -110,7 +148,7 @@ where
             }
             Ok(())
         });
-        let parsed = parse(chunk);
+        let parsed = parse(chunk, digests);
         let f = match applier {
             Some((tx, handle)) => {
                 let _ = tx.send(parsed);
@@ -127,33 +165,25 @@ where
             }
         };
         read?;
-        let batches = f.batches;
-        // Every record was read with its digest ([`parse`]): the answer is never to read again.
-        Ok(f.finish().unwrap_or_else(|| FoldedStream {
-            batches,
-            state: Err(format!("{path}: a repeated record id was read without its digest")),
-        }))
+        Ok(f.finish())
     })
 }
 
-/// Every batch of `chunk` read ([`read_batch`]), on every core, in order.
-fn parse(chunk: Vec<Flue2Batch>) -> Vec<Parsed> {
+/// Every batch of `chunk` read ([`read_batch`], or [`read_batch_undigested`] without
+/// `digests`), on every core, in order.
+fn parse(chunk: Vec<Flue2Batch>, digests: bool) -> Vec<Parsed> {
+    let read = |b: Flue2Batch| {
+        let r = if digests {
+            read_batch(&b.data)
+        } else {
+            read_batch_undigested(&b.data)
+        };
+        (b, r)
+    };
     if chunk.len() < 2 {
-        return chunk
-            .into_iter()
-            .map(|b| {
-                let r = read_batch(&b.data);
-                (b, r)
-            })
-            .collect();
+        return chunk.into_iter().map(read).collect();
     }
-    chunk
-        .into_par_iter()
-        .map(|b| {
-            let r = read_batch(&b.data);
-            (b, r)
-        })
-        .collect()
+    chunk.into_par_iter().map(read).collect()
 }
 
 /// The applying thread of a long stream: where its parsed chunks go, and the fold it gives back.
@@ -380,7 +410,7 @@ where
         let folded = |k: usize, f: Option<FoldedStream>| -> Result<FoldedStream, Er> {
             match f {
                 Some(f) => Ok(f),
-                None => fold_stream(reader, &paths[k]).map_err(Er::from),
+                None => fold_stream_digested(reader, &paths[k]).map_err(Er::from),
             }
         };
         let applier = scope.spawn(move || {
