@@ -56,25 +56,9 @@ fn flue2_read_path_folds_and_inspects_as_the_plain_reads() {
         .map(|s| s.path)
         .collect();
     // The reading thread parsing chunks too (every one, to be sure it happens) changes nothing.
-    for parses in [ReaderParses::WhenBehind, ReaderParses::Always] {
-        for chunk in [1, 64 << 10, usize::MAX] {
-            let mut seen = 0;
-            fold_streams_in_chunks(
-                &reader,
-                &paths,
-                chunk,
-                parses,
-                |k, f| -> Result<(), StoreError> {
-                    assert_eq!(k, seen, "in order");
-                    seen += 1;
-                    assert_same_fold(&f, &fold_stream(&reader, &paths[k]).unwrap(), &paths[k]);
-                    Ok(())
-                },
-            )
-            .unwrap();
-            assert_eq!(seen, paths.len(), "chunks of {chunk}, {parses:?}");
-        }
-    }
+    every_pipeline(&reader, &paths, &[1, 64 << 10, usize::MAX], |k, f| {
+        assert_same_fold(f, &fold_stream(&reader, &paths[k]).unwrap(), &paths[k]);
+    });
 
     let options = Flue2Options::for_release("2.1.0", 200_000).unwrap();
     let rows = reader.submissions().unwrap();
@@ -204,26 +188,11 @@ fn flue2_chunked_fold_reports_the_first_parse_error_over_a_fold_error() {
         seen.finish(),
         attempts_and_memos(&reader, &path, &row).unwrap()
     );
-    for parses in [ReaderParses::WhenBehind, ReaderParses::Always] {
-        for chunk in [1, usize::MAX] {
-            let mut seen = 0;
-            fold_streams_in_chunks(
-                &reader,
-                &paths,
-                chunk,
-                parses,
-                |k, f| -> Result<(), StoreError> {
-                    seen += 1;
-                    if k == broken {
-                        assert_same_fold(&f, &whole, &path);
-                    }
-                    Ok(())
-                },
-            )
-            .unwrap();
-            assert_eq!(seen, paths.len());
+    every_pipeline(&reader, &paths, &[1, usize::MAX], |k, f| {
+        if k == broken {
+            assert_same_fold(f, &whole, &path);
         }
-    }
+    });
     drop(reader);
     set(seqs[5], &batch5);
 
@@ -294,6 +263,36 @@ fn flue2_chunked_fold_reports_the_first_parse_error_over_a_fold_error() {
     });
     assert!(stopped.is_err());
     assert_eq!(calls, 3);
+}
+
+/// Every stream of `paths` through the one pipeline, in chunks of each size given, with the
+/// reading thread parsing when behind and parsing every chunk: each fold handed over in order,
+/// once, to `check`.
+fn every_pipeline(
+    reader: &Flue2SqliteReader,
+    paths: &[String],
+    chunks: &[usize],
+    mut check: impl FnMut(usize, &FoldedStream),
+) {
+    for parses in [ReaderParses::WhenBehind, ReaderParses::Always] {
+        for &chunk in chunks {
+            let mut seen = 0;
+            fold_streams_in_chunks(
+                reader,
+                paths,
+                chunk,
+                parses,
+                |k, f| -> Result<(), StoreError> {
+                    assert_eq!(k, seen, "in order");
+                    seen += 1;
+                    check(k, &f);
+                    Ok(())
+                },
+            )
+            .unwrap();
+            assert_eq!(seen, paths.len(), "chunks of {chunk}, {parses:?}");
+        }
+    }
 }
 
 fn assert_same_fold(a: &FoldedStream, b: &FoldedStream, path: &str) {

@@ -20,7 +20,8 @@
 //! Both read records without their digests ([`read_batch_undigested`]): a fold compares digests
 //! only where a record id repeats, which is rare (the runtime looks its deterministic ids up
 //! before it appends them), and a stream where one does is folded again, whole, with them.
-//! Paired on the 2 GB journal: `list --expired` 0.85×, `health --all` 0.89× the wall time.
+//! Paired on the 2 GB journal: `list --expired` 0.85×, `health --all` 0.89×, the whale's `show`
+//! 0.92× the wall time.
 
 use std::sync::mpsc::{sync_channel, SyncSender, TrySendError};
 use std::thread::ScopedJoinHandle;
