@@ -181,6 +181,45 @@ fn the_list_shows_every_submission_with_the_cli_classification_and_next() {
     assert_eq!(checked, 38);
 }
 
+/// The first frame is the rows, before any stream is folded: the view's rows drawn with their
+/// columns and `…` where the verdict, NEXT and cost go, the status line saying they are being
+/// classified; the list read after it fills them in as `list --json` has them.
+#[test]
+fn the_first_frame_draws_the_rows_before_their_streams_are_folded() {
+    let dir = tempfile::tempdir().unwrap();
+    let now = 1_780_000_000_000;
+    let db = crate::support::generated_flue2_journal(dir.path(), now);
+    let mut o = HarnessOptions::new(now);
+    o.width = 200;
+    o.height = 60;
+    let options = Flue2Options::for_release("2.1.0", 0).unwrap();
+    let mut h = Flue2Harness::open_first_frame(&db, options, o).unwrap();
+    let expired = cli_list(&db, now, &[]);
+    let want = expired["submissions"].as_array().unwrap();
+    assert!(want.len() > 5, "{} expired", want.len());
+    let ids: Vec<&str> = want.iter().map(|r| r["id"].as_str().unwrap()).collect();
+    assert_eq!(h.app.shown_ids(), ids);
+    let screen = h.render();
+    assert!(!screen.contains("reading…"), "{screen}");
+    assert!(screen.contains("classifying them"), "{screen}");
+    let rows = h.app.shown_rows();
+    for (row, c) in rows.iter().zip(want) {
+        assert_eq!(row.status, c["status"].as_str().unwrap());
+        assert_eq!((row.verdict.as_str(), row.next.as_str()), ("…", "…"));
+    }
+    let first = screen.lines().find(|l| l.contains(ids[0])).unwrap();
+    assert!(first.contains('…'), "{first}");
+    // The list read after it: every row as `list --json` has it.
+    h.settle();
+    let screen = h.render();
+    assert!(!screen.contains("classifying them"), "{screen}");
+    let rows = h.app.shown_rows();
+    assert_eq!(rows.len(), want.len());
+    for (row, c) in rows.iter().zip(want) {
+        assert_row_as_listed(row, c, "generated");
+    }
+}
+
 /// The call ids on the detail's highlighted call lines, and every highlighted line's text.
 fn highlighted(h: &Flue2Harness) -> (Vec<String>, Vec<String>) {
     let lines: Vec<String> = h

@@ -76,7 +76,7 @@ impl Flue2App {
                     s.draw(f, &t, self.now_ms, body, marks);
                 }
             }
-            None if !self.loaded && self.error.is_none() => {
+            None if !self.loaded && self.error.is_none() && self.list.rows.is_empty() => {
                 f.render_widget(Paragraph::new(Span::styled(" reading…", t.dim())), body)
             }
             None => self.list.draw(f, &t, self.now_ms, body),
@@ -265,6 +265,15 @@ impl Flue2App {
                     " {} of {} submission(s) in view {}{marks}",
                     self.list.shown(self.now_ms).len(),
                     self.list.rows.len(),
+                    self.list.view.name()
+                ),
+                t.dim(),
+            )
+        } else if !self.list.rows.is_empty() {
+            Span::styled(
+                format!(
+                    " {} submission(s) in view {}: classifying them (their streams are being folded)…",
+                    self.list.shown(self.now_ms).len(),
                     self.list.view.name()
                 ),
                 t.dim(),

@@ -26,6 +26,8 @@ pub struct Flue2Harness {
     side: std::sync::Arc<std::sync::Mutex<Vec<Flue2Response>>>,
     /// Whether those messages wait (a test looking at a search still running).
     pub hold_side: bool,
+    /// Requests the app made that wait for the next settle ([`Flue2Harness::open_first_frame`]).
+    held: Vec<super::worker::Flue2Request>,
 }
 
 impl Flue2Harness {
@@ -33,6 +35,41 @@ impl Flue2Harness {
     /// read it and draw once. `o` as for beta.7 (its width, height, clock, name, theme and keys
     /// are used).
     pub fn open(
+        db: &Path,
+        options: Flue2Options,
+        o: HarnessOptions,
+    ) -> Result<Flue2Harness, StoreError> {
+        let mut h = Flue2Harness::unread(db, options, o)?;
+        h.settle();
+        h.render();
+        Ok(h)
+    }
+
+    /// [`Flue2Harness::open`] as far as the first frame a running TUI draws: only the rows are
+    /// read ([`super::worker::Flue2Request::Rows`]); the list (the view's streams folded) waits
+    /// for the next [`Flue2Harness::settle`].
+    pub fn open_first_frame(
+        db: &Path,
+        options: Flue2Options,
+        o: HarnessOptions,
+    ) -> Result<Flue2Harness, StoreError> {
+        use super::worker::Flue2Request;
+        let mut h = Flue2Harness::unread(db, options, o)?;
+        for r in h.app.take_requests() {
+            if matches!(r, Flue2Request::Rows { .. }) {
+                if let Some(resp) = h.worker.handle(r) {
+                    h.app.on_response(resp);
+                }
+            } else {
+                h.held.push(r);
+            }
+        }
+        h.render();
+        Ok(h)
+    }
+
+    /// The app and its worker, the first read asked for, nothing answered.
+    fn unread(
         db: &Path,
         options: Flue2Options,
         o: HarnessOptions,
@@ -76,10 +113,9 @@ impl Flue2Harness {
             clock: Instant::now(),
             side,
             hold_side: false,
+            held: Vec::new(),
         };
         h.app.tick(h.clock, o.now_ms);
-        h.settle();
-        h.render();
         Ok(h)
     }
 
@@ -87,7 +123,8 @@ impl Flue2Harness {
     /// messages answered in the order it sent them.
     pub fn settle(&mut self) {
         for _ in 0..32 {
-            let reqs = self.app.take_requests();
+            let mut reqs = std::mem::take(&mut self.held);
+            reqs.extend(self.app.take_requests());
             self.copied.extend(self.app.take_copies());
             let quiet = reqs.is_empty();
             for r in reqs {

@@ -84,6 +84,14 @@ impl ListRow {
         }
     }
 
+    /// Its verdict, next step and cost shown as being read (`…`): a row of the view before its
+    /// stream is folded ([`super::worker::Flue2Request::Rows`]).
+    pub fn not_classified_yet(&mut self) {
+        for cell in [&mut self.verdict, &mut self.next, &mut self.cost] {
+            *cell = "…".into();
+        }
+    }
+
     /// The row's value in `column`, as `list --sort` keys it (the instance by its id alone).
     fn sort_key(&self, column: SortColumn) -> Key<'_> {
         match column {

@@ -280,8 +280,15 @@ impl Flue2App {
         }
     }
 
-    /// Read the list again, and the opened submission.
+    /// Read the list again, and the opened submission. Before the first list is in, its rows
+    /// are asked for first, to be drawn while the view's streams fold.
     pub fn request_refresh(&mut self) {
+        if !self.loaded {
+            self.requests.push(Flue2Request::Rows {
+                now_ms: self.now_ms,
+                view: self.list.view,
+            });
+        }
         self.requests.push(Flue2Request::List {
             now_ms: self.now_ms,
             view: self.list.view,
@@ -346,6 +353,9 @@ impl Flue2App {
             }
             Flue2Response::AppliedBulk { ask, result } => self.on_applied_bulk(ask, result),
             Flue2Response::List(Err(e)) => self.error = Some(e),
+            // Only until the first list is in: after it, a row's cells are its list's.
+            Flue2Response::Rows(Ok(rows)) if !self.loaded => self.list.set_rows(rows, self.now_ms),
+            Flue2Response::Rows(_) => {}
             Flue2Response::Planned { ask, result } => {
                 self.write = match result {
                     Ok(Ok((plan, now))) => Some(write::Flow::Confirm {

@@ -40,6 +40,13 @@ pub enum Flue2Request {
         now_ms: i64,
         view: View,
     },
+    /// Every submission's columns at `now_ms`, no stream folded (those of `view` marked as not
+    /// classified yet): the list's first frame, drawn while `List` folds the view's streams (a
+    /// second and more on a 2 GB journal).
+    Rows {
+        now_ms: i64,
+        view: View,
+    },
     /// One submission's `show --json` at `now_ms`.
     Show {
         id: String,
@@ -101,6 +108,8 @@ pub struct ListAnswer {
 #[derive(Debug, Clone)]
 pub enum Flue2Response {
     List(Result<ListAnswer, WorkerError>),
+    /// Every row's columns, none classified ([`Flue2Request::Rows`]).
+    Rows(Result<Vec<ListRow>, WorkerError>),
     Show {
         id: String,
         result: Result<Value, WorkerError>,
@@ -187,6 +196,9 @@ impl Flue2Worker {
         match req {
             Flue2Request::List { now_ms, view } => Some(Flue2Response::List(
                 self.list(now_ms, view).map_err(WorkerError::from),
+            )),
+            Flue2Request::Rows { now_ms, view } => Some(Flue2Response::Rows(
+                self.rows(now_ms, view).map_err(WorkerError::from),
             )),
             Flue2Request::Show { id, now_ms } => {
                 let result = self.show(&id, now_ms).map_err(WorkerError::from);
@@ -392,6 +404,22 @@ impl Flue2Worker {
         }
     }
 
+    /// Every row of the journal with its columns only, read in one snapshot, the rows of `view`
+    /// marked as not classified yet: what the list draws while [`Self::list`] folds.
+    fn rows(&mut self, now_ms: i64, view: View) -> Result<Vec<ListRow>, StoreError> {
+        let rows = self.reader.in_snapshot(|reader| reader.submissions())?;
+        Ok(rows
+            .iter()
+            .map(|r| {
+                let mut row = columns_only(r, now_ms);
+                if view.keeps_row(r, now_ms) {
+                    row.not_classified_yet();
+                }
+                row
+            })
+            .collect())
+    }
+
     /// As `list --status VIEW --json` reads it, every row of the journal given: the rows and
     /// the view's streams in one snapshot, each row of the view planned at `now_ms` with the
     /// deliveries joined into it; a row outside the view has its columns (`row_json`) and a null
@@ -454,15 +482,7 @@ impl Flue2Worker {
                         }
                         ListRow::from_doc(&v)
                     }
-                    None => {
-                        let mut v = row_json(r, now_ms);
-                        if let Some(m) = v.as_object_mut() {
-                            for key in ["verdict", "disposition", "plan", "cost"] {
-                                m.insert(key.into(), Value::Null);
-                            }
-                        }
-                        ListRow::from_doc(&v)
-                    }
+                    None => columns_only(r, now_ms),
                 }
             })
             .collect();
@@ -553,6 +573,7 @@ pub fn spawn<E: Send + 'static>(
                         }
                         match asked {
                             Flue2Request::List { .. } => Some(Flue2Response::List(e())),
+                            Flue2Request::Rows { .. } => Some(Flue2Response::Rows(e())),
                             Flue2Request::Show { id, .. } => {
                                 Some(Flue2Response::Show { id, result: e() })
                             }
@@ -609,4 +630,15 @@ pub fn spawn<E: Send + 'static>(
         })
         .expect("spawning the database thread");
     (tx, handle)
+}
+
+/// A row's list cells from its columns alone (`row_json`), with no verdict, plan or cost.
+fn columns_only(r: &Flue2SubmissionRow, now_ms: i64) -> ListRow {
+    let mut v = row_json(r, now_ms);
+    if let Some(m) = v.as_object_mut() {
+        for key in ["verdict", "disposition", "plan", "cost"] {
+            m.insert(key.into(), Value::Null);
+        }
+    }
+    ListRow::from_doc(&v)
 }
