@@ -218,6 +218,34 @@ fn the_first_frame_draws_the_rows_before_their_streams_are_folded() {
     for (row, c) in rows.iter().zip(want) {
         assert_row_as_listed(row, c, "generated");
     }
+    // Another view: its rows outside the last one wait for its list as the first frame's did,
+    // the others keep their cells.
+    h.press_unanswered("2");
+    let screen = h.render();
+    assert!(screen.contains("classifying them"), "{screen}");
+    let expired: Vec<&str> = ids.clone();
+    let waiting = h.app.shown_rows();
+    assert!(waiting.len() > want.len());
+    for row in &waiting {
+        let was_shown = expired.contains(&row.id.as_str());
+        assert_eq!(
+            row.verdict == "…",
+            !was_shown,
+            "{}: {}",
+            row.id,
+            row.verdict
+        );
+    }
+    h.settle();
+    let screen = h.render();
+    assert!(!screen.contains("classifying them"), "{screen}");
+    let all = cli_list(&db, now, &["--status", "all"]);
+    let all = all["submissions"].as_array().unwrap();
+    let rows = h.app.shown_rows();
+    assert_eq!(rows.len(), all.len());
+    for (row, c) in rows.iter().zip(all) {
+        assert_row_as_listed(row, c, "generated, all");
+    }
 }
 
 /// The call ids on the detail's highlighted call lines, and every highlighted line's text.

@@ -254,6 +254,15 @@ impl Flue2App {
                 " read-only: a flue 2.x journal's submissions are shown, not changed",
                 t.dim(),
             )
+        } else if (!self.loaded || self.classifying) && !self.list.rows.is_empty() {
+            Span::styled(
+                format!(
+                    " {} submission(s) in view {}: classifying them (their streams are being folded)…",
+                    self.list.shown(self.now_ms).len(),
+                    self.list.view.name()
+                ),
+                t.dim(),
+            )
         } else if self.loaded {
             let marks = if self.list.marks.is_empty() {
                 String::new()
@@ -265,15 +274,6 @@ impl Flue2App {
                     " {} of {} submission(s) in view {}{marks}",
                     self.list.shown(self.now_ms).len(),
                     self.list.rows.len(),
-                    self.list.view.name()
-                ),
-                t.dim(),
-            )
-        } else if !self.list.rows.is_empty() {
-            Span::styled(
-                format!(
-                    " {} submission(s) in view {}: classifying them (their streams are being folded)…",
-                    self.list.shown(self.now_ms).len(),
                     self.list.view.name()
                 ),
                 t.dim(),

@@ -161,6 +161,15 @@ impl Flue2Harness {
         }
     }
 
+    /// Press keys with the reads they ask for held until the next [`Flue2Harness::settle`]: what
+    /// a running TUI draws before its worker answers.
+    pub fn press_unanswered(&mut self, keys: &str) {
+        for ev in parse_keys(keys) {
+            self.app.on_key(ev);
+            self.held.extend(self.app.take_requests());
+        }
+    }
+
     /// Move the pinned clock to `now_ms` and read again (the refresh a running TUI makes as its
     /// clock moves), answered in line.
     pub fn advance_to(&mut self, now_ms: i64) {

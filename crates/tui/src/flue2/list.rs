@@ -263,6 +263,20 @@ impl ListState {
         self.shown(now_ms).get(self.selected).map(|r| r.id.clone())
     }
 
+    /// The rows of the view not classified yet (a view just chosen, read outside the last one)
+    /// marked as being read ([`ListRow::not_classified_yet`]) until the view's list is in; how many.
+    pub fn mark_unclassified(&mut self) -> usize {
+        let view = self.view;
+        let mut n = 0;
+        for r in self.rows.iter_mut() {
+            if view.keeps(r) && r.verdict.is_empty() {
+                r.not_classified_yet();
+                n += 1;
+            }
+        }
+        n
+    }
+
     /// Replace the rows (in sequence order), keeping them sorted and the selection on the same
     /// submission where it is still shown.
     pub fn set_rows(&mut self, rows: Vec<ListRow>, now_ms: i64) {

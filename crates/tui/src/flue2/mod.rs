@@ -129,6 +129,8 @@ pub struct Flue2App {
     now_ms: i64,
     list: ListState,
     loaded: bool,
+    /// Rows of a view just chosen wait for its list (`…` in their cells).
+    classifying: bool,
     /// The last list read's error; cleared by the next good one.
     error: Option<WorkerError>,
     detail: Option<Detail>,
@@ -247,6 +249,7 @@ impl Flue2App {
             now_ms,
             list,
             loaded: false,
+            classifying: false,
             error: None,
             detail: None,
             help: None,
@@ -319,6 +322,7 @@ impl Flue2App {
         match resp {
             Flue2Response::List(Ok(answer)) => {
                 self.loaded = true;
+                self.classifying = false;
                 self.error = None;
                 for a in &answer.runtime_acted {
                     let (Some(id), Some(mark), Some(predicted)) = (
@@ -714,8 +718,10 @@ impl Flue2App {
                         let changed = self.list.view != v;
                         self.list.view = v;
                         self.list.select_id(keep.as_deref(), now);
-                        // Only the view's rows are classified: read the new one's.
+                        // Only the view's rows are classified: read the new one's, its rows
+                        // not classified yet marked as being read until it is in.
                         if changed {
+                            self.classifying = self.list.mark_unclassified() > 0;
                             self.requests.push(Flue2Request::List {
                                 now_ms: self.now_ms,
                                 view: v,
