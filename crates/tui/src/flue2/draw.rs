@@ -254,7 +254,7 @@ impl Flue2App {
                 " read-only: a flue 2.x journal's submissions are shown, not changed",
                 t.dim(),
             )
-        } else if (!self.loaded || self.classifying) && !self.list.rows.is_empty() {
+        } else if self.classifying {
             Span::styled(
                 format!(
                     " {} submission(s) in view {}: classifying them (their streams are being folded)…",

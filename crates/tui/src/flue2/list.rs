@@ -85,8 +85,8 @@ impl ListRow {
     }
 
     /// Its verdict, next step and cost shown as being read (`…`): a row of the view before its
-    /// stream is folded ([`super::worker::Flue2Request::Rows`]).
-    pub fn not_classified_yet(&mut self) {
+    /// stream is folded ([`ListState::mark_unclassified`]).
+    fn not_classified_yet(&mut self) {
         for cell in [&mut self.verdict, &mut self.next, &mut self.cost] {
             *cell = "…".into();
         }
@@ -263,8 +263,8 @@ impl ListState {
         self.shown(now_ms).get(self.selected).map(|r| r.id.clone())
     }
 
-    /// The rows of the view not classified yet (a view just chosen, read outside the last one)
-    /// marked as being read ([`ListRow::not_classified_yet`]) until the view's list is in; how many.
+    /// The rows of the view not classified yet (the first rows read, or a view just chosen, its
+    /// rows outside the last one) marked as being read until the view's list is in; how many.
     pub fn mark_unclassified(&mut self) -> usize {
         let view = self.view;
         let mut n = 0;

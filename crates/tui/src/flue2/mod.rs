@@ -129,7 +129,8 @@ pub struct Flue2App {
     now_ms: i64,
     list: ListState,
     loaded: bool,
-    /// Rows of a view just chosen wait for its list (`…` in their cells).
+    /// Rows of the view wait for its list (`…` in their cells): the first rows read, or a view
+    /// just chosen.
     classifying: bool,
     /// The last list read's error; cleared by the next good one.
     error: Option<WorkerError>,
@@ -289,7 +290,6 @@ impl Flue2App {
         if !self.loaded {
             self.requests.push(Flue2Request::Rows {
                 now_ms: self.now_ms,
-                view: self.list.view,
             });
         }
         self.requests.push(Flue2Request::List {
@@ -356,9 +356,15 @@ impl Flue2App {
                 self.on_planned_bulk(ask, what, result)
             }
             Flue2Response::AppliedBulk { ask, result } => self.on_applied_bulk(ask, result),
-            Flue2Response::List(Err(e)) => self.error = Some(e),
+            Flue2Response::List(Err(e)) => {
+                self.error = Some(e);
+                self.classifying = false;
+            }
             // Only until the first list is in: after it, a row's cells are its list's.
-            Flue2Response::Rows(Ok(rows)) if !self.loaded => self.list.set_rows(rows, self.now_ms),
+            Flue2Response::Rows(Ok(rows)) if !self.loaded => {
+                self.list.set_rows(rows, self.now_ms);
+                self.classifying = self.list.mark_unclassified() > 0;
+            }
             Flue2Response::Rows(_) => {}
             Flue2Response::Planned { ask, result } => {
                 self.write = match result {

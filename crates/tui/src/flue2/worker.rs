@@ -40,12 +40,10 @@ pub enum Flue2Request {
         now_ms: i64,
         view: View,
     },
-    /// Every submission's columns at `now_ms`, no stream folded (those of `view` marked as not
-    /// classified yet): the list's first frame, drawn while `List` folds the view's streams (a
-    /// second and more on a 2 GB journal).
+    /// Every submission's columns at `now_ms`, no stream folded: the list's first frame, drawn
+    /// while `List` folds the view's streams (a second and more on a 2 GB journal).
     Rows {
         now_ms: i64,
-        view: View,
     },
     /// One submission's `show --json` at `now_ms`.
     Show {
@@ -197,8 +195,8 @@ impl Flue2Worker {
             Flue2Request::List { now_ms, view } => Some(Flue2Response::List(
                 self.list(now_ms, view).map_err(WorkerError::from),
             )),
-            Flue2Request::Rows { now_ms, view } => Some(Flue2Response::Rows(
-                self.rows(now_ms, view).map_err(WorkerError::from),
+            Flue2Request::Rows { now_ms } => Some(Flue2Response::Rows(
+                self.rows(now_ms).map_err(WorkerError::from),
             )),
             Flue2Request::Show { id, now_ms } => {
                 let result = self.show(&id, now_ms).map_err(WorkerError::from);
@@ -404,20 +402,11 @@ impl Flue2Worker {
         }
     }
 
-    /// Every row of the journal with its columns only, read in one snapshot, the rows of `view`
-    /// marked as not classified yet: what the list draws while [`Self::list`] folds.
-    fn rows(&mut self, now_ms: i64, view: View) -> Result<Vec<ListRow>, StoreError> {
+    /// Every row of the journal with its columns only, read in one snapshot: what the list draws
+    /// while [`Self::list`] folds.
+    fn rows(&mut self, now_ms: i64) -> Result<Vec<ListRow>, StoreError> {
         let rows = self.reader.in_snapshot(|reader| reader.submissions())?;
-        Ok(rows
-            .iter()
-            .map(|r| {
-                let mut row = columns_only(r, now_ms);
-                if view.keeps_row(r, now_ms) {
-                    row.not_classified_yet();
-                }
-                row
-            })
-            .collect())
+        Ok(rows.iter().map(|r| columns_only(r, now_ms)).collect())
     }
 
     /// As `list --status VIEW --json` reads it, every row of the journal given: the rows and
