@@ -40,8 +40,9 @@ struct Helper<'h, 'w, T, E> {
 /// its own results (before, it waited: a quarter of the default profile's `list --expired`;
 /// paired, 10 runs: 108 → 92 ms). The helper stops rather than waits when it is `AHEAD` results
 /// ahead, and is started again when this thread has caught up, so what is held stays bounded
-/// while this thread inspects a whale. (Stopping rather than waiting was chosen under glibc's allocator, where a waiting
-/// thread kept its malloc arena from the whale's read threads; under mimalloc either does.)
+/// while this thread inspects a whale. (Stopping rather than waiting was chosen under glibc's
+/// allocator, where a waiting thread kept its malloc arena from the whale's read threads; under
+/// mimalloc either does.)
 pub fn in_order<T: Send, E: Send>(
     n: usize,
     work: &mut dyn FnMut(usize) -> Result<T, E>,
@@ -137,12 +138,14 @@ pub fn in_order<T: Send, E: Send>(
                 }
                 let i = next.fetch_add(1, Ordering::AcqRel);
                 if i >= n {
+                    // Every claim is made: this thread's held results and the helper's between
+                    // them, then the helper's after this thread's last (with nothing held, a wait
+                    // hands on the helper's until none is due).
                     while !own.is_empty() {
                         if !hand_due(&mut own, true)? {
                             return Ok(());
                         }
                     }
-                    // The helper's claims after this thread's last.
                     return hand_due(&mut own, true).map(|_| ());
                 }
                 own.push_back((i, work(i)));
