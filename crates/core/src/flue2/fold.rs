@@ -245,6 +245,7 @@ impl InstanceState {
                 uncommitted_outcomes: Vec::new(),
                 last_assistant_by_submission: Default::default(),
                 model: None,
+                kept_path: Default::default(),
             });
             return Ok(true);
         }

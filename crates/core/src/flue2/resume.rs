@@ -510,6 +510,7 @@ fn empty(row: &Flue2SubmissionRow) -> Conversation {
         uncommitted_outcomes: Vec::new(),
         last_assistant_by_submission: Default::default(),
         model: None,
+        kept_path: Default::default(),
     }
 }
 

@@ -114,6 +114,7 @@ pub struct Conversation {
     pub parent_conversation_id: Option<String>,
     /// Shared, not owned: a plan's resume simulation clones the conversation to write the
     /// runtime's repairs into it, and a whale's 100,000 entries are then counted, not copied.
+    /// Changed only by [`Conversation::commit`], as `active_leaf_id`: it keeps `kept_path` true.
     pub entries: foldhash::HashMap<std::sync::Arc<str>, std::sync::Arc<Entry>>,
     pub active_leaf_id: Option<String>,
     /// In the order they started.
@@ -125,6 +126,37 @@ pub struct Conversation {
     /// `assistant_message_started`): what the context window is looked up by, as beta.7's last
     /// assistant's `model` is.
     pub model: Option<String>,
+    /// [`Conversation::active_path`] once walked, until the next [`Conversation::commit`].
+    pub(super) kept_path: KeptPath,
+}
+
+/// The active path of a conversation, walked once and kept: a whale's walk is 100,000 lookups
+/// of an entry by id (about 10 ms), and one `show` asks for it four times (the verdict, the
+/// plan's resume, the cost, the document). A commit at the leaf extends it, as the runtime's
+/// repairs do in a plan's simulation; any other commit drops it. Not part of what a
+/// conversation is: conversations are equal, and print, whether it is kept or not.
+#[derive(Default)]
+pub struct KeptPath(
+    std::sync::OnceLock<Result<std::sync::Arc<Vec<std::sync::Arc<Entry>>>, FoldError>>,
+);
+
+impl Clone for KeptPath {
+    fn clone(&self) -> KeptPath {
+        // The path is shared (an `Arc`), not copied: a plan's simulation clones a whale.
+        KeptPath(self.0.clone())
+    }
+}
+
+impl PartialEq for KeptPath {
+    fn eq(&self, _: &KeptPath) -> bool {
+        true
+    }
+}
+
+impl std::fmt::Debug for KeptPath {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("KeptPath")
+    }
 }
 
 impl Conversation {
@@ -145,12 +177,26 @@ impl Conversation {
     /// The runtime's `getActiveConversationPath`: the parent chain from the active leaf, oldest
     /// first.
     pub fn active_path(&self) -> Result<Vec<&Entry>, FoldError> {
-        // A chain longer than the entries has a cycle: only then is the walk done again with
-        // the set of ids seen, which names the entry the runtime's error names. Without the
-        // set, a whale's walk takes half the time, and it is walked several times per `show`.
-        self.walk_active_path(None)
-            .or_else(|()| self.walk_active_path(Some(foldhash::HashSet::default())))
-            .unwrap_or_else(|()| unreachable!("a walk with the set of seen ids ends"))
+        let kept = self.kept_path.0.get_or_init(|| {
+            // A chain longer than the entries has a cycle: only then is the walk done again
+            // with the set of ids seen, which names the entry the runtime's error names.
+            // Without the set, a whale's walk takes half the time.
+            let path = self
+                .walk_active_path(None)
+                .or_else(|()| self.walk_active_path(Some(foldhash::HashSet::default())))
+                .unwrap_or_else(|()| unreachable!("a walk with the set of seen ids ends"))?;
+            let path = path.into_iter().map(|e| self.shared(&e.id)).collect();
+            Ok(std::sync::Arc::new(path))
+        });
+        match kept {
+            Ok(path) => Ok(path.iter().map(|e| &**e).collect()),
+            Err(e) => Err(e.clone()),
+        }
+    }
+
+    /// The entry `id`, shared. Only for an id the conversation holds.
+    fn shared(&self, id: &str) -> std::sync::Arc<Entry> {
+        std::sync::Arc::clone(self.entries.get(id).expect("an entry of the path"))
     }
 
     /// The chain from the active leaf, oldest first. With `seen`, each id is checked against
@@ -197,11 +243,20 @@ impl Conversation {
     }
 
     pub(super) fn commit(&mut self, entry: Entry) {
+        // The kept path stays true only for a new entry whose parent is the leaf: it is then
+        // the path's new end. A repeated id (an entry replaced) may move anything.
+        let kept = self.kept_path.0.take().and_then(Result::ok).filter(|_| {
+            !self.entries.contains_key(entry.id.as_str())
+                && entry.parent_id.is(self.active_leaf_id.as_deref())
+        });
         self.active_leaf_id = Some(entry.id.clone());
-        self.entries.insert(
-            std::sync::Arc::from(entry.id.as_str()),
-            std::sync::Arc::new(entry),
-        );
+        let entry = std::sync::Arc::new(entry);
+        if let Some(mut path) = kept {
+            std::sync::Arc::make_mut(&mut path).push(std::sync::Arc::clone(&entry));
+            let _ = self.kept_path.0.set(Ok(path));
+        }
+        self.entries
+            .insert(std::sync::Arc::from(entry.id.as_str()), entry);
     }
 }
 
@@ -236,6 +291,7 @@ mod tests {
             uncommitted_outcomes: Vec::new(),
             last_assistant_by_submission: Default::default(),
             model: None,
+            kept_path: Default::default(),
         }
     }
 
@@ -281,5 +337,61 @@ mod tests {
             assert_eq!(Err(err.clone()), checked, "{c:?}");
             assert!(err.reason.contains("cycle"), "{err:?}");
         }
+    }
+
+    fn signal(id: &str, parent: Option<&str>) -> Entry {
+        Entry {
+            id: id.to_string(),
+            parent_id: parent.map_or(Parent::Null, |p| Parent::Id(p.to_string())),
+            submission_id: None,
+            body: EntryBody::Signal {
+                signal_type: "x".into(),
+            },
+        }
+    }
+
+    /// The path walked afresh (nothing kept).
+    fn walked(c: &Conversation) -> Result<Vec<String>, FoldError> {
+        let mut fresh = c.clone();
+        fresh.kept_path = KeptPath::default();
+        Ok(fresh.active_path()?.iter().map(|e| e.id.clone()).collect())
+    }
+
+    /// The kept path is the walked one after every commit: at the leaf (extended), on another
+    /// branch, of a repeated id (an entry replaced, into a cycle and out of it); and a clone's
+    /// commits leave the original's as it was.
+    #[test]
+    fn the_kept_active_path_is_the_walked_one_after_every_commit() {
+        let mut c = conversation(&[("a", None), ("b", Some("a"))], "b");
+        let kept = |c: &Conversation| -> Result<Vec<String>, FoldError> {
+            Ok(c.active_path()?.iter().map(|e| e.id.clone()).collect())
+        };
+        assert_eq!(kept(&c).unwrap(), ["a", "b"]);
+        let commits = [
+            ("c", Some("b")),
+            ("d", Some("c")),
+            ("e", Some("b")),
+            ("f", Some("e")),
+            ("b", Some("f")),
+            ("g", Some("b")),
+            ("b", Some("a")),
+            ("h", Some("g")),
+            ("i", None),
+        ];
+        for (id, parent) in commits {
+            let before = c.clone();
+            c.commit(signal(id, parent));
+            assert_eq!(kept(&c), walked(&c), "after {id} <- {parent:?}");
+            // Asked again, from what was kept.
+            assert_eq!(kept(&c), walked(&c), "again after {id}");
+            assert_eq!(kept(&before), walked(&before), "the clone before {id}");
+        }
+        assert!(kept(&c).unwrap().ends_with(&["i".to_string()]));
+        // At the leaf, the kept path is extended: the clone's new entry, not the original's.
+        let original = kept(&c).unwrap();
+        let mut simulated = c.clone();
+        simulated.commit(signal("j", Some("i")));
+        assert_eq!(kept(&simulated).unwrap(), [&original[..], &["j".to_string()]].concat());
+        assert_eq!(kept(&c).unwrap(), original);
     }
 }
