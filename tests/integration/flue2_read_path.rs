@@ -11,10 +11,83 @@ use turnscope_engine::flue2_cost::{attempts_and_memos, AttemptsAndMemos};
 use turnscope_engine::flue2_fold::{
     fold_stream_in_chunks, fold_streams_in_chunks, FoldedStream, ReaderParses,
 };
-use turnscope_store::Flue2SqliteReader;
 use turnscope_store::StoreError;
+use turnscope_store::{BatchChunk, ChunkItem, Flue2SqliteReader};
 
 const NOW_MS: i64 = 1_780_000_000_000;
+
+/// A batch as compared: its row and text.
+type Row = (i64, Option<String>, Option<String>, String, usize);
+
+/// Every stream read into chunks (one per batch, the chunks used again; and one for all) gives
+/// its batches as `each_stream_batch` reads them, each stream's end after its last.
+#[test]
+fn streams_read_into_chunks_are_their_batches() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = crate::support::generated_flue2_journal(dir.path(), NOW_MS);
+    let reader = Flue2SqliteReader::open(&db).unwrap();
+    let streams = reader.streams().unwrap();
+    let want: Vec<(usize, Row)> = streams
+        .iter()
+        .enumerate()
+        .flat_map(|(i, s)| {
+            let batches = reader.stream_batches(&s.path).unwrap();
+            batches.into_iter().map(move |b| {
+                (
+                    i,
+                    (b.seq, b.submission_id, b.attempt_id, b.data, b.chunk_count),
+                )
+            })
+        })
+        .collect();
+    assert!(want.len() > 1000, "{} batches", want.len());
+    for hand_on_each in [true, false] {
+        let mut got: Vec<(usize, Row)> = Vec::new();
+        let mut ends = Vec::new();
+        let mut take = |c: &BatchChunk| {
+            for item in c.items() {
+                match item {
+                    ChunkItem::Batch(i, b) => got.push((
+                        i,
+                        (
+                            b.seq,
+                            b.submission_id.map(str::to_string),
+                            b.attempt_id.map(str::to_string),
+                            b.data.to_string(),
+                            b.chunk_count,
+                        ),
+                    )),
+                    ChunkItem::End(i) => ends.push((i, got.len())),
+                }
+            }
+        };
+        let mut chunk = BatchChunk::default();
+        for (i, s) in streams.iter().enumerate() {
+            reader
+                .read_stream_into(&s.path, i, &mut chunk, |c| {
+                    if hand_on_each {
+                        assert_eq!(c.batch_count(), 1);
+                        take(c);
+                        c.clear();
+                    }
+                    Ok(())
+                })
+                .unwrap();
+            chunk.end_stream(i);
+            if hand_on_each {
+                take(&chunk);
+                chunk.clear();
+            }
+        }
+        take(&chunk);
+        assert_eq!(got, want, "handed on after each batch: {hand_on_each}");
+        assert_eq!(ends.len(), streams.len());
+        for (i, at) in ends {
+            assert!(want[..at].iter().all(|(k, _)| *k <= i), "stream {i}'s end");
+            assert!(want[at..].iter().all(|(k, _)| *k > i), "stream {i}'s end");
+        }
+    }
+}
 
 #[test]
 fn flue2_read_path_folds_and_inspects_as_the_plain_reads() {

@@ -242,7 +242,8 @@ impl Streams {
         observe: F,
     ) -> Result<bool, StoreError>
     where
-        F: FnMut(&turnscope_store::Flue2Batch, Option<&[turnscope_core::flue2::ReadRecord]>) + Send,
+        F: FnMut(&turnscope_store::BatchView<'_>, Option<&[turnscope_core::flue2::ReadRecord]>)
+            + Send,
     {
         if self.folded.contains_key(path) {
             return Ok(false);

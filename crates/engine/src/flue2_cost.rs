@@ -6,7 +6,7 @@ use serde_json::{json, Value};
 use turnscope_core::flue2::cost::{submission_cost, AttemptLog, Flue2Attempt, Flue2Cost};
 use turnscope_core::flue2::{read_batch, Flue2SubmissionRow, ReadRecord};
 use turnscope_core::journal::cost::UsageSum;
-use turnscope_store::{Flue2Batch, Flue2SqliteReader, StoreError};
+use turnscope_store::{BatchView, Flue2SqliteReader, StoreError};
 
 use crate::flue2::Inspected;
 use crate::flue2_memos::{memos_in_batch, StepMemo};
@@ -68,7 +68,7 @@ pub fn attempts_and_memos(
 ) -> Result<(Vec<Flue2Attempt>, Vec<StepMemo>), StoreError> {
     let mut seen = AttemptsAndMemos::new(row);
     reader.each_stream_batch(path, |b| {
-        seen.observe(&b, None);
+        seen.observe(&b.view(), None);
         Ok(())
     })?;
     Ok(seen.finish())
@@ -93,15 +93,15 @@ impl AttemptsAndMemos {
 
     /// One batch, in `seq` order, with its records where they were parsed already (`None`: read
     /// here; a batch that does not parse is skipped, the fold reports it).
-    pub fn observe(&mut self, b: &Flue2Batch, records: Option<&[ReadRecord]>) {
-        memos_in_batch(b.seq, &b.data, &mut self.memos);
-        if b.submission_id.as_deref() != Some(self.submission_id.as_str()) {
+    pub fn observe(&mut self, b: &BatchView<'_>, records: Option<&[ReadRecord]>) {
+        memos_in_batch(b.seq, b.data, &mut self.memos);
+        if b.submission_id != Some(self.submission_id.as_str()) {
             return;
         }
         let read;
         let records = match records {
             Some(r) => r,
-            None => match read_batch(&b.data) {
+            None => match read_batch(b.data) {
                 Ok(r) => {
                     read = r;
                     &read

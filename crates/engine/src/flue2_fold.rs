@@ -22,8 +22,14 @@
 //! before it appends them), and a stream where one does is folded again, whole, with them.
 //! Paired on the 2 GB journal: `list --expired` 0.85×, `health --all` 0.89×, the whale's `show`
 //! 0.92× the wall time.
+//!
+//! Both read a chunk's batches into one text buffer ([`BatchChunk`]), which the applying thread
+//! sends back once it is done with it, to be read into again: a string per batch landed in
+//! freshly faulted pages chunk after chunk. Paired on the 2 GB journal (alternating runs):
+//! `health --all` 0.92× the wall time and 0.91× the CPU (4 runs), `list --expired` 0.95× and
+//! 0.93× (6), the whale's `show` 0.95× (8); the peak 6–9 MB higher (`health --all` 102 MB).
 
-use std::sync::mpsc::{sync_channel, SyncSender, TrySendError};
+use std::sync::mpsc::{channel, sync_channel, SyncSender, TrySendError};
 use std::thread::ScopedJoinHandle;
 
 use rayon::prelude::*;
@@ -31,7 +37,7 @@ use turnscope_core::flue2::records::RecordError;
 use turnscope_core::flue2::{
     read_batch, read_batch_undigested, InstanceState, ReadRecord, ReadRefusal,
 };
-use turnscope_store::{Flue2Batch, Flue2SqliteReader, StoreError};
+use turnscope_store::{BatchChunk, BatchView, ChunkItem, Flue2SqliteReader, StoreError};
 
 /// A stream's fold, and how many batches it has.
 pub struct FoldedStream {
@@ -49,8 +55,8 @@ const CHUNK_BYTES: usize = 2 << 20;
 /// the peak; `list --expired` 0.98×; 512 KB and 256 KB no better.
 const STREAMS_CHUNK_BYTES: usize = 1 << 20;
 
-/// A batch with its records as [`read_batch`] reads them.
-type Parsed = (Flue2Batch, Result<Vec<ReadRecord>, RecordError>);
+/// The records of a chunk's batches as [`read_batch`] reads them, in the chunk's order.
+type Reads = Vec<Result<Vec<ReadRecord>, RecordError>>;
 
 /// Read and fold the stream at `path`.
 ///
@@ -68,7 +74,7 @@ pub fn fold_stream_observed<F>(
     observe: F,
 ) -> Result<FoldedStream, StoreError>
 where
-    F: FnMut(&Flue2Batch, Option<&[ReadRecord]>) + Send,
+    F: FnMut(&BatchView<'_>, Option<&[ReadRecord]>) + Send,
 {
     fold_stream_in_chunks(reader, path, CHUNK_BYTES, observe)
 }
@@ -87,7 +93,7 @@ pub fn fold_stream_in_chunks<F>(
     observe: F,
 ) -> Result<FoldedStream, StoreError>
 where
-    F: FnMut(&Flue2Batch, Option<&[ReadRecord]>) + Send,
+    F: FnMut(&BatchView<'_>, Option<&[ReadRecord]>) + Send,
 {
     match fold_chunked(reader, path, chunk_bytes, false, observe)? {
         Some(folded) => Ok(folded),
@@ -120,39 +126,42 @@ fn fold_chunked<F>(
     observe: F,
 ) -> Result<Option<FoldedStream>, StoreError>
 where
-    F: FnMut(&Flue2Batch, Option<&[ReadRecord]>) + Send,
+    F: FnMut(&BatchView<'_>, Option<&[ReadRecord]>) + Send,
 {
     let mut folding = Some(Folding::new(path, observe));
     std::thread::scope(|scope| {
         let mut applier: Option<Applier<'_, '_, F>> = None;
-        let mut chunk: Vec<Flue2Batch> = Vec::new();
-        let mut bytes = 0;
-        let read = reader.each_stream_batch(path, |b| {
-            bytes += b.data.len();
-            chunk.push(b);
-            if bytes >= chunk_bytes {
-                let parsed = parse(std::mem::take(&mut chunk), digests);
-                bytes = 0;
+        // The chunks the applier is done with come back, to be read into again.
+        let (back_tx, back_rx) = channel::<BatchChunk>();
+        let mut chunk = BatchChunk::default();
+        let read = reader.read_stream_into(path, 0, &mut chunk, |chunk| {
+            if chunk.text_len() >= chunk_bytes {
+                let next = back_rx.try_recv().unwrap_or_default();
+                let full = std::mem::replace(chunk, next);
+                let reads = parse(&full, digests);
                 let (tx, _) = applier.get_or_insert_with(|| {
                     let mut f = folding.take().expect("folded on one thread at a time");
-                    let (tx, rx) = sync_channel::<Vec<Parsed>>(1);
+                    let back = back_tx.clone();
+                    let (tx, rx) = sync_channel::<(BatchChunk, Reads)>(1);
                     let handle = scope.spawn(move || {
-                        for parsed in rx {
-                            f.apply(parsed);
+                        for (mut chunk, reads) in rx {
+                            f.apply(&chunk, reads);
+                            chunk.clear();
+                            let _ = back.send(chunk);
                         }
                         f
                     });
                     (tx, handle)
                 });
                 // The applier only stops when the sender is dropped: a send cannot fail.
-                let _ = tx.send(parsed);
+                let _ = tx.send((full, reads));
             }
             Ok(())
         });
-        let parsed = parse(chunk, digests);
+        let reads = parse(&chunk, digests);
         let f = match applier {
             Some((tx, handle)) => {
-                let _ = tx.send(parsed);
+                let _ = tx.send((chunk, reads));
                 drop(tx);
                 match handle.join() {
                     Ok(f) => f,
@@ -161,7 +170,7 @@ where
             }
             None => {
                 let mut f = folding.take().expect("not handed to an applier");
-                f.apply(parsed);
+                f.apply(&chunk, reads);
                 f
             }
         };
@@ -172,24 +181,24 @@ where
 
 /// Every batch of `chunk` read ([`read_batch`], or [`read_batch_undigested`] without
 /// `digests`), on every core, in order.
-fn parse(chunk: Vec<Flue2Batch>, digests: bool) -> Vec<Parsed> {
-    let read = |b: Flue2Batch| {
-        let r = if digests {
-            read_batch(&b.data)
+fn parse(chunk: &BatchChunk, digests: bool) -> Reads {
+    let read = |b: BatchView<'_>| {
+        if digests {
+            read_batch(b.data)
         } else {
-            read_batch_undigested(&b.data)
-        };
-        (b, r)
+            read_batch_undigested(b.data)
+        }
     };
-    if chunk.len() < 2 {
-        return chunk.into_iter().map(read).collect();
+    if chunk.batch_count() < 2 {
+        return chunk.batches().map(read).collect();
     }
-    chunk.into_par_iter().map(read).collect()
+    let batches: Vec<BatchView<'_>> = chunk.batches().collect();
+    batches.into_par_iter().map(read).collect()
 }
 
 /// The applying thread of a long stream: where its parsed chunks go, and the fold it gives back.
 type Applier<'s, 'p, F> = (
-    SyncSender<Vec<Parsed>>,
+    SyncSender<(BatchChunk, Reads)>,
     ScopedJoinHandle<'s, Folding<'p, F>>,
 );
 
@@ -206,7 +215,7 @@ struct Folding<'p, F> {
     observe: F,
 }
 
-impl<'p, F: FnMut(&Flue2Batch, Option<&[ReadRecord]>)> Folding<'p, F> {
+impl<'p, F: FnMut(&BatchView<'_>, Option<&[ReadRecord]>)> Folding<'p, F> {
     fn new(path: &'p str, observe: F) -> Folding<'p, F> {
         Folding {
             path,
@@ -219,17 +228,18 @@ impl<'p, F: FnMut(&Flue2Batch, Option<&[ReadRecord]>)> Folding<'p, F> {
         }
     }
 
-    fn apply(&mut self, parsed: Vec<Parsed>) {
-        for p in parsed {
-            self.apply_one(p);
+    /// Apply `chunk`'s batches, `reads` their records.
+    fn apply(&mut self, chunk: &BatchChunk, reads: Reads) {
+        for (b, records) in chunk.batches().zip(reads) {
+            self.apply_one(&b, records);
         }
     }
 
-    fn apply_one(&mut self, (b, records): Parsed) {
+    fn apply_one(&mut self, b: &BatchView<'_>, records: Result<Vec<ReadRecord>, RecordError>) {
         self.batches += 1;
         match records {
             Ok(records) => {
-                (self.observe)(&b, Some(&records));
+                (self.observe)(b, Some(&records));
                 if self.parse_error.is_some() || self.fold_error.is_some() || self.undigested_repeat
                 {
                     return;
@@ -249,7 +259,7 @@ impl<'p, F: FnMut(&Flue2Batch, Option<&[ReadRecord]>)> Folding<'p, F> {
                 }
             }
             Err(e) => {
-                (self.observe)(&b, None);
+                (self.observe)(b, None);
                 if self.parse_error.is_none() {
                     self.parse_error = Some(format!("batch {} of {}: {e}", b.seq, self.path));
                 }
@@ -274,51 +284,33 @@ impl<'p, F: FnMut(&Flue2Batch, Option<&[ReadRecord]>)> Folding<'p, F> {
     }
 }
 
-/// A batch of one of [`fold_streams`]' streams, or the end of that stream, in reading order.
-enum Pending {
-    Batch(usize, Flue2Batch),
-    End(usize),
-}
-
-/// [`Pending`], the batch parsed.
-enum Tagged {
-    Batch(usize, Parsed),
-    End(usize),
-}
-
-/// Every batch of `chunk` read ([`read_batch`]), in order, on the applying thread: the records
-/// are then made and dropped by one thread. Parsed on the rayon pool instead, a journal's many
-/// small streams cost more than they gained (`list --expired` on the 2 GB journal: 1.63 s wall,
-/// 2.19 s CPU against 1.48 s and 2.01 s, whole-process timing, 4 alternating runs): records
-/// made on the pool's threads and freed on this one, and the pool woken for every chunk.
-/// Measured again under mimalloc,
-/// where freeing on another thread is cheap: still 1.04× the wall time of `health --all` and
-/// 1.02× of `list --expired`. The reading thread also parses a chunk when the applier is behind
-/// ([`hand_over`]); first tried for any chunk, it put `health --all`'s peak at 140–149 MB in 1
-/// run of 15 (the others ≤ 97 MB), so a chunk grown past its size by a big batch is not. Two
-/// applying threads, each stream parsed and folded whole on one of them (a long stream alone, the folds handed
-/// over in order): `health --all` 0.86× and `list --expired` 0.90× (paired, 4 and 6 runs), but a
-/// peak of 155 MB in 1 run of 14, the short streams folded while a long one folded all held
-/// until it was handed over; bounded to 16 streams ahead, 0.92× and 0.98× for a peak of 96–105
-/// MB against 95: not kept, for what it gave.
-fn parse_tagged(chunk: Vec<Pending>) -> Vec<Tagged> {
+/// Every batch of `chunk` read ([`read_batch_undigested`]), in order, on the applying thread:
+/// the records are then made and dropped by one thread. Parsed on the rayon pool instead, a
+/// journal's many small streams cost more than they gained (`list --expired` on the 2 GB
+/// journal: 1.63 s wall, 2.19 s CPU against 1.48 s and 2.01 s, whole-process timing, 4
+/// alternating runs): records made on the pool's threads and freed on this one, and the pool
+/// woken for every chunk. Measured again under mimalloc, where freeing on another thread is
+/// cheap: still 1.04× the wall time of `health --all` and 1.02× of `list --expired`. The reading
+/// thread also parses a chunk when the applier is behind ([`hand_over`]); first tried for any
+/// chunk, it put `health --all`'s peak at 140–149 MB in 1 run of 15 (the others ≤ 97 MB), so a
+/// chunk grown past its size by a big batch is not. Two applying threads, each stream parsed and
+/// folded whole on one of them (a long stream alone, the folds handed over in order): `health
+/// --all` 0.86× and `list --expired` 0.90× (paired, 4 and 6 runs), but a peak of 155 MB in 1 run
+/// of 14, the short streams folded while a long one folded all held until it was handed over;
+/// bounded to 16 streams ahead, 0.92× and 0.98× for a peak of 96–105 MB against 95: not kept,
+/// for what it gave.
+fn parse_here(chunk: &BatchChunk) -> Reads {
     chunk
-        .into_iter()
-        .map(|p| match p {
-            Pending::Batch(i, b) => {
-                let r = read_batch_undigested(&b.data);
-                Tagged::Batch(i, (b, r))
-            }
-            Pending::End(i) => Tagged::End(i),
-        })
+        .batches()
+        .map(|b| read_batch_undigested(b.data))
         .collect()
 }
 
 /// A chunk of [`fold_streams`]' batches on its way to the applying thread: as read, or parsed
 /// by the reading thread.
 enum Chunk {
-    Text(Vec<Pending>),
-    Parsed(Vec<Tagged>),
+    Text(BatchChunk),
+    Parsed(BatchChunk, Reads),
 }
 
 /// Hand `chunk` (`bytes` of text) to the applying thread; when that thread is behind (the chunk
@@ -327,22 +319,18 @@ enum Chunk {
 /// --all`: 1.45 of 2 cores busy). Only a chunk of about `chunk_bytes` is parsed here: a chunk
 /// grown by a spilled batch of many MB, parsed, would be held while the applier catches up, a
 /// few times its text in records (the resident peak once reached 149 MB when any chunk could be).
-fn hand_over(
-    tx: &SyncSender<Chunk>,
-    chunk: Vec<Pending>,
-    bytes: usize,
-    chunk_bytes: usize,
-    parses: ReaderParses,
-) {
+fn hand_over(tx: &SyncSender<Chunk>, chunk: BatchChunk, chunk_bytes: usize, parses: ReaderParses) {
     if parses == ReaderParses::Always {
-        let _ = tx.send(Chunk::Parsed(parse_tagged(chunk)));
+        let reads = parse_here(&chunk);
+        let _ = tx.send(Chunk::Parsed(chunk, reads));
         return;
     }
     match tx.try_send(Chunk::Text(chunk)) {
         Ok(()) => {}
         Err(TrySendError::Full(Chunk::Text(chunk))) => {
-            let next = if bytes <= chunk_bytes + chunk_bytes / 4 {
-                Chunk::Parsed(parse_tagged(chunk))
+            let next = if chunk.text_len() <= chunk_bytes + chunk_bytes / 4 {
+                let reads = parse_here(&chunk);
+                Chunk::Parsed(chunk, reads)
             } else {
                 Chunk::Text(chunk)
             };
@@ -354,9 +342,9 @@ fn hand_over(
 }
 
 /// The observer of a fold nobody observes.
-type Unobserved = fn(&Flue2Batch, Option<&[ReadRecord]>);
+type Unobserved = fn(&BatchView<'_>, Option<&[ReadRecord]>);
 
-fn unobserved(_: &Flue2Batch, _: Option<&[ReadRecord]>) {}
+fn unobserved(_: &BatchView<'_>, _: Option<&[ReadRecord]>) {}
 
 /// Every stream of `paths` folded ([`fold_stream`]'s answer for each), `each` called with each
 /// stream's index in `paths` and its fold, in order, on the calling thread and between the reads
@@ -414,22 +402,29 @@ where
                 None => fold_stream_digested(reader, &paths[k]).map_err(Er::from),
             }
         };
+        // The chunks the applier is done with come back, to be read into again.
+        let (back_tx, back_rx) = channel::<BatchChunk>();
         let applier = scope.spawn(move || {
             let mut folding: Option<(usize, Folding<'_, Unobserved>)> = None;
             for chunk in rx {
-                let parsed = match chunk {
-                    Chunk::Text(chunk) => parse_tagged(chunk),
-                    Chunk::Parsed(parsed) => parsed,
+                let (mut chunk, reads) = match chunk {
+                    Chunk::Text(chunk) => {
+                        let reads = parse_here(&chunk);
+                        (chunk, reads)
+                    }
+                    Chunk::Parsed(chunk, reads) => (chunk, reads),
                 };
-                for t in parsed {
-                    match t {
-                        Tagged::Batch(i, parsed) => {
+                let mut reads = reads.into_iter();
+                for item in chunk.items() {
+                    match item {
+                        ChunkItem::Batch(i, b) => {
                             let (_, f) = folding.get_or_insert_with(|| {
                                 (i, Folding::new(&paths[i], unobserved as Unobserved))
                             });
-                            f.apply_one(parsed);
+                            let records = reads.next().expect("a read for every batch");
+                            f.apply_one(&b, records);
                         }
-                        Tagged::End(i) => {
+                        ChunkItem::End(i) => {
                             let f = match folding.take() {
                                 Some((_, f)) => f,
                                 None => Folding::new(&paths[i], unobserved as Unobserved),
@@ -441,25 +436,24 @@ where
                         }
                     }
                 }
+                chunk.clear();
+                let _ = back_tx.send(chunk);
             }
         });
-        let mut chunk: Vec<Pending> = Vec::new();
-        let mut bytes = 0;
+        let mut chunk = BatchChunk::default();
         let result = (|| {
             for (i, path) in paths.iter().enumerate() {
                 reader
-                    .each_stream_batch(path, |b| {
-                        bytes += b.data.len();
-                        chunk.push(Pending::Batch(i, b));
-                        if bytes >= chunk_bytes {
-                            let chunk = std::mem::take(&mut chunk);
-                            hand_over(&tx, chunk, bytes, chunk_bytes, parses);
-                            bytes = 0;
+                    .read_stream_into(path, i, &mut chunk, |chunk| {
+                        if chunk.text_len() >= chunk_bytes {
+                            let next = back_rx.try_recv().unwrap_or_default();
+                            let full = std::mem::replace(chunk, next);
+                            hand_over(&tx, full, chunk_bytes, parses);
                         }
                         Ok(())
                     })
                     .map_err(Er::from)?;
-                chunk.push(Pending::End(i));
+                chunk.end_stream(i);
                 while let Ok((k, f)) = done_rx.try_recv() {
                     each(k, folded(k, f)?)?;
                 }

@@ -50,6 +50,7 @@ pub use session_rows::{
     SplitBelow,
 };
 pub use sqlite::flue2::{Flue2Batch, Flue2SqliteReader, Flue2Stream};
+pub use sqlite::flue2_chunk::{BatchChunk, BatchView, ChunkItem};
 pub use sqlite::flue2_export::{is_flue2_export, FLUE2_EXPORT_SCHEMA};
 pub use sqlite::flue2_write::Flue2SqliteWriter;
 pub use sqlite::undo::refusal_from_trail;

@@ -391,7 +391,10 @@ mod tests {
         let original = kept(&c).unwrap();
         let mut simulated = c.clone();
         simulated.commit(signal("j", Some("i")));
-        assert_eq!(kept(&simulated).unwrap(), [&original[..], &["j".to_string()]].concat());
+        assert_eq!(
+            kept(&simulated).unwrap(),
+            [&original[..], &["j".to_string()]].concat()
+        );
         assert_eq!(kept(&c).unwrap(), original);
     }
 }

@@ -326,7 +326,7 @@ impl Flue2SqliteReader {
 
     /// The `count` chunks of spilled batch `seq`, concatenated; refused unless exactly chunks
     /// 0..count are stored, each saying `count`.
-    fn unspill(&self, path: &str, seq: i64, count: usize) -> Result<String, StoreError> {
+    pub(super) fn unspill(&self, path: &str, seq: i64, count: usize) -> Result<String, StoreError> {
         let err = |e| StoreError::sqlite("reading flue_conversation_stream_batch_chunks", e);
         let mut stmt = self
             .conn
@@ -365,7 +365,7 @@ impl Flue2SqliteReader {
 
 /// `N` of a spilled batch's `data`, `{"$flueChunkCount":N}` (CSS:5817); `None` for a batch stored
 /// inline (a JSON array).
-fn spill_count(data: &str) -> Option<usize> {
+pub(super) fn spill_count(data: &str) -> Option<usize> {
     if !data.trim_start().starts_with('{') {
         return None;
     }

@@ -3,6 +3,7 @@
 
 pub(crate) mod find;
 pub mod flue2;
+pub mod flue2_chunk;
 pub mod flue2_export;
 pub mod flue2_write;
 pub(crate) mod listing;
