@@ -9,7 +9,7 @@ use turnscope_core::journal::cost::UsageSum;
 use turnscope_store::{BatchView, Flue2SqliteReader, StoreError};
 
 use crate::flue2::Inspected;
-use crate::flue2_memos::{memos_in_batch, StepMemo};
+use crate::flue2_memos::{memos_in_batch, StepMemo, MEMO_TYPE};
 
 /// The cost of `i`'s submission and the deliveries joined into it, where its conversation folds.
 pub fn cost_of(i: &Inspected<'_>) -> Option<Flue2Cost> {
@@ -94,7 +94,13 @@ impl AttemptsAndMemos {
     /// One batch, in `seq` order, with its records where they were parsed already (`None`: read
     /// here; a batch that does not parse is skipped, the fold reports it).
     pub fn observe(&mut self, b: &BatchView<'_>, records: Option<&[ReadRecord]>) {
-        memos_in_batch(b.seq, b.data, &mut self.memos);
+        // The batch's text is searched for memos only where its parsed records hold one (else
+        // every batch of a whale's 165 MB was searched again).
+        let memos =
+            records.is_none_or(|r| r.iter().any(|r| r.record.envelope.record_type == MEMO_TYPE));
+        if memos {
+            memos_in_batch(b.seq, b.data, &mut self.memos);
+        }
         if b.submission_id != Some(self.submission_id.as_str()) {
             return;
         }

@@ -60,6 +60,9 @@ pub fn step_memos(reader: &Flue2SqliteReader, path: &str) -> Result<Vec<StepMemo
     Ok(out)
 }
 
+/// A step memo's record type.
+pub const MEMO_TYPE: &str = "tool_step_settled";
+
 /// The step memos of one batch (`seq`, `data`) added to `out`, each record id once: only a batch
 /// whose text names the type is parsed.
 pub fn memos_in_batch(seq: i64, data: &str, out: &mut Vec<StepMemo>) {
@@ -76,7 +79,7 @@ pub fn memos_in_batch(seq: i64, data: &str, out: &mut Vec<StepMemo>) {
         let Ok(r) = serde_json::from_str::<MemoRecord>(raw.get()) else {
             continue;
         };
-        if r.kind != "tool_step_settled" || out.iter().any(|m| m.record_id == r.id) {
+        if r.kind != MEMO_TYPE || out.iter().any(|m| m.record_id == r.id) {
             continue;
         }
         out.push(StepMemo {
