@@ -132,8 +132,8 @@ impl InstanceState {
             .check_and_apply(&record, d)
             .map_err(|e| e.into_fold_error(&record))?
         {
-            self.records
-                .insert(record.envelope.id.clone(), Kept::digested(record, d));
+            let (id, kept) = Kept::keyed(record, d);
+            self.records.insert(id, kept);
         }
         Ok(())
     }
@@ -146,8 +146,8 @@ impl InstanceState {
     pub fn apply_read(&mut self, read: ReadRecord) -> Result<(), ReadRefusal> {
         let ReadRecord { record, digest } = read;
         if self.check_and_apply(&record, digest)? {
-            self.records
-                .insert(record.envelope.id.clone(), Kept::digested(record, digest));
+            let (id, kept) = Kept::keyed(record, digest);
+            self.records.insert(id, kept);
         }
         Ok(())
     }

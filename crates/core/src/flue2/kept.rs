@@ -42,6 +42,23 @@ impl Kept {
         }
     }
 
+    /// [`Kept::digested`] with the id it is kept by: taken from a record not kept (a copy of
+    /// every record's id was an allocation per record), copied from one kept.
+    pub(crate) fn keyed(mut record: Record, digest: u128) -> (String, Kept) {
+        if Kept::keeps_record(&record) {
+            (record.envelope.id.clone(), Kept::digested(record, digest))
+        } else {
+            let id = std::mem::take(&mut record.envelope.id);
+            (
+                id,
+                Kept {
+                    record: None,
+                    digest,
+                },
+            )
+        }
+    }
+
     /// Whether a record is read again after its fold (by the fold or the recovery paths).
     pub(crate) fn keeps_record(record: &Record) -> bool {
         matches!(
