@@ -20,14 +20,48 @@ const NOW_MS: i64 = 1_780_000_000_000;
 type Row = (i64, Option<String>, Option<String>, String, usize);
 
 /// Every stream read into chunks (one per batch, the chunks used again; and one for all) gives
-/// its batches as `each_stream_batch` reads them, each stream's end after its last.
+/// its batches as plain SQL reads them (a spilled batch's chunks put back together), each
+/// stream's end after its last; `each_stream_batch` gives them too. Some batches are spilled
+/// here as the runtime spills them (CSS:5765, 5817).
 #[test]
 fn streams_read_into_chunks_are_their_batches() {
     let dir = tempfile::tempdir().unwrap();
     let db = crate::support::generated_flue2_journal(dir.path(), NOW_MS);
+    let conn = rusqlite::Connection::open(&db).unwrap();
+    conn.execute_batch(
+        "INSERT INTO flue_conversation_stream_batch_chunks (path, seq, chunk_index, chunk_count, data)
+           SELECT path, seq, 0, 2, substr(data, 1, 10) FROM flue_conversation_stream_batches WHERE seq % 7 = 3;
+         INSERT INTO flue_conversation_stream_batch_chunks (path, seq, chunk_index, chunk_count, data)
+           SELECT path, seq, 1, 2, substr(data, 11) FROM flue_conversation_stream_batches WHERE seq % 7 = 3;
+         UPDATE flue_conversation_stream_batches SET data = '{\"$flueChunkCount\":2}' WHERE seq % 7 = 3;",
+    )
+    .unwrap();
     let reader = Flue2SqliteReader::open(&db).unwrap();
     let streams = reader.streams().unwrap();
-    let want: Vec<(usize, Row)> = streams
+    let mut want: Vec<(usize, Row)> = Vec::new();
+    for (i, s) in streams.iter().enumerate() {
+        let mut st = conn
+            .prepare(
+                "SELECT seq, submission_id, attempt_id, data, (SELECT group_concat(data, '') FROM \
+                 (SELECT data FROM flue_conversation_stream_batch_chunks c WHERE c.path = b.path \
+                 AND c.seq = b.seq ORDER BY chunk_index)), (SELECT count(*) FROM \
+                 flue_conversation_stream_batch_chunks c WHERE c.path = b.path AND c.seq = b.seq) \
+                 FROM flue_conversation_stream_batches b WHERE path = ?1 ORDER BY seq",
+            )
+            .unwrap();
+        let rows = st
+            .query_map([&s.path], |r| {
+                let chunks: usize = r.get(5)?;
+                let data: String = if chunks > 0 { r.get(4)? } else { r.get(3)? };
+                Ok((i, (r.get(0)?, r.get(1)?, r.get(2)?, data, chunks)))
+            })
+            .unwrap();
+        want.extend(rows.map(Result::unwrap));
+    }
+    assert!(want.len() > 1000, "{} batches", want.len());
+    let spilled = want.iter().filter(|(_, r)| r.4 == 2).count();
+    assert!(spilled > 10, "{spilled} spilled");
+    let each: Vec<(usize, Row)> = streams
         .iter()
         .enumerate()
         .flat_map(|(i, s)| {
@@ -40,7 +74,7 @@ fn streams_read_into_chunks_are_their_batches() {
             })
         })
         .collect();
-    assert!(want.len() > 1000, "{} batches", want.len());
+    assert_eq!(each, want, "each_stream_batch");
     for hand_on_each in [true, false] {
         let mut got: Vec<(usize, Row)> = Vec::new();
         let mut ends = Vec::new();

@@ -244,33 +244,22 @@ impl Flue2SqliteReader {
         path: &str,
         mut each: impl FnMut(Flue2Batch) -> Result<(), StoreError>,
     ) -> Result<(), StoreError> {
-        let err = |e| StoreError::sqlite("reading flue_conversation_stream_batches", e);
-        let mut stmt = self
-            .conn
-            .prepare_cached(
-                "SELECT seq, submission_id, attempt_id, data FROM flue_conversation_stream_batches \
-                 WHERE path = ?1 ORDER BY seq",
-            )
-            .map_err(err)?;
-        let mut rows = stmt.query([path]).map_err(err)?;
-        while let Some(r) = rows.next().map_err(err)? {
-            let seq: i64 = r.get(0).map_err(err)?;
-            let submission_id = r.get(1).map_err(err)?;
-            let attempt_id = r.get(2).map_err(err)?;
-            let data: String = r.get(3).map_err(err)?;
-            let (data, chunk_count) = match spill_count(&data) {
-                Some(n) => (self.unspill(path, seq, n)?, n),
-                None => (data, 0),
-            };
-            each(Flue2Batch {
-                seq,
-                submission_id,
-                attempt_id,
-                data,
-                chunk_count,
-            })?;
-        }
-        Ok(())
+        // Read as the folds read (`read_stream_into`), each batch then copied out on its own.
+        let mut chunk = super::flue2_chunk::BatchChunk::default();
+        self.read_stream_into(path, 0, &mut chunk, |c| {
+            let batch = c.batches().next().map(|b| Flue2Batch {
+                seq: b.seq,
+                submission_id: b.submission_id.map(str::to_string),
+                attempt_id: b.attempt_id.map(str::to_string),
+                data: b.data.to_string(),
+                chunk_count: b.chunk_count,
+            });
+            c.clear();
+            match batch {
+                Some(b) => each(b),
+                None => Ok(()),
+            }
+        })
     }
 
     /// Every conversation stream (one per agent instance), by path: its `identity_json` as
