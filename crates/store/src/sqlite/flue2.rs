@@ -244,21 +244,14 @@ impl Flue2SqliteReader {
         path: &str,
         mut each: impl FnMut(Flue2Batch) -> Result<(), StoreError>,
     ) -> Result<(), StoreError> {
-        // Read as the folds read (`read_stream_into`), each batch then copied out on its own.
-        let mut chunk = super::flue2_chunk::BatchChunk::default();
-        self.read_stream_into(path, 0, &mut chunk, |c| {
-            let batch = c.batches().next().map(|b| Flue2Batch {
+        self.each_batch_row(path, |b| {
+            each(Flue2Batch {
                 seq: b.seq,
                 submission_id: b.submission_id.map(str::to_string),
                 attempt_id: b.attempt_id.map(str::to_string),
                 data: b.data.to_string(),
                 chunk_count: b.chunk_count,
-            });
-            c.clear();
-            match batch {
-                Some(b) => each(b),
-                None => Ok(()),
-            }
+            })
         })
     }
 

@@ -172,6 +172,28 @@ impl Flue2SqliteReader {
         chunk: &mut BatchChunk,
         mut each: impl FnMut(&mut BatchChunk) -> Result<(), StoreError>,
     ) -> Result<(), StoreError> {
+        self.each_batch_row(path, |b| {
+            chunk.push(
+                stream,
+                b.seq,
+                b.submission_id.map(str::to_string),
+                b.attempt_id.map(str::to_string),
+                b.data,
+                b.chunk_count,
+            );
+            each(chunk)
+        })
+    }
+
+    /// Every batch of the stream at `path`, in `seq` order, its text borrowed from SQLite's row
+    /// (a spilled batch's put back together first): the one reading of batch rows, which
+    /// [`Flue2SqliteReader::read_stream_into`] appends to a chunk and
+    /// [`Flue2SqliteReader::each_stream_batch`] copies out.
+    pub(super) fn each_batch_row(
+        &self,
+        path: &str,
+        mut each: impl FnMut(BatchView<'_>) -> Result<(), StoreError>,
+    ) -> Result<(), StoreError> {
         let err = |e| StoreError::sqlite("reading flue_conversation_stream_batches", e);
         let mut stmt = self
             .connection()
@@ -183,8 +205,8 @@ impl Flue2SqliteReader {
         let mut rows = stmt.query([path]).map_err(err)?;
         while let Some(r) = rows.next().map_err(err)? {
             let seq: i64 = r.get(0).map_err(err)?;
-            let submission_id = r.get(1).map_err(err)?;
-            let attempt_id = r.get(2).map_err(err)?;
+            let submission_id: Option<&str> = opt_str(r, 1).map_err(err)?;
+            let attempt_id: Option<&str> = opt_str(r, 2).map_err(err)?;
             let text = match r.get_ref(3).map_err(err)?.as_str() {
                 Ok(t) => t,
                 // Not text (where `get::<String>` fails too): the error `get` gives.
@@ -193,16 +215,34 @@ impl Flue2SqliteReader {
                     return Err(err(e.unwrap_or(rusqlite::Error::InvalidQuery)));
                 }
             };
+            let view = |data, chunk_count| BatchView {
+                seq,
+                submission_id,
+                attempt_id,
+                data,
+                chunk_count,
+            };
             match spill_count(text) {
                 Some(n) => {
                     let whole = self.unspill(path, seq, n)?;
-                    chunk.push(stream, seq, submission_id, attempt_id, &whole, n);
+                    each(view(&whole, n))?;
                 }
-                None => chunk.push(stream, seq, submission_id, attempt_id, text, 0),
+                None => each(view(text, 0))?,
             }
-            each(chunk)?;
         }
         Ok(())
+    }
+}
+
+/// Column `i` of `r` as an optional string borrowed from the row: `get::<Option<String>>`'s
+/// answer, without the copy.
+fn opt_str<'r>(r: &'r rusqlite::Row<'_>, i: usize) -> rusqlite::Result<Option<&'r str>> {
+    match r.get_ref(i)? {
+        rusqlite::types::ValueRef::Null => Ok(None),
+        v => match v.as_str() {
+            Ok(t) => Ok(Some(t)),
+            Err(_) => r.get::<_, String>(i).map(|_| None),
+        },
     }
 }
 
