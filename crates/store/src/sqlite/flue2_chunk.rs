@@ -59,9 +59,9 @@ enum Item {
     End(usize),
 }
 
-/// The largest buffer [`BatchChunk::clear`] keeps: a chunk grown by a spilled batch of many MB
-/// is not held for the rare next one.
-const KEPT_CAPACITY: usize = 8 << 20;
+/// The largest buffer [`BatchChunk::clear`] keeps: twice the folds' largest chunk (2 MB), so a
+/// chunk grown by a spilled batch of many MB is not held for the rare next one.
+const KEPT_CAPACITY: usize = 4 << 20;
 
 impl BatchChunk {
     /// The bytes of batch text it holds.
