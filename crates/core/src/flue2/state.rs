@@ -185,8 +185,7 @@ impl Conversation {
                 .walk_active_path(None)
                 .or_else(|()| self.walk_active_path(Some(foldhash::HashSet::default())))
                 .unwrap_or_else(|()| unreachable!("a walk with the set of seen ids ends"))?;
-            let path = path.into_iter().map(|e| self.shared(&e.id)).collect();
-            Ok(std::sync::Arc::new(path))
+            Ok(std::sync::Arc::new(path.into_iter().cloned().collect()))
         });
         match kept {
             Ok(path) => Ok(path.iter().map(|e| &**e).collect()),
@@ -194,20 +193,19 @@ impl Conversation {
         }
     }
 
-    /// The entry `id`, shared. Only for an id the conversation holds.
-    fn shared(&self, id: &str) -> std::sync::Arc<Entry> {
-        std::sync::Arc::clone(self.entries.get(id).expect("an entry of the path"))
-    }
-
-    /// The chain from the active leaf, oldest first. With `seen`, each id is checked against
+    /// The chain from the active leaf, oldest first, each entry as shared (the kept path holds
+    /// them without looking them up again). With `seen`, each id is checked against
     /// those seen (a cycle is the runtime's error, naming its first repeated entry); without,
     /// `Err(())` once the chain is longer than the entries.
     fn walk_active_path<'a>(
         &'a self,
         mut seen: Option<foldhash::HashSet<&'a str>>,
-    ) -> Result<Result<Vec<&'a Entry>, FoldError>, ()> {
+    ) -> Result<Result<Vec<&'a std::sync::Arc<Entry>>, FoldError>, ()> {
         let mut path = Vec::new();
-        let mut current = self.active_leaf_id.as_deref().and_then(|id| self.entry(id));
+        let mut current = self
+            .active_leaf_id
+            .as_deref()
+            .and_then(|id| self.entries.get(id));
         while let Some(entry) = current {
             let repeated = match &mut seen {
                 None if path.len() == self.entries.len() => return Err(()),
@@ -223,7 +221,7 @@ impl Conversation {
             }
             path.push(entry);
             current = match &entry.parent_id {
-                Parent::Id(p) => self.entry(p),
+                Parent::Id(p) => self.entries.get(p.as_str()),
                 _ => None,
             };
         }
