@@ -7,7 +7,7 @@
 //! runtime's `inProgressMessages`. What the runtime does about each is the plan `classify`
 //! prints at the owner's lease end. `repair` is refused on 2.x and writes nothing.
 
-use std::collections::BTreeSet;
+use std::collections::{BTreeSet, HashMap};
 use std::path::Path;
 
 use serde_json::Value;
@@ -28,6 +28,34 @@ fn wall_ms() -> i64 {
         .duration_since(std::time::UNIX_EPOCH)
         .unwrap()
         .as_millis() as i64
+}
+
+/// Every `assistant_tool_call` record's arguments by (message id, call id), the first of each,
+/// read with plain SQL (a spilled batch's chunks put back together) and parsed whole.
+fn recorded_arguments(db: &Path) -> HashMap<(String, String), Value> {
+    let conn = rusqlite::Connection::open(db).unwrap();
+    let mut st = conn
+        .prepare(
+            "SELECT coalesce((SELECT group_concat(data, '') FROM (SELECT data FROM \
+             flue_conversation_stream_batch_chunks c WHERE c.path = b.path AND c.seq = b.seq \
+             ORDER BY chunk_index)), data) FROM flue_conversation_stream_batches b \
+             ORDER BY path, seq",
+        )
+        .unwrap();
+    let mut out = HashMap::new();
+    for data in st.query_map([], |r| r.get::<_, String>(0)).unwrap() {
+        let records: Vec<Value> = serde_json::from_str(&data.unwrap()).unwrap();
+        for r in records {
+            if r["type"] == "assistant_tool_call" {
+                let key = (
+                    r["messageId"].as_str().unwrap().to_string(),
+                    r["toolCallId"].as_str().unwrap().to_string(),
+                );
+                out.entry(key).or_insert_with(|| r["arguments"].clone());
+            }
+        }
+    }
+    out
 }
 
 fn fold(name: &str) -> Value {
@@ -97,6 +125,7 @@ fn health_finds_what_the_runtimes_own_fold_leaves_out_of_the_next_request_on_eve
     let dir = tempfile::tempdir().unwrap();
     let mut seen_batches = 0;
     let mut seen_ghosts = 0;
+    let mut seen_arguments = 0;
     for name in db_fixture_names("flue-2.1.0") {
         let db = unpack_db("flue-2.1.0", &name, dir.path());
         let before = std::fs::read(&db).unwrap();
@@ -106,6 +135,7 @@ fn health_finds_what_the_runtimes_own_fold_leaves_out_of_the_next_request_on_eve
         assert_eq!(doc["schema"], "turnscope.health/1");
         assert_eq!(doc["format"], "flue-2.x");
         let (batches, ghosts) = expected(&fold(&name));
+        let arguments = recorded_arguments(&db);
         let mut got_batches = BTreeSet::new();
         let mut got_ghosts = BTreeSet::new();
         for s in doc["sessions"].as_array().unwrap() {
@@ -121,9 +151,13 @@ fn health_finds_what_the_runtimes_own_fold_leaves_out_of_the_next_request_on_eve
                                 .map(|m| m.as_str().unwrap().to_string())
                                 .collect::<Vec<_>>(),
                         ));
-                        // Every call named with its arguments, read back from the records.
+                        // Every call named with its arguments, read back from its record.
+                        let assistant = f["assistant"]["entry"].as_str().unwrap();
                         for c in f["calls"].as_array().unwrap() {
+                            let key = (assistant.to_string(), c["id"].as_str().unwrap().into());
+                            assert_eq!(Some(&c["arguments"]), arguments.get(&key), "{name}: {c}");
                             assert!(c["arguments"].is_object(), "{name}: {c}");
+                            seen_arguments += 1;
                         }
                     }
                     "in_progress_assistant" => {
@@ -155,8 +189,8 @@ fn health_finds_what_the_runtimes_own_fold_leaves_out_of_the_next_request_on_eve
     }
     // The fixtures hold both kinds (else this test would check nothing).
     assert!(
-        seen_batches >= 5 && seen_ghosts >= 1,
-        "{seen_batches} {seen_ghosts}"
+        seen_batches >= 5 && seen_ghosts >= 1 && seen_arguments >= 5,
+        "{seen_batches} {seen_ghosts} {seen_arguments}"
     );
 }
 

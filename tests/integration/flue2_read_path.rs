@@ -75,6 +75,37 @@ fn streams_read_into_chunks_are_their_batches() {
         })
         .collect();
     assert_eq!(each, want, "each_stream_batch");
+    // Batches read by their keys: a spilled one whole, in `seq` order whatever the order asked,
+    // once each, a seq the stream lacks skipped.
+    for (i, s) in streams.iter().enumerate() {
+        let of_stream: Vec<&Row> = want
+            .iter()
+            .filter(|(k, _)| *k == i)
+            .map(|(_, r)| r)
+            .collect();
+        let picked: Vec<Row> = of_stream
+            .iter()
+            .filter(|r| r.0 % 5 == 3 || r.4 == 2)
+            .map(|r| (*r).clone())
+            .collect();
+        let mut asked: Vec<i64> = picked.iter().rev().map(|r| r.0).collect();
+        asked.extend(picked.first().map(|r| r.0));
+        asked.push(-1);
+        let mut got = Vec::new();
+        reader
+            .each_batch_at(&s.path, &asked, |b| {
+                got.push((
+                    b.seq,
+                    b.submission_id.map(str::to_string),
+                    b.attempt_id.map(str::to_string),
+                    b.data.to_string(),
+                    b.chunk_count,
+                ));
+                Ok(())
+            })
+            .unwrap();
+        assert_eq!(got, picked, "each_batch_at on {}", s.path);
+    }
     for hand_on_each in [true, false] {
         let mut got: Vec<(usize, Row)> = Vec::new();
         let mut ends = Vec::new();
@@ -136,7 +167,7 @@ fn flue2_read_path_folds_and_inspects_as_the_plain_reads() {
             .stream_batches(&s.path)
             .unwrap()
             .iter()
-            .flat_map(|b| parse_batch(&b.data).unwrap())
+            .map(|b| (b.seq, parse_batch(&b.data).unwrap()))
             .collect::<Vec<_>>();
         let tree = InstanceState::fold_owned(records).unwrap();
         let read = read.state.unwrap();
@@ -268,7 +299,7 @@ fn flue2_chunked_fold_reports_the_first_parse_error_over_a_fold_error() {
         .stream_batches(&path)
         .unwrap()
         .iter()
-        .flat_map(|b| parse_batch(&b.data).unwrap())
+        .map(|b| (b.seq, parse_batch(&b.data).unwrap()))
         .collect::<Vec<_>>();
     let tree = InstanceState::fold_owned(records).unwrap();
     match &whole.state {

@@ -244,6 +244,7 @@ impl<'p, F: FnMut(&BatchView<'_>, Option<&[ReadRecord]>)> Folding<'p, F> {
                 {
                     return;
                 }
+                self.state.begin_batch(b.seq);
                 for r in records {
                     match self.state.apply_read(r) {
                         Ok(()) => {}

@@ -111,6 +111,7 @@ fn asst(id: &str, stop: &str, error: Option<&str>, calls: &[&str], usage: Value)
                 .map(|c| ToolCallRef {
                     id: (*c).into(),
                     name: "write_note".into(),
+                    batch_seq: None,
                 })
                 .collect(),
             usage: Some(usage),

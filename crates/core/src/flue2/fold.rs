@@ -60,6 +60,8 @@ pub struct InstanceState {
     /// foldhash, not std's SipHash: a whale's stream has 100,000 records, each looked up and
     /// inserted once.
     records: foldhash::HashMap<String, Kept>,
+    /// The `seq` of the batch whose records are being folded ([`Self::begin_batch`]).
+    batch_seq: Option<i64>,
 }
 
 impl InstanceState {
@@ -76,15 +78,27 @@ impl InstanceState {
         Ok(state)
     }
 
-    /// [`InstanceState::fold`] of records the caller gives up: each is kept (`recordsById`)
-    /// without a copy, so a long stream is folded as it is read, at the cost of one record tree
-    /// held per record, not two.
-    pub fn fold_owned(records: impl IntoIterator<Item = Record>) -> Result<Self, FoldError> {
+    /// [`InstanceState::fold`] of a stream's batches (`seq` and records) the caller gives up:
+    /// each record is kept (`recordsById`) without a copy, so a long stream is folded as it is
+    /// read, at the cost of one record tree held per record, not two; each call keeps its
+    /// batch's `seq` ([`Self::begin_batch`]).
+    pub fn fold_owned(
+        batches: impl IntoIterator<Item = (i64, Vec<Record>)>,
+    ) -> Result<Self, FoldError> {
         let mut state = InstanceState::new();
-        for record in records {
-            state.apply_owned(record)?;
+        for (seq, records) in batches {
+            state.begin_batch(seq);
+            for record in records {
+                state.apply_owned(record)?;
+            }
         }
         Ok(state)
+    }
+
+    /// The records folded next are those of the stream batch `seq`: each tool call they record
+    /// keeps it ([`super::ToolCallRef::batch_seq`]).
+    pub fn begin_batch(&mut self, seq: i64) {
+        self.batch_seq = Some(seq);
     }
 
     /// The conversation of a `harness`/`session` scope (the runtime's `conversationScopes`).
@@ -286,6 +300,7 @@ impl InstanceState {
     /// settles). Errors are the runtime's reason text.
     fn apply_to(&mut self, index: usize, record: &Record) -> Result<Vec<String>, String> {
         let env = &record.envelope;
+        let batch_seq = self.batch_seq;
         let records = &self.records;
         let conversation = &mut self.conversations[index];
         let c = &mut *conversation;
@@ -402,6 +417,7 @@ impl InstanceState {
                     tool_call: Some(ToolCallRef {
                         id: tool_call_id.clone(),
                         name: name.clone(),
+                        batch_seq,
                     }),
                 },
                 block_index,

@@ -43,6 +43,10 @@ pub struct InProgressMessage {
 pub struct ToolCallRef {
     pub id: String,
     pub name: String,
+    /// The `seq` of the stream batch whose `assistant_tool_call` record this call is
+    /// ([`super::InstanceState::begin_batch`]); `None` for a call folded from records alone. What
+    /// the fold does not keep of the call (its arguments) is read back from that one batch.
+    pub batch_seq: Option<i64>,
 }
 
 /// A committed entry of a conversation.

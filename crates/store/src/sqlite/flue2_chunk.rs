@@ -194,17 +194,53 @@ impl Flue2SqliteReader {
     pub(super) fn each_batch_row(
         &self,
         path: &str,
+        each: impl FnMut(BatchView<'_>) -> Result<(), StoreError>,
+    ) -> Result<(), StoreError> {
+        self.batch_rows(
+            "SELECT seq, submission_id, attempt_id, data FROM flue_conversation_stream_batches \
+             WHERE path = ?1 ORDER BY seq",
+            rusqlite::params![path],
+            path,
+            each,
+        )
+    }
+
+    /// The batches of the stream at `path` whose `seq` is in `seqs`, in `seq` order, each read
+    /// by its key (a spilled one put back together): what a caller reads again of a stream it
+    /// folded, knowing where to look (`health`: the batches of the calls it names).
+    pub fn each_batch_at(
+        &self,
+        path: &str,
+        seqs: &[i64],
+        mut each: impl FnMut(BatchView<'_>) -> Result<(), StoreError>,
+    ) -> Result<(), StoreError> {
+        let mut seqs = seqs.to_vec();
+        seqs.sort_unstable();
+        seqs.dedup();
+        for seq in seqs {
+            self.batch_rows(
+                "SELECT seq, submission_id, attempt_id, data FROM flue_conversation_stream_batches \
+                 WHERE path = ?1 AND seq = ?2",
+                rusqlite::params![path, seq],
+                path,
+                &mut each,
+            )?;
+        }
+        Ok(())
+    }
+
+    /// The rows `sql` selects (`seq, submission_id, attempt_id, data` of the stream at `path`),
+    /// each handed to `each` as a borrowed [`BatchView`].
+    fn batch_rows(
+        &self,
+        sql: &str,
+        params: impl rusqlite::Params,
+        path: &str,
         mut each: impl FnMut(BatchView<'_>) -> Result<(), StoreError>,
     ) -> Result<(), StoreError> {
         let err = |e| StoreError::sqlite("reading flue_conversation_stream_batches", e);
-        let mut stmt = self
-            .connection()
-            .prepare_cached(
-                "SELECT seq, submission_id, attempt_id, data FROM flue_conversation_stream_batches \
-                 WHERE path = ?1 ORDER BY seq",
-            )
-            .map_err(err)?;
-        let mut rows = stmt.query([path]).map_err(err)?;
+        let mut stmt = self.connection().prepare_cached(sql).map_err(err)?;
+        let mut rows = stmt.query(params).map_err(err)?;
         while let Some(r) = rows.next().map_err(err)? {
             let seq: i64 = r.get(0).map_err(err)?;
             let submission_id: Option<&str> = opt_str(r, 1).map_err(err)?;
