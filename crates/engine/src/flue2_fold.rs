@@ -258,6 +258,7 @@ impl<'p, F: FnMut(&BatchView<'_>, Option<&[ReadRecord]>)> Folding<'p, F> {
                         }
                     }
                 }
+                self.state.end_batch();
             }
             Err(e) => {
                 (self.observe)(b, None);

@@ -91,14 +91,20 @@ impl InstanceState {
             for record in records {
                 state.apply_owned(record)?;
             }
+            state.end_batch();
         }
         Ok(state)
     }
 
     /// The records folded next are those of the stream batch `seq`: each tool call they record
-    /// keeps it ([`super::ToolCallRef::batch_seq`]).
+    /// keeps it ([`super::ToolCallRef::batch_seq`]), until [`Self::end_batch`].
     pub fn begin_batch(&mut self, seq: i64) {
         self.batch_seq = Some(seq);
+    }
+
+    /// The batch begun is folded: a record folded after it (outside any batch) keeps no `seq`.
+    pub fn end_batch(&mut self) {
+        self.batch_seq = None;
     }
 
     /// The conversation of a `harness`/`session` scope (the runtime's `conversationScopes`).

@@ -208,3 +208,58 @@ fn a_committed_outcome_is_kept_as_its_digest_a_repair_markers_whole() {
         "Record id \"r4\" was reused with different content."
     );
 }
+
+/// A tool call keeps the `seq` of the batch that recorded it (what `health` reads its arguments
+/// back from), each call its own batch's; a record folded outside a batch keeps none.
+#[test]
+fn a_tool_call_keeps_the_seq_of_its_batch() {
+    let call = |id: &str, block: usize| {
+        rec(&format!(
+            r#""id":"r_{id}","type":"assistant_tool_call","messageId":"entry_m","blockId":"b{block}","blockIndex":{block},"toolCallId":"{id}","name":"bash""#
+        ))
+    };
+    let batches = [
+        vec![
+            created(),
+            user("entry_a", "null"),
+            rec(
+                r#""id":"r1","type":"assistant_message_started","messageId":"entry_m","parentId":"entry_a","submissionId":"s1""#,
+            ),
+        ],
+        vec![call("t1", 0)],
+        vec![
+            call("t2", 1),
+            rec(
+                r#""id":"r3","type":"assistant_message_completed","messageId":"entry_m","stopReason":"toolUse""#,
+            ),
+        ],
+    ];
+    let parsed = |seqs: [i64; 3]| {
+        seqs.into_iter()
+            .zip(&batches)
+            .map(|(seq, b)| (seq, parse_batch(&format!("[{}]", b.join(","))).unwrap()))
+            .collect::<Vec<_>>()
+    };
+    let calls = |state: &InstanceState| match &state.conversations[0].entry("entry_m").unwrap().body
+    {
+        EntryBody::Assistant { tool_calls, .. } => tool_calls
+            .iter()
+            .map(|c| (c.id.clone(), c.batch_seq))
+            .collect::<Vec<_>>(),
+        other => panic!("{other:?}"),
+    };
+    let state = InstanceState::fold_owned(parsed([4, 7, 9])).unwrap();
+    assert_eq!(
+        calls(&state),
+        [("t1".to_string(), Some(7)), ("t2".to_string(), Some(9))]
+    );
+    // The batch ended: a record applied afterwards is outside it.
+    let mut state = InstanceState::fold_owned(parsed([4, 7, 9]).into_iter().take(2)).unwrap();
+    for r in parse_batch(&format!("[{}]", batches[2].join(","))).unwrap() {
+        state.apply(&r).unwrap();
+    }
+    assert_eq!(
+        calls(&state),
+        [("t1".to_string(), Some(7)), ("t2".to_string(), None)]
+    );
+}
