@@ -66,8 +66,9 @@ pub(super) fn scan_top_previews(bytes: &[u8], keep_previews: bool) -> Option<Top
     (s.i == s.b.len()).then_some(t)
 }
 
-/// A cursor over an entry's bytes.
-struct Scan<'a> {
+/// A cursor over an entry's bytes (and a 2.x batch's: `flue2::records_text` reads its records'
+/// fields with it).
+pub(crate) struct Scan<'a> {
     b: &'a [u8],
     i: usize,
     /// Text previews are built (`Previews::Keep`); otherwise only checked as building them would.
@@ -75,6 +76,20 @@ struct Scan<'a> {
 }
 
 impl<'a> Scan<'a> {
+    /// A cursor at the start of `bytes`, previews not built.
+    pub(crate) fn new(bytes: &'a [u8]) -> Scan<'a> {
+        Scan {
+            b: bytes,
+            i: 0,
+            keep_previews: false,
+        }
+    }
+
+    /// Whether the cursor is past the last byte.
+    pub(crate) fn at_end(&self) -> bool {
+        self.i == self.b.len()
+    }
+
     /// The text of `b[start..end]`, a range the scan has read: a whole string's contents or
     /// whole values.
     fn text(&self, start: usize, end: usize) -> &'a str {
@@ -88,12 +103,12 @@ impl<'a> Scan<'a> {
         unsafe { std::str::from_utf8_unchecked(bytes) }
     }
 
-    fn peek(&self) -> Option<u8> {
+    pub(crate) fn peek(&self) -> Option<u8> {
         self.b.get(self.i).copied()
     }
 
     /// JSON whitespace, as `serde_json` skips it.
-    fn ws(&mut self) {
+    pub(crate) fn ws(&mut self) {
         while let Some(b' ' | b'\n' | b'\t' | b'\r') = self.peek() {
             self.i += 1;
         }
@@ -107,7 +122,7 @@ impl<'a> Scan<'a> {
 
     /// The object at the cursor; `member` reads or skips each value, given its key (`None` when
     /// the key holds an escape) and this object's depth.
-    fn object(
+    pub(crate) fn object(
         &mut self,
         depth: usize,
         mut member: impl FnMut(&mut Self, Option<&'a str>, usize) -> Option<()>,
@@ -143,7 +158,7 @@ impl<'a> Scan<'a> {
     }
 
     /// The array at the cursor; `item` reads or skips each element, given this array's depth.
-    fn array(
+    pub(crate) fn array(
         &mut self,
         depth: usize,
         mut item: impl FnMut(&mut Self, usize) -> Option<()>,
@@ -186,7 +201,7 @@ impl<'a> Scan<'a> {
     }
 
     /// Skip the value at the cursor (held at `depth`), checking it as `serde_json` does.
-    fn skip(&mut self, depth: usize) -> Option<()> {
+    pub(crate) fn skip(&mut self, depth: usize) -> Option<()> {
         match self.peek()? {
             b'"' => self.string().map(drop),
             b'{' => self.object(depth + 1, |s, _, d| s.skip(d)),
@@ -248,7 +263,7 @@ impl<'a> Scan<'a> {
 
     /// A kept value as `serde_json` reads it: a string without escapes is taken as it stands, the
     /// literals are known, anything else is parsed from its text by `serde_json`.
-    fn kept(&mut self, depth: usize) -> Option<Value> {
+    pub(crate) fn kept(&mut self, depth: usize) -> Option<Value> {
         if self.peek()? == b'"' {
             let start = self.i;
             let (s, escaped) = self.string()?;

@@ -8,7 +8,7 @@ mod compact_de;
 // The reference of the compact parser: its tests, and the fuzz targets (`fuzzing` feature).
 #[cfg(any(test, feature = "fuzzing"))]
 mod compact_oracle;
-mod compact_scan;
+pub(crate) mod compact_scan;
 pub mod cost;
 pub mod entry;
 pub mod entry_slice;
