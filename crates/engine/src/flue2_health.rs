@@ -160,8 +160,6 @@ fn fill_arguments(
 ) -> Result<(), StoreError> {
     let mut wanted: HashMap<String, HashMap<String, Option<serde_json::Value>>> = HashMap::new();
     let mut seqs = Vec::new();
-    // A call folded without its batch (never, from a stream): every batch is looked in.
-    let mut unplaced = false;
     for f in found.iter() {
         if let Hazard::UnresolvedCalls {
             assistant, calls, ..
@@ -177,24 +175,23 @@ fn fill_arguments(
             let slot = wanted.entry(assistant.entry.clone()).or_default();
             for c in calls {
                 slot.insert(c.id.clone(), None);
-                match folded
-                    .iter()
-                    .find(|f| f.id == c.id)
-                    .and_then(|f| f.batch_seq)
-                {
-                    Some(seq) => seqs.push(seq),
-                    None => unplaced = true,
-                }
+                // Every fold of a stream folds batch by batch, so every call has its batch.
+                seqs.extend(
+                    folded
+                        .iter()
+                        .find(|f| f.id == c.id)
+                        .and_then(|f| f.batch_seq),
+                );
             }
         }
     }
     if wanted.is_empty() {
         return Ok(());
     }
-    let mut take = |data: &str| {
+    reader.each_batch_at(path, &seqs, |b| {
         // Batches the fold could parse; one that does not is the fold's finding, not this.
-        let Ok(serde_json::Value::Array(records)) = serde_json::from_str(data) else {
-            return;
+        let Ok(serde_json::Value::Array(records)) = serde_json::from_str(b.data) else {
+            return Ok(());
         };
         for r in records {
             if r.get("type").and_then(|t| t.as_str()) != Some("assistant_tool_call") {
@@ -208,18 +205,8 @@ fn fill_arguments(
                 }
             }
         }
-    };
-    if unplaced {
-        reader.each_stream_batch(path, |b| {
-            take(&b.data);
-            Ok(())
-        })?;
-    } else {
-        reader.each_batch_at(path, &seqs, |b| {
-            take(b.data);
-            Ok(())
-        })?;
-    }
+        Ok(())
+    })?;
     for f in found.iter_mut() {
         if let Hazard::UnresolvedCalls {
             assistant, calls, ..
