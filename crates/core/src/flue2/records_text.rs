@@ -197,42 +197,19 @@ fn scan_fields(data: &str) -> Option<Vec<ReadFields>> {
     }
     let mut out = Vec::new();
     s.array(1, |s, depth| {
-        let mut fields = ReadFields {
-            fields: Vec::with_capacity(16),
-            seen: 0,
-            keep: true,
-        };
-        let mut skipped: Vec<&str> = Vec::new();
-        let mut user_message = false;
+        let mut keys = RecordKeys::new();
         s.object(depth + 1, |s, key, depth| {
             let k = key?;
-            let slot = read_field(k);
-            if slot.is_some_and(|i| fields.seen & (1 << i) != 0) || skipped.contains(&k) {
-                return None;
-            }
-            match slot {
-                Some(i) if k != "content" || user_message => {
-                    let v = s.kept(depth)?;
-                    if i == Slot::Type as usize {
-                        user_message = v.as_str() == Some("user_message");
-                        if WHOLE.contains(&v.as_str().unwrap_or_default()) {
-                            return None;
-                        }
-                    }
-                    fields.seen |= 1 << i;
-                    fields.fields.push((i as u8, v));
-                }
-                _ => {
+            match keys.slot(k).ok()? {
+                Some(i) => keys.read(i, s.kept(depth)?).ok()?,
+                None => {
                     s.skip(depth)?;
-                    skipped.push(k);
+                    keys.skipped(Cow::Borrowed(k));
                 }
             }
             Some(())
         })?;
-        if user_message && skipped.contains(&"content") {
-            return None;
-        }
-        out.push(fields);
+        out.push(keys.finish().ok()?);
         Some(())
     })?;
     s.ws();
@@ -282,6 +259,89 @@ impl FieldMap for ReadFields {
     }
 }
 
+/// One record's keys as either reader meets them ([`FieldsVisitor`], [`scan_fields`]): which are
+/// read and which skipped, and what makes a record one neither takes apart. One set of rules, so
+/// the two readers cannot read a record differently.
+struct RecordKeys<'k> {
+    fields: ReadFields,
+    /// The keys only skipped (a few: the runtime's `operationId`, a tool's arguments and
+    /// output), to find a repeated one.
+    skipped: Vec<Cow<'k, str>>,
+    /// Whether the record is a user message (once its type is read): its `content` is kept.
+    user_message: bool,
+}
+
+/// Why a record is not taken apart here (the tree reader, [`parse_batch`], then decides).
+enum NotTaken {
+    RepeatedKey,
+    /// Kept whole, in its own key order ([`WHOLE`]).
+    Whole,
+    /// A user message's `content` before its `type`.
+    ContentBeforeType,
+}
+
+impl NotTaken {
+    fn reason(&self) -> &'static str {
+        match self {
+            NotTaken::RepeatedKey => super::digest::DUPLICATE_KEY,
+            NotTaken::Whole => "a whole record",
+            NotTaken::ContentBeforeType => "content before type",
+        }
+    }
+}
+
+impl<'k> RecordKeys<'k> {
+    fn new() -> RecordKeys<'k> {
+        RecordKeys {
+            fields: ReadFields {
+                fields: Vec::with_capacity(16),
+                seen: 0,
+                keep: true,
+            },
+            skipped: Vec::new(),
+            user_message: false,
+        }
+    }
+
+    /// The slot key `k`'s value is read into, or `None`: its value is skipped.
+    fn slot(&self, k: &str) -> Result<Option<usize>, NotTaken> {
+        let slot = read_field(k);
+        if slot.is_some_and(|i| self.fields.seen & (1 << i) != 0)
+            || self.skipped.iter().any(|s| s == k)
+        {
+            return Err(NotTaken::RepeatedKey);
+        }
+        // `content` is a user message's text but a tool outcome's output: kept only where the
+        // record's type (already read: the runtime writes it first) is not a tool's.
+        Ok(slot.filter(|_| k != "content" || self.user_message))
+    }
+
+    /// The value of slot `i`.
+    fn read(&mut self, i: usize, v: Value) -> Result<(), NotTaken> {
+        if i == Slot::Type as usize {
+            self.user_message = v.as_str() == Some("user_message");
+            if WHOLE.contains(&v.as_str().unwrap_or_default()) {
+                return Err(NotTaken::Whole);
+            }
+        }
+        self.fields.seen |= 1 << i;
+        self.fields.fields.push((i as u8, v));
+        Ok(())
+    }
+
+    /// Key `k`, its value skipped.
+    fn skipped(&mut self, k: Cow<'k, str>) {
+        self.skipped.push(k);
+    }
+
+    fn finish(self) -> Result<ReadFields, NotTaken> {
+        if self.user_message && self.skipped.iter().any(|k| k == "content") {
+            return Err(NotTaken::ContentBeforeType);
+        }
+        Ok(self.fields)
+    }
+}
+
 /// A record's read fields and the digest of all of it (with `DIGESTS`; else
 /// [`ReadRecord::UNDIGESTED`]).
 struct Fields<const DIGESTS: bool> {
@@ -303,54 +363,29 @@ impl<'de, const DIGESTS: bool> Visitor<'de> for FieldsVisitor<DIGESTS> {
         f.write_str("a record (a JSON object)")
     }
     fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Fields<DIGESTS>, A::Error> {
-        let mut fields = ReadFields {
-            fields: Vec::with_capacity(16),
-            seen: 0,
-            keep: true,
-        };
+        let mut keys = RecordKeys::new();
         let mut object = ObjectDigest::new();
-        // The keys only digested (a few: the runtime's `operationId`, a tool's arguments and
-        // output), to find a repeated one.
-        let mut skipped: Vec<Cow<'de, str>> = Vec::new();
-        // Whether the record is a user message (once its type is read): its `content` is kept.
-        let mut user_message = false;
+        let not_taken = |n: NotTaken| serde::de::Error::custom(n.reason());
         while let Some(k) = map.next_key_seed(KeySeed)? {
-            let slot = read_field(&k);
-            if slot.is_some_and(|i| fields.seen & (1 << i) != 0) || skipped.contains(&k) {
-                return Err(serde::de::Error::custom(super::digest::DUPLICATE_KEY));
-            }
-            // `content` is a user message's text but a tool outcome's output: kept only where
-            // the record's type (already read: the runtime writes it first) is not a tool's.
-            match slot {
-                Some(i) if k != "content" || user_message => {
+            match keys.slot(&k).map_err(not_taken)? {
+                Some(i) => {
                     let v: Value = map.next_value()?;
                     if DIGESTS {
                         object.add_value(&k, &v);
                     }
-                    if i == Slot::Type as usize {
-                        user_message = v.as_str() == Some("user_message");
-                        if WHOLE.contains(&v.as_str().unwrap_or_default()) {
-                            // Kept whole, in its own key order: read the batch as trees.
-                            return Err(serde::de::Error::custom("a whole record"));
-                        }
-                    }
-                    fields.seen |= 1 << i;
-                    fields.fields.push((i as u8, v));
+                    keys.read(i, v).map_err(not_taken)?;
                 }
-                _ => {
+                None => {
                     if DIGESTS {
                         object.add(&k, map.next_value_seed(DigestSeed)?);
                     } else {
                         map.next_value::<serde::de::IgnoredAny>()?;
                     }
-                    skipped.push(k);
+                    keys.skipped(k);
                 }
             }
         }
-        if user_message && skipped.iter().any(|k| k == "content") {
-            // `content` came before `type`: read the record as a tree.
-            return Err(serde::de::Error::custom("content before type"));
-        }
+        let fields = keys.finish().map_err(not_taken)?;
         Ok(Fields {
             fields,
             digest: if DIGESTS {
