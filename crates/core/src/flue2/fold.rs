@@ -490,21 +490,30 @@ impl InstanceState {
                     .map(|b| b.deltas.concat())
                     .collect::<String>();
                 let tool_calls = blocks.iter().filter_map(|b| b.tool_call.clone()).collect();
-                let message = message.clone();
+                // The message is checked where it is and then taken out of `in_progress`, not
+                // copied first (a copy of its deltas and record ids, dropped at once).
+                let parent_id = message.parent_id.clone();
                 if !message_id.starts_with("entry_") {
                     return Err("Graph entry ids must use the \"entry_\" prefix.".into());
                 }
                 if c.has_entry(message_id) {
                     return Err(format!("Graph entry \"{message_id}\" already exists."));
                 }
-                assert_parent(c, &message.parent_id)?;
-                if !message.parent_id.is(c.active_leaf_id.as_deref()) {
+                assert_parent(c, &parent_id)?;
+                if !parent_id.is(c.active_leaf_id.as_deref()) {
                     return Err("Assistant parent is no longer the conversation tail.".into());
                 }
-                c.in_progress.retain(|m| m.message_id != *message_id);
+                // Started messages have distinct ids (`assistant_message_started` refuses one in
+                // progress), so this removes what the runtime's filter by id removes.
+                let at = c
+                    .in_progress
+                    .iter()
+                    .position(|m| m.message_id == *message_id)
+                    .expect("found by in_progress above");
+                let message = c.in_progress.remove(at);
                 c.commit(Entry {
                     id: message_id.clone(),
-                    parent_id: message.parent_id.clone(),
+                    parent_id,
                     submission_id: message.submission_id.clone(),
                     body: EntryBody::Assistant {
                         stop_reason: stop_reason.clone(),

@@ -167,6 +167,65 @@ fn a_ghost_stays_in_progress_and_blocks_appends() {
 }
 
 #[test]
+fn a_completed_message_leaves_in_progress_and_forgets_its_records_the_other_ghost_stays() {
+    let started = |id: &str, m: &str| {
+        rec(&format!(
+            r#""id":"{id}","type":"assistant_message_started","messageId":"{m}","parentId":"entry_a","submissionId":"s1""#
+        ))
+    };
+    let text = |id: &str, m: &str| {
+        rec(&format!(
+            r#""id":"{id}","type":"assistant_text_started","messageId":"{m}","blockId":"b0","blockIndex":0"#
+        ))
+    };
+    let delta = |id: &str, m: &str, seq: usize| {
+        rec(&format!(
+            r#""id":"{id}","type":"assistant_text_delta","messageId":"{m}","blockId":"b0","sequence":{seq},"delta":"{m}{seq}""#
+        ))
+    };
+    let done = rec(
+        r#""id":"r9","type":"assistant_text_completed","messageId":"entry_n","blockId":"b0","deltaCount":2"#,
+    );
+    let completed = rec(
+        r#""id":"r10","type":"assistant_message_completed","messageId":"entry_n","stopReason":"stop","usage":{"input":3}"#,
+    );
+    let state = fold(&[
+        created(),
+        user("entry_a", "null"),
+        started("r1", "entry_m"),
+        text("r2", "entry_m"),
+        delta("r3", "entry_m", 0),
+        started("r4", "entry_n"),
+        text("r5", "entry_n"),
+        delta("r6", "entry_n", 0),
+        delta("r7", "entry_n", 1),
+        done,
+        completed,
+    ])
+    .unwrap();
+    let c = &state.conversations[0];
+    // The completed message is committed with its text, and only it left `in_progress`.
+    assert_eq!(c.active_leaf_id.as_deref(), Some("entry_n"));
+    match &c.entry("entry_n").unwrap().body {
+        EntryBody::Assistant { text, usage, .. } => {
+            assert_eq!(text, "entry_n0entry_n1");
+            assert_eq!(usage.as_ref().unwrap()["input"], 3);
+        }
+        other => panic!("{other:?}"),
+    }
+    assert_eq!(c.in_progress.len(), 1);
+    assert_eq!(c.in_progress[0].message_id, "entry_m");
+    assert_eq!(c.in_progress[0].blocks[0].deltas, ["entry_m0"]);
+    // Its block records were forgotten; its start and completion, and the ghost's, are kept.
+    for id in ["r5", "r6", "r7", "r9"] {
+        assert!(!state.has_record(id), "{id}");
+    }
+    for id in ["r1", "r2", "r3", "r4", "r10"] {
+        assert!(state.has_record(id), "{id}");
+    }
+}
+
+#[test]
 fn a_committed_outcome_is_kept_as_its_digest_a_repair_markers_whole() {
     let records = |outcome_id: &str| {
         vec![
