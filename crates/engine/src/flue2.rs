@@ -675,9 +675,9 @@ pub struct ShowView<'a> {
 /// and a scan of the path per call is quadratic in its length.
 pub struct Outcomes<'a> {
     /// The first tool result on the path for each call id.
-    committed: HashMap<&'a str, &'a turnscope_core::flue2::Entry>,
+    committed: foldhash::HashMap<&'a str, &'a turnscope_core::flue2::Entry>,
     /// The first recorded-but-uncommitted outcome for each (assistant, call).
-    recorded: HashMap<(&'a str, &'a str), &'a turnscope_core::flue2::UncommittedOutcome>,
+    recorded: foldhash::HashMap<(&'a str, &'a str), &'a turnscope_core::flue2::UncommittedOutcome>,
 }
 
 impl<'a> Outcomes<'a> {
@@ -685,13 +685,13 @@ impl<'a> Outcomes<'a> {
         conversation: &'a Conversation,
         path_after: &[&'a turnscope_core::flue2::Entry],
     ) -> Outcomes<'a> {
-        let mut committed = HashMap::new();
+        let mut committed = foldhash::HashMap::default();
         for e in path_after {
             if let EntryBody::ToolResult { tool_call_id, .. } = &e.body {
                 committed.entry(tool_call_id.as_str()).or_insert(*e);
             }
         }
-        let mut recorded = HashMap::new();
+        let mut recorded = foldhash::HashMap::default();
         for o in &conversation.uncommitted_outcomes {
             recorded
                 .entry((o.assistant_message_id.as_str(), o.tool_call_id.as_str()))
@@ -801,13 +801,11 @@ pub fn show_json(
 }
 
 /// Step memos by the tool call they belong to, each call's in the stream's order.
-pub struct StepsByCall<'m>(
-    std::collections::HashMap<&'m str, Vec<&'m crate::flue2_memos::StepMemo>>,
-);
+pub struct StepsByCall<'m>(foldhash::HashMap<&'m str, Vec<&'m crate::flue2_memos::StepMemo>>);
 
 impl<'m> StepsByCall<'m> {
     pub fn new(memos: &'m [crate::flue2_memos::StepMemo]) -> StepsByCall<'m> {
-        let mut by_call: std::collections::HashMap<&str, Vec<_>> = std::collections::HashMap::new();
+        let mut by_call: foldhash::HashMap<&str, Vec<_>> = foldhash::HashMap::default();
         for m in memos {
             by_call.entry(m.tool_call_id.as_str()).or_default().push(m);
         }

@@ -52,7 +52,7 @@ pub struct Flue2Health {
 
 /// The rows the notes read, by submission id.
 pub struct RowIndex<'a> {
-    by_id: HashMap<&'a str, &'a Flue2SubmissionRow>,
+    by_id: foldhash::HashMap<&'a str, &'a Flue2SubmissionRow>,
     /// Unsettled queued rows by stream path, in `sequence` order (who runs next).
     queued: HashMap<String, Vec<&'a Flue2SubmissionRow>>,
 }
