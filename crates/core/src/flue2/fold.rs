@@ -15,7 +15,7 @@ use std::collections::HashSet;
 use serde_json::Value;
 
 use super::kept::{digest, Kept};
-use super::records::{BlockKind, Body, Parent, Record};
+use super::records::{BlockKind, Body, Envelope, Parent, Record};
 use super::records_text::ReadRecord;
 use super::state::{
     Block, Conversation, Entry, EntryBody, FoldError, InProgressMessage, ToolCallRef,
@@ -132,24 +132,16 @@ impl InstanceState {
     /// Fold one record (the runtime's `applyConversationRecord`). On an error the state may be
     /// partly changed, as the runtime's in-place load leaves it (it discards it).
     pub fn apply(&mut self, record: &Record) -> Result<(), FoldError> {
-        let d = digest(&record.raw);
-        if self
-            .check_and_apply(record, d)
-            .map_err(|e| e.into_fold_error(record))?
-        {
-            self.records.insert(
-                record.envelope.id.clone(),
-                Kept::digested(record.clone(), d),
-            );
-        }
-        Ok(())
+        // The fold moves what it keeps out of a record's body (a delta's text, a completion's
+        // usage): it folds a copy, which it then keeps.
+        self.apply_owned(record.clone())
     }
 
     /// [`InstanceState::apply`], keeping `record` itself rather than a copy.
-    pub fn apply_owned(&mut self, record: Record) -> Result<(), FoldError> {
+    pub fn apply_owned(&mut self, mut record: Record) -> Result<(), FoldError> {
         let d = digest(&record.raw);
         if self
-            .check_and_apply(&record, d)
+            .check_and_apply(&mut record, d)
             .map_err(|e| e.into_fold_error(&record))?
         {
             let (id, kept) = Kept::keyed(record, d);
@@ -164,8 +156,8 @@ impl InstanceState {
     /// ([`super::read_batch_undigested`]), it folds alike unless its id repeats one folded before
     /// ([`ReadRefusal::Undigested`]).
     pub fn apply_read(&mut self, read: ReadRecord) -> Result<(), ReadRefusal> {
-        let ReadRecord { record, digest } = read;
-        if self.check_and_apply(&record, digest)? {
+        let ReadRecord { mut record, digest } = read;
+        if self.check_and_apply(&mut record, digest)? {
             let (id, kept) = Kept::keyed(record, digest);
             self.records.insert(id, kept);
         }
@@ -176,10 +168,15 @@ impl InstanceState {
     /// accepted record (already kept, nothing changed).
     fn check_and_apply(
         &mut self,
-        record: &Record,
+        record: &mut Record,
         record_digest: u128,
     ) -> Result<bool, ReadRefusal> {
-        let env = &record.envelope;
+        let Record {
+            envelope,
+            body,
+            raw,
+        } = record;
+        let env = &*envelope;
         let fail = |reason: String| {
             ReadRefusal::Fold(FoldError {
                 record_id: env.id.clone(),
@@ -212,10 +209,9 @@ impl InstanceState {
         if let Body::ConversationCreated {
             kind,
             parent_conversation_id,
-        } = &record.body
+        } = &*body
         {
             if kind == "root" {
-                let raw = &record.raw;
                 if [
                     "parentConversationId",
                     "taskId",
@@ -281,11 +277,11 @@ impl InstanceState {
                 "Conversation scope conflicts with its creation record.".into(),
             ));
         }
-        let forget = self.apply_to(index, record).map_err(fail)?;
+        let forget = self.apply_to(index, env, body, raw).map_err(fail)?;
         for id in forget {
             self.records.remove(&id);
         }
-        if let Body::ToolResultsCommitted { outcome_ids, .. } = &record.body {
+        if let Body::ToolResultsCommitted { outcome_ids, .. } = &*body {
             for id in outcome_ids {
                 if let Some(k) = self.records.get_mut(id) {
                     k.committed();
@@ -304,13 +300,21 @@ impl InstanceState {
     /// The record's effect on conversation `index`; the ids of records the runtime drops from
     /// `recordsById` (an in-progress message's block records once it completes or its submission
     /// settles). Errors are the runtime's reason text.
-    fn apply_to(&mut self, index: usize, record: &Record) -> Result<Vec<String>, String> {
-        let env = &record.envelope;
+    ///
+    /// What an entry or a block keeps of the record's body is moved out of it where the record
+    /// itself is not kept (a delta's text, a completion's usage), after every check.
+    fn apply_to(
+        &mut self,
+        index: usize,
+        env: &Envelope,
+        body: &mut Body,
+        raw: &Value,
+    ) -> Result<Vec<String>, String> {
         let batch_seq = self.batch_seq;
         let records = &self.records;
         let conversation = &mut self.conversations[index];
         let c = &mut *conversation;
-        match &record.body {
+        match body {
             Body::UserMessage {
                 message_id,
                 parent_id,
@@ -370,18 +374,14 @@ impl InstanceState {
                     blocks: Vec::new(),
                     applied_record_ids: Vec::new(),
                 });
-                if let Some(m) = record
-                    .raw
+                if let Some(m) = raw
                     .get("modelInfo")
                     .and_then(|i| i.get("model"))
                     .and_then(Value::as_str)
                 {
                     c.model = Some(m.to_string());
                 }
-                if record
-                    .raw
-                    .get("responseMetadata")
-                    .is_some_and(|m| !m.is_null())
+                if raw.get("responseMetadata").is_some_and(|m| !m.is_null())
                     && env.submission_id.is_none()
                 {
                     return Err("Response metadata requires a tracked submission.".into());
@@ -444,7 +444,7 @@ impl InstanceState {
                         js_string(sequence)
                     ));
                 }
-                block.deltas.push(delta.clone());
+                block.deltas.push(std::mem::take(delta));
                 message.applied_record_ids.push(env.id.clone());
             }
             Body::BlockCompleted {
@@ -520,7 +520,7 @@ impl InstanceState {
                         error_message: error.clone(),
                         text,
                         tool_calls,
-                        usage: usage.clone(),
+                        usage: usage.take(),
                     },
                 });
                 if let Some(submission) = &message.submission_id {
@@ -728,9 +728,7 @@ impl InstanceState {
             Body::Other => match env.record_type.as_str() {
                 "tool_step_settled" => {
                     let present = |k: &str| {
-                        record
-                            .raw
-                            .get(k)
+                        raw.get(k)
                             .and_then(Value::as_str)
                             .is_some_and(|s| !s.is_empty())
                     };
