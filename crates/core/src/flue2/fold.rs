@@ -323,11 +323,11 @@ impl InstanceState {
                 c,
                 &env.record_type,
                 Entry {
-                    id: message_id.clone(),
-                    parent_id: parent_id.clone(),
+                    id: std::mem::take(message_id),
+                    parent_id: std::mem::replace(parent_id, Parent::Undefined),
                     submission_id: env.submission_id.clone(),
                     body: EntryBody::User {
-                        content: content.clone(),
+                        content: std::mem::take(content),
                     },
                 },
             )?,
@@ -339,11 +339,11 @@ impl InstanceState {
                 c,
                 &env.record_type,
                 Entry {
-                    id: message_id.clone(),
-                    parent_id: parent_id.clone(),
+                    id: std::mem::take(message_id),
+                    parent_id: std::mem::replace(parent_id, Parent::Undefined),
                     submission_id: env.submission_id.clone(),
                     body: EntryBody::Signal {
-                        signal_type: signal_type.clone(),
+                        signal_type: std::mem::take(signal_type),
                     },
                 },
             )?,
@@ -396,7 +396,7 @@ impl InstanceState {
                 in_progress(c, message_id)?,
                 &env.id,
                 Block {
-                    block_id: block_id.clone(),
+                    block_id: std::mem::take(block_id),
                     block_index: 0,
                     kind: *kind,
                     deltas: Vec::new(),
@@ -415,14 +415,14 @@ impl InstanceState {
                 in_progress(c, message_id)?,
                 &env.id,
                 Block {
-                    block_id: block_id.clone(),
+                    block_id: std::mem::take(block_id),
                     block_index: 0,
                     kind: BlockKind::ToolCall,
                     deltas: Vec::new(),
                     completed: false,
                     tool_call: Some(ToolCallRef {
-                        id: tool_call_id.clone(),
-                        name: name.clone(),
+                        id: std::mem::take(tool_call_id),
+                        name: std::mem::take(name),
                         batch_seq,
                     }),
                 },
