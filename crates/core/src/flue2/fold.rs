@@ -12,6 +12,8 @@
 
 use std::collections::HashSet;
 
+use base64::engine::general_purpose::URL_SAFE_NO_PAD;
+use base64::Engine as _;
 use serde_json::Value;
 
 use super::kept::{digest, Kept};
@@ -645,11 +647,14 @@ impl InstanceState {
                 }
                 let mut parent = parent_id.clone();
                 for (tool_call_id, tool_name, is_error, terminate) in outcomes {
-                    let entry_id = format!(
-                        "entry_tool_result_{}_{}",
-                        base64url(assistant_message_id),
-                        base64url(&tool_call_id)
+                    // entry_tool_result_<b64url(assistant id)>_<b64url(call id)>, in one string.
+                    let mut entry_id = String::with_capacity(
+                        20 + (assistant_message_id.len() + tool_call_id.len()).div_ceil(3) * 4,
                     );
+                    entry_id.push_str("entry_tool_result_");
+                    URL_SAFE_NO_PAD.encode_string(assistant_message_id.as_bytes(), &mut entry_id);
+                    entry_id.push('_');
+                    URL_SAFE_NO_PAD.encode_string(tool_call_id.as_bytes(), &mut entry_id);
                     assert_entry_append(c, &env.record_type, &entry_id, &parent)?;
                     c.commit(Entry {
                         id: entry_id.clone(),
@@ -902,19 +907,7 @@ fn js_string(v: &Value) -> String {
 
 /// The runtime's `encodeCanonicalId`: base64url of the UTF-8 bytes, no padding.
 pub(crate) fn base64url(id: &str) -> String {
-    const ALPHABET: &[u8; 64] = b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_";
-    let bytes = id.as_bytes();
-    let mut out = String::with_capacity(bytes.len().div_ceil(3) * 4);
-    for chunk in bytes.chunks(3) {
-        let n = chunk
-            .iter()
-            .enumerate()
-            .fold(0u32, |n, (i, b)| n | (u32::from(*b) << (16 - 8 * i)));
-        for i in 0..=chunk.len() {
-            out.push(ALPHABET[((n >> (18 - 6 * i)) & 63) as usize] as char);
-        }
-    }
-    out
+    URL_SAFE_NO_PAD.encode(id)
 }
 
 #[cfg(test)]
