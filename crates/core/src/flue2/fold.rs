@@ -52,6 +52,15 @@ impl ReadRefusal {
     }
 }
 
+/// The child identity fields a root conversation's creation record must not have (read of its
+/// `raw`, which keeps them: `records_text::RAW_READ`).
+pub(super) const CHILD_IDENTITY: [&str; 4] = [
+    "parentConversationId",
+    "taskId",
+    "actionInvocationId",
+    "agent",
+];
+
 /// The folded state of one stream (one agent instance).
 #[derive(Debug, Clone, Default)]
 pub struct InstanceState {
@@ -214,15 +223,7 @@ impl InstanceState {
         } = &*body
         {
             if kind == "root" {
-                if [
-                    "parentConversationId",
-                    "taskId",
-                    "actionInvocationId",
-                    "agent",
-                ]
-                .iter()
-                .any(|k| raw.get(k).is_some())
-                {
+                if CHILD_IDENTITY.iter().any(|k| raw.get(k).is_some()) {
                     return Err(fail(
                         "Root conversation creation contains child identity fields.".into(),
                     ));
@@ -473,7 +474,8 @@ impl InstanceState {
                 error,
                 usage,
             } => {
-                let message = in_progress(c, message_id)?;
+                let at = in_progress_at(c, message_id)?;
+                let message = &c.in_progress[at];
                 if let Some(open) = message
                     .blocks
                     .iter()
@@ -507,11 +509,6 @@ impl InstanceState {
                 }
                 // Started messages have distinct ids (`assistant_message_started` refuses one in
                 // progress), so this removes what the runtime's filter by id removes.
-                let at = c
-                    .in_progress
-                    .iter()
-                    .position(|m| m.message_id == *message_id)
-                    .expect("found by in_progress above");
                 let message = c.in_progress.remove(at);
                 c.commit(Entry {
                     id: message_id.clone(),
@@ -766,9 +763,15 @@ fn in_progress<'a>(
     c: &'a mut Conversation,
     message_id: &str,
 ) -> Result<&'a mut InProgressMessage, String> {
+    let at = in_progress_at(c, message_id)?;
+    Ok(&mut c.in_progress[at])
+}
+
+/// Where in `in_progress` the message `message_id` is.
+fn in_progress_at(c: &Conversation, message_id: &str) -> Result<usize, String> {
     c.in_progress
-        .iter_mut()
-        .find(|m| m.message_id == message_id)
+        .iter()
+        .position(|m| m.message_id == message_id)
         .ok_or_else(|| format!("Assistant message \"{message_id}\" is not in progress."))
 }
 

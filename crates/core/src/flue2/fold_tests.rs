@@ -52,6 +52,33 @@ fn appends_must_extend_the_leaf() {
 }
 
 #[test]
+fn a_root_creation_with_a_child_identity_field_is_refused_from_either_reader() {
+    for field in CHILD_IDENTITY {
+        let batch = format!(
+            "[{}]",
+            rec(&format!(
+                r#""id":"r0","type":"conversation_created","kind":"root","{field}":"x""#
+            ))
+        );
+        let tree = InstanceState::fold(&parse_batch(&batch).unwrap()).unwrap_err();
+        let mut state = InstanceState::new();
+        let read = crate::flue2::records_text::read_batch_undigested(&batch).unwrap();
+        let from_text = read
+            .into_iter()
+            .map(|r| state.apply_read(r))
+            .find_map(Result::err);
+        let Some(ReadRefusal::Fold(from_text)) = from_text else {
+            panic!("{field}: {from_text:?}");
+        };
+        assert_eq!(
+            tree.reason,
+            "Root conversation creation contains child identity fields."
+        );
+        assert_eq!(from_text, tree, "{field}");
+    }
+}
+
+#[test]
 fn only_a_settlement_keeps_its_json_after_the_fold() {
     let settled = rec(
         r#""id":"r_settled","type":"submission_settled","submissionId":"s1","attemptId":"a1","outcome":"completed""#,
