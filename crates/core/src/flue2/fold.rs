@@ -17,7 +17,7 @@ use base64::Engine as _;
 use serde_json::Value;
 
 use super::kept::{digest, Kept};
-use super::records::{BlockKind, Body, Envelope, Parent, Record};
+use super::records::{BlockKind, Body, Envelope, Parent, Record, CHILD_IDENTITY};
 use super::records_text::ReadRecord;
 use super::state::{
     Block, Conversation, Entry, EntryBody, FoldError, InProgressMessage, ToolCallRef,
@@ -51,15 +51,6 @@ impl ReadRefusal {
         }
     }
 }
-
-/// The child identity fields a root conversation's creation record must not have (read of its
-/// `raw`, which keeps them: `records_text::RAW_READ`).
-pub(super) const CHILD_IDENTITY: [&str; 4] = [
-    "parentConversationId",
-    "taskId",
-    "actionInvocationId",
-    "agent",
-];
 
 /// The folded state of one stream (one agent instance).
 #[derive(Debug, Clone, Default)]

@@ -49,6 +49,15 @@ pub struct Envelope {
     pub turn_id: Option<String>,
 }
 
+/// The child identity fields a root conversation's creation record must not have: the fold
+/// reads them of its `raw`, which the text reader keeps for them (`records_text::RAW_READ`).
+pub(super) const CHILD_IDENTITY: [&str; 4] = [
+    "parentConversationId",
+    "taskId",
+    "actionInvocationId",
+    "agent",
+];
+
 /// A record's `parentId`: absent (`undefined` to the runtime, which no parent check accepts),
 /// `null` (the first entry of a conversation), or an entry id.
 #[derive(Debug, Clone, PartialEq, Eq)]

@@ -114,7 +114,7 @@ const WHOLE: [&str; 1] = ["submission_settled"];
 /// are kept as `raw`; every other record's `raw` is `null`. Only those: a copy of every read
 /// field into a map per assistant message was a few per cent of a stream's read (`perf`).
 const RAW_READ: [(&str, &[&str]); 3] = [
-    ("conversation_created", &super::fold::CHILD_IDENTITY),
+    ("conversation_created", &super::records::CHILD_IDENTITY),
     (
         "assistant_message_started",
         &["modelInfo", "responseMetadata"],
