@@ -45,6 +45,7 @@ use std::sync::OnceLock;
 
 use serde_json::{json, Map, Value};
 
+use super::records::JsonText;
 use super::state::FoldError;
 use super::state::{Conversation, Entry, EntryBody, ToolCallRef};
 use crate::js::overflow_patterns::{self, PiAiPatterns};
@@ -291,7 +292,7 @@ fn assistant(e: &Entry) -> Option<Assistant<'_>> {
             stop_reason,
             error_message: error_message.as_deref(),
             tool_calls,
-            usage: usage.as_ref(),
+            usage: usage.as_ref().map(JsonText::value),
         }),
         _ => None,
     }

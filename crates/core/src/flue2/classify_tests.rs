@@ -114,7 +114,7 @@ fn asst(id: &str, stop: &str, error: Option<&str>, calls: &[&str], usage: Value)
                     batch_seq: None,
                 })
                 .collect(),
-            usage: Some(usage),
+            usage: Some(usage.into()),
         },
     )
 }

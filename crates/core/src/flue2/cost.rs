@@ -19,7 +19,7 @@
 use serde::Serialize;
 use serde_json::Value;
 
-use super::records::{Body, Record};
+use super::records::{Body, JsonText, Record};
 use super::state::{Conversation, Entry, EntryBody};
 use crate::journal::cost::UsageSum;
 
@@ -86,7 +86,7 @@ pub fn submission_cost(conv: &Conversation, owners: &[&str]) -> Flue2Cost {
             stop_reason, usage, ..
         } = &e.body
         {
-            let figures = usage_figures(usage.as_ref());
+            let figures = usage_figures(usage.as_ref().map(JsonText::value));
             if stop_reason == "aborted" {
                 cost.aborted.add(figures);
             } else if on_path.contains(&std::ptr::from_ref(e)) {
@@ -195,7 +195,8 @@ impl AttemptLog {
                 ..
             } => {
                 a.completed.push(stop_reason.clone());
-                a.usage.add(usage_figures(usage.as_ref()));
+                a.usage
+                    .add(usage_figures(usage.as_ref().map(JsonText::value)));
                 self.open.remove(message_id);
             }
             Body::ToolOutcome { .. } => a.outcomes += 1,

@@ -236,7 +236,7 @@ fn a_completed_message_leaves_in_progress_and_forgets_its_records_the_other_ghos
     match &c.entry("entry_n").unwrap().body {
         EntryBody::Assistant { text, usage, .. } => {
             assert_eq!(text, "entry_n0entry_n1");
-            assert_eq!(usage.as_ref().unwrap()["input"], 3);
+            assert_eq!(usage.as_ref().unwrap().value()["input"], 3);
         }
         other => panic!("{other:?}"),
     }

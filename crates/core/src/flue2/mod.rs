@@ -49,7 +49,7 @@ pub use reconciler::{
     InspectFailure, ReconcileInput,
 };
 pub use records::{
-    parse_batch, BlockKind, Body, ContentBlock, Envelope, Parent, Record, RecordError,
+    parse_batch, BlockKind, Body, ContentBlock, Envelope, JsonText, Parent, Record, RecordError,
 };
 pub use records_text::{read_batch, read_batch_undigested, ReadRecord};
 pub use resume::{Flue2Resume, ResumeAction, ResumeEnd};

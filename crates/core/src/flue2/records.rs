@@ -3,6 +3,8 @@
 //! (state writes, resource snapshots, run markers, metadata, step memos, retained children) are
 //! kept by name in [`Body::Other`].
 
+use std::sync::OnceLock;
+
 use serde_json::{Map, Value};
 
 /// An assistant block's kind.
@@ -95,6 +97,56 @@ pub enum ContentBlock {
     Attachment(String),
 }
 
+/// A JSON value the fold keeps but rarely reads (a completion's `usage`: the classifier reads the
+/// last one, a cost view every one): its text, checked as `serde_json` reads it when the record
+/// is read, parsed the first time it is asked for. Why: a `usage` parsed into a map for every
+/// completion, and dropped unread with the fold by `health --all` and `list`, was about 5 % of
+/// their CPU (`perf`, the 2 GB 2.x journal). Equal as the values are.
+#[derive(Clone)]
+pub struct JsonText {
+    /// The value's text; empty when made from a parsed value (`value` is then set).
+    pub(crate) text: Box<str>,
+    value: OnceLock<Value>,
+}
+
+impl JsonText {
+    /// A value read from its text, which `serde_json` has read as a [`Value`] without error
+    /// (the text reader checks it: `records_text::Checked`).
+    pub(crate) fn checked(text: &str) -> JsonText {
+        JsonText {
+            text: text.into(),
+            value: OnceLock::new(),
+        }
+    }
+
+    pub fn value(&self) -> &Value {
+        self.value.get_or_init(|| {
+            serde_json::from_str(&self.text).expect("the text was read as a JSON value before")
+        })
+    }
+}
+
+impl From<Value> for JsonText {
+    fn from(v: Value) -> JsonText {
+        JsonText {
+            text: Box::default(),
+            value: OnceLock::from(v),
+        }
+    }
+}
+
+impl PartialEq for JsonText {
+    fn eq(&self, other: &JsonText) -> bool {
+        self.value() == other.value()
+    }
+}
+
+impl std::fmt::Debug for JsonText {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        self.value().fmt(f)
+    }
+}
+
 /// What a record's type adds to the envelope.
 #[derive(Debug, Clone, PartialEq)]
 pub enum Body {
@@ -150,7 +202,7 @@ pub enum Body {
         stop_reason: String,
         error: Option<String>,
         /// `usage` as stored: `None` when absent (`undefined`).
-        usage: Option<Value>,
+        usage: Option<JsonText>,
     },
     ToolOutcome {
         assistant_message_id: String,
@@ -209,6 +261,10 @@ pub(crate) trait FieldMap {
     /// text reader's fields of most record types: no copy), else a copy.
     fn take(&mut self, key: &str) -> Option<Value> {
         self.get(key).cloned()
+    }
+    /// The field's value for a record to keep as [`JsonText`] (the text reader's keeps its text).
+    fn take_json(&mut self, key: &str) -> Option<JsonText> {
+        self.take(key).map(JsonText::from)
     }
 }
 
@@ -410,7 +466,7 @@ impl Record {
                 message_id: f.string("messageId")?,
                 stop_reason: f.string("stopReason")?,
                 error: f.opt_string("error")?,
-                usage: f.map.take("usage"),
+                usage: f.map.take_json("usage"),
             },
             "tool_outcome" => Body::ToolOutcome {
                 assistant_message_id: f.string("assistantMessageId")?,

@@ -21,7 +21,7 @@ use serde::de::{Deserialize, Deserializer, MapAccess, Visitor};
 use serde_json::Value;
 
 use super::digest::{digest, DigestSeed, KeySeed, ObjectDigest};
-use super::records::{parse_batch, FieldMap, Record, RecordError};
+use super::records::{parse_batch, FieldMap, JsonText, Record, RecordError};
 use crate::journal::compact_scan::Scan;
 
 /// A record read from its text, with the digest of its whole tree. Its `raw` holds only what the
@@ -219,6 +219,11 @@ fn scan_fields(data: &str) -> Option<Vec<ReadFields>> {
         s.object(depth + 1, |s, key, depth| {
             let k = key?;
             match keys.slot(k).ok()? {
+                Some(i) if i == Slot::Usage as usize => {
+                    let text = s.raw(depth)?;
+                    serde_json::from_str::<Checked>(text).ok()?;
+                    keys.read_usage(JsonText::checked(text));
+                }
                 Some(i) => keys.read(i, s.kept(depth)?).ok()?,
                 None => {
                     s.skip(depth)?;
@@ -251,6 +256,8 @@ fn tree_records(data: &str) -> Result<Vec<ReadRecord>, RecordError> {
 struct ReadFields {
     fields: Vec<(u8, Value)>,
     seen: u64,
+    /// `usage`, where the scanner read it: its text ([`JsonText`]).
+    usage: Option<JsonText>,
 }
 
 impl ReadFields {
@@ -267,6 +274,12 @@ impl FieldMap for ReadFields {
     fn take(&mut self, key: &str) -> Option<Value> {
         let i = self.slot(key)?;
         Some(std::mem::take(&mut self.fields[i].1))
+    }
+    fn take_json(&mut self, key: &str) -> Option<JsonText> {
+        match (key, self.usage.take()) {
+            ("usage", Some(u)) => Some(u),
+            _ => self.take(key).map(JsonText::from),
+        }
     }
 }
 
@@ -307,6 +320,7 @@ impl<'k> RecordKeys<'k> {
             fields: ReadFields {
                 fields: Vec::with_capacity(16),
                 seen: 0,
+                usage: None,
             },
             skipped: Vec::new(),
             user_message: false,
@@ -337,6 +351,12 @@ impl<'k> RecordKeys<'k> {
         self.fields.seen |= 1 << i;
         self.fields.fields.push((i as u8, v));
         Ok(())
+    }
+
+    /// `usage`, read as its text (the scanner's read; the visitors read it as any other).
+    fn read_usage(&mut self, usage: JsonText) {
+        self.fields.seen |= 1 << Slot::Usage as usize;
+        self.fields.usage = Some(usage);
     }
 
     /// Key `k`, its value skipped.
@@ -404,6 +424,53 @@ impl<'de, const DIGESTS: bool> Visitor<'de> for FieldsVisitor<DIGESTS> {
                 ReadRecord::UNDIGESTED
             },
         })
+    }
+}
+
+/// A JSON value read as `serde_json` reads a [`Value`] (`deserialize_any` all the way down: the
+/// same checks of numbers, escapes, keys and depth) and kept as nothing: a text that reads as
+/// `Checked` reads as a [`Value`], which [`JsonText::value`] relies on. (`IgnoredAny` and
+/// `RawValue` skip numbers and strings with fewer checks: `1e400` passes them.)
+struct Checked;
+
+impl<'de> Deserialize<'de> for Checked {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Checked, D::Error> {
+        d.deserialize_any(Checked)
+    }
+}
+
+impl<'de> Visitor<'de> for Checked {
+    type Value = Checked;
+    fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
+        f.write_str("a JSON value")
+    }
+    fn visit_bool<E>(self, _: bool) -> Result<Checked, E> {
+        Ok(Checked)
+    }
+    fn visit_i64<E>(self, _: i64) -> Result<Checked, E> {
+        Ok(Checked)
+    }
+    fn visit_u64<E>(self, _: u64) -> Result<Checked, E> {
+        Ok(Checked)
+    }
+    fn visit_f64<E>(self, _: f64) -> Result<Checked, E> {
+        Ok(Checked)
+    }
+    fn visit_str<E>(self, _: &str) -> Result<Checked, E> {
+        Ok(Checked)
+    }
+    fn visit_unit<E>(self) -> Result<Checked, E> {
+        Ok(Checked)
+    }
+    fn visit_seq<A: serde::de::SeqAccess<'de>>(self, mut seq: A) -> Result<Checked, A::Error> {
+        while seq.next_element::<Checked>()?.is_some() {}
+        Ok(Checked)
+    }
+    fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Checked, A::Error> {
+        while map.next_key::<Checked>()?.is_some() {
+            map.next_value::<Checked>()?;
+        }
+        Ok(Checked)
     }
 }
 
@@ -720,6 +787,66 @@ mod tests {
                 same_as_the_tree_reader(&format!("{ws}[{ws}{}{ws}]{ws}", records.join(",")));
             }
         }
+    }
+
+    /// A text reads as [`Checked`] exactly where it reads as a [`Value`]: what
+    /// [`JsonText::value`] relies on.
+    #[test]
+    fn checked_is_what_reads_as_a_value() {
+        let deep = |n: usize| format!("{}{}", "[".repeat(n), "]".repeat(n));
+        for text in [
+            "0",
+            "-1.5e-3",
+            "1e400",
+            "-1e400",
+            "18446744073709551616",
+            r#""\ud83d\ude00""#,
+            r#""\ud800""#,
+            r#""\udc00x""#,
+            r#""\q""#,
+            "\"\u{1}\"",
+            r#"{"a":1,"a":2}"#,
+            r#"{"input":12,"cost":{"total":0.5}}"#,
+            r#"{1:2}"#,
+            "[1,]",
+            "nul",
+            &deep(127),
+            &deep(128),
+            &deep(129),
+        ] {
+            let value = serde_json::from_str::<Value>(text).is_ok();
+            let checked = serde_json::from_str::<Checked>(text).is_ok();
+            assert_eq!(checked, value, "{text}");
+        }
+        let usage = r#"{"input":12,"output":3.5,"cost":{"total":0.000005}}"#;
+        let parsed: Value = serde_json::from_str(usage).unwrap();
+        assert_eq!(JsonText::checked(usage).value(), &parsed);
+        assert_eq!(JsonText::checked(usage), JsonText::from(parsed));
+        assert_ne!(JsonText::checked("1"), JsonText::checked("2"));
+    }
+
+    /// A usage the scanner takes is kept as its text; one `serde_json` refuses sends the batch
+    /// to the visitors, which refuse it as the tree reader does.
+    #[test]
+    fn a_usage_is_kept_as_its_text_once_checked() {
+        let batch = |usage: &str| {
+            format!(
+                "[{}]",
+                rec(&format!(
+                    r#""id":"r3","type":"assistant_message_completed","messageId":"entry_m","stopReason":"stop","usage":{usage}"#
+                ))
+            )
+        };
+        let fields = scan_fields(&batch(r#"{"input":1e2}"#)).unwrap();
+        assert!(fields[0]
+            .usage
+            .as_ref()
+            .is_some_and(|u| &*u.text == r#"{"input":1e2}"#));
+        for bad in [r#"{"input":1e400}"#, r#""\ud800""#] {
+            assert!(scan_fields(&batch(bad)).is_none(), "{bad}");
+            same_as_the_tree_reader(&batch(bad));
+        }
+        same_as_the_tree_reader(&batch("null"));
     }
 
     #[test]

@@ -168,7 +168,7 @@ fn materialize(conv: &mut Conversation, ghost: &InProgressMessage) -> bool {
             error_message: Some("Stream interrupted before completion.".into()),
             text,
             tool_calls,
-            usage: Some(json!({"input":0,"output":0,"cacheRead":0,"cacheWrite":0,"totalTokens":0,"cost":{"input":0,"output":0,"cacheRead":0,"cacheWrite":0,"total":0}})),
+            usage: Some(json!({"input":0,"output":0,"cacheRead":0,"cacheWrite":0,"totalTokens":0,"cost":{"input":0,"output":0,"cacheRead":0,"cacheWrite":0,"total":0}}).into()),
         },
     });
     reasoning

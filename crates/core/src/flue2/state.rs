@@ -76,7 +76,7 @@ pub enum EntryBody {
         tool_calls: Vec<ToolCallRef>,
         /// `usage` as the completion record held it: `None` when absent (`undefined`). The
         /// classifier's overflow check reads `usage.input`, `usage.cacheRead`, `usage.output`.
-        usage: Option<serde_json::Value>,
+        usage: Option<super::records::JsonText>,
     },
     ToolResult {
         tool_call_id: String,

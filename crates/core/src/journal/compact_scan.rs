@@ -255,7 +255,7 @@ impl<'a> Scan<'a> {
     }
 
     /// The text of the value at the cursor (held at `depth`), checked.
-    fn raw(&mut self, depth: usize) -> Option<&'a str> {
+    pub(crate) fn raw(&mut self, depth: usize) -> Option<&'a str> {
         let start = self.i;
         self.skip(depth)?;
         Some(self.text(start, self.i))
