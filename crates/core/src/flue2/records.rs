@@ -5,6 +5,7 @@
 
 use std::sync::OnceLock;
 
+use serde::de::{Deserialize, Deserializer, MapAccess, SeqAccess, Visitor};
 use serde_json::{Map, Value};
 
 /// An assistant block's kind.
@@ -110,13 +111,13 @@ pub struct JsonText {
 }
 
 impl JsonText {
-    /// A value read from its text, which `serde_json` has read as a [`Value`] without error
-    /// (the text reader checks it: `records_text::Checked`).
-    pub(crate) fn checked(text: &str) -> JsonText {
-        JsonText {
+    /// `text` kept, when `serde_json` reads it as a [`Value`] ([`Checked`]); `None` when not.
+    pub(crate) fn read(text: &str) -> Option<JsonText> {
+        serde_json::from_str::<Checked>(text).ok()?;
+        Some(JsonText {
             text: text.into(),
             value: OnceLock::new(),
-        }
+        })
     }
 
     pub fn value(&self) -> &Value {
@@ -144,6 +145,53 @@ impl PartialEq for JsonText {
 impl std::fmt::Debug for JsonText {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         self.value().fmt(f)
+    }
+}
+
+/// A JSON value read as `serde_json` reads a [`Value`] (`deserialize_any` all the way down: the
+/// same checks of numbers, escapes, keys and depth) and kept as nothing: a text that reads as
+/// `Checked` reads as a [`Value`], which [`JsonText::value`] relies on. (`IgnoredAny` checks
+/// less: a lone surrogate's escape, which `Value` refuses, passes it.)
+struct Checked;
+
+impl<'de> Deserialize<'de> for Checked {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Checked, D::Error> {
+        d.deserialize_any(Checked)
+    }
+}
+
+impl<'de> Visitor<'de> for Checked {
+    type Value = Checked;
+    fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
+        f.write_str("a JSON value")
+    }
+    fn visit_bool<E>(self, _: bool) -> Result<Checked, E> {
+        Ok(Checked)
+    }
+    fn visit_i64<E>(self, _: i64) -> Result<Checked, E> {
+        Ok(Checked)
+    }
+    fn visit_u64<E>(self, _: u64) -> Result<Checked, E> {
+        Ok(Checked)
+    }
+    fn visit_f64<E>(self, _: f64) -> Result<Checked, E> {
+        Ok(Checked)
+    }
+    fn visit_str<E>(self, _: &str) -> Result<Checked, E> {
+        Ok(Checked)
+    }
+    fn visit_unit<E>(self) -> Result<Checked, E> {
+        Ok(Checked)
+    }
+    fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<Checked, A::Error> {
+        while seq.next_element::<Checked>()?.is_some() {}
+        Ok(Checked)
+    }
+    fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Checked, A::Error> {
+        while map.next_key::<Checked>()?.is_some() {
+            map.next_value::<Checked>()?;
+        }
+        Ok(Checked)
     }
 }
 

@@ -220,9 +220,7 @@ fn scan_fields(data: &str) -> Option<Vec<ReadFields>> {
             let k = key?;
             match keys.slot(k).ok()? {
                 Some(i) if i == Slot::Usage as usize => {
-                    let text = s.raw(depth)?;
-                    serde_json::from_str::<Checked>(text).ok()?;
-                    keys.read_usage(JsonText::checked(text));
+                    keys.read_usage(JsonText::read(s.raw(depth)?)?);
                 }
                 Some(i) => keys.read(i, s.kept(depth)?).ok()?,
                 None => {
@@ -424,53 +422,6 @@ impl<'de, const DIGESTS: bool> Visitor<'de> for FieldsVisitor<DIGESTS> {
                 ReadRecord::UNDIGESTED
             },
         })
-    }
-}
-
-/// A JSON value read as `serde_json` reads a [`Value`] (`deserialize_any` all the way down: the
-/// same checks of numbers, escapes, keys and depth) and kept as nothing: a text that reads as
-/// `Checked` reads as a [`Value`], which [`JsonText::value`] relies on. (`IgnoredAny` and
-/// `RawValue` skip numbers and strings with fewer checks: `1e400` passes them.)
-struct Checked;
-
-impl<'de> Deserialize<'de> for Checked {
-    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Checked, D::Error> {
-        d.deserialize_any(Checked)
-    }
-}
-
-impl<'de> Visitor<'de> for Checked {
-    type Value = Checked;
-    fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
-        f.write_str("a JSON value")
-    }
-    fn visit_bool<E>(self, _: bool) -> Result<Checked, E> {
-        Ok(Checked)
-    }
-    fn visit_i64<E>(self, _: i64) -> Result<Checked, E> {
-        Ok(Checked)
-    }
-    fn visit_u64<E>(self, _: u64) -> Result<Checked, E> {
-        Ok(Checked)
-    }
-    fn visit_f64<E>(self, _: f64) -> Result<Checked, E> {
-        Ok(Checked)
-    }
-    fn visit_str<E>(self, _: &str) -> Result<Checked, E> {
-        Ok(Checked)
-    }
-    fn visit_unit<E>(self) -> Result<Checked, E> {
-        Ok(Checked)
-    }
-    fn visit_seq<A: serde::de::SeqAccess<'de>>(self, mut seq: A) -> Result<Checked, A::Error> {
-        while seq.next_element::<Checked>()?.is_some() {}
-        Ok(Checked)
-    }
-    fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Checked, A::Error> {
-        while map.next_key::<Checked>()?.is_some() {
-            map.next_value::<Checked>()?;
-        }
-        Ok(Checked)
     }
 }
 
@@ -789,10 +740,10 @@ mod tests {
         }
     }
 
-    /// A text reads as [`Checked`] exactly where it reads as a [`Value`]: what
-    /// [`JsonText::value`] relies on.
+    /// A text is read as a [`JsonText`] exactly where it reads as a [`Value`], and its value is
+    /// that one: what [`JsonText::value`] relies on.
     #[test]
-    fn checked_is_what_reads_as_a_value() {
+    fn a_json_text_is_read_where_a_value_is() {
         let deep = |n: usize| format!("{}{}", "[".repeat(n), "]".repeat(n));
         for text in [
             "0",
@@ -814,15 +765,14 @@ mod tests {
             &deep(128),
             &deep(129),
         ] {
-            let value = serde_json::from_str::<Value>(text).is_ok();
-            let checked = serde_json::from_str::<Checked>(text).is_ok();
-            assert_eq!(checked, value, "{text}");
+            let value = serde_json::from_str::<Value>(text).ok();
+            let read = JsonText::read(text);
+            assert_eq!(read.as_ref().map(JsonText::value), value.as_ref(), "{text}");
         }
         let usage = r#"{"input":12,"output":3.5,"cost":{"total":0.000005}}"#;
         let parsed: Value = serde_json::from_str(usage).unwrap();
-        assert_eq!(JsonText::checked(usage).value(), &parsed);
-        assert_eq!(JsonText::checked(usage), JsonText::from(parsed));
-        assert_ne!(JsonText::checked("1"), JsonText::checked("2"));
+        assert_eq!(JsonText::read(usage), Some(JsonText::from(parsed)));
+        assert_ne!(JsonText::read("1"), JsonText::read("2"));
     }
 
     /// A usage the scanner takes is kept as its text; one `serde_json` refuses sends the batch
