@@ -402,7 +402,7 @@ where
         // Two chunks may wait for the applier: with one, the reading thread (never idle) parsed
         // a chunk whenever the applier was behind by one, and the applier then waited for it
         // (`perf sched`: 393 waits, 0.3 s of `health --all`'s 1.6 s). Paired on the 2 GB
-        // journal: 0.96x the wall time of `health --all` for a peak 9 MB higher.
+        // journal: 0.96-0.97x the wall time of `health --all` for a peak 8-9 MB higher.
         let (tx, rx) = sync_channel::<Chunk>(QUEUED_CHUNKS);
         let (done_tx, done_rx) = std::sync::mpsc::channel::<(usize, Option<FoldedStream>)>();
         // A stream whose fold needs digests ([`Folding::finish`]) is read again, whole, here.
