@@ -274,10 +274,10 @@ impl FieldMap for ReadFields {
         Some(std::mem::take(&mut self.fields[i].1))
     }
     fn take_json(&mut self, key: &str) -> Option<JsonText> {
-        match (key, self.usage.take()) {
-            ("usage", Some(u)) => Some(u),
-            _ => self.take(key).map(JsonText::from),
+        if key == "usage" && self.usage.is_some() {
+            return self.usage.take();
         }
+        self.take(key).map(JsonText::from)
     }
 }
 

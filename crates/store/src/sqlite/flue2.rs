@@ -328,16 +328,7 @@ impl Flue2SqliteReader {
         while let Some(r) = rows.next().map_err(err)? {
             let index: i64 = r.get(0).map_err(err)?;
             let chunk_count: i64 = r.get(1).map_err(err)?;
-            let text = match r.get_ref(2).map_err(err)?.as_str() {
-                Ok(t) => t,
-                // Not text: the error `get::<String>` gives.
-                Err(_) => {
-                    return Err(err(r
-                        .get::<_, String>(2)
-                        .err()
-                        .unwrap_or(rusqlite::Error::InvalidQuery)))
-                }
-            };
+            let text = super::flue2_chunk::row_str(r, 2).map_err(err)?;
             if rows_read == 0 {
                 // `count` is the batch row's word, not yet checked against the chunk rows: the
                 // room taken ahead is bounded, and a longer batch grows as any string does.
