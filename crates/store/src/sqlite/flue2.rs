@@ -328,7 +328,7 @@ impl Flue2SqliteReader {
         while let Some(r) = rows.next().map_err(err)? {
             let index: i64 = r.get(0).map_err(err)?;
             let chunk_count: i64 = r.get(1).map_err(err)?;
-            let text = super::flue2_chunk::row_str(r, 2).map_err(err)?;
+            let text = row_str(r, 2).map_err(err)?;
             if rows_read == 0 {
                 // `count` is the batch row's word, not yet checked against the chunk rows: the
                 // room taken ahead is bounded, and a longer batch grows as any string does.
@@ -346,6 +346,27 @@ impl Flue2SqliteReader {
             });
         }
         Ok(whole)
+    }
+}
+
+/// Column `i` of `r` as a string borrowed from the row: `get::<String>`'s answer, its error for
+/// a value that is not text included, without the copy.
+pub(super) fn row_str<'r>(r: &'r rusqlite::Row<'_>, i: usize) -> rusqlite::Result<&'r str> {
+    match r.get_ref(i)?.as_str() {
+        Ok(t) => Ok(t),
+        Err(_) => Err(r
+            .get::<_, String>(i)
+            .err()
+            .unwrap_or(rusqlite::Error::InvalidQuery)),
+    }
+}
+
+/// Column `i` of `r` as an optional string borrowed from the row: `get::<Option<String>>`'s
+/// answer, without the copy.
+pub(super) fn opt_str<'r>(r: &'r rusqlite::Row<'_>, i: usize) -> rusqlite::Result<Option<&'r str>> {
+    match r.get_ref(i)? {
+        rusqlite::types::ValueRef::Null => Ok(None),
+        _ => row_str(r, i).map(Some),
     }
 }
 
@@ -369,6 +390,28 @@ pub(super) fn spill_count(data: &str) -> Option<usize> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// A column read borrowed answers as `get` does: the text, `None` for `NULL` (the optional
+    /// read), and for a value that is not text the error `get::<String>` gives.
+    #[test]
+    fn a_borrowed_column_answers_as_get_does() {
+        let conn = rusqlite::Connection::open_in_memory().unwrap();
+        conn.query_row("SELECT 'é', NULL, x'00ff', 7", [], |r| {
+            assert_eq!(row_str(r, 0).unwrap(), "é");
+            assert_eq!(opt_str(r, 0).unwrap(), Some("é"));
+            assert_eq!(opt_str(r, 1).unwrap(), None);
+            for i in [1, 2, 3] {
+                let want = r.get::<_, String>(i).unwrap_err().to_string();
+                assert_eq!(row_str(r, i).unwrap_err().to_string(), want, "{i}");
+            }
+            for i in [2, 3] {
+                let want = r.get::<_, Option<String>>(i).unwrap_err().to_string();
+                assert_eq!(opt_str(r, i).unwrap_err().to_string(), want, "{i}");
+            }
+            Ok(())
+        })
+        .unwrap();
+    }
 
     #[test]
     fn only_the_runtimes_spill_marker_is_a_spill() {

@@ -10,7 +10,7 @@
 
 use std::ops::Range;
 
-use super::flue2::{spill_count, Flue2SqliteReader};
+use super::flue2::{opt_str, row_str, spill_count, Flue2SqliteReader};
 use crate::StoreError;
 
 /// One batch of a [`BatchChunk`]: its row, its text borrowed from the chunk.
@@ -265,52 +265,9 @@ impl Flue2SqliteReader {
     }
 }
 
-/// Column `i` of `r` as a string borrowed from the row: `get::<String>`'s answer, its error for
-/// a value that is not text included, without the copy.
-pub(super) fn row_str<'r>(r: &'r rusqlite::Row<'_>, i: usize) -> rusqlite::Result<&'r str> {
-    match r.get_ref(i)?.as_str() {
-        Ok(t) => Ok(t),
-        Err(_) => Err(r
-            .get::<_, String>(i)
-            .err()
-            .unwrap_or(rusqlite::Error::InvalidQuery)),
-    }
-}
-
-/// Column `i` of `r` as an optional string borrowed from the row: `get::<Option<String>>`'s
-/// answer, without the copy.
-fn opt_str<'r>(r: &'r rusqlite::Row<'_>, i: usize) -> rusqlite::Result<Option<&'r str>> {
-    match r.get_ref(i)? {
-        rusqlite::types::ValueRef::Null => Ok(None),
-        _ => row_str(r, i).map(Some),
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    /// A column read borrowed answers as `get` does: the text, `None` for `NULL` (the optional
-    /// read), and for a value that is not text the error `get::<String>` gives.
-    #[test]
-    fn a_borrowed_column_answers_as_get_does() {
-        let conn = rusqlite::Connection::open_in_memory().unwrap();
-        conn.query_row("SELECT 'é', NULL, x'00ff', 7", [], |r| {
-            assert_eq!(row_str(r, 0).unwrap(), "é");
-            assert_eq!(opt_str(r, 0).unwrap(), Some("é"));
-            assert_eq!(opt_str(r, 1).unwrap(), None);
-            for i in [1, 2, 3] {
-                let want = r.get::<_, String>(i).unwrap_err().to_string();
-                assert_eq!(row_str(r, i).unwrap_err().to_string(), want, "{i}");
-            }
-            for i in [2, 3] {
-                let want = r.get::<_, Option<String>>(i).unwrap_err().to_string();
-                assert_eq!(opt_str(r, i).unwrap_err().to_string(), want, "{i}");
-            }
-            Ok(())
-        })
-        .unwrap();
-    }
 
     /// Batches come back as pushed, each text its own, ends in their places; a cleared chunk
     /// keeps its buffer (up to [`KEPT_CAPACITY`]) and holds nothing.
