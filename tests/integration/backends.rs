@@ -50,16 +50,36 @@ pub struct TestDb {
     pub target: DbTarget,
     /// The SQLite source (for Postgres: the file it was copied from).
     pub sqlite: PathBuf,
-    #[cfg_attr(not(feature = "postgres"), allow(dead_code))]
-    pg: Option<(PgTarget, String)>,
+    /// Held for its drop: the PostgreSQL database goes with this.
+    #[cfg(feature = "postgres")]
+    #[allow(dead_code)]
+    pg: Option<PgDatabase>,
 }
 
 #[cfg(feature = "postgres")]
 static COUNTER: AtomicU64 = AtomicU64::new(0);
 
-/// A new, empty PostgreSQL database on the test server (dropped with the returned guard).
+/// A database on the test server, dropped when this goes out of scope: at the end of the test,
+/// or while a failing test unwinds, so a failure leaves nothing on the server's disk.
 #[cfg(feature = "postgres")]
-pub fn fresh_pg_database(admin: &PgTarget) -> (PgTarget, String) {
+pub struct PgDatabase {
+    admin: PgTarget,
+    name: String,
+}
+
+#[cfg(feature = "postgres")]
+impl Drop for PgDatabase {
+    fn drop(&mut self) {
+        let _ = admin_client(&self.admin).batch_execute(&format!(
+            "DROP DATABASE IF EXISTS {} WITH (FORCE)",
+            self.name
+        ));
+    }
+}
+
+/// A new, empty PostgreSQL database on the test server, and the guard that drops it.
+#[cfg(feature = "postgres")]
+pub fn fresh_pg_database(admin: &PgTarget) -> (PgTarget, PgDatabase) {
     let name = format!(
         "ts_{}_{}_{}",
         std::process::id(),
@@ -71,7 +91,14 @@ pub fn fresh_pg_database(admin: &PgTarget) -> (PgTarget, String) {
     );
     let mut c = admin_client(admin);
     c.batch_execute(&format!("CREATE DATABASE {name}")).unwrap();
-    (admin.with_dbname(&name), name)
+    let target = admin.with_dbname(&name);
+    (
+        target,
+        PgDatabase {
+            admin: admin.clone(),
+            name,
+        },
+    )
 }
 
 #[cfg(feature = "postgres")]
@@ -87,22 +114,25 @@ impl TestDb {
                 kind,
                 target: DbTarget::Sqlite(sqlite.to_path_buf()),
                 sqlite: sqlite.to_path_buf(),
+                #[cfg(feature = "postgres")]
                 pg: None,
             },
             #[cfg(not(feature = "postgres"))]
             Kind::Postgres => unreachable!("kinds() has no PostgreSQL without the feature"),
             #[cfg(feature = "postgres")]
             Kind::Postgres => {
-                let admin = pg_admin();
-                let (target, name) = fresh_pg_database(&admin);
+                // The guard first: a copy that fails drops its half-filled database too, so one
+                // failure does not leave its rows on the server's disk for the tests after it.
+                let (target, guard) = fresh_pg_database(&pg_admin());
+                let db = TestDb {
+                    kind,
+                    target: DbTarget::Postgres(target.clone()),
+                    sqlite: sqlite.to_path_buf(),
+                    pg: Some(guard),
+                };
                 convert::sqlite_to_postgres(sqlite, &target)
                     .unwrap_or_else(|e| panic!("copying {}: {e}", sqlite.display()));
-                TestDb {
-                    kind,
-                    target: DbTarget::Postgres(target),
-                    sqlite: sqlite.to_path_buf(),
-                    pg: Some((admin, name)),
-                }
+                db
             }
         }
     }
@@ -147,16 +177,6 @@ impl TestDb {
                 .query_one(&format!("SELECT ({sql})::bigint"), &[])
                 .unwrap()
                 .get(0),
-        }
-    }
-}
-
-impl Drop for TestDb {
-    fn drop(&mut self) {
-        #[cfg(feature = "postgres")]
-        if let Some((admin, name)) = &self.pg {
-            let _ = admin_client(admin)
-                .batch_execute(&format!("DROP DATABASE IF EXISTS {name} WITH (FORCE)"));
         }
     }
 }

@@ -779,17 +779,17 @@ fn progress_bars_only_at_a_terminal_and_never_beside_json() {
 )]
 #[test]
 fn pg_copy_to_postgres_draws_bars_only_at_a_terminal() {
-    use crate::backends::{admin_client, fresh_pg_database, pg_admin};
+    use crate::backends::{fresh_pg_database, pg_admin};
     let admin = pg_admin();
     let dir = tempfile::tempdir().unwrap();
     let src = demo(dir.path());
     let src = src.to_str().unwrap();
-    let (piped, piped_name) = fresh_pg_database(&admin);
+    let (piped, _piped_db) = fresh_pg_database(&admin);
     let url = piped.url();
     let o = run(&url, &["--write", "copy-to-postgres", src]);
     assert!(o.status.success(), "{}", stderr(&o));
     assert!(o.stderr.is_empty(), "a pipe gets no bar: {}", stderr(&o));
-    let (watched, watched_name) = fresh_pg_database(&admin);
+    let (watched, _watched_db) = fresh_pg_database(&admin);
     let url = watched.url();
     let (code, screen) = at_terminal(
         Path::new(&url),
@@ -803,11 +803,6 @@ fn pg_copy_to_postgres_draws_bars_only_at_a_terminal() {
         "{screen}"
     );
     assert!(screen.contains("copied "), "{screen}");
-    for name in [piped_name, watched_name] {
-        admin_client(&admin)
-            .batch_execute(&format!("DROP DATABASE {name} WITH (FORCE)"))
-            .unwrap();
-    }
 }
 
 #[test]

@@ -248,7 +248,7 @@ fn pg_each_way_to_fail_has_its_own_error_and_never_shows_the_password() {
         assert_secret_free(&e);
     }
     // A database without flue tables, then flue tables with other versions.
-    let (target, name) = fresh_pg_database(&admin);
+    let (target, _db) = fresh_pg_database(&admin);
     let mut with_secret = target.clone();
     with_secret.password = Some(SECRET.into());
     let url = with_secret.url();
@@ -265,9 +265,6 @@ fn pg_each_way_to_fail_has_its_own_error_and_never_shows_the_password() {
         .unwrap();
     assert!(matches!(open_err(&url), StoreError::NewerFormat { .. }));
     drop(c);
-    admin_client(&admin)
-        .batch_execute(&format!("DROP DATABASE {name} WITH (FORCE)"))
-        .unwrap();
 }
 
 #[cfg_attr(
@@ -277,7 +274,7 @@ fn pg_each_way_to_fail_has_its_own_error_and_never_shows_the_password() {
 #[test]
 fn pg_cli_seeds_lists_shows_repairs_and_audits_without_showing_the_password() {
     let admin = pg_admin();
-    let (target, name) = fresh_pg_database(&admin);
+    let (target, _db) = fresh_pg_database(&admin);
     // The test server trusts loopback, so any password is accepted: it must still never show.
     let mut t = target.clone();
     t.password = Some(SECRET.into());
@@ -353,9 +350,6 @@ fn pg_cli_seeds_lists_shows_repairs_and_audits_without_showing_the_password() {
     for text in &seen {
         assert!(!text.contains(SECRET), "password shown: {text}");
     }
-    admin_client(&admin)
-        .batch_execute(&format!("DROP DATABASE {name} WITH (FORCE)"))
-        .unwrap();
 }
 
 #[cfg_attr(
@@ -465,7 +459,7 @@ fn pg_copy_to_postgres_copies_a_runtime_journal_and_needs_write() {
     let admin = pg_admin();
     let dir = tempfile::tempdir().unwrap();
     let src = unpack_fixture(dir.path(), "tool-results-partial");
-    let (target, name) = fresh_pg_database(&admin);
+    let (target, _db) = fresh_pg_database(&admin);
     let url = target.url();
     let src_s = src.to_str().unwrap();
     let o = turnscope_command()
@@ -491,9 +485,6 @@ fn pg_copy_to_postgres_copies_a_runtime_journal_and_needs_write() {
     assert_eq!(doc["rows"]["flue_agent_submissions"], rows.len());
     assert_eq!(pg.list_submissions(all, 0).unwrap(), rows);
     drop(pg);
-    admin_client(&admin)
-        .batch_execute(&format!("DROP DATABASE {name} WITH (FORCE)"))
-        .unwrap();
 }
 
 #[cfg_attr(
