@@ -45,6 +45,7 @@ mod health_runtime;
 mod hostile;
 mod incidents;
 mod js_json_parse;
+mod lone_surrogates;
 mod next_request;
 mod outside;
 mod panic_report;

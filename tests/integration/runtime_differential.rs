@@ -120,6 +120,22 @@ fn mutate(c: &rusqlite::Connection, rng: &mut Rng, id: &str, session: &str) -> V
             &[&id],
         );
     }
+    // Text cut between the halves of a surrogate pair: JSON.stringify writes the half left as a
+    // lone escape, which JSON.parse reads back; the runtime sees no damage in it.
+    if rng.chance(0.12) {
+        exec(
+            "lone surrogate in the history",
+            "UPDATE flue_session_entries SET data = replace(data, '\"text\":\"', '\"text\":\"\\ud83d') WHERE session_id = ?1",
+            &[&session],
+        );
+    }
+    if rng.chance(0.12) {
+        exec(
+            "lone surrogate in the streamed partial",
+            "UPDATE flue_agent_stream_chunks SET body = replace(replace(body, '\"text\":\"', '\"text\":\"\\ud83d'), '\"delta\":\"', '\"delta\":\"\\ud83d') WHERE substr(stream_key, 1, 37) = ?1 || ':'",
+            &[&id],
+        );
+    }
     if rng.chance(0.08) {
         exec(
             "stream chunks deleted",
@@ -929,6 +945,21 @@ fn known_gap(r: &StateResult) -> Option<&'static str> {
             Some(
                 "rule 4 with the input not marked: reconcile stops before marking the stream \
                  consumed, which without the replacement would turn it into a rule 9 failure",
+            )
+        }
+        // A write that would carry half of a surrogate pair back is refused: turnscope reads it
+        // as U+FFFD, and would write that where the runtime writes the half.
+        (Some(1), "direct", 0) if r.mutations.contains(&"lone surrogate in the history") => Some(
+            "rule 1 on a history holding half of a surrogate pair: refused, as the answer's text \
+             would be written with U+FFFD; the runtime settles it",
+        ),
+        (Some(4), _, 0)
+            if r.mutations
+                .contains(&"lone surrogate in the streamed partial") =>
+        {
+            Some(
+                "rule 4 on a streamed partial holding half of a surrogate pair: refused, as the \
+             partial would be written with U+FFFD; the runtime recovers it",
             )
         }
         _ => None,

@@ -192,7 +192,7 @@ fn session_hits(key: &str, data: &str, q: &str, ids: bool, out: &mut Vec<Session
     if !ids || !data.to_lowercase().contains(q) {
         return;
     }
-    let Ok(v) = serde_json::from_str::<serde_json::Value>(data) else {
+    let Ok(v) = turnscope_core::js::lone_surrogates::from_str::<serde_json::Value>(data) else {
         return;
     };
     let names = |s: &str| s.to_lowercase().contains(q);

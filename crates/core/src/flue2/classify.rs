@@ -193,7 +193,7 @@ pub struct SessionKey {
 impl SessionKey {
     pub fn parse(key: &str) -> Option<SessionKey> {
         let rest = key.strip_prefix("agent-session:")?;
-        let Ok(Value::Array(parts)) = serde_json::from_str::<Value>(rest) else {
+        let Ok(Value::Array(parts)) = crate::js::lone_surrogates::from_str::<Value>(rest) else {
             return None;
         };
         let parts: Vec<String> = parts

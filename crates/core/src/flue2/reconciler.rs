@@ -298,7 +298,7 @@ impl FoldReads for Live<'_, '_> {
         let record: Option<serde_json::Value> = row
             .settlement_record
             .as_deref()
-            .and_then(|s| serde_json::from_str(s).ok());
+            .and_then(|s| crate::js::lone_surrogates::from_str(s).ok());
         let record_id = row.settlement_record_id.clone().unwrap_or_default();
         let present = instance.is_some_and(|s| s.has_record(&record_id));
         // A record of that id that is not a settlement is not kept whole: it differs all the same.
@@ -772,7 +772,7 @@ fn finalize_pending(input: &Table<'_>, reads: &dyn FoldReads) -> Flue2Plan {
     let record: Option<serde_json::Value> = row
         .settlement_record
         .as_deref()
-        .and_then(|s| serde_json::from_str(s).ok());
+        .and_then(|s| crate::js::lone_surrogates::from_str(s).ok());
     let outcome = record
         .as_ref()
         .and_then(|r| r.get("outcome"))

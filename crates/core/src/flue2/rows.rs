@@ -61,7 +61,7 @@ impl Flue2SubmissionRow {
     /// row holds one that says.
     pub fn settlement_outcome(&self) -> Option<String> {
         let record: serde_json::Value =
-            serde_json::from_str(self.settlement_record.as_deref()?).ok()?;
+            crate::js::lone_surrogates::from_str(self.settlement_record.as_deref()?).ok()?;
         record.get("outcome")?.as_str().map(str::to_string)
     }
 

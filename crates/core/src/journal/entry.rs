@@ -596,7 +596,8 @@ impl Entry {
                 error: Box::new(error),
             },
         };
-        let value: Value = match serde_json::from_str(data) {
+        // As `JSON.parse` reads it: a lone surrogate's escape is no damage to the runtime.
+        let value: Value = match crate::js::lone_surrogates::from_str(data) {
             Ok(v) => v,
             Err(e) => return malformed(format!("invalid JSON: {e}")),
         };

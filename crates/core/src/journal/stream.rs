@@ -57,7 +57,7 @@ fn rebuild(bodies: &[String]) -> (StreamReconstruction, Option<(Value, Vec<Value
     let mut saw_tool_call = false;
     for body in bodies {
         // A body that is not a JSON array counts as no events, as in the runtime's parseSegment.
-        let Ok(Value::Array(events)) = serde_json::from_str::<Value>(body) else {
+        let Ok(Value::Array(events)) = crate::js::lone_surrogates::from_str::<Value>(body) else {
             continue;
         };
         for ev in &events {

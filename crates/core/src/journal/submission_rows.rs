@@ -174,7 +174,7 @@ impl JournalRow {
         let Some(json) = &self.tool_request_json else {
             return Ok(None);
         };
-        let v: serde_json::Value = serde_json::from_str(json)
+        let v: serde_json::Value = crate::js::lone_surrogates::from_str(json)
             .map_err(|e| format!("tool_request_json is not valid JSON: {e}"))?;
         let calls = v
             .get("toolCalls")

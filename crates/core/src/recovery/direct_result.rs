@@ -24,8 +24,17 @@ pub fn reconstruct_result(history: &History, submission_id: &str) -> Result<Opti
         .active_path_since(&input.id)
         .into_iter()
         .map(|e| {
-            e.json()
-                .ok_or_else(|| format!("entry {} is not JSON", e.id))
+            e.json().ok_or_else(|| {
+                // Read as U+FFFD elsewhere; written back, it would not be the runtime's bytes.
+                if crate::js::lone_surrogates::replace_lone_surrogates(&e.raw).is_some() {
+                    format!(
+                        "entry {} holds half of a surrogate pair, which turnscope cannot write back as the runtime does",
+                        e.id
+                    )
+                } else {
+                    format!("entry {} is not JSON", e.id)
+                }
+            })
         })
         .collect::<Result<_, _>>()?;
     let mut assistant = None;

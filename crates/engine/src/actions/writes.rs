@@ -13,6 +13,7 @@ use super::runtime_rows::{
 };
 use crate::report::SubmissionReport;
 use turnscope_core::journal::stream::recovered_partial_message;
+use turnscope_core::js::lone_surrogates;
 use turnscope_core::js::stringify::to_js_string;
 use turnscope_core::recovery::changes::{ColumnChange, RowChange, SqlValue};
 use turnscope_core::recovery::direct_result::reconstruct_result;
@@ -107,6 +108,15 @@ pub(super) fn rows_for(
             stream_key,
             append_partial,
         } => {
+            // A lone surrogate's escape reads as U+FFFD (`js::lone_surrogates`): the runtime
+            // writes the half itself back, turnscope would write the replacement character.
+            let lone = |b: &String| lone_surrogates::replace_lone_surrogates(b).is_some();
+            if *append_partial && r.bundle.stream_chunks.iter().any(lone) {
+                return Err(Refusal::new(
+                    "the streamed partial holds half of a surrogate pair, which turnscope cannot write back byte for byte as the runtime does",
+                    "leave this step to the runtime's reconciler, which recovers the stream itself",
+                ));
+            }
             let partial = recovered_partial_message(&r.bundle.stream_chunks).ok_or_else(|| {
                 Refusal::new("the stream chunks no longer rebuild to text", "refresh")
             })?;

@@ -1,0 +1,157 @@
+//! A lone surrogate's escape (`"\ud83d"`) is what `JSON.stringify` writes for a string cut
+//! between the halves of a pair (a tool output sliced to so many UTF-16 units, a streamed partial
+//! cut by a crash). `JSON.parse` reads it, so the runtime loads such a row; `serde_json` refuses
+//! it. turnscope reads it as the runtime does (the half shown as U+FFFD) on both formats: the
+//! same verdict, classification and plan as without it, and no damage. The real beta.7
+//! reconciler's answer on such rows is checked by `runtime_differential`'s mutations; flue
+//! 2.1.0's classifier is run here.
+
+use std::path::{Path, PathBuf};
+
+use serde_json::Value;
+
+use crate::runtime_kit::runtime2;
+use crate::support::{db_fixture_names, fixtures_dir, turnscope_command, unpack_db};
+
+/// `db` copied beside itself with every text of `table.column` (`"text":"…`, and a streamed
+/// `"delta":"…`) begun with the lone high half of a pair; `None` where no row has one.
+fn cut_copy(db: &Path, table: &str, column: &str) -> Option<PathBuf> {
+    let cut = db.with_extension("cut.db");
+    std::fs::copy(db, &cut).unwrap();
+    let sql = format!(
+        r#"UPDATE {table} SET {column} = replace(replace({column}, '"text":"', '"text":"\ud83d'), '"delta":"', '"delta":"\ud83d')
+           WHERE {column} LIKE '%"text":"%' OR {column} LIKE '%"delta":"%'"#
+    );
+    let n = rusqlite::Connection::open(&cut)
+        .unwrap()
+        .execute(&sql, [])
+        .unwrap();
+    (n > 0).then_some(cut)
+}
+
+/// The JSON document `turnscope --db DB ARGS` prints.
+fn turnscope_json(db: &Path, args: &[&str]) -> Value {
+    let o = turnscope_command()
+        // One clock for every run, so the plans' reasons compare.
+        .env("TURNSCOPE_NOW_MS", "1796617737650")
+        .args(["--db", db.to_str().unwrap()])
+        .args(args)
+        .output()
+        .unwrap();
+    // `health` exits 8 when it finds something, which the comparison covers.
+    assert!(
+        matches!(o.status.code(), Some(0 | 8)),
+        "{}",
+        String::from_utf8_lossy(&o.stderr)
+    );
+    serde_json::from_slice(&o.stdout).unwrap()
+}
+
+/// Every submission's verdict, classification, plan and trailing batch as `list --json` prints
+/// them, and the kinds of what `health --all` finds in each session.
+fn judgements(db: &Path) -> (Vec<Value>, Vec<Value>) {
+    let doc = turnscope_json(db, &["list", "--status", "all", "--json"]);
+    let list = doc["submissions"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|s| {
+            serde_json::json!([
+                s["verdict"],
+                s["classification"],
+                s["plan"],
+                s["trailingPartialBatch"]
+            ])
+        })
+        .collect();
+    let health = turnscope_json(db, &["health", "--all", "--json"]);
+    let found = health["sessions"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|s| {
+            let kinds: Vec<&Value> = s["findings"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .map(|f| &f["kind"])
+                .collect();
+            serde_json::json!([s["session"], kinds])
+        })
+        .collect();
+    (list, found)
+}
+
+#[test]
+fn beta7_histories_and_streams_with_a_lone_surrogate_are_judged_as_without_it() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut changed = 0;
+    for name in db_fixture_names("flue-beta7") {
+        let db = unpack_db("flue-beta7", &name, dir.path());
+        let before = judgements(&db);
+        for (table, column) in [
+            ("flue_session_entries", "data"),
+            ("flue_agent_stream_chunks", "body"),
+        ] {
+            let Some(cut) = cut_copy(&db, table, column) else {
+                continue;
+            };
+            changed += 1;
+            assert_eq!(judgements(&cut), before, "{name}: {table}");
+        }
+    }
+    assert!(changed >= 10, "{changed} tables of fixtures have a text");
+}
+
+#[test]
+fn the_next_request_shows_the_lone_half_as_the_replacement_character() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = unpack_db("flue-beta7", "completed-before-settle", dir.path());
+    let cut = cut_copy(&db, "flue_session_entries", "data").unwrap();
+    let list = turnscope_json(&cut, &["list", "--status", "all", "--json"]);
+    let id = list["submissions"][0]["submission"]["submissionId"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    let o = turnscope_command()
+        .args(["--db", cut.to_str().unwrap(), "next-request", &id])
+        .output()
+        .unwrap();
+    let text = String::from_utf8(o.stdout).unwrap();
+    assert!(o.status.success(), "{text}");
+    assert!(text.contains("\u{fffd}All three tools finished."), "{text}");
+}
+
+#[cfg_attr(
+    turnscope_no_runtime2,
+    ignore = "needs the real flue 2.1.0 runtime: npm is not on PATH or TURNSCOPE_RUNTIME_SKIP is set (tests/runtime2/README.md)"
+)]
+#[test]
+fn flue2_records_with_a_lone_surrogate_are_read_as_the_runtime_reads_them() {
+    let rt = runtime2("lone_surrogates");
+    let dir = tempfile::tempdir().unwrap();
+    let mut changed = 0;
+    for name in db_fixture_names("flue-2.1.0") {
+        let db = unpack_db("flue-2.1.0", &name, dir.path());
+        let Some(cut) = cut_copy(&db, "flue_conversation_stream_batches", "data") else {
+            continue;
+        };
+        changed += 1;
+        let committed: Value = serde_json::from_str(
+            &std::fs::read_to_string(
+                fixtures_dir()
+                    .join("flue-2.1.0")
+                    .join(format!("{name}.classification.json")),
+            )
+            .unwrap(),
+        )
+        .unwrap();
+        assert_eq!(
+            rt.drive("classify.mjs", &[cut.as_os_str()]),
+            committed,
+            "{name}: the runtime reads the lone half as it reads the fixture"
+        );
+        assert_eq!(judgements(&cut), judgements(&db), "{name}");
+    }
+    assert!(changed >= 10, "{changed} fixtures have a text");
+}
