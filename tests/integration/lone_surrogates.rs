@@ -4,7 +4,8 @@
 //! it. turnscope reads it as the runtime does (the half shown as U+FFFD) on both formats: the
 //! same verdict, classification and plan as without it, and no damage. The real beta.7
 //! reconciler's answer on such rows is checked by `runtime_differential`'s mutations; flue
-//! 2.1.0's classifier is run here.
+//! 2.1.0's classifier is run here. A write that would carry the half back (turnscope would write
+//! U+FFFD) is refused, and its plan still names the rule the runtime applies.
 
 use std::path::{Path, PathBuf};
 
@@ -154,4 +155,85 @@ fn flue2_records_with_a_lone_surrogate_are_read_as_the_runtime_reads_them() {
         assert_eq!(judgements(&cut), judgements(&db), "{name}");
     }
     assert!(changed >= 10, "{changed} fixtures have a text");
+}
+
+/// The demo's submission of `instance`.
+fn demo_submission(db: &Path, instance: &str) -> String {
+    rusqlite::Connection::open(db)
+        .unwrap()
+        .query_row(
+            "SELECT submission_id FROM flue_agent_submissions WHERE session_key = ?1 AND status = 'running'",
+            [format!(r#"agent-session:["{instance}","default","default"]"#)],
+            |r| r.get(0),
+        )
+        .unwrap()
+}
+
+#[test]
+fn writes_that_would_carry_a_lone_half_back_are_refused_and_the_plan_still_says_what_the_runtime_does(
+) {
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("demo.db");
+    // Written at the real clock, which writes plan on: its deadlines are hours ahead.
+    let now = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .unwrap()
+        .as_millis() as i64;
+    turnscope_demo::write_demo(&db, now).unwrap();
+    let direct = demo_submission(&db, "alice-laptop");
+    let streamed = demo_submission(&db, "podcast-notes");
+    let c = rusqlite::Connection::open(&db).unwrap();
+    // The completed answer of a direct prompt (rule 1 rebuilds its text into the settlement).
+    c.execute(
+        r#"UPDATE flue_session_entries SET data = replace(data, '"text":"', '"text":"\ud83d')
+           WHERE session_id LIKE '%"alice-laptop"%'"#,
+        [],
+    )
+    .unwrap();
+    // A streamed partial not yet in the history (rule 4 appends it, rebuilt from the deltas).
+    c.execute(
+        r#"UPDATE flue_agent_stream_chunks SET body = replace(body, '"delta":"', '"delta":"\ud83d')
+           WHERE substr(stream_key, 1, 37) = ?1 || ':'"#,
+        [&streamed],
+    )
+    .unwrap();
+    c.execute(
+        r#"UPDATE flue_sessions SET data = json_set(data, '$.leafId', (
+             SELECT json_extract(e.data, '$.parentId') FROM flue_session_entries e
+             WHERE e.session_id = flue_sessions.id AND e.entry_id = json_extract(flue_sessions.data, '$.leafId')))
+           WHERE id LIKE '%"podcast-notes"%'"#,
+        [],
+    )
+    .unwrap();
+    drop(c);
+    let before = std::fs::read(&db).unwrap();
+    for (id, rule, reason) in [
+        (&direct, 1, "entry"),
+        (&streamed, 4, "the streamed partial"),
+    ] {
+        let o = turnscope_command()
+            .args(["--db", db.to_str().unwrap(), "show", id, "--json"])
+            .output()
+            .unwrap();
+        let show: Value = serde_json::from_slice(&o.stdout).unwrap();
+        assert_eq!(show["plan"]["rule"], rule, "{id}: {}", show["plan"]);
+        for action in ["reconcile", "step"] {
+            let o = turnscope_command()
+                .args(["--db", db.to_str().unwrap(), "--write", action, id, "-y"])
+                .args(["--ack-side-effects", "--operator", "test"])
+                .output()
+                .unwrap();
+            let err = String::from_utf8_lossy(&o.stderr);
+            assert!(
+                !o.status.success(),
+                "{action} {id}: {err} {}",
+                String::from_utf8_lossy(&o.stdout)
+            );
+            assert!(
+                err.contains(reason) && err.contains("half of a surrogate pair"),
+                "{action} {id}: {err}"
+            );
+        }
+    }
+    assert!(std::fs::read(&db).unwrap() == before, "nothing written");
 }

@@ -934,7 +934,7 @@ fn known_gap(r: &StateResult) -> Option<&'static str> {
              the next pass would fail it by rule 8",
         ),
         (Some(4), "dispatch", 1..)
-            if input_not_marked
+            if (input_not_marked || r.mutations.contains(&"no session row"))
                 && within(&[
                     "journal.revision",
                     "journal.stream_consumed_at",
@@ -943,8 +943,9 @@ fn known_gap(r: &StateResult) -> Option<&'static str> {
                 ]) =>
         {
             Some(
-                "rule 4 with the input not marked: reconcile stops before marking the stream \
-                 consumed, which without the replacement would turn it into a rule 9 failure",
+                "rule 4 with the input not marked or no session row (so no input entry): \
+                 reconcile stops before marking the stream consumed, which without the \
+                 replacement would turn it into a rule 9 failure",
             )
         }
         // A write that would carry half of a surrogate pair back is refused: turnscope reads it
