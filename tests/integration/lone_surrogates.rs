@@ -12,7 +12,7 @@ use std::path::{Path, PathBuf};
 use serde_json::Value;
 
 use crate::runtime_kit::runtime2;
-use crate::support::{db_fixture_names, fixtures_dir, turnscope_command, unpack_db};
+use crate::support::{db_fixture_names, turnscope_command, unpack_db};
 
 /// `db` copied beside itself with every text of `table.column` (`"text":"…`, and a streamed
 /// `"delta":"…`) begun with the lone high half of a pair; `None` where no row has one.
@@ -138,18 +138,9 @@ fn flue2_records_with_a_lone_surrogate_are_read_as_the_runtime_reads_them() {
             continue;
         };
         changed += 1;
-        let committed: Value = serde_json::from_str(
-            &std::fs::read_to_string(
-                fixtures_dir()
-                    .join("flue-2.1.0")
-                    .join(format!("{name}.classification.json")),
-            )
-            .unwrap(),
-        )
-        .unwrap();
         assert_eq!(
             rt.drive("classify.mjs", &[cut.as_os_str()]),
-            committed,
+            crate::runtime2::committed(&name),
             "{name}: the runtime reads the lone half as it reads the fixture"
         );
         assert_eq!(judgements(&cut), judgements(&db), "{name}");

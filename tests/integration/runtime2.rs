@@ -18,7 +18,8 @@ fn fixture_dir() -> PathBuf {
     fixtures_dir().join("flue-2.1.0")
 }
 
-fn committed(name: &str) -> Value {
+/// The runtime's classification of fixture `name`, as committed (`NAME.classification.json`).
+pub(crate) fn committed(name: &str) -> Value {
     committed_json(name, "classification")
 }
 
