@@ -629,6 +629,8 @@ mod tests {
                 prop::sample::select(vec![
                     r#""\n\"x\"\\""#,
                     r#""\u00e9\ud83d\ude00""#,
+                    // Half of a pair alone: read as U+FFFD (`js::lone_surrogates`).
+                    r#""cut \ud83d""#,
                     r#""é ✓""#,
                     r#""entry_m""#,
                     r#""\q""#,
@@ -674,6 +676,7 @@ mod tests {
                 r#""entry_\u0041""#,
                 "null",
                 r#""é ✓ \n""#,
+                r#""\ude00 cut""#,
                 "3",
             ]);
             let content = prop_oneof![
