@@ -228,3 +228,41 @@ fn writes_that_would_carry_a_lone_half_back_are_refused_and_the_plan_still_says_
     }
     assert!(std::fs::read(&db).unwrap() == before, "nothing written");
 }
+
+#[test]
+fn a_redacted_export_drops_text_holding_a_lone_half() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = unpack_db("flue-beta7", "completed-before-settle", dir.path());
+    let cut = cut_copy(&db, "flue_session_entries", "data").unwrap();
+    redacted_export_drops(&cut, &dir.path().join("beta7"), "All three tools finished");
+    // flue 2.x: the input's text, in a batch of records.
+    let db = unpack_db("flue-2.1.0", "completed-unsettled", dir.path());
+    let cut = cut_copy(&db, "flue_conversation_stream_batches", "data").unwrap();
+    redacted_export_drops(&cut, &dir.path().join("flue2"), "scripted turnscope ta");
+}
+
+/// `secret` is in the export of the first submission of `cut`, and not in its redacted export
+/// (both written into `dir`, made here).
+fn redacted_export_drops(cut: &Path, dir: &Path, secret: &str) {
+    std::fs::create_dir(dir).unwrap();
+    let list = turnscope_json(cut, &["list", "--status", "all", "--json"]);
+    let id = list["submissions"][0]["submission"]["submissionId"]
+        .as_str()
+        .or(list["submissions"][0]["id"].as_str())
+        .unwrap()
+        .to_string();
+    let export = |name: &str, extra: &[&str]| {
+        let file = dir.join(name);
+        let o = turnscope_command()
+            .args(["--db", cut.to_str().unwrap(), "export", &id, "-o"])
+            .arg(&file)
+            .args(extra)
+            .output()
+            .unwrap();
+        assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+        std::fs::read_to_string(&file).unwrap()
+    };
+    assert!(export("plain.json", &[]).contains(secret));
+    let redacted = export("redacted.json", &["--redact"]);
+    assert!(!redacted.contains(secret), "{redacted}");
+}

@@ -190,7 +190,9 @@ fn fill_arguments(
     }
     reader.each_batch_at(path, &seqs, |b| {
         // Batches the fold could parse; one that does not is the fold's finding, not this.
-        let Ok(serde_json::Value::Array(records)) = serde_json::from_str(b.data) else {
+        let Ok(serde_json::Value::Array(records)) =
+            turnscope_core::js::lone_surrogates::from_str(b.data)
+        else {
             return Ok(());
         };
         for r in records {

@@ -10,6 +10,7 @@
 //! size inline), and its chunk rows dropped.
 
 use serde_json::{Map, Value};
+use turnscope_core::js::lone_surrogates;
 
 use crate::report::redact::Redaction;
 
@@ -149,8 +150,10 @@ pub fn redact_rows(rows: &mut Value, rules: Redaction) {
                     continue;
                 };
                 // A batch that is not a JSON array of records is kept as stored: its damage is
-                // what the fold judges it by.
-                let Ok(Value::Array(mut records)) = serde_json::from_str::<Value>(&text) else {
+                // what the fold judges it by. One with a lone surrogate is JSON to the runtime,
+                // so its text is redacted too (the half written back as U+FFFD).
+                let Ok(Value::Array(mut records)) = lone_surrogates::from_str::<Value>(&text)
+                else {
                     continue;
                 };
                 for rec in &mut records {
@@ -169,7 +172,7 @@ pub fn redact_rows(rows: &mut Value, rules: Redaction) {
     if let Some((cols, sub_rows)) = table(rows, "flue_agent_submissions") {
         if let Some(pc) = column(&cols, "payload") {
             for r in sub_rows.iter_mut() {
-                let Some(Ok(mut v)) = r[pc].as_str().map(serde_json::from_str::<Value>) else {
+                let Some(Ok(mut v)) = r[pc].as_str().map(lone_surrogates::from_str::<Value>) else {
                     continue;
                 };
                 if let Some(m) = v.get_mut("message") {

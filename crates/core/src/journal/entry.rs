@@ -652,8 +652,16 @@ impl Entry {
         self.message().filter(|m| &m.role == role)
     }
 
-    /// The whole entry as JSON (for display); `None` for malformed entries.
+    /// The whole entry as JSON, read as `JSON.parse` reads it (a lone surrogate as U+FFFD): for
+    /// display. `None` for malformed entries.
     pub fn json(&self) -> Option<Value> {
+        crate::js::lone_surrogates::from_str(&self.raw).ok()
+    }
+
+    /// The whole entry as JSON where `serde_json` reads it as is: for what is written or exported
+    /// from it, which must keep the stored text's meaning exactly. `None` for malformed entries
+    /// and for entries holding a lone surrogate.
+    pub fn json_exact(&self) -> Option<Value> {
         serde_json::from_str(&self.raw).ok()
     }
 

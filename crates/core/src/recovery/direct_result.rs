@@ -24,7 +24,7 @@ pub fn reconstruct_result(history: &History, submission_id: &str) -> Result<Opti
         .active_path_since(&input.id)
         .into_iter()
         .map(|e| {
-            e.json().ok_or_else(|| {
+            e.json_exact().ok_or_else(|| {
                 // Read as U+FFFD elsewhere; written back, it would not be the runtime's bytes.
                 if crate::js::lone_surrogates::replace_lone_surrogates(&e.raw).is_some() {
                     format!(

@@ -271,7 +271,7 @@ fn document(
                 "id": e.id.as_str(),
                 "onActivePath": h.is_on_active_path(i),
                 "kind": e.kind_label(),
-                "data": e.json().unwrap_or(Value::String(e.raw.to_string())),
+                "data": e.json_exact().unwrap_or(Value::String(e.raw.to_string())),
             })).collect::<Vec<_>>(),
         })
     });

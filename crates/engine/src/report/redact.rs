@@ -7,6 +7,7 @@
 
 use serde_json::{json, Map, Value};
 
+use turnscope_core::js::lone_surrogates;
 use turnscope_store::export_db::ExportRows;
 
 /// Which values are replaced.
@@ -85,7 +86,9 @@ impl Redaction {
                 continue;
             };
             // An entry that is not JSON is kept as stored: its damage is what it is judged by.
-            let Ok(mut v) = serde_json::from_str::<Value>(text) else {
+            // One with a lone surrogate is JSON to the runtime, so its text is redacted too (the
+            // half written back as U+FFFD, in a copy that is changed anyway).
+            let Ok(mut v) = lone_surrogates::from_str::<Value>(text) else {
                 continue;
             };
             if self.entry(&mut v) {
@@ -96,7 +99,7 @@ impl Redaction {
             if !self.text {
                 continue;
             }
-            if let Ok(mut v) = serde_json::from_str::<Value>(&r.payload) {
+            if let Ok(mut v) = lone_surrogates::from_str::<Value>(&r.payload) {
                 let changed = match v.get_mut("payload").and_then(|p| p.get_mut("message")) {
                     Some(m @ Value::String(_)) => {
                         *m = marker(m);
@@ -120,7 +123,7 @@ impl Redaction {
                 let Some(t) = &j.tool_request_json else {
                     continue;
                 };
-                let Ok(mut v) = serde_json::from_str::<Value>(t) else {
+                let Ok(mut v) = lone_surrogates::from_str::<Value>(t) else {
                     continue;
                 };
                 if let Some(Value::Array(calls)) = v.get_mut("toolCalls") {
@@ -135,7 +138,7 @@ impl Redaction {
         }
         if self.text {
             for (_, _, body) in &mut rows.stream_chunks {
-                let Ok(mut v) = serde_json::from_str::<Value>(body) else {
+                let Ok(mut v) = lone_surrogates::from_str::<Value>(body) else {
                     continue;
                 };
                 if let Value::Array(events) = &mut v {
