@@ -48,6 +48,17 @@ fn turnscope_json(db: &Path, args: &[&str]) -> Value {
     serde_json::from_slice(&o.stdout).unwrap()
 }
 
+/// The id of the first submission `list` prints (beta.7 nests it under `submission`, 2.x not).
+fn first_submission(db: &Path) -> String {
+    let list = turnscope_json(db, &["list", "--status", "all", "--json"]);
+    let first = &list["submissions"][0];
+    first["submission"]["submissionId"]
+        .as_str()
+        .or(first["id"].as_str())
+        .unwrap()
+        .to_string()
+}
+
 /// Every submission's verdict, classification, plan and trailing batch as `list --json` prints
 /// them, and the kinds of what `health --all` finds in each session.
 fn judgements(db: &Path) -> (Vec<Value>, Vec<Value>) {
@@ -109,11 +120,7 @@ fn the_next_request_shows_the_lone_half_as_the_replacement_character() {
     let dir = tempfile::tempdir().unwrap();
     let db = unpack_db("flue-beta7", "completed-before-settle", dir.path());
     let cut = cut_copy(&db, "flue_session_entries", "data").unwrap();
-    let list = turnscope_json(&cut, &["list", "--status", "all", "--json"]);
-    let id = list["submissions"][0]["submission"]["submissionId"]
-        .as_str()
-        .unwrap()
-        .to_string();
+    let id = first_submission(&cut);
     let o = turnscope_command()
         .args(["--db", cut.to_str().unwrap(), "next-request", &id])
         .output()
@@ -245,12 +252,7 @@ fn a_redacted_export_drops_text_holding_a_lone_half() {
 /// (both written into `dir`, made here).
 fn redacted_export_drops(cut: &Path, dir: &Path, secret: &str) {
     std::fs::create_dir(dir).unwrap();
-    let list = turnscope_json(cut, &["list", "--status", "all", "--json"]);
-    let id = list["submissions"][0]["submission"]["submissionId"]
-        .as_str()
-        .or(list["submissions"][0]["id"].as_str())
-        .unwrap()
-        .to_string();
+    let id = first_submission(cut);
     let export = |name: &str, extra: &[&str]| {
         let file = dir.join(name);
         let o = turnscope_command()

@@ -27,40 +27,54 @@ pub fn from_str<T: DeserializeOwned>(text: &str) -> serde_json::Result<T> {
     }
 }
 
+/// Whether `text` has the escape of a lone surrogate ([`replace_lone_surrogates`] would change it):
+/// what a write checks before it carries text back that turnscope reads as U+FFFD.
+pub fn has_lone_surrogates(text: &str) -> bool {
+    lone_escapes(text).next().is_some()
+}
+
 /// `text` with every `\uXXXX` escape of a lone surrogate (a high half not followed by the escape
 /// of a low half, or a low half not preceded by a high one) replaced by `\ufffd`, or `None` when it
 /// has none. Escapes are read in order from each backslash, as a JSON string's are, so `\\ud83d`
 /// (an escaped backslash, then text) is left alone.
 pub fn replace_lone_surrogates(text: &str) -> Option<String> {
-    let b = text.as_bytes();
     let mut out: Option<String> = None;
     // Bytes of `text` before `copied` are in `out` already.
     let mut copied = 0;
-    let mut i = 0;
-    while let Some(k) = b.get(i..).and_then(|rest| memchr::memchr(b'\\', rest)) {
-        let at = i + k;
-        let Some(unit) = escaped_unit(b, at) else {
-            // Any other escape is two bytes (`\"`, `\\`, `\n`, ...), or the text is not JSON.
-            i = at + 2;
-            continue;
-        };
-        let paired_low = (0xd800..0xdc00).contains(&unit)
-            && escaped_unit(b, at + 6).is_some_and(|low| (0xdc00..0xe000).contains(&low));
-        if paired_low {
-            i = at + 12;
-        } else if (0xd800..0xe000).contains(&unit) {
-            let o = out.get_or_insert_with(|| String::with_capacity(text.len()));
-            o.push_str(&text[copied..at]);
-            o.push_str("\\ufffd");
-            copied = at + 6;
-            i = at + 6;
-        } else {
-            i = at + 6;
-        }
+    for at in lone_escapes(text) {
+        let o = out.get_or_insert_with(|| String::with_capacity(text.len()));
+        o.push_str(&text[copied..at]);
+        o.push_str("\\ufffd");
+        copied = at + 6;
     }
     let mut o = out?;
     o.push_str(&text[copied..]);
     Some(o)
+}
+
+/// Where each lone surrogate's escape begins in `text` (the offset of its backslash).
+fn lone_escapes(text: &str) -> impl Iterator<Item = usize> + '_ {
+    let b = text.as_bytes();
+    let mut i = 0;
+    std::iter::from_fn(move || {
+        while let Some(k) = b.get(i..).and_then(|rest| memchr::memchr(b'\\', rest)) {
+            let at = i + k;
+            let Some(unit) = escaped_unit(b, at) else {
+                // Any other escape is two bytes (`\"`, `\\`, `\n`, ...), or the text is not JSON.
+                i = at + 2;
+                continue;
+            };
+            i = at + 6;
+            if (0xd800..0xdc00).contains(&unit)
+                && escaped_unit(b, at + 6).is_some_and(|low| (0xdc00..0xe000).contains(&low))
+            {
+                i = at + 12;
+            } else if (0xd800..0xe000).contains(&unit) {
+                return Some(at);
+            }
+        }
+        None
+    })
 }
 
 /// The code unit of the `\uXXXX` escape at `at`, if there is one there.
@@ -96,6 +110,7 @@ mod tests {
         ];
         for (text, want) in cases {
             assert_eq!(replace_lone_surrogates(text).as_deref(), want, "{text}");
+            assert_eq!(has_lone_surrogates(text), want.is_some(), "{text}");
         }
     }
 

@@ -26,7 +26,7 @@ pub fn reconstruct_result(history: &History, submission_id: &str) -> Result<Opti
         .map(|e| {
             e.json_exact().ok_or_else(|| {
                 // Read as U+FFFD elsewhere; written back, it would not be the runtime's bytes.
-                if crate::js::lone_surrogates::replace_lone_surrogates(&e.raw).is_some() {
+                if crate::js::lone_surrogates::has_lone_surrogates(&e.raw) {
                     format!(
                         "entry {} holds half of a surrogate pair, which turnscope cannot write back as the runtime does",
                         e.id

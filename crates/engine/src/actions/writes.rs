@@ -110,7 +110,7 @@ pub(super) fn rows_for(
         } => {
             // A lone surrogate's escape reads as U+FFFD (`js::lone_surrogates`): the runtime
             // writes the half itself back, turnscope would write the replacement character.
-            let lone = |b: &String| lone_surrogates::replace_lone_surrogates(b).is_some();
+            let lone = |b: &String| lone_surrogates::has_lone_surrogates(b);
             if *append_partial && r.bundle.stream_chunks.iter().any(lone) {
                 return Err(Refusal::new(
                     "the streamed partial holds half of a surrogate pair, which turnscope cannot write back byte for byte as the runtime does",
