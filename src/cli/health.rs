@@ -212,7 +212,7 @@ fn where_(h: &Hazard) -> String {
         | Hazard::EmptyAssistant { at: a } => at(&a.entry, a.position),
         Hazard::DroppedPartial { partial, .. } => at(&partial.entry, partial.position),
         Hazard::DuplicateCallId { call_id, .. } => format!(" {}", sanitize(call_id)),
-        Hazard::Unreadable { .. } => String::new(),
+        Hazard::Unreadable { .. } | Hazard::NotUtf8 { .. } => String::new(),
     }
 }
 
@@ -273,7 +273,7 @@ fn details(h: &Hazard) -> Vec<String> {
             sanitize(&continued.entry),
             continued.position
         )],
-        Hazard::Unreadable { what } => vec![sanitize(what)],
+        Hazard::Unreadable { what } | Hazard::NotUtf8 { what } => vec![sanitize(what)],
     }
 }
 

@@ -275,7 +275,7 @@ fn write_history(r: &SubmissionReport, out: &mut dyn Write) -> std::io::Result<(
             sanitize(&r.row().session_key)
         );
     };
-    for p in &session.data_problems {
+    for p in session.data_problems.iter().chain(&session.not_utf8) {
         writeln!(out, "  damaged: {}", sanitize(p))?;
     }
     if let Some(h) = &r.history {

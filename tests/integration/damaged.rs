@@ -1174,11 +1174,17 @@ fn deeply_nested_json_is_a_malformed_entry_not_a_stack_overflow() {
 // Encoding
 // ---------------------------------------------------------------------------------------------
 
+/// A row that is not UTF-8 is read as the runtime's `node:sqlite` reads it (U+FFFD for each bad
+/// sequence): named, but not "damaged" in the verdict, which is the one the runtime reaches on
+/// that text; every write refused all the same.
 #[test]
-fn non_utf8_text_is_shown_lossily_and_blocks_writes() {
+fn non_utf8_text_is_read_as_the_runtime_reads_it_and_blocks_writes() {
     let dir = tempfile::tempdir().unwrap();
     let (entries, leaf, request) = batch_entries(3, 1);
     let db = hand_built(dir.path(), &entries, Some(&leaf), Some(&request));
+    let intact = report(&db, SUB);
+    assert_ne!(intact.verdict(), "damaged");
+    assert!(intact.bundle.session.as_ref().unwrap().not_utf8.is_empty());
     // Invalid UTF-8 stored as TEXT inside a recorded tool result (which a repair would copy).
     let c = Connection::open(&db).unwrap();
     let data: String = c
@@ -1205,14 +1211,34 @@ fn non_utf8_text_is_shown_lossily_and_blocks_writes() {
     let r = report(&db, SUB);
     let s = r.bundle.session.as_ref().unwrap();
     assert!(s.entries[2].raw.contains('\u{FFFD}'));
-    assert!(
-        s.data_problems.iter().any(|p| p.contains("UTF-8")),
-        "{:?}",
-        s.data_problems
-    );
+    assert!(s.data_problems.is_empty(), "{:?}", s.data_problems);
+    assert_eq!(s.not_utf8.len(), 1, "{:?}", s.not_utf8);
+    assert!(s.not_utf8[0].contains("position 2 is not valid UTF-8"));
+    assert!(r.inspection.load_blockers.is_empty());
+    assert_eq!(r.verdict(), intact.verdict());
+    assert_eq!(r.plan.rule, intact.plan.rule);
     assert_every_action_refused(&r, "UTF-8");
-    assert_ok(&turnscope(&db, &["show", SUB]));
-    assert_ok(&turnscope(&db, &["list", "--status", "all"]));
+    let show = turnscope(&db, &["show", SUB]);
+    assert_ok(&show);
+    assert!(
+        stdout(&show).contains("damaged: entry"),
+        "{}",
+        stdout(&show)
+    );
+    // The listing walks the active path, meets the row and reads the session whole: the same.
+    let list = turnscope(&db, &["list", "--status", "all", "--json"]);
+    assert_ok(&list);
+    let list: serde_json::Value = serde_json::from_str(&stdout(&list)).unwrap();
+    let row = list["submissions"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|s| s["submission"]["submissionId"] == SUB)
+        .unwrap();
+    assert_eq!(row["verdict"], intact.verdict().as_str(), "{row}");
+    let health = turnscope(&db, &["health", "--all", "--json"]);
+    let health: serde_json::Value = serde_json::from_str(&stdout(&health)).unwrap();
+    assert_eq!(health["totals"]["byKind"]["not_utf8"], 1, "{health}");
     assert_cli_refuses_writes(&db, SUB);
 
     // Non-UTF-8 session data.
@@ -1226,14 +1252,10 @@ fn non_utf8_text_is_shown_lossily_and_blocks_writes() {
         .execute("UPDATE flue_sessions SET data = CAST(?1 AS TEXT)", [&data])
         .unwrap();
     let r = report(&db, SUB);
-    assert!(r
-        .bundle
-        .session
-        .as_ref()
-        .unwrap()
-        .data_problems
-        .iter()
-        .any(|p| p.contains("UTF-8")));
+    let s = r.bundle.session.as_ref().unwrap();
+    assert!(s.data_problems.is_empty(), "{:?}", s.data_problems);
+    assert!(s.not_utf8.iter().any(|p| p.contains("session data")));
+    assert_eq!(r.verdict(), intact.verdict());
     assert_every_action_refused(&r, "UTF-8");
 }
 

@@ -228,8 +228,20 @@ fn mutate(c: &rusqlite::Connection, rng: &mut Rng, id: &str, session: &str) -> V
         // JSON, but its acceptedAt no longer matches the column (spec §1.4's payload invariants).
         exec("malformed: accepted_at differs from the payload", "UPDATE flue_agent_submissions SET accepted_at = accepted_at + 1 WHERE submission_id = ?1", &[&id]);
     }
+    // A byte that is not UTF-8 in a message's text (damage: the runtime writes only UTF-8). Its
+    // node:sqlite reads it as U+FFFD and loads the session; so must turnscope's plan.
+    if rng.chance(0.10) {
+        exec(
+            NOT_UTF8,
+            "UPDATE flue_session_entries SET data = CAST(replace(data, '\"text\":\"', '\"text\":\"' || CAST(x'ff' AS TEXT)) AS TEXT) WHERE session_id = ?1",
+            &[&session],
+        );
+    }
     done
 }
+
+/// The mutation that puts a byte that is not UTF-8 into a session's messages.
+const NOT_UTF8: &str = "a byte that is not UTF-8 in the history";
 
 /// The demo's stuck submissions (expired running rows), each with its session key.
 fn stuck(c: &rusqlite::Connection) -> Vec<(String, String)> {
@@ -954,15 +966,22 @@ fn known_gap(r: &StateResult) -> Option<&'static str> {
             "rule 1 on a history holding half of a surrogate pair: refused, as the answer's text \
              would be written with U+FFFD; the runtime settles it",
         ),
-        (Some(4), _, 0)
+        // Refused at the append (after the session row is created, when there was none).
+        (Some(4), _, _)
             if r.mutations
                 .contains(&"lone surrogate in the streamed partial") =>
         {
             Some(
-                "rule 4 on a streamed partial holding half of a surrogate pair: refused, as the \
-             partial would be written with U+FFFD; the runtime recovers it",
+                "rule 4 on a streamed partial holding half of a surrogate pair: the append is \
+             refused, as the partial would be written with U+FFFD; the runtime recovers it",
             )
         }
+        // Every write to a session holding text that is not UTF-8 is refused (an undo could not
+        // restore its bytes); the plan is the runtime's all the same (checked on every state).
+        (Some(_), _, 0) if r.mutations.contains(&NOT_UTF8) => Some(
+            "a history holding a byte that is not UTF-8: every write refused, as an undo could \
+             not restore the bytes; the plan is the runtime's, and the runtime carries it out",
+        ),
         _ => None,
     }
 }

@@ -49,18 +49,17 @@ pub fn load_compact(
     let Some((data, data_lossy)) = rows.session_data(key)? else {
         return Ok(None);
     };
-    let mut lossy = Vec::new();
+    let mut not_utf8 = Vec::new();
     if data_lossy {
-        lossy.push(LOSSY_DATA.to_string());
+        not_utf8.push(LOSSY_DATA.to_string());
     }
     let ParsedRows {
         entries,
         column_ids,
         lossy: lossy_rows,
     } = parse_rows(rows, key, previews)?;
-    lossy.extend(lossy_rows);
-    let (leaf_id, mut data_problems) = parse_session_data(&data);
-    data_problems.extend(lossy);
+    not_utf8.extend(lossy_rows);
+    let (leaf_id, data_problems) = parse_session_data(&data);
     let k = SubmissionKind::parse(kind).unwrap_or(SubmissionKind::Dispatch);
     // Every entry carrying the submission's input marker is read whole (nearly always exactly
     // one, the input itself). Finding the one on the active path would build the path here and
@@ -86,6 +85,7 @@ pub fn load_compact(
         data,
         leaf_id,
         data_problems,
+        not_utf8,
         entries: shared.into(),
         scope: SessionScope::Compact,
     }))

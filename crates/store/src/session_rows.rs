@@ -224,12 +224,14 @@ pub(crate) fn session_data_facts(
     )
 }
 
-/// The problem line the full loader records for session data that is not UTF-8.
-pub const LOSSY_DATA: &str = "session data is not valid UTF-8 (shown with replacement characters)";
+/// The line the loaders record (`SessionRecord::not_utf8`) for session data that is not UTF-8.
+pub const LOSSY_DATA: &str =
+    "session data is not valid UTF-8 (read with replacement characters, as the runtime reads it)";
 
-/// The problem line the full loader records for an entry that is not UTF-8.
+/// The line the loaders record (`SessionRecord::not_utf8`) for an entry that is not UTF-8.
 pub fn lossy_entry(id: &str, position: i64) -> String {
     format!(
-        "entry {id} at position {position} is not valid UTF-8 (shown with replacement characters)"
+        "entry {id} at position {position} is not valid UTF-8 (read with replacement characters, \
+         as the runtime reads it)"
     )
 }

@@ -246,10 +246,7 @@ impl PathWalker {
         }
         self.cache.retain(|w| w.key != key);
         self.make_room();
-        let (leaf_id, mut data_problems) = parse_session_data(&data);
-        if data_lossy {
-            data_problems.push(LOSSY_DATA.to_string());
-        }
+        let (leaf_id, data_problems) = parse_session_data(&data);
         let next = match &leaf_id {
             Some(leaf) if !leaf.is_empty() => Next::Parent {
                 id: leaf.as_str().into(),
@@ -699,6 +696,11 @@ impl SessionLoader for PathWalker {
             data,
             leaf_id,
             data_problems,
+            not_utf8: if walk.data_lossy {
+                vec![LOSSY_DATA.to_string()]
+            } else {
+                Vec::new()
+            },
             entries,
             scope: SessionScope::PathSinceInput,
         }))

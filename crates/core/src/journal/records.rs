@@ -76,8 +76,14 @@ pub struct SessionRecord {
     pub data: String,
     /// `leafId` from `data` (None when null, missing, or `data` is malformed).
     pub leaf_id: Option<String>,
-    /// Problems with `data` itself (bad JSON, wrong version, malformed ids).
+    /// Problems with `data` itself (bad JSON, wrong version, malformed ids): the runtime cannot
+    /// load the session.
     pub data_problems: Vec<String>,
+    /// Rows whose text is not valid UTF-8 (`data`, or an entry's id or data), one line each. They
+    /// are read with U+FFFD in place of each bad sequence, as the runtime's `node:sqlite` reads
+    /// them, and so do not stop its load; turnscope never writes to such a session (its row
+    /// images could not restore the bytes).
+    pub not_utf8: Vec<String>,
     /// Shared with the `History` built from it (and, for a walked path, with the records of the
     /// session's other submissions).
     pub entries: crate::journal::entry_slice::EntrySlice,

@@ -122,6 +122,8 @@ pub enum Hazard {
     },
     /// The runtime cannot load the session, or the classifier cannot read its path.
     Unreadable { what: String },
+    /// A row whose text is not valid UTF-8: the runtime reads it with U+FFFD in its place.
+    NotUtf8 { what: String },
 }
 
 impl Hazard {
@@ -136,12 +138,14 @@ impl Hazard {
             Hazard::EmptyAssistant { .. } => "empty_assistant",
             Hazard::DroppedPartial { .. } => "dropped_partial",
             Hazard::Unreadable { .. } => "unreadable",
+            Hazard::NotUtf8 { .. } => "not_utf8",
         }
     }
 
     /// Every kind, in the order findings are listed.
-    pub const KINDS: [&'static str; 8] = [
+    pub const KINDS: [&'static str; 9] = [
         "unreadable",
+        "not_utf8",
         "unresolved_calls",
         "mismatched_batch",
         "orphaned_result",
@@ -163,7 +167,7 @@ impl Hazard {
                 assistants.first().map_or(-1, |a| a.position)
             }
             Hazard::DroppedPartial { partial, .. } => partial.position,
-            Hazard::Unreadable { .. } => -1,
+            Hazard::Unreadable { .. } | Hazard::NotUtf8 { .. } => -1,
         }
     }
 
@@ -216,6 +220,12 @@ impl Hazard {
             ),
             Hazard::Unreadable { .. } => {
                 "the runtime cannot build the next request from this history (its load or its classifier fails)"
+                    .into()
+            }
+            Hazard::NotUtf8 { .. } => {
+                "the runtime reads the row with U+FFFD in place of each byte sequence that is not UTF-8, and \
+                 builds the next request from that text (turnscope shows it the same way, and writes nothing to \
+                 this session)"
                     .into()
             }
         }
@@ -625,13 +635,19 @@ fn mismatch(calls: &[crate::journal::entry::ToolCall], results: &[&Entry]) -> Op
     None
 }
 
-/// Every finding of a session: what keeps it from being read, then the path's.
+/// Every finding of a session: what keeps it from being read, its rows that are not UTF-8
+/// (`not_utf8`, `SessionRecord`'s), then the path's.
 pub fn session_findings(
     history: &History,
     data_problems: &[String],
+    not_utf8: &[String],
     empty: &mut dyn FnMut(&Entry) -> bool,
 ) -> Vec<Finding> {
     let mut out = unreadable(history, data_problems);
+    out.extend(not_utf8.iter().map(|what| Finding {
+        hazard: Hazard::NotUtf8 { what: what.clone() },
+        submission: None,
+    }));
     let path = history.active_path();
     out.extend(scan_path(&path, empty));
     out

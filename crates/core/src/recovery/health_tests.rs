@@ -64,8 +64,10 @@ fn signal(kind: &str) -> Value {
 fn findings(messages: &[(&str, Value)]) -> Vec<Finding> {
     let whole = chain(messages, false);
     let compact = chain(messages, true);
-    let a = session_findings(&whole, &[], &mut |_| panic!("a whole read asks nothing"));
-    let mut b = session_findings(&compact, &[], &mut |e| {
+    let a = session_findings(&whole, &[], &[], &mut |_| {
+        panic!("a whole read asks nothing")
+    });
+    let mut b = session_findings(&compact, &[], &[], &mut |e| {
         let full = whole.entries.iter().find(|w| w.id == e.id).unwrap();
         is_empty_assistant(full.message().unwrap())
     });
@@ -311,7 +313,7 @@ fn damage_the_runtime_cannot_load_is_unreadable() {
         false,
     );
     h = History::new(h.entries.clone(), Some("nope".into()));
-    let f = session_findings(&h, &[], &mut |_| false);
+    let f = session_findings(&h, &[], &[], &mut |_| false);
     assert_eq!(kinds(&f), ["unreadable"]);
     let f = session_findings(
         &History::new(
@@ -319,6 +321,7 @@ fn damage_the_runtime_cannot_load_is_unreadable() {
             Some("bad".into()),
         ),
         &["session data is not JSON".into()],
+        &[],
         &mut |_| false,
     );
     assert_eq!(kinds(&f), ["unreadable", "unreadable"]);

@@ -95,6 +95,7 @@ fn apply_one(b: &mut SubmissionBundle, change: &RowChange, inserted: &mut Vec<En
                     data: data.clone(),
                     leaf_id: leaf_of(data),
                     data_problems: vec![],
+                    not_utf8: vec![],
                     entries: Vec::new().into(),
                     scope: SessionScope::Full,
                 });

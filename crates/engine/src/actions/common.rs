@@ -272,7 +272,15 @@ fn check_whole(r: &SubmissionReport) -> Result<(), Refusal> {
         ));
     }
     // Damage the runtime itself would live with, but that leaves turnscope unsure what it would
-    // overwrite or where its rows would hang: a broken tree, an unreadable journal.
+    // overwrite or where its rows would hang: text that is not UTF-8 (the runtime reads it with
+    // U+FFFD and writes that back; an undo, from row images read the same way, could not restore
+    // the bytes), a broken tree, an unreadable journal.
+    if let Some(s) = r.bundle.session.as_ref().filter(|s| !s.not_utf8.is_empty()) {
+        return Err(Refusal::new(
+            format!("the session is damaged: {}", s.not_utf8.join("; ")),
+            "repair the rows by hand first (the runtime reads them as they are shown); turnscope never writes to a session whose bytes it could not keep",
+        ));
+    }
     if let Some(h) = r.history.as_ref().filter(|h| !h.damage.is_empty()) {
         let damage: Vec<String> = h.damage.iter().map(|d| d.to_string()).collect();
         return Err(Refusal::new(

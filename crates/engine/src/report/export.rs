@@ -265,6 +265,7 @@ fn document(
             "data": serde_json::from_str::<Value>(&s.data).unwrap_or(Value::String(s.data.clone())),
             "leafId": s.leaf_id,
             "problems": s.data_problems,
+            "notUtf8": s.not_utf8,
             "activePath": h.active_path().iter().map(|e| e.id.as_str()).collect::<Vec<_>>(),
             "entries": s.entries.iter().enumerate().map(|(i, e)| json!({
                 "position": e.position,

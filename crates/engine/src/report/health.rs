@@ -129,7 +129,7 @@ pub fn session_health(
             false
         }
     };
-    let found = session_findings(&history, &rec.data_problems, &mut empty);
+    let found = session_findings(&history, &rec.data_problems, &rec.not_utf8, &mut empty);
     if let Some(e) = failed {
         return Err(e.into());
     }
@@ -245,7 +245,7 @@ pub fn settled_batch_not_at_leaf(
     id: &str,
     status: &str,
 ) -> Option<(String, RepairNote)> {
-    let findings = session_findings(history, &[], &mut |e| {
+    let findings = session_findings(history, &[], &[], &mut |e| {
         e.message().is_some_and(is_empty_assistant)
     });
     let owner = Owner {

@@ -315,6 +315,7 @@ impl SubmissionReport {
                 "leafId": s.leaf_id,
                 "entries": s.entries.len(),
                 "problems": s.data_problems,
+                "notUtf8": s.not_utf8,
                 "pathDamage": self.history.as_ref().map(|h| h.damage.iter().map(|d| d.to_string()).collect::<Vec<_>>()).unwrap_or_default(),
             })),
             "inputEntryId": self.inspection.input_entry_id,

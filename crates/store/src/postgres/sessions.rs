@@ -214,6 +214,8 @@ pub fn session_record_parsed<C: GenericClient>(
         data,
         leaf_id,
         data_problems,
+        // PostgreSQL text is always valid UTF-8.
+        not_utf8: Vec::new(),
         entries: entries.into(),
         scope: SessionScope::Full,
     }))

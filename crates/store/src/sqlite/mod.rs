@@ -254,7 +254,7 @@ impl SqliteStore {
         }
         if lossy {
             problems.push(
-                "the journal row is not valid UTF-8 (shown with replacement characters)".into(),
+                "the journal row is not valid UTF-8 (read with replacement characters, as the runtime reads it)".into(),
             );
         }
         Ok((
@@ -264,7 +264,7 @@ impl SqliteStore {
     }
 
     /// One session and its entries in position order (`None` when there is no such row). Text
-    /// that is not valid UTF-8 is shown with replacement characters and listed in `data_problems`.
+    /// that is not valid UTF-8 is read with replacement characters and listed in `not_utf8`.
     pub(super) fn session(&self, key: &str) -> Result<Option<SessionRecord>, StoreError> {
         self.session_parsed(key, Entry::parse)
     }
@@ -291,9 +291,7 @@ impl SqliteStore {
         };
         let mut lossy = Vec::new();
         if data_lossy {
-            lossy.push(
-                "session data is not valid UTF-8 (shown with replacement characters)".to_string(),
-            );
+            lossy.push(crate::session_rows::LOSSY_DATA.to_string());
         }
         let mut stmt = self
             .conn
@@ -311,20 +309,20 @@ impl SqliteStore {
             })
             .and_then(|rows| rows.collect::<Result<Vec<_>, _>>())
             .map_err(|e| StoreError::sqlite("reading session entries", e))?;
-        lossy.extend(entries.iter().filter(|(_, l)| *l).map(|(e, _)| {
-            format!(
-                "entry {} at position {} is not valid UTF-8 (shown with replacement characters)",
-                e.id, e.position
-            )
-        }));
+        lossy.extend(
+            entries
+                .iter()
+                .filter(|(_, l)| *l)
+                .map(|(e, _)| crate::session_rows::lossy_entry(&e.id, e.position)),
+        );
         let entries: Vec<Entry> = entries.into_iter().map(|(e, _)| e).collect();
-        let (leaf_id, mut data_problems) = parse_session_data(&data);
-        data_problems.extend(lossy);
+        let (leaf_id, data_problems) = parse_session_data(&data);
         Ok(Some(SessionRecord {
             id: key.to_string(),
             data,
             leaf_id,
             data_problems,
+            not_utf8: lossy,
             entries: entries.into(),
             scope: super::SessionScope::Full,
         }))

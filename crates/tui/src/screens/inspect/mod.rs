@@ -314,7 +314,12 @@ impl Inspect {
                     .collect();
                 let mut notes: Vec<String> = Vec::new();
                 if let Some(rec) = &s.record {
-                    notes.extend(rec.data_problems.iter().map(|p| format!("damaged: {p}")));
+                    notes.extend(
+                        rec.data_problems
+                            .iter()
+                            .chain(&rec.not_utf8)
+                            .map(|p| format!("damaged: {p}")),
+                    );
                 } else {
                     notes.push("no flue_sessions row for this key".into());
                 }
@@ -415,7 +420,12 @@ fn submission_notes(s: &OpenedSubmission) -> Vec<String> {
     let mut notes = Vec::new();
     match &r.bundle.session {
         None => notes.push(format!("no session row for {}", r.row().session_key)),
-        Some(sess) => notes.extend(sess.data_problems.iter().map(|p| format!("damaged: {p}"))),
+        Some(sess) => notes.extend(
+            sess.data_problems
+                .iter()
+                .chain(&sess.not_utf8)
+                .map(|p| format!("damaged: {p}")),
+        ),
     }
     if let Some(h) = &r.history {
         notes.extend(h.damage.iter().map(|d| format!("damaged: {d}")));
