@@ -238,11 +238,9 @@ fn one(
         Ok((row, joined, memos, attempts))
     })?;
     let i = streams.inspect(&row, opts, joined, now);
-    let batches = i
-        .stream_path
-        .as_deref()
-        .and_then(|p| streams.get(p))
-        .map_or(0, |f| f.batches);
+    let folded = i.stream_path.as_deref().and_then(|p| streams.get(p));
+    let batches = folded.map_or(0, |f| f.batches);
+    let not_utf8 = folded.map_or(&[][..], |f| &f.not_utf8[..]);
     let fv = reader.format_version();
     if json {
         if show {
@@ -252,6 +250,7 @@ fn one(
                 &ShowView {
                     inspected: &i,
                     batches,
+                    not_utf8,
                     memos: &memos,
                 },
                 now,
@@ -396,6 +395,17 @@ fn one(
             sanitize(i.stream_path.as_deref().unwrap_or("-"))
         ),
     )?;
+    if !not_utf8.is_empty() {
+        let seqs: Vec<String> = not_utf8.iter().map(i64::to_string).collect();
+        kv(
+            out,
+            "damaged",
+            format!(
+                "batch(es) {} not valid UTF-8 (read with replacement characters, as the runtime reads them)",
+                seqs.join(", ")
+            ),
+        )?;
+    }
     if let Some(c) = cost_of(&i) {
         let t = c.total();
         kv(

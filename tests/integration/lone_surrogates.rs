@@ -31,7 +31,7 @@ fn cut_copy(db: &Path, table: &str, column: &str) -> Option<PathBuf> {
 }
 
 /// The JSON document `turnscope --db DB ARGS` prints.
-fn turnscope_json(db: &Path, args: &[&str]) -> Value {
+pub(crate) fn turnscope_json(db: &Path, args: &[&str]) -> Value {
     let o = turnscope_command()
         // One clock for every run, so the plans' reasons compare.
         .env("TURNSCOPE_NOW_MS", "1796617737650")
@@ -61,7 +61,7 @@ fn first_submission(db: &Path) -> String {
 
 /// Every submission's verdict, classification, plan and trailing batch as `list --json` prints
 /// them, and the kinds of what `health --all` finds in each session.
-fn judgements(db: &Path) -> (Vec<Value>, Vec<Value>) {
+pub(crate) fn judgements(db: &Path) -> (Vec<Value>, Vec<Value>) {
     let doc = turnscope_json(db, &["list", "--status", "all", "--json"]);
     let list = doc["submissions"]
         .as_array()

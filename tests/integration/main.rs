@@ -47,6 +47,7 @@ mod incidents;
 mod js_json_parse;
 mod lone_surrogates;
 mod next_request;
+mod not_utf8;
 mod outside;
 mod panic_report;
 // PostgreSQL-only suites; the backend-neutral ones run on SQLite alone without the feature.

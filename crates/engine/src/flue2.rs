@@ -666,6 +666,8 @@ impl CallOutcome {
 pub struct ShowView<'a> {
     pub inspected: &'a Inspected<'a>,
     pub batches: usize,
+    /// The `seq` of each batch whose text is not valid UTF-8 ([`FoldedStream::not_utf8`]).
+    pub not_utf8: &'a [i64],
     /// The stream's step memos, each shown under its tool call (`steps`).
     pub memos: &'a [crate::flue2_memos::StepMemo],
 }
@@ -913,6 +915,7 @@ fn show_fields(
     };
     o.insert("schema".into(), json!("turnscope.flue2.show/1"));
     o.insert("streamBatches".into(), json!(view.batches));
+    o.insert("streamNotUtf8Batches".into(), json!(view.not_utf8));
     o.insert("following".into(), Value::Null);
     let (in_progress, uncommitted) = match i.conversation {
         Some(c) => (

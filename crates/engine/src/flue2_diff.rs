@@ -34,17 +34,16 @@ pub fn show_doc(
         Ok((row, joined, memos))
     })?;
     let i = streams.inspect(&row, opts, joined, now);
-    let batches = i
-        .stream_path
-        .as_deref()
-        .and_then(|p| streams.get(p))
-        .map_or(0, |f| f.batches);
+    let folded = i.stream_path.as_deref().and_then(|p| streams.get(p));
+    let batches = folded.map_or(0, |f| f.batches);
+    let not_utf8 = folded.map_or(&[][..], |f| &f.not_utf8[..]);
     Ok(show_json(
         opts,
         reader.format_version(),
         &ShowView {
             inspected: &i,
             batches,
+            not_utf8,
             memos: &memos,
         },
         now,

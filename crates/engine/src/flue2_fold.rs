@@ -42,6 +42,9 @@ use turnscope_store::{BatchChunk, BatchView, ChunkItem, Flue2SqliteReader, Store
 /// A stream's fold, and how many batches it has.
 pub struct FoldedStream {
     pub batches: usize,
+    /// The `seq` of each batch whose text is not valid UTF-8, read (and folded) as the runtime
+    /// reads it, with U+FFFD in place of each bad sequence ([`BatchView::not_utf8`]).
+    pub not_utf8: Vec<i64>,
     pub state: Result<InstanceState, String>,
 }
 
@@ -114,6 +117,7 @@ fn fold_stream_digested(
     // With every digest taken a repeat is always decided: never `None`.
     Ok(folded.unwrap_or_else(|| FoldedStream {
         batches: 0,
+        not_utf8: Vec::new(),
         state: Err(format!(
             "{path}: a repeated record id was read without its digest"
         )),
@@ -210,6 +214,7 @@ type Applier<'s, 'p, F> = (
 struct Folding<'p, F> {
     path: &'p str,
     batches: usize,
+    not_utf8: Vec<i64>,
     state: InstanceState,
     fold_error: Option<String>,
     parse_error: Option<String>,
@@ -224,6 +229,7 @@ impl<'p, F: FnMut(&BatchView<'_>, Option<&[ReadRecord]>)> Folding<'p, F> {
         Folding {
             path,
             batches: 0,
+            not_utf8: Vec::new(),
             state: InstanceState::new(),
             fold_error: None,
             parse_error: None,
@@ -241,6 +247,9 @@ impl<'p, F: FnMut(&BatchView<'_>, Option<&[ReadRecord]>)> Folding<'p, F> {
 
     fn apply_one(&mut self, b: &BatchView<'_>, records: Result<Vec<ReadRecord>, RecordError>) {
         self.batches += 1;
+        if b.not_utf8 {
+            self.not_utf8.push(b.seq);
+        }
         match records {
             Ok(records) => {
                 (self.observe)(b, Some(&records));
@@ -282,6 +291,7 @@ impl<'p, F: FnMut(&BatchView<'_>, Option<&[ReadRecord]>)> Folding<'p, F> {
         }
         Some(FoldedStream {
             batches: self.batches,
+            not_utf8: self.not_utf8,
             state: match self.parse_error.or(self.fold_error) {
                 Some(e) => Err(e),
                 None => Ok(self.state),

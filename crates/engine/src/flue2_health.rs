@@ -94,6 +94,7 @@ pub fn folded_stream_health(
     now_ms: i64,
 ) -> Result<Vec<Flue2Health>, StoreError> {
     let instance = path.rsplit('/').next().map(str::to_string);
+    let not_utf8 = folded.not_utf8;
     let state = match folded.state {
         Ok(s) => s,
         Err(e) => {
@@ -122,7 +123,42 @@ pub fn folded_stream_health(
             }]);
         }
     };
-    let mut out = Vec::with_capacity(state.conversations.len());
+    let mut out = Vec::with_capacity(state.conversations.len() + 1);
+    // Batches are the stream's, not a conversation's: named on an entry of their own, as a
+    // stream the runtime cannot load is.
+    if !not_utf8.is_empty() {
+        let findings = not_utf8
+            .iter()
+            .map(|seq| {
+                let hazard = Hazard::NotUtf8 {
+                    what: format!(
+                        "batch {seq} of stream {path} is not valid UTF-8 (read with replacement \
+                         characters, as the runtime reads it)"
+                    ),
+                };
+                SessionFinding {
+                    effect: hazard.effect(),
+                    hazard,
+                    submission: None,
+                    repair: None,
+                }
+            })
+            .collect();
+        out.push(Flue2Health {
+            health: SessionHealth {
+                session: String::new(),
+                instance: instance.clone(),
+                entries: 0,
+                active_path: 0,
+                findings,
+            },
+            stream_path: path.to_string(),
+            conversation_kind: String::new(),
+            harness: String::new(),
+            session_name: String::new(),
+            in_progress: 0,
+        });
+    }
     for conv in &state.conversations {
         let mut found = conversation_findings(conv);
         fill_arguments(reader, path, conv, &mut found)?;

@@ -41,6 +41,8 @@ pub struct Flue2Batch {
     pub data: String,
     /// How many chunks it was spilled into (0: stored inline).
     pub chunk_count: usize,
+    /// Some of its text is not valid UTF-8 ([`BatchView::not_utf8`]).
+    pub not_utf8: bool,
 }
 
 /// One `flue_conversation_streams` row.
@@ -251,6 +253,7 @@ impl Flue2SqliteReader {
                 attempt_id: b.attempt_id.map(str::to_string),
                 data: b.data.to_string(),
                 chunk_count: b.chunk_count,
+                not_utf8: b.not_utf8,
             })
         })
     }
@@ -306,9 +309,15 @@ impl Flue2SqliteReader {
             .map_err(|e| StoreError::sqlite("reading flue_conversation_streams", e))
     }
 
-    /// The `count` chunks of spilled batch `seq`, concatenated; refused unless exactly chunks
-    /// 0..count are stored, each saying `count`.
-    pub(super) fn unspill(&self, path: &str, seq: i64, count: usize) -> Result<String, StoreError> {
+    /// The `count` chunks of spilled batch `seq`, concatenated, and whether one was not UTF-8
+    /// (read as [`row_text`] reads it); refused unless exactly chunks 0..count are stored, each
+    /// saying `count`.
+    pub(super) fn unspill(
+        &self,
+        path: &str,
+        seq: i64,
+        count: usize,
+    ) -> Result<(String, bool), StoreError> {
         let err = |e| StoreError::sqlite("reading flue_conversation_stream_batch_chunks", e);
         let mut stmt = self
             .conn
@@ -324,18 +333,20 @@ impl Flue2SqliteReader {
         let mut whole = String::new();
         let mut rows_read = 0usize;
         let mut in_order = true;
+        let mut lossy = false;
         let mut rows = stmt.query(rusqlite::params![path, seq]).map_err(err)?;
         while let Some(r) = rows.next().map_err(err)? {
             let index: i64 = r.get(0).map_err(err)?;
             let chunk_count: i64 = r.get(1).map_err(err)?;
-            let text = row_str(r, 2).map_err(err)?;
+            let text = row_text(r, 2).map_err(err)?;
+            lossy |= matches!(text, std::borrow::Cow::Owned(_));
             if rows_read == 0 {
                 // `count` is the batch row's word, not yet checked against the chunk rows: the
                 // room taken ahead is bounded, and a longer batch grows as any string does.
                 whole.reserve_exact(text.len().saturating_mul(count).min(MAX_SPILL_RESERVE));
             }
             in_order &= index == rows_read as i64 && chunk_count == count as i64;
-            whole.push_str(text);
+            whole.push_str(&text);
             rows_read += 1;
         }
         if rows_read != count || !in_order {
@@ -345,7 +356,7 @@ impl Flue2SqliteReader {
                 ),
             });
         }
-        Ok(whole)
+        Ok((whole, lossy))
     }
 }
 
@@ -361,12 +372,27 @@ pub(super) fn row_str<'r>(r: &'r rusqlite::Row<'_>, i: usize) -> rusqlite::Resul
     }
 }
 
-/// Column `i` of `r` as an optional string borrowed from the row: `get::<Option<String>>`'s
-/// answer, without the copy.
-pub(super) fn opt_str<'r>(r: &'r rusqlite::Row<'_>, i: usize) -> rusqlite::Result<Option<&'r str>> {
+/// Column `i` of `r` as text read as the runtime's `node:sqlite` reads it: each sequence that is
+/// not UTF-8 as U+FFFD (`Cow::Owned` then, else borrowed from the row); a value that is not text
+/// is `get::<String>`'s error.
+pub(super) fn row_text<'r>(
+    r: &'r rusqlite::Row<'_>,
+    i: usize,
+) -> rusqlite::Result<std::borrow::Cow<'r, str>> {
+    match r.get_ref(i)? {
+        rusqlite::types::ValueRef::Text(t) => Ok(String::from_utf8_lossy(t)),
+        _ => row_str(r, i).map(std::borrow::Cow::Borrowed),
+    }
+}
+
+/// [`row_text`], `None` for `NULL`.
+pub(super) fn opt_text<'r>(
+    r: &'r rusqlite::Row<'_>,
+    i: usize,
+) -> rusqlite::Result<Option<std::borrow::Cow<'r, str>>> {
     match r.get_ref(i)? {
         rusqlite::types::ValueRef::Null => Ok(None),
-        _ => row_str(r, i).map(Some),
+        _ => row_text(r, i).map(Some),
     }
 }
 
@@ -392,22 +418,35 @@ mod tests {
     use super::*;
 
     /// A column read borrowed answers as `get` does: the text, `None` for `NULL` (the optional
-    /// read), and for a value that is not text the error `get::<String>` gives.
+    /// read), and for a value that is not text the error `get::<String>` gives; text that is not
+    /// UTF-8 is read with U+FFFD for each bad sequence (as `node:sqlite` reads it), owned.
     #[test]
     fn a_borrowed_column_answers_as_get_does() {
+        use std::borrow::Cow;
         let conn = rusqlite::Connection::open_in_memory().unwrap();
-        conn.query_row("SELECT 'é', NULL, x'00ff', 7", [], |r| {
+        let sql = "SELECT 'é', NULL, x'00ff', 7, CAST(x'61ff62e282' AS TEXT)";
+        conn.query_row(sql, [], |r| {
             assert_eq!(row_str(r, 0).unwrap(), "é");
-            assert_eq!(opt_str(r, 0).unwrap(), Some("é"));
-            assert_eq!(opt_str(r, 1).unwrap(), None);
+            assert!(matches!(row_text(r, 0).unwrap(), Cow::Borrowed("é")));
+            assert!(matches!(opt_text(r, 0).unwrap(), Some(Cow::Borrowed("é"))));
+            assert_eq!(opt_text(r, 1).unwrap(), None);
             for i in [1, 2, 3] {
                 let want = r.get::<_, String>(i).unwrap_err().to_string();
                 assert_eq!(row_str(r, i).unwrap_err().to_string(), want, "{i}");
+                if i != 1 {
+                    assert_eq!(row_text(r, i).unwrap_err().to_string(), want, "{i}");
+                }
             }
             for i in [2, 3] {
                 let want = r.get::<_, Option<String>>(i).unwrap_err().to_string();
-                assert_eq!(opt_str(r, i).unwrap_err().to_string(), want, "{i}");
+                assert_eq!(opt_text(r, i).unwrap_err().to_string(), want, "{i}");
             }
+            assert!(r.get::<_, String>(4).is_err());
+            let lossy = row_text(r, 4).unwrap();
+            assert!(matches!(lossy, Cow::Owned(_)));
+            // One U+FFFD for the lone 0xff, one for the cut-off three-byte sequence: what V8's
+            // UTF-8 decoder (and so `node:sqlite`) gives.
+            assert_eq!(lossy, "a\u{fffd}b\u{fffd}");
             Ok(())
         })
         .unwrap();

@@ -8,9 +8,10 @@
 //! one thread: 345–370 ms with a string per batch, 272 ms with one buffer used again (the
 //! allocator configured as turnscope's, 3 runs each).
 
+use std::borrow::Cow;
 use std::ops::Range;
 
-use super::flue2::{opt_str, row_str, spill_count, Flue2SqliteReader};
+use super::flue2::{opt_text, row_text, spill_count, Flue2SqliteReader};
 use crate::StoreError;
 
 /// One batch of a [`BatchChunk`]: its row, its text borrowed from the chunk.
@@ -24,6 +25,9 @@ pub struct BatchView<'a> {
     pub data: &'a str,
     /// How many chunks it was spilled into (0: stored inline).
     pub chunk_count: usize,
+    /// Some of its text (data or ids) is not valid UTF-8: read with U+FFFD in place of each bad
+    /// sequence, as the runtime's `node:sqlite` reads it.
+    pub not_utf8: bool,
 }
 
 /// What a chunk holds, in reading order: a batch of the stream tagged `stream`, or the end of
@@ -53,6 +57,7 @@ enum Item {
         submission_id: Option<Range<usize>>,
         attempt_id: Option<Range<usize>>,
         chunk_count: usize,
+        not_utf8: bool,
         /// Where its text ends in `text` (it begins where the batch before ends).
         end: usize,
     },
@@ -106,6 +111,7 @@ impl BatchChunk {
                 submission_id,
                 attempt_id,
                 chunk_count,
+                not_utf8,
                 end,
             } => {
                 let data = &self.text[start..*end];
@@ -119,6 +125,7 @@ impl BatchChunk {
                         attempt_id: id(attempt_id),
                         data,
                         chunk_count: *chunk_count,
+                        not_utf8: *not_utf8,
                     },
                 )
             }
@@ -144,13 +151,14 @@ impl BatchChunk {
             })
         };
         let (submission_id, attempt_id) = (id(b.submission_id), id(b.attempt_id));
-        let (seq, chunk_count) = (b.seq, b.chunk_count);
+        let (seq, chunk_count, not_utf8) = (b.seq, b.chunk_count, b.not_utf8);
         self.items.push(Item::Batch {
             stream,
             seq,
             submission_id,
             attempt_id,
             chunk_count,
+            not_utf8,
             end: self.text.len(),
         });
     }
@@ -165,6 +173,7 @@ impl super::flue2::Flue2Batch {
             attempt_id: self.attempt_id.as_deref(),
             data: &self.data,
             chunk_count: self.chunk_count,
+            not_utf8: self.not_utf8,
         }
     }
 }
@@ -243,22 +252,29 @@ impl Flue2SqliteReader {
         let mut rows = stmt.query(params).map_err(err)?;
         while let Some(r) = rows.next().map_err(err)? {
             let seq: i64 = r.get(0).map_err(err)?;
-            let submission_id: Option<&str> = opt_str(r, 1).map_err(err)?;
-            let attempt_id: Option<&str> = opt_str(r, 2).map_err(err)?;
-            let text = row_str(r, 3).map_err(err)?;
-            let view = |data, chunk_count| BatchView {
+            // Text that is not UTF-8 is read as the runtime's `node:sqlite` reads it.
+            let submission_id = opt_text(r, 1).map_err(err)?;
+            let attempt_id = opt_text(r, 2).map_err(err)?;
+            let text = row_text(r, 3).map_err(err)?;
+            let lossy = [&submission_id, &attempt_id]
+                .iter()
+                .any(|t| matches!(t, Some(Cow::Owned(_))))
+                || matches!(text, Cow::Owned(_));
+            let (submission_id, attempt_id) = (submission_id.as_deref(), attempt_id.as_deref());
+            let view = |data, chunk_count, spill_lossy: bool| BatchView {
                 seq,
                 submission_id,
                 attempt_id,
                 data,
                 chunk_count,
+                not_utf8: lossy || spill_lossy,
             };
-            match spill_count(text) {
+            match spill_count(&text) {
                 Some(n) => {
-                    let whole = self.unspill(path, seq, n)?;
-                    each(view(&whole, n))?;
+                    let (whole, spill_lossy) = self.unspill(path, seq, n)?;
+                    each(view(&whole, n, spill_lossy))?;
                 }
-                None => each(view(text, 0))?,
+                None => each(view(&text, 0, false))?,
             }
         }
         Ok(())
@@ -279,6 +295,7 @@ mod tests {
             attempt_id,
             data,
             chunk_count,
+            not_utf8: chunk_count == 3,
         };
         let mut c = BatchChunk::default();
         c.push(0, batch(1, Some("sub_a"), None, "[1]", 0));

@@ -555,6 +555,25 @@ fn row_fields(b: &mut Builder, doc: &Value) {
             s(&doc["streamBatches"])
         ),
     );
+    if let Some(seqs) = doc["streamNotUtf8Batches"]
+        .as_array()
+        .filter(|a| !a.is_empty())
+    {
+        let seqs: Vec<String> = seqs.iter().map(s).collect();
+        b.push(
+            false,
+            vec![
+                Span::styled(format!("{:<16}", "damaged"), t.dim()),
+                Span::styled(
+                    format!(
+                        "batch(es) {} not valid UTF-8 (read with replacement characters, as the runtime reads them)",
+                        seqs.join(", ")
+                    ),
+                    t.error(),
+                ),
+            ],
+        );
+    }
     for (k, v) in super::cost::detail_lines(doc) {
         b.kv(&k, v);
     }

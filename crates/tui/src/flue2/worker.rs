@@ -494,17 +494,16 @@ impl Flue2Worker {
         let (attempts, memos) = self.opened.attempts_and_memos();
         let streams = &self.opened.streams;
         let i = streams.inspect(&row, &self.options, joined, now_ms);
-        let batches = i
-            .stream_path
-            .as_deref()
-            .and_then(|p| streams.get(p))
-            .map_or(0, |f| f.batches);
+        let folded = i.stream_path.as_deref().and_then(|p| streams.get(p));
+        let batches = folded.map_or(0, |f| f.batches);
+        let not_utf8 = folded.map_or(&[][..], |f| &f.not_utf8[..]);
         let mut doc = show_json(
             &self.options,
             self.reader.format_version(),
             &ShowView {
                 inspected: &i,
                 batches,
+                not_utf8,
                 memos,
             },
             now_ms,

@@ -1,0 +1,74 @@
+//! Text that is not UTF-8 in a 2.x journal. The runtime writes only UTF-8, so such a byte is
+//! damage; but it does not stop the runtime: its `node:sqlite` reads each bad sequence as U+FFFD
+//! and `JSON.parse` loads the batch. turnscope reads it the same way: every verdict, classification
+//! and plan as without it (the real 2.1.0 classifier says the same of the damaged copy), and the
+//! batches named (`show`, `health`). (beta.7's rows: `damaged::non_utf8_text_is_read_as_the_
+//! runtime_reads_it_and_blocks_writes` and `runtime_differential`'s mutation.)
+
+use std::path::{Path, PathBuf};
+
+use serde_json::Value;
+
+use crate::lone_surrogates::{judgements, turnscope_json};
+use crate::runtime_kit::runtime2;
+use crate::support::{db_fixture_names, unpack_db};
+
+/// `db` copied beside itself with a byte 0xFF put at the start of every text (`"text":"…`) of
+/// its batches; `None` where no batch has one.
+fn damaged_copy(db: &Path) -> Option<PathBuf> {
+    let copy = db.with_extension("not-utf8.db");
+    std::fs::copy(db, &copy).unwrap();
+    let n = rusqlite::Connection::open(&copy)
+        .unwrap()
+        .execute(
+            r#"UPDATE flue_conversation_stream_batches
+               SET data = CAST(replace(data, '"text":"', '"text":"' || CAST(x'ff' AS TEXT)) AS TEXT)
+               WHERE data LIKE '%"text":"%'"#,
+            [],
+        )
+        .unwrap();
+    (n > 0).then_some(copy)
+}
+
+#[cfg_attr(
+    turnscope_no_runtime2,
+    ignore = "needs the real flue 2.1.0 runtime: npm is not on PATH or TURNSCOPE_RUNTIME_SKIP is set (tests/runtime2/README.md)"
+)]
+#[test]
+fn flue2_batches_that_are_not_utf8_are_read_as_the_runtime_reads_them() {
+    let rt = runtime2("not_utf8");
+    let dir = tempfile::tempdir().unwrap();
+    let mut changed = 0;
+    for name in db_fixture_names("flue-2.1.0") {
+        let db = unpack_db("flue-2.1.0", &name, dir.path());
+        let Some(copy) = damaged_copy(&db) else {
+            continue;
+        };
+        changed += 1;
+        assert_eq!(
+            rt.drive("classify.mjs", &[copy.as_os_str()]),
+            crate::runtime2::committed(&name),
+            "{name}: the runtime reads the damaged batches as it reads the fixture"
+        );
+        // Every row judged as without the damage (the list once failed whole on it).
+        assert_eq!(judgements(&copy).0, judgements(&db).0, "{name}");
+        let health = turnscope_json(&copy, &["health", "--all", "--json"]);
+        let named = health["totals"]["byKind"]["not_utf8"].as_u64().unwrap();
+        assert!(named > 0, "{name}: {health}");
+        let list = turnscope_json(&copy, &["list", "--status", "all", "--json"]);
+        let damaged: usize = list["submissions"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|s| {
+                let id = s["id"].as_str().unwrap();
+                let show = turnscope_json(&copy, &["show", id, "--json"]);
+                let seqs = show["streamNotUtf8Batches"].as_array().unwrap();
+                assert!(seqs.iter().all(Value::is_i64), "{show}");
+                seqs.len()
+            })
+            .sum();
+        assert!(damaged > 0, "{name}: no show names a damaged batch");
+    }
+    assert!(changed >= 10, "{changed} fixtures have a text");
+}
