@@ -380,7 +380,12 @@ pub(super) fn row_text<'r>(
     i: usize,
 ) -> rusqlite::Result<std::borrow::Cow<'r, str>> {
     match r.get_ref(i)? {
-        rusqlite::types::ValueRef::Text(t) => Ok(String::from_utf8_lossy(t)),
+        // `from_utf8` first: `from_utf8_lossy` validates byte by byte (`Utf8Chunks`), which cost
+        // `list --expired` on the 2 GB 2.x journal 1.11x its wall time.
+        rusqlite::types::ValueRef::Text(t) => Ok(match std::str::from_utf8(t) {
+            Ok(s) => std::borrow::Cow::Borrowed(s),
+            Err(_) => String::from_utf8_lossy(t),
+        }),
         _ => row_str(r, i).map(std::borrow::Cow::Borrowed),
     }
 }
