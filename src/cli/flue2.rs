@@ -387,6 +387,16 @@ fn one(
     if let Some(e) = &row.error {
         kv(out, "error", sanitize(e))?;
     }
+    if !row.not_utf8.is_empty() {
+        kv(
+            out,
+            "damaged",
+            format!(
+                "{} not valid UTF-8 (read with replacement characters, as the runtime reads it)",
+                row.not_utf8.join(", ")
+            ),
+        )?;
+    }
     kv(
         out,
         "stream",

@@ -2,7 +2,8 @@
 //! damage; but it does not stop the runtime: its `node:sqlite` reads each bad sequence as U+FFFD
 //! and `JSON.parse` loads the batch. turnscope reads it the same way: every verdict, classification
 //! and plan as without it (the real 2.1.0 classifier says the same of the damaged copy), and the
-//! batches named (`show`, `health`). (beta.7's rows: `damaged::non_utf8_text_is_read_as_the_
+//! batches named (`show`, `health`); a submission row's columns likewise, and no action writes
+//! such a row. (beta.7's rows: `damaged::non_utf8_text_is_read_as_the_
 //! runtime_reads_it_and_blocks_writes` and `runtime_differential`'s mutation.)
 
 use std::path::{Path, PathBuf};
@@ -71,4 +72,74 @@ fn flue2_batches_that_are_not_utf8_are_read_as_the_runtime_reads_them() {
         assert!(damaged > 0, "{name}: no show names a damaged batch");
     }
     assert!(changed >= 10, "{changed} fixtures have a text");
+}
+
+/// A submission row with a column that is not UTF-8 no longer stops the list: every row judged
+/// as without it, the column named, and every action on that row refused.
+#[test]
+fn a_flue2_submission_row_that_is_not_utf8_is_named_and_never_written() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut changed = 0;
+    for name in db_fixture_names("flue-2.1.0") {
+        let db = unpack_db("flue-2.1.0", &name, dir.path());
+        let copy = db.with_extension("row-not-utf8.db");
+        std::fs::copy(&db, &copy).unwrap();
+        let c = rusqlite::Connection::open(&copy).unwrap();
+        let id: String = c
+            .query_row(
+                "SELECT submission_id FROM flue_agent_submissions WHERE owner_id IS NOT NULL ORDER BY sequence LIMIT 1",
+                [],
+                |r| r.get(0),
+            )
+            .unwrap_or_default();
+        if id.is_empty() {
+            continue;
+        }
+        c.execute(
+            "UPDATE flue_agent_submissions SET owner_id = CAST(owner_id || x'ff' AS TEXT) WHERE submission_id = ?1",
+            [&id],
+        )
+        .unwrap();
+        drop(c);
+        changed += 1;
+        let judged = |db: &Path| {
+            let list = turnscope_json(db, &["list", "--status", "all", "--json"]);
+            list["submissions"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .map(|s| serde_json::json!([s["id"], s["verdict"], s["classification"], s["plan"]]))
+                .collect::<Vec<_>>()
+        };
+        assert_eq!(judged(&copy), judged(&db), "{name}");
+        let show = turnscope_json(&copy, &["show", &id, "--json"]);
+        assert_eq!(
+            show["submission"]["notUtf8Columns"],
+            serde_json::json!(["owner_id"]),
+            "{name}"
+        );
+        assert!(show["submission"]["owner"]
+            .as_str()
+            .unwrap()
+            .ends_with('\u{fffd}'));
+        for action in [
+            &["abort", id.as_str()][..],
+            &["fail", id.as_str(), "--reason", "damaged row"],
+            &["requeue", id.as_str()],
+        ] {
+            let o = crate::support::turnscope_command()
+                .args(["--db", copy.to_str().unwrap(), "--write"])
+                .args(action)
+                .arg("--dry-run")
+                .output()
+                .unwrap();
+            let err = String::from_utf8_lossy(&o.stderr);
+            assert!(!o.status.success(), "{name} {action:?}");
+            assert!(
+                err.contains("owner_id not valid UTF-8"),
+                "{name} {action:?}: {err}"
+            );
+        }
+    }
+    assert!(changed >= 10, "{changed} fixtures have an owned row");
 }

@@ -523,6 +523,7 @@ pub fn row_json(row: &Flue2SubmissionRow, now_ms: i64) -> Value {
         "attemptsExhausted": row.attempts_exhausted(),
         "deadlinePassed": row.deadline_passed(now_ms),
         "error": row.error,
+        "notUtf8Columns": row.not_utf8,
     })
 }
 

@@ -172,6 +172,15 @@ pub fn plan_action(
     input: &ActionInput<'_>,
 ) -> Result<Flue2ActionPlan, Flue2Refusal> {
     let row = input.row;
+    if !row.not_utf8.is_empty() {
+        return Err(refuse(
+            format!(
+                "the submission row is damaged: {} not valid UTF-8 (read with replacement characters, as the runtime reads it)",
+                row.not_utf8.join(", ")
+            ),
+            "repair the row by hand first; turnscope never writes a row whose bytes it could not keep",
+        ));
+    }
     let now = input.now_ms;
     let current = input.plan_for(row);
     let mut notes = Vec::new();

@@ -395,6 +395,7 @@ pub fn next_submission_repairs(conv: &Conversation, variant: Flue2Variant) -> Ve
         lease_expires_at: 0,
         settlement_record_id: None,
         settlement_record: None,
+        not_utf8: Vec::new(),
     };
     claim_repairs(&row, conv, variant)
         .into_iter()

@@ -149,6 +149,7 @@ mod tests {
             lease_expires_at: 30_002,
             settlement_record_id: None,
             settlement_record: None,
+            not_utf8: Vec::new(),
         }
     }
 

@@ -161,6 +161,7 @@ pub(crate) fn row() -> Flue2SubmissionRow {
         lease_expires_at: NOW - 1,
         settlement_record_id: None,
         settlement_record: None,
+        not_utf8: Vec::new(),
     }
 }
 

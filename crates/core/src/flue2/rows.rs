@@ -33,6 +33,10 @@ pub struct Flue2SubmissionRow {
     pub settlement_record_id: Option<String>,
     /// The `submission_settled` record reserved for the settlement (JSON text), where reserved.
     pub settlement_record: Option<String>,
+    /// The columns whose text is not valid UTF-8 (damage: the runtime writes only UTF-8), read
+    /// with U+FFFD in place of each bad sequence, as the runtime's `node:sqlite` reads them.
+    /// turnscope never writes such a row (its fence and undo could not keep the bytes).
+    pub not_utf8: Vec<&'static str>,
 }
 
 /// The statuses a 2.x row may have (the runtime's row check).
@@ -126,6 +130,7 @@ mod tests {
             lease_expires_at: lease,
             settlement_record_id: None,
             settlement_record: None,
+            not_utf8: Vec::new(),
         }
     }
 

@@ -190,6 +190,10 @@ impl<'a> Scan<'a> {
     /// The string at the cursor, checked as `serde_json` checks a string it skips (known escapes,
     /// four hex digits after `\u`, no control byte) and as UTF-8: its text between the quotes,
     /// and whether that holds an escape.
+    // Inlined on purpose: left to the compiler, an unrelated change elsewhere in the crate once
+    // moved it out of line (perf: 2.3 % of `list --expired` on the 2 GB 2.x journal in
+    // `Scan::string` itself), for 1.03x the wall time.
+    #[inline]
     fn string(&mut self) -> Option<(&'a str, bool)> {
         if !self.eat(b'"') {
             return None;

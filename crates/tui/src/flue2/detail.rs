@@ -538,6 +538,22 @@ fn row_fields(b: &mut Builder, doc: &Value) {
     if r["status"] == "running" && r["deadlinePassed"] == true {
         b.kv("note", "its deadline (timeout_at) has passed".into());
     }
+    if let Some(cols) = r["notUtf8Columns"].as_array().filter(|a| !a.is_empty()) {
+        let cols: Vec<String> = cols.iter().map(s).collect();
+        b.push(
+            false,
+            vec![
+                Span::styled(format!("{:<16}", "damaged"), t.dim()),
+                Span::styled(
+                    format!(
+                        "{} not valid UTF-8 (read with replacement characters, as the runtime reads it)",
+                        cols.join(", ")
+                    ),
+                    t.error(),
+                ),
+            ],
+        );
+    }
     if !r["error"].is_null() {
         b.push(
             false,
