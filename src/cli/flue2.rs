@@ -12,14 +12,14 @@ use serde_json::Value;
 use turnscope_core::flue2::{EntryBody, Flue2Variant};
 use turnscope_core::journal::time::iso_from_ms;
 use turnscope_core::text::sanitize;
-use turnscope_engine::flue2::{
-    classify_json, following, show_json, trailing_batch_json, user_text, CallOutcome, Flue2Options,
-    Inspected, Outcomes, ShowView, Streams,
-};
+use turnscope_engine::flue2::{classify_json, Flue2Options, Inspected, Streams};
 use turnscope_engine::flue2_cost::{
     attempt_line, attempts_json, cost_json, cost_of, cost_text, AttemptsAndMemos,
 };
 use turnscope_engine::flue2_memos::{memos_of, StepMemo};
+use turnscope_engine::flue2_show::{
+    following, show_json, trailing_batch_json, user_text, CallOutcome, Outcomes, ShowView,
+};
 use turnscope_store::{is_flue2_export, DbTarget, Flue2SqliteReader, JournalFormat, SqliteStore};
 
 /// The release `--flue-version` defaults to.

@@ -9,8 +9,9 @@
 use serde_json::{json, Map, Value};
 use turnscope_store::{Flue2SqliteReader, StoreError};
 
-use crate::flue2::{show_json, Flue2Options, ShowView, Streams};
+use crate::flue2::{Flue2Options, Streams};
 use crate::flue2_memos::step_memos;
+use crate::flue2_show::{show_json, ShowView};
 
 /// The schema of `diff --json` on 2.x.
 pub const FLUE2_DIFF_SCHEMA: &str = "turnscope.flue2.diff/1";

@@ -19,6 +19,7 @@ pub mod flue2_memos;
 pub mod flue2_next_request;
 pub mod flue2_redact;
 pub mod flue2_select;
+pub mod flue2_show;
 pub mod flue2_sort;
 pub mod in_order;
 pub mod listing;

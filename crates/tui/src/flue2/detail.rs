@@ -171,6 +171,27 @@ impl Builder {
         );
     }
 
+    /// A key and its value in the error style (`error`, `damaged`).
+    fn kv_error(&mut self, k: &str, v: String) {
+        let line = vec![
+            Span::styled(format!("{k:<16}"), self.t.dim()),
+            Span::styled(v, self.t.error()),
+        ];
+        self.push(false, line);
+    }
+
+    /// What is not UTF-8 in the row (`notUtf8Columns`) or its stream (`streamNotUtf8Batches`).
+    fn not_utf8(&mut self, what: &Value, prefix: &str) {
+        if let Some(items) = what.as_array().filter(|a| !a.is_empty()) {
+            let items: Vec<String> = items.iter().map(s).collect();
+            let v = format!(
+                "{prefix}{} not valid UTF-8 (read with replacement characters, as the runtime reads it)",
+                items.join(", ")
+            );
+            self.kv_error("damaged", v);
+        }
+    }
+
     fn plain(&mut self, text: String, style: Style) {
         self.push(false, vec![Span::styled(text, style)]);
     }
@@ -466,7 +487,6 @@ fn plan(b: &mut Builder, p: &Value) {
 
 fn row_fields(b: &mut Builder, doc: &Value) {
     let r = &doc["submission"];
-    let t = b.t;
     b.kv("sequence", s(&r["sequence"]));
     b.kv(
         "kind",
@@ -538,30 +558,9 @@ fn row_fields(b: &mut Builder, doc: &Value) {
     if r["status"] == "running" && r["deadlinePassed"] == true {
         b.kv("note", "its deadline (timeout_at) has passed".into());
     }
-    if let Some(cols) = r["notUtf8Columns"].as_array().filter(|a| !a.is_empty()) {
-        let cols: Vec<String> = cols.iter().map(s).collect();
-        b.push(
-            false,
-            vec![
-                Span::styled(format!("{:<16}", "damaged"), t.dim()),
-                Span::styled(
-                    format!(
-                        "{} not valid UTF-8 (read with replacement characters, as the runtime reads it)",
-                        cols.join(", ")
-                    ),
-                    t.error(),
-                ),
-            ],
-        );
-    }
+    b.not_utf8(&r["notUtf8Columns"], "");
     if !r["error"].is_null() {
-        b.push(
-            false,
-            vec![
-                Span::styled(format!("{:<16}", "error"), t.dim()),
-                Span::styled(s(&r["error"]), t.error()),
-            ],
-        );
+        b.kv_error("error", s(&r["error"]));
     }
     b.kv(
         "stream",
@@ -571,25 +570,7 @@ fn row_fields(b: &mut Builder, doc: &Value) {
             s(&doc["streamBatches"])
         ),
     );
-    if let Some(seqs) = doc["streamNotUtf8Batches"]
-        .as_array()
-        .filter(|a| !a.is_empty())
-    {
-        let seqs: Vec<String> = seqs.iter().map(s).collect();
-        b.push(
-            false,
-            vec![
-                Span::styled(format!("{:<16}", "damaged"), t.dim()),
-                Span::styled(
-                    format!(
-                        "batch(es) {} not valid UTF-8 (read with replacement characters, as the runtime reads them)",
-                        seqs.join(", ")
-                    ),
-                    t.error(),
-                ),
-            ],
-        );
-    }
+    b.not_utf8(&doc["streamNotUtf8Batches"], "batch(es) ");
     for (k, v) in super::cost::detail_lines(doc) {
         b.kv(&k, v);
     }
@@ -945,86 +926,5 @@ pub fn draw(f: &mut Frame, rows: &[Line<'static>], scroll: usize, area: Rect) {
 }
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-
-    /// A show document with `n` entries, long texts and a trailing batch to wrap and mark.
-    fn doc(n: usize) -> Value {
-        let following: Vec<Value> = (0..n)
-            .map(|n| match n % 3 {
-                0 => serde_json::json!({"id": format!("entry_u{n}"), "role": "user",
-                    "text": "a long user message that wraps on a narrow screen ".repeat(3)}),
-                1 => serde_json::json!({"id": format!("entry_a{n}"), "role": "assistant",
-                    "stopReason": "toolUse", "text": "thinking about it",
-                    "toolCalls": [{"id": format!("tc{n}"), "name": "fetch",
-                        "outcome": {"state": "none"}}]}),
-                _ => serde_json::json!({"id": format!("entry_r{n}"), "role": "toolResult",
-                    "toolCallId": format!("tc{}", n - 1), "toolName": "fetch", "isError": false}),
-            })
-            .collect();
-        serde_json::json!({
-            "label": "tool_use_unresolved",
-            "submission": {"id": "sub_a", "status": "running", "leaseExpiresAt": 5},
-            "plan": {"step": 6, "name": "replace", "reason": "why", "writes": []},
-            "inputEntryId": "entry_in", "inputEntryFound": true,
-            "trailingBatch": {"assistantEntryId": "entry_a37", "resultEntryIds": [],
-                "toolCalls": [{"id": "tc37", "name": "fetch", "outcome": {"state": "none"}}]},
-            "following": following,
-        })
-    }
-
-    #[test]
-    fn a_window_is_the_rows_of_the_whole_detail_wrapped() {
-        a_window_is_the_rows_of_the_whole_detail_wrapped_with(40);
-    }
-
-    /// As above, the entries' rows counted on every core.
-    #[test]
-    fn a_window_of_a_long_conversation_is_the_rows_of_the_whole_detail_wrapped() {
-        a_window_is_the_rows_of_the_whole_detail_wrapped_with(COUNTED_IN_PARALLEL + 977);
-    }
-
-    fn a_window_is_the_rows_of_the_whole_detail_wrapped_with(n: usize) {
-        let (d, t) = (doc(n), Theme::default());
-        let mut kept = EntryRows::default();
-        for width in [30, 80, 200] {
-            let all = wrapped(&lines(&d, t, 10), width, t);
-            assert!(all.len() > 60, "{} rows at {width}", all.len());
-            // Each scroll drawn afresh, and then by one screen keeping the entries' rows
-            // counted at the last width (the screen's way), the width changing in between.
-            for scroll in [0, 1, 17, 40, 41, all.len() - 5, all.len(), all.len() + 3] {
-                let want: Vec<_> = all.iter().skip(scroll).take(12).cloned().collect();
-                let (rows, total) = window(&d, t, 10, width, scroll, 12, &mut EntryRows::default());
-                assert_eq!(total, all.len(), "width {width}");
-                assert_eq!(rows, want, "width {width}, scroll {scroll}");
-                let (rows, total) = window(&d, t, 10, width, scroll, 12, &mut kept);
-                assert_eq!(total, all.len(), "width {width}, counted");
-                assert_eq!(rows, want, "width {width}, scroll {scroll}, counted");
-            }
-            assert_eq!(kept.width, width);
-            assert_eq!(kept.ends.len(), n);
-            // Every line holding the text is found, at its row holding it (its first where
-            // the text runs over a row's end).
-            let hits = find(&d, t, 10, width, "FETCH TC1");
-            let text =
-                |r: &Line| -> String { r.spans.iter().map(|s| s.content.as_ref()).collect() };
-            let mut want = Vec::new();
-            let mut row = 0;
-            for l in lines(&d, t, 10) {
-                let line: String = l.line.spans.iter().map(|s| s.content.as_ref()).collect();
-                let rows = wrapped(std::slice::from_ref(&l), width, t);
-                if line.contains("fetch tc1") {
-                    let at = rows.iter().position(|r| text(r).contains("fetch tc1"));
-                    want.push(row + at.unwrap_or(0));
-                }
-                row += rows.len();
-            }
-            assert_eq!(hits, want, "width {width}");
-            assert!(hits.len() >= 2, "tc1, tc10, tc13…: {hits:?}");
-            // In the short document no hit runs over a row's end: each row holds the text.
-            for h in hits.iter().filter(|_| n <= 40) {
-                assert!(text(&all[*h]).contains("fetch"), "row {h} at {width}");
-            }
-        }
-    }
-}
+#[path = "detail_tests.rs"]
+mod tests;

@@ -9,7 +9,8 @@ use std::sync::mpsc::{Receiver, Sender};
 
 use serde_json::Value;
 use turnscope_core::flue2::Flue2SubmissionRow;
-use turnscope_engine::flue2::{item_json, row_json, show_json, Flue2Options, ShowView, Streams};
+use turnscope_engine::flue2::{item_json, row_json, Flue2Options, Streams};
+use turnscope_engine::flue2_show::{show_json, ShowView};
 
 use super::opened::Opened;
 use turnscope_engine::flue2_cost::{attempts_json, cost_json, cost_of};
