@@ -2,21 +2,12 @@
 
 use std::collections::HashMap;
 
-use rusqlite::types::ValueRef;
+use crate::parse::text_of;
 
 use crate::filter::{Dialect, FilterSql, RowFilter};
 use crate::listing::ListQueries;
 use crate::{JournalStore, RowPage, SqliteStore, StoreError};
 use turnscope_core::journal::submission_rows::SubmissionRow;
-
-fn text(v: ValueRef<'_>) -> String {
-    match v {
-        ValueRef::Null => String::new(),
-        ValueRef::Integer(i) => i.to_string(),
-        ValueRef::Real(f) => f.to_string(),
-        ValueRef::Text(t) | ValueRef::Blob(t) => String::from_utf8_lossy(t).into_owned(),
-    }
-}
 
 fn err(what: &'static str) -> impl Fn(rusqlite::Error) -> StoreError {
     move |e| StoreError::sqlite(what, e)
@@ -109,7 +100,7 @@ impl ListQueries for SqliteStore {
         for id in ids {
             let mut rows = stmt.query([id]).map_err(err("reading turn journals"))?;
             if let Some(r) = rows.next().map_err(err("reading turn journals"))? {
-                let phase = text(r.get_ref(0).map_err(err("reading turn journals"))?);
+                let phase = text_of(r.get_ref(0).map_err(err("reading turn journals"))?);
                 let rev = r.get::<_, Option<i64>>(1).unwrap_or(None).unwrap_or(0);
                 out.insert(id.to_string(), (phase, rev));
             }

@@ -29,7 +29,7 @@ use super::{
     SubmissionBundle, Variant,
 };
 use crate::format::{detect_format, FlueMeta, JournalFormat, BETA7_TABLES};
-use crate::parse::{opt_int, opt_text, text_of};
+use crate::parse::{opt_int, opt_text, text_and_lossy, text_of};
 use crate::prefix::{find_by_prefix, Lookup};
 use crate::session_rows::{
     parse_session_data, EntryRow, EntryVisitor, PartRange, SessionLoader, SessionRows, Split,
@@ -281,7 +281,7 @@ impl SqliteStore {
             .and_then(|mut s| {
                 s.query_row([key], |r| {
                     let v = r.get_ref(0)?;
-                    Ok((text_of(v), is_lossy(v)))
+                    Ok(text_and_lossy(v))
                 })
                 .optional()
             })
@@ -301,10 +301,10 @@ impl SqliteStore {
             .map_err(|e| StoreError::sqlite("reading session entries", e))?;
         let entries = stmt
             .query_map([key], |r| {
-                let id = text_of(r.get_ref(0)?);
+                let (id, id_lossy) = text_and_lossy(r.get_ref(0)?);
                 let pos = r.get::<_, Option<i64>>(1).unwrap_or(None).unwrap_or(-1);
-                let data = text_of(r.get_ref(2)?);
-                let lossy = is_lossy(r.get_ref(0)?) || is_lossy(r.get_ref(2)?);
+                let (data, data_lossy) = text_and_lossy(r.get_ref(2)?);
+                let lossy = id_lossy || data_lossy;
                 Ok((parse(pos, &id, &data), lossy))
             })
             .and_then(|rows| rows.collect::<Result<Vec<_>, _>>())
@@ -558,7 +558,7 @@ impl SessionRows for SqliteStore {
             .and_then(|mut s| {
                 s.query_row([key], |r| {
                     let v = r.get_ref(0)?;
-                    Ok((text_of(v), is_lossy(v)))
+                    Ok(text_and_lossy(v))
                 })
                 .optional()
             })

@@ -3,27 +3,11 @@
 
 use std::collections::HashMap;
 
-use rusqlite::types::ValueRef;
+use crate::parse::{opt_text, text_of};
 
 use crate::session_rows::session_data_facts;
 use crate::{RowFilter, SessionRecord, SessionSummary, SqliteStore, StoreError};
 use turnscope_core::journal::submission_rows::instance_id_of;
-
-fn text(v: ValueRef<'_>) -> String {
-    match v {
-        ValueRef::Null => String::new(),
-        ValueRef::Integer(i) => i.to_string(),
-        ValueRef::Real(f) => f.to_string(),
-        ValueRef::Text(t) | ValueRef::Blob(t) => String::from_utf8_lossy(t).into_owned(),
-    }
-}
-
-fn opt_text(v: ValueRef<'_>) -> Option<String> {
-    match v {
-        ValueRef::Null => None,
-        other => Some(text(other)),
-    }
-}
 
 impl SqliteStore {
     /// Every session with its entry count, timestamps and its submissions by status.
@@ -47,8 +31,8 @@ impl SqliteStore {
             let rows = stmt
                 .query_map([], |r| {
                     Ok((
-                        text(r.get_ref(0)?),
-                        text(r.get_ref(1)?),
+                        text_of(r.get_ref(0)?),
+                        text_of(r.get_ref(1)?),
                         r.get::<_, i64>(2)?,
                     ))
                 })
@@ -68,8 +52,8 @@ impl SqliteStore {
         let rows = stmt
             .query_map([], |r| {
                 Ok((
-                    text(r.get_ref(0)?),
-                    text(r.get_ref(1)?),
+                    text_of(r.get_ref(0)?),
+                    text_of(r.get_ref(1)?),
                     r.get::<_, i64>(2)?,
                 ))
             })
@@ -111,8 +95,8 @@ impl SqliteStore {
         let rows = stmt
             .query_map([], |r| {
                 Ok((
-                    text(r.get_ref(0)?),
-                    text(r.get_ref(1)?),
+                    text_of(r.get_ref(0)?),
+                    text_of(r.get_ref(1)?),
                     r.get::<_, Option<i64>>(2).unwrap_or(None).unwrap_or(0),
                 ))
             })
@@ -155,9 +139,9 @@ impl SqliteStore {
                     Ok(format!(
                         "{}\u{1}{}\u{1}{}\u{1}{}",
                         opt_text(r.get_ref(0)?).unwrap_or_default(),
-                        text(r.get_ref(1)?),
+                        text_of(r.get_ref(1)?),
                         opt_text(r.get_ref(2)?).unwrap_or_default(),
-                        text(r.get_ref(3)?)
+                        text_of(r.get_ref(3)?)
                     ))
                 })
             })
