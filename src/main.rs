@@ -8,7 +8,8 @@ use turnscope::cli::{self, Cli};
 static ALLOCATOR: turnscope_store::memory::Allocator = turnscope_store::memory::Allocator {};
 
 fn main() -> ExitCode {
-    turnscope_store::memory::configure_allocator();
+    // A command until the TUI starts, which sets its own (`turnscope_tui::run`).
+    turnscope_store::memory::configure_allocator(turnscope_store::memory::Process::Command);
     install_panic_report();
     let cli = match Cli::try_parse_args() {
         Ok(c) => c,

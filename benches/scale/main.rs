@@ -75,7 +75,7 @@ fn main() {
     let args: Vec<String> = std::env::args().skip(1).collect();
     if let Some(i) = args.iter().position(|a| a == "--scenario") {
         // As the binary does: the scenario measures what an operator's process would use.
-        turnscope_store::memory::configure_allocator();
+        turnscope_store::memory::configure_allocator(turnscope_store::memory::Process::Tui);
         let name = args.get(i + 1).expect("--scenario NAME");
         let a = child::ChildArgs {
             db: PathBuf::from(std::env::var("TURNSCOPE_BENCH_CHILD_DB").expect("child db")),

@@ -18,19 +18,43 @@ const MI_OPTION_PURGE_DELAY: libmimalloc_sys::mi_option_t = 15;
 const MI_OPTION_PAGE_FULL_RETAIN: libmimalloc_sys::mi_option_t = 36;
 const MI_OPTION_ALLOW_THP: libmimalloc_sys::mi_option_t = 43;
 
-/// The options set, each with its value: freed pages purged after 2 ms (default 1 s; 0 cost the
-/// 2.x TUI's open 8 %, 10 put the 240,000-entry whale open at 148 MB), no empty page kept per
-/// size class and thread (default 2), no transparent huge pages (a 2 MiB page stays resident
-/// while one of its objects lives).
-const OPTIONS: [(libmimalloc_sys::mi_option_t, std::ffi::c_long); 3] = [
-    (MI_OPTION_PURGE_DELAY, 2),
-    (MI_OPTION_PAGE_FULL_RETAIN, 0),
-    (MI_OPTION_ALLOW_THP, 0),
-];
+/// The options set, each with its value: no empty page kept per size class and thread (default
+/// 2), no transparent huge pages (a 2 MiB page stays resident while one of its objects lives).
+/// The purge delay is the process's own ([`Process`]).
+const OPTIONS: [(libmimalloc_sys::mi_option_t, std::ffi::c_long); 2] =
+    [(MI_OPTION_PAGE_FULL_RETAIN, 0), (MI_OPTION_ALLOW_THP, 0)];
 
-/// Sets the allocator's options; called first thing, before any other thread starts.
-pub fn configure_allocator() {
-    for (option, value) in OPTIONS {
+/// What the process is, for how soon freed pages go back to the system (mimalloc's purge delay,
+/// default 1 s).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Process {
+    /// The TUI: 2 ms. It stays open and reads a whale's path more than once (its list's
+    /// verdicts, then its open); pages kept after one read count in the next one's peak. 0 cost
+    /// the 2.x TUI's open 8 %; 10 put the 240,000-entry whale's open at 148 MB.
+    Tui,
+    /// A command that reads, prints and exits: 100 ms. A stream's records are made on one
+    /// thread and dropped on another, and with 2 ms the freed pages went back and were faulted
+    /// in again chunk after chunk (perf, 2.x `list --expired`: 9 % of the CPU in page faults,
+    /// 3 % in `madvise`). Paired (8 alternating runs, 2 cores): 2.x `list --expired` 0.93× the
+    /// wall time and +5 MB, the 2.x whale's `show` 0.92× and +7 MB, the runtime profile's
+    /// `list --expired` 0.94× and +9 MB; 1000 ms no faster, +10–21 MB.
+    Command,
+}
+
+impl Process {
+    fn purge_delay_ms(self) -> std::ffi::c_long {
+        match self {
+            Process::Tui => 2,
+            Process::Command => 100,
+        }
+    }
+}
+
+/// Sets the allocator's options; called first thing, before any other thread starts (and again
+/// by the TUI, for its purge delay, before it starts its own).
+pub fn configure_allocator(process: Process) {
+    let purge = (MI_OPTION_PURGE_DELAY, process.purge_delay_ms());
+    for (option, value) in OPTIONS.into_iter().chain([purge]) {
         // SAFETY: mi_option_set only stores an option's value, read by mimalloc when it acts.
         unsafe { libmimalloc_sys::mi_option_set(option, value) };
     }
@@ -70,11 +94,14 @@ mod tests {
             .iter()
             .map(|(o, _, _)| unsafe { libmimalloc_sys::mi_option_get(*o) })
             .collect();
-        configure_allocator();
+        configure_allocator(Process::Command);
         for ((option, var, default), before) in defaults.iter().zip(before) {
             let expected = std::env::var(var).map_or(*default, |v| v.parse().expect("a number"));
             assert_eq!(before, expected, "{var}");
-            let value = OPTIONS.iter().find(|(o, _)| o == option).expect("set").1;
+            let value = OPTIONS
+                .iter()
+                .find(|(o, _)| o == option)
+                .map_or(Process::Command.purge_delay_ms(), |o| o.1);
             // SAFETY: reading an option's value.
             assert_eq!(
                 unsafe { libmimalloc_sys::mi_option_get(*option) },
@@ -82,5 +109,9 @@ mod tests {
                 "{var}"
             );
         }
+        configure_allocator(Process::Tui);
+        // SAFETY: reading an option's value.
+        let purge = unsafe { libmimalloc_sys::mi_option_get(MI_OPTION_PURGE_DELAY) };
+        assert_eq!(purge, 2, "the TUI's purge delay");
     }
 }

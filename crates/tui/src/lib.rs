@@ -275,6 +275,7 @@ pub(crate) fn wall_ms() -> i64 {
 
 /// Run the TUI until the operator quits.
 pub fn run(options: TuiOptions) -> Result<(), TuiError> {
+    turnscope_store::memory::configure_allocator(turnscope_store::memory::Process::Tui);
     // A flue 2.x journal has screens of its own (`flue2/`); every other format opens as beta.7
     // (or is refused by the open, naming its writer).
     if let Some(source) = flue2::run::Flue2Source::of(&options.db) {
