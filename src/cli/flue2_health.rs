@@ -12,7 +12,6 @@ use serde_json::{json, Value};
 use super::args::HealthArgs;
 use super::common::{exit, now_ms, CliError};
 use super::progress::Bar;
-use turnscope_core::recovery::health::Hazard;
 use turnscope_core::text::sanitize;
 use turnscope_engine::flue2::{Flue2Options, FORMAT};
 use turnscope_engine::flue2_fold::fold_streams;
@@ -45,7 +44,11 @@ pub fn run(
             let found = folded_stream_health(reader, &paths[k], folded, &index, opts, now)?;
             bar.advance(1);
             for h in found {
-                totals.add(&h.health);
+                if h.is_stream_batches() {
+                    totals.add_batch_findings(&h.health);
+                } else {
+                    totals.add(&h.health);
+                }
                 if h.health.healthy() && !list_healthy {
                     continue;
                 }
@@ -167,15 +170,16 @@ const USAGE_NONE: &str = "health needs --all or one or more agent instances";
 
 /// One conversation's findings, as beta.7 prints a session's, after the stream it is in.
 fn print(out: &mut dyn Write, h: &Flue2Health) -> std::io::Result<()> {
-    // The stream's own entry: its batches that are not UTF-8 (`flue2_health`).
-    if h.conversation_kind.is_empty()
-        && h.health
-            .findings
-            .iter()
-            .all(|f| matches!(f.hazard, Hazard::NotUtf8 { .. }))
-    {
-        writeln!(out, "{} stream, its batches:", sanitize(&h.stream_path))?;
-        return super::health::print_session(out, &h.health);
+    // The stream's own entry: its batches that are not UTF-8, no conversation's entries.
+    if h.is_stream_batches() {
+        let n = h.health.findings.len();
+        writeln!(
+            out,
+            "{} stream: {n} batch{} not valid UTF-8",
+            sanitize(&h.stream_path),
+            if n == 1 { "" } else { "es" }
+        )?;
+        return super::health::print_findings(out, &h.health);
     }
     writeln!(
         out,

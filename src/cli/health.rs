@@ -140,13 +140,22 @@ pub(super) fn summary(t: &HealthTotals) -> String {
         if t.sessions == 1 { "" } else { "s" },
         thousands(t.entries)
     );
+    // A 2.x stream's batches are no session's (conversation's): said apart.
+    let batches = match t.batch_findings {
+        0 => String::new(),
+        n => format!(" and {} in streams' batches", thousands(n)),
+    };
     if t.findings == 0 {
         format!("healthy: no finding in {read}")
     } else {
         format!(
-            "{} finding{} in {} of {read}: {}",
-            thousands(t.findings),
-            if t.findings == 1 { "" } else { "s" },
+            "{} finding{} in {} of {read}{batches}: {}",
+            thousands(t.findings - t.batch_findings),
+            if t.findings - t.batch_findings == 1 {
+                ""
+            } else {
+                "s"
+            },
             thousands(t.sessions_with_findings),
             kinds.join(", ")
         )
@@ -180,6 +189,11 @@ pub(super) fn print_session(out: &mut dyn Write, h: &SessionHealth) -> std::io::
             n => format!("{n} findings"),
         }
     )?;
+    print_findings(out, h)
+}
+
+/// A session's findings, a few lines each, under its header line.
+pub(super) fn print_findings(out: &mut dyn Write, h: &SessionHealth) -> std::io::Result<()> {
     for f in &h.findings {
         let sub = f.submission.as_ref().map_or(String::new(), |o| {
             format!(", submission {} ({})", short(&o.id), o.status)

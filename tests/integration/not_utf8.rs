@@ -74,6 +74,62 @@ fn flue2_batches_that_are_not_utf8_are_read_as_the_runtime_reads_them() {
     assert!(changed >= 10, "{changed} fixtures have a text");
 }
 
+/// `health` names a stream's damaged batches on the stream, not as a conversation: the same
+/// conversations counted as in the intact fixture, each damaged batch a finding of its own, and
+/// in the text no conversation line for them (it once printed " (m1): 0 entries, 0 on the
+/// active path").
+#[test]
+fn flue2_health_names_damaged_batches_on_the_stream_not_as_a_conversation() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut changed = 0;
+    for name in db_fixture_names("flue-2.1.0") {
+        let db = unpack_db("flue-2.1.0", &name, dir.path());
+        let Some(copy) = damaged_copy(&db) else {
+            continue;
+        };
+        changed += 1;
+        let args = ["health", "--all", "--json"];
+        let (intact, damaged) = (turnscope_json(&db, &args), turnscope_json(&copy, &args));
+        let (t, d) = (&intact["totals"], &damaged["totals"]);
+        assert_eq!(d["sessions"], t["sessions"], "{name}: {damaged}");
+        assert_eq!(
+            d["sessionsWithFindings"], t["sessionsWithFindings"],
+            "{name}: {damaged}"
+        );
+        let batches = d["batchFindings"].as_u64().unwrap();
+        assert!(batches > 0, "{name}: {damaged}");
+        assert_eq!(d["byKind"]["not_utf8"].as_u64(), Some(batches), "{name}");
+        assert_eq!(
+            d["findings"].as_u64(),
+            Some(t["findings"].as_u64().unwrap() + batches),
+            "{name}"
+        );
+        assert_eq!(t["batchFindings"], 0, "{name}");
+        let o = crate::support::turnscope_command()
+            .env("TURNSCOPE_NOW_MS", "1796617737650")
+            .args(["--db", copy.to_str().unwrap(), "health", "--all"])
+            .output()
+            .unwrap();
+        assert_eq!(o.status.code(), Some(8), "{name}");
+        let text = String::from_utf8(o.stdout).unwrap();
+        assert!(
+            !text.contains(": 0 entries, 0 on the active path"),
+            "{name}:\n{text}"
+        );
+        let header = text
+            .lines()
+            .find(|l| l.contains(" stream: "))
+            .unwrap_or_else(|| panic!("{name}: no stream line:\n{text}"));
+        assert!(header.contains(" not valid UTF-8"), "{name}: {header}");
+        let last = text.lines().last().unwrap();
+        assert!(
+            last.contains(&format!(" and {batches} in streams' batches: ")),
+            "{name}: {last}"
+        );
+    }
+    assert!(changed >= 10, "{changed} fixtures have a text");
+}
+
 /// A submission row with a column that is not UTF-8 no longer stops the list: every row judged
 /// as without it, the column named, and every action on that row refused.
 #[test]

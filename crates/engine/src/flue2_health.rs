@@ -50,6 +50,20 @@ pub struct Flue2Health {
     pub in_progress: usize,
 }
 
+impl Flue2Health {
+    /// Whether this is the stream's own entry for its batches that are not UTF-8, not a
+    /// conversation's (a stream the runtime cannot load is one entry, as a conversation is).
+    pub fn is_stream_batches(&self) -> bool {
+        self.conversation_kind.is_empty()
+            && !self.health.findings.is_empty()
+            && self
+                .health
+                .findings
+                .iter()
+                .all(|f| matches!(f.hazard, Hazard::NotUtf8 { .. }))
+    }
+}
+
 /// The rows the notes read, by submission id.
 pub struct RowIndex<'a> {
     by_id: foldhash::HashMap<&'a str, &'a Flue2SubmissionRow>,

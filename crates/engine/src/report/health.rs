@@ -376,6 +376,9 @@ pub struct HealthTotals {
     pub entries: usize,
     pub sessions_with_findings: usize,
     pub findings: usize,
+    /// Of `findings`, those on a 2.x stream's batches (text that is not UTF-8), not on one of
+    /// its conversations: counted in `findings` and `by_kind`, not in `sessions` (0 on beta.7).
+    pub batch_findings: usize,
     /// Findings per kind, in `Hazard::KINDS` order (every kind, zero included).
     #[serde(serialize_with = "kinds_map")]
     pub by_kind: [usize; Hazard::KINDS.len()],
@@ -399,11 +402,21 @@ impl HealthTotals {
         self.entries += h.entries;
         if !h.healthy() {
             self.sessions_with_findings += 1;
-            self.findings += h.findings.len();
-            for f in &h.findings {
-                if let Some(i) = Hazard::KINDS.iter().position(|k| *k == f.hazard.kind()) {
-                    self.by_kind[i] += 1;
-                }
+            self.count_findings(h);
+        }
+    }
+
+    /// A 2.x stream's own findings (its batches'): findings, but no session (conversation).
+    pub fn add_batch_findings(&mut self, h: &SessionHealth) {
+        self.batch_findings += h.findings.len();
+        self.count_findings(h);
+    }
+
+    fn count_findings(&mut self, h: &SessionHealth) {
+        self.findings += h.findings.len();
+        for f in &h.findings {
+            if let Some(i) = Hazard::KINDS.iter().position(|k| *k == f.hazard.kind()) {
+                self.by_kind[i] += 1;
             }
         }
     }
