@@ -28,6 +28,7 @@ mod flue2_classify;
 mod flue2_cli;
 mod flue2_context_window;
 mod flue2_cost;
+mod flue2_damaged_batch;
 mod flue2_diff;
 mod flue2_export;
 mod flue2_fold;

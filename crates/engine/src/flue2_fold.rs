@@ -191,6 +191,9 @@ where
 /// `digests`), on every core, in order.
 fn parse(chunk: &BatchChunk, digests: bool) -> Reads {
     let read = |b: BatchView<'_>| {
+        if let Some(why) = b.unreadable {
+            return Err(unreadable(why));
+        }
         if digests {
             read_batch(b.data)
         } else {
@@ -318,8 +321,22 @@ impl<'p, F: FnMut(&BatchView<'_>, Option<&[ReadRecord]>)> Folding<'p, F> {
 fn parse_here(chunk: &BatchChunk) -> Reads {
     chunk
         .batches()
-        .map(|b| read_batch_undigested(b.data))
+        .map(|b| match b.unreadable {
+            Some(why) => Err(unreadable(why)),
+            None => read_batch_undigested(b.data),
+        })
         .collect()
+}
+
+/// A batch the runtime's read of the stream fails on ([`BatchView::unreadable`]): to the fold,
+/// a batch that does not parse (the stream cannot be loaded; the runtime reads every batch
+/// before it folds one).
+fn unreadable(why: &str) -> RecordError {
+    RecordError {
+        record_id: String::new(),
+        record_type: String::new(),
+        reason: why.to_string(),
+    }
 }
 
 /// A chunk of [`fold_streams`]' batches on its way to the applying thread: as read, or parsed

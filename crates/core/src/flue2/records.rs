@@ -28,13 +28,25 @@ impl BlockKind {
 
 /// A record that is not what its type says (a missing or mistyped field), or a batch that is
 /// not a JSON array of objects.
-#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
-#[error("record {record_id:?} ({record_type}): {reason}")]
+#[derive(Debug, Clone, PartialEq, Eq)]
 pub struct RecordError {
     pub record_id: String,
     pub record_type: String,
     pub reason: String,
 }
+
+impl std::fmt::Display for RecordError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        // A batch's own error (not JSON, not read from the database) names no record.
+        if self.record_id.is_empty() && self.record_type.is_empty() {
+            return f.write_str(&self.reason);
+        }
+        let (id, t, why) = (&self.record_id, &self.record_type, &self.reason);
+        write!(f, "record {id:?} ({t}): {why}")
+    }
+}
+
+impl std::error::Error for RecordError {}
 
 /// The fields every record carries (`canonicalEnvelope`, CSS:1213 of flue 2.1.0).
 #[derive(Debug, Clone, PartialEq)]

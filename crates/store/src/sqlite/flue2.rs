@@ -81,6 +81,8 @@ pub struct Flue2Batch {
     pub chunk_count: usize,
     /// Some of its text is not valid UTF-8 ([`BatchView::not_utf8`]).
     pub not_utf8: bool,
+    /// Why the runtime's read of its stream fails on it ([`BatchView::unreadable`]).
+    pub unreadable: Option<String>,
 }
 
 /// One `flue_conversation_streams` row.
@@ -297,6 +299,7 @@ impl Flue2SqliteReader {
                 data: b.data.to_string(),
                 chunk_count: b.chunk_count,
                 not_utf8: b.not_utf8,
+                unreadable: b.unreadable.map(str::to_string),
             })
         })
     }
@@ -353,14 +356,15 @@ impl Flue2SqliteReader {
     }
 
     /// The `count` chunks of spilled batch `seq`, concatenated, and whether one was not UTF-8
-    /// (read as [`row_text`] reads it); refused unless exactly chunks 0..count are stored, each
-    /// saying `count`.
+    /// (read as [`row_text`] reads it); `Err(why)` unless exactly chunks 0..count are stored,
+    /// each saying `count`, each text: the runtime's read of the stream fails there too
+    /// (`materializeBatchData`, CSS:5826), never guessed at.
     pub(super) fn unspill(
         &self,
         path: &str,
         seq: i64,
         count: usize,
-    ) -> Result<(String, bool), StoreError> {
+    ) -> Result<Result<(String, bool), String>, StoreError> {
         let err = |e| StoreError::sqlite("reading flue_conversation_stream_batch_chunks", e);
         let mut stmt = self
             .conn
@@ -381,7 +385,16 @@ impl Flue2SqliteReader {
         while let Some(r) = rows.next().map_err(err)? {
             let index: i64 = r.get(0).map_err(err)?;
             let chunk_count: i64 = r.get(1).map_err(err)?;
-            let text = row_text(r, 2).map_err(err)?;
+            let text = match r.get_ref(2).map_err(err)? {
+                rusqlite::types::ValueRef::Text(t) => crate::parse::lossy_text(t),
+                other => {
+                    return Ok(Err(format!(
+                        "chunk {index} of its spill is stored as {}, not text: the runtime cannot \
+                         parse the batch it joins into",
+                        other.data_type()
+                    )))
+                }
+            };
             lossy |= matches!(text, std::borrow::Cow::Owned(_));
             if rows_read == 0 {
                 // `count` is the batch row's word, not yet checked against the chunk rows: the
@@ -393,13 +406,13 @@ impl Flue2SqliteReader {
             rows_read += 1;
         }
         if rows_read != count || !in_order {
-            return Err(StoreError::Flue2Unreadable {
-                what: format!(
-                    "batch {seq} of stream {path} is spilled into {count} chunks but {rows_read} chunk rows with indexes 0..{count} are not all stored"
-                ),
-            });
+            return Ok(Err(format!(
+                "it is spilled into {count} chunks but {rows_read} chunk rows with indexes \
+                 0..{count} are not all stored (the runtime: \"Spilled batch chunk rows do not \
+                 match the recorded count.\" or \"… are not contiguous.\")"
+            )));
         }
-        Ok((whole, lossy))
+        Ok(Ok((whole, lossy)))
     }
 }
 

@@ -11,7 +11,7 @@
 use std::borrow::Cow;
 use std::ops::Range;
 
-use super::flue2::{opt_text, row_text, spill_count, Flue2SqliteReader};
+use super::flue2::{opt_text, spill_count, Flue2SqliteReader};
 use crate::StoreError;
 
 /// One batch of a [`BatchChunk`]: its row, its text borrowed from the chunk.
@@ -28,6 +28,10 @@ pub struct BatchView<'a> {
     /// Some of its text (data or ids) is not valid UTF-8: read with U+FFFD in place of each bad
     /// sequence, as the runtime's `node:sqlite` reads it.
     pub not_utf8: bool,
+    /// Why the runtime's read of its stream fails on this batch (its `data` is not text, its
+    /// spill's chunks are not all there): `data` is then empty, and the stream cannot be loaded.
+    /// One such row makes its stream unloadable, not the journal unreadable.
+    pub unreadable: Option<&'a str>,
 }
 
 /// What a chunk holds, in reading order: a batch of the stream tagged `stream`, or the end of
@@ -58,6 +62,8 @@ enum Item {
         attempt_id: Option<Range<usize>>,
         chunk_count: usize,
         not_utf8: bool,
+        /// In `ids`, as the ids are.
+        unreadable: Option<Range<usize>>,
         /// Where its text ends in `text` (it begins where the batch before ends).
         end: usize,
     },
@@ -112,6 +118,7 @@ impl BatchChunk {
                 attempt_id,
                 chunk_count,
                 not_utf8,
+                unreadable,
                 end,
             } => {
                 let data = &self.text[start..*end];
@@ -126,6 +133,7 @@ impl BatchChunk {
                         data,
                         chunk_count: *chunk_count,
                         not_utf8: *not_utf8,
+                        unreadable: id(unreadable),
                     },
                 )
             }
@@ -151,6 +159,7 @@ impl BatchChunk {
             })
         };
         let (submission_id, attempt_id) = (id(b.submission_id), id(b.attempt_id));
+        let unreadable = id(b.unreadable);
         let (seq, chunk_count, not_utf8) = (b.seq, b.chunk_count, b.not_utf8);
         self.items.push(Item::Batch {
             stream,
@@ -159,6 +168,7 @@ impl BatchChunk {
             attempt_id,
             chunk_count,
             not_utf8,
+            unreadable,
             end: self.text.len(),
         });
     }
@@ -174,6 +184,7 @@ impl super::flue2::Flue2Batch {
             data: &self.data,
             chunk_count: self.chunk_count,
             not_utf8: self.not_utf8,
+            unreadable: self.unreadable.as_deref(),
         }
     }
 }
@@ -255,30 +266,52 @@ impl Flue2SqliteReader {
             // Text that is not UTF-8 is read as the runtime's `node:sqlite` reads it.
             let submission_id = opt_text(r, 1).map_err(err)?;
             let attempt_id = opt_text(r, 2).map_err(err)?;
-            let text = row_text(r, 3).map_err(err)?;
+            // `data` that is not text fails the runtime's read of the whole stream (its
+            // `stored.startsWith` is not a function): the stream is unloadable, the rest read.
+            let text = match r.get_ref(3).map_err(err)? {
+                rusqlite::types::ValueRef::Text(t) => Ok(crate::parse::lossy_text(t)),
+                other => Err(not_text(other.data_type())),
+            };
             let lossy = [&submission_id, &attempt_id]
                 .iter()
                 .any(|t| matches!(t, Some(Cow::Owned(_))))
-                || matches!(text, Cow::Owned(_));
+                || matches!(text, Ok(Cow::Owned(_)));
             let (submission_id, attempt_id) = (submission_id.as_deref(), attempt_id.as_deref());
-            let view = |data, chunk_count, spill_lossy: bool| BatchView {
+            let view = |data, chunk_count, spill_lossy: bool, unreadable| BatchView {
                 seq,
                 submission_id,
                 attempt_id,
                 data,
                 chunk_count,
                 not_utf8: lossy || spill_lossy,
+                unreadable,
+            };
+            let text = match text {
+                Ok(t) => t,
+                Err(why) => {
+                    each(view("", 0, false, Some(&why)))?;
+                    continue;
+                }
             };
             match spill_count(&text) {
-                Some(n) => {
-                    let (whole, spill_lossy) = self.unspill(path, seq, n)?;
-                    each(view(&whole, n, spill_lossy))?;
-                }
-                None => each(view(&text, 0, false))?,
+                Some(n) => match self.unspill(path, seq, n)? {
+                    Ok((whole, spill_lossy)) => each(view(&whole, n, spill_lossy, None))?,
+                    Err(why) => each(view("", n, false, Some(&why)))?,
+                },
+                None => each(view(&text, 0, false, None))?,
             }
         }
         Ok(())
     }
+}
+
+/// Why a batch's `data` of SQLite type `t` fails the runtime's read (checked with 2.1.0's own
+/// reader, `fold.mjs`, on a copy whose `data` was cast to a BLOB).
+pub(super) fn not_text(t: rusqlite::types::Type) -> String {
+    format!(
+        "its data is stored as {t}, not text: the runtime's read of the stream fails on it \
+         (TypeError: stored.startsWith is not a function)"
+    )
 }
 
 #[cfg(test)]
@@ -296,6 +329,7 @@ mod tests {
             data,
             chunk_count,
             not_utf8: chunk_count == 3,
+            unreadable: (seq == 7).then_some("its data is stored as Blob"),
         };
         let mut c = BatchChunk::default();
         c.push(0, batch(1, Some("sub_a"), None, "[1]", 0));
