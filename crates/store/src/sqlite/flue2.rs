@@ -388,11 +388,13 @@ impl Flue2SqliteReader {
             let text = match r.get_ref(2).map_err(err)? {
                 rusqlite::types::ValueRef::Text(t) => crate::parse::lossy_text(t),
                 other => {
+                    // The runtime's `parts.join("")` would take a BLOB in as its bytes' decimal
+                    // list (`String(Uint8Array)`): no batch it wrote; turnscope reads none.
                     return Ok(Err(format!(
-                        "chunk {index} of its spill is stored as {}, not text: the runtime cannot \
-                         parse the batch it joins into",
+                        "chunk {index} of its spill is stored as {}, not text (the runtime would \
+                         join it in as a list of byte values)",
                         other.data_type()
-                    )))
+                    )));
                 }
             };
             lossy |= matches!(text, std::borrow::Cow::Owned(_));
