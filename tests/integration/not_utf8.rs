@@ -31,6 +31,21 @@ fn damaged_copy(db: &Path) -> Option<PathBuf> {
     (n > 0).then_some(copy)
 }
 
+/// Every 2.1.0 fixture with a text, unpacked into `dir`: its name, itself and its damaged copy
+/// ([`damaged_copy`]); at least ten of them.
+fn damaged_fixtures(dir: &Path) -> Vec<(String, PathBuf, PathBuf)> {
+    let out: Vec<_> = db_fixture_names("flue-2.1.0")
+        .into_iter()
+        .filter_map(|name| {
+            let db = unpack_db("flue-2.1.0", &name, dir);
+            let copy = damaged_copy(&db)?;
+            Some((name, db, copy))
+        })
+        .collect();
+    assert!(out.len() >= 10, "{} fixtures have a text", out.len());
+    out
+}
+
 #[cfg_attr(
     turnscope_no_runtime2,
     ignore = "needs the real flue 2.1.0 runtime: npm is not on PATH or TURNSCOPE_RUNTIME_SKIP is set (tests/runtime2/README.md)"
@@ -39,13 +54,7 @@ fn damaged_copy(db: &Path) -> Option<PathBuf> {
 fn flue2_batches_that_are_not_utf8_are_read_as_the_runtime_reads_them() {
     let rt = runtime2("not_utf8");
     let dir = tempfile::tempdir().unwrap();
-    let mut changed = 0;
-    for name in db_fixture_names("flue-2.1.0") {
-        let db = unpack_db("flue-2.1.0", &name, dir.path());
-        let Some(copy) = damaged_copy(&db) else {
-            continue;
-        };
-        changed += 1;
+    for (name, db, copy) in damaged_fixtures(dir.path()) {
         assert_eq!(
             rt.drive("classify.mjs", &[copy.as_os_str()]),
             crate::runtime2::committed(&name),
@@ -71,7 +80,6 @@ fn flue2_batches_that_are_not_utf8_are_read_as_the_runtime_reads_them() {
             .sum();
         assert!(damaged > 0, "{name}: no show names a damaged batch");
     }
-    assert!(changed >= 10, "{changed} fixtures have a text");
 }
 
 /// `health` names a stream's damaged batches on the stream, not as a conversation: the same
@@ -81,13 +89,7 @@ fn flue2_batches_that_are_not_utf8_are_read_as_the_runtime_reads_them() {
 #[test]
 fn flue2_health_names_damaged_batches_on_the_stream_not_as_a_conversation() {
     let dir = tempfile::tempdir().unwrap();
-    let mut changed = 0;
-    for name in db_fixture_names("flue-2.1.0") {
-        let db = unpack_db("flue-2.1.0", &name, dir.path());
-        let Some(copy) = damaged_copy(&db) else {
-            continue;
-        };
-        changed += 1;
+    for (name, db, copy) in damaged_fixtures(dir.path()) {
         let args = ["health", "--all", "--json"];
         let (intact, damaged) = (turnscope_json(&db, &args), turnscope_json(&copy, &args));
         let (t, d) = (&intact["totals"], &damaged["totals"]);
@@ -127,7 +129,6 @@ fn flue2_health_names_damaged_batches_on_the_stream_not_as_a_conversation() {
             "{name}: {last}"
         );
     }
-    assert!(changed >= 10, "{changed} fixtures have a text");
 }
 
 /// A submission row with a column that is not UTF-8 no longer stops the list: every row judged
