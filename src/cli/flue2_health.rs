@@ -44,7 +44,7 @@ pub fn run(
             let found = folded_stream_health(reader, &paths[k], folded, &index, opts, now)?;
             bar.advance(1);
             for h in found {
-                if h.is_stream_batches() {
+                if h.stream_batches {
                     totals.add_batch_findings(&h.health);
                 } else {
                     totals.add(&h.health);
@@ -171,7 +171,7 @@ const USAGE_NONE: &str = "health needs --all or one or more agent instances";
 /// One conversation's findings, as beta.7 prints a session's, after the stream it is in.
 fn print(out: &mut dyn Write, h: &Flue2Health) -> std::io::Result<()> {
     // The stream's own entry: its batches that are not UTF-8, no conversation's entries.
-    if h.is_stream_batches() {
+    if h.stream_batches {
         let n = h.health.findings.len();
         writeln!(
             out,

@@ -145,17 +145,14 @@ pub(super) fn summary(t: &HealthTotals) -> String {
         0 => String::new(),
         n => format!(" and {} in streams' batches", thousands(n)),
     };
+    let in_sessions = t.findings - t.batch_findings;
     if t.findings == 0 {
         format!("healthy: no finding in {read}")
     } else {
         format!(
             "{} finding{} in {} of {read}{batches}: {}",
-            thousands(t.findings - t.batch_findings),
-            if t.findings - t.batch_findings == 1 {
-                ""
-            } else {
-                "s"
-            },
+            thousands(in_sessions),
+            if in_sessions == 1 { "" } else { "s" },
             thousands(t.sessions_with_findings),
             kinds.join(", ")
         )

@@ -107,6 +107,16 @@ fn flue2_health_names_damaged_batches_on_the_stream_not_as_a_conversation() {
             "{name}"
         );
         assert_eq!(t["batchFindings"], 0, "{name}");
+        // Each damaged stream's entry says it is one, and together they hold those findings.
+        let held: Vec<&Value> = damaged["sessions"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .filter(|s| s["streamBatches"] == true)
+            .flat_map(|s| s["findings"].as_array().unwrap())
+            .collect();
+        assert_eq!(held.len() as u64, batches, "{name}: {damaged}");
+        assert!(held.iter().all(|f| f["kind"] == "not_utf8"), "{name}");
         let o = crate::support::turnscope_command()
             .env("TURNSCOPE_NOW_MS", "1796617737650")
             .args(["--db", copy.to_str().unwrap(), "health", "--all"])

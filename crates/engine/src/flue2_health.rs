@@ -48,20 +48,11 @@ pub struct Flue2Health {
     pub session_name: String,
     /// Assistant messages in progress (ghosts) in this conversation.
     pub in_progress: usize,
-}
-
-impl Flue2Health {
-    /// Whether this is the stream's own entry for its batches that are not UTF-8, not a
-    /// conversation's (a stream the runtime cannot load is one entry, as a conversation is).
-    pub fn is_stream_batches(&self) -> bool {
-        self.conversation_kind.is_empty()
-            && !self.health.findings.is_empty()
-            && self
-                .health
-                .findings
-                .iter()
-                .all(|f| matches!(f.hazard, Hazard::NotUtf8 { .. }))
-    }
+    /// The stream's own entry, for its batches that are not UTF-8, no conversation's: counted
+    /// among the findings, not the conversations. (A stream the runtime cannot load is one
+    /// entry, as a conversation is.)
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    pub stream_batches: bool,
 }
 
 /// The rows the notes read, by submission id.
@@ -134,6 +125,7 @@ pub fn folded_stream_health(
                 harness: String::new(),
                 session_name: String::new(),
                 in_progress: 0,
+                stream_batches: false,
             }]);
         }
     };
@@ -171,6 +163,7 @@ pub fn folded_stream_health(
             harness: String::new(),
             session_name: String::new(),
             in_progress: 0,
+            stream_batches: true,
         });
     }
     for conv in &state.conversations {
@@ -193,6 +186,7 @@ pub fn folded_stream_health(
             harness: conv.harness.clone(),
             session_name: conv.session.clone(),
             in_progress: conv.in_progress.len(),
+            stream_batches: false,
         });
     }
     Ok(out)
