@@ -17,7 +17,8 @@
 use libfuzzer_sys::fuzz_target;
 use turnscope_core::journal::compact::{parse_compact_previews, Previews};
 use turnscope_store::{
-    load_compact, EntryRow, EntryVisitor, PartRange, PartRows, SessionRows, Split, StoreError,
+    load_compact, EntryRow, EntryVisitor, PartRange, PartRows, SessionData, SessionRows, Split,
+    StoreError,
 };
 
 /// Rows at most, to keep each run short (inputs of a few KB are always one 2 MB batch).
@@ -46,15 +47,19 @@ impl PartRows for Session {
             rows.reverse();
         }
         for (id, position, data) in rows {
-            f(id.as_bytes(), *position, data);
+            f(id.as_bytes(), *position, data, false);
         }
         Ok(())
     }
 }
 
 impl SessionRows for Session {
-    fn session_data(&self, _key: &str) -> Result<Option<(String, bool)>, StoreError> {
-        Ok(Some((SESSION_DATA.into(), false)))
+    fn session_data(&self, _key: &str) -> Result<Option<SessionData>, StoreError> {
+        Ok(Some(SessionData {
+            text: SESSION_DATA.into(),
+            lossy: false,
+            blob: false,
+        }))
     }
 
     /// No row is found by id: the input entry keeps its compact form (`load_compact` reads it
@@ -89,9 +94,9 @@ impl SessionRows for Session {
             hi: Some(below),
             descending: true,
         };
-        self.for_each_entry_in(session, range, &mut |id, position, data| {
+        self.for_each_entry_in(session, range, &mut |id, position, data, blob| {
             if n < limit {
-                f(id, position, data);
+                f(id, position, data, blob);
                 n += 1;
             }
         })
@@ -197,7 +202,11 @@ fuzz_target!(|data: &[u8]| {
             // A line for each row that is not UTF-8, in order (and none for the data, which is
             // valid): read as the runtime reads it, so not among the problems that stop its load.
             let lossy: Vec<i64> = want.iter().filter_map(|(_, lossy)| *lossy).collect();
-            assert!(record.data_problems.is_empty(), "{:?}", record.data_problems);
+            assert!(
+                record.data_problems.is_empty(),
+                "{:?}",
+                record.data_problems
+            );
             assert_eq!(record.not_utf8.len(), lossy.len(), "{:?}", record.not_utf8);
             for (line, position) in record.not_utf8.iter().zip(lossy) {
                 assert!(

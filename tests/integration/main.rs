@@ -4,6 +4,7 @@
 
 mod actions;
 mod backends;
+mod blob_rows;
 mod bulk;
 mod cli;
 mod cli_audit;

@@ -632,7 +632,7 @@ impl store::SessionLoader for ReadInHalves<'_> {
         let mut got = Rows::new();
         split
             .first
-            .for_each_entry_in(key, part(None, Some(split.at)), &mut |id, p, d| {
+            .for_each_entry_in(key, part(None, Some(split.at)), &mut |id, p, d, _| {
                 got.push((id.to_vec(), p, d.to_vec()))
             })?;
         let later = std::thread::scope(|s| {
@@ -640,7 +640,7 @@ impl store::SessionLoader for ReadInHalves<'_> {
                 let mut later = Rows::new();
                 split
                     .later
-                    .for_each_entry_in(key, part(Some(split.at), None), &mut |id, p, d| {
+                    .for_each_entry_in(key, part(Some(split.at), None), &mut |id, p, d, _| {
                         later.push((id.to_vec(), p, d.to_vec()))
                     })
                     .map(|()| later)

@@ -12,9 +12,7 @@ use std::sync::Arc;
 
 use super::{SessionRecord, StoreError};
 use crate::parallel_parse::{parse_rows, ParsedRows};
-use crate::session_rows::{
-    parse_session_data, SessionLoader, SessionRows, SessionScope, LOSSY_DATA,
-};
+use crate::session_rows::{SessionLoader, SessionRows, SessionScope, LOSSY_DATA};
 use turnscope_core::journal::compact::{parse_compact_previews, Previews};
 use turnscope_core::journal::entry::Entry;
 use turnscope_core::journal::history::SubmissionKind;
@@ -46,11 +44,11 @@ pub fn load_compact(
     submission_id: &str,
     previews: Previews,
 ) -> Result<Option<SessionRecord>, StoreError> {
-    let Some((data, data_lossy)) = rows.session_data(key)? else {
+    let Some(session) = rows.session_data(key)? else {
         return Ok(None);
     };
     let mut not_utf8 = Vec::new();
-    if data_lossy {
+    if session.lossy {
         not_utf8.push(LOSSY_DATA.to_string());
     }
     let ParsedRows {
@@ -59,7 +57,7 @@ pub fn load_compact(
         lossy: lossy_rows,
     } = parse_rows(rows, key, previews)?;
     not_utf8.extend(lossy_rows);
-    let (leaf_id, data_problems) = parse_session_data(&data);
+    let (leaf_id, data_problems) = session.parse();
     let k = SubmissionKind::parse(kind).unwrap_or(SubmissionKind::Dispatch);
     // Every entry carrying the submission's input marker is read whole (nearly always exactly
     // one, the input itself). Finding the one on the active path would build the path here and
@@ -82,7 +80,7 @@ pub fn load_compact(
     }
     Ok(Some(SessionRecord {
         id: key.to_string(),
-        data,
+        data: session.text,
         leaf_id,
         data_problems,
         not_utf8,
@@ -97,9 +95,10 @@ pub fn fetch_full(
     key: &str,
     entry_id: &str,
 ) -> Result<Option<Entry>, StoreError> {
-    Ok(rows
-        .entry_by_id(key, entry_id)?
-        .map(|row| Entry::parse(row.position, entry_id, &String::from_utf8_lossy(&row.data))))
+    Ok(rows.entry_by_id(key, entry_id)?.map(|row| match row.blob {
+        true => Entry::blob_row(row.position, entry_id, &row.data),
+        false => Entry::parse(row.position, entry_id, &String::from_utf8_lossy(&row.data)),
+    }))
 }
 
 /// A preview read for a row: `(entry id, position, text)`.
@@ -116,7 +115,7 @@ pub fn fetch_previews(
 ) -> Result<Vec<FetchedPreview>, StoreError> {
     let ids: Vec<&str> = wanted.iter().map(|(id, _)| id.as_str()).collect();
     let mut found: HashMap<Vec<u8>, (i64, Option<Box<str>>)> = HashMap::new();
-    rows.entries_by_ids(key, &ids, &mut |id, position, data| {
+    rows.entries_by_ids(key, &ids, &mut |id, position, data, _| {
         let id_text = String::from_utf8_lossy(id);
         let (e, _) = parse_compact_previews(position, &id_text, data, Previews::Keep);
         let text = e.message().map(|m| m.text().into_boxed_str());
@@ -142,7 +141,7 @@ pub fn search_positions(
     needle: &Needle,
 ) -> Result<Vec<i64>, StoreError> {
     let mut hits = Vec::new();
-    rows.for_each_entry(key, &mut |_, position, data| {
+    rows.for_each_entry(key, &mut |_, position, data, _| {
         if needle.matches(data) {
             hits.push(position);
         }

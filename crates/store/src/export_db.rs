@@ -29,6 +29,9 @@ pub struct RawEntry {
     pub position: i64,
     /// `data` byte for byte (not UTF-8 only in a damaged database).
     pub data: Vec<u8>,
+    /// The id or data is stored as a BLOB (a damaged database): the copy stores the data as one
+    /// too, so the runtime refuses to load it there as well.
+    pub blob: bool,
 }
 
 /// Every row an export needs to be opened again and read as its database was: the session row,
@@ -40,6 +43,8 @@ pub struct ExportRows {
     pub event_store: Option<EventStore>,
     /// `(id, data)` of the `flue_sessions` row.
     pub session: Option<(String, String)>,
+    /// The session's data is stored as a BLOB (a damaged database): the copy keeps it one.
+    pub session_blob: bool,
     /// In position order.
     pub entries: Vec<RawEntry>,
     pub submissions: Vec<SubmissionRow>,
@@ -84,11 +89,14 @@ impl ExportRows {
         json!({
             "schemaVersion": self.schema_version,
             "eventStore": self.event_store.map(event_store_name),
-            "session": self.session.as_ref().map(|(id, data)| json!({"id": id, "data": data})),
+            "session": self.session.as_ref().map(|(id, data)| match self.session_blob {
+                true => json!({"id": id, "data": { "blob": data.as_bytes() }}),
+                false => json!({"id": id, "data": data}),
+            }),
             "entries": self.entries.iter().map(|e| json!({
                 "entryId": e.entry_id,
                 "position": e.position,
-                "data": bytes_json(&e.data),
+                "data": if e.blob { json!({ "blob": e.data }) } else { bytes_json(&e.data) },
             })).collect::<Vec<_>>(),
             "submissions": submissions,
             "turnJournals": journals,
@@ -119,22 +127,36 @@ impl ExportRows {
         };
         if let Some(s) = o.get("session").filter(|s| !s.is_null()) {
             let s = s.as_object().ok_or("session is not an object")?;
-            rows.session = Some((str_field(s, "id")?, str_field(s, "data")?));
+            let data = match s.get("data").and_then(|d| d.get("blob")) {
+                Some(b) => {
+                    rows.session_blob = true;
+                    let bytes = serde_json::from_value::<Vec<u8>>(b.clone())
+                        .map_err(|e| format!("the session's data bytes: {e}"))?;
+                    String::from_utf8(bytes).map_err(|_| "the session's data is not UTF-8")?
+                }
+                None => str_field(s, "data")?,
+            };
+            rows.session = Some((str_field(s, "id")?, data));
         }
         for e in array(o, "entries")? {
             let e = e.as_object().ok_or("an entry is not an object")?;
-            let data = match e.get("data") {
-                Some(Value::String(s)) => s.as_bytes().to_vec(),
-                Some(Value::Object(b)) => serde_json::from_value::<Vec<u8>>(
-                    b.get("bytes").cloned().unwrap_or(Value::Null),
-                )
-                .map_err(|e| format!("an entry's data bytes: {e}"))?,
+            let (data, blob) = match e.get("data") {
+                Some(Value::String(s)) => (s.as_bytes().to_vec(), false),
+                Some(Value::Object(b)) => {
+                    let blob = b.contains_key("blob");
+                    let bytes = b.get(if blob { "blob" } else { "bytes" });
+                    let data =
+                        serde_json::from_value::<Vec<u8>>(bytes.cloned().unwrap_or_default())
+                            .map_err(|e| format!("an entry's data bytes: {e}"))?;
+                    (data, blob)
+                }
                 _ => return Err("an entry has no data".into()),
             };
             rows.entries.push(RawEntry {
                 entry_id: str_field(e, "entryId")?,
                 position: int_field(e, "position")?,
                 data,
+                blob,
             });
         }
         for s in array(o, "submissions")? {
@@ -425,15 +447,16 @@ fn insert_rows(tx: &Connection, rows: &ExportRows) -> rusqlite::Result<()> {
     )?;
     if let Some((id, data)) = &rows.session {
         tx.execute(
-            "INSERT INTO flue_sessions (id, data) VALUES (?1, ?2)",
-            params![id, data],
+            "INSERT INTO flue_sessions (id, data)
+             VALUES (?1, CASE WHEN ?3 THEN CAST(?2 AS BLOB) ELSE ?2 END)",
+            params![id, data, rows.session_blob],
         )?;
         let mut ins = tx.prepare_cached(
             "INSERT INTO flue_session_entries (session_id, entry_id, position, data)
-             VALUES (?1, ?2, ?3, CAST(?4 AS TEXT))",
+             VALUES (?1, ?2, ?3, CASE WHEN ?5 THEN ?4 ELSE CAST(?4 AS TEXT) END)",
         )?;
         for e in &rows.entries {
-            ins.execute(params![id, e.entry_id, e.position, e.data])?;
+            ins.execute(params![id, e.entry_id, e.position, e.data, e.blob])?;
         }
     }
     let mut ins = tx.prepare_cached(
@@ -578,17 +601,42 @@ mod tests {
             schema_version: "3".into(),
             event_store: Some(EventStore::KeysTable),
             session: Some(("agent-session:[\"a\",\"b\"]".into(), "{}".into())),
-            entries: vec![RawEntry {
-                entry_id: "e1".into(),
-                position: 0,
-                data: b"{\"type\":\"message\",\"id\":\"e1\"}".to_vec(),
-            }],
+            session_blob: true,
+            entries: vec![
+                RawEntry {
+                    entry_id: "e1".into(),
+                    position: 0,
+                    data: b"{\"type\":\"message\",\"id\":\"e1\"}".to_vec(),
+                    blob: false,
+                },
+                // Damage the copy keeps: the runtime refuses the session there too.
+                RawEntry {
+                    entry_id: "e2".into(),
+                    position: 1,
+                    data: b"{\"type\":\"message\",\"id\":\"e2\"}".to_vec(),
+                    blob: true,
+                },
+            ],
             ..ExportRows::default()
         };
         let back = ExportRows::from_json(&rows.to_json()).unwrap();
         assert_eq!(back, rows);
         let store = load(&rows, "x.json").unwrap();
         assert_eq!(store.location(), "x.json");
+        let stored: Vec<String> = store
+            .connection()
+            .prepare("SELECT typeof(data) FROM flue_session_entries ORDER BY position")
+            .unwrap()
+            .query_map([], |r| r.get(0))
+            .unwrap()
+            .collect::<Result<_, _>>()
+            .unwrap();
+        assert_eq!(stored, ["text", "blob"]);
+        let session: String = store
+            .connection()
+            .query_row("SELECT typeof(data) FROM flue_sessions", [], |r| r.get(0))
+            .unwrap();
+        assert_eq!(session, "blob");
         assert!(store
             .connection()
             .execute("DELETE FROM flue_sessions", [])

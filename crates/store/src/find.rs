@@ -307,7 +307,7 @@ impl<T: IdRows + SessionRows> SessionFinder for T {
         for key in keys {
             let mut hit: Option<SessionMatch> = None;
             let (mut entries, mut bytes) = (0usize, 0u64);
-            let completed = self.for_each_entry_while(&key, &mut |id, position, data| {
+            let completed = self.for_each_entry_while(&key, &mut |id, position, data, _| {
                 if cancel.load(Ordering::Relaxed) {
                     return false;
                 }

@@ -46,8 +46,8 @@ pub use find::{
 pub use format::{detect_format, FlueMeta, JournalFormat};
 pub use listing::ListQueries;
 pub use session_rows::{
-    EntryRow, EntryVisitor, EntryWhile, PartRange, PartRows, SessionLoader, SessionRows, Split,
-    SplitBelow,
+    EntryRow, EntryVisitor, EntryWhile, PartRange, PartRows, SessionData, SessionLoader,
+    SessionRows, Split, SplitBelow, BLOB_SESSION,
 };
 pub use sqlite::flue2::{Flue2Batch, Flue2SqliteReader, Flue2Stream};
 pub use sqlite::flue2_chunk::{BatchChunk, BatchView, ChunkItem};

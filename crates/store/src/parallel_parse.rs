@@ -32,16 +32,16 @@ pub(super) struct ParsedRows {
 #[derive(Default)]
 pub(super) struct Batch {
     buf: Vec<u8>,
-    /// (id end, position, data end) offsets into `buf`.
-    rows: Vec<(usize, i64, usize)>,
+    /// (id end, position, data end, stored as a BLOB) offsets into `buf`.
+    rows: Vec<(usize, i64, usize, bool)>,
 }
 
 impl Batch {
-    pub(super) fn push(&mut self, id: &[u8], position: i64, data: &[u8]) {
+    pub(super) fn push(&mut self, id: &[u8], position: i64, data: &[u8], blob: bool) {
         self.buf.extend_from_slice(id);
         let id_end = self.buf.len();
         self.buf.extend_from_slice(data);
-        self.rows.push((id_end, position, self.buf.len()));
+        self.rows.push((id_end, position, self.buf.len(), blob));
     }
 
     pub(super) fn clear(&mut self) {
@@ -58,16 +58,21 @@ impl Batch {
         self.buf.len()
     }
 
-    /// Rows `from..to` as (id, position, data).
-    pub(super) fn rows(&self, from: usize, to: usize) -> impl Iterator<Item = (&[u8], i64, &[u8])> {
+    /// Rows `from..to` as (id, position, data, stored as a BLOB).
+    pub(super) fn rows(
+        &self,
+        from: usize,
+        to: usize,
+    ) -> impl Iterator<Item = (&[u8], i64, &[u8], bool)> {
         let mut start = if from == 0 { 0 } else { self.rows[from - 1].2 };
         self.rows[from..to]
             .iter()
-            .map(move |&(id_end, position, data_end)| {
+            .map(move |&(id_end, position, data_end, blob)| {
                 let row = (
                     &self.buf[start..id_end],
                     position,
                     &self.buf[id_end..data_end],
+                    blob,
                 );
                 start = data_end;
                 row
@@ -78,14 +83,19 @@ impl Batch {
 type Parsed = Vec<(Entry, bool, Option<String>)>;
 
 /// One row parsed: the entry, whether its id or data was not UTF-8, and its `entry_id` column
-/// when that is not the entry's `data.id`.
+/// when that is not the entry's `data.id`. A row stored as a BLOB is not parsed (the runtime
+/// never reads it: `Entry::blob_row`).
 fn parse_one(
     id: &[u8],
     position: i64,
     data: &[u8],
+    blob: bool,
     previews: Previews,
 ) -> (Entry, bool, Option<String>) {
     let id_text = String::from_utf8_lossy(id);
+    if blob {
+        return (Entry::blob_row(position, &id_text, data), false, None);
+    }
     let (e, data_lossy) = parse_compact_previews(position, &id_text, data, previews);
     let lossy = data_lossy || std::str::from_utf8(id).is_err();
     let column = (e.id != id_text).then(|| id_text.into_owned());
@@ -94,7 +104,7 @@ fn parse_one(
 
 fn parse_batch(b: &Batch, previews: Previews) -> Parsed {
     b.rows(0, b.len())
-        .map(|(id, position, data)| parse_one(id, position, data, previews))
+        .map(|(id, position, data, blob)| parse_one(id, position, data, blob, previews))
         .collect()
 }
 
@@ -255,8 +265,8 @@ pub(super) fn parse_rows(
             });
             *sent += 1;
         };
-        let read = rows.for_each_entry(key, &mut |id, position, data| {
-            batch.push(id, position, data);
+        let read = rows.for_each_entry(key, &mut |id, position, data, blob| {
+            batch.push(id, position, data, blob);
             count += 1;
             if batch.bytes() >= BATCH_BYTES {
                 let next = match spare_rx.try_recv() {
@@ -320,8 +330,8 @@ impl<'s> Fill<'s> {
         }
     }
 
-    fn push(&mut self, id: &[u8], position: i64, data: &[u8]) {
-        let (e, lossy, column) = parse_one(id, position, data, self.previews);
+    fn push(&mut self, id: &[u8], position: i64, data: &[u8], blob: bool) {
+        let (e, lossy, column) = parse_one(id, position, data, blob, self.previews);
         if lossy {
             self.lossy.push(lossy_entry(&e.id, e.position));
         }
@@ -403,9 +413,10 @@ fn fill_halves(
                 hi: None,
                 descending: false,
             };
-            let read = later_part.for_each_entry_in(key, from_at, &mut |id, position, data| {
-                fill.push(id, position, data)
-            });
+            let read =
+                later_part.for_each_entry_in(key, from_at, &mut |id, position, data, blob| {
+                    fill.push(id, position, data, blob)
+                });
             (fill, read)
         });
         let mut fill = Fill::new(first, 0, previews);
@@ -416,8 +427,8 @@ fn fill_halves(
         };
         let read = split
             .first
-            .for_each_entry_in(key, below_at, &mut |id, position, data| {
-                fill.push(id, position, data)
+            .for_each_entry_in(key, below_at, &mut |id, position, data, blob| {
+                fill.push(id, position, data, blob)
             });
         ((fill, read), other.join())
     });
@@ -495,10 +506,15 @@ mod tests {
         let mut slots: Vec<MaybeUninit<Entry>> = (0..3).map(|_| MaybeUninit::uninit()).collect();
         let (first, later) = slots.split_at_mut(1);
         let mut a = Fill::new(first, 0, Previews::Keep);
-        a.push(b"e0", 0, row(0).as_bytes());
+        a.push(b"e0", 0, row(0).as_bytes(), false);
         let mut b = Fill::new(later, 1, Previews::Keep);
         for i in 1..4 {
-            b.push(format!("e{i}").as_bytes(), i as i64, row(i).as_bytes());
+            b.push(
+                format!("e{i}").as_bytes(),
+                i as i64,
+                row(i).as_bytes(),
+                false,
+            );
         }
         assert!(a.complete() && !b.complete());
         assert!(!hand_over(&mut a, &mut b));
@@ -514,8 +530,8 @@ mod tests {
             Fill::new(first, 0, Previews::Keep),
             Fill::new(later, 1, Previews::Keep),
         );
-        a.push(b"e0", 0, row(0).as_bytes());
-        b.push(b"e1", 1, row(1).as_bytes());
+        a.push(b"e0", 0, row(0).as_bytes(), false);
+        b.push(b"e1", 1, row(1).as_bytes(), false);
         assert!(hand_over(&mut a, &mut b));
         assert_eq!((a.filled, b.filled), (0, 0));
         drop((a, b));

@@ -18,20 +18,50 @@ pub struct EntryRow {
     pub position: i64,
     /// `data` as stored, byte for byte (may not be UTF-8 in a damaged database).
     pub data: Vec<u8>,
+    /// The data is stored as a BLOB (see [`EntryVisitor`]).
+    pub blob: bool,
 }
 
-/// Called with `(entry_id, position, data)` for each row of a session, in position order.
-pub type EntryVisitor<'a> = dyn FnMut(&[u8], i64, &[u8]) + 'a;
+/// `flue_sessions.data` as read.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct SessionData {
+    /// The text, lossily decoded.
+    pub text: String,
+    /// Decoding replaced bytes that are not UTF-8.
+    pub lossy: bool,
+    /// Stored as a BLOB (only SQLite can hold one in its `TEXT` column): the runtime refuses to
+    /// load the session ([`BLOB_SESSION`]).
+    pub blob: bool,
+}
+
+impl SessionData {
+    /// `leafId` and the problems of the data (spec §2.2), a BLOB's first.
+    pub fn parse(&self) -> (Option<String>, Vec<String>) {
+        let (leaf, mut problems) = parse_session_data(&self.text);
+        if self.blob {
+            problems.insert(0, BLOB_SESSION.to_string());
+        }
+        (leaf, problems)
+    }
+}
+
+/// The load-blocking problem of session data stored as a BLOB: the runtime's `load` checks
+/// `typeof data === "string"` before it parses anything (`sql-run-store`, `load`).
+pub const BLOB_SESSION: &str = "session data is stored as a BLOB, not text: the runtime's load throws \"[flue] Persisted session row is malformed.\"";
+
+/// Called with `(entry_id, position, data, blob)` for each row of a session, in position order.
+/// `blob` is true when the id or the data is stored as a BLOB (only SQLite can hold one in a
+/// `TEXT` column): the runtime refuses to load such a session (`Entry::blob_row`).
+pub type EntryVisitor<'a> = dyn FnMut(&[u8], i64, &[u8], bool) + 'a;
 
 /// [`EntryVisitor`] that says whether to go on.
-pub type EntryWhile<'a> = dyn FnMut(&[u8], i64, &[u8]) -> bool + 'a;
+pub type EntryWhile<'a> = dyn FnMut(&[u8], i64, &[u8], bool) -> bool + 'a;
 
 /// The session reads a backend offers. All reads of one `load_bundle_with` call happen inside the
 /// backend's read snapshot.
 pub trait SessionRows {
-    /// `flue_sessions.data` of `key` as text (lossily decoded) and whether decoding was lossy;
-    /// `None` when the session row does not exist.
-    fn session_data(&self, key: &str) -> Result<Option<(String, bool)>, StoreError>;
+    /// `flue_sessions.data` of `key`; `None` when the session row does not exist.
+    fn session_data(&self, key: &str) -> Result<Option<SessionData>, StoreError>;
     /// One entry by its `entry_id` column (the primary key is `(session_id, entry_id)`).
     fn entry_by_id(&self, session: &str, entry_id: &str) -> Result<Option<EntryRow>, StoreError>;
     /// Several entries by their `entry_id` column: `f(entry_id, position, data)` for each one
@@ -45,7 +75,7 @@ pub trait SessionRows {
     ) -> Result<(), StoreError> {
         for id in ids {
             if let Some(r) = self.entry_by_id(session, id)? {
-                f(id.as_bytes(), r.position, &r.data);
+                f(id.as_bytes(), r.position, &r.data, r.blob);
             }
         }
         Ok(())
@@ -62,9 +92,9 @@ pub trait SessionRows {
         f: &mut EntryWhile<'_>,
     ) -> Result<bool, StoreError> {
         let mut go = true;
-        self.for_each_entry(session, &mut |id, position, data| {
+        self.for_each_entry(session, &mut |id, position, data, blob| {
             if go {
-                go = f(id, position, data);
+                go = f(id, position, data, blob);
             }
         })?;
         Ok(go)

@@ -35,8 +35,8 @@ use super::{SessionRecord, StoreError};
 use crate::compact_load::load_compact;
 use crate::parallel_parse::Batch;
 use crate::session_rows::{
-    lossy_entry, parse_session_data, PartRange, SessionLoader, SessionRows, SessionScope,
-    SplitBelow, LOSSY_DATA,
+    lossy_entry, PartRange, SessionData, SessionLoader, SessionRows, SessionScope, SplitBelow,
+    LOSSY_DATA,
 };
 use turnscope_core::journal::compact::{parse_compact_previews, Previews};
 use turnscope_core::journal::entry::{Entry, EntryBody, Role};
@@ -83,8 +83,7 @@ pub struct PathWalker {
 
 struct Walk {
     key: String,
-    data: String,
-    data_lossy: bool,
+    data: SessionData,
     leaf_id: Option<String>,
     data_problems: Vec<String>,
     /// The entries nearest the leaf, oldest first, as the records' views share them
@@ -129,8 +128,8 @@ struct AheadRow {
 }
 
 impl AheadRow {
-    fn new(id: &[u8], position: i64, data: &[u8]) -> AheadRow {
-        let entry = parse_row(position, &String::from_utf8_lossy(id), data);
+    fn new(id: &[u8], position: i64, data: &[u8], blob: bool) -> AheadRow {
+        let entry = parse_row(position, &String::from_utf8_lossy(id), data, blob);
         let other_id = match &entry {
             Some(e) if e.id.as_bytes() == id => None,
             _ => Some(id.to_vec()),
@@ -151,8 +150,12 @@ impl AheadRow {
     }
 }
 
-/// A row's compact parse, `None` when it is not UTF-8 (the walk then gives up on the path).
-fn parse_row(position: i64, id: &str, data: &[u8]) -> Option<Entry> {
+/// A row's compact parse, `None` when it is not UTF-8 (the walk then gives up on the path, as
+/// it does on a row stored as a BLOB, which is `Entry::blob_row`, malformed).
+fn parse_row(position: i64, id: &str, data: &[u8], blob: bool) -> Option<Entry> {
+    if blob {
+        return Some(Entry::blob_row(position, id, data));
+    }
     // The parse checks the UTF-8 itself (a second check cost a whale walk 4 % of its time). The
     // list prints no message text: previews are not kept.
     let (entry, lossy) = parse_compact_previews(position, id, data, Previews::Drop);
@@ -165,7 +168,7 @@ fn parse_row(position: i64, id: &str, data: &[u8]) -> Option<Entry> {
 fn parse_chunk<T>(raw: &Batch, ahead: &mut VecDeque<AheadRow>, meanwhile: impl FnOnce() -> T) -> T {
     let parse = |from: usize, to: usize| -> Vec<AheadRow> {
         raw.rows(from, to)
-            .map(|(id, position, data)| AheadRow::new(id, position, data))
+            .map(|(id, position, data, blob)| AheadRow::new(id, position, data, blob))
             .collect()
     };
     let len = raw.len();
@@ -203,9 +206,9 @@ fn read_chunk(
 ) -> Result<i64, StoreError> {
     let mut lowest = from;
     raw.clear();
-    rows.entries_before(key, from, limit, &mut |id, pos, data| {
+    rows.entries_before(key, from, limit, &mut |id, pos, data, blob| {
         lowest = lowest.min(pos);
-        raw.push(id, pos, data);
+        raw.push(id, pos, data, blob);
     })?;
     Ok(lowest)
 }
@@ -229,14 +232,14 @@ impl PathWalker {
     }
 
     fn walk_for(&mut self, rows: &dyn SessionRows, key: &str) -> Result<Option<usize>, StoreError> {
-        let Some((data, data_lossy)) = rows.session_data(key)? else {
+        let Some(data) = rows.session_data(key)? else {
             self.cache.retain(|w| w.key != key);
             return Ok(None);
         };
         if let Some(i) = self
             .cache
             .iter()
-            .position(|w| w.key == key && w.data == data && w.data_lossy == data_lossy)
+            .position(|w| w.key == key && w.data == data)
         {
             // The most recently used walk first, for `make_room`.
             if let Some(w) = self.cache.remove(i) {
@@ -246,7 +249,7 @@ impl PathWalker {
         }
         self.cache.retain(|w| w.key != key);
         self.make_room();
-        let (leaf_id, data_problems) = parse_session_data(&data);
+        let (leaf_id, data_problems) = data.parse();
         let next = match &leaf_id {
             Some(leaf) if !leaf.is_empty() => Next::Parent {
                 id: leaf.as_str().into(),
@@ -257,7 +260,6 @@ impl PathWalker {
         self.cache.push_front(Walk {
             key: key.to_string(),
             data,
-            data_lossy,
             leaf_id,
             data_problems,
             near: Arc::from([]),
@@ -333,7 +335,7 @@ impl Walk {
         let lookup = |rows: &dyn SessionRows, key: &str| -> Result<_, StoreError> {
             Ok(rows
                 .entry_by_id(key, &id)?
-                .map(|r| (r.position, parse_row(r.position, &id, &r.data))))
+                .map(|r| (r.position, parse_row(r.position, &id, &r.data, r.blob))))
         };
         let found = if self.lookups < KEY_LOOKUPS {
             self.lookups += 1;
@@ -473,8 +475,8 @@ impl Walk {
             let lower = scope.spawn(move || {
                 let mut out = Vec::new();
                 lower_part
-                    .for_each_entry_in(key, part(lo, mid), &mut |id, position, data| {
-                        out.push(AheadRow::new(id, position, data))
+                    .for_each_entry_in(key, part(lo, mid), &mut |id, position, data, blob| {
+                        out.push(AheadRow::new(id, position, data, blob))
                     })
                     .map(|()| out)
             });
@@ -484,7 +486,9 @@ impl Walk {
                 .for_each_entry_in(
                     key,
                     part(Some(split.mid), below),
-                    &mut |id, position, data| out.push(AheadRow::new(id, position, data)),
+                    &mut |id, position, data, blob| {
+                        out.push(AheadRow::new(id, position, data, blob))
+                    },
                 )
                 .map(|()| out);
             (upper, lower.join())
@@ -687,7 +691,7 @@ impl SessionLoader for PathWalker {
             walk.path_since(upto, through)
         };
         let (data, leaf_id, data_problems) = (
-            walk.data.clone(),
+            walk.data.text.clone(),
             walk.leaf_id.clone(),
             walk.data_problems.clone(),
         );
@@ -696,7 +700,7 @@ impl SessionLoader for PathWalker {
             data,
             leaf_id,
             data_problems,
-            not_utf8: if walk.data_lossy {
+            not_utf8: if walk.data.lossy {
                 vec![LOSSY_DATA.to_string()]
             } else {
                 Vec::new()

@@ -581,7 +581,29 @@ impl Message {
     }
 }
 
+/// `EntryBody::Malformed`'s error for a row whose `entry_id` or `data` is stored as a BLOB: the
+/// runtime's `load` checks `typeof data === "string"` before it parses anything, so the whole
+/// session fails to load (`sql-run-store`, `load`), whatever the bytes say.
+pub const BLOB_ROW: &str = "stored as a BLOB, not text: the runtime's load throws \"[flue] Persisted session entry row is malformed.\"";
+
 impl Entry {
+    /// A row stored as a BLOB ([`BLOB_ROW`]): kept with its bytes read as text, for display,
+    /// and never parsed, since the runtime never reads it.
+    pub fn blob_row(position: i64, entry_id: &str, data: &[u8]) -> Entry {
+        Entry {
+            position,
+            id: entry_id.into(),
+            parent_id: None,
+            timestamp: None,
+            raw: String::from_utf8_lossy(data).as_ref().into(),
+            stored_len: stored_len_of(data.len()),
+            compact: false,
+            body: EntryBody::Malformed {
+                error: Box::new(BLOB_ROW.to_string()),
+            },
+        }
+    }
+
     /// Parse one stored row. Never fails: bad JSON becomes `EntryBody::Malformed`.
     pub fn parse(position: i64, entry_id: &str, data: &str) -> Entry {
         let malformed = |error: String| Entry {

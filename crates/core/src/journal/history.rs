@@ -199,14 +199,15 @@ impl History {
     }
 
     /// Damage that makes the runtime itself fail (or hang) when it loads this session: entries whose
-    /// JSON does not parse, and a `parentId` cycle on the active path.
+    /// JSON does not parse or that are stored as BLOBs, and a `parentId` cycle on the active path.
     pub fn load_blockers(&self) -> Vec<String> {
         let mut out: Vec<String> = self
             .entries
             .iter()
             .filter_map(|e| match &e.body {
                 crate::journal::entry::EntryBody::Malformed { error }
-                    if error.starts_with("invalid JSON") =>
+                    if error.starts_with("invalid JSON")
+                        || error.as_str() == crate::journal::entry::BLOB_ROW =>
                 {
                     Some(format!(
                         "entry {} at position {} is malformed ({error})",

@@ -198,13 +198,15 @@ fn read_rows(
     }
     match store.session_rows() {
         Some(sr) => {
-            if let Some((data, _lossy)) = sr.session_data(session_key)? {
-                rows.session = Some((session_key.to_string(), data));
-                sr.for_each_entry(session_key, &mut |id, position, data| {
+            if let Some(data) = sr.session_data(session_key)? {
+                rows.session = Some((session_key.to_string(), data.text));
+                rows.session_blob = data.blob;
+                sr.for_each_entry(session_key, &mut |id, position, data, blob| {
                     rows.entries.push(RawEntry {
                         entry_id: String::from_utf8_lossy(id).into_owned(),
                         position,
                         data: data.to_vec(),
+                        blob,
                     })
                 })?;
             }
@@ -219,6 +221,8 @@ fn read_rows(
                         entry_id: e.id.to_string(),
                         position: e.position,
                         data: e.raw.as_bytes().to_vec(),
+                        // PostgreSQL's `text` holds no BLOB.
+                        blob: false,
                     })
                     .collect();
             }

@@ -62,7 +62,7 @@ impl PgStore {
                 let id = r.get::<_, Option<&str>>(0).unwrap_or_default();
                 let pos = r.get::<_, Option<i64>>(1).unwrap_or(-1);
                 let data = r.get::<_, Option<&str>>(2).unwrap_or_default();
-                if !f(id.as_bytes(), pos, data.as_bytes()) {
+                if !f(id.as_bytes(), pos, data.as_bytes(), false) {
                     return Ok(false);
                 }
             }

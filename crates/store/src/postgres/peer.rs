@@ -100,7 +100,7 @@ pub(super) fn read_part<C: GenericClient>(
         });
     }
     entries_in_range(c, session, range.lo, range.hi, |id, pos, data| {
-        f(id.as_bytes(), pos, data.as_bytes())
+        f(id.as_bytes(), pos, data.as_bytes(), false)
     })
 }
 

@@ -12,7 +12,9 @@ use super::sessions::{
 };
 use super::{pg_error, PgStore};
 use crate::session_rows::SPLIT_FROM;
-use crate::{EntryRow, EntryVisitor, PartRange, PartRows, SessionRows, Split, StoreError};
+use crate::{
+    EntryRow, EntryVisitor, PartRange, PartRows, SessionData, SessionRows, Split, StoreError,
+};
 
 /// Row access through a bundle's read-only transaction, with the store's second connection to
 /// read the later half of a whale session at once (`peer.rs`).
@@ -36,9 +38,13 @@ impl<C: GenericClient> PartRows for TxRows<'_, C> {
 fn rows_session_data<C: GenericClient>(
     c: &mut C,
     key: &str,
-) -> Result<Option<(String, bool)>, StoreError> {
-    // PostgreSQL text is always valid UTF-8: never lossy.
-    Ok(session_data(c, key)?.map(|d| (d, false)))
+) -> Result<Option<SessionData>, StoreError> {
+    // PostgreSQL text is always valid UTF-8 and never a BLOB.
+    Ok(session_data(c, key)?.map(|text| SessionData {
+        text,
+        lossy: false,
+        blob: false,
+    }))
 }
 
 fn rows_entry_by_id<C: GenericClient>(
@@ -50,6 +56,8 @@ fn rows_entry_by_id<C: GenericClient>(
         entry_by_id(c, session, entry_id)?.map(|(position, data)| EntryRow {
             position,
             data: data.into_bytes(),
+            // PostgreSQL's `text` holds no BLOB.
+            blob: false,
         }),
     )
 }
@@ -61,7 +69,7 @@ fn rows_by_ids<C: GenericClient>(
     f: &mut EntryVisitor<'_>,
 ) -> Result<(), StoreError> {
     entries_by_ids(c, session, ids, |id, pos, data| {
-        f(id.as_bytes(), pos, data.as_bytes())
+        f(id.as_bytes(), pos, data.as_bytes(), false)
     })
 }
 
@@ -71,7 +79,7 @@ fn rows_for_each<C: GenericClient>(
     f: &mut EntryVisitor<'_>,
 ) -> Result<(), StoreError> {
     entries_in_order(c, session, |id, pos, data| {
-        f(id.as_bytes(), pos, data.as_bytes())
+        f(id.as_bytes(), pos, data.as_bytes(), false)
     })
 }
 
@@ -90,7 +98,7 @@ fn rows_entry_count<C: GenericClient>(
 }
 
 impl<C: GenericClient> SessionRows for TxRows<'_, C> {
-    fn session_data(&self, key: &str) -> Result<Option<(String, bool)>, StoreError> {
+    fn session_data(&self, key: &str) -> Result<Option<SessionData>, StoreError> {
         rows_session_data(&mut **self.tx.borrow_mut(), key)
     }
 
@@ -127,7 +135,7 @@ impl<C: GenericClient> SessionRows for TxRows<'_, C> {
             session,
             below,
             limit,
-            |id, pos, data| f(id.as_bytes(), pos, data.as_bytes()),
+            |id, pos, data| f(id.as_bytes(), pos, data.as_bytes(), false),
         )
     }
 
@@ -153,7 +161,7 @@ impl<C: GenericClient> SessionRows for TxRows<'_, C> {
 
 /// Outside a bundle (the TUI fetching one entry's stored text): the store's own connection.
 impl SessionRows for PgStore {
-    fn session_data(&self, key: &str) -> Result<Option<(String, bool)>, StoreError> {
+    fn session_data(&self, key: &str) -> Result<Option<SessionData>, StoreError> {
         rows_session_data(&mut *self.conn()?, key)
     }
 
@@ -194,7 +202,7 @@ impl SessionRows for PgStore {
             session,
             below,
             limit,
-            |id, pos, data| f(id.as_bytes(), pos, data.as_bytes()),
+            |id, pos, data| f(id.as_bytes(), pos, data.as_bytes(), false),
         )
     }
 }

@@ -47,14 +47,11 @@ impl SqliteStore {
         let mut id = Vec::new();
         while let Some(r) = rows.next().map_err(&e)? {
             let pos = r.get::<_, Option<i64>>(1).unwrap_or(None).unwrap_or(-1);
-            id.clear();
-            match r.get_ref(0).map_err(&e)? {
-                ValueRef::Text(t) | ValueRef::Blob(t) => id.extend_from_slice(t),
-                other => id.extend_from_slice(text_of(other).as_bytes()),
-            }
+            let id_blob = super::peer::read_id(&mut id, r.get_ref(0).map_err(&e)?);
             let go = match r.get_ref(2).map_err(&e)? {
-                ValueRef::Text(t) | ValueRef::Blob(t) => f(&id, pos, t),
-                other => f(&id, pos, text_of(other).as_bytes()),
+                ValueRef::Text(t) => f(&id, pos, t, id_blob),
+                ValueRef::Blob(t) => f(&id, pos, t, true),
+                other => f(&id, pos, text_of(other).as_bytes(), id_blob),
             };
             if !go {
                 return Ok(false);

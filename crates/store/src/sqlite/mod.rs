@@ -32,8 +32,7 @@ use crate::format::{detect_format, FlueMeta, JournalFormat, BETA7_TABLES};
 use crate::parse::{opt_int, opt_text, text_and_lossy, text_of};
 use crate::prefix::{find_by_prefix, Lookup};
 use crate::session_rows::{
-    parse_session_data, EntryRow, EntryVisitor, PartRange, SessionLoader, SessionRows, Split,
-    SplitBelow,
+    EntryRow, EntryVisitor, PartRange, SessionData, SessionLoader, SessionRows, Split, SplitBelow,
 };
 use crate::sqlite::peer::{data_version, entries_in, query_entries, Peer, SPLIT_FROM};
 use turnscope_core::journal::entry::Entry;
@@ -275,22 +274,11 @@ impl SqliteStore {
         key: &str,
         parse: fn(i64, &str, &str) -> Entry,
     ) -> Result<Option<SessionRecord>, StoreError> {
-        let data: Option<(String, bool)> = self
-            .conn
-            .prepare_cached("SELECT data FROM flue_sessions WHERE id = ?1")
-            .and_then(|mut s| {
-                s.query_row([key], |r| {
-                    let v = r.get_ref(0)?;
-                    Ok(text_and_lossy(v))
-                })
-                .optional()
-            })
-            .map_err(|e| StoreError::sqlite("reading the session", e))?;
-        let Some((data, data_lossy)) = data else {
+        let Some(session) = SessionRows::session_data(self, key)? else {
             return Ok(None);
         };
         let mut lossy = Vec::new();
-        if data_lossy {
+        if session.lossy {
             lossy.push(crate::session_rows::LOSSY_DATA.to_string());
         }
         let mut stmt = self
@@ -303,6 +291,12 @@ impl SqliteStore {
             .query_map([key], |r| {
                 let (id, id_lossy) = text_and_lossy(r.get_ref(0)?);
                 let pos = r.get::<_, Option<i64>>(1).unwrap_or(None).unwrap_or(-1);
+                let blob = [r.get_ref(0)?, r.get_ref(2)?]
+                    .iter()
+                    .any(|v| matches!(v, ValueRef::Blob(_)));
+                if blob {
+                    return Ok((Entry::blob_row(pos, &id, &bytes_of(r.get_ref(2)?)), false));
+                }
                 let (data, data_lossy) = text_and_lossy(r.get_ref(2)?);
                 let lossy = id_lossy || data_lossy;
                 Ok((parse(pos, &id, &data), lossy))
@@ -316,10 +310,10 @@ impl SqliteStore {
                 .map(|(e, _)| crate::session_rows::lossy_entry(&e.id, e.position)),
         );
         let entries: Vec<Entry> = entries.into_iter().map(|(e, _)| e).collect();
-        let (leaf_id, data_problems) = parse_session_data(&data);
+        let (leaf_id, data_problems) = session.parse();
         Ok(Some(SessionRecord {
             id: key.to_string(),
-            data,
+            data: session.text,
             leaf_id,
             data_problems,
             not_utf8: lossy,
@@ -552,13 +546,15 @@ impl SqliteStore {
 
 /// Row access for the backend-neutral loaders (`access.rs`).
 impl SessionRows for SqliteStore {
-    fn session_data(&self, key: &str) -> Result<Option<(String, bool)>, StoreError> {
+    fn session_data(&self, key: &str) -> Result<Option<SessionData>, StoreError> {
         self.conn
             .prepare_cached("SELECT data FROM flue_sessions WHERE id = ?1")
             .and_then(|mut s| {
                 s.query_row([key], |r| {
                     let v = r.get_ref(0)?;
-                    Ok(text_and_lossy(v))
+                    let (text, lossy) = text_and_lossy(v);
+                    let blob = matches!(v, ValueRef::Blob(_));
+                    Ok(SessionData { text, lossy, blob })
                 })
                 .optional()
             })
@@ -575,6 +571,7 @@ impl SessionRows for SqliteStore {
                     Ok(EntryRow {
                         position: r.get::<_, Option<i64>>(0).unwrap_or(None).unwrap_or(-1),
                         data: bytes_of(r.get_ref(1)?),
+                        blob: matches!(r.get_ref(1)?, ValueRef::Blob(_)),
                     })
                 })
                 .optional()

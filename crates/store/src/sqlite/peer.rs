@@ -199,15 +199,28 @@ fn visit_entries(
     let mut id = Vec::new();
     while let Some(r) = rows.next().map_err(err)? {
         let pos = r.get::<_, Option<i64>>(1).unwrap_or(None).unwrap_or(-1);
-        id.clear();
-        match r.get_ref(0).map_err(err)? {
-            ValueRef::Text(t) | ValueRef::Blob(t) => id.extend_from_slice(t),
-            other => id.extend_from_slice(text_of(other).as_bytes()),
-        }
+        let id_blob = read_id(&mut id, r.get_ref(0).map_err(err)?);
         match r.get_ref(2).map_err(err)? {
-            ValueRef::Text(t) | ValueRef::Blob(t) => f(&id, pos, t),
-            other => f(&id, pos, text_of(other).as_bytes()),
+            ValueRef::Text(t) => f(&id, pos, t, id_blob),
+            ValueRef::Blob(t) => f(&id, pos, t, true),
+            other => f(&id, pos, text_of(other).as_bytes(), id_blob),
         }
     }
     Ok(())
+}
+
+/// Put an `entry_id` column's bytes into `id` (cleared first); true when it is stored as a BLOB.
+/// Only a BLOB can be something other than text there: the column's `TEXT` affinity stores a
+/// number as text.
+pub(super) fn read_id(id: &mut Vec<u8>, v: ValueRef<'_>) -> bool {
+    id.clear();
+    match v {
+        ValueRef::Text(t) => id.extend_from_slice(t),
+        ValueRef::Blob(t) => {
+            id.extend_from_slice(t);
+            return true;
+        }
+        other => id.extend_from_slice(text_of(other).as_bytes()),
+    }
+    false
 }

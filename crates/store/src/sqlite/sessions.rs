@@ -5,7 +5,9 @@ use std::collections::HashMap;
 
 use crate::parse::{opt_text, text_of};
 
-use crate::session_rows::session_data_facts;
+use rusqlite::types::ValueRef;
+
+use crate::session_rows::{session_data_facts, BLOB_SESSION};
 use crate::{RowFilter, SessionRecord, SessionSummary, SqliteStore, StoreError};
 use turnscope_core::journal::submission_rows::instance_id_of;
 
@@ -54,6 +56,7 @@ impl SqliteStore {
                 Ok((
                     text_of(r.get_ref(0)?),
                     text_of(r.get_ref(1)?),
+                    matches!(r.get_ref(1)?, ValueRef::Blob(_)),
                     r.get::<_, i64>(2)?,
                 ))
             })
@@ -61,8 +64,12 @@ impl SqliteStore {
             .map_err(|e| StoreError::sqlite("listing sessions", e))?;
         Ok(rows
             .into_iter()
-            .map(|(id, data, count)| {
-                let (leaf_id, data_problems, created_at, updated_at) = session_data_facts(&data);
+            .map(|(id, data, blob, count)| {
+                let (leaf_id, mut data_problems, created_at, updated_at) =
+                    session_data_facts(&data);
+                if blob {
+                    data_problems.insert(0, BLOB_SESSION.to_string());
+                }
                 SessionSummary {
                     instance_id: instance_id_of(&id),
                     submissions_by_status: by_session.remove(&id).unwrap_or_default(),

@@ -1,0 +1,200 @@
+//! beta.7 session rows stored as BLOBs. SQLite lets a BLOB into a `TEXT` column (the runtime
+//! never writes one: damage, or a hand-made row). The runtime's `load` checks `typeof data ===
+//! "string"` before it parses anything and throws, so the session cannot be loaded at all, whatever
+//! the bytes say: turnscope must say `damaged`, plan no rule, refuse every write, and keep the
+//! damage in an export (it used to read the bytes as text and plan the next rule).
+
+use std::path::{Path, PathBuf};
+
+use serde_json::Value;
+
+use crate::runtime_kit::runtime;
+use crate::support::{turnscope_as, turnscope_command, turnscope_json, unpack_fixture};
+
+/// The stuck submission of the `tool-batch-mid` fixture.
+const STUCK: &str = "74384fb4-aaac-4e01-9744-399d916c44d1";
+const ENTRY_THROWS: &str = "[flue] Persisted session entry row is malformed.";
+const SESSION_THROWS: &str = "[flue] Persisted session row is malformed.";
+
+/// Each damage: its name, the SQL that makes it, the runtime's error, and whether it is on the
+/// path the listing walks (from the leaf back to the input entry at position 6).
+const DAMAGES: &[(&str, &str, &str, bool)] = &[
+    (
+        "an entry before the input",
+        "UPDATE flue_session_entries SET data = CAST(data AS BLOB) WHERE entry_id = 'ba3430eb'",
+        ENTRY_THROWS,
+        false,
+    ),
+    (
+        "the leaf entry",
+        "UPDATE flue_session_entries SET data = CAST(data AS BLOB) WHERE entry_id = '8dd456d7'",
+        ENTRY_THROWS,
+        true,
+    ),
+    (
+        "the leaf entry's id",
+        "UPDATE flue_session_entries SET entry_id = CAST(entry_id AS BLOB) WHERE entry_id = '8dd456d7'",
+        ENTRY_THROWS,
+        true,
+    ),
+    (
+        "the session data",
+        "UPDATE flue_sessions SET data = CAST(data AS BLOB)",
+        SESSION_THROWS,
+        true,
+    ),
+];
+
+/// The fixture copied once per damage: (name, copy, runtime's error, on the walked path).
+fn damaged_copies(dir: &Path) -> Vec<(&'static str, PathBuf, &'static str, bool)> {
+    let db = unpack_fixture(dir, "tool-batch-mid");
+    DAMAGES
+        .iter()
+        .enumerate()
+        .map(|(i, &(name, sql, throws, on_path))| {
+            let copy = dir.join(format!("blob-{i}.db"));
+            std::fs::copy(&db, &copy).unwrap();
+            let n = rusqlite::Connection::open(&copy)
+                .unwrap()
+                .execute(sql, [])
+                .unwrap();
+            assert_eq!(n, 1, "{name}");
+            (name, copy, throws, on_path)
+        })
+        .collect()
+}
+
+/// `show --json`'s plan is "no rule: the runtime cannot load it", quoting `throws`.
+fn assert_unreadable(name: &str, show: &Value, throws: &str) {
+    assert_eq!(show["verdict"], "damaged", "{name}");
+    let plan = &show["plan"];
+    assert_eq!(plan["disposition"]["state"], "unreadable", "{name}: {plan}");
+    assert!(
+        plan["rule"].is_null() && plan["writes"] == Value::Array(vec![]),
+        "{name}: {plan}"
+    );
+    let problems = plan["disposition"]["problems"].to_string();
+    assert!(problems.contains("stored as a BLOB"), "{name}: {problems}");
+    assert!(
+        problems.contains(&throws.replace('"', "\\\"")),
+        "{name}: {problems}"
+    );
+}
+
+#[test]
+fn a_session_with_a_blob_row_is_damaged_and_never_written() {
+    let dir = tempfile::tempdir().unwrap();
+    for (name, db, throws, on_path) in damaged_copies(dir.path()) {
+        assert_unreadable(
+            name,
+            &turnscope_json(&db, None, &["show", STUCK, "--json"]),
+            throws,
+        );
+        // The listing's walk reads the path only: damage there sends it to the whole read.
+        if on_path {
+            let list = turnscope_json(&db, None, &["list", "--expired", "--json"]);
+            let row = &list["submissions"][0];
+            assert_eq!(row["submission"]["submissionId"], STUCK, "{name}");
+            assert_eq!(row["verdict"], "damaged", "{name}: {row}");
+        }
+        let before = std::fs::read(&db).unwrap();
+        for action in [
+            &["repair"][..],
+            &["requeue"],
+            &["fail", "--reason", "stuck"],
+            &["step"],
+        ] {
+            let args = [&["--write"][..], action, &[STUCK, "-y"]].concat();
+            let out = turnscope_as(&db, "t", &args);
+            let err = String::from_utf8_lossy(&out.stderr);
+            assert!(
+                err.contains("refused") && err.contains("stored as a BLOB"),
+                "{name}: {action:?}: {err}"
+            );
+        }
+        assert!(std::fs::read(&db).unwrap() == before, "{name}: written");
+    }
+}
+
+#[test]
+fn the_sessions_view_names_session_data_stored_as_a_blob() {
+    let dir = tempfile::tempdir().unwrap();
+    for (name, db, throws, _) in damaged_copies(dir.path()) {
+        let sessions = turnscope_store::SqliteStore::open(&db)
+            .unwrap()
+            .list_sessions()
+            .unwrap();
+        let [s] = &sessions[..] else {
+            panic!("{name}: {} sessions", sessions.len())
+        };
+        let named = s.data_problems.iter().any(|p| p.contains(throws));
+        assert_eq!(
+            named,
+            throws == SESSION_THROWS,
+            "{name}: {:?}",
+            s.data_problems
+        );
+    }
+}
+
+#[test]
+fn an_export_keeps_a_blob_a_blob() {
+    let dir = tempfile::tempdir().unwrap();
+    for (i, (name, db, throws, _)) in damaged_copies(dir.path()).into_iter().enumerate() {
+        let json = dir.path().join(format!("export-{i}.json"));
+        let out = turnscope_command()
+            .env_remove("TURNSCOPE_DB")
+            .arg("--db")
+            .arg(&db)
+            .args(["export", STUCK, "-o"])
+            .arg(&json)
+            .output()
+            .unwrap();
+        assert!(
+            out.status.success(),
+            "{name}: {}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        let doc: Value = serde_json::from_slice(&std::fs::read(&json).unwrap()).unwrap();
+        let rows = &doc["rows"];
+        let blobs = rows["entries"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .chain([&rows["session"]])
+            .filter(|e| e["data"]["blob"].is_array())
+            .count();
+        assert_eq!(blobs, 1, "{name}: {rows}");
+        // Opened again, the export is as damaged as its database.
+        assert_unreadable(
+            name,
+            &turnscope_json(&json, None, &["show", STUCK, "--json"]),
+            throws,
+        );
+    }
+}
+
+#[cfg_attr(
+    turnscope_no_runtime,
+    ignore = "needs the real runtime: npm is not on PATH or TURNSCOPE_RUNTIME_SKIP is set (tests/runtime/README.md)"
+)]
+#[test]
+fn the_real_runtime_cannot_load_a_session_with_a_blob_row() {
+    let rt = runtime("blob_rows");
+    let dir = tempfile::tempdir().unwrap();
+    for (name, db, throws, _) in damaged_copies(dir.path()) {
+        let show = turnscope_json(&db, None, &["show", STUCK, "--json"]);
+        let ran = rt.drive("reconcile-once.mjs", &["--db".as_ref(), db.as_os_str()]);
+        let state = ran["states"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|s| s["submissionId"] == STUCK)
+            .unwrap_or_else(|| panic!("{name}: {ran}"));
+        assert_eq!(state["disposition"], "threw", "{name}: {state}");
+        assert_eq!(state["error"], format!("Error: {throws}"), "{name}");
+        // The pass wrote nothing for it, as turnscope's plan says.
+        assert_eq!(show["plan"]["writes"], Value::Array(vec![]), "{name}");
+        assert_eq!(state["before"], state["after"], "{name}");
+    }
+}
