@@ -97,6 +97,46 @@ fn a_batch_whose_data_is_not_text_makes_its_stream_unloadable_and_no_other() {
             what.ends_with(&why["the runtime cannot load this instance: ".len()..]),
             "{what}"
         );
+        // An export keeps the BLOB a BLOB (it was refused once): opened again, plain or
+        // redacted, the damaged instance's rows are judged as on the journal.
+        let id = &before
+            .iter()
+            .find(|(_, stream, _)| *stream == path)
+            .unwrap()
+            .0;
+        for redact in [None, Some("--redact")] {
+            let out = dir
+                .path()
+                .join(format!("export-{}-{}.json", value.len(), redact.is_some()));
+            let mut args = vec!["export", id.as_str(), "-o", out.to_str().unwrap()];
+            args.extend(redact);
+            crate::support::turnscope_ok(&db, Some(NOW), &args);
+            let doc: Value = serde_json::from_slice(&std::fs::read(&out).unwrap()).unwrap();
+            let batches = &doc["rows"]["flue_conversation_stream_batches"];
+            let d = batches["columns"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .position(|c| c == "data")
+                .unwrap();
+            let blobs = batches["rows"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .filter(|r| r[d]["blob"].is_array())
+                .count();
+            assert_eq!(blobs, 1, "{kind} {redact:?}");
+            let reopened: Vec<_> = judged(&out)
+                .into_iter()
+                .map(|(id, _, judgement)| (id, judgement))
+                .collect();
+            let on_journal: Vec<_> = after
+                .iter()
+                .filter(|(_, stream, _)| *stream == path)
+                .map(|(id, _, judgement)| (id.clone(), judgement.clone()))
+                .collect();
+            assert_eq!(reopened, on_journal, "{kind} {redact:?}");
+        }
     }
 }
 

@@ -100,6 +100,11 @@ fn column(columns: &[String], name: &str) -> Option<usize> {
     columns.iter().position(|c| c == name)
 }
 
+/// The bytes of an exported BLOB value (`{"blob": [...]}`).
+fn blob_bytes(v: &Value) -> Option<Vec<u8>> {
+    serde_json::from_value(v.as_object()?.get("blob")?.clone()).ok()
+}
+
 /// Redact an export's `rows` section in place.
 pub fn redact_rows(rows: &mut Value, rules: Redaction) {
     // Spilled batches, put back together first.
@@ -146,7 +151,17 @@ pub fn redact_rows(rows: &mut Value, rules: Redaction) {
                         r[p].as_str() == Some(path) && r[s].as_i64() == Some(*seq)
                     })
                     .map(|(_, _, text)| text.clone());
-                let Some(text) = whole.or_else(|| r[d].as_str().map(str::to_string)) else {
+                // A BLOB (`{"blob": [...]}`, damage the fold judges by its storage class, not its
+                // bytes) is redacted like text and written back a BLOB.
+                let blob = blob_bytes(&r[d]);
+                let Some(text) =
+                    whole
+                        .or_else(|| r[d].as_str().map(str::to_string))
+                        .or_else(|| {
+                            blob.as_deref()
+                                .map(|b| String::from_utf8_lossy(b).into_owned())
+                        })
+                else {
                     continue;
                 };
                 // A batch that is not a JSON array of records is kept as stored: its damage is
@@ -161,7 +176,11 @@ pub fn redact_rows(rows: &mut Value, rules: Redaction) {
                         record(m, rules);
                     }
                 }
-                r[d] = Value::String(Value::Array(records).to_string());
+                let redacted = Value::Array(records).to_string();
+                r[d] = match blob {
+                    Some(_) => serde_json::json!({ "blob": redacted.into_bytes() }),
+                    None => Value::String(redacted),
+                };
             }
         }
     }

@@ -75,17 +75,15 @@ impl Flue2SqliteReader {
                 let mut q = stmt.query(params).map_err(err)?;
                 while let Some(r) = q.next().map_err(err)? {
                     let mut row = Vec::with_capacity(columns.len());
-                    for (i, column) in columns.iter().enumerate() {
+                    for i in 0..columns.len() {
                         row.push(match r.get_ref(i).map_err(err)? {
                             ValueRef::Null => Value::Null,
                             ValueRef::Integer(n) => json!(n),
                             ValueRef::Real(x) => json!(x),
                             ValueRef::Text(t) => json!(String::from_utf8_lossy(t)),
-                            ValueRef::Blob(_) => {
-                                return Err(StoreError::Flue2Unreadable {
-                                    what: format!("{table}.{column} holds a blob"),
-                                })
-                            }
+                            // Damage (the runtime writes text): kept a BLOB, so the copy is as
+                            // unreadable to the runtime as the journal, and read so by turnscope.
+                            ValueRef::Blob(b) => json!({ "blob": b }),
                         });
                     }
                     rows.push(Value::Array(row));
@@ -216,8 +214,13 @@ fn load(conn: &Connection, tables: &Map<String, Value>) -> Result<(), String> {
                         Some(i) => rusqlite::types::Value::Integer(i),
                         None => rusqlite::types::Value::Real(n.as_f64().unwrap_or(0.0)),
                     }),
+                    Value::Object(o) if o.len() == 1 && o.contains_key("blob") => {
+                        serde_json::from_value::<Vec<u8>>(o["blob"].clone())
+                            .map(rusqlite::types::Value::Blob)
+                            .map_err(|e| format!("a BLOB value of {table}: {e}"))
+                    }
                     other => Err(format!(
-                        "a value of {table} that is neither text, number nor null: {other}"
+                        "a value of {table} that is neither text, number, null nor a BLOB: {other}"
                     )),
                 })
                 .collect::<Result<_, _>>()?;
