@@ -148,6 +148,14 @@ pub(super) fn summary(t: &HealthTotals) -> String {
     let in_sessions = t.findings - t.batch_findings;
     if t.findings == 0 {
         format!("healthy: no finding in {read}")
+    } else if in_sessions == 0 {
+        // Not "0 findings in 0 of …": the conversations are healthy, only batches are damaged.
+        format!(
+            "{} finding{} in streams' batches, none in {read}: {}",
+            thousands(t.batch_findings),
+            if t.batch_findings == 1 { "" } else { "s" },
+            kinds.join(", ")
+        )
     } else {
         format!(
             "{} finding{} in {} of {read}{batches}: {}",
@@ -293,5 +301,46 @@ fn cut(s: &str, n: usize) -> String {
         s.to_string()
     } else {
         format!("{}…", s.chars().take(n).collect::<String>())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn totals(findings: usize, batch_findings: usize, with: usize) -> HealthTotals {
+        let mut by_kind = [0; Hazard::KINDS.len()];
+        by_kind[0] = findings;
+        HealthTotals {
+            sessions: 12,
+            entries: 1_234,
+            sessions_with_findings: with,
+            findings,
+            batch_findings,
+            by_kind,
+        }
+    }
+
+    #[test]
+    fn the_summary_says_where_the_findings_are() {
+        let k = Hazard::KINDS[0];
+        assert_eq!(
+            summary(&totals(0, 0, 0)),
+            "healthy: no finding in 12 sessions (1,234 entries)"
+        );
+        assert_eq!(
+            summary(&totals(3, 0, 2)),
+            format!("3 findings in 2 of 12 sessions (1,234 entries): {k} 3")
+        );
+        assert_eq!(
+            summary(&totals(3, 1, 1)),
+            format!(
+                "2 findings in 1 of 12 sessions (1,234 entries) and 1 in streams' batches: {k} 3"
+            )
+        );
+        assert_eq!(
+            summary(&totals(1, 1, 0)),
+            format!("1 finding in streams' batches, none in 12 sessions (1,234 entries): {k} 1")
+        );
     }
 }
