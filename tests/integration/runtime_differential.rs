@@ -4,7 +4,7 @@
 //! session, each changed at random in the ways a crash or an operator leaves a row (retry budget
 //! spent, deadline passed, input never marked applied, journal missing or in another phase or
 //! attempt, stream chunks gone or consumed, the leaf moved back, no session row, a malformed
-//! row). Each database is copied twice:
+//! row, an entry stored as a BLOB). Each database is copied twice:
 //! - the real runtime runs one reconciliation pass on the first copy (`reconcile-once.mjs`: its
 //!   own `listExpiredSubmissions()` and `reconcileInterruptedSubmission()`, nothing after);
 //! - turnscope's `reconcile` runs on every stuck submission of the second copy where the binary
@@ -15,10 +15,11 @@
 //! replaced the attempt (rules 4-6), the runtime's rows just before that write are used, since
 //! turnscope leaves the replacement to the runtime.
 //!
-//! Always checked: the runtime reconciled every state without throwing or logging an error, the
-//! generated states cover rules 1-9 and the malformed-row auto-fail, and turnscope's planned
-//! result equals the runtime's disposition on every state. The row differences are grouped into
-//! categories and written to `$CARGO_TARGET_TMPDIR/runtime-differential.txt` (and stderr); a
+//! Always checked: the runtime reconciled every state without throwing or logging an error (but
+//! the load of a session with a BLOB entry, which throws the error turnscope quotes, both sides
+//! writing nothing), the generated states cover rules 1-9, the malformed-row auto-fail and a BLOB
+//! entry, and turnscope's planned result equals the runtime's disposition on every state. The row
+//! differences are grouped into categories and written to `$CARGO_TARGET_TMPDIR/runtime-differential.txt` (and stderr); a
 //! differing state fails the test unless it is one of the named gaps of [`known_gap`].
 //! `TURNSCOPE_DIFFERENTIAL_DBS` sets how many databases (of 22 states each) are generated.
 
@@ -237,11 +238,26 @@ fn mutate(c: &rusqlite::Connection, rng: &mut Rng, id: &str, session: &str) -> V
             &[&session],
         );
     }
+    // An entry stored as a BLOB (damage: SQLite lets one into the TEXT column). The runtime's
+    // load throws before any rule; turnscope must plan none and write nothing.
+    if rng.chance(0.03) {
+        exec(
+            BLOB_ENTRY,
+            "UPDATE flue_session_entries SET data = CAST(data AS BLOB) WHERE session_id = ?1 AND position = (SELECT MIN(position) FROM flue_session_entries WHERE session_id = ?1)",
+            &[&session],
+        );
+    }
     done
 }
 
 /// The mutation that puts a byte that is not UTF-8 into a session's messages.
 const NOT_UTF8: &str = "a byte that is not UTF-8 in the history";
+
+/// The mutation that stores a session's first entry as a BLOB.
+const BLOB_ENTRY: &str = "an entry stored as a BLOB";
+
+/// What the runtime's reconciler throws on a session with [`BLOB_ENTRY`], which turnscope quotes.
+const BLOB_THROWS: &str = "[flue] Persisted session entry row is malformed.";
 
 /// The demo's stuck submissions (expired running rows), each with its session key.
 fn stuck(c: &rusqlite::Connection) -> Vec<(String, String)> {
@@ -703,13 +719,20 @@ fn run_db(
             &s["after"]
         };
         let disposition = s["disposition"].as_str().unwrap_or("?").to_string();
-        if disposition == "threw" {
+        let plan = &plans[&id]["plan"];
+        // The one throw expected: the load of a session turnscope found unloadable for that
+        // reason, with the runtime's error as turnscope quotes it.
+        let expected_throw = plan["disposition"]["state"] == "unreadable"
+            && s["error"] == format!("Error: {BLOB_THROWS}")
+            && plan["disposition"]["problems"]
+                .to_string()
+                .contains(BLOB_THROWS);
+        if disposition == "threw" && !expected_throw {
             problems.push(format!(
                 "{id}: the runtime's reconciler threw: {}",
                 s["error"]
             ));
         }
-        let plan = &plans[&id]["plan"];
         let diffs = differences(
             &normalise(before, runtime_rows),
             &normalise(before, ts_after[id.as_str()]),
@@ -820,10 +843,16 @@ fn turnscope_writes_the_rows_of_the_real_reconciler() {
             problems.push(format!("no generated state was {damage:?}"));
         }
     }
+    if !results.iter().any(|r| {
+        r.mutations.contains(&BLOB_ENTRY) && r.disposition == "threw" && r.diffs.is_empty()
+    }) {
+        problems.push(format!("no generated state was {BLOB_ENTRY:?}"));
+    }
     // turnscope's planned result is the runtime's disposition.
     for r in &results {
         let planned = match r.planned.as_str() {
             "\"malformed\"" => "not listed (settled as malformed, or its agent is unknown)",
+            "\"unreadable\"" => "threw",
             p => p,
         };
         if planned != r.disposition {
