@@ -198,3 +198,144 @@ fn the_real_runtime_cannot_load_a_session_with_a_blob_row() {
         assert_eq!(state["before"], state["after"], "{name}");
     }
 }
+
+/// A stuck submission row with one column in a storage class the runtime's row parser rejects:
+/// its name, the SQL, whether the runtime's pass lists it (and so settles it as malformed), and
+/// whether turnscope's `step` writes that settlement too (its writes are fenced on
+/// `submission_id` and `attempt_id`, which it cannot match in a BLOB).
+const ROW_DAMAGES: &[(&str, &str, bool, bool)] = &[
+    ("payload", "payload = CAST(payload AS BLOB)", true, true),
+    (
+        "session_key",
+        "session_key = CAST(session_key AS BLOB)",
+        true,
+        true,
+    ),
+    ("kind", "kind = CAST(kind AS BLOB)", true, true),
+    ("attempt_count", "attempt_count = 'one'", true, true),
+    (
+        "attempt_id",
+        "attempt_id = CAST(attempt_id AS BLOB)",
+        true,
+        false,
+    ),
+    ("status", "status = CAST(status AS BLOB)", false, false),
+];
+
+/// The fixture copied once per row damage: (column, copy, listed by the runtime, written by turnscope).
+fn damaged_rows(dir: &Path) -> Vec<(&'static str, PathBuf, bool, bool)> {
+    let db = unpack_fixture(dir, "tool-batch-mid");
+    ROW_DAMAGES
+        .iter()
+        .map(|&(column, set, listed, written)| {
+            let copy = dir.join(format!("row-{column}.db"));
+            std::fs::copy(&db, &copy).unwrap();
+            let n = rusqlite::Connection::open(&copy)
+                .unwrap()
+                .execute(
+                    &format!("UPDATE flue_agent_submissions SET {set} WHERE submission_id = ?1"),
+                    [STUCK],
+                )
+                .unwrap();
+            assert_eq!(n, 1, "{column}");
+            (column, copy, listed, written)
+        })
+        .collect()
+}
+
+/// The stuck row's status and error, and each checked column's storage class.
+fn row_state(db: &Path) -> Vec<String> {
+    rusqlite::Connection::open(db)
+        .unwrap()
+        .query_row(
+            "SELECT status, error, typeof(payload), typeof(session_key), typeof(kind), \
+             typeof(attempt_count), typeof(attempt_id), settled_at IS NULL FROM \
+             flue_agent_submissions WHERE sequence = 2",
+            [],
+            |r| {
+                (0..8)
+                    .map(|i| r.get_ref(i).map(|v| format!("{v:?}")))
+                    .collect()
+            },
+        )
+        .unwrap()
+}
+
+#[test]
+fn a_submission_column_in_another_storage_class_is_a_malformed_row() {
+    let dir = tempfile::tempdir().unwrap();
+    for (column, db, listed, written) in damaged_rows(dir.path()) {
+        let show = turnscope_json(&db, None, &["show", STUCK, "--json"]);
+        let plan = &show["plan"];
+        let list = turnscope_json(&db, None, &["list", "--expired", "--json"]);
+        let ids: Vec<&Value> = list["submissions"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|s| &s["submission"]["submissionId"])
+            .collect();
+        assert_eq!(ids.len(), usize::from(listed), "{column}: {ids:?}");
+        if listed {
+            assert_eq!(
+                plan["disposition"]["state"], "malformed",
+                "{column}: {plan}"
+            );
+            assert!(
+                plan["reason"]
+                    .as_str()
+                    .unwrap()
+                    .contains(&format!("{column} is stored as")),
+                "{column}: {plan}"
+            );
+            assert_eq!(
+                plan["writes"][0]["error"], "[flue] Persisted agent submission row is malformed.",
+                "{column}"
+            );
+        } else {
+            assert_eq!(
+                plan["disposition"]["state"], "unknown_status",
+                "{column}: {plan}"
+            );
+            assert_eq!(plan["writes"], Value::Array(vec![]), "{column}: {plan}");
+        }
+        let before = row_state(&db);
+        let out = turnscope_as(&db, "t", &["--write", "step", STUCK, "-y"]);
+        let after = row_state(&db);
+        if written {
+            assert!(
+                out.status.success(),
+                "{column}: {}",
+                String::from_utf8_lossy(&out.stderr)
+            );
+            assert_eq!(
+                after[0], "Text([115, 101, 116, 116, 108, 101, 100])",
+                "{column}: settled"
+            );
+        } else {
+            assert!(!out.status.success(), "{column}");
+            assert_eq!(after, before, "{column}: written");
+        }
+    }
+}
+
+#[cfg_attr(
+    turnscope_no_runtime,
+    ignore = "needs the real runtime: npm is not on PATH or TURNSCOPE_RUNTIME_SKIP is set (tests/runtime/README.md)"
+)]
+#[test]
+fn the_real_runtime_settles_such_a_row_as_turnscope_says() {
+    let rt = runtime("blob_rows");
+    let dir = tempfile::tempdir().unwrap();
+    for (column, db, listed, written) in damaged_rows(dir.path()) {
+        let ours = dir.path().join(format!("ours-{column}.db"));
+        std::fs::copy(&db, &ours).unwrap();
+        turnscope_as(&ours, "t", &["--write", "step", STUCK, "-y"]);
+        let ran = rt.drive("reconcile-once.mjs", &["--db".as_ref(), db.as_os_str()]);
+        let settled = row_state(&db)[0] == "Text([115, 101, 116, 116, 108, 101, 100])";
+        assert_eq!(settled, listed, "{column}: {ran}");
+        if written {
+            // The same row as the runtime's, its time aside.
+            assert_eq!(row_state(&ours), row_state(&db), "{column}");
+        }
+    }
+}

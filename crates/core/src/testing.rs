@@ -33,5 +33,6 @@ pub fn sub() -> SubmissionRow {
         terminal_key: None,
         terminal_event: None,
         terminal_offset: None,
+        stored_as: None,
     }
 }

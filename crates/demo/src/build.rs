@@ -320,6 +320,7 @@ impl Sub {
             terminal_key: self.terminal_event_key,
             terminal_event: self.terminal_event_json,
             terminal_offset: self.terminal_event_offset,
+            stored_as: None,
         }
     }
 

@@ -292,6 +292,7 @@ fn submission_of(o: &Map<String, Value>) -> Result<SubmissionRow, String> {
         terminal_key: opt_str(o, "terminal_event_key")?,
         terminal_event: opt_str(o, "terminal_event_json")?,
         terminal_offset: opt_str(o, "terminal_event_offset")?,
+        stored_as: None,
     })
 }
 

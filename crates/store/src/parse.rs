@@ -112,7 +112,7 @@ pub(super) fn submission_from_values(v: &[ValueRef<'_>]) -> SubmissionRow {
         session_key: text_of(at(v, 2)),
         kind: text_of(at(v, 3)),
         payload: text_of(at(v, 4)),
-        status: SubmissionStatus::parse(&text_of(at(v, 5))),
+        status: status_of(at(v, 5)),
         accepted_at: opt_int(at(v, 6)),
         attempt_id: opt_text(at(v, 7)),
         input_applied_at: opt_int(at(v, 8)),
@@ -128,7 +128,52 @@ pub(super) fn submission_from_values(v: &[ValueRef<'_>]) -> SubmissionRow {
         terminal_key: opt_text(at(v, 18)),
         terminal_event: opt_text(at(v, 19)),
         terminal_offset: opt_text(at(v, 20)),
+        stored_as: stored_as(v),
     }
+}
+
+/// The status as SQL compares it: text, else no status the runtime's queries select (a BLOB
+/// `running` is not `= 'running'`).
+fn status_of(v: ValueRef<'_>) -> SubmissionStatus {
+    match v {
+        ValueRef::Text(_) => SubmissionStatus::parse(&text_of(v)),
+        _ => SubmissionStatus::Other(format!("{} stored as {}", text_of(v), v.data_type())),
+    }
+}
+
+/// The first column `parseSubmission` checks whose storage class it rejects (`typeof` string or
+/// number, some of them nullable): SQLite keeps a BLOB in a TEXT column, and text that is not a
+/// number in an INTEGER one. PostgreSQL's typed columns never differ.
+fn stored_as(v: &[ValueRef<'_>]) -> Option<String> {
+    // (index in `submission_from_values`' order, column, text or number, nullable).
+    // Not `sequence`: an INTEGER PRIMARY KEY holds integers only. Not `status`: a row whose
+    // status is no text never meets the reconciler's `status = 'running'` (see `status_of`).
+    const CHECKED: [(usize, &str, bool, bool); 12] = [
+        (1, "submission_id", true, false),
+        (2, "session_key", true, false),
+        (3, "kind", true, false),
+        (4, "payload", true, false),
+        (6, "accepted_at", false, false),
+        (7, "attempt_id", true, true),
+        (8, "input_applied_at", false, true),
+        (9, "recovery_requested_at", false, true),
+        (10, "started_at", false, true),
+        (13, "attempt_count", false, false),
+        (14, "max_retry", false, false),
+        (15, "timeout_at", false, false),
+    ];
+    CHECKED.iter().find_map(|&(i, column, text, nullable)| {
+        let class = match at(v, i) {
+            ValueRef::Null if nullable => return None,
+            ValueRef::Text(_) if text => return None,
+            ValueRef::Integer(_) | ValueRef::Real(_) if !text => return None,
+            ValueRef::Null => "NULL",
+            ValueRef::Integer(_) | ValueRef::Real(_) => "a number",
+            ValueRef::Text(_) => "text",
+            ValueRef::Blob(_) => "a BLOB",
+        };
+        Some(format!("{column} is stored as {class}"))
+    })
 }
 
 /// The same mapping as the SQLite backend's `journal_from_row`.

@@ -344,6 +344,7 @@ impl Submission {
                 terminal_key: None,
                 terminal_event: None,
                 terminal_offset: None,
+                stored_as: None,
             },
         }
     }

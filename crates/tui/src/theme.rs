@@ -312,7 +312,9 @@ impl Theme {
             DispositionKind::Completed => self.fg(Color::Green),
             DispositionKind::Pending | DispositionKind::Publishing => self.fg(Color::Blue),
             DispositionKind::Live => self.fg(Color::Cyan),
-            DispositionKind::NoLease | DispositionKind::Unreadable => Style::new(),
+            DispositionKind::NoLease
+            | DispositionKind::UnknownStatus
+            | DispositionKind::Unreadable => Style::new(),
         }
     }
 

@@ -30,9 +30,22 @@ pub struct SubmissionRow {
     pub terminal_key: Option<String>,
     pub terminal_event: Option<String>,
     pub terminal_offset: Option<String>,
+    /// A column the runtime's row parser checks (`parseSubmission`: `typeof` text or number)
+    /// stored in another SQLite storage class, e.g. a payload stored as a BLOB; the values above
+    /// are read from it anyway. Such a row is malformed to the runtime.
+    #[serde(skip)]
+    pub stored_as: Option<String>,
 }
 
 impl SubmissionRow {
+    /// Whether a column turnscope's writes are fenced on (`submission_id`, `attempt_id`) is
+    /// stored in a class SQL does not match against text ([`SubmissionRow::stored_as`]).
+    pub fn fence_column_stored_wrong(&self) -> bool {
+        self.stored_as
+            .as_deref()
+            .is_some_and(|s| s.starts_with("submission_id ") || s.starts_with("attempt_id "))
+    }
+
     /// The runtime's expired-lease test: `status='running' AND 0 < lease_expires_at < now`.
     pub fn lease_expired(&self, now_ms: i64) -> bool {
         self.status == SubmissionStatus::Running

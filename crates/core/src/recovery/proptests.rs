@@ -136,6 +136,7 @@ fn row(input_applied: bool, attempts: i64) -> SubmissionRow {
         terminal_key: None,
         terminal_event: None,
         terminal_offset: None,
+        stored_as: None,
     }
 }
 

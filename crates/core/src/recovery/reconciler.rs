@@ -215,6 +215,11 @@ pub enum Disposition {
     },
     /// Running with `lease_expires_at = 0` (Cloudflare): a Node process never reconciles it.
     NoLease,
+    /// A status the runtime does not write (or not stored as text): none of its queries
+    /// (`status = 'running'`, `'queued'`, …) selects the row, so nothing ever acts on it.
+    UnknownStatus {
+        status: String,
+    },
     /// Queued (the seed's `Pending`): waiting to be claimed.
     Pending,
     /// Terminalizing: the next pass publishes the terminal event and finalizes.
@@ -395,6 +400,9 @@ pub fn row_problem(sub: &SubmissionRow) -> Option<String> {
 
 /// The column checks of `parseSubmission` (before the payload is parsed).
 fn row_shape_problem(sub: &SubmissionRow) -> Option<String> {
+    if let Some(stored) = &sub.stored_as {
+        return Some(stored.clone());
+    }
     let null_when_queued = [
         ("attempt_id", sub.attempt_id.is_some()),
         ("input_applied_at", sub.input_applied_at.is_some()),
@@ -502,7 +510,7 @@ pub fn plan_recovery(
             return plan;
         }
     }
-    match sub.status {
+    match &sub.status {
         SubmissionStatus::Queued => {
             return RecoveryPlan::observe(
                 Disposition::Pending,
@@ -513,6 +521,14 @@ pub fn plan_recovery(
             return RecoveryPlan::observe(
                 Disposition::Publishing,
                 "terminalizing: the next reconciliation pass publishes the terminal event and finalizes".into(),
+            )
+        }
+        SubmissionStatus::Other(status) => {
+            return RecoveryPlan::observe(
+                Disposition::UnknownStatus {
+                    status: status.clone(),
+                },
+                format!("status {status:?} is not one the runtime writes: none of its queries selects the row, so nothing acts on it"),
             )
         }
         SubmissionStatus::Settled => {

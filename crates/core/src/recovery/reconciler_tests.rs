@@ -456,6 +456,17 @@ fn statuses_other_than_running() {
         plan_with(&s, None, None, &[]).disposition,
         Disposition::NoLease
     );
+    // A status the runtime never writes: no query of its selects the row, expired lease or not.
+    let mut p = sub();
+    p.status = "paused".into();
+    let plan = plan_with(&p, None, None, &[]);
+    assert_eq!(
+        plan.disposition,
+        Disposition::UnknownStatus {
+            status: "paused".into()
+        }
+    );
+    assert!(plan.writes.is_empty() && plan.rule.is_none());
     let mut q = sub();
     q.status = "queued".into();
     q.attempt_id = None;

@@ -47,6 +47,14 @@ fn auto_fail(
         }
     };
     let row = r.row();
+    if row.fence_column_stored_wrong() {
+        return Err(Refusal::new(
+            format!(
+                "the row is malformed ({problem}), and turnscope's write, fenced on submission_id and attempt_id, cannot match that row"
+            ),
+            "leave it to the runtime: its next reconciliation pass settles the row as failed by itself (by its sequence)",
+        ));
+    }
     // The same columns as `failSubmission`'s, under the parser's own guard.
     let set = super::runtime_rows::settle_columns(row, now_ms, SqlValue::text(&error));
     let changes = vec![RowChange::AutoFailSubmission {

@@ -827,29 +827,11 @@ fn is_lossy(v: ValueRef<'_>) -> bool {
 }
 
 fn submission_from_row(r: &Row<'_>) -> rusqlite::Result<SubmissionRow> {
-    Ok(SubmissionRow {
-        sequence: opt_int(r.get_ref(0)?).unwrap_or(0),
-        submission_id: text_of(r.get_ref(1)?),
-        session_key: text_of(r.get_ref(2)?),
-        kind: text_of(r.get_ref(3)?),
-        payload: text_of(r.get_ref(4)?),
-        status: SubmissionStatus::parse(&text_of(r.get_ref(5)?)),
-        accepted_at: opt_int(r.get_ref(6)?),
-        attempt_id: opt_text(r.get_ref(7)?),
-        input_applied_at: opt_int(r.get_ref(8)?),
-        recovery_requested_at: opt_int(r.get_ref(9)?),
-        started_at: opt_int(r.get_ref(10)?),
-        settled_at: opt_int(r.get_ref(11)?),
-        error: opt_text(r.get_ref(12)?),
-        attempt_count: opt_int(r.get_ref(13)?).unwrap_or(0),
-        max_retry: opt_int(r.get_ref(14)?).unwrap_or(10),
-        timeout_at: opt_int(r.get_ref(15)?).unwrap_or(0),
-        owner_id: opt_text(r.get_ref(16)?),
-        lease_expires_at: opt_int(r.get_ref(17)?).unwrap_or(0),
-        terminal_key: opt_text(r.get_ref(18)?),
-        terminal_event: opt_text(r.get_ref(19)?),
-        terminal_offset: opt_text(r.get_ref(20)?),
-    })
+    // The columns in `submission_columns`' order, mapped as the listing maps them.
+    let values = (0..21)
+        .map(|i| r.get_ref(i))
+        .collect::<Result<Vec<_>, _>>()?;
+    Ok(crate::parse::submission_from_values(&values))
 }
 
 fn journal_from_row(r: &Row<'_>) -> rusqlite::Result<JournalRow> {
