@@ -603,6 +603,7 @@ fn disposition_kinds_keep_their_words() {
             "stuck",
             "live",
             "no-lease",
+            "unknown-status",
             "pending",
             "publishing",
             "completed",
