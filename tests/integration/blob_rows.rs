@@ -1,8 +1,10 @@
-//! beta.7 session rows stored as BLOBs. SQLite lets a BLOB into a `TEXT` column (the runtime
-//! never writes one: damage, or a hand-made row). The runtime's `load` checks `typeof data ===
-//! "string"` before it parses anything and throws, so the session cannot be loaded at all, whatever
-//! the bytes say: turnscope must say `damaged`, plan no rule, refuse every write, and keep the
-//! damage in an export (it used to read the bytes as text and plan the next rule).
+//! beta.7 rows in a storage class the runtime does not write. SQLite lets a BLOB into a `TEXT`
+//! column, and text into an `INTEGER` one (damage, or a hand-made row). The runtime checks
+//! `typeof` before it reads a row: a session or entry row so stored cannot be loaded at all,
+//! whatever the bytes say (turnscope must say `damaged`, plan no rule, refuse every write, and
+//! keep the damage in an export); a submission row is malformed, and settled as failed by the
+//! runtime's pass; a turn journal row makes the reconciliation throw. turnscope used to read the
+//! bytes as text and plan the next rule.
 
 use std::path::{Path, PathBuf};
 
@@ -66,6 +68,13 @@ fn damaged_copies(dir: &Path) -> Vec<(&'static str, PathBuf, &'static str, bool)
 
 /// `show --json`'s plan is "no rule: the runtime cannot load it", quoting `throws`.
 fn assert_unreadable(name: &str, show: &Value, throws: &str) {
+    assert_unreadable_by(name, show, throws);
+    let problems = show["plan"]["disposition"]["problems"].to_string();
+    assert!(problems.contains("stored as a BLOB"), "{name}: {problems}");
+}
+
+/// `show --json`'s plan is "no rule: the runtime's reconciliation throws `throws`".
+fn assert_unreadable_by(name: &str, show: &Value, throws: &str) {
     assert_eq!(show["verdict"], "damaged", "{name}");
     let plan = &show["plan"];
     assert_eq!(plan["disposition"]["state"], "unreadable", "{name}: {plan}");
@@ -74,11 +83,7 @@ fn assert_unreadable(name: &str, show: &Value, throws: &str) {
         "{name}: {plan}"
     );
     let problems = plan["disposition"]["problems"].to_string();
-    assert!(problems.contains("stored as a BLOB"), "{name}: {problems}");
-    assert!(
-        problems.contains(&throws.replace('"', "\\\"")),
-        "{name}: {problems}"
-    );
+    assert!(problems.contains(throws), "{name}: {problems}");
 }
 
 #[test]
@@ -337,5 +342,80 @@ fn the_real_runtime_settles_such_a_row_as_turnscope_says() {
             // The same row as the runtime's, its time aside.
             assert_eq!(row_state(&ours), row_state(&db), "{column}");
         }
+    }
+}
+
+/// Turn journal rows the runtime's journal parser rejects: its reconciliation throws when it reads
+/// the journal, before any rule (the fixture's deadline passed: rule 3 otherwise).
+const JOURNAL_DAMAGES: &[(&str, &str)] = &[
+    (
+        "attempt_id as a BLOB",
+        "attempt_id = CAST(attempt_id AS BLOB)",
+    ),
+    ("a phase the runtime does not write", "phase = 'paused'"),
+    ("committed neither 0 nor 1", "committed = 2"),
+];
+const JOURNAL_THROWS: &str = "[flue] Persisted turn journal row is malformed.";
+
+fn damaged_journals(dir: &Path) -> Vec<(&'static str, PathBuf)> {
+    let db = unpack_fixture(dir, "tool-batch-mid");
+    JOURNAL_DAMAGES
+        .iter()
+        .enumerate()
+        .map(|(i, &(name, set))| {
+            let copy = dir.join(format!("journal-{i}.db"));
+            std::fs::copy(&db, &copy).unwrap();
+            let n = rusqlite::Connection::open(&copy)
+                .unwrap()
+                .execute(
+                    &format!("UPDATE flue_agent_turn_journals SET {set} WHERE submission_id = ?1"),
+                    [STUCK],
+                )
+                .unwrap();
+            assert_eq!(n, 1, "{name}");
+            (name, copy)
+        })
+        .collect()
+}
+
+#[test]
+fn a_journal_row_the_runtime_rejects_stops_every_rule_and_write() {
+    let dir = tempfile::tempdir().unwrap();
+    for (name, db) in damaged_journals(dir.path()) {
+        assert_unreadable_by(
+            name,
+            &turnscope_json(&db, None, &["show", STUCK, "--json"]),
+            JOURNAL_THROWS,
+        );
+        let before = std::fs::read(&db).unwrap();
+        for action in [&["repair"][..], &["step"], &["fail", "--reason", "stuck"]] {
+            let args = [&["--write"][..], action, &[STUCK, "-y"]].concat();
+            let out = turnscope_as(&db, "t", &args);
+            let err = String::from_utf8_lossy(&out.stderr);
+            assert!(err.contains("refused"), "{name}: {action:?}: {err}");
+        }
+        assert!(std::fs::read(&db).unwrap() == before, "{name}: written");
+    }
+}
+
+#[cfg_attr(
+    turnscope_no_runtime,
+    ignore = "needs the real runtime: npm is not on PATH or TURNSCOPE_RUNTIME_SKIP is set (tests/runtime/README.md)"
+)]
+#[test]
+fn the_real_runtime_throws_on_such_a_journal_row() {
+    let rt = runtime("blob_rows");
+    let dir = tempfile::tempdir().unwrap();
+    for (name, db) in damaged_journals(dir.path()) {
+        let ran = rt.drive("reconcile-once.mjs", &["--db".as_ref(), db.as_os_str()]);
+        let state = ran["states"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|s| s["submissionId"] == STUCK)
+            .unwrap_or_else(|| panic!("{name}: {ran}"));
+        assert_eq!(state["disposition"], "threw", "{name}: {state}");
+        assert_eq!(state["error"], format!("Error: {JOURNAL_THROWS}"), "{name}");
+        assert_eq!(state["before"], state["after"], "{name}");
     }
 }

@@ -338,6 +338,7 @@ fn journal_of(o: &Map<String, Value>) -> Result<JournalRow, String> {
             .and_then(Value::as_bool)
             .ok_or("committed is not a boolean")?,
         committed_leaf_id: opt_str(o, "committed_leaf_id")?,
+        stored_as: None,
     })
 }
 

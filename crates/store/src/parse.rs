@@ -145,34 +145,74 @@ fn status_of(v: ValueRef<'_>) -> SubmissionStatus {
 /// number, some of them nullable): SQLite keeps a BLOB in a TEXT column, and text that is not a
 /// number in an INTEGER one. PostgreSQL's typed columns never differ.
 fn stored_as(v: &[ValueRef<'_>]) -> Option<String> {
-    // (index in `submission_from_values`' order, column, text or number, nullable).
     // Not `sequence`: an INTEGER PRIMARY KEY holds integers only. Not `status`: a row whose
     // status is no text never meets the reconciler's `status = 'running'` (see `status_of`).
-    const CHECKED: [(usize, &str, bool, bool); 12] = [
-        (1, "submission_id", true, false),
-        (2, "session_key", true, false),
-        (3, "kind", true, false),
-        (4, "payload", true, false),
-        (6, "accepted_at", false, false),
-        (7, "attempt_id", true, true),
-        (8, "input_applied_at", false, true),
-        (9, "recovery_requested_at", false, true),
-        (10, "started_at", false, true),
-        (13, "attempt_count", false, false),
-        (14, "max_retry", false, false),
-        (15, "timeout_at", false, false),
+    const CHECKED: [(usize, &str, Class); 12] = [
+        (1, "submission_id", Class::Text),
+        (2, "session_key", Class::Text),
+        (3, "kind", Class::Text),
+        (4, "payload", Class::Text),
+        (6, "accepted_at", Class::Number),
+        (7, "attempt_id", Class::TextOrNull),
+        (8, "input_applied_at", Class::NumberOrNull),
+        (9, "recovery_requested_at", Class::NumberOrNull),
+        (10, "started_at", Class::NumberOrNull),
+        (13, "attempt_count", Class::Number),
+        (14, "max_retry", Class::Number),
+        (15, "timeout_at", Class::Number),
     ];
-    CHECKED.iter().find_map(|&(i, column, text, nullable)| {
-        let class = match at(v, i) {
-            ValueRef::Null if nullable => return None,
-            ValueRef::Text(_) if text => return None,
-            ValueRef::Integer(_) | ValueRef::Real(_) if !text => return None,
-            ValueRef::Null => "NULL",
-            ValueRef::Integer(_) | ValueRef::Real(_) => "a number",
-            ValueRef::Text(_) => "text",
-            ValueRef::Blob(_) => "a BLOB",
+    first_in_another_class(v, &CHECKED)
+}
+
+/// A storage class a runtime row parser accepts for a column (`typeof`).
+#[derive(Clone, Copy)]
+enum Class {
+    Text,
+    TextOrNull,
+    Number,
+    NumberOrNull,
+}
+
+/// `"COLUMN is stored as CLASS"` for the first of `checked` (index, column, class) whose value
+/// is in another storage class.
+fn first_in_another_class(v: &[ValueRef<'_>], checked: &[(usize, &str, Class)]) -> Option<String> {
+    checked.iter().find_map(|&(i, column, class)| {
+        let found = match (at(v, i), class) {
+            (ValueRef::Text(_), Class::Text | Class::TextOrNull)
+            | (ValueRef::Integer(_) | ValueRef::Real(_), Class::Number | Class::NumberOrNull)
+            | (ValueRef::Null, Class::TextOrNull | Class::NumberOrNull) => return None,
+            (ValueRef::Null, _) => "NULL",
+            (ValueRef::Integer(_) | ValueRef::Real(_), _) => "a number",
+            (ValueRef::Text(_), _) => "text",
+            (ValueRef::Blob(_), _) => "a BLOB",
         };
-        Some(format!("{column} is stored as {class}"))
+        Some(format!("{column} is stored as {found}"))
+    })
+}
+
+/// The first column the runtime's turn journal parser rejects: its storage class, or a
+/// `committed` other than 0 or 1.
+fn journal_stored_as(v: &[ValueRef<'_>]) -> Option<String> {
+    const CHECKED: [(usize, &str, Class); 14] = [
+        (0, "submission_id", Class::Text),
+        (1, "session_key", Class::Text),
+        (2, "kind", Class::Text),
+        (3, "attempt_id", Class::Text),
+        (4, "operation_id", Class::Text),
+        (5, "turn_id", Class::Text),
+        (6, "phase", Class::Text),
+        (7, "revision", Class::Number),
+        (8, "created_at", Class::Number),
+        (9, "updated_at", Class::Number),
+        (10, "checkpoint_leaf_id", Class::TextOrNull),
+        (12, "stream_key", Class::TextOrNull),
+        (13, "stream_consumed_at", Class::NumberOrNull),
+        (15, "committed_leaf_id", Class::TextOrNull),
+    ];
+    first_in_another_class(v, &CHECKED).or_else(|| match at(v, 14) {
+        ValueRef::Integer(0 | 1) => None,
+        ValueRef::Real(x) if x == 0.0 || x == 1.0 => None,
+        other => Some(format!("committed is {}, not 0 or 1", text_of(other))),
     })
 }
 
@@ -195,15 +235,12 @@ pub(super) fn journal_from_values(v: &[ValueRef<'_>]) -> JournalRow {
         stream_consumed_at: opt_int(at(v, 13)),
         committed: opt_int(at(v, 14)).unwrap_or(0) != 0,
         committed_leaf_id: opt_text(at(v, 15)),
+        stored_as: journal_stored_as(v),
     }
 }
 
 /// The journal problem the SQLite backend reports (an unknown phase), for text that is valid UTF-8.
 pub(super) fn journal_problem(row: &JournalRow) -> Option<String> {
-    (!row.phase.is_known()).then(|| {
-        format!(
-            "journal phase {:?} is not one the runtime writes",
-            row.phase
-        )
-    })
+    row.runtime_rejects()
+        .map(|p| format!("the journal row is malformed to the runtime ({p})"))
 }

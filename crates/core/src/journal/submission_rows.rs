@@ -172,6 +172,37 @@ pub struct JournalRow {
     pub stream_consumed_at: Option<i64>,
     pub committed: bool,
     pub committed_leaf_id: Option<String>,
+    /// A column the runtime's journal parser checks (`typeof`, `committed` 0 or 1) stored in
+    /// another SQLite storage class or value; the values above are read from it anyway.
+    #[serde(skip)]
+    pub stored_as: Option<String>,
+}
+
+/// What the runtime's turn journal parser throws on a row it rejects (`sql-run-store`).
+pub const MALFORMED_JOURNAL: &str = "[flue] Persisted turn journal row is malformed.";
+
+impl JournalRow {
+    /// Why the runtime's journal parser rejects this row (it throws [`MALFORMED_JOURNAL`] when the
+    /// reconciler reads it, before any rule): a column in another storage class, a phase or kind
+    /// it does not write. `None` for a row it reads.
+    pub fn runtime_rejects(&self) -> Option<String> {
+        if let Some(stored) = &self.stored_as {
+            return Some(stored.clone());
+        }
+        if !self.phase.is_known() {
+            return Some(format!(
+                "phase {:?} is not one the runtime writes",
+                self.phase.to_string()
+            ));
+        }
+        if SubmissionKind::parse(&self.kind).is_none() {
+            return Some(format!(
+                "kind {:?} is not one the runtime writes",
+                self.kind
+            ));
+        }
+        None
+    }
 }
 
 /// `{id, name}` of a journaled tool call.

@@ -269,6 +269,7 @@ mod tests {
             stream_consumed_at: None,
             committed: phase == "committed",
             committed_leaf_id: None,
+            stored_as: None,
         }
     }
 

@@ -164,6 +164,7 @@ fn journal(phase: usize, tool_request: Option<String>) -> JournalRow {
         stream_consumed_at: None,
         committed: phase % 4 == 3,
         committed_leaf_id: None,
+        stored_as: None,
     }
 }
 

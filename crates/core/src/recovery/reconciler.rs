@@ -38,7 +38,8 @@ pub struct SessionInspection {
     pub partial_already_checkpointed: bool,
     /// An interruption advisory for this submission is already on the active path.
     pub advisory_present: bool,
-    /// Damage that stops the runtime from loading the session (it then cannot reconcile the row).
+    /// Damage that stops the runtime from loading the session or reading the turn journal (it then
+    /// cannot reconcile the row).
     pub load_blockers: Vec<String>,
 }
 
@@ -105,6 +106,13 @@ pub fn inspect_session(
             .iter()
             .cloned()
             .chain(history.map(History::load_blockers).unwrap_or_default())
+            // The reconciler reads the turn journal right after loading the session.
+            .chain(journal.and_then(JournalRow::runtime_rejects).map(|p| {
+                format!(
+                    "the turn journal row is malformed ({p}): the runtime's read throws \"{}\"",
+                    crate::journal::submission_rows::MALFORMED_JOURNAL
+                )
+            }))
             .collect(),
     }
 }
@@ -576,7 +584,7 @@ pub fn plan_recovery(
                 problems: inspection.load_blockers.clone(),
             },
             format!(
-                "the session is damaged ({}): the runtime cannot load it, so no rule applies",
+                "the runtime cannot read this submission's session or turn journal ({}): its reconciliation throws before any rule",
                 inspection.load_blockers.join("; ")
             ),
         );

@@ -28,6 +28,7 @@ fn journal(phase: &str) -> JournalRow {
         stream_consumed_at: None,
         committed: phase == "committed",
         committed_leaf_id: None,
+        stored_as: None,
     }
 }
 
@@ -612,4 +613,40 @@ fn disposition_kinds_keep_their_words() {
             "damaged"
         ]
     );
+}
+
+/// A turn journal row the runtime's parser rejects makes its reconciliation throw when it reads
+/// the journal, before any rule: no plan, whatever rule would fire on the rest (here rule 3, the
+/// deadline passed).
+#[test]
+fn a_journal_row_the_runtime_rejects_blocks_every_rule() {
+    let mut s = sub();
+    s.timeout_at = NOW - 1;
+    let fine = journal("provider_started");
+    assert_eq!(plan_with(&s, Some(&fine), None, &[]).rule, Some(3));
+    let mut stored = journal("provider_started");
+    stored.stored_as = Some("attempt_id is stored as a BLOB".into());
+    let mut kind = journal("provider_started");
+    kind.kind = "batch".into();
+    for (j, why) in [
+        (
+            journal("paused"),
+            "phase \"paused\" is not one the runtime writes",
+        ),
+        (stored, "attempt_id is stored as a BLOB"),
+        (kind, "kind \"batch\" is not one the runtime writes"),
+    ] {
+        let p = plan_with(&s, Some(&j), None, &[]);
+        assert!(p.rule.is_none() && p.writes.is_empty(), "{why}: {p:?}");
+        let Disposition::Unreadable { problems } = &p.disposition else {
+            panic!("{why}: {:?}", p.disposition)
+        };
+        assert_eq!(
+            problems,
+            &[format!(
+                "the turn journal row is malformed ({why}): the runtime's read throws \
+                 \"[flue] Persisted turn journal row is malformed.\""
+            )]
+        );
+    }
 }

@@ -29,7 +29,7 @@ use super::{
     SubmissionBundle, Variant,
 };
 use crate::format::{detect_format, FlueMeta, JournalFormat, BETA7_TABLES};
-use crate::parse::{opt_int, opt_text, text_and_lossy, text_of};
+use crate::parse::{text_and_lossy, text_of};
 use crate::prefix::{find_by_prefix, Lookup};
 use crate::session_rows::{
     EntryRow, EntryVisitor, PartRange, SessionData, SessionLoader, SessionRows, Split, SplitBelow,
@@ -39,7 +39,7 @@ use turnscope_core::journal::entry::Entry;
 use turnscope_core::journal::records::{
     event_stream_path, terminal_event_key, EventStore, EventStream,
 };
-use turnscope_core::journal::status::{JournalPhase, SubmissionStatus};
+use turnscope_core::journal::status::SubmissionStatus;
 use turnscope_core::journal::submission_rows::{JournalRow, SubmissionRow};
 
 pub struct SqliteStore {
@@ -244,13 +244,7 @@ impl SqliteStore {
         let Some((row, lossy)) = row else {
             return Ok((None, None));
         };
-        let mut problems = Vec::new();
-        if !row.phase.is_known() {
-            problems.push(format!(
-                "journal phase {:?} is not one the runtime writes",
-                row.phase
-            ));
-        }
+        let mut problems: Vec<String> = crate::parse::journal_problem(&row).into_iter().collect();
         if lossy {
             problems.push(
                 "the journal row is not valid UTF-8 (read with replacement characters, as the runtime reads it)".into(),
@@ -835,22 +829,9 @@ fn submission_from_row(r: &Row<'_>) -> rusqlite::Result<SubmissionRow> {
 }
 
 fn journal_from_row(r: &Row<'_>) -> rusqlite::Result<JournalRow> {
-    Ok(JournalRow {
-        submission_id: text_of(r.get_ref(0)?),
-        session_key: text_of(r.get_ref(1)?),
-        kind: text_of(r.get_ref(2)?),
-        attempt_id: text_of(r.get_ref(3)?),
-        operation_id: text_of(r.get_ref(4)?),
-        turn_id: text_of(r.get_ref(5)?),
-        phase: JournalPhase::parse(&text_of(r.get_ref(6)?)),
-        revision: opt_int(r.get_ref(7)?).unwrap_or(0),
-        created_at: opt_int(r.get_ref(8)?).unwrap_or(0),
-        updated_at: opt_int(r.get_ref(9)?).unwrap_or(0),
-        checkpoint_leaf_id: opt_text(r.get_ref(10)?),
-        tool_request_json: opt_text(r.get_ref(11)?),
-        stream_key: opt_text(r.get_ref(12)?),
-        stream_consumed_at: opt_int(r.get_ref(13)?),
-        committed: opt_int(r.get_ref(14)?).unwrap_or(0) != 0,
-        committed_leaf_id: opt_text(r.get_ref(15)?),
-    })
+    // The columns in the journal SELECT's order, mapped as every backend maps them.
+    let values = (0..16)
+        .map(|i| r.get_ref(i))
+        .collect::<Result<Vec<_>, _>>()?;
+    Ok(crate::parse::journal_from_values(&values))
 }
