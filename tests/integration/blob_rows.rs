@@ -47,6 +47,35 @@ const DAMAGES: &[(&str, &str, &str, bool)] = &[
     ),
 ];
 
+/// `db` copied to `dir/NAME.db`, then `sql` run on the copy, changing exactly one row (`?1` is
+/// the stuck submission's id where it is used).
+fn damaged_copy(db: &Path, dir: &Path, name: &str, sql: &str) -> PathBuf {
+    let copy = dir.join(format!("{name}.db"));
+    std::fs::copy(db, &copy).unwrap();
+    let c = rusqlite::Connection::open(&copy).unwrap();
+    let n = if sql.contains("?1") {
+        c.execute(sql, [STUCK])
+    } else {
+        c.execute(sql, [])
+    };
+    assert_eq!(n.unwrap(), 1, "{name}: {sql}");
+    copy
+}
+
+/// The real runtime's pass on `db`: it threw `throws` on the stuck submission and wrote nothing.
+fn assert_the_pass_throws(rt: &crate::runtime_kit::Runtime, name: &str, db: &Path, throws: &str) {
+    let ran = rt.drive("reconcile-once.mjs", &["--db".as_ref(), db.as_os_str()]);
+    let state = ran["states"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|s| s["submissionId"] == STUCK)
+        .unwrap_or_else(|| panic!("{name}: {ran}"));
+    assert_eq!(state["disposition"], "threw", "{name}: {state}");
+    assert_eq!(state["error"], format!("Error: {throws}"), "{name}");
+    assert_eq!(state["before"], state["after"], "{name}: written");
+}
+
 /// The fixture copied once per damage: (name, copy, runtime's error, on the walked path).
 fn damaged_copies(dir: &Path) -> Vec<(&'static str, PathBuf, &'static str, bool)> {
     let db = unpack_fixture(dir, "tool-batch-mid");
@@ -54,13 +83,7 @@ fn damaged_copies(dir: &Path) -> Vec<(&'static str, PathBuf, &'static str, bool)
         .iter()
         .enumerate()
         .map(|(i, &(name, sql, throws, on_path))| {
-            let copy = dir.join(format!("blob-{i}.db"));
-            std::fs::copy(&db, &copy).unwrap();
-            let n = rusqlite::Connection::open(&copy)
-                .unwrap()
-                .execute(sql, [])
-                .unwrap();
-            assert_eq!(n, 1, "{name}");
+            let copy = damaged_copy(&db, dir, &format!("blob-{i}"), sql);
             (name, copy, throws, on_path)
         })
         .collect()
@@ -188,19 +211,10 @@ fn the_real_runtime_cannot_load_a_session_with_a_blob_row() {
     let rt = runtime("blob_rows");
     let dir = tempfile::tempdir().unwrap();
     for (name, db, throws, _) in damaged_copies(dir.path()) {
+        // The pass writes nothing for it, as turnscope's plan says.
         let show = turnscope_json(&db, None, &["show", STUCK, "--json"]);
-        let ran = rt.drive("reconcile-once.mjs", &["--db".as_ref(), db.as_os_str()]);
-        let state = ran["states"]
-            .as_array()
-            .unwrap()
-            .iter()
-            .find(|s| s["submissionId"] == STUCK)
-            .unwrap_or_else(|| panic!("{name}: {ran}"));
-        assert_eq!(state["disposition"], "threw", "{name}: {state}");
-        assert_eq!(state["error"], format!("Error: {throws}"), "{name}");
-        // The pass wrote nothing for it, as turnscope's plan says.
         assert_eq!(show["plan"]["writes"], Value::Array(vec![]), "{name}");
-        assert_eq!(state["before"], state["after"], "{name}");
+        assert_the_pass_throws(rt, name, &db, throws);
     }
 }
 
@@ -208,22 +222,13 @@ fn the_real_runtime_cannot_load_a_session_with_a_blob_row() {
 /// its name, the SQL, whether the runtime's pass lists it (and so settles it as malformed), and
 /// whether turnscope's `step` writes that settlement too (its writes are fenced on
 /// `submission_id` and `attempt_id`, which it cannot match in a BLOB).
+#[rustfmt::skip]
 const ROW_DAMAGES: &[(&str, &str, bool, bool)] = &[
     ("payload", "payload = CAST(payload AS BLOB)", true, true),
-    (
-        "session_key",
-        "session_key = CAST(session_key AS BLOB)",
-        true,
-        true,
-    ),
+    ("session_key", "session_key = CAST(session_key AS BLOB)", true, true),
     ("kind", "kind = CAST(kind AS BLOB)", true, true),
     ("attempt_count", "attempt_count = 'one'", true, true),
-    (
-        "attempt_id",
-        "attempt_id = CAST(attempt_id AS BLOB)",
-        true,
-        false,
-    ),
+    ("attempt_id", "attempt_id = CAST(attempt_id AS BLOB)", true, false),
     ("status", "status = CAST(status AS BLOB)", false, false),
 ];
 
@@ -233,16 +238,8 @@ fn damaged_rows(dir: &Path) -> Vec<(&'static str, PathBuf, bool, bool)> {
     ROW_DAMAGES
         .iter()
         .map(|&(column, set, listed, written)| {
-            let copy = dir.join(format!("row-{column}.db"));
-            std::fs::copy(&db, &copy).unwrap();
-            let n = rusqlite::Connection::open(&copy)
-                .unwrap()
-                .execute(
-                    &format!("UPDATE flue_agent_submissions SET {set} WHERE submission_id = ?1"),
-                    [STUCK],
-                )
-                .unwrap();
-            assert_eq!(n, 1, "{column}");
+            let sql = format!("UPDATE flue_agent_submissions SET {set} WHERE submission_id = ?1");
+            let copy = damaged_copy(&db, dir, &format!("row-{column}"), &sql);
             (column, copy, listed, written)
         })
         .collect()
@@ -363,16 +360,8 @@ fn damaged_journals(dir: &Path) -> Vec<(&'static str, PathBuf)> {
         .iter()
         .enumerate()
         .map(|(i, &(name, set))| {
-            let copy = dir.join(format!("journal-{i}.db"));
-            std::fs::copy(&db, &copy).unwrap();
-            let n = rusqlite::Connection::open(&copy)
-                .unwrap()
-                .execute(
-                    &format!("UPDATE flue_agent_turn_journals SET {set} WHERE submission_id = ?1"),
-                    [STUCK],
-                )
-                .unwrap();
-            assert_eq!(n, 1, "{name}");
+            let sql = format!("UPDATE flue_agent_turn_journals SET {set} WHERE submission_id = ?1");
+            let copy = damaged_copy(&db, dir, &format!("journal-{i}"), &sql);
             (name, copy)
         })
         .collect()
@@ -407,15 +396,6 @@ fn the_real_runtime_throws_on_such_a_journal_row() {
     let rt = runtime("blob_rows");
     let dir = tempfile::tempdir().unwrap();
     for (name, db) in damaged_journals(dir.path()) {
-        let ran = rt.drive("reconcile-once.mjs", &["--db".as_ref(), db.as_os_str()]);
-        let state = ran["states"]
-            .as_array()
-            .unwrap()
-            .iter()
-            .find(|s| s["submissionId"] == STUCK)
-            .unwrap_or_else(|| panic!("{name}: {ran}"));
-        assert_eq!(state["disposition"], "threw", "{name}: {state}");
-        assert_eq!(state["error"], format!("Error: {JOURNAL_THROWS}"), "{name}");
-        assert_eq!(state["before"], state["after"], "{name}");
+        assert_the_pass_throws(rt, name, &db, JOURNAL_THROWS);
     }
 }
