@@ -1,9 +1,12 @@
-//! A 2.x batch row the runtime cannot read: its `data` stored as a BLOB rather than text, or a
+//! A 2.x row the runtime cannot read: a batch's `data` stored as a BLOB rather than text, or a
 //! spill whose chunks are not all there. The runtime's read of that stream
 //! throws (`materializeBatchData`: `stored.startsWith is not a function`, or "Spilled batch chunk
 //! rows do not match the recorded count."), so that instance cannot be loaded; every other stream
 //! reads as before. turnscope once failed the whole `list` (and `health`, `show`) on such a row.
 //! (A missing chunk: `flue2_cli::a_spilled_batch_reads_as_stored_inline_and_a_missing_chunk_…`.)
+//! A submission row with a column in another storage class (a `kind` stored as a BLOB) failed
+//! every read of the table too; the runtime's row parser rejects that row alone, and its pass
+//! settles it as failed.
 
 use std::path::Path;
 
@@ -175,4 +178,122 @@ fn the_runtime_fails_to_read_such_a_stream_with_the_error_turnscope_names() {
         let error = s["verdict"]["error"].as_str().unwrap_or_default();
         assert!(error.ends_with(&format!("({thrown})")), "{s}");
     }
+}
+
+/// What the 2.x runtime's row parser throws on a row it rejects (SAES:704); its pass settles a
+/// running row with that error.
+const MALFORMED_ROW: &str = "[flue] Persisted agent submission row is malformed.";
+
+#[test]
+fn a_submission_column_in_another_storage_class_is_that_rows_and_no_others() {
+    let dir = tempfile::tempdir().unwrap();
+    let intact = generated_flue2_journal(dir.path(), NOW);
+    let before = judged(&intact);
+    let id = before[0].0.clone();
+    for (column, set) in [
+        ("kind", "kind = CAST(kind AS BLOB)"),
+        ("attempt_count", "attempt_count = 'one'"),
+    ] {
+        let db = dir.path().join(format!("row-{column}.db"));
+        std::fs::copy(&intact, &db).unwrap();
+        let sql = format!("UPDATE flue_agent_submissions SET {set} WHERE submission_id = ?1");
+        let c = rusqlite::Connection::open(&db).unwrap();
+        assert_eq!(c.execute(&sql, [&id]).unwrap(), 1);
+        drop(c);
+        // It used to fail every read of the table: `Invalid column type Blob`.
+        let after = judged(&db);
+        assert_eq!(after.len(), before.len(), "{column}: every row listed");
+        for ((was_id, _, was), (now_id, _, now)) in before.iter().zip(&after) {
+            assert_eq!(was_id, now_id);
+            if *now_id == id {
+                assert_eq!(now[2]["name"], "malformed", "{column}: {now}");
+                let reason = now[2]["reason"].as_str().unwrap();
+                assert!(
+                    reason.starts_with(&format!("{column} is stored as "))
+                        && reason.contains(MALFORMED_ROW),
+                    "{column}: {reason}"
+                );
+            } else {
+                assert_eq!(
+                    now, was,
+                    "{column} {now_id}: another row judged differently"
+                );
+            }
+        }
+        // No action writes it.
+        let before_bytes = std::fs::read(&db).unwrap();
+        for action in [
+            &["abort"][..],
+            &["requeue"],
+            &["extend", "--attempts", "20"],
+        ] {
+            let args = [
+                &["--db", db.to_str().unwrap(), "--write"][..],
+                action,
+                &[id.as_str(), "-y"],
+            ]
+            .concat();
+            let o = crate::support::turnscope_command()
+                .args(&args)
+                .output()
+                .unwrap();
+            assert!(!o.status.success(), "{column} {action:?}");
+        }
+        assert!(
+            std::fs::read(&db).unwrap() == before_bytes,
+            "{column}: written"
+        );
+    }
+}
+
+#[cfg_attr(
+    turnscope_no_runtime2,
+    ignore = "needs the real flue 2.1.0 runtime: npm is not on PATH or TURNSCOPE_RUNTIME_SKIP is set (tests/runtime2/README.md)"
+)]
+#[test]
+fn the_runtime_settles_such_a_row_as_turnscope_says() {
+    let rt = runtime2("flue2_damaged_batch");
+    let dir = tempfile::tempdir().unwrap();
+    let db = unpack_db("flue-2.1.0", "mid-stream", dir.path());
+    let c = rusqlite::Connection::open(&db).unwrap();
+    let (id, lease): (String, i64) = c
+        .query_row(
+            "UPDATE flue_agent_submissions SET kind = CAST(kind AS BLOB) \
+             WHERE status = 'running' RETURNING submission_id, lease_expires_at",
+            [],
+            |r| Ok((r.get(0)?, r.get(1)?)),
+        )
+        .unwrap();
+    drop(c);
+    let now = lease + 1000;
+    let shown = crate::support::turnscope_json(&db, Some(now), &["show", &id, "--json"]);
+    assert!(
+        shown["plan"]["reason"]
+            .as_str()
+            .unwrap()
+            .contains(MALFORMED_ROW),
+        "{}",
+        shown["plan"]
+    );
+    rt.drive(
+        "reconcile-once.mjs",
+        &[
+            "--db".as_ref(),
+            db.as_os_str(),
+            "--now".as_ref(),
+            now.to_string().as_ref(),
+        ],
+    );
+    let (status, error): (String, String) = rusqlite::Connection::open(&db)
+        .unwrap()
+        .query_row(
+            "SELECT status, error FROM flue_agent_submissions WHERE submission_id = ?1",
+            [&id],
+            |r| Ok((r.get(0)?, r.get(1)?)),
+        )
+        .unwrap();
+    assert_eq!(
+        (status.as_str(), error.as_str()),
+        ("settled", MALFORMED_ROW)
+    );
 }

@@ -66,7 +66,7 @@ pub(crate) fn opt_text(v: ValueRef<'_>) -> Option<String> {
     }
 }
 
-pub(super) fn opt_int(v: ValueRef<'_>) -> Option<i64> {
+pub(crate) fn opt_int(v: ValueRef<'_>) -> Option<i64> {
     match v {
         ValueRef::Integer(i) => Some(i),
         ValueRef::Real(f) => Some(f as i64),
@@ -166,7 +166,7 @@ fn stored_as(v: &[ValueRef<'_>]) -> Option<String> {
 
 /// A storage class a runtime row parser accepts for a column (`typeof`).
 #[derive(Clone, Copy)]
-enum Class {
+pub(crate) enum Class {
     Text,
     TextOrNull,
     Number,
@@ -175,7 +175,10 @@ enum Class {
 
 /// `"COLUMN is stored as CLASS"` for the first of `checked` (index, column, class) whose value
 /// is in another storage class.
-fn first_in_another_class(v: &[ValueRef<'_>], checked: &[(usize, &str, Class)]) -> Option<String> {
+pub(crate) fn first_in_another_class(
+    v: &[ValueRef<'_>],
+    checked: &[(usize, &str, Class)],
+) -> Option<String> {
     checked.iter().find_map(|&(i, column, class)| {
         let found = match (at(v, i), class) {
             (ValueRef::Text(_), Class::Text | Class::TextOrNull)

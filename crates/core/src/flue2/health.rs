@@ -396,6 +396,7 @@ pub fn next_submission_repairs(conv: &Conversation, variant: Flue2Variant) -> Ve
         settlement_record_id: None,
         settlement_record: None,
         not_utf8: Vec::new(),
+        stored_as: None,
     };
     claim_repairs(&row, conv, variant)
         .into_iter()

@@ -150,6 +150,7 @@ mod tests {
             settlement_record_id: None,
             settlement_record: None,
             not_utf8: Vec::new(),
+            stored_as: None,
         }
     }
 

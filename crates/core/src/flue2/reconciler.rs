@@ -365,6 +365,12 @@ pub(super) fn step_table(t: &Table<'_>, reads: &dyn FoldReads) -> Flue2Plan {
         }
         other => return plain(Flue2Step::Malformed, format!("status {other:?} is not one the runtime writes")),
     }
+    if let Some(stored) = &row.stored_as {
+        return plain(
+            Flue2Step::Malformed,
+            format!("{stored}: the runtime's row parser rejects the row, and its pass settles it as failed with \"[flue] Persisted agent submission row is malformed.\" (SAES:704)"),
+        );
+    }
     if let Err((InspectFailure::SessionKey, e)) = &input.classification {
         return plain(
             Flue2Step::Malformed,

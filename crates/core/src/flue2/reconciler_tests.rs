@@ -162,6 +162,7 @@ pub(crate) fn row() -> Flue2SubmissionRow {
         settlement_record_id: None,
         settlement_record: None,
         not_utf8: Vec::new(),
+        stored_as: None,
     }
 }
 

@@ -37,6 +37,10 @@ pub struct Flue2SubmissionRow {
     /// with U+FFFD in place of each bad sequence, as the runtime's `node:sqlite` reads them.
     /// turnscope never writes such a row (its fence and undo could not keep the bytes).
     pub not_utf8: Vec<&'static str>,
+    /// A column the runtime's row parser checks (`typeof` string or number, SAES:704) stored in
+    /// another SQLite storage class, e.g. a kind stored as a BLOB; the values above are read from
+    /// it anyway. The runtime's pass settles such a running row as failed.
+    pub stored_as: Option<String>,
 }
 
 /// The statuses a 2.x row may have (the runtime's row check).
@@ -131,6 +135,7 @@ mod tests {
             settlement_record_id: None,
             settlement_record: None,
             not_utf8: Vec::new(),
+            stored_as: None,
         }
     }
 

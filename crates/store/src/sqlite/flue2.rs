@@ -65,6 +65,83 @@ fn submission_row(
         settlement_record_id: text(19)?,
         settlement_record: text(20)?,
         not_utf8: Vec::new(),
+        stored_as: None,
+    })
+}
+
+/// A row with a column in a storage class the runtime's row parser rejects (SAES:704: a BLOB where
+/// it wants text, text where it wants a number; SQLite keeps either): every column read whatever
+/// it holds, text lossily, and the first such column named in `stored_as`. (The parser also
+/// checks `payload`, which is not read here.)
+fn submission_row_any_class(r: &rusqlite::Row<'_>) -> rusqlite::Result<Flue2SubmissionRow> {
+    use crate::parse::{first_in_another_class, opt_int, text_and_lossy, Class};
+    use rusqlite::types::ValueRef;
+    // Not `status`: one that is no text never meets the runtime's `status = 'running'`; it is
+    // read as `TEXT stored as CLASS`, a status the runtime does not write.
+    const CHECKED: [(usize, &str, Class); 15] = [
+        (0, "sequence", Class::Number),
+        (1, "submission_id", Class::Text),
+        (2, "session_key", Class::Text),
+        (3, "kind", Class::Text),
+        (5, "accepted_at", Class::Number),
+        (6, "canonical_ready_at", Class::NumberOrNull),
+        (7, "attempt_id", Class::TextOrNull),
+        (8, "input_applied_at", Class::NumberOrNull),
+        (9, "abort_requested_at", Class::NumberOrNull),
+        (10, "started_at", Class::NumberOrNull),
+        (11, "joined_into", Class::TextOrNull),
+        (12, "settled_at", Class::NumberOrNull),
+        (14, "attempt_count", Class::Number),
+        (15, "max_attempts", Class::Number),
+        (16, "timeout_at", Class::Number),
+    ];
+    let v = (0..21)
+        .map(|i| r.get_ref(i))
+        .collect::<Result<Vec<_>, _>>()?;
+    let mut not_utf8 = Vec::new();
+    let mut text = |i: usize| match v[i] {
+        ValueRef::Null => None,
+        value => {
+            let (t, lossy) = text_and_lossy(value);
+            if lossy {
+                not_utf8.extend(SUBMISSION_COLUMNS.split(',').map(str::trim).nth(i));
+            }
+            Some(t)
+        }
+    };
+    let int = |i: usize| opt_int(v[i]);
+    let stored_as = first_in_another_class(&v, &CHECKED);
+    Ok(Flue2SubmissionRow {
+        sequence: int(0).unwrap_or(0),
+        submission_id: text(1).unwrap_or_default(),
+        session_key: text(2).unwrap_or_default(),
+        kind: text(3).unwrap_or_default(),
+        status: match v[4] {
+            ValueRef::Text(_) => text(4).unwrap_or_default(),
+            other => format!(
+                "{} stored as {}",
+                text_and_lossy(other).0,
+                other.data_type()
+            ),
+        },
+        accepted_at: int(5),
+        canonical_ready_at: int(6),
+        attempt_id: text(7),
+        input_applied_at: int(8),
+        abort_requested_at: int(9),
+        started_at: int(10),
+        joined_into: text(11),
+        settled_at: int(12),
+        error: text(13),
+        attempt_count: int(14).unwrap_or(0),
+        max_attempts: int(15).unwrap_or(0),
+        timeout_at: int(16).unwrap_or(0),
+        owner_id: text(17),
+        lease_expires_at: int(18).unwrap_or(0),
+        settlement_record_id: text(19),
+        settlement_record: text(20),
+        not_utf8,
+        stored_as,
     })
 }
 
@@ -244,6 +321,8 @@ impl Flue2SqliteReader {
                 // such a row is read again so (each column read lossily from the start cost
                 // `list --expired` on the 2 GB 2.x journal 1.035x its wall time).
                 match submission_row(r, |i| r.get(i)) {
+                    // A column in another storage class (damage): read whatever it holds.
+                    Err(rusqlite::Error::InvalidColumnType(..)) => submission_row_any_class(r),
                     Err(rusqlite::Error::FromSqlConversionFailure(
                         _,
                         rusqlite::types::Type::Text,
