@@ -6,7 +6,7 @@ use rusqlite::types::ValueRef;
 
 use super::Variant;
 use turnscope_core::journal::status::{JournalPhase, SubmissionStatus};
-use turnscope_core::journal::submission_rows::{JournalRow, SubmissionRow};
+use turnscope_core::journal::submission_rows::{JournalRow, StoredAs, SubmissionRow};
 
 /// The submission columns both backends read, before the variant's terminal columns.
 pub(super) const SUBMISSION_COLUMNS: [&str; 18] = [
@@ -112,7 +112,7 @@ pub(super) fn submission_from_values(v: &[ValueRef<'_>]) -> SubmissionRow {
         session_key: text_of(at(v, 2)),
         kind: text_of(at(v, 3)),
         payload: text_of(at(v, 4)),
-        status: status_of(at(v, 5)),
+        status: SubmissionStatus::parse(&status_text(at(v, 5))),
         accepted_at: opt_int(at(v, 6)),
         attempt_id: opt_text(at(v, 7)),
         input_applied_at: opt_int(at(v, 8)),
@@ -132,21 +132,21 @@ pub(super) fn submission_from_values(v: &[ValueRef<'_>]) -> SubmissionRow {
     }
 }
 
-/// The status as SQL compares it: text, else no status the runtime's queries select (a BLOB
-/// `running` is not `= 'running'`).
-fn status_of(v: ValueRef<'_>) -> SubmissionStatus {
+/// A status column as SQL compares it: its text, else `TEXT stored as CLASS`, which no status
+/// the runtime's queries select equals (a BLOB `running` is not `= 'running'`).
+pub(crate) fn status_text(v: ValueRef<'_>) -> String {
     match v {
-        ValueRef::Text(_) => SubmissionStatus::parse(&text_of(v)),
-        _ => SubmissionStatus::Other(format!("{} stored as {}", text_of(v), v.data_type())),
+        ValueRef::Text(_) => text_of(v),
+        _ => format!("{} stored as {}", text_of(v), v.data_type()),
     }
 }
 
 /// The first column `parseSubmission` checks whose storage class it rejects (`typeof` string or
 /// number, some of them nullable): SQLite keeps a BLOB in a TEXT column, and text that is not a
 /// number in an INTEGER one. PostgreSQL's typed columns never differ.
-fn stored_as(v: &[ValueRef<'_>]) -> Option<String> {
+fn stored_as(v: &[ValueRef<'_>]) -> Option<StoredAs> {
     // Not `sequence`: an INTEGER PRIMARY KEY holds integers only. Not `status`: a row whose
-    // status is no text never meets the reconciler's `status = 'running'` (see `status_of`).
+    // status is no text never meets the reconciler's `status = 'running'` (see `status_text`).
     const CHECKED: [(usize, &str, Class); 12] = [
         (1, "submission_id", Class::Text),
         (2, "session_key", Class::Text),
@@ -173,12 +173,11 @@ pub(crate) enum Class {
     NumberOrNull,
 }
 
-/// `"COLUMN is stored as CLASS"` for the first of `checked` (index, column, class) whose value
-/// is in another storage class.
+/// The first of `checked` (index, column, class) whose value is in another storage class.
 pub(crate) fn first_in_another_class(
     v: &[ValueRef<'_>],
-    checked: &[(usize, &str, Class)],
-) -> Option<String> {
+    checked: &[(usize, &'static str, Class)],
+) -> Option<StoredAs> {
     checked.iter().find_map(|&(i, column, class)| {
         let found = match (at(v, i), class) {
             (ValueRef::Text(_), Class::Text | Class::TextOrNull)
@@ -189,13 +188,16 @@ pub(crate) fn first_in_another_class(
             (ValueRef::Text(_), _) => "text",
             (ValueRef::Blob(_), _) => "a BLOB",
         };
-        Some(format!("{column} is stored as {found}"))
+        Some(StoredAs {
+            column,
+            class: found,
+        })
     })
 }
 
 /// The first column the runtime's turn journal parser rejects: its storage class, or a
 /// `committed` other than 0 or 1.
-fn journal_stored_as(v: &[ValueRef<'_>]) -> Option<String> {
+fn journal_stored_as(v: &[ValueRef<'_>]) -> Option<StoredAs> {
     const CHECKED: [(usize, &str, Class); 14] = [
         (0, "submission_id", Class::Text),
         (1, "session_key", Class::Text),
@@ -215,7 +217,10 @@ fn journal_stored_as(v: &[ValueRef<'_>]) -> Option<String> {
     first_in_another_class(v, &CHECKED).or_else(|| match at(v, 14) {
         ValueRef::Integer(0 | 1) => None,
         ValueRef::Real(x) if x == 0.0 || x == 1.0 => None,
-        other => Some(format!("committed is {}, not 0 or 1", text_of(other))),
+        _ => Some(StoredAs {
+            column: "committed",
+            class: "a value other than 0 or 1",
+        }),
     })
 }
 

@@ -40,7 +40,7 @@ pub struct Flue2SubmissionRow {
     /// A column the runtime's row parser checks (`typeof` string or number, SAES:704) stored in
     /// another SQLite storage class, e.g. a kind stored as a BLOB; the values above are read from
     /// it anyway. The runtime's pass settles such a running row as failed.
-    pub stored_as: Option<String>,
+    pub stored_as: Option<crate::journal::submission_rows::StoredAs>,
 }
 
 /// The statuses a 2.x row may have (the runtime's row check).

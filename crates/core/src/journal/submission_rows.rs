@@ -34,7 +34,23 @@ pub struct SubmissionRow {
     /// stored in another SQLite storage class, e.g. a payload stored as a BLOB; the values above
     /// are read from it anyway. Such a row is malformed to the runtime.
     #[serde(skip)]
-    pub stored_as: Option<String>,
+    pub stored_as: Option<StoredAs>,
+}
+
+/// A column a runtime row parser checks (`typeof` string or number), stored in a SQLite storage
+/// class it rejects: SQLite keeps a BLOB in a TEXT column, and text that is not a number in an
+/// INTEGER one. PostgreSQL's typed columns never hold one.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct StoredAs {
+    pub column: &'static str,
+    /// What it holds instead: `a BLOB`, `text`, `a number`, `NULL`.
+    pub class: &'static str,
+}
+
+impl std::fmt::Display for StoredAs {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "{} is stored as {}", self.column, self.class)
+    }
 }
 
 impl SubmissionRow {
@@ -42,8 +58,7 @@ impl SubmissionRow {
     /// stored in a class SQL does not match against text ([`SubmissionRow::stored_as`]).
     pub fn fence_column_stored_wrong(&self) -> bool {
         self.stored_as
-            .as_deref()
-            .is_some_and(|s| s.starts_with("submission_id ") || s.starts_with("attempt_id "))
+            .is_some_and(|s| matches!(s.column, "submission_id" | "attempt_id"))
     }
 
     /// The runtime's expired-lease test: `status='running' AND 0 < lease_expires_at < now`.
@@ -175,7 +190,7 @@ pub struct JournalRow {
     /// A column the runtime's journal parser checks (`typeof`, `committed` 0 or 1) stored in
     /// another SQLite storage class or value; the values above are read from it anyway.
     #[serde(skip)]
-    pub stored_as: Option<String>,
+    pub stored_as: Option<StoredAs>,
 }
 
 /// What the runtime's turn journal parser throws on a row it rejects (`sql-run-store`).
@@ -186,8 +201,8 @@ impl JournalRow {
     /// reconciler reads it, before any rule): a column in another storage class, a phase or kind
     /// it does not write. `None` for a row it reads.
     pub fn runtime_rejects(&self) -> Option<String> {
-        if let Some(stored) = &self.stored_as {
-            return Some(stored.clone());
+        if let Some(stored) = self.stored_as {
+            return Some(stored.to_string());
         }
         if !self.phase.is_known() {
             return Some(format!(

@@ -625,7 +625,10 @@ fn a_journal_row_the_runtime_rejects_blocks_every_rule() {
     let fine = journal("provider_started");
     assert_eq!(plan_with(&s, Some(&fine), None, &[]).rule, Some(3));
     let mut stored = journal("provider_started");
-    stored.stored_as = Some("attempt_id is stored as a BLOB".into());
+    stored.stored_as = Some(crate::journal::submission_rows::StoredAs {
+        column: "attempt_id",
+        class: "a BLOB",
+    });
     let mut kind = journal("provider_started");
     kind.kind = "batch".into();
     for (j, why) in [
