@@ -30,51 +30,43 @@ const SUBMISSION_COLUMNS: &str = "sequence, submission_id, session_key, kind, st
      settled_at, error, attempt_count, max_attempts, timeout_at, owner_id, lease_expires_at, \
      settlement_record_id, settlement_record";
 
-/// A submission row read from `r` ([`SUBMISSION_COLUMNS`]), each text column by `text` (`None`:
-/// `NULL`; a `NULL` where the row needs a string is `get::<String>`'s error).
-fn submission_row(
-    r: &rusqlite::Row<'_>,
-    mut text: impl FnMut(usize) -> rusqlite::Result<Option<String>>,
-) -> rusqlite::Result<Flue2SubmissionRow> {
-    let mut required = |i: usize| match text(i)? {
-        Some(t) => Ok(t),
-        None => r.get::<_, String>(i),
-    };
-    let (submission_id, session_key, kind, status) =
-        (required(1)?, required(2)?, required(3)?, required(4)?);
+/// A submission row read from `r` ([`SUBMISSION_COLUMNS`]) by the typed getters: the fast path,
+/// which fails on a damaged row (text that is not UTF-8, a column in another storage class).
+fn submission_row(r: &rusqlite::Row<'_>) -> rusqlite::Result<Flue2SubmissionRow> {
     Ok(Flue2SubmissionRow {
         sequence: r.get(0)?,
-        submission_id,
-        session_key,
-        kind,
-        status,
+        submission_id: r.get(1)?,
+        session_key: r.get(2)?,
+        kind: r.get(3)?,
+        status: r.get(4)?,
         accepted_at: r.get(5)?,
         canonical_ready_at: r.get(6)?,
-        attempt_id: text(7)?,
+        attempt_id: r.get(7)?,
         input_applied_at: r.get(8)?,
         abort_requested_at: r.get(9)?,
         started_at: r.get(10)?,
-        joined_into: text(11)?,
+        joined_into: r.get(11)?,
         settled_at: r.get(12)?,
-        error: text(13)?,
+        error: r.get(13)?,
         attempt_count: r.get(14)?,
         max_attempts: r.get(15)?,
         timeout_at: r.get(16)?,
-        owner_id: text(17)?,
+        owner_id: r.get(17)?,
         lease_expires_at: r.get(18)?,
-        settlement_record_id: text(19)?,
-        settlement_record: text(20)?,
+        settlement_record_id: r.get(19)?,
+        settlement_record: r.get(20)?,
         not_utf8: Vec::new(),
         stored_as: None,
     })
 }
 
-/// A row with a column in a storage class the runtime's row parser rejects (SAES:704: a BLOB where
-/// it wants text, text where it wants a number; SQLite keeps either): every column read whatever
-/// it holds, text lossily, and the first such column named in `stored_as`. (The parser also
-/// checks `payload`, which is not read here.)
+/// A damaged row, where [`submission_row`] failed: every column read whatever it holds. Text
+/// that is not UTF-8 is read as the runtime's `node:sqlite` reads it (U+FFFD), its column named
+/// in `not_utf8`; the first column in a storage class the runtime's row parser rejects (SAES:704:
+/// a BLOB where it wants text, text where it wants a number; SQLite keeps either) is named in
+/// `stored_as`. (The parser also checks `payload`, which is not read here.)
 fn submission_row_any_class(r: &rusqlite::Row<'_>) -> rusqlite::Result<Flue2SubmissionRow> {
-    use crate::parse::{first_in_another_class, opt_int, text_and_lossy, Class};
+    use crate::parse::{first_in_another_class, opt_int, status_text, text_and_lossy, Class};
     use rusqlite::types::ValueRef;
     // Not `status`: one that is no text never meets the runtime's `status = 'running'`; it is
     // read as `TEXT stored as CLASS`, a status the runtime does not write.
@@ -116,14 +108,7 @@ fn submission_row_any_class(r: &rusqlite::Row<'_>) -> rusqlite::Result<Flue2Subm
         submission_id: text(1).unwrap_or_default(),
         session_key: text(2).unwrap_or_default(),
         kind: text(3).unwrap_or_default(),
-        status: match v[4] {
-            ValueRef::Text(_) => text(4).unwrap_or_default(),
-            other => format!(
-                "{} stored as {}",
-                text_and_lossy(other).0,
-                other.data_type()
-            ),
-        },
+        status: status_text(v[4]),
         accepted_at: int(5),
         canonical_ready_at: int(6),
         attempt_id: text(7),
@@ -316,34 +301,15 @@ impl Flue2SqliteReader {
         let mut stmt = self.conn.prepare_cached(&sql).map_err(err)?;
         let rows = stmt
             .query_map(params, |r| {
-                // Text that is not UTF-8 is read as the runtime's `node:sqlite` reads it, and its
-                // column named: one damaged row no longer stops every read of the table. Only
-                // such a row is read again so (each column read lossily from the start cost
-                // `list --expired` on the 2 GB 2.x journal 1.035x its wall time).
-                match submission_row(r, |i| r.get(i)) {
-                    // A column in another storage class (damage): read whatever it holds.
-                    Err(rusqlite::Error::InvalidColumnType(..)) => submission_row_any_class(r),
-                    Err(rusqlite::Error::FromSqlConversionFailure(
-                        _,
-                        rusqlite::types::Type::Text,
-                        _,
-                    )) => {
-                        let mut not_utf8 = Vec::new();
-                        let mut row = submission_row(r, |i| {
-                            let t = opt_text(r, i)?;
-                            if matches!(t, Some(std::borrow::Cow::Owned(_))) {
-                                // Its name, from the columns selected.
-                                let mut names = SUBMISSION_COLUMNS.split(',').map(str::trim);
-                                not_utf8.extend(names.nth(i));
-                            }
-                            match t {
-                                Some(t) => Ok(Some(t.into_owned())),
-                                None => r.get(i),
-                            }
-                        })?;
-                        row.not_utf8 = not_utf8;
-                        Ok(row)
-                    }
+                // A damaged row (text that is not UTF-8, a column in another storage class) is
+                // read again whatever it holds: one such row no longer stops every read of the
+                // table. Only such a row (each column read so from the start cost `list
+                // --expired` on the 2 GB 2.x journal 1.035x its wall time).
+                match submission_row(r) {
+                    Err(
+                        rusqlite::Error::InvalidColumnType(..)
+                        | rusqlite::Error::FromSqlConversionFailure(..),
+                    ) => submission_row_any_class(r),
                     row => row,
                 }
             })
