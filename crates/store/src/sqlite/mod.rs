@@ -544,13 +544,8 @@ impl SessionRows for SqliteStore {
         self.conn
             .prepare_cached("SELECT data FROM flue_sessions WHERE id = ?1")
             .and_then(|mut s| {
-                s.query_row([key], |r| {
-                    let v = r.get_ref(0)?;
-                    let (text, lossy) = text_and_lossy(v);
-                    let blob = matches!(v, ValueRef::Blob(_));
-                    Ok(SessionData { text, lossy, blob })
-                })
-                .optional()
+                s.query_row([key], |r| Ok(SessionData::of_value(r.get_ref(0)?)))
+                    .optional()
             })
             .map_err(|e| StoreError::sqlite("reading the session", e))
     }

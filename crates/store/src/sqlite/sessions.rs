@@ -5,9 +5,7 @@ use std::collections::HashMap;
 
 use crate::parse::{opt_text, text_of};
 
-use rusqlite::types::ValueRef;
-
-use crate::session_rows::{session_data_facts, BLOB_SESSION};
+use crate::session_rows::SessionData;
 use crate::{RowFilter, SessionRecord, SessionSummary, SqliteStore, StoreError};
 use turnscope_core::journal::submission_rows::instance_id_of;
 
@@ -55,8 +53,7 @@ impl SqliteStore {
             .query_map([], |r| {
                 Ok((
                     text_of(r.get_ref(0)?),
-                    text_of(r.get_ref(1)?),
-                    matches!(r.get_ref(1)?, ValueRef::Blob(_)),
+                    SessionData::of_value(r.get_ref(1)?),
                     r.get::<_, i64>(2)?,
                 ))
             })
@@ -64,12 +61,8 @@ impl SqliteStore {
             .map_err(|e| StoreError::sqlite("listing sessions", e))?;
         Ok(rows
             .into_iter()
-            .map(|(id, data, blob, count)| {
-                let (leaf_id, mut data_problems, created_at, updated_at) =
-                    session_data_facts(&data);
-                if blob {
-                    data_problems.insert(0, BLOB_SESSION.to_string());
-                }
+            .map(|(id, data, count)| {
+                let (leaf_id, data_problems, created_at, updated_at) = data.facts();
                 SessionSummary {
                     instance_id: instance_id_of(&id),
                     submissions_by_status: by_session.remove(&id).unwrap_or_default(),
