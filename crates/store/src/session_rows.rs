@@ -35,13 +35,6 @@ pub struct SessionData {
 }
 
 impl SessionData {
-    /// The data as SQLite hands it on, whatever its storage class.
-    pub(crate) fn of_value(v: rusqlite::types::ValueRef<'_>) -> SessionData {
-        let (text, lossy) = crate::parse::text_and_lossy(v);
-        let blob = matches!(v, rusqlite::types::ValueRef::Blob(_));
-        SessionData { text, lossy, blob }
-    }
-
     /// `leafId` and the problems of the data (spec §2.2), a BLOB's first.
     pub fn parse(&self) -> (Option<String>, Vec<String>) {
         let (leaf, problems, _created, _updated) = self.facts();

@@ -544,7 +544,7 @@ impl SessionRows for SqliteStore {
         self.conn
             .prepare_cached("SELECT data FROM flue_sessions WHERE id = ?1")
             .and_then(|mut s| {
-                s.query_row([key], |r| Ok(SessionData::of_value(r.get_ref(0)?)))
+                s.query_row([key], |r| Ok(session_data_of(r.get_ref(0)?)))
                     .optional()
             })
             .map_err(|e| StoreError::sqlite("reading the session", e))
@@ -703,6 +703,13 @@ fn split_point(
         )?
         .query_row(rusqlite::params![session, at], |r| r.get(0))?;
     Ok(usize::try_from(first_len).ok().map(|n| (at, n)))
+}
+
+/// `flue_sessions.data` as SQLite hands it on, whatever its storage class.
+pub(super) fn session_data_of(v: ValueRef<'_>) -> SessionData {
+    let (text, lossy) = text_and_lossy(v);
+    let blob = matches!(v, ValueRef::Blob(_));
+    SessionData { text, lossy, blob }
 }
 
 /// Bytes of a column whatever its storage class (text and blobs as stored).

@@ -5,7 +5,6 @@ use std::collections::HashMap;
 
 use crate::parse::{opt_text, text_of};
 
-use crate::session_rows::SessionData;
 use crate::{RowFilter, SessionRecord, SessionSummary, SqliteStore, StoreError};
 use turnscope_core::journal::submission_rows::instance_id_of;
 
@@ -53,7 +52,7 @@ impl SqliteStore {
             .query_map([], |r| {
                 Ok((
                     text_of(r.get_ref(0)?),
-                    SessionData::of_value(r.get_ref(1)?),
+                    super::session_data_of(r.get_ref(1)?),
                     r.get::<_, i64>(2)?,
                 ))
             })
