@@ -18,7 +18,7 @@ use turnscope_engine::flue2_cost::{
 };
 use turnscope_engine::flue2_memos::{memos_of, StepMemo};
 use turnscope_engine::flue2_show::{
-    following, show_json, trailing_batch_json, user_text, CallOutcome, Outcomes, ShowView,
+    following, trailing_batch_json, user_text, CallOutcome, Outcomes, ShowDocument, ShowView,
 };
 use turnscope_store::{is_flue2_export, DbTarget, Flue2SqliteReader, JournalFormat, SqliteStore};
 
@@ -244,29 +244,20 @@ fn one(
     let fv = reader.format_version();
     if json {
         if show {
-            let mut doc = show_json(
-                opts,
-                fv,
-                &ShowView {
-                    inspected: &i,
-                    batches,
-                    not_utf8,
-                    memos: &memos,
-                },
-                now,
+            let view = ShowView {
+                inspected: &i,
+                batches,
+                not_utf8,
+                memos: &memos,
+            };
+            let mut doc = ShowDocument::new(opts, fv, &view, now);
+            doc.head.insert(
+                "cost".into(),
+                cost_of(&i).map_or(Value::Null, |c| cost_json(&c)),
             );
-            if let Value::Object(m) = &mut doc {
-                m.insert(
-                    "cost".into(),
-                    cost_of(&i).map_or(Value::Null, |c| cost_json(&c)),
-                );
-                m.insert("attempts".into(), attempts_json(&attempts, &row));
-            }
-            // Held whole: the memos, cost and attempts are added to the finished document. Never
-            // dropped, as the streams above: a whale's document is a million small maps and
-            // strings, freed one by one on one core after the last byte is printed.
-            let doc = std::mem::ManuallyDrop::new(doc);
-            print_json(out, &doc)?;
+            doc.head
+                .insert("attempts".into(), attempts_json(&attempts, &row));
+            doc.write_pretty(out)?;
         } else {
             print_json(out, &classify_json(opts, fv, &i, now))?;
         }

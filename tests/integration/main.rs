@@ -40,6 +40,7 @@ mod flue2_list;
 mod flue2_next_request;
 mod flue2_read_path;
 mod flue2_sessions;
+mod flue2_show_bytes;
 mod flue2_wait;
 mod flue_formats;
 mod health;

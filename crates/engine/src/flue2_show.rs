@@ -128,51 +128,120 @@ pub fn user_text(content: &[ContentBlock]) -> String {
         .collect()
 }
 
-/// `show --json` (`turnscope.flue2.show/1`).
+/// `show --json` (`turnscope.flue2.show/1`) as one JSON tree: what the TUI and `diff` read.
 pub fn show_json(
     options: &Flue2Options,
     format_version: &str,
     view: &ShowView<'_>,
     now_ms: i64,
 ) -> Value {
-    let i = view.inspected;
-    let after = following(i.conversation, &i.row.input_entry_id());
-    let outcomes = i.conversation.map(|conv| Outcomes::new(conv, &after));
-    let steps = StepsByCall::new(view.memos);
-    let mut o = show_fields(options, format_version, view, &after, &steps, now_ms);
+    let doc = ShowDocument::new(options, format_version, view, now_ms);
+    let one = |e: &&turnscope_core::flue2::Entry| {
+        serde_json::to_value(doc.following_entry(e)).unwrap_or(Value::Null)
+    };
     // A whale's 100,000 entries: built on every core (each entry's document is its own), in
     // order.
-    let one = |e: &&turnscope_core::flue2::Entry| following_json(i, outcomes.as_ref(), &steps, e);
-    let following: Vec<Value> = if after.len() < 1024 {
-        after.iter().map(one).collect()
+    let following: Vec<Value> = if doc.after.len() < 1024 {
+        doc.after.iter().map(one).collect()
     } else {
         use rayon::prelude::*;
-        after.par_iter().with_min_len(512).map(one).collect()
+        doc.after.par_iter().with_min_len(512).map(one).collect()
     };
+    let mut o = doc.head;
     o.insert("following".into(), Value::Array(following));
-    // How many of the stream's memos belong to the calls shown (after the input, and the
-    // trailing batch's).
-    let mut shown: std::collections::HashSet<&str> = std::collections::HashSet::new();
-    let mut count_call = |call_id: &str| {
-        for m in steps.of(call_id) {
-            shown.insert(&m.record_id);
-        }
-    };
-    for e in &after {
-        if let EntryBody::Assistant { tool_calls, .. } = &e.body {
-            tool_calls.iter().for_each(|c| count_call(&c.id));
-        }
-    }
-    if let Some(b) = i
-        .verdict
-        .as_ref()
-        .ok()
-        .and_then(|c| c.trailing_partial_batch.as_ref())
-    {
-        b.tool_calls.iter().for_each(|c| count_call(&c.id));
-    }
-    o.insert("stepMemos".into(), json!(shown.len()));
     Value::Object(o)
+}
+
+/// The `show --json` document in two parts: every key (`following` null in its place, so the
+/// keys keep their order) and the entries that `following` holds, serialised from the entries
+/// when the document is written ([`ShowDocument::write_pretty`]). `show --json` writes a whale's
+/// document without building its `following`: 100,000 small maps of strings were most of that
+/// `show`'s peak memory and a third of its time.
+pub struct ShowDocument<'a> {
+    /// Every key of the document; a caller may add its own (`show` adds `cost`, `attempts`).
+    pub head: Map<String, Value>,
+    inspected: &'a Inspected<'a>,
+    after: Vec<&'a turnscope_core::flue2::Entry>,
+    outcomes: Option<Outcomes<'a>>,
+    steps: StepsByCall<'a>,
+}
+
+impl<'a> ShowDocument<'a> {
+    pub fn new(
+        options: &Flue2Options,
+        format_version: &str,
+        view: &ShowView<'a>,
+        now_ms: i64,
+    ) -> ShowDocument<'a> {
+        let i = view.inspected;
+        let after = following(i.conversation, &i.row.input_entry_id());
+        let outcomes = i.conversation.map(|conv| Outcomes::new(conv, &after));
+        let steps = StepsByCall::new(view.memos);
+        let mut head = show_fields(options, format_version, view, &after, &steps, now_ms);
+        // How many of the stream's memos belong to the calls shown (after the input, and the
+        // trailing batch's).
+        let mut shown: std::collections::HashSet<&str> = std::collections::HashSet::new();
+        let mut count_call = |call_id: &str| {
+            for m in steps.of(call_id) {
+                shown.insert(&m.record_id);
+            }
+        };
+        for e in &after {
+            if let EntryBody::Assistant { tool_calls, .. } = &e.body {
+                tool_calls.iter().for_each(|c| count_call(&c.id));
+            }
+        }
+        if let Some(b) = i
+            .verdict
+            .as_ref()
+            .ok()
+            .and_then(|c| c.trailing_partial_batch.as_ref())
+        {
+            b.tool_calls.iter().for_each(|c| count_call(&c.id));
+        }
+        head.insert("stepMemos".into(), json!(shown.len()));
+        ShowDocument {
+            head,
+            inspected: i,
+            after,
+            outcomes,
+            steps,
+        }
+    }
+
+    fn following_entry<'d>(&'d self, e: &'d turnscope_core::flue2::Entry) -> FollowingEntry<'d> {
+        FollowingEntry {
+            i: self.inspected,
+            outcomes: self.outcomes.as_ref(),
+            steps: &self.steps,
+            e,
+        }
+    }
+
+    /// The document pretty-printed to `out`, ending in a newline: the bytes `show_json`'s tree
+    /// (with the keys added to `head`) prints, `following` formatted in chunks on two threads.
+    pub fn write_pretty(&self, out: &mut dyn std::io::Write) -> std::io::Result<()> {
+        use std::io::Write;
+        let head = serde_json::to_vec_pretty(&self.head)?;
+        // `following` is a key of the top-level object, null here: the formatter writes it as a
+        // line of its own two spaces deep, and a newline is never inside a JSON string, so this
+        // is the key itself, whatever the text around it.
+        const KEY: &[u8] = b"\n  \"following\": null";
+        let Some(at) = head.windows(KEY.len()).position(|w| w == KEY) else {
+            return Err(std::io::Error::other(
+                "the show document has no following key",
+            ));
+        };
+        let mut w = std::io::BufWriter::with_capacity(1 << 16, out);
+        w.write_all(&head[..at])?;
+        w.write_all(b"\n  \"following\": ")?;
+        crate::pretty_array::write_nested_array(&self.after, &mut w, 512, 4, |e| {
+            self.following_entry(e)
+        })?;
+        w.write_all(&head[at + KEY.len()..])?;
+        w.write_all(b"\n")?;
+        w.flush()
+    }
 }
 
 /// Step memos by the tool call they belong to, each call's in the stream's order.
@@ -197,80 +266,112 @@ impl<'m> StepsByCall<'m> {
     }
 }
 
-/// One entry of `following` in the show document.
-fn following_json(
-    i: &Inspected<'_>,
-    outcomes: Option<&Outcomes<'_>>,
-    steps: &StepsByCall<'_>,
-    e: &turnscope_core::flue2::Entry,
-) -> Value {
-    let mut v = json!({ "id": e.id, "submissionId": e.submission_id });
-    let m = v.as_object_mut().unwrap();
-    match &e.body {
-        EntryBody::User { content } => {
-            m.insert("role".into(), json!("user"));
-            m.insert("text".into(), json!(user_text(content)));
-            m.insert(
-                "otherSubmission".into(),
-                json!(e
-                    .submission_id
-                    .as_deref()
-                    .is_some_and(|s| s != i.row.submission_id)),
-            );
+/// One entry of `following` in the show document, serialised straight from the entry.
+struct FollowingEntry<'d> {
+    i: &'d Inspected<'d>,
+    outcomes: Option<&'d Outcomes<'d>>,
+    steps: &'d StepsByCall<'d>,
+    e: &'d turnscope_core::flue2::Entry,
+}
+
+impl serde::Serialize for FollowingEntry<'_> {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        use serde::ser::SerializeMap;
+        let e = self.e;
+        let mut m = s.serialize_map(None)?;
+        m.serialize_entry("id", &e.id)?;
+        m.serialize_entry("submissionId", &e.submission_id)?;
+        match &e.body {
+            EntryBody::User { content } => {
+                m.serialize_entry("role", "user")?;
+                m.serialize_entry("text", &user_text(content))?;
+                m.serialize_entry(
+                    "otherSubmission",
+                    &e.submission_id
+                        .as_deref()
+                        .is_some_and(|s| s != self.i.row.submission_id),
+                )?;
+            }
+            EntryBody::Signal { signal_type } => {
+                m.serialize_entry("role", "signal")?;
+                m.serialize_entry("signalType", signal_type)?;
+            }
+            EntryBody::Assistant {
+                stop_reason,
+                error_message,
+                text,
+                tool_calls,
+                ..
+            } => {
+                m.serialize_entry("role", "assistant")?;
+                m.serialize_entry("stopReason", stop_reason)?;
+                m.serialize_entry("errorMessage", error_message)?;
+                m.serialize_entry("text", text)?;
+                m.serialize_entry(
+                    "toolCalls",
+                    &Calls {
+                        entry_id: &e.id,
+                        calls: tool_calls,
+                        outcomes: self.outcomes,
+                        steps: self.steps,
+                    },
+                )?;
+            }
+            EntryBody::ToolResult {
+                tool_call_id,
+                tool_name,
+                is_error,
+                terminate,
+            } => {
+                m.serialize_entry("role", "toolResult")?;
+                m.serialize_entry("toolCallId", tool_call_id)?;
+                m.serialize_entry("toolName", tool_name)?;
+                m.serialize_entry("isError", is_error)?;
+                m.serialize_entry("terminate", terminate)?;
+            }
+            EntryBody::Compaction {
+                first_kept_entry_id,
+            } => {
+                m.serialize_entry("role", "compaction")?;
+                m.serialize_entry("firstKeptEntryId", first_kept_entry_id)?;
+            }
         }
-        EntryBody::Signal { signal_type } => {
-            m.insert("role".into(), json!("signal"));
-            m.insert("signalType".into(), json!(signal_type));
-        }
-        EntryBody::Assistant {
-            stop_reason,
-            error_message,
-            text,
-            tool_calls,
-            ..
-        } => {
-            m.insert("role".into(), json!("assistant"));
-            m.insert("stopReason".into(), json!(stop_reason));
-            m.insert("errorMessage".into(), json!(error_message));
-            m.insert("text".into(), json!(text));
-            let calls: Vec<Value> = tool_calls
-                .iter()
-                .map(|c| {
-                    let outcome = outcomes
-                        .as_ref()
-                        .map_or(CallOutcome::None, |o| o.of(&e.id, &c.id));
-                    // Built in place: `json!` would copy the outcome's and the steps' values
-                    // (and below, every call's) through `to_value`, on every entry of a whale.
-                    let mut call = Map::with_capacity(4);
-                    call.insert("id".into(), json!(c.id));
-                    call.insert("name".into(), json!(c.name));
-                    call.insert("outcome".into(), outcome.to_json());
-                    call.insert("steps".into(), steps.json(&c.id));
-                    Value::Object(call)
-                })
-                .collect();
-            m.insert("toolCalls".into(), Value::Array(calls));
-        }
-        EntryBody::ToolResult {
-            tool_call_id,
-            tool_name,
-            is_error,
-            terminate,
-        } => {
-            m.insert("role".into(), json!("toolResult"));
-            m.insert("toolCallId".into(), json!(tool_call_id));
-            m.insert("toolName".into(), json!(tool_name));
-            m.insert("isError".into(), json!(is_error));
-            m.insert("terminate".into(), json!(terminate));
-        }
-        EntryBody::Compaction {
-            first_kept_entry_id,
-        } => {
-            m.insert("role".into(), json!("compaction"));
-            m.insert("firstKeptEntryId".into(), json!(first_kept_entry_id));
-        }
+        m.end()
     }
-    v
+}
+
+/// An assistant's tool calls in `following`, each with its outcome and steps.
+struct Calls<'d> {
+    entry_id: &'d str,
+    calls: &'d [turnscope_core::flue2::ToolCallRef],
+    outcomes: Option<&'d Outcomes<'d>>,
+    steps: &'d StepsByCall<'d>,
+}
+
+impl serde::Serialize for Calls<'_> {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        use serde::ser::{SerializeMap, SerializeSeq};
+        struct Call<'d>(&'d Calls<'d>, &'d turnscope_core::flue2::ToolCallRef);
+        impl serde::Serialize for Call<'_> {
+            fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+                let (calls, c) = (self.0, self.1);
+                let outcome = calls
+                    .outcomes
+                    .map_or(CallOutcome::None, |o| o.of(calls.entry_id, &c.id));
+                let mut m = s.serialize_map(Some(4))?;
+                m.serialize_entry("id", &c.id)?;
+                m.serialize_entry("name", &c.name)?;
+                m.serialize_entry("outcome", &outcome.to_json())?;
+                m.serialize_entry("steps", &calls.steps.json(&c.id))?;
+                m.end()
+            }
+        }
+        let mut seq = s.serialize_seq(Some(self.calls.len()))?;
+        for c in self.calls {
+            seq.serialize_element(&Call(self, c))?;
+        }
+        seq.end()
+    }
 }
 
 /// [`show_json`]'s fields, `following` null in its place.

@@ -23,4 +23,5 @@ pub mod flue2_show;
 pub mod flue2_sort;
 pub mod in_order;
 pub mod listing;
+pub mod pretty_array;
 pub mod report;

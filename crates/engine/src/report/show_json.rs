@@ -7,11 +7,9 @@
 
 use std::io::{self, Write};
 
-use serde::Serialize;
-use serde_json::ser::{Formatter, PrettyFormatter, Serializer};
 use serde_json::Value;
 
-use crate::in_order::{in_order, Flow, Work};
+use crate::pretty_array::write_nested_array;
 use turnscope_core::journal::entry::{Entry, Role};
 
 /// Summaries per chunk (about 170 KB of a whale's): the helper runs at most 32 chunks ahead.
@@ -23,63 +21,7 @@ const TWO_THREADS_FROM: usize = 4;
 /// it as the value of a key of the top-level object (`"following": [` … `]`, two levels deep),
 /// byte for byte.
 pub(super) fn write_following(entries: &[&Entry], w: &mut dyn Write) -> io::Result<()> {
-    write_following_in(entries, w, CHUNK, TWO_THREADS_FROM)
-}
-
-fn write_following_in(
-    entries: &[&Entry],
-    w: &mut dyn Write,
-    chunk: usize,
-    two_threads_from: usize,
-) -> io::Result<()> {
-    if entries.is_empty() {
-        return w.write_all(b"[]");
-    }
-    w.write_all(b"[")?;
-    let chunks = entries.len().div_ceil(chunk);
-    let format = |i: usize| -> io::Result<Vec<u8>> {
-        let from = i * chunk;
-        let part = &entries[from..(from + chunk).min(entries.len())];
-        let mut buf = Vec::with_capacity(part.len() * 384);
-        for (k, e) in part.iter().enumerate() {
-            // What `PrettyFormatter::begin_array_value` writes two levels deep.
-            buf.extend_from_slice(if from + k == 0 { b"\n    " } else { b",\n    " });
-            EntrySummary(e).serialize(&mut Serializer::with_formatter(&mut buf, nested()))?;
-        }
-        Ok(buf)
-    };
-    let (mut own, mut other) = (format, format);
-    let helper: Option<&mut Work<'_, Vec<u8>, io::Error>> =
-        (chunks >= two_threads_from).then_some(&mut other as _);
-    let mut failed = None;
-    in_order(
-        chunks,
-        &mut own,
-        helper,
-        &mut |buf| match w.write_all(buf) {
-            Ok(()) => Flow::Continue,
-            Err(e) => {
-                failed = Some(e);
-                Flow::Stop
-            }
-        },
-    )?;
-    if let Some(e) = failed {
-        return Err(e);
-    }
-    w.write_all(b"\n  ]")
-}
-
-/// A pretty formatter at the depth of `following`'s elements (inside the top-level object and
-/// the array): what it writes for an element is what the whole document's formatter writes there.
-fn nested() -> PrettyFormatter<'static> {
-    let mut f = PrettyFormatter::new();
-    let mut sink = io::sink();
-    // Opening an object and an array is how the formatter counts depth; the sink takes the
-    // brackets (it cannot fail).
-    let _ = f.begin_object(&mut sink);
-    let _ = f.begin_array(&mut sink);
-    f
+    write_nested_array(entries, w, CHUNK, TWO_THREADS_FROM, |e| EntrySummary(e))
 }
 
 /// One entry of the active path, summarised for `show --json`.
@@ -154,6 +96,7 @@ impl serde::Serialize for ToolCallSummaries<'_> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use std::io::Write;
 
     fn entries(n: usize) -> Vec<Entry> {
         (0..n)
@@ -183,7 +126,10 @@ mod tests {
 
     fn streamed(entries: &[&Entry], chunk: usize, two_threads_from: usize) -> String {
         let mut out = b"{\n  \"following\": ".to_vec();
-        write_following_in(entries, &mut out, chunk, two_threads_from).unwrap();
+        write_nested_array(entries, &mut out, chunk, two_threads_from, |e| {
+            EntrySummary(e)
+        })
+        .unwrap();
         out.extend_from_slice(b"\n}");
         String::from_utf8(out).unwrap()
     }
@@ -227,7 +173,8 @@ mod tests {
         let all = entries(500);
         let refs: Vec<&Entry> = all.iter().collect();
         for after in [0, 1, 5] {
-            let err = write_following_in(&refs, &mut Failing(after), 4, 1).unwrap_err();
+            let err = write_nested_array(&refs, &mut Failing(after), 4, 1, |e| EntrySummary(e))
+                .unwrap_err();
             assert_eq!(
                 err.kind(),
                 io::ErrorKind::BrokenPipe,
