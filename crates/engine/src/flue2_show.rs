@@ -209,6 +209,35 @@ impl<'a> ShowDocument<'a> {
         }
     }
 
+    /// The document held for drawing (the TUI's opened submission): every key, and `following`
+    /// as compact text ([`CompactEntries`]), never as a JSON tree.
+    pub fn into_compact(self) -> CompactShow {
+        let part = |entries: &[&turnscope_core::flue2::Entry]| {
+            let mut p = CompactPart {
+                text: Vec::with_capacity(entries.len() * 128),
+                ends: Vec::with_capacity(entries.len()),
+            };
+            for e in entries {
+                // A `following` entry serialises from the fold's own strings: it cannot fail.
+                let _ = serde_json::to_writer(&mut p.text, &self.following_entry(e));
+                p.ends.push(p.text.len());
+            }
+            p.text.shrink_to_fit();
+            p
+        };
+        let parts = if self.after.len() < 1024 {
+            self.after.chunks(PART).map(part).collect()
+        } else {
+            // A whale's 100,000 entries, formatted on every core, a part each at a time.
+            use rayon::prelude::*;
+            self.after.par_chunks(PART).map(part).collect()
+        };
+        CompactShow {
+            doc: Value::Object(self.head),
+            following: CompactEntries { parts },
+        }
+    }
+
     fn following_entry<'d>(&'d self, e: &'d turnscope_core::flue2::Entry) -> FollowingEntry<'d> {
         FollowingEntry {
             i: self.inspected,
@@ -263,6 +292,99 @@ impl<'m> StepsByCall<'m> {
     /// A call's `steps` in the show document.
     fn json(&self, call_id: &str) -> Value {
         Value::Array(self.of(call_id).iter().map(|m| m.json()).collect())
+    }
+}
+
+/// A `show --json` document held to be drawn: every key (`following` null in its place) and
+/// `following` as [`CompactEntries`]. The TUI holds its opened submission so: a whale's
+/// `following` as a JSON tree was 90 MB of 213 at the peak of its open with 170,000 batches;
+/// as text it is a tenth of that, each entry parsed again only when it is drawn or counted.
+#[derive(Debug, Clone, PartialEq)]
+pub struct CompactShow {
+    pub doc: Value,
+    pub following: CompactEntries,
+}
+
+impl CompactShow {
+    /// The document as one JSON tree, `following` in its place: what `show --json` prints.
+    pub fn to_value(&self) -> Value {
+        let mut doc = self.doc.clone();
+        if let Some(o) = doc.as_object_mut() {
+            o.insert("following".into(), Value::Array(self.following.values()));
+        }
+        doc
+    }
+
+    /// A document held compact: its `following` taken out and kept as text.
+    pub fn from_value(mut doc: Value) -> CompactShow {
+        let following = match doc.get_mut("following").map(Value::take) {
+            Some(Value::Array(entries)) => entries,
+            _ => Vec::new(),
+        };
+        let parts = following
+            .chunks(PART)
+            .map(|entries| {
+                let mut p = CompactPart::default();
+                for e in entries {
+                    p.text.extend_from_slice(e.to_string().as_bytes());
+                    p.ends.push(p.text.len());
+                }
+                p
+            })
+            .collect();
+        CompactShow {
+            doc,
+            following: CompactEntries { parts },
+        }
+    }
+}
+
+/// The entries of a show document's `following`, each as its compact JSON text, in parts of
+/// [`PART`] entries (formatted on every core, each part kept as it was formatted: joined in one
+/// string they were, for a moment, twice a whale's text).
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct CompactEntries {
+    parts: Vec<CompactPart>,
+}
+
+/// Entries per [`CompactPart`] (the last may have fewer).
+const PART: usize = 512;
+
+#[derive(Debug, Clone, Default, PartialEq)]
+struct CompactPart {
+    /// The entries' JSON texts, end to end (UTF-8: JSON serialised from strings).
+    text: Vec<u8>,
+    /// Where each entry's text ends in `text`.
+    ends: Vec<usize>,
+}
+
+impl CompactEntries {
+    pub fn len(&self) -> usize {
+        self.parts
+            .last()
+            .map_or(0, |p| (self.parts.len() - 1) * PART + p.ends.len())
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+
+    /// Entry `i`, parsed (`null` past the end).
+    pub fn get(&self, i: usize) -> Value {
+        let Some(p) = self.parts.get(i / PART) else {
+            return Value::Null;
+        };
+        let k = i % PART;
+        let Some(&end) = p.ends.get(k) else {
+            return Value::Null;
+        };
+        let from = if k == 0 { 0 } else { p.ends[k - 1] };
+        serde_json::from_slice(&p.text[from..end]).unwrap_or(Value::Null)
+    }
+
+    /// Every entry, parsed.
+    pub fn values(&self) -> Vec<Value> {
+        (0..self.len()).map(|i| self.get(i)).collect()
     }
 }
 
@@ -472,4 +594,37 @@ pub fn trailing_batch_json(
         "resultEntryIds": b.result_entry_ids,
         "trailingAbortedId": b.trailing_aborted_id,
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn doc(n: usize) -> Value {
+        let following: Vec<Value> = (0..n)
+            .map(|i| json!({ "id": format!("entry_{i}"), "role": "user", "text": format!("é \"{i}\"\n") }))
+            .collect();
+        json!({ "schema": "turnscope.flue2.show/1", "following": following, "stepMemos": 0 })
+    }
+
+    #[test]
+    fn a_compact_document_gives_back_every_entry_across_its_parts() {
+        for n in [0, 1, PART - 1, PART, PART + 1, 3 * PART + 7] {
+            let whole = doc(n);
+            let c = CompactShow::from_value(whole.clone());
+            assert_eq!(c.following.len(), n);
+            assert_eq!(c.following.is_empty(), n == 0);
+            assert_eq!(c.doc["following"], Value::Null, "the key kept in its place");
+            for i in [0, PART - 1, PART, n.saturating_sub(1)] {
+                if i < n {
+                    assert_eq!(c.following.get(i), whole["following"][i], "{n}: {i}");
+                }
+            }
+            assert_eq!(c.following.get(n), Value::Null);
+            assert_eq!(c.to_value(), whole, "{n}");
+            // The keys in their order: `following` between the others, as printed.
+            let keys: Vec<_> = c.to_value().as_object().unwrap().keys().cloned().collect();
+            assert_eq!(keys, ["schema", "following", "stepMemos"]);
+        }
+    }
 }

@@ -198,7 +198,8 @@ pub trait SessionLoader {
 }
 
 /// `leafId` and any problems of `flue_sessions.data` (spec §2.2): the same checks the sessions
-/// view makes, without the timestamps.
+/// view makes, without the timestamps. PostgreSQL's reading of it (SQLite reads `SessionData`).
+#[cfg(feature = "postgres")]
 pub fn parse_session_data(data: &str) -> (Option<String>, Vec<String>) {
     let (leaf, problems, _created, _updated) = session_data_facts(data);
     (leaf, problems)

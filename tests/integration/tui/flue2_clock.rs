@@ -40,11 +40,13 @@ fn a_refresh_at_a_later_clock_plans_every_kept_row_as_list_does_then() {
             h.press("<Enter>");
             assert_eq!(h.app.shown_ids(), [id], "{name}");
             h.press("<Enter>");
-            let doc = h.app.opened_doc().expect("the detail opened").clone();
+            // The tree the TUI holds compact: `following` parsed back from its text.
+            let doc = h.app.opened_doc().expect("the detail opened").to_value();
             let want = turnscope_json(&db, Some(after), &["show", id, "--json"]);
             assert_eq!(doc["plan"], want["plan"], "{name}: {id}");
             assert_eq!(doc["attempts"], want["attempts"], "{name}: {id}");
             assert_eq!(doc["following"], want["following"], "{name}: {id}");
+            assert_eq!(doc, want, "{name}: {id}: the whole document");
             opened += 1;
         }
     }

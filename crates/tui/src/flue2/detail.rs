@@ -14,6 +14,7 @@ use ratatui::text::{Line, Span};
 use ratatui::widgets::Paragraph;
 use ratatui::Frame;
 use serde_json::Value;
+use turnscope_engine::flue2_show::{CompactEntries, CompactShow};
 
 use crate::text::clean;
 use crate::theme::Theme;
@@ -206,7 +207,7 @@ impl Builder {
 
 /// The lines of the detail screen for `doc` (`show --json` of one submission), times relative
 /// to `now_ms` (the document's clock).
-pub fn lines(doc: &Value, t: Theme, now_ms: i64) -> Vec<DetailLine> {
+pub fn lines(doc: &CompactShow, t: Theme, now_ms: i64) -> Vec<DetailLine> {
     let mut b = Builder {
         t,
         now_ms,
@@ -224,7 +225,7 @@ pub fn lines(doc: &Value, t: Theme, now_ms: i64) -> Vec<DetailLine> {
 /// document's count of its entries' rows: filled by the first call at a width, it lets the
 /// next ones build only the entries in view.
 pub fn window(
-    doc: &Value,
+    doc: &CompactShow,
     t: Theme,
     now_ms: i64,
     width: usize,
@@ -255,7 +256,7 @@ pub fn window(
 /// The rows of the detail at `width` (as [`window`] counts them) of the lines holding `needle`,
 /// matched in the line's text as drawn, case aside: the row of each that holds it (its first
 /// where the text runs over a row's end). What `/` in the detail finds.
-pub fn find(doc: &Value, t: Theme, now_ms: i64, width: usize, needle: &str) -> Vec<usize> {
+pub fn find(doc: &CompactShow, t: Theme, now_ms: i64, width: usize, needle: &str) -> Vec<usize> {
     let mut b = Builder {
         t,
         now_ms,
@@ -276,13 +277,13 @@ pub fn find(doc: &Value, t: Theme, now_ms: i64, width: usize, needle: &str) -> V
 /// its width, only those in view (the others' rows added up).
 fn entries(
     b: &mut Builder,
-    following: &[Value],
+    following: &CompactEntries,
     batch_owner: Option<&str>,
     batch_results: &[&str],
 ) {
     let Some(w) = b.window.as_mut() else {
-        for e in following {
-            entry(b, e, batch_owner, batch_results);
+        for i in 0..following.len() {
+            entry(b, &following.get(i), batch_owner, batch_results);
         }
         return;
     };
@@ -298,11 +299,11 @@ fn entries(
     // The first entry that ends below the window's top.
     let first = ends.partition_point(|e| base + e <= from);
     w.rows = base + first.checked_sub(1).map_or(0, |i| ends[i]);
-    for e in &following[first..] {
+    for i in first..following.len() {
         if b.window.as_ref().is_some_and(|w| w.rows >= to) {
             break;
         }
-        entry(b, e, batch_owner, batch_results);
+        entry(b, &following.get(i), batch_owner, batch_results);
     }
     let w = b.window.as_mut().expect("a window");
     w.rows = base + ends.last().copied().unwrap_or(0);
@@ -319,7 +320,7 @@ const COUNTED_IN_PARALLEL: usize = 1024;
 fn entry_ends(
     t: Theme,
     width: usize,
-    following: &[Value],
+    following: &CompactEntries,
     batch_owner: Option<&str>,
     batch_results: &[&str],
 ) -> Vec<usize> {
@@ -338,17 +339,17 @@ fn entry_ends(
         }),
         find: None,
     };
-    let rows_of = |b: &mut Builder, e: &Value| {
+    let rows_of = |b: &mut Builder, i: usize| {
         let before = b.window.as_ref().map_or(0, |w| w.rows);
-        entry(b, e, batch_owner, batch_results);
+        entry(b, &following.get(i), batch_owner, batch_results);
         b.window.as_ref().map_or(0, |w| w.rows) - before
     };
     let counts: Vec<usize> = if following.len() < COUNTED_IN_PARALLEL {
         let mut b = counter();
-        following.iter().map(|e| rows_of(&mut b, e)).collect()
+        (0..following.len()).map(|i| rows_of(&mut b, i)).collect()
     } else {
-        following
-            .par_iter()
+        (0..following.len())
+            .into_par_iter()
             .with_min_len(512)
             .map_init(counter, rows_of)
             .collect()
@@ -362,8 +363,8 @@ fn entry_ends(
         .collect()
 }
 
-fn build(b: &mut Builder, doc: &Value) {
-    let t = b.t;
+fn build(b: &mut Builder, shown: &CompactShow) {
+    let (t, doc) = (b.t, &shown.doc);
     let row = &doc["submission"];
     let label = s(&doc["label"]);
     b.push(
@@ -385,7 +386,7 @@ fn build(b: &mut Builder, doc: &Value) {
     b.blank();
     row_fields(b, doc);
     b.blank();
-    conversation(b, doc);
+    conversation(b, doc, &shown.following);
 }
 
 fn verdict(b: &mut Builder, doc: &Value) {
@@ -721,7 +722,7 @@ fn entry(b: &mut Builder, e: &Value, batch_owner: Option<&str>, batch_results: &
     }
 }
 
-fn conversation(b: &mut Builder, doc: &Value) {
+fn conversation(b: &mut Builder, doc: &Value, following: &CompactEntries) {
     let t = b.t;
     let input = s(&doc["inputEntryId"]);
     if doc["inputEntryFound"] != true {
@@ -738,9 +739,6 @@ fn conversation(b: &mut Builder, doc: &Value) {
         .flatten()
         .filter_map(Value::as_str)
         .collect();
-    // Borrowed: a whale's entries cloned for each frame were the document once more.
-    let none = Vec::new();
-    let following = doc["following"].as_array().unwrap_or(&none);
     if doc["inputEntryFound"] == true {
         b.plain(
             format!(

@@ -3,7 +3,7 @@
 use super::*;
 
 /// A show document with `n` entries, long texts and a trailing batch to wrap and mark.
-fn doc(n: usize) -> Value {
+fn doc(n: usize) -> CompactShow {
     let following: Vec<Value> = (0..n)
         .map(|n| match n % 3 {
             0 => serde_json::json!({"id": format!("entry_u{n}"), "role": "user",
@@ -16,7 +16,7 @@ fn doc(n: usize) -> Value {
                 "toolCallId": format!("tc{}", n - 1), "toolName": "fetch", "isError": false}),
         })
         .collect();
-    serde_json::json!({
+    CompactShow::from_value(serde_json::json!({
         "label": "tool_use_unresolved",
         "submission": {"id": "sub_a", "status": "running", "leaseExpiresAt": 5},
         "plan": {"step": 6, "name": "replace", "reason": "why", "writes": []},
@@ -24,7 +24,7 @@ fn doc(n: usize) -> Value {
         "trailingBatch": {"assistantEntryId": "entry_a37", "resultEntryIds": [],
             "toolCalls": [{"id": "tc37", "name": "fetch", "outcome": {"state": "none"}}]},
         "following": following,
-    })
+    }))
 }
 
 #[test]

@@ -51,8 +51,8 @@ use ratatui::layout::{Constraint, Layout as RLayout, Rect};
 use ratatui::text::{Line, Span};
 use ratatui::widgets::Paragraph;
 use ratatui::Frame;
-use serde_json::Value;
 use turnscope_engine::flue2::Flue2Options;
+use turnscope_engine::flue2_show::CompactShow;
 use turnscope_store::RowFilter;
 
 use crate::keymap::{self, Action, Ctx, Overrides, KEYMAP};
@@ -109,7 +109,7 @@ pub fn rules_label(o: &Flue2Options) -> String {
 /// One submission opened.
 struct Detail {
     id: String,
-    doc: Option<Value>,
+    doc: Option<CompactShow>,
     error: Option<WorkerError>,
     scroll: usize,
     /// Rows the last draw fitted.
@@ -497,8 +497,8 @@ impl Flue2App {
         self.detail.as_ref().map(|d| d.id.as_str())
     }
 
-    /// The opened submission's `show --json` document, once read.
-    pub fn opened_doc(&self) -> Option<&Value> {
+    /// The opened submission's `show --json` document, once read (`to_value` for the tree).
+    pub fn opened_doc(&self) -> Option<&CompactShow> {
         self.detail.as_ref().and_then(|d| d.doc.as_ref())
     }
 

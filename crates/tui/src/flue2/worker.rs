@@ -10,7 +10,7 @@ use std::sync::mpsc::{Receiver, Sender};
 use serde_json::Value;
 use turnscope_core::flue2::Flue2SubmissionRow;
 use turnscope_engine::flue2::{item_json, row_json, Flue2Options, Streams};
-use turnscope_engine::flue2_show::{show_json, ShowView};
+use turnscope_engine::flue2_show::{CompactShow, ShowDocument, ShowView};
 
 use super::opened::Opened;
 use turnscope_engine::flue2_cost::{attempts_json, cost_json, cost_of};
@@ -111,7 +111,7 @@ pub enum Flue2Response {
     Rows(Result<Vec<ListRow>, WorkerError>),
     Show {
         id: String,
-        result: Result<Value, WorkerError>,
+        result: Result<CompactShow, WorkerError>,
     },
     /// The plan (with the real clock it was made at), or the refusal.
     Planned {
@@ -490,7 +490,7 @@ impl Flue2Worker {
 
     /// As `show ID --json` reads it: the stream folded once (where it is not held at its head),
     /// its attempts and step memos seen as the fold reads it.
-    fn show(&mut self, id: &str, now_ms: i64) -> Result<Value, StoreError> {
+    fn show(&mut self, id: &str, now_ms: i64) -> Result<CompactShow, StoreError> {
         let (row, joined) = self.read_one(id)?;
         let (attempts, memos) = self.opened.attempts_and_memos();
         let streams = &self.opened.streams;
@@ -498,26 +498,21 @@ impl Flue2Worker {
         let folded = i.stream_path.as_deref().and_then(|p| streams.get(p));
         let batches = folded.map_or(0, |f| f.batches);
         let not_utf8 = folded.map_or(&[][..], |f| &f.not_utf8[..]);
-        let mut doc = show_json(
-            &self.options,
-            self.reader.format_version(),
-            &ShowView {
-                inspected: &i,
-                batches,
-                not_utf8,
-                memos,
-            },
-            now_ms,
-        );
+        let view = ShowView {
+            inspected: &i,
+            batches,
+            not_utf8,
+            memos,
+        };
+        let mut doc = ShowDocument::new(&self.options, self.reader.format_version(), &view, now_ms);
         // As `show --json` adds them: the cost, and the attempts.
-        if let Some(m) = doc.as_object_mut() {
-            m.insert(
-                "cost".into(),
-                cost_of(&i).map_or(Value::Null, |c| cost_json(&c)),
-            );
-            m.insert("attempts".into(), attempts_json(attempts, &row));
-        }
-        Ok(doc)
+        doc.head.insert(
+            "cost".into(),
+            cost_of(&i).map_or(Value::Null, |c| cost_json(&c)),
+        );
+        doc.head
+            .insert("attempts".into(), attempts_json(attempts, &row));
+        Ok(doc.into_compact())
     }
 }
 /// Run `worker` on its own thread: requests in, answers out through `wrap`. A newer `List` makes
