@@ -4,10 +4,11 @@
 //! parallel; the fold itself is sequential (each record checked against those before it).
 //!
 //! A stream that fits in one chunk (most of them) is parsed and folded on the calling thread; a
-//! longer one gets an applying thread, so reading the next chunk from SQLite overlaps folding the
-//! last. At most two chunks are in flight (a few MB of text and their records). A third stage,
-//! so that reading also overlaps parsing, was measured on the whale's `show` (paired, 20 runs):
-//! 0.99x the wall time for 1.07x the CPU and 2 MB more, and not kept.
+//! longer one gets two more threads, a parser and an applier, so reading the next chunk from
+//! SQLite overlaps parsing the last (on every core) and folding the one before. At most four
+//! chunks are in flight (a few MB of text and their records). Paired against reading and
+//! parsing on one thread, on the 2 GB journal's whale `show` (12 runs) and the doubled whale's
+//! (6): 0.95x and 0.94x the wall time, 1.05x and 1.04x the CPU, 8 and 5 MB more at the peak.
 //!
 //! A caller that needs more from the records than the fold keeps (`show`'s attempts and step
 //! memos) observes each batch with its parsed records as it is applied
@@ -138,7 +139,7 @@ where
 {
     let mut folding = Some(Folding::new(path, observe));
     std::thread::scope(|scope| {
-        let mut applier: Option<Applier<'_, '_, F>> = None;
+        let mut stages: Option<Stages<'_, '_, F>> = None;
         // The chunks the applier is done with come back, to be read into again.
         let (back_tx, back_rx) = channel::<BatchChunk>();
         let mut chunk = BatchChunk::default();
@@ -146,37 +147,55 @@ where
             if chunk.text_len() >= chunk_bytes {
                 let next = back_rx.try_recv().unwrap_or_default();
                 let full = std::mem::replace(chunk, next);
-                let reads = parse(&full, digests);
-                let (tx, _) = applier.get_or_insert_with(|| {
+                let stages = stages.get_or_insert_with(|| {
                     let mut f = folding.take().expect("folded on one thread at a time");
                     let back = back_tx.clone();
-                    let (tx, rx) = sync_channel::<(BatchChunk, Reads)>(1);
-                    let handle = scope.spawn(move || {
-                        for (mut chunk, reads) in rx {
+                    let (apply_tx, apply_rx) = sync_channel::<(BatchChunk, Reads)>(1);
+                    let applier = scope.spawn(move || {
+                        for (mut chunk, reads) in apply_rx {
                             f.apply(&chunk, reads);
                             chunk.clear();
                             let _ = back.send(chunk);
                         }
                         f
                     });
-                    (tx, handle)
+                    let (parse_tx, parse_rx) = sync_channel::<BatchChunk>(1);
+                    let parser = scope.spawn(move || {
+                        for chunk in parse_rx {
+                            let reads = parse(&chunk, digests);
+                            // The applier stops only when this sender is dropped.
+                            let _ = apply_tx.send((chunk, reads));
+                        }
+                    });
+                    Stages {
+                        parse_tx,
+                        parser,
+                        applier,
+                    }
                 });
-                // The applier only stops when the sender is dropped: a send cannot fail.
-                let _ = tx.send((full, reads));
+                // The parser only stops when the sender is dropped: a send cannot fail.
+                let _ = stages.parse_tx.send(full);
             }
             Ok(())
         });
-        let reads = parse(&chunk, digests);
-        let f = match applier {
-            Some((tx, handle)) => {
-                let _ = tx.send((chunk, reads));
-                drop(tx);
-                match handle.join() {
+        let f = match stages {
+            Some(Stages {
+                parse_tx,
+                parser,
+                applier,
+            }) => {
+                let _ = parse_tx.send(chunk);
+                drop(parse_tx);
+                if let Err(panic) = parser.join() {
+                    std::panic::resume_unwind(panic);
+                }
+                match applier.join() {
                     Ok(f) => f,
                     Err(panic) => std::panic::resume_unwind(panic),
                 }
             }
             None => {
+                let reads = parse(&chunk, digests);
                 let mut f = folding.take().expect("not handed to an applier");
                 f.apply(&chunk, reads);
                 f
@@ -207,11 +226,13 @@ fn parse(chunk: &BatchChunk, digests: bool) -> Reads {
     batches.into_par_iter().map(read).collect()
 }
 
-/// The applying thread of a long stream: where its parsed chunks go, and the fold it gives back.
-type Applier<'s, 'p, F> = (
-    SyncSender<(BatchChunk, Reads)>,
-    ScopedJoinHandle<'s, Folding<'p, F>>,
-);
+/// The threads of a long stream: its chunks go to the parser, which hands them parsed to the
+/// applier, which gives back the fold.
+struct Stages<'s, 'p, F> {
+    parse_tx: SyncSender<BatchChunk>,
+    parser: ScopedJoinHandle<'s, ()>,
+    applier: ScopedJoinHandle<'s, Folding<'p, F>>,
+}
 
 /// The fold in progress.
 struct Folding<'p, F> {
