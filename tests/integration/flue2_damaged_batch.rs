@@ -192,6 +192,8 @@ fn a_submission_column_in_another_storage_class_is_that_rows_and_no_others() {
     let id = before[0].0.clone();
     for (column, set) in [
         ("kind", "kind = CAST(kind AS BLOB)"),
+        // Read by its `typeof` only (not selected itself): it was not seen at all.
+        ("payload", "payload = CAST(payload AS BLOB)"),
         ("attempt_count", "attempt_count = 'one'"),
     ] {
         let db = dir.path().join(format!("row-{column}.db"));
@@ -253,47 +255,51 @@ fn a_submission_column_in_another_storage_class_is_that_rows_and_no_others() {
 #[test]
 fn the_runtime_settles_such_a_row_as_turnscope_says() {
     let rt = runtime2("flue2_damaged_batch");
-    let dir = tempfile::tempdir().unwrap();
-    let db = unpack_db("flue-2.1.0", "mid-stream", dir.path());
-    let c = rusqlite::Connection::open(&db).unwrap();
-    let (id, lease): (String, i64) = c
-        .query_row(
-            "UPDATE flue_agent_submissions SET kind = CAST(kind AS BLOB) \
-             WHERE status = 'running' RETURNING submission_id, lease_expires_at",
-            [],
-            |r| Ok((r.get(0)?, r.get(1)?)),
-        )
-        .unwrap();
-    drop(c);
-    let now = lease + 1000;
-    let shown = crate::support::turnscope_json(&db, Some(now), &["show", &id, "--json"]);
-    assert!(
-        shown["plan"]["reason"]
-            .as_str()
+    for column in ["kind", "payload"] {
+        let dir = tempfile::tempdir().unwrap();
+        let db = unpack_db("flue-2.1.0", "mid-stream", dir.path());
+        let c = rusqlite::Connection::open(&db).unwrap();
+        let (id, lease): (String, i64) = c
+            .query_row(
+                &format!(
+                    "UPDATE flue_agent_submissions SET {column} = CAST({column} AS BLOB) \
+                     WHERE status = 'running' RETURNING submission_id, lease_expires_at"
+                ),
+                [],
+                |r| Ok((r.get(0)?, r.get(1)?)),
+            )
+            .unwrap();
+        drop(c);
+        let now = lease + 1000;
+        let shown = crate::support::turnscope_json(&db, Some(now), &["show", &id, "--json"]);
+        let reason = shown["plan"]["reason"].as_str().unwrap();
+        assert!(
+            reason.starts_with(&format!("{column} is stored as a BLOB"))
+                && reason.contains(MALFORMED_ROW),
+            "{column}: {}",
+            shown["plan"]
+        );
+        rt.drive(
+            "reconcile-once.mjs",
+            &[
+                "--db".as_ref(),
+                db.as_os_str(),
+                "--now".as_ref(),
+                now.to_string().as_ref(),
+            ],
+        );
+        let (status, error): (String, String) = rusqlite::Connection::open(&db)
             .unwrap()
-            .contains(MALFORMED_ROW),
-        "{}",
-        shown["plan"]
-    );
-    rt.drive(
-        "reconcile-once.mjs",
-        &[
-            "--db".as_ref(),
-            db.as_os_str(),
-            "--now".as_ref(),
-            now.to_string().as_ref(),
-        ],
-    );
-    let (status, error): (String, String) = rusqlite::Connection::open(&db)
-        .unwrap()
-        .query_row(
-            "SELECT status, error FROM flue_agent_submissions WHERE submission_id = ?1",
-            [&id],
-            |r| Ok((r.get(0)?, r.get(1)?)),
-        )
-        .unwrap();
-    assert_eq!(
-        (status.as_str(), error.as_str()),
-        ("settled", MALFORMED_ROW)
-    );
+            .query_row(
+                "SELECT status, error FROM flue_agent_submissions WHERE submission_id = ?1",
+                [&id],
+                |r| Ok((r.get(0)?, r.get(1)?)),
+            )
+            .unwrap();
+        assert_eq!(
+            (status.as_str(), error.as_str()),
+            ("settled", MALFORMED_ROW),
+            "{column}"
+        );
+    }
 }

@@ -363,7 +363,9 @@ pub(super) fn step_table(t: &Table<'_>, reads: &dyn FoldReads) -> Flue2Plan {
                 ),
             )
         }
-        other => return plain(Flue2Step::Malformed, format!("status {other:?} is not one the runtime writes")),
+        // Every pass selects its rows by status (`status = 'running'`, `'queued'`, …): such a
+        // row is never selected, so never parsed, settled or written (SAES:405–450).
+        other => return plain(Flue2Step::Malformed, format!("status {other:?} is not one the runtime writes: no pass selects it (each selects its rows by status), so the runtime never settles or writes it")),
     }
     if let Some(stored) = &row.stored_as {
         return plain(

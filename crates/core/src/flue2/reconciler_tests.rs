@@ -698,3 +698,18 @@ fn a_session_key_the_runtime_does_not_write_is_malformed() {
         (Flue2Step::Malformed, "- malformed".to_string())
     );
 }
+
+#[test]
+fn a_status_the_runtime_does_not_write_is_never_selected_so_never_written() {
+    let log = batch_one_of_three();
+    // `paused`, and what a BLOB status is read as: every pass selects by status.
+    for status in ["paused", "TEXT stored as a BLOB"] {
+        let mut r = row();
+        r.status = status.into();
+        r.lease_expires_at = NOW - 1;
+        let p = plan(&r, &log);
+        assert_eq!(p.step, Flue2Step::Malformed, "{status}");
+        assert!(p.writes.is_empty() && p.row_after.is_none() && p.resume.is_none());
+        assert!(p.why.contains("never settles or writes it"), "{}", p.why);
+    }
+}

@@ -16,6 +16,7 @@ use super::{open_connection, read_flue_meta};
 use crate::format::{detect_format, JournalFormat};
 use crate::StoreError;
 use turnscope_core::flue2::Flue2SubmissionRow;
+use turnscope_core::journal::submission_rows::StoredAs;
 
 /// The tables this reader reads.
 const FLUE2_TABLES: [&str; 4] = [
@@ -28,11 +29,20 @@ const FLUE2_TABLES: [&str; 4] = [
 const SUBMISSION_COLUMNS: &str = "sequence, submission_id, session_key, kind, status, accepted_at, \
      canonical_ready_at, attempt_id, input_applied_at, abort_requested_at, started_at, joined_into, \
      settled_at, error, attempt_count, max_attempts, timeout_at, owner_id, lease_expires_at, \
-     settlement_record_id, settlement_record";
+     settlement_record_id, settlement_record, typeof(payload)";
 
 /// A submission row read from `r` ([`SUBMISSION_COLUMNS`]) by the typed getters: the fast path,
 /// which fails on a damaged row (text that is not UTF-8, a column in another storage class).
 fn submission_row(r: &rusqlite::Row<'_>) -> rusqlite::Result<Flue2SubmissionRow> {
+    // `payload` itself is not read (a whole prompt per row), only its storage class: SQLite
+    // answers `typeof` from the record header.
+    if r.get_ref(PAYLOAD_TYPE)?.as_str()? != "text" {
+        return Err(rusqlite::Error::InvalidColumnType(
+            PAYLOAD_TYPE,
+            "payload".into(),
+            rusqlite::types::Type::Blob,
+        ));
+    }
     Ok(Flue2SubmissionRow {
         sequence: r.get(0)?,
         submission_id: r.get(1)?,
@@ -60,11 +70,29 @@ fn submission_row(r: &rusqlite::Row<'_>) -> rusqlite::Result<Flue2SubmissionRow>
     })
 }
 
+/// The column of [`SUBMISSION_COLUMNS`] that holds `typeof(payload)`.
+const PAYLOAD_TYPE: usize = 21;
+
+/// `payload` in a storage class the runtime's row parser rejects (`typeof row.payload !==
+/// "string"`), from its `typeof`.
+fn payload_stored_as(type_of: rusqlite::types::ValueRef<'_>) -> Option<StoredAs> {
+    let class = match type_of.as_str().unwrap_or("") {
+        "text" => return None,
+        "blob" => "a BLOB",
+        "integer" | "real" => "a number",
+        _ => "NULL",
+    };
+    Some(StoredAs {
+        column: "payload",
+        class,
+    })
+}
+
 /// A damaged row, where [`submission_row`] failed: every column read whatever it holds. Text
 /// that is not UTF-8 is read as the runtime's `node:sqlite` reads it (U+FFFD), its column named
 /// in `not_utf8`; the first column in a storage class the runtime's row parser rejects (SAES:704:
 /// a BLOB where it wants text, text where it wants a number; SQLite keeps either) is named in
-/// `stored_as`. (The parser also checks `payload`, which is not read here.)
+/// `stored_as` (`payload` by its `typeof`, the column itself not read).
 fn submission_row_any_class(r: &rusqlite::Row<'_>) -> rusqlite::Result<Flue2SubmissionRow> {
     use crate::parse::{first_in_another_class, opt_int, status_text, text_and_lossy, Class};
     use rusqlite::types::ValueRef;
@@ -87,7 +115,7 @@ fn submission_row_any_class(r: &rusqlite::Row<'_>) -> rusqlite::Result<Flue2Subm
         (15, "max_attempts", Class::Number),
         (16, "timeout_at", Class::Number),
     ];
-    let v = (0..21)
+    let v = (0..=PAYLOAD_TYPE)
         .map(|i| r.get_ref(i))
         .collect::<Result<Vec<_>, _>>()?;
     let mut not_utf8 = Vec::new();
@@ -102,7 +130,10 @@ fn submission_row_any_class(r: &rusqlite::Row<'_>) -> rusqlite::Result<Flue2Subm
         }
     };
     let int = |i: usize| opt_int(v[i]);
-    let stored_as = first_in_another_class(&v, &CHECKED);
+    // In the parser's order: `payload` after `kind`.
+    let stored_as = first_in_another_class(&v, &CHECKED[..4])
+        .or_else(|| payload_stored_as(v[PAYLOAD_TYPE]))
+        .or_else(|| first_in_another_class(&v, &CHECKED[4..]));
     Ok(Flue2SubmissionRow {
         sequence: int(0).unwrap_or(0),
         submission_id: text(1).unwrap_or_default(),
