@@ -399,3 +399,94 @@ fn the_real_runtime_throws_on_such_a_journal_row() {
         assert_the_pass_throws(rt, name, &db, JOURNAL_THROWS);
     }
 }
+
+/// `export` of `db` (`--redact` with `redact`) written to `json`.
+fn export_to(db: &Path, json: &Path, redact: bool) {
+    let mut c = turnscope_command();
+    c.env_remove("TURNSCOPE_DB")
+        .arg("--db")
+        .arg(db)
+        .args(["export", STUCK]);
+    if redact {
+        c.arg("--redact");
+    }
+    let out = c.arg("-o").arg(json).output().unwrap();
+    assert!(
+        out.status.success(),
+        "{}: {}",
+        db.display(),
+        String::from_utf8_lossy(&out.stderr)
+    );
+}
+
+#[test]
+fn an_export_keeps_a_row_in_another_class_so_and_is_judged_the_same() {
+    let dir = tempfile::tempdir().unwrap();
+    let rows = damaged_rows(dir.path())
+        .into_iter()
+        .map(|(column, db, ..)| (column, db));
+    for (name, db) in rows.chain(damaged_journals(dir.path())) {
+        let shown = turnscope_json(&db, None, &["show", STUCK, "--json"]);
+        for redact in [false, true] {
+            let json = dir
+                .path()
+                .join(format!("export-{}-{redact}.json", name.replace(' ', "-")));
+            export_to(&db, &json, redact);
+            // Before, the copy's row held each column as read (a BLOB payload as text): the
+            // reopened export was planned as an intact row.
+            let again = turnscope_json(&json, None, &["show", STUCK, "--json"]);
+            for key in ["verdict", "plan"] {
+                assert_eq!(again[key], shown[key], "{name} (redact {redact}): {key}");
+            }
+        }
+    }
+    // A redacted export of a payload stored as a BLOB keeps no word of the prompt, in the row
+    // or in what it says of its storage.
+    let (_, db, ..) = damaged_rows(dir.path())
+        .into_iter()
+        .find(|(c, ..)| *c == "payload")
+        .unwrap();
+    let payload: String = rusqlite::Connection::open(&db)
+        .unwrap()
+        .query_row(
+            "SELECT CAST(payload AS TEXT) FROM flue_agent_submissions WHERE submission_id = ?1",
+            [STUCK],
+            |r| r.get(0),
+        )
+        .unwrap();
+    let task = serde_json::from_str::<Value>(&payload).unwrap()["input"]["task"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    let (plain, redacted) = (dir.path().join("p.json"), dir.path().join("r.json"));
+    export_to(&db, &plain, false);
+    export_to(&db, &redacted, true);
+    let stored = |p: &Path| {
+        let doc: Value = serde_json::from_slice(&std::fs::read(p).unwrap()).unwrap();
+        let row = doc["rows"]["submissions"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|s| s["submission_id"] == STUCK)
+            .cloned()
+            .unwrap();
+        let bytes: Vec<u8> = serde_json::from_value(row["storedAs"]["value"]["blob"].clone())
+            .expect("the payload's bytes, as a BLOB");
+        (
+            row["storedAs"]["column"].clone(),
+            String::from_utf8(bytes).unwrap(),
+        )
+    };
+    let (column, bytes) = stored(&plain);
+    assert_eq!(
+        (column.as_str(), bytes.as_str()),
+        (Some("payload"), payload.as_str())
+    );
+    let (_, bytes) = stored(&redacted);
+    assert!(!bytes.contains(&task), "{bytes}");
+    let text = std::fs::read_to_string(&redacted).unwrap();
+    assert!(
+        !text.contains(&task),
+        "the redacted export holds the prompt"
+    );
+}

@@ -17,7 +17,7 @@ use serde_json::{json, Map, Value};
 use crate::{SqliteStore, StoreError};
 use turnscope_core::journal::records::{terminal_event_key, EventStore, EventStream};
 use turnscope_core::journal::status::{JournalPhase, SubmissionStatus};
-use turnscope_core::journal::submission_rows::{JournalRow, SubmissionRow};
+use turnscope_core::journal::submission_rows::{JournalRow, StoredAs, StoredValue, SubmissionRow};
 
 /// The export document's schema.
 pub const EXPORT_SCHEMA: &str = "turnscope.export/1";
@@ -244,29 +244,32 @@ fn opt_int(o: &Map<String, Value>, key: &str) -> Result<Option<i64>, String> {
 
 /// A submission row, every column under its name in the built-in adapter's table.
 fn submission_json(r: &SubmissionRow) -> Value {
-    json!({
-        "sequence": r.sequence,
-        "submission_id": r.submission_id,
-        "session_key": r.session_key,
-        "kind": r.kind,
-        "payload": r.payload,
-        "status": r.status.as_str(),
-        "accepted_at": r.accepted_at,
-        "attempt_id": r.attempt_id,
-        "input_applied_at": r.input_applied_at,
-        "recovery_requested_at": r.recovery_requested_at,
-        "started_at": r.started_at,
-        "settled_at": r.settled_at,
-        "error": r.error,
-        "attempt_count": r.attempt_count,
-        "max_retry": r.max_retry,
-        "timeout_at": r.timeout_at,
-        "owner_id": r.owner_id,
-        "lease_expires_at": r.lease_expires_at,
-        "terminal_event_key": r.terminal_key,
-        "terminal_event_json": r.terminal_event,
-        "terminal_event_offset": r.terminal_offset,
-    })
+    with_stored_as(
+        r.stored_as.as_ref(),
+        json!({
+            "sequence": r.sequence,
+            "submission_id": r.submission_id,
+            "session_key": r.session_key,
+            "kind": r.kind,
+            "payload": r.payload,
+            "status": r.status.as_str(),
+            "accepted_at": r.accepted_at,
+            "attempt_id": r.attempt_id,
+            "input_applied_at": r.input_applied_at,
+            "recovery_requested_at": r.recovery_requested_at,
+            "started_at": r.started_at,
+            "settled_at": r.settled_at,
+            "error": r.error,
+            "attempt_count": r.attempt_count,
+            "max_retry": r.max_retry,
+            "timeout_at": r.timeout_at,
+            "owner_id": r.owner_id,
+            "lease_expires_at": r.lease_expires_at,
+            "terminal_event_key": r.terminal_key,
+            "terminal_event_json": r.terminal_event,
+            "terminal_event_offset": r.terminal_offset,
+        }),
+    )
 }
 
 fn submission_of(o: &Map<String, Value>) -> Result<SubmissionRow, String> {
@@ -292,29 +295,32 @@ fn submission_of(o: &Map<String, Value>) -> Result<SubmissionRow, String> {
         terminal_key: opt_str(o, "terminal_event_key")?,
         terminal_event: opt_str(o, "terminal_event_json")?,
         terminal_offset: opt_str(o, "terminal_event_offset")?,
-        stored_as: None,
+        stored_as: stored_as_of(o)?,
     })
 }
 
 fn journal_json(j: &JournalRow) -> Value {
-    json!({
-        "submission_id": j.submission_id,
-        "session_key": j.session_key,
-        "kind": j.kind,
-        "attempt_id": j.attempt_id,
-        "operation_id": j.operation_id,
-        "turn_id": j.turn_id,
-        "phase": j.phase.as_str(),
-        "revision": j.revision,
-        "created_at": j.created_at,
-        "updated_at": j.updated_at,
-        "checkpoint_leaf_id": j.checkpoint_leaf_id,
-        "tool_request_json": j.tool_request_json,
-        "stream_key": j.stream_key,
-        "stream_consumed_at": j.stream_consumed_at,
-        "committed": j.committed,
-        "committed_leaf_id": j.committed_leaf_id,
-    })
+    with_stored_as(
+        j.stored_as.as_ref(),
+        json!({
+            "submission_id": j.submission_id,
+            "session_key": j.session_key,
+            "kind": j.kind,
+            "attempt_id": j.attempt_id,
+            "operation_id": j.operation_id,
+            "turn_id": j.turn_id,
+            "phase": j.phase.as_str(),
+            "revision": j.revision,
+            "created_at": j.created_at,
+            "updated_at": j.updated_at,
+            "checkpoint_leaf_id": j.checkpoint_leaf_id,
+            "tool_request_json": j.tool_request_json,
+            "stream_key": j.stream_key,
+            "stream_consumed_at": j.stream_consumed_at,
+            "committed": j.committed,
+            "committed_leaf_id": j.committed_leaf_id,
+        }),
+    )
 }
 
 fn journal_of(o: &Map<String, Value>) -> Result<JournalRow, String> {
@@ -338,8 +344,134 @@ fn journal_of(o: &Map<String, Value>) -> Result<JournalRow, String> {
             .and_then(Value::as_bool)
             .ok_or("committed is not a boolean")?,
         committed_leaf_id: opt_str(o, "committed_leaf_id")?,
-        stored_as: None,
+        stored_as: stored_as_of(o)?,
     })
+}
+
+/// The columns a row's `storedAs` may name: those the runtime's row parsers check.
+const STORED_COLUMNS: &[&str] = &[
+    "submission_id",
+    "session_key",
+    "kind",
+    "payload",
+    "accepted_at",
+    "attempt_id",
+    "input_applied_at",
+    "recovery_requested_at",
+    "started_at",
+    "attempt_count",
+    "max_retry",
+    "timeout_at",
+    "operation_id",
+    "turn_id",
+    "phase",
+    "revision",
+    "created_at",
+    "updated_at",
+    "checkpoint_leaf_id",
+    "stream_key",
+    "stream_consumed_at",
+    "committed",
+    "committed_leaf_id",
+];
+
+/// The storage classes a `storedAs` may name.
+const STORED_CLASSES: &[&str] = &[
+    "a BLOB",
+    "text",
+    "a number",
+    "NULL",
+    "a value other than 0 or 1",
+];
+
+/// A row with a column in another storage class (`storedAs`: its column, class and value as
+/// stored), so that the export, opened, stores it so and is judged as the journal is; the row's
+/// own columns hold the value as read.
+fn with_stored_as(stored: Option<&StoredAs>, mut row: Value) -> Value {
+    let (Some(s), Some(o)) = (stored, row.as_object_mut()) else {
+        return row;
+    };
+    let value = match &s.value {
+        None => return row,
+        Some(StoredValue::Null) => Value::Null,
+        Some(StoredValue::Integer(i)) => json!({ "integer": i }),
+        Some(StoredValue::Real(bits)) => json!({ "realBits": bits }),
+        Some(StoredValue::Text(t)) => json!({ "text": t }),
+        Some(StoredValue::Blob(b)) => json!({ "blob": b }),
+    };
+    o.insert(
+        "storedAs".into(),
+        json!({ "column": s.column, "class": s.class, "value": value }),
+    );
+    row
+}
+
+/// A row's `storedAs` ([`with_stored_as`]), if it has one.
+fn stored_as_of(o: &Map<String, Value>) -> Result<Option<StoredAs>, String> {
+    let Some(s) = o.get("storedAs").filter(|s| !s.is_null()) else {
+        return Ok(None);
+    };
+    let s = s.as_object().ok_or("storedAs is not an object")?;
+    let known = |key: &str, among: &'static [&'static str]| {
+        let name = str_field(s, key)?;
+        among
+            .iter()
+            .find(|c| **c == name)
+            .copied()
+            .ok_or_else(|| format!("storedAs names a {key} turnscope does not know: {name:?}"))
+    };
+    let bytes = |v: &Value| {
+        serde_json::from_value::<Vec<u8>>(v.clone()).map_err(|e| format!("storedAs bytes: {e}"))
+    };
+    let value = match s.get("value") {
+        None | Some(Value::Null) => StoredValue::Null,
+        Some(Value::Object(v)) => match v.iter().next() {
+            Some((k, n)) if k == "integer" => {
+                StoredValue::Integer(n.as_i64().ok_or("storedAs integer")?)
+            }
+            Some((k, n)) if k == "realBits" => {
+                StoredValue::Real(n.as_u64().ok_or("storedAs realBits")?)
+            }
+            Some((k, t)) if k == "text" => StoredValue::Text(bytes(t)?),
+            Some((k, b)) if k == "blob" => StoredValue::Blob(bytes(b)?),
+            _ => return Err("storedAs value is not integer, realBits, text or blob".into()),
+        },
+        Some(_) => return Err("storedAs value is not an object or null".into()),
+    };
+    Ok(Some(StoredAs {
+        column: known("column", STORED_COLUMNS)?,
+        class: known("class", STORED_CLASSES)?,
+        value: Some(value),
+    }))
+}
+
+/// The parameters of a row's insert, `columns` in order: the column its `storedAs` names bound
+/// as stored (its storage class kept: SQLite keeps a BLOB or text as bound in any column, where
+/// the runtime would find them).
+fn with_stored(
+    columns: &str,
+    mut values: Vec<rusqlite::types::Value>,
+    stored: Option<&StoredAs>,
+) -> Vec<rusqlite::types::Value> {
+    use rusqlite::types::Value as V;
+    if let Some((s, v)) = stored.and_then(|s| Some((s, s.value.as_ref()?))) {
+        if let Some(i) = columns
+            .split(',')
+            .map(str::trim)
+            .position(|c| c == s.column)
+        {
+            values[i] = match v {
+                StoredValue::Null => V::Null,
+                StoredValue::Integer(n) => V::Integer(*n),
+                StoredValue::Real(bits) => V::Real(f64::from_bits(*bits)),
+                // Text that is not UTF-8 (rarer still) with U+FFFD for each bad sequence, as
+                // the runtime reads it.
+                StoredValue::Text(t) => V::Text(String::from_utf8_lossy(t).into_owned()),
+                StoredValue::Blob(b) => V::Blob(b.clone()),
+            };
+        }
+    }
+    values
 }
 
 /// Whether the first bytes of `path` read as JSON (an object or an array after any whitespace
@@ -461,64 +593,76 @@ fn insert_rows(tx: &Connection, rows: &ExportRows) -> rusqlite::Result<()> {
             ins.execute(params![id, e.entry_id, e.position, e.data, e.blob])?;
         }
     }
-    let mut ins = tx.prepare_cached(
-        "INSERT INTO flue_agent_submissions (sequence, submission_id, session_key, kind, payload,
-             status, accepted_at, attempt_id, input_applied_at, recovery_requested_at, started_at,
-             settled_at, error, attempt_count, max_retry, timeout_at, owner_id, lease_expires_at,
-             terminal_event_key, terminal_event_json, terminal_event_offset)
-         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17, ?18,
-             ?19, ?20, ?21)",
-    )?;
+    const SUBMISSION_COLUMNS: &str = "sequence, submission_id, session_key, kind, payload, \
+         status, accepted_at, attempt_id, input_applied_at, recovery_requested_at, started_at, \
+         settled_at, error, attempt_count, max_retry, timeout_at, owner_id, lease_expires_at, \
+         terminal_event_key, terminal_event_json, terminal_event_offset";
+    let mut ins = tx.prepare_cached(&format!(
+        "INSERT INTO flue_agent_submissions ({SUBMISSION_COLUMNS}) VALUES (?1, ?2, ?3, ?4, ?5, \
+         ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17, ?18, ?19, ?20, ?21)"
+    ))?;
     for r in &rows.submissions {
-        ins.execute(params![
-            r.sequence,
-            r.submission_id,
-            r.session_key,
-            r.kind,
-            r.payload,
-            r.status.as_str(),
-            r.accepted_at,
-            r.attempt_id,
-            r.input_applied_at,
-            r.recovery_requested_at,
-            r.started_at,
-            r.settled_at,
-            r.error,
-            r.attempt_count,
-            r.max_retry,
-            r.timeout_at,
-            r.owner_id,
-            r.lease_expires_at,
-            r.terminal_key,
-            r.terminal_event,
-            r.terminal_offset,
-        ])?;
+        use rusqlite::types::Value as V;
+        let text = |s: &str| V::Text(s.to_string());
+        let opt_text = |s: &Option<String>| s.as_deref().map_or(V::Null, text);
+        let opt_int = |n: Option<i64>| n.map_or(V::Null, V::Integer);
+        let values = vec![
+            V::Integer(r.sequence),
+            text(&r.submission_id),
+            text(&r.session_key),
+            text(&r.kind),
+            text(&r.payload),
+            text(r.status.as_str()),
+            opt_int(r.accepted_at),
+            opt_text(&r.attempt_id),
+            opt_int(r.input_applied_at),
+            opt_int(r.recovery_requested_at),
+            opt_int(r.started_at),
+            opt_int(r.settled_at),
+            opt_text(&r.error),
+            V::Integer(r.attempt_count),
+            V::Integer(r.max_retry),
+            V::Integer(r.timeout_at),
+            opt_text(&r.owner_id),
+            V::Integer(r.lease_expires_at),
+            opt_text(&r.terminal_key),
+            opt_text(&r.terminal_event),
+            opt_text(&r.terminal_offset),
+        ];
+        let values = with_stored(SUBMISSION_COLUMNS, values, r.stored_as.as_ref());
+        ins.execute(rusqlite::params_from_iter(values))?;
     }
-    let mut ins = tx.prepare_cached(
-        "INSERT INTO flue_agent_turn_journals (submission_id, session_key, kind, attempt_id,
-             operation_id, turn_id, phase, revision, created_at, updated_at, checkpoint_leaf_id,
-             tool_request_json, stream_key, stream_consumed_at, committed, committed_leaf_id)
-         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16)",
-    )?;
+    const JOURNAL_COLUMNS: &str = "submission_id, session_key, kind, attempt_id, operation_id, \
+         turn_id, phase, revision, created_at, updated_at, checkpoint_leaf_id, tool_request_json, \
+         stream_key, stream_consumed_at, committed, committed_leaf_id";
+    let mut ins = tx.prepare_cached(&format!(
+        "INSERT INTO flue_agent_turn_journals ({JOURNAL_COLUMNS}) VALUES (?1, ?2, ?3, ?4, ?5, \
+         ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16)"
+    ))?;
     for j in &rows.journals {
-        ins.execute(params![
-            j.submission_id,
-            j.session_key,
-            j.kind,
-            j.attempt_id,
-            j.operation_id,
-            j.turn_id,
-            j.phase.as_str(),
-            j.revision,
-            j.created_at,
-            j.updated_at,
-            j.checkpoint_leaf_id,
-            j.tool_request_json,
-            j.stream_key,
-            j.stream_consumed_at,
-            j.committed as i64,
-            j.committed_leaf_id,
-        ])?;
+        use rusqlite::types::Value as V;
+        let text = |s: &str| V::Text(s.to_string());
+        let opt_text = |s: &Option<String>| s.as_deref().map_or(V::Null, text);
+        let values = vec![
+            text(&j.submission_id),
+            text(&j.session_key),
+            text(&j.kind),
+            text(&j.attempt_id),
+            text(&j.operation_id),
+            text(&j.turn_id),
+            text(j.phase.as_str()),
+            V::Integer(j.revision),
+            V::Integer(j.created_at),
+            V::Integer(j.updated_at),
+            opt_text(&j.checkpoint_leaf_id),
+            opt_text(&j.tool_request_json),
+            opt_text(&j.stream_key),
+            j.stream_consumed_at.map_or(V::Null, V::Integer),
+            V::Integer(j.committed as i64),
+            opt_text(&j.committed_leaf_id),
+        ];
+        let values = with_stored(JOURNAL_COLUMNS, values, j.stored_as.as_ref());
+        ins.execute(rusqlite::params_from_iter(values))?;
     }
     let mut ins = tx.prepare_cached(
         "INSERT OR REPLACE INTO flue_agent_stream_chunks (stream_key, segment_index, body) VALUES (?1, ?2, ?3)",

@@ -6,7 +6,7 @@ use rusqlite::types::ValueRef;
 
 use super::Variant;
 use turnscope_core::journal::status::{JournalPhase, SubmissionStatus};
-use turnscope_core::journal::submission_rows::{JournalRow, StoredAs, SubmissionRow};
+use turnscope_core::journal::submission_rows::{JournalRow, StoredAs, StoredValue, SubmissionRow};
 
 /// The submission columns both backends read, before the variant's terminal columns.
 pub(super) const SUBMISSION_COLUMNS: [&str; 18] = [
@@ -191,8 +191,20 @@ pub(crate) fn first_in_another_class(
         Some(StoredAs {
             column,
             class: found,
+            value: Some(stored_value(at(v, i))),
         })
     })
+}
+
+/// `v` as SQLite stores it.
+pub(crate) fn stored_value(v: ValueRef<'_>) -> StoredValue {
+    match v {
+        ValueRef::Null => StoredValue::Null,
+        ValueRef::Integer(i) => StoredValue::Integer(i),
+        ValueRef::Real(x) => StoredValue::Real(x.to_bits()),
+        ValueRef::Text(t) => StoredValue::Text(t.to_vec()),
+        ValueRef::Blob(b) => StoredValue::Blob(b.to_vec()),
+    }
 }
 
 /// The first column the runtime's turn journal parser rejects: its storage class, or a
@@ -217,9 +229,10 @@ fn journal_stored_as(v: &[ValueRef<'_>]) -> Option<StoredAs> {
     first_in_another_class(v, &CHECKED).or_else(|| match at(v, 14) {
         ValueRef::Integer(0 | 1) => None,
         ValueRef::Real(x) if x == 0.0 || x == 1.0 => None,
-        _ => Some(StoredAs {
+        other => Some(StoredAs {
             column: "committed",
             class: "a value other than 0 or 1",
+            value: Some(stored_value(other)),
         }),
     })
 }

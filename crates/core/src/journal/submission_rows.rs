@@ -40,11 +40,27 @@ pub struct SubmissionRow {
 /// A column a runtime row parser checks (`typeof` string or number), stored in a SQLite storage
 /// class it rejects: SQLite keeps a BLOB in a TEXT column, and text that is not a number in an
 /// INTEGER one. PostgreSQL's typed columns never hold one.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq)]
 pub struct StoredAs {
     pub column: &'static str,
     /// What it holds instead: `a BLOB`, `text`, `a number`, `NULL`.
     pub class: &'static str,
+    /// The column's value as SQLite stores it, where it was read: an export keeps it, so that
+    /// the copy is stored, and judged, as the journal is (the values of the row are read from
+    /// it into the row's types and would lose its class).
+    pub value: Option<StoredValue>,
+}
+
+/// A value as SQLite stores it, with its storage class.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum StoredValue {
+    Null,
+    Integer(i64),
+    /// The bits of an `f64` (`f64::to_bits`).
+    Real(u64),
+    /// Text's bytes (not always UTF-8 in a damaged journal).
+    Text(Vec<u8>),
+    Blob(Vec<u8>),
 }
 
 impl std::fmt::Display for StoredAs {
@@ -58,6 +74,7 @@ impl SubmissionRow {
     /// stored in a class SQL does not match against text ([`SubmissionRow::stored_as`]).
     pub fn fence_column_stored_wrong(&self) -> bool {
         self.stored_as
+            .as_ref()
             .is_some_and(|s| matches!(s.column, "submission_id" | "attempt_id"))
     }
 
@@ -201,7 +218,7 @@ impl JournalRow {
     /// reconciler reads it, before any rule): a column in another storage class, a phase or kind
     /// it does not write. `None` for a row it reads.
     pub fn runtime_rejects(&self) -> Option<String> {
-        if let Some(stored) = self.stored_as {
+        if let Some(stored) = &self.stored_as {
             return Some(stored.to_string());
         }
         if !self.phase.is_known() {

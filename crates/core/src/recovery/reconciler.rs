@@ -408,7 +408,7 @@ pub fn row_problem(sub: &SubmissionRow) -> Option<String> {
 
 /// The column checks of `parseSubmission` (before the payload is parsed).
 fn row_shape_problem(sub: &SubmissionRow) -> Option<String> {
-    if let Some(stored) = sub.stored_as {
+    if let Some(stored) = &sub.stored_as {
         return Some(stored.to_string());
     }
     let null_when_queued = [

@@ -628,6 +628,7 @@ fn a_journal_row_the_runtime_rejects_blocks_every_rule() {
     stored.stored_as = Some(crate::journal::submission_rows::StoredAs {
         column: "attempt_id",
         class: "a BLOB",
+        value: None,
     });
     let mut kind = journal("provider_started");
     kind.kind = "batch".into();

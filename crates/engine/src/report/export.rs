@@ -105,7 +105,7 @@ pub fn build(
     };
     let mut read = None;
     store.in_snapshot(&mut || {
-        read = Some(read_rows(store, &session_key)?);
+        read = Some(read_rows(store, &session_key, selected.as_deref())?);
         Ok(())
     })?;
     let (mut rows, bundles) = read.unwrap_or_default();
@@ -171,7 +171,7 @@ pub fn redacted_copy(
 ) -> Result<turnscope_store::SqliteStore, StoreError> {
     let mut read = None;
     store.in_snapshot(&mut || {
-        read = Some(read_rows(store, session_key)?.0);
+        read = Some(read_rows(store, session_key, None)?.0);
         Ok(())
     })?;
     let mut rows = read.unwrap_or_default();
@@ -180,16 +180,25 @@ pub fn redacted_copy(
 }
 
 /// Every row of the session and its submissions, as stored, and each submission's bundle (the
-/// full read).
+/// full read); the `selected` submission's whatever its `session_key` holds.
 fn read_rows(
     store: &dyn Backend,
     session_key: &str,
+    selected: Option<&str>,
 ) -> Result<(ExportRows, Vec<SubmissionBundle>), StoreError> {
     let mut rows = ExportRows {
         schema_version: store.schema().schema_version.clone(),
         ..ExportRows::default()
     };
-    let subs = store.session_submissions(session_key)?;
+    let mut subs = store.session_submissions(session_key)?;
+    // A row whose `session_key` is stored as a BLOB is not the session's to `session_key = ?`:
+    // the submission exported is kept anyway (its damage is what it is judged by).
+    if let Some(id) = selected.filter(|id| !subs.iter().any(|s| s.submission_id == *id)) {
+        if let Some(row) = store.submission_by_id(id)? {
+            subs.push(row);
+            subs.sort_by_key(|s| s.sequence);
+        }
+    }
     let mut bundles: Vec<SubmissionBundle> = Vec::with_capacity(subs.len());
     for s in &subs {
         // Only the rows that are not the session's are taken from the bundle.

@@ -7,6 +7,7 @@
 
 use serde_json::{json, Map, Value};
 
+use turnscope_core::journal::submission_rows::StoredValue;
 use turnscope_core::js::lone_surrogates;
 use turnscope_store::export_db::ExportRows;
 
@@ -115,6 +116,16 @@ impl Redaction {
                 };
                 if changed {
                     r.payload = v.to_string();
+                    // A payload stored in another class is exported as stored too: redacted
+                    // alike, in its class (its text would otherwise leave in `storedAs`).
+                    if let Some(s) = r.stored_as.as_mut().filter(|s| s.column == "payload") {
+                        let bytes = r.payload.clone().into_bytes();
+                        s.value = match s.value.take() {
+                            Some(StoredValue::Blob(_)) => Some(StoredValue::Blob(bytes)),
+                            Some(StoredValue::Text(_)) => Some(StoredValue::Text(bytes)),
+                            other => other,
+                        };
+                    }
                 }
             }
         }

@@ -82,9 +82,11 @@ fn payload_stored_as(type_of: rusqlite::types::ValueRef<'_>) -> Option<StoredAs>
         "integer" | "real" => "a number",
         _ => "NULL",
     };
+    // Only its class is read: a 2.x export copies the column as stored.
     Some(StoredAs {
         column: "payload",
         class,
+        value: None,
     })
 }
 
