@@ -10,24 +10,20 @@ use turnscope_engine::flue2::Flue2Options;
 use turnscope_engine::flue2_diff::show_doc;
 use turnscope_store::Flue2SqliteReader;
 
-use crate::support::{turnscope_command, unpack_db};
+use crate::support::{turnscope_ok, unpack_db};
 
 const NOW_MS: i64 = 1_780_000_000_000;
 
 fn show_bytes(db: &Path, id: &str) -> Vec<u8> {
-    let out = turnscope_command()
-        .env("TURNSCOPE_NOW_MS", NOW_MS.to_string())
-        .arg("--db")
-        .arg(db)
-        .args(["show", id, "--json"])
-        .output()
-        .expect("run turnscope");
-    assert!(
-        out.status.success(),
-        "show {id}: {}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    out.stdout
+    turnscope_ok(db, Some(NOW_MS), &["show", id, "--json"])
+}
+
+/// The submission ids `sql` selects.
+fn ids(db: &Path, sql: &str) -> Vec<String> {
+    let c = rusqlite::Connection::open(db).unwrap();
+    let mut st = c.prepare(sql).unwrap();
+    let ids = st.query_map([], |r| r.get(0)).unwrap();
+    ids.collect::<Result<_, _>>().unwrap()
 }
 
 /// The tree's bytes: `show_doc`'s document with the keys only the CLI adds (`cost`, `attempts`,
@@ -73,15 +69,8 @@ fn a_whales_written_document_is_the_trees_byte_for_byte() {
     let following = assert_same_bytes(&db, &s.whale_submission_id);
     assert!(following > 4 * 512, "{following} entries after the input");
     // Every other submission of the journal, short or long.
-    let c = rusqlite::Connection::open(&db).unwrap();
-    let ids: Vec<String> = c
-        .prepare("SELECT submission_id FROM flue_agent_submissions ORDER BY sequence LIMIT 40")
-        .unwrap()
-        .query_map([], |r| r.get(0))
-        .unwrap()
-        .collect::<Result<_, _>>()
-        .unwrap();
-    for id in ids {
+    let all = "SELECT submission_id FROM flue_agent_submissions ORDER BY sequence LIMIT 40";
+    for id in ids(&db, all) {
         assert_same_bytes(&db, &id);
     }
 }
@@ -100,14 +89,7 @@ fn every_runtime_fixtures_written_document_is_the_trees_byte_for_byte() {
     assert!(names.len() >= 10, "{names:?}");
     for name in names {
         let db = unpack_db("flue-2.1.0", &name, dir.path());
-        let c = rusqlite::Connection::open(&db).unwrap();
-        let ids: Vec<String> = c
-            .prepare("SELECT submission_id FROM flue_agent_submissions")
-            .unwrap()
-            .query_map([], |r| r.get(0))
-            .unwrap()
-            .collect::<Result<_, _>>()
-            .unwrap();
+        let ids = ids(&db, "SELECT submission_id FROM flue_agent_submissions");
         assert!(!ids.is_empty(), "{name}");
         for id in ids {
             assert_same_bytes(&db, &id);
