@@ -348,42 +348,6 @@ fn journal_of(o: &Map<String, Value>) -> Result<JournalRow, String> {
     })
 }
 
-/// The columns a row's `storedAs` may name: those the runtime's row parsers check.
-const STORED_COLUMNS: &[&str] = &[
-    "submission_id",
-    "session_key",
-    "kind",
-    "payload",
-    "accepted_at",
-    "attempt_id",
-    "input_applied_at",
-    "recovery_requested_at",
-    "started_at",
-    "attempt_count",
-    "max_retry",
-    "timeout_at",
-    "operation_id",
-    "turn_id",
-    "phase",
-    "revision",
-    "created_at",
-    "updated_at",
-    "checkpoint_leaf_id",
-    "stream_key",
-    "stream_consumed_at",
-    "committed",
-    "committed_leaf_id",
-];
-
-/// The storage classes a `storedAs` may name.
-const STORED_CLASSES: &[&str] = &[
-    "a BLOB",
-    "text",
-    "a number",
-    "NULL",
-    "a value other than 0 or 1",
-];
-
 /// A row with a column in another storage class (`storedAs`: its column, class and value as
 /// stored), so that the export, opened, stores it so and is judged as the journal is; the row's
 /// own columns hold the value as read.
@@ -412,14 +376,10 @@ fn stored_as_of(o: &Map<String, Value>) -> Result<Option<StoredAs>, String> {
         return Ok(None);
     };
     let s = s.as_object().ok_or("storedAs is not an object")?;
-    let known = |key: &str, among: &'static [&'static str]| {
-        let name = str_field(s, key)?;
-        among
-            .iter()
-            .find(|c| **c == name)
-            .copied()
-            .ok_or_else(|| format!("storedAs names a {key} turnscope does not know: {name:?}"))
-    };
+    let (column, class) = (str_field(s, "column")?, str_field(s, "class")?);
+    let (column, class) = crate::parse::stored_as_names(&column, &class).ok_or_else(|| {
+        format!("storedAs names a column or class turnscope does not check: {column:?}, {class:?}")
+    })?;
     let bytes = |v: &Value| {
         serde_json::from_value::<Vec<u8>>(v.clone()).map_err(|e| format!("storedAs bytes: {e}"))
     };
@@ -439,8 +399,8 @@ fn stored_as_of(o: &Map<String, Value>) -> Result<Option<StoredAs>, String> {
         Some(_) => return Err("storedAs value is not an object or null".into()),
     };
     Ok(Some(StoredAs {
-        column: known("column", STORED_COLUMNS)?,
-        class: known("class", STORED_CLASSES)?,
+        column,
+        class,
         value: Some(value),
     }))
 }

@@ -145,24 +145,26 @@ pub(crate) fn status_text(v: ValueRef<'_>) -> String {
 /// number, some of them nullable): SQLite keeps a BLOB in a TEXT column, and text that is not a
 /// number in an INTEGER one. PostgreSQL's typed columns never differ.
 fn stored_as(v: &[ValueRef<'_>]) -> Option<StoredAs> {
-    // Not `sequence`: an INTEGER PRIMARY KEY holds integers only. Not `status`: a row whose
-    // status is no text never meets the reconciler's `status = 'running'` (see `status_text`).
-    const CHECKED: [(usize, &str, Class); 12] = [
-        (1, "submission_id", Class::Text),
-        (2, "session_key", Class::Text),
-        (3, "kind", Class::Text),
-        (4, "payload", Class::Text),
-        (6, "accepted_at", Class::Number),
-        (7, "attempt_id", Class::TextOrNull),
-        (8, "input_applied_at", Class::NumberOrNull),
-        (9, "recovery_requested_at", Class::NumberOrNull),
-        (10, "started_at", Class::NumberOrNull),
-        (13, "attempt_count", Class::Number),
-        (14, "max_retry", Class::Number),
-        (15, "timeout_at", Class::Number),
-    ];
-    first_in_another_class(v, &CHECKED)
+    first_in_another_class(v, &SUBMISSION_CHECKED)
 }
+
+/// The submission columns `parseSubmission` checks (index in `submission_from_values`' order).
+/// Not `sequence`: an INTEGER PRIMARY KEY holds integers only. Not `status`: a row whose status
+/// is no text never meets the reconciler's `status = 'running'` (see `status_text`).
+const SUBMISSION_CHECKED: [(usize, &str, Class); 12] = [
+    (1, "submission_id", Class::Text),
+    (2, "session_key", Class::Text),
+    (3, "kind", Class::Text),
+    (4, "payload", Class::Text),
+    (6, "accepted_at", Class::Number),
+    (7, "attempt_id", Class::TextOrNull),
+    (8, "input_applied_at", Class::NumberOrNull),
+    (9, "recovery_requested_at", Class::NumberOrNull),
+    (10, "started_at", Class::NumberOrNull),
+    (13, "attempt_count", Class::Number),
+    (14, "max_retry", Class::Number),
+    (15, "timeout_at", Class::Number),
+];
 
 /// A storage class a runtime row parser accepts for a column (`typeof`).
 #[derive(Clone, Copy)]
@@ -183,10 +185,10 @@ pub(crate) fn first_in_another_class(
             (ValueRef::Text(_), Class::Text | Class::TextOrNull)
             | (ValueRef::Integer(_) | ValueRef::Real(_), Class::Number | Class::NumberOrNull)
             | (ValueRef::Null, Class::TextOrNull | Class::NumberOrNull) => return None,
-            (ValueRef::Null, _) => "NULL",
-            (ValueRef::Integer(_) | ValueRef::Real(_), _) => "a number",
-            (ValueRef::Text(_), _) => "text",
-            (ValueRef::Blob(_), _) => "a BLOB",
+            (ValueRef::Null, _) => STORED_CLASSES[0],
+            (ValueRef::Integer(_) | ValueRef::Real(_), _) => STORED_CLASSES[1],
+            (ValueRef::Text(_), _) => STORED_CLASSES[2],
+            (ValueRef::Blob(_), _) => STORED_CLASSES[3],
         };
         Some(StoredAs {
             column,
@@ -194,6 +196,28 @@ pub(crate) fn first_in_another_class(
             value: Some(stored_value(at(v, i))),
         })
     })
+}
+
+/// What a [`StoredAs`] says a column holds instead: a class, or (`committed`) a value.
+const STORED_CLASSES: [&str; 5] = [
+    "NULL",
+    "a number",
+    "text",
+    "a BLOB",
+    "a value other than 0 or 1",
+];
+
+/// The column and class a [`StoredAs`] read back (an export's `storedAs`) names, as this reader
+/// names them: `None` for a column a row parser does not check or a class it does not find.
+pub(crate) fn stored_as_names(column: &str, class: &str) -> Option<(&'static str, &'static str)> {
+    let column = SUBMISSION_CHECKED
+        .iter()
+        .chain(&JOURNAL_CHECKED)
+        .map(|&(_, c, _)| c)
+        .chain(["committed"])
+        .find(|c| *c == column)?;
+    let class = STORED_CLASSES.into_iter().find(|c| *c == class)?;
+    Some((column, class))
 }
 
 /// `v` as SQLite stores it.
@@ -210,32 +234,35 @@ pub(crate) fn stored_value(v: ValueRef<'_>) -> StoredValue {
 /// The first column the runtime's turn journal parser rejects: its storage class, or a
 /// `committed` other than 0 or 1.
 fn journal_stored_as(v: &[ValueRef<'_>]) -> Option<StoredAs> {
-    const CHECKED: [(usize, &str, Class); 14] = [
-        (0, "submission_id", Class::Text),
-        (1, "session_key", Class::Text),
-        (2, "kind", Class::Text),
-        (3, "attempt_id", Class::Text),
-        (4, "operation_id", Class::Text),
-        (5, "turn_id", Class::Text),
-        (6, "phase", Class::Text),
-        (7, "revision", Class::Number),
-        (8, "created_at", Class::Number),
-        (9, "updated_at", Class::Number),
-        (10, "checkpoint_leaf_id", Class::TextOrNull),
-        (12, "stream_key", Class::TextOrNull),
-        (13, "stream_consumed_at", Class::NumberOrNull),
-        (15, "committed_leaf_id", Class::TextOrNull),
-    ];
-    first_in_another_class(v, &CHECKED).or_else(|| match at(v, 14) {
+    first_in_another_class(v, &JOURNAL_CHECKED).or_else(|| match at(v, 14) {
         ValueRef::Integer(0 | 1) => None,
         ValueRef::Real(x) if x == 0.0 || x == 1.0 => None,
         other => Some(StoredAs {
             column: "committed",
-            class: "a value other than 0 or 1",
+            class: STORED_CLASSES[4],
             value: Some(stored_value(other)),
         }),
     })
 }
+
+/// The turn journal columns the runtime's journal parser checks (index in
+/// `journal_from_values`' order), but `committed` (0 or 1).
+const JOURNAL_CHECKED: [(usize, &str, Class); 14] = [
+    (0, "submission_id", Class::Text),
+    (1, "session_key", Class::Text),
+    (2, "kind", Class::Text),
+    (3, "attempt_id", Class::Text),
+    (4, "operation_id", Class::Text),
+    (5, "turn_id", Class::Text),
+    (6, "phase", Class::Text),
+    (7, "revision", Class::Number),
+    (8, "created_at", Class::Number),
+    (9, "updated_at", Class::Number),
+    (10, "checkpoint_leaf_id", Class::TextOrNull),
+    (12, "stream_key", Class::TextOrNull),
+    (13, "stream_consumed_at", Class::NumberOrNull),
+    (15, "committed_leaf_id", Class::TextOrNull),
+];
 
 /// The same mapping as the SQLite backend's `journal_from_row`.
 pub(super) fn journal_from_values(v: &[ValueRef<'_>]) -> JournalRow {
@@ -264,4 +291,31 @@ pub(super) fn journal_from_values(v: &[ValueRef<'_>]) -> JournalRow {
 pub(super) fn journal_problem(row: &JournalRow) -> Option<String> {
     row.runtime_rejects()
         .map(|p| format!("the journal row is malformed to the runtime ({p})"))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn an_exports_stored_as_names_only_what_the_readers_check() {
+        // Every column and class the readers produce is one an export may name again.
+        let blob = ValueRef::Blob(b"x");
+        let mut row = vec![ValueRef::Integer(1); 16];
+        for (i, column, _) in SUBMISSION_CHECKED.iter().chain(&JOURNAL_CHECKED) {
+            row[*i] = blob;
+            let found = first_in_another_class(&row, &[(*i, column, Class::Text)]).unwrap();
+            assert_eq!(
+                stored_as_names(found.column, found.class),
+                Some((found.column, found.class))
+            );
+            row[*i] = ValueRef::Integer(1);
+        }
+        assert_eq!(
+            stored_as_names("committed", "a value other than 0 or 1"),
+            Some(("committed", "a value other than 0 or 1"))
+        );
+        assert_eq!(stored_as_names("status", "a BLOB"), None);
+        assert_eq!(stored_as_names("payload", "a duck"), None);
+    }
 }
