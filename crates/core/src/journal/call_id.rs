@@ -79,13 +79,16 @@ impl JsKey {
 }
 
 bitflags::bitflags! {
-    /// The two flags of a compact message, kept in the byte its call slot has to spare.
+    /// The flags of a compact message, kept in the byte its call slot has to spare.
     #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
     pub struct MessageFlags: u8 {
         /// `isError` is `true`.
         const IS_ERROR = 1;
         /// The preview was not kept (`core::compact::Previews::Drop`).
         const PREVIEW_DROPPED = 2;
+        /// `content` has an image block whose data is a chunk marker (`core::journal::images`):
+        /// a listing reads the entry's stored text for the ids only where this is set.
+        const IMAGE_MARKERS = 4;
     }
 }
 

@@ -192,10 +192,17 @@ fn message_from(m: Msg, markers: Markers, previews: Previews) -> Message {
         None => Role::Missing,
     };
     let preview_dropped = previews == Previews::Drop;
+    let image_markers = matches!(
+        m.content,
+        Some(Content::Blocks {
+            image_markers: true,
+            ..
+        })
+    );
     let (tool_calls, text) = match m.content {
         Some(Content::Text(_)) if preview_dropped => (Box::default(), None),
         Some(Content::Text(s)) => (Box::default(), Some(s.into_boxed_str())),
-        Some(Content::Blocks { calls, texts }) => (
+        Some(Content::Blocks { calls, texts, .. }) => (
             calls
                 .into_iter()
                 .map(|(id, name)| (id.map(JsKey::new), CompactString::from(name)))
@@ -222,7 +229,8 @@ fn message_from(m: Msg, markers: Markers, previews: Previews) -> Message {
         .as_ref()
         .and_then(Value::as_bool)
         .unwrap_or(false);
-    let fields = CompactFields::new(m.tool_call_id, m.tool_name, is_error, text, rest);
+    let fields = CompactFields::new(m.tool_call_id, m.tool_name, is_error, text, rest)
+        .with_image_markers(image_markers);
     Message {
         role,
         form: MessageForm::Compact(fields),

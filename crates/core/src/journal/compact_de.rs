@@ -65,6 +65,8 @@ pub(super) enum Content {
         calls: Vec<(Option<Value>, String)>,
         /// The previews of the text blocks read until the preview was full.
         texts: Vec<String>,
+        /// An image block's data is a chunk marker (`MessageFlags::IMAGE_MARKERS`).
+        image_markers: bool,
     },
 }
 
@@ -80,7 +82,8 @@ pub(super) fn parse_top(text: &str) -> Option<Top> {
 struct Key(Option<&'static str>);
 
 /// Every key any visitor below keeps.
-const KEPT: [&str; 30] = [
+const KEPT: [&str; 31] = [
+    "data",
     "type",
     "id",
     "parentId",
@@ -405,6 +408,7 @@ pub(super) struct BlockFold {
     calls: Vec<(Option<Value>, String)>,
     texts: Vec<String>,
     text_left: usize,
+    image_markers: bool,
 }
 
 impl Default for BlockFold {
@@ -413,6 +417,7 @@ impl Default for BlockFold {
             calls: Vec::new(),
             texts: Vec::new(),
             text_left: PREVIEW_CHARS,
+            image_markers: false,
         }
     }
 }
@@ -433,6 +438,7 @@ impl BlockFold {
                 self.text_left = self.text_left.saturating_sub(n.max(1));
                 self.texts.extend(text);
             }
+            Some("image") if b.marker => self.image_markers = true,
             _ => {}
         }
     }
@@ -441,6 +447,7 @@ impl BlockFold {
         Content::Blocks {
             calls: self.calls,
             texts: self.texts,
+            image_markers: self.image_markers,
         }
     }
 }
@@ -452,6 +459,20 @@ pub(super) struct Block {
     pub id: Option<Value>,
     pub name: Option<Value>,
     pub text: Option<Value>,
+    /// `data` is a string that is a chunk marker (`core::journal::images`).
+    pub marker: bool,
+}
+
+/// Whether a JSON value's text is a string that is a chunk marker, as `JSON.parse` reads it: the
+/// prefix as written, or (only then decoded) spelled with escapes.
+pub(super) fn raw_is_marker(raw: &str) -> bool {
+    let Some(body) = raw.strip_prefix('"') else {
+        return false;
+    };
+    crate::journal::images::is_marker(body)
+        || (body.contains('\\')
+            && serde_json::from_str::<String>(raw)
+                .is_ok_and(|s| crate::journal::images::is_marker(&s)))
 }
 
 struct BlockSeed;
@@ -482,6 +503,10 @@ impl<'de> Visitor<'de> for BlockVisitor {
                 Some("text") => {
                     let raw = map_value(&mut map)?;
                     b.text = Some(raw_preview(raw.get()).map_err(de::Error::custom)?);
+                    continue;
+                }
+                Some("data") => {
+                    b.marker = raw_is_marker(map_value(&mut map)?.get());
                     continue;
                 }
                 _ => {

@@ -118,7 +118,8 @@ impl<'de> Visitor<'de> for TopVisitor {
 struct KeyText(Option<&'static str>);
 
 /// Every key any compact visitor keeps.
-const KEPT: [&str; 23] = [
+const KEPT: [&str; 24] = [
+    "data",
     "type",
     "id",
     "parentId",
@@ -239,6 +240,15 @@ impl<'de> Visitor<'de> for ContentVisitor {
                     text_left = text_left.saturating_sub(n.max(1));
                     blocks.push(block);
                 }
+                // An image whose data is a chunk marker (`MessageFlags::IMAGE_MARKERS`).
+                Some("image")
+                    if block
+                        .get("data")
+                        .and_then(Value::as_str)
+                        .is_some_and(crate::journal::images::is_marker) =>
+                {
+                    blocks.push(block)
+                }
                 _ => {}
             }
         }
@@ -273,7 +283,7 @@ impl<'de> Visitor<'de> for BlockVisitor {
                 continue;
             };
             let value = match key {
-                "type" | "id" | "name" => map.next_value::<Value>()?,
+                "type" | "id" | "name" | "data" => map.next_value::<Value>()?,
                 "text" => {
                     let raw = map.next_value::<&'de serde_json::value::RawValue>()?;
                     raw_preview(raw.get()).map_err(de::Error::custom)?
@@ -357,16 +367,29 @@ mod tests {
                 Just("\"text\""),
                 Just("\"toolCall\""),
                 Just("\"thinking\""),
+                Just("\"image\""),
                 Just("3")
             ]
             .prop_map(|v| ("type", v.to_string())),
+            prop_oneof![
+                Just("\"__flue_image_chunks__:0\"".to_string()),
+                Just("\"\\u005f_flue_image_chunks__:1\"".to_string()),
+                Just("\"__flue_image_chunks_\"".to_string()),
+                odd()
+            ]
+            .prop_map(|v| ("data", v)),
             odd().prop_map(|v| ("id", v)),
             odd().prop_map(|v| ("name", v)),
             prop_oneof![Just("\"short\"".to_string()), odd()].prop_map(|v| ("text", v)),
             odd().prop_map(|v| ("arguments", v)),
         ];
         // Mostly text and tool call blocks, whose `type` a later pair may still override.
-        let kind = prop_oneof![Just("\"text\""), Just("\"toolCall\""), Just("\"thinking\"")];
+        let kind = prop_oneof![
+            Just("\"text\""),
+            Just("\"toolCall\""),
+            Just("\"thinking\""),
+            Just("\"image\"")
+        ];
         prop_oneof![
             8 => (kind, prop::collection::vec(pair, 0..4)).prop_map(|(k, mut pairs)| {
                 pairs.insert(0, ("type", k.to_string()));

@@ -365,6 +365,7 @@ impl<'a> Scan<'a> {
                 "type" => b.block_type = Some(s.kept(d)?),
                 "id" => b.id = Some(s.kept(d)?),
                 "name" => b.name = Some(s.kept(d)?),
+                "data" => b.marker = super::compact_de::raw_is_marker(s.raw(d)?),
                 "text" if !s.keep_previews => {
                     let start = s.i;
                     let raw = match s.peek()? {

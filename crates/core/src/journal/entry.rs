@@ -85,6 +85,17 @@ pub enum Role {
     Missing,
 }
 
+/// What an entry holds of its image markers, for the check of its chunk rows.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum EntryImages {
+    /// Not a user or tool result message: loading it fails if it owns any chunk row.
+    NotImageMessage,
+    /// The marker ids of its content, in order.
+    Ids(Vec<String>),
+    /// A compact message with at least one marker: its stored text has the ids.
+    Unread,
+}
+
 /// A tool call block `{type:"toolCall", id, name, arguments}` of an assistant message.
 #[derive(Debug, Clone, Default, PartialEq)]
 pub struct ToolCall {
@@ -269,6 +280,9 @@ impl CompactFields {
             }
             .boxed(),
         };
+        let image_markers = skeleton
+            .field("content")
+            .is_some_and(|c| !crate::journal::images::marker_ids(c).is_empty());
         CompactFields::new(
             skeleton.tool_call_id(),
             skeleton.tool_name().map(CompactString::from),
@@ -276,6 +290,7 @@ impl CompactFields {
             Some(skeleton.text().into_boxed_str()),
             rest,
         )
+        .with_image_markers(image_markers)
     }
 
     /// The fields of one message. `text` is its preview, or `None` when the preview is not kept.
@@ -334,6 +349,19 @@ impl CompactFields {
     /// The preview was not kept: `text` is empty whatever the message holds.
     pub fn preview_dropped(&self) -> bool {
         self.call.flags().contains(MessageFlags::PREVIEW_DROPPED)
+    }
+
+    /// Marked as having an image block whose data is a chunk marker (or not).
+    pub fn with_image_markers(mut self, yes: bool) -> CompactFields {
+        let mut flags = self.call.flags();
+        flags.set(MessageFlags::IMAGE_MARKERS, yes);
+        self.call.set_flags(flags);
+        self
+    }
+
+    /// `content` has an image block whose data is a chunk marker (their ids are not kept).
+    pub fn has_image_markers(&self) -> bool {
+        self.call.flags().contains(MessageFlags::IMAGE_MARKERS)
     }
 
     /// These fields as read without their preview (what `Previews::Drop` builds).
@@ -666,6 +694,25 @@ impl Entry {
         match &self.body {
             EntryBody::Message(m) => Some(m),
             _ => None,
+        }
+    }
+
+    /// What loading this entry checks its image chunks against (`core::journal::images`).
+    pub fn image_markers(&self) -> EntryImages {
+        let Some(m) = self.message() else {
+            return EntryImages::NotImageMessage;
+        };
+        if !matches!(m.role, Role::User | Role::ToolResult) {
+            return EntryImages::NotImageMessage;
+        }
+        match &m.form {
+            MessageForm::Full(v) => EntryImages::Ids(
+                v.get("content")
+                    .map(crate::journal::images::marker_ids)
+                    .unwrap_or_default(),
+            ),
+            MessageForm::Compact(c) if c.has_image_markers() => EntryImages::Unread,
+            MessageForm::Compact(_) => EntryImages::Ids(Vec::new()),
         }
     }
 

@@ -15,6 +15,7 @@ pub mod entry_slice;
 #[cfg(feature = "fuzzing")]
 pub(crate) mod fuzzing;
 pub mod history;
+pub mod images;
 pub mod payload;
 pub mod records;
 mod scan_string;
