@@ -16,6 +16,8 @@
 
 use libfuzzer_sys::fuzz_target;
 use turnscope_core::journal::compact::{parse_compact_previews, Previews};
+use turnscope_core::journal::images::ChunkRow;
+use turnscope_core::journal::submission_rows::ImageChunk;
 use turnscope_store::{
     load_compact, EntryRow, EntryVisitor, PartRange, PartRows, SessionData, SessionRows, Split,
     StoreError,
@@ -66,6 +68,15 @@ impl SessionRows for Session {
     /// whole only when this finds it), so every entry is the parse's own.
     fn entry_by_id(&self, _session: &str, _entry_id: &str) -> Result<Option<EntryRow>, StoreError> {
         Ok(None)
+    }
+
+    /// No image chunk rows: the fuzzed rows are the entries.
+    fn image_chunks(&self, _session: &str) -> Result<Vec<(String, ChunkRow)>, StoreError> {
+        Ok(Vec::new())
+    }
+
+    fn stored_image_chunks(&self, _session: &str) -> Result<Vec<ImageChunk>, StoreError> {
+        Ok(Vec::new())
     }
 
     fn for_each_entry(&self, session: &str, f: &mut EntryVisitor<'_>) -> Result<(), StoreError> {

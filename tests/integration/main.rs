@@ -46,6 +46,7 @@ mod flue_formats;
 mod health;
 mod health_runtime;
 mod hostile;
+mod image_chunks;
 mod incidents;
 mod js_json_parse;
 mod lone_surrogates;

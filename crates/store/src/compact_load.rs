@@ -57,7 +57,9 @@ pub fn load_compact(
         lossy: lossy_rows,
     } = parse_rows(rows, key, previews)?;
     not_utf8.extend(lossy_rows);
-    let (leaf_id, data_problems) = session.parse();
+    let (leaf_id, mut data_problems) = session.parse();
+    data_problems
+        .extend(crate::image_chunks::SessionImages::read(rows, key)?.problems(&entries[..]));
     let k = SubmissionKind::parse(kind).unwrap_or(SubmissionKind::Dispatch);
     // Every entry carrying the submission's input marker is read whole (nearly always exactly
     // one, the input itself). Finding the one on the active path would build the path here and

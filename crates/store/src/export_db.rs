@@ -17,7 +17,9 @@ use serde_json::{json, Map, Value};
 use crate::{SqliteStore, StoreError};
 use turnscope_core::journal::records::{terminal_event_key, EventStore, EventStream};
 use turnscope_core::journal::status::{JournalPhase, SubmissionStatus};
-use turnscope_core::journal::submission_rows::{JournalRow, StoredAs, StoredValue, SubmissionRow};
+use turnscope_core::journal::submission_rows::{
+    ImageChunk, JournalRow, StoredAs, StoredValue, SubmissionRow,
+};
 
 /// The export document's schema.
 pub const EXPORT_SCHEMA: &str = "turnscope.export/1";
@@ -52,6 +54,9 @@ pub struct ExportRows {
     /// `(stream_key, segment_index, body)`.
     pub stream_chunks: Vec<(String, i64, String)>,
     pub event_streams: Vec<EventStream>,
+    /// The session's `flue_image_chunks` rows (owner `session_entry`): the runtime checks them
+    /// against the entries' markers on every load, so a copy without them would be damaged.
+    pub image_chunks: Vec<ImageChunk>,
 }
 
 fn event_store_name(s: EventStore) -> &'static str {
@@ -102,6 +107,11 @@ impl ExportRows {
             "turnJournals": journals,
             "streamChunks": self.stream_chunks.iter().map(|(k, i, b)| json!({
                 "streamKey": k, "segmentIndex": i, "body": b,
+            })).collect::<Vec<_>>(),
+            "imageChunks": self.image_chunks.iter().map(|c| json!({
+                "ownerKind": c.owner_kind, "ownerId": c.owner_id, "ownerPart": c.owner_part,
+                "imageId": stored_json(&c.image_id), "chunkIndex": stored_json(&c.chunk_index),
+                "chunkCount": stored_json(&c.chunk_count), "data": stored_json(&c.data),
             })).collect::<Vec<_>>(),
             "eventStreams": self.event_streams.iter().map(|s| json!({
                 "path": s.path,
@@ -176,6 +186,26 @@ impl ExportRows {
                 int_field(c, "segmentIndex")?,
                 str_field(c, "body")?,
             ));
+        }
+        // Added within version 1: an export written before has none.
+        if let Some(chunks) = o.get("imageChunks") {
+            let chunks = chunks.as_array().ok_or("imageChunks is not an array")?;
+            for c in chunks {
+                let c = c.as_object().ok_or("an image chunk is not an object")?;
+                let cell = |key: &str| {
+                    stored_of(c.get(key).unwrap_or(&Value::Null))
+                        .ok_or_else(|| format!("an image chunk's {key} is not a stored value"))
+                };
+                rows.image_chunks.push(ImageChunk {
+                    owner_kind: str_field(c, "ownerKind")?,
+                    owner_id: str_field(c, "ownerId")?,
+                    owner_part: str_field(c, "ownerPart")?,
+                    image_id: cell("imageId")?,
+                    chunk_index: cell("chunkIndex")?,
+                    chunk_count: cell("chunkCount")?,
+                    data: cell("data")?,
+                });
+            }
         }
         for s in array(o, "eventStreams")? {
             let s = s.as_object().ok_or("an event stream is not an object")?;
@@ -355,13 +385,8 @@ fn with_stored_as(stored: Option<&StoredAs>, mut row: Value) -> Value {
     let (Some(s), Some(o)) = (stored, row.as_object_mut()) else {
         return row;
     };
-    let value = match &s.value {
-        None => return row,
-        Some(StoredValue::Null) => Value::Null,
-        Some(StoredValue::Integer(i)) => json!({ "integer": i }),
-        Some(StoredValue::Real(bits)) => json!({ "realBits": bits }),
-        Some(StoredValue::Text(t)) => json!({ "text": t }),
-        Some(StoredValue::Blob(b)) => json!({ "blob": b }),
+    let Some(value) = s.value.as_ref().map(tagged_json) else {
+        return row;
     };
     o.insert(
         "storedAs".into(),
@@ -380,22 +405,11 @@ fn stored_as_of(o: &Map<String, Value>) -> Result<Option<StoredAs>, String> {
     let (column, class) = crate::parse::stored_as_names(&column, &class).ok_or_else(|| {
         format!("storedAs names a column or class turnscope does not check: {column:?}, {class:?}")
     })?;
-    let bytes = |v: &Value| {
-        serde_json::from_value::<Vec<u8>>(v.clone()).map_err(|e| format!("storedAs bytes: {e}"))
-    };
     let value = match s.get("value") {
         None | Some(Value::Null) => StoredValue::Null,
-        Some(Value::Object(v)) => match v.iter().next() {
-            Some((k, n)) if k == "integer" => {
-                StoredValue::Integer(n.as_i64().ok_or("storedAs integer")?)
-            }
-            Some((k, n)) if k == "realBits" => {
-                StoredValue::Real(n.as_u64().ok_or("storedAs realBits")?)
-            }
-            Some((k, t)) if k == "text" => StoredValue::Text(bytes(t)?),
-            Some((k, b)) if k == "blob" => StoredValue::Blob(bytes(b)?),
-            _ => return Err("storedAs value is not integer, realBits, text or blob".into()),
-        },
+        Some(Value::Object(v)) => {
+            tagged_of(v).ok_or("storedAs value is not integer, realBits, text or blob (bytes)")?
+        }
         Some(_) => return Err("storedAs value is not an object or null".into()),
     };
     Ok(Some(StoredAs {
@@ -413,25 +427,78 @@ fn with_stored(
     mut values: Vec<rusqlite::types::Value>,
     stored: Option<&StoredAs>,
 ) -> Vec<rusqlite::types::Value> {
-    use rusqlite::types::Value as V;
     if let Some((s, v)) = stored.and_then(|s| Some((s, s.value.as_ref()?))) {
         if let Some(i) = columns
             .split(',')
             .map(str::trim)
             .position(|c| c == s.column)
         {
-            values[i] = match v {
-                StoredValue::Null => V::Null,
-                StoredValue::Integer(n) => V::Integer(*n),
-                StoredValue::Real(bits) => V::Real(f64::from_bits(*bits)),
-                // Text that is not UTF-8 (rarer still) with U+FFFD for each bad sequence, as
-                // the runtime reads it.
-                StoredValue::Text(t) => V::Text(String::from_utf8_lossy(t).into_owned()),
-                StoredValue::Blob(b) => V::Blob(b.clone()),
-            };
+            values[i] = sql_value(v);
         }
     }
     values
+}
+
+/// A stored value as `{"integer": N}`, `{"realBits": N}`, `{"text": [bytes]}`, `{"blob":
+/// [bytes]}`, or `null`.
+fn tagged_json(v: &StoredValue) -> Value {
+    match v {
+        StoredValue::Null => Value::Null,
+        StoredValue::Integer(i) => json!({ "integer": i }),
+        StoredValue::Real(bits) => json!({ "realBits": bits }),
+        StoredValue::Text(t) => json!({ "text": t }),
+        StoredValue::Blob(b) => json!({ "blob": b }),
+    }
+}
+
+/// [`tagged_json`] read back (an object of one key).
+fn tagged_of(v: &Map<String, Value>) -> Option<StoredValue> {
+    let bytes = |v: &Value| serde_json::from_value::<Vec<u8>>(v.clone()).ok();
+    Some(match v.iter().next()? {
+        (k, n) if k == "integer" => StoredValue::Integer(n.as_i64()?),
+        (k, n) if k == "realBits" => StoredValue::Real(n.as_u64()?),
+        (k, t) if k == "text" => StoredValue::Text(bytes(t)?),
+        (k, b) if k == "blob" => StoredValue::Blob(bytes(b)?),
+        _ => return None,
+    })
+}
+
+/// An image chunk's cell: text (UTF-8, nearly always) as a string and an integer as a number,
+/// so that an image's data is not written as an array of bytes; any other as [`tagged_json`].
+fn stored_json(v: &StoredValue) -> Value {
+    match v {
+        StoredValue::Text(t) => match std::str::from_utf8(t) {
+            Ok(s) => Value::String(s.to_string()),
+            Err(_) => tagged_json(v),
+        },
+        StoredValue::Integer(i) => json!(i),
+        other => tagged_json(other),
+    }
+}
+
+/// [`stored_json`] read back.
+fn stored_of(v: &Value) -> Option<StoredValue> {
+    Some(match v {
+        Value::Null => StoredValue::Null,
+        Value::String(s) => StoredValue::Text(s.as_bytes().to_vec()),
+        Value::Number(n) => StoredValue::Integer(n.as_i64()?),
+        Value::Object(o) => tagged_of(o)?,
+        _ => return None,
+    })
+}
+
+/// A stored value bound as it was stored (its storage class kept).
+fn sql_value(v: &StoredValue) -> rusqlite::types::Value {
+    use rusqlite::types::Value as V;
+    match v {
+        StoredValue::Null => V::Null,
+        StoredValue::Integer(n) => V::Integer(*n),
+        StoredValue::Real(bits) => V::Real(f64::from_bits(*bits)),
+        // Text that is not UTF-8 (rarer still) with U+FFFD for each bad sequence, as the
+        // runtime reads it.
+        StoredValue::Text(t) => V::Text(String::from_utf8_lossy(t).into_owned()),
+        StoredValue::Blob(b) => V::Blob(b.clone()),
+    }
 }
 
 /// Whether the first bytes of `path` read as JSON (an object or an array after any whitespace
@@ -623,6 +690,24 @@ fn insert_rows(tx: &Connection, rows: &ExportRows) -> rusqlite::Result<()> {
         ];
         let values = with_stored(JOURNAL_COLUMNS, values, j.stored_as.as_ref());
         ins.execute(rusqlite::params_from_iter(values))?;
+    }
+    // OR IGNORE: the copy's table keeps the runtime's NOT NULL columns, which a damaged row
+    // stored with a NULL would break; the runtime's read never took such a row anyway.
+    let mut ins = tx.prepare_cached(
+        "INSERT OR IGNORE INTO flue_image_chunks
+         (owner_kind, owner_id, owner_part, image_id, chunk_index, chunk_count, data)
+         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)",
+    )?;
+    for c in &rows.image_chunks {
+        ins.execute(params![
+            c.owner_kind,
+            c.owner_id,
+            c.owner_part,
+            sql_value(&c.image_id),
+            sql_value(&c.chunk_index),
+            sql_value(&c.chunk_count),
+            sql_value(&c.data),
+        ])?;
     }
     let mut ins = tx.prepare_cached(
         "INSERT OR REPLACE INTO flue_agent_stream_chunks (stream_key, segment_index, body) VALUES (?1, ?2, ?3)",

@@ -11,6 +11,7 @@ pub mod export_db;
 mod filter;
 mod find;
 pub mod format;
+mod image_chunks;
 pub mod images;
 mod session_rows;
 // Parts of it serve the PostgreSQL store only.

@@ -6,6 +6,8 @@
 pub use turnscope_core::journal::records::SessionScope;
 
 use super::{SessionRecord, StoreError};
+use turnscope_core::journal::images::ChunkRow;
+use turnscope_core::journal::submission_rows::ImageChunk;
 
 /// Sessions with fewer entries are read on one connection: a second connection's read
 /// transaction and the split's index lookups cost more than a second core saves on them.
@@ -70,6 +72,12 @@ pub trait SessionRows {
     fn session_data(&self, key: &str) -> Result<Option<SessionData>, StoreError>;
     /// One entry by its `entry_id` column (the primary key is `(session_id, entry_id)`).
     fn entry_by_id(&self, session: &str, entry_id: &str) -> Result<Option<EntryRow>, StoreError>;
+    /// The session's `flue_image_chunks` rows (owner `session_entry`), each with the `entry_id`
+    /// it belongs to, in the order the runtime reads an entry's rows (`image_id`, then
+    /// `chunk_index`); none when the journal has no such table. `data` itself is not read.
+    fn image_chunks(&self, session: &str) -> Result<Vec<(String, ChunkRow)>, StoreError>;
+    /// The session's `flue_image_chunks` rows whole, as stored (an export's copy of them).
+    fn stored_image_chunks(&self, session: &str) -> Result<Vec<ImageChunk>, StoreError>;
     /// Several entries by their `entry_id` column: `f(entry_id, position, data)` for each one
     /// found, in no particular order. One read where the backend can (the TUI's previews of a
     /// screenful of rows: one round trip on PostgreSQL, not one per row).

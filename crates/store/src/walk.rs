@@ -9,7 +9,9 @@
 //! - damage off the walked path: an entry elsewhere in the session whose JSON does not parse or is
 //!   not UTF-8 (the runtime cannot load the session, so the full read says `damaged`), or a row
 //!   whose `data.id` repeats the id of a walked entry (the runtime's id map takes the later row);
-//! - a `stream_continued` signal or an interruption advisory of this submission before its input.
+//! - a `stream_continued` signal or an interruption advisory of this submission before its input;
+//! - an image marker without its chunk rows before the input (`image_chunks.rs`: every entry that
+//!   owns chunk rows is checked whatever was walked).
 //!
 //! Damage ON the walked path (a missing leaf or parent, a parent whose position is not smaller
 //! than its child's, which is how a cycle shows, JSON that does not parse, text that is not UTF-8,
@@ -26,6 +28,7 @@
 //! A session of 2,500 submissions over 120,000 entries was walked once per submission (hours for
 //! `list --status all`); a long walk is now also kept while shorter sessions come and go.
 
+use crate::image_chunks::SessionImages;
 use std::collections::VecDeque;
 use std::sync::Arc;
 
@@ -116,6 +119,33 @@ struct Walk {
     segments: bool,
     /// Segments read so far (not yet counted in `PathWalker::segments_read`).
     segments_read: usize,
+    /// The session's image chunk rows checked against their entries (`image_chunks.rs`).
+    images: SessionImages,
+    /// Entries looked at for image markers without chunk rows so far (the first this many of
+    /// the walk), and those found: `(index in the walk, position, problem)`.
+    images_seen: usize,
+    unowned_images: Vec<(usize, i64, String)>,
+}
+
+impl Walk {
+    /// The image damage a submission whose input is walk entry `upto` meets: every entry owning
+    /// chunk rows, and the entries from the leaf to its input with markers and no row (each
+    /// entry of the walk looked at once, however many submissions share it).
+    fn image_problems(&mut self, upto: usize) -> Vec<String> {
+        while self.images_seen < self.len() {
+            let i = self.images_seen;
+            self.images_seen += 1;
+            if let Some((position, problem)) = self.images.unowned_markers(self.at(i)) {
+                self.unowned_images.push((i, position, problem));
+            }
+        }
+        let walked = self
+            .unowned_images
+            .iter()
+            .filter(|(i, ..)| *i <= upto)
+            .map(|(_, position, problem)| (*position, problem.clone()));
+        self.images.problems_with(walked)
+    }
 }
 
 /// A row read ahead: its position, compact parse (`None`: not UTF-8) and `entry_id`.
@@ -250,6 +280,7 @@ impl PathWalker {
         self.cache.retain(|w| w.key != key);
         self.make_room();
         let (leaf_id, data_problems) = data.parse();
+        let images = SessionImages::read(rows, key)?;
         let next = match &leaf_id {
             Some(leaf) if !leaf.is_empty() => Next::Parent {
                 id: leaf.as_str().into(),
@@ -277,6 +308,9 @@ impl PathWalker {
             spare: Batch::default(),
             segments: true,
             segments_read: 0,
+            images,
+            images_seen: 0,
+            unowned_images: Vec::new(),
         });
         Ok(Some(0))
     }
@@ -690,11 +724,9 @@ impl SessionLoader for PathWalker {
         } else {
             walk.path_since(upto, through)
         };
-        let (data, leaf_id, data_problems) = (
-            walk.data.text.clone(),
-            walk.leaf_id.clone(),
-            walk.data_problems.clone(),
-        );
+        let (data, leaf_id) = (walk.data.text.clone(), walk.leaf_id.clone());
+        let mut data_problems = walk.data_problems.clone();
+        data_problems.extend(walk.image_problems(upto));
         Ok(Some(SessionRecord {
             id: key.to_string(),
             data,

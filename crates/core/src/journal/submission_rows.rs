@@ -63,6 +63,20 @@ pub enum StoredValue {
     Blob(Vec<u8>),
 }
 
+/// One `flue_image_chunks` row as stored: the three owner columns as text (a row whose owner
+/// columns are not text is never read), every other column as a JSON value of its class
+/// so that an export's copy holds each in the class it had.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ImageChunk {
+    pub owner_kind: String,
+    pub owner_id: String,
+    pub owner_part: String,
+    pub image_id: StoredValue,
+    pub chunk_index: StoredValue,
+    pub chunk_count: StoredValue,
+    pub data: StoredValue,
+}
+
 impl std::fmt::Display for StoredAs {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         write!(f, "{} is stored as {}", self.column, self.class)

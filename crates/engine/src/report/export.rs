@@ -218,6 +218,7 @@ fn read_rows(
                         blob,
                     })
                 })?;
+                rows.image_chunks = sr.stored_image_chunks(session_key)?;
             }
         }
         None => {

@@ -82,6 +82,7 @@ impl Redaction {
 
     /// Redact every row of an export in place.
     pub fn apply(&self, rows: &mut ExportRows) {
+        self.image_chunks(rows);
         for e in &mut rows.entries {
             let Ok(text) = std::str::from_utf8(&e.data) else {
                 continue;
@@ -225,6 +226,33 @@ impl Redaction {
             _ => {}
         }
         changed
+    }
+
+    /// The data of the session's image chunks: a tool result's images under `results`, a user
+    /// message's under `text`, an image of any other entry (damage) under either. The markers
+    /// that refer to them stay, and so do the rows' other columns: the copy is judged as the
+    /// journal is, the runtime checking only that `data` is text.
+    fn image_chunks(&self, rows: &mut ExportRows) {
+        let role = |owner: &str| {
+            let e = rows.entries.iter().find(|e| e.entry_id == owner)?;
+            let v = serde_json::from_slice::<Value>(&e.data).ok()?;
+            Some(v.get("message")?.get("role")?.as_str()?.to_string())
+        };
+        let redact: Vec<bool> = rows
+            .image_chunks
+            .iter()
+            .map(|c| match role(&c.owner_part).as_deref() {
+                Some("toolResult") => self.results,
+                Some("user") => self.text,
+                _ => self.results || self.text,
+            })
+            .collect();
+        for (c, redact) in rows.image_chunks.iter_mut().zip(redact) {
+            if let (true, StoredValue::Text(t)) = (redact, &c.data) {
+                let n = String::from_utf8_lossy(t).chars().count();
+                c.data = StoredValue::Text(format!("[redacted: {n} chars]").into_bytes());
+            }
+        }
     }
 
     /// A message's `content`: a string, or text and image blocks.

@@ -235,6 +235,7 @@ impl JournalStore for PgStore {
             let rows = TxRows {
                 tx: RefCell::new(tx),
                 peer: PeerPart::new(self),
+                image_chunks: self.has_table("flue_image_chunks"),
             };
             loader.load(&rows, &row.session_key, &row.kind, &row.submission_id)
         })

@@ -8,19 +8,25 @@ use postgres::GenericClient;
 
 use super::peer::{read_part, split_point, PeerPart};
 use super::sessions::{
-    entries_before, entries_by_ids, entries_in_order, entry_by_id, session_data,
+    entries_before, entries_by_ids, entries_in_order, entry_by_id, image_chunks, session_data,
+    stored_image_chunks,
 };
 use super::{pg_error, PgStore};
 use crate::session_rows::SPLIT_FROM;
 use crate::{
     EntryRow, EntryVisitor, PartRange, PartRows, SessionData, SessionRows, Split, StoreError,
 };
+use turnscope_core::journal::images::ChunkRow;
+use turnscope_core::journal::submission_rows::ImageChunk;
 
 /// Row access through a bundle's read-only transaction, with the store's second connection to
 /// read the later half of a whale session at once (`peer.rs`).
 pub(super) struct TxRows<'a, C: GenericClient> {
     pub tx: RefCell<&'a mut C>,
     pub peer: PeerPart<'a>,
+    /// The database has `flue_image_chunks` (a query of a missing table would abort the
+    /// snapshot's transaction).
+    pub image_chunks: bool,
 }
 
 /// The first half of a split: read in the bundle's transaction, on this thread.
@@ -102,6 +108,20 @@ impl<C: GenericClient> SessionRows for TxRows<'_, C> {
         rows_session_data(&mut **self.tx.borrow_mut(), key)
     }
 
+    fn image_chunks(&self, session: &str) -> Result<Vec<(String, ChunkRow)>, StoreError> {
+        if !self.image_chunks {
+            return Ok(Vec::new());
+        }
+        image_chunks(&mut **self.tx.borrow_mut(), session)
+    }
+
+    fn stored_image_chunks(&self, session: &str) -> Result<Vec<ImageChunk>, StoreError> {
+        if !self.image_chunks {
+            return Ok(Vec::new());
+        }
+        stored_image_chunks(&mut **self.tx.borrow_mut(), session)
+    }
+
     fn entry_by_id(&self, session: &str, entry_id: &str) -> Result<Option<EntryRow>, StoreError> {
         rows_entry_by_id(&mut **self.tx.borrow_mut(), session, entry_id)
     }
@@ -163,6 +183,20 @@ impl<C: GenericClient> SessionRows for TxRows<'_, C> {
 impl SessionRows for PgStore {
     fn session_data(&self, key: &str) -> Result<Option<SessionData>, StoreError> {
         rows_session_data(&mut *self.conn()?, key)
+    }
+
+    fn image_chunks(&self, session: &str) -> Result<Vec<(String, ChunkRow)>, StoreError> {
+        if !self.has_table("flue_image_chunks") {
+            return Ok(Vec::new());
+        }
+        image_chunks(&mut *self.conn()?, session)
+    }
+
+    fn stored_image_chunks(&self, session: &str) -> Result<Vec<ImageChunk>, StoreError> {
+        if !self.has_table("flue_image_chunks") {
+            return Ok(Vec::new());
+        }
+        stored_image_chunks(&mut *self.conn()?, session)
     }
 
     fn entry_by_id(&self, session: &str, entry_id: &str) -> Result<Option<EntryRow>, StoreError> {

@@ -3,6 +3,8 @@
 //! browsing queries and the audit trail.
 
 use std::collections::HashMap;
+use turnscope_core::journal::images::{ChunkCell, ChunkRow};
+use turnscope_core::journal::submission_rows::ImageChunk;
 
 use postgres::fallible_iterator::FallibleIterator;
 use postgres::GenericClient;
@@ -46,6 +48,71 @@ pub fn entry_by_id<C: GenericClient>(
                 r.get::<_, Option<String>>(1).unwrap_or_default(),
             )
         }))
+}
+
+/// The session's image chunk rows whole (`SessionRows::stored_image_chunks`), every column in
+/// its one type.
+pub fn stored_image_chunks<C: GenericClient>(
+    c: &mut C,
+    session: &str,
+) -> Result<Vec<ImageChunk>, StoreError> {
+    use turnscope_core::journal::submission_rows::StoredValue;
+    Ok(c.query(
+        "SELECT owner_kind, owner_id, owner_part, image_id, chunk_index::bigint,
+                    chunk_count::bigint, data
+             FROM flue_image_chunks WHERE owner_kind = 'session_entry' AND owner_id = $1
+             ORDER BY owner_part, image_id, chunk_index",
+        &[&session],
+    )
+    .map_err(|e| pg_error("reading image chunk rows", &e))?
+    .iter()
+    .map(|r| ImageChunk {
+        owner_kind: r.get(0),
+        owner_id: r.get(1),
+        owner_part: r.get(2),
+        image_id: StoredValue::Text(r.get::<_, String>(3).into_bytes()),
+        chunk_index: StoredValue::Integer(r.get(4)),
+        chunk_count: StoredValue::Integer(r.get(5)),
+        data: StoredValue::Text(r.get::<_, String>(6).into_bytes()),
+    })
+    .collect())
+}
+
+/// Whether the database has `flue_image_chunks` (a query of a missing table would abort the
+/// read snapshot's transaction).
+pub(super) fn has_image_chunks<C: GenericClient>(c: &mut C) -> Result<bool, StoreError> {
+    c.query_one("SELECT to_regclass('flue_image_chunks') IS NOT NULL", &[])
+        .map(|r| r.get(0))
+        .map_err(|e| pg_error("looking for the image chunk table", &e))
+}
+
+/// The session's image chunk rows with their entry ids (`SessionRows::image_chunks`). The
+/// columns are typed (`image_id` text, the two counts integer, `data` text NOT NULL): every row
+/// has the types the runtime's row check wants.
+pub fn image_chunks<C: GenericClient>(
+    c: &mut C,
+    session: &str,
+) -> Result<Vec<(String, ChunkRow)>, StoreError> {
+    Ok(c.query(
+        "SELECT owner_part, image_id, chunk_index::float8, chunk_count::float8
+             FROM flue_image_chunks WHERE owner_kind = 'session_entry' AND owner_id = $1
+             ORDER BY owner_part, image_id, chunk_index",
+        &[&session],
+    )
+    .map_err(|e| pg_error("reading image chunk rows", &e))?
+    .iter()
+    .map(|r| {
+        (
+            r.get::<_, String>(0),
+            ChunkRow {
+                image_id: ChunkCell::Text(r.get(1)),
+                index: ChunkCell::Number(r.get(2)),
+                count: ChunkCell::Number(r.get(3)),
+                data_is_text: true,
+            },
+        )
+    })
+    .collect())
 }
 
 /// `(entry_id, position, data)` of the entries `ids`, in one query (found ones only, in no
@@ -208,7 +275,22 @@ pub fn session_record_parsed<C: GenericClient>(
     };
     let mut entries = Vec::new();
     entries_in_order(c, key, |id, pos, data| entries.push(parse(pos, id, data)))?;
-    let (leaf_id, data_problems) = parse_session_data(&data);
+    let (leaf_id, mut data_problems) = parse_session_data(&data);
+    let chunks = if has_image_chunks(c)? {
+        image_chunks(c, key)?
+    } else {
+        Vec::new()
+    };
+    let images = crate::image_chunks::SessionImages::check(chunks, |owner| {
+        Ok(
+            entry_by_id(c, key, owner)?.map(|(position, data)| crate::EntryRow {
+                position,
+                data: data.into_bytes(),
+                blob: false,
+            }),
+        )
+    })?;
+    data_problems.extend(images.problems(&entries));
     Ok(Some(SessionRecord {
         id: key.to_string(),
         data,

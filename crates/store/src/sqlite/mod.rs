@@ -20,6 +20,8 @@ use open_file::*;
 use std::cell::Cell;
 use std::path::{Path, PathBuf};
 use std::time::Duration;
+use turnscope_core::journal::images::{ChunkCell, ChunkRow};
+use turnscope_core::journal::submission_rows::ImageChunk;
 
 use rusqlite::types::ValueRef;
 use rusqlite::{Connection, OptionalExtension, Row};
@@ -304,7 +306,9 @@ impl SqliteStore {
                 .map(|(e, _)| crate::session_rows::lossy_entry(&e.id, e.position)),
         );
         let entries: Vec<Entry> = entries.into_iter().map(|(e, _)| e).collect();
-        let (leaf_id, data_problems) = session.parse();
+        let (leaf_id, mut data_problems) = session.parse();
+        data_problems
+            .extend(crate::image_chunks::SessionImages::read(self, key)?.problems(&entries));
         Ok(Some(SessionRecord {
             id: key.to_string(),
             data: session.text,
@@ -568,6 +572,59 @@ impl SessionRows for SqliteStore {
             .map_err(|e| StoreError::sqlite("reading a session entry", e))
     }
 
+    fn image_chunks(&self, session: &str) -> Result<Vec<(String, ChunkRow)>, StoreError> {
+        if !self.has_table("flue_image_chunks") {
+            return Ok(Vec::new());
+        }
+        self.conn
+            .prepare_cached(&format!(
+                "SELECT owner_part, image_id, chunk_index, chunk_count, typeof(data) = 'text' {SESSION_CHUNKS}"
+            ))
+            .and_then(|mut s| {
+                s.query_map([session], |r| {
+                    Ok((
+                        String::from_utf8_lossy(&bytes_of(r.get_ref(0)?)).into_owned(),
+                        ChunkRow {
+                            image_id: chunk_cell(r.get_ref(1)?),
+                            index: chunk_cell(r.get_ref(2)?),
+                            count: chunk_cell(r.get_ref(3)?),
+                            data_is_text: r.get::<_, bool>(4)?,
+                        },
+                    ))
+                })?
+                .collect()
+            })
+            .map_err(|e| StoreError::sqlite("reading image chunk rows", e))
+    }
+
+    fn stored_image_chunks(&self, session: &str) -> Result<Vec<ImageChunk>, StoreError> {
+        if !self.has_table("flue_image_chunks") {
+            return Ok(Vec::new());
+        }
+        self.conn
+            .prepare_cached(&format!(
+                "SELECT owner_kind, owner_id, owner_part, image_id, chunk_index, chunk_count, data {SESSION_CHUNKS}"
+            ))
+            .and_then(|mut s| {
+                s.query_map([session], |r| {
+                    let text = |i| -> rusqlite::Result<String> {
+                        Ok(String::from_utf8_lossy(&bytes_of(r.get_ref(i)?)).into_owned())
+                    };
+                    Ok(ImageChunk {
+                        owner_kind: text(0)?,
+                        owner_id: text(1)?,
+                        owner_part: text(2)?,
+                        image_id: crate::parse::stored_value(r.get_ref(3)?),
+                        chunk_index: crate::parse::stored_value(r.get_ref(4)?),
+                        chunk_count: crate::parse::stored_value(r.get_ref(5)?),
+                        data: crate::parse::stored_value(r.get_ref(6)?),
+                    })
+                })?
+                .collect()
+            })
+            .map_err(|e| StoreError::sqlite("reading image chunk rows", e))
+    }
+
     fn entries_before(
         &self,
         session: &str,
@@ -819,6 +876,23 @@ fn is_lossy(v: ValueRef<'_>) -> bool {
     match v {
         ValueRef::Text(t) | ValueRef::Blob(t) => std::str::from_utf8(t).is_err(),
         _ => false,
+    }
+}
+
+/// A session's image chunk rows in the order the runtime reads an entry's. A row whose
+/// `owner_part` is not text is never read: the runtime's `owner_part = ?` with an entry id never
+/// matches it.
+const SESSION_CHUNKS: &str = "FROM flue_image_chunks
+     WHERE owner_kind = 'session_entry' AND owner_id = ?1 AND typeof(owner_part) = 'text'
+     ORDER BY owner_part, image_id, chunk_index";
+
+/// A chunk row's cell as the runtime's `typeof` sees it through `node:sqlite`.
+fn chunk_cell(v: ValueRef<'_>) -> ChunkCell {
+    match v {
+        ValueRef::Text(t) => ChunkCell::Text(String::from_utf8_lossy(t).into_owned()),
+        ValueRef::Integer(i) => ChunkCell::Number(i as f64),
+        ValueRef::Real(f) => ChunkCell::Number(f),
+        ValueRef::Null | ValueRef::Blob(_) => ChunkCell::Other,
     }
 }
 
