@@ -62,15 +62,27 @@ fn damaged_copy(db: &Path, dir: &Path, name: &str, sql: &str) -> PathBuf {
     copy
 }
 
-/// The real runtime's pass on `db`: it threw `throws` on the stuck submission and wrote nothing.
-fn assert_the_pass_throws(rt: &crate::runtime_kit::Runtime, name: &str, db: &Path, throws: &str) {
+/// The real runtime's pass on `db`: what it did with the stuck submission (`disposition`,
+/// `error`, the rows `before` and `after`).
+pub(crate) fn the_pass(rt: &crate::runtime_kit::Runtime, db: &Path) -> Value {
     let ran = rt.drive("reconcile-once.mjs", &["--db".as_ref(), db.as_os_str()]);
-    let state = ran["states"]
+    ran["states"]
         .as_array()
         .unwrap()
         .iter()
         .find(|s| s["submissionId"] == STUCK)
-        .unwrap_or_else(|| panic!("{name}: {ran}"));
+        .unwrap_or_else(|| panic!("{ran}"))
+        .clone()
+}
+
+/// The real runtime's pass on `db`: it threw `throws` on the stuck submission and wrote nothing.
+pub(crate) fn assert_the_pass_throws(
+    rt: &crate::runtime_kit::Runtime,
+    name: &str,
+    db: &Path,
+    throws: &str,
+) {
+    let state = the_pass(rt, db);
     assert_eq!(state["disposition"], "threw", "{name}: {state}");
     assert_eq!(state["error"], format!("Error: {throws}"), "{name}");
     assert_eq!(state["before"], state["after"], "{name}: written");
@@ -97,7 +109,7 @@ fn assert_unreadable(name: &str, show: &Value, throws: &str) {
 }
 
 /// `show --json`'s plan is "no rule: the runtime's reconciliation throws `throws`".
-fn assert_unreadable_by(name: &str, show: &Value, throws: &str) {
+pub(crate) fn assert_unreadable_by(name: &str, show: &Value, throws: &str) {
     assert_eq!(show["verdict"], "damaged", "{name}");
     let plan = &show["plan"];
     assert_eq!(plan["disposition"]["state"], "unreadable", "{name}: {plan}");
@@ -120,28 +132,38 @@ fn a_session_with_a_blob_row_is_damaged_and_never_written() {
         );
         // The listing's walk reads the path only: damage there sends it to the whole read.
         if on_path {
-            let list = turnscope_json(&db, None, &["list", "--expired", "--json"]);
-            let row = &list["submissions"][0];
-            assert_eq!(row["submission"]["submissionId"], STUCK, "{name}");
-            assert_eq!(row["verdict"], "damaged", "{name}: {row}");
+            assert_listed_damaged(name, &db);
         }
-        let before = std::fs::read(&db).unwrap();
-        for action in [
-            &["repair"][..],
-            &["requeue"],
-            &["fail", "--reason", "stuck"],
-            &["step"],
-        ] {
-            let args = [&["--write"][..], action, &[STUCK, "-y"]].concat();
-            let out = turnscope_as(&db, "t", &args);
-            let err = String::from_utf8_lossy(&out.stderr);
-            assert!(
-                err.contains("refused") && err.contains("stored as a BLOB"),
-                "{name}: {action:?}: {err}"
-            );
-        }
-        assert!(std::fs::read(&db).unwrap() == before, "{name}: written");
+        assert_every_write_refused(name, &db, "stored as a BLOB");
     }
+}
+
+/// `list --expired` gives the stuck submission the verdict `damaged`.
+pub(crate) fn assert_listed_damaged(name: &str, db: &Path) {
+    let list = turnscope_json(db, None, &["list", "--expired", "--json"]);
+    let row = &list["submissions"][0];
+    assert_eq!(row["submission"]["submissionId"], STUCK, "{name}");
+    assert_eq!(row["verdict"], "damaged", "{name}: {row}");
+}
+
+/// Every write to the stuck submission is refused, naming `why`, and nothing is written.
+pub(crate) fn assert_every_write_refused(name: &str, db: &Path, why: &str) {
+    let before = std::fs::read(db).unwrap();
+    for action in [
+        &["repair"][..],
+        &["requeue"],
+        &["fail", "--reason", "stuck"],
+        &["step"],
+    ] {
+        let args = [&["--write"][..], action, &[STUCK, "-y"]].concat();
+        let out = turnscope_as(db, "t", &args);
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert!(
+            err.contains("refused") && err.contains(why),
+            "{name}: {action:?}: {err}"
+        );
+    }
+    assert!(std::fs::read(db).unwrap() == before, "{name}: written");
 }
 
 #[test]

@@ -10,8 +10,12 @@ use std::path::{Path, PathBuf};
 
 use serde_json::Value;
 
+use crate::blob_rows::{
+    assert_every_write_refused, assert_listed_damaged, assert_the_pass_throws,
+    assert_unreadable_by, the_pass,
+};
 use crate::runtime_kit::runtime;
-use crate::support::{turnscope_as, turnscope_command, turnscope_json, unpack_fixture};
+use crate::support::{turnscope_command, turnscope_json, unpack_fixture};
 
 /// The stuck submission of `tool-batch-mid`; its input is the entry at position 6.
 const STUCK: &str = "74384fb4-aaac-4e01-9744-399d916c44d1";
@@ -95,15 +99,8 @@ fn copy_with(db: &Path, dir: &Path, name: &str, sql: &[String]) -> PathBuf {
 }
 
 /// The real pass on `db`, for the stuck submission: its disposition, error, and whether it wrote.
-fn the_pass(rt: &crate::runtime_kit::Runtime, db: &Path) -> (Value, Value, bool) {
-    let ran = rt.drive("reconcile-once.mjs", &["--db".as_ref(), db.as_os_str()]);
-    let state = ran["states"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .find(|s| s["submissionId"] == STUCK)
-        .unwrap_or_else(|| panic!("{ran}"))
-        .clone();
+fn outcome(rt: &crate::runtime_kit::Runtime, db: &Path) -> (Value, Value, bool) {
+    let state = the_pass(rt, db);
     let wrote = state["before"] != state["after"];
     (state["disposition"].clone(), state["error"].clone(), wrote)
 }
@@ -128,36 +125,13 @@ fn a_session_whose_images_do_not_match_is_damaged_as_the_runtime_finds_it() {
     let db = unpack_fixture(dir.path(), "tool-batch-mid");
     for (i, (name, sql, throws, walked)) in damages().into_iter().enumerate() {
         let copy = copy_with(&db, dir.path(), &format!("damage-{i}"), &sql);
-        let doc = show(&copy);
-        assert_eq!(doc["verdict"], "damaged", "{name}");
-        let plan = &doc["plan"];
-        assert_eq!(plan["disposition"]["state"], "unreadable", "{name}: {plan}");
-        assert!(
-            plan["rule"].is_null() && plan["writes"] == Value::Array(vec![]),
-            "{name}"
-        );
-        let problems = plan["disposition"]["problems"].to_string();
-        assert!(problems.contains(throws), "{name}: {problems}");
+        assert_unreadable_by(name, &show(&copy), throws);
         if walked {
-            let list = turnscope_json(&copy, None, &["list", "--expired", "--json"]);
-            let row = &list["submissions"][0];
-            assert_eq!(row["submission"]["submissionId"], STUCK, "{name}");
-            assert_eq!(row["verdict"], "damaged", "{name}: {row}");
+            assert_listed_damaged(name, &copy);
         }
-        // Refused, and nothing written.
-        let before = std::fs::read(&copy).unwrap();
-        let out = turnscope_as(&copy, "t", &["--write", "repair", STUCK, "-y"]);
-        let err = String::from_utf8_lossy(&out.stderr);
-        assert!(
-            err.contains("refused") && err.contains(throws),
-            "{name}: {err}"
-        );
-        assert!(std::fs::read(&copy).unwrap() == before, "{name}: written");
+        assert_every_write_refused(name, &copy, throws);
         // The real pass throws that error on it, and writes nothing.
-        let (disposition, error, wrote) = the_pass(rt, &copy);
-        assert_eq!(disposition, "threw", "{name}");
-        assert_eq!(error, format!("Error: {throws}"), "{name}");
-        assert!(!wrote, "{name}");
+        assert_the_pass_throws(rt, name, &copy, throws);
     }
 }
 
@@ -174,8 +148,8 @@ fn images_the_runtime_wrote_change_nothing() {
     assert_eq!(plan_of(&show(&with)), plan_of(&show(&db)));
     let plain = dir.path().join("plain.db");
     std::fs::copy(&db, &plain).unwrap();
-    let (d1, e1, w1) = the_pass(rt, &with);
-    let (d2, e2, w2) = the_pass(rt, &plain);
+    let (d1, e1, w1) = outcome(rt, &with);
+    let (d2, e2, w2) = outcome(rt, &plain);
     assert_eq!((&d1, &e1, w1), (&d2, &e2, w2));
     assert_ne!(d1, "threw", "{e1}");
 }
