@@ -279,15 +279,7 @@ fn the_runtime_settles_such_a_row_as_turnscope_says() {
             "{column}: {}",
             shown["plan"]
         );
-        rt.drive(
-            "reconcile-once.mjs",
-            &[
-                "--db".as_ref(),
-                db.as_os_str(),
-                "--now".as_ref(),
-                now.to_string().as_ref(),
-            ],
-        );
+        rt.reconcile_at(&db, now, false);
         let (status, error): (String, String) = rusqlite::Connection::open(&db)
             .unwrap()
             .query_row(

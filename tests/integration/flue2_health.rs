@@ -352,16 +352,7 @@ fn the_next_submission_repairs_a_settled_submissions_batch_as_health_says_with_t
     missing.sort();
     assert!(!missing.is_empty());
 
-    rt.drive(
-        "reconcile-once.mjs",
-        &[
-            "--db".as_ref(),
-            db.as_os_str(),
-            "--now".as_ref(),
-            wall_ms().to_string().as_ref(),
-            "--until-idle".as_ref(),
-        ],
-    );
+    rt.reconcile_at(&db, wall_ms(), true);
     // The records the runtime appended, in stream order.
     let conn = rusqlite::Connection::open(&db).unwrap();
     let mut q = conn

@@ -90,15 +90,7 @@ fn the_runtimes_pass_does_what_wait_predicted_on_every_fixture() {
                 predicted.insert(id.to_string(), rest.split(' ').next().unwrap().to_string());
             }
         }
-        rt.drive(
-            "reconcile-once.mjs",
-            &[
-                "--db".as_ref(),
-                db.as_os_str(),
-                "--now".as_ref(),
-                now.to_string().as_ref(),
-            ],
-        );
+        rt.reconcile_at(&db, now, false);
         let rest: Vec<String> = lines.map(Result::unwrap).collect();
         let code = child.wait().unwrap().code();
         for (id, step) in &predicted {

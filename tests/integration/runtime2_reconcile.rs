@@ -96,15 +96,7 @@ fn one_pass_of_the_runtimes_reconciler_makes_the_change_turnscope_predicted() {
             .expect("every fixture has a stuck submission")
             + 1000;
         let predicted = list(&db, Some(now));
-        let ran = rt.drive(
-            "reconcile-once.mjs",
-            &[
-                "--db".as_ref(),
-                db.as_os_str(),
-                "--now".as_ref(),
-                now.to_string().as_ref(),
-            ],
-        );
+        let ran = rt.reconcile_at(&db, now, false);
         assert_eq!(
             ran["unattributed"],
             Value::Array(Vec::new()),
@@ -308,16 +300,7 @@ fn the_runtimes_resume_of_a_replaced_or_requeued_attempt_does_what_turnscope_pre
             .unwrap()
             + 1000;
         let predicted = list(&db, Some(now));
-        let ran = rt.drive(
-            "reconcile-once.mjs",
-            &[
-                "--db".as_ref(),
-                db.as_os_str(),
-                "--now".as_ref(),
-                now.to_string().as_ref(),
-                "--until-idle".as_ref(),
-            ],
-        );
+        let ran = rt.reconcile_at(&db, now, true);
         for sub in predicted["submissions"].as_array().unwrap() {
             let resume = &sub["plan"]["resume"];
             if resume.is_null() {

@@ -82,6 +82,22 @@ impl Runtime {
         self.drive_with_env(driver, args, &[])
     }
 
+    /// flue 2.1.0's `reconcile-once.mjs` on `db` with its clock at `now`: one pass, or with
+    /// `until_idle` every pass until none has work left; its report.
+    pub fn reconcile_at(&self, db: &Path, now: i64, until_idle: bool) -> serde_json::Value {
+        let now = now.to_string();
+        let mut args = vec![
+            "--db".as_ref(),
+            db.as_os_str(),
+            "--now".as_ref(),
+            now.as_ref(),
+        ];
+        if until_idle {
+            args.push("--until-idle".as_ref());
+        }
+        self.drive("reconcile-once.mjs", &args)
+    }
+
     /// [`Runtime::drive`] with `env` added to the driver's environment (`resume.mjs` with
     /// `TURNSCOPE_RECORD_CONTEXT`, whose fake model then records each call's context).
     pub fn drive_with_env(
