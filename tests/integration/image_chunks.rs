@@ -161,16 +161,22 @@ fn an_export_keeps_the_image_chunks_and_is_judged_as_its_journal() {
     let cases = [("intact", intact()), ("damaged", damages().remove(1).1)];
     for (name, sql) in cases {
         let copy = copy_with(&db, dir.path(), name, &sql);
-        for redact in [false, true] {
-            let json = dir.path().join(format!("{name}-{redact}.json"));
+        // The images are a tool result's: `results` redacts them, `text` does not.
+        for (rules, redact) in [
+            (None, false),
+            (Some("all"), true),
+            (Some("results"), true),
+            (Some("text"), false),
+        ] {
+            let json = dir.path().join(format!("{name}-{rules:?}.json"));
             let mut cmd = turnscope_command();
             cmd.env_remove("TURNSCOPE_DB")
                 .arg("--db")
                 .arg(&copy)
                 .args(["export", STUCK, "-o"])
                 .arg(&json);
-            if redact {
-                cmd.arg("--redact");
+            if let Some(rules) = rules {
+                cmd.arg(format!("--redact={rules}"));
             }
             let out = cmd.output().unwrap();
             assert!(
@@ -185,11 +191,15 @@ fn an_export_keeps_the_image_chunks_and_is_judged_as_its_journal() {
                 sql.len() - sql.iter().filter(|s| s.starts_with("UPDATE")).count()
             );
             let data = chunks[0]["data"].as_str().unwrap();
-            assert_eq!(data.starts_with("[redacted:"), redact, "{name}: {data}");
+            assert_eq!(
+                data.starts_with("[redacted:"),
+                redact,
+                "{name}, {rules:?}: {data}"
+            );
             assert_eq!(
                 plan_of(&show(&json)),
                 plan_of(&show(&copy)),
-                "{name}, redacted: {redact}"
+                "{name}, redacted: {rules:?}"
             );
         }
     }

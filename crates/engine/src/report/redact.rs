@@ -233,19 +233,32 @@ impl Redaction {
     /// that refer to them stay, and so do the rows' other columns: the copy is judged as the
     /// journal is, the runtime checking only that `data` is text.
     fn image_chunks(&self, rows: &mut ExportRows) {
-        let role = |owner: &str| {
-            let e = rows.entries.iter().find(|e| e.entry_id == owner)?;
-            let v = serde_json::from_slice::<Value>(&e.data).ok()?;
-            Some(v.get("message")?.get("role")?.as_str()?.to_string())
-        };
+        // Each owning entry read once: a session's images can have thousands of chunk rows.
+        let owners: std::collections::HashSet<&str> = rows
+            .image_chunks
+            .iter()
+            .map(|c| c.owner_part.as_str())
+            .collect();
+        let roles: std::collections::HashMap<&str, String> = rows
+            .entries
+            .iter()
+            .filter(|e| owners.contains(e.entry_id.as_str()))
+            .filter_map(|e| {
+                let v = serde_json::from_slice::<Value>(&e.data).ok()?;
+                let role = v.get("message")?.get("role")?.as_str()?.to_string();
+                Some((e.entry_id.as_str(), role))
+            })
+            .collect();
         let redact: Vec<bool> = rows
             .image_chunks
             .iter()
-            .map(|c| match role(&c.owner_part).as_deref() {
-                Some("toolResult") => self.results,
-                Some("user") => self.text,
-                _ => self.results || self.text,
-            })
+            .map(
+                |c| match roles.get(c.owner_part.as_str()).map(String::as_str) {
+                    Some("toolResult") => self.results,
+                    Some("user") => self.text,
+                    _ => self.results || self.text,
+                },
+            )
             .collect();
         for (c, redact) in rows.image_chunks.iter_mut().zip(redact) {
             if let (true, StoredValue::Text(t)) = (redact, &c.data) {
