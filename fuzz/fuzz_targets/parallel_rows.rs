@@ -79,6 +79,10 @@ impl SessionRows for Session {
         Ok(Vec::new())
     }
 
+    fn stored_submission_chunks(&self, _submission: &str) -> Result<Vec<ImageChunk>, StoreError> {
+        Ok(Vec::new())
+    }
+
     fn for_each_entry(&self, session: &str, f: &mut EntryVisitor<'_>) -> Result<(), StoreError> {
         let all = PartRange {
             lo: None,

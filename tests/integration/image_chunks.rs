@@ -116,7 +116,7 @@ fn plan_of(show: &Value) -> Value {
 
 #[cfg_attr(
     turnscope_no_runtime,
-    ignore = "the real runtime cannot be installed here"
+    ignore = "needs the real runtime: npm is not on PATH or TURNSCOPE_RUNTIME_SKIP is set (tests/runtime/README.md)"
 )]
 #[test]
 fn a_session_whose_images_do_not_match_is_damaged_as_the_runtime_finds_it() {
@@ -137,7 +137,7 @@ fn a_session_whose_images_do_not_match_is_damaged_as_the_runtime_finds_it() {
 
 #[cfg_attr(
     turnscope_no_runtime,
-    ignore = "the real runtime cannot be installed here"
+    ignore = "needs the real runtime: npm is not on PATH or TURNSCOPE_RUNTIME_SKIP is set (tests/runtime/README.md)"
 )]
 #[test]
 fn images_the_runtime_wrote_change_nothing() {

@@ -19,6 +19,7 @@ mod contract;
 mod cost;
 mod damaged;
 mod damaged_props;
+mod direct_images;
 mod direct_publish;
 mod fidelity;
 mod file_circles;

@@ -34,5 +34,6 @@ pub fn sub() -> SubmissionRow {
         terminal_event: None,
         terminal_offset: None,
         stored_as: None,
+        image_chunks: Vec::new(),
     }
 }

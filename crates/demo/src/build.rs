@@ -321,6 +321,7 @@ impl Sub {
             terminal_event: self.terminal_event_json,
             terminal_offset: self.terminal_event_offset,
             stored_as: None,
+            image_chunks: Vec::new(),
         }
     }
 

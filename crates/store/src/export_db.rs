@@ -54,8 +54,9 @@ pub struct ExportRows {
     /// `(stream_key, segment_index, body)`.
     pub stream_chunks: Vec<(String, i64, String)>,
     pub event_streams: Vec<EventStream>,
-    /// The session's `flue_image_chunks` rows (owner `session_entry`): the runtime checks them
-    /// against the entries' markers on every load, so a copy without them would be damaged.
+    /// The session's `flue_image_chunks` rows (owner `session_entry`) and its submissions' (owner
+    /// `submission`): the runtime checks them against the markers of the entries (on every load)
+    /// and of each direct prompt's payload (with its row), so a copy without them is damaged.
     pub image_chunks: Vec<ImageChunk>,
 }
 
@@ -326,6 +327,7 @@ fn submission_of(o: &Map<String, Value>) -> Result<SubmissionRow, String> {
         terminal_event: opt_str(o, "terminal_event_json")?,
         terminal_offset: opt_str(o, "terminal_event_offset")?,
         stored_as: stored_as_of(o)?,
+        image_chunks: Vec::new(),
     })
 }
 

@@ -128,6 +128,7 @@ mod tests {
             index: ChunkCell::Number(0.0),
             count: ChunkCell::Number(2.0),
             data_is_text: true,
+            data_units: 0,
         }];
         let e = images::entry_error(Some(&["0".to_string()]), &rows).unwrap();
         assert_eq!(e.found, "image 0: 1 chunk row for a count of 2");

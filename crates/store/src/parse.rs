@@ -5,6 +5,7 @@
 use rusqlite::types::ValueRef;
 
 use super::Variant;
+use turnscope_core::journal::images::ChunkCell;
 use turnscope_core::journal::status::{JournalPhase, SubmissionStatus};
 use turnscope_core::journal::submission_rows::{JournalRow, StoredAs, StoredValue, SubmissionRow};
 
@@ -129,6 +130,7 @@ pub(super) fn submission_from_values(v: &[ValueRef<'_>]) -> SubmissionRow {
         terminal_event: opt_text(at(v, 19)),
         terminal_offset: opt_text(at(v, 20)),
         stored_as: stored_as(v),
+        image_chunks: Vec::new(),
     }
 }
 
@@ -317,5 +319,15 @@ mod tests {
         );
         assert_eq!(stored_as_names("status", "a BLOB"), None);
         assert_eq!(stored_as_names("payload", "a duck"), None);
+    }
+}
+
+/// A chunk row's cell as the runtime's `typeof` sees it through `node:sqlite`.
+pub(crate) fn chunk_cell(v: ValueRef<'_>) -> ChunkCell {
+    match v {
+        ValueRef::Text(t) => ChunkCell::Text(String::from_utf8_lossy(t).into_owned()),
+        ValueRef::Integer(i) => ChunkCell::Number(i as f64),
+        ValueRef::Real(f) => ChunkCell::Number(f),
+        ValueRef::Null | ValueRef::Blob(_) => ChunkCell::Other,
     }
 }

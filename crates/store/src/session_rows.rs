@@ -78,6 +78,9 @@ pub trait SessionRows {
     fn image_chunks(&self, session: &str) -> Result<Vec<(String, ChunkRow)>, StoreError>;
     /// The session's `flue_image_chunks` rows whole, as stored (an export's copy of them).
     fn stored_image_chunks(&self, session: &str) -> Result<Vec<ImageChunk>, StoreError>;
+    /// A submission's own `flue_image_chunks` rows (owner `submission`: a direct prompt's
+    /// images) whole, as stored.
+    fn stored_submission_chunks(&self, submission: &str) -> Result<Vec<ImageChunk>, StoreError>;
     /// Several entries by their `entry_id` column: `f(entry_id, position, data)` for each one
     /// found, in no particular order. One read where the backend can (the TUI's previews of a
     /// screenful of rows: one round trip on PostgreSQL, not one per row).

@@ -345,6 +345,7 @@ impl Submission {
                 terminal_event: None,
                 terminal_offset: None,
                 stored_as: None,
+                image_chunks: Vec::new(),
             },
         }
     }

@@ -50,6 +50,21 @@ pub struct ChunkRow {
     pub index: ChunkCell,
     pub count: ChunkCell,
     pub data_is_text: bool,
+    /// The data's length as JavaScript's `length` counts it (UTF-16 code units). Read only for
+    /// a submission's own rows, where the payload check limits a direct prompt's hydrated image
+    /// ([`MAX_IMAGE_DATA_UNITS`]); 0 for an entry's (its checks never look at the data).
+    pub data_units: u64,
+}
+
+/// The payload check's limit on a direct prompt's image data (`MAX_IMAGE_DATA_LENGTH`, in UTF-16
+/// code units).
+pub const MAX_IMAGE_DATA_UNITS: u64 = 14 * 1024 * 1024;
+
+/// A complete image of an owner's rows: its id and its data's length (the sum of its rows').
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ImageGroup {
+    pub id: String,
+    pub data_units: u64,
 }
 
 /// Why loading an entry throws: the runtime's message, and what turnscope found (for the operator).
@@ -107,18 +122,28 @@ pub fn entry_markers(entry: &Value) -> Option<Vec<String>> {
 /// as [`entry_markers`] gives them. The checks run in the runtime's order: each row's types as
 /// it is read, then each image's group of rows, then markers against groups.
 pub fn entry_error(markers: Option<&[String]>, rows: &[ChunkRow]) -> Option<ImageError> {
-    let groups = match groups(rows) {
-        Ok(g) => g,
-        Err(e) => return Some(e),
-    };
-    let markers = markers.unwrap_or(&[]);
+    match reassemble(rows) {
+        Ok(groups) => exact(markers.unwrap_or(&[]), &groups),
+        Err(e) => Some(e),
+    }
+}
+
+/// `assertExactImageGroups`: `None` when `markers` name each of `groups` once and nothing else.
+pub fn exact(markers: &[String], groups: &[ImageGroup]) -> Option<ImageError> {
     let distinct: std::collections::BTreeSet<&str> = markers.iter().map(String::as_str).collect();
     let exact = distinct.len() == markers.len()
         && distinct.len() == groups.len()
-        && groups.iter().all(|g| distinct.contains(g.as_str()));
+        && groups.iter().all(|g| distinct.contains(g.id.as_str()));
     if exact {
         return None;
     }
+    let ids = || {
+        groups
+            .iter()
+            .map(|g| g.id.as_str())
+            .collect::<Vec<_>>()
+            .join(", ")
+    };
     let found = match (markers.len(), groups.len()) {
         (0, _) => format!(
             "no image marker, {} with chunk rows",
@@ -130,7 +155,7 @@ pub fn entry_error(markers: Option<&[String]>, rows: &[ChunkRow]) -> Option<Imag
             plural(m, "image marker"),
             markers.join(", "),
             plural(g, "image"),
-            groups.join(", ")
+            ids()
         ),
     };
     Some(ImageError {
@@ -139,36 +164,49 @@ pub fn entry_error(markers: Option<&[String]>, rows: &[ChunkRow]) -> Option<Imag
     })
 }
 
-/// `parseChunkRow` over the rows, then `reassemblePersistedChunks`: the ids of the images whose
-/// rows are complete, in order of first appearance.
-fn groups(rows: &[ChunkRow]) -> Result<Vec<String>, ImageError> {
-    let mut parsed: Vec<(&str, f64, f64)> = Vec::with_capacity(rows.len());
-    for r in rows {
-        let (ChunkCell::Text(id), Some(index), Some(count), true) = (
-            &r.image_id,
-            r.index.integer(),
-            r.count.integer(),
-            r.data_is_text,
-        ) else {
-            return Err(ImageError {
-                message: messages::ROW_MALFORMED,
-                found: "a chunk row with a column of another type".into(),
-            });
-        };
-        parsed.push((id, index, count));
+/// `parseChunkRow` over the rows alone: the error of the first row of another type. The runtime
+/// reads a submission's rows this way before any check of the row itself.
+pub fn rows_error(rows: &[ChunkRow]) -> Option<ImageError> {
+    rows.iter()
+        .find(|r| parsed(r).is_none())
+        .map(|_| row_malformed())
+}
+
+fn row_malformed() -> ImageError {
+    ImageError {
+        message: messages::ROW_MALFORMED,
+        found: "a chunk row with a column of another type".into(),
     }
-    let mut ids: Vec<&str> = Vec::new();
-    for (id, ..) in &parsed {
-        if !ids.contains(id) {
-            ids.push(id);
+}
+
+/// A row's `(image_id, index, count)` when its columns have the types `parseChunkRow` wants.
+fn parsed(r: &ChunkRow) -> Option<(&str, f64, f64)> {
+    match (
+        &r.image_id,
+        r.index.integer(),
+        r.count.integer(),
+        r.data_is_text,
+    ) {
+        (ChunkCell::Text(id), Some(index), Some(count), true) => Some((id, index, count)),
+        _ => None,
+    }
+}
+
+/// `parseChunkRow` over the rows, then `reassemblePersistedChunks`: the images whose rows are
+/// complete, with their data's length, in order of first appearance.
+pub fn reassemble(rows: &[ChunkRow]) -> Result<Vec<ImageGroup>, ImageError> {
+    // Each image's rows, `(index, count, data_units)`, in order of first appearance.
+    type Rows = Vec<(f64, f64, u64)>;
+    let mut rows_of: Vec<(&str, Rows)> = Vec::new();
+    for r in rows {
+        let (id, index, count) = parsed(r).ok_or_else(row_malformed)?;
+        match rows_of.iter_mut().find(|(i, _)| *i == id) {
+            Some((_, group)) => group.push((index, count, r.data_units)),
+            None => rows_of.push((id, vec![(index, count, r.data_units)])),
         }
     }
-    for id in &ids {
-        let mut group: Vec<(f64, f64)> = parsed
-            .iter()
-            .filter(|(i, ..)| i == id)
-            .map(|&(_, index, count)| (index, count))
-            .collect();
+    let mut groups = Vec::with_capacity(rows_of.len());
+    for (id, mut group) in rows_of {
         // `toSorted((l, r) => l.index - r.index)`: stable, by index.
         group.sort_by(|a, b| a.0.total_cmp(&b.0));
         let expected = group[0].1;
@@ -177,7 +215,7 @@ fn groups(rows: &[ChunkRow]) -> Result<Vec<String>, ImageError> {
             && group
                 .iter()
                 .enumerate()
-                .all(|(i, &(index, count))| count == expected && index == i as f64);
+                .all(|(i, &(index, count, _))| count == expected && index == i as f64);
         if !complete {
             return Err(ImageError {
                 message: messages::MISSING_OR_MALFORMED,
@@ -187,8 +225,12 @@ fn groups(rows: &[ChunkRow]) -> Result<Vec<String>, ImageError> {
                 ),
             });
         }
+        groups.push(ImageGroup {
+            id: id.to_string(),
+            data_units: group.iter().map(|g| g.2).sum(),
+        });
     }
-    Ok(ids.into_iter().map(str::to_string).collect())
+    Ok(groups)
 }
 
 fn plural(n: usize, what: &str) -> String {

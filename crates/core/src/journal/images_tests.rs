@@ -7,6 +7,7 @@ fn row(id: &str, index: f64, count: f64) -> ChunkRow {
         index: ChunkCell::Number(index),
         count: ChunkCell::Number(count),
         data_is_text: true,
+        data_units: 10,
     }
 }
 

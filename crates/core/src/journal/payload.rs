@@ -7,6 +7,9 @@
 use std::collections::HashMap;
 
 use serde_json::value::RawValue;
+use serde_json::Value;
+
+use crate::journal::images::{self, ChunkRow, ImageError, ImageGroup};
 
 type RawObject = HashMap<String, Box<RawValue>>;
 
@@ -56,44 +59,119 @@ impl PayloadFields {
     pub fn has_input(&self) -> bool {
         self.top.as_ref().is_some_and(|t| t.contains_key("input"))
     }
-    /// The inner payload's `message` is a string (`DirectAgentPayloadSchema`; images are not
-    /// checked here, see [`PayloadFields::direct_hydration`]).
+    /// The inner payload's `message` is a string (`DirectAgentPayloadSchema`).
     pub fn message_is_string(&self) -> bool {
         self.inner
             .as_ref()
             .and_then(|i| i.get("message"))
             .is_some_and(|m| string(m).is_some())
     }
-    /// What the runtime's image hydration of a direct prompt (`hydrateDirectSubmissionImages`,
-    /// before the payload check) does with this payload: it reads `payload.payload.images`, so a
-    /// missing or null value on the way throws V8's `TypeError`; images are hydrated against
-    /// their stored chunks, whose errors turnscope does not predict.
-    pub fn direct_hydration(&self) -> Hydration {
+
+    /// What the runtime's image hydration of a direct prompt does with this payload and the
+    /// submission's chunk rows (`hydratePersistedDirectSubmission`, between `JSON.parse` and the
+    /// payload check), in its order: the rows are reassembled into images (the argument is
+    /// evaluated first), then `payload.payload.images` is read (V8's `TypeError` where a value on
+    /// the way is missing), its markers must name each image once
+    /// (`assertExactImageGroups`), and the images are mapped (a `TypeError` when they are not an
+    /// array). `Ok` with the images' lengths when it passes; the payload check comes next.
+    pub fn direct_hydration(&self, rows: &[ChunkRow]) -> Result<Vec<ImageGroup>, Thrown> {
         const NULL_PAYLOAD: &str = "Cannot read properties of null (reading 'payload')";
         const UNDEFINED: &str = "Cannot read properties of undefined (reading 'images')";
         const NULL_INNER: &str = "Cannot read properties of null (reading 'images')";
+        const NULL_MAP: &str = "Cannot read properties of null (reading 'map')";
+        const NOT_A_FUNCTION: &str = "blocks.map is not a function";
+        let groups = images::reassemble(rows).map_err(Thrown::Images)?;
         if self.top_is_null {
-            return Hydration::Throws(NULL_PAYLOAD);
+            return Err(Thrown::TypeError(NULL_PAYLOAD));
         }
-        match (self.inner_raw(), &self.inner) {
-            (None, _) => Hydration::Throws(UNDEFINED),
-            (Some(raw), None) if raw.get() == "null" => Hydration::Throws(NULL_INNER),
-            (Some(_), None) => Hydration::Passes,
-            (Some(_), Some(inner)) if inner.contains_key("images") => Hydration::Unknown,
-            (Some(_), Some(_)) => Hydration::Passes,
+        let images = match (self.inner_raw(), &self.inner) {
+            (None, _) => return Err(Thrown::TypeError(UNDEFINED)),
+            (Some(raw), None) if raw.get() == "null" => return Err(Thrown::TypeError(NULL_INNER)),
+            // A string, number, boolean or array: its `images` is undefined.
+            (Some(_), None) => None,
+            (Some(_), Some(inner)) => inner.get("images"),
+        };
+        let Some(images) = images else {
+            return match images::exact(&[], &groups) {
+                Some(e) => Err(Thrown::Images(e)),
+                None => Ok(groups),
+            };
+        };
+        let images = parsed(images);
+        if let Some(e) = images::exact(&images::marker_ids(&images), &groups) {
+            return Err(Thrown::Images(e));
+        }
+        match images {
+            Value::Array(_) => Ok(groups),
+            Value::Null => Err(Thrown::TypeError(NULL_MAP)),
+            _ => Err(Thrown::TypeError(NOT_A_FUNCTION)),
+        }
+    }
+
+    /// Why the payload check (`DirectAgentPayloadSchema`) rejects the inner payload's images once
+    /// hydrated (`groups`: the images its markers stand for): each must be an object whose `type`
+    /// is `"image"`, whose `mimeType` is a string and whose `data` is a string of at most
+    /// [`MAX_IMAGE_DATA_UNITS`]. `None` when there are none, or they pass.
+    pub fn direct_images_problem(&self, groups: &[ImageGroup]) -> Option<String> {
+        let images = parsed(self.inner.as_ref()?.get("images")?);
+        let Value::Array(blocks) = &images else {
+            return Some("direct payload's images are not an array".into());
+        };
+        for (i, block) in blocks.iter().enumerate() {
+            let units = match block.get("data") {
+                Some(Value::String(data)) => match data.strip_prefix(images::MARKER_PREFIX) {
+                    Some(id) if block.get("type") == Some(&Value::from("image")) => groups
+                        .iter()
+                        .find(|g| g.id == id)
+                        .map_or(0, |g| g.data_units),
+                    _ => data.encode_utf16().count() as u64,
+                },
+                _ => return Some(format!("direct payload's image {i} has no data string")),
+            };
+            if !block.is_object() || block.get("type") != Some(&Value::from("image")) {
+                return Some(format!(
+                    "direct payload's image {i} is not of type \"image\""
+                ));
+            }
+            if !block.get("mimeType").is_some_and(Value::is_string) {
+                return Some(format!("direct payload's image {i} has no mimeType string"));
+            }
+            if units > images::MAX_IMAGE_DATA_UNITS {
+                return Some(format!(
+                    "direct payload's image {i} has {units} characters of data, over the runtime's limit of {}",
+                    images::MAX_IMAGE_DATA_UNITS
+                ));
+            }
+        }
+        None
+    }
+}
+
+/// A value the runtime's hydration throws instead of passing, see
+/// [`PayloadFields::direct_hydration`].
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Thrown {
+    /// V8's `TypeError`, with this message.
+    TypeError(&'static str),
+    /// An image chunk check's error.
+    Images(ImageError),
+}
+
+impl Thrown {
+    /// The error's message, as the runtime stores it.
+    pub fn message(&self) -> &'static str {
+        match self {
+            Thrown::TypeError(m) => m,
+            Thrown::Images(e) => e.message,
         }
     }
 }
 
-/// The outcome of a direct prompt's image hydration, see [`PayloadFields::direct_hydration`].
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Hydration {
-    /// Nothing thrown: the payload check comes next.
-    Passes,
-    /// A `TypeError` with this message.
-    Throws(&'static str),
-    /// The payload has images: the outcome depends on their chunks.
-    Unknown,
+/// `raw` read as `JSON.parse` reads it (a lone surrogate as U+FFFD, one code unit as it was).
+/// `raw` is JSON already (it was read as a [`RawValue`]): should it still be refused, it is
+/// read as `null`.
+fn parsed(raw: &RawValue) -> Value {
+    crate::js::lone_surrogates::from_str(raw.get()).unwrap_or(Value::Null)
 }
 
 /// Read `payload` as `JSON.parse` would, keeping only what the check compares; `Err` with the
@@ -120,6 +198,7 @@ pub fn read(payload: &str) -> Result<PayloadFields, String> {
 #[cfg(test)]
 mod tests {
     use super::read;
+    use crate::journal::images::ChunkRow;
 
     #[test]
     fn top_level_fields_are_read_and_the_rest_skipped_at_any_depth() {
@@ -145,26 +224,117 @@ mod tests {
         assert!(!p.message_is_string());
     }
 
-    /// Each `TypeError` text was read from Node 22 reading `input.payload.images`.
+    fn chunk(id: &str, index: f64, count: f64) -> ChunkRow {
+        use crate::journal::images::ChunkCell;
+        ChunkRow {
+            image_id: ChunkCell::Text(id.into()),
+            index: ChunkCell::Number(index),
+            count: ChunkCell::Number(count),
+            data_is_text: true,
+            data_units: 6,
+        }
+    }
+
+    fn hydration(payload: &str, rows: &[ChunkRow]) -> Result<usize, &'static str> {
+        read(payload)
+            .unwrap()
+            .direct_hydration(rows)
+            .map(|g| g.len())
+            .map_err(|t| t.message())
+    }
+
+    /// Each `TypeError` text was read from Node 22 reading `input.payload.images` and mapping it.
     #[test]
     fn a_direct_payload_s_hydration_throws_v8_s_type_error_where_a_value_is_missing() {
-        use super::Hydration::{Passes, Throws, Unknown};
-        let h = |v: &str| read(v).unwrap().direct_hydration();
-        assert_eq!(h(r#"{"payload":{"message":5}}"#), Passes);
-        assert_eq!(h(r#"{"payload":"text"}"#), Passes);
-        let undefined = Throws("Cannot read properties of undefined (reading 'images')");
+        let h = |v: &str| hydration(v, &[]);
+        assert_eq!(h(r#"{"payload":{"message":5}}"#), Ok(0));
+        assert_eq!(h(r#"{"payload":"text"}"#), Ok(0));
+        let undefined = Err("Cannot read properties of undefined (reading 'images')");
         assert_eq!(h(r#"{"kind":"direct"}"#), undefined);
         assert_eq!(h("[1]"), undefined);
         assert_eq!(h("5"), undefined);
         assert_eq!(
             h(r#"{"payload":null}"#),
-            Throws("Cannot read properties of null (reading 'images')")
+            Err("Cannot read properties of null (reading 'images')")
         );
         assert_eq!(
             h(" null\n"),
-            Throws("Cannot read properties of null (reading 'payload')")
+            Err("Cannot read properties of null (reading 'payload')")
         );
-        assert_eq!(h(r#"{"payload":{"message":"hi","images":[]}}"#), Unknown);
+        assert_eq!(h(r#"{"payload":{"message":"hi","images":[]}}"#), Ok(0));
+        assert_eq!(
+            h(r#"{"payload":{"message":"hi","images":null}}"#),
+            Err("Cannot read properties of null (reading 'map')")
+        );
+        assert_eq!(
+            h(r#"{"payload":{"message":"hi","images":5}}"#),
+            Err("blocks.map is not a function")
+        );
+    }
+
+    #[test]
+    fn a_direct_payload_s_markers_must_name_each_stored_image_once() {
+        use crate::journal::images::messages::{DO_NOT_MATCH, MISSING_OR_MALFORMED};
+        let marker = |id: &str| {
+            format!(
+                r#"{{"type":"image","data":"__flue_image_chunks__:{id}","mimeType":"image/png"}}"#
+            )
+        };
+        let with = |blocks: &[String]| {
+            format!(
+                r#"{{"payload":{{"message":"hi","images":[{}]}}}}"#,
+                blocks.join(",")
+            )
+        };
+        let two = [chunk("0", 0.0, 2.0), chunk("0", 1.0, 2.0)];
+        assert_eq!(hydration(&with(&[marker("0")]), &two), Ok(1));
+        assert_eq!(hydration(&with(&[marker("0")]), &[]), Err(DO_NOT_MATCH));
+        assert_eq!(hydration(&with(&[]), &two), Err(DO_NOT_MATCH));
+        assert_eq!(
+            hydration(r#"{"payload":{"message":"hi"}}"#, &two),
+            Err(DO_NOT_MATCH)
+        );
+        assert_eq!(
+            hydration(&with(&[marker("0"), marker("0")]), &two),
+            Err(DO_NOT_MATCH)
+        );
+        // The rows are reassembled before anything of the payload is read.
+        assert_eq!(hydration("null", &two[..1]), Err(MISSING_OR_MALFORMED));
+        // Images that are not an array have no markers, so rows fail the match first.
+        assert_eq!(
+            hydration(r#"{"payload":{"message":"hi","images":5}}"#, &two),
+            Err(DO_NOT_MATCH)
+        );
+    }
+
+    #[test]
+    fn the_payload_check_reads_each_hydrated_image() {
+        let problem = |images: &str, rows: &[ChunkRow]| {
+            let p = read(&format!(
+                r#"{{"payload":{{"message":"hi","images":{images}}}}}"#
+            ))
+            .unwrap();
+            let groups = p.direct_hydration(rows).unwrap();
+            p.direct_images_problem(&groups)
+        };
+        let ok = r#"[{"type":"image","data":"abc","mimeType":"image/png"}]"#;
+        assert_eq!(problem(ok, &[]), None);
+        for bad in [
+            r#"[{"type":"image","data":"abc"}]"#,
+            r#"[{"type":"picture","data":"abc","mimeType":"image/png"}]"#,
+            r#"[{"type":"image","data":5,"mimeType":"image/png"}]"#,
+            r#"[5]"#,
+        ] {
+            assert!(problem(bad, &[]).is_some(), "{bad}");
+        }
+        // A marker's image is as long as its rows together.
+        let marker =
+            r#"[{"type":"image","data":"__flue_image_chunks__:0","mimeType":"image/png"}]"#;
+        let mut big = chunk("0", 0.0, 1.0);
+        big.data_units = crate::journal::images::MAX_IMAGE_DATA_UNITS;
+        assert_eq!(problem(marker, &[big.clone()]), None);
+        big.data_units += 1;
+        assert!(problem(marker, &[big]).is_some());
     }
 
     #[test]

@@ -4,6 +4,7 @@
 use serde::Serialize;
 
 use crate::journal::history::SubmissionKind;
+use crate::journal::images::ChunkRow;
 use crate::journal::status::{JournalPhase, SubmissionStatus};
 
 /// One row of `flue_agent_submissions`. The terminal columns are read under either variant's names.
@@ -35,6 +36,11 @@ pub struct SubmissionRow {
     /// are read from it anyway. Such a row is malformed to the runtime.
     #[serde(skip)]
     pub stored_as: Option<StoredAs>,
+    /// The submission's own image chunk rows (`owner_kind = 'submission'`, `owner_part = ''`; a
+    /// direct prompt's images), in the order the runtime reads them. Its row parser reads them for
+    /// every row, before its own checks ([`crate::recovery::reconciler::row_problem`]).
+    #[serde(skip)]
+    pub image_chunks: Vec<ChunkRow>,
 }
 
 /// A column a runtime row parser checks (`typeof` string or number), stored in a SQLite storage

@@ -137,6 +137,7 @@ fn row(input_applied: bool, attempts: i64) -> SubmissionRow {
         terminal_event: None,
         terminal_offset: None,
         stored_as: None,
+        image_chunks: Vec::new(),
     }
 }
 

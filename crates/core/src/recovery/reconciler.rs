@@ -7,7 +7,8 @@ use serde::Serialize;
 
 use crate::journal::entry::Role;
 use crate::journal::history::{History, SubmissionKind};
-use crate::journal::payload::Hydration;
+use crate::journal::images::ImageGroup;
+use crate::journal::payload::{PayloadFields, Thrown};
 use crate::journal::status::{JournalPhase, SubmissionStatus};
 use crate::journal::stream::{reconstruct_stream, StreamReconstruction};
 use crate::journal::submission_rows::{JournalRow, SubmissionRow};
@@ -377,33 +378,68 @@ impl RecoveryPlan {
 pub use crate::recovery::failure::messages;
 
 /// The error text the runtime's parser stores when it auto-settles a malformed row
-/// (`parseSubmission`): the row check comes first, then `JSON.parse` of the payload (whose
-/// `SyntaxError` message is V8's, see [`super::js_json_parse`]), then (for a direct prompt) its
-/// image hydration (V8's `TypeError` where a value on the way is missing), then the payload
-/// check. `Some(None)` where the outcome turns on what turnscope does not read: a direct
-/// payload with images (hydrated against their stored chunks), or, defensively, a text
-/// serde_json rejects that `JSON.parse` would accept.
+/// (`parseSubmission`), see [`parse_failure`]. `Some(None)` where `JSON.parse` would throw a
+/// message turnscope cannot give (defensively: a text serde_json rejects that `JSON.parse` would
+/// accept).
 pub fn malformed_error(sub: &SubmissionRow) -> Option<Option<String>> {
-    row_problem(sub)?;
-    Some(if row_shape_problem(sub).is_some() {
-        Some(messages::MALFORMED_ROW.to_string())
-    } else {
-        match crate::journal::payload::read(&sub.payload) {
-            Err(_) => crate::js::parse_error::parse_error_message(&sub.payload),
-            // A direct prompt's images are hydrated before the check, and that throws first.
-            Ok(p) if sub.is_direct() => match p.direct_hydration() {
-                Hydration::Passes => Some(messages::MALFORMED_PAYLOAD.to_string()),
-                Hydration::Throws(type_error) => Some(type_error.to_string()),
-                Hydration::Unknown => None,
-            },
-            Ok(_) => Some(messages::MALFORMED_PAYLOAD.to_string()),
-        }
-    })
+    parse_failure(sub).map(|f| f.error)
 }
 
 /// Check the runtime's row invariants (`parseSubmission`); `Some(problem)` for a malformed row.
 pub fn row_problem(sub: &SubmissionRow) -> Option<String> {
-    row_shape_problem(sub).or_else(|| payload_problem(sub))
+    parse_failure(sub).map(|f| f.problem)
+}
+
+/// Why the runtime's row parser throws: what turnscope found, and the runtime's error text.
+struct ParseFailure {
+    problem: String,
+    error: Option<String>,
+}
+
+/// `parseSubmission(row, chunks)` as the runtime runs it, in its order: the submission's image
+/// chunk rows are read first, each checked for its types (`parseChunkRow`, for every row, even
+/// a dispatch); then the row's columns; then `JSON.parse` of the payload (whose `SyntaxError`
+/// message is V8's, see [`crate::js::parse_error`]); then, for a direct prompt, its image
+/// hydration against those rows (the images' checks, and V8's `TypeError` where a value on the
+/// way is missing); then the payload check. `None` when it parses.
+fn parse_failure(sub: &SubmissionRow) -> Option<ParseFailure> {
+    let fail = |problem: String, error: &str| ParseFailure {
+        problem,
+        error: Some(error.to_string()),
+    };
+    if let Some(e) = crate::journal::images::rows_error(&sub.image_chunks) {
+        return Some(fail(
+            format!("its image chunk rows: {}", e.found),
+            e.message,
+        ));
+    }
+    if let Some(problem) = row_shape_problem(sub) {
+        return Some(fail(problem, messages::MALFORMED_ROW));
+    }
+    let p = match crate::journal::payload::read(&sub.payload) {
+        Ok(p) => p,
+        Err(e) => {
+            return Some(ParseFailure {
+                problem: format!("payload is not valid JSON: {e}"),
+                error: crate::js::parse_error::parse_error_message(&sub.payload),
+            })
+        }
+    };
+    let mut images = Vec::new();
+    if sub.is_direct() {
+        match p.direct_hydration(&sub.image_chunks) {
+            Ok(groups) => images = groups,
+            Err(Thrown::Images(e)) => {
+                return Some(fail(format!("its images: {}", e.found), e.message))
+            }
+            Err(thrown @ Thrown::TypeError(_)) => {
+                let problem = payload_problem(sub, &p, &images)
+                    .unwrap_or_else(|| "direct payload's images cannot be read".into());
+                return Some(fail(problem, thrown.message()));
+            }
+        }
+    }
+    payload_problem(sub, &p, &images).map(|problem| fail(problem, messages::MALFORMED_PAYLOAD))
 }
 
 /// The column checks of `parseSubmission` (before the payload is parsed).
@@ -443,11 +479,13 @@ fn row_shape_problem(sub: &SubmissionRow) -> Option<String> {
     None
 }
 
-fn payload_problem(sub: &SubmissionRow) -> Option<String> {
-    let p = match crate::journal::payload::read(&sub.payload) {
-        Ok(p) => p,
-        Err(e) => return Some(format!("payload is not valid JSON: {e}")),
-    };
+/// The payload check (`isSubmissionPayload`) of the payload `p`, a direct prompt's images
+/// hydrated as `images` say.
+fn payload_problem(
+    sub: &SubmissionRow,
+    p: &PayloadFields,
+    images: &[ImageGroup],
+) -> Option<String> {
     if !p.is_object() {
         return Some("payload is not a JSON object".into());
     }
@@ -483,6 +521,8 @@ fn payload_problem(sub: &SubmissionRow) -> Option<String> {
         }
     } else if !p.message_is_string() {
         return Some("direct payload has no payload.message string".into());
+    } else {
+        return p.direct_images_problem(images);
     }
     None
 }

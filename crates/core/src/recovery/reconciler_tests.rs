@@ -384,6 +384,85 @@ fn a_malformed_row_is_auto_failed_with_the_runtime_s_own_text() {
     );
 }
 
+/// A chunk row of the submission's own (a direct prompt's image).
+fn own_chunk(index: f64, count: f64) -> crate::journal::images::ChunkRow {
+    use crate::journal::images::{ChunkCell, ChunkRow};
+    ChunkRow {
+        image_id: ChunkCell::Text("0".into()),
+        index: ChunkCell::Number(index),
+        count: ChunkCell::Number(count),
+        data_is_text: true,
+        data_units: 8,
+    }
+}
+
+/// The running direct prompt, its payload's inner payload `inner`.
+fn direct(inner: &str) -> SubmissionRow {
+    let mut s = sub();
+    s.kind = "direct".into();
+    s.payload = format!(
+        r#"{{"agent":"moderator","id":"guild-42","payload":{inner},"acceptedAt":"2027-01-15T08:00:00.000Z","kind":"direct","submissionId":"{SID}"}}"#
+    );
+    s
+}
+
+fn auto_fail_error(s: &SubmissionRow) -> Option<String> {
+    let p = plan_with(s, None, Some(&history(&Seq::new())), &[]);
+    match &p.writes[..] {
+        [PlannedWrite::AutoFailMalformed { error }] => error.clone(),
+        other => panic!("no auto-fail: {other:?} ({})", p.reason),
+    }
+}
+
+/// `parseSubmission(row, chunks)`: the submission's chunk rows are read, and their types checked,
+/// before anything of the row; a direct prompt's markers must then name each stored image once.
+#[test]
+fn the_row_parser_reads_the_submission_s_own_image_chunks_first() {
+    use crate::journal::images::{messages as images, ChunkCell};
+    let marker = r#"{"type":"image","data":"__flue_image_chunks__:0","mimeType":"image/png"}"#;
+    let with_image = format!(r#"{{"message":"hi","images":[{marker}]}}"#);
+    // Intact: one marker, its two rows.
+    let mut s = direct(&with_image);
+    s.image_chunks = vec![own_chunk(0.0, 2.0), own_chunk(1.0, 2.0)];
+    assert_eq!(row_problem(&s), None);
+    // The marker without its rows, and rows without a marker.
+    let s = direct(&with_image);
+    assert_eq!(auto_fail_error(&s).as_deref(), Some(images::DO_NOT_MATCH));
+    let mut s = direct(r#"{"message":"hi"}"#);
+    s.image_chunks = vec![own_chunk(0.0, 1.0)];
+    assert_eq!(auto_fail_error(&s).as_deref(), Some(images::DO_NOT_MATCH));
+    // One row of two.
+    let mut s = direct(&with_image);
+    s.image_chunks = vec![own_chunk(0.0, 2.0)];
+    assert_eq!(
+        auto_fail_error(&s).as_deref(),
+        Some(images::MISSING_OR_MALFORMED)
+    );
+    // A row of another type fails even a dispatch, and before the row's own checks.
+    let mut s = sub();
+    s.image_chunks = vec![own_chunk(0.0, 1.0)];
+    assert_eq!(
+        row_problem(&s),
+        None,
+        "a dispatch's rows are otherwise ignored"
+    );
+    s.image_chunks[0].index = ChunkCell::Text("0".into());
+    s.started_at = None;
+    assert_eq!(auto_fail_error(&s).as_deref(), Some(images::ROW_MALFORMED));
+    // Images that are not an array: V8's TypeError from mapping them.
+    let s = direct(r#"{"message":"hi","images":{"0":1}}"#);
+    assert_eq!(
+        auto_fail_error(&s).as_deref(),
+        Some("blocks.map is not a function")
+    );
+    // An image the payload check rejects once hydrated.
+    let s = direct(r#"{"message":"hi","images":[{"type":"image","data":"abc"}]}"#);
+    assert_eq!(
+        auto_fail_error(&s).as_deref(),
+        Some(messages::MALFORMED_PAYLOAD)
+    );
+}
+
 #[test]
 fn the_budget_and_timeout_rules_carry_the_runtime_s_own_errors() {
     use crate::recovery::failure::RuntimeFailure;

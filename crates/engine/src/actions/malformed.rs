@@ -34,7 +34,7 @@ fn auto_fail(
         [PlannedWrite::AutoFailMalformed { error: None }] => {
             return Err(Refusal::new(
                 format!(
-                    "the row is malformed ({problem}); the runtime settles it with the message its image hydration gives for this direct prompt's images, which turns on the stored image chunks turnscope does not read"
+                    "the row is malformed ({problem}); the runtime settles it with V8's JSON.parse message for this payload, which turnscope cannot give"
                 ),
                 "leave it to the runtime: its next reconciliation pass settles the row as failed by itself",
             ))

@@ -238,6 +238,14 @@ fn read_rows(
             }
         }
     }
+    // The submissions' own chunk rows (a direct prompt's images): the runtime's row parser reads
+    // them with each row, so the copy is judged as the journal is.
+    if let Some(sr) = store.session_rows() {
+        for s in &subs {
+            rows.image_chunks
+                .extend(sr.stored_submission_chunks(&s.submission_id)?);
+        }
+    }
     for b in &bundles {
         if let Some(j) = &b.journal {
             if let Some(key) = &j.stream_key {

@@ -228,8 +228,9 @@ impl Redaction {
         changed
     }
 
-    /// The data of the session's image chunks: a tool result's images under `results`, a user
-    /// message's under `text`, an image of any other entry (damage) under either. The markers
+    /// The data of the image chunks: a tool result's images under `results`, a user message's and
+    /// a direct prompt's (owner `submission`) under `text`, an image of any other entry (damage)
+    /// under either. The markers
     /// that refer to them stay, and so do the rows' other columns: the copy is judged as the
     /// journal is, the runtime checking only that `data` is text.
     fn image_chunks(&self, rows: &mut ExportRows) {
@@ -252,13 +253,16 @@ impl Redaction {
         let redact: Vec<bool> = rows
             .image_chunks
             .iter()
-            .map(
-                |c| match roles.get(c.owner_part.as_str()).map(String::as_str) {
+            .map(|c| {
+                if c.owner_kind == "submission" {
+                    return self.text;
+                }
+                match roles.get(c.owner_part.as_str()).map(String::as_str) {
                     Some("toolResult") => self.results,
                     Some("user") => self.text,
                     _ => self.results || self.text,
-                },
-            )
+                }
+            })
             .collect();
         for (c, redact) in rows.image_chunks.iter_mut().zip(redact) {
             if let (true, StoredValue::Text(t)) = (redact, &c.data) {

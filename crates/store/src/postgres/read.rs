@@ -53,11 +53,15 @@ pub(super) fn visit_submissions<C: GenericClient>(
     let sql = format!(
         "SELECT {columns} FROM flue_agent_submissions {where_sql} ORDER BY sequence{limit}"
     );
+    // Read first: the portal below holds the connection until its last row.
+    let mut images = super::sessions::submission_image_chunks(c)?;
     let mut rows = c.query_raw(&sql, params.iter().copied()).map_err(err)?;
     while let Some(r) = rows.next().map_err(err)? {
         let values = sqlite_values(&r);
         let refs: Vec<ValueRef<'_>> = values.iter().map(ValueRef::from).collect();
-        visit(submission_from_values(&refs));
+        let mut row = submission_from_values(&refs);
+        row.image_chunks = images.remove(&row.submission_id).unwrap_or_default();
+        visit(row);
     }
     Ok(())
 }

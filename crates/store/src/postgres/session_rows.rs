@@ -9,7 +9,7 @@ use postgres::GenericClient;
 use super::peer::{read_part, split_point, PeerPart};
 use super::sessions::{
     entries_before, entries_by_ids, entries_in_order, entry_by_id, image_chunks, session_data,
-    stored_image_chunks,
+    stored_image_chunks, stored_submission_chunks,
 };
 use super::{pg_error, PgStore};
 use crate::session_rows::SPLIT_FROM;
@@ -122,6 +122,13 @@ impl<C: GenericClient> SessionRows for TxRows<'_, C> {
         stored_image_chunks(&mut **self.tx.borrow_mut(), session)
     }
 
+    fn stored_submission_chunks(&self, submission: &str) -> Result<Vec<ImageChunk>, StoreError> {
+        if !self.image_chunks {
+            return Ok(Vec::new());
+        }
+        stored_submission_chunks(&mut **self.tx.borrow_mut(), submission)
+    }
+
     fn entry_by_id(&self, session: &str, entry_id: &str) -> Result<Option<EntryRow>, StoreError> {
         rows_entry_by_id(&mut **self.tx.borrow_mut(), session, entry_id)
     }
@@ -197,6 +204,13 @@ impl SessionRows for PgStore {
             return Ok(Vec::new());
         }
         stored_image_chunks(&mut *self.conn()?, session)
+    }
+
+    fn stored_submission_chunks(&self, submission: &str) -> Result<Vec<ImageChunk>, StoreError> {
+        if !self.has_table("flue_image_chunks") {
+            return Ok(Vec::new());
+        }
+        stored_submission_chunks(&mut *self.conn()?, submission)
     }
 
     fn entry_by_id(&self, session: &str, entry_id: &str) -> Result<Option<EntryRow>, StoreError> {

@@ -56,13 +56,29 @@ pub fn stored_image_chunks<C: GenericClient>(
     c: &mut C,
     session: &str,
 ) -> Result<Vec<ImageChunk>, StoreError> {
+    stored_chunks(c, "session_entry", session)
+}
+
+/// A submission's own image chunk rows whole (`SessionRows::stored_submission_chunks`).
+pub fn stored_submission_chunks<C: GenericClient>(
+    c: &mut C,
+    submission: &str,
+) -> Result<Vec<ImageChunk>, StoreError> {
+    stored_chunks(c, "submission", submission)
+}
+
+fn stored_chunks<C: GenericClient>(
+    c: &mut C,
+    owner_kind: &str,
+    owner_id: &str,
+) -> Result<Vec<ImageChunk>, StoreError> {
     use turnscope_core::journal::submission_rows::StoredValue;
     Ok(c.query(
         "SELECT owner_kind, owner_id, owner_part, image_id, chunk_index::bigint,
                     chunk_count::bigint, data
-             FROM flue_image_chunks WHERE owner_kind = 'session_entry' AND owner_id = $1
+             FROM flue_image_chunks WHERE owner_kind = $1 AND owner_id = $2
              ORDER BY owner_part, image_id, chunk_index",
-        &[&session],
+        &[&owner_kind, &owner_id],
     )
     .map_err(|e| pg_error("reading image chunk rows", &e))?
     .iter()
@@ -109,10 +125,49 @@ pub fn image_chunks<C: GenericClient>(
                 index: ChunkCell::Number(r.get(2)),
                 count: ChunkCell::Number(r.get(3)),
                 data_is_text: true,
+                data_units: 0,
             },
         )
     })
     .collect())
+}
+
+/// Every submission's own image chunk rows (a direct prompt's images, which the runtime's row
+/// parser reads with its row), by owner; none (one probe) in most journals. The data is read only
+/// where its image's bytes are over the payload check's limit, to count its UTF-16 units.
+pub(super) fn submission_image_chunks<C: GenericClient>(
+    c: &mut C,
+) -> Result<std::collections::HashMap<String, Vec<ChunkRow>>, StoreError> {
+    let mut out: std::collections::HashMap<String, Vec<ChunkRow>> = Default::default();
+    if !has_image_chunks(c)? {
+        return Ok(out);
+    }
+    let rows = c
+        .query(
+            "SELECT owner_id, image_id, chunk_index::float8, chunk_count::float8,
+                    octet_length(data)::int8,
+                    CASE WHEN sum(octet_length(data)) OVER (PARTITION BY owner_id, image_id) > $1
+                         THEN data END
+               FROM flue_image_chunks WHERE owner_kind = 'submission' AND owner_part = ''
+              ORDER BY owner_id, image_id, chunk_index",
+            &[&(turnscope_core::journal::images::MAX_IMAGE_DATA_UNITS as i64)],
+        )
+        .map_err(|e| pg_error("reading a submission's image chunk rows", &e))?;
+    for r in &rows {
+        let data_units = match r.get::<_, Option<String>>(5) {
+            Some(data) => data.encode_utf16().count() as u64,
+            // Within the limit: the byte length, never less than the UTF-16 units.
+            None => r.get::<_, i64>(4).max(0) as u64,
+        };
+        out.entry(r.get(0)).or_default().push(ChunkRow {
+            image_id: ChunkCell::Text(r.get(1)),
+            index: ChunkCell::Number(r.get(2)),
+            count: ChunkCell::Number(r.get(3)),
+            data_is_text: true,
+            data_units,
+        });
+    }
+    Ok(out)
 }
 
 /// `(entry_id, position, data)` of the entries `ids`, in one query (found ones only, in no

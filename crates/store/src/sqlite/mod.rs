@@ -11,6 +11,7 @@ mod open_file;
 pub(crate) mod peer;
 pub(crate) mod row_images;
 pub(crate) mod sessions;
+mod submission_images;
 pub(crate) mod traits;
 pub(crate) mod undo;
 pub(crate) mod writable;
@@ -20,7 +21,7 @@ use open_file::*;
 use std::cell::Cell;
 use std::path::{Path, PathBuf};
 use std::time::Duration;
-use turnscope_core::journal::images::{ChunkCell, ChunkRow};
+use turnscope_core::journal::images::ChunkRow;
 use turnscope_core::journal::submission_rows::ImageChunk;
 
 use rusqlite::types::ValueRef;
@@ -210,8 +211,14 @@ impl SqliteStore {
         let rows = stmt
             .query_map(params, submission_from_row)
             .map_err(|e| StoreError::sqlite("reading submissions", e))?;
+        let mut images = submission_images::SubmissionImages::new(
+            &self.conn,
+            self.has_table("flue_image_chunks"),
+        )?;
         for row in rows {
-            visit(row.map_err(|e| StoreError::sqlite("reading submissions", e))?);
+            let mut row = row.map_err(|e| StoreError::sqlite("reading submissions", e))?;
+            images.attach(&mut row)?;
+            visit(row);
         }
         Ok(())
     }
@@ -585,10 +592,11 @@ impl SessionRows for SqliteStore {
                     Ok((
                         String::from_utf8_lossy(&bytes_of(r.get_ref(0)?)).into_owned(),
                         ChunkRow {
-                            image_id: chunk_cell(r.get_ref(1)?),
-                            index: chunk_cell(r.get_ref(2)?),
-                            count: chunk_cell(r.get_ref(3)?),
+                            image_id: crate::parse::chunk_cell(r.get_ref(1)?),
+                            index: crate::parse::chunk_cell(r.get_ref(2)?),
+                            count: crate::parse::chunk_cell(r.get_ref(3)?),
                             data_is_text: r.get::<_, bool>(4)?,
+                            data_units: 0,
                         },
                     ))
                 })?
@@ -598,31 +606,15 @@ impl SessionRows for SqliteStore {
     }
 
     fn stored_image_chunks(&self, session: &str) -> Result<Vec<ImageChunk>, StoreError> {
-        if !self.has_table("flue_image_chunks") {
-            return Ok(Vec::new());
-        }
-        self.conn
-            .prepare_cached(&format!(
-                "SELECT owner_kind, owner_id, owner_part, image_id, chunk_index, chunk_count, data {SESSION_CHUNKS}"
-            ))
-            .and_then(|mut s| {
-                s.query_map([session], |r| {
-                    let text = |i| -> rusqlite::Result<String> {
-                        Ok(String::from_utf8_lossy(&bytes_of(r.get_ref(i)?)).into_owned())
-                    };
-                    Ok(ImageChunk {
-                        owner_kind: text(0)?,
-                        owner_id: text(1)?,
-                        owner_part: text(2)?,
-                        image_id: crate::parse::stored_value(r.get_ref(3)?),
-                        chunk_index: crate::parse::stored_value(r.get_ref(4)?),
-                        chunk_count: crate::parse::stored_value(r.get_ref(5)?),
-                        data: crate::parse::stored_value(r.get_ref(6)?),
-                    })
-                })?
-                .collect()
-            })
-            .map_err(|e| StoreError::sqlite("reading image chunk rows", e))
+        self.stored_chunks(SESSION_CHUNKS, session)
+    }
+
+    fn stored_submission_chunks(&self, submission: &str) -> Result<Vec<ImageChunk>, StoreError> {
+        self.stored_chunks(
+            "FROM flue_image_chunks WHERE owner_kind = 'submission' AND owner_id = ?1
+             ORDER BY owner_part, image_id, chunk_index",
+            submission,
+        )
     }
 
     fn entries_before(
@@ -879,22 +871,43 @@ fn is_lossy(v: ValueRef<'_>) -> bool {
     }
 }
 
+impl SqliteStore {
+    /// The chunk rows `from` (a `FROM … WHERE … = ?1 ORDER BY …` clause) selects, whole.
+    fn stored_chunks(&self, from: &str, owner: &str) -> Result<Vec<ImageChunk>, StoreError> {
+        if !self.has_table("flue_image_chunks") {
+            return Ok(Vec::new());
+        }
+        self.conn
+            .prepare_cached(&format!(
+                "SELECT owner_kind, owner_id, owner_part, image_id, chunk_index, chunk_count, data {from}"
+            ))
+            .and_then(|mut s| {
+                s.query_map([owner], |r| {
+                    let text = |i| -> rusqlite::Result<String> {
+                        Ok(String::from_utf8_lossy(&bytes_of(r.get_ref(i)?)).into_owned())
+                    };
+                    Ok(ImageChunk {
+                        owner_kind: text(0)?,
+                        owner_id: text(1)?,
+                        owner_part: text(2)?,
+                        image_id: crate::parse::stored_value(r.get_ref(3)?),
+                        chunk_index: crate::parse::stored_value(r.get_ref(4)?),
+                        chunk_count: crate::parse::stored_value(r.get_ref(5)?),
+                        data: crate::parse::stored_value(r.get_ref(6)?),
+                    })
+                })?
+                .collect()
+            })
+            .map_err(|e| StoreError::sqlite("reading image chunk rows", e))
+    }
+}
+
 /// A session's image chunk rows in the order the runtime reads an entry's. A row whose
 /// `owner_part` is not text is never read: the runtime's `owner_part = ?` with an entry id never
 /// matches it.
 const SESSION_CHUNKS: &str = "FROM flue_image_chunks
      WHERE owner_kind = 'session_entry' AND owner_id = ?1 AND typeof(owner_part) = 'text'
      ORDER BY owner_part, image_id, chunk_index";
-
-/// A chunk row's cell as the runtime's `typeof` sees it through `node:sqlite`.
-fn chunk_cell(v: ValueRef<'_>) -> ChunkCell {
-    match v {
-        ValueRef::Text(t) => ChunkCell::Text(String::from_utf8_lossy(t).into_owned()),
-        ValueRef::Integer(i) => ChunkCell::Number(i as f64),
-        ValueRef::Real(f) => ChunkCell::Number(f),
-        ValueRef::Null | ValueRef::Blob(_) => ChunkCell::Other,
-    }
-}
 
 fn submission_from_row(r: &Row<'_>) -> rusqlite::Result<SubmissionRow> {
     // The columns in `submission_columns`' order, mapped as the listing maps them.
