@@ -4,7 +4,8 @@
 //! session, each changed at random in the ways a crash or an operator leaves a row (retry budget
 //! spent, deadline passed, input never marked applied, journal missing or in another phase or
 //! attempt, stream chunks gone or consumed, the leaf moved back, no session row, a malformed
-//! row, an entry stored as a BLOB). Each database is copied twice:
+//! row, a direct prompt's images that do not match, an entry stored as a BLOB). Each database is
+//! copied twice:
 //! - the real runtime runs one reconciliation pass on the first copy (`reconcile-once.mjs`: its
 //!   own `listExpiredSubmissions()` and `reconcileInterruptedSubmission()`, nothing after);
 //! - turnscope's `reconcile` runs on every stuck submission of the second copy where the binary
@@ -225,6 +226,14 @@ fn mutate(c: &rusqlite::Connection, rng: &mut Rng, id: &str, session: &str) -> V
         // A direct prompt's payload without its inner `payload`: the runtime's image hydration
         // throws V8's TypeError before the payload check.
         exec("malformed: direct prompt without its inner payload", "UPDATE flue_agent_submissions SET payload = replace(payload, '\"payload\":{', '\"payloadX\":{') WHERE submission_id = ?1 AND kind = 'direct'", &[&id]);
+    } else if rng.chance(0.06) {
+        // A direct prompt's image marker whose chunk rows are gone: the parser's image check
+        // throws before the payload check (the row has no rows of its own to begin with).
+        exec(DIRECT_MARKER, "UPDATE flue_agent_submissions SET payload = json_set(payload, '$.payload.images', json('[{\"type\":\"image\",\"data\":\"__flue_image_chunks__:0\",\"mimeType\":\"image/png\"}]')) WHERE submission_id = ?1 AND kind = 'direct'", &[&id]);
+    } else if rng.chance(0.04) {
+        // A chunk row of the submission's own with an index stored as text: the parser reads
+        // them for every row, dispatch or direct, before its own checks.
+        exec(OWN_CHUNK_TEXT_INDEX, "INSERT INTO flue_image_chunks VALUES ('submission', ?1, '', '0', 'x', 1, 'iVBORw0K')", &[&id]);
     } else if rng.chance(0.03) {
         // JSON, but its acceptedAt no longer matches the column (spec §1.4's payload invariants).
         exec("malformed: accepted_at differs from the payload", "UPDATE flue_agent_submissions SET accepted_at = accepted_at + 1 WHERE submission_id = ?1", &[&id]);
@@ -249,6 +258,12 @@ fn mutate(c: &rusqlite::Connection, rng: &mut Rng, id: &str, session: &str) -> V
     }
     done
 }
+
+/// The mutation that gives a direct prompt an image marker without chunk rows.
+const DIRECT_MARKER: &str = "malformed: a direct prompt's image marker without its rows";
+
+/// The mutation that adds a submission's own chunk row whose index is text.
+const OWN_CHUNK_TEXT_INDEX: &str = "malformed: an own image chunk row of another type";
 
 /// The mutation that puts a byte that is not UTF-8 into a session's messages.
 const NOT_UTF8: &str = "a byte that is not UTF-8 in the history";
@@ -838,6 +853,8 @@ fn turnscope_writes_the_rows_of_the_real_reconciler() {
         "malformed: payload not JSON",
         "malformed: direct prompt without its inner payload",
         "malformed: accepted_at differs from the payload",
+        DIRECT_MARKER,
+        OWN_CHUNK_TEXT_INDEX,
     ] {
         if !results.iter().any(|r| r.mutations.contains(&damage)) {
             problems.push(format!("no generated state was {damage:?}"));
