@@ -173,6 +173,18 @@ fn show(db: &Path, id: &str) -> Value {
     turnscope_json(db, None, &["show", id, "--json"])
 }
 
+/// The row of `id` in `list --expired --json` on `db`.
+fn listed(db: impl AsRef<std::ffi::OsStr>, id: &str) -> Value {
+    let list = turnscope_json(db, None, &["list", "--expired", "--json"]);
+    list["submissions"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|r| r["submission"]["submissionId"] == id)
+        .unwrap_or_else(|| panic!("{id} not listed: {list}"))
+        .clone()
+}
+
 fn plan_of(show: &Value) -> Value {
     serde_json::json!([show["verdict"], show["plan"]])
 }
@@ -224,6 +236,8 @@ fn a_direct_prompt_s_images_are_checked_as_the_runtime_s_row_parser_checks_them(
                     "{name}: {plan}"
                 );
                 assert_eq!(plan["plan"]["writes"][0]["error"], throws, "{name}: {plan}");
+                // The listing reads the rows too (a page of rows, not one by id).
+                assert_eq!(listed(&copy, c.id)["plan"], plan["plan"], "{name}: listed");
                 // turnscope's reconcile writes what the pass wrote.
                 let out = turnscope_as(&copy, "t", &["--write", "reconcile", c.id, "-y"]);
                 assert!(
@@ -316,5 +330,11 @@ fn postgresql_reads_a_direct_prompt_s_image_rows_as_sqlite_does() {
         };
         let on_pg = turnscope_json(target.url(), None, &["show", c.id, "--json"]);
         assert_eq!(plan_of(&on_pg), plan_of(&show(&copy, c.id)), "{}", c.name);
+        assert_eq!(
+            listed(target.url(), c.id)["plan"],
+            listed(&copy, c.id)["plan"],
+            "{}: listed",
+            c.name
+        );
     }
 }

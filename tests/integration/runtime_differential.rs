@@ -233,7 +233,11 @@ fn mutate(c: &rusqlite::Connection, rng: &mut Rng, id: &str, session: &str) -> V
     } else if rng.chance(0.04) {
         // A chunk row of the submission's own with an index stored as text: the parser reads
         // them for every row, dispatch or direct, before its own checks.
-        exec(OWN_CHUNK_TEXT_INDEX, "INSERT INTO flue_image_chunks VALUES ('submission', ?1, '', '0', 'x', 1, 'iVBORw0K')", &[&id]);
+        exec(
+            OWN_CHUNK_TEXT_INDEX,
+            "INSERT INTO flue_image_chunks VALUES ('submission', ?1, '', '0', 'x', 1, 'iVBORw0K')",
+            &[&id],
+        );
     } else if rng.chance(0.03) {
         // JSON, but its acceptedAt no longer matches the column (spec §1.4's payload invariants).
         exec("malformed: accepted_at differs from the payload", "UPDATE flue_agent_submissions SET accepted_at = accepted_at + 1 WHERE submission_id = ?1", &[&id]);

@@ -295,6 +295,16 @@ pub(super) fn journal_problem(row: &JournalRow) -> Option<String> {
         .map(|p| format!("the journal row is malformed to the runtime ({p})"))
 }
 
+/// A chunk row's cell as the runtime's `typeof` sees it through `node:sqlite`.
+pub(crate) fn chunk_cell(v: ValueRef<'_>) -> ChunkCell {
+    match v {
+        ValueRef::Text(t) => ChunkCell::Text(String::from_utf8_lossy(t).into_owned()),
+        ValueRef::Integer(i) => ChunkCell::Number(i as f64),
+        ValueRef::Real(f) => ChunkCell::Number(f),
+        ValueRef::Null | ValueRef::Blob(_) => ChunkCell::Other,
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -319,15 +329,5 @@ mod tests {
         );
         assert_eq!(stored_as_names("status", "a BLOB"), None);
         assert_eq!(stored_as_names("payload", "a duck"), None);
-    }
-}
-
-/// A chunk row's cell as the runtime's `typeof` sees it through `node:sqlite`.
-pub(crate) fn chunk_cell(v: ValueRef<'_>) -> ChunkCell {
-    match v {
-        ValueRef::Text(t) => ChunkCell::Text(String::from_utf8_lossy(t).into_owned()),
-        ValueRef::Integer(i) => ChunkCell::Number(i as f64),
-        ValueRef::Real(f) => ChunkCell::Number(f),
-        ValueRef::Null | ValueRef::Blob(_) => ChunkCell::Other,
     }
 }

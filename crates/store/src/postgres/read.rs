@@ -50,11 +50,10 @@ pub(super) fn visit_submissions<C: GenericClient>(
 ) -> Result<(), StoreError> {
     let err = |e: postgres::Error| pg_error("reading submissions", &e);
     let limit = limit.map_or(String::new(), |n| format!(" LIMIT {n}"));
-    let sql = format!(
-        "SELECT {columns} FROM flue_agent_submissions {where_sql} ORDER BY sequence{limit}"
-    );
-    // Read first: the portal below holds the connection until its last row.
-    let mut images = super::sessions::submission_image_chunks(c)?;
+    let selection = format!("{where_sql} ORDER BY sequence{limit}");
+    let sql = format!("SELECT {columns} FROM flue_agent_submissions {selection}");
+    // Read first, for the same rows: the portal below holds the connection until its last row.
+    let mut images = super::sessions::submission_image_chunks(c, &selection, params)?;
     let mut rows = c.query_raw(&sql, params.iter().copied()).map_err(err)?;
     while let Some(r) = rows.next().map_err(err)? {
         let values = sqlite_values(&r);

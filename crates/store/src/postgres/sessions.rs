@@ -132,27 +132,44 @@ pub fn image_chunks<C: GenericClient>(
     .collect())
 }
 
-/// Every submission's own image chunk rows (a direct prompt's images, which the runtime's row
-/// parser reads with its row), by owner; none (one probe) in most journals. The data is read only
-/// where its image's bytes are over the payload check's limit, to count its UTF-16 units.
+/// The own image chunk rows (a direct prompt's images, which the runtime's row parser reads with
+/// its row) of the submissions `FROM flue_agent_submissions {selection}` selects (with `params`),
+/// by owner; none (one probe) in most journals. The data is read only where its image's bytes are
+/// over the payload check's limit, to count its UTF-16 units.
 pub(super) fn submission_image_chunks<C: GenericClient>(
     c: &mut C,
+    selection: &str,
+    params: &[&(dyn postgres::types::ToSql + Sync)],
 ) -> Result<std::collections::HashMap<String, Vec<ChunkRow>>, StoreError> {
     let mut out: std::collections::HashMap<String, Vec<ChunkRow>> = Default::default();
-    if !has_image_chunks(c)? {
+    let err = |e: postgres::Error| pg_error("reading a submission's image chunk rows", &e);
+    if !has_image_chunks(c)?
+        || !c
+            .query_one(
+                "SELECT EXISTS (SELECT 1 FROM flue_image_chunks WHERE owner_kind = 'submission')",
+                &[],
+            )
+            .map_err(err)?
+            .get::<_, bool>(0)
+    {
         return Ok(out);
     }
+    let limit = turnscope_core::journal::images::MAX_IMAGE_DATA_UNITS;
     let rows = c
         .query(
-            "SELECT owner_id, image_id, chunk_index::float8, chunk_count::float8,
-                    octet_length(data)::int8,
-                    CASE WHEN sum(octet_length(data)) OVER (PARTITION BY owner_id, image_id) > $1
-                         THEN data END
-               FROM flue_image_chunks WHERE owner_kind = 'submission' AND owner_part = ''
-              ORDER BY owner_id, image_id, chunk_index",
-            &[&(turnscope_core::journal::images::MAX_IMAGE_DATA_UNITS as i64)],
+            &format!(
+                "SELECT owner_id, image_id, chunk_index::float8, chunk_count::float8,
+                        octet_length(data)::int8,
+                        CASE WHEN sum(octet_length(data)) OVER (PARTITION BY owner_id, image_id)
+                                  > {limit} THEN data END
+                   FROM flue_image_chunks
+                  WHERE owner_kind = 'submission' AND owner_part = ''
+                    AND owner_id IN (SELECT submission_id FROM flue_agent_submissions {selection})
+                  ORDER BY owner_id, image_id, chunk_index"
+            ),
+            params,
         )
-        .map_err(|e| pg_error("reading a submission's image chunk rows", &e))?;
+        .map_err(err)?;
     for r in &rows {
         let data_units = match r.get::<_, Option<String>>(5) {
             Some(data) => data.encode_utf16().count() as u64,

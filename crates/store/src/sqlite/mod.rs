@@ -200,10 +200,18 @@ impl SqliteStore {
         visit: &mut dyn FnMut(SubmissionRow),
     ) -> Result<(), StoreError> {
         let limit = limit.map_or(String::new(), |n| format!(" LIMIT {n}"));
+        let selection = format!("{where_sql} ORDER BY sequence{limit}");
         let sql = format!(
-            "SELECT {} FROM flue_agent_submissions {where_sql} ORDER BY sequence{limit}",
+            "SELECT {} FROM flue_agent_submissions {selection}",
             self.submission_columns
         );
+        // Read first, for the same rows.
+        let mut images = submission_images::SubmissionImages::read(
+            &self.conn,
+            self.has_table("flue_image_chunks"),
+            &selection,
+            params,
+        )?;
         let mut stmt = self
             .conn
             .prepare_cached(&sql)
@@ -211,13 +219,9 @@ impl SqliteStore {
         let rows = stmt
             .query_map(params, submission_from_row)
             .map_err(|e| StoreError::sqlite("reading submissions", e))?;
-        let mut images = submission_images::SubmissionImages::new(
-            &self.conn,
-            self.has_table("flue_image_chunks"),
-        )?;
         for row in rows {
             let mut row = row.map_err(|e| StoreError::sqlite("reading submissions", e))?;
-            images.attach(&mut row)?;
+            images.attach(&mut row);
             visit(row);
         }
         Ok(())

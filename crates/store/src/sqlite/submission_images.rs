@@ -2,9 +2,9 @@
 //! which the runtime's row parser reads for every submission row before its checks
 //! (`parseSubmission(row, chunks)`), attached to each row as it is read.
 //!
-//! Most journals have none: one index probe says so and nothing more is read. Otherwise the
-//! first rows of a read look up their own rows (an indexed query each: a `show` reads one); a read
-//! of more rows (a listing) reads every submission's rows at once instead, without their data.
+//! Most journals have none: one index probe says so and nothing more is read. Otherwise one query
+//! reads the rows of the submissions the read selects (its own `WHERE` and `LIMIT` as a subquery:
+//! one submission for a `show`, a page of a listing), without their data.
 
 use std::collections::HashMap;
 
@@ -15,36 +15,23 @@ use turnscope_core::journal::submission_rows::SubmissionRow;
 
 use crate::StoreError;
 
-/// Rows looked up one by one before a read turns to reading them all.
-const ONE_BY_ONE: usize = 64;
+/// Each submission's rows, by owner, for the submissions one read selects.
+pub(crate) struct SubmissionImages(HashMap<String, Vec<ChunkRow>>);
 
-/// The columns of a chunk row, as the runtime's `parseChunkRow` checks them, and its data's
-/// length: bytes (`octet_length`, read without the data), or, where its image's bytes are over
-/// the payload check's limit, the data itself, to count its UTF-16 units as JavaScript does.
-const COLUMNS: &str = "owner_id, image_id, chunk_index, chunk_count, typeof(data) = 'text',
-     octet_length(data),
-     CASE WHEN sum(octet_length(data)) OVER (PARTITION BY owner_id, image_id) > ?9 THEN data END
-     FROM flue_image_chunks
-     WHERE owner_kind = 'submission' AND owner_part = ''";
-
-/// Attaches each submission row's chunk rows as a read visits it.
-pub(crate) struct SubmissionImages<'c> {
-    conn: &'c Connection,
-    state: State,
-}
-
-enum State {
-    /// The database has no submission chunk row (or no chunk table).
-    None,
-    /// Rows looked up so far, one by one.
-    OneByOne(usize),
-    /// Every submission's rows, by owner.
-    All(HashMap<String, Vec<ChunkRow>>),
-}
-
-impl<'c> SubmissionImages<'c> {
-    /// `has_table`: whether the database has `flue_image_chunks`.
-    pub(crate) fn new(conn: &'c Connection, has_table: bool) -> Result<Self, StoreError> {
+impl SubmissionImages {
+    /// The rows of the submissions `FROM flue_agent_submissions {selection}` selects (with
+    /// `params`). `has_table`: whether the database has `flue_image_chunks`.
+    ///
+    /// Each row's columns are read as the runtime's `parseChunkRow` checks them, and its data's
+    /// length: bytes (`octet_length`, read without the data), or, where its image's bytes are over
+    /// the payload check's limit, the data itself, to count its UTF-16 units as JavaScript does.
+    pub(crate) fn read(
+        conn: &Connection,
+        has_table: bool,
+        selection: &str,
+        params: &[&dyn rusqlite::ToSql],
+    ) -> Result<Self, StoreError> {
+        let mut out: HashMap<String, Vec<ChunkRow>> = HashMap::new();
         let any = has_table
             && conn
                 .prepare_cached(
@@ -52,49 +39,21 @@ impl<'c> SubmissionImages<'c> {
                 )
                 .and_then(|mut s| s.query_row([], |r| r.get::<_, bool>(0)))
                 .map_err(err)?;
-        Ok(SubmissionImages {
-            conn,
-            state: if any { State::OneByOne(0) } else { State::None },
-        })
-    }
-
-    /// Set `row.image_chunks` to the rows the runtime reads with it.
-    pub(crate) fn attach(&mut self, row: &mut SubmissionRow) -> Result<(), StoreError> {
-        match &mut self.state {
-            State::None => {}
-            State::OneByOne(n) if *n < ONE_BY_ONE => {
-                *n += 1;
-                row.image_chunks = self
-                    .read(" AND owner_id = ?1", Some(&row.submission_id))?
-                    .remove(&row.submission_id)
-                    .unwrap_or_default();
-            }
-            State::OneByOne(_) => {
-                let mut all = self.read("", None)?;
-                row.image_chunks = all.remove(&row.submission_id).unwrap_or_default();
-                self.state = State::All(all);
-            }
-            State::All(all) => {
-                row.image_chunks = all.remove(&row.submission_id).unwrap_or_default();
-            }
+        if !any {
+            return Ok(SubmissionImages(out));
         }
-        Ok(())
-    }
-
-    fn read(
-        &self,
-        and: &str,
-        owner: Option<&str>,
-    ) -> Result<HashMap<String, Vec<ChunkRow>>, StoreError> {
-        let sql = format!("SELECT {COLUMNS}{and} ORDER BY owner_id, image_id, chunk_index");
-        let mut stmt = self.conn.prepare_cached(&sql).map_err(err)?;
-        if let Some(owner) = owner {
-            stmt.raw_bind_parameter(1, owner).map_err(err)?;
-        }
-        stmt.raw_bind_parameter(9, MAX_IMAGE_DATA_UNITS as i64)
-            .map_err(err)?;
-        let mut rows = stmt.raw_query();
-        let mut out: HashMap<String, Vec<ChunkRow>> = HashMap::new();
+        let sql = format!(
+            "SELECT owner_id, image_id, chunk_index, chunk_count, typeof(data) = 'text',
+                    octet_length(data),
+                    CASE WHEN sum(octet_length(data)) OVER (PARTITION BY owner_id, image_id)
+                              > {MAX_IMAGE_DATA_UNITS} THEN data END
+               FROM flue_image_chunks
+              WHERE owner_kind = 'submission' AND owner_part = ''
+                AND owner_id IN (SELECT submission_id FROM flue_agent_submissions {selection})
+              ORDER BY owner_id, image_id, chunk_index"
+        );
+        let mut stmt = conn.prepare_cached(&sql).map_err(err)?;
+        let mut rows = stmt.query(params).map_err(err)?;
         while let Some(r) = rows.next().map_err(err)? {
             // A BLOB owner id never equals the runtime's text one.
             let ValueRef::Text(owner) = r.get_ref(0).map_err(err)? else {
@@ -117,7 +76,12 @@ impl<'c> SubmissionImages<'c> {
             };
             out.entry(owner).or_default().push(row);
         }
-        Ok(out)
+        Ok(SubmissionImages(out))
+    }
+
+    /// Set `row.image_chunks` to the rows the runtime reads with it.
+    pub(crate) fn attach(&mut self, row: &mut SubmissionRow) {
+        row.image_chunks = self.0.remove(&row.submission_id).unwrap_or_default();
     }
 }
 
@@ -155,26 +119,44 @@ mod tests {
         c
     }
 
-    /// Each of `rows` submissions read in order, with the rows attached to it.
-    fn attached(c: &Connection, rows: usize) -> Vec<Vec<ChunkRow>> {
-        let mut images = SubmissionImages::new(c, true).unwrap();
+    /// A submissions table of `n` rows `s0`, `s1`, ….
+    fn with_submissions(c: &Connection, n: usize) {
+        c.execute_batch("CREATE TABLE flue_agent_submissions (sequence INTEGER PRIMARY KEY, submission_id TEXT)")
+            .unwrap();
+        for i in 0..n {
+            c.execute(
+                "INSERT INTO flue_agent_submissions VALUES (?1, ?2)",
+                rusqlite::params![i as i64, format!("s{i}")],
+            )
+            .unwrap();
+        }
+    }
+
+    /// The rows attached to each of the `rows` submissions a read of `selection` visits.
+    fn attached(
+        c: &Connection,
+        selection: &str,
+        params: &[&dyn rusqlite::ToSql],
+        rows: usize,
+    ) -> Vec<Vec<ChunkRow>> {
+        let mut images = SubmissionImages::read(c, true, selection, params).unwrap();
         (0..rows)
             .map(|i| {
                 let mut row = sub();
                 row.submission_id = format!("s{i}");
-                images.attach(&mut row).unwrap();
+                images.attach(&mut row);
                 row.image_chunks
             })
             .collect()
     }
 
     #[test]
-    fn each_row_gets_its_own_rows_one_by_one_and_all_at_once() {
-        let c = journal(3 * ONE_BY_ONE);
-        // Past ONE_BY_ONE the rest are read at once; one more row has none.
-        let rows = attached(&c, 3 * ONE_BY_ONE + 1);
+    fn each_row_gets_its_own_rows_and_only_the_selected_rows_are_read() {
+        let c = journal(100);
+        with_submissions(&c, 101);
+        let rows = attached(&c, "ORDER BY sequence", &[], 101);
         for (i, r) in rows.iter().enumerate() {
-            if i == 3 * ONE_BY_ONE {
+            if i == 100 {
                 assert!(r.is_empty());
                 continue;
             }
@@ -189,28 +171,40 @@ mod tests {
             let text_index = r.iter().any(|c| c.index == ChunkCell::Text("x".into()));
             assert_eq!(text_index, i == 1, "s{i}");
         }
+        // A read of one submission, or of a page, reads its own rows only.
+        let one = attached(&c, "WHERE submission_id = ?1", &[&"s7"], 10);
+        assert_eq!(
+            one.iter().map(Vec::len).collect::<Vec<_>>(),
+            [0, 0, 0, 0, 0, 0, 0, 2, 0, 0]
+        );
+        let page = attached(
+            &c,
+            "WHERE sequence > ?1 ORDER BY sequence LIMIT 3",
+            &[&5],
+            10,
+        );
+        assert_eq!(page.iter().filter(|r| !r.is_empty()).count(), 3);
+        assert!(page[6].len() == 2 && page[8].len() == 2 && page[9].is_empty());
     }
 
     #[test]
     fn no_row_no_read_and_an_image_over_the_limit_is_counted_in_utf16_units() {
         let c = journal(0);
-        assert!(matches!(
-            SubmissionImages::new(&c, true).unwrap().state,
-            State::OneByOne(0)
-        ));
+        with_submissions(&c, 1);
+        // No submission's row at all: nothing is read (not even the subquery's table).
         c.execute_batch("DELETE FROM flue_image_chunks WHERE owner_kind = 'submission'")
             .unwrap();
-        assert!(matches!(
-            SubmissionImages::new(&c, true).unwrap().state,
-            State::None
-        ));
+        assert!(SubmissionImages::read(&c, true, "NOT A SELECTION", &[])
+            .unwrap()
+            .0
+            .is_empty());
         // Over 14 MiB of bytes, two characters of 3 bytes each: 14 MiB of units, at the limit.
         c.execute_batch(
             "INSERT INTO flue_image_chunks VALUES ('submission', 's0', '', '0', 0, 1,
              '€€' || hex(zeroblob(7340031)))",
         )
         .unwrap();
-        let rows = attached(&c, 1);
+        let rows = attached(&c, "", &[], 1);
         assert_eq!(rows[0][0].data_units, MAX_IMAGE_DATA_UNITS);
     }
 }
