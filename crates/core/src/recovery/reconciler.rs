@@ -377,20 +377,14 @@ impl RecoveryPlan {
 
 pub use crate::recovery::failure::messages;
 
-/// The error text the runtime's parser stores when it auto-settles a malformed row
-/// (`parseSubmission`), see [`parse_failure`]. `Some(None)` where `JSON.parse` would throw a
-/// message turnscope cannot give (defensively: a text serde_json rejects that `JSON.parse` would
-/// accept).
-pub fn malformed_error(sub: &SubmissionRow) -> Option<Option<String>> {
-    parse_failure(sub).map(|f| f.error)
-}
-
 /// Check the runtime's row invariants (`parseSubmission`); `Some(problem)` for a malformed row.
 pub fn row_problem(sub: &SubmissionRow) -> Option<String> {
     parse_failure(sub).map(|f| f.problem)
 }
 
-/// Why the runtime's row parser throws: what turnscope found, and the runtime's error text.
+/// Why the runtime's row parser throws: what turnscope found, and the error text the parser
+/// stores when it auto-settles the row; `None` where `JSON.parse` would throw a message turnscope
+/// cannot give (defensively: a text serde_json rejects that `JSON.parse` would accept).
 struct ParseFailure {
     problem: String,
     error: Option<String>,
@@ -543,7 +537,7 @@ pub fn plan_recovery(
     inspection: &SessionInspection,
     now_ms: i64,
 ) -> RecoveryPlan {
-    if let Some(problem) = row_problem(sub) {
+    if let Some(ParseFailure { problem, error }) = parse_failure(sub) {
         if matches!(
             sub.status,
             SubmissionStatus::Queued | SubmissionStatus::Running
@@ -552,8 +546,6 @@ pub fn plan_recovery(
                 Disposition::Malformed { problem: problem.clone() },
                 format!("the runtime's row parser rejects this row ({problem}) and settles it as failed"),
             );
-            let error =
-                malformed_error(sub).unwrap_or_else(|| Some(messages::MALFORMED_ROW.to_string()));
             plan.writes.push(PlannedWrite::AutoFailMalformed { error });
             return plan;
         }
