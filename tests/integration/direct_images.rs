@@ -124,6 +124,14 @@ fn cases() -> Vec<Case> {
             ],
             Some(PAYLOAD),
         ),
+        // Infinity to JSON.parse: read without converting it, not a reason to give up.
+        case(
+            "an image that is a number out of range",
+            vec![
+                "UPDATE flue_agent_submissions SET payload = replace(payload, '\"payload\":{', '\"payload\":{\"images\":[1e400],')".into(),
+            ],
+            Some(PAYLOAD),
+        ),
         case("an image of 14 MiB", at_the_limit("'ab'"), None),
         case("an image over 14 MiB", at_the_limit("'abc'"), Some(PAYLOAD)),
         // Six bytes, two UTF-16 units: over the limit in bytes, not in JavaScript's length.

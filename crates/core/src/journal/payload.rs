@@ -6,10 +6,8 @@
 
 use std::collections::HashMap;
 
-use serde_json::value::RawValue;
-use serde_json::Value;
-
 use crate::journal::images::{self, ChunkRow, ImageError, ImageGroup};
+use serde_json::value::RawValue;
 
 type RawObject = HashMap<String, Box<RawValue>>;
 
@@ -97,14 +95,18 @@ impl PayloadFields {
                 None => Ok(groups),
             };
         };
-        let images = parsed(images);
-        if let Some(e) = images::exact(&images::marker_ids(&images), &groups) {
+        let images = Images::read(images);
+        let markers: Vec<String> = match &images {
+            Images::Array(blocks) => blocks.iter().filter_map(Block::marker).collect(),
+            _ => Vec::new(),
+        };
+        if let Some(e) = images::exact(&markers, &groups) {
             return Err(Thrown::Images(e));
         }
         match images {
-            Value::Array(_) => Ok(groups),
-            Value::Null => Err(Thrown::TypeError(NULL_MAP)),
-            _ => Err(Thrown::TypeError(NOT_A_FUNCTION)),
+            Images::Array(_) => Ok(groups),
+            Images::Null => Err(Thrown::TypeError(NULL_MAP)),
+            Images::Other => Err(Thrown::TypeError(NOT_A_FUNCTION)),
         }
     }
 
@@ -113,27 +115,26 @@ impl PayloadFields {
     /// is `"image"`, whose `mimeType` is a string and whose `data` is a string of at most
     /// [`MAX_IMAGE_DATA_UNITS`]. `None` when there are none, or they pass.
     pub fn direct_images_problem(&self, groups: &[ImageGroup]) -> Option<String> {
-        let images = parsed(self.inner.as_ref()?.get("images")?);
-        let Value::Array(blocks) = &images else {
+        let Images::Array(blocks) = Images::read(self.inner.as_ref()?.get("images")?) else {
             return Some("direct payload's images are not an array".into());
         };
         for (i, block) in blocks.iter().enumerate() {
-            let units = match block.get("data") {
-                Some(Value::String(data)) => match data.strip_prefix(images::MARKER_PREFIX) {
-                    Some(id) if block.get("type") == Some(&Value::from("image")) => groups
-                        .iter()
-                        .find(|g| g.id == id)
-                        .map_or(0, |g| g.data_units),
-                    _ => data.encode_utf16().count() as u64,
-                },
-                _ => return Some(format!("direct payload's image {i} has no data string")),
+            let units = match (&block.data, block.marker()) {
+                (_, Some(id)) => groups
+                    .iter()
+                    .find(|g| g.id == id)
+                    .map_or(0, |g| g.data_units),
+                (Some(data), None) => data.encode_utf16().count() as u64,
+                (None, None) => {
+                    return Some(format!("direct payload's image {i} has no data string"))
+                }
             };
-            if !block.is_object() || block.get("type") != Some(&Value::from("image")) {
+            if !block.image {
                 return Some(format!(
                     "direct payload's image {i} is not of type \"image\""
                 ));
             }
-            if !block.get("mimeType").is_some_and(Value::is_string) {
+            if !block.mime_type {
                 return Some(format!("direct payload's image {i} has no mimeType string"));
             }
             if units > images::MAX_IMAGE_DATA_UNITS {
@@ -167,11 +168,62 @@ impl Thrown {
     }
 }
 
-/// `raw` read as `JSON.parse` reads it (a lone surrogate as U+FFFD, one code unit as it was).
-/// `raw` is JSON already (it was read as a [`RawValue`]): should it still be refused, it is
-/// read as `null`.
-fn parsed(raw: &RawValue) -> Value {
-    crate::js::lone_surrogates::from_str(raw.get()).unwrap_or(Value::Null)
+/// A direct prompt's `images` as its checks read them: only each block's `type`, `data` and
+/// `mimeType` are parsed (as `payload` is, other values are kept as raw text: a number out of
+/// `f64`'s range or a deep value is read as `JSON.parse` reads it, without being converted).
+enum Images {
+    Array(Vec<Block>),
+    Null,
+    /// A string, number, boolean or object: JavaScript's `map` is not a function of it.
+    Other,
+}
+
+/// One element of [`Images::Array`].
+struct Block {
+    /// An object whose `type` is `"image"`.
+    image: bool,
+    /// Its `data`, when a string.
+    data: Option<String>,
+    /// Its `mimeType` is a string.
+    mime_type: bool,
+}
+
+impl Images {
+    fn read(raw: &RawValue) -> Images {
+        let text = raw.get();
+        if text == "null" {
+            return Images::Null;
+        }
+        // `raw` is JSON (read as such with the payload); a lone surrogate as JSON.parse reads it.
+        let Ok(items) = crate::js::lone_surrogates::from_str::<Vec<Box<RawValue>>>(text) else {
+            return Images::Other;
+        };
+        Images::Array(
+            items
+                .iter()
+                .map(|item| match serde_json::from_str::<RawObject>(item.get()) {
+                    Ok(o) => Block {
+                        image: o.get("type").and_then(|t| string(t)).as_deref() == Some("image"),
+                        data: o.get("data").and_then(|d| string(d)),
+                        mime_type: o.get("mimeType").and_then(|m| string(m)).is_some(),
+                    },
+                    Err(_) => Block {
+                        image: false,
+                        data: None,
+                        mime_type: false,
+                    },
+                })
+                .collect(),
+        )
+    }
+}
+
+impl Block {
+    /// `isImageBlock` with a marker's data: the id of the image it stands for.
+    fn marker(&self) -> Option<String> {
+        let data = self.data.as_deref().filter(|_| self.image)?;
+        data.strip_prefix(images::MARKER_PREFIX).map(str::to_string)
+    }
 }
 
 /// Read `payload` as `JSON.parse` would, keeping only what the check compares; `Err` with the
@@ -270,6 +322,11 @@ mod tests {
             h(r#"{"payload":{"message":"hi","images":5}}"#),
             Err("blocks.map is not a function")
         );
+        assert_eq!(
+            h(r#"{"payload":{"message":"hi","images":{"0":1e400}}}"#),
+            Err("blocks.map is not a function")
+        );
+        assert_eq!(h(r#"{"payload":{"message":"hi","images":[1e400]}}"#), Ok(0));
     }
 
     #[test]
@@ -324,6 +381,8 @@ mod tests {
             r#"[{"type":"picture","data":"abc","mimeType":"image/png"}]"#,
             r#"[{"type":"image","data":5,"mimeType":"image/png"}]"#,
             r#"[5]"#,
+            // A number JSON.parse reads as Infinity: not an image, and not a reason to give up.
+            r#"[1e400]"#,
         ] {
             assert!(problem(bad, &[]).is_some(), "{bad}");
         }
