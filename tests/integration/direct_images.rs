@@ -12,8 +12,9 @@ use std::path::{Path, PathBuf};
 
 use serde_json::Value;
 
+use crate::image_chunks::{copy_with, export};
 use crate::runtime_kit::runtime;
-use crate::support::{turnscope_as, turnscope_command, turnscope_json, unpack_fixture};
+use crate::support::{turnscope_as, turnscope_json, unpack_fixture};
 
 /// The direct prompt of `completed-before-settle-direct` (committed, not settled).
 const DIRECT: &str = "797e37e6-31a2-4849-b850-68065255a559";
@@ -155,16 +156,6 @@ fn cases() -> Vec<Case> {
     ]
 }
 
-fn copy_with(db: &Path, dir: &Path, name: &str, sql: &[String]) -> PathBuf {
-    let copy = dir.join(format!("{name}.db"));
-    std::fs::copy(db, &copy).unwrap();
-    let c = rusqlite::Connection::open(&copy).unwrap();
-    for s in sql {
-        assert_eq!(c.execute(s, []).unwrap(), 1, "{name}: {s}");
-    }
-    copy
-}
-
 /// The submission's `(status, error)`.
 fn row(db: &Path, id: &str) -> (String, Option<String>) {
     rusqlite::Connection::open(db)
@@ -286,22 +277,7 @@ fn an_export_keeps_a_direct_prompt_s_image_rows() {
             (Some("results"), false),
         ] {
             let json = dir.path().join(format!("{}-{rules:?}.json", c.name));
-            let mut cmd = turnscope_command();
-            cmd.env_remove("TURNSCOPE_DB")
-                .arg("--db")
-                .arg(&copy)
-                .args(["export", DIRECT, "-o"])
-                .arg(&json);
-            if let Some(rules) = rules {
-                cmd.arg(format!("--redact={rules}"));
-            }
-            let out = cmd.output().unwrap();
-            assert!(
-                out.status.success(),
-                "{}",
-                String::from_utf8_lossy(&out.stderr)
-            );
-            let doc: Value = serde_json::from_slice(&std::fs::read(&json).unwrap()).unwrap();
+            let doc = export(&copy, DIRECT, rules, &json);
             let chunks = doc["rows"]["imageChunks"].as_array().unwrap();
             assert_eq!(chunks.len(), 2, "{}: {chunks:?}", c.name);
             assert_eq!(chunks[0]["ownerKind"], "submission");

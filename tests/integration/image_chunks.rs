@@ -88,7 +88,8 @@ fn intact() -> Vec<String> {
     ]
 }
 
-fn copy_with(db: &Path, dir: &Path, name: &str, sql: &[String]) -> PathBuf {
+/// A copy of `db` in `dir` with `sql` run on it, each statement changing one row.
+pub(crate) fn copy_with(db: &Path, dir: &Path, name: &str, sql: &[String]) -> PathBuf {
     let copy = dir.join(format!("{name}.db"));
     std::fs::copy(db, &copy).unwrap();
     let c = rusqlite::Connection::open(&copy).unwrap();
@@ -169,22 +170,7 @@ fn an_export_keeps_the_image_chunks_and_is_judged_as_its_journal() {
             (Some("text"), false),
         ] {
             let json = dir.path().join(format!("{name}-{rules:?}.json"));
-            let mut cmd = turnscope_command();
-            cmd.env_remove("TURNSCOPE_DB")
-                .arg("--db")
-                .arg(&copy)
-                .args(["export", STUCK, "-o"])
-                .arg(&json);
-            if let Some(rules) = rules {
-                cmd.arg(format!("--redact={rules}"));
-            }
-            let out = cmd.output().unwrap();
-            assert!(
-                out.status.success(),
-                "{}",
-                String::from_utf8_lossy(&out.stderr)
-            );
-            let doc: Value = serde_json::from_slice(&std::fs::read(&json).unwrap()).unwrap();
+            let doc = export(&copy, STUCK, rules, &json);
             let chunks = doc["rows"]["imageChunks"].as_array().unwrap();
             assert_eq!(
                 chunks.len(),
@@ -203,6 +189,26 @@ fn an_export_keeps_the_image_chunks_and_is_judged_as_its_journal() {
             );
         }
     }
+}
+
+/// `turnscope export ID -o JSON` of `db`, redacted by `rules`: the document written.
+pub(crate) fn export(db: &Path, id: &str, rules: Option<&str>, json: &Path) -> Value {
+    let mut cmd = turnscope_command();
+    cmd.env_remove("TURNSCOPE_DB")
+        .arg("--db")
+        .arg(db)
+        .args(["export", id, "-o"])
+        .arg(json);
+    if let Some(rules) = rules {
+        cmd.arg(format!("--redact={rules}"));
+    }
+    let out = cmd.output().unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    serde_json::from_slice(&std::fs::read(json).unwrap()).unwrap()
 }
 
 /// On PostgreSQL (the journal copied with `copy-to-postgres`'s conversion), every case is
