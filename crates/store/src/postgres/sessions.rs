@@ -135,7 +135,9 @@ pub fn image_chunks<C: GenericClient>(
 /// The own image chunk rows (a direct prompt's images, which the runtime's row parser reads with
 /// its row) of the submissions `FROM flue_agent_submissions {selection}` selects (with `params`),
 /// by owner; none (one probe) in most journals. The data is read only where its image's bytes are
-/// over the payload check's limit, to count its UTF-16 units.
+/// over the payload check's limit, to count its UTF-16 units. Read in the caller's snapshot when
+/// it has one (a bundle's, a listing's); outside one, a direct prompt admitted between this read
+/// and the rows' is read without its rows: queued, so no write of turnscope's takes it.
 pub(super) fn submission_image_chunks<C: GenericClient>(
     c: &mut C,
     selection: &str,

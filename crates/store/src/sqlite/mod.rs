@@ -199,6 +199,24 @@ impl SqliteStore {
         limit: Option<usize>,
         visit: &mut dyn FnMut(SubmissionRow),
     ) -> Result<(), StoreError> {
+        // The chunk rows and the submission rows from one snapshot: a direct prompt admitted
+        // between two reads would otherwise be read without its image rows, a mismatch that is
+        // not in the journal. Inside a transaction already (a bundle's own): in it.
+        if !self.conn.is_autocommit() {
+            return self.visit_submissions_in_snapshot(where_sql, params, limit, visit);
+        }
+        JournalStore::in_snapshot(self, &mut || {
+            self.visit_submissions_in_snapshot(where_sql, params, limit, visit)
+        })
+    }
+
+    fn visit_submissions_in_snapshot(
+        &self,
+        where_sql: &str,
+        params: &[&dyn rusqlite::ToSql],
+        limit: Option<usize>,
+        visit: &mut dyn FnMut(SubmissionRow),
+    ) -> Result<(), StoreError> {
         let limit = limit.map_or(String::new(), |n| format!(" LIMIT {n}"));
         let selection = format!("{where_sql} ORDER BY sequence{limit}");
         let sql = format!(
