@@ -207,35 +207,4 @@ mod tests {
         let rows = attached(&c, "", &[], 1);
         assert_eq!(rows[0][0].data_units, MAX_IMAGE_DATA_UNITS);
     }
-
-    /// A submission read outside a transaction is read in one (its chunk rows and its row from
-    /// one snapshot), and inside a bundle's own transaction in that one.
-    #[test]
-    fn a_read_of_rows_is_one_snapshot_and_a_bundle_s_read_nests() {
-        use crate::{JournalStore, SqliteStore};
-        let dir = tempfile::tempdir().unwrap();
-        let path = dir.path().join("journal.db");
-        let c = Connection::open(&path).unwrap();
-        c.execute_batch(crate::ddl::DDL).unwrap();
-        c.execute_batch(
-            "INSERT INTO flue_meta VALUES ('schema_version', '3');
-             INSERT INTO flue_agent_submissions (submission_id, session_key, kind, payload,
-               status, accepted_at) VALUES ('s0', 'k', 'dispatch', '{}', 'queued', 0);",
-        )
-        .unwrap();
-        drop(c);
-        let store = SqliteStore::open(&path).unwrap();
-        let mut in_transaction = Vec::new();
-        store
-            .visit_submissions("", &[], None, &mut |_| {
-                in_transaction.push(!store.conn.is_autocommit())
-            })
-            .unwrap();
-        assert_eq!(in_transaction, [true]);
-        assert!(store.conn.is_autocommit(), "the read's transaction ended");
-        // A bundle begins its own transaction and reads the row in it.
-        let bundle = JournalStore::load_bundle(&store, "s0").unwrap();
-        assert_eq!(bundle.row.submission_id, "s0");
-        assert!(store.conn.is_autocommit());
-    }
 }
