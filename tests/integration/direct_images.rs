@@ -14,6 +14,7 @@ use serde_json::Value;
 
 use crate::image_chunks::{copy_with, export};
 use crate::runtime_kit::runtime;
+use crate::support::status_and_error;
 use crate::support::{turnscope_as, turnscope_json, unpack_fixture};
 
 /// The direct prompt of `completed-before-settle-direct` (committed, not settled).
@@ -156,18 +157,6 @@ fn cases() -> Vec<Case> {
     ]
 }
 
-/// The submission's `(status, error)`.
-fn row(db: &Path, id: &str) -> (String, Option<String>) {
-    rusqlite::Connection::open(db)
-        .unwrap()
-        .query_row(
-            "SELECT status, error FROM flue_agent_submissions WHERE submission_id = ?1",
-            [id],
-            |r| Ok((r.get(0)?, r.get(1)?)),
-        )
-        .unwrap()
-}
-
 fn show(db: &Path, id: &str) -> Value {
     turnscope_json(db, None, &["show", id, "--json"])
 }
@@ -222,7 +211,7 @@ fn a_direct_prompt_s_images_are_checked_as_the_runtime_s_row_parser_checks_them(
             "reconcile-once.mjs",
             &["--db".as_ref(), by_runtime.as_os_str()],
         );
-        let (status, error) = row(&by_runtime, c.id);
+        let (status, error) = status_and_error(&by_runtime, c.id);
         match c.throws {
             Some(throws) => {
                 assert_eq!(
@@ -245,7 +234,7 @@ fn a_direct_prompt_s_images_are_checked_as_the_runtime_s_row_parser_checks_them(
                     String::from_utf8_lossy(&out.stderr)
                 );
                 assert_eq!(
-                    row(&copy, c.id),
+                    status_and_error(&copy, c.id),
                     (status, error),
                     "{name}: turnscope's write"
                 );
@@ -256,7 +245,11 @@ fn a_direct_prompt_s_images_are_checked_as_the_runtime_s_row_parser_checks_them(
                 let plain = dir.path().join(format!("{name}-plain.db"));
                 std::fs::copy(&fixture, &plain).unwrap();
                 rt.drive("reconcile-once.mjs", &["--db".as_ref(), plain.as_os_str()]);
-                assert_eq!((status, error), row(&plain, c.id), "{name}: the real pass");
+                assert_eq!(
+                    (status, error),
+                    status_and_error(&plain, c.id),
+                    "{name}: the real pass"
+                );
             }
         }
     }

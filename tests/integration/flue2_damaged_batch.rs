@@ -223,28 +223,7 @@ fn a_submission_column_in_another_storage_class_is_that_rows_and_no_others() {
             }
         }
         // No action writes it.
-        let before_bytes = std::fs::read(&db).unwrap();
-        for action in [
-            &["abort"][..],
-            &["requeue"],
-            &["extend", "--attempts", "20"],
-        ] {
-            let args = [
-                &["--db", db.to_str().unwrap(), "--write"][..],
-                action,
-                &[id.as_str(), "-y"],
-            ]
-            .concat();
-            let o = crate::support::turnscope_command()
-                .args(&args)
-                .output()
-                .unwrap();
-            assert!(!o.status.success(), "{column} {action:?}");
-        }
-        assert!(
-            std::fs::read(&db).unwrap() == before_bytes,
-            "{column}: written"
-        );
+        crate::support::no_flue2_action_writes(&db, &id, None, column);
     }
 }
 

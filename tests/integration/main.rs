@@ -42,6 +42,7 @@ mod flue2_next_request;
 mod flue2_read_path;
 mod flue2_sessions;
 mod flue2_show_bytes;
+mod flue2_submission_parse;
 mod flue2_wait;
 mod flue_formats;
 mod health;

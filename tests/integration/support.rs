@@ -148,3 +148,40 @@ pub fn generated_flue2_journal(dir: &Path, now_ms: i64) -> std::path::PathBuf {
     write_scale(&db, &opts).expect("the flue2 profile writes");
     db
 }
+
+/// A submission's `(status, error)` in `db`.
+pub fn status_and_error(db: &Path, id: &str) -> (String, Option<String>) {
+    rusqlite::Connection::open(db)
+        .unwrap()
+        .query_row(
+            "SELECT status, error FROM flue_agent_submissions WHERE submission_id = ?1",
+            [id],
+            |r| Ok((r.get(0)?, r.get(1)?)),
+        )
+        .unwrap()
+}
+
+/// Every 2.x action turnscope offers on a running row (`abort`, `requeue`, `extend`) refused on
+/// submission `id` of `db` (at `now`, else the wall clock), and the file not written.
+pub fn no_flue2_action_writes(db: &Path, id: &str, now: Option<i64>, what: &str) {
+    let before = std::fs::read(db).unwrap();
+    for action in [
+        &["abort"][..],
+        &["requeue"],
+        &["extend", "--attempts", "20"],
+    ] {
+        let args = [
+            &["--db", db.to_str().unwrap(), "--write"][..],
+            action,
+            &[id, "-y"],
+        ]
+        .concat();
+        let mut cmd = turnscope_command();
+        if let Some(now) = now {
+            cmd.env("TURNSCOPE_NOW_MS", now.to_string());
+        }
+        let o = cmd.args(&args).output().unwrap();
+        assert!(!o.status.success(), "{what} {action:?}");
+    }
+    assert!(std::fs::read(db).unwrap() == before, "{what}: written");
+}

@@ -50,6 +50,60 @@ fn content_text(v: &mut Value) {
     }
 }
 
+/// A submission's delivered message redacted, keeping what the runtime's row parser reads of it
+/// (`turnscope_core::flue2::submission_parse`): its `kind`, a signal's `type` and `tagName`, an
+/// attachment's `type`, `mimeType` and marker, and which values are strings. Every string of text
+/// (a body, an attribute's value, a file name, an inline attachment's data) is replaced; any
+/// other key, or a message the parser does not read as one, is redacted whole.
+fn delivered_message(m: &mut Value) {
+    let text = |v: &mut Value| {
+        if v.is_string() {
+            *v = marker(v);
+        }
+    };
+    let Value::Object(o) = m else {
+        return deep(m);
+    };
+    for (k, v) in o.iter_mut() {
+        match k.as_str() {
+            "kind" | "type" | "tagName" => {}
+            "body" => text(v),
+            "attributes" => match v {
+                Value::Object(a) => a.values_mut().for_each(text),
+                Value::Array(a) => a.iter_mut().for_each(text),
+                other => text(other),
+            },
+            "attachments" => match v {
+                Value::Array(blocks) => blocks.iter_mut().for_each(attachment),
+                other => text(other),
+            },
+            _ => deep(v),
+        }
+    }
+}
+
+/// One attachment of a delivered message (see [`delivered_message`]).
+fn attachment(a: &mut Value) {
+    let Value::Object(o) = a else {
+        return;
+    };
+    for (k, v) in o.iter_mut() {
+        match k.as_str() {
+            "type" | "mimeType" => {}
+            "data"
+                if v.as_str().is_some_and(|d| {
+                    d.starts_with(turnscope_core::flue2::submission_parse::MARKER_PREFIX)
+                }) => {}
+            "data" | "filename" => {
+                if v.is_string() {
+                    *v = marker(v);
+                }
+            }
+            _ => deep(v),
+        }
+    }
+}
+
 /// One record redacted in place.
 fn record(r: &mut Map<String, Value>, rules: Redaction) {
     let kind = r
@@ -195,7 +249,7 @@ pub fn redact_rows(rows: &mut Value, rules: Redaction) {
                     continue;
                 };
                 if let Some(m) = v.get_mut("message") {
-                    deep(m);
+                    delivered_message(m);
                 }
                 if let Some(m) = v.get_mut("input") {
                     deep(m);
@@ -206,7 +260,8 @@ pub fn redact_rows(rows: &mut Value, rules: Redaction) {
     }
     if let Some((cols, chunk_rows)) = table(rows, "flue_submission_chunks") {
         if let Some(d) = column(&cols, "data") {
-            for r in chunk_rows.iter_mut() {
+            // Only text: data of another type is what the row parser rejects, kept so.
+            for r in chunk_rows.iter_mut().filter(|r| r[d].is_string()) {
                 r[d] = marker(&r[d]);
             }
         }
@@ -217,6 +272,28 @@ pub fn redact_rows(rows: &mut Value, rules: Redaction) {
 mod tests {
     use super::*;
     use serde_json::json;
+
+    #[test]
+    fn a_delivered_message_keeps_what_the_row_parser_reads() {
+        let mut m = json!({"kind": "signal", "type": "deploy", "tagName": "d.v1", "body": "secret",
+            "attributes": {"env": "prod", "n": 5}, "extra": {"k": "v"}});
+        delivered_message(&mut m);
+        assert_eq!(
+            m,
+            json!({"kind": "signal", "type": "deploy", "tagName": "d.v1", "body": "[redacted: 6 chars]",
+                "attributes": {"env": "[redacted: 4 chars]", "n": 5}, "extra": {"k": "[redacted: 1 chars]"}})
+        );
+        let mut m = json!({"kind": "user", "body": 5, "attachments": [
+            {"type": "image", "data": "__flue_submission_chunks__:0", "mimeType": "image/png", "filename": "a.png"},
+            {"type": "image", "data": "aGk=", "mimeType": "image/png"}]});
+        delivered_message(&mut m);
+        assert_eq!(
+            m,
+            json!({"kind": "user", "body": 5, "attachments": [
+                {"type": "image", "data": "__flue_submission_chunks__:0", "mimeType": "image/png", "filename": "[redacted: 5 chars]"},
+                {"type": "image", "data": "[redacted: 4 chars]", "mimeType": "image/png"}]})
+        );
+    }
 
     #[test]
     fn texts_arguments_and_results_go_ids_types_and_empty_texts_stay() {

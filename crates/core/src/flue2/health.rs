@@ -397,6 +397,7 @@ pub fn next_submission_repairs(conv: &Conversation, variant: Flue2Variant) -> Ve
         settlement_record: None,
         not_utf8: Vec::new(),
         stored_as: None,
+        parse: crate::flue2::rows::ParseOutcome::Parses,
     };
     claim_repairs(&row, conv, variant)
         .into_iter()

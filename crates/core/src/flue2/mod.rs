@@ -29,6 +29,7 @@ pub mod records_text;
 pub mod resume;
 pub mod rows;
 pub mod state;
+pub mod submission_parse;
 pub mod writes;
 
 pub use actions::{

@@ -151,6 +151,7 @@ mod tests {
             settlement_record: None,
             not_utf8: Vec::new(),
             stored_as: None,
+            parse: crate::flue2::rows::ParseOutcome::Parses,
         }
     }
 

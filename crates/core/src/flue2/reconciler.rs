@@ -39,6 +39,7 @@ use super::fold::InstanceState;
 use super::records::Body;
 use super::resume::{resume_after_replace, resume_after_requeue, Flue2Resume};
 use super::rows::Flue2SubmissionRow;
+use super::rows::ParseOutcome;
 use super::state::{Conversation, EntryBody};
 use super::writes::{batch_at_leaf, converge_write, ghost_at_leaf};
 pub use super::writes::{CallRef, Flue2Write};
@@ -367,6 +368,30 @@ pub(super) fn step_table(t: &Table<'_>, reads: &dyn FoldReads) -> Flue2Plan {
         // row is never selected, so never parsed, settled or written (SAES:405–450).
         other => return plain(Flue2Step::Malformed, format!("status {other:?} is not one the runtime writes: no pass selects it (each selects its rows by status), so the runtime never settles or writes it")),
     }
+    // `parseOperationalRows` (SAES:664): a running row the parser rejects is settled failed with
+    // the parser's message, before any step of the reconciler.
+    match &row.parse {
+        ParseOutcome::Fails { problem, error } => {
+            let settles = match error {
+                Some(e) => format!("with {e:?}"),
+                None => {
+                    "with JSON.parse's message for this payload, which turnscope cannot give".into()
+                }
+            };
+            return plain(
+                Flue2Step::Malformed,
+                format!("{problem}: the runtime's row parser throws, and its pass settles the row as failed {settles} (SAES:664–712)"),
+            );
+        }
+        ParseOutcome::Undecided { why } => {
+            return plain(
+                Flue2Step::Malformed,
+                format!("turnscope cannot tell whether the runtime's row parser accepts this row ({why}); where it does not, its pass settles the row as failed with {:?} (SAES:709)", super::submission_parse::messages::PAYLOAD_MALFORMED),
+            );
+        }
+        ParseOutcome::Parses => {}
+    }
+    // A row built without the parser's outcome (the store sets it as it reads the row).
     if let Some(stored) = &row.stored_as {
         return plain(
             Flue2Step::Malformed,

@@ -163,6 +163,7 @@ pub(crate) fn row() -> Flue2SubmissionRow {
         settlement_record: None,
         not_utf8: Vec::new(),
         stored_as: None,
+        parse: crate::flue2::rows::ParseOutcome::Parses,
     }
 }
 

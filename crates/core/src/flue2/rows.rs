@@ -41,6 +41,27 @@ pub struct Flue2SubmissionRow {
     /// another SQLite storage class, e.g. a kind stored as a BLOB; the values above are read from
     /// it anyway. The runtime's pass settles such a running row as failed.
     pub stored_as: Option<crate::journal::submission_rows::StoredAs>,
+    /// What the runtime's row parser does with the row, its payload and its
+    /// `flue_submission_chunks` rows (checked by the store as it reads a running row, see
+    /// `flue2::submission_parse`; `Parses` for other rows).
+    pub parse: ParseOutcome,
+}
+
+/// What the runtime's row parser (`parseSubmission`, ported by `flue2::submission_parse`) does
+/// with a row.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum ParseOutcome {
+    /// It parses.
+    Parses,
+    /// It throws: what turnscope found, and the runtime's message (`None`: `JSON.parse`'s
+    /// message, which turnscope cannot give for this text).
+    Fails {
+        problem: String,
+        error: Option<String>,
+    },
+    /// turnscope cannot tell: `acceptedAt` is not in the form the runtime writes, and
+    /// `Date.parse`'s other forms (local time, the legacy parser) are not ported.
+    Undecided { why: String },
 }
 
 /// The statuses a 2.x row may have (the runtime's row check).
@@ -136,6 +157,7 @@ mod tests {
             settlement_record: None,
             not_utf8: Vec::new(),
             stored_as: None,
+            parse: crate::flue2::rows::ParseOutcome::Parses,
         }
     }
 

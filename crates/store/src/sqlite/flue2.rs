@@ -15,6 +15,7 @@ use rusqlite::{Connection, OptionalExtension};
 use super::{open_connection, read_flue_meta};
 use crate::format::{detect_format, JournalFormat};
 use crate::StoreError;
+use turnscope_core::flue2::submission_parse::{parse_outcome, ParseOutcome};
 use turnscope_core::flue2::Flue2SubmissionRow;
 use turnscope_core::journal::submission_rows::StoredAs;
 
@@ -29,11 +30,12 @@ const FLUE2_TABLES: [&str; 4] = [
 const SUBMISSION_COLUMNS: &str = "sequence, submission_id, session_key, kind, status, accepted_at, \
      canonical_ready_at, attempt_id, input_applied_at, abort_requested_at, started_at, joined_into, \
      settled_at, error, attempt_count, max_attempts, timeout_at, owner_id, lease_expires_at, \
-     settlement_record_id, settlement_record, typeof(payload)";
+     settlement_record_id, settlement_record, typeof(payload), \
+     CASE WHEN status = 'running' THEN payload END";
 
 /// A submission row read from `r` ([`SUBMISSION_COLUMNS`]) by the typed getters: the fast path,
 /// which fails on a damaged row (text that is not UTF-8, a column in another storage class).
-fn submission_row(r: &rusqlite::Row<'_>) -> rusqlite::Result<Flue2SubmissionRow> {
+fn submission_row(r: &rusqlite::Row<'_>) -> rusqlite::Result<(Flue2SubmissionRow, Option<String>)> {
     // `payload` itself is not read (a whole prompt per row), only its storage class: SQLite
     // answers `typeof` from the record header.
     if r.get_ref(PAYLOAD_TYPE)?.as_str()? != "text" {
@@ -43,7 +45,7 @@ fn submission_row(r: &rusqlite::Row<'_>) -> rusqlite::Result<Flue2SubmissionRow>
             rusqlite::types::Type::Blob,
         ));
     }
-    Ok(Flue2SubmissionRow {
+    let row = Flue2SubmissionRow {
         sequence: r.get(0)?,
         submission_id: r.get(1)?,
         session_key: r.get(2)?,
@@ -67,11 +69,18 @@ fn submission_row(r: &rusqlite::Row<'_>) -> rusqlite::Result<Flue2SubmissionRow>
         settlement_record: r.get(20)?,
         not_utf8: Vec::new(),
         stored_as: None,
-    })
+        parse: ParseOutcome::Parses,
+    };
+    Ok((row, r.get(PAYLOAD)?))
 }
 
 /// The column of [`SUBMISSION_COLUMNS`] that holds `typeof(payload)`.
 const PAYLOAD_TYPE: usize = 21;
+
+/// The column of [`SUBMISSION_COLUMNS`] that holds `payload`, read for a running row only: the
+/// rows whose parse the reconciler's pass acts on (`submission_parse`); a whole prompt per row is
+/// not read for the others.
+const PAYLOAD: usize = 22;
 
 /// `payload` in a storage class the runtime's row parser rejects (`typeof row.payload !==
 /// "string"`), from its `typeof`.
@@ -95,7 +104,9 @@ fn payload_stored_as(type_of: rusqlite::types::ValueRef<'_>) -> Option<StoredAs>
 /// in `not_utf8`; the first column in a storage class the runtime's row parser rejects (SAES:704:
 /// a BLOB where it wants text, text where it wants a number; SQLite keeps either) is named in
 /// `stored_as` (`payload` by its `typeof`, the column itself not read).
-fn submission_row_any_class(r: &rusqlite::Row<'_>) -> rusqlite::Result<Flue2SubmissionRow> {
+fn submission_row_any_class(
+    r: &rusqlite::Row<'_>,
+) -> rusqlite::Result<(Flue2SubmissionRow, Option<String>)> {
     use crate::parse::{first_in_another_class, opt_int, status_text, text_and_lossy, Class};
     use rusqlite::types::ValueRef;
     // Not `status`: one that is no text never meets the runtime's `status = 'running'`; it is
@@ -117,7 +128,7 @@ fn submission_row_any_class(r: &rusqlite::Row<'_>) -> rusqlite::Result<Flue2Subm
         (15, "max_attempts", Class::Number),
         (16, "timeout_at", Class::Number),
     ];
-    let v = (0..=PAYLOAD_TYPE)
+    let v = (0..=PAYLOAD)
         .map(|i| r.get_ref(i))
         .collect::<Result<Vec<_>, _>>()?;
     let mut not_utf8 = Vec::new();
@@ -126,7 +137,12 @@ fn submission_row_any_class(r: &rusqlite::Row<'_>) -> rusqlite::Result<Flue2Subm
         value => {
             let (t, lossy) = text_and_lossy(value);
             if lossy {
-                not_utf8.extend(SUBMISSION_COLUMNS.split(',').map(str::trim).nth(i));
+                // The last column is `payload` (only where running).
+                let name = match i {
+                    PAYLOAD => Some("payload"),
+                    _ => SUBMISSION_COLUMNS.split(',').map(str::trim).nth(i),
+                };
+                not_utf8.extend(name);
             }
             Some(t)
         }
@@ -136,7 +152,12 @@ fn submission_row_any_class(r: &rusqlite::Row<'_>) -> rusqlite::Result<Flue2Subm
     let stored_as = first_in_another_class(&v, &CHECKED[..4])
         .or_else(|| payload_stored_as(v[PAYLOAD_TYPE]))
         .or_else(|| first_in_another_class(&v, &CHECKED[4..]));
-    Ok(Flue2SubmissionRow {
+    // Only text: a payload in another class is already `stored_as`.
+    let payload = match v[PAYLOAD] {
+        ValueRef::Text(_) => text(PAYLOAD),
+        _ => None,
+    };
+    let row = Flue2SubmissionRow {
         sequence: int(0).unwrap_or(0),
         submission_id: text(1).unwrap_or_default(),
         session_key: text(2).unwrap_or_default(),
@@ -160,7 +181,9 @@ fn submission_row_any_class(r: &rusqlite::Row<'_>) -> rusqlite::Result<Flue2Subm
         settlement_record: text(20),
         not_utf8,
         stored_as,
-    })
+        parse: ParseOutcome::Parses,
+    };
+    Ok((row, payload))
 }
 
 /// One stored batch of a conversation stream, its `data` un-spilled.
@@ -195,6 +218,9 @@ pub struct Flue2SqliteReader {
     conn: Connection,
     path: PathBuf,
     format_version: String,
+    /// The journal has `flue_submission_chunks` (2.x creates it; an export of a journal without
+    /// it, or a journal built by hand, may not).
+    has_submission_chunks: bool,
 }
 
 impl Flue2SqliteReader {
@@ -251,10 +277,12 @@ impl Flue2SqliteReader {
                 what: format!("this flue 2.x journal has no {missing} table"),
             });
         }
+        let has_submission_chunks = tables.iter().any(|t| t == "flue_submission_chunks");
         Ok(Flue2SqliteReader {
             conn,
             path: path.to_path_buf(),
             format_version,
+            has_submission_chunks,
         })
     }
 
@@ -347,7 +375,25 @@ impl Flue2SqliteReader {
                 }
             })
             .map_err(err)?;
-        rows.collect::<Result<Vec<_>, _>>().map_err(err)
+        let rows = rows.collect::<Result<Vec<_>, _>>().map_err(err)?;
+        // The parser's outcome for each running row, with its chunk rows (most journals have
+        // none: one probe).
+        let mut chunks =
+            if self.has_submission_chunks && rows.iter().any(|(r, _)| r.status == "running") {
+                super::flue2_submission_chunks::read(&self.conn, where_sql, params)?
+            } else {
+                Default::default()
+            };
+        Ok(rows
+            .into_iter()
+            .map(|(mut row, payload)| {
+                if row.status == "running" {
+                    let own = chunks.remove(&row.submission_id).unwrap_or_default();
+                    row.parse = parse_outcome(&row, payload.as_deref(), &own);
+                }
+                row
+            })
+            .collect())
     }
 
     /// Every batch of the stream at `path` (`agents/<agent>/<instance>`), in `seq` order, spilled

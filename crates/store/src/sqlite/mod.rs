@@ -5,6 +5,7 @@ pub(crate) mod find;
 pub mod flue2;
 pub mod flue2_chunk;
 pub mod flue2_export;
+mod flue2_submission_chunks;
 pub mod flue2_write;
 pub(crate) mod listing;
 mod open_file;

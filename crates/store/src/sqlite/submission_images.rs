@@ -31,7 +31,6 @@ impl SubmissionImages {
         selection: &str,
         params: &[&dyn rusqlite::ToSql],
     ) -> Result<Self, StoreError> {
-        let mut out: HashMap<String, Vec<ChunkRow>> = HashMap::new();
         let any = has_table
             && conn
                 .prepare_cached(
@@ -40,7 +39,7 @@ impl SubmissionImages {
                 .and_then(|mut s| s.query_row([], |r| r.get::<_, bool>(0)))
                 .map_err(err)?;
         if !any {
-            return Ok(SubmissionImages(out));
+            return Ok(SubmissionImages(HashMap::new()));
         }
         let sql = format!(
             "SELECT owner_id, image_id, chunk_index, chunk_count, typeof(data) = 'text',
@@ -52,37 +51,53 @@ impl SubmissionImages {
                 AND owner_id IN (SELECT submission_id FROM flue_agent_submissions {selection})
               ORDER BY owner_id, image_id, chunk_index"
         );
-        let mut stmt = conn.prepare_cached(&sql).map_err(err)?;
-        let mut rows = stmt.query(params).map_err(err)?;
-        while let Some(r) = rows.next().map_err(err)? {
-            // A BLOB owner id never equals the runtime's text one.
-            let ValueRef::Text(owner) = r.get_ref(0).map_err(err)? else {
-                continue;
-            };
-            let owner = String::from_utf8_lossy(owner).into_owned();
-            let data_units = match r.get_ref(6).map_err(err)? {
-                ValueRef::Text(t) | ValueRef::Blob(t) => {
-                    String::from_utf8_lossy(t).encode_utf16().count() as u64
-                }
-                // Within the limit: the byte length, never less than the UTF-16 units.
-                _ => r.get::<_, i64>(5).map_err(err)?.max(0) as u64,
-            };
-            let row = ChunkRow {
-                image_id: crate::parse::chunk_cell(r.get_ref(1).map_err(err)?),
-                index: crate::parse::chunk_cell(r.get_ref(2).map_err(err)?),
-                count: crate::parse::chunk_cell(r.get_ref(3).map_err(err)?),
-                data_is_text: r.get::<_, bool>(4).map_err(err)?,
-                data_units,
-            };
-            out.entry(owner).or_default().push(row);
-        }
-        Ok(SubmissionImages(out))
+        Ok(SubmissionImages(grouped(conn, &sql, params).map_err(err)?))
     }
 
     /// Set `row.image_chunks` to the rows the runtime reads with it.
     pub(crate) fn attach(&mut self, row: &mut SubmissionRow) {
         row.image_chunks = self.0.remove(&row.submission_id).unwrap_or_default();
     }
+}
+
+/// The rows of `sql` (its column 0 the owner's id, then [`chunk_row`]'s), by owner, in order.
+/// A row whose owner id is not text is left out: it never equals the runtime's text one.
+pub(super) fn grouped(
+    conn: &Connection,
+    sql: &str,
+    params: &[&dyn rusqlite::ToSql],
+) -> rusqlite::Result<HashMap<String, Vec<ChunkRow>>> {
+    let mut out: HashMap<String, Vec<ChunkRow>> = HashMap::new();
+    let mut stmt = conn.prepare_cached(sql)?;
+    let mut rows = stmt.query(params)?;
+    while let Some(r) = rows.next()? {
+        let ValueRef::Text(owner) = r.get_ref(0)? else {
+            continue;
+        };
+        let owner = String::from_utf8_lossy(owner).into_owned();
+        out.entry(owner).or_default().push(chunk_row(r)?);
+    }
+    Ok(out)
+}
+
+/// One chunk row of a query whose columns 1–6 are its id, `chunk_index`, `chunk_count`,
+/// `typeof(data) = 'text'`, `octet_length(data)`, and `data` where its item's bytes are over the
+/// limit (else NULL): its columns as `parseChunkRow` checks them, its data's length in UTF-16 units.
+pub(super) fn chunk_row(r: &rusqlite::Row<'_>) -> rusqlite::Result<ChunkRow> {
+    let data_units = match r.get_ref(6)? {
+        ValueRef::Text(t) | ValueRef::Blob(t) => {
+            String::from_utf8_lossy(t).encode_utf16().count() as u64
+        }
+        // Within the limit: the byte length, never less than the UTF-16 units.
+        _ => r.get::<_, i64>(5)?.max(0) as u64,
+    };
+    Ok(ChunkRow {
+        image_id: crate::parse::chunk_cell(r.get_ref(1)?),
+        index: crate::parse::chunk_cell(r.get_ref(2)?),
+        count: crate::parse::chunk_cell(r.get_ref(3)?),
+        data_is_text: r.get::<_, bool>(4)?,
+        data_units,
+    })
 }
 
 fn err(e: rusqlite::Error) -> StoreError {
