@@ -14,7 +14,7 @@
 // Prints {"submissionId", "queuedId", "settled": bool, "row", "queuedRow": the two rows at the
 // end, "toolEnds": the side file's tool_end events, "modelCalls": its model_call events} and
 // exits 0 (3 on a timeout, with the same JSON).
-import { writeSync } from 'node:fs';
+import { writeAll } from './write-all.mjs';
 import { DatabaseSync } from 'node:sqlite';
 import { createScriptedModel } from './model.mjs';
 import { startRuntime } from './runtime.mjs';
@@ -69,7 +69,7 @@ const toolEnds = readFileSync(side, 'utf8')
 	.map((l) => JSON.parse(l))
 	.filter((e) => e.event === 'tool_end' || e.event === 'model_call');
 const events = toolEnds;
-writeSync(
+writeAll(
 	1,
 	`${JSON.stringify({
 		submissionId,

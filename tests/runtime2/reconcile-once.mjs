@@ -23,7 +23,7 @@
 // Prints {"now", "states": [{submissionId, before, calls, decisive: {method, row} | null,
 // appended: [{id, type, content?}]}], "unattributed"} and exits at once (the replacement's
 // processing is not waited for).
-import { writeSync } from 'node:fs';
+import { writeAll } from './write-all.mjs';
 import { DatabaseSync } from 'node:sqlite';
 import { createScriptedModel } from './model.mjs';
 import { startRuntime } from './runtime.mjs';
@@ -121,5 +121,5 @@ if (untilIdle) {
 	await rt.waitForIdle();
 	for (const s of states.values()) s.final = rowOf(s.submissionId);
 }
-writeSync(1, `${JSON.stringify({ now: startedAt, states: [...states.values()], unattributed: unowned })}\n`);
+writeAll(1, `${JSON.stringify({ now: startedAt, states: [...states.values()], unattributed: unowned })}\n`);
 process.exit(0);

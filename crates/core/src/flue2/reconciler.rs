@@ -327,6 +327,40 @@ fn settled_record_id(row: &Flue2SubmissionRow) -> String {
     )
 }
 
+/// The plan of a running or queued row the runtime's row parser rejects (or may reject), `None`
+/// where it parses. Every pass parses the rows it lists (`parseOperationalRows`, SAES:664) and
+/// settles one it rejects as failed with the parser's message (`failSubmissionSequence`): a
+/// running row in the expired-lease scan, a queued one in the unready pass (not ready) or in the
+/// claim loop's listing (ready, once no earlier unsettled submission of its session is ahead of it).
+fn parse_plan(row: &Flue2SubmissionRow) -> Option<Flue2Plan> {
+    let when = match (row.status.as_str(), row.canonical_ready_at) {
+        ("queued", None) => "the unready pass settles the row as failed",
+        ("queued", Some(_)) => "the claim loop, once it lists the row (no earlier unsettled submission of its session ahead of it), settles it as failed",
+        _ => "its pass settles the row as failed",
+    };
+    let why = match &row.parse {
+        ParseOutcome::Parses => return None,
+        ParseOutcome::Fails { problem, error } => {
+            let with = match error {
+                Some(e) => format!("with {e:?}"),
+                None => "with JSON.parse's message for this payload, which turnscope cannot give".into(),
+            };
+            format!("{problem}: the runtime's row parser throws, and {when} {with} (SAES:664–712)")
+        }
+        ParseOutcome::Undecided { why } => format!(
+            "turnscope cannot tell whether the runtime's row parser accepts this row ({why}); where it does not, {when} with {:?} (SAES:709)",
+            super::submission_parse::messages::PAYLOAD_MALFORMED
+        ),
+    };
+    Some(Flue2Plan {
+        step: Flue2Step::Malformed,
+        why,
+        writes: Vec::new(),
+        row_after: None,
+        resume: None,
+    })
+}
+
 /// The step table of `t`, reading the fold through `reads`.
 pub(super) fn step_table(t: &Table<'_>, reads: &dyn FoldReads) -> Flue2Plan {
     let input = t;
@@ -343,6 +377,9 @@ pub(super) fn step_table(t: &Table<'_>, reads: &dyn FoldReads) -> Flue2Plan {
         "running" => {}
         "terminalizing" => return finalize_pending(input, reads),
         "queued" => {
+            if let Some(plan) = parse_plan(row) {
+                return plan;
+            }
             return plain(
                 Flue2Step::Queued,
                 match (row.canonical_ready_at, row.abort_requested_at) {
@@ -368,28 +405,8 @@ pub(super) fn step_table(t: &Table<'_>, reads: &dyn FoldReads) -> Flue2Plan {
         // row is never selected, so never parsed, settled or written (SAES:405–450).
         other => return plain(Flue2Step::Malformed, format!("status {other:?} is not one the runtime writes: no pass selects it (each selects its rows by status), so the runtime never settles or writes it")),
     }
-    // `parseOperationalRows` (SAES:664): a running row the parser rejects is settled failed with
-    // the parser's message, before any step of the reconciler.
-    match &row.parse {
-        ParseOutcome::Fails { problem, error } => {
-            let settles = match error {
-                Some(e) => format!("with {e:?}"),
-                None => {
-                    "with JSON.parse's message for this payload, which turnscope cannot give".into()
-                }
-            };
-            return plain(
-                Flue2Step::Malformed,
-                format!("{problem}: the runtime's row parser throws, and its pass settles the row as failed {settles} (SAES:664–712)"),
-            );
-        }
-        ParseOutcome::Undecided { why } => {
-            return plain(
-                Flue2Step::Malformed,
-                format!("turnscope cannot tell whether the runtime's row parser accepts this row ({why}); where it does not, its pass settles the row as failed with {:?} (SAES:709)", super::submission_parse::messages::PAYLOAD_MALFORMED),
-            );
-        }
-        ParseOutcome::Parses => {}
+    if let Some(plan) = parse_plan(row) {
+        return plan;
     }
     // A row built without the parser's outcome (the store sets it as it reads the row).
     if let Some(stored) = &row.stored_as {

@@ -1,11 +1,12 @@
 //! 2.x's row parser (`parseSubmission(row, chunks)`, SAES:703–712, 2.1.0's
-//! `dist/sql-agent-execution-store-CS3_7p5s.mjs`), over a running row: what the runtime's pass
-//! does with a row it cannot parse is settle it failed with the parser's message
+//! `dist/sql-agent-execution-store-CS3_7p5s.mjs`), over a running or queued row: what the
+//! runtime's passes do with a row they cannot parse is settle it failed with the parser's message
 //! (`parseOperationalRows` → `failSubmissionSequence`, SAES:664–683). A port, in the runtime's
 //! order:
 //! 1. the submission's `flue_submission_chunks` rows, each checked for its types as it is read
 //!    (`parseChunkRow`, SAES:300; the argument is evaluated before the call);
-//! 2. the row's columns (the store's [`Flue2SubmissionRow::stored_as`]);
+//! 2. the row's columns (their types, the store's [`Flue2SubmissionRow::stored_as`], then `kind`
+//!    and the columns each status needs);
 //! 3. `JSON.parse` of `payload`;
 //! 4. the attachments' hydration (`hydratePersistedSubmissionAttachments`, CSS:141–225): the rows
 //!    regrouped, the markers of a user message's `attachments` against them, V8's `TypeError`
@@ -54,7 +55,7 @@ const RESERVED_SIGNAL_TYPES: [&str; 9] = [
 
 /// The row parser over `row`, its `payload` and its `flue_submission_chunks` rows as the store
 /// read them (`ORDER BY item_id, chunk_index`). `payload` `None`: not read (the store reads it
-/// for running rows only), then only the rows' types and the columns are checked.
+/// for running and queued rows only), then only the rows' types and the columns are checked.
 pub fn parse_outcome(
     row: &Flue2SubmissionRow,
     payload: Option<&str>,
@@ -70,8 +71,8 @@ pub fn parse_outcome(
             messages::CHUNK_ROW_MALFORMED,
         );
     }
-    if let Some(stored) = &row.stored_as {
-        return fail(stored.to_string(), messages::ROW_MALFORMED);
+    if let Some(problem) = column_problem(row) {
+        return fail(problem, messages::ROW_MALFORMED);
     }
     let Some(payload) = payload else {
         return ParseOutcome::Parses;
@@ -100,6 +101,48 @@ pub fn parse_outcome(
         Some(Problem::Undecided(why)) => ParseOutcome::Undecided { why },
         None => ParseOutcome::Parses,
     }
+}
+
+/// The column checks of `parseSubmission` (SAES:704), all one condition: each column's type (the
+/// store's `stored_as`), `kind` one of the two, and the columns each status needs set or unset.
+fn column_problem(row: &Flue2SubmissionRow) -> Option<String> {
+    if let Some(stored) = &row.stored_as {
+        return Some(stored.to_string());
+    }
+    if !matches!(row.kind.as_str(), "dispatch" | "direct") {
+        return Some(format!(
+            "kind {:?} is neither dispatch nor direct",
+            row.kind
+        ));
+    }
+    let status = row.status.as_str();
+    let set = match status {
+        "queued" => [
+            ("attempt_id", row.attempt_id.is_some()),
+            ("input_applied_at", row.input_applied_at.is_some()),
+            ("started_at", row.started_at.is_some()),
+            ("joined_into", row.joined_into.is_some()),
+        ]
+        .into_iter()
+        .find(|(_, set)| *set)
+        .map(|(column, _)| format!("a queued row with {column} set")),
+        "running" | "terminalizing" => [
+            ("attempt_id", row.attempt_id.is_none()),
+            ("started_at", row.started_at.is_none()),
+        ]
+        .into_iter()
+        .find(|(_, unset)| *unset)
+        .map(|(column, _)| format!("a {status} row without {column}")),
+        "joining" | "joined" if row.joined_into.is_none() => {
+            Some(format!("a {status} row without joined_into"))
+        }
+        _ => None,
+    };
+    set.or_else(|| {
+        row.accepted_at
+            .is_none()
+            .then(|| "accepted_at is not a number".to_string())
+    })
 }
 
 enum Thrown {

@@ -184,3 +184,41 @@ fn an_accepted_at_in_another_form_is_undecided_and_an_unread_payload_parses() {
     assert!(outcome(&other, &[]).is_err_and(|e| e.starts_with("undecided: ")));
     assert_eq!(parse_outcome(&row(), None, &[]), ParseOutcome::Parses);
 }
+
+#[test]
+fn the_columns_each_status_needs_are_checked_before_the_payload() {
+    let column = |change: fn(&mut crate::flue2::Flue2SubmissionRow)| {
+        let mut r = row();
+        change(&mut r);
+        match parse_outcome(&r, Some("not json"), &[]) {
+            ParseOutcome::Fails { error, problem } => (error, problem),
+            other => panic!("{other:?}"),
+        }
+    };
+    let malformed = Some(messages::ROW_MALFORMED.to_string());
+    for change in [
+        (|r: &mut crate::flue2::Flue2SubmissionRow| r.attempt_id = None) as fn(&mut _),
+        |r| r.started_at = None,
+        |r| r.kind = "other".into(),
+        |r| r.accepted_at = None,
+        |r| r.status = "queued".into(),
+        |r| {
+            r.status = "joined".into();
+            r.joined_into = None;
+        },
+    ] {
+        let (error, problem) = column(change);
+        assert_eq!(error, malformed, "{problem}");
+    }
+    // A queued row with nothing of an attempt set gets to the payload.
+    let (error, _) = column(|r| {
+        r.status = "queued".into();
+        r.attempt_id = None;
+        r.started_at = None;
+        r.input_applied_at = None;
+    });
+    assert_eq!(
+        error.as_deref(),
+        Some("Unexpected token 'o', \"not json\" is not valid JSON")
+    );
+}

@@ -31,7 +31,7 @@ const SUBMISSION_COLUMNS: &str = "sequence, submission_id, session_key, kind, st
      canonical_ready_at, attempt_id, input_applied_at, abort_requested_at, started_at, joined_into, \
      settled_at, error, attempt_count, max_attempts, timeout_at, owner_id, lease_expires_at, \
      settlement_record_id, settlement_record, typeof(payload), \
-     CASE WHEN status = 'running' THEN payload END";
+     CASE WHEN status IN ('running', 'queued') THEN payload END";
 
 /// A submission row read from `r` ([`SUBMISSION_COLUMNS`]) by the typed getters: the fast path,
 /// which fails on a damaged row (text that is not UTF-8, a column in another storage class).
@@ -77,10 +77,16 @@ fn submission_row(r: &rusqlite::Row<'_>) -> rusqlite::Result<(Flue2SubmissionRow
 /// The column of [`SUBMISSION_COLUMNS`] that holds `typeof(payload)`.
 const PAYLOAD_TYPE: usize = 21;
 
-/// The column of [`SUBMISSION_COLUMNS`] that holds `payload`, read for a running row only: the
-/// rows whose parse the reconciler's pass acts on (`submission_parse`); a whole prompt per row is
-/// not read for the others.
+/// The column of [`SUBMISSION_COLUMNS`] that holds `payload`, read for a running or queued row
+/// only ([`parsed`]); a whole prompt per row is not read for the others.
 const PAYLOAD: usize = 22;
+
+/// A row of this status is parsed by a pass of the runtime, which settles it failed where its
+/// parser rejects it (`submission_parse`): the running rows of the expired-lease scan, the queued
+/// ones of the unready pass and the claim loop.
+fn parsed(status: &str) -> bool {
+    matches!(status, "running" | "queued")
+}
 
 /// `payload` in a storage class the runtime's row parser rejects (`typeof row.payload !==
 /// "string"`), from its `typeof`.
@@ -137,7 +143,7 @@ fn submission_row_any_class(
         value => {
             let (t, lossy) = text_and_lossy(value);
             if lossy {
-                // The last column is `payload` (only where running).
+                // The last column is `payload` (only where running or queued).
                 let name = match i {
                     PAYLOAD => Some("payload"),
                     _ => SUBMISSION_COLUMNS.split(',').map(str::trim).nth(i),
@@ -379,7 +385,7 @@ impl Flue2SqliteReader {
         // The parser's outcome for each running row, with its chunk rows (most journals have
         // none: one probe).
         let mut chunks =
-            if self.has_submission_chunks && rows.iter().any(|(r, _)| r.status == "running") {
+            if self.has_submission_chunks && rows.iter().any(|(r, _)| parsed(&r.status)) {
                 super::flue2_submission_chunks::read(&self.conn, where_sql, params)?
             } else {
                 Default::default()
@@ -387,7 +393,7 @@ impl Flue2SqliteReader {
         Ok(rows
             .into_iter()
             .map(|(mut row, payload)| {
-                if row.status == "running" {
+                if parsed(&row.status) {
                     let own = chunks.remove(&row.submission_id).unwrap_or_default();
                     row.parse = parse_outcome(&row, payload.as_deref(), &own);
                 }
