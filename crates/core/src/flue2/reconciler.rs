@@ -38,8 +38,7 @@ use super::classify::{encode_canonical_id, Flue2Classification, Flue2Variant};
 use super::fold::InstanceState;
 use super::records::Body;
 use super::resume::{resume_after_replace, resume_after_requeue, Flue2Resume};
-use super::rows::Flue2SubmissionRow;
-use super::rows::ParseOutcome;
+use super::rows::{Flue2SubmissionRow, ParseOutcome};
 use super::state::{Conversation, EntryBody};
 use super::writes::{batch_at_leaf, converge_write, ghost_at_leaf};
 pub use super::writes::{CallRef, Flue2Write};
@@ -332,11 +331,12 @@ fn settled_record_id(row: &Flue2SubmissionRow) -> String {
 /// settles one it rejects as failed with the parser's message (`failSubmissionSequence`): a
 /// running row in the expired-lease scan, a queued one in the unready pass (not ready) or in the
 /// claim loop's listing (ready, once no earlier unsettled submission of its session is ahead of it).
-fn parse_plan(row: &Flue2SubmissionRow) -> Option<Flue2Plan> {
+fn parse_plan(row: &Flue2SubmissionRow, now: i64) -> Option<Flue2Plan> {
     let when = match (row.status.as_str(), row.canonical_ready_at) {
         ("queued", None) => "the unready pass settles the row as failed",
         ("queued", Some(_)) => "the claim loop, once it lists the row (no earlier unsettled submission of its session ahead of it), settles it as failed",
-        _ => "its pass settles the row as failed",
+        _ if row.lease_expired(now) => "its pass settles the row as failed",
+        _ => "once its lease ends, the pass's expired-lease scan settles the row as failed",
     };
     let why = match &row.parse {
         ParseOutcome::Parses => return None,
@@ -377,7 +377,7 @@ pub(super) fn step_table(t: &Table<'_>, reads: &dyn FoldReads) -> Flue2Plan {
         "running" => {}
         "terminalizing" => return finalize_pending(input, reads),
         "queued" => {
-            if let Some(plan) = parse_plan(row) {
+            if let Some(plan) = parse_plan(row, now) {
                 return plan;
             }
             return plain(
@@ -405,11 +405,14 @@ pub(super) fn step_table(t: &Table<'_>, reads: &dyn FoldReads) -> Flue2Plan {
         // row is never selected, so never parsed, settled or written (SAES:405–450).
         other => return plain(Flue2Step::Malformed, format!("status {other:?} is not one the runtime writes: no pass selects it (each selects its rows by status), so the runtime never settles or writes it")),
     }
-    if let Some(plan) = parse_plan(row) {
-        return plan;
+    // A running row is parsed when the expired-lease scan lists it: never with a lease of 0.
+    if row.lease_expires_at > 0 {
+        if let Some(plan) = parse_plan(row, now) {
+            return plan;
+        }
     }
     // A row built without the parser's outcome (the store sets it as it reads the row).
-    if let Some(stored) = &row.stored_as {
+    if let (true, Some(stored)) = (row.lease_expires_at > 0, &row.stored_as) {
         return plain(
             Flue2Step::Malformed,
             format!("{stored}: the runtime's row parser rejects the row, and its pass settles it as failed with \"[flue] Persisted agent submission row is malformed.\" (SAES:704)"),

@@ -714,3 +714,54 @@ fn a_status_the_runtime_does_not_write_is_never_selected_so_never_written() {
         assert!(p.why.contains("never settles or writes it"), "{}", p.why);
     }
 }
+
+/// A row the runtime's row parser rejects is planned `malformed`, naming the pass that parses it;
+/// a running row with a lease of 0 is listed by no pass, so never parsed.
+#[test]
+fn a_row_the_row_parser_rejects_is_malformed_when_a_pass_lists_it() {
+    use crate::flue2::rows::ParseOutcome;
+    let log = batch_one_of_three();
+    let rejected = |mut r: Flue2SubmissionRow| {
+        r.parse = ParseOutcome::Fails {
+            problem: "payload message: not an object".into(),
+            error: Some("[flue] Persisted agent submission payload is malformed.".into()),
+        };
+        plan(&r, &log)
+    };
+    let expired = rejected(row());
+    assert_eq!(expired.step, Flue2Step::Malformed);
+    assert!(expired.why.contains("its pass settles the row as failed with \"[flue] Persisted agent submission payload is malformed.\""), "{}", expired.why);
+    assert!(expired.writes.is_empty() && expired.row_after.is_none());
+    let mut held = row();
+    held.lease_expires_at = NOW + 5_000;
+    let held = rejected(held);
+    assert_eq!(held.step, Flue2Step::Malformed);
+    assert!(held.why.contains("once its lease ends"), "{}", held.why);
+    let mut no_lease = row();
+    no_lease.lease_expires_at = 0;
+    assert_eq!(rejected(no_lease).step, Flue2Step::NoLease);
+    let mut queued = row();
+    queued.status = "queued".into();
+    queued.canonical_ready_at = None;
+    assert!(rejected(queued.clone())
+        .why
+        .contains("the unready pass settles"));
+    queued.canonical_ready_at = Some(1);
+    assert!(rejected(queued.clone())
+        .why
+        .contains("the claim loop, once it lists the row"));
+    // Undecided: said so, with the message where it does not parse.
+    let mut r = row();
+    r.parse = ParseOutcome::Undecided {
+        why: "acceptedAt in another form".into(),
+    };
+    let p = plan(&r, &log);
+    assert_eq!(p.step, Flue2Step::Malformed);
+    assert!(
+        p.why.starts_with("turnscope cannot tell whether"),
+        "{}",
+        p.why
+    );
+    // Parsed: the step table as before.
+    assert_eq!(plan(&row(), &log).step, Flue2Step::Replace);
+}

@@ -36,8 +36,8 @@ const SUBMISSION_COLUMNS: &str = "sequence, submission_id, session_key, kind, st
 /// A submission row read from `r` ([`SUBMISSION_COLUMNS`]) by the typed getters: the fast path,
 /// which fails on a damaged row (text that is not UTF-8, a column in another storage class).
 fn submission_row(r: &rusqlite::Row<'_>) -> rusqlite::Result<(Flue2SubmissionRow, Option<String>)> {
-    // `payload` itself is not read (a whole prompt per row), only its storage class: SQLite
-    // answers `typeof` from the record header.
+    // `payload`'s storage class, which SQLite answers from the record header; the text itself
+    // only where the row parser's outcome is wanted ([`PAYLOAD`]).
     if r.get_ref(PAYLOAD_TYPE)?.as_str()? != "text" {
         return Err(rusqlite::Error::InvalidColumnType(
             PAYLOAD_TYPE,
@@ -109,7 +109,7 @@ fn payload_stored_as(type_of: rusqlite::types::ValueRef<'_>) -> Option<StoredAs>
 /// that is not UTF-8 is read as the runtime's `node:sqlite` reads it (U+FFFD), its column named
 /// in `not_utf8`; the first column in a storage class the runtime's row parser rejects (SAES:704:
 /// a BLOB where it wants text, text where it wants a number; SQLite keeps either) is named in
-/// `stored_as` (`payload` by its `typeof`, the column itself not read).
+/// `stored_as` (`payload` by its `typeof`).
 fn submission_row_any_class(
     r: &rusqlite::Row<'_>,
 ) -> rusqlite::Result<(Flue2SubmissionRow, Option<String>)> {
