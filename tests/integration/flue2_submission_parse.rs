@@ -530,3 +530,111 @@ fn generated_payloads_are_parsed_as_the_runtimes_parser_parses_them() {
         ids.len()
     );
 }
+
+/// A terminalizing row of another instance beside the running one, its settlement columns and
+/// payload set by `settlement` (SQL on `sub_term`, after the insert).
+fn with_terminalizing(db: &Path, id: &str, settlement: &str) {
+    let c = rusqlite::Connection::open(db).unwrap();
+    c.execute(
+        "INSERT INTO flue_agent_submissions (submission_id, session_key, kind, payload, status,
+           accepted_at, canonical_ready_at, attempt_id, input_applied_at, started_at, attempt_count,
+           max_attempts, timeout_at, owner_id, lease_expires_at)
+         SELECT 'sub_term', 'agent-session:[\"other\",\"x\",\"default\",\"default\"]', kind,
+           json_set(payload, '$.submissionId', 'sub_term', '$.agent', 'other', '$.id', 'x'),
+           'terminalizing', accepted_at, canonical_ready_at, 'attempt_term', input_applied_at,
+           started_at, 1, max_attempts, timeout_at, owner_id, lease_expires_at
+           FROM flue_agent_submissions WHERE submission_id = ?1",
+        [id],
+    )
+    .unwrap();
+    c.execute_batch(settlement).unwrap();
+}
+
+#[cfg_attr(
+    turnscope_no_runtime2,
+    ignore = "needs the real flue 2.1.0 runtime: npm is not on PATH or TURNSCOPE_RUNTIME_SKIP is set (tests/runtime2/README.md)"
+)]
+#[test]
+fn a_settlement_obligation_that_does_not_parse_stops_every_pass_as_planned() {
+    let rt = runtime2("flue2_submission_parse");
+    let dir = tempfile::tempdir().unwrap();
+    let base = unpack_db("flue-2.1.0", "mid-stream", dir.path());
+    let (id, lease): (String, i64) = rusqlite::Connection::open(&base)
+        .unwrap()
+        .query_row(
+            "SELECT submission_id, lease_expires_at FROM flue_agent_submissions WHERE status = 'running'",
+            [],
+            |r| Ok((r.get(0)?, r.get(1)?)),
+        )
+        .unwrap();
+    let now = lease + 1000;
+    let untouched = dir.path().join("untouched.db");
+    std::fs::copy(&base, &untouched).unwrap();
+    let before = status_and_error(&untouched, &id);
+    rt.reconcile_at(&untouched, now, false);
+    let replaced = status_and_error(&untouched, &id);
+    let attempt = |db: &Path| -> String {
+        rusqlite::Connection::open(db)
+            .unwrap()
+            .query_row(
+                "SELECT attempt_id FROM flue_agent_submissions WHERE submission_id = ?1",
+                [&id],
+                |r| r.get(0),
+            )
+            .unwrap()
+    };
+    let first_attempt = attempt(&base);
+    let update = |set: &str| {
+        format!("UPDATE flue_agent_submissions SET {set} WHERE submission_id = 'sub_term';")
+    };
+    // (name, SQL, the pass throws, the terminalizing row's plan)
+    let cases = [
+        ("no settlement_record_id", update("settlement_record = '{}'"), true, "pass_fails"),
+        ("a settlement_record that is not JSON", update("settlement_record_id = 'r', settlement_record = '{\"type\":'"), true, "pass_fails"),
+        ("a settlement_record_id stored as a BLOB", update("settlement_record_id = CAST('r' AS BLOB), settlement_record = '{}'"), true, "pass_fails"),
+        ("an obligation that parses", update("settlement_record_id = 'r', settlement_record = '{}'"), false, "finalize"),
+        (
+            "an obligation that parses, on a row whose payload does not",
+            update("settlement_record_id = 'r', settlement_record = '{}', payload = json_set(payload, '$.message', json('null'))"),
+            false,
+            "malformed",
+        ),
+    ];
+    let mut differ = Vec::new();
+    for (name, sql, throws, term_plan) in cases {
+        let db = dir.path().join(format!("{}.db", name.replace(' ', "-")));
+        std::fs::copy(&base, &db).unwrap();
+        with_terminalizing(&db, &id, &sql);
+        let listed = turnscope_json(&db, Some(now), &["list", "--status", "all", "--json"]);
+        let plan = |sub: &str| {
+            listed["submissions"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .find(|s| s["id"] == sub)
+                .unwrap()["plan"]
+                .clone()
+        };
+        let (running, term) = (plan(&id), plan("sub_term"));
+        let running_expected = if throws { "pass_fails" } else { "replace" };
+        if running["name"] != running_expected || term["name"] != term_plan {
+            differ.push(format!("{name}: planned {running} and {term}"));
+        }
+        rt.reconcile_at(&db, now, false);
+        let (after, moved) = (status_and_error(&db, &id), attempt(&db) != first_attempt);
+        let expected = if throws {
+            (&before, false)
+        } else {
+            (&replaced, true)
+        };
+        if (&after, moved) != expected {
+            differ.push(format!(
+                "{name}: the pass left the running row {after:?} (attempt replaced: {moved})"
+            ));
+        }
+        if status_and_error(&db, "sub_term").0 != "terminalizing" {
+            differ.push(format!("{name}: the pass settled the terminalizing row"));
+        }
+    }
+    assert!(differ.is_empty(), "{}", differ.join("\n"));
+}

@@ -149,11 +149,12 @@ impl Inspected<'_> {
 
 /// Where a row stands, in one word (`list --verdict`'s dispositions, `flue2_select`): every
 /// disposition word, in the order a row's life goes.
-pub const DISPOSITIONS: [&str; 11] = [
+pub const DISPOSITIONS: [&str; 12] = [
     "pending",
     "live",
     "no-lease",
     "stuck",
+    "blocked",
     "terminalizing",
     "completed",
     "failed",
@@ -172,6 +173,7 @@ pub fn disposition(i: &Inspected<'_>) -> &'static str {
         Flue2Step::FinalizeSettlement => "terminalizing",
         Flue2Step::Joined => "joined",
         Flue2Step::Malformed => "malformed",
+        Flue2Step::PassFails => "blocked",
         Flue2Step::Settled => settled_word(i.row),
         // A step of the table fires: on a row whose instance the runtime cannot load or
         // classify (step 1 defers it, or a failure past the deadline), the history is damaged.

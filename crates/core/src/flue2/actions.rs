@@ -465,6 +465,10 @@ fn check_reconcilable(
             "it has no attempt_id: the runtime's reconciler returns without a write, so no pass would act on the change",
             "look with `turnscope show`",
         )),
+        Flue2Step::PassFails => Err(refuse(
+            format!("no reconciliation pass reaches it: {}", current.why),
+            "mend the terminalizing row the reason names (its settlement columns), then plan again",
+        )),
         Flue2Step::Malformed => Err(refuse(
             format!("the runtime does not read this row as a submission it writes ({})", current.why),
             "look with `turnscope show`",

@@ -398,6 +398,7 @@ pub fn next_submission_repairs(conv: &Conversation, variant: Flue2Variant) -> Ve
         not_utf8: Vec::new(),
         stored_as: None,
         parse: crate::flue2::rows::ParseOutcome::Parses,
+        pass_fails: None,
     };
     claim_repairs(&row, conv, variant)
         .into_iter()

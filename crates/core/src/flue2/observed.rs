@@ -152,6 +152,7 @@ mod tests {
             not_utf8: Vec::new(),
             stored_as: None,
             parse: crate::flue2::rows::ParseOutcome::Parses,
+            pass_fails: None,
         }
     }
 

@@ -90,6 +90,9 @@ pub enum Flue2Step {
     Joined,
     /// A row whose session key the runtime does not write: its row parser fails it.
     Malformed,
+    /// An expired running or a terminalizing row that no pass reaches: every pass throws first,
+    /// on a terminalizing row's settlement obligation ([`Flue2SubmissionRow::pass_fails`]).
+    PassFails,
 }
 
 impl Flue2Step {
@@ -125,6 +128,7 @@ impl Flue2Step {
             Flue2Step::Settled => "settled",
             Flue2Step::Joined => "joined",
             Flue2Step::Malformed => "malformed",
+            Flue2Step::PassFails => "pass_fails",
         }
     }
 
@@ -326,6 +330,21 @@ fn settled_record_id(row: &Flue2SubmissionRow) -> String {
     )
 }
 
+/// The plan of an expired running or a terminalizing row of a journal whose every reconciliation
+/// pass throws before it reaches the row (`None` where passes run): the pass lists the pending
+/// settlements (every terminalizing row's obligation parsed) before its expired-lease scan
+/// (BP:1169–1193). Its unready pass, before, and the claim loop go on.
+fn pass_fails_plan(row: &Flue2SubmissionRow) -> Option<Flue2Plan> {
+    let why = row.pass_fails.as_ref()?;
+    Some(Flue2Plan {
+        step: Flue2Step::PassFails,
+        why: format!("every reconciliation pass throws before it reaches this row ({why}): no pass finalizes a settlement or reconciles an expired row of this journal until that row is mended (the unready pass and the claim loop go on)"),
+        writes: Vec::new(),
+        row_after: None,
+        resume: None,
+    })
+}
+
 /// The plan of a running or queued row the runtime's row parser rejects (or may reject), `None`
 /// where it parses. Every pass parses the rows it lists (`parseOperationalRows`, SAES:664) and
 /// settles one it rejects as failed with the parser's message (`failSubmissionSequence`): a
@@ -405,7 +424,13 @@ pub(super) fn step_table(t: &Table<'_>, reads: &dyn FoldReads) -> Flue2Plan {
         // row is never selected, so never parsed, settled or written (SAES:405–450).
         other => return plain(Flue2Step::Malformed, format!("status {other:?} is not one the runtime writes: no pass selects it (each selects its rows by status), so the runtime never settles or writes it")),
     }
-    // A running row is parsed when the expired-lease scan lists it: never with a lease of 0.
+    // A running row is parsed when the expired-lease scan lists it: never with a lease of 0, and
+    // never where the pass throws before the scan.
+    if row.lease_expired(now) {
+        if let Some(plan) = pass_fails_plan(row) {
+            return plan;
+        }
+    }
     if row.lease_expires_at > 0 {
         if let Some(plan) = parse_plan(row, now) {
             return plan;
@@ -817,6 +842,30 @@ fn finalize_pending(input: &Table<'_>, reads: &dyn FoldReads) -> Flue2Plan {
                 "terminalizing with its lease held for {} ms more: the pending-settlement step waits for it",
                 row.lease_expires_at - input.now_ms
             ),
+            writes: Vec::new(),
+            row_after: None,
+            resume: None,
+        };
+    }
+    if let Some(plan) = pass_fails_plan(row) {
+        return plan;
+    }
+    // `getSubmission` parses the row first (BP:1173): where it throws, the pass logs the
+    // settlement as deferred, inside its try, and finalizes nothing, pass after pass.
+    let thrown = match &row.parse {
+        ParseOutcome::Parses => None,
+        ParseOutcome::Fails { problem, error } => Some(format!(
+            "{problem}: the runtime's row parser throws ({})",
+            error.as_deref().unwrap_or("JSON.parse's message")
+        )),
+        ParseOutcome::Undecided { why } => Some(format!(
+            "turnscope cannot tell whether the runtime's row parser accepts this row ({why})"
+        )),
+    };
+    if let Some(thrown) = thrown {
+        return Flue2Plan {
+            step: Flue2Step::Malformed,
+            why: format!("{thrown}; where it throws, the pending-settlement step logs the settlement as deferred and finalizes nothing, each pass"),
             writes: Vec::new(),
             row_after: None,
             resume: None,

@@ -164,6 +164,7 @@ pub(crate) fn row() -> Flue2SubmissionRow {
         not_utf8: Vec::new(),
         stored_as: None,
         parse: crate::flue2::rows::ParseOutcome::Parses,
+        pass_fails: None,
     }
 }
 
@@ -764,4 +765,28 @@ fn a_row_the_row_parser_rejects_is_malformed_when_a_pass_lists_it() {
     );
     // Parsed: the step table as before.
     assert_eq!(plan(&row(), &log).step, Flue2Step::Replace);
+}
+
+/// Where every pass throws before its expired-lease scan, an expired running row and a
+/// terminalizing row whose lease ended are reached by none; a live lease is still `lease_held`.
+#[test]
+fn no_pass_reaches_an_expired_row_of_a_journal_whose_pass_throws() {
+    let log = batch_one_of_three();
+    let mut r = row();
+    r.pass_fails = Some("the settlement obligation of terminalizing row t does not parse".into());
+    let p = plan(&r, &log);
+    assert_eq!(
+        (p.step, p.step.column()),
+        (Flue2Step::PassFails, "- pass_fails".to_string())
+    );
+    assert!(
+        p.why.contains("terminalizing row t") && p.writes.is_empty(),
+        "{}",
+        p.why
+    );
+    r.status = "terminalizing".into();
+    assert_eq!(plan(&r, &log).step, Flue2Step::PassFails);
+    r.status = "running".into();
+    r.lease_expires_at = NOW + 1;
+    assert_eq!(plan(&r, &log).step, Flue2Step::LeaseHeld);
 }

@@ -45,6 +45,11 @@ pub struct Flue2SubmissionRow {
     /// `flue_submission_chunks` rows (checked by the store as it reads a running or queued row, see
     /// `flue2::submission_parse`; `Parses` for other rows).
     pub parse: ParseOutcome,
+    /// Why every reconciliation pass of the journal throws before its expired-lease scan: a
+    /// terminalizing row whose settlement obligation the runtime cannot parse
+    /// (`flue2::submission_parse::obligation_failure`). A journal-wide fact, set by the store on
+    /// each running and terminalizing row it reads (the rows it stops); `None` where passes run.
+    pub pass_fails: Option<String>,
 }
 
 /// What the runtime's row parser (`parseSubmission`, ported by `flue2::submission_parse`) does
@@ -158,6 +163,7 @@ mod tests {
             not_utf8: Vec::new(),
             stored_as: None,
             parse: crate::flue2::rows::ParseOutcome::Parses,
+            pass_fails: None,
         }
     }
 

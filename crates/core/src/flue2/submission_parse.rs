@@ -34,6 +34,9 @@ pub mod messages {
     pub const ROW_MALFORMED: &str = "[flue] Persisted agent submission row is malformed.";
     /// `parseSubmission`'s payload check (SAES:709).
     pub const PAYLOAD_MALFORMED: &str = "[flue] Persisted agent submission payload is malformed.";
+    /// `parseSettlementObligation` (SAES:694).
+    pub const OBLIGATION_MALFORMED: &str =
+        "[flue] Persisted submission settlement obligation is malformed.";
 }
 
 /// What a 2.x attachment marker's `data` starts with (`markerPrefix`); the item id follows.
@@ -142,6 +145,35 @@ fn column_problem(row: &Flue2SubmissionRow) -> Option<String> {
         row.accepted_at
             .is_none()
             .then(|| "accepted_at is not a number".to_string())
+    })
+}
+
+/// `parseSettlementObligation` (SAES:694) over a terminalizing row's `submission_id`,
+/// `session_key`, `attempt_id`, `settlement_record_id` and `settlement_record`, each `None` where
+/// it is not text (`typeof` other than `"string"`): `None` where it parses, else what is wrong and
+/// the runtime's message (`None`: `JSON.parse`'s, which turnscope cannot give for this text). The
+/// pass maps every terminalizing row through it before its expired-lease scan
+/// (`listPendingSubmissionSettlements`, SAES:427), so one that throws throws the whole pass.
+pub fn obligation_failure(columns: [Option<&str>; 5]) -> Option<(String, Option<String>)> {
+    const NAMES: [&str; 5] = [
+        "submission_id",
+        "session_key",
+        "attempt_id",
+        "settlement_record_id",
+        "settlement_record",
+    ];
+    if let Some(i) = columns.iter().position(Option::is_none) {
+        return Some((
+            format!("{} is not text", NAMES[i]),
+            Some(messages::OBLIGATION_MALFORMED.to_string()),
+        ));
+    }
+    let record = columns[4].unwrap_or_default();
+    Json::read(record).err().map(|e| {
+        (
+            format!("settlement_record is not JSON: {e}"),
+            crate::js::parse_error::parse_error_message(record),
+        )
     })
 }
 

@@ -222,3 +222,27 @@ fn the_columns_each_status_needs_are_checked_before_the_payload() {
         Some("Unexpected token 'o', \"not json\" is not valid JSON")
     );
 }
+
+#[test]
+fn a_settlement_obligation_parses_where_each_column_is_text_and_the_record_json() {
+    use super::obligation_failure;
+    let ok = [Some("s"), Some("k"), Some("a"), Some("r"), Some("{}")];
+    assert_eq!(obligation_failure(ok), None);
+    // `1e400` is JSON to JSON.parse (Infinity).
+    assert_eq!(
+        obligation_failure([ok[0], ok[1], ok[2], ok[3], Some("[1e400]")]),
+        None
+    );
+    for i in 0..5 {
+        let mut c = ok;
+        c[i] = None;
+        let (problem, error) = obligation_failure(c).unwrap();
+        assert_eq!(
+            error.as_deref(),
+            Some(messages::OBLIGATION_MALFORMED),
+            "{problem}"
+        );
+    }
+    let (_, error) = obligation_failure([ok[0], ok[1], ok[2], ok[3], Some("{\"type\":")]).unwrap();
+    assert_eq!(error.as_deref(), Some("Unexpected end of JSON input"));
+}

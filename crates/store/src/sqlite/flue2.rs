@@ -15,7 +15,7 @@ use rusqlite::{Connection, OptionalExtension};
 use super::{open_connection, read_flue_meta};
 use crate::format::{detect_format, JournalFormat};
 use crate::StoreError;
-use turnscope_core::flue2::submission_parse::{parse_outcome, ParseOutcome};
+use turnscope_core::flue2::submission_parse::{obligation_failure, parse_outcome, ParseOutcome};
 use turnscope_core::flue2::Flue2SubmissionRow;
 use turnscope_core::journal::submission_rows::StoredAs;
 
@@ -31,7 +31,7 @@ const SUBMISSION_COLUMNS: &str = "sequence, submission_id, session_key, kind, st
      canonical_ready_at, attempt_id, input_applied_at, abort_requested_at, started_at, joined_into, \
      settled_at, error, attempt_count, max_attempts, timeout_at, owner_id, lease_expires_at, \
      settlement_record_id, settlement_record, typeof(payload), \
-     CASE WHEN status IN ('running', 'queued') THEN payload END";
+     CASE WHEN status IN ('running', 'queued', 'terminalizing') THEN payload END";
 
 /// A submission row read from `r` ([`SUBMISSION_COLUMNS`]) by the typed getters: the fast path,
 /// which fails on a damaged row (text that is not UTF-8, a column in another storage class).
@@ -70,6 +70,7 @@ fn submission_row(r: &rusqlite::Row<'_>) -> rusqlite::Result<(Flue2SubmissionRow
         not_utf8: Vec::new(),
         stored_as: None,
         parse: ParseOutcome::Parses,
+        pass_fails: None,
     };
     Ok((row, r.get(PAYLOAD)?))
 }
@@ -77,15 +78,16 @@ fn submission_row(r: &rusqlite::Row<'_>) -> rusqlite::Result<(Flue2SubmissionRow
 /// The column of [`SUBMISSION_COLUMNS`] that holds `typeof(payload)`.
 const PAYLOAD_TYPE: usize = 21;
 
-/// The column of [`SUBMISSION_COLUMNS`] that holds `payload`, read for a running or queued row
-/// only ([`parsed`]); a whole prompt per row is not read for the others.
+/// The column of [`SUBMISSION_COLUMNS`] that holds `payload`, read for a running, queued or
+/// terminalizing row only ([`parsed`]); a whole prompt per row is not read for the others.
 const PAYLOAD: usize = 22;
 
-/// A row of this status is parsed by a pass of the runtime, which settles it failed where its
-/// parser rejects it (`submission_parse`): the running rows of the expired-lease scan, the queued
-/// ones of the unready pass and the claim loop.
+/// A row of this status is parsed by a pass of the runtime (`submission_parse`): the running rows
+/// of the expired-lease scan and the queued ones of the unready pass and the claim loop, each
+/// settled failed where the parser rejects it; the terminalizing ones of the pending-settlement
+/// step (`getSubmission`), deferred where it rejects one.
 fn parsed(status: &str) -> bool {
-    matches!(status, "running" | "queued")
+    matches!(status, "running" | "queued" | "terminalizing")
 }
 
 /// `payload` in a storage class the runtime's row parser rejects (`typeof row.payload !==
@@ -143,7 +145,7 @@ fn submission_row_any_class(
         value => {
             let (t, lossy) = text_and_lossy(value);
             if lossy {
-                // The last column is `payload` (only where running or queued).
+                // The last column is `payload` (only where [`parsed`]).
                 let name = match i {
                     PAYLOAD => Some("payload"),
                     _ => SUBMISSION_COLUMNS.split(',').map(str::trim).nth(i),
@@ -188,6 +190,7 @@ fn submission_row_any_class(
         not_utf8,
         stored_as,
         parse: ParseOutcome::Parses,
+        pass_fails: None,
     };
     Ok((row, payload))
 }
@@ -390,6 +393,14 @@ impl Flue2SqliteReader {
             } else {
                 Default::default()
             };
+        let pass_fails = if rows
+            .iter()
+            .any(|(r, _)| matches!(r.status.as_str(), "running" | "terminalizing"))
+        {
+            self.pass_failure()?
+        } else {
+            None
+        };
         Ok(rows
             .into_iter()
             .map(|(mut row, payload)| {
@@ -397,9 +408,58 @@ impl Flue2SqliteReader {
                     let own = chunks.remove(&row.submission_id).unwrap_or_default();
                     row.parse = parse_outcome(&row, payload.as_deref(), &own);
                 }
+                if matches!(row.status.as_str(), "running" | "terminalizing") {
+                    row.pass_fails.clone_from(&pass_fails);
+                }
                 row
             })
             .collect())
+    }
+
+    /// Why the runtime's reconciliation pass throws before its expired-lease scan: the first
+    /// terminalizing row, in `sequence` order, whose settlement obligation does not parse
+    /// (`listPendingSubmissionSettlements` maps every one through `parseSettlementObligation`).
+    fn pass_failure(&self) -> Result<Option<String>, StoreError> {
+        let err = |e| StoreError::sqlite("reading the terminalizing rows' settlement columns", e);
+        let text = |c: &str| format!("CASE WHEN typeof({c}) = 'text' THEN {c} END");
+        let sql = format!(
+            "SELECT {}, {}, {}, {}, {}, sequence FROM flue_agent_submissions
+              WHERE status = 'terminalizing' ORDER BY sequence",
+            text("submission_id"),
+            text("session_key"),
+            text("attempt_id"),
+            text("settlement_record_id"),
+            text("settlement_record")
+        );
+        let mut stmt = self.conn.prepare_cached(&sql).map_err(err)?;
+        let mut rows = stmt.query([]).map_err(err)?;
+        while let Some(r) = rows.next().map_err(err)? {
+            let cell = |i: usize| -> rusqlite::Result<Option<String>> {
+                Ok(match r.get_ref(i)? {
+                    rusqlite::types::ValueRef::Text(t) => {
+                        Some(String::from_utf8_lossy(t).into_owned())
+                    }
+                    _ => None,
+                })
+            };
+            let columns = (0..5)
+                .map(cell)
+                .collect::<rusqlite::Result<Vec<_>>>()
+                .map_err(err)?;
+            let as_str: [Option<&str>; 5] = std::array::from_fn(|i| columns[i].as_deref());
+            if let Some((problem, error)) = obligation_failure(as_str) {
+                let id = columns[0].as_deref().unwrap_or("?");
+                let sequence: i64 = r.get(5).map_err(err)?;
+                let error = error.map_or_else(
+                    || "JSON.parse's message, which turnscope cannot give".to_string(),
+                    |e| format!("{e:?}"),
+                );
+                return Ok(Some(format!(
+                    "the settlement obligation of terminalizing row {id} (sequence {sequence}) does not parse: {problem}; the pass throws {error}"
+                )));
+            }
+        }
+        Ok(None)
     }
 
     /// Every batch of the stream at `path` (`agents/<agent>/<instance>`), in `seq` order, spilled
