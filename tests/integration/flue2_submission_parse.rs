@@ -197,6 +197,20 @@ fn cases() -> Vec<Case> {
     ]
 }
 
+/// `mid-stream` unpacked into `dir`: its path, its running row's id and lease.
+fn mid_stream(dir: &Path) -> (std::path::PathBuf, String, i64) {
+    let db = unpack_db("flue-2.1.0", "mid-stream", dir);
+    let (id, lease) = rusqlite::Connection::open(&db)
+        .unwrap()
+        .query_row(
+            "SELECT submission_id, lease_expires_at FROM flue_agent_submissions WHERE status = 'running'",
+            [],
+            |r| Ok((r.get(0)?, r.get(1)?)),
+        )
+        .unwrap();
+    (db, id, lease)
+}
+
 #[cfg_attr(
     turnscope_no_runtime2,
     ignore = "needs the real flue 2.1.0 runtime: npm is not on PATH or TURNSCOPE_RUNTIME_SKIP is set (tests/runtime2/README.md)"
@@ -205,15 +219,7 @@ fn cases() -> Vec<Case> {
 fn a_row_the_runtimes_parser_rejects_is_planned_as_the_pass_settles_it() {
     let rt = runtime2("flue2_submission_parse");
     let dir = tempfile::tempdir().unwrap();
-    let base = unpack_db("flue-2.1.0", "mid-stream", dir.path());
-    let (id, lease): (String, i64) = rusqlite::Connection::open(&base)
-        .unwrap()
-        .query_row(
-            "SELECT submission_id, lease_expires_at FROM flue_agent_submissions WHERE status = 'running'",
-            [],
-            |r| Ok((r.get(0)?, r.get(1)?)),
-        )
-        .unwrap();
+    let (base, id, lease) = mid_stream(dir.path());
     let now = lease + 1000;
     let plan_of =
         |db: &Path| turnscope_json(db, Some(now), &["show", &id, "--json"])["plan"].clone();
@@ -558,15 +564,7 @@ fn with_terminalizing(db: &Path, id: &str, settlement: &str) {
 fn a_settlement_obligation_that_does_not_parse_stops_every_pass_as_planned() {
     let rt = runtime2("flue2_submission_parse");
     let dir = tempfile::tempdir().unwrap();
-    let base = unpack_db("flue-2.1.0", "mid-stream", dir.path());
-    let (id, lease): (String, i64) = rusqlite::Connection::open(&base)
-        .unwrap()
-        .query_row(
-            "SELECT submission_id, lease_expires_at FROM flue_agent_submissions WHERE status = 'running'",
-            [],
-            |r| Ok((r.get(0)?, r.get(1)?)),
-        )
-        .unwrap();
+    let (base, id, lease) = mid_stream(dir.path());
     let now = lease + 1000;
     let untouched = dir.path().join("untouched.db");
     std::fs::copy(&base, &untouched).unwrap();
