@@ -85,6 +85,10 @@ fn delivered_message(m: &mut Value) {
 /// One attachment of a delivered message (see [`delivered_message`]).
 fn attachment(a: &mut Value) {
     let Value::Object(o) = a else {
+        // Not an attachment the parser reads: its text goes, its type stays.
+        if a.is_string() {
+            *a = marker(a);
+        }
         return;
     };
     for (k, v) in o.iter_mut() {
@@ -285,13 +289,13 @@ mod tests {
         );
         let mut m = json!({"kind": "user", "body": 5, "attachments": [
             {"type": "image", "data": "__flue_submission_chunks__:0", "mimeType": "image/png", "filename": "a.png"},
-            {"type": "image", "data": "aGk=", "mimeType": "image/png"}]});
+            {"type": "image", "data": "aGk=", "mimeType": "image/png"}, "secret", 5]});
         delivered_message(&mut m);
         assert_eq!(
             m,
             json!({"kind": "user", "body": 5, "attachments": [
                 {"type": "image", "data": "__flue_submission_chunks__:0", "mimeType": "image/png", "filename": "[redacted: 5 chars]"},
-                {"type": "image", "data": "[redacted: 4 chars]", "mimeType": "image/png"}]})
+                {"type": "image", "data": "[redacted: 4 chars]", "mimeType": "image/png"}, "[redacted: 6 chars]", 5]})
         );
     }
 

@@ -42,7 +42,7 @@ pub struct Flue2SubmissionRow {
     /// it anyway. The runtime's pass settles such a running row as failed.
     pub stored_as: Option<crate::journal::submission_rows::StoredAs>,
     /// What the runtime's row parser does with the row, its payload and its
-    /// `flue_submission_chunks` rows (checked by the store as it reads a running or queued row, see
+    /// `flue_submission_chunks` rows (checked by the store as it reads a row a pass parses, see
     /// `flue2::submission_parse`; `Parses` for other rows).
     pub parse: ParseOutcome,
     /// Why every reconciliation pass of the journal throws before its expired-lease scan: a

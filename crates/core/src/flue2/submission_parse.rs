@@ -1,8 +1,8 @@
 //! 2.x's row parser (`parseSubmission(row, chunks)`, SAES:703–712, 2.1.0's
-//! `dist/sql-agent-execution-store-CS3_7p5s.mjs`), over a running or queued row: what the
-//! runtime's passes do with a row they cannot parse is settle it failed with the parser's message
-//! (`parseOperationalRows` → `failSubmissionSequence`, SAES:664–683). A port, in the runtime's
-//! order:
+//! `dist/sql-agent-execution-store-CS3_7p5s.mjs`), over a running, queued or terminalizing row:
+//! what the runtime's passes do with a running or queued row they cannot parse is settle it failed
+//! with the parser's message (`parseOperationalRows` → `failSubmissionSequence`, SAES:664–683); a
+//! terminalizing one is deferred. A port, in the runtime's order:
 //! 1. the submission's `flue_submission_chunks` rows, each checked for its types as it is read
 //!    (`parseChunkRow`, SAES:300; the argument is evaluated before the call);
 //! 2. the row's columns (their types, the store's [`Flue2SubmissionRow::stored_as`], then `kind`
@@ -58,7 +58,8 @@ const RESERVED_SIGNAL_TYPES: [&str; 9] = [
 
 /// The row parser over `row`, its `payload` and its `flue_submission_chunks` rows as the store
 /// read them (`ORDER BY item_id, chunk_index`). `payload` `None`: not read (the store reads it
-/// for running and queued rows only), then only the rows' types and the columns are checked.
+/// for the rows a pass parses: running, queued and terminalizing), then only the rows' types and
+/// the columns are checked.
 pub fn parse_outcome(
     row: &Flue2SubmissionRow,
     payload: Option<&str>,

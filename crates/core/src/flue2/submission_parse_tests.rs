@@ -246,3 +246,16 @@ fn a_settlement_obligation_parses_where_each_column_is_text_and_the_record_json(
     let (_, error) = obligation_failure([ok[0], ok[1], ok[2], ok[3], Some("{\"type\":")]).unwrap();
     assert_eq!(error.as_deref(), Some("Unexpected end of JSON input"));
 }
+
+#[test]
+fn a_payload_json_parse_reads_is_read_at_the_top_too() {
+    // `Infinity` to JSON.parse, whose `message` is undefined; `null`, whose `message` throws.
+    assert!(is(
+        outcome("1e400", &[]),
+        "Cannot read properties of undefined (reading 'kind')"
+    ));
+    assert!(is(
+        outcome(" null ", &[]),
+        "Cannot read properties of null (reading 'message')"
+    ));
+}
