@@ -10,7 +10,7 @@ use super::args::{Cli, ListArgs, ListOutput, SelectionArgs};
 use super::common::{exit, now_ms, CliError};
 use super::output::print_json;
 use serde_json::Value;
-use turnscope_core::flue2::{Flue2SubmissionRow, FLUE2_STATUSES};
+use turnscope_core::flue2::{Flue2Step, Flue2SubmissionRow, FLUE2_STATUSES};
 use turnscope_core::text::sanitize;
 use turnscope_engine::flue2::{list_json, Flue2Options, Inspected, Streams};
 use turnscope_engine::flue2_cost::{cost_json, cost_of, cost_text};
@@ -213,6 +213,18 @@ pub(super) fn list(
     let wide = a.output == Some(ListOutput::Wide);
     write_table(&shown, wide, now, out)?;
     writeln!(out, "{} submission(s) in view {view}", shown.len())?;
+    // One journal-wide cause behind every `pass_fails` row: said once, under the table.
+    if let Some(why) = shown
+        .iter()
+        .find(|i| i.plan.step == Flue2Step::PassFails)
+        .and_then(|i| i.row.pass_fails.as_deref())
+    {
+        writeln!(
+            out,
+            "no reconciliation pass gets past its pending settlements: {}",
+            sanitize(why)
+        )?;
+    }
     Ok(())
 }
 

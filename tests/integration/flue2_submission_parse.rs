@@ -636,3 +636,40 @@ fn a_settlement_obligation_that_does_not_parse_stops_every_pass_as_planned() {
     }
     assert!(differ.is_empty(), "{}", differ.join("\n"));
 }
+
+/// Without the runtime: a journal whose pass throws plans its expired and terminalizing rows
+/// `pass_fails`, and `list` says the one cause under its table.
+#[test]
+fn a_journal_whose_pass_throws_says_so_under_its_list() {
+    let dir = tempfile::tempdir().unwrap();
+    let (db, id, lease) = mid_stream(dir.path());
+    with_terminalizing(
+        &db,
+        &id,
+        "UPDATE flue_agent_submissions SET settlement_record = '{}' WHERE submission_id = 'sub_term';",
+    );
+    let now = lease + 1000;
+    let text = String::from_utf8(crate::support::turnscope_ok(
+        &db,
+        Some(now),
+        &["list", "--status", "all"],
+    ))
+    .unwrap();
+    assert!(
+        text.contains("- pass_fails")
+            && text.contains("no reconciliation pass gets past its pending settlements: the settlement obligation of terminalizing row sub_term (sequence 2) does not parse: settlement_record_id is not text"),
+        "{text}"
+    );
+    crate::support::no_flue2_action_writes(&db, &id, Some(now), "pass_fails");
+    // The intact fixture says nothing of the kind.
+    let other = dir.path().join("intact");
+    std::fs::create_dir(&other).unwrap();
+    let (intact, _, _) = mid_stream(&other);
+    let text = String::from_utf8(crate::support::turnscope_ok(
+        &intact,
+        Some(now),
+        &["list", "--status", "all"],
+    ))
+    .unwrap();
+    assert!(!text.contains("pending settlements"), "{text}");
+}
