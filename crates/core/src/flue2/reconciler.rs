@@ -177,6 +177,19 @@ pub struct Flue2Plan {
     pub resume: Option<Flue2Resume>,
 }
 
+impl Flue2Plan {
+    /// A step that writes nothing (outside the step table, or one that waits).
+    fn plain(step: Flue2Step, why: String) -> Flue2Plan {
+        Flue2Plan {
+            step,
+            why,
+            writes: Vec::new(),
+            row_after: None,
+            resume: None,
+        }
+    }
+}
+
 /// Why the runtime's inspection has no answer.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum InspectFailure {
@@ -336,48 +349,42 @@ fn settled_record_id(row: &Flue2SubmissionRow) -> String {
 /// (BP:1169–1193). Its unready pass, before, and the claim loop go on.
 fn pass_fails_plan(row: &Flue2SubmissionRow) -> Option<Flue2Plan> {
     let why = row.pass_fails.as_ref()?;
-    Some(Flue2Plan {
-        step: Flue2Step::PassFails,
-        why: format!("every reconciliation pass throws before it reaches this row ({why}): no pass finalizes a settlement or reconciles an expired row of this journal until that row is mended (the unready pass and the claim loop go on)"),
-        writes: Vec::new(),
-        row_after: None,
-        resume: None,
-    })
+    Some(Flue2Plan::plain(
+        Flue2Step::PassFails,
+        format!("every reconciliation pass throws before it reaches this row ({why}): no pass finalizes a settlement or reconciles an expired row of this journal until that row is mended (the unready pass and the claim loop go on)"),
+    ))
 }
 
-/// The plan of a running or queued row the runtime's row parser rejects (or may reject), `None`
-/// where it parses. Every pass parses the rows it lists (`parseOperationalRows`, SAES:664) and
-/// settles one it rejects as failed with the parser's message (`failSubmissionSequence`): a
-/// running row in the expired-lease scan, a queued one in the unready pass (not ready) or in the
-/// claim loop's listing (ready, once no earlier unsettled submission of its session is ahead of it).
+/// The plan of a row the runtime's row parser rejects (or may reject), `None` where it parses.
+/// Every pass parses the rows it lists (`parseOperationalRows`, SAES:664) and settles a running or
+/// queued one it rejects as failed with the parser's message (`failSubmissionSequence`): a running
+/// row in the expired-lease scan, a queued one in the unready pass (not ready) or in the claim
+/// loop's listing (ready, once no earlier unsettled submission of its session is ahead of it). The
+/// pending-settlement step parses a terminalizing row too (`getSubmission`, BP:1173), inside its
+/// `try`: it logs the settlement as deferred.
 fn parse_plan(row: &Flue2SubmissionRow, now: i64) -> Option<Flue2Plan> {
-    let when = match (row.status.as_str(), row.canonical_ready_at) {
-        ("queued", None) => "the unready pass settles the row as failed",
-        ("queued", Some(_)) => "the claim loop, once it lists the row (no earlier unsettled submission of its session ahead of it), settles it as failed",
-        _ if row.lease_expired(now) => "its pass settles the row as failed",
-        _ => "once its lease ends, the pass's expired-lease scan settles the row as failed",
+    let then = match (row.status.as_str(), row.canonical_ready_at) {
+        ("queued", None) => "the unready pass settles the row as failed with that message",
+        ("queued", Some(_)) => "the claim loop, once it lists the row (no earlier unsettled submission of its session ahead of it), settles it as failed with that message",
+        ("terminalizing", _) => "the pending-settlement step logs the settlement as deferred and finalizes nothing, each pass",
+        _ if row.lease_expired(now) => "its pass settles the row as failed with that message",
+        _ => "once its lease ends, the pass's expired-lease scan settles the row as failed with that message",
     };
     let why = match &row.parse {
         ParseOutcome::Parses => return None,
         ParseOutcome::Fails { problem, error } => {
-            let with = match error {
-                Some(e) => format!("with {e:?}"),
-                None => "with JSON.parse's message for this payload, which turnscope cannot give".into(),
+            let thrown = match error {
+                Some(e) => format!("{e:?}"),
+                None => "JSON.parse's message for this payload, which turnscope cannot give".into(),
             };
-            format!("{problem}: the runtime's row parser throws, and {when} {with} (SAES:664–712)")
+            format!("{problem}: the runtime's row parser throws {thrown}, and {then} (SAES:664–712)")
         }
         ParseOutcome::Undecided { why } => format!(
-            "turnscope cannot tell whether the runtime's row parser accepts this row ({why}); where it does not, {when} with {:?} (SAES:709)",
+            "turnscope cannot tell whether the runtime's row parser accepts this row ({why}); where it throws {:?}, {then} (SAES:709)",
             super::submission_parse::messages::PAYLOAD_MALFORMED
         ),
     };
-    Some(Flue2Plan {
-        step: Flue2Step::Malformed,
-        why,
-        writes: Vec::new(),
-        row_after: None,
-        resume: None,
-    })
+    Some(Flue2Plan::plain(Flue2Step::Malformed, why))
 }
 
 /// The step table of `t`, reading the fold through `reads`.
@@ -385,13 +392,7 @@ pub(super) fn step_table(t: &Table<'_>, reads: &dyn FoldReads) -> Flue2Plan {
     let input = t;
     let row = input.row;
     let now = input.now_ms;
-    let plain = |step, why: String| Flue2Plan {
-        step,
-        why,
-        writes: Vec::new(),
-        row_after: None,
-        resume: None,
-    };
+    let plain = Flue2Plan::plain;
     match row.status.as_str() {
         "running" => {}
         "terminalizing" => return finalize_pending(input, reads),
@@ -836,40 +837,20 @@ fn settled_after(
 fn finalize_pending(input: &Table<'_>, reads: &dyn FoldReads) -> Flue2Plan {
     let row = input.row;
     if row.lease_expires_at > input.now_ms {
-        return Flue2Plan {
-            step: Flue2Step::LeaseHeld,
-            why: format!(
+        return Flue2Plan::plain(
+            Flue2Step::LeaseHeld,
+            format!(
                 "terminalizing with its lease held for {} ms more: the pending-settlement step waits for it",
                 row.lease_expires_at - input.now_ms
             ),
-            writes: Vec::new(),
-            row_after: None,
-            resume: None,
-        };
+        );
     }
     if let Some(plan) = pass_fails_plan(row) {
         return plan;
     }
-    // `getSubmission` parses the row first (BP:1173): where it throws, the pass logs the
-    // settlement as deferred, inside its try, and finalizes nothing, pass after pass.
-    let thrown = match &row.parse {
-        ParseOutcome::Parses => None,
-        ParseOutcome::Fails { problem, error } => Some(format!(
-            "{problem}: the runtime's row parser throws ({})",
-            error.as_deref().unwrap_or("JSON.parse's message")
-        )),
-        ParseOutcome::Undecided { why } => Some(format!(
-            "turnscope cannot tell whether the runtime's row parser accepts this row ({why})"
-        )),
-    };
-    if let Some(thrown) = thrown {
-        return Flue2Plan {
-            step: Flue2Step::Malformed,
-            why: format!("{thrown}; where it throws, the pending-settlement step logs the settlement as deferred and finalizes nothing, each pass"),
-            writes: Vec::new(),
-            row_after: None,
-            resume: None,
-        };
+    // `getSubmission` parses the row before anything of the settlement (BP:1173).
+    if let Some(plan) = parse_plan(row, input.now_ms) {
+        return plan;
     }
     let record: Option<serde_json::Value> = row
         .settlement_record
@@ -892,13 +873,10 @@ fn finalize_pending(input: &Table<'_>, reads: &dyn FoldReads) -> Flue2Plan {
     let record_id = row.settlement_record_id.clone().unwrap_or_default();
     let (present, conflict) = reads.finalize();
     if conflict {
-        return Flue2Plan {
-            step: Flue2Step::FinalizeSettlement,
-            why: format!("terminalizing, its lease ended, but the stream holds a different record {record_id}: the runtime refuses (\"Pending settlement does not match its canonical record\") and retries every pass"),
-            writes: Vec::new(),
-            row_after: None,
-            resume: None,
-        };
+        return Flue2Plan::plain(
+            Flue2Step::FinalizeSettlement,
+            format!("terminalizing, its lease ended, but the stream holds a different record {record_id}: the runtime refuses (\"Pending settlement does not match its canonical record\") and retries every pass"),
+        );
     }
     let writes = vec![
         Flue2Write::AppendSettled {

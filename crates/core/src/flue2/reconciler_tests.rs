@@ -731,7 +731,7 @@ fn a_row_the_row_parser_rejects_is_malformed_when_a_pass_lists_it() {
     };
     let expired = rejected(row());
     assert_eq!(expired.step, Flue2Step::Malformed);
-    assert!(expired.why.contains("its pass settles the row as failed with \"[flue] Persisted agent submission payload is malformed.\""), "{}", expired.why);
+    assert!(expired.why.contains("throws \"[flue] Persisted agent submission payload is malformed.\", and its pass settles the row as failed with that message"), "{}", expired.why);
     assert!(expired.writes.is_empty() && expired.row_after.is_none());
     let mut held = row();
     held.lease_expires_at = NOW + 5_000;
